@@ -1,0 +1,173 @@
+/*
+ * mtest.h - tiny shared helpers for the tests/mpi programs.
+ *
+ * Only <mpi.h> and standard C headers are used, so every test builds
+ * unchanged against any MPI implementation (MPICH for reference, BDMPI).
+ *
+ * Usage:
+ *     int main(int argc, char **argv) {
+ *         mtest_init(&argc, &argv, "p2p_ring");   // MPI_Init + bookkeeping
+ *         CHECK(x == 3, "x is %d, expected 3", x);
+ *         return mtest_finalize();                // reduce errors, MPI_Finalize
+ *     }
+ *
+ * Every failed CHECK prints "rank R: <test>: line L: <what failed>" to
+ * stderr (only the first MTEST_MAX_REPORT per rank, then a summary) and
+ * increments a per-rank counter.  mtest_finalize() sums the counters over
+ * MPI_COMM_WORLD with MPI_Allreduce so that every rank exits with the same
+ * status; rank 0 prints "PASS <test>" or "FAIL <test> (<n> errors)".
+ */
+#ifndef MTEST_H
+#define MTEST_H
+
+#include <mpi.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#ifndef MTEST_MAX_REPORT
+#define MTEST_MAX_REPORT 20
+#endif
+
+static int mtest_errs_ __attribute__((unused)) = 0;
+static int mtest_rank_ __attribute__((unused)) = -1;
+static int mtest_size_ __attribute__((unused)) = 0;
+static const char *mtest_name_ __attribute__((unused)) = "?";
+
+/* Record one failure with a printf-style description. */
+static inline void mtest_fail_(int line, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
+static inline void mtest_fail_(int line, const char *fmt, ...)
+{
+    char msg[768];
+    va_list ap;
+
+    mtest_errs_++;
+    if (mtest_errs_ > MTEST_MAX_REPORT + 1)
+        return;
+    if (mtest_errs_ == MTEST_MAX_REPORT + 1) {
+        fprintf(stderr, "rank %d: %s: further failures not shown\n",
+                mtest_rank_, mtest_name_);
+        fflush(stderr);
+        return;
+    }
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "rank %d: %s: line %d: %s\n", mtest_rank_, mtest_name_,
+            line, msg);
+    fflush(stderr);
+}
+
+/* CHECK(cond, "fmt", args...) - record a failure if cond is false. */
+#define CHECK(cond, ...)                                                      \
+    do {                                                                      \
+        if (!(cond))                                                          \
+            mtest_fail_(__LINE__, __VA_ARGS__);                               \
+    } while (0)
+
+/* CHECK_INT(actual, expected, "what") - exact integer comparison. */
+#define CHECK_INT(actual, expected, what)                                     \
+    do {                                                                      \
+        long long a_ = (long long)(actual), e_ = (long long)(expected);       \
+        if (a_ != e_)                                                         \
+            mtest_fail_(__LINE__, "%s: got %lld, expected %lld", (what), a_,  \
+                        e_);                                                  \
+    } while (0)
+
+/* CHECK_MPI(call) - the call must return MPI_SUCCESS. */
+#define CHECK_MPI(call)                                                       \
+    do {                                                                      \
+        int rc_ = (call);                                                     \
+        if (rc_ != MPI_SUCCESS)                                               \
+            mtest_fail_(__LINE__, "%s returned %d", #call, rc_);              \
+    } while (0)
+
+/* Call after MPI_Init/MPI_Init_thread when not using mtest_init(). */
+static inline void mtest_begin(const char *name)
+{
+    mtest_name_ = name;
+    MPI_Comm_rank(MPI_COMM_WORLD, &mtest_rank_);
+    MPI_Comm_size(MPI_COMM_WORLD, &mtest_size_);
+}
+
+static inline void mtest_init(int *argc, char ***argv, const char *name)
+{
+    MPI_Init(argc, argv);
+    mtest_begin(name);
+}
+
+/* Local number of failures so far. */
+static inline int mtest_errors(void) { return mtest_errs_; }
+
+/*
+ * Sum the failure counts over MPI_COMM_WORLD, print the verdict on rank 0 and
+ * return the global count (does not finalize); note, if not NULL, is
+ * appended to the PASS line.
+ */
+static inline int mtest_report(const char *note)
+{
+    int local = mtest_errs_, total = 0;
+
+    MPI_Allreduce(&local, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (mtest_rank_ == 0) {
+        if (total == 0)
+            printf("PASS %s%s%s\n", mtest_name_, note ? " " : "",
+                   note ? note : "");
+        else
+            printf("FAIL %s (%d errors)\n", mtest_name_, total);
+        fflush(stdout);
+    }
+    return total;
+}
+
+/* Report, MPI_Finalize, and return the process exit status (0 or 1). */
+static inline int mtest_finalize(void)
+{
+    int total = mtest_report(NULL);
+    MPI_Finalize();
+    return total ? 1 : 0;
+}
+
+/* Same, with a note after "PASS <name>" (e.g. "(skipped: needs 2 ranks)"). */
+static inline int mtest_finalize_note(const char *note)
+{
+    int total = mtest_report(note);
+    MPI_Finalize();
+    return total ? 1 : 0;
+}
+
+/* A deterministic byte pattern depending on a seed and an index. */
+static inline unsigned char mtest_byte(unsigned seed, size_t i)
+{
+    uint32_t x = (uint32_t)(i * 2654435761u) ^ (seed * 40503u + 0x5bd1e995u);
+    x ^= x >> 13;
+    x *= 0x85ebca6bu;
+    x ^= x >> 16;
+    return (unsigned char)x;
+}
+
+/* Spin (busy wait) for roughly the given number of seconds. */
+static inline double mtest_spin(double seconds)
+{
+    double t0 = MPI_Wtime(), acc = 0.0;
+    long i = 0;
+    while (MPI_Wtime() - t0 < seconds)
+        acc += (double)(++i % 7);
+    return acc;
+}
+
+/* True if an "empty" status (MPI-3.1 3.7.3): source ANY_SOURCE, tag ANY_TAG,
+ * count 0.  (The error field is not checked.) */
+static inline int mtest_status_is_empty(const MPI_Status *st)
+{
+    int count = -1;
+    MPI_Get_count(st, MPI_BYTE, &count);
+    return st->MPI_SOURCE == MPI_ANY_SOURCE && st->MPI_TAG == MPI_ANY_TAG &&
+           count == 0;
+}
+
+#endif /* MTEST_H */

@@ -1,0 +1,81 @@
+#!/bin/bash
+# Build every tests/mpi/*.c with MPICH's mpicc and run each one with
+# mpiexec at several process counts.
+#
+#   tests/mpi/run-mpich.sh              # all tests, NPS="1 2 3 8"
+#   NPS="1 4" tests/mpi/run-mpich.sh    # other process counts
+#   tests/mpi/run-mpich.sh p2p_ring coll_bcast   # only these tests
+#
+# Environment: NPS (process counts), MPICC (default mpicc), MPIEXEC (default
+# mpiexec), TIMEOUT (seconds per run, default 60), CFLAGS_EXTRA.
+# Prints one line per run and "N passed, N failed"; exits 1 if any failed.
+set -u
+
+here=$(cd "$(dirname "$0")" && pwd)
+NPS=${NPS:-"1 2 3 8"}
+MPICC=${MPICC:-mpicc}
+MPIEXEC=${MPIEXEC:-mpiexec}
+TIMEOUT=${TIMEOUT:-60}
+export HYDRA_LAUNCHER=${HYDRA_LAUNCHER:-fork}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/bdmpi-mpich-tests.XXXXXX") || exit 2
+trap 'rm -rf "$tmp"' EXIT
+
+# Test order: TESTS first, then any other *.c (so nothing is forgotten).
+names=()
+if [ $# -gt 0 ]; then
+    names=("$@")
+else
+    if [ -f "$here/TESTS" ]; then
+        while read -r n _; do
+            case "$n" in ''|'#'*) continue ;; esac
+            names+=("$n")
+        done < "$here/TESTS"
+    fi
+    for f in "$here"/*.c; do
+        n=$(basename "$f" .c)
+        case " ${names[*]} " in *" $n "*) ;; *) names+=("$n") ;; esac
+    done
+fi
+
+pass=0
+fail=0
+for n in "${names[@]}"; do
+    src="$here/$n.c"
+    if [ ! -f "$src" ]; then
+        echo "FAIL $n (no such file $src)"
+        fail=$((fail + 1))
+        continue
+    fi
+    if ! $MPICC -O1 -Wall -Wextra ${CFLAGS_EXTRA:-} -I"$here" -o "$tmp/$n" \
+            "$src" -lm > "$tmp/$n.build" 2>&1; then
+        echo "FAIL $n (compile error)"
+        sed 's/^/    /' "$tmp/$n.build"
+        fail=$((fail + 1))
+        continue
+    fi
+    if [ -s "$tmp/$n.build" ]; then
+        echo "WARN $n (compiler output)"
+        sed 's/^/    /' "$tmp/$n.build"
+    fi
+    for np in $NPS; do
+        start=$(date +%s%N)
+        timeout -k 5 "$TIMEOUT" $MPIEXEC -n "$np" "$tmp/$n" > "$tmp/$n.$np.log" 2>&1
+        rc=$?
+        ms=$(( ($(date +%s%N) - start) / 1000000 ))
+        secs=$(printf '%d.%02d' $((ms / 1000)) $(((ms % 1000) / 10)))
+        if [ $rc -eq 0 ]; then
+            printf 'PASS %-22s np=%-3s %6ss\n' "$n" "$np" "$secs"
+            pass=$((pass + 1))
+        else
+            what="rc=$rc"
+            [ $rc -eq 124 ] && what="timeout ${TIMEOUT}s"
+            printf 'FAIL %-22s np=%-3s %6ss (%s)\n' "$n" "$np" "$secs" "$what"
+            tail -n 20 "$tmp/$n.$np.log" | sed 's/^/    /'
+            fail=$((fail + 1))
+        fi
+    done
+done
+
+echo "$pass passed, $fail failed"
+[ $fail -eq 0 ]
