@@ -1,0 +1,214 @@
+/*
+ * bd_mem.h - storage-backed memory manager (SBMA) for BDMPI slaves.
+ *
+ * The manager owns a slave's large allocations.  Each allocation is cut into
+ * sbpages (a fixed number of OS pages).  For every sbpage it knows whether
+ * the sbpage is resident, whether it was written since it was last made
+ * resident (dirty), and whether a copy exists in the allocation's backing
+ * file (on storage).  bd_mem_unload_all() writes only dirty sbpages and
+ * releases all memory; the next touch of an unloaded sbpage reads it back if
+ * (and only if) it is on storage, otherwise it reads as zeros.  A sbpage that
+ * is never written is never written to or read from storage.
+ *
+ * Strategies (see the SBMA paper, sections 3.1-3.3):
+ *   BD_MEM_ARAW  aggressive read, aggressive write: the runtime calls
+ *                bd_mem_block_point() at every blocking MPI call, which
+ *                unloads everything; the first touch of an allocation loads
+ *                every sbpage of it that is on storage.
+ *   BD_MEM_ARLW  like ARAW for loading; bd_mem_block_point() does nothing,
+ *                the runtime calls bd_mem_unload_all() when the master asks.
+ *   BD_MEM_LRLW  lazy read: a touch loads only the chunk (cfg.chunk bytes,
+ *                at least 64 KiB, aligned) around the touched address;
+ *                unloading as in ARLW.
+ *
+ * ---------------------------------------------------------------------------
+ * Tracking paths (which one runs, and what it costs)
+ * ---------------------------------------------------------------------------
+ * All managed memory lives in one virtual arena reserved at bd_mem_init()
+ * (PROT_NONE, MAP_NORESERVE; default up to 16 TiB of address space, no
+ * memory).  That makes "is this pointer ours?" a single range comparison.
+ *
+ * 1. userfaultfd path (BD_MEM_TRACK_UFFD).  Selected by BD_MEM_TRACK_AUTO
+ *    when userfaultfd(2) can be opened and the kernel offers
+ *    UFFD_FEATURE_WP_ASYNC (Linux 6.7+) and PAGEMAP_SCAN on
+ *    /proc/self/pagemap.  Memory is private anonymous memory registered in
+ *    MISSING and WP mode.
+ *      - first touch of a non-resident page: the kernel sends a MISSING event
+ *        to a handler thread owned by the manager; it reads the chunk into a
+ *        bounce buffer (O_DIRECT) and installs it with UFFDIO_COPY in
+ *        write-protected mode (UFFDIO_COPY_MODE_WP), which is atomic per page,
+ *        so other threads never see a half-loaded sbpage.  Non-stored
+ *        sbpages are installed as zeros the same way.
+ *      - writes: with WP_ASYNC the kernel lifts the write protection itself,
+ *        without any signal or message, and remembers the page as written.
+ *      - unload: one PAGEMAP_SCAN ioctl (PAGE_IS_WRITTEN and PAGE_IS_PRESENT)
+ *        per allocation lists the written pages; the sbpages containing them
+ *        are written back, then MADV_DONTNEED releases everything.
+ *    Costs: one handler-thread round trip (a few microseconds) per loaded
+ *    chunk, a memcpy from the bounce buffer, no cost at all per write, no
+ *    VMA fragmentation.  As root (or with vm.unprivileged_userfaultfd=1, or
+ *    with access to /dev/userfaultfd) faults raised by the kernel itself are
+ *    handled too, so read(2)/write(2)/recv(2) into unloaded managed memory
+ *    simply block until the handler thread has loaded it.  Unprivileged users
+ *    with vm.unprivileged_userfaultfd=0 get a UFFD_USER_MODE_ONLY descriptor:
+ *    user-space accesses work, but a syscall that touches a non-resident page
+ *    fails with EFAULT, so callers must use bd_mem_prepare() first (as in the
+ *    fallback path).  bd_mem_stats_t.kernel_faults tells which one you got.
+ *
+ * 2. mprotect fallback (BD_MEM_TRACK_MPROTECT).  Used when userfaultfd is
+ *    unavailable (EPERM, ENOSYS, missing feature) or when forced.  The arena
+ *    is a MAP_SHARED mapping of one memfd; a second, always read-write "staging"
+ *    view of the same memfd is used by the manager to fill and write back
+ *    pages, so the application view can stay PROT_NONE until a load is
+ *    complete (atomic sbpage update for multithreaded programs).  Per sbpage
+ *    the application view is PROT_NONE (not resident), PROT_READ (clean) or
+ *    PROT_READ|PROT_WRITE (dirty); protection changes are coalesced over runs
+ *    of sbpages.  A SIGSEGV handler loads on access and marks sbpages dirty on
+ *    the first write.  Memory is released with FALLOC_FL_PUNCH_HOLE.
+ *    Costs: one SIGSEGV (~several microseconds) per loaded chunk and one more
+ *    per written sbpage; one VMA per run of sbpages with equal protection, so
+ *    scattered writes fragment the address space (vm.max_map_count, usually
+ *    65530): if mprotect fails with ENOMEM the allocation is degraded to "all
+ *    resident, all dirty" (correct, but the next unload writes all of it).
+ *    Syscalls reading into non-resident or clean memory fail with EFAULT:
+ *    bd_mem_prepare() must be called on buffers before they are handed to
+ *    the kernel.
+ *
+ * Selection: cfg.track, overridden by the environment variable
+ * BD_MEM_TRACK=auto|uffd|mprotect.  Forcing uffd when it is not available
+ * makes bd_mem_init() fail with -ENOTSUP.
+ *
+ * Storage: one file per allocation in cfg.dir, mode 0600, created at the
+ * first write-back, opened with O_DIRECT (falls back to buffered I/O plus
+ * POSIX_FADV_DONTNEED when the file system refuses O_DIRECT), removed by
+ * bd_mem_free()/realloc and by bd_mem_fini().  Writes and reads are issued
+ * in runs of whole sbpages straight from/to page-aligned memory.
+ *
+ * Arbitrary syscalls into managed memory (later slice): with the full
+ * userfaultfd path they already work.  Otherwise the runtime must call
+ * bd_mem_prepare() on the buffers it passes to the kernel; a general solution
+ * would wrap the common syscalls (read, write, recv, send, ...) or retry on
+ * EFAULT after bd_mem_prepare().
+ *
+ * Threads: all functions are thread safe.  Several threads may fault on the
+ * same sbpage at once.  bd_mem_unload_all() and bd_mem_discard() must not
+ * run while other threads write the memory they unload/discard (in BDMPI
+ * they run when the slave is blocked in an MPI call).  The acquire/release
+ * callbacks run without internal locks held, possibly in the fault handler
+ * (the handler thread or a SIGSEGV handler); they must not touch managed
+ * memory and must not allocate managed memory.
+ *
+ * fork(): the child gets a plain copy of resident memory; non-resident
+ * sbpages read as zeros in the child.  Only exec-style children are
+ * supported.
+ *
+ * Errors: functions return 0 or -errno.  A failure that cannot be reported
+ * (I/O error while loading in the fault handler, a refused acquire) prints a
+ * message naming the directory and byte count with write(2) and aborts;
+ * data is never dropped silently.  bd_mem_free() of a pointer inside the
+ * arena that is not the start of a live allocation (double free, interior
+ * pointer) aborts with a message.
+ */
+#ifndef BD_MEM_H
+#define BD_MEM_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef enum { BD_MEM_ARAW = 0, BD_MEM_ARLW = 1, BD_MEM_LRLW = 2 } bd_mem_strategy_t;
+
+typedef enum {
+  BD_MEM_TRACK_AUTO = 0,     /* uffd when available, else mprotect */
+  BD_MEM_TRACK_UFFD = 1,     /* userfaultfd + WP_ASYNC + PAGEMAP_SCAN, or fail */
+  BD_MEM_TRACK_MPROTECT = 2  /* mprotect + SIGSEGV fallback */
+} bd_mem_track_t;
+
+typedef struct {
+  const char *dir;            /* existing private directory for backing files (required) */
+  size_t sbpage;              /* bytes, multiple of the OS page size; 0 = 64 KiB */
+  size_t threshold;           /* bd_mem_threshold(): allocations >= this are managed; 0 = 1 MiB */
+  size_t chunk;               /* LRLW load unit, rounded up to whole sbpages; 0 = 64 KiB (min 64 KiB) */
+  size_t arena;               /* virtual address space to reserve; 0 = try 16 TiB downwards */
+  bd_mem_strategy_t strategy;
+  bd_mem_track_t track;       /* overridden by env BD_MEM_TRACK */
+  /* Memory budget accounting.  acquire(ctx, n) is called before n more bytes
+   * become resident and must return 0 (it may block, e.g. while the master
+   * makes other slaves unload); a nonzero return in the fault handler aborts,
+   * in bd_mem_prepare() it is returned as -EAGAIN-like error (the value
+   * itself if negative, else -ENOMEM).  release(ctx, n) is called after n
+   * bytes stopped being resident.  AR strategies account a whole allocation
+   * at its first touch; LRLW accounts each loaded chunk.  NULL = no accounting. */
+  int (*acquire)(void *ctx, size_t bytes);
+  void (*release)(void *ctx, size_t bytes);
+  void *ctx;
+} bd_mem_config_t;
+
+typedef struct {
+  uint64_t bytes_written;     /* bytes written to backing files */
+  uint64_t bytes_read;        /* bytes read from backing files */
+  uint64_t loads;             /* load operations (chunks or whole allocations) */
+  uint64_t unloads;           /* allocations unloaded (memory released) */
+  uint64_t faults;            /* fault events handled (uffd messages or SIGSEGVs) */
+  uint64_t io_ns;             /* wall time spent in storage I/O */
+  uint64_t resident;          /* bytes currently accounted as resident */
+  uint64_t peak_resident;     /* maximum of resident */
+  uint64_t nallocs;           /* live managed allocations */
+  uint64_t managed_bytes;     /* sum of their sizes (rounded to sbpages) */
+  int track;                  /* bd_mem_track_t actually in use */
+  int kernel_faults;          /* 1 if syscalls into non-resident memory work without prepare */
+  int direct_io;              /* 1 if backing files use O_DIRECT */
+} bd_mem_stats_t;
+
+/* Initialize the manager.  Returns 0, -EALREADY, -EINVAL (bad config),
+ * -ENOTSUP (forced uffd unavailable) or another -errno. */
+int bd_mem_init(const bd_mem_config_t *cfg);
+/* Free every allocation, remove all backing files, release the arena.  All
+ * managed pointers become invalid (later bd_mem_free() of them is a no-op). */
+void bd_mem_fini(void);
+int bd_mem_active(void);
+
+/* Allocation size from which the malloc override manages memory; SIZE_MAX
+ * while the manager is not active. */
+size_t bd_mem_threshold(void);
+
+/* Managed allocation of size bytes (any size > 0), aligned to
+ * max(align, sbpage); align must be 0 or a power of two.  Contents read as
+ * zero.  Returns NULL with errno = ENOMEM/EINVAL on failure. */
+void *bd_mem_alloc(size_t size, size_t align);
+void bd_mem_free(void *p);
+/* Grow or shrink keeping contents (in place when possible).  size 0 frees
+ * and returns NULL.  p must be managed (or NULL). */
+void *bd_mem_realloc(void *p, size_t size);
+/* Bytes usable at p (size rounded up to whole sbpages); 0 if not managed. */
+size_t bd_mem_usable_size(const void *p);
+/* Nonzero if p lies in the managed arena (cheap, lock free).  Does not say
+ * whether p is a live allocation. */
+int bd_mem_owns(const void *p);
+
+/* Write back dirty sbpages of all allocations and release their memory.
+ * Returns 0 or -errno (e.g. -ENOSPC); on error nothing unwritten is lost:
+ * allocations that could not be written stay resident and dirty. */
+int bd_mem_unload_all(void);
+/* Called by the runtime when the slave is about to block: unloads
+ * everything under ARAW, does nothing otherwise. */
+int bd_mem_block_point(void);
+/* The contents of [addr, addr+len) will be overwritten: sbpages entirely
+ * inside the range are dropped without write-back and read as zeros
+ * afterwards.  Partially covered sbpages are kept.  Returns 0 or -errno. */
+int bd_mem_discard(void *addr, size_t len);
+/* Make [addr, addr+len) resident (and writable if for_write) now, so that
+ * the kernel can access it in a syscall.  Unmanaged ranges are ignored.
+ * Returns 0 or -errno. */
+int bd_mem_prepare(const void *addr, size_t len, int for_write);
+
+size_t bd_mem_resident_bytes(void);
+void bd_mem_stats(bd_mem_stats_t *out);
+
+#ifdef __cplusplus
+}
+#endif
+#endif /* BD_MEM_H */

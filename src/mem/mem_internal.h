@@ -1,0 +1,119 @@
+/* mem_internal.h - private declarations shared by the bdmem sources. */
+#ifndef BD_MEM_INTERNAL_H
+#define BD_MEM_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <stddef.h>
+#include <sys/types.h>
+
+#include "bd_mem.h"
+
+/* Per-sbpage state bits. */
+#define SB_RES 0x01    /* resident (installed / accessible) */
+#define SB_DIRTY 0x02  /* written since it became resident (mprotect path; uffd path only during unload) */
+#define SB_DISK 0x04   /* a copy is in the backing file */
+
+typedef struct alloc {
+  uintptr_t base;      /* first byte, sbpage aligned */
+  size_t size;         /* requested size */
+  size_t len;          /* mapped bytes, whole sbpages */
+  size_t nsb;          /* len / sbpage */
+  size_t nres;         /* resident sbpages */
+  uint8_t *st;         /* nsb state bytes (mmap'd) */
+  size_t st_bytes;     /* mapped size of st */
+  size_t acct;         /* bytes acquired from the budget */
+  uint64_t id;         /* unique, names the backing file */
+  int loaded;          /* AR: every stored sbpage was brought in since the last unload */
+  int fd;              /* backing file descriptor or -1 */
+  int has_file;        /* backing file exists */
+  struct alloc *next_free;
+} alloc_t;
+
+typedef struct {
+  int active;
+  pthread_mutex_t lock;
+  size_t page, sbpage, threshold, chunk_sb;
+  bd_mem_strategy_t strategy;
+  int track;                 /* BD_MEM_TRACK_UFFD or BD_MEM_TRACK_MPROTECT */
+  int kernel_faults;
+  int direct_io;
+  char dir[4096];
+  size_t dirlen;
+  int (*acquire)(void *, size_t);
+  void (*release)(void *, size_t);
+  void *ctx;
+
+  /* arena */
+  uintptr_t arena_lo;
+  size_t arena_len;
+
+  /* allocation table, sorted by base */
+  alloc_t **tab;
+  size_t ntab, tabcap;
+  alloc_t *free_allocs;
+  uint64_t next_id;
+  int nfds;
+
+  /* bounce / zero buffers (uffd) */
+  uint8_t *bounce;
+  size_t bounce_len;
+  uint8_t *zeros;
+  size_t zeros_len;
+
+  /* uffd */
+  int uffd;
+  int pagemap_fd;
+  int stop_fd;
+  pthread_t thread;
+  int thread_started;
+  void *scanbuf;
+  size_t scanbuf_n;
+
+  /* mprotect */
+  int memfd;
+  uintptr_t stage_lo;  /* staging view of the arena */
+  int segv_installed;
+
+  bd_mem_stats_t st;
+} mem_global_t;
+
+extern mem_global_t bdm_g;
+
+/* util */
+void bdm_die(const char *what, int err, size_t bytes) __attribute__((noreturn));
+void bdm_msg(const char *s);
+uint64_t bdm_now_ns(void);
+int bdm_pread_all(int fd, void *buf, size_t len, off_t off);
+int bdm_pwrite_all(int fd, const void *buf, size_t len, off_t off);
+void bdm_fmt_u64(char *out, uint64_t v);
+void bdm_fmt_hex(char *out, uint64_t v);
+void *bdm_map(size_t len);
+void bdm_unmap(void *p, size_t len);
+
+/* core (called by the tracking back ends) */
+alloc_t *bdm_lookup(uintptr_t addr);
+/* Handle an access at addr.  write: 1 write, 0 read, -1 unknown.
+ * Returns 0 handled (or nothing to do), 1 if addr is not managed. */
+int bdm_fault(uintptr_t addr, int write);
+int bdm_open_backing(alloc_t *a, int create);
+
+/* uffd back end */
+int bdm_uffd_setup(int forced);
+void bdm_uffd_teardown(void);
+int bdm_uffd_map(uintptr_t base, size_t len);
+void bdm_uffd_unmap(uintptr_t base, size_t len);
+void bdm_uffd_install(uintptr_t dst, const void *src, size_t len);
+void bdm_uffd_wake(uintptr_t addr, size_t len);
+int bdm_uffd_scan_dirty(alloc_t *a);
+
+/* mprotect back end */
+int bdm_prot_setup(void);
+void bdm_prot_teardown(void);
+int bdm_prot_set(uintptr_t addr, size_t len, int prot);
+int bdm_prot_punch(uintptr_t addr, size_t len);
+static inline uint8_t *bdm_stage(uintptr_t addr) {
+  return (uint8_t *)(bdm_g.stage_lo + (addr - bdm_g.arena_lo));
+}
+
+#endif

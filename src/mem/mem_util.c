@@ -1,0 +1,137 @@
+/* mem_util.c - async-signal-safe helpers: messages, timing, full I/O. */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "mem_internal.h"
+
+void bdm_msg(const char *s) {
+  size_t n = strlen(s);
+  while (n > 0) {
+    ssize_t w = write(2, s, n);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return;
+    }
+    s += w;
+    n -= (size_t)w;
+  }
+}
+
+void bdm_fmt_u64(char *out, uint64_t v) {
+  char tmp[24];
+  int n = 0;
+  do {
+    tmp[n++] = (char)('0' + v % 10);
+    v /= 10;
+  } while (v);
+  for (int i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
+  out[n] = 0;
+}
+
+void bdm_fmt_hex(char *out, uint64_t v) {
+  static const char hx[] = "0123456789abcdef";
+  char tmp[20];
+  int n = 0;
+  do {
+    tmp[n++] = hx[v & 15];
+    v >>= 4;
+  } while (v);
+  out[0] = '0';
+  out[1] = 'x';
+  for (int i = 0; i < n; i++) out[2 + i] = tmp[n - 1 - i];
+  out[2 + n] = 0;
+}
+
+static const char *errname(int e) {
+  switch (e) {
+    case ENOSPC: return "ENOSPC (no space left on device)";
+    case EDQUOT: return "EDQUOT (disk quota exceeded)";
+    case EIO: return "EIO (I/O error)";
+    case EFBIG: return "EFBIG (file too large)";
+    case ENOMEM: return "ENOMEM (out of memory or too many mappings)";
+    case EFAULT: return "EFAULT (bad address)";
+    case EINVAL: return "EINVAL (invalid argument)";
+    case EPERM: return "EPERM (operation not permitted)";
+    case EACCES: return "EACCES (permission denied)";
+    case ENOENT: return "ENOENT (no such file)";
+    case EMFILE: return "EMFILE (too many open files)";
+    case EROFS: return "EROFS (read-only file system)";
+    case EAGAIN: return "EAGAIN";
+    default: return NULL;
+  }
+}
+
+void bdm_die(const char *what, int err, size_t bytes) {
+  char num[32];
+  bdm_msg("bdmem: FATAL: ");
+  bdm_msg(what);
+  if (err) {
+    const char *n = errname(err);
+    bdm_msg(": ");
+    if (n) {
+      bdm_msg(n);
+    } else {
+      bdm_msg("errno ");
+      bdm_fmt_u64(num, (uint64_t)err);
+      bdm_msg(num);
+    }
+  }
+  bdm_msg(" [storage dir ");
+  bdm_msg(bdm_g.dir[0] ? bdm_g.dir : "(unset)");
+  bdm_msg(", ");
+  bdm_fmt_u64(num, bytes);
+  bdm_msg(num);
+  bdm_msg(" bytes]\n");
+  abort();
+}
+
+uint64_t bdm_now_ns(void) {
+  struct timespec ts;
+  clock_gettime(CLOCK_MONOTONIC, &ts);
+  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+int bdm_pread_all(int fd, void *buf, size_t len, off_t off) {
+  uint8_t *p = buf;
+  while (len > 0) {
+    ssize_t r = pread(fd, p, len, off);
+    if (r < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (r == 0) return -EIO; /* stored sbpages are always inside the file */
+    p += r;
+    off += r;
+    len -= (size_t)r;
+  }
+  return 0;
+}
+
+int bdm_pwrite_all(int fd, const void *buf, size_t len, off_t off) {
+  const uint8_t *p = buf;
+  while (len > 0) {
+    ssize_t w = pwrite(fd, p, len, off);
+    if (w < 0) {
+      if (errno == EINTR) continue;
+      return -errno;
+    }
+    if (w == 0) return -EIO;
+    p += w;
+    off += w;
+    len -= (size_t)w;
+  }
+  return 0;
+}
+
+void *bdm_map(size_t len) {
+  void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  return p == MAP_FAILED ? NULL : p;
+}
+
+void bdm_unmap(void *p, size_t len) {
+  if (p) munmap(p, len);
+}
