@@ -109,19 +109,24 @@ static void tab_remove(long i) {
   G.ntab--;
 }
 
-/* First fit in the arena; prefer a gap that leaves as much room again behind
- * the allocation so that realloc can usually grow in place. */
+/* First fit in the arena.  The first pass keeps as much free address space
+ * behind every allocation as it is long (capped), so that realloc can
+ * usually grow in place; the second pass takes any gap. */
+#define GROW_ROOM_MAX (64ULL << 30)
 static uintptr_t gap_find(size_t len, size_t align) {
   uintptr_t end = G.arena_lo + G.arena_len;
   for (int pass = 0; pass < 2; pass++) {
-    size_t want = pass == 0 ? len * 2 : len;
-    if (want < len) continue;
     uintptr_t prev = G.arena_lo;
+    size_t keep = 0;
     for (size_t i = 0; i <= G.ntab; i++) {
       uintptr_t next = i < G.ntab ? G.tab[i]->base : end;
-      uintptr_t cand = (prev + align - 1) & ~(uintptr_t)(align - 1);
-      if (cand >= prev && cand <= next && next - cand >= want) return cand;
-      if (i < G.ntab) prev = G.tab[i]->base + G.tab[i]->len;
+      uintptr_t from = prev + (pass == 0 ? keep : 0);
+      uintptr_t cand = (from + align - 1) & ~(uintptr_t)(align - 1);
+      if (from >= prev && cand >= from && cand <= next && next - cand >= len) return cand;
+      if (i < G.ntab) {
+        prev = G.tab[i]->base + G.tab[i]->len;
+        keep = G.tab[i]->len < GROW_ROOM_MAX ? G.tab[i]->len : GROW_ROOM_MAX;
+      }
     }
   }
   return 0;
