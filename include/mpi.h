@@ -1,0 +1,307 @@
+/*
+ * mpi.h -- the MPI interface implemented by BDMPI (libbdmpi).
+ *
+ * Declares MPI 3.1 for the calls BDMPI implements.  Handles are small
+ * integers so that the library can validate every handle it is given and
+ * report a precise error instead of crashing on a stale pointer.
+ * The numeric values here are BDMPI's own ABI; programs must be compiled
+ * with bdmpicc against this header.
+ */
+#ifndef BDMPI_MPI_H
+#define BDMPI_MPI_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+#define MPI_VERSION    3
+#define MPI_SUBVERSION 1
+#define BDMPI_VERSION_STRING "BDMPI 0.1.0"
+
+typedef int MPI_Comm;
+typedef int MPI_Datatype;
+typedef int MPI_Op;
+typedef int MPI_Request;
+typedef int MPI_Group;
+typedef int MPI_Errhandler;
+typedef int MPI_Info;
+typedef intptr_t MPI_Aint;
+typedef long long MPI_Offset;
+typedef long long MPI_Count;
+typedef int MPI_Fint;
+
+typedef struct MPI_Status {
+    int MPI_SOURCE;
+    int MPI_TAG;
+    int MPI_ERROR;
+    int bd_cancelled;     /* private */
+    long long bd_nbytes;  /* private: bytes received */
+} MPI_Status;
+
+/* ---- communicators ---- */
+#define MPI_COMM_NULL  ((MPI_Comm)0)
+#define MPI_COMM_WORLD ((MPI_Comm)1)
+#define MPI_COMM_SELF  ((MPI_Comm)2)
+
+/* ---- results of MPI_Comm_compare / MPI_Group_compare ---- */
+#define MPI_IDENT     0
+#define MPI_CONGRUENT 1
+#define MPI_SIMILAR   2
+#define MPI_UNEQUAL   3
+
+/* ---- datatypes (values index the library's type table) ---- */
+#define MPI_DATATYPE_NULL          ((MPI_Datatype)0)
+#define MPI_CHAR                   ((MPI_Datatype)1)
+#define MPI_SIGNED_CHAR            ((MPI_Datatype)2)
+#define MPI_UNSIGNED_CHAR          ((MPI_Datatype)3)
+#define MPI_BYTE                   ((MPI_Datatype)4)
+#define MPI_WCHAR                  ((MPI_Datatype)5)
+#define MPI_SHORT                  ((MPI_Datatype)6)
+#define MPI_UNSIGNED_SHORT         ((MPI_Datatype)7)
+#define MPI_INT                    ((MPI_Datatype)8)
+#define MPI_UNSIGNED               ((MPI_Datatype)9)
+#define MPI_LONG                   ((MPI_Datatype)10)
+#define MPI_UNSIGNED_LONG          ((MPI_Datatype)11)
+#define MPI_LONG_LONG_INT          ((MPI_Datatype)12)
+#define MPI_LONG_LONG              MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG     ((MPI_Datatype)13)
+#define MPI_FLOAT                  ((MPI_Datatype)14)
+#define MPI_DOUBLE                 ((MPI_Datatype)15)
+#define MPI_LONG_DOUBLE            ((MPI_Datatype)16)
+#define MPI_INT8_T                 ((MPI_Datatype)17)
+#define MPI_INT16_T                ((MPI_Datatype)18)
+#define MPI_INT32_T                ((MPI_Datatype)19)
+#define MPI_INT64_T                ((MPI_Datatype)20)
+#define MPI_UINT8_T                ((MPI_Datatype)21)
+#define MPI_UINT16_T               ((MPI_Datatype)22)
+#define MPI_UINT32_T               ((MPI_Datatype)23)
+#define MPI_UINT64_T               ((MPI_Datatype)24)
+#define MPI_C_BOOL                 ((MPI_Datatype)25)
+#define MPI_C_FLOAT_COMPLEX        ((MPI_Datatype)26)
+#define MPI_C_COMPLEX              MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX       ((MPI_Datatype)27)
+#define MPI_C_LONG_DOUBLE_COMPLEX  ((MPI_Datatype)28)
+#define MPI_AINT                   ((MPI_Datatype)29)
+#define MPI_OFFSET                 ((MPI_Datatype)30)
+#define MPI_COUNT                  ((MPI_Datatype)31)
+#define MPI_PACKED                 ((MPI_Datatype)32)
+#define MPI_FLOAT_INT              ((MPI_Datatype)33)
+#define MPI_DOUBLE_INT             ((MPI_Datatype)34)
+#define MPI_LONG_INT               ((MPI_Datatype)35)
+#define MPI_2INT                   ((MPI_Datatype)36)
+#define MPI_SHORT_INT              ((MPI_Datatype)37)
+#define MPI_LONG_DOUBLE_INT        ((MPI_Datatype)38)
+#define MPI_CXX_BOOL               ((MPI_Datatype)39)
+#define MPI_CXX_FLOAT_COMPLEX      ((MPI_Datatype)40)
+#define MPI_CXX_DOUBLE_COMPLEX     ((MPI_Datatype)41)
+#define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)42)
+#define BDMPI_DATATYPE_PREDEFINED_MAX 42
+
+/* ---- reduction operations ---- */
+#define MPI_OP_NULL ((MPI_Op)0)
+#define MPI_MAX     ((MPI_Op)1)
+#define MPI_MIN     ((MPI_Op)2)
+#define MPI_SUM     ((MPI_Op)3)
+#define MPI_PROD    ((MPI_Op)4)
+#define MPI_LAND    ((MPI_Op)5)
+#define MPI_BAND    ((MPI_Op)6)
+#define MPI_LOR     ((MPI_Op)7)
+#define MPI_BOR     ((MPI_Op)8)
+#define MPI_LXOR    ((MPI_Op)9)
+#define MPI_BXOR    ((MPI_Op)10)
+#define MPI_MINLOC  ((MPI_Op)11)
+#define MPI_MAXLOC  ((MPI_Op)12)
+#define MPI_REPLACE ((MPI_Op)13)
+#define MPI_NO_OP   ((MPI_Op)14)
+#define BDMPI_OP_PREDEFINED_MAX 14
+
+/* ---- requests, groups, errhandlers, info ---- */
+#define MPI_REQUEST_NULL     ((MPI_Request)0)
+#define MPI_GROUP_NULL       ((MPI_Group)0)
+#define MPI_GROUP_EMPTY      ((MPI_Group)1)
+#define MPI_ERRHANDLER_NULL  ((MPI_Errhandler)0)
+#define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)1)
+#define MPI_ERRORS_RETURN    ((MPI_Errhandler)2)
+#define MPI_INFO_NULL        ((MPI_Info)0)
+
+/* ---- special values ---- */
+#define MPI_PROC_NULL   (-1)
+#define MPI_ANY_SOURCE  (-2)
+#define MPI_ROOT        (-3)
+#define MPI_ANY_TAG     (-1)
+#define MPI_UNDEFINED   (-32766)
+#define MPI_KEYVAL_INVALID (-1)
+
+#define MPI_BOTTOM          ((void *)0)
+#define MPI_IN_PLACE        ((void *)-1)
+#define MPI_STATUS_IGNORE   ((MPI_Status *)1)
+#define MPI_STATUSES_IGNORE ((MPI_Status *)1)
+
+#define MPI_MAX_PROCESSOR_NAME         256
+#define MPI_MAX_ERROR_STRING           512
+#define MPI_MAX_LIBRARY_VERSION_STRING 256
+#define MPI_MAX_OBJECT_NAME            128
+
+#define MPI_THREAD_SINGLE     0
+#define MPI_THREAD_FUNNELED   1
+#define MPI_THREAD_SERIALIZED 2
+#define MPI_THREAD_MULTIPLE   3
+
+/* predefined attribute keys for MPI_Comm_get_attr */
+#define MPI_TAG_UB          1
+#define MPI_HOST            2
+#define MPI_IO              3
+#define MPI_WTIME_IS_GLOBAL 4
+#define MPI_UNIVERSE_SIZE   5
+#define MPI_APPNUM          6
+
+/* ---- error classes ---- */
+#define MPI_SUCCESS          0
+#define MPI_ERR_BUFFER       1
+#define MPI_ERR_COUNT        2
+#define MPI_ERR_TYPE         3
+#define MPI_ERR_TAG          4
+#define MPI_ERR_COMM         5
+#define MPI_ERR_RANK         6
+#define MPI_ERR_REQUEST      7
+#define MPI_ERR_ROOT         8
+#define MPI_ERR_GROUP        9
+#define MPI_ERR_OP           10
+#define MPI_ERR_TOPOLOGY     11
+#define MPI_ERR_DIMS         12
+#define MPI_ERR_ARG          13
+#define MPI_ERR_UNKNOWN      14
+#define MPI_ERR_TRUNCATE     15
+#define MPI_ERR_OTHER        16
+#define MPI_ERR_INTERN       17
+#define MPI_ERR_IN_STATUS    18
+#define MPI_ERR_PENDING      19
+#define MPI_ERR_KEYVAL       20
+#define MPI_ERR_NO_MEM       21
+#define MPI_ERR_INFO         22
+#define MPI_ERR_UNSUPPORTED_OPERATION 23
+#define MPI_ERR_LASTCODE     64
+
+/* ---- callbacks ---- */
+typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
+typedef void MPI_Comm_errhandler_function(MPI_Comm *comm, int *errcode, ...);
+
+/* ---- environment ---- */
+int MPI_Init(int *argc, char ***argv);
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided);
+int MPI_Finalize(void);
+int MPI_Initialized(int *flag);
+int MPI_Finalized(int *flag);
+int MPI_Query_thread(int *provided);
+int MPI_Is_thread_main(int *flag);
+int MPI_Abort(MPI_Comm comm, int errorcode);
+int MPI_Get_processor_name(char *name, int *resultlen);
+int MPI_Get_version(int *version, int *subversion);
+int MPI_Get_library_version(char *version, int *resultlen);
+double MPI_Wtime(void);
+double MPI_Wtick(void);
+
+/* ---- errors ---- */
+int MPI_Error_string(int errorcode, char *string, int *resultlen);
+int MPI_Error_class(int errorcode, int *errorclass);
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
+int MPI_Errhandler_free(MPI_Errhandler *errhandler);
+
+/* ---- communicators ---- */
+int MPI_Comm_size(MPI_Comm comm, int *size);
+int MPI_Comm_rank(MPI_Comm comm, int *rank);
+int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm);
+int MPI_Comm_free(MPI_Comm *comm);
+int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm);
+int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result);
+int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag);
+
+/* ---- datatypes ---- */
+int MPI_Type_size(MPI_Datatype datatype, int *size);
+
+/* ---- point-to-point ---- */
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status);
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request);
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request);
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request);
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status *status);
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status);
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status);
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count);
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Wait(MPI_Request *request, MPI_Status *status);
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[]);
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status);
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[]);
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status);
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[]);
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status);
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[]);
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status);
+
+/* ---- collectives ---- */
+int MPI_Barrier(MPI_Comm comm);
+int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               int root, MPI_Comm comm);
+int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm);
+int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+             MPI_Comm comm);
+int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+               MPI_Comm comm);
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm);
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm);
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                   MPI_Comm comm);
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                       MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+
+/* ---- user-defined reductions ---- */
+int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op);
+int MPI_Op_free(MPI_Op *op);
+int MPI_Op_commutative(MPI_Op op, int *commute);
+int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
+                     MPI_Op op);
+
+#ifdef __cplusplus
+}
+#endif
+
+#include "bdmpi.h"
+
+#endif /* BDMPI_MPI_H */

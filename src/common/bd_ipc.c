@@ -1,0 +1,100 @@
+#include "bd_ipc.h"
+
+#include <errno.h>
+#include <linux/futex.h>
+#include <stdio.h>
+#include <sys/syscall.h>
+#include <time.h>
+#include <unistd.h>
+
+#define ROUND_UP(x, a) (((x) + (a) - 1) / (a) * (a))
+
+uint64_t bd_shm_layout(bd_shm_hdr_t *h, uint32_t nslaves, uint64_t window)
+{
+    const uint64_t page = 4096;
+    h->nslaves = nslaves;
+    h->window = ROUND_UP(window, page);
+    h->slot_offset = ROUND_UP(sizeof(bd_shm_hdr_t), page);
+    h->window_offset = ROUND_UP(sizeof(bd_slot_t), page);
+    h->slot_stride = h->window_offset + h->window;
+    h->total_size = h->slot_offset + h->slot_stride * nslaves;
+    return h->total_size;
+}
+
+int bd_futex_wait(_Atomic uint32_t *addr, uint32_t expected, int timeout_ms)
+{
+    struct timespec ts, *tp = NULL;
+    if (timeout_ms >= 0) {
+        ts.tv_sec = timeout_ms / 1000;
+        ts.tv_nsec = (long)(timeout_ms % 1000) * 1000000L;
+        tp = &ts;
+    }
+    /* Shared (not PRIVATE) futex: the word lives in memory mapped by many processes. */
+    long r = syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAIT, expected, tp, NULL, 0);
+    if (r < 0 && errno != EAGAIN)
+        return -errno;
+    return 0;
+}
+
+int bd_futex_wake(_Atomic uint32_t *addr, int n)
+{
+    long r = syscall(SYS_futex, (uint32_t *)addr, FUTEX_WAKE, n, NULL, NULL, 0);
+    return r < 0 ? -errno : (int)r;
+}
+
+void bd_spill_path(char *out, size_t len, const char *jobdir, int src, uint64_t num)
+{
+    snprintf(out, len, "%s/msg-%d-%llu", jobdir, src, (unsigned long long)num);
+}
+
+int bd_write_full(int fd, const void *buf, size_t len)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t w = write(fd, p, len);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int bd_pwrite_full(int fd, const void *buf, size_t len, uint64_t off)
+{
+    const char *p = buf;
+    while (len) {
+        ssize_t w = pwrite(fd, p, len, (off_t)off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        p += w;
+        off += (uint64_t)w;
+        len -= (size_t)w;
+    }
+    return 0;
+}
+
+int bd_pread_full(int fd, void *buf, size_t len, uint64_t off)
+{
+    char *p = buf;
+    while (len) {
+        ssize_t r = pread(fd, p, len, (off_t)off);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (r == 0)
+            return -EIO;
+        p += r;
+        off += (uint64_t)r;
+        len -= (size_t)r;
+    }
+    return 0;
+}

@@ -1,0 +1,183 @@
+/* The master <-> slave protocol.
+ *
+ * The master creates one memfd (so no name is ever left in /dev/shm) that
+ * every slave inherits.  It holds a header and one slot per slave.  A slot
+ * is a synchronous RPC channel: the slave fills `req`, bumps `req_seq` and
+ * rings the master's eventfd; it then sleeps on a futex on `resp_seq` until
+ * the master has filled `resp` and bumped it.  Scheduling is nothing more
+ * than the master choosing *when* to answer: a slave that must block simply
+ * does not get its answer until it is given a run slot again.
+ *
+ * Each slot carries a data window.  Only the slave ever touches its own
+ * address space; the master only copies between the window and its own
+ * memory.  That keeps the master out of the slaves' memory manager. */
+#ifndef BD_IPC_H
+#define BD_IPC_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include "bd_stats.h"
+
+#define BD_SHM_MAGIC 0x42444d5049303031ull /* "BDMPI001" */
+#define BD_PATH_MAX 512
+
+enum bd_req_code {
+    BD_REQ_NONE = 0,
+    BD_REQ_INIT,        /* -> resp.arg[0]=world size, arg[1]=world rank */
+    BD_REQ_FINALIZE,
+    BD_REQ_ABORT,       /* arg[0]=exit code; window: message */
+    BD_REQ_SEND,        /* ctx, peer=dest world rank, tag, myrank, nbytes, flags;
+                           small: data in window; large: arg[0]=spill file number */
+    BD_REQ_IRECV,       /* post: rid, ctx, peer=src comm rank|ANY, tag */
+    BD_REQ_RECV,        /* post + wait in one call (rid 0) */
+    BD_REQ_WAIT,        /* rid: block until matched, then deliver */
+    BD_REQ_TEST,        /* rid: deliver if matched, else flag=0 (a poll) */
+    BD_REQ_WAITANY,     /* window: int64 rids[arg[0]]; blocks until one matched;
+                           resp.arg[0]=index (the lib then WAITs on it) */
+    BD_REQ_TESTANY,     /* like WAITANY but a poll: resp.flag */
+    BD_REQ_PROBE,       /* ctx, peer, tag: block until a match; resp: src, tag, nbytes */
+    BD_REQ_IPROBE,
+    BD_REQ_SSEND_WAIT,  /* arg[0]=message id of a synchronous send: block until matched */
+    BD_REQ_SSEND_TEST,
+    BD_REQ_CANCEL,      /* rid: cancel a posted receive not yet matched */
+    BD_REQ_COLL_BEGIN,  /* ctx, arg: see bd_coll_desc_t in window */
+    BD_REQ_COLL_PUT,    /* window: bd_seg_t list + data */
+    BD_REQ_COLL_WAIT,   /* block until every rank of the collective has arrived */
+    BD_REQ_COLL_GET,    /* window in: bd_seg_t list; out: data */
+    BD_REQ_COLL_END,
+    BD_REQ_CTX_ALLOC,   /* a fresh context id (for communicators of size 1) */
+    BD_REQ_COMM_FREE,   /* ctx */
+    BD_REQ_CRIT_ENTER,
+    BD_REQ_CRIT_EXIT,
+    BD_REQ_YIELD,       /* a poll that found nothing: let another rank run */
+    BD_REQ__COUNT
+};
+
+/* resp.status values besides 0 */
+enum { BD_RESP_OK = 0, BD_RESP_NOTYET = 1, BD_RESP_ERROR = 2 };
+
+typedef struct bd_req {
+    uint32_t code;
+    int32_t ctx;
+    int32_t peer;
+    int32_t tag;
+    int32_t myrank;
+    int32_t flags;
+    uint64_t rid;
+    uint64_t nbytes;
+    int64_t arg[8];
+} bd_req_t;
+
+typedef struct bd_resp {
+    int32_t status;
+    int32_t src;
+    int32_t tag;
+    int32_t flag;
+    uint64_t nbytes;
+    int64_t arg[8];
+} bd_resp_t;
+
+/* request flags */
+#define BD_SEND_SYNC  0x1   /* synchronous send: resp.arg[0] = message id */
+#define BD_SEND_FILE  0x2   /* payload is in spill file number arg[0] */
+
+/* A segment of collective data: `len` bytes at offset `off` of the piece
+ * exchanged with `peer` (-1: the piece shared by all, or the reduction). */
+typedef struct bd_seg {
+    int32_t peer;
+    uint32_t len;
+    uint64_t off;
+    uint64_t total;  /* PUT: full size of that piece */
+} bd_seg_t;
+
+/* Collective kinds. */
+enum bd_coll_kind {
+    BD_COLL_BARRIER = 1,
+    BD_COLL_BCAST,
+    BD_COLL_REDUCE,     /* fold; root gets result */
+    BD_COLL_ALLREDUCE,
+    BD_COLL_SCAN,
+    BD_COLL_EXSCAN,
+    BD_COLL_REDSCAT,    /* fold; everyone reads its own segment */
+    BD_COLL_GATHER,     /* pieces rank->root */
+    BD_COLL_SCATTER,    /* pieces root->rank */
+    BD_COLL_ALLGATHER,  /* pieces rank->all */
+    BD_COLL_ALLTOALL,   /* pieces rank->rank */
+    BD_COLL_SPLIT,      /* communicator creation: upload {color,key} */
+    BD_COLL__COUNT
+};
+
+/* Sent in the window with BD_REQ_COLL_BEGIN. */
+typedef struct bd_coll_desc {
+    int32_t kind;
+    int32_t root;
+    int32_t dtype;     /* predefined datatype of a reduction */
+    int32_t op;        /* predefined op of a reduction */
+    uint64_t count;    /* elements of a reduction */
+    uint64_t seq;      /* this rank's collective sequence number on ctx */
+    int32_t api;       /* which MPI call, for diagnostics (bd_call_id) */
+    int32_t pad;
+} bd_coll_desc_t;
+
+typedef struct bd_slot {
+    _Atomic uint32_t req_seq;     /* bumped by the slave */
+    char pad0[60];
+    _Atomic uint32_t resp_seq;    /* bumped by the master; slave futex-waits on it */
+    char pad1[60];
+    bd_req_t req;
+    bd_resp_t resp;
+    int32_t pid;
+    int32_t world_rank;
+    _Atomic uint64_t resident;    /* bytes the slave reports resident (scheduling hint) */
+    _Atomic uint64_t stats[BD_STAT__COUNT]; /* per-rank statistics, added to by both sides */
+} bd_slot_t;
+
+typedef struct bd_shm_hdr {
+    uint64_t magic;
+    uint32_t nslaves;      /* slaves on this node */
+    uint32_t world_size;
+    uint32_t nnodes;
+    uint32_t node;
+    uint32_t first_rank;   /* world rank of this node's slave 0 */
+    uint32_t nr;
+    uint64_t slot_stride;  /* bytes from one slot to the next */
+    uint64_t slot_offset;  /* offset of slot 0 */
+    uint64_t window_offset;/* offset of the window inside a slot */
+    uint64_t window;       /* window bytes */
+    uint64_t msg_threshold;
+    uint64_t total_size;
+    _Atomic uint32_t runnable_waiting; /* ranks waiting for a run slot */
+    uint32_t pad;
+    char jobdir[BD_PATH_MAX];
+} bd_shm_hdr_t;
+
+static inline bd_slot_t *bd_shm_slot(bd_shm_hdr_t *h, uint32_t i)
+{
+    return (bd_slot_t *)((char *)h + h->slot_offset + (uint64_t)i * h->slot_stride);
+}
+
+static inline char *bd_slot_window(bd_shm_hdr_t *h, bd_slot_t *s)
+{
+    return (char *)s + h->window_offset;
+}
+
+/* Layout for nslaves slaves with the given window; fills the header's
+ * geometry fields and returns the total size. */
+uint64_t bd_shm_layout(bd_shm_hdr_t *h, uint32_t nslaves, uint64_t window);
+
+/* futex on a 32-bit word in shared memory.  wait returns 0 when woken or the
+ * value differs, -ETIMEDOUT, -EINTR; timeout_ms < 0 waits forever. */
+int bd_futex_wait(_Atomic uint32_t *addr, uint32_t expected, int timeout_ms);
+int bd_futex_wake(_Atomic uint32_t *addr, int n);
+
+/* Spill file path for message number `num` sent by world rank `src`. */
+void bd_spill_path(char *out, size_t len, const char *jobdir, int src, uint64_t num);
+
+/* Full write/read loops; return 0 or -errno (-EIO on short read). */
+int bd_write_full(int fd, const void *buf, size_t len);
+int bd_pread_full(int fd, void *buf, size_t len, uint64_t off);
+int bd_pwrite_full(int fd, const void *buf, size_t len, uint64_t off);
+
+#endif

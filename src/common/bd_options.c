@@ -1,0 +1,235 @@
+#include "bd_options.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define BIG (1LL << 62)
+
+const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
+    [BD_OPT_NN] = {"nn", BD_OPT_INT, "1", 1, 1,
+                   "number of nodes (one master each); only 1 is supported so far"},
+    [BD_OPT_NS] = {"ns", BD_OPT_INT, "1", 1, 4096, "ranks (slave processes) per node"},
+    [BD_OPT_NR] = {"nr", BD_OPT_INT, "1", 1, 4096,
+                   "maximum ranks of a node running at once"},
+    [BD_OPT_NC] = {"nc", BD_OPT_INT, "1", 1, 4096,
+                   "maximum ranks of a node inside BDMPI_Enter_critical at once"},
+    [BD_OPT_MSG_THRESHOLD] = {"msg-threshold", BD_OPT_SIZE, "4K", 0, 1LL << 30,
+                              "messages up to this size are buffered in the master's memory, "
+                              "larger ones in spill files"},
+    [BD_OPT_WINDOW] = {"window", BD_OPT_SIZE, "256K", 16384, 1LL << 30,
+                       "size of each rank's shared-memory transfer window "
+                       "(raised to the message threshold if smaller)"},
+    [BD_OPT_WD] = {"wd", BD_OPT_STR, NULL, 0, 0,
+                   "directory in which the job's private spill directory is made "
+                   "(default: $TMPDIR, else /tmp)"},
+    [BD_OPT_STATS] = {"stats", BD_OPT_FLAG, "0", 0, 1, "print statistics at the end of the run"},
+    [BD_OPT_VERBOSE] = {"verbose", BD_OPT_INT, "0", 0, 2,
+                        "log level: 0 errors, 1 info, 2 debug"},
+};
+
+static void env_name(const char *name, char *out, size_t len)
+{
+    size_t n = (size_t)snprintf(out, len, "BDMPI_");
+    for (const char *p = name; *p && n + 1 < len; p++)
+        out[n++] = *p == '-' ? '_' : (char)toupper((unsigned char)*p);
+    out[n] = 0;
+}
+
+int bd_opts_parse_size(const char *s, long long *out)
+{
+    if (!s || !*s)
+        return -1;
+    errno = 0;
+    char *end;
+    long long v = strtoll(s, &end, 10);
+    if (errno || end == s || v < 0)
+        return -1;
+    long long mult = 1;
+    if (*end) {
+        switch (toupper((unsigned char)*end)) {
+        case 'K': mult = 1LL << 10; break;
+        case 'M': mult = 1LL << 20; break;
+        case 'G': mult = 1LL << 30; break;
+        case 'T': mult = 1LL << 40; break;
+        default: return -1;
+        }
+        end++;
+        if (toupper((unsigned char)*end) == 'I')
+            end++;
+        if (toupper((unsigned char)*end) == 'B')
+            end++;
+        if (*end)
+            return -1;
+    }
+    if (v > BIG / mult)
+        return -1;
+    *out = v * mult;
+    return 0;
+}
+
+static int set_value(bd_opts_t *o, int id, const char *val, const char *from, char *err,
+                     size_t errlen)
+{
+    const bd_opt_desc_t *d = &bd_opt_table[id];
+    long long v = 0;
+    switch (d->type) {
+    case BD_OPT_STR:
+        if (!val || !*val) {
+            snprintf(err, errlen, "%s: option '%s' needs a non-empty value", from, d->name);
+            return -1;
+        }
+        o->str[id] = val;
+        return 0;
+    case BD_OPT_FLAG:
+        if (!val || !strcmp(val, "1") || !strcasecmp(val, "yes") || !strcasecmp(val, "true") ||
+            !strcasecmp(val, "on"))
+            v = 1;
+        else if (!strcmp(val, "0") || !strcasecmp(val, "no") || !strcasecmp(val, "false") ||
+                 !strcasecmp(val, "off"))
+            v = 0;
+        else {
+            snprintf(err, errlen, "%s: option '%s' takes 0 or 1, not '%s'", from, d->name, val);
+            return -1;
+        }
+        break;
+    case BD_OPT_INT: {
+        char *end;
+        errno = 0;
+        v = val ? strtoll(val, &end, 10) : 0;
+        if (!val || !*val || errno || *end) {
+            snprintf(err, errlen, "%s: option '%s' needs an integer, not '%s'", from, d->name,
+                     val ? val : "");
+            return -1;
+        }
+        break;
+    }
+    case BD_OPT_SIZE:
+        if (bd_opts_parse_size(val, &v) < 0) {
+            snprintf(err, errlen,
+                     "%s: option '%s' needs a size such as 4096, 64K, 2M or 1G, not '%s'", from,
+                     d->name, val ? val : "");
+            return -1;
+        }
+        break;
+    }
+    if (v < d->min || v > d->max) {
+        snprintf(err, errlen, "%s: option '%s' must be between %lld and %lld, not %lld", from,
+                 d->name, d->min, d->max, v);
+        return -1;
+    }
+    o->num[id] = v;
+    return 0;
+}
+
+int bd_opts_load_env(bd_opts_t *o, char *err, size_t errlen)
+{
+    memset(o, 0, sizeof *o);
+    for (int i = 0; i < BD_OPT__COUNT; i++) {
+        const bd_opt_desc_t *d = &bd_opt_table[i];
+        if (d->def && set_value(o, i, d->def, "default", err, errlen) < 0)
+            return -1;
+    }
+    for (int i = 0; i < BD_OPT__COUNT; i++) {
+        char name[64];
+        env_name(bd_opt_table[i].name, name, sizeof name);
+        const char *v = getenv(name);
+        if (v && set_value(o, i, v, name, err, errlen) < 0)
+            return -1;
+    }
+    return 0;
+}
+
+static int find_opt(const char *name, size_t len)
+{
+    for (int i = 0; i < BD_OPT__COUNT; i++)
+        if (strlen(bd_opt_table[i].name) == len && !strncmp(bd_opt_table[i].name, name, len))
+            return i;
+    return -1;
+}
+
+int bd_opts_parse_argv(bd_opts_t *o, int argc, char **argv, int *first_arg, char *err,
+                       size_t errlen)
+{
+    int i = 1;
+    for (; i < argc; i++) {
+        const char *a = argv[i];
+        if (!strcmp(a, "--")) {
+            i++;
+            break;
+        }
+        if (a[0] != '-' || !a[1])
+            break;
+        const char *name = a + 1 + (a[1] == '-');
+        if (!strcmp(name, "h") || !strcmp(name, "help"))
+            return 1;
+        const char *eq = strchr(name, '=');
+        size_t len = eq ? (size_t)(eq - name) : strlen(name);
+        int id = find_opt(name, len);
+        if (id < 0) {
+            snprintf(err, errlen, "unknown option '%s' (see -h)", a);
+            return -1;
+        }
+        const char *val = eq ? eq + 1 : NULL;
+        if (!val && bd_opt_table[id].type != BD_OPT_FLAG) {
+            if (i + 1 >= argc) {
+                snprintf(err, errlen, "option '%s' needs a value", a);
+                return -1;
+            }
+            val = argv[++i];
+        }
+        if (set_value(o, id, val, "command line", err, errlen) < 0)
+            return -1;
+        o->set_on_cmdline[id] = 1;
+    }
+    *first_arg = i;
+    return 0;
+}
+
+int bd_opts_export_env(const bd_opts_t *o)
+{
+    for (int i = 0; i < BD_OPT__COUNT; i++) {
+        char name[64], val[64];
+        env_name(bd_opt_table[i].name, name, sizeof name);
+        if (bd_opt_table[i].type == BD_OPT_STR) {
+            if (o->str[i] && setenv(name, o->str[i], 1) < 0)
+                return -errno;
+            continue;
+        }
+        snprintf(val, sizeof val, "%lld", o->num[i]);
+        if (setenv(name, val, 1) < 0)
+            return -errno;
+    }
+    return 0;
+}
+
+void bd_opts_print_help(FILE *f, const char *usage)
+{
+    fprintf(f, "%s\n\nOptions (each also settable as the environment variable shown):\n", usage);
+    for (int i = 0; i < BD_OPT__COUNT; i++) {
+        const bd_opt_desc_t *d = &bd_opt_table[i];
+        char env[64], arg[32] = "";
+        env_name(d->name, env, sizeof env);
+        if (d->type == BD_OPT_INT)
+            snprintf(arg, sizeof arg, " N");
+        else if (d->type == BD_OPT_SIZE)
+            snprintf(arg, sizeof arg, " SIZE");
+        else if (d->type == BD_OPT_STR)
+            snprintf(arg, sizeof arg, " DIR");
+        fprintf(f, "  -%s%s\n      %s\n      [%s, default %s]\n", d->name, arg, d->help, env,
+                d->def ? d->def : "none");
+    }
+    fprintf(f, "  -h, --help\n      print this help\n");
+}
+
+void bd_opts_print_markdown(FILE *f)
+{
+    fprintf(f, "| option | environment | default | meaning |\n|---|---|---|---|\n");
+    for (int i = 0; i < BD_OPT__COUNT; i++) {
+        const bd_opt_desc_t *d = &bd_opt_table[i];
+        char env[64];
+        env_name(d->name, env, sizeof env);
+        fprintf(f, "| `-%s` | `%s` | %s | %s |\n", d->name, env, d->def ? d->def : "-", d->help);
+    }
+}

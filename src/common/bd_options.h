@@ -1,0 +1,58 @@
+/* The one table of BDMPI's run-time options.  Each option is read, in
+ * increasing priority, from its default, from the environment variable
+ * BDMPI_<NAME> (upper case, '-' -> '_'), and from the bdmpiexec command
+ * line (-name value, -name=value, --name value or --name=value).
+ * docs/options.md is generated from this table by `bdmpiexec --help-md`. */
+#ifndef BD_OPTIONS_H
+#define BD_OPTIONS_H
+
+#include <stddef.h>
+#include <stdio.h>
+
+typedef enum {
+    BD_OPT_NN,
+    BD_OPT_NS,
+    BD_OPT_NR,
+    BD_OPT_NC,
+    BD_OPT_MSG_THRESHOLD,
+    BD_OPT_WINDOW,
+    BD_OPT_WD,
+    BD_OPT_STATS,
+    BD_OPT_VERBOSE,
+    BD_OPT__COUNT
+} bd_opt_id_t;
+
+typedef enum { BD_OPT_INT, BD_OPT_SIZE, BD_OPT_STR, BD_OPT_FLAG } bd_opt_type_t;
+
+typedef struct {
+    const char *name;
+    bd_opt_type_t type;
+    const char *def;        /* NULL: no default (string options) */
+    long long min, max;     /* for INT and SIZE */
+    const char *help;
+} bd_opt_desc_t;
+
+typedef struct {
+    long long num[BD_OPT__COUNT];
+    const char *str[BD_OPT__COUNT];
+    int set_on_cmdline[BD_OPT__COUNT];
+} bd_opts_t;
+
+extern const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT];
+
+/* Fill defaults, then apply BDMPI_* variables.  Returns 0, or -1 with a
+ * message in err. */
+int bd_opts_load_env(bd_opts_t *o, char *err, size_t errlen);
+/* Apply command-line options from argv[1..]; stops at the first argument
+ * that is not an option (the program) or after "--".  *first_arg gets its
+ * index.  Returns 0, 1 when help was requested, -1 on error (message in err). */
+int bd_opts_parse_argv(bd_opts_t *o, int argc, char **argv, int *first_arg, char *err,
+                       size_t errlen);
+/* Export every option as BDMPI_* so child processes see the same values. */
+int bd_opts_export_env(const bd_opts_t *o);
+void bd_opts_print_help(FILE *f, const char *usage);
+void bd_opts_print_markdown(FILE *f);
+/* Parse "123", "64K", "2M", "1G" (powers of 1024).  Returns 0 or -1. */
+int bd_opts_parse_size(const char *s, long long *out);
+
+#endif

@@ -1,0 +1,45 @@
+/* The one list of statistics.  Every component counts into these slots;
+ * `bdmpiexec --stats` prints them per node and per rank.  Per-rank values
+ * live in the rank's shared-memory slot so both sides can add to them. */
+#ifndef BD_STATS_H
+#define BD_STATS_H
+
+#include <stdint.h>
+#include <stdio.h>
+
+#define BD_STATS(X)                                                                                \
+    X(SENDS_MEM, "count", "messages buffered in the master's memory")                              \
+    X(SENDS_FILE, "count", "messages buffered in spill files")                                     \
+    X(BYTES_MEM, "bytes", "bytes of messages buffered in memory")                                  \
+    X(BYTES_FILE, "bytes", "bytes of messages written to spill files")                             \
+    X(RECVS, "count", "messages received")                                                         \
+    X(COLLS, "count", "collective calls")                                                          \
+    X(COLL_BYTES_UP, "bytes", "bytes given to the master by collectives")                          \
+    X(COLL_BYTES_DOWN, "bytes", "bytes taken from the master by collectives")                      \
+    X(RPCS, "count", "requests to the master")                                                     \
+    X(RESUMES, "count", "times the rank was given a run slot")                                     \
+    X(BLOCKS, "count", "times the rank blocked and gave up its run slot")                          \
+    X(POLLS, "count", "unsuccessful polls (Test, Iprobe, ...)")                                    \
+    X(YIELDS, "count", "polls that handed the run slot to another rank")                           \
+    X(WAIT_NS, "ns", "time spent waiting for the master (blocked or descheduled)")
+
+typedef enum {
+#define BD_STAT_ENUM(name, unit, help) BD_STAT_##name,
+    BD_STATS(BD_STAT_ENUM)
+#undef BD_STAT_ENUM
+    BD_STAT__COUNT
+} bd_stat_id_t;
+
+typedef struct bd_stat_desc {
+    const char *name;
+    const char *unit;
+    const char *help;
+} bd_stat_desc_t;
+
+extern const bd_stat_desc_t bd_stat_table[BD_STAT__COUNT];
+
+/* Print totals and per-rank min/avg/max of nranks stat arrays. */
+void bd_stats_print(FILE *f, const uint64_t (*per_rank)[BD_STAT__COUNT], int nranks,
+                    double elapsed_s);
+
+#endif

@@ -1,0 +1,367 @@
+/* Environment: MPI_Init/Finalize, the RPC to the master, errors, timers. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bd_log.h"
+#include "lib.h"
+
+bd_lib_t g_bd;
+
+static uint64_t now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+void bd_rpc(void)
+{
+    bd_slot_t *sl = g_bd.slot;
+    uint64_t t0 = now_ns();
+    uint32_t seen = atomic_load_explicit(&sl->resp_seq, memory_order_relaxed);
+    uint32_t seq = atomic_load_explicit(&sl->req_seq, memory_order_relaxed) + 1;
+    atomic_store_explicit(&sl->req_seq, seq, memory_order_release);
+    uint64_t one = 1;
+    while (write(g_bd.event_fd, &one, sizeof one) < 0 && errno == EINTR)
+        ;
+    while (atomic_load_explicit(&sl->resp_seq, memory_order_acquire) == seen)
+        bd_futex_wait(&sl->resp_seq, seen, -1);
+    atomic_fetch_add_explicit(&sl->stats[BD_STAT_WAIT_NS], now_ns() - t0, memory_order_relaxed);
+}
+
+/* ---------------------------------------------------------------- errors */
+
+static const char *const g_err_strings[] = {
+    [MPI_SUCCESS] = "no error",
+    [MPI_ERR_BUFFER] = "invalid buffer pointer",
+    [MPI_ERR_COUNT] = "invalid count argument",
+    [MPI_ERR_TYPE] = "invalid datatype",
+    [MPI_ERR_TAG] = "invalid tag",
+    [MPI_ERR_COMM] = "invalid communicator",
+    [MPI_ERR_RANK] = "invalid rank",
+    [MPI_ERR_REQUEST] = "invalid request",
+    [MPI_ERR_ROOT] = "invalid root",
+    [MPI_ERR_GROUP] = "invalid group",
+    [MPI_ERR_OP] = "invalid reduction operation",
+    [MPI_ERR_TOPOLOGY] = "invalid topology",
+    [MPI_ERR_DIMS] = "invalid dimension argument",
+    [MPI_ERR_ARG] = "invalid argument",
+    [MPI_ERR_UNKNOWN] = "unknown error",
+    [MPI_ERR_TRUNCATE] = "message truncated",
+    [MPI_ERR_OTHER] = "other error",
+    [MPI_ERR_INTERN] = "internal error",
+    [MPI_ERR_IN_STATUS] = "error code is in status",
+    [MPI_ERR_PENDING] = "pending request",
+    [MPI_ERR_KEYVAL] = "invalid keyval",
+    [MPI_ERR_NO_MEM] = "out of memory",
+    [MPI_ERR_INFO] = "invalid info object",
+    [MPI_ERR_UNSUPPORTED_OPERATION] = "operation not supported",
+};
+
+static const char *err_class_name(int c)
+{
+    static const char *const names[] = {
+        "MPI_SUCCESS",      "MPI_ERR_BUFFER",   "MPI_ERR_COUNT",     "MPI_ERR_TYPE",
+        "MPI_ERR_TAG",      "MPI_ERR_COMM",     "MPI_ERR_RANK",      "MPI_ERR_REQUEST",
+        "MPI_ERR_ROOT",     "MPI_ERR_GROUP",    "MPI_ERR_OP",        "MPI_ERR_TOPOLOGY",
+        "MPI_ERR_DIMS",     "MPI_ERR_ARG",      "MPI_ERR_UNKNOWN",   "MPI_ERR_TRUNCATE",
+        "MPI_ERR_OTHER",    "MPI_ERR_INTERN",   "MPI_ERR_IN_STATUS", "MPI_ERR_PENDING",
+        "MPI_ERR_KEYVAL",   "MPI_ERR_NO_MEM",   "MPI_ERR_INFO",
+        "MPI_ERR_UNSUPPORTED_OPERATION"};
+    return c >= 0 && c < (int)(sizeof names / sizeof *names) ? names[c] : "MPI_ERR_UNKNOWN";
+}
+
+static void send_abort(int code, const char *msg)
+{
+    if (!g_bd.slot) {
+        fprintf(stderr, "%s: %s\n", bd_log_prefix(), msg);
+        exit(code ? code : 1);
+    }
+    bd_req_t *r = bd_req_begin(BD_REQ_ABORT);
+    r->arg[0] = code;
+    snprintf(g_bd.win, 1024, "%s", msg);
+    /* The master kills every rank, this one included. */
+    bd_rpc();
+    for (;;)
+        pause();
+}
+
+_Noreturn void bd_fatal(int code, const char *fmt, ...)
+{
+    char msg[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    bd_log_error("%s", msg);
+    send_abort(code ? code : 1, "");
+    exit(1);
+}
+
+int bd_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
+{
+    bd_comm_t *c = bd_comm_get(comm);
+    if (!c)
+        c = bd_comm_get(MPI_COMM_WORLD);
+    MPI_Errhandler eh = c ? c->errh : MPI_ERRORS_ARE_FATAL;
+    if (eh == MPI_ERRORS_RETURN)
+        return code;
+    char msg[768];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof msg, fmt, ap);
+    va_end(ap);
+    bd_log_error("%s: %s [%s]", call, msg, err_class_name(code));
+    send_abort(code, "");
+    return code;
+}
+
+int MPI_Error_class(int errorcode, int *errorclass)
+{
+    if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d",
+                        errorcode);
+    *errorclass = errorcode;
+    return MPI_SUCCESS;
+}
+
+int MPI_Error_string(int errorcode, char *string, int *resultlen)
+{
+    const char *s = NULL;
+    if (errorcode >= 0 && errorcode < (int)(sizeof g_err_strings / sizeof *g_err_strings))
+        s = g_err_strings[errorcode];
+    if (!s) {
+        if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
+            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string",
+                            "invalid error code %d", errorcode);
+        s = "unknown error";
+    }
+    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", err_class_name(errorcode), s);
+    *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    BD_CHECK_INIT("MPI_Comm_set_errhandler");
+    bd_comm_t *c = bd_comm_get(comm);
+    if (!c)
+        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_set_errhandler",
+                        "invalid communicator %d", comm);
+    if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN)
+        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
+                        "invalid error handler %d", errhandler);
+    c->errh = errhandler;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    BD_CHECK_INIT("MPI_Comm_get_errhandler");
+    bd_comm_t *c = bd_comm_get(comm);
+    if (!c)
+        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_get_errhandler",
+                        "invalid communicator %d", comm);
+    *errhandler = c->errh;
+    return MPI_SUCCESS;
+}
+
+int MPI_Errhandler_free(MPI_Errhandler *errhandler)
+{
+    *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- init */
+
+static int env_int(const char *name, int *out)
+{
+    const char *v = getenv(name);
+    if (!v || !*v)
+        return -1;
+    char *end;
+    long x = strtol(v, &end, 10);
+    if (*end || x < 0 || x > INT_MAX)
+        return -1;
+    *out = (int)x;
+    return 0;
+}
+
+static int do_init(int required, int *provided)
+{
+    if (g_bd.initialized) {
+        bd_log_error("MPI_Init called twice");
+        exit(1);
+    }
+    int shm_fd, slot, ev_fd;
+    if (env_int("BDMPI_SHM_FD", &shm_fd) < 0 || env_int("BDMPI_SLOT", &slot) < 0 ||
+        env_int("BDMPI_EVENT_FD", &ev_fd) < 0) {
+        fprintf(stderr,
+                "bdmpi: this program was built with bdmpicc and must be started with "
+                "bdmpiexec, e.g. `bdmpiexec -ns 4 %s`\n",
+                "./program");
+        exit(1);
+    }
+    struct stat st;
+    if (fstat(shm_fd, &st) < 0) {
+        fprintf(stderr, "bdmpi: shared memory fd %d is not usable: %s\n", shm_fd,
+                strerror(errno));
+        exit(1);
+    }
+    void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
+    if (p == MAP_FAILED) {
+        fprintf(stderr, "bdmpi: cannot map %lld bytes of shared memory: %s\n",
+                (long long)st.st_size, strerror(errno));
+        exit(1);
+    }
+    g_bd.hdr = p;
+    if (g_bd.hdr->magic != BD_SHM_MAGIC || (uint32_t)slot >= g_bd.hdr->nslaves) {
+        fprintf(stderr, "bdmpi: shared memory does not belong to a compatible bdmprun\n");
+        exit(1);
+    }
+    g_bd.slot = bd_shm_slot(g_bd.hdr, (uint32_t)slot);
+    g_bd.win = bd_slot_window(g_bd.hdr, g_bd.slot);
+    g_bd.window = g_bd.hdr->window;
+    g_bd.threshold = g_bd.hdr->msg_threshold;
+    g_bd.event_fd = ev_fd;
+    /* Ranks must not leak the master's descriptors into programs they exec. */
+    fcntl(shm_fd, F_SETFD, FD_CLOEXEC);
+    fcntl(ev_fd, F_SETFD, FD_CLOEXEC);
+
+    bd_req_begin(BD_REQ_INIT);
+    bd_rpc();
+    g_bd.world_size = (int)bd_resp()->arg[0];
+    g_bd.world_rank = (int)bd_resp()->arg[1];
+    char prefix[32];
+    snprintf(prefix, sizeof prefix, "bdmpi: rank %d", g_bd.world_rank);
+    bd_log_set_prefix(prefix);
+    bd_comm_setup_predefined();
+    g_bd.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
+    if (g_bd.thread_level < MPI_THREAD_SINGLE)
+        g_bd.thread_level = MPI_THREAD_SINGLE;
+    if (provided)
+        *provided = g_bd.thread_level;
+    g_bd.initialized = 1;
+    return MPI_SUCCESS;
+}
+
+int MPI_Init(int *argc, char ***argv)
+{
+    (void)argc;
+    (void)argv;
+    return do_init(MPI_THREAD_SINGLE, NULL);
+}
+
+int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
+{
+    (void)argc;
+    (void)argv;
+    return do_init(required, provided);
+}
+
+int MPI_Finalize(void)
+{
+    BD_CHECK_INIT("MPI_Finalize");
+    bd_req_begin(BD_REQ_FINALIZE);
+    bd_rpc();
+    g_bd.finalized = 1;
+    return MPI_SUCCESS;
+}
+
+int MPI_Initialized(int *flag)
+{
+    *flag = g_bd.initialized;
+    return MPI_SUCCESS;
+}
+
+int MPI_Finalized(int *flag)
+{
+    *flag = g_bd.finalized;
+    return MPI_SUCCESS;
+}
+
+int MPI_Query_thread(int *provided)
+{
+    *provided = g_bd.thread_level;
+    return MPI_SUCCESS;
+}
+
+int MPI_Is_thread_main(int *flag)
+{
+    *flag = 1;
+    return MPI_SUCCESS;
+}
+
+int MPI_Abort(MPI_Comm comm, int errorcode)
+{
+    (void)comm;
+    char msg[64];
+    snprintf(msg, sizeof msg, "(called on communicator %d)", comm);
+    send_abort(errorcode, g_bd.initialized ? "" : msg);
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_processor_name(char *name, int *resultlen)
+{
+    if (gethostname(name, MPI_MAX_PROCESSOR_NAME) < 0)
+        snprintf(name, MPI_MAX_PROCESSOR_NAME, "localhost");
+    name[MPI_MAX_PROCESSOR_NAME - 1] = 0;
+    *resultlen = (int)strlen(name);
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_version(int *version, int *subversion)
+{
+    *version = MPI_VERSION;
+    *subversion = MPI_SUBVERSION;
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_library_version(char *version, int *resultlen)
+{
+    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
+                     "%s (out-of-core MPI runtime; MPI %d.%d)", BDMPI_VERSION_STRING,
+                     MPI_VERSION, MPI_SUBVERSION);
+    *resultlen = n;
+    return MPI_SUCCESS;
+}
+
+double MPI_Wtime(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+}
+
+double MPI_Wtick(void)
+{
+    struct timespec ts;
+    if (clock_getres(CLOCK_MONOTONIC, &ts) == 0 && (ts.tv_sec || ts.tv_nsec))
+        return (double)ts.tv_sec + (double)ts.tv_nsec * 1e-9;
+    return 1e-9;
+}
+
+int BDMPI_Enter_critical(void)
+{
+    BD_CHECK_INIT("BDMPI_Enter_critical");
+    bd_req_begin(BD_REQ_CRIT_ENTER);
+    bd_rpc();
+    return MPI_SUCCESS;
+}
+
+int BDMPI_Exit_critical(void)
+{
+    BD_CHECK_INIT("BDMPI_Exit_critical");
+    bd_req_begin(BD_REQ_CRIT_EXIT);
+    bd_rpc();
+    return MPI_SUCCESS;
+}

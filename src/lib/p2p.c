@@ -1,0 +1,759 @@
+/* Point-to-point on the slave side.  Sends are buffered (bdmpi.txt 5.3):
+ * up to the threshold through the window into the master's memory, larger
+ * ones into a spill file this rank writes and the receiver reads, so every
+ * send completes at once and the sender keeps running.  Receives are
+ * posted to the master when called (so matching follows MPI's order) and
+ * their data is delivered when the rank waits or tests. */
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bd_dtype.h"
+#include "bd_log.h"
+#include "lib.h"
+
+void bd_status_empty(MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    st->MPI_SOURCE = MPI_ANY_SOURCE;
+    st->MPI_TAG = MPI_ANY_TAG;
+    st->MPI_ERROR = MPI_SUCCESS;
+    st->bd_cancelled = 0;
+    st->bd_nbytes = 0;
+}
+
+static void status_proc_null(MPI_Status *st)
+{
+    if (st == MPI_STATUS_IGNORE)
+        return;
+    bd_status_empty(st);
+    st->MPI_SOURCE = MPI_PROC_NULL;
+}
+
+int bd_check_dtype(MPI_Datatype dt, int *size)
+{
+    const bd_dtype_info_t *t = bd_dtype_info(dt);
+    if (!t)
+        return -1;
+    *size = (int)t->size;
+    return 0;
+}
+
+int MPI_Type_size(MPI_Datatype datatype, int *size)
+{
+    if (bd_check_dtype(datatype, size) < 0)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_size", "invalid datatype %d",
+                        datatype);
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    int sz;
+    if (bd_check_dtype(datatype, &sz) < 0)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype %d",
+                        datatype);
+    if (sz == 0) {
+        *count = status->bd_nbytes ? MPI_UNDEFINED : 0;
+        return MPI_SUCCESS;
+    }
+    long long n = status->bd_nbytes;
+    *count = (n % sz || n / sz > INT_MAX) ? MPI_UNDEFINED : (int)(n / sz);
+    return MPI_SUCCESS;
+}
+
+int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
+{
+    /* Every datatype so far is predefined: elements and count agree. */
+    return MPI_Get_count(status, datatype, count);
+}
+
+/* ---------------------------------------------------------------- sending */
+
+int bd_send_bytes(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t n,
+                  int sync, uint64_t *sync_id)
+{
+    uint64_t file_num = 0;
+    int in_file = n > g_bd.threshold;
+    if (in_file) {
+        char path[BD_PATH_MAX + 64];
+        file_num = ++g_bd.spill_seq;
+        bd_spill_path(path, sizeof path, g_bd.hdr->jobdir, g_bd.world_rank, file_num);
+        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+        if (fd < 0)
+            bd_fatal(MPI_ERR_OTHER, "cannot create spill file %s for a %llu-byte message: %s",
+                     path, (unsigned long long)n, strerror(errno));
+        int rc = bd_write_full(fd, buf, n);
+        if (rc < 0 || close(fd) < 0)
+            bd_fatal(MPI_ERR_OTHER,
+                     "cannot write %llu bytes to spill file %s in %s: %s",
+                     (unsigned long long)n, path, g_bd.hdr->jobdir,
+                     strerror(rc < 0 ? -rc : errno));
+    } else if (n) {
+        memcpy(g_bd.win, buf, n);
+    }
+    bd_req_t *r = bd_req_begin(BD_REQ_SEND);
+    r->ctx = ctx;
+    r->peer = world_dst;
+    r->myrank = myrank;
+    r->tag = tag;
+    r->nbytes = n;
+    r->flags = (in_file ? BD_SEND_FILE : 0) | (sync ? BD_SEND_SYNC : 0);
+    r->arg[0] = (int64_t)file_num;
+    bd_rpc();
+    if (sync_id)
+        *sync_id = (uint64_t)bd_resp()->arg[0];
+    return MPI_SUCCESS;
+}
+
+/* Validate a send; on success *nbytes and *c are set.  Returns MPI_SUCCESS,
+ * an error code (already reported), or -1 for MPI_PROC_NULL. */
+static int send_check(const char *call, const void *buf, int count, MPI_Datatype dt, int dest,
+                      int tag, MPI_Comm comm, uint64_t *nbytes, bd_comm_t **c)
+{
+    BD_CHECK_INIT(call);
+    int sz;
+    *c = bd_comm_get(comm);
+    if (!*c)
+        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (count < 0)
+        return bd_error(comm, MPI_ERR_COUNT, call, "invalid count %d", count);
+    if (bd_check_dtype(dt, &sz) < 0)
+        return bd_error(comm, MPI_ERR_TYPE, call, "invalid datatype %d", dt);
+    if (tag < 0)
+        return bd_error(comm, MPI_ERR_TAG, call, "invalid tag %d (must be 0..MPI_TAG_UB)", tag);
+    if (dest == MPI_PROC_NULL)
+        return -1;
+    if (dest < 0 || dest >= (*c)->size)
+        return bd_error(comm, MPI_ERR_RANK, call,
+                        "invalid destination rank %d (communicator size %d)", dest, (*c)->size);
+    if (count > 0 && !buf)
+        return bd_error(comm, MPI_ERR_BUFFER, call, "NULL buffer with count %d", count);
+    *nbytes = (uint64_t)count * (uint64_t)sz;
+    return MPI_SUCCESS;
+}
+
+static int do_send(const char *call, const void *buf, int count, MPI_Datatype dt, int dest,
+                   int tag, MPI_Comm comm, int sync, uint64_t *sync_id)
+{
+    uint64_t n;
+    bd_comm_t *c;
+    int rc = send_check(call, buf, count, dt, dest, tag, comm, &n, &c);
+    if (rc)
+        return rc;
+    return bd_send_bytes(c->ctx, c->world[dest], c->rank, tag, buf, n, sync, sync_id);
+}
+
+static void ssend_wait(uint64_t id)
+{
+    bd_req_t *r = bd_req_begin(BD_REQ_SSEND_WAIT);
+    r->arg[0] = (int64_t)id;
+    bd_rpc();
+}
+
+int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
+{
+    int rc = do_send("MPI_Send", buf, count, datatype, dest, tag, comm, 0, NULL);
+    return rc < 0 ? MPI_SUCCESS : rc;
+}
+
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm)
+{
+    uint64_t id = 0;
+    int rc = do_send("MPI_Ssend", buf, count, datatype, dest, tag, comm, 1, &id);
+    if (rc)
+        return rc < 0 ? MPI_SUCCESS : rc;
+    ssend_wait(id);
+    return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- requests */
+
+static int req_alloc(int kind)
+{
+    for (int i = 1; i < g_bd.nreqs; i++)
+        if (g_bd.reqs[i].kind == BD_RQ_FREE) {
+            memset(&g_bd.reqs[i], 0, sizeof g_bd.reqs[i]);
+            g_bd.reqs[i].kind = kind;
+            return i;
+        }
+    int n = g_bd.nreqs ? g_bd.nreqs * 2 : 64;
+    bd_request_t *t = realloc(g_bd.reqs, (size_t)n * sizeof *t);
+    if (!t)
+        bd_fatal(MPI_ERR_NO_MEM, "out of memory allocating a request");
+    memset(t + g_bd.nreqs, 0, (size_t)(n - g_bd.nreqs) * sizeof *t);
+    int h = g_bd.nreqs ? g_bd.nreqs : 1;
+    g_bd.reqs = t;
+    g_bd.nreqs = n;
+    g_bd.reqs[h].kind = kind;
+    return h;
+}
+
+static bd_request_t *req_get(MPI_Request h)
+{
+    if (h <= 0 || h >= g_bd.nreqs || g_bd.reqs[h].kind == BD_RQ_FREE)
+        return NULL;
+    return &g_bd.reqs[h];
+}
+
+static int isend(const char *call, const void *buf, int count, MPI_Datatype dt, int dest,
+                 int tag, MPI_Comm comm, int sync, MPI_Request *request)
+{
+    uint64_t id = 0;
+    int rc = do_send(call, buf, count, dt, dest, tag, comm, sync, &id);
+    if (rc > 0)
+        return rc;
+    int h = req_alloc(sync && rc == 0 ? BD_RQ_SSEND : BD_RQ_SEND);
+    bd_request_t *q = &g_bd.reqs[h];
+    q->rid = id;
+    bd_status_empty(&q->status);
+    q->done = !(sync && rc == 0);
+    *request = h;
+    return MPI_SUCCESS;
+}
+
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm, MPI_Request *request)
+{
+    return isend("MPI_Isend", buf, count, datatype, dest, tag, comm, 0, request);
+}
+
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request)
+{
+    return isend("MPI_Issend", buf, count, datatype, dest, tag, comm, 1, request);
+}
+
+/* ---------------------------------------------------------------- receiving */
+
+/* The master has answered a receive with a message: copy it into buf. */
+static int take_delivery(void *buf, uint64_t cap, MPI_Status *st)
+{
+    bd_resp_t *rs = bd_resp();
+    uint64_t n = rs->nbytes, take = n < cap ? n : cap;
+    if (rs->arg[2]) {
+        char path[BD_PATH_MAX + 64];
+        bd_spill_path(path, sizeof path, g_bd.hdr->jobdir, (int)rs->arg[1], (uint64_t)rs->arg[0]);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            bd_fatal(MPI_ERR_OTHER, "cannot open spill file %s of a %llu-byte message: %s", path,
+                     (unsigned long long)n, strerror(errno));
+        int rc = bd_pread_full(fd, buf, take, 0);
+        if (rc < 0)
+            bd_fatal(MPI_ERR_OTHER, "cannot read %llu bytes from spill file %s: %s",
+                     (unsigned long long)take, path, strerror(-rc));
+        close(fd);
+        unlink(path);
+    } else if (take) {
+        memcpy(buf, g_bd.win, take);
+    }
+    if (st != MPI_STATUS_IGNORE) {
+        st->MPI_SOURCE = rs->src;
+        st->MPI_TAG = rs->tag;
+        st->bd_cancelled = 0;
+        st->bd_nbytes = (long long)take;
+        st->MPI_ERROR = n > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    }
+    return n > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+}
+
+int bd_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Status *st)
+{
+    bd_req_t *r = bd_req_begin(BD_REQ_RECV);
+    r->ctx = ctx;
+    r->peer = src;
+    r->tag = tag;
+    bd_rpc();
+    return take_delivery(buf, cap, st);
+}
+
+static int recv_check(const char *call, const void *buf, int count, MPI_Datatype dt, int src,
+                      int tag, MPI_Comm comm, uint64_t *cap, bd_comm_t **c)
+{
+    BD_CHECK_INIT(call);
+    int sz;
+    *c = bd_comm_get(comm);
+    if (!*c)
+        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (count < 0)
+        return bd_error(comm, MPI_ERR_COUNT, call, "invalid count %d", count);
+    if (bd_check_dtype(dt, &sz) < 0)
+        return bd_error(comm, MPI_ERR_TYPE, call, "invalid datatype %d", dt);
+    if (tag < 0 && tag != MPI_ANY_TAG)
+        return bd_error(comm, MPI_ERR_TAG, call, "invalid tag %d", tag);
+    if (src == MPI_PROC_NULL)
+        return -1;
+    if (src != MPI_ANY_SOURCE && (src < 0 || src >= (*c)->size))
+        return bd_error(comm, MPI_ERR_RANK, call, "invalid source rank %d (communicator size %d)",
+                        src, (*c)->size);
+    if (count > 0 && !buf)
+        return bd_error(comm, MPI_ERR_BUFFER, call, "NULL buffer with count %d", count);
+    *cap = (uint64_t)count * (uint64_t)sz;
+    return MPI_SUCCESS;
+}
+
+int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+             MPI_Status *status)
+{
+    uint64_t cap;
+    bd_comm_t *c;
+    int rc = recv_check("MPI_Recv", buf, count, datatype, source, tag, comm, &cap, &c);
+    if (rc < 0) {
+        status_proc_null(status);
+        return MPI_SUCCESS;
+    }
+    if (rc)
+        return rc;
+    rc = bd_recv_bytes(c->ctx, source, tag, buf, cap, status);
+    if (rc)
+        return bd_error(comm, rc, "MPI_Recv",
+                        "message of %llu bytes from rank %d (tag %d) truncated to the %llu-byte "
+                        "receive buffer",
+                        (unsigned long long)bd_resp()->nbytes, bd_resp()->src, bd_resp()->tag,
+                        (unsigned long long)cap);
+    return MPI_SUCCESS;
+}
+
+int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+              MPI_Request *request)
+{
+    uint64_t cap;
+    bd_comm_t *c;
+    int rc = recv_check("MPI_Irecv", buf, count, datatype, source, tag, comm, &cap, &c);
+    if (rc > 0)
+        return rc;
+    int h = req_alloc(BD_RQ_RECV);
+    bd_request_t *q = &g_bd.reqs[h];
+    q->buf = buf;
+    q->cap = cap;
+    if (rc < 0) {
+        q->done = 1;
+        status_proc_null(&q->status);
+    } else {
+        q->rid = ++g_bd.next_rid;
+        bd_req_t *r = bd_req_begin(BD_REQ_IRECV);
+        r->rid = q->rid;
+        r->ctx = c->ctx;
+        r->peer = source;
+        r->tag = tag;
+        bd_rpc();
+    }
+    *request = h;
+    return MPI_SUCCESS;
+}
+
+int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                 void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                 MPI_Comm comm, MPI_Status *status)
+{
+    /* Sends are buffered, so send-then-receive cannot deadlock. */
+    int rc = do_send("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm, 0, NULL);
+    if (rc > 0)
+        return rc;
+    uint64_t cap;
+    bd_comm_t *c;
+    rc = recv_check("MPI_Sendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm, &cap, &c);
+    if (rc < 0) {
+        status_proc_null(status);
+        return MPI_SUCCESS;
+    }
+    if (rc)
+        return rc;
+    rc = bd_recv_bytes(c->ctx, source, recvtag, recvbuf, cap, status);
+    if (rc)
+        return bd_error(comm, rc, "MPI_Sendrecv", "message of %llu bytes truncated to %llu bytes",
+                        (unsigned long long)bd_resp()->nbytes, (unsigned long long)cap);
+    return MPI_SUCCESS;
+}
+
+int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                         int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    /* The send is buffered before the receive starts, so buf can be reused at once. */
+    return MPI_Sendrecv(buf, count, datatype, dest, sendtag, buf, count, datatype, source,
+                        recvtag, comm, status);
+}
+
+/* ---------------------------------------------------------------- probing */
+
+static int probe(const char *call, int source, int tag, MPI_Comm comm, int blocking, int *flag,
+                 MPI_Status *status)
+{
+    BD_CHECK_INIT(call);
+    bd_comm_t *c = bd_comm_get(comm);
+    if (!c)
+        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (tag < 0 && tag != MPI_ANY_TAG)
+        return bd_error(comm, MPI_ERR_TAG, call, "invalid tag %d", tag);
+    if (source == MPI_PROC_NULL) {
+        if (flag)
+            *flag = 1;
+        status_proc_null(status);
+        return MPI_SUCCESS;
+    }
+    if (source != MPI_ANY_SOURCE && (source < 0 || source >= c->size))
+        return bd_error(comm, MPI_ERR_RANK, call, "invalid source rank %d (communicator size %d)",
+                        source, c->size);
+    bd_req_t *r = bd_req_begin(blocking ? BD_REQ_PROBE : BD_REQ_IPROBE);
+    r->ctx = c->ctx;
+    r->peer = source;
+    r->tag = tag;
+    bd_rpc();
+    bd_resp_t *rs = bd_resp();
+    if (flag)
+        *flag = rs->flag;
+    if (rs->flag && status != MPI_STATUS_IGNORE) {
+        status->MPI_SOURCE = rs->src;
+        status->MPI_TAG = rs->tag;
+        status->MPI_ERROR = MPI_SUCCESS;
+        status->bd_cancelled = 0;
+        status->bd_nbytes = (long long)rs->nbytes;
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
+{
+    return probe("MPI_Probe", source, tag, comm, 1, NULL, status);
+}
+
+int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
+{
+    return probe("MPI_Iprobe", source, tag, comm, 0, flag, status);
+}
+
+/* ---------------------------------------------------------------- completion */
+
+/* Try to complete q (without reporting it).  blocking: wait for it. */
+static void req_progress(bd_request_t *q, int blocking)
+{
+    if (q->done)
+        return;
+    if (q->kind == BD_RQ_SSEND) {
+        bd_req_t *r = bd_req_begin(blocking ? BD_REQ_SSEND_WAIT : BD_REQ_SSEND_TEST);
+        r->arg[0] = (int64_t)q->rid;
+        bd_rpc();
+        q->done = bd_resp()->flag || blocking;
+        return;
+    }
+    bd_req_t *r = bd_req_begin(blocking ? BD_REQ_WAIT : BD_REQ_TEST);
+    r->rid = q->rid;
+    bd_rpc();
+    bd_resp_t *rs = bd_resp();
+    if (rs->status == BD_RESP_ERROR)
+        bd_fatal(MPI_ERR_INTERN, "the master does not know receive request %llu",
+                 (unsigned long long)q->rid);
+    if (!rs->flag)
+        return;
+    q->err = take_delivery(q->buf, q->cap, &q->status);
+    q->done = 1;
+}
+
+/* Report a completed request and free it. */
+static int req_finish(MPI_Request *h, MPI_Status *st)
+{
+    bd_request_t *q = &g_bd.reqs[*h];
+    int err = q->err;
+    if (st != MPI_STATUS_IGNORE)
+        *st = q->status;
+    q->kind = BD_RQ_FREE;
+    *h = MPI_REQUEST_NULL;
+    return err;
+}
+
+static int bad_request(const char *call, MPI_Request h)
+{
+    return bd_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, call, "invalid request handle %d", h);
+}
+
+int MPI_Wait(MPI_Request *request, MPI_Status *status)
+{
+    BD_CHECK_INIT("MPI_Wait");
+    if (*request == MPI_REQUEST_NULL) {
+        bd_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    bd_request_t *q = req_get(*request);
+    if (!q)
+        return bad_request("MPI_Wait", *request);
+    req_progress(q, 1);
+    int err = req_finish(request, status);
+    if (err)
+        return bd_error(MPI_COMM_WORLD, err, "MPI_Wait", "received message truncated");
+    return MPI_SUCCESS;
+}
+
+int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
+{
+    BD_CHECK_INIT("MPI_Test");
+    if (*request == MPI_REQUEST_NULL) {
+        *flag = 1;
+        bd_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    bd_request_t *q = req_get(*request);
+    if (!q)
+        return bad_request("MPI_Test", *request);
+    req_progress(q, 0);
+    *flag = q->done;
+    if (!q->done)
+        return MPI_SUCCESS;
+    int err = req_finish(request, status);
+    if (err)
+        return bd_error(MPI_COMM_WORLD, err, "MPI_Test", "received message truncated");
+    return MPI_SUCCESS;
+}
+
+int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
+{
+    BD_CHECK_INIT("MPI_Request_get_status");
+    if (request == MPI_REQUEST_NULL) {
+        *flag = 1;
+        bd_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    bd_request_t *q = req_get(request);
+    if (!q)
+        return bad_request("MPI_Request_get_status", request);
+    req_progress(q, 0);
+    *flag = q->done;
+    if (q->done && status != MPI_STATUS_IGNORE)
+        *status = q->status;
+    return MPI_SUCCESS;
+}
+
+/* One poll of every pending request in the list: receives in a single
+ * request to the master, synchronous sends one by one.  With `block`, wait
+ * until at least one has completed.  Returns how many are done. */
+static int poll_many(int count, MPI_Request reqs[], int block)
+{
+    int ndone = 0, nrecv = 0, nssend = 0;
+    for (int i = 0; i < count; i++) {
+        bd_request_t *q = req_get(reqs[i]);
+        if (!q)
+            continue;
+        if (q->done)
+            ndone++;
+        else if (q->kind == BD_RQ_RECV)
+            nrecv++;
+        else if (q->kind == BD_RQ_SSEND)
+            nssend++;
+    }
+    if (ndone || (!nrecv && !nssend))
+        return ndone;
+    for (;;) {
+        if (nssend) {
+            for (int i = 0; i < count; i++) {
+                bd_request_t *q = req_get(reqs[i]);
+                if (q && !q->done && q->kind == BD_RQ_SSEND) {
+                    req_progress(q, 0);
+                    ndone += q->done;
+                }
+            }
+            if (ndone)
+                return ndone;
+        }
+        if (nrecv) {
+            uint64_t max = (g_bd.window - 64) / 9;
+            if ((uint64_t)nrecv > max)
+                bd_fatal(MPI_ERR_INTERN, "too many receive requests (%d) in one call", nrecv);
+            int64_t *rids = (int64_t *)g_bd.win;
+            int k = 0;
+            for (int i = 0; i < count; i++) {
+                bd_request_t *q = req_get(reqs[i]);
+                if (q && !q->done && q->kind == BD_RQ_RECV)
+                    rids[k++] = (int64_t)q->rid;
+            }
+            /* Only a pure-receive set can sleep in the master; with synchronous
+             * sends in the set we must keep polling both kinds. */
+            bd_req_t *r = bd_req_begin(block && !nssend ? BD_REQ_WAITANY : BD_REQ_TESTANY);
+            r->arg[0] = k;
+            bd_rpc();
+            if (bd_resp()->flag) {
+                uint8_t flags[k];
+                memcpy(flags, g_bd.win + (size_t)k * 8, (size_t)k);
+                int j = 0;
+                for (int i = 0; i < count; i++) {
+                    bd_request_t *q = req_get(reqs[i]);
+                    if (q && !q->done && q->kind == BD_RQ_RECV) {
+                        if (flags[j++]) {
+                            req_progress(q, 1);
+                            ndone++;
+                        }
+                    }
+                }
+            }
+        }
+        if (ndone || !block)
+            return ndone;
+    }
+}
+
+static int finish_all(const char *call, int count, MPI_Request reqs[], MPI_Status statuses[])
+{
+    int err = 0;
+    for (int i = 0; i < count; i++) {
+        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
+        if (reqs[i] == MPI_REQUEST_NULL) {
+            bd_status_empty(st);
+            continue;
+        }
+        if (req_finish(&reqs[i], st))
+            err = 1;
+    }
+    if (err)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, call,
+                        "a received message was truncated (see the statuses)");
+    return MPI_SUCCESS;
+}
+
+static int check_reqs(const char *call, int count, MPI_Request reqs[])
+{
+    if (count < 0)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_COUNT, call, "invalid count %d", count);
+    for (int i = 0; i < count; i++)
+        if (reqs[i] != MPI_REQUEST_NULL && !req_get(reqs[i]))
+            return bad_request(call, reqs[i]);
+    return MPI_SUCCESS;
+}
+
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+{
+    BD_CHECK_INIT("MPI_Waitall");
+    int rc = check_reqs("MPI_Waitall", count, requests);
+    if (rc)
+        return rc;
+    for (int i = 0; i < count; i++) {
+        bd_request_t *q = req_get(requests[i]);
+        if (q)
+            req_progress(q, 1);
+    }
+    return finish_all("MPI_Waitall", count, requests, statuses);
+}
+
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+{
+    BD_CHECK_INIT("MPI_Testall");
+    int rc = check_reqs("MPI_Testall", count, requests);
+    if (rc)
+        return rc;
+    int pending = 0;
+    for (int i = 0; i < count; i++) {
+        bd_request_t *q = req_get(requests[i]);
+        if (q && !q->done)
+            pending++;
+    }
+    if (pending)
+        poll_many(count, requests, 0);
+    *flag = 1;
+    for (int i = 0; i < count; i++) {
+        bd_request_t *q = req_get(requests[i]);
+        if (q && !q->done)
+            *flag = 0;
+    }
+    if (!*flag)
+        return MPI_SUCCESS;
+    return finish_all("MPI_Testall", count, requests, statuses);
+}
+
+static int first_done(int count, MPI_Request reqs[])
+{
+    for (int i = 0; i < count; i++) {
+        bd_request_t *q = req_get(reqs[i]);
+        if (q && q->done)
+            return i;
+    }
+    return -1;
+}
+
+static int any_active(int count, MPI_Request reqs[])
+{
+    for (int i = 0; i < count; i++)
+        if (req_get(reqs[i]))
+            return 1;
+    return 0;
+}
+
+static int waitany(const char *call, int count, MPI_Request reqs[], int *index, int *flag,
+                   MPI_Status *status, int block)
+{
+    BD_CHECK_INIT(call);
+    int rc = check_reqs(call, count, reqs);
+    if (rc)
+        return rc;
+    if (!any_active(count, reqs)) {
+        *index = MPI_UNDEFINED;
+        if (flag)
+            *flag = 1;
+        bd_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    poll_many(count, reqs, block);
+    int i = first_done(count, reqs);
+    if (flag)
+        *flag = i >= 0;
+    if (i < 0) {
+        *index = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    *index = i;
+    if (req_finish(&reqs[i], status))
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_TRUNCATE, call, "received message truncated");
+    return MPI_SUCCESS;
+}
+
+int MPI_Waitany(int count, MPI_Request requests[], int *index, MPI_Status *status)
+{
+    return waitany("MPI_Waitany", count, requests, index, NULL, status, 1);
+}
+
+int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_Status *status)
+{
+    return waitany("MPI_Testany", count, requests, index, flag, status, 0);
+}
+
+static int somecall(const char *call, int incount, MPI_Request reqs[], int *outcount,
+                    int indices[], MPI_Status statuses[], int block)
+{
+    BD_CHECK_INIT(call);
+    int rc = check_reqs(call, incount, reqs);
+    if (rc)
+        return rc;
+    if (!any_active(incount, reqs)) {
+        *outcount = MPI_UNDEFINED;
+        return MPI_SUCCESS;
+    }
+    poll_many(incount, reqs, block);
+    int n = 0, err = 0;
+    for (int i = 0; i < incount; i++) {
+        bd_request_t *q = req_get(reqs[i]);
+        if (!q || !q->done)
+            continue;
+        MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
+        indices[n++] = i;
+        if (req_finish(&reqs[i], st))
+            err = 1;
+    }
+    *outcount = n;
+    if (err)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, call,
+                        "a received message was truncated (see the statuses)");
+    return MPI_SUCCESS;
+}
+
+int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    return somecall("MPI_Waitsome", incount, requests, outcount, indices, statuses, 1);
+}
+
+int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
+                 MPI_Status statuses[])
+{
+    return somecall("MPI_Testsome", incount, requests, outcount, indices, statuses, 0);
+}

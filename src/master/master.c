@@ -1,0 +1,578 @@
+#include "master.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/prctl.h>
+#include <sys/signalfd.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "bd_fs.h"
+#include "bd_log.h"
+
+master_t g_m;
+
+double bd_master_now(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
+}
+
+void bd_master_respond(slave_t *s)
+{
+    bd_slot_t *sl = s->slot;
+    uint32_t v = atomic_load_explicit(&sl->resp_seq, memory_order_relaxed) + 1;
+    atomic_store_explicit(&sl->resp_seq, v, memory_order_release);
+    bd_futex_wake(&sl->resp_seq, 1);
+}
+
+void bd_master_make_runnable(slave_t *s)
+{
+    if (s->state == SL_RUNNABLE)
+        return;
+    s->state = SL_RUNNABLE;
+    s->runnable_order = ++g_m.order_counter;
+    g_m.nrunnable++;
+}
+
+void bd_master_block(slave_t *s, blk_t why)
+{
+    if (s->state == SL_RUNNING)
+        g_m.nrunning--;
+    s->blk = why;
+    atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_BLOCKS], 1, memory_order_relaxed);
+    if (why == BLK_YIELD) {
+        atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_YIELDS], 1, memory_order_relaxed);
+        bd_master_make_runnable(s);
+        return;
+    }
+    s->state = SL_BLOCKED;
+}
+
+static void kill_all(void)
+{
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *s = &g_m.slaves[i];
+        if (!s->exited && s->pid > 0)
+            kill(s->pid, SIGKILL);
+    }
+}
+
+void bd_master_fail(int status, const char *fmt, ...)
+{
+    if (g_m.stopping)
+        return;
+    va_list ap;
+    va_start(ap, fmt);
+    bd_log_vmsg("", fmt, ap);
+    va_end(ap);
+    g_m.stopping = 1;
+    g_m.job_failed = status ? status : 1;
+    kill_all();
+}
+
+slave_t *bd_master_slave_by_world(int world)
+{
+    int idx = world - (int)g_m.hdr->first_rank;
+    if (idx < 0 || idx >= g_m.ns)
+        return NULL;
+    return &g_m.slaves[idx];
+}
+
+void bd_master_poll_failed(slave_t *s)
+{
+    atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_POLLS], 1, memory_order_relaxed);
+    if (!s->resuming && g_m.nrunnable > 0)
+        bd_master_block(s, BLK_YIELD);
+    else
+        bd_master_respond(s);
+}
+
+/* ---------------------------------------------------------------- scheduling */
+
+static slave_t *pick_runnable(void)
+{
+    slave_t *best = NULL;
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *s = &g_m.slaves[i];
+        if (s->state != SL_RUNNABLE)
+            continue;
+        if (!best) {
+            best = s;
+            continue;
+        }
+        /* Ranks whose wait is over come before ranks that only yielded a poll;
+         * among them, the one with most memory resident (bdmpi.txt 5.2), then FIFO. */
+        int sy = s->blk == BLK_YIELD, by = best->blk == BLK_YIELD;
+        if (sy != by) {
+            if (!sy)
+                best = s;
+            continue;
+        }
+        uint64_t sr = atomic_load_explicit(&s->slot->resident, memory_order_relaxed);
+        uint64_t br = atomic_load_explicit(&best->slot->resident, memory_order_relaxed);
+        if (!sy && sr != br) {
+            if (sr > br)
+                best = s;
+            continue;
+        }
+        if (s->runnable_order < best->runnable_order)
+            best = s;
+    }
+    return best;
+}
+
+static void resume(slave_t *s)
+{
+    blk_t why = s->blk;
+    s->blk = BLK_NONE;
+    atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_RESUMES], 1, memory_order_relaxed);
+    switch (why) {
+    case BLK_INIT:
+        s->slot->resp.arg[0] = g_m.hdr->world_size;
+        s->slot->resp.arg[1] = s->world;
+        bd_master_respond(s);
+        break;
+    case BLK_CRIT:
+    case BLK_NONE:
+        bd_master_respond(s);
+        break;
+    case BLK_COLL:
+        bd_coll_resume(s);
+        break;
+    case BLK_RECV:
+    case BLK_ANY:
+    case BLK_PROBE:
+    case BLK_SSEND:
+    case BLK_YIELD:
+        bd_p2p_resume(s);
+        break;
+    }
+}
+
+static void schedule(void)
+{
+    while (!g_m.stopping && g_m.nrunning < g_m.nr) {
+        slave_t *s = pick_runnable();
+        if (!s)
+            break;
+        g_m.nrunnable--;
+        g_m.nrunning++;
+        s->state = SL_RUNNING;
+        resume(s);
+    }
+    atomic_store_explicit(&g_m.hdr->runnable_waiting, (uint32_t)g_m.nrunnable,
+                          memory_order_relaxed);
+}
+
+/* Re-examine blocked slaves whose condition may have changed. */
+static void recheck_blocked(void)
+{
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *s = &g_m.slaves[i];
+        if (s->state != SL_BLOCKED || !s->poke)
+            continue;
+        s->poke = 0;
+        int ready = 0;
+        switch (s->blk) {
+        case BLK_COLL: ready = bd_coll_ready(s); break;
+        case BLK_CRIT: ready = s->crit_granted; break;
+        default: ready = bd_p2p_ready(s); break;
+        }
+        if (ready)
+            bd_master_make_runnable(s);
+    }
+}
+
+/* ---------------------------------------------------------------- requests */
+
+static void crit_release(void)
+{
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *w = &g_m.slaves[i];
+        if (w->state == SL_BLOCKED && w->blk == BLK_CRIT && !w->crit_granted) {
+            w->crit_granted = 1; /* the count passes straight to the waiter */
+            bd_master_poke(w);
+            return;
+        }
+    }
+    g_m.crit_count--;
+}
+
+static void handle_request(slave_t *s)
+{
+    bd_req_t *r = &s->slot->req;
+    memset(&s->slot->resp, 0, sizeof s->slot->resp);
+    atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_RPCS], 1, memory_order_relaxed);
+
+    if (r->code == BD_REQ_INIT) {
+        if (s->state != SL_PREINIT) {
+            bd_master_fail(1, "rank %d called MPI_Init twice", s->world);
+            return;
+        }
+        s->inited = 1;
+        g_m.ninit_pending--;
+        s->blk = BLK_INIT;
+        bd_master_make_runnable(s);
+        return;
+    }
+    if (r->code == BD_REQ_ABORT) {
+        char *msg = s->win;
+        msg[1023] = 0;
+        bd_master_fail((int)r->arg[0],
+                       "rank %d called MPI_Abort with error code %lld%s%s; ending the job",
+                       s->world, (long long)r->arg[0], msg[0] ? ": " : "", msg);
+        return;
+    }
+    if (s->state != SL_RUNNING) {
+        bd_master_fail(1,
+                       "rank %d sent request %u while not running (state %d): is a second "
+                       "thread calling MPI?",
+                       s->world, r->code, s->state);
+        return;
+    }
+    switch (r->code) {
+    case BD_REQ_FINALIZE:
+        s->finalized = 1;
+        s->state = SL_FINALIZED;
+        g_m.nrunning--;
+        bd_p2p_cleanup(s);
+        bd_master_respond(s);
+        return;
+    case BD_REQ_CRIT_ENTER:
+        if (g_m.crit_count < g_m.nc) {
+            g_m.crit_count++;
+            bd_master_respond(s);
+        } else {
+            s->crit_granted = 0;
+            bd_master_block(s, BLK_CRIT);
+        }
+        return;
+    case BD_REQ_CRIT_EXIT:
+        crit_release();
+        bd_master_respond(s);
+        return;
+    case BD_REQ_YIELD:
+        bd_master_poll_failed(s);
+        return;
+    case BD_REQ_COLL_BEGIN:
+    case BD_REQ_COLL_PUT:
+    case BD_REQ_COLL_WAIT:
+    case BD_REQ_COLL_GET:
+    case BD_REQ_COLL_END:
+    case BD_REQ_CTX_ALLOC:
+    case BD_REQ_COMM_FREE:
+        bd_coll_handle(s);
+        return;
+    default:
+        bd_p2p_handle(s);
+        return;
+    }
+}
+
+/* ---------------------------------------------------------------- processes */
+
+static const char *g_prog_path;
+static char **g_prog_argv;
+
+static void spawn_slave(slave_t *s, pid_t master_pid, const sigset_t *orig_mask)
+{
+    pid_t pid = fork();
+    if (pid < 0) {
+        bd_master_fail(1, "fork of rank %d failed: %s", s->world, strerror(errno));
+        return;
+    }
+    if (pid == 0) {
+        /* The slave must never outlive its master. */
+        prctl(PR_SET_PDEATHSIG, SIGKILL);
+        if (getppid() != master_pid)
+            _exit(1);
+        sigprocmask(SIG_SETMASK, orig_mask, NULL);
+        char v[32];
+        snprintf(v, sizeof v, "%d", s->idx);
+        setenv("BDMPI_SLOT", v, 1);
+        snprintf(v, sizeof v, "%d", g_m.shm_fd);
+        setenv("BDMPI_SHM_FD", v, 1);
+        snprintf(v, sizeof v, "%d", g_m.event_fd);
+        setenv("BDMPI_EVENT_FD", v, 1);
+        if (s->idx != 0) {
+            int fd = open("/dev/null", O_RDONLY);
+            if (fd >= 0) {
+                dup2(fd, STDIN_FILENO);
+                close(fd);
+            }
+        }
+        execvp(g_prog_path, g_prog_argv);
+        fprintf(stderr, "bdmprun: cannot run '%s' for rank %d: %s\n", g_prog_path, s->world,
+                strerror(errno));
+        _exit(127);
+    }
+    s->pid = pid;
+    s->slot->pid = pid;
+    g_m.nlive++;
+}
+
+static void reap(void)
+{
+    for (;;) {
+        int st;
+        pid_t pid = waitpid(-1, &st, WNOHANG);
+        if (pid <= 0)
+            return;
+        slave_t *s = NULL;
+        for (int i = 0; i < g_m.ns; i++)
+            if (g_m.slaves[i].pid == pid)
+                s = &g_m.slaves[i];
+        if (!s || s->exited)
+            continue;
+        s->exited = 1;
+        s->exit_status = st;
+        g_m.nlive--;
+        if (s->state == SL_RUNNING)
+            g_m.nrunning--;
+        else if (s->state == SL_RUNNABLE)
+            g_m.nrunnable--;
+        if (s->state == SL_PREINIT)
+            g_m.ninit_pending--;
+        sl_state_t was = s->state;
+        s->state = SL_EXITED;
+        bd_p2p_cleanup(s);
+        if (g_m.stopping)
+            continue;
+        if (WIFSIGNALED(st)) {
+            int sig = WTERMSIG(st);
+            bd_master_fail(128 + sig, "rank %d (pid %d) was killed by signal %d (%s)%s", s->world,
+                           (int)pid, sig, strsignal(sig),
+                           was == SL_FINALIZED ? " after MPI_Finalize" : "");
+        } else if (WEXITSTATUS(st) != 0) {
+            int code = WEXITSTATUS(st);
+            if (was == SL_FINALIZED) {
+                if (!g_m.job_failed)
+                    g_m.job_failed = code;
+            } else {
+                bd_master_fail(code, "rank %d (pid %d) exited with status %d %s", s->world,
+                               (int)pid, code,
+                               s->inited ? "without calling MPI_Finalize" : "before MPI_Init");
+            }
+        } else if (s->inited && !s->finalized) {
+            bd_master_fail(1, "rank %d (pid %d) exited without calling MPI_Finalize", s->world,
+                           (int)pid);
+        }
+    }
+}
+
+static void check_deadlock(void)
+{
+    if (g_m.stopping || g_m.nrunning || g_m.nrunnable || g_m.ninit_pending)
+        return;
+    int blocked = 0;
+    for (int i = 0; i < g_m.ns; i++)
+        blocked += g_m.slaves[i].state == SL_BLOCKED;
+    if (!blocked)
+        return;
+    bd_log_error("deadlock: every live rank is blocked in MPI and none can proceed:");
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *s = &g_m.slaves[i];
+        char what[512];
+        if (s->state == SL_BLOCKED) {
+            if (s->blk == BLK_COLL)
+                bd_coll_describe(s, what, sizeof what);
+            else if (s->blk == BLK_CRIT)
+                snprintf(what, sizeof what, "waits in BDMPI_Enter_critical");
+            else
+                bd_p2p_describe(s, what, sizeof what);
+        } else if (s->state == SL_EXITED && !s->inited) {
+            snprintf(what, sizeof what, "exited without calling MPI_Init");
+        } else if (s->state == SL_EXITED || s->state == SL_FINALIZED) {
+            snprintf(what, sizeof what, "has called MPI_Finalize");
+        } else {
+            continue;
+        }
+        bd_log_error("  rank %d %s", s->world, what);
+    }
+    bd_master_fail(1, "ending the job because of the deadlock");
+}
+
+static void print_stats(void)
+{
+    uint64_t(*per)[BD_STAT__COUNT] = calloc((size_t)g_m.ns, sizeof *per);
+    if (!per)
+        return;
+    for (int i = 0; i < g_m.ns; i++)
+        for (int k = 0; k < BD_STAT__COUNT; k++)
+            per[i][k] = atomic_load(&g_m.slaves[i].slot->stats[k]);
+    bd_stats_print(stderr, (const uint64_t(*)[BD_STAT__COUNT])per, g_m.ns,
+                   bd_master_now() - g_m.t_start);
+    fprintf(stderr, "  master: peak bytes of buffered messages %llu\n",
+            (unsigned long long)g_m.peak_buffered);
+    free(per);
+}
+
+static int setup(int argc, char **argv, sigset_t *orig_mask)
+{
+    char err[512];
+    if (bd_opts_load_env(&g_m.opts, err, sizeof err) < 0) {
+        bd_log_error("%s", err);
+        return -1;
+    }
+    bd_log_set_level((int)g_m.opts.num[BD_OPT_VERBOSE]);
+    if (argc < 2) {
+        bd_log_error("usage: bdmprun PROGRAM [ARGS...] (normally started by bdmpiexec)");
+        return -1;
+    }
+    g_prog_path = argv[1];
+    g_prog_argv = argv + 1;
+    g_m.ns = (int)g_m.opts.num[BD_OPT_NS];
+    g_m.nr = (int)g_m.opts.num[BD_OPT_NR];
+    g_m.nc = (int)g_m.opts.num[BD_OPT_NC];
+    if (g_m.nr > g_m.ns)
+        g_m.nr = g_m.ns;
+
+    const char *jd = getenv("BDMPI_JOBDIR");
+    if (jd) {
+        snprintf(g_m.jobdir, sizeof g_m.jobdir, "%s", jd);
+    } else if (bd_fs_make_jobdir(g_m.opts.str[BD_OPT_WD], g_m.jobdir, sizeof g_m.jobdir, err,
+                                 sizeof err) < 0) {
+        bd_log_error("%s", err);
+        return -1;
+    }
+
+    uint64_t window = (uint64_t)g_m.opts.num[BD_OPT_WINDOW];
+    uint64_t thr = (uint64_t)g_m.opts.num[BD_OPT_MSG_THRESHOLD];
+    if (window < thr + 4096)
+        window = thr + 4096;
+    bd_shm_hdr_t tmp;
+    memset(&tmp, 0, sizeof tmp);
+    uint64_t total = bd_shm_layout(&tmp, (uint32_t)g_m.ns, window);
+
+    /* memfd: nothing to clean up in /dev/shm whatever happens to us. */
+    g_m.shm_fd = memfd_create("bdmpi-shm", 0);
+    if (g_m.shm_fd < 0 || ftruncate(g_m.shm_fd, (off_t)total) < 0) {
+        bd_log_error("cannot create %llu bytes of shared memory: %s", (unsigned long long)total,
+                     strerror(errno));
+        return -1;
+    }
+    g_m.hdr = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, g_m.shm_fd, 0);
+    if (g_m.hdr == MAP_FAILED) {
+        bd_log_error("mmap of %llu bytes of shared memory failed: %s",
+                     (unsigned long long)total, strerror(errno));
+        return -1;
+    }
+    *g_m.hdr = tmp;
+    g_m.hdr->magic = BD_SHM_MAGIC;
+    g_m.hdr->world_size = (uint32_t)g_m.ns;
+    g_m.hdr->nnodes = 1;
+    g_m.hdr->node = 0;
+    g_m.hdr->first_rank = 0;
+    g_m.hdr->nr = (uint32_t)g_m.nr;
+    g_m.hdr->msg_threshold = thr;
+    snprintf(g_m.hdr->jobdir, sizeof g_m.hdr->jobdir, "%s", g_m.jobdir);
+
+    g_m.event_fd = eventfd(0, EFD_NONBLOCK);
+    if (g_m.event_fd < 0) {
+        bd_log_error("eventfd failed: %s", strerror(errno));
+        return -1;
+    }
+    sigset_t mask;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    sigprocmask(SIG_BLOCK, &mask, orig_mask);
+    g_m.signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
+    g_m.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
+    if (g_m.signal_fd < 0 || g_m.epoll_fd < 0) {
+        bd_log_error("signalfd/epoll failed: %s", strerror(errno));
+        return -1;
+    }
+    struct epoll_event ev = {.events = EPOLLIN, .data.fd = g_m.event_fd};
+    epoll_ctl(g_m.epoll_fd, EPOLL_CTL_ADD, g_m.event_fd, &ev);
+    ev.data.fd = g_m.signal_fd;
+    epoll_ctl(g_m.epoll_fd, EPOLL_CTL_ADD, g_m.signal_fd, &ev);
+    /* If bdmpiexec dies, we are told to stop (and clean up). */
+    prctl(PR_SET_PDEATHSIG, SIGTERM);
+
+    g_m.slaves = calloc((size_t)g_m.ns, sizeof(slave_t));
+    if (!g_m.slaves)
+        return -1;
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *s = &g_m.slaves[i];
+        s->idx = i;
+        s->world = i;
+        s->state = SL_PREINIT;
+        s->slot = bd_shm_slot(g_m.hdr, (uint32_t)i);
+        s->win = bd_slot_window(g_m.hdr, s->slot);
+        s->slot->world_rank = i;
+    }
+    g_m.ninit_pending = g_m.ns;
+    bd_comm_init_predefined();
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    bd_log_set_prefix("bdmprun");
+    sigset_t orig_mask;
+    if (setup(argc, argv, &orig_mask) < 0)
+        return 1;
+    g_m.t_start = bd_master_now();
+    pid_t me = getpid();
+    for (int i = 0; i < g_m.ns && !g_m.stopping; i++)
+        spawn_slave(&g_m.slaves[i], me, &orig_mask);
+
+    while (g_m.nlive > 0) {
+        struct epoll_event evs[4];
+        int n = epoll_wait(g_m.epoll_fd, evs, 4, 1000);
+        if (n < 0 && errno != EINTR) {
+            bd_master_fail(1, "epoll_wait failed: %s", strerror(errno));
+            break;
+        }
+        for (int k = 0; k < n; k++) {
+            if (evs[k].data.fd == g_m.signal_fd) {
+                struct signalfd_siginfo si;
+                while (read(g_m.signal_fd, &si, sizeof si) == (ssize_t)sizeof si) {
+                    if (si.ssi_signo == SIGCHLD)
+                        continue;
+                    bd_master_fail(128 + (int)si.ssi_signo, "received signal %d (%s): ending the job",
+                                   (int)si.ssi_signo, strsignal((int)si.ssi_signo));
+                }
+                reap();
+            } else {
+                uint64_t cnt;
+                if (read(g_m.event_fd, &cnt, sizeof cnt) < 0 && errno != EAGAIN)
+                    bd_master_fail(1, "eventfd read failed: %s", strerror(errno));
+            }
+        }
+        /* Always scan: a ring of the eventfd may cover many requests. */
+        if (!g_m.stopping) {
+            for (int i = 0; i < g_m.ns; i++) {
+                slave_t *s = &g_m.slaves[i];
+                uint32_t seq = atomic_load_explicit(&s->slot->req_seq, memory_order_acquire);
+                if (seq != s->seen_req && !s->exited) {
+                    s->seen_req = seq;
+                    handle_request(s);
+                }
+            }
+            recheck_blocked();
+            schedule();
+            check_deadlock();
+        }
+        if (n == 0)
+            reap();
+    }
+    if (g_m.opts.num[BD_OPT_STATS])
+        print_stats();
+    bd_fs_remove_tree(g_m.jobdir);
+    return g_m.job_failed;
+}
