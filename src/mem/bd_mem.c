@@ -34,6 +34,8 @@ mem_global_t bdm_g = {
 #define LOCK() pthread_mutex_lock(&G.lock)
 #define UNLOCK() pthread_mutex_unlock(&G.lock)
 
+static void atfork_child(void);
+
 static inline int is_uffd(void) { return G.track == BD_MEM_TRACK_UFFD; }
 static inline int is_ar(void) { return G.strategy != BD_MEM_LRLW; }
 static inline size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
@@ -673,6 +675,8 @@ int bd_mem_init(const bd_mem_config_t *cfg) {
   G.st.track = G.track;
   G.st.kernel_faults = G.kernel_faults;
   G.next_id = 1;
+  static int atfork_done;
+  if (!atfork_done && pthread_atfork(NULL, NULL, atfork_child) == 0) atfork_done = 1;
   __atomic_store_n(&G.active, 1, __ATOMIC_RELEASE);
   UNLOCK();
   return 0;
@@ -713,6 +717,11 @@ void bd_mem_fini(void) {
 }
 
 int bd_mem_active(void) { return __atomic_load_n(&G.active, __ATOMIC_ACQUIRE); }
+
+/* A forked child shares the parent's userfaultfd and (mprotect path) memfd:
+ * it must not use the manager.  Managed pointers stay "ours" in the child, so
+ * free() of them is a no-op there. */
+static void atfork_child(void) { __atomic_store_n(&G.active, 0, __ATOMIC_RELAXED); }
 
 size_t bd_mem_threshold(void) { return bd_mem_active() ? G.threshold : (size_t)-1; }
 

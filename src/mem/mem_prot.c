@@ -69,6 +69,9 @@ int bdm_prot_setup(void) {
     close(fd);
     return -err;
   }
+  /* A child must not write through the shared mappings into our memory. */
+  madvise(u, G.arena_len, MADV_DONTFORK);
+  madvise(s, G.arena_len, MADV_DONTFORK);
   G.memfd = fd;
   G.stage_lo = (uintptr_t)s;
   G.kernel_faults = 0;

@@ -9,8 +9,11 @@
 
 #include "memtest.h"
 
-/* Run fn in a child; expect SIGABRT and a message containing want. */
-static void expect_abort(void (*fn)(void), const char *want) {
+static const char *track_arg;
+
+/* Run "self <track> <what>" as a fresh process (fork + exec: a forked child
+ * may not use the parent's manager); expect SIGABRT and a message with want. */
+static void expect_abort(const char *what, const char *want) {
   int pfd[2];
   CHECK(pipe(pfd) == 0);
   fflush(NULL);
@@ -19,9 +22,9 @@ static void expect_abort(void (*fn)(void), const char *want) {
   if (pid == 0) {
     dup2(pfd[1], 2);
     close(pfd[0]);
-    signal(SIGABRT, SIG_DFL);
-    fn();
-    _exit(0);
+    close(pfd[1]);
+    execl("/proc/self/exe", "mem_errors", track_arg, what, mt_dir, (char *)NULL);
+    _exit(3);
   }
   close(pfd[1]);
   char out[2048];
@@ -37,19 +40,27 @@ static void expect_abort(void (*fn)(void), const char *want) {
   fprintf(stderr, "ok, child said: %s", out);
 }
 
-static void double_free(void) {
-  void *p = bd_mem_alloc(1u << 20, 0);
-  bd_mem_free(p);
-  bd_mem_free(p);
-}
-
-static void interior_free(void) {
+static int child(const char *what, const char *dir) {
+  bd_mem_config_t cfg;
+  memset(&cfg, 0, sizeof cfg);
+  cfg.dir = dir; /* the parent's directory, which the parent cleans up */
+  cfg.track = mt_track(track_arg);
+  if (bd_mem_init(&cfg) != 0) return 1;
   char *p = bd_mem_alloc(1u << 20, 0);
-  bd_mem_free(p + 4096);
+  p[0] = 1;
+  if (!strcmp(what, "double")) {
+    bd_mem_free(p);
+    bd_mem_free(p);
+  } else {
+    bd_mem_free(p + 4096);
+  }
+  return 0; /* not reached */
 }
 
 int main(int argc, char **argv) {
-  if (argc != 2) return 1;
+  if (argc < 2) return 1;
+  track_arg = argv[1];
+  if (argc == 4) return child(argv[2], argv[3]);
   bd_mem_config_t cfg;
   mt_setup(&cfg, "arlw", 64u << 10, argv[1]);
   const size_t n = 4u << 20;
@@ -72,8 +83,20 @@ int main(int argc, char **argv) {
   CHECK(bd_mem_resident_bytes() == 0);
   for (size_t k = 0; k < n; k++) CHECKF(a[k] == (uint8_t)(k * 5), "offset %zu", k);
 
-  expect_abort(double_free, "double free");
-  expect_abort(interior_free, "invalid pointer");
+  expect_abort("double", "double free");
+  expect_abort("interior", "invalid pointer");
+
+  /* a forked child cannot use the manager, and freeing inherited managed
+   * pointers there is harmless */
+  pid_t pid = fork();
+  if (pid == 0) {
+    if (bd_mem_active() || bd_mem_alloc(1u << 20, 0) != NULL) _exit(1);
+    bd_mem_free(a);
+    _exit(0);
+  }
+  int status;
+  CHECK(waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 0);
+  CHECK(bd_mem_active());
 
   bd_mem_free(a);
   mt_finish();
