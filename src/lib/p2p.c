@@ -529,8 +529,9 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 
 /* One poll of every pending request in the list: receives in a single
  * request to the master, synchronous sends one by one.  With `block`, wait
- * until at least one has completed.  Returns how many are done. */
-static int poll_many(int count, MPI_Request reqs[], int block)
+ * until at least one has completed.  Unless `every`, a request that is
+ * already done ends the call at once.  Returns how many are done. */
+static int poll_many(int count, MPI_Request reqs[], int block, int every)
 {
     int ndone = 0, nrecv = 0, nssend = 0;
     for (int i = 0; i < count; i++) {
@@ -544,8 +545,10 @@ static int poll_many(int count, MPI_Request reqs[], int block)
         else if (q->kind == BD_RQ_SSEND)
             nssend++;
     }
-    if (ndone || (!nrecv && !nssend))
+    if ((ndone && !every) || (!nrecv && !nssend))
         return ndone;
+    if (ndone)
+        block = 0;
     for (;;) {
         if (nssend) {
             for (int i = 0; i < count; i++) {
@@ -594,7 +597,7 @@ static int poll_many(int count, MPI_Request reqs[], int block)
     }
 }
 
-static int finish_all(const char *call, int count, MPI_Request reqs[], MPI_Status statuses[])
+static int finish_all(const char *call, int count, MPI_Request reqs[], MPI_Status *statuses)
 {
     int err = 0;
     for (int i = 0; i < count; i++) {
@@ -622,7 +625,7 @@ static int check_reqs(const char *call, int count, MPI_Request reqs[])
     return MPI_SUCCESS;
 }
 
-int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
+int MPI_Waitall(int count, MPI_Request requests[], MPI_Status *statuses)
 {
     BD_CHECK_INIT("MPI_Waitall");
     int rc = check_reqs("MPI_Waitall", count, requests);
@@ -636,7 +639,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status statuses[])
     return finish_all("MPI_Waitall", count, requests, statuses);
 }
 
-int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuses[])
+int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status *statuses)
 {
     BD_CHECK_INIT("MPI_Testall");
     int rc = check_reqs("MPI_Testall", count, requests);
@@ -649,7 +652,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status statuse
             pending++;
     }
     if (pending)
-        poll_many(count, requests, 0);
+        poll_many(count, requests, 0, 1);
     *flag = 1;
     for (int i = 0; i < count; i++) {
         bd_request_t *q = req_get(requests[i]);
@@ -693,7 +696,7 @@ static int waitany(const char *call, int count, MPI_Request reqs[], int *index, 
         bd_status_empty(status);
         return MPI_SUCCESS;
     }
-    poll_many(count, reqs, block);
+    poll_many(count, reqs, block, 0);
     int i = first_done(count, reqs);
     if (flag)
         *flag = i >= 0;
@@ -718,7 +721,7 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
 }
 
 static int somecall(const char *call, int incount, MPI_Request reqs[], int *outcount,
-                    int indices[], MPI_Status statuses[], int block)
+                    int indices[], MPI_Status *statuses, int block)
 {
     BD_CHECK_INIT(call);
     int rc = check_reqs(call, incount, reqs);
@@ -728,7 +731,7 @@ static int somecall(const char *call, int incount, MPI_Request reqs[], int *outc
         *outcount = MPI_UNDEFINED;
         return MPI_SUCCESS;
     }
-    poll_many(incount, reqs, block);
+    poll_many(incount, reqs, block, 1);
     int n = 0, err = 0;
     for (int i = 0; i < incount; i++) {
         bd_request_t *q = req_get(reqs[i]);
@@ -747,13 +750,13 @@ static int somecall(const char *call, int incount, MPI_Request reqs[], int *outc
 }
 
 int MPI_Waitsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                 MPI_Status statuses[])
+                 MPI_Status *statuses)
 {
     return somecall("MPI_Waitsome", incount, requests, outcount, indices, statuses, 1);
 }
 
 int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices[],
-                 MPI_Status statuses[])
+                 MPI_Status *statuses)
 {
     return somecall("MPI_Testsome", incount, requests, outcount, indices, statuses, 0);
 }

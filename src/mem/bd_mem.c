@@ -422,8 +422,13 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault) {
   if (!all_res || whole) {
     size_t s0 = i0, s1 = i1;
     if (in_fault) {
-      s0 = i0 / G.chunk_sb * G.chunk_sb;
-      s1 = s0 + G.chunk_sb;
+      /* AR allocations are accounted as a whole, so the never-stored
+       * sbpages the uffd path fills lazily can be filled in bigger pieces
+       * (each fault is a handler-thread round trip). */
+      size_t csb = G.chunk_sb;
+      if (is_uffd() && is_ar() && csb * sb < (2u << 20)) csb = ((2u << 20) + sb - 1) / sb;
+      s0 = i0 / csb * csb;
+      s1 = s0 + csb;
       if (s1 < i1) s1 = i1;
       if (s1 > a->nsb) s1 = a->nsb;
     }
