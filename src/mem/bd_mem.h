@@ -44,8 +44,8 @@
  *      - unload: one PAGEMAP_SCAN ioctl (PAGE_IS_WRITTEN and PAGE_IS_PRESENT)
  *        per allocation lists the written pages; the sbpages containing them
  *        are written back, then MADV_DONTNEED releases everything.
- *    Costs: one handler-thread round trip (a few microseconds) per loaded
- *    chunk, a memcpy from the bounce buffer, no cost at all per write, no
+ *    Costs: one handler-thread round trip per loaded chunk (AR allocations,
+ *    accounted as a whole, are zero-filled in 2 MiB pieces), a memcpy from the bounce buffer, no cost at all per write, no
  *    VMA fragmentation.  As root (or with vm.unprivileged_userfaultfd=1, or
  *    with access to /dev/userfaultfd) faults raised by the kernel itself are
  *    handled too, so read(2)/write(2)/recv(2) into unloaded managed memory
@@ -65,8 +65,9 @@
  *    PROT_READ|PROT_WRITE (dirty); protection changes are coalesced over runs
  *    of sbpages.  A SIGSEGV handler loads on access and marks sbpages dirty on
  *    the first write.  Memory is released with FALLOC_FL_PUNCH_HOLE.
- *    Costs: one SIGSEGV (~several microseconds) per loaded chunk and one more
- *    per written sbpage; one VMA per run of sbpages with equal protection, so
+ *    Costs: one SIGSEGV per loaded chunk and one more per first write to a
+ *    loaded sbpage (on x86-64 the error code tells a write fault on a
+ *    non-resident sbpage apart, so that case needs one signal, not two); one VMA per run of sbpages with equal protection, so
  *    scattered writes fragment the address space (vm.max_map_count, usually
  *    65530): if mprotect fails with ENOMEM the allocation is degraded to "all
  *    resident, all dirty" (correct, but the next unload writes all of it).
@@ -98,9 +99,29 @@
  * (the handler thread or a SIGSEGV handler); they must not touch managed
  * memory and must not allocate managed memory.
  *
- * fork(): the child gets a plain copy of resident memory; non-resident
- * sbpages read as zeros in the child.  Only exec-style children are
+ * fork(): the manager is inactive in the child (pthread_atfork); freeing
+ * inherited managed pointers there is a no-op and malloc goes to libc.  On
+ * the uffd path the child has a private copy of the resident pages
+ * (non-resident ones read as zeros); on the mprotect path the arena is
+ * MADV_DONTFORK, so the child cannot corrupt the parent's memory through
+ * the shared memfd (touching it crashes).  Only exec-style children are
  * supported.
+ *
+ * Signals: the mprotect path installs a SIGSEGV handler at bd_mem_init and
+ * chains to the previous handler for faults that are not its own; a program
+ * that replaces the SIGSEGV handler afterwards breaks that path.
+ *
+ * Measured (Linux 6.18 VM, 2 vCPUs, ext4 on virtio, 256 MiB allocation,
+ * 64 KiB sbpages): one uffd fault round trip through the handler thread
+ * costs ~60-120 us here (thread wake-up dominates), an mprotect SIGSEGV
+ * fault ~15-30 us including the mprotect; resident data is accessed at full
+ * speed on both paths.  Fresh-memory first writes ran at ~500 MB/s (uffd,
+ * LRLW, 64 KiB chunks), ~1.3-1.7 GB/s (uffd with 1 MiB chunks or AR, which
+ * zero-fills in 2 MiB pieces) and ~1.9 GB/s (mprotect) against ~2.5 GB/s for
+ * plain anonymous memory; writes to loaded memory are free on the uffd path
+ * and cost one fault per sbpage on the mprotect path (873 MB/s at 4 KiB
+ * sbpages, ~5 GB/s at 64 KiB).  Unload wrote ~1.6-2 GB/s, reload read
+ * 0.35-1.3 GB/s (O_DIRECT, queue depth 1; larger chunks help).
  *
  * Errors: functions return 0 or -errno.  A failure that cannot be reported
  * (I/O error while loading in the fault handler, a refused acquire) prints a
