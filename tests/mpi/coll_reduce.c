@@ -72,12 +72,9 @@ static int skip_unsigned_minmax;
 
 static void detect_mpich_unsigned_bug(void)
 {
-    char ver[MPI_MAX_LIBRARY_VERSION_STRING];
-    int len = 0;
     unsigned char a = 0x93, b = 0x6e;
 
-    MPI_Get_library_version(ver, &len);
-    if (!strstr(ver, "MPICH Version:"))
+    if (!mtest_is_mpich())
         return;
     MPI_Reduce_local(&a, &b, 1, MPI_UNSIGNED_CHAR, MPI_MIN);
     if (b == 0x93) {
