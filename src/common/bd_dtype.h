@@ -20,8 +20,9 @@ enum bd_dtype_class {
 
 typedef struct bd_dtype_info {
     const char *name;
-    uint32_t size;
+    uint32_t size;   /* extent: bytes one element occupies in a buffer */
     uint8_t cls;
+    uint32_t tsize;  /* MPI_Type_size: bytes of data, without padding (0: same as size) */
 } bd_dtype_info_t;
 
 /* NULL unless dtype is a predefined datatype handle. */

@@ -2,6 +2,7 @@
  * knows its context id (shared with the master), the caller's rank and the
  * world rank of every member. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,13 +33,15 @@ int bd_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh)
         g_bd.comms = t;
         g_bd.ncomms = n;
     }
-    g_bd.comms[h] = (bd_comm_t){1, ctx, rank, size, world, errh, 0};
+    g_bd.comms[h] = (bd_comm_t){1, ctx, rank, size, world, errh, 0, ""};
     return h;
 }
 
-static void set_predefined(MPI_Comm h, int ctx, int rank, int size, int *world)
+static void set_predefined(MPI_Comm h, int ctx, int rank, int size, int *world,
+                           const char *name)
 {
-    g_bd.comms[h] = (bd_comm_t){1, ctx, rank, size, world, MPI_ERRORS_ARE_FATAL, 0};
+    g_bd.comms[h] = (bd_comm_t){1, ctx, rank, size, world, MPI_ERRORS_ARE_FATAL, 0, ""};
+    snprintf(g_bd.comms[h].name, sizeof g_bd.comms[h].name, "%s", name);
 }
 
 int bd_world_node(int world)
@@ -68,11 +71,11 @@ void bd_comm_setup_predefined(void)
         node[i] = first + i;
     *self = me;
     int local = me - first;
-    set_predefined(MPI_COMM_WORLD, MPI_COMM_WORLD, me, n, world);
-    set_predefined(MPI_COMM_SELF, MPI_COMM_SELF, 0, 1, self);
-    set_predefined(BDMPI_COMM_NODE, BDMPI_COMM_NODE, local, ns, node);
+    set_predefined(MPI_COMM_WORLD, MPI_COMM_WORLD, me, n, world, "MPI_COMM_WORLD");
+    set_predefined(MPI_COMM_SELF, MPI_COMM_SELF, 0, 1, self, "MPI_COMM_SELF");
+    set_predefined(BDMPI_COMM_NODE, BDMPI_COMM_NODE, local, ns, node, "BDMPI_COMM_NODE");
     set_predefined(BDMPI_COMM_CWORLD, BDMPI_COMM_CWORLD, local * nn + (int)g_bd.hdr->node, n,
-                   cworld);
+                   cworld, "BDMPI_COMM_CWORLD");
 }
 
 int MPI_Comm_size(MPI_Comm comm, int *size)
@@ -337,3 +340,24 @@ LAYOUT_FN(BDMPI_Comm_nrank, 1)
 LAYOUT_FN(BDMPI_Comm_lsize, 2)
 LAYOUT_FN(BDMPI_Comm_lrank, 3)
 LAYOUT_FN(BDMPI_Comm_rrank, 4)
+
+int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
+{
+    BD_CHECK_INIT("MPI_Comm_get_name");
+    bd_comm_t *c = bd_comm_get(comm);
+    if (!c)
+        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_get_name", "invalid communicator %d", comm);
+    int n = snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", c->name);
+    *resultlen = n < MPI_MAX_OBJECT_NAME ? n : MPI_MAX_OBJECT_NAME - 1;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
+{
+    BD_CHECK_INIT("MPI_Comm_set_name");
+    bd_comm_t *c = bd_comm_get(comm);
+    if (!c)
+        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_set_name", "invalid communicator %d", comm);
+    snprintf(c->name, sizeof c->name, "%s", comm_name ? comm_name : "");
+    return MPI_SUCCESS;
+}

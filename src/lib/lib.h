@@ -18,6 +18,7 @@ typedef struct bd_comm {
     int *world;        /* comm rank -> world rank */
     MPI_Errhandler errh;
     uint64_t coll_seq; /* collectives this rank has started on it */
+    char name[MPI_MAX_OBJECT_NAME];
 } bd_comm_t;
 
 enum { BD_RQ_FREE = 0, BD_RQ_SEND, BD_RQ_SSEND, BD_RQ_RECV };

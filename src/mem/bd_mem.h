@@ -158,11 +158,13 @@ typedef struct {
   bd_mem_track_t track;       /* overridden by env BD_MEM_TRACK */
   /* Memory budget accounting.  acquire(ctx, n) is called before n more bytes
    * become resident and must return 0 (it may block, e.g. while the master
-   * makes other slaves unload); a nonzero return in the fault handler aborts,
-   * in bd_mem_prepare() it is returned as -EAGAIN-like error (the value
-   * itself if negative, else -ENOMEM).  release(ctx, n) is called after n
-   * bytes stopped being resident.  AR strategies account a whole allocation
-   * at its first touch; LRLW accounts each loaded chunk.  NULL = no accounting. */
+   * makes other slaves unload).  A nonzero return aborts the program when it
+   * happens in the fault handler; bd_mem_prepare() returns it instead (as is
+   * if negative, else -ENOMEM).  release(ctx, n) is called after n bytes
+   * stopped being resident (unload, discard, shrink, free, fini).  AR
+   * strategies account a whole allocation at its first touch; LRLW accounts
+   * each loaded chunk (the runtime may batch requests to the master).
+   * NULL = no accounting. */
   int (*acquire)(void *ctx, size_t bytes);
   void (*release)(void *ctx, size_t bytes);
   void *ctx;
