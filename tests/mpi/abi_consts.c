@@ -5,6 +5,7 @@
  *  - MPI_MAX_PROCESSOR_NAME, MPI_MAX_ERROR_STRING,
  *    MPI_MAX_LIBRARY_VERSION_STRING and MPI_MAX_OBJECT_NAME are integer
  *    constant expressions usable as (file-scope, static) array sizes;
+ *    MPI_Comm_get_name(MPI_COMM_WORLD) is "MPI_COMM_WORLD" (MPI-3.1 6.8);
  *  - MPI_SUCCESS == 0; the status object has MPI_SOURCE, MPI_TAG and
  *    MPI_ERROR fields;
  *  - MPI_ANY_SOURCE, MPI_PROC_NULL and MPI_ROOT (rank-valued) are distinct
@@ -81,7 +82,9 @@ int main(int argc, char **argv)
         MPI_Error_string(MPI_ERR_TAG, g_err, &len);
         MPI_Get_library_version(g_lib, &len);
         MPI_Comm_get_name(MPI_COMM_WORLD, g_obj, &len);
-        CHECK(len >= 0 && len < MPI_MAX_OBJECT_NAME, "Comm_get_name len %d",
+        CHECK(len == (int)strlen("MPI_COMM_WORLD") &&
+                  strcmp(g_obj, "MPI_COMM_WORLD") == 0,
+              "MPI_Comm_get_name(MPI_COMM_WORLD) = \"%s\" (len %d)", g_obj,
               len);
     }
 

@@ -119,11 +119,15 @@ int main(int argc, char **argv)
             prev = now;
         }
         CHECK(backwards == 0, "MPI_Wtime went backwards %d times", backwards);
-        t0 = MPI_Wtime();
-        nanosleep(&ts, NULL);
-        now = MPI_Wtime();
-        CHECK(now - t0 >= 0.015 && now - t0 < 30.0,
-              "MPI_Wtime measured %g s for a 20 ms sleep", now - t0);
+        /* a 20 ms sleep, on a few ranks only so that it stays cheap when
+         * hundreds of ranks run one after the other */
+        if (rank < 4) {
+            t0 = MPI_Wtime();
+            nanosleep(&ts, NULL);
+            now = MPI_Wtime();
+            CHECK(now - t0 >= 0.015 && now - t0 < 30.0,
+                  "MPI_Wtime measured %g s for a 20 ms sleep", now - t0);
+        }
     }
 
     /* ---- threads ---- */

@@ -146,7 +146,8 @@ int main(int argc, char **argv)
                     MPI_Isend(sb[i], (i % 2) ? BIG : 8, MPI_BYTE, r, 9,
                               MPI_COMM_WORLD, &sreq[i]);
                 MPI_Barrier(MPI_COMM_WORLD);
-                mtest_spin(0.01);
+                if (me)
+                    mtest_spin(0.01);
                 for (i = 0; me && i < NMIX; i++)
                     MPI_Recv(rb[i], BIG, MPI_BYTE, l, MPI_ANY_TAG,
                              MPI_COMM_WORLD, &sts[i]);
