@@ -34,6 +34,10 @@
   } while (0)
 
 static char mt_dir[256];
+static inline void mt_rmdir(void);
+static void mt_cleanup_at_exit(void) {
+  if (mt_dir[0]) mt_rmdir(); /* also after a failed CHECK */
+}
 
 static inline const char *mt_mkdir(void) {
   const char *base = getenv("TMPDIR");
@@ -43,6 +47,7 @@ static inline const char *mt_mkdir(void) {
     perror("mkdtemp");
     exit(1);
   }
+  atexit(mt_cleanup_at_exit);
   return mt_dir;
 }
 
@@ -71,6 +76,7 @@ static inline void mt_rmdir(void) {
     closedir(d);
   }
   rmdir(mt_dir);
+  mt_dir[0] = 0;
 }
 
 static inline bd_mem_strategy_t mt_strategy(const char *s) {
