@@ -181,7 +181,7 @@ static uint64_t gen_int(const tdesc *t, int op, int r, int j)
         if (sg)
             v -= 120;
         if (t->size > 1)
-            return (uint64_t)(v * (int64_t)S + (r & 127));
+            return (uint64_t)v * S + (uint64_t)(r & 127); /* unsigned: no overflow UB */
         return (uint64_t)v;
     case OP_LAND:
     case OP_LOR:

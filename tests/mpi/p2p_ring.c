@@ -4,7 +4,9 @@
  *
  * Message sizes 0, 1, 4095, 4096, 4097 bytes, 64 KiB and 1 MiB (1 MiB only
  * when size <= 16), for MPI_INT, MPI_DOUBLE, MPI_CHAR, MPI_BYTE and
- * MPI_LONG_LONG.  The element count is ceil(bytes / sizeof(type)).  Data is
+ * MPI_LONG_LONG (with more than 64 ranks, only MPI_BYTE at every size and
+ * the other types at 1 and 4097 bytes).  The element count is
+ * ceil(bytes / sizeof(type)).  Data is
  * patterned by sender, type and size, and compared byte-exactly; one guard
  * element after each receive buffer must stay untouched.  Status source,
  * tag and MPI_Get_count are checked.  Works for any size, including 1
@@ -143,6 +145,10 @@ int main(int argc, char **argv)
             MPI_Request req[4];
 
             if (bytes > 65536 && size > 16)
+                continue;
+            /* beyond 64 ranks every size is still tested with MPI_BYTE, but
+             * the other types only at 1 and 4097 bytes, to stay cheap */
+            if (size > 64 && t != T_BYTE && bytes != 1 && bytes != 4097)
                 continue;
             sbuf = malloc(n + sz);
             rbuf = malloc(n + sz);
