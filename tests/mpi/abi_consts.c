@@ -162,8 +162,9 @@ int main(int argc, char **argv)
              * status of MPI_Irecv from MPI_PROC_NULL has source 0, tag 0.
              * Excused for MPICH only. */
             if (rank == 0)
-                printf("note: MPICH Irecv(MPI_PROC_NULL) status bug "
-                       "(pmodels/mpich#6805) detected; check skipped\n");
+                fprintf(stderr, "note: MPICH Irecv(MPI_PROC_NULL) status "
+                                "bug (pmodels/mpich#6805) detected; check "
+                                "skipped\n");
         } else {
             CHECK(sts[0].MPI_SOURCE == MPI_PROC_NULL &&
                       sts[0].MPI_TAG == MPI_ANY_TAG && cnt == 0,

@@ -80,8 +80,9 @@ static void detect_mpich_unsigned_bug(void)
     if (b == 0x93) {
         skip_unsigned_minmax = 1;
         if (rank == 0)
-            printf("note: MPICH unsigned MIN/MAX bug (pmodels/mpich#6083) "
-                   "detected; skipping MIN/MAX on unsigned types\n");
+            fprintf(stderr, "note: MPICH unsigned MIN/MAX bug "
+                            "(pmodels/mpich#6083) detected; skipping MIN/MAX "
+                            "on unsigned types\n");
     }
 }
 
