@@ -23,9 +23,41 @@ static uint64_t now_ns(void)
     return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* Requests after which the master may hand our run slot to another rank. */
+static int may_block(uint32_t code)
+{
+    switch (code) {
+    case BD_REQ_RECV: case BD_REQ_WAIT: case BD_REQ_TEST: case BD_REQ_WAITANY:
+    case BD_REQ_TESTANY: case BD_REQ_PROBE: case BD_REQ_IPROBE: case BD_REQ_SSEND_WAIT:
+    case BD_REQ_SSEND_TEST: case BD_REQ_COLL_WAIT: case BD_REQ_CRIT_ENTER: case BD_REQ_YIELD:
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+/* Tell the master how much of us is resident, so it can resume the rank
+ * that is cheapest to resume (bdmpi.txt 5.2). */
+static void report_resident(void)
+{
+    static int fd = -2;
+    if (fd == -2)
+        fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    char buf[128];
+    ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    unsigned long long size, res;
+    if (sscanf(buf, "%llu %llu", &size, &res) == 2)
+        atomic_store_explicit(&g_bd.slot->resident, res * 4096ull, memory_order_relaxed);
+}
+
 void bd_rpc(void)
 {
     bd_slot_t *sl = g_bd.slot;
+    if (g_bd.hdr->nr < g_bd.hdr->nslaves && may_block(sl->req.code))
+        report_resident();
     uint64_t t0 = now_ns();
     uint32_t seen = atomic_load_explicit(&sl->resp_seq, memory_order_relaxed);
     uint32_t seq = atomic_load_explicit(&sl->req_seq, memory_order_relaxed) + 1;

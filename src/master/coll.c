@@ -5,8 +5,12 @@
  * addressed by (source, destination); reductions with predefined ops are
  * folded here in rank order, so results do not depend on scheduling.
  * Communicator creation (split, dup) is one more kind of collective. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bd_dtype.h"
 #include "bd_log.h"
@@ -165,6 +169,8 @@ static void coll_free(coll_t *c)
             free(c->results[i].data);
     free(c->results);
     free(c->pieces);
+    if (c->fd >= 0)
+        close(c->fd);
     free(c->rank_arrived);
     free(c->acc);
     free(c);
@@ -187,6 +193,7 @@ static coll_t *coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
     c->ctx = comm->ctx;
     c->seq = seq;
     c->d = *d;
+    c->fd = -1;
     c->npieces = npieces_for(d->kind, comm->size);
     c->pieces = calloc(c->npieces ? c->npieces : 1, sizeof(piece_t));
     c->rank_arrived = calloc((size_t)comm->size, sizeof(int));
@@ -207,19 +214,71 @@ static coll_t *coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
     return c;
 }
 
-static int piece_write(piece_t *p, uint64_t total, uint64_t off, const char *src, uint32_t len)
+/* Large pieces of data-moving collectives go to a spill file, so an
+ * all-to-all of big buffers does not live in the master's memory.  The file
+ * is unlinked as soon as it is made: nothing can outlive the master. */
+static int piece_place(coll_t *c, piece_t *p, uint64_t total)
 {
-    if (!p->data && total) {
-        p->data = malloc(total);
-        if (!p->data)
-            return -1;
-        p->total = total;
+    p->total = total;
+    if (!total)
+        return 0;
+    if (total > g_m.hdr->msg_threshold && !is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT) {
+        if (c->fd < 0) {
+            char path[BD_PATH_MAX + 64];
+            snprintf(path, sizeof path, "%s/coll-%d-%llu", g_m.jobdir, c->ctx,
+                     (unsigned long long)c->seq);
+            c->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+            if (c->fd < 0) {
+                bd_master_fail(1, "cannot create collective spill file %s: %s", path,
+                               strerror(errno));
+                return -1;
+            }
+            unlink(path);
+        }
+        p->in_file = 1;
+        p->file_off = c->file_end;
+        c->file_end += (total + 4095) & ~4095ull;
+        g_m.coll_file_bytes += total;
+        return 0;
     }
+    p->data = malloc(total);
+    return p->data ? 0 : -1;
+}
+
+static int piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, const char *src,
+                       uint32_t len)
+{
+    if (!p->data && !p->in_file && total && piece_place(c, p, total) < 0)
+        return -1;
     if (total != p->total || off + len > p->total)
         return -1;
-    memcpy(p->data + off, src, len);
+    if (p->in_file) {
+        int rc = bd_pwrite_full(c->fd, src, len, p->file_off + off);
+        if (rc < 0) {
+            bd_master_fail(1, "cannot write %u bytes of %s data to the spill file in %s: %s",
+                           len, kind_name(c->d.kind), g_m.jobdir, strerror(-rc));
+            return -1;
+        }
+    } else {
+        memcpy(p->data + off, src, len);
+    }
     p->filled += len;
     return 0;
+}
+
+static int piece_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_t len)
+{
+    if (!len)
+        return 0;
+    if (!p->in_file) {
+        memcpy(dst, p->data + off, len);
+        return 0;
+    }
+    int rc = bd_pread_full(c->fd, dst, len, p->file_off + off);
+    if (rc < 0)
+        bd_master_fail(1, "cannot read %u bytes of %s data from the spill file in %s: %s", len,
+                       kind_name(c->d.kind), g_m.jobdir, strerror(-rc));
+    return rc;
 }
 
 /* Fold arrived contributions in rank order: acc = v0 op v1 op ... */
@@ -403,7 +462,7 @@ static void coll_put(slave_t *s)
         pos += sizeof seg;
         piece_t *p = put_piece(c, s->coll_rank, seg.peer);
         if (pos + seg.len > g_m.hdr->window || !p ||
-            piece_write(p, seg.total, seg.off, s->win + pos, seg.len) < 0) {
+            piece_write(c, p, seg.total, seg.off, s->win + pos, seg.len) < 0) {
             bd_master_fail(1, "rank %d: bad data segment in %s (peer %d, %u bytes at %llu)",
                            s->world, kind_name(c->d.kind), seg.peer, seg.len,
                            (unsigned long long)seg.off);
@@ -470,18 +529,16 @@ static void coll_get(slave_t *s)
     uint64_t used = 0;
     uint64_t fold_bytes = c->d.count * c->elem_size;
     for (uint32_t i = 0; i < nseg; i++) {
-        const char *src = NULL;
-        uint64_t avail = 0;
+        const piece_t *p = NULL;
+        piece_t acc = {0};
         if (is_fold(c->d.kind) && c->d.kind != BD_COLL_SCAN && c->d.kind != BD_COLL_EXSCAN) {
-            src = c->acc;
-            avail = c->acc ? fold_bytes : 0;
+            acc.data = c->acc;
+            acc.filled = c->acc ? fold_bytes : 0;
+            p = &acc;
         } else {
-            piece_t *p = get_piece(c, s->coll_rank, segs[i].peer);
-            if (p) {
-                src = p->data;
-                avail = p->filled;
-            }
+            p = get_piece(c, s->coll_rank, segs[i].peer);
         }
+        uint64_t avail = p ? p->filled : 0;
         used += segs[i].len;
         if (used > g_m.hdr->window || segs[i].off + segs[i].len > avail) {
             bd_master_fail(1,
@@ -492,8 +549,8 @@ static void coll_get(slave_t *s)
                            segs[i].peer);
             return;
         }
-        if (segs[i].len)
-            memcpy(out, src + segs[i].off, segs[i].len);
+        if (piece_read(c, p, segs[i].off, out, segs[i].len) < 0)
+            return;
         out += segs[i].len;
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLL_BYTES_DOWN], segs[i].len,
                                   memory_order_relaxed);

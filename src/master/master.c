@@ -413,8 +413,10 @@ static void print_stats(void)
             per[i][k] = atomic_load(&g_m.slaves[i].slot->stats[k]);
     bd_stats_print(stderr, (const uint64_t(*)[BD_STAT__COUNT])per, g_m.ns,
                    bd_master_now() - g_m.t_start);
-    fprintf(stderr, "  master: peak bytes of buffered messages %llu\n",
+    fprintf(stderr, "  master: peak bytes of messages in memory %llu\n",
             (unsigned long long)g_m.peak_buffered);
+    fprintf(stderr, "  master: bytes of collective data in spill files %llu\n",
+            (unsigned long long)g_m.coll_file_bytes);
     free(per);
 }
 

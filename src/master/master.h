@@ -87,9 +87,13 @@ typedef struct comm {
     int refs;
 } comm_t;
 
+/* A piece of collective data: in memory, or (when larger than the message
+ * threshold) at file_off in the collective's spill file. */
 typedef struct piece {
     uint64_t total, filled;
     char *data;
+    int in_file;
+    uint64_t file_off;
 } piece_t;
 
 typedef struct coll {
@@ -106,6 +110,8 @@ typedef struct coll {
     char *acc;          /* running fold of reductions */
     int next_fold;      /* ranks 0..next_fold-1 are folded */
     piece_t *results;   /* per-rank results (scan prefixes, new communicators) */
+    int fd;             /* spill file of large pieces (unlinked at creation), or -1 */
+    uint64_t file_end;
 } coll_t;
 
 typedef struct master {
@@ -126,6 +132,7 @@ typedef struct master {
     int stopping;
     double t_start;
     uint64_t bytes_buffered, peak_buffered;
+    uint64_t coll_file_bytes;
     char jobdir[BD_PATH_MAX];
 } master_t;
 
