@@ -1,0 +1,11 @@
+# cmake -DBENCH=/path/to/mem_bench -P smoke.cmake
+# Passes if mem_bench exits 0 and prints the Markdown table.
+execute_process(COMMAND ${BENCH} --quick --size 32M -r 1
+  RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+message("${out}")
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "mem_bench failed (${rc}):\n${err}")
+endif()
+if(NOT out MATCHES "\n\\| strategy \\| path \\| pl\\. \\|[^\n]*\n\\|---" OR NOT out MATCHES "\n\\| [a-z]+ \\| [a-z]+ \\| [IR] \\| [0-9]")
+  message(FATAL_ERROR "mem_bench printed no result table:\n${out}\n${err}")
+endif()
