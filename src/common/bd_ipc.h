@@ -132,7 +132,23 @@ typedef struct bd_slot {
     int32_t world_rank;
     _Atomic uint64_t resident;    /* bytes the slave reports resident (scheduling hint) */
     _Atomic uint64_t stats[BD_STAT__COUNT]; /* per-rank statistics, added to by both sides */
+    /* Memory accounting channel (any thread of the slave, also fault handlers):
+     * the slave asks for mem_req_bytes by bumping mem_req_seq and sleeps on
+     * mem_resp_seq; the master adds the bytes to mem_resident before it
+     * answers.  The slave subtracts released bytes itself. */
+    char pad2[64];
+    _Atomic uint64_t mem_resident;
+    _Atomic uint64_t mem_req_bytes;
+    _Atomic uint32_t mem_req_seq;
+    _Atomic uint32_t mem_resp_seq;
+    _Atomic int32_t mem_resp_status; /* 0 granted, else -errno */
+    /* Master -> blocked slave command (BD_CMD_*), delivered by bumping
+     * resp_seq; the slave clears it and rings the eventfd when done.  While a
+     * command is pending the master sends nothing else to that slave. */
+    _Atomic uint32_t cmd;
 } bd_slot_t;
+
+enum { BD_CMD_NONE = 0, BD_CMD_UNLOAD = 1 };
 
 typedef struct bd_shm_hdr {
     uint64_t magic;
@@ -149,7 +165,12 @@ typedef struct bd_shm_hdr {
     uint64_t msg_threshold;
     uint64_t total_size;
     _Atomic uint32_t runnable_waiting; /* ranks waiting for a run slot */
+    _Atomic uint32_t mem_waiters;      /* loads waiting for memory: slaves ring after releasing */
+    int32_t mem_strategy;              /* BD_MEMS_* */
     uint32_t pad;
+    uint64_t mem_budget;
+    uint64_t sbpage;
+    uint64_t mem_threshold;
     char jobdir[BD_PATH_MAX];
 } bd_shm_hdr_t;
 

@@ -24,6 +24,19 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
     [BD_OPT_WD] = {"wd", BD_OPT_STR, NULL, 0, 0,
                    "directory in which the job's private spill directory is made "
                    "(default: $TMPDIR, else /tmp)"},
+    [BD_OPT_MEM] = {"mem", BD_OPT_SIZE, "0", 0, 1LL << 50,
+                    "memory budget of the node for ranks' managed memory and buffered messages "
+                    "(0: three quarters of the memory available when the job starts)"},
+    [BD_OPT_MEM_STRATEGY] = {"mem-strategy", BD_OPT_ENUM, "arlw", 0, 0,
+                             "how ranks' memory moves to storage: none (leave it to the OS), "
+                             "araw (unload whenever a rank blocks), arlw (unload only when the "
+                             "budget needs it), lrlw (as arlw, and load lazily in chunks)",
+                             "none|araw|arlw|lrlw"},
+    [BD_OPT_SBPAGE] = {"sbpage", BD_OPT_SIZE, "64K", 4096, 1LL << 30,
+                       "unit of residency and dirty tracking of managed memory (multiple of 4K)"},
+    [BD_OPT_MEM_THRESHOLD] = {"mem-threshold", BD_OPT_SIZE, "1M", 0, 1LL << 40,
+                              "allocations of at least this size are managed; smaller ones are "
+                              "left to libc"},
     [BD_OPT_STATS] = {"stats", BD_OPT_FLAG, "0", 0, 1, "print statistics at the end of the run"},
     [BD_OPT_VERBOSE] = {"verbose", BD_OPT_INT, "0", 0, 2,
                         "log level: 0 errors, 1 info, 2 debug"},
@@ -75,6 +88,22 @@ static int set_value(bd_opts_t *o, int id, const char *val, const char *from, ch
     const bd_opt_desc_t *d = &bd_opt_table[id];
     long long v = 0;
     switch (d->type) {
+    case BD_OPT_ENUM: {
+        const char *c = d->choices;
+        size_t vl = val ? strlen(val) : 0;
+        for (int k = 0; c && *c; k++) {
+            const char *bar = strchr(c, '|');
+            size_t cl = bar ? (size_t)(bar - c) : strlen(c);
+            if (vl == cl && !strncmp(val, c, cl)) {
+                o->num[id] = k;
+                return 0;
+            }
+            c = bar ? bar + 1 : c + cl;
+        }
+        snprintf(err, errlen, "%s: option '%s' takes one of %s, not '%s'", from, d->name,
+                 d->choices, val ? val : "");
+        return -1;
+    }
     case BD_OPT_STR:
         if (!val || !*val) {
             snprintf(err, errlen, "%s: option '%s' needs a non-empty value", from, d->name);
@@ -197,6 +226,18 @@ int bd_opts_export_env(const bd_opts_t *o)
                 return -errno;
             continue;
         }
+        if (bd_opt_table[i].type == BD_OPT_ENUM) {
+            const char *c = bd_opt_table[i].choices;
+            for (long long k = 0; k < o->num[i] && c; k++) {
+                c = strchr(c, '|');
+                c = c ? c + 1 : NULL;
+            }
+            size_t cl = c ? strcspn(c, "|") : 0;
+            snprintf(val, sizeof val, "%.*s", (int)cl, c ? c : "");
+            if (setenv(name, val, 1) < 0)
+                return -errno;
+            continue;
+        }
         snprintf(val, sizeof val, "%lld", o->num[i]);
         if (setenv(name, val, 1) < 0)
             return -errno;
@@ -217,6 +258,8 @@ void bd_opts_print_help(FILE *f, const char *usage)
             snprintf(arg, sizeof arg, " SIZE");
         else if (d->type == BD_OPT_STR)
             snprintf(arg, sizeof arg, " DIR");
+        else if (d->type == BD_OPT_ENUM)
+            snprintf(arg, sizeof arg, " %s", d->choices);
         fprintf(f, "  -%s%s\n      %s\n      [%s, default %s]\n", d->name, arg, d->help, env,
                 d->def ? d->def : "none");
     }

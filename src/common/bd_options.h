@@ -17,12 +17,16 @@ typedef enum {
     BD_OPT_MSG_THRESHOLD,
     BD_OPT_WINDOW,
     BD_OPT_WD,
+    BD_OPT_MEM,
+    BD_OPT_MEM_STRATEGY,
+    BD_OPT_SBPAGE,
+    BD_OPT_MEM_THRESHOLD,
     BD_OPT_STATS,
     BD_OPT_VERBOSE,
     BD_OPT__COUNT
 } bd_opt_id_t;
 
-typedef enum { BD_OPT_INT, BD_OPT_SIZE, BD_OPT_STR, BD_OPT_FLAG } bd_opt_type_t;
+typedef enum { BD_OPT_INT, BD_OPT_SIZE, BD_OPT_STR, BD_OPT_FLAG, BD_OPT_ENUM } bd_opt_type_t;
 
 typedef struct {
     const char *name;
@@ -30,7 +34,11 @@ typedef struct {
     const char *def;        /* NULL: no default (string options) */
     long long min, max;     /* for INT and SIZE */
     const char *help;
+    const char *choices;    /* ENUM: "a|b|c"; the value is the index of the choice */
 } bd_opt_desc_t;
+
+/* Values of -mem-strategy. */
+enum { BD_MEMS_NONE = 0, BD_MEMS_ARAW, BD_MEMS_ARLW, BD_MEMS_LRLW };
 
 typedef struct {
     long long num[BD_OPT__COUNT];

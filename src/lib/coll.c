@@ -190,6 +190,7 @@ static void get_flush(get_t *g)
     bd_rpc();
     const char *src = g_bd.win;
     for (uint32_t i = 0; i < g->nseg; i++) {
+        bd_lib_mem_discard(g->dst[i], g->segs[i].len);
         memcpy(g->dst[i], src, g->segs[i].len);
         src += g->segs[i].len;
     }

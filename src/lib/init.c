@@ -40,6 +40,10 @@ static int may_block(uint32_t code)
  * that is cheapest to resume (bdmpi.txt 5.2). */
 static void report_resident(void)
 {
+    if (g_bd.mem_active) {
+        atomic_store_explicit(&g_bd.slot->resident, bd_lib_mem_resident(), memory_order_relaxed);
+        return;
+    }
     static int fd = -2;
     if (fd == -2)
         fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
@@ -50,7 +54,8 @@ static void report_resident(void)
     buf[n] = 0;
     unsigned long long size, res;
     if (sscanf(buf, "%llu %llu", &size, &res) == 2)
-        atomic_store_explicit(&g_bd.slot->resident, res * 4096ull, memory_order_relaxed);
+        atomic_store_explicit(&g_bd.slot->resident, res * (uint64_t)sysconf(_SC_PAGESIZE),
+                              memory_order_relaxed);
 }
 
 void bd_rpc(void)
@@ -65,8 +70,16 @@ void bd_rpc(void)
     uint64_t one = 1;
     while (write(g_bd.event_fd, &one, sizeof one) < 0 && errno == EINTR)
         ;
-    while (atomic_load_explicit(&sl->resp_seq, memory_order_acquire) == seen)
-        bd_futex_wait(&sl->resp_seq, seen, -1);
+    for (;;) {
+        uint32_t now;
+        while ((now = atomic_load_explicit(&sl->resp_seq, memory_order_acquire)) == seen)
+            bd_futex_wait(&sl->resp_seq, seen, -1);
+        seen = now;
+        /* A command while we wait (unload our memory) is not the answer. */
+        if (atomic_load_explicit(&sl->cmd, memory_order_acquire) == BD_CMD_NONE)
+            break;
+        bd_lib_mem_command();
+    }
     atomic_fetch_add_explicit(&sl->stats[BD_STAT_WAIT_NS], now_ns() - t0, memory_order_relaxed);
 }
 
@@ -277,6 +290,7 @@ static int do_init(int required, int *provided)
     snprintf(prefix, sizeof prefix, "bdmpi: rank %d", g_bd.world_rank);
     bd_log_set_prefix(prefix);
     bd_comm_setup_predefined();
+    bd_lib_mem_init();
     g_bd.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
     if (g_bd.thread_level < MPI_THREAD_SINGLE)
         g_bd.thread_level = MPI_THREAD_SINGLE;
@@ -303,6 +317,7 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 int MPI_Finalize(void)
 {
     BD_CHECK_INIT("MPI_Finalize");
+    bd_lib_mem_stats();
     bd_req_begin(BD_REQ_FINALIZE);
     bd_rpc();
     g_bd.finalized = 1;

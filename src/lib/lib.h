@@ -57,6 +57,7 @@ typedef struct bd_lib {
     int nreqs;
     bd_user_op_t *ops;
     int nops;
+    int mem_active;   /* the memory manager owns large allocations */
 } bd_lib_t;
 
 extern bd_lib_t g_bd;
@@ -83,6 +84,14 @@ _Noreturn void bd_fatal(int code, const char *fmt, ...) __attribute__((format(pr
             bd_fatal(MPI_ERR_OTHER, "%s called %s MPI_Init", call,                                 \
                      g_bd.finalized ? "after MPI_Finalize, not between it and" : "before");        \
     } while (0)
+
+/* mem.c */
+void bd_lib_mem_init(void);
+void bd_lib_mem_stats(void);
+void bd_lib_mem_command(void);
+uint64_t bd_lib_mem_resident(void);
+void bd_lib_mem_discard(void *buf, uint64_t len);
+void bd_lib_mem_prepare(const void *buf, uint64_t len, int for_write);
 
 /* comm.c */
 bd_comm_t *bd_comm_get(MPI_Comm comm);

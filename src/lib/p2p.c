@@ -100,6 +100,7 @@ int bd_send_bytes(int ctx, int world_dst, int myrank, int tag, const void *buf, 
         if (fd < 0)
             bd_fatal(MPI_ERR_OTHER, "cannot create spill file %s for a %llu-byte message: %s",
                      path, (unsigned long long)n, strerror(errno));
+        bd_lib_mem_prepare(buf, n, 0);
         int rc = bd_write_full(fd, buf, n);
         if (rc < 0 || close(fd) < 0)
             bd_fatal(MPI_ERR_OTHER,
@@ -249,7 +250,9 @@ static int take_delivery(void *buf, uint64_t cap, MPI_Status *st)
 {
     bd_resp_t *rs = bd_resp();
     uint64_t n = rs->nbytes, take = n < cap ? n : cap;
+    bd_lib_mem_discard(buf, take);
     if (rs->arg[2]) {
+        bd_lib_mem_prepare(buf, take, 1);
         char path[BD_PATH_MAX + 64];
         bd_spill_path(path, sizeof path, g_bd.hdr->jobdir, (int)rs->arg[1], (uint64_t)rs->arg[0]);
         int fd = open(path, O_RDONLY | O_CLOEXEC);

@@ -54,9 +54,13 @@ void bd_master_block(slave_t *s, blk_t why)
     if (why == BLK_YIELD) {
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_YIELDS], 1, memory_order_relaxed);
         bd_master_make_runnable(s);
-        return;
+    } else {
+        s->state = SL_BLOCKED;
     }
-    s->state = SL_BLOCKED;
+    /* ARAW: a rank that gives up its run slot writes its memory out (sbma.txt 3.1). */
+    if (g_m.hdr->mem_strategy == BD_MEMS_ARAW &&
+        atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0)
+        bd_memacct_unload(s);
 }
 
 static void kill_all(void)
@@ -105,7 +109,7 @@ static slave_t *pick_runnable(void)
     slave_t *best = NULL;
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
-        if (s->state != SL_RUNNABLE)
+        if (s->state != SL_RUNNABLE || s->unload_sent)
             continue;
         if (!best) {
             best = s;
@@ -373,7 +377,7 @@ static void reap(void)
 
 static void check_deadlock(void)
 {
-    if (g_m.stopping || g_m.nrunning || g_m.nrunnable || g_m.ninit_pending)
+    if (g_m.stopping || g_m.nrunning || g_m.nrunnable || g_m.ninit_pending || g_m.nunloading)
         return;
     int blocked = 0;
     for (int i = 0; i < g_m.ns; i++)
@@ -417,6 +421,12 @@ static void print_stats(void)
             (unsigned long long)g_m.peak_buffered);
     fprintf(stderr, "  master: bytes of collective data in spill files %llu\n",
             (unsigned long long)g_m.coll_file_bytes);
+    if (g_m.hdr->mem_strategy != BD_MEMS_NONE)
+        fprintf(stderr,
+                "  master: memory budget %llu bytes, peak accounted resident %llu bytes "
+                "(managed memory + buffered messages)\n",
+                (unsigned long long)g_m.hdr->mem_budget,
+                (unsigned long long)g_m.peak_node_resident);
     free(per);
 }
 
@@ -478,6 +488,18 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     g_m.hdr->first_rank = 0;
     g_m.hdr->nr = (uint32_t)g_m.nr;
     g_m.hdr->msg_threshold = thr;
+    g_m.hdr->mem_strategy = (int32_t)g_m.opts.num[BD_OPT_MEM_STRATEGY];
+    g_m.hdr->sbpage = (uint64_t)g_m.opts.num[BD_OPT_SBPAGE];
+    g_m.hdr->mem_threshold = (uint64_t)g_m.opts.num[BD_OPT_MEM_THRESHOLD];
+    g_m.hdr->mem_budget = (uint64_t)g_m.opts.num[BD_OPT_MEM];
+    if (g_m.hdr->sbpage % 4096) {
+        bd_log_error("-sbpage %llu is not a multiple of 4096", (unsigned long long)g_m.hdr->sbpage);
+        return -1;
+    }
+    if (g_m.hdr->mem_strategy == BD_MEMS_NONE)
+        g_m.hdr->mem_budget = 0; /* nothing is managed: nothing to account */
+    else if (!g_m.hdr->mem_budget)
+        g_m.hdr->mem_budget = bd_memacct_default_budget();
     snprintf(g_m.hdr->jobdir, sizeof g_m.hdr->jobdir, "%s", g_m.jobdir);
 
     g_m.event_fd = eventfd(0, EFD_NONBLOCK);
@@ -566,6 +588,7 @@ int main(int argc, char **argv)
                     handle_request(s);
                 }
             }
+            bd_memacct_poll();
             recheck_blocked();
             schedule();
             check_deadlock();

@@ -78,6 +78,12 @@ typedef struct slave {
     int crit_granted;
     int poke;           /* something it may be waiting for changed */
     int resuming;       /* being resumed: a failed poll must not yield again */
+    /* memory accounting (memacct.c) */
+    uint32_t seen_mem_req;
+    int mem_pending;    /* waits for a grant of mem_want bytes */
+    uint64_t mem_want;
+    uint64_t mem_order;
+    int unload_sent;    /* told to unload; nothing else is sent until it is done */
 } slave_t;
 
 typedef struct comm {
@@ -133,6 +139,8 @@ typedef struct master {
     double t_start;
     uint64_t bytes_buffered, peak_buffered;
     uint64_t coll_file_bytes;
+    int nunloading;
+    uint64_t peak_node_resident;
     char jobdir[BD_PATH_MAX];
 } master_t;
 
@@ -155,6 +163,11 @@ void bd_p2p_resume(slave_t *s);
 int bd_p2p_ready(slave_t *s);
 void bd_p2p_describe(slave_t *s, char *buf, size_t len);
 void bd_p2p_cleanup(slave_t *s);
+
+/* memacct.c */
+uint64_t bd_memacct_default_budget(void);
+void bd_memacct_poll(void);
+void bd_memacct_unload(slave_t *s);
 
 /* coll.c */
 int bd_coll_handle(slave_t *s);

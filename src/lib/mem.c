@@ -1,0 +1,121 @@
+/* The rank's side of the memory manager: start SBMA in MPI_Init with the
+ * job's settings, ask the master before memory becomes resident, unload
+ * when the master says so, and report statistics. */
+#include <errno.h>
+#include <sched.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bd_log.h"
+#include "bd_mem.h"
+#include "lib.h"
+
+static atomic_flag g_acq_lock = ATOMIC_FLAG_INIT;
+
+static void ring_master(void)
+{
+    uint64_t one = 1;
+    while (write(g_bd.event_fd, &one, sizeof one) < 0 && errno == EINTR)
+        ;
+}
+
+/* Runs in fault handlers too: only atomics, futexes and write(2). */
+static int acquire_cb(void *ctx, size_t bytes)
+{
+    (void)ctx;
+    bd_slot_t *sl = g_bd.slot;
+    while (atomic_flag_test_and_set_explicit(&g_acq_lock, memory_order_acquire))
+        sched_yield();
+    atomic_store_explicit(&sl->mem_req_bytes, bytes, memory_order_relaxed);
+    uint32_t seq = atomic_fetch_add_explicit(&sl->mem_req_seq, 1, memory_order_release) + 1;
+    ring_master();
+    uint32_t v;
+    while ((v = atomic_load_explicit(&sl->mem_resp_seq, memory_order_acquire)) != seq)
+        bd_futex_wait(&sl->mem_resp_seq, v, -1);
+    int rc = atomic_load_explicit(&sl->mem_resp_status, memory_order_relaxed);
+    atomic_flag_clear_explicit(&g_acq_lock, memory_order_release);
+    return rc;
+}
+
+static void release_cb(void *ctx, size_t bytes)
+{
+    (void)ctx;
+    atomic_fetch_sub_explicit(&g_bd.slot->mem_resident, bytes, memory_order_relaxed);
+    if (atomic_load_explicit(&g_bd.hdr->mem_waiters, memory_order_relaxed))
+        ring_master();
+}
+
+void bd_lib_mem_init(void)
+{
+    if (g_bd.hdr->mem_strategy == 0)
+        return;
+    static const bd_mem_strategy_t strat[] = {BD_MEM_ARAW, BD_MEM_ARAW, BD_MEM_ARLW, BD_MEM_LRLW};
+    bd_mem_config_t cfg = {
+        .dir = g_bd.hdr->jobdir,
+        .sbpage = g_bd.hdr->sbpage,
+        .threshold = g_bd.hdr->mem_threshold,
+        .strategy = strat[g_bd.hdr->mem_strategy & 3],
+        .acquire = g_bd.hdr->mem_budget ? acquire_cb : NULL,
+        .release = g_bd.hdr->mem_budget ? release_cb : NULL,
+    };
+    int rc = bd_mem_init(&cfg);
+    if (rc < 0)
+        bd_fatal(MPI_ERR_OTHER, "cannot start the memory manager in %s: %s", cfg.dir,
+                 strerror(-rc));
+    g_bd.mem_active = 1;
+}
+
+void bd_lib_mem_stats(void)
+{
+    if (!g_bd.mem_active)
+        return;
+    bd_mem_stats_t st;
+    bd_mem_stats(&st);
+    _Atomic uint64_t *o = g_bd.slot->stats;
+    atomic_store_explicit(&o[BD_STAT_MEM_WRITTEN], st.bytes_written, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_READ], st.bytes_read, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_LOADS], st.loads, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_UNLOADS], st.unloads, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_FAULTS], st.faults, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_IO_NS], st.io_ns, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_PEAK], st.peak_resident, memory_order_relaxed);
+}
+
+/* The master told this (blocked) rank to write its memory out. */
+void bd_lib_mem_command(void)
+{
+    uint32_t cmd = atomic_load_explicit(&g_bd.slot->cmd, memory_order_acquire);
+    if (cmd == BD_CMD_UNLOAD && g_bd.mem_active) {
+        int rc = bd_mem_unload_all();
+        if (rc < 0)
+            bd_fatal(MPI_ERR_OTHER, "cannot write managed memory to storage in %s: %s",
+                     g_bd.hdr->jobdir, strerror(-rc));
+        bd_lib_mem_stats();
+    }
+    atomic_store_explicit(&g_bd.slot->cmd, BD_CMD_NONE, memory_order_release);
+    ring_master();
+}
+
+uint64_t bd_lib_mem_resident(void)
+{
+    return g_bd.mem_active ? bd_mem_resident_bytes() : 0;
+}
+
+/* buf is about to be overwritten with len bytes (a receive): drop what it
+ * held without writing it back or reading it in. */
+void bd_lib_mem_discard(void *buf, uint64_t len)
+{
+    if (g_bd.mem_active && len >= g_bd.hdr->sbpage && bd_mem_owns(buf))
+        bd_mem_discard(buf, len);
+}
+
+/* The kernel is about to read (for_write=0) or fill (1) buf. */
+void bd_lib_mem_prepare(const void *buf, uint64_t len, int for_write)
+{
+    if (!g_bd.mem_active || !len || !bd_mem_owns(buf))
+        return;
+    int rc = bd_mem_prepare(buf, len, for_write);
+    if (rc < 0)
+        bd_fatal(MPI_ERR_OTHER, "cannot make %llu bytes of managed memory resident: %s",
+                 (unsigned long long)len, strerror(-rc));
+}
