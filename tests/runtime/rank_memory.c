@@ -81,7 +81,7 @@ int main(int argc, char **argv)
     }
     MPI_Allreduce(&bad, &tot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
-        printf("%s mem_budget: %d ranks x %llu MiB, %d rounds\n", tot ? "FAIL" : "PASS", size,
+        printf("%s rank_memory: %d ranks x %llu MiB, %d rounds\n", tot ? "FAIL" : "PASS", size,
                (unsigned long long)(mib + mib / 4), rounds);
     free(a);
     free(b);
