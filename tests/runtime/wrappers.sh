@@ -1,0 +1,56 @@
+#!/bin/bash
+# wrappers.sh BUILD_DIR SOURCE_DIR: the compiler wrappers behave like a
+# compiler (status and messages pass through, -c adds no link flags, -show
+# prints the command), C++ programs build with bdmpicxx, and an installed
+# tree (cmake --install) works on its own.
+set -u
+build=$1; src=$2
+tmp=$(mktemp -d /tmp/bdmpi-wrap.XXXXXX)
+trap 'rm -rf "$tmp"' EXIT
+fail=0
+check() { if eval "$2"; then echo "ok   $1"; else echo "FAIL $1"; fail=1; fi; }
+cc=$build/bin/bdmpicc; cxx=$build/bin/bdmpicxx; run=$build/bin/bdmpiexec
+
+out=$("$cc" -show -O2 -o prog prog.c)
+check "-show prints include and link flags" '[[ "$out" == *"-I"*"prog.c"*"-lbdmpi"* ]]'
+out=$("$cc" -show -c prog.c)
+check "-show -c has no link flags" '[[ "$out" != *"-lbdmpi"* ]]'
+
+printf 'int main(void) { return syntax error; }\n' > "$tmp/bad.c"
+"$cc" -c "$tmp/bad.c" -o "$tmp/bad.o" 2> "$tmp/err"; rc=$?
+check "a compile error keeps the compiler's status" '[ $rc -ne 0 ]'
+check "and its message" 'grep -q "error" "$tmp/err"'
+
+cat > "$tmp/hello.cpp" <<'CPP'
+#include <mpi.h>
+#include <vector>
+#include <cstdio>
+int main(int argc, char **argv) {
+    MPI_Init(&argc, &argv);
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    std::vector<int> v(1 << 20, rank);  // a managed allocation through operator new
+    long sum = 0, tot = 0;
+    for (int x : v) sum += x;
+    MPI_Allreduce(&sum, &tot, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0) std::printf("cxx ok %ld\n", tot);
+    MPI_Finalize();
+    return tot == (long)(1 << 20) * size * (size - 1) / 2 ? 0 : 1;
+}
+CPP
+"$cxx" -O1 -o "$tmp/hello" "$tmp/hello.cpp"
+check "bdmpicxx builds a C++ program" '[ -x "$tmp/hello" ]'
+out=$("$run" -ns 3 "$tmp/hello" 2>&1); rc=$?
+check "and it runs under bdmpiexec" '[ $rc -eq 0 ] && [[ "$out" == *"cxx ok 3145728"* ]]'
+
+cmake --install "$build" --prefix "$tmp/prefix" > /dev/null 2>&1
+# The install-tree wrapper points at the configured prefix; check its files
+# and use it against the temporary prefix through its own flags.
+check "install puts mpi.h, bdmpi.h, the library and the programs in place" \
+  '[ -f "$tmp/prefix/include/mpi.h" ] && [ -f "$tmp/prefix/include/bdmpi.h" ] && ls "$tmp/prefix"/lib*/libbdmpi.so* >/dev/null 2>&1 && [ -x "$tmp/prefix/bin/bdmpiexec" ] && [ -x "$tmp/prefix/bin/bdmprun" ] && [ -x "$tmp/prefix/bin/bdmpicc" ]'
+lib=$(dirname "$(ls "$tmp/prefix"/lib*/libbdmpi.so | head -1)")
+gcc -I"$tmp/prefix/include" -o "$tmp/inst" "$src/tests/runtime/extensions.c" -L"$lib" -Wl,-rpath,"$lib" -lbdmpi
+out=$("$tmp/prefix/bin/bdmpiexec" -ns 2 "$tmp/inst" 2>&1); rc=$?
+check "the installed bdmpiexec runs a program linked to the installed library" '[ $rc -eq 0 ] && [[ "$out" == *PASS* ]]'
+exit $fail
