@@ -301,6 +301,12 @@ int MPI_Op_commutative(MPI_Op op, int *commute);
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
                      MPI_Op op);
 
+/* ---- derived datatypes, packing (src/lib/dtype.c) ---- */
+/* (section owned by the datatype work; keep additions here) */
+
+/* ---- groups, communicator creation, attributes, topologies (src/lib/group.c, topo.c) ---- */
+/* (section owned by the groups/topologies work; keep additions here) */
+
 #ifdef __cplusplus
 }
 #endif
