@@ -74,7 +74,7 @@ for app in "${apps[@]}"; do
         input="$tmp/pr.csr"; args=(-i 10); kind=pagerank
         $gen rmat -s 15 -e 8 --seed 7 -m 2M -o "$input" 2> /dev/null || { bad "generate $app"; continue; } ;;
     kmeans)
-        input="$tmp/docs.csr"; args=(-k 8 -i 20 -s 3); kind=kmeans
+        input="$tmp/docs.csr"; args=(-k 8 -i 60 -s 3); kind=kmeans
         $gen docs -r 12000 -c 3000 -l 40 --seed 11 -o "$input" 2> /dev/null || { bad "generate $app"; continue; } ;;
     sgd)
         input="$tmp/ratings.csr"; args=(-i 5 -k 8 -s 5); kind=sgd
