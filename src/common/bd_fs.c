@@ -45,7 +45,10 @@ int bd_fs_remove_tree(const char *dir)
             continue;
         char path[4096];
         snprintf(path, sizeof path, "%s/%s", dir, e->d_name);
-        unlink(path);
+        if (e->d_type == DT_DIR)
+            bd_fs_remove_tree(path);
+        else
+            unlink(path);
     }
     closedir(d);
     return rmdir(dir) < 0 ? -errno : 0;

@@ -106,6 +106,9 @@ enum bd_coll_kind {
     BD_COLL_ALLGATHER,  /* pieces rank->all */
     BD_COLL_ALLTOALL,   /* pieces rank->rank */
     BD_COLL_SPLIT,      /* communicator creation: upload {color,key} */
+    BD_COLL_CREATE_GROUP, /* MPI_Comm_create_group: only the members call it; ctx is the
+                           parent's, tag the call's, myrank the group rank; window: desc,
+                           int32 n, pad, n world ranks; resp.arg[0] = the new context */
     BD_COLL__COUNT
 };
 

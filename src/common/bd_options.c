@@ -8,8 +8,11 @@
 #define BIG (1LL << 62)
 
 const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
-    [BD_OPT_NN] = {"nn", BD_OPT_INT, "1", 1, 1,
-                   "number of nodes (one master each); only 1 is supported so far"},
+    [BD_OPT_NN] = {"nn", BD_OPT_INT, "1", 1, 4096,
+                   "number of nodes, one master each, started with MPICH's mpiexec (without -f, "
+                   "all on this machine, each with its own directory and memory budget)"},
+    [BD_OPT_HOSTFILE] = {"f", BD_OPT_STR, NULL, 0, 0,
+                         "hostfile for mpiexec when -nn > 1 (one host per line)"},
     [BD_OPT_NS] = {"ns", BD_OPT_INT, "1", 1, 4096, "ranks (slave processes) per node"},
     [BD_OPT_NR] = {"nr", BD_OPT_INT, "1", 1, 4096,
                    "maximum ranks of a node running at once"},
@@ -257,7 +260,7 @@ void bd_opts_print_help(FILE *f, const char *usage)
         else if (d->type == BD_OPT_SIZE)
             snprintf(arg, sizeof arg, " SIZE");
         else if (d->type == BD_OPT_STR)
-            snprintf(arg, sizeof arg, " DIR");
+            snprintf(arg, sizeof arg, " %s", i == BD_OPT_WD ? "DIR" : "FILE");
         else if (d->type == BD_OPT_ENUM)
             snprintf(arg, sizeof arg, " %s", d->choices);
         fprintf(f, "  -%s%s\n      %s\n      [%s, default %s]\n", d->name, arg, d->help, env,

@@ -11,6 +11,7 @@
 
 typedef enum {
     BD_OPT_NN,
+    BD_OPT_HOSTFILE,
     BD_OPT_NS,
     BD_OPT_NR,
     BD_OPT_NC,

@@ -29,6 +29,28 @@ static void forward(int sig)
         kill((pid_t)g_child, sig);
 }
 
+/* MPICH's launcher: $BDMPI_MPIEXEC, else mpiexec.mpich or mpiexec on PATH. */
+static const char *find_mpiexec(void)
+{
+    const char *e = getenv("BDMPI_MPIEXEC");
+    if (e && *e)
+        return e;
+    static char buf[PATH_MAX];
+    const char *path = getenv("PATH");
+    const char *names[] = {"mpiexec.mpich", "mpiexec.hydra", "mpiexec"};
+    for (int k = 0; k < 3; k++) {
+        for (const char *p = path; p && *p;) {
+            const char *colon = strchr(p, ':');
+            size_t n = colon ? (size_t)(colon - p) : strlen(p);
+            snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, names[k]);
+            if (access(buf, X_OK) == 0)
+                return buf;
+            p = colon ? colon + 1 : NULL;
+        }
+    }
+    return NULL;
+}
+
 static int find_master(char *out, size_t len)
 {
     char self[PATH_MAX];
@@ -99,14 +121,41 @@ int main(int argc, char **argv)
     sigaction(SIGHUP, &sa, NULL);
 
     int nargs = argc - first;
-    char **margv = calloc((size_t)nargs + 2, sizeof(char *));
+    char **margv = calloc((size_t)nargs + 12, sizeof(char *));
     if (!margv) {
         bd_fs_remove_tree(jobdir);
         return 2;
     }
-    margv[0] = master;
+    int k = 0;
+    const char *exe = master;
+    char nn_s[32];
+    if (opts.num[BD_OPT_NN] > 1) {
+        /* One master per node, started by MPICH; each makes its own spill
+         * directory inside ours (on this machine) or under -wd (elsewhere). */
+        exe = find_mpiexec();
+        if (!exe) {
+            bd_log_error("-nn %lld needs MPICH's mpiexec (install mpich, or set BDMPI_MPIEXEC)",
+                         opts.num[BD_OPT_NN]);
+            bd_fs_remove_tree(jobdir);
+            return 2;
+        }
+        snprintf(nn_s, sizeof nn_s, "%lld", opts.num[BD_OPT_NN]);
+        margv[k++] = (char *)exe;
+        margv[k++] = "-n";
+        margv[k++] = nn_s;
+        if (opts.str[BD_OPT_HOSTFILE]) {
+            margv[k++] = "-f";
+            margv[k++] = (char *)opts.str[BD_OPT_HOSTFILE];
+        } else {
+            margv[k++] = "-launcher";
+            margv[k++] = "fork";
+        }
+        setenv("BDMPI_WD", jobdir, 1);
+        unsetenv("BDMPI_JOBDIR");
+    }
+    margv[k++] = master;
     for (int i = 0; i < nargs; i++)
-        margv[i + 1] = argv[first + i];
+        margv[k++] = argv[first + i];
 
     pid_t parent = getpid();
     pid_t pid = fork();
@@ -119,8 +168,8 @@ int main(int argc, char **argv)
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != parent)
             _exit(1);
-        execv(master, margv);
-        bd_log_error("cannot run %s: %s", master, strerror(errno));
+        execv(exe, margv);
+        bd_log_error("cannot run %s: %s", exe, strerror(errno));
         _exit(127);
     }
     g_child = pid;

@@ -16,6 +16,7 @@
 #include "bd_log.h"
 #include "master.h"
 #include "mpi.h"
+#include "net.h"
 
 static const char *const g_kind_names[BD_COLL__COUNT] = {
     [BD_COLL_BARRIER] = "MPI_Barrier",     [BD_COLL_BCAST] = "MPI_Bcast",
@@ -41,32 +42,47 @@ static int is_fold(int k)
 
 static int comm_register(comm_t *c)
 {
-    if (c->ctx >= g_m.ncomms) {
-        int n = g_m.ncomms ? g_m.ncomms : 64;
-        while (n <= c->ctx)
-            n *= 2;
+    if (g_m.ncomms == g_m.capcomms) {
+        int n = g_m.capcomms ? 2 * g_m.capcomms : 64;
         comm_t **t = realloc(g_m.comms, (size_t)n * sizeof *t);
         if (!t)
             return -1;
-        memset(t + g_m.ncomms, 0, (size_t)(n - g_m.ncomms) * sizeof *t);
         g_m.comms = t;
-        g_m.ncomms = n;
+        g_m.capcomms = n;
     }
-    g_m.comms[c->ctx] = c;
+    g_m.comms[g_m.ncomms++] = c;
     return 0;
 }
 
 comm_t *bd_comm_lookup(int ctx)
 {
-    return ctx > 0 && ctx < g_m.ncomms ? g_m.comms[ctx] : NULL;
+    for (int i = 0; i < g_m.ncomms; i++)
+        if (g_m.comms[i]->ctx == ctx)
+            return g_m.comms[i];
+    return NULL;
 }
 
+static void comm_remove(comm_t *c)
+{
+    for (int i = 0; i < g_m.ncomms; i++)
+        if (g_m.comms[i] == c) {
+            g_m.comms[i] = g_m.comms[--g_m.ncomms];
+            break;
+        }
+    free(c->world);
+    free(c);
+}
+
+/* Context ids are unique across nodes without talking: the node is in the id. */
 int bd_comm_alloc_ctx(void)
 {
-    return g_m.next_ctx++;
+    return (g_m.node << 20) + g_m.next_ctx++;
 }
 
-static comm_t *comm_new(int ctx, int size)
+static void replay_orphans(int ctx);
+
+/* A communicator of `size` members with the given world ranks (copied). */
+static comm_t *comm_new(int ctx, int size, const int *world)
 {
     comm_t *c = calloc(1, sizeof *c);
     if (!c)
@@ -78,34 +94,89 @@ static comm_t *comm_new(int ctx, int size)
     }
     c->ctx = ctx;
     c->size = size;
-    c->refs = size;
+    memcpy(c->world, world, (size_t)size * sizeof(int));
+    for (int i = 0; i < size; i++)
+        c->nlocal += bd_master_slave_by_world(world[i]) != NULL;
+    c->refs = c->nlocal;
     if (comm_register(c) < 0) {
         free(c->world);
         free(c);
         return NULL;
     }
+    replay_orphans(ctx);
     return c;
 }
 
 void bd_comm_init_predefined(void)
 {
-    int n = (int)g_m.hdr->world_size;
-    /* WORLD, NODE and CWORLD all hold every rank in world order on one node. */
-    int ctxs[3] = {MPI_COMM_WORLD, BDMPI_COMM_NODE, BDMPI_COMM_CWORLD};
-    for (int k = 0; k < 3; k++) {
-        comm_t *c = comm_new(ctxs[k], n);
-        if (!c) {
-            bd_master_fail(1, "master out of memory");
-            return;
-        }
-        for (int i = 0; i < n; i++)
-            c->world[i] = i;
-        c->refs = -1; /* never freed */
+    int n = (int)g_m.hdr->world_size, nn = g_m.nnodes, ns = g_m.ns;
+    int *w = calloc((size_t)n, sizeof(int));
+    if (!w) {
+        bd_master_fail(1, "master out of memory");
+        return;
     }
     g_m.next_ctx = 16;
+    for (int i = 0; i < n; i++)
+        w[i] = i;
+    comm_t *world = comm_new(MPI_COMM_WORLD, n, w);
+    /* NODE: this node's ranks.  CWORLD: rank k is local rank k/nn of node k%nn. */
+    comm_t *node = comm_new(BDMPI_COMM_NODE, ns, w + (size_t)g_m.node * (size_t)ns);
+    for (int k = 0; k < n; k++)
+        w[k] = (k % nn) * ns + k / nn;
+    comm_t *cworld = comm_new(BDMPI_COMM_CWORLD, n, w);
+    free(w);
+    if (!world || !node || !cworld) {
+        bd_master_fail(1, "master out of memory");
+        return;
+    }
+    world->refs = node->refs = cworld->refs = -1; /* never freed */
 }
 
 /* ---------------------------------------------------------------- instances */
+
+/* Across nodes (bdmpi.txt 5.4): every node's master first gathers its own
+ * ranks' data, then nodes exchange what the others need, each ending its
+ * part with a DONE message; messages between two masters keep their order,
+ * so DONE means everything that node sends us has arrived.  Reductions,
+ * scans and splits are computed by one coordinator node (the root's, or
+ * rank 0's) in rank order, which keeps results identical for any number of
+ * nodes, and it sends the results back. */
+
+static int coll_coord_node(const coll_t *c);
+
+static int is_coord_kind(int k)
+{
+    return is_fold(k) || k == BD_COLL_SPLIT;
+}
+
+/* Does node `from` send data for this collective to node `to`? */
+static int sends_to(const coll_t *c, int from, int to)
+{
+    if (from == to || !c->node_in[from] || !c->node_in[to])
+        return 0;
+    int coord = coll_coord_node(c);
+    switch (c->d.kind) {
+    case BD_COLL_BCAST:
+    case BD_COLL_SCATTER: return from == coord;
+    case BD_COLL_GATHER:
+    case BD_COLL_REDUCE: return to == coord;
+    case BD_COLL_ALLREDUCE:
+    case BD_COLL_REDSCAT:
+    case BD_COLL_SCAN:
+    case BD_COLL_EXSCAN:
+    case BD_COLL_SPLIT: return to == coord || from == coord;
+    default: return 1; /* barrier, allgather, alltoall */
+    }
+}
+
+static int expected_senders(const coll_t *c)
+{
+    int n = 0;
+    for (int k = 0; k < g_m.nnodes; k++)
+        n += sends_to(c, k, g_m.node);
+    return n;
+}
+
 
 static size_t npieces_for(int kind, int size)
 {
@@ -172,8 +243,21 @@ static void coll_free(coll_t *c)
     if (c->fd >= 0)
         close(c->fd);
     free(c->rank_arrived);
+    free(c->node_in);
+    free(c->done_from);
     free(c->acc);
     free(c);
+}
+
+static int coll_coord_node(const coll_t *c)
+{
+    switch (c->d.kind) {
+    case BD_COLL_BCAST:
+    case BD_COLL_SCATTER:
+    case BD_COLL_GATHER:
+    case BD_COLL_REDUCE: return bd_node_of_world(c->comm->world[c->d.root]);
+    default: return bd_node_of_world(c->comm->world[0]);
+    }
 }
 
 static coll_t *coll_find(int ctx, uint64_t seq)
@@ -202,13 +286,21 @@ static coll_t *coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
         const bd_dtype_info_t *t = bd_dtype_info(d->dtype);
         c->elem_size = t ? t->size : 0;
     }
-    if (!c->pieces || !c->rank_arrived || !c->results) {
+    c->node_in = calloc((size_t)g_m.nnodes, 1);
+    c->done_from = calloc((size_t)g_m.nnodes, 1);
+    if (!c->pieces || !c->rank_arrived || !c->results || !c->node_in || !c->done_from) {
         free(c->pieces);
         free(c->rank_arrived);
         free(c->results);
+        free(c->node_in);
+        free(c->done_from);
         free(c);
         return NULL;
     }
+    c->nlocal = comm->nlocal;
+    for (int r = 0; r < comm->size; r++)
+        c->node_in[bd_node_of_world(comm->world[r])] = 1;
+    c->nexpect_in = expected_senders(c);
     c->next = g_m.colls;
     g_m.colls = c;
     return c;
@@ -347,21 +439,35 @@ static int split_complete(coll_t *c)
         while (j < n && e[j].color == e[i].color)
             j++;
         int sz = j - i;
-        comm_t *nc = NULL;
+        /* nc: the new communicator's members (registered here only if it has
+         * members on this node; otherwise only its list is needed for the results). */
+        comm_t *nc = NULL, tmp = {0};
+        int *w = NULL;
         if (e[i].color != MPI_UNDEFINED) {
-            nc = comm_new(bd_comm_alloc_ctx(), sz);
-            if (!nc) {
+            w = malloc((size_t)sz * sizeof(int));
+            if (!w) {
                 free(e);
                 return -1;
             }
-            for (int k = 0; k < sz; k++)
-                nc->world[k] = c->comm->world[e[i + k].rank];
+            int here = 0;
+            for (int k = 0; k < sz; k++) {
+                w[k] = c->comm->world[e[i + k].rank];
+                here |= bd_master_slave_by_world(w[k]) != NULL;
+            }
+            tmp = (comm_t){.ctx = bd_comm_alloc_ctx(), .size = sz, .world = w};
+            nc = &tmp;
+            if (here && !comm_new(tmp.ctx, sz, w)) {
+                free(w);
+                free(e);
+                return -1;
+            }
         }
         for (int k = 0; k < sz; k++) {
             piece_t *res = &c->results[e[i + k].rank];
             size_t bytes = (3 + (size_t)(nc ? sz : 0)) * sizeof(int32_t);
             int32_t *out = malloc(bytes);
             if (!out) {
+                free(w);
                 free(e);
                 return -1;
             }
@@ -373,6 +479,7 @@ static int split_complete(coll_t *c)
             res->data = (char *)out;
             res->total = res->filled = bytes;
         }
+        free(w);
         i = j;
     }
     free(e);
@@ -381,16 +488,365 @@ static int split_complete(coll_t *c)
 
 static int rank_ready(coll_t *c, int r)
 {
-    int all = c->arrived == c->comm->size;
+    int all_in = c->ndone_in == c->nexpect_in;
+    int all_local = c->arrived == c->nlocal;
+    int coord_here = coll_coord_node(c) == g_m.node;
+    int folded = c->next_fold == c->comm->size;
     switch (c->d.kind) {
     case BD_COLL_BCAST:
-    case BD_COLL_SCATTER: return c->rank_arrived[c->d.root];
-    case BD_COLL_REDUCE:
-    case BD_COLL_GATHER: return r != c->d.root || all;
-    case BD_COLL_SCAN: return c->next_fold > r;
-    case BD_COLL_EXSCAN: return c->next_fold >= r;
-    default: return all;
+    case BD_COLL_SCATTER: return coord_here ? c->rank_arrived[c->d.root] : all_in;
+    case BD_COLL_REDUCE: return r != c->d.root || folded;
+    case BD_COLL_GATHER: return r != c->d.root || (all_local && all_in);
+    case BD_COLL_SCAN: return coord_here ? c->next_fold > r : all_in;
+    case BD_COLL_EXSCAN: return coord_here ? c->next_fold >= r : all_in;
+    case BD_COLL_ALLREDUCE:
+    case BD_COLL_REDSCAT: return coord_here ? folded : all_in;
+    case BD_COLL_SPLIT: return coord_here ? c->computed : all_in;
+    default: return all_local && all_in;
     }
+}
+
+/* ---------------------------------------------------------------- between nodes */
+
+enum { CM_PIECE = 1, CM_RESULT, CM_ACC, CM_DONE };
+
+static void coll_hdr(const coll_t *c, bd_net_hdr_t *h, int what, int idx)
+{
+    memset(h, 0, sizeof *h);
+    h->type = BD_NH_COLL;
+    h->a[0] = c->ctx;
+    h->a[1] = what;
+    h->a[2] = idx;
+    h->a[3] = c->d.kind;
+    h->a[4] = c->d.root;
+    h->a[5] = c->d.dtype;
+    h->a[6] = c->d.op;
+    h->u[0] = c->seq;
+    h->u[1] = c->d.count;
+}
+
+static void ship_piece(coll_t *c, int dst, int what, int idx, const piece_t *p)
+{
+    bd_net_hdr_t h;
+    coll_hdr(c, &h, what, idx);
+    h.u[2] = p->total;
+    if (p->in_file) {
+        h.a[7] = 1;
+        h.u[5] = p->total;
+        bd_node_send_file(dst, &h, c->fd, p->file_off, p->total, NULL);
+    } else {
+        bd_node_send(dst, &h, p->data, p->data ? p->filled : 0);
+    }
+}
+
+static void ship_done(coll_t *c, int dst)
+{
+    bd_net_hdr_t h;
+    coll_hdr(c, &h, CM_DONE, 0);
+    bd_node_send(dst, &h, NULL, 0);
+}
+
+static int rank_node(const coll_t *c, int r)
+{
+    return bd_node_of_world(c->comm->world[r]);
+}
+
+/* This node's ranks have given what the other nodes need: send it. */
+static void ship_local(coll_t *c)
+{
+    int me = g_m.node, size = c->comm->size;
+    c->shipped = 1;
+    for (int n = 0; n < g_m.nnodes; n++) {
+        if (!sends_to(c, me, n))
+            continue;
+        if (is_coord_kind(c->d.kind) && me == coll_coord_node(c))
+            continue; /* the coordinator sends results once it has computed them */
+        switch (c->d.kind) {
+        case BD_COLL_BCAST:
+            ship_piece(c, n, CM_PIECE, 0, &c->pieces[0]);
+            break;
+        case BD_COLL_SCATTER:
+            for (int r = 0; r < size; r++)
+                if (rank_node(c, r) == n && c->pieces[r].total)
+                    ship_piece(c, n, CM_PIECE, r, &c->pieces[r]);
+            break;
+        case BD_COLL_ALLTOALL:
+            for (int src = 0; src < size; src++) {
+                if (rank_node(c, src) != me)
+                    continue;
+                for (int dst = 0; dst < size; dst++) {
+                    size_t i = (size_t)src * (size_t)size + (size_t)dst;
+                    if (rank_node(c, dst) == n && c->pieces[i].total)
+                        ship_piece(c, n, CM_PIECE, (int)i, &c->pieces[i]);
+                }
+            }
+            break;
+        case BD_COLL_BARRIER:
+            break;
+        default: /* gather, allgather, and raw contributions to the coordinator */
+            for (int r = 0; r < size; r++)
+                if (rank_node(c, r) == me && (c->pieces[r].total || is_coord_kind(c->d.kind)))
+                    ship_piece(c, n, CM_PIECE, r, &c->pieces[r]);
+            break;
+        }
+        ship_done(c, n);
+    }
+}
+
+/* Coordinator: everything has come; send every node its results. */
+static void ship_results(coll_t *c)
+{
+    int me = g_m.node, size = c->comm->size;
+    uint64_t nbytes = c->d.count * c->elem_size;
+    for (int n = 0; n < g_m.nnodes; n++) {
+        if (!sends_to(c, me, n))
+            continue;
+        if (c->d.kind == BD_COLL_ALLREDUCE || c->d.kind == BD_COLL_REDSCAT) {
+            piece_t acc = {.total = nbytes, .filled = c->acc ? nbytes : 0, .data = c->acc};
+            ship_piece(c, n, CM_ACC, 0, &acc);
+        } else {
+            for (int r = 0; r < size; r++)
+                if (rank_node(c, r) == n && c->results[r].total)
+                    ship_piece(c, n, CM_RESULT, r, &c->results[r]);
+        }
+        ship_done(c, n);
+    }
+}
+
+static void poke_members(coll_t *c)
+{
+    for (int i = 0; i < g_m.ns; i++)
+        if (g_m.slaves[i].coll == c)
+            bd_master_poke(&g_m.slaves[i]);
+}
+
+static void coll_maybe_free(coll_t *c)
+{
+    if (c->ended == c->nlocal && c->ndone_in == c->nexpect_in && c->shipped)
+        coll_free(c);
+}
+
+/* Something changed (a local rank arrived, data came from another node):
+ * fold, compute, ship what is due, wake whoever can go on. */
+static void coll_progress(coll_t *c)
+{
+    int all_local = c->arrived == c->nlocal;
+    int coord_here = coll_coord_node(c) == g_m.node;
+    if (is_fold(c->d.kind) && coord_here)
+        try_fold(c);
+    if (!c->shipped) {
+        int ready = c->d.kind == BD_COLL_BCAST || c->d.kind == BD_COLL_SCATTER
+                        ? (coord_here ? c->rank_arrived[c->d.root] : 1)
+                        : all_local;
+        if (ready)
+            ship_local(c);
+    }
+    if (coord_here && is_coord_kind(c->d.kind) && !c->computed && all_local &&
+        c->ndone_in == c->nexpect_in) {
+        if (c->d.kind == BD_COLL_SPLIT && split_complete(c) < 0) {
+            bd_master_fail(1, "master out of memory creating communicators");
+            return;
+        }
+        if (is_fold(c->d.kind) && c->next_fold != c->comm->size)
+            return; /* cannot happen: every contribution has come */
+        c->computed = 1;
+        ship_results(c);
+    }
+    poke_members(c);
+}
+
+/* ---------------------------------------------------------------- data from other nodes */
+
+typedef struct orphan {
+    bd_net_hdr_t h;
+    uint64_t total, got;
+    char *data;
+} orphan_t;
+
+static orphan_t *g_orph;
+static int g_norph, g_caporph;
+static orphan_t *g_orph_filling; /* large data for an unknown communicator, arriving */
+
+static orphan_t *orphan_add(const bd_net_hdr_t *h, const char *data, uint64_t len, uint64_t total)
+{
+    if (g_norph == g_caporph) {
+        int n = g_caporph ? 2 * g_caporph : 16;
+        orphan_t *t = realloc(g_orph, (size_t)n * sizeof *t);
+        if (!t)
+            return NULL;
+        g_orph = t;
+        g_caporph = n;
+    }
+    orphan_t *o = &g_orph[g_norph];
+    o->h = *h;
+    o->total = total;
+    o->got = len;
+    o->data = malloc(total ? total : 1);
+    if (!o->data)
+        return NULL;
+    if (len)
+        memcpy(o->data, data, len);
+    g_norph++;
+    return o;
+}
+
+static void coll_remote_apply(const bd_net_hdr_t *h, const char *data, uint64_t len);
+
+static void replay_orphans(int ctx)
+{
+    for (int i = 0; i < g_norph;) {
+        orphan_t *o = &g_orph[i];
+        if (o->h.a[0] != ctx || o == g_orph_filling) {
+            i++;
+            continue;
+        }
+        orphan_t copy = *o;
+        g_orph[i] = g_orph[--g_norph];
+        coll_remote_apply(&copy.h, copy.data, copy.total);
+        free(copy.data);
+    }
+}
+
+static coll_t *remote_instance(const bd_net_hdr_t *h)
+{
+    comm_t *comm = bd_comm_lookup(h->a[0]);
+    if (!comm)
+        return NULL;
+    coll_t *c = coll_find(h->a[0], h->u[0]);
+    if (c)
+        return c;
+    bd_coll_desc_t d = {.kind = h->a[3], .root = h->a[4], .dtype = h->a[5], .op = h->a[6],
+                        .count = h->u[1], .seq = h->u[0]};
+    c = coll_new(comm, d.seq, &d);
+    if (!c)
+        bd_master_fail(1, "master out of memory starting %s", kind_name(d.kind));
+    return c;
+}
+
+static int install_piece(coll_t *c, piece_t *p, uint64_t total, uint64_t off, const char *data,
+                         uint64_t len)
+{
+    if (!p->data && !p->in_file && total && piece_place(c, p, total) < 0)
+        return -1;
+    while (len) {
+        uint32_t n = len > (1u << 30) ? (1u << 30) : (uint32_t)len;
+        if (piece_write(c, p, total, off, data, n) < 0)
+            return -1;
+        off += n;
+        data += n;
+        len -= n;
+    }
+    return 0;
+}
+
+static piece_t *remote_target(coll_t *c, const bd_net_hdr_t *h)
+{
+    int what = h->a[1], idx = h->a[2];
+    if (what == CM_PIECE && idx >= 0 && (size_t)idx < c->npieces)
+        return &c->pieces[idx];
+    if (what == CM_RESULT && idx >= 0 && idx < c->comm->size)
+        return &c->results[idx];
+    return NULL;
+}
+
+/* A whole piece (or the end of one that came in chunks) is in. */
+static void remote_complete(coll_t *c, const bd_net_hdr_t *h)
+{
+    int what = h->a[1], idx = h->a[2];
+    if (what == CM_PIECE && is_coord_kind(c->d.kind) && idx >= 0 && idx < c->comm->size)
+        c->rank_arrived[idx] = 1;
+    if (what == CM_RESULT && c->d.kind == BD_COLL_SPLIT) {
+        const int32_t *res = (const int32_t *)c->results[idx].data;
+        if (res && res[0] && !bd_comm_lookup(res[0]) &&
+            !comm_new(res[0], res[2], (const int *)res + 3))
+            bd_master_fail(1, "master out of memory creating a communicator");
+    }
+    coll_progress(c);
+}
+
+static void coll_remote_apply(const bd_net_hdr_t *h, const char *data, uint64_t len)
+{
+    coll_t *c = remote_instance(h);
+    if (!c) {
+        if (!orphan_add(h, data, len, len))
+            bd_master_fail(1, "master out of memory");
+        return;
+    }
+    switch (h->a[1]) {
+    case CM_DONE:
+        if (!c->done_from[h->src_node]) {
+            c->done_from[h->src_node] = 1;
+            c->ndone_in++;
+        }
+        coll_progress(c);
+        coll_maybe_free(c);
+        return;
+    case CM_ACC:
+        free(c->acc);
+        c->acc = len ? malloc(len) : NULL;
+        if (len && !c->acc) {
+            bd_master_fail(1, "master out of memory");
+            return;
+        }
+        if (len)
+            memcpy(c->acc, data, len);
+        c->next_fold = c->comm->size;
+        coll_progress(c);
+        return;
+    default: {
+        piece_t *p = remote_target(c, h);
+        if (!p || install_piece(c, p, h->u[2], 0, data, len) < 0) {
+            bd_master_fail(1, "bad collective data from node %d", h->src_node);
+            return;
+        }
+        remote_complete(c, h);
+    }
+    }
+}
+
+void bd_coll_remote(bd_net_msg_t *nm)
+{
+    if (nm->h.a[7]) { /* the data follows in chunks */
+        bd_node_expect_chunks(&nm->h, nm->h.u[5]);
+        return;
+    }
+    coll_remote_apply(&nm->h, nm->payload, nm->len);
+}
+
+void bd_coll_remote_chunk(const bd_net_hdr_t *h, uint64_t off, const char *data, size_t len)
+{
+    coll_t *c = remote_instance(h);
+    if (!c) {
+        if (off == 0) {
+            g_orph_filling = orphan_add(h, NULL, 0, h->u[5]);
+            if (!g_orph_filling) {
+                bd_master_fail(1, "master out of memory");
+                return;
+            }
+        }
+        if (!g_orph_filling || off + len > g_orph_filling->total) {
+            bd_master_fail(1, "bad collective data from node %d", h->src_node);
+            return;
+        }
+        memcpy(g_orph_filling->data + off, data, len);
+        g_orph_filling->got += len;
+        return;
+    }
+    piece_t *p = remote_target(c, h);
+    if (!p || install_piece(c, p, h->u[2], off, data, len) < 0)
+        bd_master_fail(1, "bad collective data from node %d", h->src_node);
+}
+
+void bd_coll_remote_done(const bd_net_hdr_t *h)
+{
+    if (g_orph_filling) {
+        g_orph_filling->h.a[7] = 0;
+        g_orph_filling = NULL;
+        return;
+    }
+    coll_t *c = remote_instance(h);
+    if (c)
+        remote_complete(c, h);
 }
 
 int bd_coll_ready(slave_t *s)
@@ -478,13 +934,6 @@ bad:
     bd_master_fail(1, "rank %d: malformed collective PUT", s->world);
 }
 
-static void poke_members(coll_t *c)
-{
-    for (int i = 0; i < g_m.ns; i++)
-        if (g_m.slaves[i].coll == c)
-            bd_master_poke(&g_m.slaves[i]);
-}
-
 static void coll_wait(slave_t *s)
 {
     coll_t *c = s->coll;
@@ -499,14 +948,8 @@ static void coll_wait(slave_t *s)
                                (unsigned long long)(c->d.count * c->elem_size));
                 return;
             }
-            try_fold(c);
         }
-        if (c->arrived == c->comm->size && c->d.kind == BD_COLL_SPLIT &&
-            split_complete(c) < 0) {
-            bd_master_fail(1, "master out of memory creating communicators");
-            return;
-        }
-        poke_members(c);
+        coll_progress(c);
     }
     if (rank_ready(c, s->coll_rank))
         bd_master_respond(s);
@@ -562,8 +1005,8 @@ static void coll_end(slave_t *s)
 {
     coll_t *c = s->coll;
     s->coll = NULL;
-    if (++c->ended == c->comm->size)
-        coll_free(c);
+    c->ended++;
+    coll_maybe_free(c);
     bd_master_respond(s);
 }
 
@@ -584,11 +1027,8 @@ int bd_coll_handle(slave_t *s)
         return 1;
     case BD_REQ_COMM_FREE: {
         comm_t *c = bd_comm_lookup(r->ctx);
-        if (c && c->refs > 0 && --c->refs == 0) {
-            g_m.comms[c->ctx] = NULL;
-            free(c->world);
-            free(c);
-        }
+        if (c && c->refs > 0 && --c->refs == 0)
+            comm_remove(c);
         bd_master_respond(s);
         return 1;
     }

@@ -18,6 +18,7 @@
 
 #include "bd_fs.h"
 #include "bd_log.h"
+#include "net.h"
 
 master_t g_m;
 
@@ -63,7 +64,7 @@ void bd_master_block(slave_t *s, blk_t why)
         bd_memacct_unload(s);
 }
 
-static void kill_all(void)
+void bd_master_kill_all(void)
 {
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
@@ -76,13 +77,19 @@ void bd_master_fail(int status, const char *fmt, ...)
 {
     if (g_m.stopping)
         return;
+    char msg[1024];
     va_list ap;
     va_start(ap, fmt);
-    bd_log_vmsg("", fmt, ap);
+    vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
+    if (g_m.nnodes > 1)
+        bd_log_error("node %d: %s", g_m.node, msg);
+    else
+        bd_log_error("%s", msg);
+    bd_node_abort_all(status ? status : 1, msg);
     g_m.stopping = 1;
     g_m.job_failed = status ? status : 1;
-    kill_all();
+    bd_master_kill_all();
 }
 
 slave_t *bd_master_slave_by_world(int world)
@@ -375,38 +382,6 @@ static void reap(void)
     }
 }
 
-static void check_deadlock(void)
-{
-    if (g_m.stopping || g_m.nrunning || g_m.nrunnable || g_m.ninit_pending || g_m.nunloading)
-        return;
-    int blocked = 0;
-    for (int i = 0; i < g_m.ns; i++)
-        blocked += g_m.slaves[i].state == SL_BLOCKED;
-    if (!blocked)
-        return;
-    bd_log_error("deadlock: every live rank is blocked in MPI and none can proceed:");
-    for (int i = 0; i < g_m.ns; i++) {
-        slave_t *s = &g_m.slaves[i];
-        char what[512];
-        if (s->state == SL_BLOCKED) {
-            if (s->blk == BLK_COLL)
-                bd_coll_describe(s, what, sizeof what);
-            else if (s->blk == BLK_CRIT)
-                snprintf(what, sizeof what, "waits in BDMPI_Enter_critical");
-            else
-                bd_p2p_describe(s, what, sizeof what);
-        } else if (s->state == SL_EXITED && !s->inited) {
-            snprintf(what, sizeof what, "exited without calling MPI_Init");
-        } else if (s->state == SL_EXITED || s->state == SL_FINALIZED) {
-            snprintf(what, sizeof what, "has called MPI_Finalize");
-        } else {
-            continue;
-        }
-        bd_log_error("  rank %d %s", s->world, what);
-    }
-    bd_master_fail(1, "ending the job because of the deadlock");
-}
-
 static void print_stats(void)
 {
     uint64_t(*per)[BD_STAT__COUNT] = calloc((size_t)g_m.ns, sizeof *per);
@@ -432,6 +407,7 @@ static void print_stats(void)
 
 static int setup(int argc, char **argv, sigset_t *orig_mask)
 {
+    g_m.nnodes = 1;
     char err[512];
     if (bd_opts_load_env(&g_m.opts, err, sizeof err) < 0) {
         bd_log_error("%s", err);
@@ -450,7 +426,21 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     if (g_m.nr > g_m.ns)
         g_m.nr = g_m.ns;
 
-    const char *jd = getenv("BDMPI_JOBDIR");
+    if (g_m.opts.num[BD_OPT_NN] > 1) {
+        if (bd_net_init(&argc, &argv, &g_m.node, &g_m.nnodes) < 0)
+            return -1;
+        if (g_m.nnodes != g_m.opts.num[BD_OPT_NN]) {
+            bd_log_error("started as %d masters for -nn %lld", g_m.nnodes,
+                         g_m.opts.num[BD_OPT_NN]);
+            return -1;
+        }
+        if (bd_node_init() < 0)
+            return -1;
+        char p[32];
+        snprintf(p, sizeof p, "bdmprun[node %d]", g_m.node);
+        bd_log_set_prefix(p);
+    }
+    const char *jd = g_m.nnodes == 1 ? getenv("BDMPI_JOBDIR") : NULL;
     if (jd) {
         snprintf(g_m.jobdir, sizeof g_m.jobdir, "%s", jd);
     } else if (bd_fs_make_jobdir(g_m.opts.str[BD_OPT_WD], g_m.jobdir, sizeof g_m.jobdir, err,
@@ -482,10 +472,10 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     }
     *g_m.hdr = tmp;
     g_m.hdr->magic = BD_SHM_MAGIC;
-    g_m.hdr->world_size = (uint32_t)g_m.ns;
-    g_m.hdr->nnodes = 1;
-    g_m.hdr->node = 0;
-    g_m.hdr->first_rank = 0;
+    g_m.hdr->world_size = (uint32_t)(g_m.ns * g_m.nnodes);
+    g_m.hdr->nnodes = (uint32_t)g_m.nnodes;
+    g_m.hdr->node = (uint32_t)g_m.node;
+    g_m.hdr->first_rank = (uint32_t)(g_m.ns * g_m.node);
     g_m.hdr->nr = (uint32_t)g_m.nr;
     g_m.hdr->msg_threshold = thr;
     g_m.hdr->mem_strategy = (int32_t)g_m.opts.num[BD_OPT_MEM_STRATEGY];
@@ -533,11 +523,11 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         s->idx = i;
-        s->world = i;
+        s->world = (int)g_m.hdr->first_rank + i;
         s->state = SL_PREINIT;
         s->slot = bd_shm_slot(g_m.hdr, (uint32_t)i);
         s->win = bd_slot_window(g_m.hdr, s->slot);
-        s->slot->world_rank = i;
+        s->slot->world_rank = s->world;
     }
     g_m.ninit_pending = g_m.ns;
     bd_comm_init_predefined();
@@ -555,9 +545,12 @@ int main(int argc, char **argv)
     for (int i = 0; i < g_m.ns && !g_m.stopping; i++)
         spawn_slave(&g_m.slaves[i], me, &orig_mask);
 
-    while (g_m.nlive > 0) {
+    for (;;) {
+        if (g_m.nlive == 0 && (g_m.nnodes == 1 || bd_node_all_done()))
+            break;
         struct epoll_event evs[4];
-        int n = epoll_wait(g_m.epoll_fd, evs, 4, 1000);
+        /* With other nodes, poll their messages every millisecond. */
+        int n = epoll_wait(g_m.epoll_fd, evs, 4, g_m.nnodes > 1 ? 1 : 1000);
         if (n < 0 && errno != EINTR) {
             bd_master_fail(1, "epoll_wait failed: %s", strerror(errno));
             break;
@@ -578,6 +571,7 @@ int main(int argc, char **argv)
                     bd_master_fail(1, "eventfd read failed: %s", strerror(errno));
             }
         }
+        bd_node_progress();
         /* Always scan: a ring of the eventfd may cover many requests. */
         if (!g_m.stopping) {
             for (int i = 0; i < g_m.ns; i++) {
@@ -591,11 +585,16 @@ int main(int argc, char **argv)
             bd_memacct_poll();
             recheck_blocked();
             schedule();
-            check_deadlock();
+            bd_deadlock_check();
         }
         if (n == 0)
             reap();
     }
+    /* Every master ends through MPI_Finalize, also after a failure (all of
+     * them have been told), so they all exit with the job's status and the
+     * MPI launcher has nothing to tear down. */
+    if (g_m.nnodes > 1)
+        bd_net_fini();
     if (g_m.opts.num[BD_OPT_STATS])
         print_stats();
     bd_fs_remove_tree(g_m.jobdir);

@@ -90,7 +90,8 @@ typedef struct comm {
     int ctx;
     int size;
     int *world;  /* comm rank -> world rank */
-    int refs;
+    int refs;    /* local members that have not freed it; -1: predefined */
+    int nlocal;  /* members on this node */
 } comm_t;
 
 /* A piece of collective data: in memory, or (when larger than the message
@@ -108,8 +109,13 @@ typedef struct coll {
     int ctx;
     uint64_t seq;
     bd_coll_desc_t d;
-    int began, arrived, ended;
-    int *rank_arrived;  /* by comm rank */
+    int began, arrived, ended;   /* local ranks */
+    int nlocal;                  /* members on this node */
+    int *rank_arrived;  /* by comm rank (remote ranks: their contribution came) */
+    char *node_in;      /* nodes with members */
+    char *done_from;    /* nodes that have sent everything they send us */
+    int ndone_in, nexpect_in;
+    int shipped, computed;
     piece_t *pieces;    /* see coll_piece() */
     size_t npieces;
     uint64_t elem_size;
@@ -120,8 +126,21 @@ typedef struct coll {
     uint64_t file_end;
 } coll_t;
 
+/* Master-to-master message types (node.c, coll.c, deadlock.c). */
+enum {
+    BD_NH_MSG = 1,   /* p2p message: a0 ctx, a1 src rank, a2 tag, a3 src world, a4 dst world,
+                        a5 large; u0 bytes, u1 sync id, u2 spill number, u5 total */
+    BD_NH_CHUNK,     /* u0 offset; payload: the next chunk of the current large item */
+    BD_NH_SYNC,      /* a0 sender world, u0 sync id: a synchronous send was matched */
+    BD_NH_COLL,      /* collective data, see coll.c */
+    BD_NH_DEADLOCK,  /* deadlock detection wave, see deadlock.c */
+    BD_NH_DONE,      /* all ranks of the sending node have exited */
+    BD_NH_ABORT,     /* a0 exit code; payload: reason */
+};
+
 typedef struct master {
     bd_opts_t opts;
+    int node, nnodes;
     bd_shm_hdr_t *hdr;
     int shm_fd, event_fd, signal_fd, epoll_fd;
     int ns, nr, nc;
@@ -129,9 +148,11 @@ typedef struct master {
     int nrunning, nrunnable, nlive, ninit_pending;
     uint64_t order_counter;
     uint64_t next_sync_id;
-    comm_t **comms;
-    int ncomms;
+    comm_t **comms;   /* every communicator with members here */
+    int ncomms, capcomms;
     int next_ctx;
+    struct bd_net_msg **orphans; /* collective data for communicators not known yet */
+    int norphans;
     coll_t *colls;
     int crit_count;
     int job_failed;      /* exit status to report; 0 while all is well */
@@ -157,7 +178,32 @@ slave_t *bd_master_slave_by_world(int world);
 void bd_master_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 double bd_master_now(void);
 
+void bd_master_kill_all(void);
+
+/* node.c */
+struct bd_net_msg;
+struct bd_net_hdr;
+int bd_node_init(void);
+int bd_node_of_world(int world);
+void bd_node_send(int dst, const struct bd_net_hdr *h, const void *data, size_t len);
+void bd_node_send_file(int dst, const struct bd_net_hdr *h, int fd, uint64_t file_base,
+                       uint64_t total, const char *unlink_path);
+void bd_node_expect_chunks(const struct bd_net_hdr *h, uint64_t total);
+void bd_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id);
+void bd_node_sync_matched(int sender_world, uint64_t sync_id);
+void bd_node_abort_all(int code, const char *msg);
+int bd_node_all_done(void);
+void bd_node_progress(void);
+int bd_node_quiet(void);
+
+/* deadlock.c */
+void bd_deadlock_net(struct bd_net_msg *nm);
+void bd_deadlock_check(void);
+void bd_deadlock_report_local(void);
+
 /* p2p.c: return 1 when the request was answered, 0 when the slave blocked. */
+void bd_p2p_arrive(int dst_world, msg_t *m);
+void bd_p2p_sync_matched(slave_t *s, uint64_t sync_id);
 int bd_p2p_handle(slave_t *s);
 void bd_p2p_resume(slave_t *s);
 int bd_p2p_ready(slave_t *s);
@@ -176,6 +222,9 @@ int bd_coll_ready(slave_t *s);
 void bd_coll_describe(slave_t *s, char *buf, size_t len);
 void bd_comm_init_predefined(void);
 comm_t *bd_comm_lookup(int ctx);
+void bd_coll_remote(struct bd_net_msg *nm);
+void bd_coll_remote_chunk(const struct bd_net_hdr *h, uint64_t off, const char *data, size_t len);
+void bd_coll_remote_done(const struct bd_net_hdr *h);
 int bd_comm_alloc_ctx(void);
 
 #endif

@@ -27,17 +27,25 @@ static sync_rec_t *sync_find(slave_t *s, uint64_t id)
     return NULL;
 }
 
+void bd_p2p_sync_matched(slave_t *snd, uint64_t sync_id)
+{
+    sync_rec_t *rec = sync_find(snd, sync_id);
+    if (rec) {
+        rec->matched = 1;
+        bd_master_poke(snd);
+    }
+}
+
 /* A synchronous send completes once its message is matched. */
 static void note_matched(msg_t *m)
 {
     if (!m->sync_id)
         return;
     slave_t *snd = bd_master_slave_by_world(m->src_world);
-    sync_rec_t *rec = snd ? sync_find(snd, m->sync_id) : NULL;
-    if (rec) {
-        rec->matched = 1;
-        bd_master_poke(snd);
-    }
+    if (snd)
+        bd_p2p_sync_matched(snd, m->sync_id);
+    else
+        bd_node_sync_matched(m->src_world, m->sync_id);
 }
 
 static precv_t *find_posted(slave_t *s, uint64_t rid)
@@ -118,71 +126,15 @@ static void deliver(slave_t *s, msg_t *m)
     bd_master_respond(s);
 }
 
-static void handle_send(slave_t *s, bd_req_t *r)
+/* Message m (from here or another node) arrives for world rank dst of this
+ * node: bind it to the first matching posted receive, else queue it. */
+void bd_p2p_arrive(int dst_world, msg_t *m)
 {
-    slave_t *d = bd_master_slave_by_world(r->peer);
-    if (!d) {
-        bd_master_fail(1, "rank %d sent to world rank %d, which does not exist", s->world,
-                       r->peer);
+    slave_t *d = bd_master_slave_by_world(dst_world);
+    if (!d || d->exited) {
+        free_msg(m, 1); /* nobody can ever receive it */
         return;
     }
-    msg_t *m = calloc(1, sizeof *m);
-    if (!m) {
-        bd_master_fail(1, "master out of memory buffering a message from rank %d", s->world);
-        return;
-    }
-    m->ctx = r->ctx;
-    m->src = r->myrank;
-    m->tag = r->tag;
-    m->src_world = s->world;
-    m->nbytes = r->nbytes;
-    if (r->flags & BD_SEND_FILE) {
-        m->in_file = 1;
-        m->file_num = (uint64_t)r->arg[0];
-        atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_SENDS_FILE], 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_BYTES_FILE], r->nbytes,
-                                  memory_order_relaxed);
-    } else {
-        if (r->nbytes > g_m.hdr->window) {
-            free(m);
-            bd_master_fail(1, "rank %d sent %llu bytes through a %llu-byte window", s->world,
-                           (unsigned long long)r->nbytes, (unsigned long long)g_m.hdr->window);
-            return;
-        }
-        if (r->nbytes) {
-            m->data = malloc(r->nbytes);
-            if (!m->data) {
-                free(m);
-                bd_master_fail(1, "master out of memory buffering %llu bytes from rank %d",
-                               (unsigned long long)r->nbytes, s->world);
-                return;
-            }
-            memcpy(m->data, s->win, r->nbytes);
-            g_m.bytes_buffered += r->nbytes;
-            if (g_m.bytes_buffered > g_m.peak_buffered)
-                g_m.peak_buffered = g_m.bytes_buffered;
-        }
-        atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_SENDS_MEM], 1, memory_order_relaxed);
-        atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_BYTES_MEM], r->nbytes,
-                                  memory_order_relaxed);
-    }
-    if (r->flags & BD_SEND_SYNC) {
-        if (s->nsyncs == s->capsyncs) {
-            int cap = s->capsyncs ? 2 * s->capsyncs : 8;
-            sync_rec_t *n = realloc(s->syncs, (size_t)cap * sizeof *n);
-            if (!n) {
-                free_msg(m, 0);
-                bd_master_fail(1, "master out of memory");
-                return;
-            }
-            s->syncs = n;
-            s->capsyncs = cap;
-        }
-        m->sync_id = ++g_m.next_sync_id;
-        s->syncs[s->nsyncs++] = (sync_rec_t){m->sync_id, 0};
-        s->slot->resp.arg[0] = (int64_t)m->sync_id;
-    }
-    /* Bind to the first matching posted receive, else queue. */
     precv_t *p = d->posted_head;
     for (; p; p = p->next)
         if (!p->bound && matches(p->ctx, p->src, p->tag, m))
@@ -198,6 +150,82 @@ static void handle_send(slave_t *s, bd_req_t *r)
         d->unexp_tail = m;
     }
     bd_master_poke(d);
+}
+
+static uint64_t new_sync(slave_t *s)
+{
+    if (s->nsyncs == s->capsyncs) {
+        int cap = s->capsyncs ? 2 * s->capsyncs : 8;
+        sync_rec_t *n = realloc(s->syncs, (size_t)cap * sizeof *n);
+        if (!n) {
+            bd_master_fail(1, "master out of memory");
+            return 0;
+        }
+        s->syncs = n;
+        s->capsyncs = cap;
+    }
+    uint64_t id = ++g_m.next_sync_id;
+    s->syncs[s->nsyncs++] = (sync_rec_t){id, 0};
+    s->slot->resp.arg[0] = (int64_t)id;
+    return id;
+}
+
+static void count_send(slave_t *s, const bd_req_t *r)
+{
+    int file = (r->flags & BD_SEND_FILE) != 0;
+    atomic_fetch_add_explicit(&s->slot->stats[file ? BD_STAT_SENDS_FILE : BD_STAT_SENDS_MEM], 1,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&s->slot->stats[file ? BD_STAT_BYTES_FILE : BD_STAT_BYTES_MEM],
+                              r->nbytes, memory_order_relaxed);
+}
+
+static void handle_send(slave_t *s, bd_req_t *r)
+{
+    if (r->peer < 0 || r->peer >= (int)g_m.hdr->world_size) {
+        bd_master_fail(1, "rank %d sent to world rank %d, which does not exist", s->world,
+                       r->peer);
+        return;
+    }
+    if (!(r->flags & BD_SEND_FILE) && r->nbytes > g_m.hdr->window) {
+        bd_master_fail(1, "rank %d sent %llu bytes through a %llu-byte window", s->world,
+                       (unsigned long long)r->nbytes, (unsigned long long)g_m.hdr->window);
+        return;
+    }
+    uint64_t sync_id = (r->flags & BD_SEND_SYNC) ? new_sync(s) : 0;
+    count_send(s, r);
+    if (!bd_master_slave_by_world(r->peer)) {
+        bd_node_send_p2p(s, r, sync_id);
+        bd_master_respond(s);
+        return;
+    }
+    msg_t *m = calloc(1, sizeof *m);
+    if (!m) {
+        bd_master_fail(1, "master out of memory buffering a message from rank %d", s->world);
+        return;
+    }
+    m->ctx = r->ctx;
+    m->src = r->myrank;
+    m->tag = r->tag;
+    m->src_world = s->world;
+    m->nbytes = r->nbytes;
+    m->sync_id = sync_id;
+    if (r->flags & BD_SEND_FILE) {
+        m->in_file = 1;
+        m->file_num = (uint64_t)r->arg[0];
+    } else if (r->nbytes) {
+        m->data = malloc(r->nbytes);
+        if (!m->data) {
+            free(m);
+            bd_master_fail(1, "master out of memory buffering %llu bytes from rank %d",
+                           (unsigned long long)r->nbytes, s->world);
+            return;
+        }
+        memcpy(m->data, s->win, r->nbytes);
+        g_m.bytes_buffered += r->nbytes;
+        if (g_m.bytes_buffered > g_m.peak_buffered)
+            g_m.peak_buffered = g_m.bytes_buffered;
+    }
+    bd_p2p_arrive(r->peer, m);
     bd_master_respond(s);
 }
 

@@ -26,9 +26,12 @@ int main(int argc, char **argv)
     int nr = nr_s ? atoi(nr_s) : 1, nc = nc_s ? atoi(nc_s) : 1;
     char path[256];
     int key = 0;
-    if (rank == 0)
+    /* The limits are per node: one counter per node. */
+    int lrank;
+    MPI_Comm_rank(BDMPI_COMM_NODE, &lrank);
+    if (lrank == 0)
         key = (int)getpid();
-    MPI_Bcast(&key, 1, MPI_INT, 0, MPI_COMM_WORLD);
+    MPI_Bcast(&key, 1, MPI_INT, 0, BDMPI_COMM_NODE);
     snprintf(path, sizeof path, "/tmp/bdmpi-runnable-%d", key);
     int fd = open(path, O_RDWR | O_CREAT, 0600);
     if (fd < 0 || ftruncate(fd, 4096) < 0)
@@ -61,8 +64,9 @@ int main(int argc, char **argv)
     }
     MPI_Allreduce(&bad, &tot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     MPI_Barrier(MPI_COMM_WORLD);
-    if (rank == 0) {
+    if (lrank == 0)
         unlink(path);
+    if (rank == 0) {
         printf("%s runnable_limit (nr=%d nc=%d)\n", tot ? "FAIL" : "PASS", nr, nc);
     }
     MPI_Finalize();

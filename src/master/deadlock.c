@@ -1,0 +1,206 @@
+/* Deadlock detection.  On one node: no rank running or runnable, none still
+ * before MPI_Init, none being unloaded, some blocked: nothing can change.
+ * Across nodes a blocked rank may still be woken by a message in flight, so
+ * the masters run a termination check coordinated by node 0: each master
+ * reports when it is stuck, with the number of messages it has sent to and
+ * received from other masters; when every master is stuck and the totals
+ * agree, node 0 asks everyone again, and if nothing has changed, declares
+ * the deadlock (a double snapshot, so a message in flight cannot hide). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bd_log.h"
+#include "master.h"
+#include "net.h"
+
+enum { DL_STATUS = 1, DL_QUERY, DL_REPLY, DL_FOUND };
+
+typedef struct {
+    int stuck;
+    uint64_t sent, recv;
+    int blocked;
+} dl_state_t;
+
+static dl_state_t *g_table;   /* node 0: last status of every node */
+static dl_state_t g_last_sent = {-1, 0, 0, 0};
+static uint32_t g_wave, g_replies;
+static dl_state_t *g_wave_snap;
+
+uint64_t g_net_sent, g_net_recv; /* counted by node.c */
+
+static int local_blocked(void)
+{
+    int b = 0;
+    for (int i = 0; i < g_m.ns; i++)
+        b += g_m.slaves[i].state == SL_BLOCKED;
+    return b;
+}
+
+static int locally_stuck(void)
+{
+    return !g_m.stopping && !g_m.nrunning && !g_m.nrunnable && !g_m.ninit_pending &&
+           !g_m.nunloading && bd_node_quiet();
+}
+
+void bd_deadlock_report_local(void)
+{
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *s = &g_m.slaves[i];
+        char what[512];
+        if (s->state == SL_BLOCKED) {
+            if (s->blk == BLK_COLL)
+                bd_coll_describe(s, what, sizeof what);
+            else if (s->blk == BLK_CRIT)
+                snprintf(what, sizeof what, "waits in BDMPI_Enter_critical");
+            else
+                bd_p2p_describe(s, what, sizeof what);
+        } else if (s->state == SL_EXITED && !s->inited) {
+            snprintf(what, sizeof what, "exited without calling MPI_Init");
+        } else if (s->state == SL_EXITED || s->state == SL_FINALIZED) {
+            snprintf(what, sizeof what, "has called MPI_Finalize");
+        } else {
+            continue;
+        }
+        bd_log_error("  rank %d %s", s->world, what);
+    }
+}
+
+static void declare(void)
+{
+    if (g_m.nnodes > 1)
+        bd_log_error("deadlock on node %d: every live rank of the job is blocked in MPI and "
+                     "none can proceed:",
+                     g_m.node);
+    else
+        bd_log_error("deadlock: every live rank is blocked in MPI and none can proceed:");
+    bd_deadlock_report_local();
+    bd_master_fail(1, "ending the job because of the deadlock");
+}
+
+static void send_dl(int dst, int what, const dl_state_t *st)
+{
+    bd_net_hdr_t h = {.type = BD_NH_DEADLOCK, .src_node = g_m.node};
+    h.a[0] = what;
+    h.a[1] = st ? st->stuck : 0;
+    h.a[2] = st ? st->blocked : 0;
+    h.a[3] = (int32_t)g_wave;
+    h.u[0] = st ? st->sent : 0;
+    h.u[1] = st ? st->recv : 0;
+    bd_net_send(dst, &h, NULL, 0);
+}
+
+static void current(dl_state_t *st)
+{
+    st->stuck = locally_stuck();
+    st->sent = g_net_sent;
+    st->recv = g_net_recv;
+    st->blocked = local_blocked();
+}
+
+/* Node 0: is everyone stuck with matching totals? */
+static void coordinator_check(void)
+{
+    if (g_wave_snap)
+        return; /* a confirmation is under way */
+    uint64_t s = 0, r = 0;
+    int blocked = 0;
+    for (int n = 0; n < g_m.nnodes; n++) {
+        if (!g_table[n].stuck)
+            return;
+        s += g_table[n].sent;
+        r += g_table[n].recv;
+        blocked += g_table[n].blocked;
+    }
+    if (s != r || !blocked)
+        return;
+    g_wave++;
+    g_replies = 0;
+    g_wave_snap = malloc((size_t)g_m.nnodes * sizeof *g_wave_snap);
+    if (!g_wave_snap)
+        return;
+    memcpy(g_wave_snap, g_table, (size_t)g_m.nnodes * sizeof *g_wave_snap);
+    for (int n = 1; n < g_m.nnodes; n++)
+        send_dl(n, DL_QUERY, NULL);
+    dl_state_t me;
+    current(&me);
+    g_table[0] = me;
+    g_replies = 1;
+}
+
+static void wave_reply(int node, const dl_state_t *st)
+{
+    if (!g_wave_snap)
+        return;
+    dl_state_t *was = &g_wave_snap[node];
+    int same = st->stuck && was->stuck && st->sent == was->sent && st->recv == was->recv;
+    g_table[node] = *st;
+    if (!same) {
+        free(g_wave_snap);
+        g_wave_snap = NULL;
+        return;
+    }
+    if (++g_replies < (uint32_t)g_m.nnodes)
+        return;
+    free(g_wave_snap);
+    g_wave_snap = NULL;
+    for (int n = 1; n < g_m.nnodes; n++)
+        send_dl(n, DL_FOUND, NULL);
+    declare();
+}
+
+void bd_deadlock_net(bd_net_msg_t *nm)
+{
+    dl_state_t st = {nm->h.a[1], nm->h.u[0], nm->h.u[1], nm->h.a[2]};
+    switch (nm->h.a[0]) {
+    case DL_STATUS:
+        if (g_table) {
+            g_table[nm->h.src_node] = st;
+            coordinator_check();
+        }
+        break;
+    case DL_QUERY: {
+        dl_state_t me;
+        current(&me);
+        g_wave = (uint32_t)nm->h.a[3];
+        send_dl(0, DL_REPLY, &me);
+        break;
+    }
+    case DL_REPLY:
+        if ((uint32_t)nm->h.a[3] == g_wave)
+            wave_reply(nm->h.src_node, &st);
+        break;
+    case DL_FOUND:
+        declare();
+        break;
+    }
+}
+
+void bd_deadlock_check(void)
+{
+    if (g_m.stopping)
+        return;
+    if (g_m.nnodes == 1) {
+        if (locally_stuck() && local_blocked())
+            declare();
+        return;
+    }
+    dl_state_t me;
+    current(&me);
+    if (g_m.node == 0) {
+        if (!g_table && !(g_table = calloc((size_t)g_m.nnodes, sizeof *g_table)))
+            return;
+        if (me.stuck != g_table[0].stuck || me.sent != g_table[0].sent ||
+            me.recv != g_table[0].recv || me.blocked != g_table[0].blocked) {
+            g_table[0] = me;
+            if (me.stuck)
+                coordinator_check();
+        }
+        return;
+    }
+    if (me.stuck != g_last_sent.stuck || (me.stuck && (me.sent != g_last_sent.sent ||
+                                                       me.recv != g_last_sent.recv ||
+                                                       me.blocked != g_last_sent.blocked))) {
+        g_last_sent = me;
+        send_dl(0, DL_STATUS, &me);
+    }
+}

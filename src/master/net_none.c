@@ -1,0 +1,32 @@
+/* Built when no MPI was found: multi-node jobs are refused with a message. */
+#include <stdlib.h>
+
+#include "bd_log.h"
+#include "net.h"
+
+int bd_net_init(int *argc, char ***argv, int *node, int *nnodes)
+{
+    (void)argc;
+    (void)argv;
+    *node = 0;
+    *nnodes = 1;
+    bd_log_error("this bdmprun was built without MPICH: -nn > 1 is not available");
+    return -1;
+}
+
+int bd_net_send(int dst, const bd_net_hdr_t *h, const void *payload, size_t len)
+{
+    (void)dst, (void)h, (void)payload, (void)len;
+    return -1;
+}
+
+size_t bd_net_pending(int dst)
+{
+    (void)dst;
+    return 0;
+}
+
+bd_net_msg_t *bd_net_poll(void) { return NULL; }
+int bd_net_idle(void) { return 1; }
+void bd_net_fini(void) {}
+void bd_net_abort(int code) { exit(code); }

@@ -1,0 +1,440 @@
+/* Multi-node: what masters say to each other (bdmpi.txt 5.1, 5.3).
+ *
+ * Outgoing items to each node wait in one FIFO per destination, so a large
+ * message streamed in chunks is never overtaken by a later small one from
+ * the same master (MPI's non-overtaking order).  Large payloads move in
+ * chunks of BD_NODE_CHUNK bytes with at most BD_NODE_TOKENS chunks in
+ * flight per destination (flow-control.txt 3.3), read from the sender's
+ * spill file and written to a spill file on the receiving node, so no
+ * master ever holds a whole large message in memory. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bd_log.h"
+#include "master.h"
+#include "net.h"
+
+#define BD_NODE_CHUNK (1u << 20)
+#define BD_NODE_TOKENS 4
+
+typedef struct xfer {
+    struct xfer *next;
+    bd_net_hdr_t h;
+    char *inline_data;  /* small payload (owned) */
+    size_t inline_len;
+    int fd;             /* large payload: file range [off, total) */
+    uint64_t file_base, total, off;
+    int header_sent;
+    char unlink_path[BD_PATH_MAX + 64]; /* removed when sent (a slave's spill file) */
+} xfer_t;
+
+typedef struct incoming {
+    int active;
+    bd_net_hdr_t h;
+    uint64_t total, got;
+    int fd;
+    msg_t *msg;         /* p2p message being received */
+    int dst_world;
+} incoming_t;
+
+static xfer_t **g_q_head, **g_q_tail;
+static incoming_t *g_in;
+static int *g_done_from;
+static int g_ndone, g_sent_done;
+static int g_aborting;
+extern uint64_t g_net_sent, g_net_recv; /* deadlock.c's message totals */
+
+int bd_node_of_world(int world)
+{
+    return world / g_m.ns;
+}
+
+int bd_node_init(void)
+{
+    int n = g_m.nnodes;
+    g_q_head = calloc((size_t)n, sizeof *g_q_head);
+    g_q_tail = calloc((size_t)n, sizeof *g_q_tail);
+    g_in = calloc((size_t)n, sizeof *g_in);
+    g_done_from = calloc((size_t)n, sizeof *g_done_from);
+    return g_q_head && g_q_tail && g_in && g_done_from ? 0 : -1;
+}
+
+static void enqueue(int dst, xfer_t *x)
+{
+    x->next = NULL;
+    if (g_q_tail[dst])
+        g_q_tail[dst]->next = x;
+    else
+        g_q_head[dst] = x;
+    g_q_tail[dst] = x;
+}
+
+static xfer_t *xfer_new(const bd_net_hdr_t *h)
+{
+    xfer_t *x = calloc(1, sizeof *x);
+    if (!x) {
+        bd_master_fail(1, "master out of memory queuing data for another node");
+        return NULL;
+    }
+    x->h = *h;
+    x->h.src_node = g_m.node;
+    x->fd = -1;
+    return x;
+}
+
+void bd_node_send(int dst, const bd_net_hdr_t *h, const void *data, size_t len)
+{
+    xfer_t *x = xfer_new(h);
+    if (!x)
+        return;
+    if (len) {
+        x->inline_data = malloc(len);
+        if (!x->inline_data) {
+            free(x);
+            bd_master_fail(1, "master out of memory queuing %zu bytes for node %d", len, dst);
+            return;
+        }
+        memcpy(x->inline_data, data, len);
+        x->inline_len = len;
+    }
+    enqueue(dst, x);
+}
+
+/* Send `total` bytes of fd from file_base on, in chunks, after header h
+ * (which must have BD_NH_LARGE set and u[5] = total).  The fd is dup'ed. */
+void bd_node_send_file(int dst, const bd_net_hdr_t *h, int fd, uint64_t file_base,
+                       uint64_t total, const char *unlink_path)
+{
+    xfer_t *x = xfer_new(h);
+    if (!x)
+        return;
+    x->fd = dup(fd);
+    if (x->fd < 0) {
+        free(x);
+        bd_master_fail(1, "dup failed: %s", strerror(errno));
+        return;
+    }
+    x->file_base = file_base;
+    x->total = total;
+    if (unlink_path)
+        snprintf(x->unlink_path, sizeof x->unlink_path, "%s", unlink_path);
+    enqueue(dst, x);
+}
+
+static int counted_send(int dst, const bd_net_hdr_t *h, const void *p, size_t len)
+{
+    int rc = bd_net_send(dst, h, p, len);
+    if (rc == 0)
+        g_net_sent++;
+    return rc;
+}
+
+static void progress_out(void)
+{
+    static char *chunk;
+    if (!chunk && !(chunk = malloc(BD_NODE_CHUNK))) {
+        bd_master_fail(1, "master out of memory");
+        return;
+    }
+    for (int dst = 0; dst < g_m.nnodes; dst++) {
+        while (g_q_head[dst]) {
+            xfer_t *x = g_q_head[dst];
+            if (x->fd < 0) {
+                if (counted_send(dst, &x->h, x->inline_data, x->inline_len) < 0) {
+                    bd_master_fail(1, "cannot send to the master of node %d", dst);
+                    return;
+                }
+            } else {
+                if (!x->header_sent) {
+                    if (counted_send(dst, &x->h, NULL, 0) < 0) {
+                        bd_master_fail(1, "cannot send to the master of node %d", dst);
+                        return;
+                    }
+                    x->header_sent = 1;
+                }
+                while (x->off < x->total &&
+                       bd_net_pending(dst) < (size_t)BD_NODE_TOKENS * BD_NODE_CHUNK) {
+                    uint64_t n = x->total - x->off;
+                    if (n > BD_NODE_CHUNK)
+                        n = BD_NODE_CHUNK;
+                    int rc = bd_pread_full(x->fd, chunk, n, x->file_base + x->off);
+                    if (rc < 0) {
+                        bd_master_fail(1, "cannot read %llu bytes to send to node %d: %s",
+                                       (unsigned long long)n, dst, strerror(-rc));
+                        return;
+                    }
+                    bd_net_hdr_t ch = {.type = BD_NH_CHUNK, .src_node = g_m.node};
+                    ch.u[0] = x->off;
+                    if (counted_send(dst, &ch, chunk, n) < 0) {
+                        bd_master_fail(1, "cannot send to the master of node %d", dst);
+                        return;
+                    }
+                    x->off += n;
+                }
+                if (x->off < x->total)
+                    break; /* out of tokens: the rest waits */
+                close(x->fd);
+                if (x->unlink_path[0])
+                    unlink(x->unlink_path);
+            }
+            g_q_head[dst] = x->next;
+            if (!g_q_head[dst])
+                g_q_tail[dst] = NULL;
+            free(x->inline_data);
+            free(x);
+        }
+    }
+}
+
+/* ---------------------------------------------------------------- p2p */
+
+/* A rank of ours sent to a rank on another node. */
+void bd_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id)
+{
+    int dst_node = bd_node_of_world(r->peer);
+    bd_net_hdr_t h = {.type = BD_NH_MSG};
+    h.a[0] = r->ctx;
+    h.a[1] = r->myrank;
+    h.a[2] = r->tag;
+    h.a[3] = s->world;
+    h.a[4] = r->peer;
+    h.u[0] = r->nbytes;
+    h.u[1] = sync_id;
+    if (r->flags & BD_SEND_FILE) {
+        char path[BD_PATH_MAX + 64];
+        bd_spill_path(path, sizeof path, g_m.jobdir, s->world, (uint64_t)r->arg[0]);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0) {
+            bd_master_fail(1, "cannot open spill file %s of rank %d: %s", path, s->world,
+                           strerror(errno));
+            return;
+        }
+        h.a[5] = 1;
+        h.u[2] = (uint64_t)r->arg[0];
+        h.u[5] = r->nbytes;
+        bd_node_send_file(dst_node, &h, fd, 0, r->nbytes, path);
+        close(fd);
+    } else {
+        bd_node_send(dst_node, &h, s->win, r->nbytes);
+    }
+}
+
+void bd_node_sync_matched(int sender_world, uint64_t sync_id)
+{
+    bd_net_hdr_t h = {.type = BD_NH_SYNC};
+    h.a[0] = sender_world;
+    h.u[0] = sync_id;
+    bd_node_send(bd_node_of_world(sender_world), &h, NULL, 0);
+}
+
+static void recv_msg(bd_net_msg_t *nm)
+{
+    const bd_net_hdr_t *h = &nm->h;
+    msg_t *m = calloc(1, sizeof *m);
+    if (!m) {
+        bd_master_fail(1, "master out of memory receiving a message from node %d", h->src_node);
+        return;
+    }
+    m->ctx = h->a[0];
+    m->src = h->a[1];
+    m->tag = h->a[2];
+    m->src_world = h->a[3];
+    m->nbytes = h->u[0];
+    m->sync_id = h->u[1];
+    int dst = h->a[4];
+    if (h->a[5]) {
+        /* Large: stream the chunks into our own spill file, then deliver. */
+        incoming_t *in = &g_in[h->src_node];
+        char path[BD_PATH_MAX + 64];
+        m->in_file = 1;
+        m->file_num = h->u[2];
+        bd_spill_path(path, sizeof path, g_m.jobdir, m->src_world, m->file_num);
+        in->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (in->fd < 0) {
+            free(m);
+            bd_master_fail(1, "cannot create spill file %s for a %llu-byte message: %s", path,
+                           (unsigned long long)h->u[0], strerror(errno));
+            return;
+        }
+        in->active = 1;
+        in->h = *h;
+        in->total = h->u[5];
+        in->got = 0;
+        in->msg = m;
+        in->dst_world = dst;
+        if (in->total == 0) {
+            close(in->fd);
+            in->active = 0;
+            bd_p2p_arrive(dst, m);
+        }
+        return;
+    }
+    if (m->nbytes) {
+        m->data = malloc(m->nbytes);
+        if (!m->data || nm->len != m->nbytes) {
+            free(m->data);
+            free(m);
+            bd_master_fail(1, "bad or unallocatable message of %llu bytes from node %d",
+                           (unsigned long long)h->u[0], h->src_node);
+            return;
+        }
+        memcpy(m->data, nm->payload, m->nbytes);
+        g_m.bytes_buffered += m->nbytes;
+        if (g_m.bytes_buffered > g_m.peak_buffered)
+            g_m.peak_buffered = g_m.bytes_buffered;
+    }
+    bd_p2p_arrive(dst, m);
+}
+
+static void recv_chunk(bd_net_msg_t *nm)
+{
+    incoming_t *in = &g_in[nm->h.src_node];
+    if (!in->active || nm->h.u[0] != in->got || in->got + nm->len > in->total) {
+        bd_master_fail(1, "unexpected data chunk from node %d", nm->h.src_node);
+        return;
+    }
+    if (in->msg) {
+        int rc = bd_pwrite_full(in->fd, nm->payload, nm->len, in->got);
+        if (rc < 0) {
+            bd_master_fail(1, "cannot write %zu bytes of a message to %s: %s", nm->len,
+                           g_m.jobdir, strerror(-rc));
+            return;
+        }
+    } else {
+        bd_coll_remote_chunk(&in->h, in->got, nm->payload, nm->len);
+    }
+    in->got += nm->len;
+    if (in->got == in->total) {
+        in->active = 0;
+        if (in->msg) {
+            close(in->fd);
+            bd_p2p_arrive(in->dst_world, in->msg);
+            in->msg = NULL;
+        } else {
+            bd_coll_remote_done(&in->h);
+        }
+    }
+}
+
+/* A collective piece too large to travel inline starts arriving. */
+void bd_node_expect_chunks(const bd_net_hdr_t *h, uint64_t total)
+{
+    incoming_t *in = &g_in[h->src_node];
+    in->active = 1;
+    in->h = *h;
+    in->total = total;
+    in->got = 0;
+    in->msg = NULL;
+    in->fd = -1;
+    if (!total) {
+        in->active = 0;
+        bd_coll_remote_done(h);
+    }
+}
+
+/* ---------------------------------------------------------------- job control */
+
+void bd_node_abort_all(int code, const char *msg)
+{
+    if (g_aborting || g_m.nnodes <= 1)
+        return;
+    g_aborting = 1;
+    bd_net_hdr_t h = {.type = BD_NH_ABORT, .src_node = g_m.node};
+    h.a[0] = code;
+    for (int n = 0; n < g_m.nnodes; n++)
+        if (n != g_m.node)
+            bd_net_send(n, &h, msg, strlen(msg) + 1);
+}
+
+/* All our ranks are gone: tell the others, and finish when they all have. */
+int bd_node_all_done(void)
+{
+    if (!g_sent_done) {
+        g_sent_done = 1;
+        bd_net_hdr_t h = {.type = BD_NH_DONE, .src_node = g_m.node};
+        for (int n = 0; n < g_m.nnodes; n++)
+            if (n != g_m.node)
+                bd_node_send(n, &h, NULL, 0);
+        g_done_from[g_m.node] = 1;
+        g_ndone++;
+    }
+    progress_out();
+    for (int n = 0; n < g_m.nnodes; n++)
+        if (g_q_head[n])
+            return 0; /* our DONE (or data before it) has not left yet */
+    return g_ndone == g_m.nnodes && bd_net_idle();
+}
+
+static void dispatch(bd_net_msg_t *nm)
+{
+    if (nm->h.type != BD_NH_DEADLOCK && nm->h.type != BD_NH_ABORT)
+        g_net_recv++;
+    switch (nm->h.type) {
+    case BD_NH_MSG:
+        recv_msg(nm);
+        break;
+    case BD_NH_CHUNK:
+        recv_chunk(nm);
+        break;
+    case BD_NH_SYNC: {
+        slave_t *s = bd_master_slave_by_world(nm->h.a[0]);
+        if (s)
+            bd_p2p_sync_matched(s, nm->h.u[0]);
+        break;
+    }
+    case BD_NH_COLL:
+        bd_coll_remote(nm);
+        break;
+    case BD_NH_DEADLOCK:
+        bd_deadlock_net(nm);
+        break;
+    case BD_NH_DONE:
+        if (!g_done_from[nm->h.src_node]) {
+            g_done_from[nm->h.src_node] = 1;
+            g_ndone++;
+        }
+        break;
+    case BD_NH_ABORT:
+        g_aborting = 1;
+        nm->payload[nm->len ? nm->len - 1 : 0] = 0;
+        if (!g_m.stopping) {
+            /* The node that failed has said why; we only say we stop. */
+            g_m.stopping = 1;
+            g_m.job_failed = nm->h.a[0] ? nm->h.a[0] : 1;
+            bd_master_kill_all();
+        }
+        break;
+    default:
+        bd_master_fail(1, "unknown message %u from the master of node %d", nm->h.type,
+                       nm->h.src_node);
+    }
+}
+
+void bd_node_progress(void)
+{
+    if (g_m.nnodes <= 1)
+        return;
+    progress_out();
+    bd_net_msg_t *nm;
+    int budget = 256;
+    while (budget-- > 0 && (nm = bd_net_poll())) {
+        dispatch(nm);
+        free(nm);
+    }
+    progress_out();
+}
+
+int bd_node_quiet(void)
+{
+    if (g_m.nnodes <= 1)
+        return 1;
+    for (int n = 0; n < g_m.nnodes; n++)
+        if (g_q_head[n] || g_in[n].active)
+            return 0;
+    return bd_net_idle();
+}
