@@ -67,15 +67,19 @@ int MPI_Op_commutative(MPI_Op op, int *commute)
     return MPI_SUCCESS;
 }
 
-/* Check op against dt; *user gets the user op or NULL. */
+/* Check op against dt (descriptor t); *user gets the user op or NULL.  A
+ * predefined op applies to a derived type whose basic elements are all of
+ * one predefined type it is defined for (MPI 3.1 5.9.2). */
 static int check_op(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt,
-                    bd_user_op_t **user)
+                    const bd_dt_t *t, bd_user_op_t **user)
 {
     *user = NULL;
     if (op > 0 && op <= BDMPI_OP_PREDEFINED_MAX) {
-        if (!bd_op_valid_for(op, dt))
-            return bd_error(comm, MPI_ERR_OP, call, "%s is not defined for datatype %d",
-                            bd_op_name(op), dt);
+        if (t->basic <= 0 || !bd_op_valid_for(op, t->basic))
+            return bd_error(comm, MPI_ERR_OP, call, "%s is not defined for datatype %d%s",
+                            bd_op_name(op), dt,
+                            t->basic < 0 ? " (its elements are of several predefined types)"
+                                         : "");
         return MPI_SUCCESS;
     }
     if (bd_user_op_fn(op, user) < 0)
@@ -98,18 +102,31 @@ static void apply_op(MPI_Op op, bd_user_op_t *u, MPI_Datatype dt, const void *in
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
                      MPI_Op op)
 {
-    int sz;
+    bd_dt_t *t = NULL;
     bd_user_op_t *u;
+    int rc;
     if (count < 0)
         return bd_error(MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Reduce_local", "invalid count %d",
                         count);
-    if (bd_check_dtype(datatype, &sz) < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Reduce_local", "invalid datatype %d",
-                        datatype);
-    int rc = check_op(MPI_COMM_WORLD, "MPI_Reduce_local", op, datatype, &u);
-    if (rc)
+    if ((rc = bd_dt_check(MPI_COMM_WORLD, "MPI_Reduce_local", "", datatype, &t)) ||
+        (rc = check_op(MPI_COMM_WORLD, "MPI_Reduce_local", op, datatype, t, &u)))
         return rc;
-    apply_op(op, u, datatype, inbuf, inoutbuf, count);
+    if (u || t->predefined) {
+        apply_op(op, u, datatype, inbuf, inoutbuf, count);
+        return MPI_SUCCESS;
+    }
+    /* Predefined op on a derived type: fold the packed basic elements. */
+    uint64_t n = (uint64_t)count * t->psize;
+    char *a = malloc(n + 1), *b = malloc(n + 1);
+    if (!a || !b)
+        bd_fatal(MPI_ERR_NO_MEM, "out of memory in MPI_Reduce_local of %llu bytes",
+                 (unsigned long long)n);
+    bd_dt_pack(t, inbuf, (uint64_t)count, 0, a, n);
+    bd_dt_pack(t, inoutbuf, (uint64_t)count, 0, b, n);
+    bd_op_apply(op, t->basic, a, b, (size_t)count * t->nelem);
+    bd_dt_unpack(t, inoutbuf, (uint64_t)count, 0, b, n);
+    free(a);
+    free(b);
     return MPI_SUCCESS;
 }
 
@@ -149,9 +166,11 @@ static void put_flush(put_t *p)
     p->pos = 8;
 }
 
-static void put_add(put_t *p, int peer, const void *data, uint64_t len)
+/* Append the packed stream of count elements of t at buf as the piece for peer. */
+static void put_typed(put_t *p, int peer, const void *buf, uint64_t count, const bd_dt_t *t)
 {
-    const char *src = data;
+    uint64_t len = count * t->psize;
+    const char *contig = bd_dt_contig(t, buf, count);
     uint64_t off = 0;
     while (off < len) {
         uint64_t room = g_bd.window - p->pos;
@@ -164,7 +183,10 @@ static void put_add(put_t *p, int peer, const void *data, uint64_t len)
             chunk = (room - sizeof(bd_seg_t) - 8) & ~7ull;
         bd_seg_t seg = {peer, (uint32_t)chunk, off, len};
         memcpy(g_bd.win + p->pos, &seg, sizeof seg);
-        memcpy(g_bd.win + p->pos + sizeof seg, src + off, chunk);
+        if (contig)
+            memcpy(g_bd.win + p->pos + sizeof seg, contig + off, chunk);
+        else
+            bd_dt_pack(t, buf, count, off, g_bd.win + p->pos + sizeof seg, chunk);
         p->pos += sizeof seg + ((chunk + 7) & ~7ull);
         p->nseg++;
         off += chunk;
@@ -175,7 +197,10 @@ static void put_add(put_t *p, int peer, const void *data, uint64_t len)
 #define GET_MAX_SEGS 1024
 typedef struct {
     bd_seg_t segs[GET_MAX_SEGS];
-    char *dst[GET_MAX_SEGS];
+    char *dst[GET_MAX_SEGS];      /* contiguous: where the bytes go; else the buffer */
+    const bd_dt_t *t[GET_MAX_SEGS]; /* NULL: contiguous destination */
+    uint64_t cnt[GET_MAX_SEGS];   /* elements of the buffer */
+    uint64_t soff[GET_MAX_SEGS];  /* offset of the segment in the buffer's packed stream */
     uint32_t nseg;
     uint64_t bytes;
 } get_t;
@@ -190,17 +215,25 @@ static void get_flush(get_t *g)
     bd_rpc();
     const char *src = g_bd.win;
     for (uint32_t i = 0; i < g->nseg; i++) {
-        bd_lib_mem_discard(g->dst[i], g->segs[i].len);
-        memcpy(g->dst[i], src, g->segs[i].len);
+        if (!g->t[i]) {
+            bd_lib_mem_discard(g->dst[i], g->segs[i].len);
+            memcpy(g->dst[i], src, g->segs[i].len);
+        } else {
+            bd_dt_unpack(g->t[i], g->dst[i], g->cnt[i], g->soff[i], src, g->segs[i].len);
+        }
         src += g->segs[i].len;
     }
     g->nseg = 0;
     g->bytes = 0;
 }
 
-static void get_add(get_t *g, int peer, uint64_t off, void *dst, uint64_t len)
+/* Fetch the piece from peer, starting at byte off of it, into count elements
+ * of t at buf (unpacked on arrival). */
+static void get_typed(get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
+                      const bd_dt_t *t)
 {
-    char *d = dst;
+    uint64_t len = count * t->psize;
+    char *contig = bd_dt_contig(t, buf, count);
     uint64_t done = 0;
     uint64_t limit = g_bd.window - 8 - GET_MAX_SEGS * sizeof(bd_seg_t);
     if (limit > g_bd.window / 2)
@@ -214,7 +247,10 @@ static void get_add(get_t *g, int peer, uint64_t off, void *dst, uint64_t len)
         if (chunk > limit - g->bytes)
             chunk = limit - g->bytes;
         g->segs[g->nseg] = (bd_seg_t){peer, (uint32_t)chunk, off + done, 0};
-        g->dst[g->nseg] = d + done;
+        g->dst[g->nseg] = contig ? contig + done : buf;
+        g->t[g->nseg] = contig ? NULL : t;
+        g->cnt[g->nseg] = count;
+        g->soff[g->nseg] = done;
         g->nseg++;
         g->bytes += chunk;
         done += chunk;
@@ -239,14 +275,19 @@ static get_t *get_new(void)
     if (!c)                                                                                        \
         return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
 
-static int check_buf(MPI_Comm comm, const char *call, int count, MPI_Datatype dt, int *sz,
+static int check_buf(MPI_Comm comm, const char *call, int count, MPI_Datatype dt, bd_dt_t **t,
                      const char *what)
 {
     if (count < 0)
-        return bd_error(comm, MPI_ERR_COUNT, call, "invalid %s count %d", what, count);
-    if (bd_check_dtype(dt, sz) < 0)
-        return bd_error(comm, MPI_ERR_TYPE, call, "invalid %s datatype %d", what, dt);
-    return MPI_SUCCESS;
+        return bd_error(comm, MPI_ERR_COUNT, call, "invalid %s%scount %d", what, *what ? " " : "",
+                        count);
+    return bd_dt_check(comm, call, what, dt, t);
+}
+
+/* buf + off without pointer arithmetic on MPI_BOTTOM. */
+static char *at(const void *buf, int64_t off)
+{
+    return (char *)((intptr_t)buf + (intptr_t)off);
 }
 
 static int check_root(bd_comm_t *c, MPI_Comm comm, const char *call, int root)
@@ -270,18 +311,18 @@ int MPI_Barrier(MPI_Comm comm)
     return MPI_SUCCESS;
 }
 
-static void bcast_bytes(bd_comm_t *c, void *buf, uint64_t n, int root)
+static void bcast_typed(bd_comm_t *c, void *buf, uint64_t count, const bd_dt_t *t, int root)
 {
     coll_begin(c, BD_COLL_BCAST, root, 0, 0, 0);
     if (c->rank == root) {
         put_t p = {8, 0};
-        put_add(&p, -1, buf, n);
+        put_typed(&p, -1, buf, count, t);
         put_flush(&p);
     }
     coll_simple(BD_REQ_COLL_WAIT);
-    if (c->rank != root && n) {
+    if (c->rank != root && count * t->psize != 0) {
         get_t *g = get_new();
-        get_add(g, 0, 0, buf, n);
+        get_typed(g, 0, 0, buf, count, t);
         get_flush(g);
         free(g);
     }
@@ -291,12 +332,13 @@ static void bcast_bytes(bd_comm_t *c, void *buf, uint64_t n, int root)
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
     GET_COMM("MPI_Bcast");
-    int sz, rc;
-    if ((rc = check_buf(comm, "MPI_Bcast", count, datatype, &sz, "")) ||
+    bd_dt_t *t = NULL;
+    int rc;
+    if ((rc = check_buf(comm, "MPI_Bcast", count, datatype, &t, "")) ||
         (rc = check_root(c, comm, "MPI_Bcast", root)))
         return rc;
     if (c->size > 1)
-        bcast_bytes(c, buffer, (uint64_t)count * (uint64_t)sz, root);
+        bcast_typed(c, buffer, (uint64_t)count, t, root);
     return MPI_SUCCESS;
 }
 
@@ -306,60 +348,59 @@ int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm
  * own value (acc op v_k, preserving order for non-commutative ops) and
  * passes it on.  prefix (if non-NULL) receives acc(0..k) (Scan) or
  * acc(0..k-1) (exclusive) at each rank; total goes to root (or -1: none). */
-static int user_chain(bd_comm_t *c, const void *in, int count, MPI_Datatype dt, MPI_Op op,
-                      bd_user_op_t *u, void *prefix, int exclusive, void *total, int root)
+static int user_chain(bd_comm_t *c, const void *in, int count, MPI_Datatype dt,
+                      const bd_dt_t *t, MPI_Op op, bd_user_op_t *u, void *prefix, int exclusive,
+                      void *total, int root)
 {
-    int sz;
-    bd_check_dtype(dt, &sz);
-    uint64_t n = (uint64_t)count * (uint64_t)sz;
+    /* The user function sees buffers laid out as dt, so the accumulators
+     * are too; messages carry the packed stream. */
+    uint64_t k = (uint64_t)count;
     int ctx = c->ctx | BD_CTX_INTERNAL;
-    char *acc = malloc(n ? n : 1), *tmp = malloc(n ? n : 1);
-    if (!acc || !tmp)
-        bd_fatal(MPI_ERR_NO_MEM, "out of memory in a reduction of %llu bytes",
-                 (unsigned long long)n);
-    if (c->rank == 0) {
-        memcpy(acc, in, n);
-    } else {
-        bd_recv_bytes(ctx, c->rank - 1, 1, tmp, n, MPI_STATUS_IGNORE);
+    void *acc, *tmp;
+    void *acc_mem = bd_dt_alloc(t, k, &acc), *tmp_mem = bd_dt_alloc(t, k, &tmp);
+    uint64_t n = k * t->psize;
+    /* Read in first: in place, it is also prefix or total. */
+    bd_dt_copy(t, in, k, t, acc, k, n);
+    if (c->rank > 0) {
+        bd_recv_typed(ctx, c->rank - 1, 1, tmp, k, t, MPI_STATUS_IGNORE);
         if (prefix && exclusive)
-            memcpy(prefix, tmp, n);
-        memcpy(acc, in, n);
+            bd_dt_copy(t, tmp, k, t, prefix, k, n);
         apply_op(op, u, dt, tmp, acc, count); /* acc = acc(0..k-1) op v_k */
     }
     if (prefix && !exclusive)
-        memcpy(prefix, acc, n);
+        bd_dt_copy(t, acc, k, t, prefix, k, n);
     if (c->rank + 1 < c->size)
-        bd_send_bytes(ctx, c->world[c->rank + 1], c->rank, 1, acc, n, 0, NULL);
+        bd_send_typed(ctx, c->world[c->rank + 1], c->rank, 1, acc, k, t, 0, NULL);
     if (root >= 0) {
         if (c->rank == c->size - 1) {
             if (root == c->rank)
-                memcpy(total, acc, n);
+                bd_dt_copy(t, acc, k, t, total, k, n);
             else
-                bd_send_bytes(ctx, c->world[root], c->rank, 2, acc, n, 0, NULL);
+                bd_send_typed(ctx, c->world[root], c->rank, 2, acc, k, t, 0, NULL);
         } else if (c->rank == root) {
-            bd_recv_bytes(ctx, c->size - 1, 2, total, n, MPI_STATUS_IGNORE);
+            bd_recv_typed(ctx, c->size - 1, 2, total, k, t, MPI_STATUS_IGNORE);
         }
     }
-    free(acc);
-    free(tmp);
+    free(acc_mem);
+    free(tmp_mem);
     return MPI_SUCCESS;
 }
 
-/* Predefined op: the master folds in rank order.  kind REDUCE/ALLREDUCE/SCAN/EXSCAN. */
-static void master_fold(bd_comm_t *c, int kind, const void *in, void *out, uint64_t count,
-                        MPI_Datatype dt, MPI_Op op, int root, int want, uint64_t out_off,
-                        uint64_t out_len)
+/* Predefined op: the master folds the packed basic elements in rank order
+ * (kind REDUCE/ALLREDUCE/SCAN/EXSCAN/REDSCAT); when want, outcount elements
+ * of the result, from packed byte out_off on, are unpacked into out. */
+static void master_fold(bd_comm_t *c, int kind, const void *in, uint64_t count, void *out,
+                        uint64_t outcount, uint64_t out_off, const bd_dt_t *t, MPI_Op op,
+                        int root, int want)
 {
-    int sz;
-    bd_check_dtype(dt, &sz);
-    coll_begin(c, kind, root, dt, op, count);
+    coll_begin(c, kind, root, t->basic, op, count * t->nelem);
     put_t p = {8, 0};
-    put_add(&p, -1, in, count * (uint64_t)sz);
+    put_typed(&p, -1, in, count, t);
     put_flush(&p);
     coll_simple(BD_REQ_COLL_WAIT);
-    if (want && out_len) {
+    if (want && outcount * t->psize != 0) {
         get_t *g = get_new();
-        get_add(g, -1, out_off, out, out_len);
+        get_typed(g, -1, out_off, out, outcount, t);
         get_flush(g);
         free(g);
     }
@@ -370,41 +411,35 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
                          MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, int all)
 {
     GET_COMM(call);
-    int sz, rc;
+    int rc;
+    bd_dt_t *t = NULL;
     bd_user_op_t *u;
-    if ((rc = check_buf(comm, call, count, dt, &sz, "")) ||
-        (rc = check_op(comm, call, op, dt, &u)))
+    if ((rc = check_buf(comm, call, count, dt, &t, "")) ||
+        (rc = check_op(comm, call, op, dt, t, &u)))
         return rc;
     if (!all && (rc = check_root(c, comm, call, root)))
         return rc;
     int receives = all || c->rank == root;
-    uint64_t n = (uint64_t)count * (uint64_t)sz;
+    uint64_t k = (uint64_t)count;
     const void *in = sendbuf == MPI_IN_PLACE ? (receives ? recvbuf : NULL) : sendbuf;
     if (!in)
         return bd_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
     if (c->size == 1) {
         if (in != recvbuf)
-            memmove(recvbuf, in, n);
+            bd_dt_copy(t, in, k, t, recvbuf, k, k * t->psize);
         return MPI_SUCCESS;
     }
     if (u) {
-        void *tmp = NULL;
-        if (in == recvbuf) { /* the chain reads in after writing total: keep a copy */
-            tmp = malloc(n ? n : 1);
-            if (!tmp)
-                return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
-            memcpy(tmp, in, n);
-            in = tmp;
-        }
+        /* The chain reads in before it writes the total, so in place is fine. */
         int r0 = all ? 0 : root;
-        user_chain(c, in, count, dt, op, u, NULL, 0, receives ? recvbuf : NULL, r0);
+        user_chain(c, in, count, dt, t, op, u, NULL, 0, receives ? recvbuf : NULL, r0);
         if (all)
-            bcast_bytes(c, recvbuf, n, 0);
-        free(tmp);
+            bcast_typed(c, recvbuf, k, t, 0);
         return MPI_SUCCESS;
     }
-    master_fold(c, all ? BD_COLL_ALLREDUCE : BD_COLL_REDUCE, in, recvbuf, (uint64_t)count, dt, op,
-                all ? 0 : root, receives, 0, n);
+    /* The master has all of in before it answers with the result: in place is fine. */
+    master_fold(c, all ? BD_COLL_ALLREDUCE : BD_COLL_REDUCE, in, k, recvbuf, k, 0, t, op,
+                all ? 0 : root, receives);
     return MPI_SUCCESS;
 }
 
@@ -424,33 +459,25 @@ static int scan_common(const char *call, const void *sendbuf, void *recvbuf, int
                        MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int exclusive)
 {
     GET_COMM(call);
-    int sz, rc;
+    int rc;
+    bd_dt_t *t = NULL;
     bd_user_op_t *u;
-    if ((rc = check_buf(comm, call, count, dt, &sz, "")) ||
-        (rc = check_op(comm, call, op, dt, &u)))
+    if ((rc = check_buf(comm, call, count, dt, &t, "")) ||
+        (rc = check_op(comm, call, op, dt, t, &u)))
         return rc;
-    uint64_t n = (uint64_t)count * (uint64_t)sz;
+    uint64_t k = (uint64_t)count;
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if (c->size == 1) {
         if (!exclusive && in != recvbuf)
-            memmove(recvbuf, in, n);
+            bd_dt_copy(t, in, k, t, recvbuf, k, k * t->psize);
         return MPI_SUCCESS;
     }
-    void *tmp = NULL;
-    if (in == recvbuf) {
-        tmp = malloc(n ? n : 1);
-        if (!tmp)
-            return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
-        memcpy(tmp, in, n);
-        in = tmp;
-    }
     if (u)
-        user_chain(c, in, count, dt, op, u, (exclusive && c->rank == 0) ? NULL : recvbuf,
+        user_chain(c, in, count, dt, t, op, u, (exclusive && c->rank == 0) ? NULL : recvbuf,
                    exclusive, NULL, -1);
     else
-        master_fold(c, exclusive ? BD_COLL_EXSCAN : BD_COLL_SCAN, in, recvbuf, (uint64_t)count,
-                    dt, op, 0, !(exclusive && c->rank == 0), 0, n);
-    free(tmp);
+        master_fold(c, exclusive ? BD_COLL_EXSCAN : BD_COLL_SCAN, in, k, recvbuf, k, 0, t, op, 0,
+                    !(exclusive && c->rank == 0));
     return MPI_SUCCESS;
 }
 
@@ -470,10 +497,11 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
                    int block, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
 {
     GET_COMM(call);
-    int sz, rc;
+    int rc;
+    bd_dt_t *t = NULL;
     bd_user_op_t *u;
-    if ((rc = check_buf(comm, call, block >= 0 ? block : 0, dt, &sz, "")) ||
-        (rc = check_op(comm, call, op, dt, &u)))
+    if ((rc = check_buf(comm, call, block >= 0 ? block : 0, dt, &t, "")) ||
+        (rc = check_op(comm, call, op, dt, t, &u)))
         return rc;
     uint64_t total = 0, myoff = 0;
     for (int r = 0; r < c->size; r++) {
@@ -486,24 +514,14 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
     }
     uint64_t mine = (uint64_t)(block >= 0 ? block : counts[c->rank]);
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
-    void *tmp = NULL;
-    if (in == recvbuf || u) {
-        tmp = malloc(total * (uint64_t)sz + 1);
-        if (!tmp)
-            return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
-    }
-    if (in == recvbuf) {
-        memcpy(tmp, in, total * (uint64_t)sz);
-        in = tmp;
-    }
     if (c->size == 1) {
-        memmove(recvbuf, in, total * (uint64_t)sz);
+        if (in != recvbuf)
+            bd_dt_copy(t, in, total, t, recvbuf, total, total * t->psize);
     } else if (u) {
-        /* Fold to rank 0 along the ordered chain, then scatter the pieces. */
-        char *full = malloc(total * (uint64_t)sz + 1);
-        if (!full)
-            return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
-        user_chain(c, in, (int)total, dt, op, u, NULL, 0, full, 0);
+        /* Fold to rank 0 along the ordered chain (which reads in first, so
+         * in place is fine), then scatter the pieces. */
+        void *full = NULL, *full_mem = c->rank == 0 ? bd_dt_alloc(t, total, &full) : NULL;
+        user_chain(c, in, (int)total, dt, t, op, u, NULL, 0, full, 0);
         int *cnt = malloc((size_t)c->size * sizeof(int)), *dsp = malloc((size_t)c->size * sizeof(int));
         if (!cnt || !dsp)
             bd_fatal(MPI_ERR_NO_MEM, "out of memory");
@@ -516,12 +534,11 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
         MPI_Scatterv(full, cnt, dsp, dt, recvbuf, (int)mine, dt, 0, comm);
         free(cnt);
         free(dsp);
-        free(full);
+        free(full_mem);
     } else {
-        master_fold(c, BD_COLL_REDSCAT, in, recvbuf, total, dt, op, 0, 1, myoff * (uint64_t)sz,
-                    mine * (uint64_t)sz);
+        /* The master has all of in before it answers: in place is fine. */
+        master_fold(c, BD_COLL_REDSCAT, in, total, recvbuf, mine, myoff * t->psize, t, op, 0, 1);
     }
-    free(tmp);
     return MPI_SUCCESS;
 }
 
@@ -543,15 +560,15 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 
 /* ---------------------------------------------------------------- gather family */
 
-/* Counts and displacements (in bytes) of a v-style or regular buffer. */
-static uint64_t vbytes(const int counts[], int count, int r, int sz)
+/* Elements and byte displacement of rank r's block in a v-style or regular buffer. */
+static uint64_t vcount(const int counts[], int count, int r)
 {
-    return (uint64_t)(counts ? counts[r] : count) * (uint64_t)sz;
+    return (uint64_t)(counts ? counts[r] : count);
 }
 
-static uint64_t voff(const int displs[], int count, int r, int sz)
+static int64_t voff(const int displs[], int count, int r, const bd_dt_t *t)
 {
-    return displs ? (uint64_t)(int64_t)displs[r] * (uint64_t)sz : (uint64_t)r * (uint64_t)count * (uint64_t)sz;
+    return displs ? (int64_t)displs[r] * t->extent : (int64_t)r * count * t->extent;
 }
 
 static int check_counts(bd_comm_t *c, MPI_Comm comm, const char *call, const int counts[])
@@ -571,47 +588,52 @@ static int gather_common(const char *call, const void *sendbuf, int sendcount,
                          int root, MPI_Comm comm, int all)
 {
     GET_COMM(call);
-    int ssz = 0, rsz = 0, rc;
+    int rc;
+    bd_dt_t *st = NULL, *rt = NULL;
     int is_root = all || c->rank == root;
     int inplace = sendbuf == MPI_IN_PLACE;
     if (!all && (rc = check_root(c, comm, call, root)))
         return rc;
-    if (!inplace && (rc = check_buf(comm, call, sendcount, sendtype, &ssz, "send")))
+    if (!inplace && (rc = check_buf(comm, call, sendcount, sendtype, &st, "send")))
         return rc;
     if (is_root) {
-        if ((rc = check_buf(comm, call, recvcounts ? 0 : recvcount, recvtype, &rsz, "receive")) ||
+        if ((rc = check_buf(comm, call, recvcounts ? 0 : recvcount, recvtype, &rt, "receive")) ||
             (rc = check_counts(c, comm, call, recvcounts)))
             return rc;
     } else if (inplace) {
         return bd_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
     }
-    uint64_t mine = inplace ? 0 : (uint64_t)sendcount * (uint64_t)ssz;
+    int me = c->rank;
+    uint64_t mine = inplace ? 0 : (uint64_t)sendcount * st->psize;
     char *rb = recvbuf;
     if (is_root && !inplace) {
-        uint64_t expect = vbytes(recvcounts, recvcount, c->rank, rsz);
+        uint64_t expect = vcount(recvcounts, recvcount, me) * rt->psize;
         if (mine > expect)
             return bd_error(comm, MPI_ERR_TRUNCATE, call,
-                            "rank %d sends %llu bytes but the root expects %llu", c->rank,
+                            "rank %d sends %llu bytes but the root expects %llu", me,
                             (unsigned long long)mine, (unsigned long long)expect);
-        memmove(rb + voff(displs, recvcount, c->rank, rsz), sendbuf, mine);
+        bd_dt_copy(st, sendbuf, (uint64_t)sendcount, rt, at(rb, voff(displs, recvcount, me, rt)),
+                   vcount(recvcounts, recvcount, me), mine);
     }
     if (c->size == 1)
         return MPI_SUCCESS;
     coll_begin(c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, 0, 0, 0);
-    const void *up = inplace ? rb + voff(displs, recvcount, c->rank, rsz) : sendbuf;
-    uint64_t upn = inplace ? vbytes(recvcounts, recvcount, c->rank, rsz) : mine;
     if (all || c->rank != root) {
         put_t p = {8, 0};
-        put_add(&p, -1, up, upn);
+        if (inplace)
+            put_typed(&p, -1, at(rb, voff(displs, recvcount, me, rt)),
+                      vcount(recvcounts, recvcount, me), rt);
+        else
+            put_typed(&p, -1, sendbuf, (uint64_t)sendcount, st);
         put_flush(&p);
     }
     coll_simple(BD_REQ_COLL_WAIT);
     if (is_root) {
         get_t *g = get_new();
         for (int r = 0; r < c->size; r++)
-            if (r != c->rank)
-                get_add(g, r, 0, rb + voff(displs, recvcount, r, rsz),
-                        vbytes(recvcounts, recvcount, r, rsz));
+            if (r != me)
+                get_typed(g, r, 0, at(rb, voff(displs, recvcount, r, rt)),
+                          vcount(recvcounts, recvcount, r), rt);
         get_flush(g);
         free(g);
     }
@@ -655,28 +677,30 @@ static int scatter_common(const char *call, const void *sendbuf, int sendcount,
                           MPI_Comm comm)
 {
     GET_COMM(call);
-    int ssz = 0, rsz = 0, rc;
+    int rc;
+    bd_dt_t *st = NULL, *rt = NULL;
     int is_root = c->rank == root;
     int inplace = recvbuf == MPI_IN_PLACE;
     if ((rc = check_root(c, comm, call, root)))
         return rc;
-    if (is_root && ((rc = check_buf(comm, call, sendcounts ? 0 : sendcount, sendtype, &ssz,
+    if (is_root && ((rc = check_buf(comm, call, sendcounts ? 0 : sendcount, sendtype, &st,
                                     "send")) ||
                     (rc = check_counts(c, comm, call, sendcounts))))
         return rc;
     if (!is_root && inplace)
         return bd_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
-    if (!inplace && (rc = check_buf(comm, call, recvcount, recvtype, &rsz, "receive")))
+    if (!inplace && (rc = check_buf(comm, call, recvcount, recvtype, &rt, "receive")))
         return rc;
-    uint64_t cap = inplace ? 0 : (uint64_t)recvcount * (uint64_t)rsz;
+    uint64_t cap = inplace ? 0 : (uint64_t)recvcount * rt->psize;
     const char *sb = sendbuf;
     if (is_root && !inplace) {
-        uint64_t n = vbytes(sendcounts, sendcount, root, ssz);
+        uint64_t n = vcount(sendcounts, sendcount, root) * st->psize;
         if (n > cap)
             return bd_error(comm, MPI_ERR_TRUNCATE, call,
                             "root sends %llu bytes to itself but receives only %llu",
                             (unsigned long long)n, (unsigned long long)cap);
-        memmove(recvbuf, sb + voff(displs, sendcount, root, ssz), n);
+        bd_dt_copy(st, at(sb, voff(displs, sendcount, root, st)),
+                   vcount(sendcounts, sendcount, root), rt, recvbuf, (uint64_t)recvcount, n);
     }
     if (c->size == 1)
         return MPI_SUCCESS;
@@ -685,14 +709,14 @@ static int scatter_common(const char *call, const void *sendbuf, int sendcount,
         put_t p = {8, 0};
         for (int r = 0; r < c->size; r++)
             if (r != root)
-                put_add(&p, r, sb + voff(displs, sendcount, r, ssz),
-                        vbytes(sendcounts, sendcount, r, ssz));
+                put_typed(&p, r, at(sb, voff(displs, sendcount, r, st)),
+                          vcount(sendcounts, sendcount, r), st);
         put_flush(&p);
     }
     coll_simple(BD_REQ_COLL_WAIT);
     if (!is_root && cap) {
         get_t *g = get_new();
-        get_add(g, root, 0, recvbuf, cap);
+        get_typed(g, root, 0, recvbuf, (uint64_t)recvcount, rt);
         get_flush(g);
         free(g);
     }
@@ -721,9 +745,10 @@ static int alltoall_common(const char *call, const void *sendbuf, int sendcount,
                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
     GET_COMM(call);
-    int ssz = 0, rsz = 0, rc;
+    int rc;
+    bd_dt_t *st = NULL, *rt = NULL;
     int inplace = sendbuf == MPI_IN_PLACE;
-    if ((rc = check_buf(comm, call, recvcounts ? 0 : recvcount, recvtype, &rsz, "receive")) ||
+    if ((rc = check_buf(comm, call, recvcounts ? 0 : recvcount, recvtype, &rt, "receive")) ||
         (rc = check_counts(c, comm, call, recvcounts)))
         return rc;
     if (inplace) {
@@ -733,36 +758,37 @@ static int alltoall_common(const char *call, const void *sendbuf, int sendcount,
         sdispls = rdispls;
         sendtype = recvtype;
     }
-    if ((rc = check_buf(comm, call, sendcounts ? 0 : sendcount, sendtype, &ssz, "send")) ||
+    if ((rc = check_buf(comm, call, sendcounts ? 0 : sendcount, sendtype, &st, "send")) ||
         (rc = check_counts(c, comm, call, sendcounts)))
         return rc;
     const char *sb = sendbuf;
     char *rb = recvbuf;
     int me = c->rank;
-    uint64_t own = vbytes(sendcounts, sendcount, me, ssz);
-    if (own > vbytes(recvcounts, recvcount, me, rsz))
+    uint64_t own = vcount(sendcounts, sendcount, me) * st->psize;
+    uint64_t room = vcount(recvcounts, recvcount, me) * rt->psize;
+    if (own > room)
         return bd_error(comm, MPI_ERR_TRUNCATE, call,
                         "rank %d sends %llu bytes to itself but receives only %llu", me,
-                        (unsigned long long)own,
-                        (unsigned long long)vbytes(recvcounts, recvcount, me, rsz));
+                        (unsigned long long)own, (unsigned long long)room);
     if (!inplace)
-        memmove(rb + voff(rdispls, recvcount, me, rsz), sb + voff(sdispls, sendcount, me, ssz),
-                own);
+        bd_dt_copy(st, at(sb, voff(sdispls, sendcount, me, st)), vcount(sendcounts, sendcount, me),
+                   rt, at(rb, voff(rdispls, recvcount, me, rt)), vcount(recvcounts, recvcount, me),
+                   own);
     if (c->size == 1)
         return MPI_SUCCESS;
     coll_begin(c, BD_COLL_ALLTOALL, 0, 0, 0, 0);
     put_t p = {8, 0};
     for (int r = 0; r < c->size; r++)
         if (r != me)
-            put_add(&p, r, sb + voff(sdispls, sendcount, r, ssz),
-                    vbytes(sendcounts, sendcount, r, ssz));
+            put_typed(&p, r, at(sb, voff(sdispls, sendcount, r, st)),
+                      vcount(sendcounts, sendcount, r), st);
     put_flush(&p);
     coll_simple(BD_REQ_COLL_WAIT);
     get_t *g = get_new();
     for (int r = 0; r < c->size; r++)
         if (r != me)
-            get_add(g, r, 0, rb + voff(rdispls, recvcount, r, rsz),
-                    vbytes(recvcounts, recvcount, r, rsz));
+            get_typed(g, r, 0, at(rb, voff(rdispls, recvcount, r, rt)),
+                      vcount(recvcounts, recvcount, r), rt);
     get_flush(g);
     free(g);
     coll_simple(BD_REQ_COLL_END);

@@ -29,7 +29,8 @@ typedef struct bd_request {
     int err;
     uint64_t rid;      /* posted receive id / sync send id */
     void *buf;
-    uint64_t cap;      /* receive buffer bytes */
+    struct bd_dt *dt;  /* receive datatype (a reference held until delivery) */
+    uint64_t count;    /* receive count */
     MPI_Status status;
 } bd_request_t;
 
@@ -99,13 +100,101 @@ int bd_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh);
 void bd_comm_setup_predefined(void);
 int bd_world_node(int world);
 
+/* comm.c: collective creation from comm (color MPI_UNDEFINED gives MPI_COMM_NULL). */
+int bd_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
+
+/* group.c: groups, attributes */
+int bd_group_new(int n, const int *world);  /* a group handle (copies world), or -1 */
+const int *bd_group_members(MPI_Group g, int *n);  /* NULL if g is not a valid group */
+int bd_attr_copy_all(MPI_Comm oldcomm, MPI_Comm newcomm, const char *call);
+int bd_attr_delete_all(MPI_Comm comm, const char *call);
+int bd_attr_get(bd_comm_t *c, int keyval, void **val, int *flag);
+
+/* topo.c */
+struct bd_topo *bd_topo_dup(const struct bd_topo *t);
+void bd_topo_free(struct bd_topo *t);
+
 /* p2p.c */
+/* 0 and *size (bytes per element) when dt is committed and count elements
+ * at buf are always count * *size bytes at buf; -1 otherwise. */
 int bd_check_dtype(MPI_Datatype dt, int *size);
 int bd_send_bytes(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t n,
                   int sync, uint64_t *sync_id);
+/* Send count elements of t at buf (packed on the way). */
+int bd_send_typed(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,
+                  const struct bd_dt *t, int sync, uint64_t *sync_id);
 /* Blocking receive of up to cap bytes; fills st; returns MPI_SUCCESS or MPI_ERR_TRUNCATE. */
 int bd_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Status *st);
+/* Blocking receive into count elements of t at buf (unpacked on the way). */
+int bd_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count,
+                  const struct bd_dt *t, MPI_Status *st);
 void bd_status_empty(MPI_Status *st);
+
+/* dtype.c: datatype descriptors.  One element of a type is `nruns` runs of
+ * equal blocks in type-map order; its packed stream is those blocks back to
+ * back (psize bytes per element), which is what travels between ranks. */
+typedef struct bd_run {
+    int64_t off;       /* first block, bytes from the element's origin */
+    uint64_t len;      /* bytes per block */
+    uint64_t cnt;      /* blocks */
+    int64_t stride;    /* bytes from one block to the next */
+} bd_run_t;
+
+typedef struct bd_sig {
+    struct bd_dt *t;   /* the type signature is t's, reps times */
+    uint64_t reps;
+} bd_sig_t;
+
+typedef struct bd_dt {
+    int predefined;
+    int committed;
+    int refs;          /* handles naming it, types built from it, pending receives */
+    int combiner;
+    uint64_t psize;    /* packed bytes of one element */
+    uint64_t size;     /* MPI_Type_size (differs from psize only inside pair types) */
+    uint64_t nelem;    /* basic elements in one element */
+    int basic;         /* the predefined type of all basic elements; 0 none; -1 mixed */
+    int align;         /* strictest alignment of the basic elements */
+    int sticky;        /* bounds set explicitly (resized, subarray): no alignment padding */
+    int contig;        /* any count of elements is one block of bytes */
+    int64_t lb, extent, true_lb, true_extent;
+    uint32_t nruns;
+    bd_run_t *runs;
+    uint64_t *pre;     /* pre[i]: packed bytes before run i; pre[nruns] = psize */
+    uint32_t nsig;
+    bd_sig_t *sig;
+    int ni, na, nd;    /* MPI_Type_get_contents */
+    int *ints;
+    MPI_Aint *aints;
+    struct bd_dt **types;
+    bd_run_t run1;     /* predefined types: their single run */
+    uint64_t pre1[2];
+    char name[MPI_MAX_OBJECT_NAME];
+} bd_dt_t;
+
+/* The descriptor of a valid (not freed) handle, committed or not; NULL otherwise. */
+bd_dt_t *bd_dt_lookup(MPI_Datatype dt);
+const bd_dt_t *bd_dt_byte(void);
+/* For communication: dt must be valid and committed; otherwise the error is
+ * reported on comm (what: "send", "receive" or "") and its code returned. */
+int bd_dt_check(MPI_Comm comm, const char *call, const char *what, MPI_Datatype dt,
+                bd_dt_t **out);
+void bd_dt_retain(bd_dt_t *t);
+void bd_dt_release(bd_dt_t *t);
+/* The packed stream of count elements at buf when it is one block of memory
+ * (start of that block), else NULL. */
+char *bd_dt_contig(const bd_dt_t *t, const void *buf, uint64_t count);
+/* Bytes [off, off+len) of the packed stream of count elements at buf. */
+void bd_dt_pack(const bd_dt_t *t, const void *buf, uint64_t count, uint64_t off, void *out,
+                uint64_t len);
+void bd_dt_unpack(const bd_dt_t *t, void *buf, uint64_t count, uint64_t off, const void *in,
+                  uint64_t len);
+/* The first nbytes of the packed stream of (sbuf, scount, st) into (rbuf, rcount, rt). */
+void bd_dt_copy(const bd_dt_t *st, const void *sbuf, uint64_t scount, const bd_dt_t *rt,
+                void *rbuf, uint64_t rcount, uint64_t nbytes);
+/* Zeroed memory for count elements of t: returns what to free; *base is the
+ * buffer address to use with t (it may lie outside the allocation). */
+void *bd_dt_alloc(const bd_dt_t *t, uint64_t count, void **base);
 
 /* coll.c */
 int bd_user_op_fn(MPI_Op op, bd_user_op_t **out);

@@ -36,79 +36,68 @@ static void status_proc_null(MPI_Status *st)
 
 int bd_check_dtype(MPI_Datatype dt, int *size)
 {
-    const bd_dtype_info_t *t = bd_dtype_info(dt);
-    if (!t)
+    const bd_dt_t *t = bd_dt_lookup(dt);
+    if (!t || !t->committed || !t->contig || (t->psize && t->runs[0].off) || t->psize > INT_MAX)
         return -1;
-    *size = (int)t->size;
+    *size = (int)t->psize;
     return 0;
 }
 
-int MPI_Type_size(MPI_Datatype datatype, int *size)
-{
-    const bd_dtype_info_t *t = bd_dtype_info(datatype);
-    if (!t)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_size", "invalid datatype %d",
-                        datatype);
-    *size = (int)(t->tsize ? t->tsize : t->size);
-    return MPI_SUCCESS;
-}
-
-int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
-{
-    int sz;
-    if (bd_check_dtype(datatype, &sz) < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Type_get_extent",
-                        "invalid datatype %d", datatype);
-    *lb = 0;
-    *extent = sz;
-    return MPI_SUCCESS;
-}
-
-int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    int sz;
-    if (bd_check_dtype(datatype, &sz) < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_TYPE, "MPI_Get_count", "invalid datatype %d",
-                        datatype);
-    if (sz == 0) {
-        *count = status->bd_nbytes ? MPI_UNDEFINED : 0;
-        return MPI_SUCCESS;
-    }
-    long long n = status->bd_nbytes;
-    *count = (n % sz || n / sz > INT_MAX) ? MPI_UNDEFINED : (int)(n / sz);
-    return MPI_SUCCESS;
-}
-
-int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
-{
-    /* Every datatype so far is predefined: elements and count agree. */
-    return MPI_Get_count(status, datatype, count);
-}
+/* MPI_Type_size, MPI_Type_get_extent, MPI_Get_count and MPI_Get_elements
+ * are in dtype.c. */
 
 /* ---------------------------------------------------------------- sending */
 
-int bd_send_bytes(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t n,
-                  int sync, uint64_t *sync_id)
+static int spill_open(uint64_t n, uint64_t *file_num, char *path, size_t plen)
 {
+    *file_num = ++g_bd.spill_seq;
+    bd_spill_path(path, plen, g_bd.hdr->jobdir, g_bd.world_rank, *file_num);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (fd < 0)
+        bd_fatal(MPI_ERR_OTHER, "cannot create spill file %s for a %llu-byte message: %s", path,
+                 (unsigned long long)n, strerror(errno));
+    return fd;
+}
+
+static void spill_failed(const char *path, uint64_t n, int err)
+{
+    bd_fatal(MPI_ERR_OTHER, "cannot write %llu bytes to spill file %s in %s: %s",
+             (unsigned long long)n, path, g_bd.hdr->jobdir, strerror(err));
+}
+
+int bd_send_typed(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,
+                  const bd_dt_t *t, int sync, uint64_t *sync_id)
+{
+    uint64_t n = count * t->psize;
+    const char *contig = bd_dt_contig(t, buf, count);
     uint64_t file_num = 0;
     int in_file = n > g_bd.threshold;
     if (in_file) {
         char path[BD_PATH_MAX + 64];
-        file_num = ++g_bd.spill_seq;
-        bd_spill_path(path, sizeof path, g_bd.hdr->jobdir, g_bd.world_rank, file_num);
-        int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-        if (fd < 0)
-            bd_fatal(MPI_ERR_OTHER, "cannot create spill file %s for a %llu-byte message: %s",
-                     path, (unsigned long long)n, strerror(errno));
-        bd_lib_mem_prepare(buf, n, 0);
-        int rc = bd_write_full(fd, buf, n);
-        if (rc < 0 || close(fd) < 0)
-            bd_fatal(MPI_ERR_OTHER,
-                     "cannot write %llu bytes to spill file %s in %s: %s",
-                     (unsigned long long)n, path, g_bd.hdr->jobdir,
-                     strerror(rc < 0 ? -rc : errno));
+        int fd = spill_open(n, &file_num, path, sizeof path);
+        if (contig) {
+            bd_lib_mem_prepare(contig, n, 0);
+            int rc = bd_write_full(fd, contig, n);
+            if (rc < 0)
+                spill_failed(path, n, -rc);
+        } else {
+            /* Pack window-sized pieces and write each: no copy of the whole message. */
+            for (uint64_t off = 0; off < n;) {
+                uint64_t k = n - off < g_bd.window ? n - off : g_bd.window;
+                bd_dt_pack(t, buf, count, off, g_bd.win, k);
+                int rc = bd_write_full(fd, g_bd.win, k);
+                if (rc < 0)
+                    spill_failed(path, n, -rc);
+                off += k;
+            }
+        }
+        if (close(fd) < 0)
+            spill_failed(path, n, errno);
     } else if (n) {
-        memcpy(g_bd.win, buf, n);
+        if (contig)
+            memcpy(g_bd.win, contig, n);
+        else
+            bd_dt_pack(t, buf, count, 0, g_bd.win, n);
     }
     bd_req_t *r = bd_req_begin(BD_REQ_SEND);
     r->ctx = ctx;
@@ -124,20 +113,26 @@ int bd_send_bytes(int ctx, int world_dst, int myrank, int tag, const void *buf, 
     return MPI_SUCCESS;
 }
 
+int bd_send_bytes(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t n,
+                  int sync, uint64_t *sync_id)
+{
+    return bd_send_typed(ctx, world_dst, myrank, tag, buf, n, bd_dt_byte(), sync, sync_id);
+}
+
 /* Validate a send; on success *nbytes and *c are set.  Returns MPI_SUCCESS,
  * an error code (already reported), or -1 for MPI_PROC_NULL. */
 static int send_check(const char *call, const void *buf, int count, MPI_Datatype dt, int dest,
-                      int tag, MPI_Comm comm, uint64_t *nbytes, bd_comm_t **c)
+                      int tag, MPI_Comm comm, bd_dt_t **t, bd_comm_t **c)
 {
     BD_CHECK_INIT(call);
-    int sz;
+    int rc;
     *c = bd_comm_get(comm);
     if (!*c)
         return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (count < 0)
         return bd_error(comm, MPI_ERR_COUNT, call, "invalid count %d", count);
-    if (bd_check_dtype(dt, &sz) < 0)
-        return bd_error(comm, MPI_ERR_TYPE, call, "invalid datatype %d", dt);
+    if ((rc = bd_dt_check(comm, call, "send", dt, t)))
+        return rc;
     if (tag < 0)
         return bd_error(comm, MPI_ERR_TAG, call, "invalid tag %d (must be 0..MPI_TAG_UB)", tag);
     if (dest == MPI_PROC_NULL)
@@ -145,21 +140,22 @@ static int send_check(const char *call, const void *buf, int count, MPI_Datatype
     if (dest < 0 || dest >= (*c)->size)
         return bd_error(comm, MPI_ERR_RANK, call,
                         "invalid destination rank %d (communicator size %d)", dest, (*c)->size);
-    if (count > 0 && !buf)
+    /* NULL is MPI_BOTTOM: fine with derived types of absolute addresses. */
+    if (count > 0 && !buf && (*t)->predefined)
         return bd_error(comm, MPI_ERR_BUFFER, call, "NULL buffer with count %d", count);
-    *nbytes = (uint64_t)count * (uint64_t)sz;
     return MPI_SUCCESS;
 }
 
 static int do_send(const char *call, const void *buf, int count, MPI_Datatype dt, int dest,
                    int tag, MPI_Comm comm, int sync, uint64_t *sync_id)
 {
-    uint64_t n;
+    bd_dt_t *t = NULL;
     bd_comm_t *c;
-    int rc = send_check(call, buf, count, dt, dest, tag, comm, &n, &c);
+    int rc = send_check(call, buf, count, dt, dest, tag, comm, &t, &c);
     if (rc)
         return rc;
-    return bd_send_bytes(c->ctx, c->world[dest], c->rank, tag, buf, n, sync, sync_id);
+    return bd_send_typed(c->ctx, c->world[dest], c->rank, tag, buf, (uint64_t)count, t, sync,
+                         sync_id);
 }
 
 static void ssend_wait(uint64_t id)
@@ -245,28 +241,48 @@ int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 
 /* ---------------------------------------------------------------- receiving */
 
-/* The master has answered a receive with a message: copy it into buf. */
-static int take_delivery(void *buf, uint64_t cap, MPI_Status *st)
+/* The master has answered a receive with a message: unpack it into count
+ * elements of t at buf. */
+static int take_delivery(void *buf, const bd_dt_t *t, uint64_t count, MPI_Status *st)
 {
     bd_resp_t *rs = bd_resp();
+    uint64_t cap = count * t->psize;
     uint64_t n = rs->nbytes, take = n < cap ? n : cap;
-    bd_lib_mem_discard(buf, take);
+    char *contig = bd_dt_contig(t, buf, count);
+    /* Only a buffer the message fills entirely may be discarded first. */
+    if (contig)
+        bd_lib_mem_discard(contig, take);
     if (rs->arg[2]) {
-        bd_lib_mem_prepare(buf, take, 1);
         char path[BD_PATH_MAX + 64];
         bd_spill_path(path, sizeof path, g_bd.hdr->jobdir, (int)rs->arg[1], (uint64_t)rs->arg[0]);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
             bd_fatal(MPI_ERR_OTHER, "cannot open spill file %s of a %llu-byte message: %s", path,
                      (unsigned long long)n, strerror(errno));
-        int rc = bd_pread_full(fd, buf, take, 0);
+        int rc = 0;
+        if (contig) {
+            bd_lib_mem_prepare(contig, take, 1);
+            rc = bd_pread_full(fd, contig, take, 0);
+        } else {
+            /* Read window-sized pieces and unpack each. */
+            for (uint64_t off = 0; off < take && rc == 0;) {
+                uint64_t k = take - off < g_bd.window ? take - off : g_bd.window;
+                rc = bd_pread_full(fd, g_bd.win, k, off);
+                if (rc == 0)
+                    bd_dt_unpack(t, buf, count, off, g_bd.win, k);
+                off += k;
+            }
+        }
         if (rc < 0)
             bd_fatal(MPI_ERR_OTHER, "cannot read %llu bytes from spill file %s: %s",
                      (unsigned long long)take, path, strerror(-rc));
         close(fd);
         unlink(path);
     } else if (take) {
-        memcpy(buf, g_bd.win, take);
+        if (contig)
+            memcpy(contig, g_bd.win, take);
+        else
+            bd_dt_unpack(t, buf, count, 0, g_bd.win, take);
     }
     if (st != MPI_STATUS_IGNORE) {
         st->MPI_SOURCE = rs->src;
@@ -278,28 +294,34 @@ static int take_delivery(void *buf, uint64_t cap, MPI_Status *st)
     return n > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
 }
 
-int bd_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Status *st)
+int bd_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const bd_dt_t *t,
+                  MPI_Status *st)
 {
     bd_req_t *r = bd_req_begin(BD_REQ_RECV);
     r->ctx = ctx;
     r->peer = src;
     r->tag = tag;
     bd_rpc();
-    return take_delivery(buf, cap, st);
+    return take_delivery(buf, t, count, st);
+}
+
+int bd_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Status *st)
+{
+    return bd_recv_typed(ctx, src, tag, buf, cap, bd_dt_byte(), st);
 }
 
 static int recv_check(const char *call, const void *buf, int count, MPI_Datatype dt, int src,
-                      int tag, MPI_Comm comm, uint64_t *cap, bd_comm_t **c)
+                      int tag, MPI_Comm comm, bd_dt_t **t, bd_comm_t **c)
 {
     BD_CHECK_INIT(call);
-    int sz;
+    int rc;
     *c = bd_comm_get(comm);
     if (!*c)
         return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (count < 0)
         return bd_error(comm, MPI_ERR_COUNT, call, "invalid count %d", count);
-    if (bd_check_dtype(dt, &sz) < 0)
-        return bd_error(comm, MPI_ERR_TYPE, call, "invalid datatype %d", dt);
+    if ((rc = bd_dt_check(comm, call, "receive", dt, t)))
+        return rc;
     if (tag < 0 && tag != MPI_ANY_TAG)
         return bd_error(comm, MPI_ERR_TAG, call, "invalid tag %d", tag);
     if (src == MPI_PROC_NULL)
@@ -307,50 +329,52 @@ static int recv_check(const char *call, const void *buf, int count, MPI_Datatype
     if (src != MPI_ANY_SOURCE && (src < 0 || src >= (*c)->size))
         return bd_error(comm, MPI_ERR_RANK, call, "invalid source rank %d (communicator size %d)",
                         src, (*c)->size);
-    if (count > 0 && !buf)
+    if (count > 0 && !buf && (*t)->predefined)
         return bd_error(comm, MPI_ERR_BUFFER, call, "NULL buffer with count %d", count);
-    *cap = (uint64_t)count * (uint64_t)sz;
     return MPI_SUCCESS;
 }
 
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
-    uint64_t cap;
+    bd_dt_t *t = NULL;
     bd_comm_t *c;
-    int rc = recv_check("MPI_Recv", buf, count, datatype, source, tag, comm, &cap, &c);
+    int rc = recv_check("MPI_Recv", buf, count, datatype, source, tag, comm, &t, &c);
     if (rc < 0) {
         status_proc_null(status);
         return MPI_SUCCESS;
     }
     if (rc)
         return rc;
-    rc = bd_recv_bytes(c->ctx, source, tag, buf, cap, status);
+    rc = bd_recv_typed(c->ctx, source, tag, buf, (uint64_t)count, t, status);
     if (rc)
         return bd_error(comm, rc, "MPI_Recv",
                         "message of %llu bytes from rank %d (tag %d) truncated to the %llu-byte "
                         "receive buffer",
                         (unsigned long long)bd_resp()->nbytes, bd_resp()->src, bd_resp()->tag,
-                        (unsigned long long)cap);
+                        (unsigned long long)((uint64_t)count * t->psize));
     return MPI_SUCCESS;
 }
 
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
-    uint64_t cap;
+    bd_dt_t *t = NULL;
     bd_comm_t *c;
-    int rc = recv_check("MPI_Irecv", buf, count, datatype, source, tag, comm, &cap, &c);
+    int rc = recv_check("MPI_Irecv", buf, count, datatype, source, tag, comm, &t, &c);
     if (rc > 0)
         return rc;
     int h = req_alloc(BD_RQ_RECV);
     bd_request_t *q = &g_bd.reqs[h];
     q->buf = buf;
-    q->cap = cap;
+    q->count = (uint64_t)count;
     if (rc < 0) {
         q->done = 1;
         status_proc_null(&q->status);
     } else {
+        /* The program may free the type before the receive completes. */
+        q->dt = t;
+        bd_dt_retain(t);
         q->rid = ++g_bd.next_rid;
         bd_req_t *r = bd_req_begin(BD_REQ_IRECV);
         r->rid = q->rid;
@@ -371,19 +395,20 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     int rc = do_send("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm, 0, NULL);
     if (rc > 0)
         return rc;
-    uint64_t cap;
+    bd_dt_t *t = NULL;
     bd_comm_t *c;
-    rc = recv_check("MPI_Sendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm, &cap, &c);
+    rc = recv_check("MPI_Sendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm, &t, &c);
     if (rc < 0) {
         status_proc_null(status);
         return MPI_SUCCESS;
     }
     if (rc)
         return rc;
-    rc = bd_recv_bytes(c->ctx, source, recvtag, recvbuf, cap, status);
+    rc = bd_recv_typed(c->ctx, source, recvtag, recvbuf, (uint64_t)recvcount, t, status);
     if (rc)
         return bd_error(comm, rc, "MPI_Sendrecv", "message of %llu bytes truncated to %llu bytes",
-                        (unsigned long long)bd_resp()->nbytes, (unsigned long long)cap);
+                        (unsigned long long)bd_resp()->nbytes,
+                        (unsigned long long)((uint64_t)recvcount * t->psize));
     return MPI_SUCCESS;
 }
 
@@ -466,8 +491,10 @@ static void req_progress(bd_request_t *q, int blocking)
                  (unsigned long long)q->rid);
     if (!rs->flag)
         return;
-    q->err = take_delivery(q->buf, q->cap, &q->status);
+    q->err = take_delivery(q->buf, q->dt, q->count, &q->status);
     q->done = 1;
+    bd_dt_release(q->dt);
+    q->dt = NULL;
 }
 
 /* Report a completed request and free it. */
