@@ -100,20 +100,6 @@ int bd_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh);
 void bd_comm_setup_predefined(void);
 int bd_world_node(int world);
 
-/* comm.c: collective creation from comm (color MPI_UNDEFINED gives MPI_COMM_NULL). */
-int bd_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
-
-/* group.c: groups, attributes */
-int bd_group_new(int n, const int *world);  /* a group handle (copies world), or -1 */
-const int *bd_group_members(MPI_Group g, int *n);  /* NULL if g is not a valid group */
-int bd_attr_copy_all(MPI_Comm oldcomm, MPI_Comm newcomm, const char *call);
-int bd_attr_delete_all(MPI_Comm comm, const char *call);
-int bd_attr_get(bd_comm_t *c, int keyval, void **val, int *flag);
-
-/* topo.c */
-struct bd_topo *bd_topo_dup(const struct bd_topo *t);
-void bd_topo_free(struct bd_topo *t);
-
 /* p2p.c */
 /* 0 and *size (bytes per element) when dt is committed and count elements
  * at buf are always count * *size bytes at buf; -1 otherwise. */
