@@ -51,6 +51,21 @@ static const char *find_mpiexec(void)
     return NULL;
 }
 
+/* pid exists and is not a zombie waiting for its new parent to reap it. */
+static int process_alive(pid_t pid)
+{
+    char path[64], buf[256];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0;
+    size_t n = fread(buf, 1, sizeof buf - 1, f);
+    fclose(f);
+    buf[n] = 0;
+    const char *paren = strrchr(buf, ')');
+    return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
 static int find_master(char *out, size_t len)
 {
     char self[PATH_MAX];
@@ -173,10 +188,31 @@ int main(int argc, char **argv)
         _exit(127);
     }
     g_child = pid;
+    pid_t guardian = -1;
+    if (opts.num[BD_OPT_NN] > 1) {
+        /* A guardian outlives us if we are killed: once the MPI launcher and
+         * with it the masters are gone (or after a minute), it removes the
+         * job directory.  On a normal end we stop it ourselves. */
+        pid_t me = getpid();
+        guardian = fork();
+        if (guardian == 0) {
+            setsid();
+            while (getppid() == me)
+                usleep(100000);
+            for (int i = 0; i < 600 && process_alive(pid); i++)
+                usleep(100000);
+            bd_fs_remove_tree(jobdir);
+            _exit(0);
+        }
+    }
     int st = 0;
     while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
         ;
     bd_fs_remove_tree(jobdir);
+    if (guardian > 0) {
+        kill(guardian, SIGKILL);
+        waitpid(guardian, NULL, 0);
+    }
     free(margv);
     if (WIFSIGNALED(st)) {
         bd_log_error("the master (bdmprun, pid %d) was killed by signal %d (%s)", (int)pid,

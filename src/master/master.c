@@ -546,8 +546,13 @@ int main(int argc, char **argv)
         spawn_slave(&g_m.slaves[i], me, &orig_mask);
 
     for (;;) {
-        if (g_m.nlive == 0 && (g_m.nnodes == 1 || bd_node_all_done()))
-            break;
+        if (g_m.nlive == 0) {
+            /* Our ranks are gone: nothing here needs the spill files any more,
+             * so remove them now, before waiting for the other nodes. */
+            bd_fs_remove_tree(g_m.jobdir);
+            if (g_m.nnodes == 1 || bd_node_all_done())
+                break;
+        }
         struct epoll_event evs[4];
         /* With other nodes, poll their messages every millisecond. */
         int n = epoll_wait(g_m.epoll_fd, evs, 4, g_m.nnodes > 1 ? 1 : 1000);
