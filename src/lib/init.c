@@ -152,14 +152,42 @@ _Noreturn void bd_fatal(int code, const char *fmt, ...)
     exit(1);
 }
 
+/* User error handlers (MPI_Comm_create_errhandler): handles 3, 4, ... */
+#define BD_MAX_ERRH 64
+static MPI_Comm_errhandler_function *g_errh_fn[BD_MAX_ERRH];
+
+/* Error codes and classes added by the program (MPI_Add_error_*). */
+#define BD_MAX_USER_CODES 256
+static int g_ncodes;
+static int g_code_class[BD_MAX_USER_CODES];
+static char *g_code_string[BD_MAX_USER_CODES];
+
+static MPI_Comm_errhandler_function *user_errh(MPI_Errhandler eh)
+{
+    int i = eh - 3;
+    return i >= 0 && i < BD_MAX_ERRH ? g_errh_fn[i] : NULL;
+}
+
+static int valid_errh(MPI_Errhandler eh)
+{
+    return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || user_errh(eh);
+}
+
 int bd_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
 {
     bd_comm_t *c = bd_comm_get(comm);
-    if (!c)
+    if (!c) {
         c = bd_comm_get(MPI_COMM_WORLD);
+        comm = MPI_COMM_WORLD;
+    }
     MPI_Errhandler eh = c ? c->errh : MPI_ERRORS_ARE_FATAL;
     if (eh == MPI_ERRORS_RETURN)
         return code;
+    MPI_Comm_errhandler_function *fn = user_errh(eh);
+    if (fn) {
+        fn(&comm, &code);
+        return code;
+    }
     char msg[768];
     va_list ap;
     va_start(ap, fmt);
@@ -172,6 +200,11 @@ int bd_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
 
 int MPI_Error_class(int errorcode, int *errorclass)
 {
+    int u = errorcode - (MPI_ERR_LASTCODE + 1);
+    if (u >= 0 && u < g_ncodes) {
+        *errorclass = g_code_class[u];
+        return MPI_SUCCESS;
+    }
     if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
         return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d",
                         errorcode);
@@ -182,6 +215,13 @@ int MPI_Error_class(int errorcode, int *errorclass)
 int MPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     const char *s = NULL;
+    int u = errorcode - (MPI_ERR_LASTCODE + 1);
+    if (u >= 0 && u < g_ncodes) {
+        int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s",
+                         g_code_string[u] ? g_code_string[u] : "");
+        *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
+        return MPI_SUCCESS;
+    }
     if (errorcode >= 0 && errorcode < (int)(sizeof g_err_strings / sizeof *g_err_strings))
         s = g_err_strings[errorcode];
     if (!s) {
@@ -202,7 +242,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     if (!c)
         return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_set_errhandler",
                         "invalid communicator %d", comm);
-    if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN)
+    if (!valid_errh(errhandler))
         return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
                         "invalid error handler %d", errhandler);
     c->errh = errhandler;
@@ -222,7 +262,78 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 
 int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
+    /* Communicators keep using a freed handler (MPI 8.3.4): the slot is not reused. */
     *errhandler = MPI_ERRHANDLER_NULL;
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
+                               MPI_Errhandler *errhandler)
+{
+    for (int i = 0; i < BD_MAX_ERRH; i++)
+        if (!g_errh_fn[i]) {
+            g_errh_fn[i] = function;
+            *errhandler = 3 + i;
+            return MPI_SUCCESS;
+        }
+    return bd_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Comm_create_errhandler",
+                    "more than %d error handlers", BD_MAX_ERRH);
+}
+
+int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
+{
+    BD_CHECK_INIT("MPI_Comm_call_errhandler");
+    if (!bd_comm_get(comm))
+        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_call_errhandler",
+                        "invalid communicator %d", comm);
+    bd_error(comm, errorcode, "MPI_Comm_call_errhandler", "error %d raised by the program",
+             errorcode);
+    return MPI_SUCCESS;
+}
+
+int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
+{
+    return MPI_Comm_set_errhandler(comm, errhandler);
+}
+
+int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
+{
+    return MPI_Comm_get_errhandler(comm, errhandler);
+}
+
+int MPI_Add_error_class(int *errorclass)
+{
+    if (g_ncodes == BD_MAX_USER_CODES)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Add_error_class",
+                        "more than %d added error codes", BD_MAX_USER_CODES);
+    int code = MPI_ERR_LASTCODE + 1 + g_ncodes;
+    g_code_class[g_ncodes++] = code;
+    *errorclass = code;
+    return MPI_SUCCESS;
+}
+
+int MPI_Add_error_code(int errorclass, int *errorcode)
+{
+    int u = errorclass - (MPI_ERR_LASTCODE + 1);
+    if ((errorclass < 0 || errorclass > MPI_ERR_LASTCODE) && (u < 0 || u >= g_ncodes))
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code",
+                        "invalid error class %d", errorclass);
+    if (g_ncodes == BD_MAX_USER_CODES)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Add_error_code",
+                        "more than %d added error codes", BD_MAX_USER_CODES);
+    g_code_class[g_ncodes] = errorclass;
+    *errorcode = MPI_ERR_LASTCODE + 1 + g_ncodes++;
+    return MPI_SUCCESS;
+}
+
+int MPI_Add_error_string(int errorcode, const char *string)
+{
+    int u = errorcode - (MPI_ERR_LASTCODE + 1);
+    if (u < 0 || u >= g_ncodes)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_string",
+                        "error code %d was not added by the program", errorcode);
+    free(g_code_string[u]);
+    g_code_string[u] = strdup(string ? string : "");
     return MPI_SUCCESS;
 }
 
