@@ -136,7 +136,12 @@ int main(int argc, char **argv)
     sigaction(SIGHUP, &sa, NULL);
 
     int nargs = argc - first;
-    char **margv = calloc((size_t)nargs + 12, sizeof(char *));
+    /* Site-specific mpiexec options, e.g. "-launcher ssh -iface ib0". */
+    char *extra = getenv("BDMPI_MPIEXEC_ARGS") ? strdup(getenv("BDMPI_MPIEXEC_ARGS")) : NULL;
+    int nextra = 0;
+    for (char *p = extra; p && *p; p++)
+        nextra += *p != ' ' && (p == extra || p[-1] == ' ');
+    char **margv = calloc((size_t)nargs + 12 + (size_t)nextra, sizeof(char *));
     if (!margv) {
         bd_fs_remove_tree(jobdir);
         return 2;
@@ -161,10 +166,13 @@ int main(int argc, char **argv)
         if (opts.str[BD_OPT_HOSTFILE]) {
             margv[k++] = "-f";
             margv[k++] = (char *)opts.str[BD_OPT_HOSTFILE];
-        } else {
+        } else if (!extra) {
             margv[k++] = "-launcher";
             margv[k++] = "fork";
         }
+        for (char *save = NULL, *t = extra ? strtok_r(extra, " ", &save) : NULL; t;
+             t = strtok_r(NULL, " ", &save))
+            margv[k++] = t;
         setenv("BDMPI_WD", jobdir, 1);
         unsetenv("BDMPI_JOBDIR");
     }
@@ -214,6 +222,7 @@ int main(int argc, char **argv)
         waitpid(guardian, NULL, 0);
     }
     free(margv);
+    free(extra);
     if (WIFSIGNALED(st)) {
         bd_log_error("the master (bdmprun, pid %d) was killed by signal %d (%s)", (int)pid,
                      WTERMSIG(st), strsignal(WTERMSIG(st)));
