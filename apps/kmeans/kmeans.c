@@ -180,7 +180,7 @@ int main(int argc, char **argv)
         OOC_OUT();
         MPI_Reduce(g_rank == 0 ? MPI_IN_PLACE : sums, sums, (int)csize, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
         MPI_Allreduce(small, gsmall, K + 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
-        OOC_IN();
+        /* the rows stay out through the next broadcast */
         if (g_rank == 0) {
             km_new_centroids(K, ncols, sums, gsmall + 2, scale, ct);
             printf("iter %d objective %.17g moved %lld time %.6f\n", it, (double)gsmall[0] / scale,

@@ -268,7 +268,6 @@ int main(int argc, char **argv)
         free(allid);
     }
 #ifdef PR_OOC
-    OOC_IN();
     if (g_rank == 0)
         printf("spill: wrote %llu bytes, read %llu bytes, %.3f s (rank 0)\n", (unsigned long long)g_ooc.bytes_written,
                (unsigned long long)g_ooc.bytes_read, g_ooc.io_seconds);

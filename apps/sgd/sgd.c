@@ -163,8 +163,8 @@ int main(int argc, char **argv)
             MPI_Irecv(U, (int)(nr * k), MPI_FLOAT, left, TAG_U, MPI_COMM_WORLD, &rq[0]);
             MPI_Irecv(V, (int)(nc * k), MPI_FLOAT, below, TAG_V, MPI_COMM_WORLD, &rq[1]);
             MPI_Waitall(2, rq, st);
-            OOC_IN();
         }
+        OOC_IN(); /* my block (if it was spilled) */
         double sse = sgd_block(nr, rp, ci, val, U, V, k, lr, reg, update, seed, it, bi, bj, order);
         MPI_Request sq[2];
         MPI_Status st[2];
@@ -183,7 +183,7 @@ int main(int argc, char **argv)
             free(V);
             U = V = NULL;
         }
-        OOC_IN();
+        /* the block stays out until the next sweep's U and V have arrived */
         if (g_rank == 0) {
             double tot = 0;
             for (int b = 0; b < p; b++) /* row-major block order, like the serial programs */
