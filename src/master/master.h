@@ -195,6 +195,7 @@ void bd_node_abort_all(int code, const char *msg);
 int bd_node_all_done(void);
 void bd_node_progress(void);
 int bd_node_quiet(void);
+uint64_t bd_node_transient_bytes(void);
 
 /* deadlock.c */
 void bd_deadlock_net(struct bd_net_msg *nm);

@@ -34,7 +34,7 @@ uint64_t bd_memacct_default_budget(void)
 
 static uint64_t node_resident(void)
 {
-    uint64_t t = g_m.bytes_buffered;
+    uint64_t t = g_m.bytes_buffered + bd_node_transient_bytes();
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         if (!s->exited)

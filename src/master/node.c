@@ -47,6 +47,7 @@ static incoming_t *g_in;
 static int *g_done_from;
 static int g_ndone, g_sent_done;
 static int g_aborting;
+static uint64_t g_inline_queued; /* bytes of small payloads waiting in the queues */
 extern uint64_t g_net_sent, g_net_recv; /* deadlock.c's message totals */
 
 int bd_node_of_world(int world)
@@ -101,6 +102,7 @@ void bd_node_send(int dst, const bd_net_hdr_t *h, const void *data, size_t len)
         }
         memcpy(x->inline_data, data, len);
         x->inline_len = len;
+        g_inline_queued += len;
     }
     enqueue(dst, x);
 }
@@ -185,6 +187,7 @@ static void progress_out(void)
             g_q_head[dst] = x->next;
             if (!g_q_head[dst])
                 g_q_tail[dst] = NULL;
+            g_inline_queued -= x->inline_len;
             free(x->inline_data);
             free(x);
         }
@@ -437,4 +440,16 @@ int bd_node_quiet(void)
         if (g_q_head[n] || g_in[n].active)
             return 0;
     return bd_net_idle();
+}
+
+/* Memory the transport holds for other nodes (queued payloads and messages
+ * in flight), counted against this node's budget. */
+uint64_t bd_node_transient_bytes(void)
+{
+    if (g_m.nnodes <= 1)
+        return 0;
+    uint64_t t = g_inline_queued;
+    for (int n = 0; n < g_m.nnodes; n++)
+        t += bd_net_pending(n);
+    return t;
 }
