@@ -5,7 +5,7 @@
  * and is a pure function of its arguments and seed: the same command gives
  * the same bytes, whatever the budget.
  *
- *   bdmpi-gen rmat    -s SCALE -e EDGEFACTOR --seed S -o FILE [-u] [-m BUDGET] [-t TMPDIR]
+ *   bdmpi-gen rmat    -s SCALE -e EDGEFACTOR --seed S -o FILE [-u] [--idx64] [-m BUDGET] [-t TMPDIR]
  *   bdmpi-gen docs    -r NROWS -c NCOLS -l AVGLEN --seed S -o FILE [-z ZIPF]
  *   bdmpi-gen ratings -r USERS -c ITEMS -l AVGDEG -k RANK --seed S -o FILE [-n NOISE]
  *   bdmpi-gen info    FILE
@@ -24,10 +24,11 @@
 
 static const char *usage_text =
     "usage:\n"
-    "  bdmpi-gen rmat -s SCALE -e EDGEFACTOR --seed S -o FILE [-u] [-m BUDGET] [-t TMPDIR]\n"
+    "  bdmpi-gen rmat -s SCALE -e EDGEFACTOR --seed S -o FILE [-u] [--idx64] [-m BUDGET] [-t TMPDIR]\n"
     "      R-MAT graph (a=0.57 b=0.19 c=0.19), 2^SCALE vertices, EDGEFACTOR*2^SCALE generated\n"
     "      edges, vertices renumbered by a seeded permutation; rows are sources, each row\n"
-    "      sorted, duplicates and self loops dropped; -u also adds every reverse edge.\n"
+    "      sorted, duplicates and self loops dropped; -u also adds every reverse edge;\n"
+    "      --idx64 writes 8-byte column indices even when 4 would do.\n"
     "  bdmpi-gen docs -r NROWS -c NCOLS -l AVGLEN --seed S -o FILE [-z ZIPF_EXPONENT]\n"
     "      document-term matrix: lognormal row lengths, Zipf term frequencies,\n"
     "      log-tf * idf weights, rows normalized to unit length.\n"
@@ -151,11 +152,11 @@ typedef struct {
 
 static void cmd_rmat(int argc, char **argv)
 {
-    int scale = -1, undirected = 0;
+    int scale = -1, undirected = 0, idx64 = 0;
     int64_t ef = -1, budget = 256 << 20;
     uint64_t seed = 1;
     const char *out = NULL, *tmpdir = NULL;
-    static struct option lo[] = {{"seed", required_argument, 0, 'S'}, {0, 0, 0, 0}};
+    static struct option lo[] = {{"seed", required_argument, 0, 'S'}, {"idx64", no_argument, 0, 'W'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "s:e:o:m:t:uS:", lo, NULL)) != -1) {
         switch (c) {
@@ -165,6 +166,7 @@ static void cmd_rmat(int argc, char **argv)
         case 'm': budget = parse_int(optarg, "budget"); break;
         case 't': tmpdir = optarg; break;
         case 'u': undirected = 1; break;
+        case 'W': idx64 = 1; break;
         case 'S': seed = (uint64_t)parse_int(optarg, "seed"); break;
         default: fputs(usage_text, stderr); exit(2);
         }
@@ -287,7 +289,7 @@ static void cmd_rmat(int argc, char **argv)
 
     /* Pass 2: per bucket, gather its chunks, counting-sort by source, sort
      * and deduplicate each row, and write rows, colind in order. */
-    bdcsr_hdr_t h = {.nrows = (int64_t)n, .ncols = (int64_t)n, .nnz = 0, .idxsize = n > INT32_MAX ? 8 : 4,
+    bdcsr_hdr_t h = {.nrows = (int64_t)n, .ncols = (int64_t)n, .nnz = 0, .idxsize = idx64 || n > INT32_MAX ? 8 : 4,
                      .valtype = BDCSR_VAL_NONE};
     int fd = open_out(out);
     size_t wcap = (size_t)(budget / 16);
