@@ -405,6 +405,24 @@ static void print_stats(void)
     free(per);
 }
 
+/* The program exists and is executable (searched in PATH like execvp). */
+static int program_runnable(const char *prog)
+{
+    if (strchr(prog, '/'))
+        return access(prog, X_OK) == 0;
+    const char *path = getenv("PATH");
+    char buf[4096];
+    for (const char *p = path; p && *p;) {
+        const char *colon = strchr(p, ':');
+        size_t n = colon ? (size_t)(colon - p) : strlen(p);
+        snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, prog);
+        if (access(buf, X_OK) == 0)
+            return 1;
+        p = colon ? colon + 1 : NULL;
+    }
+    return 0;
+}
+
 static int setup(int argc, char **argv, sigset_t *orig_mask)
 {
     g_m.nnodes = 1;
@@ -420,6 +438,11 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     }
     g_prog_path = argv[1];
     g_prog_argv = argv + 1;
+    if (!program_runnable(g_prog_path)) {
+        bd_log_error("cannot run '%s': %s", g_prog_path,
+                     strchr(g_prog_path, '/') ? strerror(errno) : "not found in PATH");
+        return -127;
+    }
     g_m.ns = (int)g_m.opts.num[BD_OPT_NS];
     g_m.nr = (int)g_m.opts.num[BD_OPT_NR];
     g_m.nc = (int)g_m.opts.num[BD_OPT_NC];
@@ -538,8 +561,11 @@ int main(int argc, char **argv)
 {
     bd_log_set_prefix("bdmprun");
     sigset_t orig_mask;
-    if (setup(argc, argv, &orig_mask) < 0)
-        return 1;
+    int rc = setup(argc, argv, &orig_mask);
+    if (rc < 0) {
+        bd_fs_remove_tree(g_m.jobdir[0] && !getenv("BDMPI_JOBDIR") ? g_m.jobdir : NULL);
+        return rc == -127 ? 127 : 1;
+    }
     g_m.t_start = bd_master_now();
     pid_t me = getpid();
     for (int i = 0; i < g_m.ns && !g_m.stopping; i++)
