@@ -172,7 +172,7 @@ int main(int argc, char **argv)
         struct {
             int i;
             double d;
-        } s;
+        } s = {1, 2.0};
         MPI_Aint d[2] = {0, (char *)&s.d - (char *)&s};
         int bl[2] = {1, 1};
         MPI_Datatype ty[2] = {MPI_INT, MPI_DOUBLE}, mixed;

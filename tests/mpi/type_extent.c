@@ -320,7 +320,7 @@ static void elements(void)
 
 static void addresses(void)
 {
-    double arr[10];
+    static double arr[10];
     MPI_Aint a0, a5;
     MPI_Get_address(&arr[0], &a0);
     MPI_Get_address(&arr[5], &a5);

@@ -281,7 +281,7 @@ static void test_nested(void)
     MPI_Datatype iv, dr;
     MPI_Type_vector(2, 1, 3, MPI_INT, &iv); /* ints 0 and 3 */
     MPI_Type_create_resized(MPI_DOUBLE, 0, 2 * sizeof(double), &dr); /* every other double */
-    struct {
+    static struct {
         int i[4];
         double d[6];
     } sa, sb;

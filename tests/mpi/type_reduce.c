@@ -135,7 +135,7 @@ static void stat_op(void *in, void *inout, int *len, MPI_Datatype *dt)
 
 static void test_user_struct(void)
 {
-    stat_t s;
+    static stat_t s;
     MPI_Aint base, d[3];
     MPI_Get_address(&s, &base);
     MPI_Get_address(&s.sum, &d[0]);
