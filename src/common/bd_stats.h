@@ -22,6 +22,7 @@
     X(POLLS, "count", "unsuccessful polls (Test, Iprobe, ...)")                                    \
     X(YIELDS, "count", "polls that handed the run slot to another rank")                           \
     X(WAIT_NS, "ns", "time spent waiting for the master (blocked or descheduled)")                \
+    X(RUN_NS, "ns", "time from MPI_Init to MPI_Finalize")                                          \
     X(MEM_WRITTEN, "bytes", "managed memory written to storage")                                  \
     X(MEM_READ, "bytes", "managed memory read from storage")                                      \
     X(MEM_LOADS, "count", "loads of managed memory (chunks or allocations)")                      \

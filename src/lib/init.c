@@ -15,6 +15,7 @@
 #include "lib.h"
 
 bd_lib_t g_bd;
+static uint64_t g_init_ns; /* when MPI_Init returned */
 
 static uint64_t now_ns(void)
 {
@@ -408,6 +409,7 @@ static int do_init(int required, int *provided)
     if (provided)
         *provided = g_bd.thread_level;
     g_bd.initialized = 1;
+    g_init_ns = now_ns();
     return MPI_SUCCESS;
 }
 
@@ -429,6 +431,8 @@ int MPI_Finalize(void)
 {
     BD_CHECK_INIT("MPI_Finalize");
     bd_lib_mem_stats();
+    atomic_store_explicit(&g_bd.slot->stats[BD_STAT_RUN_NS], now_ns() - g_init_ns,
+                          memory_order_relaxed);
     bd_req_begin(BD_REQ_FINALIZE);
     bd_rpc();
     g_bd.finalized = 1;
