@@ -119,7 +119,7 @@ int main(int argc, char **argv)
     int64_t *rp = NULL, lnnz = 0;
     int32_t *ci = NULL;
     float *val = NULL;
-    check(sgd_load_block(fd, &h, r0, r1, c0, c1, 1 << 20, &rp, &ci, &val, &lnnz) == 0, "cannot read my block");
+    check(sgd_load_block(fd, &h, r0, r1, c0, c1, 1 << 18, &rp, &ci, &val, &lnnz) == 0, "cannot read my block");
     close(fd);
     int32_t *order = bd_xmalloc((size_t)nr * sizeof *order, "row order");
     float *U = NULL, *V = NULL;

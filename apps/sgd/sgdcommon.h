@@ -118,6 +118,8 @@ static inline int sgd_load_block(int fd, const bdcsr_hdr_t *h, int64_t r0, int64
     int64_t *rp = malloc((size_t)(nr + 1) * sizeof *rp);
     if (!grp || !rp || bdcsr_read_rowptr(fd, h, r0, r1, grp) < 0)
         return -1;
+    if (chunk > grp[nr] - grp[0]) /* no bigger than the row range */
+        chunk = grp[nr] - grp[0];
     if (chunk < 1)
         chunk = 1;
     int32_t *tc = malloc((size_t)chunk * sizeof *tc);
