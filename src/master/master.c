@@ -571,6 +571,7 @@ int main(int argc, char **argv)
     for (int i = 0; i < g_m.ns && !g_m.stopping; i++)
         spawn_slave(&g_m.slaves[i], me, &orig_mask);
 
+    int net_wait_ms = 1;
     for (;;) {
         if (g_m.nlive == 0) {
             /* Our ranks are gone: nothing here needs the spill files any more,
@@ -580,8 +581,9 @@ int main(int argc, char **argv)
                 break;
         }
         struct epoll_event evs[4];
-        /* With other nodes, poll their messages every millisecond. */
-        int n = epoll_wait(g_m.epoll_fd, evs, 4, g_m.nnodes > 1 ? 1 : 1000);
+        /* With other nodes, MPICH must be polled: every millisecond while
+         * messages flow, backing off to 16 ms when the network is quiet. */
+        int n = epoll_wait(g_m.epoll_fd, evs, 4, g_m.nnodes > 1 ? net_wait_ms : 1000);
         if (n < 0 && errno != EINTR) {
             bd_master_fail(1, "epoll_wait failed: %s", strerror(errno));
             break;
@@ -602,7 +604,10 @@ int main(int argc, char **argv)
                     bd_master_fail(1, "eventfd read failed: %s", strerror(errno));
             }
         }
-        bd_node_progress();
+        if (bd_node_progress() || !bd_node_quiet())
+            net_wait_ms = 1;
+        else if (net_wait_ms < 16)
+            net_wait_ms *= 2;
         /* Always scan: a ring of the eventfd may cover many requests. */
         if (!g_m.stopping) {
             for (int i = 0; i < g_m.ns; i++) {

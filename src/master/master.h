@@ -193,7 +193,7 @@ void bd_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id);
 void bd_node_sync_matched(int sender_world, uint64_t sync_id);
 void bd_node_abort_all(int code, const char *msg);
 int bd_node_all_done(void);
-void bd_node_progress(void);
+int bd_node_progress(void);
 int bd_node_quiet(void);
 uint64_t bd_node_transient_bytes(void);
 

@@ -418,18 +418,21 @@ static void dispatch(bd_net_msg_t *nm)
     }
 }
 
-void bd_node_progress(void)
+/* Returns how many messages came in. */
+int bd_node_progress(void)
 {
     if (g_m.nnodes <= 1)
-        return;
+        return 0;
     progress_out();
     bd_net_msg_t *nm;
-    int budget = 256;
-    while (budget-- > 0 && (nm = bd_net_poll())) {
+    int n = 0;
+    while (n < 256 && (nm = bd_net_poll())) {
         dispatch(nm);
         free(nm);
+        n++;
     }
     progress_out();
+    return n;
 }
 
 int bd_node_quiet(void)
