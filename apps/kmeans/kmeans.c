@@ -99,6 +99,7 @@ int main(int argc, char **argv)
     const int64_t ncols = h.ncols;
     const double scale = ldexp(1.0, km_fraction_bits(h.nrows));
     const size_t csize = (size_t)ncols * K; /* centroid array entries */
+    check(csize <= INT32_MAX, "K x columns too large for one message");
 
     int64_t r0 = bdcsr_part_start(fd, &h, p, g_rank), r1 = bdcsr_part_start(fd, &h, p, g_rank + 1);
     check(r0 >= 0 && r1 >= r0, "cannot read the row pointers");
