@@ -1,10 +1,10 @@
 #!/bin/bash
-# wrappers.sh BUILD_DIR SOURCE_DIR: the compiler wrappers behave like a
+# wrappers.sh BUILD_DIR SOURCE_DIR [EXTRA_CFLAGS]: the compiler wrappers behave like a
 # compiler (status and messages pass through, -c adds no link flags, -show
 # prints the command), C++ programs build with bdmpicxx, and an installed
 # tree (cmake --install) works on its own.
 set -u
-build=$1; src=$2
+build=$1; src=$2; extra_cflags=${3:-}
 tmp=$(mktemp -d /tmp/bdmpi-wrap.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -50,7 +50,7 @@ cmake --install "$build" --prefix "$tmp/prefix" > /dev/null 2>&1
 check "install puts mpi.h, bdmpi.h, the library and the programs in place" \
   '[ -f "$tmp/prefix/include/mpi.h" ] && [ -f "$tmp/prefix/include/bdmpi.h" ] && ls "$tmp/prefix"/lib*/libbdmpi.so* >/dev/null 2>&1 && [ -x "$tmp/prefix/bin/bdmpiexec" ] && [ -x "$tmp/prefix/bin/bdmprun" ] && [ -x "$tmp/prefix/bin/bdmpicc" ]'
 lib=$(dirname "$(ls "$tmp/prefix"/lib*/libbdmpi.so | head -1)")
-gcc -I"$tmp/prefix/include" -o "$tmp/inst" "$src/tests/runtime/extensions.c" -L"$lib" -Wl,-rpath,"$lib" -lbdmpi
+gcc $extra_cflags -I"$tmp/prefix/include" -o "$tmp/inst" "$src/tests/runtime/extensions.c" -L"$lib" -Wl,-rpath,"$lib" -lbdmpi
 out=$("$tmp/prefix/bin/bdmpiexec" -ns 2 "$tmp/inst" 2>&1); rc=$?
 check "the installed bdmpiexec runs a program linked to the installed library" '[ $rc -eq 0 ] && [[ "$out" == *PASS* ]]'
 exit $fail
