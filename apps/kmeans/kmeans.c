@@ -40,9 +40,22 @@
 #ifdef KM_OOC
 #define PROG "kmeans_ooc"
 static bdooc_t g_ooc;
-#define OOC_OUT() check(bdooc_unload(&g_ooc) == 0, "spill failed")
-#define OOC_IN()  check(bdooc_load(&g_ooc) == 0, "reload failed")
+#include "bdooc_io.h"
+#define OOC_OUT()                                                                                            \
+    do {                                                                                                     \
+        IO_BEGIN();                                                                                          \
+        check(bdooc_unload(&g_ooc) == 0, "spill failed");                                                    \
+        IO_END();                                                                                            \
+    } while (0)
+#define OOC_IN()                                                                                             \
+    do {                                                                                                     \
+        IO_BEGIN();                                                                                          \
+        check(bdooc_load(&g_ooc) == 0, "reload failed");                                                     \
+        IO_END();                                                                                            \
+    } while (0)
 #else
+#define IO_BEGIN() ((void)0)
+#define IO_END()   ((void)0)
 #define PROG "kmeans"
 #define OOC_OUT() ((void)0)
 #define OOC_IN()  ((void)0)
@@ -105,6 +118,7 @@ int main(int argc, char **argv)
     check(r0 >= 0 && r1 >= r0, "cannot read the row pointers");
     const int64_t nloc = r1 - r0;
     int64_t *rowptr = bd_xmalloc((size_t)(nloc + 1) * sizeof *rowptr, "rowptr");
+    IO_BEGIN(); /* -ooc under BDMPI: one reader per node at a time */
     check(bdcsr_read_rowptr(fd, &h, r0, r1, rowptr) == 0, "cannot read the row pointers");
     const int64_t e0 = rowptr[0], lnnz = rowptr[nloc] - e0;
     for (int64_t i = 0; i <= nloc; i++)
@@ -125,6 +139,7 @@ int main(int argc, char **argv)
         check(km_initial_centroids(fd, &h, K, seed, ct) == 0, "cannot pick K distinct non-empty rows");
     }
     close(fd);
+    IO_END();
 #ifdef KM_OOC
     check(bdooc_open(&g_ooc, dir, PROG, g_rank) == 0, "cannot create the spill file");
     bdooc_add(&g_ooc, (void **)&rowptr, (size_t)(nloc + 1) * sizeof *rowptr, 1);

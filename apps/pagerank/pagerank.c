@@ -36,9 +36,22 @@
 #ifdef PR_OOC
 #define PROG "pagerank_ooc"
 static bdooc_t g_ooc;
-#define OOC_OUT() check(bdooc_unload(&g_ooc) == 0, "spill failed")
-#define OOC_IN()  check(bdooc_load(&g_ooc) == 0, "reload failed")
+#include "bdooc_io.h"
+#define OOC_OUT()                                                                                            \
+    do {                                                                                                     \
+        IO_BEGIN();                                                                                          \
+        check(bdooc_unload(&g_ooc) == 0, "spill failed");                                                    \
+        IO_END();                                                                                            \
+    } while (0)
+#define OOC_IN()                                                                                             \
+    do {                                                                                                     \
+        IO_BEGIN();                                                                                          \
+        check(bdooc_load(&g_ooc) == 0, "reload failed");                                                     \
+        IO_END();                                                                                            \
+    } while (0)
 #else
+#define IO_BEGIN() ((void)0)
+#define IO_END()   ((void)0)
 #define PROG "pagerank"
 #define OOC_OUT() ((void)0)
 #define OOC_IN()  ((void)0)
@@ -102,6 +115,7 @@ int main(int argc, char **argv)
     const int64_t nloc = r1 - r0;
 
     int64_t *rowptr = bd_xmalloc((size_t)(nloc + 1) * sizeof *rowptr, "rowptr");
+    IO_BEGIN(); /* -ooc under BDMPI: one reader per node at a time */
     check(bdcsr_read_rowptr(fd, &h, r0, r1, rowptr) == 0, "cannot read the row pointers");
     const int64_t e0 = rowptr[0], lnnz = rowptr[nloc] - rowptr[0];
     for (int64_t i = 0; i <= nloc; i++)
@@ -109,6 +123,7 @@ int main(int argc, char **argv)
     int32_t *colind = bd_xmalloc((size_t)lnnz * sizeof *colind, "colind");
     check(bdcsr_read_colind32(fd, &h, e0, e0 + lnnz, colind) == 0, "cannot read the column indices");
     close(fd);
+    IO_END();
 
     /* Send plan: the distinct targets of my edges, in increasing order (so
      * grouped by owner), found with a bitmap over all vertices; each edge's

@@ -37,9 +37,22 @@
 #ifdef SGD_OOC
 #define PROG "sgd_ooc"
 static bdooc_t g_ooc;
-#define OOC_OUT() check(bdooc_unload(&g_ooc) == 0, "spill failed")
-#define OOC_IN()  check(bdooc_load(&g_ooc) == 0, "reload failed")
+#include "bdooc_io.h"
+#define OOC_OUT()                                                                                            \
+    do {                                                                                                     \
+        IO_BEGIN();                                                                                          \
+        check(bdooc_unload(&g_ooc) == 0, "spill failed");                                                    \
+        IO_END();                                                                                            \
+    } while (0)
+#define OOC_IN()                                                                                             \
+    do {                                                                                                     \
+        IO_BEGIN();                                                                                          \
+        check(bdooc_load(&g_ooc) == 0, "reload failed");                                                     \
+        IO_END();                                                                                            \
+    } while (0)
 #else
+#define IO_BEGIN() ((void)0)
+#define IO_END()   ((void)0)
 #define PROG "sgd"
 #define OOC_OUT() ((void)0)
 #define OOC_IN()  ((void)0)
@@ -119,8 +132,10 @@ int main(int argc, char **argv)
     int64_t *rp = NULL, lnnz = 0;
     int32_t *ci = NULL;
     float *val = NULL;
+    IO_BEGIN(); /* -ooc under BDMPI: one reader per node at a time */
     check(sgd_load_block(fd, &h, r0, r1, c0, c1, 1 << 18, &rp, &ci, &val, &lnnz) == 0, "cannot read my block");
     close(fd);
+    IO_END();
     int32_t *order = bd_xmalloc((size_t)nr * sizeof *order, "row order");
     float *U = NULL, *V = NULL;
     const size_t ubytes = (size_t)(nr * k) * sizeof(float), vbytes = (size_t)(nc * k) * sizeof(float);
