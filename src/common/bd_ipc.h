@@ -52,6 +52,9 @@ enum bd_req_code {
     BD_REQ_CRIT_ENTER,
     BD_REQ_CRIT_EXIT,
     BD_REQ_YIELD,       /* a poll that found nothing: let another rank run */
+    BD_REQ_COMM_REGISTER, /* ctx, arg[0]=n; window: int32 world ranks[n]: make the
+                           communicator known here unless it is (MPI_Comm_create_group
+                           runs a split on such a temporary communicator of its members) */
     BD_REQ__COUNT
 };
 
@@ -106,9 +109,6 @@ enum bd_coll_kind {
     BD_COLL_ALLGATHER,  /* pieces rank->all */
     BD_COLL_ALLTOALL,   /* pieces rank->rank */
     BD_COLL_SPLIT,      /* communicator creation: upload {color,key} */
-    BD_COLL_CREATE_GROUP, /* MPI_Comm_create_group: only the members call it; ctx is the
-                           parent's, tag the call's, myrank the group rank; window: desc,
-                           int32 n, pad, n world ranks; resp.arg[0] = the new context */
     BD_COLL__COUNT
 };
 

@@ -1010,6 +1010,46 @@ static void coll_end(slave_t *s)
     bd_master_respond(s);
 }
 
+/* MPI_Comm_create_group is called by the group's members only, so it runs
+ * its split on a temporary communicator of exactly those members, whose
+ * context every member computes alike (a negative id, never allocated).  Each
+ * member registers it before the split and frees it after. */
+static void comm_register_temp(slave_t *s, const bd_req_t *r)
+{
+    int64_t n = r->arg[0];
+    if (r->ctx >= 0 || n < 1 || (uint64_t)n > g_m.hdr->world_size ||
+        (uint64_t)n * sizeof(int32_t) > g_m.hdr->window) {
+        bd_master_fail(1, "rank %d: invalid temporary communicator (context %d, %lld ranks)",
+                       s->world, r->ctx, (long long)n);
+        return;
+    }
+    int *w = malloc((size_t)n * sizeof(int));
+    if (!w) {
+        bd_master_fail(1, "master out of memory");
+        return;
+    }
+    int mine = 0;
+    for (int64_t i = 0; i < n; i++) {
+        int32_t x;
+        memcpy(&x, s->win + i * 4, 4);
+        w[i] = x;
+        mine |= x == s->world;
+    }
+    comm_t *c = bd_comm_lookup(r->ctx);
+    if (!mine || (c && (c->size != n || memcmp(c->world, w, (size_t)n * sizeof(int))))) {
+        free(w);
+        bd_master_fail(1,
+                       "rank %d: temporary communicator context %d %s (MPI_Comm_create_group)",
+                       s->world, r->ctx,
+                       mine ? "is in use by another group" : "does not hold the caller");
+        return;
+    }
+    if (!c && !comm_new(r->ctx, (int)n, w))
+        bd_master_fail(1, "master out of memory");
+    free(w);
+    bd_master_respond(s);
+}
+
 int bd_coll_handle(slave_t *s)
 {
     bd_req_t *r = &s->slot->req;
@@ -1024,6 +1064,9 @@ int bd_coll_handle(slave_t *s)
     case BD_REQ_CTX_ALLOC:
         s->slot->resp.arg[0] = bd_comm_alloc_ctx();
         bd_master_respond(s);
+        return 1;
+    case BD_REQ_COMM_REGISTER:
+        comm_register_temp(s, r);
         return 1;
     case BD_REQ_COMM_FREE: {
         comm_t *c = bd_comm_lookup(r->ctx);

@@ -283,6 +283,7 @@ static void handle_request(slave_t *s)
     case BD_REQ_COLL_END:
     case BD_REQ_CTX_ALLOC:
     case BD_REQ_COMM_FREE:
+    case BD_REQ_COMM_REGISTER:
         bd_coll_handle(s);
         return;
     default:
