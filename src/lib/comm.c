@@ -33,14 +33,16 @@ int bd_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh)
         g_bd.comms = t;
         g_bd.ncomms = n;
     }
-    g_bd.comms[h] = (bd_comm_t){1, ctx, rank, size, world, errh, 0, ""};
+    g_bd.comms[h] = (bd_comm_t){
+        .used = 1, .ctx = ctx, .rank = rank, .size = size, .world = world, .errh = errh};
     return h;
 }
 
 static void set_predefined(MPI_Comm h, int ctx, int rank, int size, int *world,
                            const char *name)
 {
-    g_bd.comms[h] = (bd_comm_t){1, ctx, rank, size, world, MPI_ERRORS_ARE_FATAL, 0, ""};
+    g_bd.comms[h] = (bd_comm_t){.used = 1, .ctx = ctx, .rank = rank, .size = size,
+                                .world = world, .errh = MPI_ERRORS_ARE_FATAL};
     snprintf(g_bd.comms[h].name, sizeof g_bd.comms[h].name, "%s", name);
 }
 
@@ -98,9 +100,67 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank)
     return MPI_SUCCESS;
 }
 
+/* The split collective on context ctx (the caller is rank myrank, it is the
+ * communicator's collective number seq): gives the new context (0 for color
+ * MPI_UNDEFINED), the caller's rank, the size and the members' world ranks. */
+static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int *out_ctx,
+                      int *out_rank, int *out_size, int **out_world, const char *call)
+{
+    bd_coll_desc_t d = {.kind = BD_COLL_SPLIT, .seq = seq};
+    bd_req_t *r = bd_req_begin(BD_REQ_COLL_BEGIN);
+    r->ctx = ctx;
+    r->myrank = myrank;
+    memcpy(g_bd.win, &d, sizeof d);
+    bd_rpc();
+    /* PUT one segment {color, key}. */
+    uint32_t nseg = 1;
+    int32_t ck[2] = {color, key};
+    bd_seg_t seg = {-1, sizeof ck, 0, sizeof ck};
+    memcpy(g_bd.win, &nseg, 4);
+    memcpy(g_bd.win + 8, &seg, sizeof seg);
+    memcpy(g_bd.win + 8 + sizeof seg, ck, sizeof ck);
+    bd_req_begin(BD_REQ_COLL_PUT);
+    bd_rpc();
+    bd_req_begin(BD_REQ_COLL_WAIT);
+    bd_rpc();
+    /* GET {ctx, rank, size}, then the world ranks. */
+    int32_t head[3];
+    seg = (bd_seg_t){-1, sizeof head, 0, 0};
+    memcpy(g_bd.win, &nseg, 4);
+    memcpy(g_bd.win + 8, &seg, sizeof seg);
+    bd_req_begin(BD_REQ_COLL_GET);
+    bd_rpc();
+    memcpy(head, g_bd.win, sizeof head);
+    int *world = NULL;
+    if (head[0]) {
+        world = malloc((size_t)head[2] * sizeof(int));
+        if (!world)
+            bd_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+        uint64_t done = 0, total = (uint64_t)head[2] * sizeof(int);
+        while (done < total) {
+            uint64_t chunk = total - done;
+            if (chunk > g_bd.window - 64)
+                chunk = g_bd.window - 64;
+            seg = (bd_seg_t){-1, (uint32_t)chunk, sizeof head + done, 0};
+            memcpy(g_bd.win, &nseg, 4);
+            memcpy(g_bd.win + 8, &seg, sizeof seg);
+            bd_req_begin(BD_REQ_COLL_GET);
+            bd_rpc();
+            memcpy((char *)world + done, g_bd.win, chunk);
+            done += chunk;
+        }
+    }
+    bd_req_begin(BD_REQ_COLL_END);
+    bd_rpc();
+    *out_ctx = head[0];
+    *out_rank = head[1];
+    *out_size = head[2];
+    *out_world = world;
+}
+
 /* Collective creation of a communicator from comm; color MPI_UNDEFINED gives
  * MPI_COMM_NULL. */
-static int comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call)
+int bd_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call)
 {
     BD_CHECK_INIT(call);
     bd_comm_t *c = bd_comm_get(comm);
@@ -127,55 +187,7 @@ static int comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, cons
             return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
         world[0] = c->world[0];
     } else {
-        bd_coll_desc_t d = {.kind = BD_COLL_SPLIT, .seq = c->coll_seq++};
-        bd_req_t *r = bd_req_begin(BD_REQ_COLL_BEGIN);
-        r->ctx = c->ctx;
-        r->myrank = c->rank;
-        memcpy(g_bd.win, &d, sizeof d);
-        bd_rpc();
-        /* PUT one segment {color, key}. */
-        uint32_t nseg = 1;
-        int32_t ck[2] = {color, key};
-        bd_seg_t seg = {-1, sizeof ck, 0, sizeof ck};
-        memcpy(g_bd.win, &nseg, 4);
-        memcpy(g_bd.win + 8, &seg, sizeof seg);
-        memcpy(g_bd.win + 8 + sizeof seg, ck, sizeof ck);
-        bd_req_begin(BD_REQ_COLL_PUT);
-        bd_rpc();
-        bd_req_begin(BD_REQ_COLL_WAIT);
-        bd_rpc();
-        /* GET {ctx, rank, size}, then the world ranks. */
-        int32_t head[3];
-        seg = (bd_seg_t){-1, sizeof head, 0, 0};
-        memcpy(g_bd.win, &nseg, 4);
-        memcpy(g_bd.win + 8, &seg, sizeof seg);
-        bd_req_begin(BD_REQ_COLL_GET);
-        bd_rpc();
-        memcpy(head, g_bd.win, sizeof head);
-        ctx = head[0];
-        rank = head[1];
-        size = head[2];
-        world = NULL;
-        if (ctx) {
-            world = malloc((size_t)size * sizeof(int));
-            if (!world)
-                bd_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
-            uint64_t done = 0, total = (uint64_t)size * sizeof(int);
-            while (done < total) {
-                uint64_t chunk = total - done;
-                if (chunk > g_bd.window - 64)
-                    chunk = g_bd.window - 64;
-                seg = (bd_seg_t){-1, (uint32_t)chunk, sizeof head + done, 0};
-                memcpy(g_bd.win, &nseg, 4);
-                memcpy(g_bd.win + 8, &seg, sizeof seg);
-                bd_req_begin(BD_REQ_COLL_GET);
-                bd_rpc();
-                memcpy((char *)world + done, g_bd.win, chunk);
-                done += chunk;
-            }
-        }
-        bd_req_begin(BD_REQ_COLL_END);
-        bd_rpc();
+        split_rpc(c->ctx, c->rank, c->coll_seq++, color, key, &ctx, &rank, &size, &world, call);
         if (!ctx) {
             *newcomm = MPI_COMM_NULL;
             return MPI_SUCCESS;
@@ -190,13 +202,75 @@ static int comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, cons
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-    return comm_split(comm, color, key, newcomm, "MPI_Comm_split");
+    return bd_comm_split(comm, color, key, newcomm, "MPI_Comm_split");
+}
+
+/* Drop a communicator handle (its attributes are already deleted). */
+static void comm_release(MPI_Comm h)
+{
+    bd_comm_t *c = &g_bd.comms[h];
+    if (c->size > 1) {
+        bd_req_t *r = bd_req_begin(BD_REQ_COMM_FREE);
+        r->ctx = c->ctx;
+        bd_rpc();
+    }
+    bd_topo_free(c->topo);
+    free(c->attrs);
+    free(c->world);
+    memset(c, 0, sizeof *c);
+}
+
+/* A duplicate keeps the group, the error handler and the topology; the
+ * attributes go through their copy callbacks. */
+static int comm_dup(MPI_Comm comm, MPI_Comm *newcomm, const char *call)
+{
+    BD_CHECK_INIT(call);
+    bd_comm_t *c = bd_comm_get(comm);
+    if (!c)
+        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (!newcomm)
+        return bd_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
+    MPI_Comm h;
+    int rc = bd_comm_split(comm, 0, c->rank, &h, call);
+    if (rc)
+        return rc;
+    c = bd_comm_get(comm); /* the table may have moved */
+    if (c->topo) {
+        g_bd.comms[h].topo = bd_topo_dup(c->topo);
+        if (!g_bd.comms[h].topo) {
+            comm_release(h);
+            return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        }
+    }
+    rc = bd_attr_copy_all(comm, h, call);
+    if (rc) {
+        bd_attr_delete_all(h, call);
+        comm_release(h);
+        return rc;
+    }
+    *newcomm = h;
+    return MPI_SUCCESS;
 }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    bd_comm_t *c = bd_comm_get(comm);
-    return comm_split(comm, 0, c ? c->rank : 0, newcomm, "MPI_Comm_dup");
+    return comm_dup(comm, newcomm, "MPI_Comm_dup");
+}
+
+int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
+{
+    (void)info; /* hints are allowed to be ignored */
+    return comm_dup(comm, newcomm, "MPI_Comm_dup_with_info");
+}
+
+/* Nonblocking duplication completes at once: the request is already done. */
+int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    int rc = comm_dup(comm, newcomm, "MPI_Comm_idup");
+    if (rc)
+        return rc;
+    /* A receive from MPI_PROC_NULL is a request that is complete from the start. */
+    return MPI_Irecv(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, request);
 }
 
 int MPI_Comm_free(MPI_Comm *comm)
@@ -209,15 +283,217 @@ int MPI_Comm_free(MPI_Comm *comm)
     if (*comm <= BDMPI_COMM_CWORLD)
         return bd_error(*comm, MPI_ERR_COMM, "MPI_Comm_free",
                         "cannot free predefined communicator %d", *comm);
-    if (c->size > 1) {
-        bd_req_t *r = bd_req_begin(BD_REQ_COMM_FREE);
-        r->ctx = c->ctx;
-        bd_rpc();
-    }
-    free(c->world);
-    memset(c, 0, sizeof *c);
+    int rc = bd_attr_delete_all(*comm, "MPI_Comm_free");
+    if (rc)
+        return rc;
+    comm_release(*comm);
     *comm = MPI_COMM_NULL;
     return MPI_SUCCESS;
+}
+
+int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
+{
+    BD_CHECK_INIT("MPI_Comm_test_inter");
+    if (!bd_comm_get(comm))
+        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_test_inter", "invalid communicator %d",
+                        comm);
+    *flag = 0;
+    return MPI_SUCCESS;
+}
+
+/* Rank of world rank w in the member list, or -1. */
+static int index_of(const int *list, int n, int w)
+{
+    for (int i = 0; i < n; i++)
+        if (list[i] == w)
+            return i;
+    return -1;
+}
+
+/* Every member of the group must belong to c (MPI_ERR_GROUP otherwise). */
+static int group_in_comm(bd_comm_t *c, MPI_Comm comm, const int *mem, int n, const char *call)
+{
+    char *in = calloc((size_t)g_bd.world_size, 1);
+    if (!in)
+        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    for (int i = 0; i < c->size; i++)
+        in[c->world[i]] = 1;
+    for (int i = 0; i < n; i++)
+        if (!in[mem[i]]) {
+            free(in);
+            return bd_error(comm, MPI_ERR_GROUP, call,
+                            "group member %d (world rank %d) is not in communicator %d", i,
+                            mem[i], comm);
+        }
+    free(in);
+    return MPI_SUCCESS;
+}
+
+/* MPI_Comm_create is a split: members take color 0 and their group rank as
+ * key (the group's order becomes the rank order), the others MPI_UNDEFINED. */
+int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
+{
+    const char *call = "MPI_Comm_create";
+    BD_CHECK_INIT(call);
+    bd_comm_t *c = bd_comm_get(comm);
+    if (!c)
+        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    int n;
+    const int *mem = bd_group_members(group, &n);
+    if (!mem)
+        return bd_error(comm, MPI_ERR_GROUP, call, "invalid group %d", group);
+    if (!newcomm)
+        return bd_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
+    int rc = group_in_comm(c, comm, mem, n, call);
+    if (rc)
+        return rc;
+    int me = index_of(mem, n, g_bd.world_rank);
+    return bd_comm_split(comm, me < 0 ? MPI_UNDEFINED : 0, me < 0 ? 0 : me, newcomm, call);
+}
+
+/* Creations so far per (parent context, tag, member list): the n-th
+ * MPI_Comm_create_group of the same members is the same call for all of them. */
+typedef struct cg_count {
+    int ctx, tag, n;
+    int *world;
+    uint64_t count;
+} cg_count_t;
+
+static cg_count_t *g_cg;
+static int g_ncg;
+
+static uint64_t cg_next(int ctx, int tag, const int *world, int n)
+{
+    for (int i = 0; i < g_ncg; i++)
+        if (g_cg[i].ctx == ctx && g_cg[i].tag == tag && g_cg[i].n == n &&
+            !memcmp(g_cg[i].world, world, (size_t)n * sizeof(int)))
+            return g_cg[i].count++;
+    cg_count_t *t = realloc(g_cg, (size_t)(g_ncg + 1) * sizeof *t);
+    int *w = malloc((size_t)n * sizeof(int));
+    if (!t || !w)
+        bd_fatal(MPI_ERR_NO_MEM, "MPI_Comm_create_group: out of memory");
+    memcpy(w, world, (size_t)n * sizeof(int));
+    g_cg = t;
+    g_cg[g_ncg++] = (cg_count_t){ctx, tag, n, w, 1};
+    return 0;
+}
+
+/* MPI_Comm_create_group is collective over the group's members only: they
+ * run a split on a temporary communicator of exactly themselves, which each
+ * registers with its master first and frees after.  Its context is computed
+ * alike by every member from (parent context, tag, members, how many such
+ * creations came before): a negative number, so never one the masters
+ * allocate; the master reports the (unlikely) case of two different groups
+ * meeting on one. */
+int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
+{
+    const char *call = "MPI_Comm_create_group";
+    BD_CHECK_INIT(call);
+    bd_comm_t *c = bd_comm_get(comm);
+    if (!c)
+        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    int n;
+    const int *mem = bd_group_members(group, &n);
+    if (!mem)
+        return bd_error(comm, MPI_ERR_GROUP, call, "invalid group %d", group);
+    if (!newcomm)
+        return bd_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
+    if (tag < 0)
+        return bd_error(comm, MPI_ERR_TAG, call, "invalid tag %d (must be 0..MPI_TAG_UB)", tag);
+    int rc = group_in_comm(c, comm, mem, n, call);
+    if (rc)
+        return rc;
+    int me = index_of(mem, n, g_bd.world_rank);
+    if (me < 0) {
+        *newcomm = MPI_COMM_NULL;
+        return MPI_SUCCESS;
+    }
+    if ((uint64_t)n * sizeof(int32_t) > g_bd.window)
+        return bd_error(comm, MPI_ERR_OTHER, call,
+                        "a group of %d ranks does not fit the %llu-byte window (use a larger "
+                        "-window)",
+                        n, (unsigned long long)g_bd.window);
+    MPI_Errhandler errh = c->errh;
+    int ctx, rank, size, *world;
+    if (n == 1) {
+        bd_req_begin(BD_REQ_CTX_ALLOC);
+        bd_rpc();
+        ctx = (int)bd_resp()->arg[0];
+        rank = 0;
+        size = 1;
+        world = malloc(sizeof(int));
+        if (!world)
+            return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        world[0] = g_bd.world_rank;
+    } else {
+        /* FNV-1a over the key, folded into [-2^30, -1]. */
+        uint64_t occ = cg_next(c->ctx, tag, mem, n);
+        uint32_t hsh = 2166136261u;
+        int32_t key[4] = {c->ctx, tag, n, (int32_t)occ};
+        for (int i = 0; i < 4 + n; i++) {
+            uint32_t v = (uint32_t)(i < 4 ? key[i] : mem[i - 4]);
+            for (int b = 0; b < 4; b++) {
+                hsh ^= (v >> (8 * b)) & 0xff;
+                hsh *= 16777619u;
+            }
+        }
+        int tmp = -(int)(hsh & 0x3fffffffu) - 1;
+        bd_req_t *r = bd_req_begin(BD_REQ_COMM_REGISTER);
+        r->ctx = tmp;
+        r->arg[0] = n;
+        for (int i = 0; i < n; i++) {
+            int32_t w = mem[i];
+            memcpy(g_bd.win + (size_t)i * sizeof w, &w, sizeof w);
+        }
+        bd_rpc();
+        split_rpc(tmp, me, 0, 0, me, &ctx, &rank, &size, &world, call);
+        r = bd_req_begin(BD_REQ_COMM_FREE);
+        r->ctx = tmp;
+        bd_rpc();
+    }
+    int h = bd_comm_add(ctx, rank, size, world, errh);
+    if (h < 0) {
+        free(world);
+        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    }
+    *newcomm = h;
+    return MPI_SUCCESS;
+}
+
+/* MPI_COMM_TYPE_SHARED: the ranks of comm on the caller's node. */
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
+                        MPI_Comm *newcomm)
+{
+    const char *call = "MPI_Comm_split_type";
+    (void)info;
+    BD_CHECK_INIT(call);
+    if (!bd_comm_get(comm))
+        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+        return bd_error(comm, MPI_ERR_ARG, call,
+                        "invalid split_type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)",
+                        split_type);
+    int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : bd_world_node(g_bd.world_rank);
+    return bd_comm_split(comm, color, key, newcomm, call);
+}
+
+int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
+{
+    (void)info; /* no hint changes anything here */
+    BD_CHECK_INIT("MPI_Comm_set_info");
+    if (!bd_comm_get(comm))
+        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_set_info", "invalid communicator %d",
+                        comm);
+    return MPI_SUCCESS;
+}
+
+int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
+{
+    BD_CHECK_INIT("MPI_Comm_get_info");
+    if (!bd_comm_get(comm))
+        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_get_info", "invalid communicator %d",
+                        comm);
+    return MPI_Info_create(info_used); /* no hint is in use */
 }
 
 static int cmp_int(const void *a, const void *b)
@@ -277,7 +553,15 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     case MPI_WTIME_IS_GLOBAL: v = &wtime_global; break;
     case MPI_UNIVERSE_SIZE: v = &universe; break;
     case MPI_APPNUM: v = &appnum; break;
-    default: *flag = 0; return MPI_SUCCESS;
+    default: {
+        void *val = NULL;
+        int rc = bd_attr_get(bd_comm_get(comm), keyval, &val, flag);
+        if (rc)
+            return bd_error(comm, rc, "MPI_Comm_get_attr", "invalid keyval %d", keyval);
+        if (*flag)
+            *(void **)attribute_val = val;
+        return MPI_SUCCESS;
+    }
     }
     *(int **)attribute_val = v;
     *flag = 1;

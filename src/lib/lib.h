@@ -19,6 +19,9 @@ typedef struct bd_comm {
     MPI_Errhandler errh;
     uint64_t coll_seq; /* collectives this rank has started on it */
     char name[MPI_MAX_OBJECT_NAME];
+    struct bd_attr *attrs; /* user attributes (group.c) */
+    int nattrs;
+    struct bd_topo *topo;  /* virtual topology or NULL (topo.c) */
 } bd_comm_t;
 
 enum { BD_RQ_FREE = 0, BD_RQ_SEND, BD_RQ_SSEND, BD_RQ_RECV };
@@ -99,6 +102,20 @@ bd_comm_t *bd_comm_get(MPI_Comm comm);
 int bd_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh);
 void bd_comm_setup_predefined(void);
 int bd_world_node(int world);
+
+/* comm.c: collective creation from comm (color MPI_UNDEFINED gives MPI_COMM_NULL). */
+int bd_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
+
+/* group.c: groups, attributes */
+int bd_group_new(int n, const int *world);  /* a group handle (copies world), or -1 */
+const int *bd_group_members(MPI_Group g, int *n);  /* NULL if g is not a valid group */
+int bd_attr_copy_all(MPI_Comm oldcomm, MPI_Comm newcomm, const char *call);
+int bd_attr_delete_all(MPI_Comm comm, const char *call);
+int bd_attr_get(bd_comm_t *c, int keyval, void **val, int *flag);
+
+/* topo.c */
+struct bd_topo *bd_topo_dup(const struct bd_topo *t);
+void bd_topo_free(struct bd_topo *t);
 
 /* p2p.c */
 /* 0 and *size (bytes per element) when dt is committed and count elements

@@ -1,0 +1,374 @@
+/* Info objects, MPI_Alloc_mem, buffered sends.
+ *
+ * Info objects are local lists of (key, value) strings; handles index a
+ * table.  MPI_INFO_ENV (1) is predefined and empty.  No hint changes
+ * anything in BDMPI, so infos are only stored and returned.
+ *
+ * Sends are already buffered by the master, so MPI_Bsend is MPI_Send once
+ * the standard's conditions on the attached buffer are checked. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "lib.h"
+
+typedef struct info_ent {
+    char *key, *val;
+} info_ent_t;
+
+typedef struct info {
+    int used;
+    int n;
+    info_ent_t *ents;
+} info_t;
+
+static info_t *g_infos;
+static int g_ninfos;
+
+static info_t g_info_env = {1, 0, NULL};
+
+static info_t *info_get(MPI_Info h)
+{
+    if (h == MPI_INFO_ENV)
+        return &g_info_env;
+    if (h < 2 || h >= g_ninfos || !g_infos[h].used)
+        return NULL;
+    return &g_infos[h];
+}
+
+static int bad_info(const char *call, MPI_Info h)
+{
+    return bd_error(MPI_COMM_WORLD, MPI_ERR_INFO, call, "invalid info object %d", h);
+}
+
+static int no_mem(const char *call)
+{
+    return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+}
+
+static int info_alloc(void)
+{
+    for (int i = 2; i < g_ninfos; i++)
+        if (!g_infos[i].used) {
+            g_infos[i] = (info_t){1, 0, NULL};
+            return i;
+        }
+    int n = g_ninfos ? g_ninfos * 2 : 16;
+    info_t *t = realloc(g_infos, (size_t)n * sizeof *t);
+    if (!t)
+        return -1;
+    memset(t + g_ninfos, 0, (size_t)(n - g_ninfos) * sizeof *t);
+    int h = g_ninfos < 2 ? 2 : g_ninfos;
+    g_infos = t;
+    g_ninfos = n;
+    g_infos[h].used = 1;
+    return h;
+}
+
+static int find_key(const info_t *in, const char *key)
+{
+    for (int i = 0; i < in->n; i++)
+        if (!strcmp(in->ents[i].key, key))
+            return i;
+    return -1;
+}
+
+static int check_key(const char *call, const char *key)
+{
+    if (!key)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "key is NULL");
+    size_t len = strlen(key);
+    if (len == 0 || len > MPI_MAX_INFO_KEY)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_INFO, call,
+                        "invalid info key of %zu characters (1..MPI_MAX_INFO_KEY)", len);
+    return MPI_SUCCESS;
+}
+
+int MPI_Info_create(MPI_Info *info)
+{
+    BD_CHECK_INIT("MPI_Info_create");
+    if (!info)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Info_create", "info is NULL");
+    int h = info_alloc();
+    if (h < 0)
+        return no_mem("MPI_Info_create");
+    *info = h;
+    return MPI_SUCCESS;
+}
+
+int MPI_Info_set(MPI_Info info, const char *key, const char *value)
+{
+    const char *call = "MPI_Info_set";
+    BD_CHECK_INIT(call);
+    info_t *in = info_get(info);
+    if (!in || info == MPI_INFO_ENV)
+        return bad_info(call, info);
+    int rc = check_key(call, key);
+    if (rc)
+        return rc;
+    if (!value)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "value is NULL");
+    size_t vlen = strlen(value);
+    if (vlen == 0 || vlen > MPI_MAX_INFO_VAL)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_INFO, call,
+                        "invalid info value of %zu characters (1..MPI_MAX_INFO_VAL)", vlen);
+    char *v = strdup(value);
+    if (!v)
+        return no_mem(call);
+    int i = find_key(in, key);
+    if (i >= 0) {
+        free(in->ents[i].val);
+        in->ents[i].val = v;
+        return MPI_SUCCESS;
+    }
+    char *k = strdup(key);
+    info_ent_t *t = realloc(in->ents, (size_t)(in->n + 1) * sizeof *t);
+    if (!k || !t) {
+        free(k);
+        free(v);
+        if (t)
+            in->ents = t;
+        return no_mem(call);
+    }
+    in->ents = t;
+    in->ents[in->n++] = (info_ent_t){k, v};
+    return MPI_SUCCESS;
+}
+
+int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
+{
+    const char *call = "MPI_Info_get";
+    BD_CHECK_INIT(call);
+    info_t *in = info_get(info);
+    if (!in)
+        return bad_info(call, info);
+    int rc = check_key(call, key);
+    if (rc)
+        return rc;
+    if (valuelen < 0)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid valuelen %d", valuelen);
+    int i = find_key(in, key);
+    *flag = i >= 0;
+    if (i >= 0) {
+        /* value has room for valuelen characters and the terminator */
+        size_t n = strlen(in->ents[i].val);
+        if (n > (size_t)valuelen)
+            n = (size_t)valuelen;
+        memcpy(value, in->ents[i].val, n);
+        value[n] = 0;
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
+{
+    const char *call = "MPI_Info_get_valuelen";
+    BD_CHECK_INIT(call);
+    info_t *in = info_get(info);
+    if (!in)
+        return bad_info(call, info);
+    int rc = check_key(call, key);
+    if (rc)
+        return rc;
+    int i = find_key(in, key);
+    *flag = i >= 0;
+    if (i >= 0)
+        *valuelen = (int)strlen(in->ents[i].val);
+    return MPI_SUCCESS;
+}
+
+int MPI_Info_get_nkeys(MPI_Info info, int *nkeys)
+{
+    BD_CHECK_INIT("MPI_Info_get_nkeys");
+    info_t *in = info_get(info);
+    if (!in)
+        return bad_info("MPI_Info_get_nkeys", info);
+    *nkeys = in->n;
+    return MPI_SUCCESS;
+}
+
+int MPI_Info_get_nthkey(MPI_Info info, int n, char *key)
+{
+    const char *call = "MPI_Info_get_nthkey";
+    BD_CHECK_INIT(call);
+    info_t *in = info_get(info);
+    if (!in)
+        return bad_info(call, info);
+    if (n < 0 || n >= in->n)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "key number %d of an info with %d keys",
+                        n, in->n);
+    strcpy(key, in->ents[n].key);
+    return MPI_SUCCESS;
+}
+
+int MPI_Info_delete(MPI_Info info, const char *key)
+{
+    const char *call = "MPI_Info_delete";
+    BD_CHECK_INIT(call);
+    info_t *in = info_get(info);
+    if (!in || info == MPI_INFO_ENV)
+        return bad_info(call, info);
+    int rc = check_key(call, key);
+    if (rc)
+        return rc;
+    int i = find_key(in, key);
+    if (i < 0)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_INFO, call, "no key \"%s\" in info %d", key,
+                        info);
+    free(in->ents[i].key);
+    free(in->ents[i].val);
+    memmove(&in->ents[i], &in->ents[i + 1], (size_t)(in->n - i - 1) * sizeof *in->ents);
+    in->n--;
+    return MPI_SUCCESS;
+}
+
+int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
+{
+    const char *call = "MPI_Info_dup";
+    BD_CHECK_INIT(call);
+    if (!info_get(info))
+        return bad_info(call, info);
+    int h = info_alloc();
+    if (h < 0)
+        return no_mem(call);
+    info_t *in = info_get(info); /* the table may have moved */
+    for (int i = 0; i < in->n; i++) {
+        int rc = MPI_Info_set(h, in->ents[i].key, in->ents[i].val);
+        if (rc) {
+            MPI_Info_free(&h);
+            return rc;
+        }
+        in = info_get(info);
+    }
+    *newinfo = h;
+    return MPI_SUCCESS;
+}
+
+int MPI_Info_free(MPI_Info *info)
+{
+    const char *call = "MPI_Info_free";
+    BD_CHECK_INIT(call);
+    info_t *in = info ? info_get(*info) : NULL;
+    if (!in || *info == MPI_INFO_ENV)
+        return bad_info(call, info ? *info : MPI_INFO_NULL);
+    for (int i = 0; i < in->n; i++) {
+        free(in->ents[i].key);
+        free(in->ents[i].val);
+    }
+    free(in->ents);
+    memset(in, 0, sizeof *in);
+    *info = MPI_INFO_NULL;
+    return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- memory */
+
+/* Large allocations are the memory manager's anyway; MPI_Alloc_mem is malloc. */
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+    const char *call = "MPI_Alloc_mem";
+    BD_CHECK_INIT(call);
+    if (size < 0)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid size %lld", (long long)size);
+    if (info != MPI_INFO_NULL && !info_get(info))
+        return bad_info(call, info);
+    if (!baseptr)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "baseptr is NULL");
+    void *p = malloc(size ? (size_t)size : 1);
+    if (!p)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "cannot allocate %lld bytes",
+                        (long long)size);
+    *(void **)baseptr = p;
+    return MPI_SUCCESS;
+}
+
+int MPI_Free_mem(void *base)
+{
+    BD_CHECK_INIT("MPI_Free_mem");
+    free(base);
+    return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- buffered sends */
+
+static void *g_bsend_buf;
+static int g_bsend_size = -1; /* -1: nothing attached */
+
+int MPI_Buffer_attach(void *buffer, int size)
+{
+    const char *call = "MPI_Buffer_attach";
+    BD_CHECK_INIT(call);
+    if (size < 0)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid size %d", size);
+    if (size > 0 && !buffer)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call, "NULL buffer of %d bytes", size);
+    if (g_bsend_size >= 0)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call,
+                        "a buffer of %d bytes is already attached", g_bsend_size);
+    g_bsend_buf = buffer;
+    g_bsend_size = size;
+    return MPI_SUCCESS;
+}
+
+/* Every buffered message has already left (the master holds it), so
+ * detaching never waits. */
+int MPI_Buffer_detach(void *buffer_addr, int *size)
+{
+    const char *call = "MPI_Buffer_detach";
+    BD_CHECK_INIT(call);
+    if (!buffer_addr || !size)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL argument");
+    if (g_bsend_size < 0) {
+        *(void **)buffer_addr = NULL;
+        *size = 0;
+        return MPI_SUCCESS;
+    }
+    *(void **)buffer_addr = g_bsend_buf;
+    *size = g_bsend_size;
+    g_bsend_buf = NULL;
+    g_bsend_size = -1;
+    return MPI_SUCCESS;
+}
+
+/* The message must fit the attached buffer (it is copied out at once, so
+ * only its own size counts). */
+static int bsend_check(const char *call, int count, MPI_Datatype datatype, int dest,
+                       MPI_Comm comm)
+{
+    BD_CHECK_INIT(call);
+    if (!bd_comm_get(comm) || count < 0 || dest == MPI_PROC_NULL)
+        return MPI_SUCCESS; /* the send reports it, or sends nothing */
+    int sz;
+    if (MPI_Type_size(datatype, &sz) != MPI_SUCCESS)
+        return MPI_SUCCESS;
+    long long need = (long long)count * sz + MPI_BSEND_OVERHEAD;
+    if (g_bsend_size < 0 || need > g_bsend_size)
+        return bd_error(comm, MPI_ERR_BUFFER, call,
+                        "a %lld-byte buffered message does not fit the attached buffer (%s%d "
+                        "bytes; MPI_BSEND_OVERHEAD is %d)",
+                        (long long)count * sz, g_bsend_size < 0 ? "none attached, " : "",
+                        g_bsend_size < 0 ? 0 : g_bsend_size, MPI_BSEND_OVERHEAD);
+    return MPI_SUCCESS;
+}
+
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm)
+{
+    int rc = bsend_check("MPI_Bsend", count, datatype, dest, comm);
+    return rc ? rc : MPI_Send(buf, count, datatype, dest, tag, comm);
+}
+
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request)
+{
+    int rc = bsend_check("MPI_Ibsend", count, datatype, dest, comm);
+    return rc ? rc : MPI_Isend(buf, count, datatype, dest, tag, comm, request);
+}
+
+int MPI_Test_cancelled(const MPI_Status *status, int *flag)
+{
+    BD_CHECK_INIT("MPI_Test_cancelled");
+    if (!status || status == MPI_STATUS_IGNORE)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled", "invalid status");
+    *flag = status->bd_cancelled != 0;
+    return MPI_SUCCESS;
+}
