@@ -665,7 +665,7 @@ typedef struct orphan {
 
 static orphan_t *g_orph;
 static int g_norph, g_caporph;
-static orphan_t *g_orph_filling; /* large data for an unknown communicator, arriving */
+static int g_orph_filling = -1; /* index of large data for an unknown communicator, arriving */
 
 static orphan_t *orphan_add(const bd_net_hdr_t *h, const char *data, uint64_t len, uint64_t total)
 {
@@ -692,19 +692,38 @@ static orphan_t *orphan_add(const bd_net_hdr_t *h, const char *data, uint64_t le
 
 static void coll_remote_apply(const bd_net_hdr_t *h, const char *data, uint64_t len);
 
+/* Data that came for a communicator before we knew it, replayed in the
+ * order it arrived (a DONE must not overtake the pieces before it). */
 static void replay_orphans(int ctx)
 {
-    for (int i = 0; i < g_norph;) {
-        orphan_t *o = &g_orph[i];
-        if (o->h.a[0] != ctx || o == g_orph_filling) {
-            i++;
+    int keep = 0, n = g_norph;
+    orphan_t *mine = NULL;
+    int nmine = 0;
+    for (int i = 0; i < n; i++)
+        nmine += g_orph[i].h.a[0] == ctx && i != g_orph_filling;
+    if (!nmine)
+        return;
+    mine = malloc((size_t)nmine * sizeof *mine);
+    if (!mine) {
+        bd_master_fail(1, "master out of memory");
+        return;
+    }
+    nmine = 0;
+    for (int i = 0; i < n; i++) {
+        if (g_orph[i].h.a[0] == ctx && i != g_orph_filling) {
+            mine[nmine++] = g_orph[i];
             continue;
         }
-        orphan_t copy = *o;
-        g_orph[i] = g_orph[--g_norph];
-        coll_remote_apply(&copy.h, copy.data, copy.total);
-        free(copy.data);
+        if (i == g_orph_filling)
+            g_orph_filling = keep;
+        g_orph[keep++] = g_orph[i];
     }
+    g_norph = keep;
+    for (int i = 0; i < nmine; i++) {
+        coll_remote_apply(&mine[i].h, mine[i].data, mine[i].total);
+        free(mine[i].data);
+    }
+    free(mine);
 }
 
 static coll_t *remote_instance(const bd_net_hdr_t *h)
@@ -818,18 +837,19 @@ void bd_coll_remote_chunk(const bd_net_hdr_t *h, uint64_t off, const char *data,
     coll_t *c = remote_instance(h);
     if (!c) {
         if (off == 0) {
-            g_orph_filling = orphan_add(h, NULL, 0, h->u[5]);
-            if (!g_orph_filling) {
+            if (!orphan_add(h, NULL, 0, h->u[5])) {
                 bd_master_fail(1, "master out of memory");
                 return;
             }
+            g_orph_filling = g_norph - 1;
         }
-        if (!g_orph_filling || off + len > g_orph_filling->total) {
+        orphan_t *o = g_orph_filling >= 0 ? &g_orph[g_orph_filling] : NULL;
+        if (!o || off + len > o->total) {
             bd_master_fail(1, "bad collective data from node %d", h->src_node);
             return;
         }
-        memcpy(g_orph_filling->data + off, data, len);
-        g_orph_filling->got += len;
+        memcpy(o->data + off, data, len);
+        o->got += len;
         return;
     }
     piece_t *p = remote_target(c, h);
@@ -839,9 +859,9 @@ void bd_coll_remote_chunk(const bd_net_hdr_t *h, uint64_t off, const char *data,
 
 void bd_coll_remote_done(const bd_net_hdr_t *h)
 {
-    if (g_orph_filling) {
-        g_orph_filling->h.a[7] = 0;
-        g_orph_filling = NULL;
+    if (g_orph_filling >= 0) {
+        g_orph[g_orph_filling].h.a[7] = 0;
+        g_orph_filling = -1;
         return;
     }
     coll_t *c = remote_instance(h);
@@ -1107,8 +1127,9 @@ void bd_coll_describe(slave_t *s, char *buf, size_t len)
     char missing[256] = "";
     size_t m = 0;
     int shown = 0;
+    int all_ranks = coll_coord_node(c) == g_m.node && is_coord_kind(c->d.kind);
     for (int r = 0; r < c->comm->size && m + 16 < sizeof missing; r++) {
-        if (c->rank_arrived[r])
+        if (c->rank_arrived[r] || (!all_ranks && rank_node(c, r) != g_m.node))
             continue;
         if (shown++ == 16) {
             m += (size_t)snprintf(missing + m, sizeof missing - m, " ...");
@@ -1116,8 +1137,17 @@ void bd_coll_describe(slave_t *s, char *buf, size_t len)
         }
         m += (size_t)snprintf(missing + m, sizeof missing - m, " %d", c->comm->world[r]);
     }
+    char nodes[160] = "";
+    if (g_m.nnodes > 1) {
+        size_t k = (size_t)snprintf(nodes, sizeof nodes, "; node %d coordinates; waits for DONE from nodes:",
+                                    coll_coord_node(c));
+        for (int n = 0; n < g_m.nnodes && k + 8 < sizeof nodes; n++)
+            if (sends_to(c, n, g_m.node) && !c->done_from[n])
+                k += (size_t)snprintf(nodes + k, sizeof nodes - k, " %d", n);
+    }
     snprintf(buf, len,
-             "waits in %s (root %d) on communicator context %d: %d of %d ranks arrived; "
-             "missing world ranks:%s",
-             kind_name(c->d.kind), c->d.root, c->ctx, c->arrived, c->comm->size, missing);
+             "waits in %s (root %d) on communicator context %d (call %llu): %d of its %d ranks "
+             "here arrived; no contribution yet from world ranks:%s%s",
+             kind_name(c->d.kind), c->d.root, c->ctx, (unsigned long long)c->seq, c->arrived,
+             c->nlocal, missing, nodes);
 }
