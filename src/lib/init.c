@@ -430,6 +430,11 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 int MPI_Finalize(void)
 {
     BD_CHECK_INIT("MPI_Finalize");
+    /* MPI 3.1 8.7.1: MPI_Finalize first deletes MPI_COMM_SELF's attributes,
+     * so programs can hook their own cleanup there. */
+    bd_attr_delete_all(MPI_COMM_SELF, "MPI_Finalize");
+    if (g_bd.ndetached)
+        bd_p2p_reap_detached();
     bd_lib_mem_stats();
     atomic_store_explicit(&g_bd.slot->stats[BD_STAT_RUN_NS], now_ns() - g_init_ns,
                           memory_order_relaxed);

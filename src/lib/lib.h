@@ -35,6 +35,14 @@ typedef struct bd_request {
     struct bd_dt *dt;  /* receive datatype (a reference held until delivery) */
     uint64_t count;    /* receive count */
     MPI_Status status;
+    /* Persistent requests (MPI_Send_init, MPI_Recv_init, ...): the call to
+     * repeat at each MPI_Start; inactive between completion and the next start. */
+    int persistent, inactive, pkind;
+    int detached;      /* freed by the program while its receive is still posted */
+    const void *pbuf;
+    int pcount, ppeer, ptag;
+    MPI_Datatype pdt;
+    MPI_Comm pcomm;
 } bd_request_t;
 
 typedef struct bd_user_op {
@@ -62,6 +70,7 @@ typedef struct bd_lib {
     bd_user_op_t *ops;
     int nops;
     int mem_active;   /* the memory manager owns large allocations */
+    int ndetached;    /* freed receives still posted (p2p.c) */
 } bd_lib_t;
 
 extern bd_lib_t g_bd;
@@ -132,6 +141,7 @@ int bd_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Status
 int bd_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count,
                   const struct bd_dt *t, MPI_Status *st);
 void bd_status_empty(MPI_Status *st);
+void bd_p2p_reap_detached(void);
 
 /* dtype.c: datatype descriptors.  One element of a type is `nruns` runs of
  * equal blocks in type-map order; its packed stream is those blocks back to

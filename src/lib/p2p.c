@@ -186,6 +186,8 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 
 static int req_alloc(int kind)
 {
+    if (g_bd.ndetached)
+        bd_p2p_reap_detached();
     for (int i = 1; i < g_bd.nreqs; i++)
         if (g_bd.reqs[i].kind == BD_RQ_FREE) {
             memset(&g_bd.reqs[i], 0, sizeof g_bd.reqs[i]);
@@ -209,6 +211,14 @@ static bd_request_t *req_get(MPI_Request h)
     if (h <= 0 || h >= g_bd.nreqs || g_bd.reqs[h].kind == BD_RQ_FREE)
         return NULL;
     return &g_bd.reqs[h];
+}
+
+/* A request with work to do or to report: inactive persistent requests
+ * count as null in Wait/Test calls (MPI 3.1 3.9). */
+static bd_request_t *req_live(MPI_Request h)
+{
+    bd_request_t *q = req_get(h);
+    return q && !q->inactive ? q : NULL;
 }
 
 static int isend(const char *call, const void *buf, int count, MPI_Datatype dt, int dest,
@@ -504,6 +514,10 @@ static int req_finish(MPI_Request *h, MPI_Status *st)
     int err = q->err;
     if (st != MPI_STATUS_IGNORE)
         *st = q->status;
+    if (q->persistent) {
+        q->inactive = 1;
+        return err;
+    }
     q->kind = BD_RQ_FREE;
     *h = MPI_REQUEST_NULL;
     return err;
@@ -521,7 +535,11 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
         bd_status_empty(status);
         return MPI_SUCCESS;
     }
-    bd_request_t *q = req_get(*request);
+    if (req_get(*request) && !req_live(*request)) {
+        bd_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    bd_request_t *q = req_live(*request);
     if (!q)
         return bad_request("MPI_Wait", *request);
     req_progress(q, 1);
@@ -539,7 +557,12 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         bd_status_empty(status);
         return MPI_SUCCESS;
     }
-    bd_request_t *q = req_get(*request);
+    if (req_get(*request) && !req_live(*request)) {
+        *flag = 1;
+        bd_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    bd_request_t *q = req_live(*request);
     if (!q)
         return bad_request("MPI_Test", *request);
     req_progress(q, 0);
@@ -560,7 +583,12 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         bd_status_empty(status);
         return MPI_SUCCESS;
     }
-    bd_request_t *q = req_get(request);
+    if (req_get(request) && !req_live(request)) {
+        *flag = 1;
+        bd_status_empty(status);
+        return MPI_SUCCESS;
+    }
+    bd_request_t *q = req_live(request);
     if (!q)
         return bad_request("MPI_Request_get_status", request);
     req_progress(q, 0);
@@ -578,7 +606,7 @@ static int poll_many(int count, MPI_Request reqs[], int block, int every)
 {
     int ndone = 0, nrecv = 0, nssend = 0;
     for (int i = 0; i < count; i++) {
-        bd_request_t *q = req_get(reqs[i]);
+        bd_request_t *q = req_live(reqs[i]);
         if (!q)
             continue;
         if (q->done)
@@ -595,7 +623,7 @@ static int poll_many(int count, MPI_Request reqs[], int block, int every)
     for (;;) {
         if (nssend) {
             for (int i = 0; i < count; i++) {
-                bd_request_t *q = req_get(reqs[i]);
+                bd_request_t *q = req_live(reqs[i]);
                 if (q && !q->done && q->kind == BD_RQ_SSEND) {
                     req_progress(q, 0);
                     ndone += q->done;
@@ -611,7 +639,7 @@ static int poll_many(int count, MPI_Request reqs[], int block, int every)
             int64_t *rids = (int64_t *)g_bd.win;
             int k = 0;
             for (int i = 0; i < count; i++) {
-                bd_request_t *q = req_get(reqs[i]);
+                bd_request_t *q = req_live(reqs[i]);
                 if (q && !q->done && q->kind == BD_RQ_RECV)
                     rids[k++] = (int64_t)q->rid;
             }
@@ -625,7 +653,7 @@ static int poll_many(int count, MPI_Request reqs[], int block, int every)
                 memcpy(flags, g_bd.win + (size_t)k * 8, (size_t)k);
                 int j = 0;
                 for (int i = 0; i < count; i++) {
-                    bd_request_t *q = req_get(reqs[i]);
+                    bd_request_t *q = req_live(reqs[i]);
                     if (q && !q->done && q->kind == BD_RQ_RECV) {
                         if (flags[j++]) {
                             req_progress(q, 1);
@@ -645,7 +673,7 @@ static int finish_all(const char *call, int count, MPI_Request reqs[], MPI_Statu
     int err = 0;
     for (int i = 0; i < count; i++) {
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[i];
-        if (reqs[i] == MPI_REQUEST_NULL) {
+        if (reqs[i] == MPI_REQUEST_NULL || !req_live(reqs[i])) {
             bd_status_empty(st);
             continue;
         }
@@ -675,7 +703,7 @@ int MPI_Waitall(int count, MPI_Request requests[], MPI_Status *statuses)
     if (rc)
         return rc;
     for (int i = 0; i < count; i++) {
-        bd_request_t *q = req_get(requests[i]);
+        bd_request_t *q = req_live(requests[i]);
         if (q)
             req_progress(q, 1);
     }
@@ -690,7 +718,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status *status
         return rc;
     int pending = 0;
     for (int i = 0; i < count; i++) {
-        bd_request_t *q = req_get(requests[i]);
+        bd_request_t *q = req_live(requests[i]);
         if (q && !q->done)
             pending++;
     }
@@ -698,7 +726,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status *status
         poll_many(count, requests, 0, 1);
     *flag = 1;
     for (int i = 0; i < count; i++) {
-        bd_request_t *q = req_get(requests[i]);
+        bd_request_t *q = req_live(requests[i]);
         if (q && !q->done)
             *flag = 0;
     }
@@ -710,7 +738,7 @@ int MPI_Testall(int count, MPI_Request requests[], int *flag, MPI_Status *status
 static int first_done(int count, MPI_Request reqs[])
 {
     for (int i = 0; i < count; i++) {
-        bd_request_t *q = req_get(reqs[i]);
+        bd_request_t *q = req_live(reqs[i]);
         if (q && q->done)
             return i;
     }
@@ -720,7 +748,7 @@ static int first_done(int count, MPI_Request reqs[])
 static int any_active(int count, MPI_Request reqs[])
 {
     for (int i = 0; i < count; i++)
-        if (req_get(reqs[i]))
+        if (req_live(reqs[i]))
             return 1;
     return 0;
 }
@@ -777,7 +805,7 @@ static int somecall(const char *call, int incount, MPI_Request reqs[], int *outc
     poll_many(incount, reqs, block, 1);
     int n = 0, err = 0;
     for (int i = 0; i < incount; i++) {
-        bd_request_t *q = req_get(reqs[i]);
+        bd_request_t *q = req_live(reqs[i]);
         if (!q || !q->done)
             continue;
         MPI_Status *st = statuses == MPI_STATUSES_IGNORE ? MPI_STATUS_IGNORE : &statuses[n];
@@ -802,4 +830,190 @@ int MPI_Testsome(int incount, MPI_Request requests[], int *outcount, int indices
                  MPI_Status *statuses)
 {
     return somecall("MPI_Testsome", incount, requests, outcount, indices, statuses, 0);
+}
+
+/* ---------------------------------------------------------------- cancel, free, persistent */
+
+/* Withdraw a posted receive that has not been matched yet. */
+static int cancel_recv(bd_request_t *q)
+{
+    if (q->done || q->kind != BD_RQ_RECV || !q->rid)
+        return 0;
+    bd_req_t *r = bd_req_begin(BD_REQ_CANCEL);
+    r->rid = q->rid;
+    bd_rpc();
+    if (!bd_resp()->flag)
+        return 0;
+    q->done = 1;
+    bd_status_empty(&q->status);
+    q->status.bd_cancelled = 1;
+    bd_dt_release(q->dt);
+    q->dt = NULL;
+    return 1;
+}
+
+int MPI_Cancel(MPI_Request *request)
+{
+    BD_CHECK_INIT("MPI_Cancel");
+    bd_request_t *q = request ? req_live(*request) : NULL;
+    if (!q)
+        return bad_request("MPI_Cancel", request ? *request : MPI_REQUEST_NULL);
+    /* Sends are buffered at once, so only a receive can still be withdrawn;
+     * a send's cancel fails, which MPI allows (MPI_Test_cancelled says so). */
+    cancel_recv(q);
+    return MPI_SUCCESS;
+}
+
+/* Receives the program freed while still posted: they complete (their data
+ * lands in the buffer) whenever the library next looks (MPI 3.1 3.7.3). */
+void bd_p2p_reap_detached(void)
+{
+    for (int i = 1; i < g_bd.nreqs; i++) {
+        bd_request_t *q = &g_bd.reqs[i];
+        if (q->kind != BD_RQ_RECV || !q->detached)
+            continue;
+        req_progress(q, 0);
+        if (q->done) {
+            q->kind = BD_RQ_FREE;
+            q->detached = 0;
+            g_bd.ndetached--;
+        }
+    }
+}
+
+int MPI_Request_free(MPI_Request *request)
+{
+    BD_CHECK_INIT("MPI_Request_free");
+    bd_request_t *q = request ? req_get(*request) : NULL;
+    if (!q)
+        return bad_request("MPI_Request_free", request ? *request : MPI_REQUEST_NULL);
+    *request = MPI_REQUEST_NULL;
+    if (!q->inactive && q->kind == BD_RQ_RECV && !q->done) {
+        q->persistent = 0;
+        q->detached = 1;
+        g_bd.ndetached++;
+        return MPI_SUCCESS;
+    }
+    bd_dt_release(q->dt);
+    q->dt = NULL;
+    q->kind = BD_RQ_FREE;
+    return MPI_SUCCESS;
+}
+
+static int persistent(const char *call, int kind, const void *buf, int count, MPI_Datatype dt,
+                      int peer, int tag, MPI_Comm comm, MPI_Request *request)
+{
+    BD_CHECK_INIT(call);
+    if (!bd_comm_get(comm))
+        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (count < 0)
+        return bd_error(comm, MPI_ERR_COUNT, call, "invalid count %d", count);
+    int h = req_alloc(kind == BD_RQ_RECV ? BD_RQ_RECV : BD_RQ_SEND);
+    bd_request_t *q = &g_bd.reqs[h];
+    q->persistent = 1;
+    q->inactive = 1;
+    q->pkind = kind;
+    q->pbuf = buf;
+    q->pcount = count;
+    q->pdt = dt;
+    q->ppeer = peer;
+    q->ptag = tag;
+    q->pcomm = comm;
+    bd_status_empty(&q->status);
+    *request = h;
+    return MPI_SUCCESS;
+}
+
+int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    return persistent("MPI_Send_init", BD_RQ_SEND, buf, count, datatype, dest, tag, comm,
+                      request);
+}
+
+int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    return persistent("MPI_Bsend_init", BD_RQ_SEND, buf, count, datatype, dest, tag, comm,
+                      request);
+}
+
+int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    return persistent("MPI_Rsend_init", BD_RQ_SEND, buf, count, datatype, dest, tag, comm,
+                      request);
+}
+
+int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+                   MPI_Comm comm, MPI_Request *request)
+{
+    return persistent("MPI_Ssend_init", BD_RQ_SSEND, buf, count, datatype, dest, tag, comm,
+                      request);
+}
+
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
+                  MPI_Comm comm, MPI_Request *request)
+{
+    return persistent("MPI_Recv_init", BD_RQ_RECV, buf, count, datatype, source, tag, comm,
+                      request);
+}
+
+int MPI_Start(MPI_Request *request)
+{
+    BD_CHECK_INIT("MPI_Start");
+    bd_request_t *q = request ? req_get(*request) : NULL;
+    if (!q || !q->persistent)
+        return bad_request("MPI_Start", request ? *request : MPI_REQUEST_NULL);
+    if (!q->inactive)
+        return bd_error(q->pcomm, MPI_ERR_REQUEST, "MPI_Start",
+                        "request %d is already active", *request);
+    /* Start it as the matching nonblocking call, then move that request's
+     * state into this handle (the temporary handle is released). */
+    MPI_Request tmp;
+    int rc;
+    if (q->pkind == BD_RQ_RECV)
+        rc = MPI_Irecv((void *)q->pbuf, q->pcount, q->pdt, q->ppeer, q->ptag, q->pcomm, &tmp);
+    else
+        rc = (q->pkind == BD_RQ_SSEND ? MPI_Issend : MPI_Isend)(q->pbuf, q->pcount, q->pdt,
+                                                               q->ppeer, q->ptag, q->pcomm, &tmp);
+    if (rc)
+        return rc;
+    q = &g_bd.reqs[*request]; /* the table may have moved */
+    bd_request_t *t = &g_bd.reqs[tmp];
+    q->kind = t->kind;
+    q->done = t->done;
+    q->err = t->err;
+    q->rid = t->rid;
+    q->buf = t->buf;
+    q->dt = t->dt;
+    q->count = t->count;
+    q->status = t->status;
+    q->inactive = 0;
+    t->kind = BD_RQ_FREE;
+    return MPI_SUCCESS;
+}
+
+int MPI_Startall(int count, MPI_Request requests[])
+{
+    for (int i = 0; i < count; i++) {
+        int rc = MPI_Start(&requests[i]);
+        if (rc)
+            return rc;
+    }
+    return MPI_SUCCESS;
+}
+
+/* Ready mode only promises that the receive is posted: a buffered send is
+ * a correct implementation. */
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+              MPI_Comm comm)
+{
+    return MPI_Send(buf, count, datatype, dest, tag, comm);
+}
+
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm, MPI_Request *request)
+{
+    return MPI_Isend(buf, count, datatype, dest, tag, comm, request);
 }
