@@ -3,7 +3,7 @@
 # CMake, MPICH (for the multi-node masters and to check the test programs
 # against a reference MPI) and Python 3 (benchmark tooling).
 set -euo pipefail
-pkgs=(build-essential cmake mpich libmpich-dev python3 bc procps gdb)
+pkgs=(build-essential cmake mpich libmpich-dev python3 python3-matplotlib bc procps gdb)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
