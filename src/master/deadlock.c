@@ -38,8 +38,15 @@ static int local_blocked(void)
 
 static int locally_stuck(void)
 {
-    return !g_m.stopping && !g_m.nrunning && !g_m.nrunnable && !g_m.ninit_pending &&
-           !g_m.nunloading && bd_node_quiet();
+    if (g_m.stopping || g_m.nrunning || g_m.nrunnable || g_m.ninit_pending || g_m.nunloading ||
+        !bd_node_quiet())
+        return 0;
+    /* A rank poked by a message that was just handled may be about to wake:
+     * this can be asked in the middle of handling a batch of messages. */
+    for (int i = 0; i < g_m.ns; i++)
+        if (g_m.slaves[i].poke && g_m.slaves[i].state == SL_BLOCKED)
+            return 0;
+    return 1;
 }
 
 void bd_deadlock_report_local(void)
@@ -141,8 +148,14 @@ static void wave_reply(int node, const dl_state_t *st)
     }
     if (++g_replies < (uint32_t)g_m.nnodes)
         return;
+    /* Our own state is part of the second snapshot too. */
+    dl_state_t me;
+    current(&me);
+    int still = me.stuck && me.sent == g_wave_snap[0].sent && me.recv == g_wave_snap[0].recv;
     free(g_wave_snap);
     g_wave_snap = NULL;
+    if (!still)
+        return;
     for (int n = 1; n < g_m.nnodes; n++)
         send_dl(n, DL_FOUND, NULL);
     declare();
