@@ -68,7 +68,7 @@ CHECK_RTOL = {"pagerank": "1e-9", "kmeans": "0", "sgd": "0"}
 # The two settings.  Sizes are derived from the budget: D = ratio * M.
 QUICK = dict(apps="pagerank,kmeans,sgd", mem="8M", ratios="4", shapes="16:1", iters=3,
              mem_threshold="64K", sbpage="16K", bw_size="64M", timeout=120, mpich_np=1)
-FULL = dict(apps="pagerank,kmeans,sgd", mem="48M", ratios="4,8", shapes="16:1", iters=5,
+FULL = dict(apps="pagerank,kmeans,sgd", mem="48M", ratios="4,6,8", shapes="16:1", iters=5,
             mem_threshold="256K", sbpage="64K", bw_size="512M", timeout=900, mpich_np=1)
 
 SAMPLE_DT = 0.05
@@ -272,6 +272,7 @@ class Sampler(threading.Thread):
         self.stop = threading.Event()
         self.t0 = time.monotonic()
         self.evictions = 0
+        self.cpu_s = 0.0
 
     def _evict(self, pids):
         seen = set()
@@ -348,6 +349,7 @@ class Sampler(threading.Thread):
             self.max_procs = max(self.max_procs, len(pids))
             if self.roots or self.files:
                 self._evict(pids)
+            self.cpu_s = time.thread_time()
             self.stop.wait(SAMPLE_DT)
 
 
@@ -771,6 +773,7 @@ class Bench:
         row.update(run_id=rid, q=q, command=" ".join(cmd), wall_s=round(r["wall"], 3), rc=r["rc"],
                    per_iter_s=p["per_iter"], total_s=p["total"], iter_times=" ".join("%.4f" % x for x in p["iter_times"]),
                    peak_resident=smp.peak_own, peak_rss=smp.peak_rss, max_procs=smp.max_procs,
+                   sampler_cpu_s=round(smp.cpu_s, 3),
                    dev_read=io.get("read_bytes"), dev_written=(io["write_bytes"] - io.get("cancelled_write_bytes", 0))
                    if "write_bytes" in io else None, rchar=io.get("rchar"), wchar=io.get("wchar"),
                    mem_read=st.get("MEM_READ"), mem_written=st.get("MEM_WRITTEN"), mem_peak_managed=st.get("MEM_PEAK"),
@@ -805,7 +808,7 @@ class Bench:
                   "total_s", "wall_s", "iter_times", "lb_bytes", "lb_s", "x_lb", "x_serial", "read_bw", "write_bw",
                   "dev_read", "dev_written", "rchar", "wchar", "mem_read", "mem_written", "mem_peak_managed",
                   "msg_spill_bytes", "coll_spill_bytes", "ooc_read_rank0", "ooc_written_rank0", "mem_io_s",
-                  "compute_s", "wait_s", "peak_resident", "peak_rss", "max_procs", "rc", "note", "check_msg",
+                  "compute_s", "wait_s", "peak_resident", "peak_rss", "max_procs", "sampler_cpu_s", "rc", "note", "check_msg",
                   "command"]
 
     def serial_time(self, row):
@@ -887,8 +890,15 @@ class Bench:
                 mem_rows.append(mcells)
             lbc = ["I/O lower bound"] + ["%.3f (%s/iter)" % (first[c]["lb_s"], human(first[c]["lb_bytes"])) for c in cfgs]
             out.append("| " + " | ".join(lbc) + " |")
-            out.append("\nPeak resident memory of all the run's processes / bytes read / bytes written (storage, "
-                       "whole run):\n")
+            if app == "sgd":
+                qs = ", ".join("%s for D %s" % (r["q"], human(r["data_bytes"])) for r in rows
+                               if r["runtime"] == "serial-ooc" and r.get("q"))
+                out.append("\nThe result of SGD depends on the q x q block split: the MPI programs use q = sqrt(ranks) "
+                           "and Serial-ooc the smallest q whose blocks fit in M (q = %s); every run is checked "
+                           "against the reference computed with its own q." % (qs or "-"))
+            out.append("\nPeak resident memory of all the run's processes (and its ratio to M) / bytes read from "
+                       "the device (bytes the processes asked to read) / bytes written to the device; whole run, "
+                       "setup included:\n")
             out.append("| " + " | ".join(["runtime"] + ["D %s, M %s" % (human(d), human(b)) for b, d in cfgs]) + " |")
             out.append("|" + "---|" * (len(cfgs) + 1))
             for mc in mem_rows:
@@ -918,7 +928,8 @@ class Bench:
     def mem_cell(self, r):
         if r is None or r.get("status") in (None, "skipped", "failed", "timeout"):
             return "-"
-        return "%s / %s / %s" % (human(r["peak_resident"]), human(r["dev_read"]), human(r["dev_written"]))
+        return "%s (%.1fx M) / %s (%s) / %s" % (human(r["peak_resident"]), r["peak_resident"] / float(r["budget"]),
+                                                human(r["dev_read"]), human(r["rchar"]), human(r["dev_written"]))
 
     def finish(self, elapsed):
         self.write_outputs()
