@@ -523,6 +523,13 @@ static int req_finish(MPI_Request *h, MPI_Status *st)
     return err;
 }
 
+/* MPI_REQUEST_NULL, or a persistent request that is not started: calls
+ * that wait or test return at once with an empty status. */
+static int req_is_null(MPI_Request h)
+{
+    return h == MPI_REQUEST_NULL || (req_get(h) && !req_live(h));
+}
+
 static int bad_request(const char *call, MPI_Request h)
 {
     return bd_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, call, "invalid request handle %d", h);
@@ -531,11 +538,7 @@ static int bad_request(const char *call, MPI_Request h)
 int MPI_Wait(MPI_Request *request, MPI_Status *status)
 {
     BD_CHECK_INIT("MPI_Wait");
-    if (*request == MPI_REQUEST_NULL) {
-        bd_status_empty(status);
-        return MPI_SUCCESS;
-    }
-    if (req_get(*request) && !req_live(*request)) {
+    if (req_is_null(*request)) {
         bd_status_empty(status);
         return MPI_SUCCESS;
     }
@@ -552,12 +555,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
 int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 {
     BD_CHECK_INIT("MPI_Test");
-    if (*request == MPI_REQUEST_NULL) {
-        *flag = 1;
-        bd_status_empty(status);
-        return MPI_SUCCESS;
-    }
-    if (req_get(*request) && !req_live(*request)) {
+    if (req_is_null(*request)) {
         *flag = 1;
         bd_status_empty(status);
         return MPI_SUCCESS;
@@ -578,12 +576,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
 int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
 {
     BD_CHECK_INIT("MPI_Request_get_status");
-    if (request == MPI_REQUEST_NULL) {
-        *flag = 1;
-        bd_status_empty(status);
-        return MPI_SUCCESS;
-    }
-    if (req_get(request) && !req_live(request)) {
+    if (req_is_null(request)) {
         *flag = 1;
         bd_status_empty(status);
         return MPI_SUCCESS;
