@@ -47,9 +47,22 @@ def style(variant):
     return dict(marker="o")
 
 
+def shared_legend(fig, axes):
+    """One legend below the panels (the union of their labels)."""
+    handles, labels = [], []
+    for ax in axes:
+        for h, lab in zip(*ax.get_legend_handles_labels()):
+            if lab not in labels:
+                handles.append(h)
+                labels.append(lab)
+    fig.legend(handles, labels, loc="lower center", ncol=min(4, len(labels)), fontsize=8, frameon=False)
+    rows = (len(labels) + 3) // 4
+    fig.tight_layout(rect=(0, 0.06 * rows, 1, 1))
+
+
 def time_vs_ratio(rows, res):
     apps = [a for a in TITLES if any(r["app"] == a for r in rows)]
-    fig, axes = plt.subplots(1, len(apps), figsize=(5.2 * len(apps), 4.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(apps), figsize=(5.2 * len(apps), 5.0), squeeze=False)
     for ax, app in zip(axes[0], apps):
         rs = [r for r in rows if r["app"] == app]
         variants = []
@@ -77,8 +90,7 @@ def time_vs_ratio(rows, res):
         ax.set_ylabel("seconds per iteration")
         ax.set_title(TITLES[app])
         ax.grid(True, which="both", alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+    shared_legend(fig, axes[0])
     out = os.path.join(res, "time_vs_ratio.png")
     fig.savefig(out, dpi=110)
     plt.close(fig)
@@ -89,7 +101,7 @@ def memory_over_time(rows, res):
     apps = [a for a in TITLES if any(r["app"] == a and r["status"] in ("ok", "mismatch") for r in rows)]
     if not apps:
         return None
-    fig, axes = plt.subplots(1, len(apps), figsize=(5.2 * len(apps), 4.4), squeeze=False)
+    fig, axes = plt.subplots(1, len(apps), figsize=(5.2 * len(apps), 5.0), squeeze=False)
     for ax, app in zip(axes[0], apps):
         rs = [r for r in rows if r["app"] == app and r["status"] in ("ok", "mismatch")]
         top = max(num(r["ratio"]) for r in rs)
@@ -112,8 +124,7 @@ def memory_over_time(rows, res):
                                                         budget / 2 ** 20))
         ax.set_ylim(bottom=0)
         ax.grid(True, alpha=0.3)
-        ax.legend(fontsize=7)
-    fig.tight_layout()
+    shared_legend(fig, axes[0])
     out = os.path.join(res, "memory_over_time.png")
     fig.savefig(out, dpi=110)
     plt.close(fig)
