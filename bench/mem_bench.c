@@ -20,11 +20,15 @@
  * O_DIRECT pwrite in 1 MiB requests.
  *
  * The raw sequential O_DIRECT bandwidth of the storage directory (1 MiB
- * requests, queue depth 1) is measured at the start and at the end of the
- * run and is the reference for placement R.  Everything happens in a fresh
- * directory that is removed at exit; SBMA backing files are O_DIRECT, the
- * raw-test files are fsync'ed and dropped from the page cache before they
- * are read.  Each measurement is repeated (-r) and the median is reported.
+ * requests, queue depth 1) is measured in the same run and is the reference
+ * for placement R.  Everything happens in a fresh directory that is removed
+ * at exit; SBMA backing files are O_DIRECT, the raw-test files are fsync'ed
+ * and dropped from the page cache before they are read.  Each measurement is
+ * repeated (-r) and the median is reported; a repetition is a round over all
+ * configurations (raw bandwidth, unmanaged, every SBMA configuration), so a
+ * period of foreign load disturbs one sample of many configurations instead
+ * of all samples of one.  I/O of other processes on the same block device
+ * during the run (/proc/diskstats minus our own) is reported.
  *
  * Output: a Markdown table on stdout (one row per strategy, path and
  * placement; per kernel a column for np and for every sbpage size; each cell
@@ -46,6 +50,7 @@
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/statfs.h>
+#include <sys/sysmacros.h>
 #include <sys/utsname.h>
 #include <time.h>
 #include <unistd.h>
@@ -106,7 +111,15 @@ static int raw_direct = 1;        /* raw-test files opened with O_DIRECT */
 static int sbma_direct = -1;      /* bd_mem_stats.direct_io after a write-back */
 static int track_state[NTRACK];   /* 0 not requested, 1 available, -1 unavailable */
 static int track_kfaults[NTRACK]; /* bd_mem_stats.kernel_faults */
-static meas_t raw_rd, raw_wr;
+static meas_t raw_rd, raw_wr, raw_rd4; /* raw_rd4: 4 MiB requests, for context only */
+static int raw_fd = -1;
+static uint8_t *raw_buf;
+#define RAW_BIG (4 * MIB)
+/* I/O of this program, to tell other I/O on the device apart (/proc/diskstats) */
+static uint64_t own_rd, own_wr;
+static int disk_found;
+static char disk_name[64];
+static uint64_t disk_rd0, disk_wr0, disk_rd1, disk_wr1;
 static meas_t np_res[NPLACE][NKERN];
 static meas_t sb_res[NSTRAT][NTRACK][NPLACE][NKERN][MAX_SB];
 static uint64_t cur_c;            /* word i holds i * KMUL + cur_c */
@@ -324,10 +337,14 @@ static void flush_file(int fd) {
   posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
 }
 
-static void io_all(int fd, void *buf, size_t len, int wr, int advance_buf) {
+static void io_req(int fd, void *buf, size_t len, int wr, int advance_buf, size_t req) {
   uint8_t *b = buf;
+  if (wr)
+    own_wr += len;
+  else
+    own_rd += len;
   for (size_t off = 0; off < len;) {
-    size_t m = len - off < IO_REQ ? len - off : IO_REQ;
+    size_t m = len - off < req ? len - off : req;
     ssize_t r = wr ? pwrite(fd, b, m, (off_t)off) : pread(fd, b, m, (off_t)off);
     if (r < 0 && errno == EINTR) continue;
     if (r <= 0) die("%s of the benchmark file: %s", wr ? "pwrite" : "pread", r < 0 ? strerror(errno) : "short");
@@ -335,6 +352,8 @@ static void io_all(int fd, void *buf, size_t len, int wr, int advance_buf) {
     if (advance_buf) b += r;
   }
 }
+
+static void io_all(int fd, void *buf, size_t len, int wr, int advance_buf) { io_req(fd, buf, len, wr, advance_buf, IO_REQ); }
 
 /* Explicit write-back: the buffered fallback has to reach the device too. */
 static void write_back(int fd, void *buf, size_t len) {
@@ -357,38 +376,76 @@ static void *map_anon(size_t len) {
 }
 
 /* Raw sequential bandwidth: 1 MiB requests, one at a time, from/to one
- * 1 MiB buffer, over a file of the benchmark size.  The timed writes
- * overwrite an existing file without fsync, as SBMA write-back does. */
-static void run_raw(const char *when) {
-  uint8_t *buf = map_anon(IO_REQ);
-  for (size_t i = 0; i < IO_REQ; i++) buf[i] = (uint8_t)(i * 131 + 7);
-  int fd = open_file(raw_path, 1);
-  io_all(fd, buf, opt_size, 1, 0); /* allocate the blocks */
-  flush_file(fd);
-  for (int r = 0; r < opt_reps; r++) {
-    double t0 = now();
-    io_all(fd, buf, opt_size, 1, 0);
-    if (!raw_direct) fdatasync(fd);
-    sample_t w = {.sec = now() - t0};
-    flush_file(fd);
-    t0 = now();
-    if (!raw_direct) posix_fadvise(fd, 0, 0, POSIX_FADV_DONTNEED);
-    io_all(fd, buf, opt_size, 0, 0);
-    sample_t rd = {.sec = now() - t0};
-    add_sample(&raw_wr, w);
-    add_sample(&raw_rd, rd);
-    progress("raw O_DIRECT (%s) rep %d/%d: write %.2f GB/s, read %.2f GB/s", when, r + 1, opt_reps,
-             (double)opt_size / w.sec / 1e9, (double)opt_size / rd.sec / 1e9);
-  }
-  close(fd);
+ * buffer, over a file of the benchmark size created once.  The timed writes
+ * overwrite it without fsync, as SBMA write-back does; before every read the
+ * file is fsync'ed and dropped from the page cache.  One sample per call; a
+ * read with 4 MiB requests (SBMA's uffd load piece) is recorded for context. */
+static void raw_setup(void) {
+  raw_buf = map_anon(RAW_BIG);
+  for (size_t i = 0; i < RAW_BIG; i++) raw_buf[i] = (uint8_t)(i * 131 + 7);
+  raw_fd = open_file(raw_path, 1);
+  io_all(raw_fd, raw_buf, opt_size, 1, 0); /* allocate the blocks */
+  flush_file(raw_fd);
+}
+
+static void raw_sample(const char *when) {
+  double t0 = now();
+  io_all(raw_fd, raw_buf, opt_size, 1, 0);
+  if (!raw_direct) fdatasync(raw_fd);
+  sample_t w = {.sec = now() - t0};
+  flush_file(raw_fd);
+  t0 = now();
+  if (!raw_direct) posix_fadvise(raw_fd, 0, 0, POSIX_FADV_DONTNEED);
+  io_all(raw_fd, raw_buf, opt_size, 0, 0);
+  sample_t rd = {.sec = now() - t0};
+  if (!raw_direct) posix_fadvise(raw_fd, 0, 0, POSIX_FADV_DONTNEED);
+  t0 = now();
+  io_req(raw_fd, raw_buf, opt_size, 0, 0, RAW_BIG);
+  sample_t rd4 = {.sec = now() - t0};
+  add_sample(&raw_wr, w);
+  add_sample(&raw_rd, rd);
+  add_sample(&raw_rd4, rd4);
+  progress("raw (%s): write %.2f GB/s, read %.2f GB/s (4 MiB requests: %.2f GB/s)", when,
+           (double)opt_size / w.sec / 1e9, (double)opt_size / rd.sec / 1e9, (double)opt_size / rd4.sec / 1e9);
+}
+
+static void raw_teardown(void) {
+  close(raw_fd);
   unlink(raw_path);
-  munmap(buf, IO_REQ);
+  munmap(raw_buf, RAW_BIG);
+}
+
+/* Sectors read/written so far by the block device holding dir. */
+static int disk_bytes(uint64_t *rd, uint64_t *wr) {
+  struct stat st;
+  if (stat(g_dir, &st) != 0) return -1;
+  FILE *f = fopen("/proc/diskstats", "r");
+  if (!f) return -1;
+  char line[512];
+  int found = -1;
+  while (fgets(line, sizeof line, f)) {
+    unsigned maj, min;
+    char name[64];
+    unsigned long long v[10];
+    if (sscanf(line, "%u %u %63s %llu %llu %llu %llu %llu %llu %llu %llu", &maj, &min, name, &v[0], &v[1], &v[2],
+               &v[3], &v[4], &v[5], &v[6], &v[7]) != 11)
+      continue;
+    if (maj == major(st.st_dev) && min == minor(st.st_dev)) {
+      *rd = v[2] * 512;
+      *wr = v[6] * 512;
+      snprintf(disk_name, sizeof disk_name, "%s", name);
+      found = 0;
+      break;
+    }
+  }
+  fclose(f);
+  return found;
 }
 
 /* ------------------------------------------------------------------------ */
 /* unmanaged baseline                                                        */
 
-static void run_np(void) {
+static void np_round(int r) {
   size_t n = opt_size / 8;
   uint64_t *p = map_anon(opt_size);
   int fd = open_file(np_path, 1);
@@ -406,7 +463,7 @@ static void run_np(void) {
     double t1_ = now();                                 \
     add_sample(&np_res[pl][k], (sample_t){.sec = t1_ - t0, .minflt = minflt() - f0_}); \
   } while (0)
-  for (int r = 0; r < opt_reps; r++) {
+  {
     /* R read: released memory, explicit reload, then the kernel */
     madvise(p, opt_size, MADV_DONTNEED);
     NP_TIME(P_R, K_READ, (read_in(fd, p, opt_size), sum = k_read(p, n)));
@@ -431,7 +488,7 @@ static void run_np(void) {
     NP_TIME(P_R, K_WRITE, (read_in(fd, p, opt_size), k_write(p, n, c)));
     cur_c = c;
     NP_TIME(P_R, K_WB, write_back(fd, p, opt_size));
-    progress("unmanaged rep %d/%d: I read %.2f write %.2f rw %.2f | R read %.2f write %.2f rw %.2f wb %.2f GB/s",
+    progress("unmanaged round %d/%d: I read %.2f write %.2f rw %.2f | R read %.2f write %.2f rw %.2f wb %.2f GB/s",
              r + 1, opt_reps, (double)opt_size / np_res[P_I][K_READ].s[r].sec / 1e9,
              (double)opt_size / np_res[P_I][K_WRITE].s[r].sec / 1e9,
              (double)opt_size / np_res[P_I][K_RW].s[r].sec / 1e9,
@@ -510,7 +567,7 @@ static void probe_track(int ti) {
   track_kfaults[ti] = st.kernel_faults;
 }
 
-static void run_sbma(int si, int ti, int bi) {
+static void sbma_round(int si, int ti, int bi, int r) {
   size_t sb = sbpages[bi];
   char sbs[32];
   fmt_size(sbs, sizeof sbs, sb);
@@ -533,7 +590,7 @@ static void run_sbma(int si, int ti, int bi) {
   cur_c = next_value();
   k_write(p, n, cur_c);
   unload();
-  for (int r = 0; r < opt_reps; r++) {
+  {
     sample_t s[NPLACE][NKERN];
     /* R read: faults everything back in */
     expect_resident(0, "R read");
@@ -591,7 +648,7 @@ static void run_sbma(int si, int ti, int bi) {
     tmr_start(&t);
     unload();
     s[P_R][K_WB] = tmr_stop(&t, M(P_R, K_WB));
-    progress("%s %s %s rep %d/%d: I read %.2f write %.2f rw %.2f wb %.2f | R read %.2f write %.2f rw %.2f wb %.2f "
+    progress("%s %s %s round %d/%d: I read %.2f write %.2f rw %.2f wb %.2f | R read %.2f write %.2f rw %.2f wb %.2f "
              "GB/s (R read: %" PRIu64 " SBMA faults; I write: %" PRIu64 " page faults)",
              strat_name[si], track_name[ti], sbs, r + 1, opt_reps, (double)opt_size / s[P_I][K_READ].sec / 1e9,
              (double)opt_size / s[P_I][K_WRITE].sec / 1e9, (double)opt_size / s[P_I][K_RW].sec / 1e9,
@@ -601,6 +658,10 @@ static void run_sbma(int si, int ti, int bi) {
   }
 #undef M
   check_sum(k_read(p, n), "SBMA final reload");
+  bd_mem_stats_t st;
+  bd_mem_stats(&st);
+  own_rd += st.bytes_read;
+  own_wr += st.bytes_written;
   bd_mem_free(p);
   bd_mem_fini();
 }
@@ -691,6 +752,7 @@ static void write_csv(const char *path) {
              "faults,bytes_read,bytes_written,io_s,page_faults\n");
   csv_row(f, "raw", "odirect", "-", "read", 0, &raw_rd, 0, "");
   csv_row(f, "raw", "odirect", "-", "write", 0, &raw_wr, 0, "");
+  csv_row(f, "raw", "odirect_4m", "-", "read", 0, &raw_rd4, 0, "");
   for (int pl = 0; pl < NPLACE; pl++)
     for (int k = 0; k < NKERN; k++)
       csv_row(f, "unmanaged", "-", place_name[pl], kern_name[k], 0, &np_res[pl][k], ref_gbps(pl, k), ref_name(pl, k));
@@ -733,14 +795,22 @@ static void print_report(double elapsed) {
     fclose(tf);
   }
   printf("# mem_bench: SBMA micro-benchmark\n\n");
-  printf("- allocation %s, %d repetitions per measurement (median), %.0f s in total\n", sz, opt_reps, elapsed);
+  printf("- allocation %s, %d repetitions per measurement (median; each repetition is a round over all "
+         "configurations), %.0f s in total\n", sz, opt_reps, elapsed);
   printf("- machine: %ld CPUs online, %ld MiB RAM, Linux %s %s, THP %s; mem_bench built as %s\n",
          sysconf(_SC_NPROCESSORS_ONLN), mem_mib, u.release, u.machine, thp, MEM_BENCH_BUILD_TYPE);
   printf("- load average (1/5/15 min) at start %s, at end %s\n", load_begin, load_end);
   printf("- storage: fresh directory under %s (%s); raw %s sequential bandwidth, 1 MiB requests, queue depth 1, "
-         "median of %d (start and end of the run): read %.2f GB/s, write %.2f GB/s\n",
+         "median of %d (one per round and one at the end): read %.2f GB/s, write %.2f GB/s (read with 4 MiB "
+         "requests, for context: %.2f GB/s)\n",
          opt_parent, fs, raw_direct ? "O_DIRECT" : "BUFFERED (no O_DIRECT!)", raw_rd.n, gbps_of(&raw_rd),
-         gbps_of(&raw_wr));
+         gbps_of(&raw_wr), gbps_of(&raw_rd4));
+  if (disk_found)
+    printf("- I/O on %s during the run: this program %.1f GB read, %.1f GB written; other I/O %.2f GB read, %.2f GB "
+           "written\n",
+           disk_name, (double)own_rd / 1e9, (double)own_wr / 1e9,
+           ((double)(disk_rd1 - disk_rd0) - (double)own_rd) / 1e9,
+           ((double)(disk_wr1 - disk_wr0) - (double)own_wr) / 1e9);
   printf("- SBMA backing files: %s; LRLW chunk %s; tracking paths:", sbma_direct == 0 ? "buffered (no O_DIRECT!)"
          : sbma_direct == 1 ? "O_DIRECT" : "?", ch);
   for (int ti = 0; ti < NTRACK; ti++) {
@@ -899,25 +969,45 @@ int main(int argc, char **argv) {
     if (use_track[ti]) probe_track(ti);
   if (track_state[0] != 1 && track_state[1] != 1) die("no tracking path available");
 
-  run_raw("start");
-  run_np();
-  int nconf = 0, iconf = 0;
+  /* Each repetition is a round over all configurations, so that a period of
+   * other load on the machine or the disk hits one sample of many
+   * configurations rather than every sample of one. */
+  disk_found = disk_bytes(&disk_rd0, &disk_wr0) == 0;
+  raw_setup();
+  int nconf = 0;
   for (int ti = 0; ti < NTRACK; ti++)
     for (int si = 0; si < NSTRAT; si++)
       if (track_state[ti] == 1 && use_strat[si]) nconf += nsb;
-  for (int ti = 0; ti < NTRACK; ti++) {
-    if (track_state[ti] != 1) continue;
-    for (int si = 0; si < NSTRAT; si++) {
-      if (!use_strat[si]) continue;
-      for (int b = 0; b < nsb; b++) {
-        char sbs[32];
-        fmt_size(sbs, sizeof sbs, sbpages[b]);
-        progress("config %d/%d: %s %s sbpage %s", ++iconf, nconf, strat_name[si], track_name[ti], sbs);
-        run_sbma(si, ti, b);
+  for (int r = 0; r < opt_reps; r++) {
+    uint64_t d0r = 0, d0w = 0, d1r = 0, d1w = 0, o0r = own_rd, o0w = own_wr;
+    int dk = disk_bytes(&d0r, &d0w) == 0;
+    double tr = now();
+    char when[32];
+    snprintf(when, sizeof when, "round %d/%d", r + 1, opt_reps);
+    raw_sample(when);
+    np_round(r);
+    int iconf = 0;
+    for (int ti = 0; ti < NTRACK; ti++) {
+      if (track_state[ti] != 1) continue;
+      for (int si = 0; si < NSTRAT; si++) {
+        if (!use_strat[si]) continue;
+        for (int b = 0; b < nsb; b++) {
+          char sbs[32];
+          fmt_size(sbs, sizeof sbs, sbpages[b]);
+          progress("round %d/%d, config %d/%d: %s %s sbpage %s", r + 1, opt_reps, ++iconf, nconf, strat_name[si],
+                   track_name[ti], sbs);
+          sbma_round(si, ti, b, r);
+        }
       }
     }
+    if (dk && disk_bytes(&d1r, &d1w) == 0)
+      progress("round %d/%d took %.0f s; other I/O on %s meanwhile: %.2f GB read, %.2f GB written", r + 1, opt_reps,
+               now() - tr, disk_name, ((double)(d1r - d0r) - (double)(own_rd - o0r)) / 1e9,
+               ((double)(d1w - d0w) - (double)(own_wr - o0w)) / 1e9);
   }
-  run_raw("end");
+  raw_sample("end");
+  raw_teardown();
+  if (disk_found) disk_found = disk_bytes(&disk_rd1, &disk_wr1) == 0;
   read_loadavg(load_end, sizeof load_end);
   print_report(now() - t_begin);
   if (opt_csv) write_csv(opt_csv);
