@@ -68,7 +68,7 @@ CHECK_RTOL = {"pagerank": "1e-9", "kmeans": "0", "sgd": "0"}
 # The two settings.  Sizes are derived from the budget: D = ratio * M.
 QUICK = dict(apps="pagerank,kmeans,sgd", mem="8M", ratios="4", shapes="16:1", iters=3,
              mem_threshold="64K", sbpage="16K", bw_size="64M", timeout=120, mpich_np=1)
-FULL = dict(apps="pagerank,kmeans,sgd", mem="48M", ratios="4,6,8", shapes="16:1", iters=5,
+FULL = dict(apps="pagerank,kmeans,sgd", mem="48M", ratios="4,8,12", shapes="16:1", iters=5,
             mem_threshold="256K", sbpage="64K", bw_size="512M", timeout=900, mpich_np=1)
 
 SAMPLE_DT = 0.05
@@ -255,11 +255,77 @@ def proc_mem(pid):
     return own, v.get("Rss", 0)
 
 
+class PageAge:
+    """Page-cache residency of files through mincore(2) (ctypes), so that the
+    sampler can drop only pages that have been cached for a whole sampling
+    period: data just read (or read ahead) is left to its reader, anything
+    older goes.  Without ctypes/mincore, whole files are dropped."""
+
+    def __init__(self):
+        self.ok = False
+        try:
+            import ctypes
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.mmap.restype = ctypes.c_void_p
+            libc.mmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int,
+                                  ctypes.c_long)
+            libc.munmap.argtypes = (ctypes.c_void_p, ctypes.c_size_t)
+            libc.mincore.argtypes = (ctypes.c_void_p, ctypes.c_size_t, ctypes.c_char_p)
+            self.ct, self.libc = ctypes, libc
+            self.page = os.sysconf("SC_PAGE_SIZE")
+            self.ok = True
+        except (OSError, AttributeError, ValueError):
+            pass
+        self.prev = {}
+
+    def resident(self, fd, size):
+        """mincore vector of the file (one byte per page, 1 = cached), or None."""
+        ct = self.ct
+        addr = self.libc.mmap(None, size, mmap.PROT_READ, mmap.MAP_SHARED, fd, 0)
+        if addr in (None, ct.c_void_p(-1).value):
+            return None
+        try:
+            n = (size + self.page - 1) // self.page
+            vec = ct.create_string_buffer(n)
+            if self.libc.mincore(addr, size, vec) != 0:
+                return None
+            return vec.raw[:n]
+        finally:
+            self.libc.munmap(addr, size)
+
+    def drop_old(self, fd, key):
+        """Drop the pages of FD cached now and at the previous call."""
+        size = os.fstat(fd).st_size
+        if size == 0:
+            return
+        now = self.resident(fd, size) if self.ok else None
+        if now is None:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+            return
+        now = now.translate(_LOWBIT)
+        prev = self.prev.get(key)
+        if prev is not None:
+            m = min(len(prev), len(now))
+            both = (int.from_bytes(now[:m], "little") & int.from_bytes(prev[:m], "little")).to_bytes(m, "little")
+            for run in re.finditer(b"\x01+", both):
+                os.posix_fadvise(fd, run.start() * self.page, (run.end() - run.start()) * self.page,
+                                 os.POSIX_FADV_DONTNEED)
+        self.prev[key] = now
+
+
+_LOWBIT = bytes(b & 1 for b in range(256))
+
+
 class Sampler(threading.Thread):
     """Every SAMPLE_DT: the run's resident memory (sum over its processes of
-    PSS anon+shmem, and of RSS) and, with evict, a page-cache drop of every
-    file of the run under the evict roots (open files through /proc/PID/fd,
-    so unlinked spill files too, and the files in the spill directories)."""
+    PSS anon+shmem, and of RSS) and, with evict, a page-cache drop of the
+    files of the run under the evict roots (files open in the run's
+    processes, found through /proc/PID/fd, so unlinked spill files too; the
+    files in the spill directories; the input).  Only pages cached at two
+    consecutive samples are dropped (PageAge): the run keeps no more page
+    cache than about two sampling periods of its own I/O, yet data it has
+    just read, or that the kernel has just read ahead for it, is not thrown
+    away under its feet."""
 
     def __init__(self, pid, evict_roots, evict_files):
         super().__init__(daemon=True)
@@ -271,11 +337,11 @@ class Sampler(threading.Thread):
         self.max_procs = 0
         self.stop = threading.Event()
         self.t0 = time.monotonic()
-        self.evictions = 0
         self.cpu_s = 0.0
+        self.age = PageAge()
 
-    def _evict(self, pids):
-        seen = set()
+    def _candidates(self, pids):
+        """Paths (through /proc/PID/fd for open files) of the files to age."""
         for pid in pids:
             fddir = "/proc/%d/fd" % pid
             try:
@@ -289,48 +355,30 @@ class Sampler(threading.Thread):
                     continue
                 if target.endswith(" (deleted)"):
                     target = target[:-len(" (deleted)")]
-                if not any(target.startswith(r) for r in self.roots):
-                    continue
-                try:
-                    fd = os.open(os.path.join(fddir, fdn), os.O_RDONLY)
-                except OSError:
-                    continue
-                try:
-                    st = os.fstat(fd)
-                    key = (st.st_dev, st.st_ino)
-                    if key not in seen and (st.st_mode & 0o170000) == 0o100000:
-                        seen.add(key)
-                        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-                        self.evictions += 1
-                except OSError:
-                    pass
-                finally:
-                    os.close(fd)
+                if any(target.startswith(r) for r in self.roots):
+                    yield os.path.join(fddir, fdn)
         for root in self.roots:
             for d, _, files in os.walk(root):
                 for f in files:
-                    p = os.path.join(d, f)
-                    try:
-                        fd = os.open(p, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-                    except OSError:
-                        continue
-                    try:
-                        st = os.fstat(fd)
-                        key = (st.st_dev, st.st_ino)
-                        if key not in seen and (st.st_mode & 0o170000) == 0o100000:
-                            seen.add(key)
-                            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
-                    except OSError:
-                        pass
-                    finally:
-                        os.close(fd)
+                    yield os.path.join(d, f)
         for p in self.files:
+            yield p
+
+    def _evict(self, pids):
+        seen = set()
+        for path in self._candidates(pids):
             try:
-                fd = os.open(p, os.O_RDONLY)
+                fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK)
             except OSError:
                 continue
             try:
-                os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_DONTNEED)
+                st = os.fstat(fd)
+                key = (st.st_dev, st.st_ino)
+                if key not in seen and (st.st_mode & 0o170000) == 0o100000:
+                    seen.add(key)
+                    self.age.drop_old(fd, key)
+            except OSError:
+                pass
             finally:
                 os.close(fd)
 
