@@ -197,10 +197,11 @@ int main(int argc, char **argv)
     }
     g_child = pid;
     pid_t guardian = -1;
-    if (opts.num[BD_OPT_NN] > 1) {
-        /* A guardian outlives us if we are killed: once the MPI launcher and
-         * with it the masters are gone (or after a minute), it removes the
-         * job directory.  On a normal end we stop it ourselves. */
+    {
+        /* A guardian in its own session outlives us if we are killed, even
+         * together with our whole process group (kill -9 -PGID, timeout -s
+         * KILL): once the master (or MPI launcher) is gone too, or after a
+         * minute, it removes the job directory.  On a normal end we stop it. */
         pid_t me = getpid();
         guardian = fork();
         if (guardian == 0) {

@@ -1,13 +1,14 @@
 #!/bin/bash
 # kill.sh TARGET BDMPIEXEC PROGRAM [NN]
 # Starts a job (on NN nodes, default 1) whose rank 1 hangs, then kill -9's
-# TARGET (rank | master | launcher) and checks that within 5 seconds
+# TARGET (rank | master | launcher | group: the launcher's whole process
+# group at once, as `timeout -s KILL` does) and checks that within 5 seconds
 # nothing of the job is left: no process, no spill directory.
 set -u
 target=$1; exe=$2; prog=$3; nn=${4:-1}
 wd=$(mktemp -d /tmp/bdmpi-kill.XXXXXX)
 tag="bdmpi-kill-$$-$RANDOM"
-env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" "$exe" -nn "$nn" -ns 4 -nr 2 "$prog" hang 1 >/dev/null 2>&1 &
+env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" setsid "$exe" -nn "$nn" -ns 4 -nr 2 "$prog" hang 1 >/dev/null 2>&1 &
 launcher=$!
 # Wait until the ranks are up and the spill file exists.
 for i in $(seq 50); do
@@ -22,9 +23,10 @@ case "$target" in
   rank) victim=$(echo "$ranks" | head -1) ;;
   master) victim=$master ;;
   launcher) victim=$launcher ;;
+  group) victim=-$launcher ;;
 esac
 if [ -z "$victim" ]; then echo "FAIL: could not find the $target process"; kill -9 $launcher $master $ranks 2>/dev/null; rm -rf "$wd"; exit 1; fi
-kill -9 "$victim"
+kill -9 -- "$victim"
 fail=1
 for i in $(seq 50); do
   alive=0
