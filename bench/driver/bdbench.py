@@ -68,7 +68,7 @@ CHECK_RTOL = {"pagerank": "1e-9", "kmeans": "0", "sgd": "0"}
 # The two settings.  Sizes are derived from the budget: D = ratio * M.
 QUICK = dict(apps="pagerank,kmeans,sgd", mem="8M", ratios="4", shapes="16:1", iters=3,
              mem_threshold="64K", sbpage="16K", bw_size="64M", timeout=120, mpich_np=1)
-FULL = dict(apps="pagerank,kmeans,sgd", mem="48M", ratios="4,8,12", shapes="16:1", iters=5,
+FULL = dict(apps="pagerank,kmeans,sgd", mem="48M", ratios="4,6,8", shapes="16:1", iters=5,
             mem_threshold="256K", sbpage="64K", bw_size="512M", timeout=900, mpich_np=1)
 
 SAMPLE_DT = 0.05
@@ -839,7 +839,10 @@ class Bench:
             ok, msg = self.check(ap, ref, out)
             row.update(status="ok" if ok else "mismatch", checksum="ok" if ok else "MISMATCH", check_msg=msg)
         if row["status"] != "ok":
-            tail = (etext.strip().splitlines() or [""])[-1][:200]
+            # the runtime's own message, not the --stats lines that follow it
+            msgs = [x for x in etext.splitlines() if x.strip() and not x.startswith(" ")
+                    and not x.startswith(("bdmpi: where", "bdmpi stats"))]
+            tail = (msgs or etext.strip().splitlines() or [""])[0][:200]
             self.failures.append("%s: %s (%s) %s" % (rid, row["status"], " ".join(cmd), tail))
             log("%s: %s%s  [%s]" % (tag, row["status"].upper(), (": " + row.get("check_msg", "")) if row["status"] ==
                                     "mismatch" else "", tail))
@@ -902,8 +905,8 @@ class Bench:
                    "LB = max(0, D - M) / read bandwidth. "
                    "%s marks a checksum that differs from the reference; `failed`/`timeout` a run that did not "
                    "finish; `-` a run not made. %s\n" % (
-                       "**MISMATCH**", "Page cache of the input and spill files dropped before and (every 50 ms) "
-                       "during each run." if not a.no_evict else "Page cache dropped before each run only."))
+                       "**MISMATCH**", "Page cache of the input and spill files dropped before each run and, during it, "
+                       "every 50 ms for pages cached since the previous sample." if not a.no_evict else "Page cache dropped before each run only."))
         for app in [x for x in APPS if any(r["app"] == x for r in self.rows)]:
             rows = [r for r in self.rows if r["app"] == app]
             cfgs = []

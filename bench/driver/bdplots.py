@@ -7,7 +7,8 @@ time_vs_ratio.png: seconds per iteration against D/M (data over memory
 budget), one panel per application, one line per runtime variant, the I/O
 lower bound dashed; checksum mismatches are drawn as red crosses.
 memory_over_time.png: resident memory of all processes of each run against
-time, for one configuration per application (its largest D/M), with the
+time, for one configuration per application (of those with the most
+finished runs, the largest D/M), with the
 budget as a horizontal line.
 Prints the names of the files it wrote."""
 import csv
@@ -104,7 +105,11 @@ def memory_over_time(rows, res):
     fig, axes = plt.subplots(1, len(apps), figsize=(5.2 * len(apps), 5.0), squeeze=False)
     for ax, app in zip(axes[0], apps):
         rs = [r for r in rows if r["app"] == app and r["status"] in ("ok", "mismatch")]
-        top = max(num(r["ratio"]) for r in rs)
+        # the configuration with the most finished runs, the largest D/M among those
+        count = {}
+        for r in rs:
+            count[num(r["ratio"])] = count.get(num(r["ratio"]), 0) + 1
+        top = max(count, key=lambda k: (count[k], k))
         rs = [r for r in rs if num(r["ratio"]) == top]
         budget = num(rs[0]["budget"])
         for r in rs:
