@@ -45,7 +45,8 @@
  *        per allocation lists the written pages; the sbpages containing them
  *        are written back, then MADV_DONTNEED releases everything.
  *    Costs: one handler-thread round trip per loaded chunk (AR allocations,
- *    accounted as a whole, are zero-filled in 2 MiB pieces), a memcpy from the bounce buffer, no cost at all per write, no
+ *    accounted as a whole, are zero-filled in 2 MiB pieces), a memcpy from the bounce buffer, no signal per write (but a kernel
+ *    fault per 4 KiB page on its first write, see below), no
  *    VMA fragmentation.  As root (or with vm.unprivileged_userfaultfd=1, or
  *    with access to /dev/userfaultfd) faults raised by the kernel itself are
  *    handled too, so read(2)/write(2)/recv(2) into unloaded managed memory
@@ -112,15 +113,17 @@
  * that replaces the SIGSEGV handler afterwards breaks that path.
  *
  * Measured (Linux 6.18 VM, 2 vCPUs, ext4 on virtio, 256 MiB allocation,
- * 64 KiB sbpages): one uffd fault round trip through the handler thread
- * costs ~60-120 us here (thread wake-up dominates), an mprotect SIGSEGV
+ * 64 KiB sbpages): one uffd LRLW fault costs ~123 us here, of which ~116 us
+ * is the synchronous 64 KiB read and copy and ~7 us the handler round trip
+ * (bench/mem_bench, docs/performance.md); an mprotect SIGSEGV
  * fault ~15-30 us including the mprotect; resident data is accessed at full
  * speed on both paths.  Fresh-memory first writes ran at ~500 MB/s (uffd,
  * LRLW, 64 KiB chunks), ~1.3-1.7 GB/s (uffd with 1 MiB chunks or AR, which
  * zero-fills in 2 MiB pieces) and ~1.9 GB/s (mprotect) against ~2.5 GB/s for
- * plain anonymous memory; writes to loaded memory are free on the uffd path
- * and cost one fault per sbpage on the mprotect path (873 MB/s at 4 KiB
- * sbpages, ~5 GB/s at 64 KiB).  Unload wrote ~1.6-2 GB/s, reload read
+ * plain anonymous memory.  Writes to loaded memory are not free: on both
+ * paths the first write to each loaded 4 KiB page is a kernel fault
+ * (~0.75 us; 0.40-0.44x of unmanaged write throughput on uffd), and the
+ * mprotect path adds one signal per sbpage (873 MB/s at 4 KiB sbpages).  Unload wrote ~1.6-2 GB/s, reload read
  * 0.35-1.3 GB/s (O_DIRECT, queue depth 1; larger chunks help).
  *
  * Errors: functions return 0 or -errno.  A failure that cannot be reported
