@@ -169,6 +169,8 @@ int bd_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const ch
     if (color < 0 && color != MPI_UNDEFINED)
         return bd_error(comm, MPI_ERR_ARG, call, "invalid color %d (must be >= 0 or MPI_UNDEFINED)",
                         color);
+    if (c->inter)
+        return bd_inter_split(comm, color, key, newcomm, call);
     MPI_Errhandler errh = c->errh;
     int ctx, rank, size;
     int *world;
@@ -209,7 +211,11 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 static void comm_release(MPI_Comm h)
 {
     bd_comm_t *c = &g_bd.comms[h];
-    if (c->size > 1) {
+    if (c->inter) {
+        /* Only its hidden local communicator is known to the master. */
+        comm_release(c->local);
+        free(c->rworld);
+    } else if (c->size > 1) {
         bd_req_t *r = bd_req_begin(BD_REQ_COMM_FREE);
         r->ctx = c->ctx;
         bd_rpc();
@@ -231,7 +237,7 @@ static int comm_dup(MPI_Comm comm, MPI_Comm *newcomm, const char *call)
     if (!newcomm)
         return bd_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
     MPI_Comm h;
-    int rc = bd_comm_split(comm, 0, c->rank, &h, call);
+    int rc = c->inter ? bd_inter_dup(comm, &h, call) : bd_comm_split(comm, 0, c->rank, &h, call);
     if (rc)
         return rc;
     c = bd_comm_get(comm); /* the table may have moved */
@@ -297,7 +303,9 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
     if (!bd_comm_get(comm))
         return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_test_inter", "invalid communicator %d",
                         comm);
-    *flag = 0;
+    if (!flag)
+        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
+    *flag = bd_comm_get(comm)->inter;
     return MPI_SUCCESS;
 }
 
@@ -338,6 +346,11 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     bd_comm_t *c = bd_comm_get(comm);
     if (!c)
         return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (c->inter)
+        return bd_error(comm, MPI_ERR_COMM, call,
+                        "MPI_Comm_create on intercommunicator %d is not supported (use "
+                        "MPI_Comm_split)",
+                        comm);
     int n;
     const int *mem = bd_group_members(group, &n);
     if (!mem)
@@ -392,6 +405,10 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
     bd_comm_t *c = bd_comm_get(comm);
     if (!c)
         return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (c->inter)
+        return bd_error(comm, MPI_ERR_COMM, call,
+                        "communicator %d is an intercommunicator (must be an intracommunicator)",
+                        comm);
     int n;
     const int *mem = bd_group_members(group, &n);
     if (!mem)
@@ -403,6 +420,13 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
     int rc = group_in_comm(c, comm, mem, n, call);
     if (rc)
         return rc;
+    return bd_comm_create_members(comm, mem, n, tag, newcomm, call);
+}
+
+int bd_comm_create_members(MPI_Comm comm, const int *mem, int n, int tag, MPI_Comm *newcomm,
+                           const char *call)
+{
+    bd_comm_t *c = bd_comm_get(comm);
     int me = index_of(mem, n, g_bd.world_rank);
     if (me < 0) {
         *newcomm = MPI_COMM_NULL;
@@ -467,8 +491,13 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
     const char *call = "MPI_Comm_split_type";
     (void)info;
     BD_CHECK_INIT(call);
-    if (!bd_comm_get(comm))
+    bd_comm_t *c = bd_comm_get(comm);
+    if (!c)
         return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (c->inter)
+        return bd_error(comm, MPI_ERR_COMM, call,
+                        "communicator %d is an intercommunicator (must be an intracommunicator)",
+                        comm);
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
         return bd_error(comm, MPI_ERR_ARG, call,
                         "invalid split_type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)",
@@ -502,6 +531,31 @@ static int cmp_int(const void *a, const void *b)
     return x < y ? -1 : x > y;
 }
 
+/* MPI_CONGRUENT (same ranks, same order), MPI_SIMILAR (same ranks), MPI_UNEQUAL; -1 out of memory. */
+static int list_cmp(const int *a, int na, const int *b, int nb)
+{
+    if (na != nb)
+        return MPI_UNEQUAL;
+    if (!memcmp(a, b, (size_t)na * sizeof(int)))
+        return MPI_CONGRUENT;
+    int *x = malloc((size_t)na * sizeof(int)), *y = malloc((size_t)na * sizeof(int));
+    if (!x || !y) {
+        free(x);
+        free(y);
+        return -1;
+    }
+    memcpy(x, a, (size_t)na * sizeof(int));
+    memcpy(y, b, (size_t)na * sizeof(int));
+    qsort(x, (size_t)na, sizeof(int), cmp_int);
+    qsort(y, (size_t)na, sizeof(int), cmp_int);
+    int r = memcmp(x, y, (size_t)na * sizeof(int)) ? MPI_UNEQUAL : MPI_SIMILAR;
+    free(x);
+    free(y);
+    return r;
+}
+
+/* Intercommunicators compare both groups; an intercommunicator and an
+ * intracommunicator are unequal. */
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
     BD_CHECK_INIT("MPI_Comm_compare");
@@ -509,31 +563,24 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
     if (!a || !b)
         return bd_error(a ? comm2 : comm1, MPI_ERR_COMM, "MPI_Comm_compare",
                         "invalid communicator %d", a ? comm2 : comm1);
+    if (!result)
+        return bd_error(comm1, MPI_ERR_ARG, "MPI_Comm_compare", "result is NULL");
     if (comm1 == comm2) {
         *result = MPI_IDENT;
         return MPI_SUCCESS;
     }
-    if (a->size != b->size) {
+    if (a->inter != b->inter) {
         *result = MPI_UNEQUAL;
         return MPI_SUCCESS;
     }
-    if (!memcmp(a->world, b->world, (size_t)a->size * sizeof(int))) {
-        *result = MPI_CONGRUENT;
-        return MPI_SUCCESS;
+    int r = list_cmp(a->world, a->size, b->world, b->size);
+    if (r >= 0 && a->inter) {
+        int q = list_cmp(a->rworld, a->rsize, b->rworld, b->rsize);
+        r = q < 0 ? q : q > r ? q : r; /* the weaker relation of the two groups */
     }
-    int *x = malloc((size_t)a->size * sizeof(int)), *y = malloc((size_t)a->size * sizeof(int));
-    if (!x || !y) {
-        free(x);
-        free(y);
+    if (r < 0)
         return bd_error(comm1, MPI_ERR_NO_MEM, "MPI_Comm_compare", "out of memory");
-    }
-    memcpy(x, a->world, (size_t)a->size * sizeof(int));
-    memcpy(y, b->world, (size_t)a->size * sizeof(int));
-    qsort(x, (size_t)a->size, sizeof(int), cmp_int);
-    qsort(y, (size_t)a->size, sizeof(int), cmp_int);
-    *result = memcmp(x, y, (size_t)a->size * sizeof(int)) ? MPI_UNEQUAL : MPI_SIMILAR;
-    free(x);
-    free(y);
+    *result = r;
     return MPI_SUCCESS;
 }
 

@@ -10,6 +10,10 @@
 /* Hidden context for the library's own point-to-point traffic on behalf
  * of a communicator (user-op reductions), so it never matches user messages. */
 #define BD_CTX_INTERNAL (1 << 30)
+/* Point-to-point context of an intercommunicator: the smaller of the two
+ * groups' hidden local contexts with this bit set, so both groups derive it
+ * alike and it never equals an intracommunicator's context. */
+#define BD_CTX_INTER (1 << 29)
 
 typedef struct bd_comm {
     int used;
@@ -22,7 +26,22 @@ typedef struct bd_comm {
     struct bd_attr *attrs; /* user attributes (group.c) */
     int nattrs;
     struct bd_topo *topo;  /* virtual topology or NULL (topo.c) */
+    /* Intercommunicators (intercomm.c): rank, size and world are the local
+     * group's; point-to-point addresses the remote group.  local is a hidden
+     * intracommunicator of the local group that carries the collectives. */
+    int inter;
+    int rsize;
+    int *rworld;       /* remote rank -> world rank */
+    MPI_Comm local;
 } bd_comm_t;
+
+/* Size of the group a communicator's point-to-point ranks name, and the
+ * world rank of one of them. */
+static inline int bd_comm_peers(const bd_comm_t *c) { return c->inter ? c->rsize : c->size; }
+static inline int bd_comm_peer_world(const bd_comm_t *c, int r)
+{
+    return c->inter ? c->rworld[r] : c->world[r];
+}
 
 enum { BD_RQ_FREE = 0, BD_RQ_SEND, BD_RQ_SSEND, BD_RQ_RECV };
 
@@ -114,6 +133,41 @@ int bd_world_node(int world);
 
 /* comm.c: collective creation from comm (color MPI_UNDEFINED gives MPI_COMM_NULL). */
 int bd_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
+
+/* comm.c: the intracommunicator of exactly the world ranks mem[n] (in that
+ * order), collective over them alone; tag < 0 is for the library's own use. */
+int bd_comm_create_members(MPI_Comm parent, const int *mem, int n, int tag, MPI_Comm *newcomm,
+                           const char *call);
+
+/* intercomm.c: intercommunicator creation and collectives (comm is c's
+ * handle; c is valid and c->inter is set). */
+int bd_inter_dup(MPI_Comm comm, MPI_Comm *newcomm, const char *call);
+int bd_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
+int bd_inter_barrier(bd_comm_t *c, MPI_Comm comm);
+int bd_inter_bcast(bd_comm_t *c, MPI_Comm comm, void *buf, int count, MPI_Datatype dt, int root);
+int bd_inter_reduce(bd_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
+                    MPI_Datatype dt, MPI_Op op, int root);
+int bd_inter_allreduce(bd_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
+                       MPI_Datatype dt, MPI_Op op);
+/* counts NULL: every rank gets block elements (Reduce_scatter_block). */
+int bd_inter_reduce_scatter(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                            void *recvbuf, const int *counts, int block, MPI_Datatype dt,
+                            MPI_Op op);
+/* recvcounts/displs (sendcounts/displs) NULL for the fixed-count variants. */
+int bd_inter_gather(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                    int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                    const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root);
+int bd_inter_scatter(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                     int sendcount, const int *sendcounts, const int *displs,
+                     MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                     int root);
+int bd_inter_allgather(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                       int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                       const int *recvcounts, const int *displs, MPI_Datatype recvtype);
+int bd_inter_alltoall(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                      int sendcount, const int *sendcounts, const int *sdispls,
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount, const int *recvcounts,
+                      const int *rdispls, MPI_Datatype recvtype);
 
 /* group.c: groups, attributes */
 int bd_group_new(int n, const int *world);  /* a group handle (copies world), or -1 */

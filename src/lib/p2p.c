@@ -137,9 +137,9 @@ static int send_check(const char *call, const void *buf, int count, MPI_Datatype
         return bd_error(comm, MPI_ERR_TAG, call, "invalid tag %d (must be 0..MPI_TAG_UB)", tag);
     if (dest == MPI_PROC_NULL)
         return -1;
-    if (dest < 0 || dest >= (*c)->size)
-        return bd_error(comm, MPI_ERR_RANK, call,
-                        "invalid destination rank %d (communicator size %d)", dest, (*c)->size);
+    if (dest < 0 || dest >= bd_comm_peers(*c))
+        return bd_error(comm, MPI_ERR_RANK, call, "invalid destination rank %d (%s size %d)",
+                        dest, (*c)->inter ? "remote group" : "communicator", bd_comm_peers(*c));
     /* NULL is MPI_BOTTOM: fine with derived types of absolute addresses. */
     if (count > 0 && !buf && (*t)->predefined)
         return bd_error(comm, MPI_ERR_BUFFER, call, "NULL buffer with count %d", count);
@@ -154,8 +154,8 @@ static int do_send(const char *call, const void *buf, int count, MPI_Datatype dt
     int rc = send_check(call, buf, count, dt, dest, tag, comm, &t, &c);
     if (rc)
         return rc;
-    return bd_send_typed(c->ctx, c->world[dest], c->rank, tag, buf, (uint64_t)count, t, sync,
-                         sync_id);
+    return bd_send_typed(c->ctx, bd_comm_peer_world(c, dest), c->rank, tag, buf, (uint64_t)count,
+                         t, sync, sync_id);
 }
 
 static void ssend_wait(uint64_t id)
@@ -336,9 +336,9 @@ static int recv_check(const char *call, const void *buf, int count, MPI_Datatype
         return bd_error(comm, MPI_ERR_TAG, call, "invalid tag %d", tag);
     if (src == MPI_PROC_NULL)
         return -1;
-    if (src != MPI_ANY_SOURCE && (src < 0 || src >= (*c)->size))
-        return bd_error(comm, MPI_ERR_RANK, call, "invalid source rank %d (communicator size %d)",
-                        src, (*c)->size);
+    if (src != MPI_ANY_SOURCE && (src < 0 || src >= bd_comm_peers(*c)))
+        return bd_error(comm, MPI_ERR_RANK, call, "invalid source rank %d (%s size %d)", src,
+                        (*c)->inter ? "remote group" : "communicator", bd_comm_peers(*c));
     if (count > 0 && !buf && (*t)->predefined)
         return bd_error(comm, MPI_ERR_BUFFER, call, "NULL buffer with count %d", count);
     return MPI_SUCCESS;
@@ -447,9 +447,9 @@ static int probe(const char *call, int source, int tag, MPI_Comm comm, int block
         status_proc_null(status);
         return MPI_SUCCESS;
     }
-    if (source != MPI_ANY_SOURCE && (source < 0 || source >= c->size))
-        return bd_error(comm, MPI_ERR_RANK, call, "invalid source rank %d (communicator size %d)",
-                        source, c->size);
+    if (source != MPI_ANY_SOURCE && (source < 0 || source >= bd_comm_peers(c)))
+        return bd_error(comm, MPI_ERR_RANK, call, "invalid source rank %d (%s size %d)", source,
+                        c->inter ? "remote group" : "communicator", bd_comm_peers(c));
     bd_req_t *r = bd_req_begin(blocking ? BD_REQ_PROBE : BD_REQ_IPROBE);
     r->ctx = c->ctx;
     r->peer = source;
