@@ -338,7 +338,10 @@ static int group_in_comm(bd_comm_t *c, MPI_Comm comm, const int *mem, int n, con
 }
 
 /* MPI_Comm_create is a split: members take color 0 and their group rank as
- * key (the group's order becomes the rank order), the others MPI_UNDEFINED. */
+ * key (the group's order becomes the rank order), the others MPI_UNDEFINED.
+ * On an intercommunicator the group is a subgroup of the local group, and
+ * the result joins it to the subgroup the remote side named (a split of the
+ * intercommunicator does exactly that). */
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     const char *call = "MPI_Comm_create";
@@ -346,11 +349,6 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     bd_comm_t *c = bd_comm_get(comm);
     if (!c)
         return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
-    if (c->inter)
-        return bd_error(comm, MPI_ERR_COMM, call,
-                        "MPI_Comm_create on intercommunicator %d is not supported (use "
-                        "MPI_Comm_split)",
-                        comm);
     int n;
     const int *mem = bd_group_members(group, &n);
     if (!mem)

@@ -15,7 +15,8 @@
  *     other's reduction), Gather(v), Scatter(v), Allgather(v), Alltoall(v),
  *     Reduce_scatter_block and Reduce_scatter;
  *  4. MPI_Intercomm_merge with high = group parity and with equal high;
- *     MPI_Comm_split of the intercommunicator; MPI_Comm_compare of a dup;
+ *     MPI_Comm_split and MPI_Comm_create of the intercommunicator;
+ *     MPI_Comm_compare of a dup;
  *  5. an intercommunicator whose leaders are not rank 0, created twice
  *     concurrently with different tags;
  *  6. bad input (remote rank or root out of range, a bad leader, an
@@ -379,6 +380,38 @@ int main(int argc, char **argv)
         }
     } else
         CHECK(sp == MPI_COMM_NULL, "split gave a communicator for a color missing remotely");
+
+    /* Comm_create on the intercommunicator: each side drops its last rank
+     * (when it has more than one); the rest are joined to the other side's rest. */
+    MPI_Group lg, sub;
+    MPI_Comm cr;
+    MPI_Comm_group(ic, &lg);
+    int drop = nl - 1;
+    if (nl > 1)
+        MPI_Group_excl(lg, 1, &drop, &sub);
+    else
+        MPI_Group_incl(lg, 1, &drop, &sub);
+    MPI_Comm_create(ic, sub, &cr);
+    int inside = nl == 1 || lr != nl - 1, rkeep = nr > 1 ? nr - 1 : 1;
+    if (inside) {
+        CHECK(cr != MPI_COMM_NULL, "comm_create on the intercommunicator gave MPI_COMM_NULL");
+        if (cr != MPI_COMM_NULL) {
+            int s = -1, rs = -1, sum = -1, e = 0, fl = 0;
+            MPI_Comm_test_inter(cr, &fl);
+            MPI_Comm_size(cr, &s);
+            MPI_Comm_remote_size(cr, &rs);
+            CHECK(fl && s == (nl > 1 ? nl - 1 : 1) && rs == rkeep,
+                  "comm_create: inter %d, sizes %d/%d", fl, s, rs);
+            for (int i = 0; i < rkeep; i++)
+                e += member(!me, i);
+            MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, cr);
+            CHECK(sum == e, "allreduce on comm_create result gave %d, expected %d", sum, e);
+            MPI_Comm_free(&cr);
+        }
+    } else
+        CHECK(cr == MPI_COMM_NULL, "comm_create gave a communicator to a rank not in the group");
+    MPI_Group_free(&sub);
+    MPI_Group_free(&lg);
 
     /* Leaders other than local rank 0, two creations at once with different tags. */
     int ll = nl - 1;
