@@ -55,6 +55,14 @@ enum bd_req_code {
     BD_REQ_COMM_REGISTER, /* ctx, arg[0]=n; window: int32 world ranks[n]: make the
                            communicator known here unless it is (MPI_Comm_create_group
                            runs a split on such a temporary communicator of its members) */
+    /* Nonblocking collectives.  With flags BD_COLL_ADDR, PUT/WAIT/GET/END and
+     * these name their instance: ctx, myrank, rid = sequence number (without
+     * it they address the instance of the rank's last BEGIN). */
+    BD_REQ_COLL_ARRIVE, /* this rank's inputs are all PUT; resp.flag: it may GET now */
+    BD_REQ_COLL_TEST,   /* a poll: resp.flag 1 when it may GET, else the slot may go */
+    BD_REQ_COLL_WAITANY,/* arg[0]=n; window: bd_coll_id_t[n]; blocks until one may GET;
+                           resp: window byte flags[n] after the ids, flag = any */
+    BD_REQ_COLL_TESTANY,/* the same as a poll; arg[1]=1: never give the slot away */
     BD_REQ__COUNT
 };
 
@@ -85,6 +93,15 @@ typedef struct bd_resp {
 /* request flags */
 #define BD_SEND_SYNC  0x1   /* synchronous send: resp.arg[0] = message id */
 #define BD_SEND_FILE  0x2   /* payload is in spill file number arg[0] */
+
+#define BD_COLL_ADDR  0x100 /* collective request: ctx, myrank, rid name the instance */
+
+/* One collective instance in BD_REQ_COLL_WAITANY/TESTANY. */
+typedef struct bd_coll_id {
+    int32_t ctx;
+    int32_t myrank;
+    uint64_t seq;
+} bd_coll_id_t;
 
 /* A segment of collective data: `len` bytes at offset `off` of the piece
  * exchanged with `peer` (-1: the piece shared by all, or the reduction). */
@@ -120,9 +137,19 @@ typedef struct bd_coll_desc {
     int32_t op;        /* predefined op of a reduction */
     uint64_t count;    /* elements of a reduction */
     uint64_t seq;      /* this rank's collective sequence number on ctx */
-    int32_t api;       /* which MPI call, for diagnostics (bd_call_id) */
+    int32_t api;       /* which MPI call (bd_coll_api), | BD_API_NB if nonblocking */
     int32_t pad;
 } bd_coll_desc_t;
+
+/* The MPI call behind a collective instance, for messages (0: as its kind). */
+enum bd_coll_api {
+    BD_API_BARRIER = 1, BD_API_BCAST, BD_API_REDUCE, BD_API_ALLREDUCE, BD_API_SCAN,
+    BD_API_EXSCAN, BD_API_REDUCE_SCATTER, BD_API_REDUCE_SCATTER_BLOCK, BD_API_GATHER,
+    BD_API_GATHERV, BD_API_SCATTER, BD_API_SCATTERV, BD_API_ALLGATHER, BD_API_ALLGATHERV,
+    BD_API_ALLTOALL, BD_API_ALLTOALLV, BD_API_ALLTOALLW,
+    BD_API__COUNT
+};
+#define BD_API_NB 0x100 /* the nonblocking variant (MPI_Ibcast, ...) */
 
 typedef struct bd_slot {
     _Atomic uint32_t req_seq;     /* bumped by the slave */

@@ -132,10 +132,31 @@ int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype 
 
 /* ---------------------------------------------------------------- transport */
 
-static void coll_begin(bd_comm_t *c, int kind, int root, int dtype, int op, uint64_t count)
+/* The instance that PUT, WAIT, GET and END address: the one just begun, or
+ * the nonblocking one being completed. */
+static struct {
+    int ctx, rank;
+    uint64_t seq;
+} g_cur;
+
+static bd_req_t *coll_req(uint32_t code)
+{
+    bd_req_t *r = bd_req_begin(code);
+    r->flags = BD_COLL_ADDR;
+    r->ctx = g_cur.ctx;
+    r->myrank = g_cur.rank;
+    r->rid = g_cur.seq;
+    return r;
+}
+
+static void coll_begin(bd_comm_t *c, int kind, int root, int dtype, int op, uint64_t count,
+                       int api)
 {
     bd_coll_desc_t d = {.kind = kind, .root = root, .dtype = dtype, .op = op, .count = count,
-                        .seq = c->coll_seq++};
+                        .seq = c->coll_seq++, .api = api};
+    g_cur.ctx = c->ctx;
+    g_cur.rank = c->rank;
+    g_cur.seq = d.seq;
     bd_req_t *r = bd_req_begin(BD_REQ_COLL_BEGIN);
     r->ctx = c->ctx;
     r->myrank = c->rank;
@@ -145,7 +166,7 @@ static void coll_begin(bd_comm_t *c, int kind, int root, int dtype, int op, uint
 
 static void coll_simple(uint32_t code)
 {
-    bd_req_begin(code);
+    coll_req(code);
     bd_rpc();
 }
 
@@ -160,7 +181,7 @@ static void put_flush(put_t *p)
     if (!p->nseg)
         return;
     memcpy(g_bd.win, &p->nseg, sizeof p->nseg);
-    bd_req_begin(BD_REQ_COLL_PUT);
+    coll_req(BD_REQ_COLL_PUT);
     bd_rpc();
     p->nseg = 0;
     p->pos = 8;
@@ -211,7 +232,7 @@ static void get_flush(get_t *g)
         return;
     memcpy(g_bd.win, &g->nseg, sizeof g->nseg);
     memcpy(g_bd.win + 8, g->segs, (size_t)g->nseg * sizeof(bd_seg_t));
-    bd_req_begin(BD_REQ_COLL_GET);
+    coll_req(BD_REQ_COLL_GET);
     bd_rpc();
     const char *src = g_bd.win;
     for (uint32_t i = 0; i < g->nseg; i++) {
@@ -267,13 +288,279 @@ static get_t *get_new(void)
     return g;
 }
 
+/* buf + off without pointer arithmetic on MPI_BOTTOM. */
+static char *at(const void *buf, int64_t off)
+{
+    return (char *)((intptr_t)buf + (intptr_t)off);
+}
+
+/* Elements and byte displacement of rank r's block in a v-style or regular buffer. */
+static uint64_t vcount(const int counts[], int count, int r)
+{
+    return (uint64_t)(counts ? counts[r] : count);
+}
+
+static int64_t voff(const int displs[], int count, int r, const bd_dt_t *t)
+{
+    return displs ? (int64_t)displs[r] * t->extent : (int64_t)r * count * t->extent;
+}
+
+/* ---------------------------------------------------------------- completion */
+
+/* What a rank still has to do once its part of a collective is complete:
+ * its GET plan.  A blocking call does it at once; a nonblocking one keeps it
+ * in its request (with copies of the arrays and references to the types)
+ * until MPI_Wait/MPI_Test find the collective complete. */
+enum {
+    G_NONE,   /* nothing to fetch */
+    G_PIECE,  /* count elements of t at buf from the piece of `peer`, from byte off */
+    G_BLOCKS, /* from every peer r but this rank, its block of buf (gather, all-to-all) */
+    G_UFOLD,  /* pieces of peers first..last, count elements each, folded with a user op */
+};
+
+struct bd_nbc {
+    int ctx, rank, size;
+    uint64_t seq;
+    int ready, done, owns;
+    int gkind;
+    int peer;
+    uint64_t off;
+    void *buf;
+    uint64_t count;
+    bd_dt_t *t;
+    int *counts, *displs;  /* G_BLOCKS: v-style counts and displacements (in extents) */
+    bd_dt_t **tv;          /* G_BLOCKS of MPI_Alltoallw: per-peer types ... */
+    int *bdispls;          /* ... and displacements in bytes */
+    int first, last;       /* G_UFOLD */
+    MPI_Op op;
+    bd_user_op_t uop;
+    MPI_Datatype dt;
+};
+
+static void nbc_init(bd_nbc_t *nb, const bd_comm_t *c)
+{
+    memset(nb, 0, sizeof *nb);
+    nb->ctx = c->ctx;
+    nb->rank = c->rank;
+    nb->size = c->size;
+    nb->gkind = G_NONE;
+}
+
+/* Fold the pieces of peers first..last in rank order with the user op, the
+ * accumulator on the left (correct for non-commutative ops), into buf. */
+static void ufold(bd_nbc_t *nb)
+{
+    uint64_t k = nb->count;
+    const bd_dt_t *t = nb->t;
+    if (!k || !t->psize || nb->first > nb->last)
+        return;
+    void *acc, *tmp;
+    void *acc_mem = bd_dt_alloc(t, k, &acc), *tmp_mem = bd_dt_alloc(t, k, &tmp);
+    get_t *g = get_new();
+    for (int r = nb->first; r <= nb->last; r++) {
+        get_typed(g, r, 0, r == nb->first ? acc : tmp, k, t);
+        get_flush(g);
+        if (r == nb->first)
+            continue;
+        apply_op(nb->op, &nb->uop, nb->dt, acc, tmp, (int)k); /* tmp = acc op v_r */
+        void *x = acc;
+        acc = tmp;
+        tmp = x;
+        x = acc_mem;
+        acc_mem = tmp_mem;
+        tmp_mem = x;
+    }
+    free(g);
+    bd_dt_copy(t, acc, k, t, nb->buf, k, k * t->psize);
+    free(acc_mem);
+    free(tmp_mem);
+}
+
+static void nbc_get(bd_nbc_t *nb)
+{
+    switch (nb->gkind) {
+    case G_PIECE:
+        if (nb->count * nb->t->psize != 0) {
+            get_t *g = get_new();
+            get_typed(g, nb->peer, nb->off, nb->buf, nb->count, nb->t);
+            get_flush(g);
+            free(g);
+        }
+        break;
+    case G_BLOCKS: {
+        get_t *g = get_new();
+        for (int r = 0; r < nb->size; r++) {
+            if (r == nb->rank)
+                continue;
+            const bd_dt_t *t = nb->tv ? nb->tv[r] : nb->t;
+            int64_t off = nb->bdispls ? nb->bdispls[r] : voff(nb->displs, (int)nb->count, r, t);
+            get_typed(g, r, 0, at(nb->buf, off), vcount(nb->counts, (int)nb->count, r), t);
+        }
+        get_flush(g);
+        free(g);
+        break;
+    }
+    case G_UFOLD:
+        ufold(nb);
+        break;
+    default:
+        break;
+    }
+}
+
+/* The types and arrays a nonblocking request holds. */
+static void nbc_release(bd_nbc_t *nb)
+{
+    if (!nb->owns)
+        return;
+    bd_dt_release(nb->t);
+    if (nb->tv)
+        for (int r = 0; r < nb->size; r++)
+            bd_dt_release(nb->tv[r]);
+    free(nb->tv);
+    free(nb->counts);
+    free(nb->displs);
+    free(nb->bdispls);
+    nb->t = NULL;
+    nb->tv = NULL;
+    nb->counts = nb->displs = nb->bdispls = NULL;
+    nb->owns = 0;
+}
+
+static void nbc_finish(bd_nbc_t *nb)
+{
+    g_cur.ctx = nb->ctx;
+    g_cur.rank = nb->rank;
+    g_cur.seq = nb->seq;
+    nbc_get(nb);
+    coll_simple(BD_REQ_COLL_END);
+    nb->done = 1;
+    nbc_release(nb);
+}
+
+int bd_nbc_progress(bd_nbc_t *nb, int blocking)
+{
+    if (nb->done)
+        return 1;
+    if (!nb->ready) {
+        g_cur.ctx = nb->ctx;
+        g_cur.rank = nb->rank;
+        g_cur.seq = nb->seq;
+        coll_simple(blocking ? BD_REQ_COLL_WAIT : BD_REQ_COLL_TEST);
+        if (!blocking && !bd_resp()->flag)
+            return 0;
+        nb->ready = 1;
+    }
+    nbc_finish(nb);
+    return 1;
+}
+
+int bd_nbc_poll(bd_nbc_t **nbs, int n, int block, int yield)
+{
+    int done = 0, k = 0;
+    for (int i = 0; i < n; i++)
+        if (nbs[i]->done || nbs[i]->ready)
+            done += bd_nbc_progress(nbs[i], 0);
+    if (done)
+        return done;
+    if ((uint64_t)n * (sizeof(bd_coll_id_t) + 1) > g_bd.window)
+        bd_fatal(MPI_ERR_INTERN, "too many nonblocking collective requests (%d) in one call", n);
+    for (int i = 0; i < n; i++) {
+        bd_coll_id_t id = {nbs[i]->ctx, nbs[i]->rank, nbs[i]->seq};
+        memcpy(g_bd.win + (size_t)k++ * sizeof id, &id, sizeof id);
+    }
+    bd_req_t *r = bd_req_begin(block ? BD_REQ_COLL_WAITANY : BD_REQ_COLL_TESTANY);
+    r->arg[0] = n;
+    r->arg[1] = !yield;
+    bd_rpc();
+    if (!bd_resp()->flag)
+        return 0;
+    uint8_t flags[n];
+    memcpy(flags, g_bd.win + (size_t)n * sizeof(bd_coll_id_t), (size_t)n);
+    for (int i = 0; i < n; i++)
+        if (flags[i]) {
+            nbs[i]->ready = 1;
+            done += bd_nbc_progress(nbs[i], 0);
+        }
+    return done;
+}
+
+int bd_nbc_done(const bd_nbc_t *nb)
+{
+    return nb->done;
+}
+
+void bd_nbc_free(bd_nbc_t *nb)
+{
+    if (!nb)
+        return;
+    nbc_release(nb);
+    free(nb);
+}
+
+static int *dup_ints(const int *a, int n)
+{
+    if (!a)
+        return NULL;
+    int *b = malloc((size_t)(n ? n : 1) * sizeof(int));
+    if (!b)
+        bd_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
+    memcpy(b, a, (size_t)n * sizeof(int));
+    return b;
+}
+
+/* The rank's inputs are all PUT (or the communicator has one rank): a
+ * blocking call completes now; a nonblocking one tells the master it has
+ * arrived and returns a request (complete at once if its results are
+ * already there). */
+static int nbc_launch(bd_nbc_t *nb, MPI_Request *request)
+{
+    if (!request) {
+        if (nb->size > 1)
+            bd_nbc_progress(nb, 1);
+        return MPI_SUCCESS;
+    }
+    bd_nbc_t *h = malloc(sizeof *h);
+    if (!h)
+        bd_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
+    *h = *nb;
+    h->owns = 1;
+    h->counts = dup_ints(nb->counts, nb->size);
+    h->displs = dup_ints(nb->displs, nb->size);
+    h->bdispls = dup_ints(nb->bdispls, nb->size);
+    bd_dt_retain(h->t);
+    if (nb->tv) {
+        h->tv = malloc((size_t)nb->size * sizeof *h->tv);
+        if (!h->tv)
+            bd_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
+        for (int r = 0; r < nb->size; r++) {
+            h->tv[r] = nb->tv[r];
+            bd_dt_retain(h->tv[r]);
+        }
+    }
+    if (nb->size == 1) {
+        h->done = 1;
+        nbc_release(h);
+    } else {
+        coll_simple(BD_REQ_COLL_ARRIVE);
+        if (bd_resp()->flag) {
+            h->ready = 1;
+            nbc_finish(h);
+        }
+    }
+    *request = bd_req_new_coll(h);
+    return MPI_SUCCESS;
+}
+
 /* ---------------------------------------------------------------- checks */
 
 #define GET_COMM(call)                                                                             \
     BD_CHECK_INIT(call);                                                                           \
     bd_comm_t *c = bd_comm_get(comm);                                                              \
     if (!c)                                                                                        \
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);                \
+    if (nb_req && !request)                                                                        \
+        return bd_error(comm, MPI_ERR_ARG, call, "NULL request argument");
 
 static int check_buf(MPI_Comm comm, const char *call, int count, MPI_Datatype dt, bd_dt_t **t,
                      const char *what)
@@ -284,12 +571,6 @@ static int check_buf(MPI_Comm comm, const char *call, int count, MPI_Datatype dt
     return bd_dt_check(comm, call, what, dt, t);
 }
 
-/* buf + off without pointer arithmetic on MPI_BOTTOM. */
-static char *at(const void *buf, int64_t off)
-{
-    return (char *)((intptr_t)buf + (intptr_t)off);
-}
-
 static int check_root(bd_comm_t *c, MPI_Comm comm, const char *call, int root)
 {
     if (root < 0 || root >= c->size)
@@ -298,48 +579,85 @@ static int check_root(bd_comm_t *c, MPI_Comm comm, const char *call, int root)
     return MPI_SUCCESS;
 }
 
+/* The description's api field: which call, and whether it is nonblocking. */
+static int api_of(int api, const MPI_Request *request)
+{
+    return api | (request ? BD_API_NB : 0);
+}
+
 /* ---------------------------------------------------------------- barrier, bcast */
+
+static int barrier(const char *call, MPI_Comm comm, MPI_Request *request, int nb_req)
+{
+    GET_COMM(call);
+    bd_nbc_t nb;
+    nbc_init(&nb, c);
+    if (c->size > 1) {
+        coll_begin(c, BD_COLL_BARRIER, 0, 0, 0, 0, api_of(BD_API_BARRIER, request));
+        nb.seq = g_cur.seq;
+    }
+    return nbc_launch(&nb, request);
+}
 
 int MPI_Barrier(MPI_Comm comm)
 {
-    GET_COMM("MPI_Barrier");
-    if (c->size == 1)
-        return MPI_SUCCESS;
-    coll_begin(c, BD_COLL_BARRIER, 0, 0, 0, 0);
-    coll_simple(BD_REQ_COLL_WAIT);
-    coll_simple(BD_REQ_COLL_END);
-    return MPI_SUCCESS;
+    return barrier("MPI_Barrier", comm, NULL, 0);
 }
 
-static void bcast_typed(bd_comm_t *c, void *buf, uint64_t count, const bd_dt_t *t, int root)
+int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
-    coll_begin(c, BD_COLL_BCAST, root, 0, 0, 0);
+    return barrier("MPI_Ibarrier", comm, request, 1);
+}
+
+/* Begin a broadcast of count elements of t at buf from root (size > 1). */
+static void bcast_start(bd_comm_t *c, bd_nbc_t *nb, void *buf, uint64_t count, bd_dt_t *t,
+                        int root, int api)
+{
+    coll_begin(c, BD_COLL_BCAST, root, 0, 0, 0, api);
+    nb->seq = g_cur.seq;
     if (c->rank == root) {
         put_t p = {8, 0};
         put_typed(&p, -1, buf, count, t);
         put_flush(&p);
+    } else {
+        *nb = (bd_nbc_t){.ctx = nb->ctx, .rank = nb->rank, .size = nb->size, .seq = nb->seq,
+                         .gkind = G_PIECE, .peer = 0, .buf = buf, .count = count, .t = t};
     }
-    coll_simple(BD_REQ_COLL_WAIT);
-    if (c->rank != root && count * t->psize != 0) {
-        get_t *g = get_new();
-        get_typed(g, 0, 0, buf, count, t);
-        get_flush(g);
-        free(g);
-    }
-    coll_simple(BD_REQ_COLL_END);
+}
+
+static void bcast_typed(bd_comm_t *c, void *buf, uint64_t count, bd_dt_t *t, int root)
+{
+    bd_nbc_t nb;
+    nbc_init(&nb, c);
+    bcast_start(c, &nb, buf, count, t, root, BD_API_BCAST);
+    nbc_launch(&nb, NULL);
+}
+
+static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatype, int root,
+                 MPI_Comm comm, MPI_Request *request, int nb_req)
+{
+    GET_COMM(call);
+    bd_dt_t *t = NULL;
+    int rc;
+    if ((rc = check_buf(comm, call, count, datatype, &t, "")) ||
+        (rc = check_root(c, comm, call, root)))
+        return rc;
+    bd_nbc_t nb;
+    nbc_init(&nb, c);
+    if (c->size > 1)
+        bcast_start(c, &nb, buffer, (uint64_t)count, t, root, api_of(BD_API_BCAST, request));
+    return nbc_launch(&nb, request);
 }
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
-    GET_COMM("MPI_Bcast");
-    bd_dt_t *t = NULL;
-    int rc;
-    if ((rc = check_buf(comm, "MPI_Bcast", count, datatype, &t, "")) ||
-        (rc = check_root(c, comm, "MPI_Bcast", root)))
-        return rc;
-    if (c->size > 1)
-        bcast_typed(c, buffer, (uint64_t)count, t, root);
-    return MPI_SUCCESS;
+    return bcast("MPI_Bcast", buffer, count, datatype, root, comm, NULL, 0);
+}
+
+int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+               MPI_Request *request)
+{
+    return bcast("MPI_Ibcast", buffer, count, datatype, root, comm, request, 1);
 }
 
 /* ---------------------------------------------------------------- reductions */
@@ -389,26 +707,49 @@ static int user_chain(bd_comm_t *c, const void *in, int count, MPI_Datatype dt,
 /* Predefined op: the master folds the packed basic elements in rank order
  * (kind REDUCE/ALLREDUCE/SCAN/EXSCAN/REDSCAT); when want, outcount elements
  * of the result, from packed byte out_off on, are unpacked into out. */
-static void master_fold(bd_comm_t *c, int kind, const void *in, uint64_t count, void *out,
-                        uint64_t outcount, uint64_t out_off, const bd_dt_t *t, MPI_Op op,
-                        int root, int want)
+static void master_fold(bd_comm_t *c, bd_nbc_t *nb, int kind, int api, const void *in,
+                        uint64_t count, void *out, uint64_t outcount, uint64_t out_off,
+                        bd_dt_t *t, MPI_Op op, int root, int want)
 {
-    coll_begin(c, kind, root, t->basic, op, count * t->nelem);
+    coll_begin(c, kind, root, t->basic, op, count * t->nelem, api);
+    nb->seq = g_cur.seq;
     put_t p = {8, 0};
     put_typed(&p, -1, in, count, t);
     put_flush(&p);
-    coll_simple(BD_REQ_COLL_WAIT);
     if (want && outcount * t->psize != 0) {
-        get_t *g = get_new();
-        get_typed(g, -1, out_off, out, outcount, t);
-        get_flush(g);
-        free(g);
+        nb->gkind = G_PIECE;
+        nb->peer = -1;
+        nb->off = out_off;
+        nb->buf = out;
+        nb->count = outcount;
+        nb->t = t;
     }
-    coll_simple(BD_REQ_COLL_END);
+}
+
+/* A nonblocking reduction with a user op cannot run the chain (that needs
+ * the ranks in between), so every rank PUTs its whole input at once, pieces
+ * as in a gather (kind GATHER, ALLGATHER or, for reduce-scatter, ALLTOALL
+ * with the input's blocks), and a receiving rank folds the pieces it needs
+ * in rank order when the collective completes. */
+static void user_fold_start(bd_comm_t *c, bd_nbc_t *nb, int kind, int root, int api,
+                            const void *in, uint64_t count, bd_dt_t *t, MPI_Datatype dt,
+                            MPI_Op op, const bd_user_op_t *u)
+{
+    coll_begin(c, kind, root, 0, 0, 0, api);
+    nb->seq = g_cur.seq;
+    put_t p = {8, 0};
+    put_typed(&p, -1, in, count, t);
+    put_flush(&p);
+    nb->t = t;
+    nb->count = count;
+    nb->op = op;
+    nb->uop = *u;
+    nb->dt = dt;
 }
 
 static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, int count,
-                         MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, int all)
+                         MPI_Datatype dt, MPI_Op op, int root, MPI_Comm comm, int all,
+                         MPI_Request *request, int nb_req)
 {
     GET_COMM(call);
     int rc;
@@ -424,39 +765,67 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
     const void *in = sendbuf == MPI_IN_PLACE ? (receives ? recvbuf : NULL) : sendbuf;
     if (!in)
         return bd_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
+    int api = api_of(all ? BD_API_ALLREDUCE : BD_API_REDUCE, request);
+    bd_nbc_t nb;
+    nbc_init(&nb, c);
     if (c->size == 1) {
         if (in != recvbuf)
             bd_dt_copy(t, in, k, t, recvbuf, k, k * t->psize);
-        return MPI_SUCCESS;
-    }
-    if (u) {
+    } else if (u && !request) {
         /* The chain reads in before it writes the total, so in place is fine. */
         int r0 = all ? 0 : root;
         user_chain(c, in, count, dt, t, op, u, NULL, 0, receives ? recvbuf : NULL, r0);
         if (all)
             bcast_typed(c, recvbuf, k, t, 0);
         return MPI_SUCCESS;
+    } else if (u) {
+        user_fold_start(c, &nb, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, api,
+                        in, k, t, dt, op, u);
+        if (receives) {
+            nb.gkind = G_UFOLD;
+            nb.first = 0;
+            nb.last = c->size - 1;
+            nb.buf = recvbuf;
+        }
+    } else {
+        /* The master has all of in before it answers with the result: in place is fine. */
+        master_fold(c, &nb, all ? BD_COLL_ALLREDUCE : BD_COLL_REDUCE, api, in, k, recvbuf, k, 0,
+                    t, op, all ? 0 : root, receives);
     }
-    /* The master has all of in before it answers with the result: in place is fine. */
-    master_fold(c, all ? BD_COLL_ALLREDUCE : BD_COLL_REDUCE, in, k, recvbuf, k, 0, t, op,
-                all ? 0 : root, receives);
-    return MPI_SUCCESS;
+    return nbc_launch(&nb, request);
 }
 
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm)
 {
-    return reduce_common("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, 0);
+    return reduce_common("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, 0,
+                         NULL, 0);
+}
+
+int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                int root, MPI_Comm comm, MPI_Request *request)
+{
+    return reduce_common("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, comm, 0,
+                         request, 1);
 }
 
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm)
 {
-    return reduce_common("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 0, comm, 1);
+    return reduce_common("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 0, comm, 1,
+                         NULL, 0);
+}
+
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return reduce_common("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, 0, comm, 1,
+                         request, 1);
 }
 
 static int scan_common(const char *call, const void *sendbuf, void *recvbuf, int count,
-                       MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int exclusive)
+                       MPI_Datatype dt, MPI_Op op, MPI_Comm comm, int exclusive,
+                       MPI_Request *request, int nb_req)
 {
     GET_COMM(call);
     int rc;
@@ -467,39 +836,65 @@ static int scan_common(const char *call, const void *sendbuf, void *recvbuf, int
         return rc;
     uint64_t k = (uint64_t)count;
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    int api = api_of(exclusive ? BD_API_EXSCAN : BD_API_SCAN, request);
+    bd_nbc_t nb;
+    nbc_init(&nb, c);
     if (c->size == 1) {
         if (!exclusive && in != recvbuf)
             bd_dt_copy(t, in, k, t, recvbuf, k, k * t->psize);
-        return MPI_SUCCESS;
-    }
-    if (u)
+    } else if (u && !request) {
         user_chain(c, in, count, dt, t, op, u, (exclusive && c->rank == 0) ? NULL : recvbuf,
                    exclusive, NULL, -1);
-    else
-        master_fold(c, exclusive ? BD_COLL_EXSCAN : BD_COLL_SCAN, in, k, recvbuf, k, 0, t, op, 0,
-                    !(exclusive && c->rank == 0));
-    return MPI_SUCCESS;
+        return MPI_SUCCESS;
+    } else if (u) {
+        user_fold_start(c, &nb, BD_COLL_ALLGATHER, 0, api, in, k, t, dt, op, u);
+        if (!(exclusive && c->rank == 0)) {
+            nb.gkind = G_UFOLD;
+            nb.first = 0;
+            nb.last = exclusive ? c->rank - 1 : c->rank;
+            nb.buf = recvbuf;
+        }
+    } else {
+        master_fold(c, &nb, exclusive ? BD_COLL_EXSCAN : BD_COLL_SCAN, api, in, k, recvbuf, k, 0,
+                    t, op, 0, !(exclusive && c->rank == 0));
+    }
+    return nbc_launch(&nb, request);
 }
 
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
              MPI_Comm comm)
 {
-    return scan_common("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, 0);
+    return scan_common("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, 0, NULL, 0);
+}
+
+int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+              MPI_Comm comm, MPI_Request *request)
+{
+    return scan_common("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, 0, request, 1);
 }
 
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm)
 {
-    return scan_common("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, 1);
+    return scan_common("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, 1, NULL, 0);
+}
+
+int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                MPI_Comm comm, MPI_Request *request)
+{
+    return scan_common("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, 1, request, 1);
 }
 
 static int redscat(const char *call, const void *sendbuf, void *recvbuf, const int counts[],
-                   int block, MPI_Datatype dt, MPI_Op op, MPI_Comm comm)
+                   int block, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *request,
+                   int nb_req)
 {
     GET_COMM(call);
     int rc;
     bd_dt_t *t = NULL;
     bd_user_op_t *u;
+    if (block < 0 && !counts)
+        return bd_error(comm, MPI_ERR_ARG, call, "NULL recvcounts");
     if ((rc = check_buf(comm, call, block >= 0 ? block : 0, dt, &t, "")) ||
         (rc = check_op(comm, call, op, dt, t, &u)))
         return rc;
@@ -514,10 +909,13 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
     }
     uint64_t mine = (uint64_t)(block >= 0 ? block : counts[c->rank]);
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    int api = api_of(block >= 0 ? BD_API_REDUCE_SCATTER_BLOCK : BD_API_REDUCE_SCATTER, request);
+    bd_nbc_t nb;
+    nbc_init(&nb, c);
     if (c->size == 1) {
         if (in != recvbuf)
             bd_dt_copy(t, in, total, t, recvbuf, total, total * t->psize);
-    } else if (u) {
+    } else if (u && !request) {
         /* Fold to rank 0 along the ordered chain (which reads in first, so
          * in place is fine), then scatter the pieces. */
         void *full = NULL, *full_mem = c->rank == 0 ? bd_dt_alloc(t, total, &full) : NULL;
@@ -535,11 +933,34 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
         free(cnt);
         free(dsp);
         free(full_mem);
+        return MPI_SUCCESS;
+    } else if (u) {
+        /* Every rank sends each rank its block; each folds the blocks it gets. */
+        coll_begin(c, BD_COLL_ALLTOALL, 0, 0, 0, 0, api);
+        nb.seq = g_cur.seq;
+        put_t p = {8, 0};
+        uint64_t off = 0;
+        for (int r = 0; r < c->size; r++) {
+            uint64_t k = (uint64_t)(block >= 0 ? block : counts[r]);
+            put_typed(&p, r, at(in, (int64_t)off * t->extent), k, t);
+            off += k;
+        }
+        put_flush(&p);
+        nb.gkind = G_UFOLD;
+        nb.first = 0;
+        nb.last = c->size - 1;
+        nb.buf = recvbuf;
+        nb.t = t;
+        nb.count = mine;
+        nb.op = op;
+        nb.uop = *u;
+        nb.dt = dt;
     } else {
         /* The master has all of in before it answers: in place is fine. */
-        master_fold(c, BD_COLL_REDSCAT, in, total, recvbuf, mine, myoff * t->psize, t, op, 0, 1);
+        master_fold(c, &nb, BD_COLL_REDSCAT, api, in, total, recvbuf, mine, myoff * t->psize, t,
+                    op, 0, 1);
     }
-    return MPI_SUCCESS;
+    return nbc_launch(&nb, request);
 }
 
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
@@ -549,43 +970,54 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
         return bd_error(comm, MPI_ERR_COUNT, "MPI_Reduce_scatter_block", "invalid count %d",
                         recvcount);
     return redscat("MPI_Reduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op,
-                   comm);
+                   comm, NULL, 0);
+}
+
+int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                              MPI_Request *request)
+{
+    if (recvcount < 0)
+        return bd_error(comm, MPI_ERR_COUNT, "MPI_Ireduce_scatter_block", "invalid count %d",
+                        recvcount);
+    return redscat("MPI_Ireduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op,
+                   comm, request, 1);
 }
 
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    return redscat("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, -1, datatype, op, comm);
+    return redscat("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, -1, datatype, op, comm,
+                   NULL, 0);
+}
+
+int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    return redscat("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, -1, datatype, op, comm,
+                   request, 1);
 }
 
 /* ---------------------------------------------------------------- gather family */
 
-/* Elements and byte displacement of rank r's block in a v-style or regular buffer. */
-static uint64_t vcount(const int counts[], int count, int r)
+static int check_counts(bd_comm_t *c, MPI_Comm comm, const char *call, const int counts[],
+                        const int displs[], const char *what)
 {
-    return (uint64_t)(counts ? counts[r] : count);
-}
-
-static int64_t voff(const int displs[], int count, int r, const bd_dt_t *t)
-{
-    return displs ? (int64_t)displs[r] * t->extent : (int64_t)r * count * t->extent;
-}
-
-static int check_counts(bd_comm_t *c, MPI_Comm comm, const char *call, const int counts[])
-{
-    if (!counts)
-        return MPI_SUCCESS;
+    if (!counts || !displs)
+        return bd_error(comm, MPI_ERR_ARG, call, "NULL %s%s", what,
+                        !counts ? "counts" : "displacements");
     for (int r = 0; r < c->size; r++)
         if (counts[r] < 0)
-            return bd_error(comm, MPI_ERR_COUNT, call, "invalid count %d for rank %d", counts[r],
-                            r);
+            return bd_error(comm, MPI_ERR_COUNT, call, "invalid %scount %d for rank %d", what,
+                            counts[r], r);
     return MPI_SUCCESS;
 }
 
-static int gather_common(const char *call, const void *sendbuf, int sendcount,
+static int gather_common(const char *call, int api, const void *sendbuf, int sendcount,
                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                         int root, MPI_Comm comm, int all)
+                         int root, MPI_Comm comm, int all, int vector, MPI_Request *request,
+                         int nb_req)
 {
     GET_COMM(call);
     int rc;
@@ -597,12 +1029,14 @@ static int gather_common(const char *call, const void *sendbuf, int sendcount,
     if (!inplace && (rc = check_buf(comm, call, sendcount, sendtype, &st, "send")))
         return rc;
     if (is_root) {
-        if ((rc = check_buf(comm, call, recvcounts ? 0 : recvcount, recvtype, &rt, "receive")) ||
-            (rc = check_counts(c, comm, call, recvcounts)))
+        if ((rc = check_buf(comm, call, vector ? 0 : recvcount, recvtype, &rt, "receive")) ||
+            (vector && (rc = check_counts(c, comm, call, recvcounts, displs, "receive "))))
             return rc;
     } else if (inplace) {
         return bd_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
     }
+    if (!vector)
+        recvcounts = displs = NULL;
     int me = c->rank;
     uint64_t mine = inplace ? 0 : (uint64_t)sendcount * st->psize;
     char *rb = recvbuf;
@@ -615,66 +1049,98 @@ static int gather_common(const char *call, const void *sendbuf, int sendcount,
         bd_dt_copy(st, sendbuf, (uint64_t)sendcount, rt, at(rb, voff(displs, recvcount, me, rt)),
                    vcount(recvcounts, recvcount, me), mine);
     }
-    if (c->size == 1)
-        return MPI_SUCCESS;
-    coll_begin(c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, 0, 0, 0);
-    if (all || c->rank != root) {
-        put_t p = {8, 0};
-        if (inplace)
-            put_typed(&p, -1, at(rb, voff(displs, recvcount, me, rt)),
-                      vcount(recvcounts, recvcount, me), rt);
-        else
-            put_typed(&p, -1, sendbuf, (uint64_t)sendcount, st);
-        put_flush(&p);
+    bd_nbc_t nb;
+    nbc_init(&nb, c);
+    if (c->size > 1) {
+        coll_begin(c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, 0, 0, 0,
+                   api_of(api, request));
+        nb.seq = g_cur.seq;
+        if (all || c->rank != root) {
+            put_t p = {8, 0};
+            if (inplace)
+                put_typed(&p, -1, at(rb, voff(displs, recvcount, me, rt)),
+                          vcount(recvcounts, recvcount, me), rt);
+            else
+                put_typed(&p, -1, sendbuf, (uint64_t)sendcount, st);
+            put_flush(&p);
+        }
+        if (is_root) {
+            nb.gkind = G_BLOCKS;
+            nb.buf = rb;
+            nb.count = (uint64_t)recvcount;
+            nb.counts = (int *)recvcounts;
+            nb.displs = (int *)displs;
+            nb.t = rt;
+        }
     }
-    coll_simple(BD_REQ_COLL_WAIT);
-    if (is_root) {
-        get_t *g = get_new();
-        for (int r = 0; r < c->size; r++)
-            if (r != me)
-                get_typed(g, r, 0, at(rb, voff(displs, recvcount, r, rt)),
-                          vcount(recvcounts, recvcount, r), rt);
-        get_flush(g);
-        free(g);
-    }
-    coll_simple(BD_REQ_COLL_END);
-    return MPI_SUCCESS;
+    return nbc_launch(&nb, request);
 }
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    return gather_common("MPI_Gather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                         NULL, recvtype, root, comm, 0);
+    return gather_common("MPI_Gather", BD_API_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, NULL, NULL, recvtype, root, comm, 0, 0, NULL, 0);
+}
+
+int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                MPI_Request *request)
+{
+    return gather_common("MPI_Igather", BD_API_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, NULL, NULL, recvtype, root, comm, 0, 0, request, 1);
 }
 
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm)
 {
-    return gather_common("MPI_Gatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                         displs, recvtype, root, comm, 0);
+    return gather_common("MPI_Gatherv", BD_API_GATHERV, sendbuf, sendcount, sendtype, recvbuf,
+                         0, recvcounts, displs, recvtype, root, comm, 0, 1, NULL, 0);
+}
+
+int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    return gather_common("MPI_Igatherv", BD_API_GATHERV, sendbuf, sendcount, sendtype, recvbuf,
+                         0, recvcounts, displs, recvtype, root, comm, 0, 1, request, 1);
 }
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return gather_common("MPI_Allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount, NULL,
-                         NULL, recvtype, 0, comm, 1);
+    return gather_common("MPI_Allgather", BD_API_ALLGATHER, sendbuf, sendcount, sendtype,
+                         recvbuf, recvcount, NULL, NULL, recvtype, 0, comm, 1, 0, NULL, 0);
+}
+
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return gather_common("MPI_Iallgather", BD_API_ALLGATHER, sendbuf, sendcount, sendtype,
+                         recvbuf, recvcount, NULL, NULL, recvtype, 0, comm, 1, 0, request, 1);
 }
 
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                    MPI_Comm comm)
 {
-    return gather_common("MPI_Allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0, recvcounts,
-                         displs, recvtype, 0, comm, 1);
+    return gather_common("MPI_Allgatherv", BD_API_ALLGATHERV, sendbuf, sendcount, sendtype,
+                         recvbuf, 0, recvcounts, displs, recvtype, 0, comm, 1, 1, NULL, 0);
 }
 
-static int scatter_common(const char *call, const void *sendbuf, int sendcount,
+int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    return gather_common("MPI_Iallgatherv", BD_API_ALLGATHERV, sendbuf, sendcount, sendtype,
+                         recvbuf, 0, recvcounts, displs, recvtype, 0, comm, 1, 1, request, 1);
+}
+
+static int scatter_common(const char *call, int api, const void *sendbuf, int sendcount,
                           const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                          MPI_Comm comm)
+                          MPI_Comm comm, int vector, MPI_Request *request, int nb_req)
 {
     GET_COMM(call);
     int rc;
@@ -683,14 +1149,15 @@ static int scatter_common(const char *call, const void *sendbuf, int sendcount,
     int inplace = recvbuf == MPI_IN_PLACE;
     if ((rc = check_root(c, comm, call, root)))
         return rc;
-    if (is_root && ((rc = check_buf(comm, call, sendcounts ? 0 : sendcount, sendtype, &st,
-                                    "send")) ||
-                    (rc = check_counts(c, comm, call, sendcounts))))
+    if (is_root && ((rc = check_buf(comm, call, vector ? 0 : sendcount, sendtype, &st, "send")) ||
+                    (vector && (rc = check_counts(c, comm, call, sendcounts, displs, "send ")))))
         return rc;
     if (!is_root && inplace)
         return bd_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
     if (!inplace && (rc = check_buf(comm, call, recvcount, recvtype, &rt, "receive")))
         return rc;
+    if (!vector)
+        sendcounts = displs = NULL;
     uint64_t cap = inplace ? 0 : (uint64_t)recvcount * rt->psize;
     const char *sb = sendbuf;
     if (is_root && !inplace) {
@@ -702,110 +1169,221 @@ static int scatter_common(const char *call, const void *sendbuf, int sendcount,
         bd_dt_copy(st, at(sb, voff(displs, sendcount, root, st)),
                    vcount(sendcounts, sendcount, root), rt, recvbuf, (uint64_t)recvcount, n);
     }
-    if (c->size == 1)
-        return MPI_SUCCESS;
-    coll_begin(c, BD_COLL_SCATTER, root, 0, 0, 0);
-    if (is_root) {
-        put_t p = {8, 0};
-        for (int r = 0; r < c->size; r++)
-            if (r != root)
-                put_typed(&p, r, at(sb, voff(displs, sendcount, r, st)),
-                          vcount(sendcounts, sendcount, r), st);
-        put_flush(&p);
+    bd_nbc_t nb;
+    nbc_init(&nb, c);
+    if (c->size > 1) {
+        coll_begin(c, BD_COLL_SCATTER, root, 0, 0, 0, api_of(api, request));
+        nb.seq = g_cur.seq;
+        if (is_root) {
+            put_t p = {8, 0};
+            for (int r = 0; r < c->size; r++)
+                if (r != root)
+                    put_typed(&p, r, at(sb, voff(displs, sendcount, r, st)),
+                              vcount(sendcounts, sendcount, r), st);
+            put_flush(&p);
+        } else if (cap) {
+            nb.gkind = G_PIECE;
+            nb.peer = root;
+            nb.buf = recvbuf;
+            nb.count = (uint64_t)recvcount;
+            nb.t = rt;
+        }
     }
-    coll_simple(BD_REQ_COLL_WAIT);
-    if (!is_root && cap) {
-        get_t *g = get_new();
-        get_typed(g, root, 0, recvbuf, (uint64_t)recvcount, rt);
-        get_flush(g);
-        free(g);
-    }
-    coll_simple(BD_REQ_COLL_END);
-    return MPI_SUCCESS;
+    return nbc_launch(&nb, request);
 }
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    return scatter_common("MPI_Scatter", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
-                          recvcount, recvtype, root, comm);
+    return scatter_common("MPI_Scatter", BD_API_SCATTER, sendbuf, sendcount, NULL, NULL,
+                          sendtype, recvbuf, recvcount, recvtype, root, comm, 0, NULL, 0);
+}
+
+int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    return scatter_common("MPI_Iscatter", BD_API_SCATTER, sendbuf, sendcount, NULL, NULL,
+                          sendtype, recvbuf, recvcount, recvtype, root, comm, 0, request, 1);
 }
 
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm)
 {
-    return scatter_common("MPI_Scatterv", sendbuf, 0, sendcounts, displs, sendtype, recvbuf,
-                          recvcount, recvtype, root, comm);
+    return scatter_common("MPI_Scatterv", BD_API_SCATTERV, sendbuf, 0, sendcounts, displs,
+                          sendtype, recvbuf, recvcount, recvtype, root, comm, 1, NULL, 0);
 }
 
-static int alltoall_common(const char *call, const void *sendbuf, int sendcount,
-                           const int sendcounts[], const int sdispls[], MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, const int recvcounts[],
-                           const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm, MPI_Request *request)
+{
+    return scatter_common("MPI_Iscatterv", BD_API_SCATTERV, sendbuf, 0, sendcounts, displs,
+                          sendtype, recvbuf, recvcount, recvtype, root, comm, 1, request, 1);
+}
+
+/* All-to-all in its three forms: regular (counts NULL), v (counts and
+ * displacements in extents), w (per-peer types, displacements in bytes). */
+typedef struct {
+    const void *buf;
+    int count;
+    const int *counts, *displs;
+    MPI_Datatype type;
+    const MPI_Datatype *types; /* w: per peer */
+    bd_dt_t *t;
+    bd_dt_t **tv;
+} a2a_side_t;
+
+static int a2a_check(bd_comm_t *c, MPI_Comm comm, const char *call, a2a_side_t *x,
+                     const char *what, int vector)
+{
+    int rc;
+    if (vector && (rc = check_counts(c, comm, call, x->counts, x->displs, what)))
+        return rc;
+    if (!x->types)
+        return check_buf(comm, call, vector ? 0 : x->count, x->type, &x->t, what[0] == 's' ? "send" : "receive");
+    x->tv = malloc((size_t)c->size * sizeof *x->tv);
+    if (!x->tv)
+        bd_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+    for (int r = 0; r < c->size; r++)
+        if ((rc = bd_dt_check(comm, call, what[0] == 's' ? "send" : "receive", x->types[r],
+                              &x->tv[r])))
+            return rc;
+    return MPI_SUCCESS;
+}
+
+static const bd_dt_t *a2a_type(const a2a_side_t *x, int r)
+{
+    return x->tv ? x->tv[r] : x->t;
+}
+
+static char *a2a_block(const a2a_side_t *x, int r)
+{
+    return at(x->buf, x->tv ? x->displs[r] : voff(x->displs, x->count, r, x->t));
+}
+
+static int alltoall_common(const char *call, int api, a2a_side_t *s, a2a_side_t *rv, int vector,
+                           MPI_Comm comm, MPI_Request *request, int nb_req)
 {
     GET_COMM(call);
     int rc;
-    bd_dt_t *st = NULL, *rt = NULL;
-    int inplace = sendbuf == MPI_IN_PLACE;
-    if ((rc = check_buf(comm, call, recvcounts ? 0 : recvcount, recvtype, &rt, "receive")) ||
-        (rc = check_counts(c, comm, call, recvcounts)))
-        return rc;
+    int inplace = s->buf == MPI_IN_PLACE;
+    if (!vector)
+        s->counts = s->displs = rv->counts = rv->displs = NULL;
+    if ((rc = a2a_check(c, comm, call, rv, "receive ", vector)))
+        goto out;
     if (inplace) {
-        sendbuf = recvbuf;
-        sendcount = recvcount;
-        sendcounts = recvcounts;
-        sdispls = rdispls;
-        sendtype = recvtype;
+        *s = *rv;
+        s->tv = NULL;
+        if (rv->tv) {
+            s->tv = malloc((size_t)c->size * sizeof *s->tv);
+            if (!s->tv)
+                bd_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+            memcpy(s->tv, rv->tv, (size_t)c->size * sizeof *s->tv);
+        }
+    } else if ((rc = a2a_check(c, comm, call, s, "send ", vector))) {
+        goto out;
     }
-    if ((rc = check_buf(comm, call, sendcounts ? 0 : sendcount, sendtype, &st, "send")) ||
-        (rc = check_counts(c, comm, call, sendcounts)))
-        return rc;
-    const char *sb = sendbuf;
-    char *rb = recvbuf;
     int me = c->rank;
-    uint64_t own = vcount(sendcounts, sendcount, me) * st->psize;
-    uint64_t room = vcount(recvcounts, recvcount, me) * rt->psize;
-    if (own > room)
-        return bd_error(comm, MPI_ERR_TRUNCATE, call,
-                        "rank %d sends %llu bytes to itself but receives only %llu", me,
-                        (unsigned long long)own, (unsigned long long)room);
+    uint64_t own = vcount(s->counts, s->count, me) * a2a_type(s, me)->psize;
+    uint64_t room = vcount(rv->counts, rv->count, me) * a2a_type(rv, me)->psize;
+    if (own > room) {
+        rc = bd_error(comm, MPI_ERR_TRUNCATE, call,
+                      "rank %d sends %llu bytes to itself but receives only %llu", me,
+                      (unsigned long long)own, (unsigned long long)room);
+        goto out;
+    }
     if (!inplace)
-        bd_dt_copy(st, at(sb, voff(sdispls, sendcount, me, st)), vcount(sendcounts, sendcount, me),
-                   rt, at(rb, voff(rdispls, recvcount, me, rt)), vcount(recvcounts, recvcount, me),
-                   own);
-    if (c->size == 1)
-        return MPI_SUCCESS;
-    coll_begin(c, BD_COLL_ALLTOALL, 0, 0, 0, 0);
-    put_t p = {8, 0};
-    for (int r = 0; r < c->size; r++)
-        if (r != me)
-            put_typed(&p, r, at(sb, voff(sdispls, sendcount, r, st)),
-                      vcount(sendcounts, sendcount, r), st);
-    put_flush(&p);
-    coll_simple(BD_REQ_COLL_WAIT);
-    get_t *g = get_new();
-    for (int r = 0; r < c->size; r++)
-        if (r != me)
-            get_typed(g, r, 0, at(rb, voff(rdispls, recvcount, r, rt)),
-                      vcount(recvcounts, recvcount, r), rt);
-    get_flush(g);
-    free(g);
-    coll_simple(BD_REQ_COLL_END);
-    return MPI_SUCCESS;
+        bd_dt_copy(a2a_type(s, me), a2a_block(s, me), vcount(s->counts, s->count, me),
+                   a2a_type(rv, me), a2a_block(rv, me), vcount(rv->counts, rv->count, me), own);
+    bd_nbc_t nb;
+    nbc_init(&nb, c);
+    if (c->size > 1) {
+        coll_begin(c, BD_COLL_ALLTOALL, 0, 0, 0, 0, api_of(api, request));
+        nb.seq = g_cur.seq;
+        put_t p = {8, 0};
+        for (int r = 0; r < c->size; r++)
+            if (r != me)
+                put_typed(&p, r, a2a_block(s, r), vcount(s->counts, s->count, r), a2a_type(s, r));
+        put_flush(&p);
+        nb.gkind = G_BLOCKS;
+        nb.buf = (void *)rv->buf;
+        nb.count = (uint64_t)rv->count;
+        nb.counts = (int *)rv->counts;
+        nb.t = rv->t;
+        if (rv->tv) {
+            nb.tv = rv->tv;
+            nb.bdispls = (int *)rv->displs;
+        } else {
+            nb.displs = (int *)rv->displs;
+        }
+    }
+    rc = nbc_launch(&nb, request);
+out:
+    free(s->tv);
+    free(rv->tv);
+    return rc;
 }
 
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return alltoall_common("MPI_Alltoall", sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
-                           recvcount, NULL, NULL, recvtype, comm);
+    a2a_side_t s = {.buf = sendbuf, .count = sendcount, .type = sendtype};
+    a2a_side_t r = {.buf = recvbuf, .count = recvcount, .type = recvtype};
+    return alltoall_common("MPI_Alltoall", BD_API_ALLTOALL, &s, &r, 0, comm, NULL, 0);
+}
+
+int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    a2a_side_t s = {.buf = sendbuf, .count = sendcount, .type = sendtype};
+    a2a_side_t r = {.buf = recvbuf, .count = recvcount, .type = recvtype};
+    return alltoall_common("MPI_Ialltoall", BD_API_ALLTOALL, &s, &r, 0, comm, request, 1);
 }
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return alltoall_common("MPI_Alltoallv", sendbuf, 0, sendcounts, sdispls, sendtype, recvbuf,
-                           0, recvcounts, rdispls, recvtype, comm);
+    a2a_side_t s = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .type = sendtype};
+    a2a_side_t r = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .type = recvtype};
+    return alltoall_common("MPI_Alltoallv", BD_API_ALLTOALLV, &s, &r, 1, comm, NULL, 0);
+}
+
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    a2a_side_t s = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .type = sendtype};
+    a2a_side_t r = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .type = recvtype};
+    return alltoall_common("MPI_Ialltoallv", BD_API_ALLTOALLV, &s, &r, 1, comm, request, 1);
+}
+
+int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                  const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    a2a_side_t s = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .types = sendtypes};
+    a2a_side_t r = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .types = recvtypes};
+    if (sendbuf != MPI_IN_PLACE && !sendtypes)
+        return bd_error(comm, MPI_ERR_ARG, "MPI_Alltoallw", "NULL send types");
+    if (!recvtypes)
+        return bd_error(comm, MPI_ERR_ARG, "MPI_Alltoallw", "NULL receive types");
+    return alltoall_common("MPI_Alltoallw", BD_API_ALLTOALLW, &s, &r, 1, comm, NULL, 0);
+}
+
+int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                   MPI_Request *request)
+{
+    a2a_side_t s = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .types = sendtypes};
+    a2a_side_t r = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .types = recvtypes};
+    if (sendbuf != MPI_IN_PLACE && !sendtypes)
+        return bd_error(comm, MPI_ERR_ARG, "MPI_Ialltoallw", "NULL send types");
+    if (!recvtypes)
+        return bd_error(comm, MPI_ERR_ARG, "MPI_Ialltoallw", "NULL receive types");
+    return alltoall_common("MPI_Ialltoallw", BD_API_ALLTOALLW, &s, &r, 1, comm, request, 1);
 }

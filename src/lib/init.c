@@ -31,6 +31,7 @@ static int may_block(uint32_t code)
     case BD_REQ_RECV: case BD_REQ_WAIT: case BD_REQ_TEST: case BD_REQ_WAITANY:
     case BD_REQ_TESTANY: case BD_REQ_PROBE: case BD_REQ_IPROBE: case BD_REQ_SSEND_WAIT:
     case BD_REQ_SSEND_TEST: case BD_REQ_COLL_WAIT: case BD_REQ_CRIT_ENTER: case BD_REQ_YIELD:
+    case BD_REQ_COLL_TEST: case BD_REQ_COLL_WAITANY: case BD_REQ_COLL_TESTANY:
         return 1;
     default:
         return 0;

@@ -43,7 +43,7 @@ static inline int bd_comm_peer_world(const bd_comm_t *c, int r)
     return c->inter ? c->rworld[r] : c->world[r];
 }
 
-enum { BD_RQ_FREE = 0, BD_RQ_SEND, BD_RQ_SSEND, BD_RQ_RECV };
+enum { BD_RQ_FREE = 0, BD_RQ_SEND, BD_RQ_SSEND, BD_RQ_RECV, BD_RQ_COLL };
 
 typedef struct bd_request {
     int kind;
@@ -62,6 +62,7 @@ typedef struct bd_request {
     int pcount, ppeer, ptag;
     MPI_Datatype pdt;
     MPI_Comm pcomm;
+    struct bd_nbc *nbc;   /* kind BD_RQ_COLL: the nonblocking collective (coll.c) */
 } bd_request_t;
 
 typedef struct bd_user_op {
@@ -265,5 +266,17 @@ void *bd_dt_alloc(const bd_dt_t *t, uint64_t count, void **base);
 
 /* coll.c */
 int bd_user_op_fn(MPI_Op op, bd_user_op_t **out);
+/* Nonblocking collectives: progress one (returns 1 once it is complete;
+ * blocking: wait for it); poll, or with block wait for, several at once
+ * (returns how many completed; a poll that finds none gives the run slot
+ * away only if yield); free. */
+typedef struct bd_nbc bd_nbc_t;
+int bd_nbc_progress(bd_nbc_t *nb, int blocking);
+int bd_nbc_poll(bd_nbc_t **nbs, int n, int block, int yield);
+int bd_nbc_done(const bd_nbc_t *nb);
+void bd_nbc_free(bd_nbc_t *nb);
+
+/* p2p.c: the request of a started nonblocking collective (it owns nb). */
+MPI_Request bd_req_new_coll(bd_nbc_t *nb);
 
 #endif

@@ -206,6 +206,17 @@ static int req_alloc(int kind)
     return h;
 }
 
+/* A nonblocking collective's request: complete already if nb is. */
+MPI_Request bd_req_new_coll(bd_nbc_t *nb)
+{
+    int h = req_alloc(BD_RQ_COLL);
+    bd_request_t *q = &g_bd.reqs[h];
+    q->nbc = nb;
+    q->done = bd_nbc_done(nb);
+    bd_status_empty(&q->status);
+    return h;
+}
+
 static bd_request_t *req_get(MPI_Request h)
 {
     if (h <= 0 || h >= g_bd.nreqs || g_bd.reqs[h].kind == BD_RQ_FREE)
@@ -485,6 +496,10 @@ static void req_progress(bd_request_t *q, int blocking)
 {
     if (q->done)
         return;
+    if (q->kind == BD_RQ_COLL) {
+        q->done = bd_nbc_progress(q->nbc, blocking);
+        return;
+    }
     if (q->kind == BD_RQ_SSEND) {
         bd_req_t *r = bd_req_begin(blocking ? BD_REQ_SSEND_WAIT : BD_REQ_SSEND_TEST);
         r->arg[0] = (int64_t)q->rid;
@@ -517,6 +532,10 @@ static int req_finish(MPI_Request *h, MPI_Status *st)
     if (q->persistent) {
         q->inactive = 1;
         return err;
+    }
+    if (q->kind == BD_RQ_COLL) {
+        bd_nbc_free(q->nbc);
+        q->nbc = NULL;
     }
     q->kind = BD_RQ_FREE;
     *h = MPI_REQUEST_NULL;
@@ -595,9 +614,37 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
  * request to the master, synchronous sends one by one.  With `block`, wait
  * until at least one has completed.  Unless `every`, a request that is
  * already done ends the call at once.  Returns how many are done. */
+/* One poll of the pending nonblocking collectives among reqs (with block:
+ * wait in the master until one completes); completes those that are ready. */
+static int poll_colls(int count, MPI_Request reqs[], int block, int yield)
+{
+    int n = 0;
+    for (int i = 0; i < count; i++) {
+        bd_request_t *q = req_live(reqs[i]);
+        n += q && !q->done && q->kind == BD_RQ_COLL;
+    }
+    bd_nbc_t **v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    if (!v)
+        bd_fatal(MPI_ERR_NO_MEM, "out of memory polling %d requests", n);
+    n = 0;
+    for (int i = 0; i < count; i++) {
+        bd_request_t *q = req_live(reqs[i]);
+        if (q && !q->done && q->kind == BD_RQ_COLL)
+            v[n++] = q->nbc;
+    }
+    int k = bd_nbc_poll(v, n, block, yield);
+    free(v);
+    for (int i = 0; i < count; i++) {
+        bd_request_t *q = req_live(reqs[i]);
+        if (q && !q->done && q->kind == BD_RQ_COLL)
+            q->done = bd_nbc_done(q->nbc);
+    }
+    return k;
+}
+
 static int poll_many(int count, MPI_Request reqs[], int block, int every)
 {
-    int ndone = 0, nrecv = 0, nssend = 0;
+    int ndone = 0, nrecv = 0, nssend = 0, ncoll = 0;
     for (int i = 0; i < count; i++) {
         bd_request_t *q = req_live(reqs[i]);
         if (!q)
@@ -608,8 +655,10 @@ static int poll_many(int count, MPI_Request reqs[], int block, int every)
             nrecv++;
         else if (q->kind == BD_RQ_SSEND)
             nssend++;
+        else if (q->kind == BD_RQ_COLL)
+            ncoll++;
     }
-    if ((ndone && !every) || (!nrecv && !nssend))
+    if ((ndone && !every) || (!nrecv && !nssend && !ncoll))
         return ndone;
     if (ndone)
         block = 0;
@@ -623,6 +672,13 @@ static int poll_many(int count, MPI_Request reqs[], int block, int every)
                 }
             }
             if (ndone)
+                return ndone;
+        }
+        if (ncoll) {
+            /* A set of only collectives waits in the master; otherwise this
+             * poll leaves giving the slot away to the receive poll after it. */
+            ndone += poll_colls(count, reqs, block && !nrecv && !nssend, !nrecv);
+            if (ndone && (!every || !nrecv))
                 return ndone;
         }
         if (nrecv) {
@@ -851,6 +907,10 @@ int MPI_Cancel(MPI_Request *request)
     bd_request_t *q = request ? req_live(*request) : NULL;
     if (!q)
         return bad_request("MPI_Cancel", request ? *request : MPI_REQUEST_NULL);
+    if (q->kind == BD_RQ_COLL)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel",
+                        "request %d is a nonblocking collective, which cannot be cancelled "
+                        "(MPI 3.1 5.12)", *request);
     /* Sends are buffered at once, so only a receive can still be withdrawn;
      * a send's cancel fails, which MPI allows (MPI_Test_cancelled says so). */
     cancel_recv(q);
@@ -880,6 +940,10 @@ int MPI_Request_free(MPI_Request *request)
     bd_request_t *q = request ? req_get(*request) : NULL;
     if (!q)
         return bad_request("MPI_Request_free", request ? *request : MPI_REQUEST_NULL);
+    if (q->kind == BD_RQ_COLL)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free",
+                        "request %d is a nonblocking collective, which cannot be freed "
+                        "(MPI 3.1 5.12): complete it with MPI_Wait or MPI_Test", *request);
     *request = MPI_REQUEST_NULL;
     if (!q->inactive && q->kind == BD_RQ_RECV && !q->done) {
         q->persistent = 0;

@@ -5,6 +5,7 @@
  * addressed by (source, destination); reductions with predefined ops are
  * folded here in rank order, so results do not depend on scheduling.
  * Communicator creation (split, dup) is one more kind of collective. */
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -30,6 +31,47 @@ static const char *const g_kind_names[BD_COLL__COUNT] = {
 static const char *kind_name(int k)
 {
     return k > 0 && k < BD_COLL__COUNT && g_kind_names[k] ? g_kind_names[k] : "collective";
+}
+
+static const char *const g_api_names[BD_API__COUNT] = {
+    [BD_API_BARRIER] = "Barrier",
+    [BD_API_BCAST] = "Bcast",
+    [BD_API_REDUCE] = "Reduce",
+    [BD_API_ALLREDUCE] = "Allreduce",
+    [BD_API_SCAN] = "Scan",
+    [BD_API_EXSCAN] = "Exscan",
+    [BD_API_REDUCE_SCATTER] = "Reduce_scatter",
+    [BD_API_REDUCE_SCATTER_BLOCK] = "Reduce_scatter_block",
+    [BD_API_GATHER] = "Gather",
+    [BD_API_GATHERV] = "Gatherv",
+    [BD_API_SCATTER] = "Scatter",
+    [BD_API_SCATTERV] = "Scatterv",
+    [BD_API_ALLGATHER] = "Allgather",
+    [BD_API_ALLGATHERV] = "Allgatherv",
+    [BD_API_ALLTOALL] = "Alltoall",
+    [BD_API_ALLTOALLV] = "Alltoallv",
+    [BD_API_ALLTOALLW] = "Alltoallw",
+};
+
+/* The MPI call a description comes from: "MPI_Ibcast", "MPI_Gatherv", ... */
+static const char *call_name(const bd_coll_desc_t *d)
+{
+    static char buf[4][48];
+    static unsigned k;
+    int api = d->api & ~BD_API_NB;
+    const char *base = api > 0 && api < BD_API__COUNT ? g_api_names[api] : NULL;
+    if (!base) {
+        base = kind_name(d->kind);
+        if (strncmp(base, "MPI_", 4))
+            return base;
+        base += 4;
+    }
+    char *b = buf[k++ & 3];
+    if (d->api & BD_API_NB)
+        snprintf(b, sizeof buf[0], "MPI_I%c%s", tolower((unsigned char)base[0]), base + 1);
+    else
+        snprintf(b, sizeof buf[0], "MPI_%s", base);
+    return b;
 }
 
 static int is_fold(int k)
@@ -226,6 +268,15 @@ static piece_t *get_piece(coll_t *c, int me, int peer)
     return &c->pieces[i];
 }
 
+/* Does a live collective instance use comm? */
+static int comm_busy(const comm_t *comm)
+{
+    for (const coll_t *c = g_m.colls; c; c = c->next)
+        if (c->comm == comm)
+            return 1;
+    return 0;
+}
+
 static void coll_free(coll_t *c)
 {
     coll_t **pp = &g_m.colls;
@@ -233,6 +284,10 @@ static void coll_free(coll_t *c)
         pp = &(*pp)->next;
     if (*pp)
         *pp = c->next;
+    /* A communicator freed by all its members while nonblocking collectives
+     * on it were still running goes with the last of them. */
+    if (c->comm->refs == 0 && !comm_busy(c->comm))
+        comm_remove(c->comm);
     for (size_t i = 0; i < c->npieces; i++)
         free(c->pieces[i].data);
     if (c->results)
@@ -348,7 +403,7 @@ static int piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, cons
         int rc = bd_pwrite_full(c->fd, src, len, p->file_off + off);
         if (rc < 0) {
             bd_master_fail(1, "cannot write %u bytes of %s data to the spill file in %s: %s",
-                           len, kind_name(c->d.kind), g_m.jobdir, strerror(-rc));
+                           len, call_name(&c->d), g_m.jobdir, strerror(-rc));
             return -1;
         }
     } else {
@@ -369,7 +424,7 @@ static int piece_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint
     int rc = bd_pread_full(c->fd, dst, len, p->file_off + off);
     if (rc < 0)
         bd_master_fail(1, "cannot read %u bytes of %s data from the spill file in %s: %s", len,
-                       kind_name(c->d.kind), g_m.jobdir, strerror(-rc));
+                       call_name(&c->d), g_m.jobdir, strerror(-rc));
     return rc;
 }
 
@@ -523,6 +578,7 @@ static void coll_hdr(const coll_t *c, bd_net_hdr_t *h, int what, int idx)
     h->a[6] = c->d.op;
     h->u[0] = c->seq;
     h->u[1] = c->d.count;
+    h->u[3] = (uint64_t)(uint32_t)c->d.api;
 }
 
 static void ship_piece(coll_t *c, int dst, int what, int idx, const piece_t *p)
@@ -615,9 +671,12 @@ static void ship_results(coll_t *c)
 
 static void poke_members(coll_t *c)
 {
-    for (int i = 0; i < g_m.ns; i++)
-        if (g_m.slaves[i].coll == c)
-            bd_master_poke(&g_m.slaves[i]);
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *s = &g_m.slaves[i];
+        if (s->coll == c || (s->state == SL_BLOCKED && s->blk == BLK_COLL &&
+                             s->slot->req.code == BD_REQ_COLL_WAITANY))
+            bd_master_poke(s);
+    }
 }
 
 static void coll_maybe_free(coll_t *c)
@@ -735,10 +794,10 @@ static coll_t *remote_instance(const bd_net_hdr_t *h)
     if (c)
         return c;
     bd_coll_desc_t d = {.kind = h->a[3], .root = h->a[4], .dtype = h->a[5], .op = h->a[6],
-                        .count = h->u[1], .seq = h->u[0]};
+                        .count = h->u[1], .seq = h->u[0], .api = (int32_t)h->u[3]};
     c = coll_new(comm, d.seq, &d);
     if (!c)
-        bd_master_fail(1, "master out of memory starting %s", kind_name(d.kind));
+        bd_master_fail(1, "master out of memory starting %s", call_name(&d));
     return c;
 }
 
@@ -869,14 +928,21 @@ void bd_coll_remote_done(const bd_net_hdr_t *h)
         remote_complete(c, h);
 }
 
+static int any_ready(slave_t *s, coll_t **first_wait);
+
 int bd_coll_ready(slave_t *s)
 {
+    if (s->slot->req.code == BD_REQ_COLL_WAITANY) {
+        coll_t *first;
+        return any_ready(s, &first) > 0;
+    }
     return s->coll && rank_ready(s->coll, s->coll_rank);
 }
 
 static int desc_matches(const bd_coll_desc_t *a, const bd_coll_desc_t *b)
 {
-    if (a->kind != b->kind || a->root != b->root)
+    /* A nonblocking collective never matches a blocking one (MPI 3.1 5.12). */
+    if (a->kind != b->kind || a->root != b->root || (a->api & BD_API_NB) != (b->api & BD_API_NB))
         return 0;
     if (is_fold(a->kind))
         return a->op == b->op && a->dtype == b->dtype && a->count == b->count;
@@ -891,27 +957,27 @@ static void coll_begin(slave_t *s, bd_req_t *r)
     if (!comm || r->myrank < 0 || r->myrank >= comm->size ||
         comm->world[r->myrank] != s->world) {
         bd_master_fail(1, "rank %d called %s on unknown communicator context %d", s->world,
-                       kind_name(d.kind), r->ctx);
+                       call_name(&d), r->ctx);
         return;
     }
     if (d.kind <= 0 || d.kind >= BD_COLL__COUNT || d.root < 0 || d.root >= comm->size ||
         (is_fold(d.kind) && (!bd_op_valid_for(d.op, d.dtype)))) {
         bd_master_fail(1, "rank %d called %s with an invalid description", s->world,
-                       kind_name(d.kind));
+                       call_name(&d));
         return;
     }
     coll_t *c = coll_find(r->ctx, d.seq);
     if (!c) {
         c = coll_new(comm, d.seq, &d);
         if (!c) {
-            bd_master_fail(1, "master out of memory starting %s", kind_name(d.kind));
+            bd_master_fail(1, "master out of memory starting %s", call_name(&d));
             return;
         }
     } else if (!desc_matches(&c->d, &d)) {
         bd_master_fail(1,
                        "collective mismatch on communicator context %d: rank %d called %s "
                        "(root %d) where another rank called %s (root %d)",
-                       r->ctx, s->world, kind_name(d.kind), d.root, kind_name(c->d.kind),
+                       r->ctx, s->world, call_name(&d), d.root, call_name(&c->d),
                        c->d.root);
         return;
     }
@@ -940,7 +1006,7 @@ static void coll_put(slave_t *s)
         if (pos + seg.len > g_m.hdr->window || !p ||
             piece_write(c, p, seg.total, seg.off, s->win + pos, seg.len) < 0) {
             bd_master_fail(1, "rank %d: bad data segment in %s (peer %d, %u bytes at %llu)",
-                           s->world, kind_name(c->d.kind), seg.peer, seg.len,
+                           s->world, call_name(&c->d), seg.peer, seg.len,
                            (unsigned long long)seg.off);
             return;
         }
@@ -954,27 +1020,104 @@ bad:
     bd_master_fail(1, "rank %d: malformed collective PUT", s->world);
 }
 
+/* Rank `rank` (a rank of s) has put all its inputs to c.  Returns 0, or -1
+ * when the job fails. */
+static int coll_arrive(slave_t *s, coll_t *c, int rank)
+{
+    if (c->rank_arrived[rank])
+        return 0;
+    c->rank_arrived[rank] = 1;
+    c->arrived++;
+    if (is_fold(c->d.kind)) {
+        piece_t *p = &c->pieces[rank];
+        if (p->filled != c->d.count * c->elem_size) {
+            bd_master_fail(1, "rank %d gave %llu bytes to %s, expected %llu", s->world,
+                           (unsigned long long)p->filled, call_name(&c->d),
+                           (unsigned long long)(c->d.count * c->elem_size));
+            return -1;
+        }
+    }
+    coll_progress(c);
+    return g_m.stopping ? -1 : 0;
+}
+
 static void coll_wait(slave_t *s)
 {
     coll_t *c = s->coll;
-    if (!c->rank_arrived[s->coll_rank]) {
-        c->rank_arrived[s->coll_rank] = 1;
-        c->arrived++;
-        if (is_fold(c->d.kind)) {
-            piece_t *p = &c->pieces[s->coll_rank];
-            if (p->filled != c->d.count * c->elem_size) {
-                bd_master_fail(1, "rank %d gave %llu bytes to %s, expected %llu", s->world,
-                               (unsigned long long)p->filled, kind_name(c->d.kind),
-                               (unsigned long long)(c->d.count * c->elem_size));
-                return;
-            }
-        }
-        coll_progress(c);
-    }
+    if (coll_arrive(s, c, s->coll_rank) < 0)
+        return;
     if (rank_ready(c, s->coll_rank))
         bd_master_respond(s);
     else
         bd_master_block(s, BLK_COLL);
+}
+
+/* ARRIVE (answered at once) and TEST (a poll): resp.flag says whether the
+ * rank may GET its results now. */
+static void coll_test(slave_t *s, int poll)
+{
+    coll_t *c = s->coll;
+    if (coll_arrive(s, c, s->coll_rank) < 0)
+        return;
+    s->slot->resp.flag = rank_ready(c, s->coll_rank);
+    if (poll && !s->slot->resp.flag)
+        bd_master_poll_failed(s);
+    else
+        bd_master_respond(s);
+}
+
+/* The instances of a WAITANY/TESTANY (window: bd_coll_id_t[n], then n flag
+ * bytes written here): how many of them are ready; -1 when the job fails.
+ * *first_wait gets the first one that is not. */
+static int any_ready(slave_t *s, coll_t **first_wait)
+{
+    int64_t n = s->slot->req.arg[0];
+    if (n < 1 || (uint64_t)n * (sizeof(bd_coll_id_t) + 1) > g_m.hdr->window) {
+        bd_master_fail(1, "rank %d: bad list of %lld collectives to wait for", s->world,
+                       (long long)n);
+        return -1;
+    }
+    uint8_t *flags = (uint8_t *)s->win + (size_t)n * sizeof(bd_coll_id_t);
+    int ready = 0;
+    *first_wait = NULL;
+    for (int64_t i = 0; i < n; i++) {
+        bd_coll_id_t id;
+        memcpy(&id, s->win + i * (int64_t)sizeof id, sizeof id);
+        coll_t *c = coll_find(id.ctx, id.seq);
+        if (!c || id.myrank < 0 || id.myrank >= c->comm->size ||
+            c->comm->world[id.myrank] != s->world) {
+            bd_master_fail(1,
+                           "rank %d waits for an unknown collective (context %d, call %llu)",
+                           s->world, id.ctx, (unsigned long long)id.seq);
+            return -1;
+        }
+        if (coll_arrive(s, c, id.myrank) < 0)
+            return -1;
+        flags[i] = (uint8_t)rank_ready(c, id.myrank);
+        ready += flags[i];
+        if (!flags[i] && !*first_wait) {
+            *first_wait = c;
+            s->coll_rank = id.myrank;
+        }
+    }
+    return ready;
+}
+
+static void coll_waitany(slave_t *s, int poll)
+{
+    coll_t *first = NULL;
+    int n = any_ready(s, &first);
+    if (n < 0)
+        return;
+    s->slot->resp.flag = n > 0;
+    if (n > 0 || (poll && s->slot->req.arg[1])) {
+        bd_master_respond(s);
+    } else if (poll) {
+        bd_master_poll_failed(s);
+    } else {
+        s->coll = first; /* for the deadlock report */
+        bd_master_block(s, BLK_COLL);
+    }
 }
 
 static void coll_get(slave_t *s)
@@ -1007,7 +1150,7 @@ static void coll_get(slave_t *s)
             bd_master_fail(1,
                            "rank %d: %s asked for %u bytes at offset %llu of a %llu-byte piece "
                            "from peer %d (do the counts of all ranks agree?)",
-                           s->world, kind_name(c->d.kind), segs[i].len,
+                           s->world, call_name(&c->d), segs[i].len,
                            (unsigned long long)segs[i].off, (unsigned long long)avail,
                            segs[i].peer);
             return;
@@ -1075,10 +1218,6 @@ int bd_coll_handle(slave_t *s)
     bd_req_t *r = &s->slot->req;
     switch (r->code) {
     case BD_REQ_COLL_BEGIN:
-        if (s->coll) {
-            bd_master_fail(1, "rank %d began a collective inside another", s->world);
-            return 1;
-        }
         coll_begin(s, r);
         return 1;
     case BD_REQ_CTX_ALLOC:
@@ -1090,13 +1229,31 @@ int bd_coll_handle(slave_t *s)
         return 1;
     case BD_REQ_COMM_FREE: {
         comm_t *c = bd_comm_lookup(r->ctx);
-        if (c && c->refs > 0 && --c->refs == 0)
+        if (c && c->refs > 0 && --c->refs == 0 && !comm_busy(c))
             comm_remove(c);
         bd_master_respond(s);
         return 1;
     }
     default:
         break;
+    }
+    if (r->code == BD_REQ_COLL_WAITANY || r->code == BD_REQ_COLL_TESTANY) {
+        coll_waitany(s, r->code == BD_REQ_COLL_TESTANY);
+        return s->state == SL_RUNNING;
+    }
+    if (r->flags & BD_COLL_ADDR) {
+        /* The request names its instance (nonblocking collectives may overlap). */
+        coll_t *c = coll_find(r->ctx, r->rid);
+        if (!c || r->myrank < 0 || r->myrank >= c->comm->size ||
+            c->comm->world[r->myrank] != s->world) {
+            bd_master_fail(1,
+                           "rank %d sent collective request %u for an unknown collective "
+                           "(context %d, call %llu)",
+                           s->world, r->code, r->ctx, (unsigned long long)r->rid);
+            return 1;
+        }
+        s->coll = c;
+        s->coll_rank = r->myrank;
     }
     if (!s->coll) {
         bd_master_fail(1, "rank %d sent collective request %u outside a collective", s->world,
@@ -1105,6 +1262,8 @@ int bd_coll_handle(slave_t *s)
     }
     switch (r->code) {
     case BD_REQ_COLL_PUT: coll_put(s); return 1;
+    case BD_REQ_COLL_ARRIVE: coll_test(s, 0); return 1;
+    case BD_REQ_COLL_TEST: coll_test(s, 1); return s->state == SL_RUNNING;
     case BD_REQ_COLL_WAIT: coll_wait(s); return s->state == SL_RUNNING;
     case BD_REQ_COLL_GET: coll_get(s); return 1;
     case BD_REQ_COLL_END: coll_end(s); return 1;
@@ -1112,9 +1271,13 @@ int bd_coll_handle(slave_t *s)
     }
 }
 
+/* A rank blocked in a collective wait (or that gave its slot away after a
+ * collective poll) runs again: answer its request anew, which cannot block. */
 void bd_coll_resume(slave_t *s)
 {
-    bd_master_respond(s);
+    s->resuming = 1;
+    bd_coll_handle(s);
+    s->resuming = 0;
 }
 
 void bd_coll_describe(slave_t *s, char *buf, size_t len)
@@ -1145,9 +1308,17 @@ void bd_coll_describe(slave_t *s, char *buf, size_t len)
             if (sends_to(c, n, g_m.node) && !c->done_from[n])
                 k += (size_t)snprintf(nodes + k, sizeof nodes - k, " %d", n);
     }
+    char in[96];
+    if (s->slot->req.code == BD_REQ_COLL_WAITANY)
+        snprintf(in, sizeof in, "MPI_Waitany/Waitsome for one of %lld collectives, such as ",
+                 (long long)s->slot->req.arg[0]);
+    else if (c->d.api & BD_API_NB)
+        snprintf(in, sizeof in, "MPI_Wait/Waitall for ");
+    else
+        in[0] = 0;
     snprintf(buf, len,
-             "waits in %s (root %d) on communicator context %d (call %llu): %d of its %d ranks "
+             "waits in %s%s (root %d) on communicator context %d (call %llu): %d of its %d ranks "
              "here arrived; no contribution yet from world ranks:%s%s",
-             kind_name(c->d.kind), c->d.root, c->ctx, (unsigned long long)c->seq, c->arrived,
+             in, call_name(&c->d), c->d.root, c->ctx, (unsigned long long)c->seq, c->arrived,
              c->nlocal, missing, nodes);
 }

@@ -161,11 +161,16 @@ static void resume(slave_t *s)
     case BLK_COLL:
         bd_coll_resume(s);
         break;
+    case BLK_YIELD:
+        if (s->slot->req.code == BD_REQ_COLL_TEST || s->slot->req.code == BD_REQ_COLL_TESTANY) {
+            bd_coll_resume(s); /* a collective poll that gave its slot away */
+            break;
+        }
+        /* fall through */
     case BLK_RECV:
     case BLK_ANY:
     case BLK_PROBE:
     case BLK_SSEND:
-    case BLK_YIELD:
         bd_p2p_resume(s);
         break;
     }
@@ -284,6 +289,10 @@ static void handle_request(slave_t *s)
     case BD_REQ_CTX_ALLOC:
     case BD_REQ_COMM_FREE:
     case BD_REQ_COMM_REGISTER:
+    case BD_REQ_COLL_ARRIVE:
+    case BD_REQ_COLL_TEST:
+    case BD_REQ_COLL_WAITANY:
+    case BD_REQ_COLL_TESTANY:
         bd_coll_handle(s);
         return;
     default:
