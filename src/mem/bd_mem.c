@@ -735,6 +735,13 @@ int bd_mem_owns(const void *p) {
   return (uintptr_t)p - G.arena_lo < len;
 }
 
+int bd_mem_overlaps(const void *p, size_t len) {
+  if (len == 0 || !bd_mem_active()) return 0;
+  uintptr_t lo = (uintptr_t)p, hi = lo + len;
+  if (hi < lo) hi = UINTPTR_MAX; /* a bogus length still must not wrap */
+  return lo < G.arena_lo + G.arena_len && hi > G.arena_lo;
+}
+
 void *bd_mem_alloc(size_t size, size_t align) {
   if (!bd_mem_active()) {
     errno = EINVAL;

@@ -214,6 +214,14 @@ size_t bd_mem_usable_size(const void *p);
 /* Nonzero if p lies in the managed arena (cheap, lock free).  Does not say
  * whether p is a live allocation. */
 int bd_mem_owns(const void *p);
+/* Nonzero if [p, p+len) intersects the managed arena while the manager is
+ * active (cheap, lock free, async-signal-safe): the fast-path test of the
+ * system call wrappers (syscall-override.c). */
+int bd_mem_overlaps(const void *p, size_t len)
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
+    __attribute__((access(none, 1))) /* only the address: read()'s buffer may be uninitialized */
+#endif
+    ;
 
 /* Write back dirty sbpages of all allocations and release their memory.
  * Returns 0 or -errno (e.g. -ENOSPC); on error nothing unwritten is lost:

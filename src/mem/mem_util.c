@@ -3,6 +3,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -95,10 +96,15 @@ uint64_t bdm_now_ns(void) {
   return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
+/* The backing-file I/O below runs with the manager's lock held and, on the
+ * uffd path, writes straight from managed memory.  It calls the kernel
+ * directly so that it never goes through the program-level pread/pwrite
+ * wrappers of syscall-override.c (they would take the lock again) and is
+ * never a thread-cancellation point while the lock is held. */
 int bdm_pread_all(int fd, void *buf, size_t len, off_t off) {
   uint8_t *p = buf;
   while (len > 0) {
-    ssize_t r = pread(fd, p, len, off);
+    ssize_t r = syscall(SYS_pread64, fd, p, len, off);
     if (r < 0) {
       if (errno == EINTR) continue;
       return -errno;
@@ -114,7 +120,7 @@ int bdm_pread_all(int fd, void *buf, size_t len, off_t off) {
 int bdm_pwrite_all(int fd, const void *buf, size_t len, off_t off) {
   const uint8_t *p = buf;
   while (len > 0) {
-    ssize_t w = pwrite(fd, p, len, off);
+    ssize_t w = syscall(SYS_pwrite64, fd, p, len, off);
     if (w < 0) {
       if (errno == EINTR) continue;
       return -errno;
