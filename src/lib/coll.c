@@ -560,7 +560,10 @@ static int nbc_launch(bd_nbc_t *nb, MPI_Request *request)
     if (!c)                                                                                        \
         return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);                \
     if (nb_req && !request)                                                                        \
-        return bd_error(comm, MPI_ERR_ARG, call, "NULL request argument");
+        return bd_error(comm, MPI_ERR_ARG, call, "NULL request argument");                         \
+    if (nb_req && c->inter)                                                                        \
+        return bd_error(comm, MPI_ERR_COMM, call,                                                  \
+                        "nonblocking collectives on intercommunicators are not supported");
 
 static int check_buf(MPI_Comm comm, const char *call, int count, MPI_Datatype dt, bd_dt_t **t,
                      const char *what)

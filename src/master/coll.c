@@ -284,10 +284,6 @@ static void coll_free(coll_t *c)
         pp = &(*pp)->next;
     if (*pp)
         *pp = c->next;
-    /* A communicator freed by all its members while nonblocking collectives
-     * on it were still running goes with the last of them. */
-    if (c->comm->refs == 0 && !comm_busy(c->comm))
-        comm_remove(c->comm);
     for (size_t i = 0; i < c->npieces; i++)
         free(c->pieces[i].data);
     if (c->results)
@@ -301,7 +297,12 @@ static void coll_free(coll_t *c)
     free(c->node_in);
     free(c->done_from);
     free(c->acc);
+    /* A communicator freed by all its members while nonblocking collectives
+     * on it were still running goes with the last of them. */
+    comm_t *comm = c->comm;
     free(c);
+    if (comm->refs == 0 && !comm_busy(comm))
+        comm_remove(comm);
 }
 
 static int coll_coord_node(const coll_t *c)

@@ -22,7 +22,8 @@
  * Iallgather, Ialltoall, Ireduce_scatter_block), a non-commutative
  * user-defined operation (2x2 matrix product mod 10007) in Ireduce,
  * Iallreduce, Iscan, Iexscan and Ireduce_scatter_block, and large buffers
- * (Ibcast and Ialltoall of 64 KiB per piece, several outstanding).
+ * (Ibcast and Ialltoall of 64 KiB per piece, several outstanding), and
+ * collectives still pending when their communicator is freed.
  */
 #include "mtest.h"
 
@@ -621,6 +622,31 @@ static void large(void)
     free(ar);
 }
 
+/* Collectives still pending when their communicator is freed complete
+ * normally (MPI 3.1 6.4.3). */
+static void freed_comm(void)
+{
+    for (int k = 0; k < 3; k++) {
+        MPI_Comm d;
+        MPI_Request r[2];
+        int x[4], one = 1, s = -1, i;
+        MPI_Comm_dup(MPI_COMM_WORLD, &d);
+        for (i = 0; i < 4; i++)
+            x[i] = wrank == 0 ? i + k : -1;
+        CHECK_MPI(MPI_Ibcast(x, 4, MPI_INT, 0, d, &r[0]));
+        CHECK_MPI(MPI_Iallreduce(&one, &s, 1, MPI_INT, MPI_SUM, d, &r[1]));
+        MPI_Comm_free(&d);
+        if (wrank % 2)
+            MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_MPI(MPI_Waitall(2, r, MPI_STATUSES_IGNORE));
+        if (wrank % 2 == 0)
+            MPI_Barrier(MPI_COMM_WORLD);
+        for (i = 0; i < 4; i++)
+            CHECK(x[i] == i + k, "Ibcast on a freed communicator: [%d] = %d", i, x[i]);
+        CHECK(s == wsize, "Iallreduce on a freed communicator: %d", s);
+    }
+}
+
 int main(int argc, char **argv)
 {
     mtest_init(&argc, &argv, "coll_nonblocking");
@@ -643,5 +669,6 @@ int main(int argc, char **argv)
 
     typed();
     large();
+    freed_comm();
     return mtest_finalize();
 }
