@@ -337,8 +337,9 @@ static int group_in_comm(bd_comm_t *c, MPI_Comm comm, const int *mem, int n, con
     return MPI_SUCCESS;
 }
 
-/* MPI_Comm_create is a split: members take color 0 and their group rank as
- * key (the group's order becomes the rank order), the others MPI_UNDEFINED.
+/* MPI_Comm_create is a split: members take their group's color and their
+ * group rank as key (the group's order becomes the rank order), the others
+ * MPI_UNDEFINED.
  * On an intercommunicator the group is a subgroup of the local group, and
  * the result joins it to the subgroup the remote side named (a split of the
  * intercommunicator does exactly that). */
@@ -359,7 +360,10 @@ int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
     if (rc)
         return rc;
     int me = index_of(mem, n, g_bd.world_rank);
-    return bd_comm_split(comm, me < 0 ? MPI_UNDEFINED : 0, me < 0 ? 0 : me, newcomm, call);
+    /* Since MPI 2.2 the ranks may pass different, disjoint groups: the color
+     * names the group by its first member's rank in comm. */
+    int color = me < 0 ? MPI_UNDEFINED : c->inter ? 0 : index_of(c->world, c->size, mem[0]);
+    return bd_comm_split(comm, color, me < 0 ? 0 : me, newcomm, call);
 }
 
 /* Creations so far per (parent context, tag, member list): the n-th

@@ -7,7 +7,8 @@
  *     and a point-to-point ring on it; MPI_Comm_group of it compares
  *     MPI_IDENT to the group.  The whole world group gives a communicator
  *     congruent to MPI_COMM_WORLD; the empty group gives MPI_COMM_NULL
- *     everywhere.  Comm_create on a split communicator.
+ *     everywhere.  Comm_create on a split communicator.  One call in which
+ *     the evens and the odds pass different, disjoint groups (MPI 2.2).
  *  2. MPI_Comm_create_group called only by the members: evens and odds
  *     concurrently with the same tag, each group in descending order;
  *     collectives and point-to-point on the results, interleaved with
@@ -91,6 +92,23 @@ int main(int argc, char **argv)
                 MPI_Comm_free(&c);
             }
         }
+    }
+    MPI_Group_free(&g);
+
+    /* Disjoint groups in one call (MPI 2.2): the evens pass the evens in
+     * descending order, the odds the odds in ascending order. */
+    n = 0;
+    for (i = 0; i < size; i++) {
+        int w = rank % 2 ? i : size - 1 - i;
+        if (w % 2 == rank % 2)
+            list[n++] = w;
+    }
+    MPI_Group_incl(world, n, (int *)list, &g);
+    MPI_Comm_create(MPI_COMM_WORLD, g, &c);
+    CHECK(c != MPI_COMM_NULL, "Comm_create(disjoint groups) gave MPI_COMM_NULL");
+    if (c != MPI_COMM_NULL) {
+        exercise(c, list, n, "Comm_create(evens descending, odds ascending)");
+        MPI_Comm_free(&c);
     }
     MPI_Group_free(&g);
 
