@@ -805,6 +805,188 @@ oom:
     return nomem(&b, call);
 }
 
+/* The global indices one process owns in one dimension of a distributed
+ * array, as runs [start, start + len) in increasing order (MPI 3.1 4.1.4):
+ * p is the process's coordinate among P, g the global size. */
+static int darray_runs(int g, int distrib, int darg, int P, int p, int64_t **start,
+                       int64_t **len, int64_t *nruns)
+{
+    int64_t n = 0, cap;
+    if (distrib == MPI_DISTRIBUTE_CYCLIC) {
+        int64_t k = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+        int64_t nblocks = (g + k - 1) / k;
+        cap = nblocks > p ? (nblocks - p + P - 1) / P : 0;
+    } else {
+        cap = 1;
+    }
+    *start = malloc((size_t)(cap ? cap : 1) * sizeof **start);
+    *len = malloc((size_t)(cap ? cap : 1) * sizeof **len);
+    if (!*start || !*len)
+        return -1;
+    if (distrib == MPI_DISTRIBUTE_NONE) {
+        (*start)[n] = 0;
+        (*len)[n++] = g;
+    } else if (distrib == MPI_DISTRIBUTE_BLOCK) {
+        int64_t b = darg == MPI_DISTRIBUTE_DFLT_DARG ? ((int64_t)g + P - 1) / P : darg;
+        int64_t s = (int64_t)p * b, e = s + b < g ? s + b : g;
+        if (e > s) {
+            (*start)[n] = s;
+            (*len)[n++] = e - s;
+        }
+    } else {
+        int64_t k = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+        for (int64_t j = p; j * k < g; j += P) {
+            int64_t s = j * k, e = s + k < g ? s + k : g;
+            (*start)[n] = s;
+            (*len)[n++] = e - s;
+        }
+    }
+    *nruns = n;
+    return 0;
+}
+
+int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                           const int array_of_distribs[], const int array_of_dargs[],
+                           const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_darray";
+    bd_dt_t *o = NULL;
+    int rc;
+    if ((rc = get_arg(call, "old", oldtype, &o)))
+        return rc;
+    if (size <= 0)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid size %d (must be > 0)", size);
+    if (rank < 0 || rank >= size)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid rank %d (size %d)", rank,
+                        size);
+    if (ndims <= 0 || ndims > 1024)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid ndims %d (1..1024)", ndims);
+    if (!array_of_gsizes || !array_of_distribs || !array_of_dargs || !array_of_psizes)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array argument");
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                        "invalid order %d (MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
+    long long nprocs = 1;
+    for (int i = 0; i < ndims; i++) {
+        int g = array_of_gsizes[i], P = array_of_psizes[i], dist = array_of_distribs[i];
+        int darg = array_of_dargs[i];
+        if (g <= 0 || P <= 0)
+            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                            "dimension %d: gsize %d and psize %d must be > 0", i, g, P);
+        if (dist != MPI_DISTRIBUTE_BLOCK && dist != MPI_DISTRIBUTE_CYCLIC &&
+            dist != MPI_DISTRIBUTE_NONE)
+            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                            "dimension %d: invalid distribution %d (MPI_DISTRIBUTE_BLOCK, "
+                            "_CYCLIC or _NONE)",
+                            i, dist);
+        if (dist == MPI_DISTRIBUTE_NONE && P != 1)
+            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                            "dimension %d: MPI_DISTRIBUTE_NONE needs psize 1, not %d", i, P);
+        if (dist != MPI_DISTRIBUTE_NONE && darg != MPI_DISTRIBUTE_DFLT_DARG && darg <= 0)
+            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                            "dimension %d: invalid distribution argument %d", i, darg);
+        if (dist == MPI_DISTRIBUTE_BLOCK && darg != MPI_DISTRIBUTE_DFLT_DARG &&
+            (long long)darg * P < g)
+            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                            "dimension %d: %d blocks of %d cannot hold gsize %d", i, P, darg, g);
+        nprocs *= P;
+        if (nprocs > size)
+            break;
+    }
+    if (nprocs != size)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                        "the process grid (psizes) does not have size = %d processes", size);
+    CHECK_OUT(call, newtype);
+    /* This process's coordinates: the process grid is row-major whatever
+     * the array's order. */
+    int coords[ndims];
+    for (int i = ndims - 1, r = rank; i >= 0; i--) {
+        coords[i] = r % array_of_psizes[i];
+        r /= array_of_psizes[i];
+    }
+    /* Dimensions from the slowest to the fastest varying in memory. */
+    int dim[ndims];
+    int64_t stride[ndims], *rs[ndims], *rl[ndims], nr[ndims], ri[ndims], off[ndims];
+    builder_t b;
+    memset(&b, 0, sizeof b);
+    memset(rs, 0, sizeof rs);
+    memset(rl, 0, sizeof rl);
+    int ok = b_init(&b, MPI_COMBINER_DARRAY) == 0;
+    for (int i = 0; i < ndims; i++)
+        dim[i] = order == MPI_ORDER_C ? i : ndims - 1 - i;
+    int64_t sz = o->extent;
+    for (int i = ndims - 1; i >= 0; i--) {
+        stride[i] = sz;
+        sz *= array_of_gsizes[dim[i]];
+    }
+    int64_t full = sz;
+    uint64_t total = 1;
+    for (int i = 0; i < ndims && ok; i++) {
+        int d = dim[i];
+        ok = darray_runs(array_of_gsizes[d], array_of_distribs[d], array_of_dargs[d],
+                         array_of_psizes[d], coords[d], &rs[i], &rl[i], &nr[i]) == 0;
+        uint64_t cnt = 0;
+        for (int64_t j = 0; ok && j < nr[i]; j++)
+            cnt += (uint64_t)rl[i][j];
+        total *= cnt;
+    }
+    /* Odometer over the outer dimensions' indices (run ri[i], offset
+     * off[i] in it); the innermost dimension adds its runs as blocks. */
+    if (ok && total) {
+        for (int i = 0; i < ndims; i++)
+            ri[i] = off[i] = 0;
+        int last = ndims - 1;
+        for (;;) {
+            int64_t base = 0;
+            for (int i = 0; i < last; i++)
+                base += (rs[i][ri[i]] + off[i]) * stride[i];
+            for (int64_t j = 0; ok && j < nr[last]; j++)
+                ok = b_add(&b, o, base + rs[last][j] * stride[last], (uint64_t)rl[last][j]) == 0;
+            int i = last - 1;
+            for (; i >= 0; i--) {
+                if (++off[i] < rl[i][ri[i]])
+                    break;
+                off[i] = 0;
+                if (++ri[i] < nr[i])
+                    break;
+                ri[i] = 0;
+            }
+            if (i < 0 || !ok)
+                break;
+        }
+    }
+    for (int i = 0; i < ndims; i++) {
+        free(rs[i]);
+        free(rl[i]);
+    }
+    if (!ok || b_sig(&b, o, total) < 0)
+        return nomem(&b, call);
+    int *ints = malloc(((size_t)ndims * 4 + 4) * sizeof *ints);
+    if (!ints)
+        return nomem(&b, call);
+    ints[0] = size;
+    ints[1] = rank;
+    ints[2] = ndims;
+    for (int i = 0; i < ndims; i++) {
+        ints[3 + i] = array_of_gsizes[i];
+        ints[3 + ndims + i] = array_of_distribs[i];
+        ints[3 + 2 * ndims + i] = array_of_dargs[i];
+        ints[3 + 3 * ndims + i] = array_of_psizes[i];
+    }
+    ints[3 + 4 * ndims] = order;
+    rc = b_contents(&b, 4 * ndims + 4, ints, 0, NULL, 1, &o);
+    free(ints);
+    if (rc < 0)
+        return nomem(&b, call);
+    /* Like a subarray, the extent is the whole global array's. */
+    b.lb = 0;
+    b.ub = full;
+    b.any = 1;
+    b.t->sticky = 1;
+    return b_publish(&b, call, newtype);
+}
+
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype *newtype)
 {
@@ -843,7 +1025,16 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     b.ub = o->lb + o->extent;
     b.any = 1;
     b.t->committed = o->committed;
-    return b_publish(&b, call, newtype);
+    if ((rc = b_publish(&b, call, newtype)))
+        return rc;
+    /* Attributes go through their copy callbacks (typeattr.c). */
+    if ((rc = bd_type_attr_copy_all(oldtype, *newtype, call))) {
+        bd_type_attr_drop(*newtype);
+        handle_free(*newtype);
+        *newtype = MPI_DATATYPE_NULL;
+        return rc;
+    }
+    return MPI_SUCCESS;
 }
 
 int MPI_Type_commit(MPI_Datatype *datatype)
@@ -870,6 +1061,9 @@ int MPI_Type_free(MPI_Datatype *datatype)
     if (t->predefined)
         return bd_error(MPI_COMM_WORLD, MPI_ERR_TYPE, call,
                         "datatype %d (%s) is predefined and cannot be freed", *datatype, t->name);
+    /* Attributes go through their delete callbacks first (typeattr.c). */
+    if ((rc = bd_type_attr_delete_all(*datatype, call)))
+        return rc;
     handle_free(*datatype);
     *datatype = MPI_DATATYPE_NULL;
     return MPI_SUCCESS;

@@ -63,7 +63,10 @@ typedef struct bd_request {
     MPI_Datatype pdt;
     MPI_Comm pcomm;
     struct bd_nbc *nbc;   /* kind BD_RQ_COLL: the nonblocking collective (coll.c) */
+    struct bd_greq *greq; /* kind BD_RQ_GREQ: the program's callbacks (greq.c) */
 } bd_request_t;
+/* A generalized request (MPI_Grequest_start): done is set by the program. */
+#define BD_RQ_GREQ 16
 
 typedef struct bd_user_op {
     MPI_User_function *fn;
@@ -180,6 +183,16 @@ int bd_attr_get(bd_comm_t *c, int keyval, void **val, int *flag);
 /* topo.c */
 struct bd_topo *bd_topo_dup(const struct bd_topo *t);
 void bd_topo_free(struct bd_topo *t);
+/* The neighbours of this rank in its communicator's topology, in the order
+ * of the neighbourhood collectives (MPI 3.1 7.6); MPI_PROC_NULL at the
+ * edges of a non-periodic Cartesian grid. */
+typedef struct bd_nbrs {
+    int cart;          /* Cartesian: block 2d is the -1 neighbour, 2d+1 the +1 one */
+    int indeg, outdeg;
+    int *in, *out;
+} bd_nbrs_t;
+int bd_topo_neighbors(const bd_comm_t *c, bd_nbrs_t *nb); /* -1: no topology or no memory */
+void bd_nbrs_free(bd_nbrs_t *nb);
 
 /* p2p.c */
 /* 0 and *size (bytes per element) when dt is committed and count elements
@@ -196,6 +209,16 @@ int bd_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Status
 int bd_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count,
                   const struct bd_dt *t, MPI_Status *st);
 void bd_status_empty(MPI_Status *st);
+int bd_req_new(int kind);                     /* a new request handle of that kind */
+bd_request_t *bd_req_lookup(MPI_Request h);   /* NULL if h names no request */
+
+/* greq.c: generalized requests, called from p2p.c's request handling. */
+void bd_greq_wait(bd_request_t *q);           /* until MPI_Grequest_complete */
+void bd_greq_pause(void);                     /* a short sleep while polling */
+int bd_greq_query(bd_request_t *q, MPI_Status *st); /* query_fn into q->status (and *st) */
+int bd_greq_finish(bd_request_t *q);          /* query_fn, then free_fn: completion */
+int bd_greq_cancel(bd_request_t *q);
+int bd_greq_free(bd_request_t *q);            /* MPI_Request_free */
 void bd_p2p_reap_detached(void);
 
 /* dtype.c: datatype descriptors.  One element of a type is `nruns` runs of
@@ -263,6 +286,11 @@ void bd_dt_copy(const bd_dt_t *st, const void *sbuf, uint64_t scount, const bd_d
 /* Zeroed memory for count elements of t: returns what to free; *base is the
  * buffer address to use with t (it may lie outside the allocation). */
 void *bd_dt_alloc(const bd_dt_t *t, uint64_t count, void **base);
+
+/* typeattr.c: datatype attributes (MPI_Type_dup, MPI_Type_free) */
+int bd_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype, const char *call);
+int bd_type_attr_delete_all(MPI_Datatype dt, const char *call);
+void bd_type_attr_drop(MPI_Datatype dt);
 
 /* coll.c */
 int bd_user_op_fn(MPI_Op op, bd_user_op_t **out);

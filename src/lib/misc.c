@@ -6,6 +6,7 @@
  *
  * Sends are already buffered by the master, so MPI_Bsend is MPI_Send once
  * the standard's conditions on the attached buffer are checked. */
+#include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -371,4 +372,92 @@ int MPI_Test_cancelled(const MPI_Status *status, int *flag)
         return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled", "invalid status");
     *flag = status->bd_cancelled != 0;
     return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- MPI_Info_get_string */
+
+/* MPI 4.0: *buflen is the room in value (with the terminator) on input,
+ * the length the whole value needs (with the terminator) on output. */
+int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
+{
+    const char *call = "MPI_Info_get_string";
+    BD_CHECK_INIT(call);
+    info_t *in = info_get(info);
+    if (!in)
+        return bad_info(call, info);
+    int rc = check_key(call, key);
+    if (rc)
+        return rc;
+    if (!buflen || *buflen < 0 || !flag)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid buflen or flag");
+    int i = find_key(in, key);
+    *flag = i >= 0;
+    if (i < 0)
+        return MPI_SUCCESS;
+    size_t n = strlen(in->ents[i].val);
+    if (*buflen > 0 && value) {
+        size_t k = n < (size_t)*buflen - 1 ? n : (size_t)*buflen - 1;
+        memcpy(value, in->ents[i].val, k);
+        value[k] = 0;
+    }
+    *buflen = (int)n + 1;
+    return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- handle conversion */
+
+/* Handles are small integers in C and Fortran alike (MPI 3.1 17.2.4). */
+MPI_Fint MPI_Comm_c2f(MPI_Comm comm) { return (MPI_Fint)comm; }
+MPI_Comm MPI_Comm_f2c(MPI_Fint comm) { return (MPI_Comm)comm; }
+MPI_Fint MPI_Type_c2f(MPI_Datatype datatype) { return (MPI_Fint)datatype; }
+MPI_Datatype MPI_Type_f2c(MPI_Fint datatype) { return (MPI_Datatype)datatype; }
+MPI_Fint MPI_Group_c2f(MPI_Group group) { return (MPI_Fint)group; }
+MPI_Group MPI_Group_f2c(MPI_Fint group) { return (MPI_Group)group; }
+MPI_Fint MPI_Request_c2f(MPI_Request request) { return (MPI_Fint)request; }
+MPI_Request MPI_Request_f2c(MPI_Fint request) { return (MPI_Request)request; }
+MPI_Fint MPI_Op_c2f(MPI_Op op) { return (MPI_Fint)op; }
+MPI_Op MPI_Op_f2c(MPI_Fint op) { return (MPI_Op)op; }
+MPI_Fint MPI_Info_c2f(MPI_Info info) { return (MPI_Fint)info; }
+MPI_Info MPI_Info_f2c(MPI_Fint info) { return (MPI_Info)info; }
+MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler) { return (MPI_Fint)errhandler; }
+MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler) { return (MPI_Errhandler)errhandler; }
+
+_Static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint) &&
+                   offsetof(MPI_Status, MPI_SOURCE) == MPI_F_SOURCE * sizeof(MPI_Fint) &&
+                   offsetof(MPI_Status, MPI_TAG) == MPI_F_TAG * sizeof(MPI_Fint) &&
+                   offsetof(MPI_Status, MPI_ERROR) == MPI_F_ERROR * sizeof(MPI_Fint),
+               "MPI_F_STATUS_SIZE and MPI_F_* must describe MPI_Status");
+
+int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
+{
+    const char *call = "MPI_Status_c2f";
+    if (!c_status || c_status == MPI_STATUS_IGNORE || !f_status)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                        "c_status or f_status is NULL or MPI_STATUS_IGNORE");
+    memcpy(f_status, c_status, sizeof *c_status);
+    return MPI_SUCCESS;
+}
+
+int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
+{
+    const char *call = "MPI_Status_f2c";
+    if (!f_status || !c_status || c_status == MPI_STATUS_IGNORE)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                        "f_status or c_status is NULL or MPI_STATUS_IGNORE");
+    memcpy(c_status, f_status, sizeof *c_status);
+    return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- profiling, old names */
+
+/* No profiling library is attached: every level is accepted and ignored. */
+int MPI_Pcontrol(const int level, ...)
+{
+    (void)level;
+    return MPI_SUCCESS;
+}
+
+int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
+{
+    return MPI_Comm_create_errhandler(function, errhandler);
 }

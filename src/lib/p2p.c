@@ -224,6 +224,16 @@ static bd_request_t *req_get(MPI_Request h)
     return &g_bd.reqs[h];
 }
 
+int bd_req_new(int kind) { return req_alloc(kind); }
+bd_request_t *bd_req_lookup(MPI_Request h) { return req_get(h); }
+
+/* The message for an error a completed request reports. */
+static const char *req_err_msg(int err)
+{
+    return err == MPI_ERR_TRUNCATE ? "received message truncated"
+                                   : "a generalized request's query_fn or free_fn failed";
+}
+
 /* A request with work to do or to report: inactive persistent requests
  * count as null in Wait/Test calls (MPI 3.1 3.9). */
 static bd_request_t *req_live(MPI_Request h)
@@ -494,6 +504,11 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
 /* Try to complete q (without reporting it).  blocking: wait for it. */
 static void req_progress(bd_request_t *q, int blocking)
 {
+    if (q->kind == BD_RQ_GREQ) {
+        if (blocking)
+            bd_greq_wait(q);
+        return;
+    }
     if (q->done)
         return;
     if (q->kind == BD_RQ_COLL) {
@@ -526,6 +541,8 @@ static void req_progress(bd_request_t *q, int blocking)
 static int req_finish(MPI_Request *h, MPI_Status *st)
 {
     bd_request_t *q = &g_bd.reqs[*h];
+    if (q->kind == BD_RQ_GREQ)
+        q->err = bd_greq_finish(q);
     int err = q->err;
     if (st != MPI_STATUS_IGNORE)
         *st = q->status;
@@ -567,7 +584,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     req_progress(q, 1);
     int err = req_finish(request, status);
     if (err)
-        return bd_error(MPI_COMM_WORLD, err, "MPI_Wait", "received message truncated");
+        return bd_error(MPI_COMM_WORLD, err, "MPI_Wait", "%s", req_err_msg(err));
     return MPI_SUCCESS;
 }
 
@@ -588,7 +605,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
         return MPI_SUCCESS;
     int err = req_finish(request, status);
     if (err)
-        return bd_error(MPI_COMM_WORLD, err, "MPI_Test", "received message truncated");
+        return bd_error(MPI_COMM_WORLD, err, "MPI_Test", "%s", req_err_msg(err));
     return MPI_SUCCESS;
 }
 
@@ -605,6 +622,13 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         return bad_request("MPI_Request_get_status", request);
     req_progress(q, 0);
     *flag = q->done;
+    if (q->done && q->kind == BD_RQ_GREQ) {
+        int err = bd_greq_query(q, status);
+        if (err)
+            return bd_error(MPI_COMM_WORLD, err, "MPI_Request_get_status",
+                            "query_fn of generalized request %d returned error %d", request, err);
+        return MPI_SUCCESS;
+    }
     if (q->done && status != MPI_STATUS_IGNORE)
         *status = q->status;
     return MPI_SUCCESS;
@@ -644,6 +668,18 @@ static int poll_colls(int count, MPI_Request reqs[], int block, int yield)
 
 static int poll_many(int count, MPI_Request reqs[], int block, int every)
 {
+    if (block) {
+        /* Generalized requests complete from outside: poll all of them. */
+        for (int i = 0; i < count; i++) {
+            bd_request_t *q = req_live(reqs[i]);
+            if (q && q->kind == BD_RQ_GREQ && !q->done) {
+                int n;
+                while (!(n = poll_many(count, reqs, 0, every)))
+                    bd_greq_pause();
+                return n;
+            }
+        }
+    }
     int ndone = 0, nrecv = 0, nssend = 0, ncoll = 0;
     for (int i = 0; i < count; i++) {
         bd_request_t *q = req_live(reqs[i]);
@@ -825,8 +861,9 @@ static int waitany(const char *call, int count, MPI_Request reqs[], int *index, 
         return MPI_SUCCESS;
     }
     *index = i;
-    if (req_finish(&reqs[i], status))
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_TRUNCATE, call, "received message truncated");
+    int err = req_finish(&reqs[i], status);
+    if (err)
+        return bd_error(MPI_COMM_WORLD, err, call, "%s", req_err_msg(err));
     return MPI_SUCCESS;
 }
 
@@ -911,6 +948,13 @@ int MPI_Cancel(MPI_Request *request)
         return bd_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel",
                         "request %d is a nonblocking collective, which cannot be cancelled "
                         "(MPI 3.1 5.12)", *request);
+    if (q->kind == BD_RQ_GREQ) {
+        int err = bd_greq_cancel(q);
+        return err ? bd_error(MPI_COMM_WORLD, err, "MPI_Cancel",
+                              "cancel_fn of generalized request %d returned error %d", *request,
+                              err)
+                   : MPI_SUCCESS;
+    }
     /* Sends are buffered at once, so only a receive can still be withdrawn;
      * a send's cancel fails, which MPI allows (MPI_Test_cancelled says so). */
     cancel_recv(q);
@@ -944,6 +988,14 @@ int MPI_Request_free(MPI_Request *request)
         return bd_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free",
                         "request %d is a nonblocking collective, which cannot be freed "
                         "(MPI 3.1 5.12): complete it with MPI_Wait or MPI_Test", *request);
+    if (q->kind == BD_RQ_GREQ) {
+        MPI_Request h = *request;
+        *request = MPI_REQUEST_NULL;
+        int err = bd_greq_free(q);
+        return err ? bd_error(MPI_COMM_WORLD, err, "MPI_Request_free",
+                              "free_fn of generalized request %d returned error %d", h, err)
+                   : MPI_SUCCESS;
+    }
     *request = MPI_REQUEST_NULL;
     if (!q->inactive && q->kind == BD_RQ_RECV && !q->done) {
         q->persistent = 0;

@@ -1,10 +1,15 @@
-/* Cartesian topologies (MPI 3.1 chapter 7).
+/* Virtual topologies (MPI 3.1 chapter 7): Cartesian, graph and
+ * distributed graph.
  *
  * A topology is local information attached to a communicator
- * (bd_comm_t.topo): the dimensions and periodicity of the grid.  Ranks are
- * laid out in row-major order (the last dimension varies fastest); reorder
- * is ignored, so a Cartesian communicator keeps the ranks of its parent.
- * Creating one, and MPI_Cart_sub, are splits of the parent. */
+ * (bd_comm_t.topo).  Cartesian: the dimensions and periodicity of the grid,
+ * ranks laid out in row-major order (the last dimension varies fastest).
+ * Graph: the whole graph (index and edges, as given to MPI_Graph_create).
+ * Distributed graph: only this rank's in- and out-neighbours with their
+ * weights.  reorder is ignored (MPI allows it), so a topology communicator
+ * keeps the ranks of its parent; creating one, and MPI_Cart_sub, are splits
+ * of the parent.  The neighbourhood collectives (neighbor.c) ask
+ * bd_topo_neighbors for the neighbour lists. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
@@ -12,11 +17,26 @@
 #include "lib.h"
 
 struct bd_topo {
-    int kind; /* MPI_CART */
+    int kind; /* MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH */
+    /* MPI_CART */
     int ndims;
     int *dims;
     int *periods;
+    /* MPI_GRAPH */
+    int nnodes, nedges;
+    int *index, *edges;
+    /* MPI_DIST_GRAPH */
+    int indeg, outdeg, weighted;
+    int *src, *srcw, *dst, *dstw;
 };
+
+static int *dup_ints(const int *a, int n)
+{
+    int *p = malloc((size_t)(n > 0 ? n : 1) * sizeof(int));
+    if (p && n > 0)
+        memcpy(p, a, (size_t)n * sizeof(int));
+    return p;
+}
 
 static struct bd_topo *topo_new(int ndims, const int *dims, const int *periods)
 {
@@ -39,9 +59,61 @@ static struct bd_topo *topo_new(int ndims, const int *dims, const int *periods)
     return t;
 }
 
+static struct bd_topo *graph_new(int nnodes, const int *index, const int *edges)
+{
+    struct bd_topo *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->kind = MPI_GRAPH;
+    t->nnodes = nnodes;
+    t->nedges = nnodes ? index[nnodes - 1] : 0;
+    t->index = dup_ints(index, nnodes);
+    t->edges = dup_ints(edges, t->nedges);
+    if (!t->index || !t->edges) {
+        bd_topo_free(t);
+        return NULL;
+    }
+    return t;
+}
+
+/* Weights NULL: unweighted (all weights reported as 1). */
+static struct bd_topo *dist_new(int indeg, const int *src, const int *srcw, int outdeg,
+                                const int *dst, const int *dstw, int weighted)
+{
+    struct bd_topo *t = calloc(1, sizeof *t);
+    if (!t)
+        return NULL;
+    t->kind = MPI_DIST_GRAPH;
+    t->indeg = indeg;
+    t->outdeg = outdeg;
+    t->weighted = weighted;
+    t->src = dup_ints(src, indeg);
+    t->dst = dup_ints(dst, outdeg);
+    t->srcw = malloc((size_t)(indeg > 0 ? indeg : 1) * sizeof(int));
+    t->dstw = malloc((size_t)(outdeg > 0 ? outdeg : 1) * sizeof(int));
+    if (!t->src || !t->dst || !t->srcw || !t->dstw) {
+        bd_topo_free(t);
+        return NULL;
+    }
+    for (int i = 0; i < indeg; i++)
+        t->srcw[i] = srcw ? srcw[i] : 1;
+    for (int i = 0; i < outdeg; i++)
+        t->dstw[i] = dstw ? dstw[i] : 1;
+    return t;
+}
+
 struct bd_topo *bd_topo_dup(const struct bd_topo *t)
 {
-    return t ? topo_new(t->ndims, t->dims, t->periods) : NULL;
+    if (!t)
+        return NULL;
+    switch (t->kind) {
+    case MPI_GRAPH:
+        return graph_new(t->nnodes, t->index, t->edges);
+    case MPI_DIST_GRAPH:
+        return dist_new(t->indeg, t->src, t->srcw, t->outdeg, t->dst, t->dstw, t->weighted);
+    default:
+        return topo_new(t->ndims, t->dims, t->periods);
+    }
 }
 
 void bd_topo_free(struct bd_topo *t)
@@ -50,6 +122,12 @@ void bd_topo_free(struct bd_topo *t)
         return;
     free(t->dims);
     free(t->periods);
+    free(t->index);
+    free(t->edges);
+    free(t->src);
+    free(t->srcw);
+    free(t->dst);
+    free(t->dstw);
     free(t);
 }
 
@@ -508,4 +586,490 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[])
             dims[i] = f[k++];
     free(f);
     return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- graph topologies */
+
+/* Split comm like make_cart, giving the members topology t (consumed). */
+static int make_topo(MPI_Comm comm, int color, int key, struct bd_topo *t, MPI_Comm *out,
+                     const char *call)
+{
+    if (color != MPI_UNDEFINED && !t)
+        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    MPI_Comm h;
+    int rc = bd_comm_split(comm, color, key, &h, call);
+    if (rc) {
+        bd_topo_free(t);
+        return rc;
+    }
+    if (h != MPI_COMM_NULL)
+        g_bd.comms[h].topo = t;
+    else
+        bd_topo_free(t);
+    *out = h;
+    return MPI_SUCCESS;
+}
+
+/* Check a graph description (MPI_Graph_create, MPI_Graph_map). */
+static int check_graph(MPI_Comm comm, const char *call, int size, int nnodes, const int *index,
+                       const int *edges)
+{
+    if (nnodes < 0)
+        return bd_error(comm, MPI_ERR_ARG, call, "invalid nnodes %d (must be >= 0)", nnodes);
+    if (nnodes > size)
+        return bd_error(comm, MPI_ERR_ARG, call,
+                        "the graph has %d nodes but the communicator only %d ranks", nnodes, size);
+    if (nnodes > 0 && !index)
+        return bd_error(comm, MPI_ERR_ARG, call, "index is NULL with nnodes = %d", nnodes);
+    for (int i = 0; i < nnodes; i++) {
+        int prev = i ? index[i - 1] : 0;
+        if (index[i] < prev)
+            return bd_error(comm, MPI_ERR_ARG, call,
+                            "index[%d] = %d is less than %s %d (index must be non-decreasing "
+                            "and start at >= 0)",
+                            i, index[i], i ? "the previous entry" : "", prev);
+    }
+    int nedges = nnodes ? index[nnodes - 1] : 0;
+    if (nedges > 0 && !edges)
+        return bd_error(comm, MPI_ERR_ARG, call, "edges is NULL with %d edges", nedges);
+    for (int i = 0; i < nedges; i++)
+        if (edges[i] < 0 || edges[i] >= nnodes)
+            return bd_error(comm, MPI_ERR_ARG, call,
+                            "edges[%d] = %d is not a node of the graph (0..%d)", i, edges[i],
+                            nnodes - 1);
+    return MPI_SUCCESS;
+}
+
+int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
+                     int reorder, MPI_Comm *comm_graph)
+{
+    const char *call = "MPI_Graph_create";
+    (void)reorder;
+    BD_CHECK_INIT(call);
+    bd_comm_t *c = bd_comm_get(comm_old);
+    if (!c)
+        return bd_error(comm_old, MPI_ERR_COMM, call, "invalid communicator %d", comm_old);
+    if (!comm_graph)
+        return bd_error(comm_old, MPI_ERR_ARG, call, "comm_graph is NULL");
+    int rc = check_graph(comm_old, call, c->size, nnodes, index, edges);
+    if (rc)
+        return rc;
+    int me = c->rank, in = me < nnodes;
+    return make_topo(comm_old, in ? 0 : MPI_UNDEFINED, me,
+                     in ? graph_new(nnodes, index, edges) : NULL, comm_graph, call);
+}
+
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
+{
+    const char *call = "MPI_Graph_map";
+    BD_CHECK_INIT(call);
+    bd_comm_t *c = bd_comm_get(comm);
+    if (!c)
+        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    int rc = check_graph(comm, call, c->size, nnodes, index, edges);
+    if (rc)
+        return rc;
+    if (!newrank)
+        return bd_error(comm, MPI_ERR_ARG, call, "newrank is NULL");
+    *newrank = c->rank < nnodes ? c->rank : MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+
+/* The topology of comm if it is of kind `kind`, or NULL after reporting the error. */
+static struct bd_topo *get_topo(MPI_Comm comm, const char *call, int kind, int *rc)
+{
+    BD_CHECK_INIT(call);
+    bd_comm_t *c = bd_comm_get(comm);
+    if (!c) {
+        *rc = bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        return NULL;
+    }
+    if (!c->topo || c->topo->kind != kind) {
+        *rc = bd_error(comm, MPI_ERR_TOPOLOGY, call, "communicator %d has no %s topology", comm,
+                       kind == MPI_GRAPH ? "graph" : "distributed graph");
+        return NULL;
+    }
+    return c->topo;
+}
+
+int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
+{
+    const char *call = "MPI_Graphdims_get";
+    int rc = MPI_SUCCESS;
+    struct bd_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
+    if (!t)
+        return rc;
+    if (!nnodes || !nedges)
+        return bd_error(comm, MPI_ERR_ARG, call, "NULL output argument");
+    *nnodes = t->nnodes;
+    *nedges = t->nedges;
+    return MPI_SUCCESS;
+}
+
+int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
+{
+    const char *call = "MPI_Graph_get";
+    int rc = MPI_SUCCESS;
+    struct bd_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
+    if (!t)
+        return rc;
+    if (maxindex < 0 || maxedges < 0)
+        return bd_error(comm, MPI_ERR_ARG, call, "invalid maxindex %d or maxedges %d", maxindex,
+                        maxedges);
+    if ((maxindex > 0 && t->nnodes > 0 && !index) || (maxedges > 0 && t->nedges > 0 && !edges))
+        return bd_error(comm, MPI_ERR_ARG, call, "NULL index or edges");
+    for (int i = 0; i < maxindex && i < t->nnodes; i++)
+        index[i] = t->index[i];
+    for (int i = 0; i < maxedges && i < t->nedges; i++)
+        edges[i] = t->edges[i];
+    return MPI_SUCCESS;
+}
+
+static int graph_rank_arg(MPI_Comm comm, const char *call, const struct bd_topo *t, int rank)
+{
+    if (rank < 0 || rank >= t->nnodes)
+        return bd_error(comm, MPI_ERR_RANK, call, "invalid rank %d (the graph has %d nodes)",
+                        rank, t->nnodes);
+    return MPI_SUCCESS;
+}
+
+int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
+{
+    const char *call = "MPI_Graph_neighbors_count";
+    int rc = MPI_SUCCESS;
+    struct bd_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
+    if (!t)
+        return rc;
+    if ((rc = graph_rank_arg(comm, call, t, rank)))
+        return rc;
+    if (!nneighbors)
+        return bd_error(comm, MPI_ERR_ARG, call, "nneighbors is NULL");
+    *nneighbors = t->index[rank] - (rank ? t->index[rank - 1] : 0);
+    return MPI_SUCCESS;
+}
+
+int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
+{
+    const char *call = "MPI_Graph_neighbors";
+    int rc = MPI_SUCCESS;
+    struct bd_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
+    if (!t)
+        return rc;
+    if ((rc = graph_rank_arg(comm, call, t, rank)))
+        return rc;
+    if (maxneighbors < 0)
+        return bd_error(comm, MPI_ERR_ARG, call, "invalid maxneighbors %d", maxneighbors);
+    int lo = rank ? t->index[rank - 1] : 0, n = t->index[rank] - lo;
+    if (maxneighbors > 0 && n > 0 && !neighbors)
+        return bd_error(comm, MPI_ERR_ARG, call, "neighbors is NULL");
+    for (int i = 0; i < n && i < maxneighbors; i++)
+        neighbors[i] = t->edges[lo + i];
+    return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- distributed graphs */
+
+/* MPI_UNWEIGHTED and MPI_WEIGHTS_EMPTY are the addresses of these. */
+int bdmpi_unweighted_[1], bdmpi_weights_empty_[1];
+
+/* Check n ranks (what: "sources", ...) and their weights. */
+static int check_adj(MPI_Comm comm, const char *call, int size, const char *what, int n,
+                     const int *ranks, const char *wname, const int *w)
+{
+    if (n > 0 && !ranks)
+        return bd_error(comm, MPI_ERR_ARG, call, "%s is NULL with degree %d", what, n);
+    if (n > 0 && !w)
+        return bd_error(comm, MPI_ERR_ARG, call,
+                        "%s is NULL with degree %d (MPI_UNWEIGHTED for no weights)", wname, n);
+    for (int i = 0; i < n; i++) {
+        if (ranks[i] < 0 || ranks[i] >= size)
+            return bd_error(comm, MPI_ERR_RANK, call,
+                            "%s[%d] = %d is not a rank of the communicator (size %d)", what, i,
+                            ranks[i], size);
+        if (w != MPI_UNWEIGHTED && w != MPI_WEIGHTS_EMPTY && w[i] < 0)
+            return bd_error(comm, MPI_ERR_ARG, call, "%s[%d] = %d is negative", wname, i, w[i]);
+    }
+    return MPI_SUCCESS;
+}
+
+static int check_info(MPI_Comm comm, const char *call, MPI_Info info)
+{
+    int nkeys;
+    if (info == MPI_INFO_NULL)
+        return MPI_SUCCESS;
+    /* MPI_Info_get_nkeys validates the handle (and reports a bad one). */
+    return MPI_Info_get_nkeys(info, &nkeys) == MPI_SUCCESS
+               ? MPI_SUCCESS
+               : bd_error(comm, MPI_ERR_INFO, call, "invalid info object %d", info);
+}
+
+static const int *weights_of(const int *w)
+{
+    return w == MPI_UNWEIGHTED || w == MPI_WEIGHTS_EMPTY ? NULL : w;
+}
+
+int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
+                                   const int sourceweights[], int outdegree,
+                                   const int destinations[], const int destweights[],
+                                   MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
+{
+    const char *call = "MPI_Dist_graph_create_adjacent";
+    (void)reorder;
+    BD_CHECK_INIT(call);
+    bd_comm_t *c = bd_comm_get(comm_old);
+    if (!c)
+        return bd_error(comm_old, MPI_ERR_COMM, call, "invalid communicator %d", comm_old);
+    if (!comm_dist_graph)
+        return bd_error(comm_old, MPI_ERR_ARG, call, "comm_dist_graph is NULL");
+    if (indegree < 0 || outdegree < 0)
+        return bd_error(comm_old, MPI_ERR_ARG, call,
+                        "invalid indegree %d or outdegree %d (must be >= 0)", indegree, outdegree);
+    int rc;
+    if ((rc = check_adj(comm_old, call, c->size, "sources", indegree, sources, "sourceweights",
+                        sourceweights)) ||
+        (rc = check_adj(comm_old, call, c->size, "destinations", outdegree, destinations,
+                        "destweights", destweights)) ||
+        (rc = check_info(comm_old, call, info)))
+        return rc;
+    int weighted = sourceweights != MPI_UNWEIGHTED && destweights != MPI_UNWEIGHTED;
+    struct bd_topo *t = dist_new(indegree, sources, weights_of(sourceweights), outdegree,
+                                 destinations, weights_of(destweights), weighted);
+    return make_topo(comm_old, 0, c->rank, t, comm_dist_graph, call);
+}
+
+/* Every rank describes some edges (source -> destination, weight); each
+ * edge is sent to its source (as an out-edge) and to its destination (as an
+ * in-edge) with one all-to-all.  Both lists are in the order of (describing
+ * rank, position in its arrays), so multiple edges between two ranks pair
+ * up in order. */
+int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
+                          const int destinations[], const int weights[], MPI_Info info,
+                          int reorder, MPI_Comm *comm_dist_graph)
+{
+    const char *call = "MPI_Dist_graph_create";
+    (void)reorder;
+    BD_CHECK_INIT(call);
+    bd_comm_t *c = bd_comm_get(comm_old);
+    if (!c)
+        return bd_error(comm_old, MPI_ERR_COMM, call, "invalid communicator %d", comm_old);
+    if (!comm_dist_graph)
+        return bd_error(comm_old, MPI_ERR_ARG, call, "comm_dist_graph is NULL");
+    if (n < 0)
+        return bd_error(comm_old, MPI_ERR_ARG, call, "invalid n %d (must be >= 0)", n);
+    if (n > 0 && (!sources || !degrees))
+        return bd_error(comm_old, MPI_ERR_ARG, call, "NULL sources or degrees with n = %d", n);
+    int size = c->size, rc;
+    long long nedges = 0;
+    for (int i = 0; i < n; i++) {
+        if (sources[i] < 0 || sources[i] >= size)
+            return bd_error(comm_old, MPI_ERR_RANK, call,
+                            "sources[%d] = %d is not a rank of the communicator (size %d)", i,
+                            sources[i], size);
+        if (degrees[i] < 0)
+            return bd_error(comm_old, MPI_ERR_ARG, call, "degrees[%d] = %d is negative", i,
+                            degrees[i]);
+        nedges += degrees[i];
+    }
+    if (nedges > INT_MAX / 6)
+        return bd_error(comm_old, MPI_ERR_ARG, call, "too many edges (%lld)", nedges);
+    if ((rc = check_adj(comm_old, call, size, "destinations", (int)nedges, destinations,
+                        "weights", weights)) ||
+        (rc = check_info(comm_old, call, info)))
+        return rc;
+    int weighted = weights != MPI_UNWEIGHTED;
+    const int *w = weights_of(weights);
+    /* Per target rank: triples (0 out-edge / 1 in-edge, peer, weight). */
+    int *scount = calloc((size_t)size, sizeof(int)), *sdisp = calloc((size_t)size, sizeof(int));
+    int *rcount = calloc((size_t)size, sizeof(int)), *rdisp = calloc((size_t)size, sizeof(int));
+    int *fill = calloc((size_t)size, sizeof(int));
+    int *sbuf = malloc((size_t)(nedges ? nedges : 1) * 6 * sizeof(int)), *rbuf = NULL;
+    struct bd_topo *t = NULL;
+    rc = MPI_ERR_NO_MEM;
+    if (!scount || !sdisp || !rcount || !rdisp || !fill || !sbuf)
+        goto out;
+    for (int i = 0, e = 0; i < n; i++)
+        for (int j = 0; j < degrees[i]; j++, e++) {
+            scount[sources[i]] += 3;
+            scount[destinations[e]] += 3;
+        }
+    for (int r = 1; r < size; r++)
+        sdisp[r] = sdisp[r - 1] + scount[r - 1];
+    for (int i = 0, e = 0; i < n; i++)
+        for (int j = 0; j < degrees[i]; j++, e++) {
+            int s = sources[i], d = destinations[e], wt = w ? w[e] : 1;
+            int *p = sbuf + sdisp[s] + fill[s];
+            p[0] = 0, p[1] = d, p[2] = wt;
+            fill[s] += 3;
+            p = sbuf + sdisp[d] + fill[d];
+            p[0] = 1, p[1] = s, p[2] = wt;
+            fill[d] += 3;
+        }
+    if ((rc = MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm_old)))
+        goto out;
+    long long total = 0;
+    for (int r = 0; r < size; r++) {
+        rdisp[r] = (int)total;
+        total += rcount[r];
+    }
+    rc = MPI_ERR_NO_MEM;
+    if (total > INT_MAX || !(rbuf = malloc((size_t)(total ? total : 1) * sizeof(int))))
+        goto out;
+    if ((rc = MPI_Alltoallv(sbuf, scount, sdisp, MPI_INT, rbuf, rcount, rdisp, MPI_INT,
+                            comm_old)))
+        goto out;
+    int indeg = 0, outdeg = 0;
+    for (long long k = 0; k < total; k += 3)
+        if (rbuf[k])
+            indeg++;
+        else
+            outdeg++;
+    int *src = malloc((size_t)(indeg ? indeg : 1) * sizeof(int) * 2);
+    int *dst = malloc((size_t)(outdeg ? outdeg : 1) * sizeof(int) * 2);
+    rc = MPI_ERR_NO_MEM;
+    if (src && dst) {
+        int *srcw = src + (indeg ? indeg : 1), *dstw = dst + (outdeg ? outdeg : 1);
+        int a = 0, b = 0;
+        for (long long k = 0; k < total; k += 3) {
+            if (rbuf[k]) {
+                src[a] = rbuf[k + 1];
+                srcw[a++] = rbuf[k + 2];
+            } else {
+                dst[b] = rbuf[k + 1];
+                dstw[b++] = rbuf[k + 2];
+            }
+        }
+        t = dist_new(indeg, src, srcw, outdeg, dst, dstw, weighted);
+        rc = MPI_SUCCESS;
+    }
+    free(src);
+    free(dst);
+out:
+    free(scount);
+    free(sdisp);
+    free(rcount);
+    free(rdisp);
+    free(fill);
+    free(sbuf);
+    free(rbuf);
+    if (rc == MPI_ERR_NO_MEM)
+        return bd_error(comm_old, rc, call, "out of memory");
+    if (rc)
+        return rc;
+    return make_topo(comm_old, 0, c->rank, t, comm_dist_graph, call);
+}
+
+int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
+{
+    const char *call = "MPI_Dist_graph_neighbors_count";
+    int rc = MPI_SUCCESS;
+    struct bd_topo *t = get_topo(comm, call, MPI_DIST_GRAPH, &rc);
+    if (!t)
+        return rc;
+    if (!indegree || !outdegree || !weighted)
+        return bd_error(comm, MPI_ERR_ARG, call, "NULL output argument");
+    *indegree = t->indeg;
+    *outdegree = t->outdeg;
+    *weighted = t->weighted;
+    return MPI_SUCCESS;
+}
+
+int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
+                             int maxoutdegree, int destinations[], int destweights[])
+{
+    const char *call = "MPI_Dist_graph_neighbors";
+    int rc = MPI_SUCCESS;
+    struct bd_topo *t = get_topo(comm, call, MPI_DIST_GRAPH, &rc);
+    if (!t)
+        return rc;
+    if (maxindegree < t->indeg || maxoutdegree < t->outdeg)
+        return bd_error(comm, MPI_ERR_ARG, call,
+                        "maxindegree %d or maxoutdegree %d is less than the degree (%d in, %d "
+                        "out)",
+                        maxindegree, maxoutdegree, t->indeg, t->outdeg);
+    if ((t->indeg && !sources) || (t->outdeg && !destinations))
+        return bd_error(comm, MPI_ERR_ARG, call, "NULL sources or destinations");
+    int wi = t->weighted && sourceweights && sourceweights != MPI_UNWEIGHTED &&
+             sourceweights != MPI_WEIGHTS_EMPTY;
+    int wo = t->weighted && destweights && destweights != MPI_UNWEIGHTED &&
+             destweights != MPI_WEIGHTS_EMPTY;
+    for (int i = 0; i < t->indeg; i++) {
+        sources[i] = t->src[i];
+        if (wi)
+            sourceweights[i] = t->srcw[i];
+    }
+    for (int i = 0; i < t->outdeg; i++) {
+        destinations[i] = t->dst[i];
+        if (wo)
+            destweights[i] = t->dstw[i];
+    }
+    return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- neighbour lists */
+
+int bd_topo_neighbors(const bd_comm_t *c, bd_nbrs_t *nb)
+{
+    const struct bd_topo *t = c->topo;
+    memset(nb, 0, sizeof *nb);
+    if (!t)
+        return -1;
+    switch (t->kind) {
+    case MPI_CART: {
+        int n = 2 * t->ndims;
+        nb->cart = 1;
+        nb->indeg = nb->outdeg = n;
+        nb->in = malloc((size_t)(n ? n : 1) * sizeof(int));
+        nb->out = malloc((size_t)(n ? n : 1) * sizeof(int));
+        int *cc = malloc((size_t)(t->ndims ? t->ndims : 1) * sizeof(int));
+        if (!nb->in || !nb->out || !cc) {
+            free(cc);
+            bd_nbrs_free(nb);
+            return -1;
+        }
+        rank_to_coords(t, c->rank, cc);
+        for (int d = 0; d < t->ndims; d++) {
+            int x = cc[d], dim = t->dims[d];
+            for (int s = 0; s < 2; s++) {
+                int y = x + (s ? 1 : -1), r;
+                if (t->periods[d])
+                    y = (y % dim + dim) % dim;
+                if (y < 0 || y >= dim) {
+                    r = MPI_PROC_NULL;
+                } else {
+                    cc[d] = y;
+                    r = coords_to_rank(t, cc);
+                    cc[d] = x;
+                }
+                nb->in[2 * d + s] = nb->out[2 * d + s] = r;
+            }
+        }
+        free(cc);
+        return 0;
+    }
+    case MPI_GRAPH: {
+        int lo = c->rank ? t->index[c->rank - 1] : 0, n = t->index[c->rank] - lo;
+        nb->indeg = nb->outdeg = n;
+        nb->in = dup_ints(t->edges + lo, n);
+        nb->out = dup_ints(t->edges + lo, n);
+        break;
+    }
+    default:
+        nb->indeg = t->indeg;
+        nb->outdeg = t->outdeg;
+        nb->in = dup_ints(t->src, t->indeg);
+        nb->out = dup_ints(t->dst, t->outdeg);
+        break;
+    }
+    if (!nb->in || !nb->out) {
+        bd_nbrs_free(nb);
+        return -1;
+    }
+    return 0;
+}
+
+void bd_nbrs_free(bd_nbrs_t *nb)
+{
+    free(nb->in);
+    free(nb->out);
+    nb->in = nb->out = NULL;
 }
