@@ -252,6 +252,7 @@ static int comm_dup(MPI_Comm comm, MPI_Comm *newcomm, const char *call)
     if (rc) {
         bd_attr_delete_all(h, call);
         comm_release(h);
+        *newcomm = MPI_COMM_NULL;
         return rc;
     }
     *newcomm = h;

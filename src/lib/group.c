@@ -548,11 +548,15 @@ static int free_keyval(int *keyval, const char *call)
     if (is_predefined_key(*keyval))
         return bd_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, call, "cannot free predefined keyval %d",
                         *keyval);
-    keyval_t *kv = kv_get(*keyval);
+    keyval_t *kv = kv_any(*keyval);
     if (!kv)
         return bd_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, call, "invalid keyval %d", *keyval);
-    kv->freed = 1;
-    kv_unref(kv);
+    /* Freeing again while attributes still hold the key is tolerated, as
+     * MPICH does (a delete callback may free its own keyval). */
+    if (!kv->freed) {
+        kv->freed = 1;
+        kv_unref(kv);
+    }
     *keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }
@@ -622,7 +626,7 @@ static int run_delete(MPI_Comm comm, int keyval, void *val, const char *call)
 
 int bd_attr_get(bd_comm_t *c, int keyval, void **val, int *flag)
 {
-    if (!kv_get(keyval))
+    if (!kv_any(keyval))
         return MPI_ERR_KEYVAL;
     int i = find_attr(c, keyval);
     *flag = i >= 0;
@@ -672,7 +676,8 @@ static int delete_attr(MPI_Comm comm, int keyval, const char *call)
     if (is_predefined_key(keyval))
         return bd_error(comm, MPI_ERR_KEYVAL, call, "cannot delete predefined attribute %d",
                         keyval);
-    if (!kv_get(keyval))
+    /* A freed keyval stays usable while attributes hold it (MPI 3.1 6.7.2). */
+    if (!kv_any(keyval))
         return bd_error(comm, MPI_ERR_KEYVAL, call, "invalid keyval %d", keyval);
     int i = find_attr(c, keyval);
     if (i < 0)

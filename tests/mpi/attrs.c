@@ -19,6 +19,9 @@
  *     Attr_delete, Keyval_free) and MPI_NULL_COPY_FN / MPI_DUP_FN.
  *  6. Predefined attributes: MPI_TAG_UB on MPI_COMM_WORLD is at least 32767.
  *  7. Attributes on MPI_COMM_WORLD and MPI_COMM_SELF themselves.
+ *  8. After MPI_Comm_free_keyval the old key value still gets and deletes
+ *     the attributes that use it (6.7.2); a copy callback that fails makes
+ *     MPI_Comm_dup return its error and MPI_COMM_NULL.
  */
 #include "mtest.h"
 
@@ -97,6 +100,14 @@ static int count_delete_fn(MPI_Comm comm, int keyval, void *val, void *extra)
 }
 
 /* value of keyval on c, or NULL with *flag = 0 */
+static int failing_copy_fn(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out,
+                           int *flag)
+{
+    (void)oldcomm, (void)keyval, (void)extra, (void)in, (void)out;
+    *flag = 0;
+    return MPI_ERR_OTHER;
+}
+
 static void *get(MPI_Comm c, int keyval, int *flag)
 {
     void *v = NULL;
@@ -270,6 +281,35 @@ int main(int argc, char **argv)
         MPI_Comm_delete_attr(MPI_COMM_WORLD, k);
         MPI_Comm_delete_attr(MPI_COMM_SELF, k);
         CHECK_INT(deletes, 2, "deletes on WORLD and SELF");
+        MPI_Comm_free_keyval(&k);
+    }
+
+    /* ---- 8. a freed keyval still names its attributes; a failing copy ---- */
+    {
+        int k, saved, deletes = 0;
+        void *v = NULL;
+        MPI_Comm_create_keyval(MPI_COMM_DUP_FN, count_delete_fn, &k, &deletes);
+        saved = k;
+        MPI_Comm_dup(MPI_COMM_WORLD, &a);
+        MPI_Comm_set_attr(a, k, (void *)(intptr_t)5);
+        MPI_Comm_free_keyval(&k);
+        flag = 0;
+        MPI_Comm_get_attr(a, saved, &v, &flag);
+        CHECK(flag && (intptr_t)v == 5, "get through a freed keyval still in use: flag %d", flag);
+        MPI_Comm_delete_attr(a, saved);
+        CHECK_INT(deletes, 1, "delete through a freed keyval still in use");
+        MPI_Comm_free(&a);
+
+        MPI_Comm_create_keyval(failing_copy_fn, MPI_COMM_NULL_DELETE_FN, &k, NULL);
+        MPI_Comm_dup(MPI_COMM_WORLD, &a);
+        MPI_Comm_set_errhandler(a, MPI_ERRORS_RETURN);
+        MPI_Comm_set_attr(a, k, (void *)(intptr_t)1);
+        b = MPI_COMM_WORLD;
+        int rc = MPI_Comm_dup(a, &b);
+        CHECK(rc != MPI_SUCCESS, "dup succeeded although a copy callback failed");
+        CHECK(b == MPI_COMM_NULL, "a failed dup did not give MPI_COMM_NULL");
+        MPI_Comm_delete_attr(a, k);
+        MPI_Comm_free(&a);
         MPI_Comm_free_keyval(&k);
     }
 
