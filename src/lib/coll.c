@@ -593,6 +593,8 @@ static int api_of(int api, const MPI_Request *request)
 static int barrier(const char *call, MPI_Comm comm, MPI_Request *request, int nb_req)
 {
     GET_COMM(call);
+    if (c->inter)
+        return bd_inter_barrier(c, comm);
     bd_nbc_t nb;
     nbc_init(&nb, c);
     if (c->size > 1) {
@@ -640,6 +642,8 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
                  MPI_Comm comm, MPI_Request *request, int nb_req)
 {
     GET_COMM(call);
+    if (c->inter)
+        return bd_inter_bcast(c, comm, buffer, count, datatype, root);
     bd_dt_t *t = NULL;
     int rc;
     if ((rc = check_buf(comm, call, count, datatype, &t, "")) ||
@@ -755,6 +759,9 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
                          MPI_Request *request, int nb_req)
 {
     GET_COMM(call);
+    if (c->inter)
+        return all ? bd_inter_allreduce(c, comm, sendbuf, recvbuf, count, dt, op)
+                   : bd_inter_reduce(c, comm, sendbuf, recvbuf, count, dt, op, root);
     int rc;
     bd_dt_t *t = NULL;
     bd_user_op_t *u;
@@ -831,6 +838,8 @@ static int scan_common(const char *call, const void *sendbuf, void *recvbuf, int
                        MPI_Request *request, int nb_req)
 {
     GET_COMM(call);
+    if (c->inter)
+        return bd_error(comm, MPI_ERR_COMM, call, "not defined on intercommunicator %d", comm);
     int rc;
     bd_dt_t *t = NULL;
     bd_user_op_t *u;
@@ -893,6 +902,8 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
                    int nb_req)
 {
     GET_COMM(call);
+    if (c->inter)
+        return bd_inter_reduce_scatter(c, comm, call, sendbuf, recvbuf, counts, block, dt, op);
     int rc;
     bd_dt_t *t = NULL;
     bd_user_op_t *u;
@@ -1023,6 +1034,13 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
                          int nb_req)
 {
     GET_COMM(call);
+    if (c->inter)
+        return all ? bd_inter_allgather(c, comm, call, sendbuf, sendcount, sendtype, recvbuf,
+                                        recvcount, vector ? recvcounts : NULL,
+                                        vector ? displs : NULL, recvtype)
+                   : bd_inter_gather(c, comm, call, sendbuf, sendcount, sendtype, recvbuf,
+                                     recvcount, vector ? recvcounts : NULL,
+                                     vector ? displs : NULL, recvtype, root);
     int rc;
     bd_dt_t *st = NULL, *rt = NULL;
     int is_root = all || c->rank == root;
@@ -1146,6 +1164,10 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
                           MPI_Comm comm, int vector, MPI_Request *request, int nb_req)
 {
     GET_COMM(call);
+    if (c->inter)
+        return bd_inter_scatter(c, comm, call, sendbuf, sendcount, vector ? sendcounts : NULL,
+                                vector ? displs : NULL, sendtype, recvbuf, recvcount, recvtype,
+                                root);
     int rc;
     bd_dt_t *st = NULL, *rt = NULL;
     int is_root = c->rank == root;
@@ -1270,6 +1292,14 @@ static int alltoall_common(const char *call, int api, a2a_side_t *s, a2a_side_t 
                            MPI_Comm comm, MPI_Request *request, int nb_req)
 {
     GET_COMM(call);
+    if (c->inter && (s->types || rv->types))
+        return bd_error(comm, MPI_ERR_COMM, call,
+                        "MPI_Alltoallw on intercommunicators is not supported");
+    if (c->inter)
+        return bd_inter_alltoall(c, comm, call, s->buf, s->count, vector ? s->counts : NULL,
+                                 vector ? s->displs : NULL, s->type, (void *)rv->buf, rv->count,
+                                 vector ? rv->counts : NULL, vector ? rv->displs : NULL,
+                                 rv->type);
     int rc;
     int inplace = s->buf == MPI_IN_PLACE;
     if (!vector)
