@@ -11,6 +11,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -29,10 +30,19 @@ mem_global_t bdm_g = {
     .pagemap_fd = -1,
     .stop_fd = -1,
     .memfd = -1,
+    .io_evfd = -1,
 };
 
+static void do_release(size_t n);
 #define LOCK() pthread_mutex_lock(&G.lock)
-#define UNLOCK() pthread_mutex_unlock(&G.lock)
+/* Unlocking gives back what reaping I/O slots found over-accounted. */
+#define UNLOCK() unlock_release()
+static void unlock_release(void) {
+  size_t r = G.rel_pending;
+  G.rel_pending = 0;
+  pthread_mutex_unlock(&G.lock);
+  do_release(r);
+}
 
 static void atfork_child(void);
 
@@ -189,7 +199,7 @@ int bdm_open_backing(alloc_t *a, int create) {
 }
 
 static void backing_done(alloc_t *a) {
-  if (a->fd >= 0 && G.nfds > MAX_OPEN_FDS) {
+  if (a->fd >= 0 && G.nfds > MAX_OPEN_FDS && a->inflight == 0) {
     close(a->fd);
     a->fd = -1;
     G.nfds--;
@@ -221,7 +231,7 @@ static void backing_remove(alloc_t *a) {
 
 static size_t acct_target(const alloc_t *a) {
   if (is_ar() && a->loaded) return a->len;
-  return a->nres * G.sbpage;
+  return (a->nres + a->nload) * G.sbpage;
 }
 
 static void acct_add(alloc_t *a, size_t n) {
@@ -300,47 +310,182 @@ static void zero_run(alloc_t *a, size_t s, size_t n) {
   }
 }
 
-/* Make the non-resident sbpages of [s0, s1) resident.  disk_only: only the
- * stored ones (uffd whole-allocation load; the rest is zero-filled lazily).
- * Returns 0 or -errno (never fails when in_fault: it dies instead). */
-static int load_range(alloc_t *a, size_t s0, size_t s1, int disk_only, int in_fault) {
+/* ------------------------------------------------------------------------ */
+/* I/O slots (workers in mem_util.c).  Everything here runs with the lock.   */
+
+static void release_mem_or_die(alloc_t *a, size_t s0, size_t s1);
+
+/* Apply a finished request to the sbpage state and free the slot. */
+static void reap(io_slot_t *sl) {
+  alloc_t *a = sl->a;
   size_t sb = G.sbpage;
-  size_t i = s0;
+  int rc = sl->rc;
+  G.st.io_ns += sl->ns;
+  if (sl->op == IO_READ) {
+    for (size_t x = sl->s; x < sl->s + sl->n; x++) a->st[x] &= (uint8_t)~SB_LOADING;
+    a->nload -= sl->n;
+    if (rc == -ENOMEM && !is_uffd()) {
+      /* read, but mprotect ran out of mappings: degrade() makes it accessible */
+      a->degrade_pending = 1;
+      rc = 0;
+    }
+    if (rc == 0) {
+      for (size_t x = sl->s; x < sl->s + sl->n; x++) a->st[x] |= SB_RES;
+      a->nres += sl->n;
+      G.st.bytes_read += sl->n * sb;
+      backing_drop_cache(sl->fd, sl->off, sl->len, 0);
+    } else {
+      if (sl->flags & IO_DEMAND) bdm_die("reading backing file failed while loading managed memory", -rc, sl->len);
+      if ((sl->flags & IO_OWNED) && !G.io_err) G.io_err = rc;
+      /* read-ahead that failed is simply not resident; a demand load retries */
+      G.rel_pending += acct_trim(a);
+    }
+  } else {
+    if (rc == 0) {
+      backing_drop_cache(sl->fd, sl->off, sl->len, 1);
+      G.st.bytes_written += sl->len;
+      for (size_t x = sl->s; x < sl->s + sl->n; x++) a->st[x] = (uint8_t)((a->st[x] & ~SB_DIRTY) | SB_DISK);
+      release_mem_or_die(a, sl->s, sl->s + sl->n);
+    } else if (!G.io_err) {
+      G.io_err = rc;
+    }
+  }
+  a->inflight--;
+  if (a->inflight == 0) backing_done(a);
+  __atomic_store_n(&sl->state, IO_FREE, __ATOMIC_RELEASE);
+}
+
+static void reap_done(void) {
+  for (int k = 0; k < IO_NSLOT; k++)
+    if (__atomic_load_n(&G.io[k].state, __ATOMIC_ACQUIRE) == IO_DONE) reap(&G.io[k]);
+}
+
+static io_slot_t *slot_free(void) {
+  reap_done();
+  for (int k = 0; k < IO_NSLOT; k++)
+    if (__atomic_load_n(&G.io[k].state, __ATOMIC_ACQUIRE) == IO_FREE) return &G.io[k];
+  return NULL;
+}
+
+/* A free slot, waiting for the oldest request if all are busy. */
+static io_slot_t *slot_get(void) {
+  for (;;) {
+    io_slot_t *sl = slot_free();
+    if (sl) return sl;
+    io_slot_t *old = NULL;
+    for (int k = 0; k < IO_NSLOT; k++)
+      if (!old || G.io[k].seq < old->seq) old = &G.io[k];
+    bdm_io_wait(old);
+  }
+}
+
+static void slot_go(io_slot_t *sl, alloc_t *a, int op, size_t s, size_t n, int flags, int fd) {
+  size_t sb = G.sbpage;
+  uintptr_t addr = a->base + s * sb;
+  sl->op = op;
+  sl->fd = fd;
+  sl->a = a;
+  sl->s = s;
+  sl->n = n;
+  sl->flags = flags;
+  sl->rc = 0;
+  sl->len = n * sb;
+  sl->off = (off_t)(s * sb);
+  sl->seq = ++G.io_seq;
+  if (op == IO_READ) {
+    sl->install = addr;
+    sl->buf = is_uffd() ? G.bounce + (size_t)(sl - G.io) * G.io_piece : bdm_stage(addr);
+    for (size_t x = s; x < s + n; x++) a->st[x] |= SB_LOADING;
+    a->nload += n;
+  } else {
+    sl->install = 0;
+    sl->buf = is_uffd() ? (uint8_t *)addr : bdm_stage(addr);
+  }
+  a->inflight++;
+  bdm_io_submit(sl);
+}
+
+/* Wait for every request touching sbpages [i0, i1) of a and reap it. */
+static void drain_range(alloc_t *a, size_t i0, size_t i1) {
+  for (int k = 0; k < IO_NSLOT; k++) {
+    io_slot_t *sl = &G.io[k];
+    if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) != IO_FREE && sl->a == a && sl->s < i1 && sl->s + sl->n > i0)
+      bdm_io_wait(sl);
+  }
+  reap_done();
+}
+
+static void io_drain(void) {
+  for (int k = 0; k < IO_NSLOT; k++) bdm_io_wait(&G.io[k]);
+  reap_done();
+}
+
+/* No I/O in flight: give the bounce buffers' memory back (it is not
+ * accounted, so it must not stay resident while the rank is blocked). */
+static void bounce_idle(void) {
+  if (is_uffd()) madvise(G.bounce, G.bounce_len, MADV_DONTNEED);
+}
+
+static int any_loading(const alloc_t *a, size_t i0, size_t i1) {
+  if (a->nload == 0) return 0;
+  for (size_t i = i0; i < i1; i++)
+    if (a->st[i] & SB_LOADING) return 1;
+  return 0;
+}
+
+/* Start reading the stored sbpages [s, e) of a, in requests of at most
+ * G.io_piece bytes.  Returns 0 or -errno (dies instead for IO_DEMAND). */
+static int submit_reads(alloc_t *a, size_t s, size_t e, int flags) {
+  a->inflight++; /* keeps the descriptor open while slots are reaped below */
+  int fd = bdm_open_backing(a, 0);
+  if (fd < 0) {
+    a->inflight--;
+    if (flags & IO_DEMAND) bdm_die("cannot open backing file to load managed memory", -fd, (e - s) * G.sbpage);
+    return fd;
+  }
+  size_t per = G.io_piece / G.sbpage;
+  while (s < e) {
+    size_t n = e - s < per ? e - s : per;
+    slot_go(slot_get(), a, IO_READ, s, n, flags, fd);
+    s += n;
+  }
+  a->inflight--;
+  return 0;
+}
+
+/* Start making the sbpages of [s0, s1) that are neither resident nor loading
+ * resident: stored ones are read through the I/O slots (flags), the others
+ * are filled with zeros at once (disk_only: left to a later fault).  The
+ * caller waits for the reads if it must.  Returns 0 or -errno. */
+static int load_range(alloc_t *a, size_t s0, size_t s1, int disk_only, int flags) {
+  size_t sb = G.sbpage;
   int did = 0;
-  while (i < s1) {
-    if (a->st[i] & SB_RES) {
+  for (size_t i = s0; i < s1;) {
+    if (a->st[i] & (SB_RES | SB_LOADING)) {
       i++;
       continue;
     }
-    size_t j = i;
-    while (j < s1 && !(a->st[j] & SB_RES)) j++;
-    /* [i, j) is a maximal non-resident run; fill it piece by piece. */
-    size_t k = i;
-    while (k < j) {
-      size_t m = k;
-      uint8_t d = a->st[k] & SB_DISK;
-      while (m < j && (a->st[m] & SB_DISK) == d) m++;
-      if (d) {
-        int rc = read_run(a, k, m - k, in_fault);
-        if (rc) return rc;
-      } else if (!disk_only) {
-        zero_run(a, k, m - k);
+    uint8_t d = a->st[i] & SB_DISK;
+    size_t j = i + 1;
+    while (j < s1 && !(a->st[j] & (SB_RES | SB_LOADING)) && (a->st[j] & SB_DISK) == d) j++;
+    if (d) {
+      int rc = submit_reads(a, i, j, flags);
+      if (rc) return rc;
+      did = 1;
+    } else if (!disk_only) {
+      if (is_uffd()) {
+        zero_run(a, i, j - i);
+      } else {
+        int rc = bdm_prot_set(a->base + i * sb, (j - i) * sb, PROT_READ);
+        if (rc == -ENOMEM) {
+          degrade(a);
+          return 0;
+        }
+        if (rc) bdm_die("mprotect failed while loading managed memory", -rc, (j - i) * sb);
       }
-      if (d || !disk_only) {
-        for (size_t x = k; x < m; x++) a->st[x] |= SB_RES;
-        a->nres += m - k;
-        did = 1;
-      }
-      k = m;
-    }
-    if (!is_uffd()) {
-      /* in the mprotect path disk_only is never used: the run is complete */
-      int rc = bdm_prot_set(a->base + i * sb, (j - i) * sb, PROT_READ);
-      if (rc == -ENOMEM) {
-        degrade(a);
-        return 0;
-      }
-      if (rc) bdm_die("mprotect failed while loading managed memory", -rc, (j - i) * sb);
+      for (size_t x = i; x < j; x++) a->st[x] |= SB_RES;
+      a->nres += j - i;
+      did = 1;
     }
     i = j;
   }
@@ -375,6 +520,8 @@ static void mark_dirty(alloc_t *a, size_t s0, size_t s1) {
  * next unload writes all of it.  The bytes are accounted without asking. */
 static void degrade(alloc_t *a) {
   static int warned;
+  drain_range(a, 0, a->nsb);
+  a->degrade_pending = 0;
   if (!warned) {
     warned = 1;
     bdm_msg("bdmem: warning: mprotect ran out of memory mappings (vm.max_map_count); "
@@ -398,11 +545,123 @@ static void degrade(alloc_t *a) {
   if (a->acct < acct_target(a)) acct_add(a, acct_target(a) - a->acct);
 }
 
+/* ------------------------------------------------------------------------ */
+/* read-ahead                                                                */
+
+/* LRLW: a fault at sbpage i.  Faults that follow the previous one's chunk
+ * (or land inside what was read ahead for it) form a sequential stream whose
+ * read-ahead window doubles up to G.ra_max_sb; any other fault ends it. */
+static void ra_note(alloc_t *a, size_t i) {
+  if (!G.ra_max_sb) return;
+  size_t csb = G.chunk_sb, c0 = i / csb * csb;
+  int seq = a->ra_end && i >= a->ra_lo && i <= a->ra_end;
+  if (seq) {
+    size_t w = a->ra_win ? a->ra_win * 2 : csb;
+    a->ra_win = w < G.ra_max_sb ? w : G.ra_max_sb;
+    if (a->ra_next < c0) a->ra_next = c0;
+  } else {
+    a->ra_win = 0;
+    a->ra_next = c0;
+  }
+  a->ra_lo = c0;
+  size_t e = c0 + csb + a->ra_win;
+  if (e > a->nsb) e = a->nsb;
+  if (!seq || e > a->ra_end) a->ra_end = e;
+}
+
+/* Keep free I/O slots busy with the stream [ra_next, ra_end) of a: stored
+ * sbpages are read (and installed by the workers), others are made resident
+ * as zeros (mprotect path; the uffd path fills them when touched).  AR
+ * allocations are accounted as a whole already; LRLW asks the budget first,
+ * like any other load.  Never waits for I/O. */
+static void pump(alloc_t *a) {
+  size_t sb = G.sbpage, per = G.io_piece / sb;
+  if (G.pumping) return;
+  G.pumping = 1;
+  while (a->ra_next < a->ra_end && slot_free()) {
+    size_t i = a->ra_next;
+    while (i < a->ra_end && (a->st[i] & (SB_RES | SB_LOADING))) i++;
+    a->ra_next = i;
+    if (i >= a->ra_end) break;
+    uint8_t d = a->st[i] & SB_DISK;
+    size_t j = i + 1;
+    while (j < a->ra_end && j - i < per && !(a->st[j] & (SB_RES | SB_LOADING)) && (a->st[j] & SB_DISK) == d) j++;
+    if (!d && (is_uffd() || !is_ar())) { /* nothing to read ahead: filled when touched */
+      a->ra_next = j;
+      continue;
+    }
+    if (!is_ar()) {
+      size_t need = (j - i) * sb;
+      if (G.acquire) {
+        uintptr_t base = a->base;
+        uint64_t id = a->id;
+        UNLOCK();
+        int rc = G.acquire(G.ctx, need);
+        LOCK();
+        alloc_t *b = bdm_lookup(base);
+        if (rc != 0 || b != a || a->id != id) { /* refused (read-ahead is optional) or freed meanwhile */
+          if (rc == 0) G.rel_pending += need;
+          if (b == a && a->id == id) a->ra_end = a->ra_next;
+          break;
+        }
+        int changed = 0;
+        for (size_t x = i; x < j; x++)
+          if (a->st[x] & (SB_RES | SB_LOADING)) changed = 1;
+        acct_add(a, need);
+        if (changed) {
+          G.rel_pending += acct_trim(a);
+          continue;
+        }
+      } else {
+        acct_add(a, need);
+      }
+    }
+    if (d) {
+      if (submit_reads(a, i, j, 0) != 0) {
+        a->ra_end = a->ra_next;
+        G.rel_pending += acct_trim(a);
+        break;
+      }
+    } else {
+      int rc = bdm_prot_set(a->base + i * sb, (j - i) * sb, PROT_READ);
+      if (rc == -ENOMEM) {
+        degrade(a);
+        break;
+      }
+      if (rc) bdm_die("mprotect failed while loading managed memory", -rc, (j - i) * sb);
+      for (size_t x = i; x < j; x++) a->st[x] |= SB_RES;
+      a->nres += j - i;
+    }
+    a->ra_next = j;
+  }
+  G.pumping = 0;
+}
+
+static void pump_all(void) {
+  for (size_t k = 0; k < G.ntab && slot_free(); k++) {
+    alloc_t *a = G.tab[k];
+    if (a->ra_next < a->ra_end) pump(a);
+    if (k >= G.ntab || G.tab[k] != a) break; /* the table changed while the lock was dropped */
+  }
+}
+
+/* uffd handler thread: I/O slots finished. */
+void bdm_io_progress(void) {
+  LOCK();
+  if (G.active) {
+    reap_done();
+    pump_all();
+  }
+  UNLOCK();
+}
+
 /* Make [lo, hi) (inside one allocation) resident; for a fault, the chunk
- * around lo.  Returns 0, 1 (not managed) or -errno (prepare only). */
+ * around lo.  Returns 0, 1 (not managed), 2 (uffd fault: the data is being
+ * read; installing it wakes the faulting thread) or -errno (prepare only). */
 static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault) {
   size_t sb = G.sbpage;
   LOCK();
+  reap_done();
   alloc_t *a = bdm_lookup(lo);
   if (!a) {
     UNLOCK();
@@ -411,10 +670,15 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault) {
   if (in_fault) G.st.faults++;
   if (hi > a->base + a->len) hi = a->base + a->len;
   size_t i0 = (lo - a->base) / sb, i1 = (hi - 1 - a->base) / sb + 1;
+  /* uffd faults need not wait: the worker's UFFDIO_COPY wakes the thread */
+  int nowait = in_fault && is_uffd();
+  if (in_fault && !is_ar()) ra_note(a, i0);
+  if (!nowait && any_loading(a, i0, i1)) drain_range(a, i0, i1);
+  if (a->degrade_pending) degrade(a);
   int was_res = (a->st[i0] & SB_RES) != 0;
   int all_res = 1;
   for (size_t i = i0; i < i1; i++)
-    if (!(a->st[i] & SB_RES)) {
+    if (!(a->st[i] & (SB_RES | SB_LOADING))) {
       all_res = 0;
       break;
     }
@@ -439,8 +703,8 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault) {
     } else {
       size_t add = 0;
       for (size_t i = s0; i < s1; i++)
-        if (!(a->st[i] & SB_RES)) add++;
-      target = (a->nres + add) * sb;
+        if (!(a->st[i] & (SB_RES | SB_LOADING))) add++;
+      target = (a->nres + a->nload + add) * sb;
     }
     if (target > a->acct) {
       size_t need = target - a->acct;
@@ -463,32 +727,43 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault) {
       }
       acct_add(a, need);
     }
-    int rc = 0;
     if (whole) {
-      rc = load_range(a, 0, a->nsb, is_uffd(), in_fault);
-      if (rc == 0) a->loaded = 1;
+      /* AR: everything stored is read from here on, this chunk first */
+      a->loaded = 1;
+      a->ra_next = 0;
+      a->ra_end = a->nsb;
     }
-    if (rc == 0) rc = load_range(a, s0, s1, 0, in_fault);
+    G.io_err = 0;
+    int rc = load_range(a, s0, s1, 0, in_fault ? IO_DEMAND : IO_OWNED);
+    if (rc == 0 && !nowait) {
+      drain_range(a, s0, s1);
+      rc = G.io_err;
+    }
     if (rc != 0) {
-      size_t ex = acct_trim(a);
+      G.rel_pending += acct_trim(a);
       UNLOCK();
-      do_release(ex);
       return rc;
     }
   }
+  if (!nowait && any_loading(a, i0, i1)) drain_range(a, i0, i1);
+  if (a->degrade_pending) degrade(a);
+  int pending = nowait && (a->st[i0] & SB_LOADING);
   if (!is_uffd()) {
     if (write == 1)
       mark_dirty(a, i0, i1);
     else if (write == -1 && was_res)
       mark_dirty(a, i0, i0 + 1); /* a fault on a readable page is a write */
   }
-  size_t ex = acct_trim(a);
+  G.rel_pending += acct_trim(a);
+  if (a->ra_next < a->ra_end) pump(a); /* may drop the lock: a is not used after it */
   UNLOCK();
-  do_release(ex);
-  return 0;
+  return pending ? 2 : 0;
 }
 
-int bdm_fault(uintptr_t addr, int write) { return ensure(addr, addr + G.page, write, 1) == 1 ? 1 : 0; }
+int bdm_fault(uintptr_t addr, int write) {
+  int rc = ensure(addr, addr + G.page, write, 1);
+  return rc == 1 || rc == 2 ? rc : 0;
+}
 
 /* ------------------------------------------------------------------------ */
 /* unloading                                                                 */
@@ -506,10 +781,21 @@ static int release_mem(alloc_t *a, size_t s0, size_t s1) {
   return bdm_prot_punch(addr, len);
 }
 
+static void release_mem_or_die(alloc_t *a, size_t s0, size_t s1) {
+  int rc = release_mem(a, s0, s1);
+  if (rc) bdm_die("releasing memory of an unloaded allocation failed", -rc, (s1 - s0) * G.sbpage);
+  for (size_t x = s0; x < s1; x++) a->st[x] &= (uint8_t)~(SB_RES | SB_DIRTY);
+  a->nres -= s1 - s0;
+}
+
 /* Write dirty sbpages and release all memory of a.  Adds the bytes to give
- * back to *rel.  On error a stays resident with its dirty data. */
+ * back to *rel.  Clean runs are released at once; dirty runs are written
+ * through the I/O slots (IO_NSLOT requests of at most G.io_piece bytes in
+ * flight) and each piece is released as soon as it is on storage.  On error
+ * what was not written stays resident and dirty.  No I/O is in flight. */
 static int unload_one(alloc_t *a, size_t *rel) {
-  size_t sb = G.sbpage;
+  size_t sb = G.sbpage, per = G.io_piece / sb;
+  a->ra_lo = a->ra_next = a->ra_end = a->ra_win = 0;
   if (a->nres == 0 && !a->loaded) {
     *rel += a->acct;
     G.st.resident -= a->acct;
@@ -520,29 +806,37 @@ static int unload_one(alloc_t *a, size_t *rel) {
     int rc = bdm_uffd_scan_dirty(a);
     if (rc) return rc;
   }
-  for (size_t i = 0; i < a->nsb;) {
-    if (!(a->st[i] & SB_DIRTY)) {
+  G.io_err = 0;
+  int rc = 0, fd = -1;
+  a->inflight++; /* keeps the descriptor open while slots are reaped */
+  for (size_t i = 0; i < a->nsb && !G.io_err;) {
+    uint8_t f = a->st[i] & (SB_RES | SB_DIRTY);
+    if (!(f & SB_RES)) {
       i++;
       continue;
     }
-    size_t j = i;
-    while (j < a->nsb && (a->st[j] & SB_DIRTY)) j++;
-    int fd = bdm_open_backing(a, 1);
-    if (fd < 0) return fd;
-    uintptr_t addr = a->base + i * sb;
-    const void *src = is_uffd() ? (const void *)addr : (const void *)bdm_stage(addr);
-    uint64_t t0 = bdm_now_ns();
-    int rc = bdm_pwrite_all(fd, src, (j - i) * sb, (off_t)(i * sb));
-    if (rc == 0) backing_drop_cache(fd, (off_t)(i * sb), (j - i) * sb, 1);
-    G.st.io_ns += bdm_now_ns() - t0;
-    if (rc) return rc;
-    G.st.bytes_written += (j - i) * sb;
-    for (size_t x = i; x < j; x++) a->st[x] = (uint8_t)((a->st[x] & ~SB_DIRTY) | SB_DISK);
+    size_t j = i + 1;
+    while (j < a->nsb && (a->st[j] & (SB_RES | SB_DIRTY)) == f && (!(f & SB_DIRTY) || j - i < per)) j++;
+    if (!(f & SB_DIRTY)) {
+      release_mem_or_die(a, i, j);
+    } else {
+      if (fd < 0) fd = bdm_open_backing(a, 1);
+      if (fd < 0) {
+        rc = fd;
+        break;
+      }
+      slot_go(slot_get(), a, IO_WRITE, i, j - i, IO_OWNED, fd);
+    }
     i = j;
   }
-  int rc = release_mem(a, 0, a->nsb);
-  if (rc) bdm_die("releasing memory of an unloaded allocation failed", -rc, a->len);
-  for (size_t i = 0; i < a->nsb; i++) a->st[i] &= SB_DISK;
+  drain_range(a, 0, a->nsb);
+  a->inflight--;
+  if (!rc) rc = G.io_err;
+  if (rc) {
+    G.rel_pending += acct_trim(a);
+    if (a->inflight == 0) backing_done(a);
+    return rc;
+  }
   a->nres = 0;
   a->loaded = 0;
   *rel += a->acct;
@@ -656,12 +950,25 @@ int bd_mem_init(const bd_mem_config_t *cfg) {
 
   rc = reserve_arena(cfg->arena);
   if (rc) goto out;
-  G.bounce_len = round_up(4096 * KIB, sbpage);
-  if (G.bounce_len < G.chunk_sb * sbpage) G.bounce_len = G.chunk_sb * sbpage;
+  /* I/O requests of 1 MiB (at least one sbpage); on uffd each slot has its
+   * own bounce buffer of that size */
+  G.io_piece = round_up(1024 * KIB, sbpage);
+  G.bounce_len = IO_NSLOT * G.io_piece;
   G.bounce = bdm_map(G.bounce_len);
   if (!G.bounce) {
     rc = -ENOMEM;
     goto out;
+  }
+  {
+    size_t ra = cfg->readahead ? cfg->readahead : 8192 * KIB;
+    const char *e = getenv("BD_MEM_READAHEAD");
+    if (e && e[0]) ra = bdm_parse_size(e, ra);
+    G.ra_max_sb = ra == (size_t)-1 ? 0 : ra / sbpage;
+  }
+  G.io_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+  if (G.io_evfd < 0) {
+    rc = -errno;
+    goto fail_bounce;
   }
   G.track = BD_MEM_TRACK_MPROTECT;
   if (track != BD_MEM_TRACK_MPROTECT) {
@@ -674,8 +981,18 @@ int bd_mem_init(const bd_mem_config_t *cfg) {
     }
   }
   if (G.track == BD_MEM_TRACK_MPROTECT) {
+    close(G.io_evfd); /* completions are reaped at faults, nobody polls */
+    G.io_evfd = -1;
     rc = bdm_prot_setup();
     if (rc) goto fail_bounce;
+  }
+  rc = bdm_io_start();
+  if (rc) {
+    if (G.track == BD_MEM_TRACK_UFFD)
+      bdm_uffd_teardown();
+    else
+      bdm_prot_teardown();
+    goto fail_bounce;
   }
   G.st.track = G.track;
   G.st.kernel_faults = G.kernel_faults;
@@ -687,6 +1004,8 @@ int bd_mem_init(const bd_mem_config_t *cfg) {
   return 0;
 
 fail_bounce:
+  if (G.io_evfd >= 0) close(G.io_evfd);
+  G.io_evfd = -1;
   bdm_unmap(G.bounce, G.bounce_len);
   G.bounce = NULL;
 out:
@@ -702,17 +1021,21 @@ void bd_mem_fini(void) {
   }
   __atomic_store_n(&G.active, 0, __ATOMIC_RELEASE);
   size_t rel = 0;
+  io_drain();
   while (G.ntab > 0) {
     alloc_t *a = G.tab[G.ntab - 1];
     G.ntab--;
     rel += destroy(a);
   }
   UNLOCK();
+  bdm_io_stop();
   if (G.track == BD_MEM_TRACK_UFFD)
     bdm_uffd_teardown();
   else
     bdm_prot_teardown();
   LOCK();
+  if (G.io_evfd >= 0) close(G.io_evfd);
+  G.io_evfd = -1;
   /* keep the address range reserved so that stale pointers stay ours */
   mmap((void *)G.arena_lo, G.arena_len, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
   bdm_unmap(G.bounce, G.bounce_len);
@@ -826,10 +1149,12 @@ void bd_mem_free(void *p) {
   }
   LOCK();
   if (!bd_mem_owns(p)) bad_pointer("bd_mem_free", p);
+  io_drain();
   long i = find_exact("bd_mem_free", p);
   alloc_t *a = G.tab[i];
   tab_remove(i);
   size_t rel = destroy(a);
+  if (G.ntab == 0) bounce_idle();
   UNLOCK();
   do_release(rel);
 }
@@ -880,6 +1205,7 @@ void *bd_mem_realloc(void *p, size_t size) {
   }
   LOCK();
   if (!bd_mem_owns(p)) bad_pointer("bd_mem_realloc", p);
+  io_drain();
   long idx = find_exact("bd_mem_realloc", p);
   alloc_t *a = G.tab[idx];
   if (newlen == a->len) {
@@ -898,6 +1224,8 @@ void *bd_mem_realloc(void *p, size_t size) {
       bdm_prot_punch(a->base + newlen, a->len - newlen);
     }
     memset(a->st + ns, 0, a->nsb - ns);
+    if (a->ra_end > ns) a->ra_end = ns;
+    if (a->ra_next > ns) a->ra_next = ns;
     if (a->has_file) {
       int fd = bdm_open_backing(a, 0);
       if (fd >= 0) {
@@ -946,10 +1274,12 @@ int bd_mem_unload_all(void) {
   size_t rel = 0;
   int first = 0;
   LOCK();
+  io_drain();
   for (size_t i = 0; i < G.ntab; i++) {
     int rc = unload_one(G.tab[i], &rel);
     if (rc && !first) first = rc;
   }
+  bounce_idle();
   UNLOCK();
   do_release(rel);
   return first;
@@ -968,6 +1298,7 @@ int bd_mem_discard(void *addr, size_t len) {
   size_t rel = 0;
   int first = 0;
   LOCK();
+  io_drain();
   long i = tab_idx(lo);
   if (i < 0) i = 0;
   for (; (size_t)i < G.ntab && G.tab[i]->base < hi; i++) {
@@ -1036,6 +1367,7 @@ size_t bd_mem_resident_bytes(void) {
 
 void bd_mem_stats(bd_mem_stats_t *out) {
   LOCK();
+  if (G.active) io_drain(); /* count the I/O in flight */
   *out = G.st;
   UNLOCK();
 }

@@ -13,13 +13,29 @@
  * Strategies (see the SBMA paper, sections 3.1-3.3):
  *   BD_MEM_ARAW  aggressive read, aggressive write: the runtime calls
  *                bd_mem_block_point() at every blocking MPI call, which
- *                unloads everything; the first touch of an allocation loads
- *                every sbpage of it that is on storage.
+ *                unloads everything; the first touch of an allocation
+ *                accounts all of it and starts loading every sbpage of it
+ *                that is on storage: the touched chunk first, the rest in
+ *                the background, in address order (an unload stops it).
  *   BD_MEM_ARLW  like ARAW for loading; bd_mem_block_point() does nothing,
  *                the runtime calls bd_mem_unload_all() when the master asks.
  *   BD_MEM_LRLW  lazy read: a touch loads only the chunk (cfg.chunk bytes,
  *                at least 64 KiB, aligned) around the touched address;
- *                unloading as in ARLW.
+ *                unloading as in ARLW.  Faults that follow each other's
+ *                chunks form a sequential stream, which is read ahead
+ *                (stored sbpages only) by a window that doubles from one
+ *                chunk up to cfg.readahead (8 MiB) past the last fault; the
+ *                read-ahead is acquired from the budget like any other load
+ *                before it becomes resident.  Any other fault ends the stream.
+ *
+ * I/O: backing-file reads and writes run on IO_NSLOT (4) worker threads,
+ * one request of at most 1 MiB (or one sbpage) each, so up to 4 requests are
+ * in flight.  A read is installed by its worker (UFFDIO_COPY, which wakes the
+ * threads waiting for those pages, or mprotect on the fallback path), so the
+ * application runs on the first data while the rest is still being read.
+ * Write-back writes dirty runs through the same slots and releases each
+ * piece as soon as it is on storage.  On uffd each slot owns a 1 MiB bounce
+ * buffer (4 MiB in all, given back with MADV_DONTNEED at every unload).
  *
  * ---------------------------------------------------------------------------
  * Tracking paths (which one runs, and what it costs)
@@ -34,11 +50,12 @@
  *    /proc/self/pagemap.  Memory is private anonymous memory registered in
  *    MISSING and WP mode.
  *      - first touch of a non-resident page: the kernel sends a MISSING event
- *        to a handler thread owned by the manager; it reads the chunk into a
- *        bounce buffer (O_DIRECT) and installs it with UFFDIO_COPY in
- *        write-protected mode (UFFDIO_COPY_MODE_WP), which is atomic per page,
- *        so other threads never see a half-loaded sbpage.  Non-stored
- *        sbpages are installed as zeros the same way.
+ *        to a handler thread owned by the manager; it hands the chunk to the
+ *        I/O workers, which read it into their bounce buffers (O_DIRECT) and
+ *        install it with UFFDIO_COPY in write-protected mode
+ *        (UFFDIO_COPY_MODE_WP), which is atomic per page, so other threads
+ *        never see a half-loaded sbpage; the copy wakes the faulting thread.
+ *        Non-stored sbpages are installed as zeros by the handler.
  *      - writes: with WP_ASYNC the kernel lifts the write protection itself,
  *        without any signal or message, and remembers the page as written.
  *      - unload: one PAGEMAP_SCAN ioctl (PAGE_IS_WRITTEN and PAGE_IS_PRESENT)
@@ -157,6 +174,8 @@ typedef struct {
   size_t threshold;           /* bd_mem_threshold(): allocations >= this are managed; 0 = 1 MiB */
   size_t chunk;               /* LRLW load unit, rounded up to whole sbpages; 0 = 64 KiB (min 64 KiB) */
   size_t arena;               /* virtual address space to reserve; 0 = try 16 TiB downwards */
+  size_t readahead;           /* LRLW read-ahead window for sequential faults; 0 = 8 MiB,
+                               * (size_t)-1 = none; env BD_MEM_READAHEAD=SIZE|off overrides */
   bd_mem_strategy_t strategy;
   bd_mem_track_t track;       /* overridden by env BD_MEM_TRACK */
   /* Memory budget accounting.  acquire(ctx, n) is called before n more bytes

@@ -13,6 +13,16 @@
 #define SB_RES 0x01    /* resident (installed / accessible) */
 #define SB_DIRTY 0x02  /* written since it became resident (mprotect path; uffd path only during unload) */
 #define SB_DISK 0x04   /* a copy is in the backing file */
+#define SB_LOADING 0x08 /* being read by an I/O slot (accounted, not yet resident) */
+
+/* Asynchronous I/O slots: one worker thread per slot runs one pread or
+ * pwrite at a time, so that loads and write-back keep IO_NSLOT requests in
+ * flight and overlap I/O with copying and with the application. */
+#define IO_NSLOT 4
+enum { IO_FREE = 0, IO_SUB = 1, IO_DONE = 2, IO_STOP = 3 };
+enum { IO_READ = 0, IO_WRITE = 1 };
+#define IO_OWNED 1   /* the submitter waits for and reaps it while holding the lock */
+#define IO_DEMAND 2  /* a faulting thread waits for it (a read error is fatal) */
 
 typedef struct alloc {
   uintptr_t base;      /* first byte, sbpage aligned */
@@ -27,6 +37,10 @@ typedef struct alloc {
   int loaded;          /* AR: every stored sbpage was brought in since the last unload */
   int fd;              /* backing file descriptor or -1 */
   int has_file;        /* backing file exists */
+  int inflight;        /* I/O slots working on this allocation */
+  int degrade_pending; /* mprotect failed with ENOMEM in an I/O worker */
+  size_t nload;        /* sbpages SB_LOADING */
+  size_t ra_lo, ra_next, ra_end, ra_win; /* read-ahead stream (sbpage indices) */
   struct alloc *next_free;
 } alloc_t;
 
@@ -75,8 +89,32 @@ typedef struct {
   uintptr_t stage_lo;  /* staging view of the arena */
   int segv_installed;
 
+  /* I/O slots */
+  struct io_slot *io;
+  size_t io_piece;           /* bytes per request (bounce per slot on uffd) */
+  int io_evfd;               /* uffd: workers signal completions to the handler */
+  int io_started;
+  uint64_t io_seq;
+  int io_err;                /* first error of owned slots since it was reset */
+  size_t rel_pending;        /* accounted bytes to give back once unlocked */
+  size_t ra_max_sb;          /* read-ahead window limit in sbpages (LRLW) */
+  int pumping;
+
   bd_mem_stats_t st;
 } mem_global_t;
+
+typedef struct io_slot {
+  _Atomic uint32_t state;    /* IO_FREE, IO_SUB, IO_DONE, IO_STOP */
+  int op, fd, rc, flags;
+  uint8_t *buf;              /* read into / write from */
+  size_t len;
+  off_t off;
+  uintptr_t install;         /* read: uffd copies buf here, mprotect makes it readable */
+  uint64_t ns, seq;
+  alloc_t *a;
+  size_t s, n;               /* sbpages [s, s+n) of a */
+  pthread_t th;
+} io_slot_t;
 
 extern mem_global_t bdm_g;
 
@@ -90,6 +128,11 @@ void bdm_fmt_u64(char *out, uint64_t v);
 void bdm_fmt_hex(char *out, uint64_t v);
 void *bdm_map(size_t len);
 void bdm_unmap(void *p, size_t len);
+size_t bdm_parse_size(const char *s, size_t dflt);
+int bdm_io_start(void);
+void bdm_io_stop(void);
+void bdm_io_submit(io_slot_t *sl);
+void bdm_io_wait(io_slot_t *sl);
 
 /* core (called by the tracking back ends) */
 alloc_t *bdm_lookup(uintptr_t addr);
@@ -97,6 +140,8 @@ alloc_t *bdm_lookup(uintptr_t addr);
  * Returns 0 handled (or nothing to do), 1 if addr is not managed. */
 int bdm_fault(uintptr_t addr, int write);
 int bdm_open_backing(alloc_t *a, int create);
+/* uffd handler thread: reap finished I/O slots and continue read-ahead. */
+void bdm_io_progress(void);
 
 /* uffd back end */
 int bdm_uffd_setup(int forced);

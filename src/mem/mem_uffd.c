@@ -98,14 +98,18 @@ static int open_uffd(int *kernel_faults) {
 static void *handler_main(void *arg) {
   (void)arg;
   struct uffd_msg msgs[16];
-  struct pollfd pfd[2] = {{G.uffd, POLLIN, 0}, {G.stop_fd, POLLIN, 0}};
+  struct pollfd pfd[3] = {{G.uffd, POLLIN, 0}, {G.stop_fd, POLLIN, 0}, {G.io_evfd, POLLIN, 0}};
   for (;;) {
-    int r = poll(pfd, 2, -1);
+    int r = poll(pfd, 3, -1);
     if (r < 0) {
       if (errno == EINTR) continue;
       bdm_die("userfaultfd handler: poll failed", errno, 0);
     }
     if (pfd[1].revents) break;
+    if (pfd[2].revents & POLLIN) {
+      uint64_t cnt;
+      if (read(G.io_evfd, &cnt, sizeof cnt) > 0) bdm_io_progress();
+    }
     if (!(pfd[0].revents & POLLIN)) {
       if (pfd[0].revents & (POLLERR | POLLHUP)) bdm_die("userfaultfd handler: descriptor error", 0, 0);
       continue;
@@ -119,10 +123,10 @@ static void *handler_main(void *arg) {
       if (msgs[i].event != UFFD_EVENT_PAGEFAULT) continue;
       uintptr_t addr = (uintptr_t)msgs[i].arg.pagefault.address & ~(uintptr_t)(G.page - 1);
       int write = (msgs[i].arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WRITE) ? 1 : 0;
-      bdm_fault(addr, write);
-      /* Whatever happened, let the faulting thread retry: if the page is
-       * now present it proceeds, if the range was freed it gets SIGSEGV. */
-      bdm_uffd_wake(addr, G.page);
+      /* Unless the data is still being read (the worker's UFFDIO_COPY wakes
+       * the thread), let the faulting thread retry: if the page is now
+       * present it proceeds, if the range was freed it gets SIGSEGV. */
+      if (bdm_fault(addr, write) != 2) bdm_uffd_wake(addr, G.page);
     }
   }
   return NULL;

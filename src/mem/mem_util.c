@@ -1,10 +1,13 @@
 /* mem_util.c - async-signal-safe helpers: messages, timing, full I/O. */
 #include <errno.h>
+#include <limits.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <time.h>
+#include <linux/futex.h>
 #include <unistd.h>
 
 #include "mem_internal.h"
@@ -90,6 +93,21 @@ void bdm_die(const char *what, int err, size_t bytes) {
   abort();
 }
 
+/* "off" -> (size_t)-1; N[K|M|G] -> bytes; anything else -> dflt. */
+size_t bdm_parse_size(const char *s, size_t dflt) {
+  if (!strcmp(s, "off") || !strcmp(s, "0")) return (size_t)-1;
+  char *end;
+  unsigned long long v = strtoull(s, &end, 10);
+  if (end == s) return dflt;
+  switch (*end) {
+    case 'k': case 'K': v <<= 10; end++; break;
+    case 'm': case 'M': v <<= 20; end++; break;
+    case 'g': case 'G': v <<= 30; end++; break;
+    default: break;
+  }
+  return *end ? dflt : (size_t)v;
+}
+
 uint64_t bdm_now_ns(void) {
   struct timespec ts;
   clock_gettime(CLOCK_MONOTONIC, &ts);
@@ -140,4 +158,91 @@ void *bdm_map(size_t len) {
 
 void bdm_unmap(void *p, size_t len) {
   if (p) munmap(p, len);
+}
+
+/* ------------------------------------------------------------------------ */
+/* I/O slots: one worker thread per slot.  A worker never takes the manager's
+ * lock and never touches the application's view from user space: it reads
+ * into a bounce buffer (uffd) or the staging view (mprotect), installs the
+ * data (UFFDIO_COPY, which wakes threads waiting on those pages, or
+ * mprotect(PROT_READ)), and marks the slot done.  Whoever holds the lock
+ * reaps done slots and updates the sbpage state. */
+
+static void futex_wait(_Atomic uint32_t *w, uint32_t v) {
+  syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+}
+
+static void futex_wake(_Atomic uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0); }
+
+static void *io_worker(void *arg) {
+  io_slot_t *sl = arg;
+  for (;;) {
+    uint32_t st = __atomic_load_n(&sl->state, __ATOMIC_ACQUIRE);
+    if (st == IO_STOP) break;
+    if (st != IO_SUB) {
+      futex_wait(&sl->state, st);
+      continue;
+    }
+    uint64_t t0 = bdm_now_ns();
+    int rc = sl->op == IO_READ ? bdm_pread_all(sl->fd, sl->buf, sl->len, sl->off)
+                               : bdm_pwrite_all(sl->fd, sl->buf, sl->len, sl->off);
+    if (rc == 0 && sl->op == IO_READ && sl->install) {
+      if (bdm_g.track == BD_MEM_TRACK_UFFD)
+        bdm_uffd_install(sl->install, sl->buf, sl->len);
+      else if (mprotect((void *)sl->install, sl->len, PROT_READ) != 0)
+        rc = -errno;
+    }
+    sl->ns = bdm_now_ns() - t0;
+    sl->rc = rc;
+    __atomic_store_n(&sl->state, IO_DONE, __ATOMIC_RELEASE);
+    futex_wake(&sl->state);
+    if (bdm_g.io_evfd >= 0) {
+      uint64_t one = 1;
+      if (write(bdm_g.io_evfd, &one, sizeof one) < 0) { /* counter overflow cannot happen */ }
+    }
+  }
+  return NULL;
+}
+
+void bdm_io_submit(io_slot_t *sl) {
+  __atomic_store_n(&sl->state, IO_SUB, __ATOMIC_RELEASE);
+  futex_wake(&sl->state);
+}
+
+void bdm_io_wait(io_slot_t *sl) {
+  uint32_t st;
+  while ((st = __atomic_load_n(&sl->state, __ATOMIC_ACQUIRE)) == IO_SUB) futex_wait(&sl->state, st);
+}
+
+int bdm_io_start(void) {
+  mem_global_t *g = &bdm_g;
+  g->io = bdm_map(IO_NSLOT * sizeof(io_slot_t));
+  if (!g->io) return -ENOMEM;
+  sigset_t all, old;
+  sigfillset(&all);
+  pthread_sigmask(SIG_SETMASK, &all, &old);
+  int rc = 0, n = 0;
+  for (; n < IO_NSLOT; n++) {
+    io_slot_t *sl = &g->io[n];
+    sl->state = IO_FREE;
+    rc = -pthread_create(&sl->th, NULL, io_worker, sl);
+    if (rc) break;
+  }
+  pthread_sigmask(SIG_SETMASK, &old, NULL);
+  g->io_started = n;
+  if (rc) bdm_io_stop();
+  return rc;
+}
+
+void bdm_io_stop(void) {
+  mem_global_t *g = &bdm_g;
+  for (int i = 0; i < g->io_started; i++) {
+    bdm_io_wait(&g->io[i]);
+    __atomic_store_n(&g->io[i].state, IO_STOP, __ATOMIC_RELEASE);
+    futex_wake(&g->io[i].state);
+    pthread_join(g->io[i].th, NULL);
+  }
+  g->io_started = 0;
+  bdm_unmap(g->io, IO_NSLOT * sizeof(io_slot_t));
+  g->io = NULL;
 }

@@ -27,9 +27,11 @@ int main(int argc, char **argv) {
   fprintf(stderr, "rss base %zu MiB, loaded %zu MiB, unloaded %zu MiB\n", base >> 20, full >> 20, after >> 20);
   CHECKF(after <= base + (4u << 20), "rss after unload %zu (base %zu)", after, base);
   CHECK(bd_mem_resident_bytes() == 0);
-  /* reading half back makes half resident */
+  /* reading half back makes half resident, plus at most the read-ahead
+   * window (8 MiB by default) of the sequential scan */
   for (size_t k = 0; k < n / 2; k += 512) CHECK(a[k] == (uint8_t)(k >> 9));
-  CHECK(bd_mem_resident_bytes() == n / 2);
+  size_t res = bd_mem_resident_bytes();
+  CHECKF(res >= n / 2 && res <= n / 2 + (8u << 20), "resident %zu after reading %zu", res, n / 2);
   bd_mem_stats_t st;
   bd_mem_stats(&st);
   CHECK(st.peak_resident == n);
