@@ -154,9 +154,13 @@ _Noreturn void bd_fatal(int code, const char *fmt, ...)
     exit(1);
 }
 
-/* User error handlers (MPI_Comm_create_errhandler): handles 3, 4, ... */
-#define BD_MAX_ERRH 64
-static MPI_Comm_errhandler_function *g_errh_fn[BD_MAX_ERRH];
+/* User error handlers (MPI_Comm_create_errhandler): handles 3, 4, ...
+ * A freed handler stays valid for the communicators using it (MPI 3.1
+ * 8.3.4); its slot is reclaimed when the table is full and no communicator
+ * names it any more. */
+static MPI_Comm_errhandler_function **g_errh_fn;
+static char *g_errh_freed;
+static int g_nerrh;
 
 /* Error codes and classes added by the program (MPI_Add_error_*). */
 #define BD_MAX_USER_CODES 256
@@ -167,7 +171,7 @@ static char *g_code_string[BD_MAX_USER_CODES];
 static MPI_Comm_errhandler_function *user_errh(MPI_Errhandler eh)
 {
     int i = eh - 3;
-    return i >= 0 && i < BD_MAX_ERRH ? g_errh_fn[i] : NULL;
+    return i >= 0 && i < g_nerrh ? g_errh_fn[i] : NULL;
 }
 
 static int valid_errh(MPI_Errhandler eh)
@@ -264,22 +268,64 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 
 int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
-    /* Communicators keep using a freed handler (MPI 8.3.4): the slot is not reused. */
+    if (!errhandler)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free",
+                        "errhandler is NULL");
+    if (user_errh(*errhandler))
+        g_errh_freed[*errhandler - 3] = 1;
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
+}
+
+/* Free the slots of freed handlers that no communicator uses; 1 if any. */
+static int errh_reclaim(void)
+{
+    int got = 0;
+    for (int i = 0; i < g_nerrh; i++) {
+        if (!g_errh_fn[i] || !g_errh_freed[i])
+            continue;
+        int used = 0;
+        for (int h = 0; h < g_bd.ncomms && !used; h++)
+            used = g_bd.comms[h].used && g_bd.comms[h].errh == 3 + i;
+        if (!used) {
+            g_errh_fn[i] = NULL;
+            g_errh_freed[i] = 0;
+            got = 1;
+        }
+    }
+    return got;
 }
 
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
                                MPI_Errhandler *errhandler)
 {
-    for (int i = 0; i < BD_MAX_ERRH; i++)
-        if (!g_errh_fn[i]) {
-            g_errh_fn[i] = function;
-            *errhandler = 3 + i;
-            return MPI_SUCCESS;
-        }
-    return bd_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Comm_create_errhandler",
-                    "more than %d error handlers", BD_MAX_ERRH);
+    const char *call = "MPI_Comm_create_errhandler";
+    if (!function || !errhandler)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "%s is NULL",
+                        function ? "errhandler" : "function");
+    for (int pass = 0; pass < 3; pass++) {
+        for (int i = 0; i < g_nerrh; i++)
+            if (!g_errh_fn[i]) {
+                g_errh_fn[i] = function;
+                g_errh_freed[i] = 0;
+                *errhandler = 3 + i;
+                return MPI_SUCCESS;
+            }
+        if (pass == 0 && errh_reclaim())
+            continue;
+        int n = g_nerrh ? 2 * g_nerrh : 16;
+        MPI_Comm_errhandler_function **f = realloc(g_errh_fn, (size_t)n * sizeof *f);
+        if (f)
+            g_errh_fn = f;
+        char *fr = f ? realloc(g_errh_freed, (size_t)n) : NULL;
+        if (!fr)
+            return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+        g_errh_freed = fr;
+        memset(g_errh_fn + g_nerrh, 0, (size_t)(n - g_nerrh) * sizeof *f);
+        memset(g_errh_freed + g_nerrh, 0, (size_t)(n - g_nerrh));
+        g_nerrh = n;
+    }
+    return bd_error(MPI_COMM_WORLD, MPI_ERR_INTERN, call, "no error handler slot");
 }
 
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)

@@ -1,6 +1,7 @@
 /* User error handlers and user error codes: MPI_Comm_create_errhandler,
  * handlers called for errors on the communicator (and inherited by a dup),
- * MPI_Comm_call_errhandler, MPI_Add_error_class/code/string. */
+ * MPI_Comm_call_errhandler, MPI_Add_error_class/code/string; a thousand
+ * handlers created and freed, a freed one still used by its communicator. */
 #include "mtest.h"
 #include <string.h>
 
@@ -57,5 +58,31 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Errhandler_free(&eh);
     CHECK(eh == MPI_ERRHANDLER_NULL, "Errhandler_free did not reset the handle");
+
+    /* Many handlers created and freed over a program's life; a freed
+     * handler keeps working for the communicators (and their dups) using it. */
+    MPI_Comm keep = MPI_COMM_NULL;
+    for (int i = 0; i < 1000; i++) {
+        MPI_Comm c, d;
+        MPI_Comm_dup(MPI_COMM_SELF, &c);
+        MPI_Comm_create_errhandler(handler, &eh);
+        MPI_Comm_set_errhandler(c, eh);
+        MPI_Errhandler_free(&eh);
+        MPI_Comm_dup(c, &d);
+        g_calls = 0;
+        MPI_Comm_call_errhandler(d, MPI_ERR_OTHER);
+        CHECK(g_calls == 1 && g_last_comm == d && g_last_code == MPI_ERR_OTHER,
+              "iteration %d: handler of a dup: %d calls, code %d", i, g_calls, g_last_code);
+        MPI_Comm_free(&d);
+        if (i == 0)
+            keep = c; /* its handler is freed but must stay usable to the end */
+        else
+            MPI_Comm_free(&c);
+    }
+    g_calls = 0;
+    MPI_Comm_call_errhandler(keep, MPI_ERR_ARG);
+    CHECK(g_calls == 1 && g_last_comm == keep && g_last_code == MPI_ERR_ARG,
+          "the first freed handler after 1000 others: %d calls", g_calls);
+    MPI_Comm_free(&keep);
     return mtest_finalize();
 }
