@@ -167,6 +167,17 @@ static struct bd_topo *get_cart(MPI_Comm comm, const char *call, int *rc)
     return c->topo;
 }
 
+/* Topologies live on intracommunicators only (MPI 3.1 7.2). */
+static int check_intra(MPI_Comm comm, const bd_comm_t *c, const char *call)
+{
+    if (c->inter)
+        return bd_error(comm, MPI_ERR_COMM, call,
+                        "communicator %d is an intercommunicator (topologies need an "
+                        "intracommunicator)",
+                        comm);
+    return MPI_SUCCESS;
+}
+
 /* Check a grid description; *total gets the number of grid points. */
 static int check_grid(MPI_Comm comm, const char *call, int ndims, const int *dims,
                       const int *periods, long long *total)
@@ -222,6 +233,9 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
         return bd_error(comm_old, MPI_ERR_COMM, call, "invalid communicator %d", comm_old);
     if (!comm_cart)
         return bd_error(comm_old, MPI_ERR_ARG, call, "comm_cart is NULL");
+    int ie = check_intra(comm_old, c, call);
+    if (ie)
+        return ie;
     long long total;
     int rc = check_grid(comm_old, call, ndims, dims, periods, &total);
     if (rc)
@@ -651,6 +665,9 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
         return bd_error(comm_old, MPI_ERR_COMM, call, "invalid communicator %d", comm_old);
     if (!comm_graph)
         return bd_error(comm_old, MPI_ERR_ARG, call, "comm_graph is NULL");
+    int ie = check_intra(comm_old, c, call);
+    if (ie)
+        return ie;
     int rc = check_graph(comm_old, call, c->size, nnodes, index, edges);
     if (rc)
         return rc;
@@ -821,6 +838,9 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
         return bd_error(comm_old, MPI_ERR_COMM, call, "invalid communicator %d", comm_old);
     if (!comm_dist_graph)
         return bd_error(comm_old, MPI_ERR_ARG, call, "comm_dist_graph is NULL");
+    int ie = check_intra(comm_old, c, call);
+    if (ie)
+        return ie;
     if (indegree < 0 || outdegree < 0)
         return bd_error(comm_old, MPI_ERR_ARG, call,
                         "invalid indegree %d or outdegree %d (must be >= 0)", indegree, outdegree);
@@ -854,6 +874,9 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
         return bd_error(comm_old, MPI_ERR_COMM, call, "invalid communicator %d", comm_old);
     if (!comm_dist_graph)
         return bd_error(comm_old, MPI_ERR_ARG, call, "comm_dist_graph is NULL");
+    int ie = check_intra(comm_old, c, call);
+    if (ie)
+        return ie;
     if (n < 0)
         return bd_error(comm_old, MPI_ERR_ARG, call, "invalid n %d (must be >= 0)", n);
     if (n > 0 && (!sources || !degrees))
