@@ -223,6 +223,22 @@ static void handle_free(int h)
     bd_dt_release(t);
 }
 
+MPI_Datatype bd_dt_alias(MPI_Datatype dt)
+{
+    bd_dt_t *t = obj_of(dt);
+    if (!t || t->predefined)
+        return dt;
+    int h = handle_new(t);
+    return h < 0 ? MPI_DATATYPE_NULL : h;
+}
+
+void bd_dt_alias_free(MPI_Datatype h)
+{
+    bd_dt_t *t = obj_of(h);
+    if (t && !t->predefined)
+        handle_free(h);
+}
+
 /* Why dt is not a usable handle (for messages). */
 static const char *bad_why(MPI_Datatype dt)
 {

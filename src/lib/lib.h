@@ -60,7 +60,7 @@ typedef struct bd_request {
     int detached;      /* freed by the program while its receive is still posted */
     const void *pbuf;
     int pcount, ppeer, ptag;
-    MPI_Datatype pdt;
+    MPI_Datatype pdt;  /* an alias handle (bd_dt_alias), freed with the request */
     MPI_Comm pcomm;
     struct bd_nbc *nbc;   /* kind BD_RQ_COLL: the nonblocking collective (coll.c) */
     struct bd_greq *greq; /* kind BD_RQ_GREQ: the program's callbacks (greq.c) */
@@ -272,6 +272,11 @@ int bd_dt_check(MPI_Comm comm, const char *call, const char *what, MPI_Datatype 
                 bd_dt_t **out);
 void bd_dt_retain(bd_dt_t *t);
 void bd_dt_release(bd_dt_t *t);
+/* A hidden second handle naming dt's descriptor (dt itself if predefined or
+ * invalid; MPI_DATATYPE_NULL out of memory): a persistent request keeps one
+ * so the program may free dt while the request lives (MPI 3.1 4.1.10). */
+MPI_Datatype bd_dt_alias(MPI_Datatype dt);
+void bd_dt_alias_free(MPI_Datatype h);
 /* The packed stream of count elements at buf when it is one block of memory
  * (start of that block), else NULL. */
 char *bd_dt_contig(const bd_dt_t *t, const void *buf, uint64_t count);

@@ -997,6 +997,10 @@ int MPI_Request_free(MPI_Request *request)
                    : MPI_SUCCESS;
     }
     *request = MPI_REQUEST_NULL;
+    if (q->persistent) {
+        bd_dt_alias_free(q->pdt);
+        q->pdt = MPI_DATATYPE_NULL;
+    }
     if (!q->inactive && q->kind == BD_RQ_RECV && !q->done) {
         q->persistent = 0;
         q->detached = 1;
@@ -1024,7 +1028,11 @@ static int persistent(const char *call, int kind, const void *buf, int count, MP
     q->pkind = kind;
     q->pbuf = buf;
     q->pcount = count;
-    q->pdt = dt;
+    q->pdt = bd_dt_alias(dt);
+    if (q->pdt == MPI_DATATYPE_NULL && dt != MPI_DATATYPE_NULL) {
+        q->kind = BD_RQ_FREE;
+        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    }
     q->ppeer = peer;
     q->ptag = tag;
     q->pcomm = comm;

@@ -1,7 +1,8 @@
 /* Persistent requests (Send_init, Ssend_init, Recv_init, Start, Startall,
  * reuse over several rounds, inactive requests in Wait/Test/Waitall), MPI_Cancel
  * of an unmatched receive with MPI_Test_cancelled, MPI_Request_free of a send
- * and of a still-posted receive (which must still get its message), Rsend. */
+ * and of a still-posted receive (which must still get its message), Rsend;
+ * persistent requests whose derived datatypes were freed after the init. */
 #include "mtest.h"
 
 int main(int argc, char **argv)
@@ -71,5 +72,43 @@ int main(int argc, char **argv)
     MPI_Rsend(&v1, 1, MPI_INT, rank, 12, MPI_COMM_WORLD);
     MPI_Wait(&r, MPI_STATUS_IGNORE);
     CHECK(z == rank + 1, "rsend to self got %d", z);
+
+    /* Derived datatypes freed right after MPI_Send_init / MPI_Recv_init: the
+     * requests keep using them; other types created meanwhile may reuse the
+     * freed handles. */
+    {
+        MPI_Datatype vt, rt, other[4];
+        int vs[8], vr[8];
+        MPI_Request pr[2];
+        MPI_Type_vector(2, 1, 2, MPI_INT, &vt);
+        MPI_Type_commit(&vt);
+        MPI_Type_contiguous(2, MPI_INT, &rt);
+        MPI_Type_commit(&rt);
+        MPI_Send_init(vs, 2, vt, right, 13, MPI_COMM_WORLD, &pr[0]);
+        MPI_Recv_init(vr, 2, rt, left, 13, MPI_COMM_WORLD, &pr[1]);
+        MPI_Type_free(&vt);
+        MPI_Type_free(&rt);
+        for (int k = 0; k < 4; k++)
+            MPI_Type_contiguous(k + 3, MPI_CHAR, &other[k]);
+        for (int round = 0; round < 3; round++) {
+            for (int k = 0; k < 8; k++) {
+                vs[k] = rank * 1000 + round * 100 + k;
+                vr[k] = -1;
+            }
+            MPI_Startall(2, pr);
+            MPI_Waitall(2, pr, MPI_STATUSES_IGNORE);
+            /* The vector's extent is 3 ints: vs elements 0, 2 and 3, 5 travel. */
+            static const int idx[4] = {0, 2, 3, 5};
+            for (int k = 0; k < 4; k++) {
+                int want = left * 1000 + round * 100 + idx[k];
+                CHECK(vr[k] == want, "round %d: freed-type persistent element %d is %d, want %d",
+                      round, k, vr[k], want);
+            }
+        }
+        MPI_Request_free(&pr[0]);
+        MPI_Request_free(&pr[1]);
+        for (int k = 0; k < 4; k++)
+            MPI_Type_free(&other[k]);
+    }
     return mtest_finalize();
 }
