@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <sched.h>
 #include <string.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #include "bd_log.h"
@@ -87,9 +88,18 @@ void bd_lib_mem_command(void)
     uint32_t cmd = atomic_load_explicit(&g_bd.slot->cmd, memory_order_acquire);
     if (cmd == BD_CMD_UNLOAD && g_bd.mem_active) {
         int rc = bd_mem_unload_all();
-        if (rc < 0)
-            bd_fatal(MPI_ERR_OTHER, "cannot write managed memory to storage in %s: %s",
-                     g_bd.hdr->jobdir, strerror(-rc));
+        if (rc < 0) {
+            bd_mem_stats_t st;
+            bd_mem_stats(&st);
+            struct statvfs fs;
+            unsigned long long avail = statvfs(g_bd.hdr->jobdir, &fs) == 0
+                                           ? (unsigned long long)fs.f_bavail * fs.f_frsize
+                                           : 0;
+            bd_fatal(MPI_ERR_OTHER,
+                     "cannot write %llu bytes of managed memory to storage in %s: %s "
+                     "(%llu bytes free there)",
+                     (unsigned long long)st.unwritten, g_bd.hdr->jobdir, strerror(-rc), avail);
+        }
         bd_lib_mem_stats();
     }
     atomic_store_explicit(&g_bd.slot->cmd, BD_CMD_NONE, memory_order_release);

@@ -1279,6 +1279,14 @@ int bd_mem_unload_all(void) {
     int rc = unload_one(G.tab[i], &rel);
     if (rc && !first) first = rc;
   }
+  /* What a failed unload left dirty is what it still needed to store: the
+   * runtime names it in its message (storage full or unwritable). */
+  uint64_t left = 0;
+  if (first)
+    for (size_t i = 0; i < G.ntab; i++)
+      for (size_t s = 0; s < G.tab[i]->nsb; s++)
+        if (G.tab[i]->st[s] & SB_DIRTY) left += G.sbpage;
+  G.st.unwritten = left;
   bounce_idle();
   UNLOCK();
   do_release(rel);

@@ -206,6 +206,8 @@ typedef struct {
   int track;                  /* bd_mem_track_t actually in use */
   int kernel_faults;          /* 1 if syscalls into non-resident memory work without prepare */
   int direct_io;              /* 1 if backing files use O_DIRECT */
+  uint64_t unwritten;         /* dirty bytes the last bd_mem_unload_all() could not
+                               * store (0 after one that succeeded) */
 } bd_mem_stats_t;
 
 /* Initialize the manager.  Returns 0, -EALREADY, -EINVAL (bad config),
@@ -244,7 +246,8 @@ int bd_mem_overlaps(const void *p, size_t len)
 
 /* Write back dirty sbpages of all allocations and release their memory.
  * Returns 0 or -errno (e.g. -ENOSPC); on error nothing unwritten is lost:
- * allocations that could not be written stay resident and dirty. */
+ * allocations that could not be written stay resident and dirty, and
+ * bd_mem_stats_t.unwritten says how many bytes still need storing. */
 int bd_mem_unload_all(void);
 /* Called by the runtime when the slave is about to block: unloads
  * everything under ARAW, does nothing otherwise. */

@@ -77,9 +77,14 @@ int main(int argc, char **argv) {
   CHECK(setrlimit(RLIMIT_FSIZE, &lim) == 0);
   int rc = bd_mem_unload_all();
   CHECKF(rc == -EFBIG, "unload returned %d", rc);
+  bd_mem_stats_t st;
+  bd_mem_stats(&st); /* what it still needs to store: all but the first MiB */
+  CHECKF(st.unwritten >= n - (1u << 20) && st.unwritten <= n, "unwritten %llu", (unsigned long long)st.unwritten);
   for (size_t k = 0; k < n; k += 333) CHECK(a[k] == (uint8_t)(k * 5));
   CHECK(setrlimit(RLIMIT_FSIZE, &old) == 0);
   CHECK(bd_mem_unload_all() == 0);
+  bd_mem_stats(&st);
+  CHECK(st.unwritten == 0);
   CHECK(bd_mem_resident_bytes() == 0);
   for (size_t k = 0; k < n; k++) CHECKF(a[k] == (uint8_t)(k * 5), "offset %zu", k);
 
