@@ -63,8 +63,11 @@ static void report_resident(void)
 void bd_rpc(void)
 {
     bd_slot_t *sl = g_bd.slot;
-    if (g_bd.hdr->nr < g_bd.hdr->nslaves && may_block(sl->req.code))
+    if (g_bd.hdr->nr < g_bd.hdr->nslaves && may_block(sl->req.code)) {
         report_resident();
+        /* Another rank may run while this one waits: hold no unaccounted memory. */
+        bd_lib_mem_idle();
+    }
     uint64_t t0 = now_ns();
     uint32_t seen = atomic_load_explicit(&sl->resp_seq, memory_order_relaxed);
     uint32_t seq = atomic_load_explicit(&sl->req_seq, memory_order_relaxed) + 1;

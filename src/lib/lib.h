@@ -125,6 +125,7 @@ _Noreturn void bd_fatal(int code, const char *fmt, ...) __attribute__((format(pr
 void bd_lib_mem_init(void);
 void bd_lib_mem_stats(void);
 void bd_lib_mem_command(void);
+void bd_lib_mem_idle(void);
 uint64_t bd_lib_mem_resident(void);
 void bd_lib_mem_discard(void *buf, uint64_t len);
 void bd_lib_mem_prepare(const void *buf, uint64_t len, int for_write);

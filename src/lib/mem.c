@@ -106,6 +106,12 @@ void bd_lib_mem_command(void)
     ring_master();
 }
 
+void bd_lib_mem_idle(void)
+{
+    if (g_bd.mem_active)
+        bd_mem_idle();
+}
+
 uint64_t bd_lib_mem_resident(void)
 {
     return g_bd.mem_active ? bd_mem_resident_bytes() : 0;

@@ -1298,6 +1298,21 @@ int bd_mem_block_point(void) {
   return 0;
 }
 
+/* The bounce buffers are not accounted in the budget: a rank about to wait
+ * gives their memory back, so that only running ranks hold it (not only
+ * the ones told to unload).  Skipped while I/O is in flight (the next unload
+ * does it then); cheap when they hold nothing. */
+void bd_mem_idle(void) {
+  if (!bd_mem_active() || !is_uffd()) return;
+  LOCK();
+  reap_done();
+  int busy = 0;
+  for (int k = 0; k < IO_NSLOT; k++)
+    if (__atomic_load_n(&G.io[k].state, __ATOMIC_ACQUIRE) != IO_FREE) busy = 1;
+  if (!busy) bounce_idle();
+  UNLOCK();
+}
+
 int bd_mem_discard(void *addr, size_t len) {
   if (!bd_mem_active() || len == 0) return 0;
   uintptr_t lo = (uintptr_t)addr, hi = lo + len;

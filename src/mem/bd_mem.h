@@ -252,6 +252,10 @@ int bd_mem_unload_all(void);
 /* Called by the runtime when the slave is about to block: unloads
  * everything under ARAW, does nothing otherwise. */
 int bd_mem_block_point(void);
+/* Called by the runtime when the slave may wait: gives back the memory of
+ * the manager's I/O buffers (not accounted in the budget) if no I/O is in
+ * flight.  Unload does the same. */
+void bd_mem_idle(void);
 /* The contents of [addr, addr+len) will be overwritten: sbpages entirely
  * inside the range are dropped without write-back and read as zeros
  * afterwards.  Partially covered sbpages are kept.  Returns 0 or -errno. */
