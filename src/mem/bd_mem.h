@@ -69,9 +69,10 @@
  *    handled too, so read(2)/write(2)/recv(2) into unloaded managed memory
  *    simply block until the handler thread has loaded it.  Unprivileged users
  *    with vm.unprivileged_userfaultfd=0 get a UFFD_USER_MODE_ONLY descriptor:
- *    user-space accesses work, but a syscall that touches a non-resident page
- *    fails with EFAULT, so callers must use bd_mem_prepare() first (as in the
- *    fallback path).  bd_mem_stats_t.kernel_faults tells which one you got.
+ *    user-space accesses work, but a raw syscall that touches a non-resident
+ *    page fails with EFAULT, so buffers must be prepared with
+ *    bd_mem_prepare() first (as in the fallback path; the syscall wrappers do
+ *    it, see below).  bd_mem_stats_t.kernel_faults tells which one you got.
  *
  * 2. mprotect fallback (BD_MEM_TRACK_MPROTECT).  Used when userfaultfd is
  *    unavailable (EPERM, ENOSYS, missing feature) or when forced.  The arena
@@ -89,9 +90,9 @@
  *    scattered writes fragment the address space (vm.max_map_count, usually
  *    65530): if mprotect fails with ENOMEM the allocation is degraded to "all
  *    resident, all dirty" (correct, but the next unload writes all of it).
- *    Syscalls reading into non-resident or clean memory fail with EFAULT:
- *    bd_mem_prepare() must be called on buffers before they are handed to
- *    the kernel.
+ *    Raw syscalls reading into non-resident or clean memory fail with
+ *    EFAULT: bd_mem_prepare() must be called on buffers before they are
+ *    handed to the kernel (the syscall wrappers do it, see below).
  *
  * Selection: cfg.track, overridden by the environment variable
  * BD_MEM_TRACK=auto|uffd|mprotect.  Forcing uffd when it is not available
@@ -103,11 +104,25 @@
  * bd_mem_free()/realloc and by bd_mem_fini().  Writes and reads are issued
  * in runs of whole sbpages straight from/to page-aligned memory.
  *
- * Arbitrary syscalls into managed memory (later slice): with the full
- * userfaultfd path they already work.  Otherwise the runtime must call
- * bd_mem_prepare() on the buffers it passes to the kernel; a general solution
- * would wrap the common syscalls (read, write, recv, send, ...) or retry on
- * EFAULT after bd_mem_prepare().
+ * Syscalls on managed memory: programs linked with bdmem_override (every
+ * BDMPI rank, except in sanitizer builds) get syscall-override.c, which
+ * wraps read, pread(64), readv, preadv(64)(v2), recv, recvfrom, recvmsg,
+ * write, pwrite(64), writev, pwritev(64)(v2), send, sendto, sendmsg, fread,
+ * fwrite, fread_unlocked, fwrite_unlocked and the _FORTIFY_SOURCE variants
+ * (__read_chk, ...): when the buffer intersects the arena they call
+ * bd_mem_prepare() on it (for_write for inputs) before the C library's
+ * function, on every path, so these calls work and never see EFAULT on the
+ * mprotect path or with a user-mode-only userfaultfd either.  Unmanaged
+ * buffers cost one lock-free range check (bd_mem_overlaps).  Transfers over
+ * 8 MiB go in 8 MiB steps (never for datagrams, MSG_PEEK, recvmsg/sendmsg)
+ * so a short read into a huge buffer does not load all of it; a syscall's
+ * buffer is still part of the rank's working set, which must fit in the
+ * budget.  Not covered (EFAULT possible unless the kernel's faults are
+ * handled): other syscalls (getrandom, vmsplice, recvmmsg, ...),
+ * asynchronous I/O (aio, io_uring), a FILE buffer set with setvbuf in
+ * managed memory, and buffers in use by a syscall in one thread while
+ * another blocks in MPI and the rank is unloaded.  The manager's own I/O on
+ * backing files calls the kernel directly, never the wrappers.
  *
  * Threads: all functions are thread safe.  Several threads may fault on the
  * same sbpage at once.  bd_mem_unload_all() and bd_mem_discard() must not
