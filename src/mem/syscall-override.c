@@ -42,7 +42,10 @@
  * vmsplice, process_vm_*, a FILE whose setvbuf buffer is managed memory,
  * and a buffer that another thread lets be unloaded (BDMPI unloads only
  * while the rank is blocked in MPI) before the call returns.  On those the
- * kernel may still see EFAULT unless it handles faults itself.
+ * kernel may still see EFAULT unless it handles faults itself.  A signal
+ * handler may use these calls on unmanaged buffers (the fast path takes no
+ * lock), not on managed ones (the slow path takes the manager's lock, as
+ * touching managed memory there would).
  */
 #undef _FORTIFY_SOURCE /* this file defines the functions that fortify wraps */
 #include <dlfcn.h>
@@ -248,6 +251,8 @@ static ssize_t fail_prepare(const op_t *o, int rc) {
 /* The slow path of a single-buffer transfer that touches managed memory.
  * Returns bytes transferred or -1 with errno (stdio: never -1 after a
  * call, see callers). */
+static ssize_t steps(const op_t *o, void *buf, size_t len, int mode, int saved);
+
 static ssize_t transfer(const op_t *o, void *buf, size_t len) {
   int saved = errno, in = is_input(o->k);
   int mode = len > STEP ? step_mode(o) : 0;
@@ -257,6 +262,19 @@ static ssize_t transfer(const op_t *o, void *buf, size_t len) {
     errno = saved;
     return call1(o, buf, len, 0, 0);
   }
+  if (o->k != K_FREAD && o->k != K_FWRITE) return steps(o, buf, len, mode, saved);
+  /* One fread/fwrite is atomic with respect to other threads using the
+   * stream: hold its lock over all the steps. */
+  op_t u = *o;
+  u.k = o->k == K_FREAD ? K_FREAD_UNLOCKED : K_FWRITE_UNLOCKED;
+  flockfile(o->fp);
+  ssize_t r = steps(&u, buf, len, mode, saved);
+  funlockfile(o->fp);
+  return r;
+}
+
+static ssize_t steps(const op_t *o, void *buf, size_t len, int mode, int saved) {
+  int in = is_input(o->k);
   size_t done = 0;
   while (done < len) {
     uintptr_t cur = (uintptr_t)buf + done;
