@@ -18,6 +18,13 @@
 
 #include "mem_internal.h"
 
+#ifndef MADV_POPULATE_READ
+#define MADV_POPULATE_READ 22
+#endif
+#ifndef MADV_POPULATE_WRITE
+#define MADV_POPULATE_WRITE 23
+#endif
+
 #define G bdm_g
 #define MAX_OPEN_FDS 256
 #define DEFAULT_ARENA (16ULL << 40)
@@ -314,6 +321,7 @@ static void zero_run(alloc_t *a, size_t s, size_t n) {
 /* I/O slots (workers in mem_util.c).  Everything here runs with the lock.   */
 
 static void release_mem_or_die(alloc_t *a, size_t s0, size_t s1);
+static void unprotect_range(alloc_t *a, size_t i0, size_t i1);
 
 /* Apply a finished request to the sbpage state and free the slot. */
 static void reap(io_slot_t *sl) {
@@ -510,6 +518,8 @@ static void mark_dirty(alloc_t *a, size_t s0, size_t s1) {
       return;
     }
     if (rc) bdm_die("mprotect failed while tracking writes", -rc, (j - i) * sb);
+    /* map the run writable now: one call instead of a fault per 4 KiB page */
+    madvise((void *)(a->base + i * sb), (j - i) * sb, MADV_POPULATE_WRITE);
     for (size_t x = i; x < j; x++) a->st[x] |= SB_DIRTY;
     i = j;
   }
@@ -604,9 +614,14 @@ static void pump(alloc_t *a) {
           if (b == a && a->id == id) a->ra_end = a->ra_next;
           break;
         }
-        int changed = 0;
-        for (size_t x = i; x < j; x++)
+        /* an unload or discard meanwhile ends or moves the stream */
+        int changed = i < a->ra_next || j > a->ra_end;
+        for (size_t x = i; x < j && !changed; x++)
           if (a->st[x] & (SB_RES | SB_LOADING)) changed = 1;
+        if (changed && (i < a->ra_next || j > a->ra_end)) {
+          G.rel_pending += need;
+          break;
+        }
         acct_add(a, need);
         if (changed) {
           G.rel_pending += acct_trim(a);
@@ -733,6 +748,13 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault) {
       a->ra_next = 0;
       a->ra_end = a->nsb;
     }
+    if (is_uffd() && G.wp_sync && write == 1 && in_fault && !(a->st[i0] & (SB_RES | SB_LOADING | SB_DISK))) {
+      /* a never-stored sbpage being written: install it writable and dirty,
+       * saving the write-protect fault that would follow at once */
+      bdm_uffd_install_mode(a->base + i0 * sb, G.zeros, sb, 0);
+      a->st[i0] |= SB_RES | SB_DIRTY;
+      a->nres++;
+    }
     G.io_err = 0;
     int rc = load_range(a, s0, s1, 0, in_fault ? IO_DEMAND : IO_OWNED);
     if (rc == 0 && !nowait) {
@@ -748,6 +770,7 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault) {
   if (!nowait && any_loading(a, i0, i1)) drain_range(a, i0, i1);
   if (a->degrade_pending) degrade(a);
   int pending = nowait && (a->st[i0] & SB_LOADING);
+  if (is_uffd() && G.wp_sync && write == 1 && !in_fault) unprotect_range(a, i0, i1);
   if (!is_uffd()) {
     if (write == 1)
       mark_dirty(a, i0, i1);
@@ -763,6 +786,32 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault) {
 int bdm_fault(uintptr_t addr, int write) {
   int rc = ensure(addr, addr + G.page, write, 1);
   return rc == 1 || rc == 2 ? rc : 0;
+}
+
+/* uffd sync mode: the first write to a clean resident sbpage.  Unprotect
+ * the whole sbpage (its pages become writable, the unload's PAGEMAP_SCAN
+ * sees them as written) and mark it dirty. */
+int bdm_wp_fault(uintptr_t addr) {
+  LOCK();
+  alloc_t *a = bdm_lookup(addr);
+  if (!a) {
+    UNLOCK();
+    return 1;
+  }
+  G.st.faults++;
+  size_t i = (addr - a->base) / G.sbpage;
+  bdm_uffd_unprotect(a->base + i * G.sbpage, G.sbpage);
+  if (a->st[i] & SB_RES) a->st[i] |= SB_DIRTY;
+  UNLOCK();
+  return 0;
+}
+
+/* uffd sync mode: [i0, i1) is resident and will be written by the kernel
+ * (prepare for a syscall): unprotect it now. */
+static void unprotect_range(alloc_t *a, size_t i0, size_t i1) {
+  bdm_uffd_unprotect(a->base + i0 * G.sbpage, (i1 - i0) * G.sbpage);
+  for (size_t i = i0; i < i1; i++)
+    if (a->st[i] & SB_RES) a->st[i] |= SB_DIRTY;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -964,6 +1013,15 @@ int bd_mem_init(const bd_mem_config_t *cfg) {
     const char *e = getenv("BD_MEM_READAHEAD");
     if (e && e[0]) ra = bdm_parse_size(e, ra);
     G.ra_max_sb = ra == (size_t)-1 ? 0 : ra / sbpage;
+  }
+  /* uffd write tracking: asynchronous (the kernel, one fault per 4 KiB
+   * page) or synchronous (the handler, one round trip per sbpage); the
+   * latter is cheaper from 64 KiB sbpages up (docs/performance.md) */
+  G.wp_sync = sbpage >= 64 * KIB;
+  {
+    const char *e = getenv("BD_MEM_WP");
+    if (e && !strcmp(e, "async")) G.wp_sync = 0;
+    if (e && !strcmp(e, "sync")) G.wp_sync = 1;
   }
   G.io_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (G.io_evfd < 0) {

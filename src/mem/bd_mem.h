@@ -56,8 +56,18 @@
  *        (UFFDIO_COPY_MODE_WP), which is atomic per page, so other threads
  *        never see a half-loaded sbpage; the copy wakes the faulting thread.
  *        Non-stored sbpages are installed as zeros by the handler.
- *      - writes: with WP_ASYNC the kernel lifts the write protection itself,
- *        without any signal or message, and remembers the page as written.
+ *      - writes, sbpages below 64 KiB: with WP_ASYNC the kernel lifts the
+ *        write protection itself, without any signal or message, and
+ *        remembers the page as written; every first write to a 4 KiB page
+ *        is still a kernel fault (~0.75 us).  Transparent huge pages do not
+ *        help: the first write splits the PMD and faults per 4 KiB page.
+ *      - writes, sbpages of 64 KiB and more: synchronous write-protect
+ *        faults (no WP_ASYNC): the first write to a clean sbpage sends one
+ *        message; the handler unprotects the whole sbpage
+ *        (UFFDIO_WRITEPROTECT, which makes its pages writable and wakes the
+ *        thread) and marks it dirty: one round trip per sbpage instead of a
+ *        fault per 4 KiB page.  A write fault on a never-stored sbpage
+ *        installs it writable at once.  BD_MEM_WP=async|sync overrides.
  *      - unload: one PAGEMAP_SCAN ioctl (PAGE_IS_WRITTEN and PAGE_IS_PRESENT)
  *        per allocation lists the written pages; the sbpages containing them
  *        are written back, then MADV_DONTNEED releases everything.
@@ -83,7 +93,9 @@
  *    the application view is PROT_NONE (not resident), PROT_READ (clean) or
  *    PROT_READ|PROT_WRITE (dirty); protection changes are coalesced over runs
  *    of sbpages.  A SIGSEGV handler loads on access and marks sbpages dirty on
- *    the first write.  Memory is released with FALLOC_FL_PUNCH_HOLE.
+ *    the first write, mapping the sbpage writable at once
+ *    (MADV_POPULATE_WRITE); loads map what they read (MADV_POPULATE_READ),
+ *    so neither costs a kernel fault per 4 KiB page afterwards.  Memory is released with FALLOC_FL_PUNCH_HOLE.
  *    Costs: one SIGSEGV per loaded chunk and one more per first write to a
  *    loaded sbpage (on x86-64 the error code tells a write fault on a
  *    non-resident sbpage apart, so that case needs one signal, not two); one VMA per run of sbpages with equal protection, so

@@ -51,6 +51,7 @@ typedef struct {
   bd_mem_strategy_t strategy;
   int track;                 /* BD_MEM_TRACK_UFFD or BD_MEM_TRACK_MPROTECT */
   int kernel_faults;
+  int wp_sync;               /* uffd: write faults come to the handler (per sbpage) */
   int direct_io;
   char dir[4096];
   size_t dirlen;
@@ -142,6 +143,9 @@ int bdm_fault(uintptr_t addr, int write);
 int bdm_open_backing(alloc_t *a, int create);
 /* uffd handler thread: reap finished I/O slots and continue read-ahead. */
 void bdm_io_progress(void);
+/* uffd sync write-protect mode: a write to a protected page at addr.
+ * Returns 0 handled, 1 not managed. */
+int bdm_wp_fault(uintptr_t addr);
 
 /* uffd back end */
 int bdm_uffd_setup(int forced);
@@ -149,6 +153,8 @@ void bdm_uffd_teardown(void);
 int bdm_uffd_map(uintptr_t base, size_t len);
 void bdm_uffd_unmap(uintptr_t base, size_t len);
 void bdm_uffd_install(uintptr_t dst, const void *src, size_t len);
+void bdm_uffd_install_mode(uintptr_t dst, const void *src, size_t len, int wp);
+void bdm_uffd_unprotect(uintptr_t addr, size_t len);
 void bdm_uffd_wake(uintptr_t addr, size_t len);
 int bdm_uffd_scan_dirty(alloc_t *a);
 

@@ -123,6 +123,11 @@ static void *handler_main(void *arg) {
       if (msgs[i].event != UFFD_EVENT_PAGEFAULT) continue;
       uintptr_t addr = (uintptr_t)msgs[i].arg.pagefault.address & ~(uintptr_t)(G.page - 1);
       int write = (msgs[i].arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WRITE) ? 1 : 0;
+      if (msgs[i].arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) {
+        /* sync mode: unprotecting the sbpage wakes the thread */
+        if (bdm_wp_fault(addr) != 0) bdm_uffd_wake(addr, G.page);
+        continue;
+      }
       /* Unless the data is still being read (the worker's UFFDIO_COPY wakes
        * the thread), let the faulting thread retry: if the page is now
        * present it proceeds, if the range was freed it gets SIGSEGV. */
@@ -139,8 +144,10 @@ int bdm_uffd_setup(int forced) {
   struct uffdio_api api;
   memset(&api, 0, sizeof api);
   api.api = UFFD_API;
-  api.features = UFFD_FEATURE_WP_ASYNC;
-  if (ioctl(fd, UFFDIO_API, &api) != 0 || !(api.features & UFFD_FEATURE_WP_ASYNC)) {
+  /* sync mode: write-protect faults come to the handler, which unprotects
+   * a whole sbpage at a time (see bd_mem.h) */
+  api.features = G.wp_sync ? 0 : UFFD_FEATURE_WP_ASYNC;
+  if (ioctl(fd, UFFDIO_API, &api) != 0 || (!G.wp_sync && !(api.features & UFFD_FEATURE_WP_ASYNC))) {
     close(fd);
     return -ENOTSUP;
   }
@@ -231,15 +238,18 @@ void bdm_uffd_unmap(uintptr_t base, size_t len) {
 }
 
 /* Install len bytes at dst (missing pages) from src, write protected so that
- * later writes are recorded.  Pages that already exist are left alone. */
-void bdm_uffd_install(uintptr_t dst, const void *src, size_t len) {
+ * later writes are recorded (unless !wp: pages about to be written).  Pages
+ * that already exist are left alone. */
+void bdm_uffd_install(uintptr_t dst, const void *src, size_t len) { bdm_uffd_install_mode(dst, src, len, 1); }
+
+void bdm_uffd_install_mode(uintptr_t dst, const void *src, size_t len, int wp) {
   const uint8_t *s = src;
   while (len > 0) {
     struct uffdio_copy c;
     c.dst = dst;
     c.src = (uintptr_t)s;
     c.len = len;
-    c.mode = UFFDIO_COPY_MODE_WP;
+    c.mode = wp ? UFFDIO_COPY_MODE_WP : 0;
     c.copy = 0;
     if (ioctl(G.uffd, UFFDIO_COPY, &c) == 0) return;
     int err = errno;
@@ -257,6 +267,19 @@ void bdm_uffd_install(uintptr_t dst, const void *src, size_t len) {
     dst += done;
     s += done;
     len -= done;
+  }
+}
+
+/* Lift the write protection of [addr, addr+len) (present pages become
+ * writable without further faults) and wake threads waiting there. */
+void bdm_uffd_unprotect(uintptr_t addr, size_t len) {
+  struct uffdio_writeprotect w;
+  w.range.start = addr;
+  w.range.len = len;
+  w.mode = 0;
+  while (ioctl(G.uffd, UFFDIO_WRITEPROTECT, &w) != 0) {
+    if (errno == EAGAIN || errno == EINTR) continue;
+    bdm_die("UFFDIO_WRITEPROTECT failed while tracking writes", errno, len);
   }
 }
 
