@@ -77,12 +77,17 @@ static int make_file(size_t len) {
 
 static void unload(void) { CHECKF(bd_mem_unload_all() == 0, "unload failed"); }
 
+/* Hang guard: a read that blocks where it should have returned is fed one
+ * more byte through unblock_fd, so it returns, the CHECK after it fails and
+ * the test exits normally (cleaning up its files). */
+static volatile sig_atomic_t unblock_fd = -1;
 static void on_alarm(int sig) {
   (void)sig;
   static const char m[] = "mem_syscalls: a call blocked that should have returned\n";
-  if (syscall(SYS_write, 2, m, sizeof m - 1) < 0) {
+  if (syscall(SYS_write, 2, m, sizeof m - 1) < 0 || unblock_fd < 0 || syscall(SYS_write, unblock_fd, m, 1) != 1) {
+    unlink(path);
+    _exit(1);
   }
-  _exit(1);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -366,6 +371,7 @@ static void test_steps(void) {
   alarm(60); /* a hang guard, not a time limit on anything measured */
   int pp[2];
   CHECK(pipe(pp) == 0);
+  unblock_fd = pp[1];
   uint8_t *src = plain(8192);
   fill(src, 8192, 0, 4);
   unload();
@@ -380,6 +386,7 @@ static void test_steps(void) {
   /* A stream socket: the same with recv. */
   int sv[2];
   CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
+  unblock_fd = sv[1];
   unload();
   CHECK(send(sv[1], src, 4196, 0) == 4196);
   CHECK(recv(sv[0], p, big, 0) == 4196);
@@ -395,14 +402,16 @@ static void test_steps(void) {
 
   /* A datagram larger than the first step must not be truncated. */
   CHECK(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) == 0);
+  unblock_fd = sv[1];
   unload();
   memset(p, 0, 8192);
   CHECK(send(sv[1], src, 5000, 0) == 5000);
   CHECK(recv(sv[0], p, big, 0) == 5000);
   CHECK(bad(p, 5000, 0, 4) < 0);
+  alarm(0);
+  unblock_fd = -1;
   close(sv[0]);
   close(sv[1]);
-  alarm(0);
   munmap(src, 8192);
 
   /* O_DIRECT: steps keep the alignment (buffer page aligned, not step aligned). */
