@@ -298,7 +298,10 @@ static ssize_t steps(const op_t *o, void *buf, size_t len, int mode, int saved) 
   return (ssize_t)done;
 }
 
-static inline int managed(const void *p, size_t n) { return bd_mem_overlaps(p, n); }
+/* A macro, not a function: only the address is looked at, and GCC must see
+ * that (bd_mem_overlaps is declared access(none)) even without inlining, or
+ * it takes read()'s write-only buffer to be read here. */
+#define managed(p, n) bd_mem_overlaps((p), (n))
 
 static int iov_managed(const struct iovec *iov, int n) {
   if (!iov || n <= 0) return 0;
