@@ -42,7 +42,7 @@ static void set_predefined(MPI_Comm h, int ctx, int rank, int size, int *world,
                            const char *name)
 {
     g_bd.comms[h] = (bd_comm_t){.used = 1, .ctx = ctx, .rank = rank, .size = size,
-                                .world = world, .errh = MPI_ERRORS_ARE_FATAL};
+                                .world = world, .errh = BD_ERRH_DEFAULT};
     snprintf(g_bd.comms[h].name, sizeof g_bd.comms[h].name, "%s", name);
 }
 
@@ -86,6 +86,8 @@ int MPI_Comm_size(MPI_Comm comm, int *size)
     bd_comm_t *c = bd_comm_get(comm);
     if (!c)
         return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_size", "invalid communicator %d", comm);
+    if (!size)
+        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL");
     *size = c->size;
     return MPI_SUCCESS;
 }
@@ -96,6 +98,8 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank)
     bd_comm_t *c = bd_comm_get(comm);
     if (!c)
         return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_rank", "invalid communicator %d", comm);
+    if (!rank)
+        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_rank", "rank is NULL");
     *rank = c->rank;
     return MPI_SUCCESS;
 }
@@ -166,6 +170,8 @@ int bd_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const ch
     bd_comm_t *c = bd_comm_get(comm);
     if (!c)
         return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (!newcomm)
+        return bd_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
     if (color < 0 && color != MPI_UNDEFINED)
         return bd_error(comm, MPI_ERR_ARG, call, "invalid color %d (must be >= 0 or MPI_UNDEFINED)",
                         color);

@@ -118,6 +118,8 @@ int MPI_Group_size(MPI_Group group, int *size)
 {
     GET_GROUP(group, mem, n, "MPI_Group_size");
     (void)mem;
+    if (!size)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_size", "size is NULL");
     *size = n;
     return MPI_SUCCESS;
 }
@@ -125,6 +127,8 @@ int MPI_Group_size(MPI_Group group, int *size)
 int MPI_Group_rank(MPI_Group group, int *rank)
 {
     GET_GROUP(group, mem, n, "MPI_Group_rank");
+    if (!rank)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_rank", "rank is NULL");
     *rank = MPI_UNDEFINED;
     for (int i = 0; i < n; i++)
         if (mem[i] == g_bd.world_rank) {
@@ -181,6 +185,8 @@ int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
     const int *m2 = bd_group_members(group2, &n2);
     if (!m2)
         return bd_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call, "invalid group %d", group2);
+    if (!result)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "result is NULL");
     if (n1 != n2) {
         *result = MPI_UNEQUAL;
         return MPI_SUCCESS;
@@ -298,6 +304,8 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgrou
 {
     const char *call = "MPI_Group_incl";
     GET_GROUP(group, mem, gsize, call);
+    if (!newgroup)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newgroup is NULL");
     int rc = check_ranks(ranks, n, gsize, group, call, "ranks");
     return rc ? rc : incl(group, mem, n, ranks, newgroup, call);
 }
@@ -306,6 +314,8 @@ int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgrou
 {
     const char *call = "MPI_Group_excl";
     GET_GROUP(group, mem, gsize, call);
+    if (!newgroup)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newgroup is NULL");
     int rc = check_ranks(ranks, n, gsize, group, call, "ranks");
     return rc ? rc : excl(mem, gsize, n, ranks, newgroup, call);
 }
@@ -362,6 +372,8 @@ int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *new
 {
     const char *call = "MPI_Group_range_incl";
     GET_GROUP(group, mem, gsize, call);
+    if (!newgroup)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newgroup is NULL");
     int *list, k;
     int rc = expand_ranges(n, ranges, gsize, group, call, &list, &k);
     if (rc)
@@ -375,6 +387,8 @@ int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *new
 {
     const char *call = "MPI_Group_range_excl";
     GET_GROUP(group, mem, gsize, call);
+    if (!newgroup)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newgroup is NULL");
     int *list, k;
     int rc = expand_ranges(n, ranges, gsize, group, call, &list, &k);
     if (rc)
@@ -607,9 +621,11 @@ static int add_attr(bd_comm_t *c, int keyval, void *val)
 }
 
 /* An error code returned by a callback, as an MPI error code. */
+/* A callback's failure is returned as it gave it when it is an error code
+ * (the program's own added codes included), else as MPI_ERR_OTHER. */
 static int callback_code(int rc)
 {
-    return rc > 0 && rc <= MPI_ERR_LASTCODE ? rc : MPI_ERR_OTHER;
+    return bd_errcode_valid(rc) ? rc : MPI_ERR_OTHER;
 }
 
 /* Run the delete callback of an attribute already taken off comm. */

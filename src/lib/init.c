@@ -182,6 +182,20 @@ static int valid_errh(MPI_Errhandler eh)
     return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || user_errh(eh);
 }
 
+int bd_errcode_valid(int code)
+{
+    return (code > 0 && code <= MPI_ERR_LASTCODE) ||
+           (code > MPI_ERR_LASTCODE && code - (MPI_ERR_LASTCODE + 1) < g_ncodes);
+}
+
+MPI_Errhandler bd_errh_effective(const bd_comm_t *c)
+{
+    if (c && c->errh != BD_ERRH_DEFAULT)
+        return c->errh;
+    const bd_comm_t *w = bd_comm_get(MPI_COMM_WORLD);
+    return w && w->errh != BD_ERRH_DEFAULT ? w->errh : MPI_ERRORS_ARE_FATAL;
+}
+
 int bd_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
 {
     bd_comm_t *c = bd_comm_get(comm);
@@ -189,7 +203,7 @@ int bd_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
         c = bd_comm_get(MPI_COMM_WORLD);
         comm = MPI_COMM_WORLD;
     }
-    MPI_Errhandler eh = c ? c->errh : MPI_ERRORS_ARE_FATAL;
+    MPI_Errhandler eh = bd_errh_effective(c);
     if (eh == MPI_ERRORS_RETURN)
         return code;
     MPI_Comm_errhandler_function *fn = user_errh(eh);
@@ -265,7 +279,9 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     if (!c)
         return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_get_errhandler",
                         "invalid communicator %d", comm);
-    *errhandler = c->errh;
+    if (!errhandler)
+        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
+    *errhandler = bd_errh_effective(c);
     return MPI_SUCCESS;
 }
 

@@ -100,6 +100,16 @@ extern bd_lib_t g_bd;
 
 /* init.c */
 void bd_rpc(void);
+/* The error handler of a communicator nobody set one on: it follows
+ * MPI_COMM_WORLD's current handler, as MPICH does (programs and test suites
+ * set MPI_ERRORS_RETURN on MPI_COMM_WORLD and expect it of the communicators
+ * they created before); MPI_ERRORS_ARE_FATAL when WORLD has none set either. */
+#define BD_ERRH_DEFAULT ((MPI_Errhandler)-1)
+/* The handler that takes c's errors (init.c). */
+MPI_Errhandler bd_errh_effective(const bd_comm_t *c);
+/* code is a predefined error class or a code/class the program added. */
+int bd_errcode_valid(int code);
+
 static inline bd_req_t *bd_req_begin(uint32_t code)
 {
     bd_req_t *r = &g_bd.slot->req;
