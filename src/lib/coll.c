@@ -99,6 +99,26 @@ static void apply_op(MPI_Op op, bd_user_op_t *u, MPI_Datatype dt, const void *in
     }
 }
 
+/* MPI forbids an output buffer to overlap an input buffer of the same call
+ * (MPI 3.1 2.6.2); MPI_IN_PLACE is the way to share.  MPI_ERR_BUFFER when
+ * count elements of st at sbuf and rcount elements of rt at rbuf overlap
+ * (MPI_BOTTOM and empty buffers are never checked: absolute addresses). */
+static int check_alias(MPI_Comm comm, const char *call, const void *sbuf, uint64_t scount,
+                       const bd_dt_t *st, const void *rbuf, uint64_t rcount, const bd_dt_t *rt)
+{
+    if (!sbuf || !rbuf || sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE || !scount || !rcount ||
+        !st->true_extent || !rt->true_extent)
+        return MPI_SUCCESS;
+    intptr_t s0 = (intptr_t)sbuf + st->true_lb, r0 = (intptr_t)rbuf + rt->true_lb;
+    intptr_t s1 = s0 + (intptr_t)((scount - 1) * (uint64_t)st->extent) + st->true_extent;
+    intptr_t r1 = r0 + (intptr_t)((rcount - 1) * (uint64_t)rt->extent) + rt->true_extent;
+    if (s0 < r1 && r0 < s1)
+        return bd_error(comm, MPI_ERR_BUFFER, call,
+                        "the send and receive buffers overlap (aliased arguments; use "
+                        "MPI_IN_PLACE)");
+    return MPI_SUCCESS;
+}
+
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
                      MPI_Op op)
 {
@@ -110,6 +130,16 @@ int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype 
                         count);
     if ((rc = bd_dt_check(MPI_COMM_WORLD, "MPI_Reduce_local", "", datatype, &t)) ||
         (rc = check_op(MPI_COMM_WORLD, "MPI_Reduce_local", op, datatype, t, &u)))
+        return rc;
+    if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Reduce_local",
+                        "MPI_IN_PLACE is not allowed (%s)", inbuf == MPI_IN_PLACE ? "inbuf"
+                                                                               : "inoutbuf");
+    if (count > 0 && t->predefined && (!inbuf || !inoutbuf))
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Reduce_local", "%s is NULL",
+                        inbuf ? "inoutbuf" : "inbuf");
+    if ((rc = check_alias(MPI_COMM_WORLD, "MPI_Reduce_local", inbuf, (uint64_t)count, t,
+                          inoutbuf, (uint64_t)count, t)))
         return rc;
     if (u || t->predefined) {
         apply_op(op, u, datatype, inbuf, inoutbuf, count);
@@ -775,6 +805,8 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
     const void *in = sendbuf == MPI_IN_PLACE ? (receives ? recvbuf : NULL) : sendbuf;
     if (!in)
         return bd_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
+    if (receives && (rc = check_alias(comm, call, sendbuf, k, t, recvbuf, k, t)))
+        return rc;
     int api = api_of(all ? BD_API_ALLREDUCE : BD_API_REDUCE, request);
     bd_nbc_t nb;
     nbc_init(&nb, c);
@@ -848,6 +880,8 @@ static int scan_common(const char *call, const void *sendbuf, void *recvbuf, int
         return rc;
     uint64_t k = (uint64_t)count;
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if ((rc = check_alias(comm, call, sendbuf, k, t, recvbuf, k, t)))
+        return rc;
     int api = api_of(exclusive ? BD_API_EXSCAN : BD_API_SCAN, request);
     bd_nbc_t nb;
     nbc_init(&nb, c);
@@ -923,6 +957,8 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
     }
     uint64_t mine = (uint64_t)(block >= 0 ? block : counts[c->rank]);
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if ((rc = check_alias(comm, call, sendbuf, total, t, recvbuf, mine, t)))
+        return rc;
     int api = api_of(block >= 0 ? BD_API_REDUCE_SCATTER_BLOCK : BD_API_REDUCE_SCATTER, request);
     bd_nbc_t nb;
     nbc_init(&nb, c);
@@ -1061,6 +1097,11 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
     int me = c->rank;
     uint64_t mine = inplace ? 0 : (uint64_t)sendcount * st->psize;
     char *rb = recvbuf;
+    for (int r = 0; is_root && !inplace && r < c->size; r++)
+        if ((rc = check_alias(comm, call, sendbuf, (uint64_t)sendcount, st,
+                              at(rb, voff(displs, recvcount, r, rt)),
+                              vcount(recvcounts, recvcount, r), rt)))
+            return rc;
     if (is_root && !inplace) {
         uint64_t expect = vcount(recvcounts, recvcount, me) * rt->psize;
         if (mine > expect)
@@ -1185,6 +1226,11 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
         sendcounts = displs = NULL;
     uint64_t cap = inplace ? 0 : (uint64_t)recvcount * rt->psize;
     const char *sb = sendbuf;
+    for (int r = 0; is_root && !inplace && r < c->size; r++)
+        if ((rc = check_alias(comm, call, at(sb, voff(displs, sendcount, r, st)),
+                              vcount(sendcounts, sendcount, r), st, recvbuf,
+                              (uint64_t)recvcount, rt)))
+            return rc;
     if (is_root && !inplace) {
         uint64_t n = vcount(sendcounts, sendcount, root) * st->psize;
         if (n > cap)
@@ -1319,6 +1365,12 @@ static int alltoall_common(const char *call, int api, a2a_side_t *s, a2a_side_t 
         goto out;
     }
     int me = c->rank;
+    for (int a = 0; !inplace && a < c->size; a++)
+        for (int b = 0; b < c->size; b++)
+            if ((rc = check_alias(comm, call, a2a_block(s, a), vcount(s->counts, s->count, a),
+                                  a2a_type(s, a), a2a_block(rv, b),
+                                  vcount(rv->counts, rv->count, b), a2a_type(rv, b))))
+                goto out;
     uint64_t own = vcount(s->counts, s->count, me) * a2a_type(s, me)->psize;
     uint64_t room = vcount(rv->counts, rv->count, me) * a2a_type(rv, me)->psize;
     if (own > room) {
