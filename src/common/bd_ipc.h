@@ -54,7 +54,8 @@ enum bd_req_code {
     BD_REQ_YIELD,       /* a poll that found nothing: let another rank run */
     BD_REQ_COMM_REGISTER, /* ctx, arg[0]=n; window: int32 world ranks[n]: make the
                            communicator known here unless it is (MPI_Comm_create_group
-                           runs a split on such a temporary communicator of its members) */
+                           runs a split on such a temporary communicator of its members;
+                           intercommunicators register their BD_CTX_DERIVED ones) */
     /* Nonblocking collectives.  With flags BD_COLL_ADDR, PUT/WAIT/GET/END and
      * these name their instance: ctx, myrank, rid = sequence number (without
      * it they address the instance of the rank's last BEGIN). */
@@ -95,6 +96,11 @@ typedef struct bd_resp {
 #define BD_SEND_FILE  0x2   /* payload is in spill file number arg[0] */
 
 #define BD_COLL_ADDR  0x100 /* collective request: ctx, myrank, rid name the instance */
+
+/* Contexts with this bit are not allocated by a master: the ranks derive
+ * them (intercommunicators' hidden communicators) and BD_REQ_COMM_REGISTER
+ * them, as they do the negative temporary ones of MPI_Comm_create_group. */
+#define BD_CTX_DERIVED (1 << 28)
 
 /* One collective instance in BD_REQ_COLL_WAITANY/TESTANY. */
 typedef struct bd_coll_id {
@@ -147,6 +153,7 @@ enum bd_coll_api {
     BD_API_EXSCAN, BD_API_REDUCE_SCATTER, BD_API_REDUCE_SCATTER_BLOCK, BD_API_GATHER,
     BD_API_GATHERV, BD_API_SCATTER, BD_API_SCATTERV, BD_API_ALLGATHER, BD_API_ALLGATHERV,
     BD_API_ALLTOALL, BD_API_ALLTOALLV, BD_API_ALLTOALLW,
+    BD_API_COMM_DUP, /* kind SPLIT: MPI_Comm_dup of an intercommunicator, MPI_Comm_idup */
     BD_API__COUNT
 };
 #define BD_API_NB 0x100 /* the nonblocking variant (MPI_Ibcast, ...) */

@@ -141,7 +141,7 @@ int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype 
     if ((rc = check_alias(MPI_COMM_WORLD, "MPI_Reduce_local", inbuf, (uint64_t)count, t,
                           inoutbuf, (uint64_t)count, t)))
         return rc;
-    if (u || t->predefined) {
+    if (u || (t->predefined && t->contig)) { /* pair types pack apart */
         apply_op(op, u, datatype, inbuf, inoutbuf, count);
         return MPI_SUCCESS;
     }
@@ -217,8 +217,10 @@ static void put_flush(put_t *p)
     p->pos = 8;
 }
 
-/* Append the packed stream of count elements of t at buf as the piece for peer. */
-static void put_typed(put_t *p, int peer, const void *buf, uint64_t count, const bd_dt_t *t)
+/* Append the packed stream of count elements of t at buf as bytes
+ * [at, at + its length) of the piece for peer, which has total bytes. */
+static void put_part(put_t *p, int peer, const void *buf, uint64_t count, const bd_dt_t *t,
+                     uint64_t at_off, uint64_t total)
 {
     uint64_t len = count * t->psize;
     const char *contig = bd_dt_contig(t, buf, count);
@@ -232,7 +234,7 @@ static void put_typed(put_t *p, int peer, const void *buf, uint64_t count, const
         uint64_t chunk = len - off;
         if (chunk > room - sizeof(bd_seg_t) - 8)
             chunk = (room - sizeof(bd_seg_t) - 8) & ~7ull;
-        bd_seg_t seg = {peer, (uint32_t)chunk, off, len};
+        bd_seg_t seg = {peer, (uint32_t)chunk, at_off + off, total};
         memcpy(g_bd.win + p->pos, &seg, sizeof seg);
         if (contig)
             memcpy(g_bd.win + p->pos + sizeof seg, contig + off, chunk);
@@ -242,6 +244,12 @@ static void put_typed(put_t *p, int peer, const void *buf, uint64_t count, const
         p->nseg++;
         off += chunk;
     }
+}
+
+/* Append the packed stream of count elements of t at buf as the piece for peer. */
+static void put_typed(put_t *p, int peer, const void *buf, uint64_t count, const bd_dt_t *t)
+{
+    put_part(p, peer, buf, count, t, 0, count * t->psize);
 }
 
 /* Batches GET segments; data lands in the given destinations. */
@@ -278,12 +286,12 @@ static void get_flush(get_t *g)
     g->bytes = 0;
 }
 
-/* Fetch the piece from peer, starting at byte off of it, into count elements
- * of t at buf (unpacked on arrival). */
-static void get_typed(get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
-                      const bd_dt_t *t)
+/* Fetch len bytes of the piece from peer, starting at byte off of it, into
+ * the first len bytes of the packed stream of count elements of t at buf
+ * (unpacked on arrival). */
+static void get_part(get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
+                     const bd_dt_t *t, uint64_t len)
 {
-    uint64_t len = count * t->psize;
     char *contig = bd_dt_contig(t, buf, count);
     uint64_t done = 0;
     uint64_t limit = g_bd.window - 8 - GET_MAX_SEGS * sizeof(bd_seg_t);
@@ -306,6 +314,14 @@ static void get_typed(get_t *g, int peer, uint64_t off, void *buf, uint64_t coun
         g->bytes += chunk;
         done += chunk;
     }
+}
+
+/* Fetch the piece from peer, starting at byte off of it, into count elements
+ * of t at buf. */
+static void get_typed(get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
+                      const bd_dt_t *t)
+{
+    get_part(g, peer, off, buf, count, t, count * t->psize);
 }
 
 static get_t *get_new(void)
@@ -342,29 +358,39 @@ static int64_t voff(const int displs[], int count, int r, const bd_dt_t *t)
  * in its request (with copies of the arrays and references to the types)
  * until MPI_Wait/MPI_Test find the collective complete. */
 enum {
-    G_NONE,   /* nothing to fetch */
-    G_PIECE,  /* count elements of t at buf from the piece of `peer`, from byte off */
-    G_BLOCKS, /* from every peer r but this rank, its block of buf (gather, all-to-all) */
-    G_UFOLD,  /* pieces of peers first..last, count elements each, folded with a user op */
+    G_NONE,    /* nothing to fetch */
+    G_PIECE,   /* count elements of t at buf from the piece of `peer`, from byte off */
+    G_BLOCKS,  /* block j (0 <= j < nblk) of buf from peer pfirst + j, but not from skip */
+    G_TBLOCKS, /* the same, each sender's piece starting with a table (see put_table) */
+    G_FOLD,    /* pieces of peers first..last, count elements each from byte off, folded */
+    G_SPLIT,   /* communicator creation: {ctx, rank, size} and the members, to fin */
 };
 
 struct bd_nbc {
     int ctx, rank, size;
     uint64_t seq;
     int ready, done, owns;
+    int err;               /* what the request reports (MPI_ERR_TRUNCATE) */
     int gkind;
     int peer;
     uint64_t off;
     void *buf;
     uint64_t count;
     bd_dt_t *t;
-    int *counts, *displs;  /* G_BLOCKS: v-style counts and displacements (in extents) */
-    bd_dt_t **tv;          /* G_BLOCKS of MPI_Alltoallw: per-peer types ... */
+    int nblk, pfirst, skip; /* G_BLOCKS, G_TBLOCKS */
+    int tidx, tn;          /* G_TBLOCKS: this rank's entry of the senders' tables of tn */
+    int *counts, *displs;  /* v-style counts and displacements (in extents) per block */
+    bd_dt_t **tv;          /* MPI_Alltoallw: per-block types ... */
     int *bdispls;          /* ... and displacements in bytes */
-    int first, last;       /* G_UFOLD */
+    int first, last;       /* G_FOLD */
     MPI_Op op;
+    int user;              /* G_FOLD with the user op uop (else op is predefined) */
     bd_user_op_t uop;
     MPI_Datatype dt;
+    bd_nbc_fin_t fin;      /* G_SPLIT */
+    void *fin_arg;
+    int nreq;              /* not through the master: complete when these are */
+    MPI_Request *reqs;
 };
 
 static void nbc_init(bd_nbc_t *nb, const bd_comm_t *c)
@@ -374,21 +400,43 @@ static void nbc_init(bd_nbc_t *nb, const bd_comm_t *c)
     nb->rank = c->rank;
     nb->size = c->size;
     nb->gkind = G_NONE;
+    nb->nblk = c->size;
+    nb->skip = c->rank;
 }
 
-/* Fold the pieces of peers first..last in rank order with the user op, the
- * accumulator on the left (correct for non-commutative ops), into buf. */
-static void ufold(bd_nbc_t *nb)
+/* Fold the pieces of peers first..last in rank order, the accumulator on
+ * the left (correct for non-commutative ops), into buf.  User ops see
+ * buffers laid out as the type; predefined ones fold the packed basic
+ * elements, as the master does. */
+static void fold(bd_nbc_t *nb)
 {
     uint64_t k = nb->count;
     const bd_dt_t *t = nb->t;
     if (!k || !t->psize || nb->first > nb->last)
         return;
+    get_t *g = get_new();
+    if (!nb->user) {
+        uint64_t n = k * t->psize;
+        char *acc = malloc(n), *tmp = malloc(n);
+        if (!acc || !tmp)
+            bd_fatal(MPI_ERR_NO_MEM, "out of memory folding a reduction of %llu bytes",
+                     (unsigned long long)n);
+        for (int r = nb->first; r <= nb->last; r++) {
+            get_typed(g, r, nb->off, r == nb->first ? acc : tmp, n, bd_dt_byte());
+            get_flush(g);
+            if (r != nb->first)
+                bd_op_apply(nb->op, t->basic, tmp, acc, (size_t)(k * t->nelem));
+        }
+        bd_dt_unpack(t, nb->buf, k, 0, acc, n);
+        free(acc);
+        free(tmp);
+        free(g);
+        return;
+    }
     void *acc, *tmp;
     void *acc_mem = bd_dt_alloc(t, k, &acc), *tmp_mem = bd_dt_alloc(t, k, &tmp);
-    get_t *g = get_new();
     for (int r = nb->first; r <= nb->last; r++) {
-        get_typed(g, r, 0, r == nb->first ? acc : tmp, k, t);
+        get_typed(g, r, nb->off, r == nb->first ? acc : tmp, k, t);
         get_flush(g);
         if (r == nb->first)
             continue;
@@ -406,6 +454,63 @@ static void ufold(bd_nbc_t *nb)
     free(tmp_mem);
 }
 
+static const bd_dt_t *blk_type(const bd_nbc_t *nb, int j)
+{
+    return nb->tv ? nb->tv[j] : nb->t;
+}
+
+static char *blk_at(const bd_nbc_t *nb, int j)
+{
+    return at(nb->buf, nb->bdispls ? nb->bdispls[j]
+                                   : voff(nb->displs, (int)nb->count, j, blk_type(nb, j)));
+}
+
+/* G_TBLOCKS: first every sender's table entry for this rank (where its
+ * block starts and ends), then the blocks. */
+static void get_tblocks(bd_nbc_t *nb)
+{
+    int n = nb->nblk;
+    uint64_t *ent = malloc((size_t)(n ? n : 1) * 2 * sizeof *ent);
+    get_t *g = get_new();
+    if (!ent)
+        bd_fatal(MPI_ERR_NO_MEM, "out of memory in a collective");
+    for (int j = 0; j < n; j++)
+        get_typed(g, nb->pfirst + j, 8 * (uint64_t)nb->tidx, &ent[2 * j], 16, bd_dt_byte());
+    get_flush(g);
+    for (int j = 0; j < n; j++) {
+        const bd_dt_t *t = blk_type(nb, j);
+        uint64_t k = vcount(nb->counts, (int)nb->count, j);
+        uint64_t len = ent[2 * j + 1] - ent[2 * j], cap = k * t->psize;
+        if (len > cap) {
+            nb->err = MPI_ERR_TRUNCATE;
+            len = cap;
+        }
+        get_part(g, nb->pfirst + j, 8 * (uint64_t)nb->tn + ent[2 * j], blk_at(nb, j), k, t, len);
+    }
+    get_flush(g);
+    free(g);
+    free(ent);
+}
+
+static void get_split(bd_nbc_t *nb)
+{
+    int32_t head[3];
+    get_t *g = get_new();
+    get_typed(g, -1, 0, head, sizeof head, bd_dt_byte());
+    get_flush(g);
+    int *world = NULL;
+    if (head[0]) {
+        world = malloc((size_t)head[2] * sizeof(int));
+        if (!world)
+            bd_fatal(MPI_ERR_NO_MEM, "out of memory creating a communicator of %d ranks",
+                     head[2]);
+        get_typed(g, -1, sizeof head, world, (uint64_t)head[2] * sizeof(int), bd_dt_byte());
+        get_flush(g);
+    }
+    free(g);
+    nb->fin(nb->fin_arg, head[0], head[1], head[2], world);
+}
+
 static void nbc_get(bd_nbc_t *nb)
 {
     switch (nb->gkind) {
@@ -419,19 +524,22 @@ static void nbc_get(bd_nbc_t *nb)
         break;
     case G_BLOCKS: {
         get_t *g = get_new();
-        for (int r = 0; r < nb->size; r++) {
-            if (r == nb->rank)
-                continue;
-            const bd_dt_t *t = nb->tv ? nb->tv[r] : nb->t;
-            int64_t off = nb->bdispls ? nb->bdispls[r] : voff(nb->displs, (int)nb->count, r, t);
-            get_typed(g, r, 0, at(nb->buf, off), vcount(nb->counts, (int)nb->count, r), t);
-        }
+        for (int j = 0; j < nb->nblk; j++)
+            if (nb->pfirst + j != nb->skip)
+                get_typed(g, nb->pfirst + j, 0, blk_at(nb, j),
+                          vcount(nb->counts, (int)nb->count, j), blk_type(nb, j));
         get_flush(g);
         free(g);
         break;
     }
-    case G_UFOLD:
-        ufold(nb);
+    case G_TBLOCKS:
+        get_tblocks(nb);
+        break;
+    case G_FOLD:
+        fold(nb);
+        break;
+    case G_SPLIT:
+        get_split(nb);
         break;
     default:
         break;
@@ -445,15 +553,17 @@ static void nbc_release(bd_nbc_t *nb)
         return;
     bd_dt_release(nb->t);
     if (nb->tv)
-        for (int r = 0; r < nb->size; r++)
-            bd_dt_release(nb->tv[r]);
+        for (int j = 0; j < nb->nblk; j++)
+            bd_dt_release(nb->tv[j]);
     free(nb->tv);
     free(nb->counts);
     free(nb->displs);
     free(nb->bdispls);
+    free(nb->reqs);
     nb->t = NULL;
     nb->tv = NULL;
     nb->counts = nb->displs = nb->bdispls = NULL;
+    nb->reqs = NULL;
     nb->owns = 0;
 }
 
@@ -468,10 +578,35 @@ static void nbc_finish(bd_nbc_t *nb)
     nbc_release(nb);
 }
 
+/* A request made of the library's own point-to-point requests (nonblocking
+ * neighbourhood collectives): test or wait for all of them.  Their errors
+ * are the collective's, so MPI_COMM_WORLD's handler is not called here. */
+static int reqs_progress(bd_nbc_t *nb, int blocking)
+{
+    bd_comm_t *w = bd_comm_get(MPI_COMM_WORLD);
+    MPI_Errhandler eh = w->errh;
+    w->errh = MPI_ERRORS_RETURN;
+    int flag = 1, rc;
+    if (blocking)
+        rc = MPI_Waitall(nb->nreq, nb->reqs, MPI_STATUSES_IGNORE);
+    else
+        rc = MPI_Testall(nb->nreq, nb->reqs, &flag, MPI_STATUSES_IGNORE);
+    bd_comm_get(MPI_COMM_WORLD)->errh = eh;
+    if (rc != MPI_SUCCESS)
+        nb->err = MPI_ERR_TRUNCATE;
+    if (!flag && rc == MPI_SUCCESS)
+        return 0;
+    nb->done = 1;
+    nbc_release(nb);
+    return 1;
+}
+
 int bd_nbc_progress(bd_nbc_t *nb, int blocking)
 {
     if (nb->done)
         return 1;
+    if (nb->reqs)
+        return reqs_progress(nb, blocking);
     if (!nb->ready) {
         g_cur.ctx = nb->ctx;
         g_cur.rank = nb->rank;
@@ -487,37 +622,57 @@ int bd_nbc_progress(bd_nbc_t *nb, int blocking)
 
 int bd_nbc_poll(bd_nbc_t **nbs, int n, int block, int yield)
 {
-    int done = 0, k = 0;
+    int done = 0, k = 0, own = 0;
     for (int i = 0; i < n; i++)
         if (nbs[i]->done || nbs[i]->ready)
             done += bd_nbc_progress(nbs[i], 0);
     if (done)
         return done;
+    /* Those of the library's own requests are polled here, the rest in the master. */
+    for (int i = 0; i < n; i++)
+        if (nbs[i]->reqs) {
+            own++;
+            done += reqs_progress(nbs[i], 0);
+        }
+    if (done || own == n)
+        return done;
+    if (own)
+        block = 0;
     if ((uint64_t)n * (sizeof(bd_coll_id_t) + 1) > g_bd.window)
         bd_fatal(MPI_ERR_INTERN, "too many nonblocking collective requests (%d) in one call", n);
     for (int i = 0; i < n; i++) {
+        if (nbs[i]->reqs)
+            continue;
         bd_coll_id_t id = {nbs[i]->ctx, nbs[i]->rank, nbs[i]->seq};
         memcpy(g_bd.win + (size_t)k++ * sizeof id, &id, sizeof id);
     }
     bd_req_t *r = bd_req_begin(block ? BD_REQ_COLL_WAITANY : BD_REQ_COLL_TESTANY);
-    r->arg[0] = n;
+    r->arg[0] = k;
     r->arg[1] = !yield;
     bd_rpc();
     if (!bd_resp()->flag)
         return 0;
-    uint8_t flags[n];
-    memcpy(flags, g_bd.win + (size_t)n * sizeof(bd_coll_id_t), (size_t)n);
-    for (int i = 0; i < n; i++)
-        if (flags[i]) {
+    uint8_t flags[k];
+    memcpy(flags, g_bd.win + (size_t)k * sizeof(bd_coll_id_t), (size_t)k);
+    for (int i = 0, j = 0; i < n; i++) {
+        if (nbs[i]->reqs)
+            continue;
+        if (flags[j++]) {
             nbs[i]->ready = 1;
             done += bd_nbc_progress(nbs[i], 0);
         }
+    }
     return done;
 }
 
 int bd_nbc_done(const bd_nbc_t *nb)
 {
     return nb->done;
+}
+
+int bd_nbc_err(const bd_nbc_t *nb)
+{
+    return nb->err;
 }
 
 void bd_nbc_free(bd_nbc_t *nb)
@@ -548,24 +703,24 @@ static int nbc_launch(bd_nbc_t *nb, MPI_Request *request)
     if (!request) {
         if (nb->size > 1)
             bd_nbc_progress(nb, 1);
-        return MPI_SUCCESS;
+        return nb->err ? nb->err : MPI_SUCCESS;
     }
     bd_nbc_t *h = malloc(sizeof *h);
     if (!h)
         bd_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
     *h = *nb;
     h->owns = 1;
-    h->counts = dup_ints(nb->counts, nb->size);
-    h->displs = dup_ints(nb->displs, nb->size);
-    h->bdispls = dup_ints(nb->bdispls, nb->size);
+    h->counts = dup_ints(nb->counts, nb->nblk);
+    h->displs = dup_ints(nb->displs, nb->nblk);
+    h->bdispls = dup_ints(nb->bdispls, nb->nblk);
     bd_dt_retain(h->t);
     if (nb->tv) {
-        h->tv = malloc((size_t)nb->size * sizeof *h->tv);
+        h->tv = malloc((size_t)(nb->nblk ? nb->nblk : 1) * sizeof *h->tv);
         if (!h->tv)
             bd_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
-        for (int r = 0; r < nb->size; r++) {
-            h->tv[r] = nb->tv[r];
-            bd_dt_retain(h->tv[r]);
+        for (int j = 0; j < nb->nblk; j++) {
+            h->tv[j] = nb->tv[j];
+            bd_dt_retain(h->tv[j]);
         }
     }
     if (nb->size == 1) {
@@ -582,6 +737,34 @@ static int nbc_launch(bd_nbc_t *nb, MPI_Request *request)
     return MPI_SUCCESS;
 }
 
+/* A request that is complete from the start. */
+MPI_Request bd_nbc_completed(void)
+{
+    bd_nbc_t *h = calloc(1, sizeof *h);
+    if (!h)
+        bd_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking operation");
+    h->done = 1;
+    return bd_req_new_coll(h);
+}
+
+/* A request that completes when the library's requests reqs[n] (taken
+ * over) have; their errors are reported as truncation. */
+MPI_Request bd_nbc_of_requests(MPI_Request *reqs, int n)
+{
+    bd_nbc_t *h = calloc(1, sizeof *h);
+    if (!h)
+        bd_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking operation");
+    h->owns = 1;
+    h->nreq = n;
+    h->reqs = reqs;
+    h->done = !n;
+    if (!n) {
+        free(reqs);
+        h->reqs = NULL;
+    }
+    return bd_req_new_coll(h);
+}
+
 /* ---------------------------------------------------------------- checks */
 
 #define GET_COMM(call)                                                                             \
@@ -590,10 +773,7 @@ static int nbc_launch(bd_nbc_t *nb, MPI_Request *request)
     if (!c)                                                                                        \
         return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);                \
     if (nb_req && !request)                                                                        \
-        return bd_error(comm, MPI_ERR_ARG, call, "NULL request argument");                         \
-    if (nb_req && c->inter)                                                                        \
-        return bd_error(comm, MPI_ERR_COMM, call,                                                  \
-                        "nonblocking collectives on intercommunicators are not supported");
+        return bd_error(comm, MPI_ERR_ARG, call, "NULL request argument");
 
 static int check_buf(MPI_Comm comm, const char *call, int count, MPI_Datatype dt, bd_dt_t **t,
                      const char *what)
@@ -618,13 +798,36 @@ static int api_of(int api, const MPI_Request *request)
     return api | (request ? BD_API_NB : 0);
 }
 
+/* Nonblocking collectives on intercommunicators (at the end of this file). */
+struct a2a_side;
+static int ic_barrier(bd_comm_t *c, MPI_Request *request);
+static int ic_bcast(bd_comm_t *c, MPI_Comm comm, const char *call, void *buf, int count,
+                    MPI_Datatype dt, int root, MPI_Request *request);
+static int ic_gather(bd_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
+                     int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                     const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root,
+                     int all, MPI_Request *request);
+static int ic_scatter(bd_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
+                      int sendcount, const int *sendcounts, const int *displs,
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root, MPI_Request *request);
+static int ic_alltoall(bd_comm_t *c, MPI_Comm comm, const char *call, int api,
+                       struct a2a_side *s, struct a2a_side *rv, int vector,
+                       MPI_Request *request);
+static int ic_reduce(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                     void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, int all,
+                     MPI_Request *request);
+static int ic_redscat(bd_comm_t *c, MPI_Comm comm, const char *call, int api,
+                      const void *sendbuf, void *recvbuf, const int *counts, int block,
+                      MPI_Datatype dt, MPI_Op op, MPI_Request *request);
+
 /* ---------------------------------------------------------------- barrier, bcast */
 
 static int barrier(const char *call, MPI_Comm comm, MPI_Request *request, int nb_req)
 {
     GET_COMM(call);
     if (c->inter)
-        return bd_inter_barrier(c, comm);
+        return request ? ic_barrier(c, request) : bd_inter_barrier(c, comm);
     bd_nbc_t nb;
     nbc_init(&nb, c);
     if (c->size > 1) {
@@ -673,7 +876,8 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
 {
     GET_COMM(call);
     if (c->inter)
-        return bd_inter_bcast(c, comm, buffer, count, datatype, root);
+        return request ? ic_bcast(c, comm, call, buffer, count, datatype, root, request)
+                       : bd_inter_bcast(c, comm, buffer, count, datatype, root);
     bd_dt_t *t = NULL;
     int rc;
     if ((rc = check_buf(comm, call, count, datatype, &t, "")) ||
@@ -781,6 +985,7 @@ static void user_fold_start(bd_comm_t *c, bd_nbc_t *nb, int kind, int root, int 
     nb->count = count;
     nb->op = op;
     nb->uop = *u;
+    nb->user = 1;
     nb->dt = dt;
 }
 
@@ -789,6 +994,8 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
                          MPI_Request *request, int nb_req)
 {
     GET_COMM(call);
+    if (c->inter && request)
+        return ic_reduce(c, comm, call, sendbuf, recvbuf, count, dt, op, root, all, request);
     if (c->inter)
         return all ? bd_inter_allreduce(c, comm, sendbuf, recvbuf, count, dt, op)
                    : bd_inter_reduce(c, comm, sendbuf, recvbuf, count, dt, op, root);
@@ -824,7 +1031,7 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
         user_fold_start(c, &nb, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, api,
                         in, k, t, dt, op, u);
         if (receives) {
-            nb.gkind = G_UFOLD;
+            nb.gkind = G_FOLD;
             nb.first = 0;
             nb.last = c->size - 1;
             nb.buf = recvbuf;
@@ -895,7 +1102,7 @@ static int scan_common(const char *call, const void *sendbuf, void *recvbuf, int
     } else if (u) {
         user_fold_start(c, &nb, BD_COLL_ALLGATHER, 0, api, in, k, t, dt, op, u);
         if (!(exclusive && c->rank == 0)) {
-            nb.gkind = G_UFOLD;
+            nb.gkind = G_FOLD;
             nb.first = 0;
             nb.last = exclusive ? c->rank - 1 : c->rank;
             nb.buf = recvbuf;
@@ -936,6 +1143,10 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
                    int nb_req)
 {
     GET_COMM(call);
+    if (c->inter && request)
+        return ic_redscat(c, comm, call,
+                          block >= 0 ? BD_API_REDUCE_SCATTER_BLOCK : BD_API_REDUCE_SCATTER,
+                          sendbuf, recvbuf, counts, block, dt, op, request);
     if (c->inter)
         return bd_inter_reduce_scatter(c, comm, call, sendbuf, recvbuf, counts, block, dt, op);
     int rc;
@@ -996,7 +1207,7 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
             off += k;
         }
         put_flush(&p);
-        nb.gkind = G_UFOLD;
+        nb.gkind = G_FOLD;
         nb.first = 0;
         nb.last = c->size - 1;
         nb.buf = recvbuf;
@@ -1004,6 +1215,7 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
         nb.count = mine;
         nb.op = op;
         nb.uop = *u;
+        nb.user = 1;
         nb.dt = dt;
     } else {
         /* The master has all of in before it answers: in place is fine. */
@@ -1070,6 +1282,10 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
                          int nb_req)
 {
     GET_COMM(call);
+    if (c->inter && request)
+        return ic_gather(c, comm, call, api, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                         vector ? recvcounts : NULL, vector ? displs : NULL, recvtype, root, all,
+                         request);
     if (c->inter)
         return all ? bd_inter_allgather(c, comm, call, sendbuf, sendcount, sendtype, recvbuf,
                                         recvcount, vector ? recvcounts : NULL,
@@ -1205,6 +1421,10 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
                           MPI_Comm comm, int vector, MPI_Request *request, int nb_req)
 {
     GET_COMM(call);
+    if (c->inter && request)
+        return ic_scatter(c, comm, call, api, sendbuf, sendcount, vector ? sendcounts : NULL,
+                          vector ? displs : NULL, sendtype, recvbuf, recvcount, recvtype, root,
+                          request);
     if (c->inter)
         return bd_inter_scatter(c, comm, call, sendbuf, sendcount, vector ? sendcounts : NULL,
                                 vector ? displs : NULL, sendtype, recvbuf, recvcount, recvtype,
@@ -1296,7 +1516,7 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 
 /* All-to-all in its three forms: regular (counts NULL), v (counts and
  * displacements in extents), w (per-peer types, displacements in bytes). */
-typedef struct {
+typedef struct a2a_side {
     const void *buf;
     int count;
     const int *counts, *displs;
@@ -1338,9 +1558,11 @@ static int alltoall_common(const char *call, int api, a2a_side_t *s, a2a_side_t 
                            MPI_Comm comm, MPI_Request *request, int nb_req)
 {
     GET_COMM(call);
-    if (c->inter && (s->types || rv->types))
-        return bd_error(comm, MPI_ERR_COMM, call,
-                        "MPI_Alltoallw on intercommunicators is not supported");
+    if (c->inter && request)
+        return ic_alltoall(c, comm, call, api, s, rv, vector, request);
+    if (c->inter && rv->types)
+        return bd_inter_alltoallw(c, comm, call, s->buf, s->counts, s->displs, s->types,
+                                  (void *)rv->buf, rv->counts, rv->displs, rv->types);
     if (c->inter)
         return bd_inter_alltoall(c, comm, call, s->buf, s->count, vector ? s->counts : NULL,
                                  vector ? s->displs : NULL, s->type, (void *)rv->buf, rv->count,
@@ -1471,4 +1693,342 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     if (!recvtypes)
         return bd_error(comm, MPI_ERR_ARG, "MPI_Ialltoallw", "NULL receive types");
     return alltoall_common("MPI_Ialltoallw", BD_API_ALLTOALLW, &s, &r, 1, comm, request, 1);
+}
+
+/* ---------------------------------------------------------------- intercommunicators */
+
+/* Nonblocking collectives on an intercommunicator run on its union, the
+ * hidden intracommunicator of both groups (c->ucomm), as one instance of a
+ * gather-to-all: every rank PUTs at most one piece at the call, and once the
+ * instance is complete GETs from the remote group's pieces what it needs.
+ * The master progresses the instance after the call like any other
+ * nonblocking collective, so nothing waits for the program to call MPI
+ * again.  A piece that holds different data for each remote rank (scatter,
+ * all-to-all) starts with a table of where each block starts and ends, so a
+ * receiver needs no counts but its own.  Reductions fold the remote group's
+ * pieces in rank order in the receiving rank.  The blocking collectives
+ * stay in intercomm.c (point-to-point between the groups' leaders). */
+
+typedef struct {
+    bd_comm_t *c; /* the intercommunicator */
+    bd_nbc_t nb;
+    put_t p;
+} icoll_t;
+
+static void ic_begin(icoll_t *x, bd_comm_t *c, int kind, int api)
+{
+    bd_comm_t *u = bd_comm_get(c->ucomm);
+    x->c = c;
+    nbc_init(&x->nb, u);
+    coll_begin(u, kind, 0, 0, 0, 0, api | BD_API_NB);
+    x->nb.seq = g_cur.seq;
+    x->p = (put_t){8, 0};
+}
+
+/* G_BLOCKS or G_TBLOCKS over the remote group's ranks. */
+static void ic_blocks(icoll_t *x, int gkind, void *buf, int count, const int *counts,
+                      const int *displs, bd_dt_t *t)
+{
+    bd_nbc_t *nb = &x->nb;
+    nb->gkind = gkind;
+    nb->nblk = x->c->rsize;
+    nb->pfirst = x->c->roff;
+    nb->skip = -1;
+    nb->tidx = x->c->rank;
+    nb->tn = x->c->size + 1;
+    nb->buf = buf;
+    nb->count = (uint64_t)count;
+    nb->counts = (int *)counts;
+    nb->displs = (int *)displs;
+    nb->t = t;
+}
+
+/* G_FOLD of count elements from byte off of every remote rank's piece. */
+static void ic_fold(icoll_t *x, void *buf, uint64_t count, uint64_t off, bd_dt_t *t,
+                    MPI_Datatype dt, MPI_Op op, const bd_user_op_t *u)
+{
+    bd_nbc_t *nb = &x->nb;
+    nb->gkind = G_FOLD;
+    nb->first = x->c->roff;
+    nb->last = x->c->roff + x->c->rsize - 1;
+    nb->off = off;
+    nb->buf = buf;
+    nb->count = count;
+    nb->t = t;
+    nb->dt = dt;
+    nb->op = op;
+    if (u) {
+        nb->user = 1;
+        nb->uop = *u;
+    }
+}
+
+/* PUT n blocks as one piece: a table of n + 1 byte offsets (block j is
+ * bytes [tab[j], tab[j+1]) of the data after the table), then the blocks. */
+static void put_table(put_t *p, int n, const void *buf, int count, const int *counts,
+                      const int *displs, const int *bdispls, const bd_dt_t *t,
+                      bd_dt_t *const *tv)
+{
+    uint64_t *tab = malloc((size_t)(n + 1) * sizeof *tab);
+    if (!tab)
+        bd_fatal(MPI_ERR_NO_MEM, "out of memory in a collective");
+    tab[0] = 0;
+    for (int j = 0; j < n; j++)
+        tab[j + 1] = tab[j] + vcount(counts, count, j) * (tv ? tv[j] : t)->psize;
+    uint64_t head = 8 * (uint64_t)(n + 1), total = head + tab[n];
+    put_part(p, -1, tab, head, bd_dt_byte(), 0, total);
+    for (int j = 0; j < n; j++) {
+        const bd_dt_t *tj = tv ? tv[j] : t;
+        const char *b = at(buf, bdispls ? bdispls[j] : voff(displs, count, j, tj));
+        put_part(p, -1, b, vcount(counts, count, j), tj, head + tab[j], total);
+    }
+    free(tab);
+}
+
+static int ic_check_root(bd_comm_t *c, MPI_Comm comm, const char *call, int root)
+{
+    if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->rsize))
+        return MPI_SUCCESS;
+    return bd_error(comm, MPI_ERR_ROOT, call,
+                    "invalid root %d on an intercommunicator (MPI_ROOT, MPI_PROC_NULL or a rank "
+                    "of the remote group of size %d)",
+                    root, c->rsize);
+}
+
+static int ic_no_in_place(MPI_Comm comm, const char *call, const void *buf)
+{
+    if (buf == MPI_IN_PLACE)
+        return bd_error(comm, MPI_ERR_BUFFER, call,
+                        "MPI_IN_PLACE is not allowed on an intercommunicator");
+    return MPI_SUCCESS;
+}
+
+static int check_counts_n(MPI_Comm comm, const char *call, const int counts[],
+                          const int displs[], int n, const char *what)
+{
+    if (!counts || !displs)
+        return bd_error(comm, MPI_ERR_ARG, call, "NULL %s%s", what,
+                        !counts ? "counts" : "displacements");
+    for (int r = 0; r < n; r++)
+        if (counts[r] < 0)
+            return bd_error(comm, MPI_ERR_COUNT, call, "invalid %scount %d for rank %d", what,
+                            counts[r], r);
+    return MPI_SUCCESS;
+}
+
+static int ic_barrier(bd_comm_t *c, MPI_Request *request)
+{
+    icoll_t x;
+    ic_begin(&x, c, BD_COLL_BARRIER, BD_API_BARRIER);
+    return nbc_launch(&x.nb, request);
+}
+
+static int ic_bcast(bd_comm_t *c, MPI_Comm comm, const char *call, void *buf, int count,
+                    MPI_Datatype dt, int root, MPI_Request *request)
+{
+    bd_dt_t *t = NULL;
+    int rc;
+    if ((rc = ic_check_root(c, comm, call, root)) ||
+        (root != MPI_PROC_NULL && (rc = check_buf(comm, call, count, dt, &t, ""))))
+        return rc;
+    icoll_t x;
+    ic_begin(&x, c, BD_COLL_ALLGATHER, BD_API_BCAST);
+    if (root == MPI_ROOT) {
+        put_typed(&x.p, -1, buf, (uint64_t)count, t);
+        put_flush(&x.p);
+    } else if (root >= 0) {
+        x.nb.gkind = G_PIECE;
+        x.nb.peer = c->roff + root;
+        x.nb.buf = buf;
+        x.nb.count = (uint64_t)count;
+        x.nb.t = t;
+    }
+    return nbc_launch(&x.nb, request);
+}
+
+/* Gather(v) (all = 0: the root receives a block from every remote rank) and
+ * Allgather(v) (every rank does). */
+static int ic_gather(bd_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
+                     int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                     const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root,
+                     int all, MPI_Request *request)
+{
+    bd_dt_t *st = NULL, *rt = NULL;
+    int rc;
+    if (!all && (rc = ic_check_root(c, comm, call, root)))
+        return rc;
+    int sends = all || root >= 0, recvs = all || root == MPI_ROOT;
+    if (sends && ((rc = ic_no_in_place(comm, call, sendbuf)) ||
+                  (rc = check_buf(comm, call, sendcount, sendtype, &st, "send"))))
+        return rc;
+    if (recvs && ((rc = check_buf(comm, call, recvcounts ? 0 : recvcount, recvtype, &rt,
+                                  "receive")) ||
+                  (recvcounts && (rc = check_counts_n(comm, call, recvcounts, displs, c->rsize,
+                                                      "receive ")))))
+        return rc;
+    icoll_t x;
+    ic_begin(&x, c, BD_COLL_ALLGATHER, api);
+    if (sends) {
+        put_typed(&x.p, -1, sendbuf, (uint64_t)sendcount, st);
+        put_flush(&x.p);
+    }
+    if (recvs)
+        ic_blocks(&x, G_BLOCKS, recvbuf, recvcount, recvcounts, displs, rt);
+    return nbc_launch(&x.nb, request);
+}
+
+static int ic_scatter(bd_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
+                      int sendcount, const int *sendcounts, const int *displs,
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root, MPI_Request *request)
+{
+    bd_dt_t *st = NULL, *rt = NULL;
+    int rc;
+    if ((rc = ic_check_root(c, comm, call, root)))
+        return rc;
+    if (root == MPI_ROOT &&
+        ((rc = check_buf(comm, call, sendcounts ? 0 : sendcount, sendtype, &st, "send")) ||
+         (sendcounts &&
+          (rc = check_counts_n(comm, call, sendcounts, displs, c->rsize, "send ")))))
+        return rc;
+    if (root >= 0 && ((rc = ic_no_in_place(comm, call, recvbuf)) ||
+                      (rc = check_buf(comm, call, recvcount, recvtype, &rt, "receive"))))
+        return rc;
+    icoll_t x;
+    ic_begin(&x, c, BD_COLL_ALLGATHER, api);
+    if (root == MPI_ROOT) {
+        put_table(&x.p, c->rsize, sendbuf, sendcount, sendcounts, displs, NULL, st, NULL);
+        put_flush(&x.p);
+    } else if (root >= 0) {
+        ic_blocks(&x, G_TBLOCKS, recvbuf, recvcount, NULL, NULL, rt);
+        x.nb.nblk = 1;
+        x.nb.pfirst = c->roff + root;
+    }
+    return nbc_launch(&x.nb, request);
+}
+
+/* Alltoall(v, w): each rank PUTs a table and a block for every remote rank. */
+static int ic_alltoall(bd_comm_t *c, MPI_Comm comm, const char *call, int api, a2a_side_t *s,
+                       a2a_side_t *rv, int vector, MPI_Request *request)
+{
+    int n = c->rsize, rc;
+    bd_dt_t **stv = NULL, **rtv = NULL, *st = NULL, *rt = NULL;
+    if ((rc = ic_no_in_place(comm, call, s->buf)))
+        return rc;
+    if (vector && ((rc = check_counts_n(comm, call, s->counts, s->displs, n, "send ")) ||
+                   (rc = check_counts_n(comm, call, rv->counts, rv->displs, n, "receive "))))
+        return rc;
+    if (s->types) {
+        stv = malloc((size_t)n * sizeof *stv);
+        rtv = malloc((size_t)n * sizeof *rtv);
+        if (!stv || !rtv)
+            bd_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+        for (int j = 0; j < n && !rc; j++)
+            if (!(rc = bd_dt_check(comm, call, "send", s->types[j], &stv[j])))
+                rc = bd_dt_check(comm, call, "receive", rv->types[j], &rtv[j]);
+    } else if (!(rc = check_buf(comm, call, vector ? 0 : s->count, s->type, &st, "send"))) {
+        rc = check_buf(comm, call, vector ? 0 : rv->count, rv->type, &rt, "receive");
+    }
+    if (!rc) {
+        icoll_t x;
+        ic_begin(&x, c, BD_COLL_ALLGATHER, api);
+        const int *sc = vector ? s->counts : NULL, *rc_ = vector ? rv->counts : NULL;
+        put_table(&x.p, n, s->buf, s->count, sc, s->types ? NULL : (vector ? s->displs : NULL),
+                  s->types ? s->displs : NULL, st, stv);
+        put_flush(&x.p);
+        ic_blocks(&x, G_TBLOCKS, (void *)rv->buf, rv->count, rc_,
+                  rv->types ? NULL : (vector ? rv->displs : NULL), rt);
+        if (rv->types) {
+            x.nb.tv = rtv;
+            x.nb.bdispls = (int *)rv->displs;
+        }
+        rc = nbc_launch(&x.nb, request);
+    }
+    free(stv);
+    free(rtv);
+    return rc;
+}
+
+/* Reduce (all = 0: the root receives the reduction of the remote group's
+ * data) and Allreduce (every rank does). */
+static int ic_reduce(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                     void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, int all,
+                     MPI_Request *request)
+{
+    bd_dt_t *t = NULL;
+    bd_user_op_t *u = NULL;
+    int rc;
+    if (!all && (rc = ic_check_root(c, comm, call, root)))
+        return rc;
+    if (!all && root == MPI_PROC_NULL) {
+        icoll_t x;
+        ic_begin(&x, c, BD_COLL_ALLGATHER, all ? BD_API_ALLREDUCE : BD_API_REDUCE);
+        return nbc_launch(&x.nb, request);
+    }
+    int sends = all || root >= 0, recvs = all || root == MPI_ROOT;
+    if ((sends && (rc = ic_no_in_place(comm, call, sendbuf))) ||
+        (rc = check_buf(comm, call, count, dt, &t, "")) ||
+        (rc = check_op(comm, call, op, dt, t, &u)))
+        return rc;
+    icoll_t x;
+    ic_begin(&x, c, BD_COLL_ALLGATHER, all ? BD_API_ALLREDUCE : BD_API_REDUCE);
+    if (sends) {
+        put_typed(&x.p, -1, sendbuf, (uint64_t)count, t);
+        put_flush(&x.p);
+    }
+    if (recvs)
+        ic_fold(&x, recvbuf, (uint64_t)count, 0, t, dt, op, u);
+    return nbc_launch(&x.nb, request);
+}
+
+/* Reduce_scatter(_block): each group gets the reduction of the other
+ * group's vectors, scattered by its own counts. */
+static int ic_redscat(bd_comm_t *c, MPI_Comm comm, const char *call, int api,
+                      const void *sendbuf, void *recvbuf, const int *counts, int block,
+                      MPI_Datatype dt, MPI_Op op, MPI_Request *request)
+{
+    bd_dt_t *t = NULL;
+    bd_user_op_t *u = NULL;
+    int rc;
+    if (block < 0 && !counts)
+        return bd_error(comm, MPI_ERR_ARG, call, "NULL recvcounts");
+    if ((rc = ic_no_in_place(comm, call, sendbuf)) ||
+        (rc = check_buf(comm, call, block >= 0 ? block : 0, dt, &t, "")) ||
+        (rc = check_op(comm, call, op, dt, t, &u)))
+        return rc;
+    uint64_t total = 0, myoff = 0;
+    for (int r = 0; r < c->size; r++) {
+        int k = block >= 0 ? block : counts[r];
+        if (k < 0)
+            return bd_error(comm, MPI_ERR_COUNT, call, "invalid count %d for rank %d", k, r);
+        if (r < c->rank)
+            myoff += (uint64_t)k;
+        total += (uint64_t)k;
+    }
+    uint64_t mine = (uint64_t)(block >= 0 ? block : counts[c->rank]);
+    icoll_t x;
+    ic_begin(&x, c, BD_COLL_ALLGATHER, api);
+    put_typed(&x.p, -1, sendbuf, total, t);
+    put_flush(&x.p);
+    ic_fold(&x, recvbuf, mine, myoff * t->psize, t, dt, op, u);
+    return nbc_launch(&x.nb, request);
+}
+
+/* ---------------------------------------------------------------- communicator creation */
+
+int bd_nbc_split(bd_comm_t *c, int color, int key, int api, bd_nbc_fin_t fin, void *arg,
+                 MPI_Request *request)
+{
+    bd_nbc_t nb;
+    nbc_init(&nb, c);
+    coll_begin(c, BD_COLL_SPLIT, 0, 0, 0, 0, api_of(api, request));
+    nb.seq = g_cur.seq;
+    int32_t ck[2] = {color, key};
+    put_t p = {8, 0};
+    put_typed(&p, -1, ck, sizeof ck, bd_dt_byte());
+    put_flush(&p);
+    nb.gkind = G_SPLIT;
+    nb.fin = fin;
+    nb.fin_arg = arg;
+    return nbc_launch(&nb, request);
 }

@@ -10,7 +10,7 @@
 
 bd_comm_t *bd_comm_get(MPI_Comm comm)
 {
-    if (comm <= 0 || comm >= g_bd.ncomms || !g_bd.comms[comm].used)
+    if (comm <= 0 || comm >= g_bd.ncomms || !g_bd.comms[comm].used || g_bd.comms[comm].pending)
         return NULL;
     return &g_bd.comms[comm];
 }
@@ -49,6 +49,21 @@ static void set_predefined(MPI_Comm h, int ctx, int rank, int size, int *world,
 int bd_world_node(int world)
 {
     return world / (int)g_bd.hdr->nslaves;
+}
+
+int bd_comm_register(int ctx, const int *world, int n)
+{
+    if ((uint64_t)n * sizeof(int32_t) > g_bd.window)
+        return -1;
+    bd_req_t *r = bd_req_begin(BD_REQ_COMM_REGISTER);
+    r->ctx = ctx;
+    r->arg[0] = n;
+    for (int i = 0; i < n; i++) {
+        int32_t w = world[i];
+        memcpy(g_bd.win + (size_t)i * sizeof w, &w, sizeof w);
+    }
+    bd_rpc();
+    return 0;
 }
 
 void bd_comm_setup_predefined(void)
@@ -218,8 +233,9 @@ static void comm_release(MPI_Comm h)
 {
     bd_comm_t *c = &g_bd.comms[h];
     if (c->inter) {
-        /* Only its hidden local communicator is known to the master. */
+        /* Only its hidden communicators are known to the master. */
         comm_release(c->local);
+        comm_release(c->ucomm);
         free(c->rworld);
     } else if (c->size > 1) {
         bd_req_t *r = bd_req_begin(BD_REQ_COMM_FREE);
@@ -236,17 +252,11 @@ static void comm_release(MPI_Comm h)
  * attributes go through their copy callbacks. */
 static int comm_dup(MPI_Comm comm, MPI_Comm *newcomm, const char *call)
 {
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm);
-    if (!c)
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
-    if (!newcomm)
-        return bd_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
     MPI_Comm h;
-    int rc = c->inter ? bd_inter_dup(comm, &h, call) : bd_comm_split(comm, 0, c->rank, &h, call);
+    int rc = bd_comm_split(comm, 0, bd_comm_get(comm)->rank, &h, call);
     if (rc)
         return rc;
-    c = bd_comm_get(comm); /* the table may have moved */
+    bd_comm_t *c = bd_comm_get(comm); /* the table may have moved */
     if (c->topo) {
         g_bd.comms[h].topo = bd_topo_dup(c->topo);
         if (!g_bd.comms[h].topo) {
@@ -265,25 +275,130 @@ static int comm_dup(MPI_Comm comm, MPI_Comm *newcomm, const char *call)
     return MPI_SUCCESS;
 }
 
+/* MPI_Comm_idup: the new handle is taken at the call (pending: it names no
+ * communicator yet) and gets the attributes and the topology then; the
+ * split that allocates the context runs as a nonblocking collective, and
+ * its completion fills the entry in and stores the handle in *newcomm.
+ * An intercommunicator splits its union instead (bd_inter_idup_done). */
+typedef struct idup {
+    MPI_Comm h;
+    MPI_Comm *out;
+} idup_t;
+
+static void idup_done(void *arg, int ctx, int rank, int size, int *world)
+{
+    idup_t *x = arg;
+    bd_comm_t *n = &g_bd.comms[x->h];
+    if (n->inter) {
+        bd_inter_idup_done(x->h, ctx, rank, size, world);
+    } else {
+        n->ctx = ctx;
+        n->rank = rank;
+        n->size = size;
+        n->world = world;
+        n->pending = 0;
+    }
+    *x->out = x->h;
+    free(x);
+}
+
+/* request NULL: complete before returning (MPI_Comm_dup of an
+ * intercommunicator). */
+static int comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, const char *call)
+{
+    BD_CHECK_INIT(call);
+    bd_comm_t *c = bd_comm_get(comm);
+    if (!c)
+        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (!newcomm)
+        return bd_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
+    if (!request && !c->inter)
+        return comm_dup(comm, newcomm, call);
+    int *world = malloc((size_t)c->size * sizeof(int));
+    int *rworld = c->inter ? malloc((size_t)c->rsize * sizeof(int)) : NULL;
+    idup_t *x = malloc(sizeof *x);
+    if (!world || (c->inter && !rworld) || !x) {
+        free(world);
+        free(rworld);
+        free(x);
+        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    }
+    memcpy(world, c->world, (size_t)c->size * sizeof(int));
+    if (rworld)
+        memcpy(rworld, c->rworld, (size_t)c->rsize * sizeof(int));
+    int h = bd_comm_add(0, c->rank, c->size, world, c->errh);
+    if (h < 0) {
+        free(world);
+        free(rworld);
+        free(x);
+        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    }
+    c = bd_comm_get(comm);
+    bd_comm_t *n = &g_bd.comms[h];
+    n->inter = c->inter;
+    n->rsize = c->rsize;
+    n->rworld = rworld;
+    n->uoff = c->uoff;
+    n->roff = c->roff;
+    int rc = MPI_SUCCESS;
+    if (c->topo && !(n->topo = bd_topo_dup(c->topo)))
+        rc = bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    if (!rc)
+        rc = bd_attr_copy_all(comm, h, call);
+    if (rc) {
+        bd_attr_delete_all(h, call);
+        n = &g_bd.comms[h];
+        bd_topo_free(n->topo);
+        free(n->attrs);
+        free(n->world);
+        free(n->rworld);
+        memset(n, 0, sizeof *n);
+        free(x);
+        *newcomm = MPI_COMM_NULL;
+        return rc;
+    }
+    c = bd_comm_get(comm);
+    x->h = h;
+    x->out = newcomm;
+    if (c->size == 1 && !c->inter) {
+        bd_req_begin(BD_REQ_CTX_ALLOC);
+        bd_rpc();
+        g_bd.comms[h].ctx = (int)bd_resp()->arg[0];
+        *newcomm = h;
+        free(x);
+        *request = bd_nbc_completed();
+        return MPI_SUCCESS;
+    }
+    g_bd.comms[h].pending = 1;
+    bd_comm_t *on = c->inter ? bd_comm_get(c->ucomm) : c;
+    return bd_nbc_split(on, 0, on->rank, BD_API_COMM_DUP, idup_done, x, request);
+}
+
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
-    return comm_dup(comm, newcomm, "MPI_Comm_dup");
+    return comm_idup(comm, newcomm, NULL, "MPI_Comm_dup");
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
     (void)info; /* hints are allowed to be ignored */
-    return comm_dup(comm, newcomm, "MPI_Comm_dup_with_info");
+    return comm_idup(comm, newcomm, NULL, "MPI_Comm_dup_with_info");
 }
 
-/* Nonblocking duplication completes at once: the request is already done. */
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
-    int rc = comm_dup(comm, newcomm, "MPI_Comm_idup");
-    if (rc)
-        return rc;
-    /* A receive from MPI_PROC_NULL is a request that is complete from the start. */
-    return MPI_Irecv(NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, MPI_COMM_SELF, request);
+    if (!request)
+        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_idup", "NULL request argument");
+    return comm_idup(comm, newcomm, request, "MPI_Comm_idup");
+}
+
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
+                            MPI_Request *request)
+{
+    (void)info;
+    if (!request)
+        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_idup_with_info", "NULL request argument");
+    return comm_idup(comm, newcomm, request, "MPI_Comm_idup_with_info");
 }
 
 int MPI_Comm_free(MPI_Comm *comm)
@@ -471,16 +586,9 @@ int bd_comm_create_members(MPI_Comm comm, const int *mem, int n, int tag, MPI_Co
             }
         }
         int tmp = -(int)(hsh & 0x3fffffffu) - 1;
-        bd_req_t *r = bd_req_begin(BD_REQ_COMM_REGISTER);
-        r->ctx = tmp;
-        r->arg[0] = n;
-        for (int i = 0; i < n; i++) {
-            int32_t w = mem[i];
-            memcpy(g_bd.win + (size_t)i * sizeof w, &w, sizeof w);
-        }
-        bd_rpc();
+        bd_comm_register(tmp, mem, n);
         split_rpc(tmp, me, 0, 0, me, &ctx, &rank, &size, &world, call);
-        r = bd_req_begin(BD_REQ_COMM_FREE);
+        bd_req_t *r = bd_req_begin(BD_REQ_COMM_FREE);
         r->ctx = tmp;
         bd_rpc();
     }

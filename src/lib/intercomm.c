@@ -13,7 +13,15 @@
  * context, which user messages can never match.  They are written for
  * correctness over speed: a program's intercommunicator collectives are
  * rarely its hot path, and every step here is an ordinary blocking call the
- * master schedules like any other. */
+ * master schedules like any other.
+ *
+ * Every intercommunicator also has a hidden intracommunicator of both
+ * groups, its union (c->ucomm), registered with the masters by its members
+ * under a derived context: the nonblocking collectives run on it as single
+ * instances the master progresses (coll.c), and MPI_Comm_idup splits it.
+ * An intercommunicator made by MPI_Comm_(i)dup takes its contexts from the
+ * new union: the union's context | BD_CTX_INTER for point-to-point, and a
+ * derived context for each group's hidden local communicator. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -32,8 +40,8 @@ enum {
     T_ALLTOALL,
     T_REDSCAT,
     T_MERGE,
-    T_DUP,
     T_SPLIT,
+    T_ALLTOALLW,
 };
 
 static int ictx(const bd_comm_t *c)
@@ -383,11 +391,83 @@ int bd_inter_alltoall(bd_comm_t *c, MPI_Comm comm, const char *call, const void 
                     recvbuf, recvcount, recvcounts, rdispls, recvtype);
 }
 
+/* Alltoallw: block r (sendcounts[r] elements of sendtypes[r] at sdispls[r]
+ * bytes) to remote rank r; from it, block r of recvbuf alike. */
+int bd_inter_alltoallw(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                       const int *sendcounts, const int *sdispls, const MPI_Datatype *sendtypes,
+                       void *recvbuf, const int *recvcounts, const int *rdispls,
+                       const MPI_Datatype *recvtypes)
+{
+    if (sendbuf == MPI_IN_PLACE)
+        return bd_error(comm, MPI_ERR_BUFFER, call,
+                        "MPI_IN_PLACE is not allowed on an intercommunicator");
+    if (!sendcounts || !sdispls || !sendtypes || !recvcounts || !rdispls || !recvtypes)
+        return bd_error(comm, MPI_ERR_ARG, call,
+                        "a count, displacement or type array is NULL");
+    int n = c->rsize, rc = MPI_SUCCESS;
+    bd_dt_t **st = malloc((size_t)n * sizeof *st), **rt = malloc((size_t)n * sizeof *rt);
+    if (!st || !rt) {
+        free(st);
+        free(rt);
+        return no_mem(comm, call);
+    }
+    for (int r = 0; r < n && !rc; r++) {
+        if (sendcounts[r] < 0 || recvcounts[r] < 0)
+            rc = bd_error(comm, MPI_ERR_COUNT, call, "negative count for remote rank %d", r);
+        else if (!(rc = bd_dt_check(comm, call, "send", sendtypes[r], &st[r])))
+            rc = bd_dt_check(comm, call, "receive", recvtypes[r], &rt[r]);
+    }
+    for (int r = 0; r < n && !rc; r++)
+        send_to(c, r, T_ALLTOALLW, at(sendbuf, sdispls[r]), (uint64_t)sendcounts[r], st[r]);
+    for (int r = 0; r < n && !rc; r++)
+        rc = recv_from(comm, call, c, r, T_ALLTOALLW, at(recvbuf, rdispls[r]),
+                       (uint64_t)recvcounts[r], rt[r]);
+    free(st);
+    free(rt);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- creation */
+
+/* The union of an intercommunicator's groups, the group first whose hidden
+ * communicator has the smaller context (both sides agree on it): a hidden
+ * intracommunicator of the world ranks the two groups' lists give, with
+ * context ctx, registered with the master by each member (none of its
+ * members talks to a master before it registers).  Sets c's ucomm, uoff
+ * and roff; -1 out of memory or when the list does not fit the window. */
+static int union_add(MPI_Comm inter, int ctx, int local_first)
+{
+    bd_comm_t *c = &g_bd.comms[inter];
+    int n = c->size + c->rsize;
+    int *uw = malloc((size_t)n * sizeof(int));
+    if (!uw)
+        return -1;
+    int uoff = local_first ? 0 : c->rsize, roff = local_first ? c->size : 0;
+    memcpy(uw + uoff, c->world, (size_t)c->size * sizeof(int));
+    memcpy(uw + roff, c->rworld, (size_t)c->rsize * sizeof(int));
+    int urank = uoff + c->rank;
+    if (bd_comm_register(ctx, uw, n) < 0) {
+        free(uw);
+        return -1;
+    }
+    int u = bd_comm_add(ctx, urank, n, uw, c->errh);
+    if (u < 0) {
+        bd_req_t *r = bd_req_begin(BD_REQ_COMM_FREE);
+        r->ctx = ctx;
+        bd_rpc();
+        free(uw);
+        return -1;
+    }
+    c = &g_bd.comms[inter];
+    c->ucomm = u;
+    c->uoff = uoff;
+    c->roff = roff;
+    return 0;
+}
 
 /* The entry for a new intercommunicator over the local group of hidden
  * (which it takes over) and the remote group rworld[rsize] (taken over),
- * whose own hidden communicator has context rctx. */
+ * whose own hidden communicator has context rctx; with its union. */
 static int inter_add(MPI_Comm hidden, int rctx, int rsize, int *rworld, MPI_Errhandler errh,
                      MPI_Comm *out)
 {
@@ -396,8 +476,9 @@ static int inter_add(MPI_Comm hidden, int rctx, int rsize, int *rworld, MPI_Errh
     if (!lw)
         return -1;
     memcpy(lw, h->world, (size_t)h->size * sizeof(int));
-    int ctx = (h->ctx < rctx ? h->ctx : rctx) | BD_CTX_INTER;
-    int n = bd_comm_add(ctx, h->rank, h->size, lw, errh);
+    int local_first = h->ctx < rctx;
+    int base = local_first ? h->ctx : rctx;
+    int n = bd_comm_add(base | BD_CTX_INTER, h->rank, h->size, lw, errh);
     if (n < 0) {
         free(lw);
         return -1;
@@ -407,9 +488,40 @@ static int inter_add(MPI_Comm hidden, int rctx, int rsize, int *rworld, MPI_Errh
     c->rsize = rsize;
     c->rworld = rworld;
     c->local = hidden;
+    if (union_add(n, base | BD_CTX_INTER | BD_CTX_DERIVED, local_first) < 0) {
+        c = &g_bd.comms[n];
+        free(c->world);
+        memset(c, 0, sizeof *c);
+        return -1;
+    }
     g_bd.comms[hidden].errh = errh;
     *out = n;
     return 0;
+}
+
+void bd_inter_idup_done(MPI_Comm h, int ctx, int urank, int un, int *uworld)
+{
+    bd_comm_t *c = &g_bd.comms[h];
+    int u = bd_comm_add(ctx, urank, un, uworld, c->errh);
+    c = &g_bd.comms[h];
+    int *lw = malloc((size_t)c->size * sizeof(int));
+    if (u < 0 || !lw)
+        bd_fatal(MPI_ERR_NO_MEM, "out of memory completing MPI_Comm_idup");
+    memcpy(lw, c->world, (size_t)c->size * sizeof(int));
+    /* The new local group: derived from the new union's context, told
+     * apart from the other group's by the group's place in the union. */
+    int lctx = ctx | BD_CTX_DERIVED | (c->uoff ? BD_CTX_GROUP1 : 0);
+    if (c->size > 1 && bd_comm_register(lctx, lw, c->size) < 0)
+        bd_fatal(MPI_ERR_OTHER, "MPI_Comm_idup: a group of %d ranks does not fit the window",
+                 c->size);
+    int l = bd_comm_add(lctx, c->rank, c->size, lw, c->errh);
+    if (l < 0)
+        bd_fatal(MPI_ERR_NO_MEM, "out of memory completing MPI_Comm_idup");
+    c = &g_bd.comms[h];
+    c->ctx = ctx | BD_CTX_INTER;
+    c->local = l;
+    c->ucomm = u;
+    c->pending = 0;
 }
 
 static void hidden_free(MPI_Comm h)
@@ -506,42 +618,6 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
         free(rw);
         hidden_free(hidden);
         return no_mem(local_comm, call);
-    }
-    return MPI_SUCCESS;
-}
-
-/* Duplicate the intercommunicator comm: a new hidden local communicator on
- * each side, their contexts swapped by the leaders. */
-int bd_inter_dup(MPI_Comm comm, MPI_Comm *newcomm, const char *call)
-{
-    bd_comm_t *c = bd_comm_get(comm);
-    MPI_Comm hidden;
-    int rc = bd_comm_split(local_of(c), 0, c->rank, &hidden, call);
-    if (rc)
-        return rc;
-    c = bd_comm_get(comm);
-    int32_t rctx = 0;
-    if (c->rank == 0) {
-        int32_t mine = g_bd.comms[hidden].ctx;
-        send_to(c, 0, T_DUP, &mine, sizeof mine, bd_dt_byte());
-        if ((rc = recv_from(comm, call, c, 0, T_DUP, &rctx, sizeof rctx, bd_dt_byte()))) {
-            hidden_free(hidden);
-            return rc;
-        }
-    }
-    if ((rc = MPI_Bcast(&rctx, 1, MPI_INT32_T, 0, hidden)))
-        return rc;
-    c = bd_comm_get(comm);
-    int *rw = malloc((size_t)c->rsize * sizeof(int));
-    if (!rw) {
-        hidden_free(hidden);
-        return no_mem(comm, call);
-    }
-    memcpy(rw, c->rworld, (size_t)c->rsize * sizeof(int));
-    if (inter_add(hidden, rctx, c->rsize, rw, c->errh, newcomm) < 0) {
-        free(rw);
-        hidden_free(hidden);
-        return no_mem(comm, call);
     }
     return MPI_SUCCESS;
 }

@@ -15,6 +15,13 @@
  * alike and it never equals an intracommunicator's context. */
 #define BD_CTX_INTER (1 << 29)
 
+/* BD_CTX_DERIVED (bd_ipc.h) marks contexts the ranks derive from another
+ * one and register with their masters themselves: the union communicator
+ * of an intercommunicator (its context | BD_CTX_DERIVED) and the local
+ * groups of a duplicated intercommunicator (the new union's context |
+ * BD_CTX_DERIVED, | BD_CTX_GROUP1 for the union's second group). */
+#define BD_CTX_GROUP1 (1 << 27)
+
 typedef struct bd_comm {
     int used;
     int ctx;
@@ -33,6 +40,14 @@ typedef struct bd_comm {
     int rsize;
     int *rworld;       /* remote rank -> world rank */
     MPI_Comm local;
+    /* ... and ucomm a hidden intracommunicator of both groups (the union),
+     * on which the nonblocking collectives run; local rank r is its rank
+     * uoff + r, remote rank r its rank roff + r. */
+    MPI_Comm ucomm;
+    int uoff, roff;
+    /* MPI_Comm_idup's new communicator before the request completes: the
+     * handle is taken but names no communicator yet. */
+    int pending;
 } bd_comm_t;
 
 /* Size of the group a communicator's point-to-point ranks name, and the
@@ -145,6 +160,9 @@ bd_comm_t *bd_comm_get(MPI_Comm comm);
 int bd_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh);
 void bd_comm_setup_predefined(void);
 int bd_world_node(int world);
+/* Make the communicator ctx of the world ranks world[n] known to this
+ * rank's master (BD_REQ_COMM_REGISTER); -1 if the list does not fit the window. */
+int bd_comm_register(int ctx, const int *world, int n);
 
 /* comm.c: collective creation from comm (color MPI_UNDEFINED gives MPI_COMM_NULL). */
 int bd_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
@@ -156,7 +174,6 @@ int bd_comm_create_members(MPI_Comm parent, const int *mem, int n, int tag, MPI_
 
 /* intercomm.c: intercommunicator creation and collectives (comm is c's
  * handle; c is valid and c->inter is set). */
-int bd_inter_dup(MPI_Comm comm, MPI_Comm *newcomm, const char *call);
 int bd_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
 int bd_inter_barrier(bd_comm_t *c, MPI_Comm comm);
 int bd_inter_bcast(bd_comm_t *c, MPI_Comm comm, void *buf, int count, MPI_Datatype dt, int root);
@@ -183,6 +200,16 @@ int bd_inter_alltoall(bd_comm_t *c, MPI_Comm comm, const char *call, const void 
                       int sendcount, const int *sendcounts, const int *sdispls,
                       MPI_Datatype sendtype, void *recvbuf, int recvcount, const int *recvcounts,
                       const int *rdispls, MPI_Datatype recvtype);
+/* Displacements in bytes, a type per remote rank. */
+int bd_inter_alltoallw(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                       const int *sendcounts, const int *sdispls, const MPI_Datatype *sendtypes,
+                       void *recvbuf, const int *recvcounts, const int *rdispls,
+                       const MPI_Datatype *recvtypes);
+/* MPI_Comm_idup of an intercommunicator: the split of its union that made
+ * the new union (context ctx, the caller its rank urank of un members uworld,
+ * taken over) is complete; make the pending entry h the new
+ * intercommunicator. */
+void bd_inter_idup_done(MPI_Comm h, int ctx, int urank, int un, int *uworld);
 
 /* group.c: groups, attributes */
 int bd_group_new(int n, const int *world);  /* a group handle (copies world), or -1 */
@@ -318,7 +345,19 @@ typedef struct bd_nbc bd_nbc_t;
 int bd_nbc_progress(bd_nbc_t *nb, int blocking);
 int bd_nbc_poll(bd_nbc_t **nbs, int n, int block, int yield);
 int bd_nbc_done(const bd_nbc_t *nb);
+int bd_nbc_err(const bd_nbc_t *nb);  /* the error a completed one reports */
 void bd_nbc_free(bd_nbc_t *nb);
+/* A request complete from the start; one that completes with the library's
+ * own point-to-point requests reqs[n] (an array it takes over). */
+MPI_Request bd_nbc_completed(void);
+MPI_Request bd_nbc_of_requests(MPI_Request *reqs, int n);
+/* Communicator creation as a nonblocking collective on c (size > 1): a split
+ * with color and key, call api (BD_API_COMM_DUP); once it completes, fin
+ * gets the new context (0: none), the caller's rank, the size and the
+ * members (taken over).  request NULL: complete it now. */
+typedef void (*bd_nbc_fin_t)(void *arg, int ctx, int rank, int size, int *world);
+int bd_nbc_split(bd_comm_t *c, int color, int key, int api, bd_nbc_fin_t fin, void *arg,
+                 MPI_Request *request);
 
 /* p2p.c: the request of a started nonblocking collective (it owns nb). */
 MPI_Request bd_req_new_coll(bd_nbc_t *nb);

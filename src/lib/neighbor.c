@@ -13,7 +13,13 @@
  *   neighbour in dimension d is what that neighbour receives from its +1
  *   neighbour, block 2d+1;
  * - graphs: the order, as MPI requires (the k-th message to a rank matches
- *   the k-th receive from it). */
+ *   the k-th receive from it).
+ *
+ * The nonblocking forms are the same sends and receives: the receives are
+ * posted at the call as the library's own requests, and the collective's
+ * request completes when they all have.  Since the master matches posted
+ * receives and buffers every send, nothing is left for the program to
+ * progress after the call. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,21 +28,35 @@
 /* Tags on the hidden context, apart from those of the user-op reductions. */
 #define NBR_TAG 0x4e420000
 
+/* Passed as the request of the blocking forms. */
+static MPI_Request g_nbr_no_request;
+
 typedef struct {
     MPI_Comm comm;
     const char *call;
     bd_comm_t *c;
     bd_nbrs_t nb;
+    MPI_Request *request; /* nonblocking: the collective's request ... */
+    MPI_Request *reqs;    /* ... made of these receives */
+    int nreqs;
 } nctx_t;
 
-static int nbr_begin(nctx_t *x, MPI_Comm comm, const char *call)
+static int nbr_begin(nctx_t *x, MPI_Comm comm, const char *call, MPI_Request *request)
 {
     BD_CHECK_INIT(call);
     x->comm = comm;
     x->call = call;
+    x->request = request;
+    x->reqs = NULL;
+    x->nreqs = 0;
+    x->nb.in = x->nb.out = NULL;
     x->c = bd_comm_get(comm);
     if (!x->c)
         return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (request == &g_nbr_no_request)
+        x->request = NULL;
+    else if (!request)
+        return bd_error(comm, MPI_ERR_ARG, call, "NULL request argument");
     if (!x->c->topo)
         return bd_error(comm, MPI_ERR_TOPOLOGY, call,
                         "communicator %d has no topology (neighbourhood collectives need a "
@@ -44,12 +64,28 @@ static int nbr_begin(nctx_t *x, MPI_Comm comm, const char *call)
                         comm);
     if (bd_topo_neighbors(x->c, &x->nb) < 0)
         return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    if (x->request) {
+        x->reqs = malloc((size_t)(x->nb.indeg ? x->nb.indeg : 1) * sizeof *x->reqs);
+        if (!x->reqs) {
+            bd_nbrs_free(&x->nb);
+            return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        }
+    }
     return MPI_SUCCESS;
 }
 
+/* The end of a call: a nonblocking one hands its receives to its request. */
 static int nbr_fail(nctx_t *x, int rc)
 {
     bd_nbrs_free(&x->nb);
+    if (x->request && !rc) {
+        *x->request = bd_nbc_of_requests(x->reqs, x->nreqs);
+        x->reqs = NULL;
+    }
+    /* An error after receives were posted leaves them to complete unseen. */
+    for (int i = 0; i < x->nreqs && x->reqs; i++)
+        MPI_Request_free(&x->reqs[i]);
+    free(x->reqs);
     return rc;
 }
 
@@ -99,6 +135,25 @@ static int recv_block(nctx_t *x, int k, void *buf, MPI_Aint off, int count, cons
     if (src == MPI_PROC_NULL)
         return MPI_SUCCESS;
     bd_comm_t *c = x->c;
+    if (x->request) {
+        /* Post it as the library's own receive request (as MPI_Irecv would). */
+        int h = bd_req_new(BD_RQ_RECV);
+        bd_request_t *q = bd_req_lookup(h);
+        q->buf = (char *)buf + off;
+        q->count = (uint64_t)count;
+        q->dt = (bd_dt_t *)t;
+        bd_dt_retain(q->dt);
+        q->rid = ++g_bd.next_rid;
+        bd_status_empty(&q->status);
+        bd_req_t *r = bd_req_begin(BD_REQ_IRECV);
+        r->rid = q->rid;
+        r->ctx = c->ctx | BD_CTX_INTERNAL;
+        r->peer = src;
+        r->tag = recv_tag(x, k);
+        bd_rpc();
+        x->reqs[x->nreqs++] = h;
+        return MPI_SUCCESS;
+    }
     int rc = bd_recv_typed(c->ctx | BD_CTX_INTERNAL, src, recv_tag(x, k), (char *)buf + off,
                            (uint64_t)count, t, MPI_STATUS_IGNORE);
     if (rc)
@@ -112,12 +167,12 @@ static int recv_block(nctx_t *x, int k, void *buf, MPI_Aint off, int count, cons
 
 static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                      void *recvbuf, int rcount, const int *recvcounts, const int *displs,
-                     MPI_Datatype recvtype, MPI_Comm comm)
+                     MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     nctx_t x;
     bd_dt_t *st, *rt;
     int rc;
-    if ((rc = nbr_begin(&x, comm, call)))
+    if ((rc = nbr_begin(&x, comm, call, request)))
         return rc;
     int in = x.nb.indeg;
     if ((rc = no_in_place(&x, sendbuf)) || (rc = check_count(&x, "sendcount", -1, sendcount)) ||
@@ -148,7 +203,7 @@ int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype send
                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     return allgather("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                     NULL, NULL, recvtype, comm);
+                     NULL, NULL, recvtype, comm, &g_nbr_no_request);
 }
 
 int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
@@ -156,7 +211,23 @@ int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
                             MPI_Datatype recvtype, MPI_Comm comm)
 {
     return allgather("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
-                     recvcounts, displs, recvtype, comm);
+                     recvcounts, displs, recvtype, comm, &g_nbr_no_request);
+}
+
+int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    return allgather("MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                     NULL, NULL, recvtype, comm, request);
+}
+
+int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, const int recvcounts[], const int displs[],
+                             MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return allgather("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
+                     recvcounts, displs, recvtype, comm, request);
 }
 
 /* ---------------------------------------------------------------- alltoall(v, w) */
@@ -227,11 +298,11 @@ static MPI_Aint side_off(const side_t *s, int k, const bd_dt_t *t)
 static int side_count(const side_t *s, int k) { return s->counts ? s->counts[k] : s->count; }
 
 static int alltoall(const char *call, const void *sendbuf, const side_t *snd, void *recvbuf,
-                    const side_t *rcv, MPI_Comm comm)
+                    const side_t *rcv, MPI_Comm comm, MPI_Request *request)
 {
     nctx_t x;
     int rc;
-    if ((rc = nbr_begin(&x, comm, call)))
+    if ((rc = nbr_begin(&x, comm, call, request)))
         return rc;
     int in = x.nb.indeg, out = x.nb.outdeg;
     bd_dt_t **st = malloc((size_t)(out ? out : 1) * sizeof *st);
@@ -258,7 +329,7 @@ int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendt
 {
     side_t s = {.count = sendcount, .type = sendtype};
     side_t r = {.count = recvcount, .type = recvtype};
-    return alltoall("MPI_Neighbor_alltoall", sendbuf, &s, recvbuf, &r, comm);
+    return alltoall("MPI_Neighbor_alltoall", sendbuf, &s, recvbuf, &r, comm, &g_nbr_no_request);
 }
 
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
@@ -267,7 +338,7 @@ int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const in
 {
     side_t s = {.counts = sendcounts, .displs = sdispls, .type = sendtype};
     side_t r = {.counts = recvcounts, .displs = rdispls, .type = recvtype};
-    return alltoall("MPI_Neighbor_alltoallv", sendbuf, &s, recvbuf, &r, comm);
+    return alltoall("MPI_Neighbor_alltoallv", sendbuf, &s, recvbuf, &r, comm, &g_nbr_no_request);
 }
 
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
@@ -277,5 +348,35 @@ int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MP
 {
     side_t s = {.counts = sendcounts, .bdispls = sdispls, .types = sendtypes};
     side_t r = {.counts = recvcounts, .bdispls = rdispls, .types = recvtypes};
-    return alltoall("MPI_Neighbor_alltoallw", sendbuf, &s, recvbuf, &r, comm);
+    return alltoall("MPI_Neighbor_alltoallw", sendbuf, &s, recvbuf, &r, comm, &g_nbr_no_request);
+}
+
+int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                           MPI_Request *request)
+{
+    side_t s = {.count = sendcount, .type = sendtype};
+    side_t r = {.count = recvcount, .type = recvtype};
+    return alltoall("MPI_Ineighbor_alltoall", sendbuf, &s, recvbuf, &r, comm, request);
+}
+
+int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                            MPI_Request *request)
+{
+    side_t s = {.counts = sendcounts, .displs = sdispls, .type = sendtype};
+    side_t r = {.counts = recvcounts, .displs = rdispls, .type = recvtype};
+    return alltoall("MPI_Ineighbor_alltoallv", sendbuf, &s, recvbuf, &r, comm, request);
+}
+
+int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
+                            const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                            void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                            const MPI_Datatype recvtypes[], MPI_Comm comm,
+                            MPI_Request *request)
+{
+    side_t s = {.counts = sendcounts, .bdispls = sdispls, .types = sendtypes};
+    side_t r = {.counts = recvcounts, .bdispls = rdispls, .types = recvtypes};
+    return alltoall("MPI_Ineighbor_alltoallw", sendbuf, &s, recvbuf, &r, comm, request);
 }

@@ -543,6 +543,8 @@ static int req_finish(MPI_Request *h, MPI_Status *st)
     bd_request_t *q = &g_bd.reqs[*h];
     if (q->kind == BD_RQ_GREQ)
         q->err = bd_greq_finish(q);
+    if (q->kind == BD_RQ_COLL)
+        q->err = q->status.MPI_ERROR = bd_nbc_err(q->nbc);
     int err = q->err;
     if (st != MPI_STATUS_IGNORE)
         *st = q->status;

@@ -51,6 +51,7 @@ static const char *const g_api_names[BD_API__COUNT] = {
     [BD_API_ALLTOALL] = "Alltoall",
     [BD_API_ALLTOALLV] = "Alltoallv",
     [BD_API_ALLTOALLW] = "Alltoallw",
+    [BD_API_COMM_DUP] = "Comm_dup",
 };
 
 /* The MPI call a description comes from: "MPI_Ibcast", "MPI_Gatherv", ... */
@@ -67,7 +68,9 @@ static const char *call_name(const bd_coll_desc_t *d)
         base += 4;
     }
     char *b = buf[k++ & 3];
-    if (d->api & BD_API_NB)
+    if (api == BD_API_COMM_DUP && (d->api & BD_API_NB))
+        snprintf(b, sizeof buf[0], "MPI_Comm_idup");
+    else if (d->api & BD_API_NB)
         snprintf(b, sizeof buf[0], "MPI_I%c%s", tolower((unsigned char)base[0]), base + 1);
     else
         snprintf(b, sizeof buf[0], "MPI_%s", base);
@@ -942,8 +945,10 @@ int bd_coll_ready(slave_t *s)
 
 static int desc_matches(const bd_coll_desc_t *a, const bd_coll_desc_t *b)
 {
-    /* A nonblocking collective never matches a blocking one (MPI 3.1 5.12). */
-    if (a->kind != b->kind || a->root != b->root || (a->api & BD_API_NB) != (b->api & BD_API_NB))
+    /* A nonblocking collective never matches a blocking one (MPI 3.1 5.12);
+     * different calls of one kind (an intercommunicator's collectives are
+     * all gathers on its union) do not match either. */
+    if (a->kind != b->kind || a->root != b->root || a->api != b->api)
         return 0;
     if (is_fold(a->kind))
         return a->op == b->op && a->dtype == b->dtype && a->count == b->count;
@@ -1177,11 +1182,14 @@ static void coll_end(slave_t *s)
 /* MPI_Comm_create_group is called by the group's members only, so it runs
  * its split on a temporary communicator of exactly those members, whose
  * context every member computes alike (a negative id, never allocated).  Each
- * member registers it before the split and frees it after. */
+ * member registers it before the split and frees it after.  The hidden
+ * communicators of intercommunicators (BD_CTX_DERIVED) are registered the
+ * same way, by each member, and freed with the intercommunicator. */
 static void comm_register_temp(slave_t *s, const bd_req_t *r)
 {
     int64_t n = r->arg[0];
-    if (r->ctx >= 0 || n < 1 || (uint64_t)n > g_m.hdr->world_size ||
+    if ((r->ctx >= 0 && !(r->ctx & BD_CTX_DERIVED)) || n < 1 ||
+        (uint64_t)n > g_m.hdr->world_size ||
         (uint64_t)n * sizeof(int32_t) > g_m.hdr->window) {
         bd_master_fail(1, "rank %d: invalid temporary communicator (context %d, %lld ranks)",
                        s->world, r->ctx, (long long)n);
@@ -1203,9 +1211,10 @@ static void comm_register_temp(slave_t *s, const bd_req_t *r)
     if (!mine || (c && (c->size != n || memcmp(c->world, w, (size_t)n * sizeof(int))))) {
         free(w);
         bd_master_fail(1,
-                       "rank %d: temporary communicator context %d %s (MPI_Comm_create_group)",
-                       s->world, r->ctx,
-                       mine ? "is in use by another group" : "does not hold the caller");
+                       "rank %d: %s context %d %s", s->world,
+                       r->ctx < 0 ? "MPI_Comm_create_group's temporary communicator"
+                                  : "an intercommunicator's hidden communicator",
+                       r->ctx, mine ? "is in use by another group" : "does not hold the caller");
         return;
     }
     if (!c && !comm_new(r->ctx, (int)n, w))
