@@ -98,7 +98,37 @@ typedef struct MPI_Status {
 #define MPI_CXX_FLOAT_COMPLEX      ((MPI_Datatype)40)
 #define MPI_CXX_DOUBLE_COMPLEX     ((MPI_Datatype)41)
 #define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)42)
-#define BDMPI_DATATYPE_PREDEFINED_MAX 42
+/* Bounds markers (deprecated in MPI 2.0, removed in 3.0, still used): in a
+ * struct they set the lower and upper bound, which stay set through every
+ * constructor built on it (MPI 2.2 4.1.6). */
+#define MPI_LB                     ((MPI_Datatype)43)
+#define MPI_UB                     ((MPI_Datatype)44)
+/* Fortran types, usable from C with the C type of the same layout:
+ * CHARACTER char, LOGICAL and INTEGER int, REAL float, DOUBLE PRECISION
+ * double, COMPLEX float _Complex, DOUBLE COMPLEX double _Complex,
+ * REAL16 long double, INTEGER16 __int128. */
+#define MPI_CHARACTER              ((MPI_Datatype)45)
+#define MPI_LOGICAL                ((MPI_Datatype)46)
+#define MPI_INTEGER                ((MPI_Datatype)47)
+#define MPI_REAL                   ((MPI_Datatype)48)
+#define MPI_DOUBLE_PRECISION       ((MPI_Datatype)49)
+#define MPI_COMPLEX                ((MPI_Datatype)50)
+#define MPI_DOUBLE_COMPLEX         ((MPI_Datatype)51)
+#define MPI_2INTEGER               ((MPI_Datatype)52)
+#define MPI_2REAL                  ((MPI_Datatype)53)
+#define MPI_2DOUBLE_PRECISION      ((MPI_Datatype)54)
+#define MPI_INTEGER1               ((MPI_Datatype)55)
+#define MPI_INTEGER2               ((MPI_Datatype)56)
+#define MPI_INTEGER4               ((MPI_Datatype)57)
+#define MPI_INTEGER8               ((MPI_Datatype)58)
+#define MPI_INTEGER16              ((MPI_Datatype)59)
+#define MPI_REAL4                  ((MPI_Datatype)60)
+#define MPI_REAL8                  ((MPI_Datatype)61)
+#define MPI_REAL16                 ((MPI_Datatype)62)
+#define MPI_COMPLEX8               ((MPI_Datatype)63)
+#define MPI_COMPLEX16              ((MPI_Datatype)64)
+#define MPI_COMPLEX32              ((MPI_Datatype)65)
+#define BDMPI_DATATYPE_PREDEFINED_MAX 65
 
 /* ---- reduction operations ---- */
 #define MPI_OP_NULL ((MPI_Op)0)

@@ -16,13 +16,19 @@ enum bd_dtype_class {
     BD_DT_BYTE,
     BD_DT_PAIR,     /* value-index pairs for MINLOC/MAXLOC */
     BD_DT_PACKED,
+    BD_DT_CHARACTER, /* Fortran CHARACTER: no reduction applies */
+    BD_DT_MARKER,    /* MPI_LB, MPI_UB: bounds markers without data */
 };
 
 typedef struct bd_dtype_info {
     const char *name;
-    uint32_t size;   /* extent: bytes one element occupies in a buffer */
+    uint32_t size;   /* bytes of data of one element: MPI_Type_size, and the size of its
+                        packed form (what messages carry and reductions fold) */
     uint8_t cls;
-    uint32_t tsize;  /* MPI_Type_size: bytes of data, without padding (0: same as size) */
+    uint32_t extent; /* bytes one element occupies in a buffer (0: same as size) */
+    uint8_t vsize;   /* pair types: bytes of the value; in the packed form the index
+                        follows it at once, in a buffer it is at offset ioff */
+    uint8_t ioff;
 } bd_dtype_info_t;
 
 /* NULL unless dtype is a predefined datatype handle. */
@@ -30,8 +36,10 @@ const bd_dtype_info_t *bd_dtype_info(int dtype);
 const char *bd_op_name(int op);
 /* 1 when the predefined op applies to the predefined dtype (MPI 3.1 5.9.2). */
 int bd_op_valid_for(int op, int dtype);
-/* inout[i] = in[i] op inout[i] for count elements; op and dtype must be
- * valid for each other (checked by the caller). */
+/* inout[i] = in[i] op inout[i] for count elements in packed form (the same
+ * as in a buffer except for pair types, whose index follows the value
+ * without padding); op and dtype must be valid for each other (checked by
+ * the caller). */
 void bd_op_apply(int op, int dtype, const void *in, void *inout, size_t count);
 
 #endif

@@ -18,9 +18,10 @@
  * Handles and descriptors are separate: a descriptor is reference counted
  * (one per handle naming it, one per derived type built from it, one per
  * pending receive), so a type freed by the program while a receive or a
- * derived type still uses it stays alive until they are done.  Freed
- * handles are kept out of circulation for a while so that a stale handle
- * is reported as freed rather than silently naming a new type. */
+ * derived type still uses it stays alive until they are done.  A freed
+ * handle is reported as freed until a new type takes it: the most recently
+ * freed handle is the next one given out, as MPICH does (some programs and
+ * tests keep using a freed handle's number for the type created next). */
 #include <limits.h>
 #include <stdalign.h>
 #include <stdbool.h>
@@ -32,8 +33,6 @@
 #include "lib.h"
 
 #define NPRE (BDMPI_DATATYPE_PREDEFINED_MAX + 1)
-/* Freed handles wait in a FIFO until this many are waiting before reuse. */
-#define REUSE_AFTER 256
 
 enum { H_UNUSED = 0, H_LIVE, H_FREED };
 
@@ -44,8 +43,8 @@ static bd_dt_t **g_obj;      /* handle -> descriptor (derived handles) */
 static unsigned char *g_hst; /* handle -> H_* */
 static int g_nh;             /* table size */
 static int g_next = NPRE;    /* next never-used handle */
-static int *g_fifo;          /* freed handles, oldest first */
-static int g_fhead, g_fcount, g_fcap;
+static int *g_freed;         /* freed handles, most recent last */
+static int g_nfreed, g_freedcap;
 
 static int pre_align(int dt)
 {
@@ -80,6 +79,15 @@ static int pre_align(int dt)
     case MPI_2INT: return alignof(pi);
     case MPI_SHORT_INT: return alignof(ps);
     case MPI_LONG_DOUBLE_INT: return alignof(pld);
+    case MPI_LOGICAL: case MPI_INTEGER: case MPI_2INTEGER: return alignof(int);
+    case MPI_REAL: case MPI_2REAL: case MPI_COMPLEX: return alignof(float);
+    case MPI_DOUBLE_PRECISION: case MPI_2DOUBLE_PRECISION: case MPI_DOUBLE_COMPLEX:
+        return alignof(double);
+    case MPI_INTEGER2: return alignof(int16_t);
+    case MPI_INTEGER4: case MPI_REAL4: case MPI_COMPLEX8: return alignof(int32_t);
+    case MPI_INTEGER8: case MPI_REAL8: case MPI_COMPLEX16: return alignof(int64_t);
+    case MPI_INTEGER16: return alignof(max_align_t);
+    case MPI_REAL16: case MPI_COMPLEX32: return alignof(long double);
     default: return 1;
     }
 }
@@ -98,20 +106,41 @@ static void pre_init(void)
         t->refs = 1;
         t->combiner = MPI_COMBINER_NAMED;
         t->psize = info->size;
-        t->size = info->tsize ? info->tsize : info->size;
-        t->nelem = 1;
-        t->basic = h;
-        t->extent = (MPI_Aint)info->size;
-        t->true_extent = (MPI_Aint)info->size;
+        t->size = info->size;
+        t->extent = (MPI_Aint)(info->extent ? info->extent : info->size);
+        t->true_extent = t->extent;
         t->align = pre_align(h);
-        t->contig = 1;
-        t->nruns = 1;
-        t->runs = &t->run1;
-        t->run1 = (bd_run_t){0, info->size, 1, 0};
         t->pre = t->pre1;
         t->pre1[0] = 0;
         t->pre1[1] = info->size;
         snprintf(t->name, sizeof t->name, "%s", info->name);
+        if (info->cls == BD_DT_MARKER) {
+            /* No data: only a bound, at displacement 0. */
+            t->sticky = h == MPI_LB ? BD_DT_EXPLICIT_LB : BD_DT_EXPLICIT_UB;
+            t->contig = 1;
+            t->runs = &t->run1;
+            continue;
+        }
+        t->nelem = 1;
+        t->nbasic = info->cls == BD_DT_PAIR ? 2 : 1;
+        t->basic = h;
+        t->runs = &t->run1;
+        t->nruns = 1;
+        t->run1 = (bd_run_t){0, info->size, 1, 0};
+        if (info->cls == BD_DT_PAIR && info->ioff != info->vsize) {
+            /* The index is apart from the value in a buffer: two blocks. */
+            t->runs = t->run2;
+            t->nruns = 2;
+            t->run2[0] = (bd_run_t){0, info->vsize, 1, 0};
+            t->run2[1] = (bd_run_t){info->ioff, info->size - info->vsize, 1, 0};
+            t->pre = t->pre2;
+            t->pre2[0] = 0;
+            t->pre2[1] = info->vsize;
+            t->pre2[2] = info->size;
+        }
+        const bd_run_t *last = &t->runs[t->nruns - 1];
+        t->true_extent = last->off + (int64_t)last->len;
+        t->contig = t->nruns == 1 && (int64_t)info->size == t->extent;
     }
     g_pre_ready = 1;
 }
@@ -169,10 +198,8 @@ static void obj_destroy(bd_dt_t *t)
 static int handle_new(bd_dt_t *t)
 {
     int h;
-    if (g_fcount > REUSE_AFTER) {
-        h = g_fifo[g_fhead];
-        g_fhead = (g_fhead + 1) % g_fcap;
-        g_fcount--;
+    if (g_nfreed) {
+        h = g_freed[--g_nfreed];
     } else {
         if (g_next == INT_MAX)
             return -1;
@@ -204,22 +231,16 @@ static void handle_free(int h)
     bd_dt_t *t = g_obj[h];
     g_obj[h] = NULL;
     g_hst[h] = H_FREED;
-    if (g_fcount == g_fcap) {
-        int n = g_fcap ? g_fcap * 2 : 512;
-        int *f = malloc((size_t)n * sizeof *f);
+    if (g_nfreed == g_freedcap) {
+        int n = g_freedcap ? g_freedcap * 2 : 256;
+        int *f = realloc(g_freed, (size_t)n * sizeof *f);
         if (f) {
-            for (int i = 0; i < g_fcount; i++)
-                f[i] = g_fifo[(g_fhead + i) % g_fcap];
-            free(g_fifo);
-            g_fifo = f;
-            g_fcap = n;
-            g_fhead = 0;
+            g_freed = f;
+            g_freedcap = n;
         }
     }
-    if (g_fcount < g_fcap) {
-        g_fifo[(g_fhead + g_fcount) % g_fcap] = h;
-        g_fcount++;
-    }
+    if (g_nfreed < g_freedcap) /* else the handle is never reused */
+        g_freed[g_nfreed++] = h;
     bd_dt_release(t);
 }
 
@@ -281,6 +302,8 @@ static int get_arg(const char *call, const char *what, MPI_Datatype dt, bd_dt_t 
 
 /* ---------------------------------------------------------------- building */
 
+/* Bounds: lb/ub the lowest and highest of the parts' bounds (any: there is
+ * a part), tlb/tub the data's. */
 typedef struct builder {
     bd_dt_t *t;
     int any, anydata;
@@ -347,6 +370,8 @@ static int b_add(builder_t *b, const bd_dt_t *c, int64_t d, uint64_t k)
     int64_t span = (int64_t)(k - 1) * c->extent;
     int64_t lo = d + (span < 0 ? span : 0), hi = d + (span > 0 ? span : 0);
     int64_t lb = lo + c->lb, ub = hi + c->lb + c->extent;
+    /* A part's bounds are its explicit ones if it has them (which so stay
+     * in effect through every constructor: "sticky"), else its data's. */
     if (!b->any || lb < b->lb)
         b->lb = lb;
     if (!b->any || ub > b->ub)
@@ -363,6 +388,7 @@ static int b_add(builder_t *b, const bd_dt_t *c, int64_t d, uint64_t k)
     t->size += k * c->size;
     t->psize += k * c->psize;
     t->nelem += k * c->nelem;
+    t->nbasic += k * c->nbasic;
     if (c->basic) {
         if (!t->basic)
             t->basic = c->basic;
@@ -385,6 +411,15 @@ static int b_add(builder_t *b, const bd_dt_t *c, int64_t d, uint64_t k)
         }
     }
     return 0;
+}
+
+/* Set both bounds explicitly (resized, subarray, darray: MPI 3.1 4.1.7). */
+static void b_explicit(builder_t *b, int64_t lb, int64_t ub)
+{
+    b->lb = lb;
+    b->ub = ub;
+    b->t->sticky = BD_DT_EXPLICIT_LB | BD_DT_EXPLICIT_UB;
+    b->any = 1;
 }
 
 /* Finish the descriptor: bounds, prefix sums, contiguity. */
@@ -686,10 +721,26 @@ static int type_struct(const char *call, int count, const int bl[], const MPI_Ai
     builder_t b;
     if (b_init(&b, MPI_COMBINER_STRUCT) < 0)
         goto oom;
-    for (int i = 0; i < count; i++)
+    /* MPI_LB and MPI_UB entries set the bounds: the lowest MPI_LB and the
+     * highest MPI_UB win over every other part's (MPI 2.2 4.1.6), whatever
+     * their block length.  loose: a part without an explicit upper bound. */
+    int has_lb = 0, has_ub = 0, loose = 0;
+    int64_t mlb = 0, mub = 0;
+    for (int i = 0; i < count; i++) {
+        if (types[i] == MPI_LB || types[i] == MPI_UB) {
+            int64_t d = (int64_t)disp[i];
+            if (types[i] == MPI_LB && (!has_lb || d < mlb))
+                mlb = d, has_lb = 1;
+            if (types[i] == MPI_UB && (!has_ub || d > mub))
+                mub = d, has_ub = 1;
+            continue;
+        }
+        if (bl[i] > 0 && !(objs[i]->sticky & BD_DT_EXPLICIT_UB))
+            loose = 1;
         if (b_add(&b, objs[i], (int64_t)disp[i], (uint64_t)bl[i]) < 0 ||
             b_sig(&b, objs[i], (uint64_t)bl[i]) < 0)
             goto oom;
+    }
     int *ints = malloc(((size_t)count + 1) * sizeof *ints);
     if (!ints)
         goto oom;
@@ -701,13 +752,25 @@ static int type_struct(const char *call, int count, const int bl[], const MPI_Ai
     if (rc < 0)
         goto oom;
     free(objs);
-    /* Without explicit bounds the extent is rounded up to the strictest
-     * alignment of the basic types (MPI 3.1 4.1.6, "epsilon"). */
-    if (!b.t->sticky && b.any && b.t->align > 1) {
-        int64_t ext = b.ub - b.lb, r = ext % b.t->align;
+    if (!b.any)
+        b.lb = b.ub = 0;
+    /* Unless the upper bound is explicit (an MPI_UB, or every part's) the
+     * extent of the parts is rounded up to the strictest alignment of the
+     * basic types (MPI 3.1 4.1.6, "epsilon"); then an MPI_LB applies. */
+    if (has_ub) {
+        b.ub = mub;
+    } else if (loose) {
+        b.t->sticky &= ~BD_DT_EXPLICIT_UB;
+        int64_t ext = b.ub - b.lb, r = b.t->align > 1 ? ext % b.t->align : 0;
+        if (r < 0)
+            r += b.t->align;
         if (r)
             b.ub += b.t->align - r;
     }
+    if (has_lb)
+        b.lb = mlb;
+    b.any = 1;
+    b.t->sticky |= (has_lb ? BD_DT_EXPLICIT_LB : 0) | (has_ub ? BD_DT_EXPLICIT_UB : 0);
     return b_publish(&b, call, newtype);
 oom:
     free(objs);
@@ -809,10 +872,7 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
     free(stride);
     free(idx);
     /* The subarray's extent is the whole array's (MPI 3.1 4.1.3). */
-    b.lb = 0;
-    b.ub = full;
-    b.any = 1;
-    b.t->sticky = 1;
+    b_explicit(&b, 0, full);
     return b_publish(&b, call, newtype);
 oom:
     free(dim);
@@ -996,10 +1056,7 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsi
     if (rc < 0)
         return nomem(&b, call);
     /* Like a subarray, the extent is the whole global array's. */
-    b.lb = 0;
-    b.ub = full;
-    b.any = 1;
-    b.t->sticky = 1;
+    b_explicit(&b, 0, full);
     return b_publish(&b, call, newtype);
 }
 
@@ -1017,10 +1074,7 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
     if (b_init(&b, MPI_COMBINER_RESIZED) < 0 || b_add(&b, o, 0, 1) < 0 || b_sig(&b, o, 1) < 0 ||
         b_contents(&b, 0, NULL, 2, a, 1, &o) < 0)
         return nomem(&b, call);
-    b.lb = lb;
-    b.ub = lb + extent;
-    b.any = 1;
-    b.t->sticky = 1;
+    b_explicit(&b, lb, lb + extent);
     return b_publish(&b, call, newtype);
 }
 
@@ -1036,10 +1090,6 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     if (b_init(&b, MPI_COMBINER_DUP) < 0 || b_add(&b, o, 0, 1) < 0 || b_sig(&b, o, 1) < 0 ||
         b_contents(&b, 0, NULL, 0, NULL, 1, &o) < 0)
         return nomem(&b, call);
-    /* Same bounds, whatever b_add made of them for a single copy. */
-    b.lb = o->lb;
-    b.ub = o->lb + o->extent;
-    b.any = 1;
     b.t->committed = o->committed;
     if ((rc = b_publish(&b, call, newtype)))
         return rc;
@@ -1285,18 +1335,25 @@ static uint64_t elems_in(const bd_dt_t *t, uint64_t bytes, int *partial)
 {
     if (!t->psize)
         return 0;
-    uint64_t n = bytes / t->psize * t->nelem, rem = bytes % t->psize;
+    uint64_t n = bytes / t->psize * t->nbasic, rem = bytes % t->psize;
     if (!rem)
         return n;
     if (t->predefined) {
-        *partial = 1;
+        /* A pair's value is a whole basic element by itself. */
+        const bd_dtype_info_t *info = bd_dtype_info(t->basic);
+        if (info && info->cls == BD_DT_PAIR && rem >= info->vsize) {
+            n++;
+            rem -= info->vsize;
+        }
+        if (rem)
+            *partial = 1;
         return n;
     }
     for (uint32_t i = 0; i < t->nsig && rem; i++) {
         const bd_sig_t *s = &t->sig[i];
         uint64_t sb = s->reps * s->t->psize;
         if (rem >= sb) {
-            n += s->reps * s->t->nelem;
+            n += s->reps * s->t->nbasic;
             rem -= sb;
             continue;
         }
@@ -1308,12 +1365,14 @@ static uint64_t elems_in(const bd_dt_t *t, uint64_t bytes, int *partial)
 /* Packed bytes of the first e basic elements of a stream of t. */
 static uint64_t bytes_of(const bd_dt_t *t, uint64_t e)
 {
-    if (!t->nelem)
+    if (!t->nbasic)
         return 0;
-    uint64_t b = e / t->nelem * t->psize, rem = e % t->nelem;
+    uint64_t b = e / t->nbasic * t->psize, rem = e % t->nbasic;
+    if (t->predefined && rem) /* the value of a pair */
+        return b + bd_dtype_info(t->basic)->vsize;
     for (uint32_t i = 0; i < t->nsig && rem; i++) {
         const bd_sig_t *s = &t->sig[i];
-        uint64_t se = s->reps * s->t->nelem;
+        uint64_t se = s->reps * s->t->nbasic;
         if (rem >= se) {
             b += s->reps * s->t->psize;
             rem -= se;

@@ -280,11 +280,13 @@ typedef struct bd_dt {
     int refs;          /* handles naming it, types built from it, pending receives */
     int combiner;
     uint64_t psize;    /* packed bytes of one element */
-    uint64_t size;     /* MPI_Type_size (differs from psize only inside pair types) */
-    uint64_t nelem;    /* basic elements in one element */
+    uint64_t size;     /* MPI_Type_size (the same as psize) */
+    uint64_t nelem;    /* predefined elements in one element (what reductions fold) */
+    uint64_t nbasic;   /* basic elements in one (MPI_Get_elements: a pair type has 2) */
     int basic;         /* the predefined type of all basic elements; 0 none; -1 mixed */
     int align;         /* strictest alignment of the basic elements */
-    int sticky;        /* bounds set explicitly (resized, subarray): no alignment padding */
+    int sticky;        /* BD_DT_EXPLICIT_*: bounds set by MPI_LB/MPI_UB markers or
+                          resized, subarray, darray; an explicit ub gets no padding */
     int contig;        /* any count of elements is one block of bytes */
     int64_t lb, extent, true_lb, true_extent;
     uint32_t nruns;
@@ -298,8 +300,13 @@ typedef struct bd_dt {
     struct bd_dt **types;
     bd_run_t run1;     /* predefined types: their single run */
     uint64_t pre1[2];
+    bd_run_t run2[2];  /* pair types whose index is apart from the value */
+    uint64_t pre2[3];
     char name[MPI_MAX_OBJECT_NAME];
 } bd_dt_t;
+
+#define BD_DT_EXPLICIT_LB 1
+#define BD_DT_EXPLICIT_UB 2
 
 /* The descriptor of a valid (not freed) handle, committed or not; NULL otherwise. */
 bd_dt_t *bd_dt_lookup(MPI_Datatype dt);

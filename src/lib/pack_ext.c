@@ -14,7 +14,7 @@
 
 #include "lib.h"
 
-enum { K_NONE, K_SINT, K_UINT, K_FLOAT, K_LDOUBLE };
+enum { K_NONE, K_SINT, K_UINT, K_FLOAT, K_LDOUBLE, K_INT128 };
 
 /* One basic component: native bytes, external32 bytes, kind. */
 typedef struct {
@@ -25,18 +25,18 @@ typedef struct {
 static int components(int h, comp_t c[2])
 {
     switch (h) {
-    case MPI_CHAR: case MPI_SIGNED_CHAR: case MPI_INT8_T:
+    case MPI_CHAR: case MPI_SIGNED_CHAR: case MPI_INT8_T: case MPI_INTEGER1:
         c[0] = (comp_t){1, 1, K_SINT}; return 1;
     case MPI_UNSIGNED_CHAR: case MPI_BYTE: case MPI_UINT8_T: case MPI_PACKED:
-    case MPI_C_BOOL: case MPI_CXX_BOOL:
+    case MPI_C_BOOL: case MPI_CXX_BOOL: case MPI_CHARACTER:
         c[0] = (comp_t){1, 1, K_UINT}; return 1;
     case MPI_WCHAR:
         c[0] = (comp_t){sizeof(wchar_t), 2, K_UINT}; return 1;
-    case MPI_SHORT: case MPI_INT16_T:
+    case MPI_SHORT: case MPI_INT16_T: case MPI_INTEGER2:
         c[0] = (comp_t){2, 2, K_SINT}; return 1;
     case MPI_UNSIGNED_SHORT: case MPI_UINT16_T:
         c[0] = (comp_t){2, 2, K_UINT}; return 1;
-    case MPI_INT: case MPI_INT32_T:
+    case MPI_INT: case MPI_INT32_T: case MPI_INTEGER: case MPI_INTEGER4: case MPI_LOGICAL:
         c[0] = (comp_t){4, 4, K_SINT}; return 1;
     case MPI_UNSIGNED: case MPI_UINT32_T:
         c[0] = (comp_t){4, 4, K_UINT}; return 1;
@@ -45,22 +45,34 @@ static int components(int h, comp_t c[2])
     case MPI_UNSIGNED_LONG:
         c[0] = (comp_t){sizeof(long), 4, K_UINT}; return 1;
     case MPI_LONG_LONG_INT: case MPI_INT64_T: case MPI_AINT: case MPI_OFFSET: case MPI_COUNT:
+    case MPI_INTEGER8:
         c[0] = (comp_t){8, 8, K_SINT}; return 1;
     case MPI_UNSIGNED_LONG_LONG: case MPI_UINT64_T:
         c[0] = (comp_t){8, 8, K_UINT}; return 1;
-    case MPI_FLOAT: case MPI_C_FLOAT_COMPLEX: case MPI_CXX_FLOAT_COMPLEX:
-        c[0] = (comp_t){4, 4, K_FLOAT}; return h == MPI_FLOAT ? 1 : -2;
-    case MPI_DOUBLE: case MPI_C_DOUBLE_COMPLEX: case MPI_CXX_DOUBLE_COMPLEX:
-        c[0] = (comp_t){8, 8, K_FLOAT}; return h == MPI_DOUBLE ? 1 : -2;
-    case MPI_LONG_DOUBLE: case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_CXX_LONG_DOUBLE_COMPLEX:
-        c[0] = (comp_t){sizeof(long double), 16, K_LDOUBLE};
-        return h == MPI_LONG_DOUBLE ? 1 : -2;
+    case MPI_INTEGER16:
+        c[0] = (comp_t){16, 16, K_INT128}; return 1;
+    case MPI_FLOAT: case MPI_REAL: case MPI_REAL4:
+        c[0] = (comp_t){4, 4, K_FLOAT}; return 1;
+    case MPI_C_FLOAT_COMPLEX: case MPI_CXX_FLOAT_COMPLEX: case MPI_COMPLEX: case MPI_COMPLEX8:
+        c[0] = (comp_t){4, 4, K_FLOAT}; return -2;
+    case MPI_DOUBLE: case MPI_DOUBLE_PRECISION: case MPI_REAL8:
+        c[0] = (comp_t){8, 8, K_FLOAT}; return 1;
+    case MPI_C_DOUBLE_COMPLEX: case MPI_CXX_DOUBLE_COMPLEX: case MPI_DOUBLE_COMPLEX:
+    case MPI_COMPLEX16:
+        c[0] = (comp_t){8, 8, K_FLOAT}; return -2;
+    case MPI_LONG_DOUBLE: case MPI_REAL16:
+        c[0] = (comp_t){sizeof(long double), 16, K_LDOUBLE}; return 1;
+    case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_CXX_LONG_DOUBLE_COMPLEX: case MPI_COMPLEX32:
+        c[0] = (comp_t){sizeof(long double), 16, K_LDOUBLE}; return -2;
     case MPI_FLOAT_INT: c[0] = (comp_t){4, 4, K_FLOAT}; break;
     case MPI_DOUBLE_INT: c[0] = (comp_t){8, 8, K_FLOAT}; break;
     case MPI_LONG_INT: c[0] = (comp_t){sizeof(long), 4, K_SINT}; break;
-    case MPI_2INT: c[0] = (comp_t){4, 4, K_SINT}; break;
+    case MPI_2INT: case MPI_2INTEGER: c[0] = (comp_t){4, 4, K_SINT}; break;
     case MPI_SHORT_INT: c[0] = (comp_t){2, 2, K_SINT}; break;
     case MPI_LONG_DOUBLE_INT: c[0] = (comp_t){sizeof(long double), 16, K_LDOUBLE}; break;
+    case MPI_2REAL: case MPI_2DOUBLE_PRECISION:
+        c[0] = c[1] = h == MPI_2REAL ? (comp_t){4, 4, K_FLOAT} : (comp_t){8, 8, K_FLOAT};
+        return 2;
     default: return 0;
     }
     c[1] = (comp_t){4, 4, K_SINT}; /* the int of a pair */
@@ -179,6 +191,12 @@ static void quad_to_ld(uint64_t hi, uint64_t lo, unsigned char *p)
 /* Convert one component: native bytes at nat <-> external32 bytes at ext. */
 static void conv(const comp_t *c, unsigned char *nat, unsigned char *ext, int to_ext)
 {
+    if (c->kind == K_INT128) { /* little-endian native: reverse the bytes */
+        unsigned char *from = to_ext ? nat : ext, *to = to_ext ? ext : nat;
+        for (int i = 0; i < 16; i++)
+            to[i] = from[15 - i];
+        return;
+    }
     if (c->kind == K_LDOUBLE) {
         uint64_t hi, lo;
         if (to_ext) {
@@ -217,10 +235,9 @@ static void conv_pre(int h, uint64_t count, unsigned char **nat, unsigned char *
             conv(&c[0], p + psize / 2, x + c[0].x, to_ext);
             x += 2u * c[0].x;
         } else if (n == 2) {
-            /* the int of a pair follows the value, aligned to an int */
-            size_t ioff = ((size_t)c[0].n + 3) & ~(size_t)3;
+            /* in the packed stream the index of a pair follows the value */
             conv(&c[0], p, x, to_ext);
-            conv(&c[1], p + ioff, x + c[0].x, to_ext);
+            conv(&c[1], p + c[0].n, x + c[0].x, to_ext);
             x += c[0].x + c[1].x;
         }
         *nat = p + psize;

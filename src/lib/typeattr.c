@@ -135,11 +135,15 @@ int MPI_Type_free_keyval(int *type_keyval)
     BD_CHECK_INIT(call);
     if (!type_keyval)
         return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "type_keyval is NULL");
-    tkv_t *kv = kv_get(*type_keyval);
+    tkv_t *kv = kv_any(*type_keyval);
     if (!kv)
         return bad_keyval(call, *type_keyval);
-    kv->freed = 1;
-    kv_unref(kv);
+    /* Freeing again while attributes still hold the keyval is tolerated, as
+     * for communicator keyvals (a delete callback may free its own keyval). */
+    if (!kv->freed) {
+        kv->freed = 1;
+        kv_unref(kv);
+    }
     *type_keyval = MPI_KEYVAL_INVALID;
     return MPI_SUCCESS;
 }

@@ -16,6 +16,9 @@
  *  6. MPI_Type_create_hindexed_block: size, extent and a round trip.
  *  7. Errors (MPI_ERRORS_RETURN): get_attr with MPI_KEYVAL_INVALID,
  *     set_attr on MPI_DATATYPE_NULL.
+ *  8. A delete callback that frees its own keyval, and the program freeing
+ *     it again (copies of the handle) while another type still holds an
+ *     attribute: every free succeeds, the last attribute's delete runs.
  */
 #include "mtest.h"
 
@@ -39,6 +42,15 @@ static int delete_fn(MPI_Datatype t, int key, void *val, void *extra)
     ndelete++;
     last_deleted = (int)(intptr_t)val;
     return MPI_SUCCESS;
+}
+
+static int self_frees;
+
+static int delete_frees_key(MPI_Datatype t, int key, void *val, void *extra)
+{
+    (void)t, (void)val, (void)extra;
+    self_frees++;
+    return MPI_Type_free_keyval(&key);
 }
 
 int main(int argc, char **argv)
@@ -160,6 +172,25 @@ int main(int argc, char **argv)
         rc = MPI_Type_set_attr(MPI_DATATYPE_NULL, k2, NULL);
         CHECK(rc != MPI_SUCCESS, "set_attr on MPI_DATATYPE_NULL succeeded");
         MPI_Type_free_keyval(&k2);
+    }
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+
+    /* 8. */
+    {
+        MPI_Datatype t1, t2;
+        int k, kcopy;
+        CHECK_MPI(MPI_Type_dup(MPI_INT, &t1));
+        CHECK_MPI(MPI_Type_dup(MPI_INT, &t2));
+        CHECK_MPI(MPI_Type_create_keyval(MPI_TYPE_NULL_COPY_FN, delete_frees_key, &k, NULL));
+        kcopy = k;
+        CHECK_MPI(MPI_Type_set_attr(t1, k, NULL));
+        CHECK_MPI(MPI_Type_set_attr(t2, k, NULL));
+        CHECK_MPI(MPI_Type_free(&t1)); /* the callback frees the keyval */
+        CHECK_MPI(MPI_Type_free_keyval(&k));
+        CHECK(k == MPI_KEYVAL_INVALID, "freed keyval handle not reset");
+        CHECK_MPI(MPI_Type_free_keyval(&kcopy));
+        CHECK_MPI(MPI_Type_free(&t2)); /* and again */
+        CHECK_INT(self_frees, 2, "delete callbacks that free their keyval");
     }
     return mtest_finalize();
 }
