@@ -292,6 +292,7 @@ static void idup_done(void *arg, int ctx, int rank, int size, int *world)
     if (n->inter) {
         bd_inter_idup_done(x->h, ctx, rank, size, world);
     } else {
+        free(n->world); /* the parent's list, kept until now; the same members */
         n->ctx = ctx;
         n->rank = rank;
         n->size = size;
