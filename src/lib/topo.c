@@ -283,6 +283,11 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
             color = color * t->dims[i] + coords[i];
         }
     }
+    /* No dimension kept: a zero-dimensional topology, which has one process
+     * (MPI 3.1 7.5.1, 7.5.7): rank 0 gets it, as from MPI_Cart_create with
+     * ndims 0, and the others MPI_COMM_NULL (as MPICH does). */
+    if (k == 0)
+        color = me == 0 ? 0 : MPI_UNDEFINED;
     rc = make_cart(comm, color, key, k, dims, periods, newcomm, call);
     free(coords);
     free(dims);
@@ -436,59 +441,86 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int
 
 /* ---------------------------------------------------------------- MPI_Dims_create */
 
-/* Search non-increasing factorizations of n into k factors for the one
- * whose largest and smallest factors are closest.  divs: the divisors of the
- * number being split, in decreasing order. */
+/* MPI 3.1 7.5.2 asks for dimensions "as close to each other as possible":
+ * the split of n into k factors whose largest and smallest factors differ
+ * least (the spread), and among those the one whose smallest factor is
+ * largest, then its next smallest, and so on (5040 in 3-D is 21 x 16 x 15,
+ * not 20 x 18 x 14; MPICH gives the same).  The least spread is found by
+ * bisection, each step a search for factors in a window [m, m + spread]. */
 typedef struct {
-    int k;
-    int *cur, *best;
-    int best_spread;
-    const int *divs;
+    const int *divs; /* the divisors of n, increasing */
     int ndivs;
     long long budget; /* search steps left */
+    int *out;         /* the factors found, smallest first (out[0]) */
 } dims_search_t;
 
-static int memcmp_dims(const int *a, const int *b, int k)
+/* d^j <= n */
+static int pow_le(long long d, int j, long long n)
 {
-    for (int i = 0; i < k; i++)
-        if (a[i] != b[i])
-            return a[i] < b[i] ? -1 : 1;
+    long long p = 1;
+    for (int i = 0; i < j; i++) {
+        p *= d;
+        if (p > n)
+            return 0;
+    }
+    return 1;
+}
+
+/* First index of a divisor >= v. */
+static int div_at(const dims_search_t *s, int v)
+{
+    int lo = 0, hi = s->ndivs;
+    while (lo < hi) {
+        int mid = (lo + hi) / 2;
+        if (s->divs[mid] < v)
+            lo = mid + 1;
+        else
+            hi = mid;
+    }
+    return lo;
+}
+
+/* j factors of rest in [lo, hi], non-decreasing, into out[0..j-1]; the
+ * largest choice first, so the first split found has the largest smallest
+ * factor, then the largest next one, ... */
+static int dims_fit(dims_search_t *s, int rest, int j, int lo, int hi, int *out)
+{
+    if (j == 1) {
+        out[0] = rest;
+        return rest >= lo && rest <= hi;
+    }
+    for (int i = div_at(s, hi + 1) - 1; i >= 0 && s->budget > 0; i--) {
+        int d = s->divs[i];
+        s->budget--;
+        if (d < lo)
+            break;
+        if (rest % d || !pow_le(d, j, rest))
+            continue;
+        /* the other j - 1 factors are at most hi */
+        if (pow_le(hi, j - 1, rest / d - 1))
+            break;
+        out[0] = d;
+        if (dims_fit(s, rest / d, j - 1, d, hi, out + 1))
+            return 1;
+    }
     return 0;
 }
 
-static void dims_dfs(dims_search_t *s, int depth, int n, int cap)
+/* A split of n into k factors with spread at most spread (into s->out). */
+static int dims_within(dims_search_t *s, int n, int k, int spread)
 {
-    if (depth == s->k - 1) {
-        if (n > cap)
-            return;
-        s->cur[depth] = n;
-        int spread = s->cur[0] - n;
-        /* ties: the lexicographically smallest, i.e. the more even split */
-        if (spread < s->best_spread ||
-            (spread == s->best_spread &&
-             memcmp_dims(s->cur, s->best, s->k) < 0)) {
-            s->best_spread = spread;
-            memcpy(s->best, s->cur, (size_t)s->k * sizeof(int));
-        }
-        return;
-    }
-    int left = s->k - depth;
-    for (int i = 0; i < s->ndivs && s->budget > 0; i++) {
-        int d = s->divs[i];
-        s->budget--;
-        if (d > cap || d > n || n % d)
+    for (int i = s->ndivs - 1; i >= 0 && s->budget > 0; i--) {
+        int m = s->divs[i];
+        long long hi = (long long)m + spread;
+        if (!pow_le(m, k, n))
             continue;
-        /* d is the largest of the remaining factors: d^left >= n. */
-        long long p = 1;
-        for (int j = 0; j < left && p < n; j++)
-            p *= d;
-        if (p < n)
-            break;
-        if (depth > 0 && s->cur[0] - d > s->best_spread)
-            continue;
-        s->cur[depth] = d;
-        dims_dfs(s, depth + 1, n / d, d);
+        if (hi < INT_MAX && pow_le(hi, k, n - 1))
+            break; /* k factors of at most m + spread are too small */
+        s->out[0] = m;
+        if (dims_fit(s, n / m, k - 1, m, hi > INT_MAX ? INT_MAX : (int)hi, s->out + 1))
+            return 1;
     }
+    return 0;
 }
 
 static int cmp_desc(const void *a, const void *b)
@@ -496,6 +528,8 @@ static int cmp_desc(const void *a, const void *b)
     int x = *(const int *)a, y = *(const int *)b;
     return x > y ? -1 : x < y;
 }
+
+static int cmp_asc(const void *a, const void *b) { return cmp_desc(b, a); }
 
 /* Balanced factors of n in non-increasing order; greedy on the prime
  * factors when the exact search would take too long. */
@@ -511,8 +545,11 @@ static void balance(int n, int k, int *out)
         primes[np++] = m;
     for (int i = 0; i < k; i++)
         out[i] = 1;
-    if (k == 0 || n == 1)
+    if (k <= 1 || n == 1) {
+        if (k == 1)
+            out[0] = n;
         return;
+    }
     /* All divisors of n (at most 1600 for an int). */
     int *divs = malloc(2048 * sizeof(int)), *cur = malloc((size_t)k * sizeof(int));
     int nd = 0;
@@ -532,10 +569,21 @@ static void balance(int n, int k, int *out)
                     divs[nd++] = divs[q] * (int)pw;
             }
         }
-        qsort(divs, (size_t)nd, sizeof(int), cmp_desc);
-        dims_search_t s = {k, cur, out, INT_MAX, divs, nd, 4000000};
-        dims_dfs(&s, 0, n, n);
-        int ok = s.best_spread != INT_MAX && s.budget > 0;
+        qsort(divs, (size_t)nd, sizeof(int), cmp_asc);
+        dims_search_t s = {divs, nd, 20000000, cur};
+        /* The least spread: n x 1 x ... x 1 has spread n - 1. */
+        int lo = 0, hi = n - 1;
+        while (lo < hi && s.budget > 0) {
+            int mid = lo + (hi - lo) / 2;
+            if (dims_within(&s, n, k, mid))
+                hi = mid;
+            else
+                lo = mid + 1;
+        }
+        int ok = s.budget > 0 && dims_within(&s, n, k, lo) && s.budget > 0;
+        if (ok)
+            for (int i = 0; i < k; i++)
+                out[i] = cur[k - 1 - i];
         free(divs);
         free(cur);
         if (ok)

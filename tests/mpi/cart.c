@@ -5,8 +5,11 @@
  *     some dimensions fixed) the product is nnodes, given dimensions are
  *     kept and the computed ones are non-increasing; known balanced
  *     answers (6 -> 3x2, 12 -> 4x3, 16 -> 4x2x2, 36 -> 6x6, 7 -> 7x1x1,
- *     24 -> 4x3x2); a fixed dimension that does not divide nnodes is an
- *     error (checked in group_errors).
+ *     24 -> 4x3x2); among splits whose largest and smallest dimensions
+ *     differ least, the one with the largest smallest dimension, then the
+ *     largest next one (5040 -> 21x16x15, not 20x18x14; 725760 in 6-D ->
+ *     12x12x10x9x8x7); a fixed dimension that does not divide nnodes is
+ *     an error (checked in group_errors).
  *  2. A 2-D grid from Dims_create(size, 2), periodic in dimension 0 only:
  *     MPI_Topo_test, Cartdim_get, Cart_get, Cart_coords (row-major),
  *     Cart_rank (with periodic wrap-around), Cart_shift (MPI_PROC_NULL at
@@ -17,7 +20,8 @@
  *  4. Fewer grid points than ranks: the extra ranks get MPI_COMM_NULL.
  *  5. MPI_Cart_sub: rows and columns of the 2-D grid (sizes, ranks,
  *     topology of the result, an Allreduce over each); dropping every
- *     dimension gives communicators of one rank (at least on rank 0).
+ *     dimension gives rank 0 a one-rank zero-dimensional communicator and
+ *     the others MPI_COMM_NULL.
  *  6. MPI_Comm_dup keeps the topology; MPI_COMM_WORLD has none
  *     (MPI_UNDEFINED); MPI_Cart_map.
  */
@@ -75,6 +79,14 @@ static void dims_checks(void)
         dims_case(24, 3, NULL, w7);
         dims_case(12, 3, g8, w8);
         dims_case(1, 3, NULL, w9);
+        int x1[3] = {21, 16, 15}, x2[3] = {27, 20, 20}, x3[5] = {29, 14, 9, 8, 7};
+        int x4[6] = {12, 12, 10, 9, 8, 7}, x5[3] = {27, 24, 17}, x6[2] = {9973, 1};
+        dims_case(5040, 3, NULL, x1);
+        dims_case(10800, 3, NULL, x2);
+        dims_case(204624, 5, NULL, x3);
+        dims_case(725760, 6, NULL, x4);
+        dims_case(11016, 3, NULL, x5);
+        dims_case(9973, 2, NULL, x6);
     }
 }
 
@@ -195,13 +207,19 @@ static void grid2d(void)
             int ss;
             keep[0] = keep[1] = 0;
             MPI_Cart_sub(cart, keep, &sub);
-            /* MPI 3.1 7.5.7: a zero-dimensional topology.  Each rank gets its own
-             * one-rank communicator here; MPICH gives one only to rank 0. */
-            CHECK(sub != MPI_COMM_NULL || rank != 0,
-                  "Cart_sub dropping every dimension gave MPI_COMM_NULL");
+            /* MPI 3.1 7.5.7: a zero-dimensional topology, which has one
+             * process (7.5.1): rank 0 gets it, the others MPI_COMM_NULL. */
+            CHECK((sub != MPI_COMM_NULL) == (rank == 0),
+                  "Cart_sub dropping every dimension: rank %d got %s", rank,
+                  sub == MPI_COMM_NULL ? "MPI_COMM_NULL" : "a communicator");
             if (sub != MPI_COMM_NULL) {
+                int nd = -1, res;
                 MPI_Comm_size(sub, &ss);
                 CHECK_INT(ss, 1, "Cart_sub dropping every dimension: size");
+                MPI_Cartdim_get(sub, &nd);
+                CHECK_INT(nd, 0, "Cart_sub dropping every dimension: Cartdim_get");
+                MPI_Comm_compare(sub, MPI_COMM_SELF, &res);
+                CHECK_INT(res, MPI_CONGRUENT, "Cart_sub dropping every dimension vs SELF");
                 MPI_Comm_free(&sub);
             }
         }
