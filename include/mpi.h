@@ -213,6 +213,19 @@ typedef struct MPI_Status {
 #define MPI_ERR_NO_MEM       21
 #define MPI_ERR_INFO         22
 #define MPI_ERR_UNSUPPORTED_OPERATION 23
+/* one-sided communication (MPI 3.1 11.8) */
+#define MPI_ERR_WIN          24
+#define MPI_ERR_BASE         25
+#define MPI_ERR_SIZE         26
+#define MPI_ERR_DISP         27
+#define MPI_ERR_LOCKTYPE     28
+#define MPI_ERR_ASSERT       29
+#define MPI_ERR_RMA_CONFLICT 30
+#define MPI_ERR_RMA_SYNC     31
+#define MPI_ERR_RMA_RANGE    32
+#define MPI_ERR_RMA_ATTACH   33
+#define MPI_ERR_RMA_SHARED   34
+#define MPI_ERR_RMA_FLAVOR   35
 #define MPI_ERR_LASTCODE     64
 
 /* ---- callbacks ---- */
@@ -746,55 +759,178 @@ int MPI_Pcontrol(const int level, ...);
 int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
 
+/* ---- one-sided communication (src/lib/win.c, rma.c) ---- */
+typedef int MPI_Win;
+#define MPI_WIN_NULL ((MPI_Win)0)
+
+/* window attributes (MPI_Win_get_attr) */
+#define MPI_WIN_BASE          7
+#define MPI_WIN_SIZE          8
+#define MPI_WIN_DISP_UNIT     9
+#define MPI_WIN_CREATE_FLAVOR 10
+#define MPI_WIN_MODEL         11
+#define MPI_WIN_FLAVOR_CREATE   1
+#define MPI_WIN_FLAVOR_ALLOCATE 2
+#define MPI_WIN_FLAVOR_DYNAMIC  3
+#define MPI_WIN_FLAVOR_SHARED   4
+#define MPI_WIN_SEPARATE 1
+#define MPI_WIN_UNIFIED  2
+
+/* assertions and lock types */
+#define MPI_MODE_NOCHECK    1024
+#define MPI_MODE_NOSTORE    2048
+#define MPI_MODE_NOPUT      4096
+#define MPI_MODE_NOPRECEDE  8192
+#define MPI_MODE_NOSUCCEED  16384
+#define MPI_LOCK_EXCLUSIVE  234
+#define MPI_LOCK_SHARED     235
+
+typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void *extra_state,
+                                       void *attribute_val_in, void *attribute_val_out,
+                                       int *flag);
+typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void *attribute_val,
+                                         void *extra_state);
+typedef void MPI_Win_errhandler_function(MPI_Win *win, int *errcode, ...);
+int MPI_WIN_NULL_COPY_FN(MPI_Win oldwin, int win_keyval, void *extra_state,
+                         void *attribute_val_in, void *attribute_val_out, int *flag);
+int MPI_WIN_DUP_FN(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
+                   void *attribute_val_out, int *flag);
+int MPI_WIN_NULL_DELETE_FN(MPI_Win win, int win_keyval, void *attribute_val, void *extra_state);
+
+int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                   MPI_Win *win);
+int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
+                     MPI_Win *win);
+int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win);
+int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size);
+int MPI_Win_detach(MPI_Win win, const void *base);
+int MPI_Win_free(MPI_Win *win);
+int MPI_Win_get_group(MPI_Win win, MPI_Group *group);
+int MPI_Win_set_name(MPI_Win win, const char *win_name);
+int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen);
+int MPI_Win_set_info(MPI_Win win, MPI_Info info);
+int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used);
+int MPI_Win_create_keyval(MPI_Win_copy_attr_function *win_copy_attr_fn,
+                          MPI_Win_delete_attr_function *win_delete_attr_fn, int *win_keyval,
+                          void *extra_state);
+int MPI_Win_free_keyval(int *win_keyval);
+int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val);
+int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag);
+int MPI_Win_delete_attr(MPI_Win win, int win_keyval);
+int MPI_Win_create_errhandler(MPI_Win_errhandler_function *win_errhandler_fn,
+                              MPI_Errhandler *errhandler);
+int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler);
+int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler);
+int MPI_Win_call_errhandler(MPI_Win win, int errorcode);
+MPI_Fint MPI_Win_c2f(MPI_Win win);
+MPI_Win MPI_Win_f2c(MPI_Fint win);
+
+int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+            int target_rank, MPI_Aint target_disp, int target_count,
+            MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+            MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                   int target_rank, MPI_Aint target_disp, int target_count,
+                   MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Get_accumulate(const void *origin_addr, int origin_count,
+                       MPI_Datatype origin_datatype, void *result_addr, int result_count,
+                       MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                       int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
+                     int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
+int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
+                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
+                         MPI_Win win);
+int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+             int target_rank, MPI_Aint target_disp, int target_count,
+             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
+             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
+             MPI_Request *request);
+int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                    int target_rank, MPI_Aint target_disp, int target_count,
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                    MPI_Request *request);
+int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                        void *result_addr, int result_count, MPI_Datatype result_datatype,
+                        int target_rank, MPI_Aint target_disp, int target_count,
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
+                        MPI_Request *request);
+
+int MPI_Win_fence(int assert, MPI_Win win);
+int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_start(MPI_Group group, int assert, MPI_Win win);
+int MPI_Win_complete(MPI_Win win);
+int MPI_Win_wait(MPI_Win win);
+int MPI_Win_test(MPI_Win win, int *flag);
+int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win);
+int MPI_Win_unlock(int rank, MPI_Win win);
+int MPI_Win_lock_all(int assert, MPI_Win win);
+int MPI_Win_unlock_all(MPI_Win win);
+int MPI_Win_flush(int rank, MPI_Win win);
+int MPI_Win_flush_all(MPI_Win win);
+int MPI_Win_flush_local(int rank, MPI_Win win);
+int MPI_Win_flush_local_all(MPI_Win win);
+int MPI_Win_sync(MPI_Win win);
+
 /* ---- profiling interface (MPI 3.1 section 14.2) ----
  * Every MPI function is also PMPI_<name>, the same code: a tool defines
  * MPI_<name>, does its work and calls PMPI_<name>.  The library's own calls
  * between MPI functions never go through such wrappers. */
 /* BEGIN PMPI LIST: generated by scripts/gen-pmpi.sh, do not edit */
 #define BDMPI_PMPI_FUNCTIONS(X) \
-    X(Abort) X(Add_error_class) X(Add_error_code) X(Add_error_string) X(Address) X(Aint_add) \
-    X(Aint_diff) X(Allgather) X(Allgatherv) X(Alloc_mem) X(Allreduce) X(Alltoall) \
-    X(Alltoallv) X(Alltoallw) X(Attr_delete) X(Attr_get) X(Attr_put) X(Barrier) \
-    X(Bcast) X(Bsend) X(Bsend_init) X(Buffer_attach) X(Buffer_detach) X(Cancel) \
-    X(Cart_coords) X(Cart_create) X(Cart_get) X(Cart_map) X(Cart_rank) X(Cart_shift) \
-    X(Cart_sub) X(Cartdim_get) X(Comm_c2f) X(Comm_call_errhandler) X(Comm_compare) X(Comm_create) \
-    X(Comm_create_errhandler) X(Comm_create_group) X(Comm_create_keyval) X(Comm_delete_attr) X(Comm_dup) X(Comm_dup_with_info) \
-    X(Comm_f2c) X(Comm_free) X(Comm_free_keyval) X(Comm_get_attr) X(Comm_get_errhandler) X(Comm_get_info) \
-    X(Comm_get_name) X(Comm_get_parent) X(Comm_group) X(Comm_idup) X(Comm_idup_with_info) X(Comm_rank) \
-    X(Comm_remote_group) X(Comm_remote_size) X(Comm_set_attr) X(Comm_set_errhandler) X(Comm_set_info) X(Comm_set_name) \
-    X(Comm_size) X(Comm_split) X(Comm_split_type) X(Comm_test_inter) X(Dims_create) X(Dist_graph_create) \
-    X(Dist_graph_create_adjacent) X(Dist_graph_neighbors) X(Dist_graph_neighbors_count) X(Errhandler_c2f) X(Errhandler_create) X(Errhandler_f2c) \
-    X(Errhandler_free) X(Errhandler_get) X(Errhandler_set) X(Error_class) X(Error_string) X(Exscan) \
-    X(Finalize) X(Finalized) X(Free_mem) X(Gather) X(Gatherv) X(Get_address) \
-    X(Get_count) X(Get_elements) X(Get_elements_x) X(Get_library_version) X(Get_processor_name) X(Get_version) \
-    X(Graph_create) X(Graph_get) X(Graph_map) X(Graph_neighbors) X(Graph_neighbors_count) X(Graphdims_get) \
-    X(Grequest_complete) X(Grequest_start) X(Group_c2f) X(Group_compare) X(Group_difference) X(Group_excl) \
-    X(Group_f2c) X(Group_free) X(Group_incl) X(Group_intersection) X(Group_range_excl) X(Group_range_incl) \
-    X(Group_rank) X(Group_size) X(Group_translate_ranks) X(Group_union) X(Iallgather) X(Iallgatherv) \
-    X(Iallreduce) X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Ibarrier) X(Ibcast) \
-    X(Ibsend) X(Iexscan) X(Igather) X(Igatherv) X(Ineighbor_allgather) X(Ineighbor_allgatherv) \
-    X(Ineighbor_alltoall) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) X(Info_c2f) X(Info_create) X(Info_delete) \
-    X(Info_dup) X(Info_f2c) X(Info_free) X(Info_get) X(Info_get_nkeys) X(Info_get_nthkey) \
-    X(Info_get_string) X(Info_get_valuelen) X(Info_set) X(Init) X(Init_thread) X(Initialized) \
-    X(Intercomm_create) X(Intercomm_merge) X(Iprobe) X(Irecv) X(Ireduce) X(Ireduce_scatter) \
-    X(Ireduce_scatter_block) X(Irsend) X(Is_thread_main) X(Iscan) X(Iscatter) X(Iscatterv) \
-    X(Isend) X(Issend) X(Keyval_create) X(Keyval_free) X(Neighbor_allgather) X(Neighbor_allgatherv) \
-    X(Neighbor_alltoall) X(Neighbor_alltoallv) X(Neighbor_alltoallw) X(Op_c2f) X(Op_commutative) X(Op_create) \
-    X(Op_f2c) X(Op_free) X(Pack) X(Pack_external) X(Pack_external_size) X(Pack_size) \
-    X(Pcontrol) X(Probe) X(Query_thread) X(Recv) X(Recv_init) X(Reduce) \
-    X(Reduce_local) X(Reduce_scatter) X(Reduce_scatter_block) X(Request_c2f) X(Request_f2c) X(Request_free) \
-    X(Request_get_status) X(Rsend) X(Rsend_init) X(Scan) X(Scatter) X(Scatterv) \
-    X(Send) X(Send_init) X(Sendrecv) X(Sendrecv_replace) X(Ssend) X(Ssend_init) \
-    X(Start) X(Startall) X(Status_c2f) X(Status_f2c) X(Status_set_cancelled) X(Status_set_elements) \
-    X(Status_set_elements_x) X(Test) X(Test_cancelled) X(Testall) X(Testany) X(Testsome) \
-    X(Topo_test) X(Type_c2f) X(Type_commit) X(Type_contiguous) X(Type_create_darray) X(Type_create_hindexed) \
-    X(Type_create_hindexed_block) X(Type_create_hvector) X(Type_create_indexed_block) X(Type_create_keyval) X(Type_create_resized) X(Type_create_struct) \
-    X(Type_create_subarray) X(Type_delete_attr) X(Type_dup) X(Type_extent) X(Type_f2c) X(Type_free) \
-    X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) X(Type_get_envelope) X(Type_get_extent) X(Type_get_extent_x) \
-    X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) X(Type_indexed) \
-    X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) X(Type_size) X(Type_size_x) \
-    X(Type_struct) X(Type_ub) X(Type_vector) X(Unpack) X(Unpack_external) X(Wait) \
-    X(Waitall) X(Waitany) X(Waitsome) X(Wtick) X(Wtime)
+    X(Abort) X(Accumulate) X(Add_error_class) X(Add_error_code) X(Add_error_string) X(Address) \
+    X(Aint_add) X(Aint_diff) X(Allgather) X(Allgatherv) X(Alloc_mem) X(Allreduce) \
+    X(Alltoall) X(Alltoallv) X(Alltoallw) X(Attr_delete) X(Attr_get) X(Attr_put) \
+    X(Barrier) X(Bcast) X(Bsend) X(Bsend_init) X(Buffer_attach) X(Buffer_detach) \
+    X(Cancel) X(Cart_coords) X(Cart_create) X(Cart_get) X(Cart_map) X(Cart_rank) \
+    X(Cart_shift) X(Cart_sub) X(Cartdim_get) X(Comm_c2f) X(Comm_call_errhandler) X(Comm_compare) \
+    X(Comm_create) X(Comm_create_errhandler) X(Comm_create_group) X(Comm_create_keyval) X(Comm_delete_attr) X(Comm_dup) \
+    X(Comm_dup_with_info) X(Comm_f2c) X(Comm_free) X(Comm_free_keyval) X(Comm_get_attr) X(Comm_get_errhandler) \
+    X(Comm_get_info) X(Comm_get_name) X(Comm_get_parent) X(Comm_group) X(Comm_idup) X(Comm_idup_with_info) \
+    X(Comm_rank) X(Comm_remote_group) X(Comm_remote_size) X(Comm_set_attr) X(Comm_set_errhandler) X(Comm_set_info) \
+    X(Comm_set_name) X(Comm_size) X(Comm_split) X(Comm_split_type) X(Comm_test_inter) X(Compare_and_swap) \
+    X(Dims_create) X(Dist_graph_create) X(Dist_graph_create_adjacent) X(Dist_graph_neighbors) X(Dist_graph_neighbors_count) X(Errhandler_c2f) \
+    X(Errhandler_create) X(Errhandler_f2c) X(Errhandler_free) X(Errhandler_get) X(Errhandler_set) X(Error_class) \
+    X(Error_string) X(Exscan) X(Fetch_and_op) X(Finalize) X(Finalized) X(Free_mem) \
+    X(Gather) X(Gatherv) X(Get) X(Get_accumulate) X(Get_address) X(Get_count) \
+    X(Get_elements) X(Get_elements_x) X(Get_library_version) X(Get_processor_name) X(Get_version) X(Graph_create) \
+    X(Graph_get) X(Graph_map) X(Graph_neighbors) X(Graph_neighbors_count) X(Graphdims_get) X(Grequest_complete) \
+    X(Grequest_start) X(Group_c2f) X(Group_compare) X(Group_difference) X(Group_excl) X(Group_f2c) \
+    X(Group_free) X(Group_incl) X(Group_intersection) X(Group_range_excl) X(Group_range_incl) X(Group_rank) \
+    X(Group_size) X(Group_translate_ranks) X(Group_union) X(Iallgather) X(Iallgatherv) X(Iallreduce) \
+    X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Ibarrier) X(Ibcast) X(Ibsend) \
+    X(Iexscan) X(Igather) X(Igatherv) X(Ineighbor_allgather) X(Ineighbor_allgatherv) X(Ineighbor_alltoall) \
+    X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) X(Info_c2f) X(Info_create) X(Info_delete) X(Info_dup) \
+    X(Info_f2c) X(Info_free) X(Info_get) X(Info_get_nkeys) X(Info_get_nthkey) X(Info_get_string) \
+    X(Info_get_valuelen) X(Info_set) X(Init) X(Init_thread) X(Initialized) X(Intercomm_create) \
+    X(Intercomm_merge) X(Iprobe) X(Irecv) X(Ireduce) X(Ireduce_scatter) X(Ireduce_scatter_block) \
+    X(Irsend) X(Is_thread_main) X(Iscan) X(Iscatter) X(Iscatterv) X(Isend) \
+    X(Issend) X(Keyval_create) X(Keyval_free) X(Neighbor_allgather) X(Neighbor_allgatherv) X(Neighbor_alltoall) \
+    X(Neighbor_alltoallv) X(Neighbor_alltoallw) X(Op_c2f) X(Op_commutative) X(Op_create) X(Op_f2c) \
+    X(Op_free) X(Pack) X(Pack_external) X(Pack_external_size) X(Pack_size) X(Pcontrol) \
+    X(Probe) X(Put) X(Query_thread) X(Raccumulate) X(Recv) X(Recv_init) \
+    X(Reduce) X(Reduce_local) X(Reduce_scatter) X(Reduce_scatter_block) X(Request_c2f) X(Request_f2c) \
+    X(Request_free) X(Request_get_status) X(Rget) X(Rget_accumulate) X(Rput) X(Rsend) \
+    X(Rsend_init) X(Scan) X(Scatter) X(Scatterv) X(Send) X(Send_init) \
+    X(Sendrecv) X(Sendrecv_replace) X(Ssend) X(Ssend_init) X(Start) X(Startall) \
+    X(Status_c2f) X(Status_f2c) X(Status_set_cancelled) X(Status_set_elements) X(Status_set_elements_x) X(Test) \
+    X(Test_cancelled) X(Testall) X(Testany) X(Testsome) X(Topo_test) X(Type_c2f) \
+    X(Type_commit) X(Type_contiguous) X(Type_create_darray) X(Type_create_hindexed) X(Type_create_hindexed_block) X(Type_create_hvector) \
+    X(Type_create_indexed_block) X(Type_create_keyval) X(Type_create_resized) X(Type_create_struct) X(Type_create_subarray) X(Type_delete_attr) \
+    X(Type_dup) X(Type_extent) X(Type_f2c) X(Type_free) X(Type_free_keyval) X(Type_get_attr) \
+    X(Type_get_contents) X(Type_get_envelope) X(Type_get_extent) X(Type_get_extent_x) X(Type_get_name) X(Type_get_true_extent) \
+    X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) X(Type_indexed) X(Type_lb) X(Type_match_size) \
+    X(Type_set_attr) X(Type_set_name) X(Type_size) X(Type_size_x) X(Type_struct) X(Type_ub) \
+    X(Type_vector) X(Unpack) X(Unpack_external) X(Wait) X(Waitall) X(Waitany) \
+    X(Waitsome) X(Win_allocate) X(Win_attach) X(Win_c2f) X(Win_call_errhandler) X(Win_complete) \
+    X(Win_create) X(Win_create_dynamic) X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) X(Win_detach) \
+    X(Win_f2c) X(Win_fence) X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) \
+    X(Win_free) X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) \
+    X(Win_get_name) X(Win_lock) X(Win_lock_all) X(Win_post) X(Win_set_attr) X(Win_set_errhandler) \
+    X(Win_set_info) X(Win_set_name) X(Win_start) X(Win_sync) X(Win_test) X(Win_unlock) \
+    X(Win_unlock_all) X(Win_wait) X(Wtick) X(Wtime)
 /* END PMPI LIST */
 #ifdef BDMPI_PMPI_FUNCTIONS
 #define BDMPI_PMPI_DECLARE(name) __typeof__(MPI_##name) PMPI_##name;

@@ -64,6 +64,12 @@ enum bd_req_code {
     BD_REQ_COLL_WAITANY,/* arg[0]=n; window: bd_coll_id_t[n]; blocks until one may GET;
                            resp: window byte flags[n] after the ids, flag = any */
     BD_REQ_COLL_TESTANY,/* the same as a poll; arg[1]=1: never give the slot away */
+    /* One-sided communication (src/lib/rma.c, src/master/rma.c). */
+    BD_REQ_RMA_ENABLE,  /* this rank has a window: watch for RMA service messages */
+    BD_REQ_RMA_NEXT,    /* take the first message on BD_CTX_RMA_SVC, answered like a
+                           receive (flag 0: none); never blocks */
+    BD_REQ_RMA_DONE,    /* end of a BD_CMD_RMA service; not answered: the rank goes back
+                           to waiting for the answer to the request it was blocked in */
     BD_REQ__COUNT
 };
 
@@ -183,9 +189,21 @@ typedef struct bd_slot {
      * resp_seq; the slave clears it and rings the eventfd when done.  While a
      * command is pending the master sends nothing else to that slave. */
     _Atomic uint32_t cmd;
+    _Atomic uint32_t rma_pending; /* master -> rank: RMA service messages wait for it */
 } bd_slot_t;
 
-enum { BD_CMD_NONE = 0, BD_CMD_UNLOAD = 1 };
+enum { BD_CMD_NONE = 0, BD_CMD_UNLOAD = 1, BD_CMD_RMA = 2 };
+
+/* One-sided communication.  Requests to a target (lock, unlock, flush,
+ * operations of passive-target and post/start epochs) travel as messages on
+ * the one context BD_CTX_RMA_SVC; the master wakes a blocked target that has
+ * one with BD_CMD_RMA (it serves them with RMA_NEXT and sends, then
+ * RMA_DONE), and sets rma_pending for a rank that runs or waits for a run
+ * slot (it serves them at its next request).  Answers and fence traffic use
+ * the window's own context: its communicator's context | BD_CTX_RMA_DATA.
+ * (Master-allocated contexts are (node << 20) + n, below both bits.) */
+#define BD_CTX_RMA_SVC  (1 << 26)
+#define BD_CTX_RMA_DATA (1 << 27)
 
 typedef struct bd_shm_hdr {
     uint64_t magic;

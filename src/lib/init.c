@@ -63,6 +63,10 @@ static void report_resident(void)
 void bd_rpc(void)
 {
     bd_slot_t *sl = g_bd.slot;
+    /* RMA requests wait for this rank (rma.c): serve them first. */
+    if (atomic_load_explicit(&sl->rma_pending, memory_order_relaxed) &&
+        sl->req.code != BD_REQ_ABORT)
+        bd_rma_serve_pending();
     if (g_bd.hdr->nr < g_bd.hdr->nslaves && may_block(sl->req.code)) {
         report_resident();
         /* Another rank may run while this one waits: hold no unaccounted memory. */
@@ -81,8 +85,14 @@ void bd_rpc(void)
             bd_futex_wait(&sl->resp_seq, seen, -1);
         seen = now;
         /* A command while we wait (unload our memory) is not the answer. */
-        if (atomic_load_explicit(&sl->cmd, memory_order_acquire) == BD_CMD_NONE)
+        uint32_t cmd = atomic_load_explicit(&sl->cmd, memory_order_acquire);
+        if (cmd == BD_CMD_NONE)
             break;
+        if (cmd == BD_CMD_RMA) {
+            /* Serve RMA requests to us, then wait on (rma.c). */
+            seen = bd_rma_serve_command();
+            continue;
+        }
         bd_lib_mem_command();
     }
     atomic_fetch_add_explicit(&sl->stats[BD_STAT_WAIT_NS], now_ns() - t0, memory_order_relaxed);
@@ -115,6 +125,18 @@ static const char *const g_err_strings[] = {
     [MPI_ERR_NO_MEM] = "out of memory",
     [MPI_ERR_INFO] = "invalid info object",
     [MPI_ERR_UNSUPPORTED_OPERATION] = "operation not supported",
+    [MPI_ERR_WIN] = "invalid window",
+    [MPI_ERR_BASE] = "invalid base address",
+    [MPI_ERR_SIZE] = "invalid size",
+    [MPI_ERR_DISP] = "invalid displacement",
+    [MPI_ERR_LOCKTYPE] = "invalid lock type",
+    [MPI_ERR_ASSERT] = "invalid assertion",
+    [MPI_ERR_RMA_CONFLICT] = "conflicting accesses to a window",
+    [MPI_ERR_RMA_SYNC] = "wrong synchronization of RMA calls",
+    [MPI_ERR_RMA_RANGE] = "target memory is not part of the window",
+    [MPI_ERR_RMA_ATTACH] = "memory cannot be attached to the window",
+    [MPI_ERR_RMA_SHARED] = "memory cannot be shared",
+    [MPI_ERR_RMA_FLAVOR] = "wrong window flavor",
 };
 
 static const char *err_class_name(int c)
@@ -126,7 +148,10 @@ static const char *err_class_name(int c)
         "MPI_ERR_DIMS",     "MPI_ERR_ARG",      "MPI_ERR_UNKNOWN",   "MPI_ERR_TRUNCATE",
         "MPI_ERR_OTHER",    "MPI_ERR_INTERN",   "MPI_ERR_IN_STATUS", "MPI_ERR_PENDING",
         "MPI_ERR_KEYVAL",   "MPI_ERR_NO_MEM",   "MPI_ERR_INFO",
-        "MPI_ERR_UNSUPPORTED_OPERATION"};
+        "MPI_ERR_UNSUPPORTED_OPERATION", "MPI_ERR_WIN", "MPI_ERR_BASE", "MPI_ERR_SIZE",
+        "MPI_ERR_DISP", "MPI_ERR_LOCKTYPE", "MPI_ERR_ASSERT", "MPI_ERR_RMA_CONFLICT",
+        "MPI_ERR_RMA_SYNC", "MPI_ERR_RMA_RANGE", "MPI_ERR_RMA_ATTACH", "MPI_ERR_RMA_SHARED",
+        "MPI_ERR_RMA_FLAVOR"};
     return c >= 0 && c < (int)(sizeof names / sizeof *names) ? names[c] : "MPI_ERR_UNKNOWN";
 }
 

@@ -369,4 +369,10 @@ int bd_nbc_split(bd_comm_t *c, int color, int key, int api, bd_nbc_fin_t fin, vo
 /* p2p.c: the request of a started nonblocking collective (it owns nb). */
 MPI_Request bd_req_new_coll(bd_nbc_t *nb);
 
+/* rma.c: serve the RMA requests waiting for this rank (lock, unlock, flush,
+ * operations as target), called by bd_rpc: before a request when the master
+ * has flagged some (rma_pending), and on BD_CMD_RMA while blocked. */
+void bd_rma_serve_pending(void);
+uint32_t bd_rma_serve_command(void); /* returns the resp_seq to wait past */
+
 #endif

@@ -281,6 +281,11 @@ static void handle_request(slave_t *s)
     case BD_REQ_YIELD:
         bd_master_poll_failed(s);
         return;
+    case BD_REQ_RMA_ENABLE:
+    case BD_REQ_RMA_NEXT:
+    case BD_REQ_RMA_DONE:
+        bd_rma_handle(s);
+        return;
     case BD_REQ_COLL_BEGIN:
     case BD_REQ_COLL_PUT:
     case BD_REQ_COLL_WAIT:
@@ -629,6 +634,7 @@ int main(int argc, char **argv)
                 }
             }
             bd_memacct_poll();
+            bd_rma_poll();
             recheck_blocked();
             schedule();
             bd_deadlock_check();

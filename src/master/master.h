@@ -211,6 +211,10 @@ int bd_p2p_ready(slave_t *s);
 void bd_p2p_describe(slave_t *s, char *buf, size_t len);
 void bd_p2p_cleanup(slave_t *s);
 
+/* rma.c: one-sided communication (RMA_* requests; wake targets with work) */
+void bd_rma_handle(slave_t *s);
+void bd_rma_poll(void);
+
 /* memacct.c */
 uint64_t bd_memacct_default_budget(void);
 void bd_memacct_poll(void);
