@@ -71,10 +71,12 @@
  *      - unload: one PAGEMAP_SCAN ioctl (PAGE_IS_WRITTEN and PAGE_IS_PRESENT)
  *        per allocation lists the written pages; the sbpages containing them
  *        are written back, then MADV_DONTNEED releases everything.
- *    Costs: one handler-thread round trip per loaded chunk (AR allocations,
- *    accounted as a whole, are zero-filled in 2 MiB pieces), a memcpy from the bounce buffer, no signal per write (but a kernel
- *    fault per 4 KiB page on its first write, see below), no
- *    VMA fragmentation.  As root (or with vm.unprivileged_userfaultfd=1, or
+ *    Costs: one handler-thread round trip per demand-loaded chunk (pages
+ *    that read-ahead or an AR stream installed first cost none; AR
+ *    allocations, accounted as a whole, are zero-filled in 2 MiB pieces), a
+ *    copy from the bounce buffer (by the I/O worker), per first write one
+ *    kernel fault per 4 KiB page (async) or one round trip per sbpage
+ *    (sync), no signals, no VMA fragmentation.  As root (or with vm.unprivileged_userfaultfd=1, or
  *    with access to /dev/userfaultfd) faults raised by the kernel itself are
  *    handled too, so read(2)/write(2)/recv(2) into unloaded managed memory
  *    simply block until the handler thread has loaded it.  Unprivileged users
@@ -156,19 +158,19 @@
  * chains to the previous handler for faults that are not its own; a program
  * that replaces the SIGSEGV handler afterwards breaks that path.
  *
- * Measured (Linux 6.18 VM, 2 vCPUs, ext4 on virtio, 256 MiB allocation,
- * 64 KiB sbpages): one uffd LRLW fault costs ~123 us here, of which ~116 us
- * is the synchronous 64 KiB read and copy and ~7 us the handler round trip
- * (bench/mem_bench, docs/performance.md); an mprotect SIGSEGV
- * fault ~15-30 us including the mprotect; resident data is accessed at full
- * speed on both paths.  Fresh-memory first writes ran at ~500 MB/s (uffd,
- * LRLW, 64 KiB chunks), ~1.3-1.7 GB/s (uffd with 1 MiB chunks or AR, which
- * zero-fills in 2 MiB pieces) and ~1.9 GB/s (mprotect) against ~2.5 GB/s for
- * plain anonymous memory.  Writes to loaded memory are not free: on both
- * paths the first write to each loaded 4 KiB page is a kernel fault
- * (~0.75 us; 0.40-0.44x of unmanaged write throughput on uffd), and the
- * mprotect path adds one signal per sbpage (873 MB/s at 4 KiB sbpages).  Unload wrote ~1.6-2 GB/s, reload read
- * 0.35-1.3 GB/s (O_DIRECT, queue depth 1; larger chunks help).
+ * Measured (Linux 6.18 VM, 2 vCPUs, ext4 on virtio, bench/mem_bench at
+ * 512 MiB, docs/performance.md): resident data is read at full speed on both
+ * paths.  First writes to loaded memory cost, per 512 MiB, 131072 kernel
+ * faults (~0.75 us each; uffd below 64 KiB sbpages, 0.40-0.44x of unmanaged
+ * write throughput), or one handler round trip per sbpage (uffd from 64 KiB:
+ * 8192 at 64 KiB, 512 at 1 MiB, where writes reach unmanaged speed), or one
+ * signal plus mprotect per sbpage (~4.6 us; mprotect path, 0.07-0.11x at
+ * 4 KiB sbpages).  With 4 requests in flight and the installs done by the
+ * workers, a sequential reload takes a few hundred faults per 512 MiB and
+ * ran at 0.5-1.3x of the raw queue-depth-1 O_DIRECT read bandwidth on uffd
+ * (before: one synchronous 64 KiB read per LRLW fault, 0.30-0.71x), and
+ * write-back at 0.8-1.0x of raw write bandwidth on uffd; all under heavy
+ * foreign load, see docs/performance.md for the ranges.
  *
  * Errors: functions return 0 or -errno.  A failure that cannot be reported
  * (I/O error while loading in the fault handler, a refused acquire) prints a
