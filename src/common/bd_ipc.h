@@ -121,7 +121,8 @@ typedef struct bd_seg {
     int32_t peer;
     uint32_t len;
     uint64_t off;
-    uint64_t total;  /* PUT: full size of that piece */
+    uint64_t total;  /* PUT: full size of that piece; GET: 0, or the size the reader
+                      * expects the whole piece to have (resp.arg[0] = 1 if some differs) */
 } bd_seg_t;
 
 /* Collective kinds. */

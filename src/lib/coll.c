@@ -252,6 +252,13 @@ static void put_typed(put_t *p, int peer, const void *buf, uint64_t count, const
     put_part(p, peer, buf, count, t, 0, count * t->psize);
 }
 
+/* Set when the master answered a GET of a whole piece whose sender's size
+ * differs from what this rank expects (counts that disagree); cleared and
+ * turned into the call's MPI_ERR_TRUNCATE by nbc_get. */
+static int g_get_mismatch;
+/* The MPI call being run (set by GET_COMM), for the messages of its errors. */
+static const char *g_coll_call;
+
 /* Batches GET segments; data lands in the given destinations. */
 #define GET_MAX_SEGS 1024
 typedef struct {
@@ -272,6 +279,8 @@ static void get_flush(get_t *g)
     memcpy(g_bd.win + 8, g->segs, (size_t)g->nseg * sizeof(bd_seg_t));
     coll_req(BD_REQ_COLL_GET);
     bd_rpc();
+    if (bd_resp()->arg[0])
+        g_get_mismatch = 1;
     const char *src = g_bd.win;
     for (uint32_t i = 0; i < g->nseg; i++) {
         if (!g->t[i]) {
@@ -289,8 +298,9 @@ static void get_flush(get_t *g)
 /* Fetch len bytes of the piece from peer, starting at byte off of it, into
  * the first len bytes of the packed stream of count elements of t at buf
  * (unpacked on arrival). */
+/* whole: 0, or the size the sender's whole piece must have (off is 0). */
 static void get_part(get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
-                     const bd_dt_t *t, uint64_t len)
+                     const bd_dt_t *t, uint64_t len, uint64_t whole)
 {
     char *contig = bd_dt_contig(t, buf, count);
     uint64_t done = 0;
@@ -305,7 +315,7 @@ static void get_part(get_t *g, int peer, uint64_t off, void *buf, uint64_t count
         uint64_t chunk = len - done;
         if (chunk > limit - g->bytes)
             chunk = limit - g->bytes;
-        g->segs[g->nseg] = (bd_seg_t){peer, (uint32_t)chunk, off + done, 0};
+        g->segs[g->nseg] = (bd_seg_t){peer, (uint32_t)chunk, off + done, whole};
         g->dst[g->nseg] = contig ? contig + done : buf;
         g->t[g->nseg] = contig ? NULL : t;
         g->cnt[g->nseg] = count;
@@ -321,7 +331,13 @@ static void get_part(get_t *g, int peer, uint64_t off, void *buf, uint64_t count
 static void get_typed(get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
                       const bd_dt_t *t)
 {
-    get_part(g, peer, off, buf, count, t, count * t->psize);
+    get_part(g, peer, off, buf, count, t, count * t->psize, 0);
+}
+
+/* All of peer's piece, which must be count elements of t. */
+static void get_whole(get_t *g, int peer, void *buf, uint64_t count, const bd_dt_t *t)
+{
+    get_part(g, peer, 0, buf, count, t, count * t->psize, count * t->psize);
 }
 
 static get_t *get_new(void)
@@ -368,10 +384,13 @@ enum {
 
 struct bd_nbc {
     int ctx, rank, size;
+    MPI_Comm comm;         /* for a blocking call's error: its handle and name */
+    const char *call;
     uint64_t seq;
     int ready, done, owns;
     int err;               /* what the request reports (MPI_ERR_TRUNCATE) */
     int gkind;
+    int whole;             /* G_PIECE, G_BLOCKS: each piece read is all the sender sent */
     int peer;
     uint64_t off;
     void *buf;
@@ -396,6 +415,8 @@ struct bd_nbc {
 static void nbc_init(bd_nbc_t *nb, const bd_comm_t *c)
 {
     memset(nb, 0, sizeof *nb);
+    nb->comm = (MPI_Comm)(c - g_bd.comms);
+    nb->call = g_coll_call;
     nb->ctx = c->ctx;
     nb->rank = c->rank;
     nb->size = c->size;
@@ -485,7 +506,8 @@ static void get_tblocks(bd_nbc_t *nb)
             nb->err = MPI_ERR_TRUNCATE;
             len = cap;
         }
-        get_part(g, nb->pfirst + j, 8 * (uint64_t)nb->tn + ent[2 * j], blk_at(nb, j), k, t, len);
+        get_part(g, nb->pfirst + j, 8 * (uint64_t)nb->tn + ent[2 * j], blk_at(nb, j), k, t, len,
+                 0);
     }
     get_flush(g);
     free(g);
@@ -513,11 +535,15 @@ static void get_split(bd_nbc_t *nb)
 
 static void nbc_get(bd_nbc_t *nb)
 {
+    g_get_mismatch = 0;
     switch (nb->gkind) {
     case G_PIECE:
         if (nb->count * nb->t->psize != 0) {
             get_t *g = get_new();
-            get_typed(g, nb->peer, nb->off, nb->buf, nb->count, nb->t);
+            if (nb->whole)
+                get_whole(g, nb->peer, nb->buf, nb->count, nb->t);
+            else
+                get_typed(g, nb->peer, nb->off, nb->buf, nb->count, nb->t);
             get_flush(g);
             free(g);
         }
@@ -525,7 +551,10 @@ static void nbc_get(bd_nbc_t *nb)
     case G_BLOCKS: {
         get_t *g = get_new();
         for (int j = 0; j < nb->nblk; j++)
-            if (nb->pfirst + j != nb->skip)
+            if (nb->pfirst + j != nb->skip && nb->whole)
+                get_whole(g, nb->pfirst + j, blk_at(nb, j), vcount(nb->counts, (int)nb->count, j),
+                          blk_type(nb, j));
+            else if (nb->pfirst + j != nb->skip)
                 get_typed(g, nb->pfirst + j, 0, blk_at(nb, j),
                           vcount(nb->counts, (int)nb->count, j), blk_type(nb, j));
         get_flush(g);
@@ -544,6 +573,9 @@ static void nbc_get(bd_nbc_t *nb)
     default:
         break;
     }
+    if (g_get_mismatch)
+        nb->err = MPI_ERR_TRUNCATE;
+    g_get_mismatch = 0;
 }
 
 /* The types and arrays a nonblocking request holds. */
@@ -703,7 +735,11 @@ static int nbc_launch(bd_nbc_t *nb, MPI_Request *request)
     if (!request) {
         if (nb->size > 1)
             bd_nbc_progress(nb, 1);
-        return nb->err ? nb->err : MPI_SUCCESS;
+        if (nb->err)
+            return bd_error(nb->comm, nb->err, nb->call ? nb->call : "collective",
+                            "the data received does not match the receive buffer (the ranks' "
+                            "counts or type signatures disagree)");
+        return MPI_SUCCESS;
     }
     bd_nbc_t *h = malloc(sizeof *h);
     if (!h)
@@ -769,6 +805,7 @@ MPI_Request bd_nbc_of_requests(MPI_Request *reqs, int n)
 
 #define GET_COMM(call)                                                                             \
     BD_CHECK_INIT(call);                                                                           \
+    g_coll_call = call;                                                                            \
     bd_comm_t *c = bd_comm_get(comm);                                                              \
     if (!c)                                                                                        \
         return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);                \
@@ -858,8 +895,10 @@ static void bcast_start(bd_comm_t *c, bd_nbc_t *nb, void *buf, uint64_t count, b
         put_typed(&p, -1, buf, count, t);
         put_flush(&p);
     } else {
-        *nb = (bd_nbc_t){.ctx = nb->ctx, .rank = nb->rank, .size = nb->size, .seq = nb->seq,
-                         .gkind = G_PIECE, .peer = 0, .buf = buf, .count = count, .t = t};
+        *nb = (bd_nbc_t){.ctx = nb->ctx, .comm = nb->comm, .call = nb->call,
+                         .rank = nb->rank, .size = nb->size, .seq = nb->seq,
+                         .gkind = G_PIECE, .whole = 1, .peer = 0, .buf = buf, .count = count,
+                         .t = t};
     }
 }
 
@@ -1318,17 +1357,19 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
                               at(rb, voff(displs, recvcount, r, rt)),
                               vcount(recvcounts, recvcount, r), rt)))
             return rc;
+    /* A root whose own block does not fit still takes part (the others
+     * cannot know), and reports MPI_ERR_TRUNCATE when the call completes. */
+    int own_err = 0;
     if (is_root && !inplace) {
         uint64_t expect = vcount(recvcounts, recvcount, me) * rt->psize;
-        if (mine > expect)
-            return bd_error(comm, MPI_ERR_TRUNCATE, call,
-                            "rank %d sends %llu bytes but the root expects %llu", me,
-                            (unsigned long long)mine, (unsigned long long)expect);
+        own_err = mine > expect;
         bd_dt_copy(st, sendbuf, (uint64_t)sendcount, rt, at(rb, voff(displs, recvcount, me, rt)),
-                   vcount(recvcounts, recvcount, me), mine);
+                   vcount(recvcounts, recvcount, me), own_err ? expect : mine);
     }
     bd_nbc_t nb;
     nbc_init(&nb, c);
+    if (own_err)
+        nb.err = MPI_ERR_TRUNCATE;
     if (c->size > 1) {
         coll_begin(c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, 0, 0, 0,
                    api_of(api, request));
@@ -1344,6 +1385,7 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
         }
         if (is_root) {
             nb.gkind = G_BLOCKS;
+            nb.whole = 1;
             nb.buf = rb;
             nb.count = (uint64_t)recvcount;
             nb.counts = (int *)recvcounts;
@@ -1451,17 +1493,18 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
                               vcount(sendcounts, sendcount, r), st, recvbuf,
                               (uint64_t)recvcount, rt)))
             return rc;
+    int own_err = 0;
     if (is_root && !inplace) {
         uint64_t n = vcount(sendcounts, sendcount, root) * st->psize;
-        if (n > cap)
-            return bd_error(comm, MPI_ERR_TRUNCATE, call,
-                            "root sends %llu bytes to itself but receives only %llu",
-                            (unsigned long long)n, (unsigned long long)cap);
+        own_err = n > cap;
         bd_dt_copy(st, at(sb, voff(displs, sendcount, root, st)),
-                   vcount(sendcounts, sendcount, root), rt, recvbuf, (uint64_t)recvcount, n);
+                   vcount(sendcounts, sendcount, root), rt, recvbuf, (uint64_t)recvcount,
+                   own_err ? cap : n);
     }
     bd_nbc_t nb;
     nbc_init(&nb, c);
+    if (own_err)
+        nb.err = MPI_ERR_TRUNCATE;
     if (c->size > 1) {
         coll_begin(c, BD_COLL_SCATTER, root, 0, 0, 0, api_of(api, request));
         nb.seq = g_cur.seq;
@@ -1474,6 +1517,7 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
             put_flush(&p);
         } else if (cap) {
             nb.gkind = G_PIECE;
+            nb.whole = 1;
             nb.peer = root;
             nb.buf = recvbuf;
             nb.count = (uint64_t)recvcount;
@@ -1595,17 +1639,15 @@ static int alltoall_common(const char *call, int api, a2a_side_t *s, a2a_side_t 
                 goto out;
     uint64_t own = vcount(s->counts, s->count, me) * a2a_type(s, me)->psize;
     uint64_t room = vcount(rv->counts, rv->count, me) * a2a_type(rv, me)->psize;
-    if (own > room) {
-        rc = bd_error(comm, MPI_ERR_TRUNCATE, call,
-                      "rank %d sends %llu bytes to itself but receives only %llu", me,
-                      (unsigned long long)own, (unsigned long long)room);
-        goto out;
-    }
+    int own_err = own > room;
     if (!inplace)
         bd_dt_copy(a2a_type(s, me), a2a_block(s, me), vcount(s->counts, s->count, me),
-                   a2a_type(rv, me), a2a_block(rv, me), vcount(rv->counts, rv->count, me), own);
+                   a2a_type(rv, me), a2a_block(rv, me), vcount(rv->counts, rv->count, me),
+                   own_err ? room : own);
     bd_nbc_t nb;
     nbc_init(&nb, c);
+    if (own_err)
+        nb.err = MPI_ERR_TRUNCATE;
     if (c->size > 1) {
         coll_begin(c, BD_COLL_ALLTOALL, 0, 0, 0, 0, api_of(api, request));
         nb.seq = g_cur.seq;
@@ -1615,6 +1657,7 @@ static int alltoall_common(const char *call, int api, a2a_side_t *s, a2a_side_t 
                 put_typed(&p, r, a2a_block(s, r), vcount(s->counts, s->count, r), a2a_type(s, r));
         put_flush(&p);
         nb.gkind = G_BLOCKS;
+        nb.whole = 1;
         nb.buf = (void *)rv->buf;
         nb.count = (uint64_t)rv->count;
         nb.counts = (int *)rv->counts;

@@ -1140,6 +1140,7 @@ static void coll_get(slave_t *s)
     char *out = s->win;
     uint64_t used = 0;
     uint64_t fold_bytes = c->d.count * c->elem_size;
+    int mismatch = 0;
     for (uint32_t i = 0; i < nseg; i++) {
         const piece_t *p = NULL;
         piece_t acc = {0};
@@ -1152,6 +1153,20 @@ static void coll_get(slave_t *s)
         }
         uint64_t avail = p ? p->filled : 0;
         used += segs[i].len;
+        /* A segment with a total reads a whole piece of that size: if the
+         * sender's piece differs, the ranks' counts disagree (erroneous, and
+         * MPI can tell): answer with what there is, zeros after it, and a
+         * flag the rank turns into MPI_ERR_TRUNCATE for its own call. */
+        if (segs[i].total && segs[i].total != avail)
+            mismatch = 1;
+        if (segs[i].total && used <= g_m.hdr->window && segs[i].off + segs[i].len > avail) {
+            uint64_t have = segs[i].off < avail ? avail - segs[i].off : 0;
+            if (have && piece_read(c, p, segs[i].off, out, have) < 0)
+                return;
+            memset(out + have, 0, segs[i].len - have);
+            out += segs[i].len;
+            continue;
+        }
         if (used > g_m.hdr->window || segs[i].off + segs[i].len > avail) {
             bd_master_fail(1,
                            "rank %d: %s asked for %u bytes at offset %llu of a %llu-byte piece "
@@ -1167,6 +1182,7 @@ static void coll_get(slave_t *s)
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLL_BYTES_DOWN], segs[i].len,
                                   memory_order_relaxed);
     }
+    s->slot->resp.arg[0] = mismatch;
     bd_master_respond(s);
 }
 
