@@ -499,6 +499,15 @@ static int issue(const char *call, MPI_Win win, int kind, const void *obuf, int 
         return bd_win_error(win, MPI_ERR_TYPE, call, "invalid or uncommitted target datatype %d",
                             tdt);
     int accum = kind == K_ACC || kind == K_GACC;
+    if (target != MPI_PROC_NULL && (target < 0 || target >= w->size))
+        return bd_win_error(win, MPI_ERR_RANK, call, "invalid target rank %d (window of %d ranks)",
+                            target, w->size);
+    /* Moving no data at all (zero counts or empty types) does nothing. */
+    uint64_t tbytes = (uint64_t)tcount * tt->psize;
+    uint64_t obytes = has_o ? (uint64_t)ocount * ot->psize : 0;
+    uint64_t rbytes = has_r ? (uint64_t)rcount * rt->psize : 0;
+    if (tbytes == 0 && obytes == 0 && rbytes == 0)
+        return done_request(req);
     if (accum) {
         if (op <= MPI_OP_NULL || op > BDMPI_OP_PREDEFINED_MAX)
             return bd_win_error(win, MPI_ERR_OP, call,
@@ -521,10 +530,6 @@ static int issue(const char *call, MPI_Win win, int kind, const void *obuf, int 
                             "compare-and-swap needs a predefined datatype");
     if (target == MPI_PROC_NULL)
         return done_request(req);
-    if (target < 0 || target >= w->size)
-        return bd_win_error(win, MPI_ERR_RANK, call, "invalid target rank %d (window of %d ranks)",
-                            target, w->size);
-    uint64_t tbytes = (uint64_t)tcount * tt->psize;
     if (has_o && (uint64_t)ocount * ot->psize != tbytes)
         return bd_win_error(win, MPI_ERR_TYPE, call,
                             "origin data is %llu bytes, target data %llu bytes (type signatures "

@@ -79,6 +79,16 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Put(src, 0, MPI_INT, next, 0, 0, MPI_INT, win));
     CHECK_MPI(MPI_Put(src, N, MPI_INT, MPI_PROC_NULL, 0, N, MPI_INT, win));
     CHECK_MPI(MPI_Get(back, N, MPI_INT, MPI_PROC_NULL, 0, N, MPI_INT, win));
+    /* Moving no data is fine whatever the types: an empty origin type
+     * against a zero count of another type, even for accumulates. */
+    MPI_Datatype empty;
+    MPI_Type_contiguous(0, MPI_INT, &empty);
+    MPI_Type_commit(&empty);
+    CHECK_MPI(MPI_Accumulate(src, 1, empty, next, 0, 0, MPI_DOUBLE, MPI_SUM, win));
+    CHECK_MPI(MPI_Get_accumulate(src, 2, empty, back, 0, MPI_INT, next, 0, 3, empty, MPI_SUM,
+                                 win));
+    CHECK_MPI(MPI_Put(NULL, 0, MPI_INT, next, 0, 1, empty, win));
+    MPI_Type_free(&empty);
     CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));
     MPI_Type_free(&rev);
     MPI_Type_free(&pair);
