@@ -118,11 +118,21 @@ static char *target_addr(bd_win_t *w, const rma_hdr_t *h)
     char *a = (char *)(intptr_t)h->disp;
     if (h->hi <= h->lo)
         return a;
-    for (int i = 0; i < w->nregions; i++) {
-        bd_win_region_t *g = &w->regions[i];
-        if (a + h->lo >= g->base && a + h->hi <= g->base + g->size)
-            return a;
+    /* Every byte must be attached; adjacent regions may share an access. */
+    char *pos = a + h->lo, *end = a + h->hi;
+    while (pos < end) {
+        char *next = NULL;
+        for (int i = 0; i < w->nregions && !next; i++) {
+            bd_win_region_t *g = &w->regions[i];
+            if (pos >= g->base && pos < g->base + g->size)
+                next = g->base + g->size;
+        }
+        if (!next)
+            break;
+        pos = next;
     }
+    if (pos >= end)
+        return a;
     bd_win_error(bd_win_handle(w), MPI_ERR_RMA_RANGE, "MPI_Put/Get/Accumulate",
                  "rank %d accessed [%p, %p), which is not attached to this rank's dynamic window",
                  h->origin, (void *)(a + h->lo), (void *)(a + h->hi));

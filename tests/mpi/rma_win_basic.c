@@ -141,7 +141,11 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Win_get_attr(win, MPI_WIN_CREATE_FLAVOR, &flavor, &flag));
     CHECK(flag && *flavor == MPI_WIN_FLAVOR_DYNAMIC, "flavor is MPI_WIN_FLAVOR_DYNAMIC");
     long *dyn = calloc((size_t)size, sizeof(long));
-    CHECK_MPI(MPI_Win_attach(win, dyn, (MPI_Aint)(size * sizeof(long))));
+    /* Two adjacent regions (one when alone): accesses may span both. */
+    int half = size / 2;
+    if (half)
+        CHECK_MPI(MPI_Win_attach(win, dyn, (MPI_Aint)(half * sizeof(long))));
+    CHECK_MPI(MPI_Win_attach(win, dyn + half, (MPI_Aint)((size - half) * sizeof(long))));
     MPI_Aint addr, *addrs = malloc(sizeof(MPI_Aint) * size);
     MPI_Get_address(dyn, &addr);
     MPI_Allgather(&addr, 1, MPI_AINT, addrs, 1, MPI_AINT, MPI_COMM_WORLD);
@@ -153,8 +157,19 @@ int main(int argc, char **argv)
     MPI_Win_fence(0, win);
     for (int r = 0; r < size; r++)
         CHECK_INT(dyn[r], 100 + r, "put into attached memory");
+    long *all = malloc(sizeof(long) * size);
+    for (int r = 0; r < size; r++)
+        all[r] = 500 + r;
+    if (rank == 0)
+        for (int t = 0; t < size; t++)
+            CHECK_MPI(MPI_Put(all, size, MPI_LONG, t, addrs[t], size, MPI_LONG, win));
     MPI_Win_fence(MPI_MODE_NOSUCCEED, win);
-    CHECK_MPI(MPI_Win_detach(win, dyn));
+    for (int r = 0; r < size; r++)
+        CHECK_INT(dyn[r], 500 + r, "put across both attached regions");
+    free(all);
+    if (half)
+        CHECK_MPI(MPI_Win_detach(win, dyn));
+    CHECK_MPI(MPI_Win_detach(win, dyn + half));
     CHECK_MPI(MPI_Win_free(&win));
     free(dyn);
     free(addrs);
