@@ -187,6 +187,7 @@ typedef struct MPI_Status {
 #define MPI_WTIME_IS_GLOBAL 4
 #define MPI_UNIVERSE_SIZE   5
 #define MPI_APPNUM          6
+#define MPI_LASTUSEDCODE    16 /* the largest error code in use (MPI_Add_error_class/code) */
 
 /* ---- error classes ---- */
 #define MPI_SUCCESS          0
@@ -625,6 +626,23 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
                MPI_Comm comm, MPI_Request *request);
 int MPI_Test_cancelled(const MPI_Status *status, int *flag);
 
+/* ---- matched probe and receive (MPI 3.1 3.8.2-3), MPI_Isendrecv (MPI 4.0) ---- */
+typedef int MPI_Message;
+#define MPI_MESSAGE_NULL    ((MPI_Message)0)
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)-1)
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                MPI_Status *status);
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+              MPI_Status *status);
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Request *request);
+int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag, MPI_Comm comm, MPI_Request *request);
+int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Request *request);
+
 /* ---- graph topologies, neighbourhood collectives, darray, external32,
  *      type attributes, generalized requests, handle conversion
  *      (src/lib/topo.c, neighbor.c, dtype.c, typeattr.c, greq.c, misc.c) ---- */
@@ -753,6 +771,8 @@ MPI_Fint MPI_Info_c2f(MPI_Info info);
 MPI_Info MPI_Info_f2c(MPI_Fint info);
 MPI_Fint MPI_Errhandler_c2f(MPI_Errhandler errhandler);
 MPI_Errhandler MPI_Errhandler_f2c(MPI_Fint errhandler);
+MPI_Fint MPI_Message_c2f(MPI_Message message);
+MPI_Message MPI_Message_f2c(MPI_Fint message);
 int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
 int MPI_Pcontrol(const int level, ...);
@@ -901,36 +921,37 @@ int MPI_Win_sync(MPI_Win win);
     X(Group_free) X(Group_incl) X(Group_intersection) X(Group_range_excl) X(Group_range_incl) X(Group_rank) \
     X(Group_size) X(Group_translate_ranks) X(Group_union) X(Iallgather) X(Iallgatherv) X(Iallreduce) \
     X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Ibarrier) X(Ibcast) X(Ibsend) \
-    X(Iexscan) X(Igather) X(Igatherv) X(Ineighbor_allgather) X(Ineighbor_allgatherv) X(Ineighbor_alltoall) \
-    X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) X(Info_c2f) X(Info_create) X(Info_delete) X(Info_dup) \
-    X(Info_f2c) X(Info_free) X(Info_get) X(Info_get_nkeys) X(Info_get_nthkey) X(Info_get_string) \
-    X(Info_get_valuelen) X(Info_set) X(Init) X(Init_thread) X(Initialized) X(Intercomm_create) \
-    X(Intercomm_merge) X(Iprobe) X(Irecv) X(Ireduce) X(Ireduce_scatter) X(Ireduce_scatter_block) \
-    X(Irsend) X(Is_thread_main) X(Iscan) X(Iscatter) X(Iscatterv) X(Isend) \
-    X(Issend) X(Keyval_create) X(Keyval_free) X(Neighbor_allgather) X(Neighbor_allgatherv) X(Neighbor_alltoall) \
-    X(Neighbor_alltoallv) X(Neighbor_alltoallw) X(Op_c2f) X(Op_commutative) X(Op_create) X(Op_f2c) \
-    X(Op_free) X(Pack) X(Pack_external) X(Pack_external_size) X(Pack_size) X(Pcontrol) \
-    X(Probe) X(Put) X(Query_thread) X(Raccumulate) X(Recv) X(Recv_init) \
-    X(Reduce) X(Reduce_local) X(Reduce_scatter) X(Reduce_scatter_block) X(Request_c2f) X(Request_f2c) \
-    X(Request_free) X(Request_get_status) X(Rget) X(Rget_accumulate) X(Rput) X(Rsend) \
-    X(Rsend_init) X(Scan) X(Scatter) X(Scatterv) X(Send) X(Send_init) \
-    X(Sendrecv) X(Sendrecv_replace) X(Ssend) X(Ssend_init) X(Start) X(Startall) \
-    X(Status_c2f) X(Status_f2c) X(Status_set_cancelled) X(Status_set_elements) X(Status_set_elements_x) X(Test) \
-    X(Test_cancelled) X(Testall) X(Testany) X(Testsome) X(Topo_test) X(Type_c2f) \
-    X(Type_commit) X(Type_contiguous) X(Type_create_darray) X(Type_create_hindexed) X(Type_create_hindexed_block) X(Type_create_hvector) \
-    X(Type_create_indexed_block) X(Type_create_keyval) X(Type_create_resized) X(Type_create_struct) X(Type_create_subarray) X(Type_delete_attr) \
-    X(Type_dup) X(Type_extent) X(Type_f2c) X(Type_free) X(Type_free_keyval) X(Type_get_attr) \
-    X(Type_get_contents) X(Type_get_envelope) X(Type_get_extent) X(Type_get_extent_x) X(Type_get_name) X(Type_get_true_extent) \
-    X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) X(Type_indexed) X(Type_lb) X(Type_match_size) \
-    X(Type_set_attr) X(Type_set_name) X(Type_size) X(Type_size_x) X(Type_struct) X(Type_ub) \
-    X(Type_vector) X(Unpack) X(Unpack_external) X(Wait) X(Waitall) X(Waitany) \
-    X(Waitsome) X(Win_allocate) X(Win_attach) X(Win_c2f) X(Win_call_errhandler) X(Win_complete) \
-    X(Win_create) X(Win_create_dynamic) X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) X(Win_detach) \
-    X(Win_f2c) X(Win_fence) X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) \
-    X(Win_free) X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) \
-    X(Win_get_name) X(Win_lock) X(Win_lock_all) X(Win_post) X(Win_set_attr) X(Win_set_errhandler) \
-    X(Win_set_info) X(Win_set_name) X(Win_start) X(Win_sync) X(Win_test) X(Win_unlock) \
-    X(Win_unlock_all) X(Win_wait) X(Wtick) X(Wtime)
+    X(Iexscan) X(Igather) X(Igatherv) X(Improbe) X(Imrecv) X(Ineighbor_allgather) \
+    X(Ineighbor_allgatherv) X(Ineighbor_alltoall) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) X(Info_c2f) X(Info_create) \
+    X(Info_delete) X(Info_dup) X(Info_f2c) X(Info_free) X(Info_get) X(Info_get_nkeys) \
+    X(Info_get_nthkey) X(Info_get_string) X(Info_get_valuelen) X(Info_set) X(Init) X(Init_thread) \
+    X(Initialized) X(Intercomm_create) X(Intercomm_merge) X(Iprobe) X(Irecv) X(Ireduce) \
+    X(Ireduce_scatter) X(Ireduce_scatter_block) X(Irsend) X(Is_thread_main) X(Iscan) X(Iscatter) \
+    X(Iscatterv) X(Isend) X(Isendrecv) X(Isendrecv_replace) X(Issend) X(Keyval_create) \
+    X(Keyval_free) X(Message_c2f) X(Message_f2c) X(Mprobe) X(Mrecv) X(Neighbor_allgather) \
+    X(Neighbor_allgatherv) X(Neighbor_alltoall) X(Neighbor_alltoallv) X(Neighbor_alltoallw) X(Op_c2f) X(Op_commutative) \
+    X(Op_create) X(Op_f2c) X(Op_free) X(Pack) X(Pack_external) X(Pack_external_size) \
+    X(Pack_size) X(Pcontrol) X(Probe) X(Put) X(Query_thread) X(Raccumulate) \
+    X(Recv) X(Recv_init) X(Reduce) X(Reduce_local) X(Reduce_scatter) X(Reduce_scatter_block) \
+    X(Request_c2f) X(Request_f2c) X(Request_free) X(Request_get_status) X(Rget) X(Rget_accumulate) \
+    X(Rput) X(Rsend) X(Rsend_init) X(Scan) X(Scatter) X(Scatterv) \
+    X(Send) X(Send_init) X(Sendrecv) X(Sendrecv_replace) X(Ssend) X(Ssend_init) \
+    X(Start) X(Startall) X(Status_c2f) X(Status_f2c) X(Status_set_cancelled) X(Status_set_elements) \
+    X(Status_set_elements_x) X(Test) X(Test_cancelled) X(Testall) X(Testany) X(Testsome) \
+    X(Topo_test) X(Type_c2f) X(Type_commit) X(Type_contiguous) X(Type_create_darray) X(Type_create_hindexed) \
+    X(Type_create_hindexed_block) X(Type_create_hvector) X(Type_create_indexed_block) X(Type_create_keyval) X(Type_create_resized) X(Type_create_struct) \
+    X(Type_create_subarray) X(Type_delete_attr) X(Type_dup) X(Type_extent) X(Type_f2c) X(Type_free) \
+    X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) X(Type_get_envelope) X(Type_get_extent) X(Type_get_extent_x) \
+    X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) X(Type_indexed) \
+    X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) X(Type_size) X(Type_size_x) \
+    X(Type_struct) X(Type_ub) X(Type_vector) X(Unpack) X(Unpack_external) X(Wait) \
+    X(Waitall) X(Waitany) X(Waitsome) X(Win_allocate) X(Win_attach) X(Win_c2f) \
+    X(Win_call_errhandler) X(Win_complete) X(Win_create) X(Win_create_dynamic) X(Win_create_errhandler) X(Win_create_keyval) \
+    X(Win_delete_attr) X(Win_detach) X(Win_f2c) X(Win_fence) X(Win_flush) X(Win_flush_all) \
+    X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) \
+    X(Win_get_group) X(Win_get_info) X(Win_get_name) X(Win_lock) X(Win_lock_all) X(Win_post) \
+    X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) X(Win_set_name) X(Win_start) X(Win_sync) \
+    X(Win_test) X(Win_unlock) X(Win_unlock_all) X(Win_wait) X(Wtick) X(Wtime)
 /* END PMPI LIST */
 #ifdef BDMPI_PMPI_FUNCTIONS
 #define BDMPI_PMPI_DECLARE(name) __typeof__(MPI_##name) PMPI_##name;

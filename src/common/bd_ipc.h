@@ -29,7 +29,8 @@ enum bd_req_code {
     BD_REQ_FINALIZE,
     BD_REQ_ABORT,       /* arg[0]=exit code; window: message */
     BD_REQ_SEND,        /* ctx, peer=dest world rank, tag, myrank, nbytes, flags;
-                           small: data in window; large: arg[0]=spill file number */
+                           small: data in window; large: arg[0]=spill file number;
+                           rid: nonzero for a nonblocking send, which CANCEL_SEND names */
     BD_REQ_IRECV,       /* post: rid, ctx, peer=src comm rank|ANY, tag */
     BD_REQ_RECV,        /* post + wait in one call (rid 0) */
     BD_REQ_WAIT,        /* rid: block until matched, then deliver */
@@ -42,6 +43,12 @@ enum bd_req_code {
     BD_REQ_SSEND_WAIT,  /* arg[0]=message id of a synchronous send: block until matched */
     BD_REQ_SSEND_TEST,
     BD_REQ_CANCEL,      /* rid: cancel a posted receive not yet matched */
+    BD_REQ_CANCEL_SEND, /* peer=dest world rank, rid=send id: withdraw a nonblocking send's
+                           message nobody has received yet; resp.flag 1 if withdrawn */
+    BD_REQ_MPROBE,      /* like PROBE, and the message leaves the queue: only MRECV with
+                           resp.arg[0] (its id) can receive it */
+    BD_REQ_IMPROBE,
+    BD_REQ_MRECV,       /* rid=id from MPROBE: deliver that message (never blocks) */
     BD_REQ_COLL_BEGIN,  /* ctx, arg: see bd_coll_desc_t in window */
     BD_REQ_COLL_PUT,    /* window: bd_seg_t list + data */
     BD_REQ_COLL_WAIT,   /* block until every rank of the collective has arrived */

@@ -706,7 +706,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
     BD_CHECK_INIT("MPI_Comm_get_attr");
     static int tag_ub = INT_MAX, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_global = 0,
-               appnum = 0, universe;
+               appnum = 0, universe, lastused;
     if (!bd_comm_get(comm))
         return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_get_attr", "invalid communicator %d", comm);
     universe = g_bd.world_size;
@@ -718,6 +718,7 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     case MPI_WTIME_IS_GLOBAL: v = &wtime_global; break;
     case MPI_UNIVERSE_SIZE: v = &universe; break;
     case MPI_APPNUM: v = &appnum; break;
+    case MPI_LASTUSEDCODE: lastused = bd_errcode_lastused(); v = &lastused; break;
     default: {
         void *val = NULL;
         int rc = bd_attr_get(bd_comm_get(comm), keyval, &val, flag);

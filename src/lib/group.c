@@ -498,7 +498,7 @@ static void kv_unref(keyval_t *kv)
 
 static int is_predefined_key(int keyval)
 {
-    return keyval >= MPI_TAG_UB && keyval <= MPI_APPNUM;
+    return (keyval >= MPI_TAG_UB && keyval <= MPI_APPNUM) || keyval == MPI_LASTUSEDCODE;
 }
 
 int MPI_COMM_NULL_COPY_FN(MPI_Comm oldcomm, int comm_keyval, void *extra_state,

@@ -207,6 +207,12 @@ static int valid_errh(MPI_Errhandler eh)
     return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || user_errh(eh);
 }
 
+/* The largest error code or class in use: the MPI_LASTUSEDCODE attribute. */
+int bd_errcode_lastused(void)
+{
+    return MPI_ERR_LASTCODE + g_ncodes;
+}
+
 int bd_errcode_valid(int code)
 {
     return (code > 0 && code <= MPI_ERR_LASTCODE) ||

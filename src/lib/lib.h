@@ -68,6 +68,8 @@ typedef struct bd_request {
     void *buf;
     struct bd_dt *dt;  /* receive datatype (a reference held until delivery) */
     uint64_t count;    /* receive count */
+    uint64_t send_id;  /* a nonblocking send's id (MPI_Cancel names it), 0 if none */
+    int send_dst;      /* ... and its destination's world rank */
     MPI_Status status;
     /* Persistent requests (MPI_Send_init, MPI_Recv_init, ...): the call to
      * repeat at each MPI_Start; inactive between completion and the next start. */
@@ -124,6 +126,7 @@ void bd_rpc(void);
 MPI_Errhandler bd_errh_effective(const bd_comm_t *c);
 /* code is a predefined error class or a code/class the program added. */
 int bd_errcode_valid(int code);
+int bd_errcode_lastused(void); /* MPI_LASTUSEDCODE */
 
 static inline bd_req_t *bd_req_begin(uint32_t code)
 {

@@ -65,6 +65,9 @@ static void spill_failed(const char *path, uint64_t n, int err)
              (unsigned long long)n, path, g_bd.hdr->jobdir, strerror(err));
 }
 
+/* The id the next send carries (set by isend for MPI_Cancel; 0: none). */
+static uint64_t g_send_rid;
+
 int bd_send_typed(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,
                   const bd_dt_t *t, int sync, uint64_t *sync_id)
 {
@@ -107,6 +110,8 @@ int bd_send_typed(int ctx, int world_dst, int myrank, int tag, const void *buf, 
     r->nbytes = n;
     r->flags = (in_file ? BD_SEND_FILE : 0) | (sync ? BD_SEND_SYNC : 0);
     r->arg[0] = (int64_t)file_num;
+    r->rid = g_send_rid;
+    g_send_rid = 0;
     bd_rpc();
     if (sync_id)
         *sync_id = (uint64_t)bd_resp()->arg[0];
@@ -245,13 +250,20 @@ static bd_request_t *req_live(MPI_Request h)
 static int isend(const char *call, const void *buf, int count, MPI_Datatype dt, int dest,
                  int tag, MPI_Comm comm, int sync, MPI_Request *request)
 {
-    uint64_t id = 0;
+    uint64_t id = 0, send_id = ++g_bd.next_rid;
+    g_send_rid = send_id;
     int rc = do_send(call, buf, count, dt, dest, tag, comm, sync, &id);
+    g_send_rid = 0;
     if (rc > 0)
         return rc;
     int h = req_alloc(sync && rc == 0 ? BD_RQ_SSEND : BD_RQ_SEND);
     bd_request_t *q = &g_bd.reqs[h];
     q->rid = id;
+    if (rc == 0) {
+        bd_comm_t *c = bd_comm_get(comm);
+        q->send_id = send_id;
+        q->send_dst = bd_comm_peer_world(c, dest);
+    }
     bd_status_empty(&q->status);
     q->done = !(sync && rc == 0);
     *request = h;
@@ -561,6 +573,17 @@ static int req_finish(MPI_Request *h, MPI_Status *st)
     return err;
 }
 
+/* The calls that complete one request leave the status's MPI_ERROR alone
+ * (MPI 3.1 3.2.5: the error is the call's return value). */
+static int req_finish1(MPI_Request *h, MPI_Status *st)
+{
+    int keep = st != MPI_STATUS_IGNORE ? st->MPI_ERROR : 0;
+    int err = req_finish(h, st);
+    if (st != MPI_STATUS_IGNORE)
+        st->MPI_ERROR = keep;
+    return err;
+}
+
 /* MPI_REQUEST_NULL, or a persistent request that is not started: calls
  * that wait or test return at once with an empty status. */
 static int req_is_null(MPI_Request h)
@@ -584,7 +607,7 @@ int MPI_Wait(MPI_Request *request, MPI_Status *status)
     if (!q)
         return bad_request("MPI_Wait", *request);
     req_progress(q, 1);
-    int err = req_finish(request, status);
+    int err = req_finish1(request, status);
     if (err)
         return bd_error(MPI_COMM_WORLD, err, "MPI_Wait", "%s", req_err_msg(err));
     return MPI_SUCCESS;
@@ -605,7 +628,7 @@ int MPI_Test(MPI_Request *request, int *flag, MPI_Status *status)
     *flag = q->done;
     if (!q->done)
         return MPI_SUCCESS;
-    int err = req_finish(request, status);
+    int err = req_finish1(request, status);
     if (err)
         return bd_error(MPI_COMM_WORLD, err, "MPI_Test", "%s", req_err_msg(err));
     return MPI_SUCCESS;
@@ -863,7 +886,7 @@ static int waitany(const char *call, int count, MPI_Request reqs[], int *index, 
         return MPI_SUCCESS;
     }
     *index = i;
-    int err = req_finish(&reqs[i], status);
+    int err = req_finish1(&reqs[i], status);
     if (err)
         return bd_error(MPI_COMM_WORLD, err, call, "%s", req_err_msg(err));
     return MPI_SUCCESS;
@@ -940,6 +963,25 @@ static int cancel_recv(bd_request_t *q)
     return 1;
 }
 
+/* Withdraw a nonblocking send's message if nobody has received it yet
+ * (the master removes it, and its spill file). */
+static int cancel_send(bd_request_t *q)
+{
+    if (!q->send_id || q->status.bd_cancelled)
+        return 0;
+    bd_req_t *r = bd_req_begin(BD_REQ_CANCEL_SEND);
+    r->peer = q->send_dst;
+    r->rid = q->send_id;
+    bd_rpc();
+    if (!bd_resp()->flag)
+        return 0;
+    q->done = 1;
+    q->send_id = 0;
+    bd_status_empty(&q->status);
+    q->status.bd_cancelled = 1;
+    return 1;
+}
+
 int MPI_Cancel(MPI_Request *request)
 {
     BD_CHECK_INIT("MPI_Cancel");
@@ -957,9 +999,13 @@ int MPI_Cancel(MPI_Request *request)
                               err)
                    : MPI_SUCCESS;
     }
-    /* Sends are buffered at once, so only a receive can still be withdrawn;
-     * a send's cancel fails, which MPI allows (MPI_Test_cancelled says so). */
-    cancel_recv(q);
+    /* A send's message is buffered at once: it can be withdrawn until it is
+     * received; after that the cancel fails, which MPI allows
+     * (MPI_Test_cancelled says which happened). */
+    if (q->kind == BD_RQ_SEND || q->kind == BD_RQ_SSEND)
+        cancel_send(q);
+    else
+        cancel_recv(q);
     return MPI_SUCCESS;
 }
 
@@ -1107,6 +1153,8 @@ int MPI_Start(MPI_Request *request)
     q->buf = t->buf;
     q->dt = t->dt;
     q->count = t->count;
+    q->send_id = t->send_id;
+    q->send_dst = t->send_dst;
     q->status = t->status;
     q->inactive = 0;
     t->kind = BD_RQ_FREE;
@@ -1135,4 +1183,221 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
                MPI_Comm comm, MPI_Request *request)
 {
     return MPI_Isend(buf, count, datatype, dest, tag, comm, request);
+}
+
+/* ---------------------------------------------------------------- matched probe */
+
+/* MPI_Mprobe/MPI_Improbe take the message out of the master's queue (no
+ * other receive can match it); the message handle names it until
+ * MPI_Mrecv/MPI_Imrecv receives it (MPI 3.1 3.8.2, 3.8.3). */
+typedef struct {
+    int used;
+    uint64_t id;      /* the master's id of the message */
+    MPI_Comm comm;    /* for errors */
+} bd_msg_handle_t;
+
+static bd_msg_handle_t *g_msgs;
+static int g_nmsgs;
+
+static int msg_new(uint64_t id, MPI_Comm comm)
+{
+    for (int i = 1; i < g_nmsgs; i++)
+        if (!g_msgs[i].used) {
+            g_msgs[i] = (bd_msg_handle_t){1, id, comm};
+            return i;
+        }
+    int n = g_nmsgs ? g_nmsgs * 2 : 16;
+    bd_msg_handle_t *m = realloc(g_msgs, (size_t)n * sizeof *m);
+    if (!m)
+        bd_fatal(MPI_ERR_NO_MEM, "out of memory allocating a message handle");
+    memset(m + g_nmsgs, 0, (size_t)(n - g_nmsgs) * sizeof *m);
+    int h = g_nmsgs ? g_nmsgs : 1;
+    g_msgs = m;
+    g_nmsgs = n;
+    g_msgs[h] = (bd_msg_handle_t){1, id, comm};
+    return h;
+}
+
+static int mprobe(const char *call, int source, int tag, MPI_Comm comm, int blocking, int *flag,
+                  MPI_Message *message, MPI_Status *status)
+{
+    BD_CHECK_INIT(call);
+    bd_comm_t *c = bd_comm_get(comm);
+    if (!c)
+        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (tag < 0 && tag != MPI_ANY_TAG)
+        return bd_error(comm, MPI_ERR_TAG, call, "invalid tag %d", tag);
+    if (!message || (!blocking && !flag))
+        return bd_error(comm, MPI_ERR_ARG, call, "NULL %s argument", message ? "flag" : "message");
+    if (source == MPI_PROC_NULL) {
+        if (flag)
+            *flag = 1;
+        *message = MPI_MESSAGE_NO_PROC;
+        int err = status != MPI_STATUS_IGNORE ? status->MPI_ERROR : 0;
+        status_proc_null(status);
+        if (status != MPI_STATUS_IGNORE)
+            status->MPI_ERROR = err;
+        return MPI_SUCCESS;
+    }
+    if (source != MPI_ANY_SOURCE && (source < 0 || source >= bd_comm_peers(c)))
+        return bd_error(comm, MPI_ERR_RANK, call, "invalid source rank %d (%s size %d)", source,
+                        c->inter ? "remote group" : "communicator", bd_comm_peers(c));
+    bd_req_t *r = bd_req_begin(blocking ? BD_REQ_MPROBE : BD_REQ_IMPROBE);
+    r->ctx = c->ctx;
+    r->peer = source;
+    r->tag = tag;
+    bd_rpc();
+    bd_resp_t *rs = bd_resp();
+    if (flag)
+        *flag = rs->flag;
+    if (!rs->flag) {
+        *message = MPI_MESSAGE_NULL;
+        return MPI_SUCCESS;
+    }
+    *message = msg_new((uint64_t)rs->arg[0], comm);
+    if (status != MPI_STATUS_IGNORE) { /* MPI_ERROR is left alone (MPI 3.1 3.2.5) */
+        status->MPI_SOURCE = rs->src;
+        status->MPI_TAG = rs->tag;
+        status->bd_cancelled = 0;
+        status->bd_nbytes = (long long)rs->nbytes;
+    }
+    return MPI_SUCCESS;
+}
+
+int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
+{
+    return mprobe("MPI_Mprobe", source, tag, comm, 1, NULL, message, status);
+}
+
+int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
+                MPI_Status *status)
+{
+    return mprobe("MPI_Improbe", source, tag, comm, 0, flag, message, status);
+}
+
+/* Receive the message *message names into (buf, count, dt); st gets the
+ * status.  Returns MPI_SUCCESS, MPI_ERR_TRUNCATE (not yet reported) or an
+ * error already reported; *proc_null is set for MPI_MESSAGE_NO_PROC. */
+static int mrecv(const char *call, void *buf, int count, MPI_Datatype dt, MPI_Message *message,
+                 MPI_Status *st, int *proc_null, MPI_Comm *comm)
+{
+    BD_CHECK_INIT(call);
+    *proc_null = 0;
+    *comm = MPI_COMM_WORLD;
+    if (!message)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL message argument");
+    if (*message == MPI_MESSAGE_NO_PROC) {
+        *proc_null = 1;
+        *message = MPI_MESSAGE_NULL;
+        int err = st != MPI_STATUS_IGNORE ? st->MPI_ERROR : 0;
+        status_proc_null(st);
+        if (st != MPI_STATUS_IGNORE)
+            st->MPI_ERROR = err;
+        return MPI_SUCCESS;
+    }
+    int h = *message;
+    if (h <= 0 || h >= g_nmsgs || !g_msgs[h].used)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, call,
+                        "invalid message handle %d (MPI_MESSAGE_NULL, or already received)", h);
+    *comm = g_msgs[h].comm;
+    bd_dt_t *t = NULL;
+    int rc;
+    if (count < 0)
+        return bd_error(*comm, MPI_ERR_COUNT, call, "invalid count %d", count);
+    if ((rc = bd_dt_check(*comm, call, "receive", dt, &t)))
+        return rc;
+    if (count > 0 && !buf && t->predefined)
+        return bd_error(*comm, MPI_ERR_BUFFER, call, "NULL buffer with count %d", count);
+    bd_req_t *r = bd_req_begin(BD_REQ_MRECV);
+    r->rid = g_msgs[h].id;
+    bd_rpc();
+    if (bd_resp()->status == BD_RESP_ERROR)
+        bd_fatal(MPI_ERR_INTERN, "the master does not know matched message %llu",
+                 (unsigned long long)g_msgs[h].id);
+    g_msgs[h].used = 0;
+    *message = MPI_MESSAGE_NULL;
+    /* A single receive leaves MPI_ERROR alone (MPI 3.1 3.2.5). */
+    int err = st != MPI_STATUS_IGNORE ? st->MPI_ERROR : 0;
+    rc = take_delivery(buf, t, (uint64_t)count, st);
+    if (st != MPI_STATUS_IGNORE)
+        st->MPI_ERROR = err;
+    return rc;
+}
+
+static int truncated(MPI_Comm comm, const char *call, int count, MPI_Datatype dt)
+{
+    bd_dt_t *t = bd_dt_lookup(dt);
+    return bd_error(comm, MPI_ERR_TRUNCATE, call,
+                    "message of %llu bytes from rank %d (tag %d) truncated to the %llu-byte "
+                    "receive buffer",
+                    (unsigned long long)bd_resp()->nbytes, bd_resp()->src, bd_resp()->tag,
+                    (unsigned long long)((uint64_t)count * (t ? t->psize : 0)));
+}
+
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+              MPI_Status *status)
+{
+    int pn;
+    MPI_Comm comm;
+    int rc = mrecv("MPI_Mrecv", buf, count, datatype, message, status, &pn, &comm);
+    if (rc == MPI_ERR_TRUNCATE && !pn)
+        return truncated(comm, "MPI_Mrecv", count, datatype);
+    return rc;
+}
+
+int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
+               MPI_Request *request)
+{
+    if (!request)
+        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Imrecv", "NULL request argument");
+    /* The message is already here: the request completes at once. */
+    MPI_Status st;
+    int pn;
+    MPI_Comm comm;
+    bd_status_empty(&st);
+    int rc = mrecv("MPI_Imrecv", buf, count, datatype, message, &st, &pn, &comm);
+    st.MPI_ERROR = rc == MPI_ERR_TRUNCATE ? rc : MPI_SUCCESS;
+    if (rc && rc != MPI_ERR_TRUNCATE)
+        return rc;
+    int h = req_alloc(BD_RQ_RECV);
+    bd_request_t *q = &g_bd.reqs[h];
+    q->buf = buf;
+    q->count = (uint64_t)count;
+    q->done = 1;
+    q->status = st;
+    q->err = rc;
+    *request = h;
+    return MPI_SUCCESS;
+}
+
+MPI_Fint MPI_Message_c2f(MPI_Message message) { return (MPI_Fint)message; }
+MPI_Message MPI_Message_f2c(MPI_Fint message) { return (MPI_Message)message; }
+
+/* ---------------------------------------------------------------- MPI_Isendrecv */
+
+/* MPI 4.0: the send is buffered at once, so the request is the receive's. */
+int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
+                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
+                  int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    if (!request)
+        return bd_error(comm, MPI_ERR_ARG, "MPI_Isendrecv", "NULL request argument");
+    bd_dt_t *t = NULL;
+    bd_comm_t *c;
+    int rc = recv_check("MPI_Isendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm, &t,
+                        &c);
+    if (rc > 0)
+        return rc;
+    rc = do_send("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm, 0, NULL);
+    if (rc > 0)
+        return rc;
+    return MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+}
+
+int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
+                          int source, int recvtag, MPI_Comm comm, MPI_Request *request)
+{
+    /* The message leaves buf before the receive is posted. */
+    return MPI_Isendrecv(buf, count, datatype, dest, sendtag, buf, count, datatype, source,
+                         recvtag, comm, request);
 }

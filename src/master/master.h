@@ -41,6 +41,8 @@ typedef struct msg {
     uint64_t file_num; /* spill file number when in_file */
     int in_file;
     uint64_t sync_id;  /* nonzero: a synchronous send waits for the match */
+    uint64_t send_id;  /* nonzero: a nonblocking send's id, for MPI_Cancel */
+    uint64_t match_id; /* taken by a matched probe: the id MRECV names */
     char *data;
 } msg_t;
 
@@ -71,6 +73,7 @@ typedef struct slave {
     uint64_t runnable_order;
     msg_t *unexp_head, *unexp_tail;  /* unexpected messages, arrival order */
     precv_t *posted_head, *posted_tail;
+    msg_t *matched;     /* taken by MPI_Mprobe/Improbe, waiting for MPI_Mrecv */
     sync_rec_t *syncs;
     int nsyncs, capsyncs;
     struct coll *coll;  /* collective it is inside of */

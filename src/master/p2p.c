@@ -209,6 +209,7 @@ static void handle_send(slave_t *s, bd_req_t *r)
     m->src_world = s->world;
     m->nbytes = r->nbytes;
     m->sync_id = sync_id;
+    m->send_id = r->rid;
     if (r->flags & BD_SEND_FILE) {
         m->in_file = 1;
         m->file_num = (uint64_t)r->arg[0];
@@ -280,6 +281,49 @@ static int any_bound(slave_t *s, int respond)
     if (respond)
         s->slot->resp.flag = any;
     return any;
+}
+
+/* MPI_Cancel of a nonblocking send (MPI 3.1 3.8.4): its message can be
+ * withdrawn while it waits unreceived in a queue of this node; once a
+ * receive or a matched probe has it, the cancel fails.  (A message to a
+ * rank of another node is not withdrawn: the cancel fails, which MPI
+ * allows.) */
+static void cancel_send(slave_t *s, const bd_req_t *r)
+{
+    s->slot->resp.flag = 0;
+    slave_t *d = bd_master_slave_by_world(r->peer);
+    if (!d || !r->rid)
+        return;
+    msg_t *prev = NULL;
+    for (msg_t *m = d->unexp_head; m; prev = m, m = m->next) {
+        if (m->src_world != s->world || m->send_id != r->rid)
+            continue;
+        if (prev)
+            prev->next = m->next;
+        else
+            d->unexp_head = m->next;
+        if (d->unexp_tail == m)
+            d->unexp_tail = prev;
+        if (m->sync_id) {
+            sync_rec_t *rec = sync_find(s, m->sync_id);
+            if (rec)
+                *rec = s->syncs[--s->nsyncs];
+        }
+        free_msg(m, 1); /* with its spill file */
+        s->slot->resp.flag = 1;
+        return;
+    }
+}
+
+/* Answer a (matched) probe with message m. */
+static void probe_answer(slave_t *s, const msg_t *m)
+{
+    bd_resp_t *rs = &s->slot->resp;
+    rs->flag = 1;
+    rs->src = m->src;
+    rs->tag = m->tag;
+    rs->nbytes = m->nbytes;
+    rs->arg[0] = (int64_t)m->match_id;
 }
 
 int bd_p2p_handle(slave_t *s)
@@ -364,6 +408,45 @@ int bd_p2p_handle(slave_t *s)
         bd_master_block(s, BLK_PROBE);
         return 0;
     }
+    case BD_REQ_MPROBE:
+    case BD_REQ_IMPROBE: {
+        msg_t *m = take_unexpected(s, r->ctx, r->peer, r->tag, 1);
+        if (m) {
+            /* Matched now: no receive but MRECV can have it. */
+            note_matched(m);
+            m->match_id = ++g_m.next_sync_id;
+            m->next = s->matched;
+            s->matched = m;
+            probe_answer(s, m);
+            bd_master_respond(s);
+            return 1;
+        }
+        if (r->code == BD_REQ_IMPROBE) {
+            bd_master_poll_failed(s);
+            return 1;
+        }
+        bd_master_block(s, BLK_PROBE);
+        return 0;
+    }
+    case BD_REQ_MRECV: {
+        msg_t **pp = &s->matched;
+        while (*pp && (*pp)->match_id != r->rid)
+            pp = &(*pp)->next;
+        msg_t *m = *pp;
+        if (!m) {
+            rs->status = BD_RESP_ERROR;
+            bd_master_respond(s);
+            return 1;
+        }
+        *pp = m->next;
+        m->next = NULL;
+        deliver(s, m);
+        return 1;
+    }
+    case BD_REQ_CANCEL_SEND:
+        cancel_send(s, r);
+        bd_master_respond(s);
+        return 1;
     case BD_REQ_SSEND_WAIT:
     case BD_REQ_SSEND_TEST: {
         sync_rec_t *rec = sync_find(s, (uint64_t)r->arg[0]);
@@ -463,8 +546,8 @@ void bd_p2p_describe(slave_t *s, char *buf, size_t len)
         break;
     case BLK_PROBE:
         fmt_peer(who, sizeof who, r->peer, r->tag);
-        snprintf(buf, len, "waits in MPI_Probe for a message from %s (communicator context %d)",
-                 who, r->ctx);
+        snprintf(buf, len, "waits in %s for a message from %s (communicator context %d)",
+                 r->code == BD_REQ_MPROBE ? "MPI_Mprobe" : "MPI_Probe", who, r->ctx);
         break;
     case BLK_SSEND:
         snprintf(buf, len, "waits in MPI_Ssend/Issend for its message to be received");
@@ -490,4 +573,9 @@ void bd_p2p_cleanup(slave_t *s)
         free(p);
     }
     s->posted_tail = NULL;
+    while (s->matched) {
+        msg_t *m = s->matched;
+        s->matched = m->next;
+        free_msg(m, 1);
+    }
 }
