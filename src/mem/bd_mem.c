@@ -1016,8 +1016,10 @@ int bd_mem_init(const bd_mem_config_t *cfg) {
   }
   /* uffd write tracking: asynchronous (the kernel, one fault per 4 KiB
    * page) or synchronous (the handler, one round trip per sbpage); the
-   * latter is cheaper from 64 KiB sbpages up (docs/performance.md) */
-  G.wp_sync = sbpage >= 64 * KIB;
+   * latter is cheaper only from 1 MiB sbpages up: a round trip costs
+   * ~90 us on these VMs, so at 64 KiB it is 4x slower than the kernel's
+   * faults (docs/performance.md, quiet-machine run) */
+  G.wp_sync = sbpage >= 1024 * KIB;
   {
     const char *e = getenv("BD_MEM_WP");
     if (e && !strcmp(e, "async")) G.wp_sync = 0;

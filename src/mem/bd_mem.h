@@ -61,13 +61,16 @@
  *        remembers the page as written; every first write to a 4 KiB page
  *        is still a kernel fault (~0.75 us).  Transparent huge pages do not
  *        help: the first write splits the PMD and faults per 4 KiB page.
- *      - writes, sbpages of 64 KiB and more: synchronous write-protect
+ *      - writes, sbpages of 1 MiB and more: synchronous write-protect
  *        faults (no WP_ASYNC): the first write to a clean sbpage sends one
  *        message; the handler unprotects the whole sbpage
  *        (UFFDIO_WRITEPROTECT, which makes its pages writable and wakes the
  *        thread) and marks it dirty: one round trip per sbpage instead of a
  *        fault per 4 KiB page.  A write fault on a never-stored sbpage
  *        installs it writable at once.  BD_MEM_WP=async|sync overrides.
+ *        Below 1 MiB the round trip (~90 us) costs more than the 4 KiB
+ *        faults it saves (quiet machine: 0.09x at 64 KiB, 0.28x at 256 KiB,
+ *        0.56x at 1 MiB, against 0.40x for the kernel's faults).
  *      - unload: one PAGEMAP_SCAN ioctl (PAGE_IS_WRITTEN and PAGE_IS_PRESENT)
  *        per allocation lists the written pages; the sbpages containing them
  *        are written back, then MADV_DONTNEED releases everything.
@@ -161,9 +164,9 @@
  * Measured (Linux 6.18 VM, 2 vCPUs, ext4 on virtio, bench/mem_bench at
  * 512 MiB, docs/performance.md): resident data is read at full speed on both
  * paths.  First writes to loaded memory cost, per 512 MiB, 131072 kernel
- * faults (~0.75 us each; uffd below 64 KiB sbpages, 0.40-0.44x of unmanaged
- * write throughput), or one handler round trip per sbpage (uffd from 64 KiB:
- * 8192 at 64 KiB, 512 at 1 MiB, where writes reach unmanaged speed), or one
+ * faults (~0.75 us each; uffd below 1 MiB sbpages, 0.40-0.44x of unmanaged
+ * write throughput), or one handler round trip per sbpage (uffd from 1 MiB:
+ * 512 faults, 0.56-0.59x on a quiet machine), or one
  * signal plus mprotect per sbpage (~4.6 us; mprotect path, 0.07-0.11x at
  * 4 KiB sbpages).  With 4 requests in flight and the installs done by the
  * workers, a sequential reload takes a few hundred faults per 512 MiB and
