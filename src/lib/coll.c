@@ -1177,6 +1177,24 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     return scan_common("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, 1, request, 1);
 }
 
+/* Reduce_scatter(_block): elements in all (total), before this rank's part
+ * (myoff) and in it (mine), from the counts (or block for every rank). */
+static int redscat_sizes(const bd_comm_t *c, MPI_Comm comm, const char *call, const int counts[],
+                         int block, uint64_t *total, uint64_t *myoff, uint64_t *mine)
+{
+    *total = *myoff = 0;
+    for (int r = 0; r < c->size; r++) {
+        int k = block >= 0 ? block : counts[r];
+        if (k < 0)
+            return bd_error(comm, MPI_ERR_COUNT, call, "invalid count %d for rank %d", k, r);
+        if (r < c->rank)
+            *myoff += (uint64_t)k;
+        *total += (uint64_t)k;
+    }
+    *mine = (uint64_t)(block >= 0 ? block : counts[c->rank]);
+    return MPI_SUCCESS;
+}
+
 static int redscat(const char *call, const void *sendbuf, void *recvbuf, const int counts[],
                    int block, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *request,
                    int nb_req)
@@ -1196,16 +1214,9 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
     if ((rc = check_buf(comm, call, block >= 0 ? block : 0, dt, &t, "")) ||
         (rc = check_op(comm, call, op, dt, t, &u)))
         return rc;
-    uint64_t total = 0, myoff = 0;
-    for (int r = 0; r < c->size; r++) {
-        int k = block >= 0 ? block : counts[r];
-        if (k < 0)
-            return bd_error(comm, MPI_ERR_COUNT, call, "invalid count %d for rank %d", k, r);
-        if (r < c->rank)
-            myoff += (uint64_t)k;
-        total += (uint64_t)k;
-    }
-    uint64_t mine = (uint64_t)(block >= 0 ? block : counts[c->rank]);
+    uint64_t total, myoff, mine;
+    if ((rc = redscat_sizes(c, comm, call, counts, block, &total, &myoff, &mine)))
+        return rc;
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if ((rc = check_alias(comm, call, sendbuf, total, t, recvbuf, mine, t)))
         return rc;
@@ -2039,16 +2050,9 @@ static int ic_redscat(bd_comm_t *c, MPI_Comm comm, const char *call, int api,
         (rc = check_buf(comm, call, block >= 0 ? block : 0, dt, &t, "")) ||
         (rc = check_op(comm, call, op, dt, t, &u)))
         return rc;
-    uint64_t total = 0, myoff = 0;
-    for (int r = 0; r < c->size; r++) {
-        int k = block >= 0 ? block : counts[r];
-        if (k < 0)
-            return bd_error(comm, MPI_ERR_COUNT, call, "invalid count %d for rank %d", k, r);
-        if (r < c->rank)
-            myoff += (uint64_t)k;
-        total += (uint64_t)k;
-    }
-    uint64_t mine = (uint64_t)(block >= 0 ? block : counts[c->rank]);
+    uint64_t total, myoff, mine;
+    if ((rc = redscat_sizes(c, comm, call, counts, block, &total, &myoff, &mine)))
+        return rc;
     icoll_t x;
     ic_begin(&x, c, BD_COLL_ALLGATHER, api);
     put_typed(&x.p, -1, sendbuf, total, t);

@@ -754,18 +754,30 @@ int bd_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const c
 
 /* ---------------------------------------------------------------- queries */
 
+/* The intercommunicator comm for a query whose output argument is out. */
+static bd_comm_t *inter_query(MPI_Comm comm, const char *call, const void *out,
+                              const char *outname, int *rc)
+{
+    bd_comm_t *c = bd_comm_get(comm);
+    if (!c)
+        *rc = bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    else if (!c->inter)
+        *rc = bd_error(comm, MPI_ERR_COMM, call, "communicator %d is not an intercommunicator",
+                       comm);
+    else if (!out)
+        *rc = bd_error(comm, MPI_ERR_ARG, call, "%s is NULL", outname);
+    else
+        return c;
+    return NULL;
+}
+
 int MPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
     BD_CHECK_INIT("MPI_Comm_remote_size");
-    bd_comm_t *c = bd_comm_get(comm);
+    int rc;
+    bd_comm_t *c = inter_query(comm, "MPI_Comm_remote_size", size, "size", &rc);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_remote_size", "invalid communicator %d",
-                        comm);
-    if (!c->inter)
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_remote_size",
-                        "communicator %d is not an intercommunicator", comm);
-    if (!size)
-        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_remote_size", "size is NULL");
+        return rc;
     *size = c->rsize;
     return MPI_SUCCESS;
 }
@@ -773,15 +785,10 @@ int MPI_Comm_remote_size(MPI_Comm comm, int *size)
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
     BD_CHECK_INIT("MPI_Comm_remote_group");
-    bd_comm_t *c = bd_comm_get(comm);
+    int rc;
+    bd_comm_t *c = inter_query(comm, "MPI_Comm_remote_group", group, "group", &rc);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_remote_group", "invalid communicator %d",
-                        comm);
-    if (!c->inter)
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_remote_group",
-                        "communicator %d is not an intercommunicator", comm);
-    if (!group)
-        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_remote_group", "group is NULL");
+        return rc;
     int h = bd_group_new(c->rsize, c->rworld);
     if (h < 0)
         return no_mem(comm, "MPI_Comm_remote_group");
