@@ -157,6 +157,9 @@ int main(int argc, char **argv)
     MPI_Win_fence(0, win);
     for (int r = 0; r < size; r++)
         CHECK_INT(dyn[r], 100 + r, "put into attached memory");
+    /* The reads above and the puts below touch the same memory: a fence
+     * between them, or rank 0's puts may land before a rank has read. */
+    MPI_Win_fence(0, win);
     long *all = malloc(sizeof(long) * size);
     for (int r = 0; r < size; r++)
         all[r] = 500 + r;
