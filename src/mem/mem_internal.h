@@ -135,6 +135,14 @@ void bdm_io_stop(void);
 void bdm_io_submit(io_slot_t *sl);
 void bdm_io_wait(io_slot_t *sl);
 
+/* content hash (mem_hash.c): keyed polynomial hash over GF(2^128); len a
+ * multiple of 16.  All-zero content hashes to {0, 0}. */
+void bdm_hash_setkey(const uint64_t key[2]);
+int bdm_hash_fast(void); /* 0 portable (slow), 1 PCLMULQDQ, 2 VPCLMULQDQ */
+int bdm_hash_cap(int level);
+void bdm_hash(const void *buf, size_t len, uint64_t out[2]);
+void bdm_hash_soft(const void *buf, size_t len, uint64_t out[2]);
+
 /* core (called by the tracking back ends) */
 alloc_t *bdm_lookup(uintptr_t addr);
 /* Handle an access at addr.  write: 1 write, 0 read, -1 unknown.
