@@ -38,14 +38,30 @@
  * that error without doing anything (stdio: returns 0 and sets the stream's
  * error indicator).
  *
- * Not covered: asynchronous I/O (aio, io_uring), recvmmsg/sendmmsg,
- * vmsplice, process_vm_*, a FILE whose setvbuf buffer is managed memory,
- * and a buffer that another thread lets be unloaded (BDMPI unloads only
- * while the rank is blocked in MPI) before the call returns.  On those the
- * kernel may still see EFAULT unless it handles faults itself.  A signal
- * handler may use these calls on unmanaged buffers (the fast path takes no
- * lock), not on managed ones (the slow path takes the manager's lock, as
- * touching managed memory there would).
+ * Also wrapped: recvmmsg/sendmmsg (never cut, as recvmsg), getrandom
+ * (stepped like a file read), getentropy, vmsplice (stepped; later steps
+ * with SPLICE_F_NONBLOCK so they never wait where the single call would
+ * not).  Headers the kernel writes back (msghdr fields, mmsghdr.msg_len,
+ * recvmmsg's timeout, recvfrom's address) are prepared for writing too.
+ *
+ * setvbuf/setbuffer/setbuf with a managed buffer: glibc fills and drains a
+ * FILE's buffer through internal read/write calls that nothing here sees,
+ * from any stdio function (putc is even a macro) and at exit.  So the
+ * stream gets an unmanaged buffer of the same size instead (C11 7.21.5.6:
+ * the array's contents are indeterminate while the stream uses it, so a
+ * conforming program cannot tell), unmapped at fclose/pclose.  That buffer
+ * is ordinary memory, outside the budget.
+ *
+ * Not covered: asynchronous I/O (aio, io_uring; see docs/design.md for
+ * what each path does), process_vm_*, other rarely used calls, and a
+ * buffer that another thread lets be unloaded (BDMPI unloads only while
+ * the rank is blocked in MPI) before the call returns.  On those the
+ * kernel may still see EFAULT unless it handles faults itself.  Vector
+ * headers (iovec, msghdr) are read here before the call, so an invalid
+ * pointer there crashes instead of giving EFAULT.  A signal handler may use
+ * these calls on unmanaged buffers (the fast path takes no lock), not on
+ * managed ones (the slow path takes the manager's lock, as touching managed
+ * memory there would).
  */
 #undef _FORTIFY_SOURCE /* this file defines the functions that fortify wraps */
 #include <dlfcn.h>
@@ -56,6 +72,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <pthread.h>
+#include <sys/mman.h>
+#include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
@@ -97,10 +116,19 @@ static struct {
   ssize_t (*send)(int, const void *, size_t, int);
   ssize_t (*sendto)(int, const void *, size_t, int, const struct sockaddr *, socklen_t);
   ssize_t (*sendmsg)(int, const struct msghdr *, int);
+  int (*recvmmsg)(int, struct mmsghdr *, unsigned int, int, struct timespec *);
+  int (*sendmmsg)(int, struct mmsghdr *, unsigned int, int);
+  ssize_t (*vmsplice)(int, const struct iovec *, size_t, unsigned int);
+  ssize_t (*getrandom)(void *, size_t, unsigned int);
+  int (*getentropy)(void *, size_t);
   size_t (*fread)(void *, size_t, size_t, FILE *);
   size_t (*fwrite)(const void *, size_t, size_t, FILE *);
   size_t (*fread_unlocked)(void *, size_t, size_t, FILE *);
   size_t (*fwrite_unlocked)(const void *, size_t, size_t, FILE *);
+  int (*setvbuf)(FILE *, char *, int, size_t);
+  void (*setbuffer)(FILE *, char *, size_t);
+  int (*fclose)(FILE *);
+  int (*pclose)(FILE *);
 } real;
 
 static void die_unresolved(const char *name) {
@@ -136,16 +164,18 @@ __attribute__((constructor)) static void resolve_all(void) {
   (void)REAL(read), (void)REAL(pread64), (void)REAL(readv), (void)REAL(preadv64), (void)REAL(preadv64v2);
   (void)REAL(recv), (void)REAL(recvfrom), (void)REAL(recvmsg);
   (void)REAL(write), (void)REAL(pwrite64), (void)REAL(writev), (void)REAL(pwritev64), (void)REAL(pwritev64v2);
-  (void)REAL(send), (void)REAL(sendto), (void)REAL(sendmsg);
+  (void)REAL(send), (void)REAL(sendto), (void)REAL(sendmsg), (void)REAL(recvmmsg), (void)REAL(sendmmsg);
+  (void)REAL(vmsplice), (void)REAL(getrandom), (void)REAL(getentropy);
   (void)REAL(fread), (void)REAL(fwrite), (void)REAL(fread_unlocked), (void)REAL(fwrite_unlocked);
+  (void)REAL(setvbuf), (void)REAL(setbuffer), (void)REAL(fclose), (void)REAL(pclose);
 }
 
 /* ------------------------------------------------------------------------ */
 /* one transfer                                                              */
 
 enum kind {
-  K_READ, K_PREAD, K_RECV, K_RECVFROM, K_READV, K_PREADV, /* into user memory */
-  K_WRITE, K_PWRITE, K_SEND, K_SENDTO, K_WRITEV, K_PWRITEV, /* from user memory */
+  K_READ, K_PREAD, K_RECV, K_RECVFROM, K_READV, K_PREADV, K_VMSPLICE_IN, K_GETRANDOM, /* into user memory */
+  K_WRITE, K_PWRITE, K_SEND, K_SENDTO, K_WRITEV, K_PWRITEV, K_VMSPLICE_OUT,            /* from user memory */
   K_FREAD, K_FREAD_UNLOCKED, K_FWRITE, K_FWRITE_UNLOCKED
 };
 
@@ -154,7 +184,7 @@ typedef struct {
   int fd;
   FILE *fp;
   off64_t off;      /* positional calls; -1 = current position (preadv2) */
-  int flags;        /* socket flags or RWF_* */
+  int flags;        /* socket flags, RWF_*, SPLICE_F_* or GRND_* */
   int v2;           /* preadv2/pwritev2 */
   struct sockaddr *from;
   socklen_t *fromlen;
@@ -162,7 +192,7 @@ typedef struct {
   socklen_t tolen;
 } op_t;
 
-static int is_input(enum kind k) { return k <= K_PREADV || k == K_FREAD || k == K_FREAD_UNLOCKED; }
+static int is_input(enum kind k) { return k <= K_GETRANDOM || k == K_FREAD || k == K_FREAD_UNLOCKED; }
 static int is_stdio(enum kind k) { return k >= K_FREAD; }
 
 /* One call of the C library's function on len bytes at buf, done bytes into
@@ -179,6 +209,7 @@ static ssize_t call1(const op_t *o, void *buf, size_t len, size_t done, int nowa
     case K_PWRITE: return REAL(pwrite64)(o->fd, buf, len, off);
     case K_SEND: return REAL(send)(o->fd, buf, len, o->flags);
     case K_SENDTO: return REAL(sendto)(o->fd, buf, len, o->flags, o->to, o->tolen);
+    case K_GETRANDOM: return REAL(getrandom)(buf, len, (unsigned)o->flags);
     case K_FREAD: return (ssize_t)REAL(fread)(buf, 1, len, o->fp);
     case K_FREAD_UNLOCKED: return (ssize_t)REAL(fread_unlocked)(buf, 1, len, o->fp);
     case K_FWRITE: return (ssize_t)REAL(fwrite)(buf, 1, len, o->fp);
@@ -189,10 +220,14 @@ static ssize_t call1(const op_t *o, void *buf, size_t len, size_t done, int nowa
   return -1;
 }
 
-/* Vector form of call1 (readv, preadv, writev, pwritev and their v2). */
-static ssize_t callv(const op_t *o, const struct iovec *iov, int n, size_t done) {
+/* Vector form of call1 (readv, preadv, writev, pwritev and their v2,
+ * vmsplice). */
+static ssize_t callv(const op_t *o, const struct iovec *iov, int n, size_t done, int nowait) {
   off64_t off = o->off < 0 ? o->off : o->off + (off64_t)done;
   switch (o->k) {
+    case K_VMSPLICE_IN:
+    case K_VMSPLICE_OUT:
+      return REAL(vmsplice)(o->fd, iov, (size_t)n, (unsigned)o->flags | (nowait ? SPLICE_F_NONBLOCK : 0));
     case K_READV: return REAL(readv)(o->fd, iov, n);
     case K_PREADV:
       return o->v2 ? REAL(preadv64v2)(o->fd, iov, n, off, o->flags) : REAL(preadv64)(o->fd, iov, n, off);
@@ -210,6 +245,10 @@ static ssize_t callv(const op_t *o, const struct iovec *iov, int n, size_t done)
  * there before each later step). */
 static int step_mode(const op_t *o) {
   if (is_stdio(o->k)) return 1; /* fread/fwrite block until done anyway */
+  if (o->k == K_GETRANDOM) return 1; /* blocks only until the pool is ready */
+  /* A pipe: one call waits at most once, for data or room; later steps
+   * get SPLICE_F_NONBLOCK in both directions. */
+  if (o->k == K_VMSPLICE_IN || o->k == K_VMSPLICE_OUT) return 2;
   if (o->off >= 0 && (o->k == K_PREAD || o->k == K_PWRITE || o->k == K_PREADV || o->k == K_PWRITEV)) return 1;
   struct stat st;
   if (fstat(o->fd, &st) != 0) return 0; /* the call itself reports EBADF */
@@ -225,9 +264,10 @@ static int step_mode(const op_t *o) {
 }
 
 /* Later step of a stream input: is there data (or end of file) to take
- * without blocking?  recv/recvfrom use MSG_DONTWAIT instead. */
+ * without blocking?  recv/recvfrom/vmsplice use a nonblocking flag
+ * instead. */
 static int more_ready(const op_t *o) {
-  if (o->k == K_RECV || o->k == K_RECVFROM) return 1;
+  if (o->k == K_RECV || o->k == K_RECVFROM || o->k == K_VMSPLICE_IN) return 1;
   struct pollfd p = {o->fd, POLLIN, 0};
   int r;
   do r = poll(&p, 1, 0);
@@ -336,7 +376,7 @@ static ssize_t transferv(const op_t *o, const struct iovec *iov, int cnt) {
       return -1;
     }
     errno = saved;
-    return callv(o, iov, cnt, 0);
+    return callv(o, iov, cnt, 0, 0);
   }
   struct iovec sub[IOV_STEP];
   size_t done = 0;
@@ -363,7 +403,7 @@ static ssize_t transferv(const op_t *o, const struct iovec *iov, int cnt) {
       }
       break;
     }
-    ssize_t r = callv(o, sub, n, done);
+    ssize_t r = callv(o, sub, n, done, done > 0 && mode == 2);
     if (r < 0) {
       if (done == 0) return -1;
       break;
@@ -502,8 +542,29 @@ ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags) {
   return recv(fd, buf, n, flags);
 }
 
+/* The sender's address and its length, which the kernel writes back. */
+static int addr_managed(const struct sockaddr *a, const socklen_t *alen) {
+  return alen && (managed(alen, sizeof *alen) || (a && managed(a, *alen)));
+}
+
+static int addr_prepare(struct sockaddr *a, socklen_t *alen) {
+  int rc = bd_mem_prepare(alen, sizeof *alen, 1);
+  if (rc == 0 && a) rc = bd_mem_prepare(a, *alen, 1);
+  return rc;
+}
+
 ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from, socklen_t *fromlen) {
-  if (!managed(buf, n)) return REAL(recvfrom)(fd, buf, n, flags, from, fromlen);
+  int buf_managed = managed(buf, n);
+  if (!buf_managed && !addr_managed(from, fromlen)) return REAL(recvfrom)(fd, buf, n, flags, from, fromlen);
+  if (addr_managed(from, fromlen)) {
+    int saved = errno, rc = addr_prepare(from, fromlen);
+    if (rc < 0) {
+      errno = -rc;
+      return -1;
+    }
+    errno = saved;
+    if (!buf_managed) return REAL(recvfrom)(fd, buf, n, flags, from, fromlen);
+  }
   op_t o = {.k = K_RECVFROM, .fd = fd, .off = -1, .flags = flags, .from = from, .fromlen = fromlen};
   return transfer(&o, buf, n);
 }
@@ -527,14 +588,16 @@ ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockad
 }
 
 /* A message keeps its boundaries and ancillary data: never cut, the whole
- * of it (name, data, control) prepared at once. */
+ * of it (name, data, control) prepared at once.  On input the kernel also
+ * writes the header (msg_namelen, msg_controllen, msg_flags). */
 static int msg_managed(const struct msghdr *m) {
-  return m && (iov_managed(m->msg_iov, (int)m->msg_iovlen) || managed(m->msg_name, m->msg_namelen) ||
-               managed(m->msg_control, m->msg_controllen));
+  return m && (managed(m, sizeof *m) || iov_managed(m->msg_iov, (int)m->msg_iovlen) ||
+               managed(m->msg_name, m->msg_namelen) || managed(m->msg_control, m->msg_controllen));
 }
 
 static int msg_prepare(const struct msghdr *m, int in) {
-  int rc = iov_prepare(m->msg_iov, (int)m->msg_iovlen, in);
+  int rc = in && managed(m, sizeof *m) ? bd_mem_prepare(m, sizeof *m, 1) : 0;
+  if (rc == 0) rc = iov_prepare(m->msg_iov, (int)m->msg_iovlen, in);
   if (rc == 0 && managed(m->msg_name, m->msg_namelen)) rc = bd_mem_prepare(m->msg_name, m->msg_namelen, in);
   if (rc == 0 && managed(m->msg_control, m->msg_controllen))
     rc = bd_mem_prepare(m->msg_control, m->msg_controllen, in);
@@ -563,6 +626,87 @@ ssize_t sendmsg(int fd, const struct msghdr *m, int flags) {
     errno = saved;
   }
   return REAL(sendmsg)(fd, m, flags);
+}
+
+/* recvmmsg/sendmmsg: every message as in recvmsg/sendmsg, all at once (a
+ * cut would change which messages one call takes and when its timeout
+ * runs out).  The kernel writes msg_len back in both directions, so the
+ * header array is prepared for writing. */
+#define MMSG_MAX 1024 /* UIO_MAXIOV: the kernel looks at no more messages */
+
+static int mmsg_managed(const struct mmsghdr *v, unsigned n) {
+  if (!v) return 0;
+  if (n > MMSG_MAX) n = MMSG_MAX;
+  if (managed(v, (size_t)n * sizeof *v)) return 1;
+  for (unsigned i = 0; i < n; i++)
+    if (msg_managed(&v[i].msg_hdr)) return 1;
+  return 0;
+}
+
+static int mmsg_prepare(struct mmsghdr *v, unsigned n, int in) {
+  if (n > MMSG_MAX) n = MMSG_MAX;
+  int rc = managed(v, (size_t)n * sizeof *v) ? bd_mem_prepare(v, (size_t)n * sizeof *v, 1) : 0;
+  for (unsigned i = 0; rc == 0 && i < n; i++) rc = msg_prepare(&v[i].msg_hdr, in);
+  return rc;
+}
+
+int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *tmo) {
+  int tmo_managed = tmo && managed(tmo, sizeof *tmo); /* the time left is written back */
+  if (mmsg_managed(v, n) || tmo_managed) {
+    int saved = errno, rc = mmsg_prepare(v, n, 1);
+    if (rc == 0 && tmo_managed) rc = bd_mem_prepare(tmo, sizeof *tmo, 1);
+    if (rc < 0) {
+      errno = -rc;
+      return -1;
+    }
+    errno = saved;
+  }
+  return REAL(recvmmsg)(fd, v, n, flags, tmo);
+}
+
+int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags) {
+  if (mmsg_managed(v, n)) {
+    int saved = errno, rc = mmsg_prepare(v, n, 0);
+    if (rc < 0) {
+      errno = -rc;
+      return -1;
+    }
+    errno = saved;
+  }
+  return REAL(sendmmsg)(fd, v, n, flags);
+}
+
+/* ------------------------------------------------------------------------ */
+/* fcntl.h, sys/random.h                                                     */
+
+/* The direction is the one the kernel picks: a descriptor open for writing
+ * is spliced into, else the pipe is read into user memory. */
+ssize_t vmsplice(int fd, const struct iovec *iov, size_t cnt, unsigned int flags) {
+  if (cnt > MMSG_MAX || !iov_managed(iov, (int)cnt)) return REAL(vmsplice)(fd, iov, cnt, flags);
+  int saved = errno, fl = fcntl(fd, F_GETFL);
+  errno = saved;
+  if (fl < 0) return REAL(vmsplice)(fd, iov, cnt, flags); /* EBADF */
+  op_t o = {.k = (fl & O_ACCMODE) == O_RDONLY ? K_VMSPLICE_IN : K_VMSPLICE_OUT, .fd = fd, .off = -1,
+            .flags = (int)flags};
+  return transferv(&o, iov, (int)cnt);
+}
+
+ssize_t getrandom(void *buf, size_t n, unsigned int flags) {
+  if (!managed(buf, n)) return REAL(getrandom)(buf, n, flags);
+  op_t o = {.k = K_GETRANDOM, .fd = -1, .off = -1, .flags = (int)flags};
+  return transfer(&o, buf, n);
+}
+
+int getentropy(void *buf, size_t n) {
+  if (n <= 256 && managed(buf, n)) { /* longer: EIO without touching it */
+    int saved = errno, rc = bd_mem_prepare(buf, n, 1);
+    if (rc < 0) {
+      errno = -rc;
+      return -1;
+    }
+    errno = saved;
+  }
+  return REAL(getentropy)(buf, n);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -607,4 +751,121 @@ size_t __fread_unlocked_chk(void *p, size_t plen, size_t size, size_t n, FILE *f
   size_t bytes;
   if (__builtin_mul_overflow(size, n, &bytes) || bytes > plen) __chk_fail();
   return fread_unlocked(p, size, n, fp);
+}
+
+/* ------------------------------------------------------------------------ */
+/* stdio buffers.  A stream given a managed buffer gets an unmanaged one of
+ * the same size (see the top of the file).  The mapping starts with one
+ * page of bookkeeping, so no allocation is needed; mappings are listed per
+ * stream and unmapped when it is closed (a stream closed another way, e.g.
+ * by fcloseall, keeps its mapping until exit, or until a later stream at
+ * the same address is closed: it is unused by then). */
+
+typedef struct subst {
+  struct subst *next;
+  FILE *fp;
+  size_t maplen;
+} subst_t;
+
+static subst_t *subst_list;
+static pthread_mutex_t subst_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static subst_t *subst_new(FILE *fp, size_t size) {
+  size_t pg = (size_t)sysconf(_SC_PAGESIZE), len;
+  if (__builtin_add_overflow(size, 2 * pg - 1, &len)) return NULL;
+  len &= ~(pg - 1);
+  void *m = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (m == MAP_FAILED) return NULL;
+  subst_t *s = m;
+  s->fp = fp;
+  s->maplen = len;
+  return s;
+}
+
+static char *subst_buf(subst_t *s) { return (char *)s + sysconf(_SC_PAGESIZE); }
+
+static void subst_add(subst_t *s) {
+  pthread_mutex_lock(&subst_lock);
+  s->next = subst_list;
+  __atomic_store_n(&subst_list, s, __ATOMIC_RELEASE);
+  pthread_mutex_unlock(&subst_lock);
+}
+
+static void subst_unmap(subst_t *s) {
+  int saved = errno;
+  while (s) {
+    subst_t *next = s->next;
+    munmap(s, s->maplen);
+    s = next;
+  }
+  errno = saved;
+}
+
+/* Before the stream is closed: after it, another thread's new stream may
+ * get the same address and a mapping of its own. */
+static subst_t *subst_take(FILE *fp) {
+  subst_t *mine = NULL;
+  pthread_mutex_lock(&subst_lock);
+  for (subst_t **pp = &subst_list; *pp;) {
+    subst_t *s = *pp;
+    if (s->fp == fp) {
+      *pp = s->next;
+      s->next = mine;
+      mine = s;
+    } else {
+      pp = &s->next;
+    }
+  }
+  pthread_mutex_unlock(&subst_lock);
+  return mine;
+}
+
+int setvbuf(FILE *fp, char *buf, int mode, size_t size) {
+  /* Without a buffer, or unbuffered, glibc does not use buf. */
+  if (!buf || size == 0 || (mode != _IOFBF && mode != _IOLBF) || !managed(buf, size))
+    return REAL(setvbuf)(fp, buf, mode, size);
+  subst_t *s = subst_new(fp, size);
+  if (!s) {
+    errno = ENOMEM;
+    return EOF;
+  }
+  int r = REAL(setvbuf)(fp, subst_buf(s), mode, size);
+  if (r == 0) subst_add(s);
+  else subst_unmap(s);
+  return r;
+}
+
+void setbuffer(FILE *fp, char *buf, size_t size) {
+  if (!buf || size == 0 || !managed(buf, size)) {
+    REAL(setbuffer)(fp, buf, size);
+    return;
+  }
+  subst_t *s = subst_new(fp, size);
+  if (s) {
+    REAL(setbuffer)(fp, subst_buf(s), size);
+    subst_add(s);
+  } else {
+    /* Nothing to report through: fully buffered with a buffer of glibc's
+     * choosing, the nearest thing. */
+    REAL(setvbuf)(fp, NULL, _IOFBF, 0);
+  }
+}
+
+/* glibc's setbuf calls its internal setbuffer. */
+void setbuf(FILE *fp, char *buf) { setbuffer(fp, buf, BUFSIZ); }
+
+int fclose(FILE *fp) {
+  if (!__atomic_load_n(&subst_list, __ATOMIC_ACQUIRE)) return REAL(fclose)(fp);
+  subst_t *mine = subst_take(fp);
+  int r = REAL(fclose)(fp);
+  subst_unmap(mine);
+  return r;
+}
+
+int pclose(FILE *fp) {
+  if (!__atomic_load_n(&subst_list, __ATOMIC_ACQUIRE)) return REAL(pclose)(fp);
+  subst_t *mine = subst_take(fp);
+  int r = REAL(pclose)(fp);
+  subst_unmap(mine);
+  return r;
 }
