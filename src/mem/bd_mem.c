@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -165,6 +166,39 @@ static int st_resize(alloc_t *a, size_t nsb) {
   return 0;
 }
 
+/* G.predict: room for the hashes of nsb sbpages (pages are touched only for
+ * sbpages that get written). */
+static int hash_resize(alloc_t *a, size_t nsb) {
+  if (!G.predict) return 0;
+  size_t need = round_up((nsb ? nsb : 1) * 2 * sizeof(uint64_t), G.page);
+  if (need <= a->hash_bytes) return 0;
+  void *n;
+  if (a->hash)
+    n = mremap(a->hash, a->hash_bytes, need, MREMAP_MAYMOVE);
+  else
+    n = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+  if (n == MAP_FAILED) return -ENOMEM;
+  a->hash = n;
+  a->hash_bytes = need;
+  return 0;
+}
+
+static void meta_free(alloc_t *a) {
+  if (a->st) munmap(a->st, a->st_bytes);
+  if (a->hash) munmap(a->hash, a->hash_bytes);
+  a->st = NULL;
+  a->hash = NULL;
+}
+
+/* Write prediction: load sbpage i writable and untracked (SB_VERIFY). */
+static inline int untracked_sb(const alloc_t *a, size_t i) { return G.predict && !(a->st[i] & SB_COLD); }
+
+/* Sbpages i and j can be loaded by one request: same storage state, same
+ * tracking. */
+static inline int same_load(const alloc_t *a, size_t i, size_t j) {
+  return (a->st[i] & SB_DISK) == (a->st[j] & SB_DISK) && untracked_sb(a, i) == untracked_sb(a, j);
+}
+
 /* ------------------------------------------------------------------------ */
 /* backing files                                                             */
 
@@ -305,13 +339,13 @@ static int read_run(alloc_t *a, size_t s, size_t n, int in_fault) {
   return 0;
 }
 
-static void zero_run(alloc_t *a, size_t s, size_t n) {
+static void zero_run(alloc_t *a, size_t s, size_t n, int wp) {
   if (!is_uffd()) return; /* memfd holes read as zeros */
   uintptr_t dst = a->base + s * G.sbpage;
   size_t len = n * G.sbpage;
   while (len > 0) {
     size_t m = len < G.zeros_len ? len : G.zeros_len;
-    bdm_uffd_install(dst, G.zeros, m);
+    bdm_uffd_install_mode(dst, G.zeros, m, wp);
     dst += m;
     len -= m;
   }
@@ -338,7 +372,8 @@ static void reap(io_slot_t *sl) {
       rc = 0;
     }
     if (rc == 0) {
-      for (size_t x = sl->s; x < sl->s + sl->n; x++) a->st[x] |= SB_RES;
+      uint8_t f = (sl->flags & IO_UNTRACKED) ? SB_RES | SB_VERIFY : SB_RES;
+      for (size_t x = sl->s; x < sl->s + sl->n; x++) a->st[x] |= f;
       a->nres += sl->n;
       G.st.bytes_read += sl->n * sb;
       backing_drop_cache(sl->fd, sl->off, sl->len, 0);
@@ -453,8 +488,9 @@ static int submit_reads(alloc_t *a, size_t s, size_t e, int flags) {
   }
   size_t per = G.io_piece / G.sbpage;
   while (s < e) {
-    size_t n = e - s < per ? e - s : per;
-    slot_go(slot_get(), a, IO_READ, s, n, flags, fd);
+    size_t n = 1;
+    while (s + n < e && n < per && untracked_sb(a, s + n) == untracked_sb(a, s)) n++;
+    slot_go(slot_get(), a, IO_READ, s, n, flags | (untracked_sb(a, s) ? IO_UNTRACKED : 0), fd);
     s += n;
   }
   a->inflight--;
@@ -474,24 +510,25 @@ static int load_range(alloc_t *a, size_t s0, size_t s1, int disk_only, int flags
       continue;
     }
     uint8_t d = a->st[i] & SB_DISK;
+    int un = untracked_sb(a, i);
     size_t j = i + 1;
-    while (j < s1 && !(a->st[j] & (SB_RES | SB_LOADING)) && (a->st[j] & SB_DISK) == d) j++;
+    while (j < s1 && !(a->st[j] & (SB_RES | SB_LOADING)) && same_load(a, i, j)) j++;
     if (d) {
       int rc = submit_reads(a, i, j, flags);
       if (rc) return rc;
       did = 1;
     } else if (!disk_only) {
       if (is_uffd()) {
-        zero_run(a, i, j - i);
+        zero_run(a, i, j - i, !un);
       } else {
-        int rc = bdm_prot_set(a->base + i * sb, (j - i) * sb, PROT_READ);
+        int rc = bdm_prot_set(a->base + i * sb, (j - i) * sb, un ? PROT_READ | PROT_WRITE : PROT_READ);
         if (rc == -ENOMEM) {
           degrade(a);
           return 0;
         }
         if (rc) bdm_die("mprotect failed while loading managed memory", -rc, (j - i) * sb);
       }
-      for (size_t x = i; x < j; x++) a->st[x] |= SB_RES;
+      for (size_t x = i; x < j; x++) a->st[x] |= un ? SB_RES | SB_VERIFY : SB_RES;
       a->nres += j - i;
       did = 1;
     }
@@ -505,13 +542,14 @@ static int load_range(alloc_t *a, size_t s0, size_t s1, int disk_only, int flags
 static void mark_dirty(alloc_t *a, size_t s0, size_t s1) {
   size_t sb = G.sbpage;
   size_t i = s0;
+  /* SB_VERIFY sbpages are writable already; their hash decides */
   while (i < s1) {
-    if ((a->st[i] & (SB_RES | SB_DIRTY)) != SB_RES) {
+    if ((a->st[i] & (SB_RES | SB_DIRTY | SB_VERIFY)) != SB_RES) {
       i++;
       continue;
     }
     size_t j = i;
-    while (j < s1 && (a->st[j] & (SB_RES | SB_DIRTY)) == SB_RES) j++;
+    while (j < s1 && (a->st[j] & (SB_RES | SB_DIRTY | SB_VERIFY)) == SB_RES) j++;
     int rc = bdm_prot_set(a->base + i * sb, (j - i) * sb, PROT_READ | PROT_WRITE);
     if (rc == -ENOMEM) {
       degrade(a);
@@ -594,8 +632,9 @@ static void pump(alloc_t *a) {
     a->ra_next = i;
     if (i >= a->ra_end) break;
     uint8_t d = a->st[i] & SB_DISK;
+    int un = untracked_sb(a, i);
     size_t j = i + 1;
-    while (j < a->ra_end && j - i < per && !(a->st[j] & (SB_RES | SB_LOADING)) && (a->st[j] & SB_DISK) == d) j++;
+    while (j < a->ra_end && j - i < per && !(a->st[j] & (SB_RES | SB_LOADING)) && same_load(a, i, j)) j++;
     if (!d && (is_uffd() || !is_ar())) { /* nothing to read ahead: filled when touched */
       a->ra_next = j;
       continue;
@@ -638,13 +677,13 @@ static void pump(alloc_t *a) {
         break;
       }
     } else {
-      int rc = bdm_prot_set(a->base + i * sb, (j - i) * sb, PROT_READ);
+      int rc = bdm_prot_set(a->base + i * sb, (j - i) * sb, un ? PROT_READ | PROT_WRITE : PROT_READ);
       if (rc == -ENOMEM) {
         degrade(a);
         break;
       }
       if (rc) bdm_die("mprotect failed while loading managed memory", -rc, (j - i) * sb);
-      for (size_t x = i; x < j; x++) a->st[x] |= SB_RES;
+      for (size_t x = i; x < j; x++) a->st[x] |= un ? SB_RES | SB_VERIFY : SB_RES;
       a->nres += j - i;
     }
     a->ra_next = j;
@@ -833,8 +872,44 @@ static int release_mem(alloc_t *a, size_t s0, size_t s1) {
 static void release_mem_or_die(alloc_t *a, size_t s0, size_t s1) {
   int rc = release_mem(a, s0, s1);
   if (rc) bdm_die("releasing memory of an unloaded allocation failed", -rc, (s1 - s0) * G.sbpage);
-  for (size_t x = s0; x < s1; x++) a->st[x] &= (uint8_t)~(SB_RES | SB_DIRTY);
+  for (size_t x = s0; x < s1; x++) a->st[x] &= (uint8_t)~(SB_RES | SB_DIRTY | SB_VERIFY);
   a->nres -= s1 - s0;
+}
+
+/* Unload: decide whether resident sbpage i must be written, and keep the
+ * prediction and the stored hash up to date (G.predict).  An untracked
+ * sbpage is dirty if its hash differs from its stored copy's (or, never
+ * stored, from that of zeros); a dirty sbpage gets the hash of what is about
+ * to be written.  If that write fails, the sbpage stays SB_DIRTY, so the
+ * stale hash is never trusted.  Called once per sbpage, just before the
+ * write-back loop looks at it, so hashing overlaps the writes in flight. */
+static void classify(alloc_t *a, size_t i) {
+  uint8_t f = a->st[i];
+  if (!G.predict || !(f & SB_RES)) return;
+  uint64_t h[2];
+  uint64_t *old = a->hash + 2 * i;
+  if (f & (SB_DIRTY | SB_VERIFY)) {
+    uint64_t t0 = bdm_now_ns();
+    bdm_hash((const void *)(a->base + i * G.sbpage), G.sbpage, h);
+    G.st.hash_ns += bdm_now_ns() - t0;
+    G.st.bytes_hashed += G.sbpage;
+  }
+  if (!(f & SB_DIRTY) && (f & SB_VERIFY)) {
+    int same = (f & SB_DISK) ? h[0] == old[0] && h[1] == old[1] : (h[0] | h[1]) == 0;
+    if (same) {
+      G.st.verified_clean += G.sbpage;
+      a->st[i] = (uint8_t)((f & ~SB_VERIFY) | SB_COLD);
+      return;
+    }
+    f |= SB_DIRTY;
+  }
+  if (f & SB_DIRTY) {
+    old[0] = h[0];
+    old[1] = h[1];
+    a->st[i] = (uint8_t)(f & ~(SB_VERIFY | SB_COLD));
+  } else {
+    a->st[i] = (uint8_t)(f | SB_COLD); /* tracked and not written */
+  }
 }
 
 /* Write dirty sbpages and release all memory of a.  Adds the bytes to give
@@ -857,15 +932,20 @@ static int unload_one(alloc_t *a, size_t *rel) {
   }
   G.io_err = 0;
   int rc = 0, fd = -1;
+  size_t cl = 0; /* sbpages [0, cl) are classified */
   a->inflight++; /* keeps the descriptor open while slots are reaped */
   for (size_t i = 0; i < a->nsb && !G.io_err;) {
+    if (i >= cl) classify(a, cl++);
     uint8_t f = a->st[i] & (SB_RES | SB_DIRTY);
     if (!(f & SB_RES)) {
       i++;
       continue;
     }
     size_t j = i + 1;
-    while (j < a->nsb && (a->st[j] & (SB_RES | SB_DIRTY)) == f && (!(f & SB_DIRTY) || j - i < per)) j++;
+    for (; j < a->nsb && (!(f & SB_DIRTY) || j - i < per); j++) {
+      if (j >= cl) classify(a, cl++);
+      if ((a->st[j] & (SB_RES | SB_DIRTY)) != f) break;
+    }
     if (!(f & SB_DIRTY)) {
       release_mem_or_die(a, i, j);
     } else {
@@ -910,7 +990,7 @@ static size_t destroy(alloc_t *a) {
   G.st.resident -= a->acct;
   G.st.nallocs--;
   G.st.managed_bytes -= a->len;
-  if (a->st) munmap(a->st, a->st_bytes);
+  meta_free(a);
   alloc_put(a);
   return rel;
 }
@@ -1024,6 +1104,22 @@ int bd_mem_init(const bd_mem_config_t *cfg) {
     const char *e = getenv("BD_MEM_WP");
     if (e && !strcmp(e, "async")) G.wp_sync = 0;
     if (e && !strcmp(e, "sync")) G.wp_sync = 1;
+  }
+  {
+    uint64_t key[2] = {0, 0};
+    /* the raw call: the lock is held and the syscall wrappers must not run */
+    if (syscall(SYS_getrandom, key, sizeof key, 1 /* GRND_NONBLOCK */) != (long)sizeof key) {
+      /* no entropy yet: the bound needs a key independent of the data,
+       * not a secret one */
+      key[0] = bdm_now_ns() ^ ((uint64_t)getpid() << 32);
+      key[1] = (uint64_t)(uintptr_t)&key ^ 0x9E3779B97F4A7C15ULL;
+    }
+    bdm_hash_setkey(key);
+    G.predict = cfg->predict > 0 || (cfg->predict == 0 && bdm_hash_fast() > 0);
+    const char *e = getenv("BD_MEM_PREDICT");
+    if (e && (!strcmp(e, "on") || !strcmp(e, "1"))) G.predict = 1;
+    if (e && (!strcmp(e, "off") || !strcmp(e, "0"))) G.predict = 0;
+    G.st.predict = G.predict;
   }
   G.io_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
   if (G.io_evfd < 0) {
@@ -1157,9 +1253,10 @@ void *bd_mem_alloc(size_t size, size_t align) {
     a->nsb = len / G.sbpage;
     a->id = G.next_id++;
     rc = st_resize(a, a->nsb);
+    if (rc == 0) rc = hash_resize(a, a->nsb);
     if (rc == 0) rc = tab_insert(a);
     if (rc != 0) {
-      if (a->st) munmap(a->st, a->st_bytes);
+      meta_free(a);
       alloc_put(a);
       if (is_uffd()) bdm_uffd_unmap(base, len);
     }
@@ -1306,6 +1403,7 @@ void *bd_mem_realloc(void *p, size_t size) {
   uintptr_t next = (size_t)idx + 1 < G.ntab ? G.tab[idx + 1]->base : G.arena_lo + G.arena_len;
   if (next - a->base >= newlen) {
     int rc = st_resize(a, newlen / sb);
+    if (rc == 0) rc = hash_resize(a, newlen / sb);
     if (rc == 0 && is_uffd()) rc = bdm_uffd_map(a->base + a->len, newlen - a->len);
     if (rc == 0) {
       size_t ns = newlen / sb;

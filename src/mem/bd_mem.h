@@ -210,6 +210,9 @@ typedef struct {
                                * (size_t)-1 = none; env BD_MEM_READAHEAD=SIZE|off overrides */
   bd_mem_strategy_t strategy;
   bd_mem_track_t track;       /* overridden by env BD_MEM_TRACK */
+  int predict;                /* write prediction (see "Write prediction" above): 0 = on when
+                               * a fast hash exists (PCLMULQDQ), 1 = on, -1 = off; env
+                               * BD_MEM_PREDICT=on|off overrides */
   /* Memory budget accounting.  acquire(ctx, n) is called before n more bytes
    * become resident and must return 0 (it may block, e.g. while the master
    * makes other slaves unload).  A nonzero return aborts the program when it
@@ -240,6 +243,10 @@ typedef struct {
   int direct_io;              /* 1 if backing files use O_DIRECT */
   uint64_t unwritten;         /* dirty bytes the last bd_mem_unload_all() could not
                                * store (0 after one that succeeded) */
+  int predict;                /* write prediction in use */
+  uint64_t bytes_hashed;      /* bytes hashed at unloads (write prediction) */
+  uint64_t verified_clean;    /* bytes loaded untracked that proved unchanged (mispredicted) */
+  uint64_t hash_ns;           /* time spent hashing */
 } bd_mem_stats_t;
 
 /* Initialize the manager.  Returns 0, -EALREADY, -EINVAL (bad config),

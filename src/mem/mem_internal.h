@@ -14,6 +14,13 @@
 #define SB_DIRTY 0x02  /* written since it became resident (mprotect path; uffd path only during unload) */
 #define SB_DISK 0x04   /* a copy is in the backing file */
 #define SB_LOADING 0x08 /* being read by an I/O slot (accounted, not yet resident) */
+/* Write prediction (G.predict): an sbpage that was written during its last
+ * residency is loaded writable and untracked (SB_VERIFY); the unload
+ * compares its content hash with the stored one (or with that of zeros) to
+ * find out whether it changed.  SB_COLD records that it did not, so that
+ * it is tracked exactly the next time.  Fresh sbpages are not cold. */
+#define SB_VERIFY 0x10 /* resident, writable, untracked: changed or not is decided by hashing */
+#define SB_COLD 0x20   /* was not written during its last residency */
 
 /* Asynchronous I/O slots: one worker thread per slot runs one pread or
  * pwrite at a time, so that loads and write-back keep IO_NSLOT requests in
@@ -23,6 +30,7 @@ enum { IO_FREE = 0, IO_SUB = 1, IO_DONE = 2, IO_STOP = 3 };
 enum { IO_READ = 0, IO_WRITE = 1 };
 #define IO_OWNED 1   /* the submitter waits for and reaps it while holding the lock */
 #define IO_DEMAND 2  /* a faulting thread waits for it (a read error is fatal) */
+#define IO_UNTRACKED 4 /* install writable without write tracking (SB_VERIFY) */
 
 typedef struct alloc {
   uintptr_t base;      /* first byte, sbpage aligned */
@@ -32,6 +40,8 @@ typedef struct alloc {
   size_t nres;         /* resident sbpages */
   uint8_t *st;         /* nsb state bytes (mmap'd) */
   size_t st_bytes;     /* mapped size of st */
+  uint64_t *hash;      /* G.predict: 2 words per sbpage, hash of the stored copy (valid with SB_DISK) */
+  size_t hash_bytes;   /* mapped size of hash */
   size_t acct;         /* bytes acquired from the budget */
   uint64_t id;         /* unique, names the backing file */
   int loaded;          /* AR: every stored sbpage was brought in since the last unload */
@@ -52,6 +62,7 @@ typedef struct {
   int track;                 /* BD_MEM_TRACK_UFFD or BD_MEM_TRACK_MPROTECT */
   int kernel_faults;
   int wp_sync;               /* uffd: write faults come to the handler (per sbpage) */
+  int predict;               /* write prediction with hash verification (SB_VERIFY) */
   int direct_io;
   char dir[4096];
   size_t dirlen;

@@ -313,8 +313,9 @@ int bdm_uffd_scan_dirty(alloc_t *a) {
     for (long i = 0; i < n; i++) {
       size_t s0 = (vec[i].start - a->base) / G.sbpage;
       size_t s1 = (vec[i].end - 1 - a->base) / G.sbpage + 1;
+      /* untracked sbpages are all "written" to the kernel: their hash decides */
       for (size_t s = s0; s < s1 && s < a->nsb; s++)
-        if (a->st[s] & SB_RES) a->st[s] |= SB_DIRTY;
+        if ((a->st[s] & (SB_RES | SB_VERIFY)) == SB_RES) a->st[s] |= SB_DIRTY;
     }
     if (sa.walk_end <= start) break;
     start = sa.walk_end;

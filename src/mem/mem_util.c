@@ -187,12 +187,13 @@ static void *io_worker(void *arg) {
     int rc = sl->op == IO_READ ? bdm_pread_all(sl->fd, sl->buf, sl->len, sl->off)
                                : bdm_pwrite_all(sl->fd, sl->buf, sl->len, sl->off);
     if (rc == 0 && sl->op == IO_READ && sl->install) {
+      int untracked = (sl->flags & IO_UNTRACKED) != 0;
       if (bdm_g.track == BD_MEM_TRACK_UFFD)
-        bdm_uffd_install(sl->install, sl->buf, sl->len);
-      else if (mprotect((void *)sl->install, sl->len, PROT_READ) != 0)
+        bdm_uffd_install_mode(sl->install, sl->buf, sl->len, !untracked);
+      else if (mprotect((void *)sl->install, sl->len, untracked ? PROT_READ | PROT_WRITE : PROT_READ) != 0)
         rc = -errno;
-      else /* map it now, instead of one read fault per 4 KiB page later */
-        madvise((void *)sl->install, sl->len, 22 /* MADV_POPULATE_READ */);
+      else /* map it now, instead of one fault per 4 KiB page later */
+        madvise((void *)sl->install, sl->len, untracked ? 23 /* MADV_POPULATE_WRITE */ : 22 /* MADV_POPULATE_READ */);
     }
     sl->ns = bdm_now_ns() - t0;
     sl->rc = rc;
