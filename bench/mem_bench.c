@@ -69,11 +69,12 @@
 #define NTRACK 2
 #define MAX_SB 8
 
-enum { K_READ, K_WRITE, K_RW, K_WB, NKERN };
+enum { K_READ, K_WRITE, K_RW, K_WB, K_CU, NKERN };
 enum { P_I, P_R, NPLACE };
 
-static const char *const kern_name[NKERN] = {"read", "write", "rw", "writeback"};
-static const char *const kern_head[NKERN] = {"read (x==y)", "write (x=y)", "rw (x+=y)", "write-back"};
+static const char *const kern_name[NKERN] = {"read", "write", "rw", "writeback", "clean_unload"};
+static const char *const kern_head[NKERN] = {"read (x==y)", "write (x=y)", "rw (x+=y)", "write-back",
+                                             "clean unload"};
 static const char *const place_name[NPLACE] = {"I", "R"};
 static const char *const strat_name[NSTRAT] = {"araw", "arlw", "lrlw"};
 static const bd_mem_strategy_t strat_val[NSTRAT] = {BD_MEM_ARAW, BD_MEM_ARLW, BD_MEM_LRLW};
@@ -98,6 +99,8 @@ static int opt_reps = 3;
 static const char *opt_parent;
 static const char *opt_csv;
 static size_t opt_chunk;
+static int opt_predict;           /* bd_mem_config_t.predict: 0 default, 1 on, -1 off */
+static int sbma_predict = -1;     /* bd_mem_stats.predict */
 static int use_strat[NSTRAT] = {1, 1, 1};
 static int use_track[NTRACK] = {1, 1};
 static size_t sbpages[MAX_SB] = {4096, 16384, 65536, 262144, 1048576};
@@ -578,6 +581,7 @@ static void sbma_round(int si, int ti, int bi, int r) {
   cfg.chunk = opt_chunk;
   cfg.strategy = strat_val[si];
   cfg.track = track_val[ti];
+  cfg.predict = opt_predict;
   int rc = bd_mem_init(&cfg);
   if (rc) die("bd_mem_init(%s, %s, sbpage %s): %s", strat_name[si], track_name[ti], sbs, strerror(-rc));
   size_t n = opt_size / 8;
@@ -638,6 +642,18 @@ static void sbma_round(int si, int ti, int bi, int r) {
     s[P_I][K_RW] = tmr_stop(&t, M(P_I, K_RW));
     cur_c += y;
     unload();
+    /* I clean unload: the data was written during its last residency, is
+     * loaded (untimed) and left unchanged; the unload must find out that
+     * nothing changed.  With write prediction this is its worst case (every
+     * sbpage is hashed); with exact tracking a page-table scan. */
+    rc = bd_mem_prepare(p, opt_size, 0);
+    if (rc) die("bd_mem_prepare: %s", strerror(-rc));
+    expect_resident(opt_size, "I clean unload");
+    tmr_start(&t);
+    unload();
+    s[P_I][K_CU] = tmr_stop(&t, M(P_I, K_CU));
+    if (s[P_I][K_CU].bytes_written != 0)
+      die("unload of unchanged data wrote %" PRIu64 " bytes", s[P_I][K_CU].bytes_written);
     /* R write (reloads: SBMA cannot know the old contents are dead), then write-back */
     c = next_value();
     expect_resident(0, "R write");
@@ -660,6 +676,7 @@ static void sbma_round(int si, int ti, int bi, int r) {
   check_sum(k_read(p, n), "SBMA final reload");
   bd_mem_stats_t st;
   bd_mem_stats(&st);
+  sbma_predict = st.predict;
   own_rd += st.bytes_read;
   own_wr += st.bytes_written;
   bd_mem_free(p);
@@ -672,12 +689,14 @@ static void sbma_round(int si, int ti, int bi, int r) {
 /* Reference bandwidth for a cell's ratio (0 = none). */
 static double ref_gbps(int pl, int k) {
   if (k == K_WB) return gbps_of(&raw_wr);
+  if (k == K_CU) return gbps_of(&raw_rd);
   if (pl == P_R) return gbps_of(&raw_rd);
   return gbps_of(&np_res[P_I][k]);
 }
 
 static const char *ref_name(int pl, int k) {
   if (k == K_WB) return "raw_write";
+  if (k == K_CU) return "raw_read";
   if (pl == P_R) return "raw_read";
   return "unmanaged";
 }
@@ -819,7 +838,8 @@ static void print_report(double elapsed) {
     else if (track_state[ti] == -1)
       printf(" %s unavailable", track_name[ti]);
   }
-  printf("\n\n");
+  printf("\n- write prediction (bd_mem_config_t.predict): %s\n\n",
+         sbma_predict == 1 ? "on" : sbma_predict == 0 ? "off" : "?");
   print_table(stdout);
   printf("\nCells: GB/s (10^9 bytes/s) over the allocation, and in parentheses the ratio to the reference:\n"
          "placement I (data resident and clean) vs unmanaged memory (np, anonymous mmap) running the same kernel;\n"
@@ -827,7 +847,9 @@ static void print_report(double elapsed) {
          "write too, because the loop reloads the stored data before overwriting it; write-back (the\n"
          "bd_mem_unload_all() after a full write, in I after the I write, in R after the R write) vs the raw O_DIRECT\n"
          "write bandwidth.  np in R: explicit O_DIRECT pread of the file (1 MiB requests) into released memory, then\n"
-         "the kernel; np write-back: O_DIRECT pwrite (1 MiB requests).  ARAW and ARLW differ only in\n"
+         "the kernel; np write-back: O_DIRECT pwrite (1 MiB requests).  Clean unload (I only): bd_mem_unload_all()\n"
+         "of data written in its previous residency, reloaded and left unchanged (nothing is written), vs the raw\n"
+         "O_DIRECT read bandwidth: a ratio of 4 means it costs a quarter of reloading the same bytes.  ARAW and ARLW differ only in\n"
          "bd_mem_block_point(), which this benchmark does not call: their rows measure the same code.\n");
   fflush(stdout);
 }
@@ -846,6 +868,7 @@ static void usage(FILE *f) {
           "      --tracks LIST     comma separated subset of uffd,mprotect (default: both, or BD_MEM_TRACK)\n"
           "      --sbpages LIST    sbpage sizes (default 4K,16K,64K,256K,1M)\n"
           "      --chunk SIZE      LRLW load chunk (bd_mem_config_t.chunk; default 0 = 64 KiB)\n"
+          "      --predict on|off  write prediction (bd_mem_config_t.predict; default: the manager's)\n"
           "  -h, --help\n",
           MAX_REPS);
 }
@@ -857,6 +880,7 @@ int main(int argc, char **argv) {
       {"csv", required_argument, NULL, 'C'},    {"strategies", required_argument, NULL, 'S'},
       {"tracks", required_argument, NULL, 'T'}, {"sbpages", required_argument, NULL, 'B'},
       {"chunk", required_argument, NULL, 'c'},  {"help", no_argument, NULL, 'h'},
+      {"predict", required_argument, NULL, 'P'},
       {NULL, 0, NULL, 0}};
   int size_given = 0, tracks_given = 0, c;
   t_begin = now();
@@ -880,6 +904,16 @@ int main(int argc, char **argv) {
         }
         break;
       case 'C': opt_csv = optarg; break;
+      case 'P':
+        if (!strcmp(optarg, "on"))
+          opt_predict = 1;
+        else if (!strcmp(optarg, "off"))
+          opt_predict = -1;
+        else {
+          fprintf(stderr, "mem_bench: --predict must be on or off\n");
+          return 2;
+        }
+        break;
       case 'S':
         if (parse_names(optarg, strat_name, NSTRAT, use_strat)) {
           fprintf(stderr, "mem_bench: bad --strategies '%s'\n", optarg);
