@@ -40,6 +40,12 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
     [BD_OPT_MEM_THRESHOLD] = {"mem-threshold", BD_OPT_SIZE, "1M", 0, 1LL << 40,
                               "allocations of at least this size are managed; smaller ones are "
                               "left to libc"},
+    [BD_OPT_MEM_READAHEAD] = {"mem-readahead", BD_OPT_SIZE, "8M", 0, 1LL << 40,
+                              "largest read-ahead of the lrlw strategy: when a rank's faults "
+                              "walk through stored memory in order, up to this much beyond the "
+                              "last fault is loaded (asked from the budget first), in whole "
+                              "sbpages; off or 0: load only what is touched",
+                              "off"},
     [BD_OPT_STATS] = {"stats", BD_OPT_FLAG, "0", 0, 1, "print statistics at the end of the run"},
     [BD_OPT_VERBOSE] = {"verbose", BD_OPT_INT, "0", 0, 2,
                         "log level: 0 errors, 1 info, 2 debug"},
@@ -138,10 +144,13 @@ static int set_value(bd_opts_t *o, int id, const char *val, const char *from, ch
         break;
     }
     case BD_OPT_SIZE:
-        if (bd_opts_parse_size(val, &v) < 0) {
+        if (d->choices && val && !strcasecmp(val, d->choices))
+            v = 0;
+        else if (bd_opts_parse_size(val, &v) < 0) {
             snprintf(err, errlen,
-                     "%s: option '%s' needs a size such as 4096, 64K, 2M or 1G, not '%s'", from,
-                     d->name, val ? val : "");
+                     "%s: option '%s' needs a size such as 4096, 64K, 2M or 1G%s%s, not '%s'",
+                     from, d->name, d->choices ? " or " : "", d->choices ? d->choices : "",
+                     val ? val : "");
             return -1;
         }
         break;
@@ -170,6 +179,23 @@ int bd_opts_load_env(bd_opts_t *o, char *err, size_t errlen)
         if (v && set_value(o, i, v, name, err, errlen) < 0)
             return -1;
     }
+    return 0;
+}
+
+int bd_opts_get_env(bd_opt_id_t id, long long *out, char *err, size_t errlen)
+{
+    bd_opts_t o;
+    memset(&o, 0, sizeof o);
+    const bd_opt_desc_t *d = &bd_opt_table[id];
+    if (d->def && set_value(&o, id, d->def, "default", err, errlen) < 0)
+        return -1;
+    *out = o.num[id];
+    char name[64];
+    env_name(d->name, name, sizeof name);
+    const char *v = getenv(name);
+    if (v && set_value(&o, id, v, name, err, errlen) < 0)
+        return -1;
+    *out = o.num[id];
     return 0;
 }
 
@@ -258,7 +284,8 @@ void bd_opts_print_help(FILE *f, const char *usage)
         if (d->type == BD_OPT_INT)
             snprintf(arg, sizeof arg, " N");
         else if (d->type == BD_OPT_SIZE)
-            snprintf(arg, sizeof arg, " SIZE");
+            snprintf(arg, sizeof arg, " SIZE%s%s", d->choices ? "|" : "",
+                     d->choices ? d->choices : "");
         else if (d->type == BD_OPT_STR)
             snprintf(arg, sizeof arg, " %s", i == BD_OPT_WD ? "DIR" : "FILE");
         else if (d->type == BD_OPT_ENUM)

@@ -22,6 +22,7 @@ typedef enum {
     BD_OPT_MEM_STRATEGY,
     BD_OPT_SBPAGE,
     BD_OPT_MEM_THRESHOLD,
+    BD_OPT_MEM_READAHEAD,
     BD_OPT_STATS,
     BD_OPT_VERBOSE,
     BD_OPT__COUNT
@@ -35,7 +36,8 @@ typedef struct {
     const char *def;        /* NULL: no default (string options) */
     long long min, max;     /* for INT and SIZE */
     const char *help;
-    const char *choices;    /* ENUM: "a|b|c"; the value is the index of the choice */
+    const char *choices;    /* ENUM: "a|b|c"; the value is the index of the choice.
+                             * SIZE: a word that also means 0 (e.g. "off"), or NULL */
 } bd_opt_desc_t;
 
 /* Values of -mem-strategy. */
@@ -57,6 +59,10 @@ int bd_opts_load_env(bd_opts_t *o, char *err, size_t errlen);
  * index.  Returns 0, 1 when help was requested, -1 on error (message in err). */
 int bd_opts_parse_argv(bd_opts_t *o, int argc, char **argv, int *first_arg, char *err,
                        size_t errlen);
+/* One option's value as this process sees it: its default, or its BDMPI_*
+ * variable (as bdmpiexec exported it, or set by hand).  Returns 0, or -1
+ * with a message in err (the default is stored in *out then). */
+int bd_opts_get_env(bd_opt_id_t id, long long *out, char *err, size_t errlen);
 /* Export every option as BDMPI_* so child processes see the same values. */
 int bd_opts_export_env(const bd_opts_t *o);
 void bd_opts_print_help(FILE *f, const char *usage);

@@ -9,6 +9,7 @@
 
 #include "bd_log.h"
 #include "bd_mem.h"
+#include "bd_options.h"
 #include "lib.h"
 
 static atomic_flag g_acq_lock = ATOMIC_FLAG_INIT;
@@ -59,6 +60,13 @@ void bd_lib_mem_init(void)
         .acquire = g_bd.hdr->mem_budget ? acquire_cb : NULL,
         .release = g_bd.hdr->mem_budget ? release_cb : NULL,
     };
+    /* -mem-readahead reaches the rank as BDMPI_MEM_READAHEAD (bytes, 0 for
+     * off); for the manager 0 means its default and (size_t)-1 none. */
+    long long ra;
+    char err[256];
+    if (bd_opts_get_env(BD_OPT_MEM_READAHEAD, &ra, err, sizeof err) < 0)
+        bd_fatal(MPI_ERR_OTHER, "%s", err);
+    cfg.readahead = ra > 0 ? (size_t)ra : (size_t)-1;
     int rc = bd_mem_init(&cfg);
     if (rc < 0)
         bd_fatal(MPI_ERR_OTHER, "cannot start the memory manager in %s: %s", cfg.dir,
