@@ -781,8 +781,9 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault) {
       }
       acct_add(a, need);
     }
-    if (whole) {
-      /* AR: everything stored is read from here on, this chunk first */
+    if (whole || (in_fault && is_ar() && a->ra_next >= a->ra_end)) {
+      /* AR: everything stored is read from here on, this chunk first (again
+       * if bd_mem_idle() stopped the stream) */
       a->loaded = 1;
       a->ra_next = 0;
       a->ra_end = a->nsb;
@@ -1463,11 +1464,13 @@ int bd_mem_block_point(void) {
 void bd_mem_idle(void) {
   if (!bd_mem_active() || !is_uffd()) return;
   LOCK();
-  reap_done();
-  int busy = 0;
-  for (int k = 0; k < IO_NSLOT; k++)
-    if (__atomic_load_n(&G.io[k].state, __ATOMIC_ACQUIRE) != IO_FREE) busy = 1;
-  if (!busy) bounce_idle();
+  /* Stop background loading (AR streams, LRLW read-ahead): it would go on
+   * through the bounce buffers while the rank waits, and nothing would give
+   * them back afterwards.  What it has not read is loaded when touched (a
+   * fault restarts an AR stream).  At most IO_NSLOT requests are waited for. */
+  for (size_t k = 0; k < G.ntab; k++) G.tab[k]->ra_end = G.tab[k]->ra_next;
+  io_drain();
+  bounce_idle();
   UNLOCK();
 }
 
