@@ -46,6 +46,12 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                               "last fault is loaded (asked from the budget first), in whole "
                               "sbpages; off or 0: load only what is touched",
                               "off"},
+    [BD_OPT_MEM_PREDICT] = {"mem-predict", BD_OPT_ENUM, "auto", 0, 0,
+                            "write prediction: managed memory written while last resident is "
+                            "loaded writable without write tracking, and written back only if "
+                            "its content hash changed; auto: on where the CPU hashes fast "
+                            "(PCLMULQDQ), off: track every first write",
+                            "auto|on|off"},
     [BD_OPT_STATS] = {"stats", BD_OPT_FLAG, "0", 0, 1, "print statistics at the end of the run"},
     [BD_OPT_VERBOSE] = {"verbose", BD_OPT_INT, "0", 0, 2,
                         "log level: 0 errors, 1 info, 2 debug"},

@@ -30,6 +30,8 @@
     X(MEM_FAULTS, "count", "faults on managed memory")                                            \
     X(MEM_IO_NS, "ns", "time in managed-memory storage I/O")                                      \
     X(MEM_PEAK, "bytes", "peak resident managed memory")                                          \
+    X(MEM_HASHED, "bytes", "managed memory hashed at unloads (write prediction)")                 \
+    X(MEM_PREDICT_MISS, "bytes", "managed memory loaded as written that proved unchanged")        \
     X(MEM_ACQUIRES, "count", "requests to the master for memory")
 
 typedef enum {

@@ -67,6 +67,11 @@ void bd_lib_mem_init(void)
     if (bd_opts_get_env(BD_OPT_MEM_READAHEAD, &ra, err, sizeof err) < 0)
         bd_fatal(MPI_ERR_OTHER, "%s", err);
     cfg.readahead = ra > 0 ? (size_t)ra : (size_t)-1;
+    /* -mem-predict: auto|on|off is 0|1|2; the manager takes 0|1|-1 */
+    long long pr;
+    if (bd_opts_get_env(BD_OPT_MEM_PREDICT, &pr, err, sizeof err) < 0)
+        bd_fatal(MPI_ERR_OTHER, "%s", err);
+    cfg.predict = pr == 2 ? -1 : (int)pr;
     int rc = bd_mem_init(&cfg);
     if (rc < 0)
         bd_fatal(MPI_ERR_OTHER, "cannot start the memory manager in %s: %s", cfg.dir,
@@ -88,6 +93,8 @@ void bd_lib_mem_stats(void)
     atomic_store_explicit(&o[BD_STAT_MEM_FAULTS], st.faults, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_IO_NS], st.io_ns, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_PEAK], st.peak_resident, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_HASHED], st.bytes_hashed, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_PREDICT_MISS], st.verified_clean, memory_order_relaxed);
 }
 
 /* The master told this (blocked) rank to write its memory out. */
