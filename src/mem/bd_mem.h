@@ -192,7 +192,12 @@
  * that replaces the SIGSEGV handler afterwards breaks that path.
  *
  * Measured (Linux 6.18 VM, 2 vCPUs, ext4 on virtio, bench/mem_bench at
- * 512 MiB, docs/performance.md): resident data is read at full speed on both
+ * 512 MiB, docs/performance.md): with write prediction (the default here)
+ * resident reads and writes run at 0.94-1.03x of unmanaged memory, reloads
+ * and write-back at 0.9x or more of the raw O_DIRECT bandwidth on both
+ * paths, and a mispredicted clean sbpage costs a hash at unload (2.5-4x
+ * faster than reloading it).  With exact tracking only (prediction off):
+ * resident data is read at full speed on both
  * paths.  First writes to loaded memory cost, per 512 MiB, 131072 kernel
  * faults (~0.75 us each; uffd below 1 MiB sbpages, 0.40-0.44x of unmanaged
  * write throughput), or one handler round trip per sbpage (uffd from 1 MiB:
