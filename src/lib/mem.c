@@ -68,6 +68,10 @@ void bd_lib_mem_init(void)
         bd_fatal(MPI_ERR_OTHER, "%s", err);
     cfg.readahead = ra > 0 ? (size_t)ra : (size_t)-1;
     /* -mem-predict: auto|on|off is 0|1|2; the manager takes 0|1|-1 */
+    /* fatal messages of the manager (double free, I/O errors) name the rank */
+    char label[32];
+    snprintf(label, sizeof label, "rank %d", g_bd.world_rank);
+    cfg.label = label;
     long long pr;
     if (bd_opts_get_env(BD_OPT_MEM_PREDICT, &pr, err, sizeof err) < 0)
         bd_fatal(MPI_ERR_OTHER, "%s", err);

@@ -1081,6 +1081,11 @@ int bd_mem_init(const bd_mem_config_t *cfg) {
   G.chunk_sb = (chunk + sbpage - 1) / sbpage;
   G.strategy = cfg->strategy;
   memcpy(G.dir, cfg->dir, dirlen + 1);
+  G.label[0] = 0;
+  for (size_t k = 0; cfg->label && cfg->label[k] && k + 1 < sizeof G.label; k++) {
+    G.label[k] = cfg->label[k];
+    G.label[k + 1] = 0;
+  }
   while (dirlen > 1 && G.dir[dirlen - 1] == '/') G.dir[--dirlen] = 0;
   G.dirlen = dirlen;
   G.acquire = cfg->acquire;

@@ -245,6 +245,7 @@ typedef struct {
                                * (size_t)-1 = none; env BD_MEM_READAHEAD=SIZE|off overrides */
   bd_mem_strategy_t strategy;
   bd_mem_track_t track;       /* overridden by env BD_MEM_TRACK */
+  const char *label;          /* names the process in fatal messages (e.g. "rank 3"); may be NULL */
   int predict;                /* write prediction (see "Write prediction" above): 0 = on when
                                * a fast hash exists (PCLMULQDQ), 1 = on, -1 = off; env
                                * BD_MEM_PREDICT=on|off overrides */

@@ -65,6 +65,7 @@ typedef struct {
   int predict;               /* write prediction with hash verification (SB_VERIFY) */
   int direct_io;
   char dir[4096];
+  char label[48];            /* cfg.label, for fatal messages */
   size_t dirlen;
   int (*acquire)(void *, size_t);
   void (*release)(void *, size_t);

@@ -72,6 +72,10 @@ static const char *errname(int e) {
 void bdm_die(const char *what, int err, size_t bytes) {
   char num[32];
   bdm_msg("bdmem: FATAL: ");
+  if (bdm_g.label[0]) {
+    bdm_msg(bdm_g.label);
+    bdm_msg(": ");
+  }
   bdm_msg(what);
   if (err) {
     const char *n = errname(err);

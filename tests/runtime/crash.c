@@ -34,7 +34,14 @@ int main(int argc, char **argv)
             exit(0);
         else if (!strcmp(how, "exit5"))
             exit(5);
-        else if (!strcmp(how, "abort"))
+        else if (!strcmp(how, "double-free")) {
+            /* a managed allocation (above -mem-threshold) freed twice;
+             * volatile keeps the compiler from dropping the pair */
+            char *volatile p = malloc(4 << 20);
+            p[0] = 1;
+            free(p);
+            free(p);
+        } else if (!strcmp(how, "abort"))
             MPI_Abort(MPI_COMM_WORLD, 42);
         else if (!strcmp(how, "hang")) {
             for (;;)
