@@ -987,6 +987,9 @@ static int unload_one(alloc_t *a, size_t *rel) {
   a->inflight--;
   if (!rc) rc = G.io_err;
   if (rc) {
+    /* what was not written must be known dirty: the caller reports it as
+     * the data still to store, and a later unload writes it */
+    while (cl < a->nsb) classify(a, cl++);
     G.rel_pending += acct_trim(a);
     if (a->inflight == 0) backing_done(a);
     return rc;

@@ -63,7 +63,9 @@ int main(int argc, char **argv) {
   if (argc == 4) return child(argv[2], argv[3]);
   bd_mem_config_t cfg;
   mt_setup(&cfg, "arlw", 64u << 10, argv[1]);
-  const size_t n = 4u << 20;
+  /* 16 pieces of 1 MiB: more than the 4 I/O slots, so the write error
+   * comes back while the unload is still walking the allocation */
+  const size_t n = 16u << 20;
   uint8_t *a = bd_mem_alloc(n, 0);
   CHECK(a);
   for (size_t k = 0; k < n; k++) a[k] = (uint8_t)(k * 5);
