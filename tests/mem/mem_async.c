@@ -9,22 +9,16 @@
  * usage: mem_async <araw|arlw|lrlw> <uffd|mprotect|uffd-user> */
 #include <aio.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <linux/io_uring.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/syscall.h>
 
-#include "memtest.h"
+#include "sysctest.h"
 
 #define N ((size_t)1 << 20)
 #define OFF 3000
 
 static int kernel_faults, fd;
-
-static uint8_t pat(size_t i, int seed) { return (uint8_t)(((i * 2654435761u) >> 11) ^ (unsigned)seed); }
-
-static void unload(void) { CHECKF(bd_mem_unload_all() == 0, "unload failed"); }
 
 /* The expected outcome of one operation: bytes transferred, or -EFAULT. */
 static void expect(const char *what, long res) {
@@ -100,7 +94,7 @@ static long aio_rw(int write, void *buf) {
 static void set_file(int seed) {
   uint8_t *t = mmap(NULL, N, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   CHECK(t != MAP_FAILED);
-  for (size_t i = 0; i < N; i++) t[i] = pat(i, seed);
+  for (size_t i = 0; i < N; i++) t[i] = mt_pat(i, seed);
   CHECK(pwrite(fd, t, N, 0) == (ssize_t)N);
   munmap(t, N);
 }
@@ -108,12 +102,12 @@ static void set_file(int seed) {
 static void check_file(const char *what, int seed) {
   uint8_t *t = mmap(NULL, N, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   CHECK(t != MAP_FAILED && pread(fd, t, N, 0) == (ssize_t)N);
-  for (size_t i = 0; i < N; i++) CHECKF(t[i] == pat(i, seed), "%s: byte %zu of the file wrong", what, i);
+  for (size_t i = 0; i < N; i++) CHECKF(t[i] == mt_pat(i, seed), "%s: byte %zu of the file wrong", what, i);
   munmap(t, N);
 }
 
 static void check_buf(const char *what, const uint8_t *p, int seed) {
-  for (size_t i = 0; i < N; i++) CHECKF(p[i] == pat(i, seed), "%s: byte %zu wrong", what, i);
+  for (size_t i = 0; i < N; i++) CHECKF(p[i] == mt_pat(i, seed), "%s: byte %zu wrong", what, i);
 }
 
 /* op: 0 aio, 1 io_uring inline, 2 io_uring IOSQE_ASYNC */
@@ -132,25 +126,25 @@ static void test(int op, const char *name) {
   /* input into unloaded memory */
   memset(m, 0xAB, N + OFF);
   set_file(seed + 1);
-  unload();
+  mt_unload();
   snprintf(what, sizeof what, "%s read", name);
   long r = run(op, 0, p);
   expect(what, r);
   if (r == (long)N) {
-    unload();
+    mt_unload();
     check_buf(what, p, seed + 1);
   } else {
     /* touched (written) first, the same call works */
     memset(p, 0, N);
     r = run(op, 0, p);
     CHECKF(r == (long)N, "%s into a touched buffer returned %ld", what, r);
-    unload();
+    mt_unload();
     check_buf(what, p, seed + 1);
   }
 
   /* output from unloaded memory */
-  for (size_t i = 0; i < N; i++) p[i] = pat(i, seed + 2);
-  unload();
+  for (size_t i = 0; i < N; i++) p[i] = mt_pat(i, seed + 2);
+  mt_unload();
   snprintf(what, sizeof what, "%s write", name);
   r = run(op, 1, p);
   expect(what, r);
@@ -166,32 +160,11 @@ static void test(int op, const char *name) {
   bd_mem_free(m);
 }
 
-static void drop_privileges(void) {
-  if (geteuid() != 0) return;
-  CHECK(setgroups(0, NULL) == 0);
-  CHECK(setgid(65534) == 0 && setuid(65534) == 0);
-  CHECK(prctl(PR_SET_DUMPABLE, 1) == 0); /* the manager needs /proc/self/pagemap */
-  setenv("TMPDIR", "/tmp", 1);
-}
-
 int main(int argc, char **argv) {
   if (argc != 3) return 1;
-  const char *track = argv[2];
-  int user_only = !strcmp(track, "uffd-user");
-  if (user_only) {
-    drop_privileges();
-    track = "uffd";
-  }
   bd_mem_config_t cfg;
-  mt_setup(&cfg, argv[1], 64 << 10, track);
-  bd_mem_stats_t st;
-  bd_mem_stats(&st);
-  kernel_faults = st.kernel_faults;
-  if (user_only && kernel_faults) {
-    fprintf(stderr, "userfaultfd handles kernel faults for this user: no user-mode-only path to test\n");
-    mt_rmdir();
-    return SKIP;
-  }
+  kernel_faults = mt_syscall_setup(argv, 64 << 10, &cfg);
+  if (kernel_faults < 0) return SKIP;
   char path[300];
   snprintf(path, sizeof path, "%s/../bdmem-async-%d", cfg.dir, (int)getpid());
   fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
@@ -206,7 +179,7 @@ int main(int argc, char **argv) {
     fprintf(stderr, "io_uring not available here (%s): only aio tested\n", strerror(errno));
   }
   close(fd);
-  fprintf(stderr, "track %d, kernel faults %d: %s\n", st.track, kernel_faults,
+  fprintf(stderr, "track %s, kernel faults %d: %s\n", argv[2], kernel_faults,
           kernel_faults ? "async I/O works on managed memory" : "async I/O sees EFAULT until touched");
   mt_finish();
   return 0;

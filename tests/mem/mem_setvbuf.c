@@ -8,11 +8,9 @@
  * usage: mem_setvbuf <araw|arlw|lrlw> <uffd|mprotect|uffd-user> */
 #include <dlfcn.h>
 #include <fcntl.h>
-#include <grp.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 
-#include "memtest.h"
+#include "sysctest.h"
 
 #define SB ((size_t)64 << 10)
 #define TOTAL (((size_t)3 << 20) + 777)
@@ -23,10 +21,6 @@ extern int bd_mem_syscall_override_linked;
 static char path[300];
 static int kernel_faults;
 static bd_mem_strategy_t strategy;
-
-static uint8_t pat(size_t i, int seed) { return (uint8_t)(((i * 2654435761u) >> 11) ^ (i >> 20) ^ (unsigned)seed); }
-
-static void unload(void) { CHECKF(bd_mem_unload_all() == 0, "unload failed"); }
 
 static void cleanup_file(void) {
   if (path[0]) unlink(path);
@@ -60,12 +54,12 @@ static int write_stream(FILE *fp, int seed) {
   size_t i = 0, next = EVERY;
   while (i < TOTAL) {
     if (i >= next) {
-      unload();
+      mt_unload();
       next += EVERY;
     }
     switch (i % 4) {
       case 0:
-        if (putc(pat(i, seed), fp) == EOF) return -1;
+        if (putc(mt_pat(i, seed), fp) == EOF) return -1;
         i++;
         break;
       case 1:
@@ -73,12 +67,12 @@ static int write_stream(FILE *fp, int seed) {
           i = TOTAL - 1; /* the last byte through case 0 */
           break;
         }
-        if (fprintf(fp, "%c%c", pat(i, seed), pat(i + 1, seed)) != 2) return -1;
+        if (fprintf(fp, "%c%c", mt_pat(i, seed), mt_pat(i + 1, seed)) != 2) return -1;
         i += 2;
         break;
       default: {
         size_t n = TOTAL - i < sizeof piece ? TOTAL - i : sizeof piece;
-        for (size_t k = 0; k < n; k++) piece[k] = pat(i + k, seed);
+        for (size_t k = 0; k < n; k++) piece[k] = mt_pat(i + k, seed);
         if (fwrite(piece, 1, n, fp) != n) return -1;
         i += n;
       }
@@ -94,7 +88,7 @@ static void check_file(const char *what, int seed) {
   CHECK(t != MAP_FAILED);
   ssize_t r = read(fd, t, TOTAL + 1);
   CHECKF(r == (ssize_t)TOTAL, "%s: the file has %zd bytes, expected %zu", what, r, (size_t)TOTAL);
-  for (size_t i = 0; i < TOTAL; i++) CHECKF(t[i] == pat(i, seed), "%s: byte %zu of the file wrong", what, i);
+  for (size_t i = 0; i < TOTAL; i++) CHECKF(t[i] == mt_pat(i, seed), "%s: byte %zu of the file wrong", what, i);
   munmap(t, TOTAL + 1);
   close(fd);
 }
@@ -104,7 +98,7 @@ static void test_write(void) {
     char *m = malloc((2u << 20) + SB);
     CHECK(m);
     memset(m, 0x33, (2u << 20) + SB);
-    unload();
+    mt_unload();
     FILE *f = fopen(path, "w");
     CHECK(f);
     set_buffer(f, how, m + 1000);
@@ -120,7 +114,7 @@ static void test_read(void) {
   CHECK(fd >= 0);
   uint8_t *t = mmap(NULL, TOTAL, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
   CHECK(t != MAP_FAILED);
-  for (size_t i = 0; i < TOTAL; i++) t[i] = pat(i, 20);
+  for (size_t i = 0; i < TOTAL; i++) t[i] = mt_pat(i, 20);
   CHECK(write(fd, t, TOTAL) == (ssize_t)TOTAL);
   munmap(t, TOTAL);
   close(fd);
@@ -128,7 +122,7 @@ static void test_read(void) {
     char *m = malloc((2u << 20) + SB);
     CHECK(m);
     memset(m, 0x44, (2u << 20) + SB);
-    unload();
+    mt_unload();
     FILE *f = fopen(path, "r");
     CHECK(f);
     set_buffer(f, how, m + 1000);
@@ -136,26 +130,26 @@ static void test_read(void) {
     size_t i = 0, next = EVERY;
     while (i < TOTAL) {
       if (i >= next) {
-        unload();
+        mt_unload();
         next += EVERY;
       }
       if (i % 3 == 0) {
         int c = getc(f);
-        CHECKF(c == pat(i, 20), "%s: getc at %zu gave %d (%s)", hname[how], i, c, strerror(errno));
+        CHECKF(c == mt_pat(i, 20), "%s: getc at %zu gave %d (%s)", hname[how], i, c, strerror(errno));
         i++;
       } else {
         size_t n = TOTAL - i < sizeof piece ? TOTAL - i : sizeof piece;
         CHECKF(fread(piece, 1, n, f) == n, "%s: fread at %zu failed (%s)", hname[how], i, strerror(errno));
         for (size_t k = 0; k < n; k++)
-          CHECKF(piece[k] == pat(i + k, 20), "%s: fread: byte %zu wrong", hname[how], i + k);
+          CHECKF(piece[k] == mt_pat(i + k, 20), "%s: fread: byte %zu wrong", hname[how], i + k);
         i += n;
       }
     }
     CHECK(getc(f) == EOF && feof(f) && !ferror(f));
     /* A seek drops the buffer; the next read refills it. */
     CHECK(fseek(f, (long)(TOTAL / 2), SEEK_SET) == 0);
-    unload();
-    CHECK(getc(f) == pat(TOTAL / 2, 20));
+    mt_unload();
+    CHECK(getc(f) == mt_pat(TOTAL / 2, 20));
     CHECK(fclose(f) == 0);
     free(m);
   }
@@ -170,7 +164,7 @@ static void test_popen(void) {
   FILE *f = popen(cmd, "w");
   CHECK(f);
   set_buffer(f, H_SETVBUF_FULL, m + 5000);
-  unload();
+  mt_unload();
   CHECK(write_stream(f, 30) == 0);
   CHECKF(pclose(f) == 0, "pclose failed (%s)", strerror(errno));
   check_file("popen", 30);
@@ -226,34 +220,13 @@ static void test_control(void) {
   free(m);
 }
 
-static void drop_privileges(void) {
-  if (geteuid() != 0) return;
-  CHECK(setgroups(0, NULL) == 0);
-  CHECK(setgid(65534) == 0 && setuid(65534) == 0);
-  CHECK(prctl(PR_SET_DUMPABLE, 1) == 0); /* the manager needs /proc/self/pagemap */
-  setenv("TMPDIR", "/tmp", 1);
-}
-
 int main(int argc, char **argv) {
   if (argc != 3) return 1;
   (void)bd_mem_syscall_override_linked;
-  const char *track = argv[2];
-  int user_only = !strcmp(track, "uffd-user");
-  if (user_only) {
-    drop_privileges();
-    track = "uffd";
-  }
   bd_mem_config_t cfg;
-  mt_setup(&cfg, argv[1], SB, track);
+  kernel_faults = mt_syscall_setup(argv, SB, &cfg);
+  if (kernel_faults < 0) return SKIP;
   strategy = cfg.strategy;
-  bd_mem_stats_t st;
-  bd_mem_stats(&st);
-  kernel_faults = st.kernel_faults;
-  if (user_only && kernel_faults) {
-    fprintf(stderr, "userfaultfd handles kernel faults for this user: no user-mode-only path to test\n");
-    mt_rmdir();
-    return SKIP;
-  }
   snprintf(path, sizeof path, "%s/../bdmem-setvbuf-%d", cfg.dir, (int)getpid());
   atexit(cleanup_file);
 

@@ -10,17 +10,15 @@
  * kernel's own faults are not handled); run as root, the test drops to
  * nobody to get one. */
 #include <fcntl.h>
-#include <grp.h>
 #include <poll.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/socket.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
 
-#include "memtest.h"
+#include "sysctest.h"
 
 #define STEP ((size_t)8 << 20) /* as in syscall-override.c */
 #define SB ((size_t)64 << 10)
@@ -38,27 +36,6 @@ static char path[300];
 static int kernel_faults;
 static bd_mem_strategy_t strategy;
 
-static uint8_t pat(size_t i, int seed) { return (uint8_t)(((i * 2654435761u) >> 11) ^ (i >> 20) ^ (unsigned)seed); }
-
-static void fill(uint8_t *p, size_t n, size_t from, int seed) {
-  for (size_t i = 0; i < n; i++) p[i] = pat(from + i, seed);
-}
-
-/* Index of the first byte of p[0..n) that differs from the pattern, or -1. */
-static long bad(const uint8_t *p, size_t n, size_t from, int seed) {
-  for (size_t i = 0; i < n; i++)
-    if (p[i] != pat(from + i, seed)) return (long)i;
-  return -1;
-}
-
-/* Unmanaged scratch memory (malloc of this size would be managed). */
-static uint8_t *plain(size_t n) {
-  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  CHECK(p != MAP_FAILED);
-  CHECK(!bd_mem_owns(p));
-  return p;
-}
-
 static void cleanup_file(void) {
   if (path[0]) unlink(path);
 }
@@ -67,15 +44,13 @@ static void cleanup_file(void) {
 static int make_file(size_t len) {
   int fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0600);
   CHECK(fd >= 0);
-  uint8_t *t = plain(len);
-  fill(t, len, 0, 1);
+  uint8_t *t = mt_plain(len);
+  mt_fill(t, len, 0, 1);
   CHECK(write(fd, t, len) == (ssize_t)len);
   munmap(t, len);
   CHECK(lseek(fd, 0, SEEK_SET) == 0);
   return fd;
 }
-
-static void unload(void) { CHECKF(bd_mem_unload_all() == 0, "unload failed"); }
 
 /* Hang guard: a read that blocks where it should have returned is fed one
  * more byte through unblock_fd, so it returns, the CHECK after it fails and
@@ -102,8 +77,8 @@ typedef struct {
 
 static void *peer_send(void *arg) {
   peer_t *p = arg;
-  uint8_t *t = plain(p->n);
-  fill(t, p->n, 0, p->seed);
+  uint8_t *t = mt_plain(p->n);
+  mt_fill(t, p->n, 0, p->seed);
   for (size_t done = 0; done < p->n;) {
     ssize_t w = write(p->fd, t + done, p->n - done);
     if (w <= 0) break;
@@ -115,14 +90,14 @@ static void *peer_send(void *arg) {
 
 static void *peer_recv(void *arg) {
   peer_t *p = arg;
-  uint8_t *t = plain(p->n);
+  uint8_t *t = mt_plain(p->n);
   size_t done = 0;
   while (done < p->n) {
     ssize_t r = read(p->fd, t + done, p->n - done);
     if (r <= 0) break;
     done += (size_t)r;
   }
-  p->badpos = done < p->n ? (long)done : bad(t, p->n, 0, p->seed);
+  p->badpos = done < p->n ? (long)done : mt_bad(t, p->n, 0, p->seed);
   munmap(t, p->n);
   return NULL;
 }
@@ -158,7 +133,7 @@ static size_t do_input(int kind, uint8_t *dst) {
       if (kind == I_PREADV) r = preadv(fd, iov, 2, (off_t)FOFF), from = FOFF;
       if (kind == I_PREADV2) r = preadv2(fd, iov, 2, (off_t)FOFF, 0), from = FOFF;
       CHECKF(r == (ssize_t)N, "%s returned %zd (%s)", iname[kind], r, strerror(errno));
-      CHECKF(bad(small, sizeof small, from + N - sizeof small, 1) < 0, "%s: unmanaged entry wrong", iname[kind]);
+      CHECKF(mt_bad(small, sizeof small, from + N - sizeof small, 1) < 0, "%s: unmanaged entry wrong", iname[kind]);
       memcpy(dst + N - sizeof small, small, sizeof small); /* for the common check */
       break;
     case I_FREAD:
@@ -214,18 +189,18 @@ static void test_inputs(void) {
       size_t len = N + OFF + 3 * SB;
       uint8_t *buf = malloc(len);
       CHECK(buf && bd_mem_owns(buf));
-      fill(buf, len, 0, 9);
-      unload();
+      mt_fill(buf, len, 0, 9);
+      mt_unload();
       if (clean) { /* resident but clean (read-only on the mprotect path) */
         volatile uint8_t s = 0;
         for (size_t i = 0; i < len; i += 4096) s ^= buf[i];
         (void)s;
       }
       size_t from = do_input(kind, buf + OFF);
-      unload(); /* what the kernel wrote must have been tracked as dirty */
-      long b = bad(buf + OFF, N, from, 1);
+      mt_unload(); /* what the kernel wrote must have been tracked as dirty */
+      long b = mt_bad(buf + OFF, N, from, 1);
       CHECKF(b < 0, "%s (%s buffer): byte %ld wrong", iname[kind], clean ? "clean" : "unloaded", b);
-      CHECKF(bad(buf, OFF, 0, 9) < 0 && bad(buf + OFF + N, len - OFF - N, OFF + N, 9) < 0,
+      CHECKF(mt_bad(buf, OFF, 0, 9) < 0 && mt_bad(buf + OFF + N, len - OFF - N, OFF + N, 9) < 0,
              "%s: bytes around the buffer changed", iname[kind]);
       free(buf);
     }
@@ -244,8 +219,8 @@ static void test_outputs(void) {
     size_t len = N + OFF + 3 * SB;
     uint8_t *buf = malloc(len);
     CHECK(buf && bd_mem_owns(buf));
-    fill(buf + OFF, N, 0, 2);
-    unload();
+    mt_fill(buf + OFF, N, 0, 2);
+    mt_unload();
     uint8_t *src = buf + OFF;
     ssize_t r = -1;
     if (kind >= O_SEND) {
@@ -294,9 +269,9 @@ static void test_outputs(void) {
     }
     CHECKF(r == (ssize_t)N, "%s returned %zd (%s)", oname[kind], r, strerror(errno));
     CHECKF(errno == 4242, "%s changed errno on success to %d", oname[kind], errno);
-    uint8_t *t = plain(N);
+    uint8_t *t = mt_plain(N);
     CHECK(pread(fd, t, N, 0) == (ssize_t)N);
-    long b = bad(t, N, 0, 2);
+    long b = mt_bad(t, N, 0, 2);
     CHECKF(b < 0, "%s: byte %ld of the file wrong", oname[kind], b);
     munmap(t, N);
     close(fd);
@@ -316,53 +291,53 @@ static void test_steps(void) {
   memset(base, 0xEE, 4 * STEP);
 
   /* A short read into a huge buffer: LRLW loads only the first step. */
-  unload();
+  mt_unload();
   int fd = make_file(100);
   CHECK(read(fd, p + 10, big) == 100);
-  CHECK(bad(p + 10, 100, 0, 1) < 0);
+  CHECK(mt_bad(p + 10, 100, 0, 1) < 0);
   CHECK(p[110] == 0xEE);
   if (strategy == BD_MEM_LRLW)
     CHECKF(bd_mem_resident_bytes() < STEP, "a 100-byte read made %zu bytes resident", bd_mem_resident_bytes());
   close(fd);
 
   /* Across step boundaries, then the rest. */
-  unload();
+  mt_unload();
   fd = make_file(big + 333);
   CHECK(read(fd, p, big) == (ssize_t)big);
   CHECK(read(fd, p + big, STEP) == 333);
-  unload();
-  CHECK(bad(p, big + 333, 0, 1) < 0);
+  mt_unload();
+  CHECK(mt_bad(p, big + 333, 0, 1) < 0);
   CHECK(p[big + 333] == 0xEE);
 
   /* fread in items of 3 (a partial item at the end of the file) */
-  unload();
+  mt_unload();
   FILE *f = fdopen(dup(fd), "rb");
   CHECK(f && fseek(f, 0, SEEK_SET) == 0);
   memset(p, 0, big + 400);
   CHECK(fread(p, 3, (big + 400) / 3, f) == (big + 333) / 3);
   CHECK(feof(f) && !ferror(f));
   fclose(f);
-  unload();
-  CHECK(bad(p, big + 333, 0, 1) < 0);
+  mt_unload();
+  CHECK(mt_bad(p, big + 333, 0, 1) < 0);
 
   /* readv with a huge managed entry and a small unmanaged one */
-  unload();
+  mt_unload();
   uint8_t small[10];
   struct iovec iov[2] = {{p, big}, {small, sizeof small}};
   CHECK(lseek(fd, 0, SEEK_SET) == 0); /* fread moved the shared offset */
   CHECK(readv(fd, iov, 2) == (ssize_t)(big + sizeof small));
-  CHECK(bad(p, big, 0, 1) < 0 && bad(small, sizeof small, big, 1) < 0);
+  CHECK(mt_bad(p, big, 0, 1) < 0 && mt_bad(small, sizeof small, big, 1) < 0);
 
   /* write and pwrite of a huge unloaded buffer */
-  fill(p, big, 0, 3);
-  unload();
+  mt_fill(p, big, 0, 3);
+  mt_unload();
   CHECK(ftruncate(fd, 0) == 0 && lseek(fd, 0, SEEK_SET) == 0);
   CHECK(write(fd, p, big) == (ssize_t)big);
-  unload();
+  mt_unload();
   CHECK(pwrite(fd, p, big, (off_t)big) == (ssize_t)big);
-  uint8_t *t = plain(2 * big);
+  uint8_t *t = mt_plain(2 * big);
   CHECK(pread(fd, t, 2 * big, 0) == (ssize_t)(2 * big));
-  CHECK(bad(t, big, 0, 3) < 0 && bad(t + big, big, 0, 3) < 0);
+  CHECK(mt_bad(t, big, 0, 3) < 0 && mt_bad(t + big, big, 0, 3) < 0);
   munmap(t, 2 * big);
   close(fd);
 
@@ -372,14 +347,14 @@ static void test_steps(void) {
   int pp[2];
   CHECK(pipe(pp) == 0);
   unblock_fd = pp[1];
-  uint8_t *src = plain(8192);
-  fill(src, 8192, 0, 4);
-  unload();
+  uint8_t *src = mt_plain(8192);
+  mt_fill(src, 8192, 0, 4);
+  mt_unload();
   CHECK(write(pp[1], src, 4096) == 4096);
   CHECK(read(pp[0], p, big) == 4096); /* exactly the first step */
   CHECK(write(pp[1], src, 4196) == 4196);
   CHECK(read(pp[0], p, big) == 4196); /* the first step full, then what is there */
-  CHECK(bad(p, 4196, 0, 4) < 0);
+  CHECK(mt_bad(p, 4196, 0, 4) < 0);
   close(pp[0]);
   close(pp[1]);
 
@@ -387,15 +362,15 @@ static void test_steps(void) {
   int sv[2];
   CHECK(socketpair(AF_UNIX, SOCK_STREAM, 0, sv) == 0);
   unblock_fd = sv[1];
-  unload();
+  mt_unload();
   CHECK(send(sv[1], src, 4196, 0) == 4196);
   CHECK(recv(sv[0], p, big, 0) == 4196);
-  CHECK(bad(p, 4196, 0, 4) < 0);
+  CHECK(mt_bad(p, 4196, 0, 4) < 0);
   /* MSG_PEEK must not be cut: a cut peek would copy the start twice. */
   memset(p, 0, 8192);
   CHECK(send(sv[1], src, 5000, 0) == 5000);
   CHECK(recv(sv[0], p, big, MSG_PEEK) == 5000);
-  CHECK(bad(p, 5000, 0, 4) < 0);
+  CHECK(mt_bad(p, 5000, 0, 4) < 0);
   CHECK(recv(sv[0], p, big, 0) == 5000);
   close(sv[0]);
   close(sv[1]);
@@ -403,11 +378,11 @@ static void test_steps(void) {
   /* A datagram larger than the first step must not be truncated. */
   CHECK(socketpair(AF_UNIX, SOCK_DGRAM, 0, sv) == 0);
   unblock_fd = sv[1];
-  unload();
+  mt_unload();
   memset(p, 0, 8192);
   CHECK(send(sv[1], src, 5000, 0) == 5000);
   CHECK(recv(sv[0], p, big, 0) == 5000);
-  CHECK(bad(p, 5000, 0, 4) < 0);
+  CHECK(mt_bad(p, 5000, 0, 4) < 0);
   alarm(0);
   unblock_fd = -1;
   close(sv[0]);
@@ -419,11 +394,11 @@ static void test_steps(void) {
   close(fd);
   fd = open(path, O_RDONLY | O_DIRECT);
   if (fd >= 0) {
-    unload();
+    mt_unload();
     uint8_t *q = base + 3 * 4096;
     ssize_t r = read(fd, q, big);
     CHECKF(r == (ssize_t)big, "O_DIRECT read returned %zd (%s)", r, strerror(errno));
-    CHECK(bad(q, big, 0, 1) < 0);
+    CHECK(mt_bad(q, big, 0, 1) < 0);
     close(fd);
   } else {
     fprintf(stderr, "O_DIRECT not supported here: %s\n", strerror(errno));
@@ -444,7 +419,7 @@ static void test_control(void) {
   uint8_t *buf = malloc(N);
   memset(buf, 1, N);
   int fd = make_file(4096);
-  unload();
+  mt_unload();
   long r = syscall(SYS_read, fd, buf, 4096);
   CHECKF(r == -1 && errno == EFAULT, "a raw read into unloaded memory returned %ld (%s): nothing to test",
          r, strerror(errno));
@@ -452,35 +427,13 @@ static void test_control(void) {
   free(buf);
 }
 
-static void drop_privileges(void) {
-  if (geteuid() != 0) return;
-  CHECK(setgroups(0, NULL) == 0);
-  CHECK(setgid(65534) == 0 && setuid(65534) == 0);
-  /* changing credentials made /proc/self root's; the manager needs pagemap */
-  CHECK(prctl(PR_SET_DUMPABLE, 1) == 0);
-  setenv("TMPDIR", "/tmp", 1);
-}
-
 int main(int argc, char **argv) {
   if (argc != 3) return 1;
   (void)bd_mem_syscall_override_linked;
-  const char *track = argv[2];
-  int user_only = !strcmp(track, "uffd-user");
-  if (user_only) {
-    drop_privileges();
-    track = "uffd";
-  }
   bd_mem_config_t cfg;
-  mt_setup(&cfg, argv[1], SB, track);
+  kernel_faults = mt_syscall_setup(argv, SB, &cfg);
+  if (kernel_faults < 0) return SKIP;
   strategy = cfg.strategy;
-  bd_mem_stats_t st;
-  bd_mem_stats(&st);
-  kernel_faults = st.kernel_faults;
-  if (user_only && kernel_faults) {
-    fprintf(stderr, "userfaultfd handles kernel faults for this user: no user-mode-only path to test\n");
-    mt_rmdir();
-    return SKIP;
-  }
   snprintf(path, sizeof path, "%s/../bdmem-syscalls-%d", cfg.dir, (int)getpid());
   atexit(cleanup_file);
 
@@ -491,6 +444,7 @@ int main(int argc, char **argv) {
 
   cleanup_file();
   path[0] = 0;
+  bd_mem_stats_t st;
   bd_mem_stats(&st);
   fprintf(stderr, "track %d, kernel faults %d, %llu loads, %llu bytes read back\n", st.track, kernel_faults,
           (unsigned long long)st.loads, (unsigned long long)st.bytes_read);

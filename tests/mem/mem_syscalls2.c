@@ -8,11 +8,9 @@
  * uffd-user: the userfaultfd path with a user-mode-only descriptor; run as
  * root, the test drops to nobody to get one (skips where it cannot). */
 #include <fcntl.h>
-#include <grp.h>
 #include <pthread.h>
 #include <signal.h>
 #include <sys/mman.h>
-#include <sys/prctl.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -21,7 +19,7 @@
 #include <sys/un.h>
 #include <time.h>
 
-#include "memtest.h"
+#include "sysctest.h"
 
 #define STEP ((size_t)8 << 20) /* as in syscall-override.c */
 #define SB ((size_t)64 << 10)
@@ -31,31 +29,10 @@ extern int bd_mem_syscall_override_linked;
 
 static int kernel_faults;
 
-static uint8_t pat(size_t i, int seed) { return (uint8_t)(((i * 2654435761u) >> 11) ^ (i >> 20) ^ (unsigned)seed); }
-
-static void fill(uint8_t *p, size_t n, size_t from, int seed) {
-  for (size_t i = 0; i < n; i++) p[i] = pat(from + i, seed);
-}
-
-static long bad(const uint8_t *p, size_t n, size_t from, int seed) {
-  for (size_t i = 0; i < n; i++)
-    if (p[i] != pat(from + i, seed)) return (long)i;
-  return -1;
-}
-
-static uint8_t *plain(size_t n) {
-  void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  CHECK(p != MAP_FAILED);
-  CHECK(!bd_mem_owns(p));
-  return p;
-}
-
-static void unload(void) { CHECKF(bd_mem_unload_all() == 0, "unload failed"); }
-
 /* Leave a managed allocation unloaded (clean = 0) or resident but clean
  * (read-only on the mprotect path). */
 static void settle(const uint8_t *p, size_t n, int clean) {
-  unload();
+  mt_unload();
   if (clean) {
     volatile uint8_t s = 0;
     for (size_t i = 0; i < n; i += 4096) s ^= p[i];
@@ -96,7 +73,7 @@ static void test_recvmmsg(void) {
     memset(m, 0x5A, len);
     hdrs_t *hd = (hdrs_t *)(m + 1000);
     uint8_t *data = m + (1u << 20) + 777;
-    uint8_t *tail = plain(NMSG * 16);
+    uint8_t *tail = mt_plain(NMSG * 16);
     size_t off = 0;
     for (int i = 0; i < NMSG; i++) {
       hd->iov[i][0] = (struct iovec){data + off, msz[i] - 16};
@@ -110,8 +87,8 @@ static void test_recvmmsg(void) {
     int sz = 1 << 20;
     setsockopt(sv[1], SOL_SOCKET, SO_SNDBUF, &sz, sizeof sz);
     setsockopt(sv[0], SOL_SOCKET, SO_RCVBUF, &sz, sizeof sz);
-    uint8_t *src = plain(off);
-    fill(src, off, 0, 3);
+    uint8_t *src = mt_plain(off);
+    mt_fill(src, off, 0, 3);
     for (size_t i = 0, o = 0; i < NMSG; o += msz[i], i++)
       CHECKF(send(sv[1], src + o, msz[i], 0) == (ssize_t)msz[i], "send datagram %zu: %s", i, strerror(errno));
     settle(m, len, clean);
@@ -119,15 +96,15 @@ static void test_recvmmsg(void) {
     int r = recvmmsg(sv[0], hd->h, NMSG, 0, &hd->tmo);
     CHECKF(r == NMSG, "recvmmsg (%s) returned %d (%s)", state[clean], r, strerror(errno));
     CHECKF(errno == 4242, "recvmmsg changed errno on success to %d", errno);
-    unload();
+    mt_unload();
     off = 0;
     for (int i = 0; i < NMSG; i++) {
       CHECKF(hd->h[i].msg_len == msz[i], "recvmmsg: message %d has msg_len %u, expected %zu", i, hd->h[i].msg_len,
              msz[i]);
       CHECKF(hd->h[i].msg_hdr.msg_flags == 0, "recvmmsg: message %d flags %d", i, hd->h[i].msg_hdr.msg_flags);
-      long b = bad(data + off, msz[i] - 16, off, 3);
+      long b = mt_bad(data + off, msz[i] - 16, off, 3);
       CHECKF(b < 0, "recvmmsg (%s): message %d byte %ld wrong", state[clean], i, b);
-      CHECK(bad(tail + 16 * i, 16, off + msz[i] - 16, 3) < 0);
+      CHECK(mt_bad(tail + 16 * i, 16, off + msz[i] - 16, 3) < 0);
       off += msz[i];
     }
     CHECKF(hd->tmo.tv_sec <= 30 && hd->tmo.tv_sec >= 25, "recvmmsg: time left %ld s not written back",
@@ -142,13 +119,13 @@ static void test_recvmmsg(void) {
     errno = 0;
     r = recvmmsg(sv[0], hd->h, NMSG, MSG_DONTWAIT, NULL);
     CHECKF(r == -1 && errno == EAGAIN, "recvmmsg with none queued returned %d (%s)", r, strerror(errno));
-    unload();
-    CHECK(bad(data, msz[0] - 16, 0, 3) < 0);
+    mt_unload();
+    CHECK(mt_bad(data, msz[0] - 16, 0, 3) < 0);
     errno = 0;
     CHECK(recvmmsg(-1, hd->h, NMSG, 0, NULL) == -1 && errno == EBADF);
 
     /* sendmmsg: the same layout, the data sent from managed memory. */
-    fill(data, off, 0, 4);
+    mt_fill(data, off, 0, 4);
     off = 0;
     for (int i = 0; i < NMSG; i++) {
       hd->h[i].msg_len = 0;
@@ -161,12 +138,12 @@ static void test_recvmmsg(void) {
     r = sendmmsg(sv[1], hd->h, NMSG, 0);
     CHECKF(r == NMSG, "sendmmsg (%s) returned %d (%s)", state[clean], r, strerror(errno));
     CHECK(errno == 4242);
-    unload();
+    mt_unload();
     off = 0;
     for (int i = 0; i < NMSG; i++) {
       CHECKF(hd->h[i].msg_len == msz[i], "sendmmsg: message %d msg_len %u", i, hd->h[i].msg_len);
       CHECK(recv(sv[0], src, msz[i] + 10, 0) == (ssize_t)msz[i]);
-      long b = bad(src, msz[i], off, 4);
+      long b = mt_bad(src, msz[i], off, 4);
       CHECKF(b < 0, "sendmmsg (%s): message %d byte %ld wrong", state[clean], i, b);
       off += msz[i];
     }
@@ -213,7 +190,7 @@ static void test_headers(void) {
     settle(m, len, clean);
     ssize_t r = recvmsg(sv[0], h, 0);
     CHECKF(r == 5, "recvmsg (%s) returned %zd (%s)", state[clean], r, strerror(errno));
-    unload();
+    mt_unload();
     CHECKF(h->msg_flags == 0, "recvmsg: msg_flags %d not written back", h->msg_flags);
     CHECKF(h->msg_controllen == CMSG_SPACE(sizeof(int)), "recvmsg: msg_controllen %zu", (size_t)h->msg_controllen);
     struct cmsghdr *rc = CMSG_FIRSTHDR(h);
@@ -240,7 +217,7 @@ static void test_headers(void) {
     settle(m, len, clean);
     r = recvfrom(sv[0], data, sizeof data, 0, (struct sockaddr *)from, fromlen);
     CHECKF(r == 3, "recvfrom (%s, managed address) returned %zd (%s)", state[clean], r, strerror(errno));
-    unload();
+    mt_unload();
     CHECKF(*fromlen > sizeof(sa_family_t) && *fromlen < sizeof *from, "recvfrom: address length %u not written back",
            *fromlen);
     CHECKF(from->ss_family == AF_UNIX && ((struct sockaddr_un *)from)->sun_path[0] == 0,
@@ -258,12 +235,12 @@ static void test_headers(void) {
  * buffer (about 1 byte in 256 keeps its old value), and what it wrote
  * must survive an unload. */
 static void check_random(const char *what, const uint8_t *p, size_t n, int seed, int clean) {
-  uint8_t *copy = plain(n);
+  uint8_t *copy = mt_plain(n);
   memcpy(copy, p, n);
   size_t same = 0;
-  for (size_t i = 0; i < n; i++) same += p[i] == pat(i, seed);
+  for (size_t i = 0; i < n; i++) same += p[i] == mt_pat(i, seed);
   CHECKF(same < n / 64 + 8, "%s (%s): %zu of %zu bytes unchanged", what, state[clean], same, n);
-  unload();
+  mt_unload();
   CHECKF(memcmp(copy, p, n) == 0, "%s (%s): the data did not survive an unload", what, state[clean]);
   munmap(copy, n);
 }
@@ -274,7 +251,7 @@ static void test_random(void) {
     uint8_t *m = aligned_alloc(STEP, 4 * STEP);
     CHECK(m && bd_mem_owns(m));
     uint8_t *p = m + STEP - 1000; /* the first step is 1000 bytes */
-    fill(p, n, 0, 5);
+    mt_fill(p, n, 0, 5);
     settle(m, 4 * STEP, clean);
     errno = 4242;
     ssize_t r = getrandom(p, n, 0);
@@ -283,13 +260,13 @@ static void test_random(void) {
     check_random("getrandom", p, n, 5, clean);
 
     /* Over several steps. */
-    fill(p, big, 0, 6);
+    mt_fill(p, big, 0, 6);
     settle(m, 4 * STEP, clean);
     r = getrandom(p, big, GRND_NONBLOCK);
     CHECKF(r == (ssize_t)big, "getrandom of %zu bytes returned %zd (%s)", big, r, strerror(errno));
     check_random("getrandom (steps)", p, big, 6, clean);
 
-    fill(p, 256, 0, 7);
+    mt_fill(p, 256, 0, 7);
     settle(m, 4 * STEP, clean);
     errno = 4242;
     CHECKF(getentropy(p, 256) == 0, "getentropy (%s): %s", state[clean], strerror(errno));
@@ -315,22 +292,22 @@ typedef struct {
 
 static void *pipe_reader(void *arg) {
   peer_t *p = arg;
-  uint8_t *t = plain(p->n);
+  uint8_t *t = mt_plain(p->n);
   size_t done = 0;
   while (done < p->n) {
     ssize_t r = read(p->fd, t + done, p->n - done);
     if (r <= 0) break;
     done += (size_t)r;
   }
-  p->badpos = done < p->n ? (long)done : bad(t, p->n, 0, p->seed);
+  p->badpos = done < p->n ? (long)done : mt_bad(t, p->n, 0, p->seed);
   munmap(t, p->n);
   return NULL;
 }
 
 static void *pipe_writer(void *arg) {
   peer_t *p = arg;
-  uint8_t *t = plain(p->n);
-  fill(t, p->n, 0, p->seed);
+  uint8_t *t = mt_plain(p->n);
+  mt_fill(t, p->n, 0, p->seed);
   for (size_t done = 0; done < p->n;) {
     ssize_t w = write(p->fd, t + done, p->n - done);
     if (w <= 0) break;
@@ -348,7 +325,7 @@ static void test_vmsplice(void) {
     uint8_t *p = m + STEP - 4096; /* the first step is one page */
 
     /* Out of managed memory into a pipe, read by another thread. */
-    fill(p, big, 0, 8);
+    mt_fill(p, big, 0, 8);
     int pp[2];
     CHECK(pipe(pp) == 0);
     fcntl(pp[1], F_SETPIPE_SZ, 1 << 20);
@@ -372,10 +349,10 @@ static void test_vmsplice(void) {
     struct iovec v = {p, 200000};
     ssize_t r = vmsplice(pp[1], &v, 1, SPLICE_F_NONBLOCK);
     CHECKF(r > 0, "vmsplice (%s) returned %zd (%s)", state[clean], r, strerror(errno));
-    unload();
-    uint8_t *t = plain((size_t)r);
+    mt_unload();
+    uint8_t *t = mt_plain((size_t)r);
     CHECK(read(pp[0], t, (size_t)r) == r);
-    long b = bad(t, (size_t)r, 0, 8);
+    long b = mt_bad(t, (size_t)r, 0, 8);
     CHECKF(b < 0, "vmsplice, then unload (%s): byte %ld read wrong", state[clean], b);
     munmap(t, (size_t)r);
 
@@ -404,8 +381,8 @@ static void test_vmsplice(void) {
       done += (size_t)r;
     }
     pthread_join(th, NULL);
-    unload();
-    b = bad(p, big, 0, 9);
+    mt_unload();
+    b = mt_bad(p, big, 0, 9);
     CHECKF(b < 0, "vmsplice from a pipe (%s): byte %ld wrong", state[clean], b);
     CHECK(p[big] == 0xEE);
 
@@ -413,8 +390,8 @@ static void test_vmsplice(void) {
      * once (later steps must not wait). */
     signal(SIGALRM, on_alarm);
     alarm(60);
-    uint8_t *src = plain(8192);
-    fill(src, 8192, 0, 10);
+    uint8_t *src = mt_plain(8192);
+    mt_fill(src, 8192, 0, 10);
     settle(m, 4 * STEP, clean);
     CHECK(write(pp[1], src, 4096) == 4096);
     struct iovec u = {p, big};
@@ -424,8 +401,8 @@ static void test_vmsplice(void) {
     r = vmsplice(pp[0], &u, 1, 0);
     CHECKF(r == 5000, "vmsplice from a pipe holding a step and a bit returned %zd", r);
     alarm(0);
-    unload();
-    CHECK(bad(p, 5000, 0, 10) < 0);
+    mt_unload();
+    CHECK(mt_bad(p, 5000, 0, 10) < 0);
     munmap(src, 8192);
     close(pp[0]);
     close(pp[1]);
@@ -441,45 +418,25 @@ static void test_control(void) {
   if (kernel_faults) return;
   uint8_t *buf = malloc(1u << 20);
   memset(buf, 1, 1u << 20);
-  unload();
+  mt_unload();
   long r = syscall(SYS_getrandom, buf, 4096, 0);
   CHECKF(r == -1 && errno == EFAULT, "a raw getrandom into unloaded memory returned %ld (%s): nothing to test", r,
          strerror(errno));
   free(buf);
 }
 
-static void drop_privileges(void) {
-  if (geteuid() != 0) return;
-  CHECK(setgroups(0, NULL) == 0);
-  CHECK(setgid(65534) == 0 && setuid(65534) == 0);
-  CHECK(prctl(PR_SET_DUMPABLE, 1) == 0); /* the manager needs /proc/self/pagemap */
-  setenv("TMPDIR", "/tmp", 1);
-}
-
 int main(int argc, char **argv) {
   if (argc != 3) return 1;
   (void)bd_mem_syscall_override_linked;
-  const char *track = argv[2];
-  int user_only = !strcmp(track, "uffd-user");
-  if (user_only) {
-    drop_privileges();
-    track = "uffd";
-  }
   bd_mem_config_t cfg;
-  mt_setup(&cfg, argv[1], SB, track);
-  bd_mem_stats_t st;
-  bd_mem_stats(&st);
-  kernel_faults = st.kernel_faults;
-  if (user_only && kernel_faults) {
-    fprintf(stderr, "userfaultfd handles kernel faults for this user: no user-mode-only path to test\n");
-    mt_rmdir();
-    return SKIP;
-  }
+  kernel_faults = mt_syscall_setup(argv, SB, &cfg);
+  if (kernel_faults < 0) return SKIP;
   test_control();
   test_recvmmsg();
   test_headers();
   test_random();
   test_vmsplice();
+  bd_mem_stats_t st;
   bd_mem_stats(&st);
   fprintf(stderr, "track %d, kernel faults %d, %llu loads, %llu bytes read back\n", st.track, kernel_faults,
           (unsigned long long)st.loads, (unsigned long long)st.bytes_read);
