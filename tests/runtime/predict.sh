@@ -12,20 +12,11 @@ exe=$1; prog=$2
 unset BD_MEM_PREDICT # the memory manager's own override would win
 wd=$(mktemp -d /tmp/bdmpi-pr.XXXXXX)
 common=(-ns 2 -nr 1 -mem 20M -mem-strategy arlw -sbpage 64K --stats)
-stat() { awk -v k="$1" '$1 == k {print $2}' "$2"; }
+args=(16 8)
+tag=readahead
+show="MEM_WRITTEN MEM_HASHED"
 fail=0
-run() { # name env... -- args...
-  local name=$1; shift
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  env "${envs[@]}" BDMPI_WD="$wd" "$exe" "${common[@]}" "$@" "$prog" 16 8 > "$wd.$name" 2>&1
-  local rc=$?
-  echo "== $name: exit $rc, MEM_WRITTEN $(stat MEM_WRITTEN "$wd.$name"), MEM_HASHED $(stat MEM_HASHED "$wd.$name")"
-  if [ $rc -ne 0 ] || ! grep -q "^PASS readahead" "$wd.$name"; then
-    cat "$wd.$name"; echo "FAIL: $name run failed"; fail=1
-  fi
-}
+. "$(dirname "$0")/stats_run.sh"
 run on X=1 -- -mem-predict on
 run off X=1 -- -mem-predict off
 run env_off BDMPI_MEM_PREDICT=off --

@@ -11,20 +11,11 @@ exe=$1; prog=$2
 unset BD_MEM_READAHEAD # the memory manager's own override would win
 wd=$(mktemp -d /tmp/bdmpi-ra.XXXXXX)
 common=(-ns 2 -nr 1 -mem 20M -mem-strategy lrlw -sbpage 64K --stats)
-stat() { awk -v k="$1" '$1 == k {print $2}' "$2"; }
+args=(16 8)
+tag=readahead
+show="MEM_READ MEM_FAULTS"
 fail=0
-run() { # name env... -- args...
-  local name=$1; shift
-  local envs=()
-  while [ "$1" != "--" ]; do envs+=("$1"); shift; done
-  shift
-  env "${envs[@]}" BDMPI_WD="$wd" "$exe" "${common[@]}" "$@" "$prog" 16 8 > "$wd.$name" 2>&1
-  local rc=$?
-  echo "== $name: exit $rc, MEM_READ $(stat MEM_READ "$wd.$name"), MEM_FAULTS $(stat MEM_FAULTS "$wd.$name")"
-  if [ $rc -ne 0 ] || ! grep -q "^PASS readahead" "$wd.$name"; then
-    cat "$wd.$name"; echo "FAIL: $name run failed"; fail=1
-  fi
-}
+. "$(dirname "$0")/stats_run.sh"
 run off X=1 -- -mem-readahead off
 run env_off BDMPI_MEM_READAHEAD=off --
 run on X=1 -- -mem-readahead 8M
