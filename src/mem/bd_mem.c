@@ -351,6 +351,21 @@ static void zero_run(alloc_t *a, size_t s, size_t n, int wp) {
   }
 }
 
+/* mprotect path: give sbpages [i, j) of a the protection prot.  Returns 0,
+ * or 1 if the process ran out of mappings and a was degraded instead (all
+ * of it resident, dirty and writable).  what names the step for the fatal
+ * message of any other failure. */
+static int prot_run(alloc_t *a, size_t i, size_t j, int prot, const char *what) {
+  size_t sb = G.sbpage;
+  int rc = bdm_prot_set(a->base + i * sb, (j - i) * sb, prot);
+  if (rc == -ENOMEM) {
+    degrade(a);
+    return 1;
+  }
+  if (rc) bdm_die(what, -rc, (j - i) * sb);
+  return 0;
+}
+
 /* ------------------------------------------------------------------------ */
 /* I/O slots (workers in mem_util.c).  Everything here runs with the lock.   */
 
@@ -502,7 +517,6 @@ static int submit_reads(alloc_t *a, size_t s, size_t e, int flags) {
  * are filled with zeros at once (disk_only: left to a later fault).  The
  * caller waits for the reads if it must.  Returns 0 or -errno. */
 static int load_range(alloc_t *a, size_t s0, size_t s1, int disk_only, int flags) {
-  size_t sb = G.sbpage;
   int did = 0;
   for (size_t i = s0; i < s1;) {
     if (a->st[i] & (SB_RES | SB_LOADING)) {
@@ -518,16 +532,10 @@ static int load_range(alloc_t *a, size_t s0, size_t s1, int disk_only, int flags
       if (rc) return rc;
       did = 1;
     } else if (!disk_only) {
-      if (is_uffd()) {
+      if (is_uffd())
         zero_run(a, i, j - i, !un);
-      } else {
-        int rc = bdm_prot_set(a->base + i * sb, (j - i) * sb, un ? PROT_READ | PROT_WRITE : PROT_READ);
-        if (rc == -ENOMEM) {
-          degrade(a);
-          return 0;
-        }
-        if (rc) bdm_die("mprotect failed while loading managed memory", -rc, (j - i) * sb);
-      }
+      else if (prot_run(a, i, j, un ? PROT_READ | PROT_WRITE : PROT_READ, "mprotect failed while loading managed memory"))
+        return 0;
       for (size_t x = i; x < j; x++) a->st[x] |= un ? SB_RES | SB_VERIFY : SB_RES;
       a->nres += j - i;
       did = 1;
@@ -550,12 +558,7 @@ static void mark_dirty(alloc_t *a, size_t s0, size_t s1) {
     }
     size_t j = i;
     while (j < s1 && (a->st[j] & (SB_RES | SB_DIRTY | SB_VERIFY)) == SB_RES) j++;
-    int rc = bdm_prot_set(a->base + i * sb, (j - i) * sb, PROT_READ | PROT_WRITE);
-    if (rc == -ENOMEM) {
-      degrade(a);
-      return;
-    }
-    if (rc) bdm_die("mprotect failed while tracking writes", -rc, (j - i) * sb);
+    if (prot_run(a, i, j, PROT_READ | PROT_WRITE, "mprotect failed while tracking writes")) return;
     /* map the run writable now: one call instead of a fault per 4 KiB page */
     madvise((void *)(a->base + i * sb), (j - i) * sb, MADV_POPULATE_WRITE);
     for (size_t x = i; x < j; x++) a->st[x] |= SB_DIRTY;
@@ -575,12 +578,7 @@ static void write_ahead(alloc_t *a, size_t i) {
   size_t j = i;
   while (j < end && (a->st[j] & (SB_RES | SB_DIRTY | SB_VERIFY | SB_LOADING)) == SB_RES) j++;
   if (j == i) return;
-  int rc = bdm_prot_set(a->base + i * sb, (j - i) * sb, PROT_READ | PROT_WRITE);
-  if (rc == -ENOMEM) {
-    degrade(a);
-    return;
-  }
-  if (rc) bdm_die("mprotect failed while tracking writes", -rc, (j - i) * sb);
+  if (prot_run(a, i, j, PROT_READ | PROT_WRITE, "mprotect failed while tracking writes")) return;
   madvise((void *)(a->base + i * sb), (j - i) * sb, MADV_POPULATE_WRITE);
   for (size_t x = i; x < j; x++) a->st[x] |= SB_VERIFY;
 }
@@ -699,12 +697,8 @@ static void pump(alloc_t *a) {
         break;
       }
     } else {
-      int rc = bdm_prot_set(a->base + i * sb, (j - i) * sb, un ? PROT_READ | PROT_WRITE : PROT_READ);
-      if (rc == -ENOMEM) {
-        degrade(a);
+      if (prot_run(a, i, j, un ? PROT_READ | PROT_WRITE : PROT_READ, "mprotect failed while loading managed memory"))
         break;
-      }
-      if (rc) bdm_die("mprotect failed while loading managed memory", -rc, (j - i) * sb);
       for (size_t x = i; x < j; x++) a->st[x] |= un ? SB_RES | SB_VERIFY : SB_RES;
       a->nres += j - i;
     }
