@@ -12,41 +12,41 @@
 
 /* ---------------------------------------------------------------- user ops */
 
-int bd_user_op_fn(MPI_Op op, bd_user_op_t **out)
+int bdl_user_op_fn(MPI_Op op, bdl_user_op_t **out)
 {
     int i = op - (BDMPI_OP_PREDEFINED_MAX + 1);
-    if (i < 0 || i >= g_bd.nops || !g_bd.ops[i].used)
+    if (i < 0 || i >= bdl_g.nops || !bdl_g.ops[i].used)
         return -1;
-    *out = &g_bd.ops[i];
+    *out = &bdl_g.ops[i];
     return 0;
 }
 
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
     if (!user_fn)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Op_create", "NULL function");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Op_create", "NULL function");
     int i = 0;
-    while (i < g_bd.nops && g_bd.ops[i].used)
+    while (i < bdl_g.nops && bdl_g.ops[i].used)
         i++;
-    if (i == g_bd.nops) {
-        int n = g_bd.nops ? g_bd.nops * 2 : 8;
-        bd_user_op_t *t = realloc(g_bd.ops, (size_t)n * sizeof *t);
+    if (i == bdl_g.nops) {
+        int n = bdl_g.nops ? bdl_g.nops * 2 : 8;
+        bdl_user_op_t *t = realloc(bdl_g.ops, (size_t)n * sizeof *t);
         if (!t)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Op_create", "out of memory");
-        memset(t + g_bd.nops, 0, (size_t)(n - g_bd.nops) * sizeof *t);
-        g_bd.ops = t;
-        g_bd.nops = n;
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Op_create", "out of memory");
+        memset(t + bdl_g.nops, 0, (size_t)(n - bdl_g.nops) * sizeof *t);
+        bdl_g.ops = t;
+        bdl_g.nops = n;
     }
-    g_bd.ops[i] = (bd_user_op_t){user_fn, commute, 1};
+    bdl_g.ops[i] = (bdl_user_op_t){user_fn, commute, 1};
     *op = BDMPI_OP_PREDEFINED_MAX + 1 + i;
     return MPI_SUCCESS;
 }
 
 int MPI_Op_free(MPI_Op *op)
 {
-    bd_user_op_t *u;
-    if (!op || bd_user_op_fn(*op, &u) < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_OP, "MPI_Op_free",
+    bdl_user_op_t *u;
+    if (!op || bdl_user_op_fn(*op, &u) < 0)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_OP, "MPI_Op_free",
                         "invalid or predefined operation %d", op ? *op : 0);
     u->used = 0;
     *op = MPI_OP_NULL;
@@ -55,13 +55,13 @@ int MPI_Op_free(MPI_Op *op)
 
 int MPI_Op_commutative(MPI_Op op, int *commute)
 {
-    bd_user_op_t *u;
+    bdl_user_op_t *u;
     if (op > 0 && op <= BDMPI_OP_PREDEFINED_MAX) {
         *commute = 1;
         return MPI_SUCCESS;
     }
-    if (bd_user_op_fn(op, &u) < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_OP, "MPI_Op_commutative", "invalid operation %d",
+    if (bdl_user_op_fn(op, &u) < 0)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_OP, "MPI_Op_commutative", "invalid operation %d",
                         op);
     *commute = u->commute;
     return MPI_SUCCESS;
@@ -71,24 +71,24 @@ int MPI_Op_commutative(MPI_Op op, int *commute)
  * predefined op applies to a derived type whose basic elements are all of
  * one predefined type it is defined for (MPI 3.1 5.9.2). */
 static int check_op(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt,
-                    const bd_dt_t *t, bd_user_op_t **user)
+                    const bdl_dt_t *t, bdl_user_op_t **user)
 {
     *user = NULL;
     if (op > 0 && op <= BDMPI_OP_PREDEFINED_MAX) {
         if (t->basic <= 0 || !bd_op_valid_for(op, t->basic))
-            return bd_error(comm, MPI_ERR_OP, call, "%s is not defined for datatype %d%s",
+            return bdl_error(comm, MPI_ERR_OP, call, "%s is not defined for datatype %d%s",
                             bd_op_name(op), dt,
                             t->basic < 0 ? " (its elements are of several predefined types)"
                                          : "");
         return MPI_SUCCESS;
     }
-    if (bd_user_op_fn(op, user) < 0)
-        return bd_error(comm, MPI_ERR_OP, call, "invalid operation %d", op);
+    if (bdl_user_op_fn(op, user) < 0)
+        return bdl_error(comm, MPI_ERR_OP, call, "invalid operation %d", op);
     return MPI_SUCCESS;
 }
 
 /* inout = in op inout */
-static void apply_op(MPI_Op op, bd_user_op_t *u, MPI_Datatype dt, const void *in, void *inout,
+static void apply_op(MPI_Op op, bdl_user_op_t *u, MPI_Datatype dt, const void *in, void *inout,
                      int count)
 {
     if (u) {
@@ -104,7 +104,7 @@ static void apply_op(MPI_Op op, bd_user_op_t *u, MPI_Datatype dt, const void *in
  * count elements of st at sbuf and rcount elements of rt at rbuf overlap
  * (MPI_BOTTOM and empty buffers are never checked: absolute addresses). */
 static int check_alias(MPI_Comm comm, const char *call, const void *sbuf, uint64_t scount,
-                       const bd_dt_t *st, const void *rbuf, uint64_t rcount, const bd_dt_t *rt)
+                       const bdl_dt_t *st, const void *rbuf, uint64_t rcount, const bdl_dt_t *rt)
 {
     if (!sbuf || !rbuf || sbuf == MPI_IN_PLACE || rbuf == MPI_IN_PLACE || !scount || !rcount ||
         !st->true_extent || !rt->true_extent)
@@ -113,7 +113,7 @@ static int check_alias(MPI_Comm comm, const char *call, const void *sbuf, uint64
     intptr_t s1 = s0 + (intptr_t)((scount - 1) * (uint64_t)st->extent) + st->true_extent;
     intptr_t r1 = r0 + (intptr_t)((rcount - 1) * (uint64_t)rt->extent) + rt->true_extent;
     if (s0 < r1 && r0 < s1)
-        return bd_error(comm, MPI_ERR_BUFFER, call,
+        return bdl_error(comm, MPI_ERR_BUFFER, call,
                         "the send and receive buffers overlap (aliased arguments; use "
                         "MPI_IN_PLACE)");
     return MPI_SUCCESS;
@@ -122,21 +122,21 @@ static int check_alias(MPI_Comm comm, const char *call, const void *sbuf, uint64
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
                      MPI_Op op)
 {
-    bd_dt_t *t = NULL;
-    bd_user_op_t *u;
+    bdl_dt_t *t = NULL;
+    bdl_user_op_t *u;
     int rc;
     if (count < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Reduce_local", "invalid count %d",
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Reduce_local", "invalid count %d",
                         count);
-    if ((rc = bd_dt_check(MPI_COMM_WORLD, "MPI_Reduce_local", "", datatype, &t)) ||
+    if ((rc = bdl_dt_check(MPI_COMM_WORLD, "MPI_Reduce_local", "", datatype, &t)) ||
         (rc = check_op(MPI_COMM_WORLD, "MPI_Reduce_local", op, datatype, t, &u)))
         return rc;
     if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Reduce_local",
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Reduce_local",
                         "MPI_IN_PLACE is not allowed (%s)", inbuf == MPI_IN_PLACE ? "inbuf"
                                                                                : "inoutbuf");
     if (count > 0 && t->predefined && (!inbuf || !inoutbuf))
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Reduce_local", "%s is NULL",
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Reduce_local", "%s is NULL",
                         inbuf ? "inoutbuf" : "inbuf");
     if ((rc = check_alias(MPI_COMM_WORLD, "MPI_Reduce_local", inbuf, (uint64_t)count, t,
                           inoutbuf, (uint64_t)count, t)))
@@ -149,12 +149,12 @@ int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype 
     uint64_t n = (uint64_t)count * t->psize;
     char *a = malloc(n + 1), *b = malloc(n + 1);
     if (!a || !b)
-        bd_fatal(MPI_ERR_NO_MEM, "out of memory in MPI_Reduce_local of %llu bytes",
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory in MPI_Reduce_local of %llu bytes",
                  (unsigned long long)n);
-    bd_dt_pack(t, inbuf, (uint64_t)count, 0, a, n);
-    bd_dt_pack(t, inoutbuf, (uint64_t)count, 0, b, n);
+    bdl_dt_pack(t, inbuf, (uint64_t)count, 0, a, n);
+    bdl_dt_pack(t, inoutbuf, (uint64_t)count, 0, b, n);
     bd_op_apply(op, t->basic, a, b, (size_t)count * t->nelem);
-    bd_dt_unpack(t, inoutbuf, (uint64_t)count, 0, b, n);
+    bdl_dt_unpack(t, inoutbuf, (uint64_t)count, 0, b, n);
     free(a);
     free(b);
     return MPI_SUCCESS;
@@ -171,7 +171,7 @@ static struct {
 
 static bd_req_t *coll_req(uint32_t code)
 {
-    bd_req_t *r = bd_req_begin(code);
+    bd_req_t *r = bdl_req_begin(code);
     r->flags = BD_COLL_ADDR;
     r->ctx = g_cur.ctx;
     r->myrank = g_cur.rank;
@@ -179,7 +179,7 @@ static bd_req_t *coll_req(uint32_t code)
     return r;
 }
 
-static void coll_begin(bd_comm_t *c, int kind, int root, int dtype, int op, uint64_t count,
+static void coll_begin(bdl_comm_t *c, int kind, int root, int dtype, int op, uint64_t count,
                        int api)
 {
     bd_coll_desc_t d = {.kind = kind, .root = root, .dtype = dtype, .op = op, .count = count,
@@ -187,17 +187,17 @@ static void coll_begin(bd_comm_t *c, int kind, int root, int dtype, int op, uint
     g_cur.ctx = c->ctx;
     g_cur.rank = c->rank;
     g_cur.seq = d.seq;
-    bd_req_t *r = bd_req_begin(BD_REQ_COLL_BEGIN);
+    bd_req_t *r = bdl_req_begin(BD_REQ_COLL_BEGIN);
     r->ctx = c->ctx;
     r->myrank = c->rank;
-    memcpy(g_bd.win, &d, sizeof d);
-    bd_rpc();
+    memcpy(bdl_g.win, &d, sizeof d);
+    bdl_rpc();
 }
 
 static void coll_simple(uint32_t code)
 {
     coll_req(code);
-    bd_rpc();
+    bdl_rpc();
 }
 
 /* Batches PUT segments into the window. */
@@ -210,23 +210,23 @@ static void put_flush(put_t *p)
 {
     if (!p->nseg)
         return;
-    memcpy(g_bd.win, &p->nseg, sizeof p->nseg);
+    memcpy(bdl_g.win, &p->nseg, sizeof p->nseg);
     coll_req(BD_REQ_COLL_PUT);
-    bd_rpc();
+    bdl_rpc();
     p->nseg = 0;
     p->pos = 8;
 }
 
 /* Append the packed stream of count elements of t at buf as bytes
  * [at, at + its length) of the piece for peer, which has total bytes. */
-static void put_part(put_t *p, int peer, const void *buf, uint64_t count, const bd_dt_t *t,
+static void put_part(put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t,
                      uint64_t at_off, uint64_t total)
 {
     uint64_t len = count * t->psize;
-    const char *contig = bd_dt_contig(t, buf, count);
+    const char *contig = bdl_dt_contig(t, buf, count);
     uint64_t off = 0;
     while (off < len) {
-        uint64_t room = g_bd.window - p->pos;
+        uint64_t room = bdl_g.window - p->pos;
         if (room < sizeof(bd_seg_t) + 64) {
             put_flush(p);
             continue;
@@ -235,11 +235,11 @@ static void put_part(put_t *p, int peer, const void *buf, uint64_t count, const 
         if (chunk > room - sizeof(bd_seg_t) - 8)
             chunk = (room - sizeof(bd_seg_t) - 8) & ~7ull;
         bd_seg_t seg = {peer, (uint32_t)chunk, at_off + off, total};
-        memcpy(g_bd.win + p->pos, &seg, sizeof seg);
+        memcpy(bdl_g.win + p->pos, &seg, sizeof seg);
         if (contig)
-            memcpy(g_bd.win + p->pos + sizeof seg, contig + off, chunk);
+            memcpy(bdl_g.win + p->pos + sizeof seg, contig + off, chunk);
         else
-            bd_dt_pack(t, buf, count, off, g_bd.win + p->pos + sizeof seg, chunk);
+            bdl_dt_pack(t, buf, count, off, bdl_g.win + p->pos + sizeof seg, chunk);
         p->pos += sizeof seg + ((chunk + 7) & ~7ull);
         p->nseg++;
         off += chunk;
@@ -247,7 +247,7 @@ static void put_part(put_t *p, int peer, const void *buf, uint64_t count, const 
 }
 
 /* Append the packed stream of count elements of t at buf as the piece for peer. */
-static void put_typed(put_t *p, int peer, const void *buf, uint64_t count, const bd_dt_t *t)
+static void put_typed(put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t)
 {
     put_part(p, peer, buf, count, t, 0, count * t->psize);
 }
@@ -264,7 +264,7 @@ static const char *g_coll_call;
 typedef struct {
     bd_seg_t segs[GET_MAX_SEGS];
     char *dst[GET_MAX_SEGS];      /* contiguous: where the bytes go; else the buffer */
-    const bd_dt_t *t[GET_MAX_SEGS]; /* NULL: contiguous destination */
+    const bdl_dt_t *t[GET_MAX_SEGS]; /* NULL: contiguous destination */
     uint64_t cnt[GET_MAX_SEGS];   /* elements of the buffer */
     uint64_t soff[GET_MAX_SEGS];  /* offset of the segment in the buffer's packed stream */
     uint32_t nseg;
@@ -275,19 +275,19 @@ static void get_flush(get_t *g)
 {
     if (!g->nseg)
         return;
-    memcpy(g_bd.win, &g->nseg, sizeof g->nseg);
-    memcpy(g_bd.win + 8, g->segs, (size_t)g->nseg * sizeof(bd_seg_t));
+    memcpy(bdl_g.win, &g->nseg, sizeof g->nseg);
+    memcpy(bdl_g.win + 8, g->segs, (size_t)g->nseg * sizeof(bd_seg_t));
     coll_req(BD_REQ_COLL_GET);
-    bd_rpc();
-    if (bd_resp()->arg[0])
+    bdl_rpc();
+    if (bdl_resp()->arg[0])
         g_get_mismatch = 1;
-    const char *src = g_bd.win;
+    const char *src = bdl_g.win;
     for (uint32_t i = 0; i < g->nseg; i++) {
         if (!g->t[i]) {
-            bd_lib_mem_discard(g->dst[i], g->segs[i].len);
+            bdl_lib_mem_discard(g->dst[i], g->segs[i].len);
             memcpy(g->dst[i], src, g->segs[i].len);
         } else {
-            bd_dt_unpack(g->t[i], g->dst[i], g->cnt[i], g->soff[i], src, g->segs[i].len);
+            bdl_dt_unpack(g->t[i], g->dst[i], g->cnt[i], g->soff[i], src, g->segs[i].len);
         }
         src += g->segs[i].len;
     }
@@ -300,13 +300,13 @@ static void get_flush(get_t *g)
  * (unpacked on arrival). */
 /* whole: 0, or the size the sender's whole piece must have (off is 0). */
 static void get_part(get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
-                     const bd_dt_t *t, uint64_t len, uint64_t whole)
+                     const bdl_dt_t *t, uint64_t len, uint64_t whole)
 {
-    char *contig = bd_dt_contig(t, buf, count);
+    char *contig = bdl_dt_contig(t, buf, count);
     uint64_t done = 0;
-    uint64_t limit = g_bd.window - 8 - GET_MAX_SEGS * sizeof(bd_seg_t);
-    if (limit > g_bd.window / 2)
-        limit = g_bd.window / 2;
+    uint64_t limit = bdl_g.window - 8 - GET_MAX_SEGS * sizeof(bd_seg_t);
+    if (limit > bdl_g.window / 2)
+        limit = bdl_g.window / 2;
     while (done < len) {
         if (g->nseg == GET_MAX_SEGS || g->bytes >= limit) {
             get_flush(g);
@@ -329,13 +329,13 @@ static void get_part(get_t *g, int peer, uint64_t off, void *buf, uint64_t count
 /* Fetch the piece from peer, starting at byte off of it, into count elements
  * of t at buf. */
 static void get_typed(get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
-                      const bd_dt_t *t)
+                      const bdl_dt_t *t)
 {
     get_part(g, peer, off, buf, count, t, count * t->psize, 0);
 }
 
 /* All of peer's piece, which must be count elements of t. */
-static void get_whole(get_t *g, int peer, void *buf, uint64_t count, const bd_dt_t *t)
+static void get_whole(get_t *g, int peer, void *buf, uint64_t count, const bdl_dt_t *t)
 {
     get_part(g, peer, 0, buf, count, t, count * t->psize, count * t->psize);
 }
@@ -344,7 +344,7 @@ static get_t *get_new(void)
 {
     get_t *g = malloc(sizeof *g);
     if (!g)
-        bd_fatal(MPI_ERR_NO_MEM, "out of memory in a collective");
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory in a collective");
     g->nseg = 0;
     g->bytes = 0;
     return g;
@@ -362,7 +362,7 @@ static uint64_t vcount(const int counts[], int count, int r)
     return (uint64_t)(counts ? counts[r] : count);
 }
 
-static int64_t voff(const int displs[], int count, int r, const bd_dt_t *t)
+static int64_t voff(const int displs[], int count, int r, const bdl_dt_t *t)
 {
     return displs ? (int64_t)displs[r] * t->extent : (int64_t)r * count * t->extent;
 }
@@ -382,7 +382,7 @@ enum {
     G_SPLIT,   /* communicator creation: {ctx, rank, size} and the members, to fin */
 };
 
-struct bd_nbc {
+struct bdl_nbc {
     int ctx, rank, size;
     MPI_Comm comm;         /* for a blocking call's error: its handle and name */
     const char *call;
@@ -395,27 +395,27 @@ struct bd_nbc {
     uint64_t off;
     void *buf;
     uint64_t count;
-    bd_dt_t *t;
+    bdl_dt_t *t;
     int nblk, pfirst, skip; /* G_BLOCKS, G_TBLOCKS */
     int tidx, tn;          /* G_TBLOCKS: this rank's entry of the senders' tables of tn */
     int *counts, *displs;  /* v-style counts and displacements (in extents) per block */
-    bd_dt_t **tv;          /* MPI_Alltoallw: per-block types ... */
+    bdl_dt_t **tv;          /* MPI_Alltoallw: per-block types ... */
     int *bdispls;          /* ... and displacements in bytes */
     int first, last;       /* G_FOLD */
     MPI_Op op;
     int user;              /* G_FOLD with the user op uop (else op is predefined) */
-    bd_user_op_t uop;
+    bdl_user_op_t uop;
     MPI_Datatype dt;
-    bd_nbc_fin_t fin;      /* G_SPLIT */
+    bdl_nbc_fin_t fin;      /* G_SPLIT */
     void *fin_arg;
     int nreq;              /* not through the master: complete when these are */
     MPI_Request *reqs;
 };
 
-static void nbc_init(bd_nbc_t *nb, const bd_comm_t *c)
+static void nbc_init(bdl_nbc_t *nb, const bdl_comm_t *c)
 {
     memset(nb, 0, sizeof *nb);
-    nb->comm = (MPI_Comm)(c - g_bd.comms);
+    nb->comm = (MPI_Comm)(c - bdl_g.comms);
     nb->call = g_coll_call;
     nb->ctx = c->ctx;
     nb->rank = c->rank;
@@ -429,10 +429,10 @@ static void nbc_init(bd_nbc_t *nb, const bd_comm_t *c)
  * the left (correct for non-commutative ops), into buf.  User ops see
  * buffers laid out as the type; predefined ones fold the packed basic
  * elements, as the master does. */
-static void fold(bd_nbc_t *nb)
+static void fold(bdl_nbc_t *nb)
 {
     uint64_t k = nb->count;
-    const bd_dt_t *t = nb->t;
+    const bdl_dt_t *t = nb->t;
     if (!k || !t->psize || nb->first > nb->last)
         return;
     get_t *g = get_new();
@@ -440,22 +440,22 @@ static void fold(bd_nbc_t *nb)
         uint64_t n = k * t->psize;
         char *acc = malloc(n), *tmp = malloc(n);
         if (!acc || !tmp)
-            bd_fatal(MPI_ERR_NO_MEM, "out of memory folding a reduction of %llu bytes",
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory folding a reduction of %llu bytes",
                      (unsigned long long)n);
         for (int r = nb->first; r <= nb->last; r++) {
-            get_typed(g, r, nb->off, r == nb->first ? acc : tmp, n, bd_dt_byte());
+            get_typed(g, r, nb->off, r == nb->first ? acc : tmp, n, bdl_dt_byte());
             get_flush(g);
             if (r != nb->first)
                 bd_op_apply(nb->op, t->basic, tmp, acc, (size_t)(k * t->nelem));
         }
-        bd_dt_unpack(t, nb->buf, k, 0, acc, n);
+        bdl_dt_unpack(t, nb->buf, k, 0, acc, n);
         free(acc);
         free(tmp);
         free(g);
         return;
     }
     void *acc, *tmp;
-    void *acc_mem = bd_dt_alloc(t, k, &acc), *tmp_mem = bd_dt_alloc(t, k, &tmp);
+    void *acc_mem = bdl_dt_alloc(t, k, &acc), *tmp_mem = bdl_dt_alloc(t, k, &tmp);
     for (int r = nb->first; r <= nb->last; r++) {
         get_typed(g, r, nb->off, r == nb->first ? acc : tmp, k, t);
         get_flush(g);
@@ -470,17 +470,17 @@ static void fold(bd_nbc_t *nb)
         tmp_mem = x;
     }
     free(g);
-    bd_dt_copy(t, acc, k, t, nb->buf, k, k * t->psize);
+    bdl_dt_copy(t, acc, k, t, nb->buf, k, k * t->psize);
     free(acc_mem);
     free(tmp_mem);
 }
 
-static const bd_dt_t *blk_type(const bd_nbc_t *nb, int j)
+static const bdl_dt_t *blk_type(const bdl_nbc_t *nb, int j)
 {
     return nb->tv ? nb->tv[j] : nb->t;
 }
 
-static char *blk_at(const bd_nbc_t *nb, int j)
+static char *blk_at(const bdl_nbc_t *nb, int j)
 {
     return at(nb->buf, nb->bdispls ? nb->bdispls[j]
                                    : voff(nb->displs, (int)nb->count, j, blk_type(nb, j)));
@@ -488,18 +488,18 @@ static char *blk_at(const bd_nbc_t *nb, int j)
 
 /* G_TBLOCKS: first every sender's table entry for this rank (where its
  * block starts and ends), then the blocks. */
-static void get_tblocks(bd_nbc_t *nb)
+static void get_tblocks(bdl_nbc_t *nb)
 {
     int n = nb->nblk;
     uint64_t *ent = malloc((size_t)(n ? n : 1) * 2 * sizeof *ent);
     get_t *g = get_new();
     if (!ent)
-        bd_fatal(MPI_ERR_NO_MEM, "out of memory in a collective");
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory in a collective");
     for (int j = 0; j < n; j++)
-        get_typed(g, nb->pfirst + j, 8 * (uint64_t)nb->tidx, &ent[2 * j], 16, bd_dt_byte());
+        get_typed(g, nb->pfirst + j, 8 * (uint64_t)nb->tidx, &ent[2 * j], 16, bdl_dt_byte());
     get_flush(g);
     for (int j = 0; j < n; j++) {
-        const bd_dt_t *t = blk_type(nb, j);
+        const bdl_dt_t *t = blk_type(nb, j);
         uint64_t k = vcount(nb->counts, (int)nb->count, j);
         uint64_t len = ent[2 * j + 1] - ent[2 * j], cap = k * t->psize;
         if (len > cap) {
@@ -514,26 +514,26 @@ static void get_tblocks(bd_nbc_t *nb)
     free(ent);
 }
 
-static void get_split(bd_nbc_t *nb)
+static void get_split(bdl_nbc_t *nb)
 {
     int32_t head[3];
     get_t *g = get_new();
-    get_typed(g, -1, 0, head, sizeof head, bd_dt_byte());
+    get_typed(g, -1, 0, head, sizeof head, bdl_dt_byte());
     get_flush(g);
     int *world = NULL;
     if (head[0]) {
         world = malloc((size_t)head[2] * sizeof(int));
         if (!world)
-            bd_fatal(MPI_ERR_NO_MEM, "out of memory creating a communicator of %d ranks",
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory creating a communicator of %d ranks",
                      head[2]);
-        get_typed(g, -1, sizeof head, world, (uint64_t)head[2] * sizeof(int), bd_dt_byte());
+        get_typed(g, -1, sizeof head, world, (uint64_t)head[2] * sizeof(int), bdl_dt_byte());
         get_flush(g);
     }
     free(g);
     nb->fin(nb->fin_arg, head[0], head[1], head[2], world);
 }
 
-static void nbc_get(bd_nbc_t *nb)
+static void nbc_get(bdl_nbc_t *nb)
 {
     g_get_mismatch = 0;
     switch (nb->gkind) {
@@ -579,14 +579,14 @@ static void nbc_get(bd_nbc_t *nb)
 }
 
 /* The types and arrays a nonblocking request holds. */
-static void nbc_release(bd_nbc_t *nb)
+static void nbc_release(bdl_nbc_t *nb)
 {
     if (!nb->owns)
         return;
-    bd_dt_release(nb->t);
+    bdl_dt_release(nb->t);
     if (nb->tv)
         for (int j = 0; j < nb->nblk; j++)
-            bd_dt_release(nb->tv[j]);
+            bdl_dt_release(nb->tv[j]);
     free(nb->tv);
     free(nb->counts);
     free(nb->displs);
@@ -599,7 +599,7 @@ static void nbc_release(bd_nbc_t *nb)
     nb->owns = 0;
 }
 
-static void nbc_finish(bd_nbc_t *nb)
+static void nbc_finish(bdl_nbc_t *nb)
 {
     g_cur.ctx = nb->ctx;
     g_cur.rank = nb->rank;
@@ -613,9 +613,9 @@ static void nbc_finish(bd_nbc_t *nb)
 /* A request made of the library's own point-to-point requests (nonblocking
  * neighbourhood collectives): test or wait for all of them.  Their errors
  * are the collective's, so MPI_COMM_WORLD's handler is not called here. */
-static int reqs_progress(bd_nbc_t *nb, int blocking)
+static int reqs_progress(bdl_nbc_t *nb, int blocking)
 {
-    bd_comm_t *w = bd_comm_get(MPI_COMM_WORLD);
+    bdl_comm_t *w = bdl_comm_get(MPI_COMM_WORLD);
     MPI_Errhandler eh = w->errh;
     w->errh = MPI_ERRORS_RETURN;
     int flag = 1, rc;
@@ -623,7 +623,7 @@ static int reqs_progress(bd_nbc_t *nb, int blocking)
         rc = MPI_Waitall(nb->nreq, nb->reqs, MPI_STATUSES_IGNORE);
     else
         rc = MPI_Testall(nb->nreq, nb->reqs, &flag, MPI_STATUSES_IGNORE);
-    bd_comm_get(MPI_COMM_WORLD)->errh = eh;
+    bdl_comm_get(MPI_COMM_WORLD)->errh = eh;
     if (rc != MPI_SUCCESS)
         nb->err = MPI_ERR_TRUNCATE;
     if (!flag && rc == MPI_SUCCESS)
@@ -633,7 +633,7 @@ static int reqs_progress(bd_nbc_t *nb, int blocking)
     return 1;
 }
 
-int bd_nbc_progress(bd_nbc_t *nb, int blocking)
+int bdl_nbc_progress(bdl_nbc_t *nb, int blocking)
 {
     if (nb->done)
         return 1;
@@ -644,7 +644,7 @@ int bd_nbc_progress(bd_nbc_t *nb, int blocking)
         g_cur.rank = nb->rank;
         g_cur.seq = nb->seq;
         coll_simple(blocking ? BD_REQ_COLL_WAIT : BD_REQ_COLL_TEST);
-        if (!blocking && !bd_resp()->flag)
+        if (!blocking && !bdl_resp()->flag)
             return 0;
         nb->ready = 1;
     }
@@ -652,12 +652,12 @@ int bd_nbc_progress(bd_nbc_t *nb, int blocking)
     return 1;
 }
 
-int bd_nbc_poll(bd_nbc_t **nbs, int n, int block, int yield)
+int bdl_nbc_poll(bdl_nbc_t **nbs, int n, int block, int yield)
 {
     int done = 0, k = 0, own = 0;
     for (int i = 0; i < n; i++)
         if (nbs[i]->done || nbs[i]->ready)
-            done += bd_nbc_progress(nbs[i], 0);
+            done += bdl_nbc_progress(nbs[i], 0);
     if (done)
         return done;
     /* Those of the library's own requests are polled here, the rest in the master. */
@@ -670,44 +670,44 @@ int bd_nbc_poll(bd_nbc_t **nbs, int n, int block, int yield)
         return done;
     if (own)
         block = 0;
-    if ((uint64_t)n * (sizeof(bd_coll_id_t) + 1) > g_bd.window)
-        bd_fatal(MPI_ERR_INTERN, "too many nonblocking collective requests (%d) in one call", n);
+    if ((uint64_t)n * (sizeof(bd_coll_id_t) + 1) > bdl_g.window)
+        bdl_fatal(MPI_ERR_INTERN, "too many nonblocking collective requests (%d) in one call", n);
     for (int i = 0; i < n; i++) {
         if (nbs[i]->reqs)
             continue;
         bd_coll_id_t id = {nbs[i]->ctx, nbs[i]->rank, nbs[i]->seq};
-        memcpy(g_bd.win + (size_t)k++ * sizeof id, &id, sizeof id);
+        memcpy(bdl_g.win + (size_t)k++ * sizeof id, &id, sizeof id);
     }
-    bd_req_t *r = bd_req_begin(block ? BD_REQ_COLL_WAITANY : BD_REQ_COLL_TESTANY);
+    bd_req_t *r = bdl_req_begin(block ? BD_REQ_COLL_WAITANY : BD_REQ_COLL_TESTANY);
     r->arg[0] = k;
     r->arg[1] = !yield;
-    bd_rpc();
-    if (!bd_resp()->flag)
+    bdl_rpc();
+    if (!bdl_resp()->flag)
         return 0;
     uint8_t flags[k];
-    memcpy(flags, g_bd.win + (size_t)k * sizeof(bd_coll_id_t), (size_t)k);
+    memcpy(flags, bdl_g.win + (size_t)k * sizeof(bd_coll_id_t), (size_t)k);
     for (int i = 0, j = 0; i < n; i++) {
         if (nbs[i]->reqs)
             continue;
         if (flags[j++]) {
             nbs[i]->ready = 1;
-            done += bd_nbc_progress(nbs[i], 0);
+            done += bdl_nbc_progress(nbs[i], 0);
         }
     }
     return done;
 }
 
-int bd_nbc_done(const bd_nbc_t *nb)
+int bdl_nbc_done(const bdl_nbc_t *nb)
 {
     return nb->done;
 }
 
-int bd_nbc_err(const bd_nbc_t *nb)
+int bdl_nbc_err(const bdl_nbc_t *nb)
 {
     return nb->err;
 }
 
-void bd_nbc_free(bd_nbc_t *nb)
+void bdl_nbc_free(bdl_nbc_t *nb)
 {
     if (!nb)
         return;
@@ -721,7 +721,7 @@ static int *dup_ints(const int *a, int n)
         return NULL;
     int *b = malloc((size_t)(n ? n : 1) * sizeof(int));
     if (!b)
-        bd_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
     memcpy(b, a, (size_t)n * sizeof(int));
     return b;
 }
@@ -730,33 +730,33 @@ static int *dup_ints(const int *a, int n)
  * blocking call completes now; a nonblocking one tells the master it has
  * arrived and returns a request (complete at once if its results are
  * already there). */
-static int nbc_launch(bd_nbc_t *nb, MPI_Request *request)
+static int nbc_launch(bdl_nbc_t *nb, MPI_Request *request)
 {
     if (!request) {
         if (nb->size > 1)
-            bd_nbc_progress(nb, 1);
+            bdl_nbc_progress(nb, 1);
         if (nb->err)
-            return bd_error(nb->comm, nb->err, nb->call ? nb->call : "collective",
+            return bdl_error(nb->comm, nb->err, nb->call ? nb->call : "collective",
                             "the data received does not match the receive buffer (the ranks' "
                             "counts or type signatures disagree)");
         return MPI_SUCCESS;
     }
-    bd_nbc_t *h = malloc(sizeof *h);
+    bdl_nbc_t *h = malloc(sizeof *h);
     if (!h)
-        bd_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
     *h = *nb;
     h->owns = 1;
     h->counts = dup_ints(nb->counts, nb->nblk);
     h->displs = dup_ints(nb->displs, nb->nblk);
     h->bdispls = dup_ints(nb->bdispls, nb->nblk);
-    bd_dt_retain(h->t);
+    bdl_dt_retain(h->t);
     if (nb->tv) {
         h->tv = malloc((size_t)(nb->nblk ? nb->nblk : 1) * sizeof *h->tv);
         if (!h->tv)
-            bd_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
         for (int j = 0; j < nb->nblk; j++) {
             h->tv[j] = nb->tv[j];
-            bd_dt_retain(h->tv[j]);
+            bdl_dt_retain(h->tv[j]);
         }
     }
     if (nb->size == 1) {
@@ -764,32 +764,32 @@ static int nbc_launch(bd_nbc_t *nb, MPI_Request *request)
         nbc_release(h);
     } else {
         coll_simple(BD_REQ_COLL_ARRIVE);
-        if (bd_resp()->flag) {
+        if (bdl_resp()->flag) {
             h->ready = 1;
             nbc_finish(h);
         }
     }
-    *request = bd_req_new_coll(h);
+    *request = bdl_req_new_coll(h);
     return MPI_SUCCESS;
 }
 
 /* A request that is complete from the start. */
-MPI_Request bd_nbc_completed(void)
+MPI_Request bdl_nbc_completed(void)
 {
-    bd_nbc_t *h = calloc(1, sizeof *h);
+    bdl_nbc_t *h = calloc(1, sizeof *h);
     if (!h)
-        bd_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking operation");
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking operation");
     h->done = 1;
-    return bd_req_new_coll(h);
+    return bdl_req_new_coll(h);
 }
 
 /* A request that completes when the library's requests reqs[n] (taken
  * over) have; their errors are reported as truncation. */
-MPI_Request bd_nbc_of_requests(MPI_Request *reqs, int n)
+MPI_Request bdl_nbc_of_requests(MPI_Request *reqs, int n)
 {
-    bd_nbc_t *h = calloc(1, sizeof *h);
+    bdl_nbc_t *h = calloc(1, sizeof *h);
     if (!h)
-        bd_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking operation");
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking operation");
     h->owns = 1;
     h->nreq = n;
     h->reqs = reqs;
@@ -798,33 +798,33 @@ MPI_Request bd_nbc_of_requests(MPI_Request *reqs, int n)
         free(reqs);
         h->reqs = NULL;
     }
-    return bd_req_new_coll(h);
+    return bdl_req_new_coll(h);
 }
 
 /* ---------------------------------------------------------------- checks */
 
 #define GET_COMM(call)                                                                             \
-    BD_CHECK_INIT(call);                                                                           \
+    BDL_CHECK_INIT(call);                                                                           \
     g_coll_call = call;                                                                            \
-    bd_comm_t *c = bd_comm_get(comm);                                                              \
+    bdl_comm_t *c = bdl_comm_get(comm);                                                              \
     if (!c)                                                                                        \
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);                \
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);                \
     if (nb_req && !request)                                                                        \
-        return bd_error(comm, MPI_ERR_ARG, call, "NULL request argument");
+        return bdl_error(comm, MPI_ERR_ARG, call, "NULL request argument");
 
-static int check_buf(MPI_Comm comm, const char *call, int count, MPI_Datatype dt, bd_dt_t **t,
+static int check_buf(MPI_Comm comm, const char *call, int count, MPI_Datatype dt, bdl_dt_t **t,
                      const char *what)
 {
     if (count < 0)
-        return bd_error(comm, MPI_ERR_COUNT, call, "invalid %s%scount %d", what, *what ? " " : "",
+        return bdl_error(comm, MPI_ERR_COUNT, call, "invalid %s%scount %d", what, *what ? " " : "",
                         count);
-    return bd_dt_check(comm, call, what, dt, t);
+    return bdl_dt_check(comm, call, what, dt, t);
 }
 
-static int check_root(bd_comm_t *c, MPI_Comm comm, const char *call, int root)
+static int check_root(bdl_comm_t *c, MPI_Comm comm, const char *call, int root)
 {
     if (root < 0 || root >= c->size)
-        return bd_error(comm, MPI_ERR_ROOT, call, "invalid root %d (communicator size %d)", root,
+        return bdl_error(comm, MPI_ERR_ROOT, call, "invalid root %d (communicator size %d)", root,
                         c->size);
     return MPI_SUCCESS;
 }
@@ -837,24 +837,24 @@ static int api_of(int api, const MPI_Request *request)
 
 /* Nonblocking collectives on intercommunicators (at the end of this file). */
 struct a2a_side;
-static int ic_barrier(bd_comm_t *c, MPI_Request *request);
-static int ic_bcast(bd_comm_t *c, MPI_Comm comm, const char *call, void *buf, int count,
+static int ic_barrier(bdl_comm_t *c, MPI_Request *request);
+static int ic_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, void *buf, int count,
                     MPI_Datatype dt, int root, MPI_Request *request);
-static int ic_gather(bd_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
+static int ic_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
                      int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                      const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root,
                      int all, MPI_Request *request);
-static int ic_scatter(bd_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
+static int ic_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
                       int sendcount, const int *sendcounts, const int *displs,
                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                       int root, MPI_Request *request);
-static int ic_alltoall(bd_comm_t *c, MPI_Comm comm, const char *call, int api,
+static int ic_alltoall(bdl_comm_t *c, MPI_Comm comm, const char *call, int api,
                        struct a2a_side *s, struct a2a_side *rv, int vector,
                        MPI_Request *request);
-static int ic_reduce(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+static int ic_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                      void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, int all,
                      MPI_Request *request);
-static int ic_redscat(bd_comm_t *c, MPI_Comm comm, const char *call, int api,
+static int ic_redscat(bdl_comm_t *c, MPI_Comm comm, const char *call, int api,
                       const void *sendbuf, void *recvbuf, const int *counts, int block,
                       MPI_Datatype dt, MPI_Op op, MPI_Request *request);
 
@@ -864,8 +864,8 @@ static int barrier(const char *call, MPI_Comm comm, MPI_Request *request, int nb
 {
     GET_COMM(call);
     if (c->inter)
-        return request ? ic_barrier(c, request) : bd_inter_barrier(c, comm);
-    bd_nbc_t nb;
+        return request ? ic_barrier(c, request) : bdl_inter_barrier(c, comm);
+    bdl_nbc_t nb;
     nbc_init(&nb, c);
     if (c->size > 1) {
         coll_begin(c, BD_COLL_BARRIER, 0, 0, 0, 0, api_of(BD_API_BARRIER, request));
@@ -885,7 +885,7 @@ int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 }
 
 /* Begin a broadcast of count elements of t at buf from root (size > 1). */
-static void bcast_start(bd_comm_t *c, bd_nbc_t *nb, void *buf, uint64_t count, bd_dt_t *t,
+static void bcast_start(bdl_comm_t *c, bdl_nbc_t *nb, void *buf, uint64_t count, bdl_dt_t *t,
                         int root, int api)
 {
     coll_begin(c, BD_COLL_BCAST, root, 0, 0, 0, api);
@@ -895,16 +895,16 @@ static void bcast_start(bd_comm_t *c, bd_nbc_t *nb, void *buf, uint64_t count, b
         put_typed(&p, -1, buf, count, t);
         put_flush(&p);
     } else {
-        *nb = (bd_nbc_t){.ctx = nb->ctx, .comm = nb->comm, .call = nb->call,
+        *nb = (bdl_nbc_t){.ctx = nb->ctx, .comm = nb->comm, .call = nb->call,
                          .rank = nb->rank, .size = nb->size, .seq = nb->seq,
                          .gkind = G_PIECE, .whole = 1, .peer = 0, .buf = buf, .count = count,
                          .t = t};
     }
 }
 
-static void bcast_typed(bd_comm_t *c, void *buf, uint64_t count, bd_dt_t *t, int root)
+static void bcast_typed(bdl_comm_t *c, void *buf, uint64_t count, bdl_dt_t *t, int root)
 {
-    bd_nbc_t nb;
+    bdl_nbc_t nb;
     nbc_init(&nb, c);
     bcast_start(c, &nb, buf, count, t, root, BD_API_BCAST);
     nbc_launch(&nb, NULL);
@@ -916,13 +916,13 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
     GET_COMM(call);
     if (c->inter)
         return request ? ic_bcast(c, comm, call, buffer, count, datatype, root, request)
-                       : bd_inter_bcast(c, comm, buffer, count, datatype, root);
-    bd_dt_t *t = NULL;
+                       : bdl_inter_bcast(c, comm, buffer, count, datatype, root);
+    bdl_dt_t *t = NULL;
     int rc;
     if ((rc = check_buf(comm, call, count, datatype, &t, "")) ||
         (rc = check_root(c, comm, call, root)))
         return rc;
-    bd_nbc_t nb;
+    bdl_nbc_t nb;
     nbc_init(&nb, c);
     if (c->size > 1)
         bcast_start(c, &nb, buffer, (uint64_t)count, t, root, api_of(BD_API_BCAST, request));
@@ -946,37 +946,37 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
  * own value (acc op v_k, preserving order for non-commutative ops) and
  * passes it on.  prefix (if non-NULL) receives acc(0..k) (Scan) or
  * acc(0..k-1) (exclusive) at each rank; total goes to root (or -1: none). */
-static int user_chain(bd_comm_t *c, const void *in, int count, MPI_Datatype dt,
-                      const bd_dt_t *t, MPI_Op op, bd_user_op_t *u, void *prefix, int exclusive,
+static int user_chain(bdl_comm_t *c, const void *in, int count, MPI_Datatype dt,
+                      const bdl_dt_t *t, MPI_Op op, bdl_user_op_t *u, void *prefix, int exclusive,
                       void *total, int root)
 {
     /* The user function sees buffers laid out as dt, so the accumulators
      * are too; messages carry the packed stream. */
     uint64_t k = (uint64_t)count;
-    int ctx = c->ctx | BD_CTX_INTERNAL;
+    int ctx = c->ctx | BDL_CTX_INTERNAL;
     void *acc, *tmp;
-    void *acc_mem = bd_dt_alloc(t, k, &acc), *tmp_mem = bd_dt_alloc(t, k, &tmp);
+    void *acc_mem = bdl_dt_alloc(t, k, &acc), *tmp_mem = bdl_dt_alloc(t, k, &tmp);
     uint64_t n = k * t->psize;
     /* Read in first: in place, it is also prefix or total. */
-    bd_dt_copy(t, in, k, t, acc, k, n);
+    bdl_dt_copy(t, in, k, t, acc, k, n);
     if (c->rank > 0) {
-        bd_recv_typed(ctx, c->rank - 1, 1, tmp, k, t, MPI_STATUS_IGNORE);
+        bdl_recv_typed(ctx, c->rank - 1, 1, tmp, k, t, MPI_STATUS_IGNORE);
         if (prefix && exclusive)
-            bd_dt_copy(t, tmp, k, t, prefix, k, n);
+            bdl_dt_copy(t, tmp, k, t, prefix, k, n);
         apply_op(op, u, dt, tmp, acc, count); /* acc = acc(0..k-1) op v_k */
     }
     if (prefix && !exclusive)
-        bd_dt_copy(t, acc, k, t, prefix, k, n);
+        bdl_dt_copy(t, acc, k, t, prefix, k, n);
     if (c->rank + 1 < c->size)
-        bd_send_typed(ctx, c->world[c->rank + 1], c->rank, 1, acc, k, t, 0, NULL);
+        bdl_send_typed(ctx, c->world[c->rank + 1], c->rank, 1, acc, k, t, 0, NULL);
     if (root >= 0) {
         if (c->rank == c->size - 1) {
             if (root == c->rank)
-                bd_dt_copy(t, acc, k, t, total, k, n);
+                bdl_dt_copy(t, acc, k, t, total, k, n);
             else
-                bd_send_typed(ctx, c->world[root], c->rank, 2, acc, k, t, 0, NULL);
+                bdl_send_typed(ctx, c->world[root], c->rank, 2, acc, k, t, 0, NULL);
         } else if (c->rank == root) {
-            bd_recv_typed(ctx, c->size - 1, 2, total, k, t, MPI_STATUS_IGNORE);
+            bdl_recv_typed(ctx, c->size - 1, 2, total, k, t, MPI_STATUS_IGNORE);
         }
     }
     free(acc_mem);
@@ -987,9 +987,9 @@ static int user_chain(bd_comm_t *c, const void *in, int count, MPI_Datatype dt,
 /* Predefined op: the master folds the packed basic elements in rank order
  * (kind REDUCE/ALLREDUCE/SCAN/EXSCAN/REDSCAT); when want, outcount elements
  * of the result, from packed byte out_off on, are unpacked into out. */
-static void master_fold(bd_comm_t *c, bd_nbc_t *nb, int kind, int api, const void *in,
+static void master_fold(bdl_comm_t *c, bdl_nbc_t *nb, int kind, int api, const void *in,
                         uint64_t count, void *out, uint64_t outcount, uint64_t out_off,
-                        bd_dt_t *t, MPI_Op op, int root, int want)
+                        bdl_dt_t *t, MPI_Op op, int root, int want)
 {
     coll_begin(c, kind, root, t->basic, op, count * t->nelem, api);
     nb->seq = g_cur.seq;
@@ -1011,9 +1011,9 @@ static void master_fold(bd_comm_t *c, bd_nbc_t *nb, int kind, int api, const voi
  * as in a gather (kind GATHER, ALLGATHER or, for reduce-scatter, ALLTOALL
  * with the input's blocks), and a receiving rank folds the pieces it needs
  * in rank order when the collective completes. */
-static void user_fold_start(bd_comm_t *c, bd_nbc_t *nb, int kind, int root, int api,
-                            const void *in, uint64_t count, bd_dt_t *t, MPI_Datatype dt,
-                            MPI_Op op, const bd_user_op_t *u)
+static void user_fold_start(bdl_comm_t *c, bdl_nbc_t *nb, int kind, int root, int api,
+                            const void *in, uint64_t count, bdl_dt_t *t, MPI_Datatype dt,
+                            MPI_Op op, const bdl_user_op_t *u)
 {
     coll_begin(c, kind, root, 0, 0, 0, api);
     nb->seq = g_cur.seq;
@@ -1036,11 +1036,11 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
     if (c->inter && request)
         return ic_reduce(c, comm, call, sendbuf, recvbuf, count, dt, op, root, all, request);
     if (c->inter)
-        return all ? bd_inter_allreduce(c, comm, sendbuf, recvbuf, count, dt, op)
-                   : bd_inter_reduce(c, comm, sendbuf, recvbuf, count, dt, op, root);
+        return all ? bdl_inter_allreduce(c, comm, sendbuf, recvbuf, count, dt, op)
+                   : bdl_inter_reduce(c, comm, sendbuf, recvbuf, count, dt, op, root);
     int rc;
-    bd_dt_t *t = NULL;
-    bd_user_op_t *u;
+    bdl_dt_t *t = NULL;
+    bdl_user_op_t *u;
     if ((rc = check_buf(comm, call, count, dt, &t, "")) ||
         (rc = check_op(comm, call, op, dt, t, &u)))
         return rc;
@@ -1050,15 +1050,15 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
     uint64_t k = (uint64_t)count;
     const void *in = sendbuf == MPI_IN_PLACE ? (receives ? recvbuf : NULL) : sendbuf;
     if (!in)
-        return bd_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
+        return bdl_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
     if (receives && (rc = check_alias(comm, call, sendbuf, k, t, recvbuf, k, t)))
         return rc;
     int api = api_of(all ? BD_API_ALLREDUCE : BD_API_REDUCE, request);
-    bd_nbc_t nb;
+    bdl_nbc_t nb;
     nbc_init(&nb, c);
     if (c->size == 1) {
         if (in != recvbuf)
-            bd_dt_copy(t, in, k, t, recvbuf, k, k * t->psize);
+            bdl_dt_copy(t, in, k, t, recvbuf, k, k * t->psize);
     } else if (u && !request) {
         /* The chain reads in before it writes the total, so in place is fine. */
         int r0 = all ? 0 : root;
@@ -1117,10 +1117,10 @@ static int scan_common(const char *call, const void *sendbuf, void *recvbuf, int
 {
     GET_COMM(call);
     if (c->inter)
-        return bd_error(comm, MPI_ERR_COMM, call, "not defined on intercommunicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, call, "not defined on intercommunicator %d", comm);
     int rc;
-    bd_dt_t *t = NULL;
-    bd_user_op_t *u;
+    bdl_dt_t *t = NULL;
+    bdl_user_op_t *u;
     if ((rc = check_buf(comm, call, count, dt, &t, "")) ||
         (rc = check_op(comm, call, op, dt, t, &u)))
         return rc;
@@ -1129,11 +1129,11 @@ static int scan_common(const char *call, const void *sendbuf, void *recvbuf, int
     if ((rc = check_alias(comm, call, sendbuf, k, t, recvbuf, k, t)))
         return rc;
     int api = api_of(exclusive ? BD_API_EXSCAN : BD_API_SCAN, request);
-    bd_nbc_t nb;
+    bdl_nbc_t nb;
     nbc_init(&nb, c);
     if (c->size == 1) {
         if (!exclusive && in != recvbuf)
-            bd_dt_copy(t, in, k, t, recvbuf, k, k * t->psize);
+            bdl_dt_copy(t, in, k, t, recvbuf, k, k * t->psize);
     } else if (u && !request) {
         user_chain(c, in, count, dt, t, op, u, (exclusive && c->rank == 0) ? NULL : recvbuf,
                    exclusive, NULL, -1);
@@ -1179,14 +1179,14 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 
 /* Reduce_scatter(_block): elements in all (total), before this rank's part
  * (myoff) and in it (mine), from the counts (or block for every rank). */
-static int redscat_sizes(const bd_comm_t *c, MPI_Comm comm, const char *call, const int counts[],
+static int redscat_sizes(const bdl_comm_t *c, MPI_Comm comm, const char *call, const int counts[],
                          int block, uint64_t *total, uint64_t *myoff, uint64_t *mine)
 {
     *total = *myoff = 0;
     for (int r = 0; r < c->size; r++) {
         int k = block >= 0 ? block : counts[r];
         if (k < 0)
-            return bd_error(comm, MPI_ERR_COUNT, call, "invalid count %d for rank %d", k, r);
+            return bdl_error(comm, MPI_ERR_COUNT, call, "invalid count %d for rank %d", k, r);
         if (r < c->rank)
             *myoff += (uint64_t)k;
         *total += (uint64_t)k;
@@ -1205,12 +1205,12 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
                           block >= 0 ? BD_API_REDUCE_SCATTER_BLOCK : BD_API_REDUCE_SCATTER,
                           sendbuf, recvbuf, counts, block, dt, op, request);
     if (c->inter)
-        return bd_inter_reduce_scatter(c, comm, call, sendbuf, recvbuf, counts, block, dt, op);
+        return bdl_inter_reduce_scatter(c, comm, call, sendbuf, recvbuf, counts, block, dt, op);
     int rc;
-    bd_dt_t *t = NULL;
-    bd_user_op_t *u;
+    bdl_dt_t *t = NULL;
+    bdl_user_op_t *u;
     if (block < 0 && !counts)
-        return bd_error(comm, MPI_ERR_ARG, call, "NULL recvcounts");
+        return bdl_error(comm, MPI_ERR_ARG, call, "NULL recvcounts");
     if ((rc = check_buf(comm, call, block >= 0 ? block : 0, dt, &t, "")) ||
         (rc = check_op(comm, call, op, dt, t, &u)))
         return rc;
@@ -1221,19 +1221,19 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
     if ((rc = check_alias(comm, call, sendbuf, total, t, recvbuf, mine, t)))
         return rc;
     int api = api_of(block >= 0 ? BD_API_REDUCE_SCATTER_BLOCK : BD_API_REDUCE_SCATTER, request);
-    bd_nbc_t nb;
+    bdl_nbc_t nb;
     nbc_init(&nb, c);
     if (c->size == 1) {
         if (in != recvbuf)
-            bd_dt_copy(t, in, total, t, recvbuf, total, total * t->psize);
+            bdl_dt_copy(t, in, total, t, recvbuf, total, total * t->psize);
     } else if (u && !request) {
         /* Fold to rank 0 along the ordered chain (which reads in first, so
          * in place is fine), then scatter the pieces. */
-        void *full = NULL, *full_mem = c->rank == 0 ? bd_dt_alloc(t, total, &full) : NULL;
+        void *full = NULL, *full_mem = c->rank == 0 ? bdl_dt_alloc(t, total, &full) : NULL;
         user_chain(c, in, (int)total, dt, t, op, u, NULL, 0, full, 0);
         int *cnt = malloc((size_t)c->size * sizeof(int)), *dsp = malloc((size_t)c->size * sizeof(int));
         if (!cnt || !dsp)
-            bd_fatal(MPI_ERR_NO_MEM, "out of memory");
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory");
         int off = 0;
         for (int r = 0; r < c->size; r++) {
             cnt[r] = block >= 0 ? block : counts[r];
@@ -1279,7 +1279,7 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     if (recvcount < 0)
-        return bd_error(comm, MPI_ERR_COUNT, "MPI_Reduce_scatter_block", "invalid count %d",
+        return bdl_error(comm, MPI_ERR_COUNT, "MPI_Reduce_scatter_block", "invalid count %d",
                         recvcount);
     return redscat("MPI_Reduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op,
                    comm, NULL, 0);
@@ -1290,7 +1290,7 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Request *request)
 {
     if (recvcount < 0)
-        return bd_error(comm, MPI_ERR_COUNT, "MPI_Ireduce_scatter_block", "invalid count %d",
+        return bdl_error(comm, MPI_ERR_COUNT, "MPI_Ireduce_scatter_block", "invalid count %d",
                         recvcount);
     return redscat("MPI_Ireduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op,
                    comm, request, 1);
@@ -1312,15 +1312,15 @@ int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts
 
 /* ---------------------------------------------------------------- gather family */
 
-static int check_counts(bd_comm_t *c, MPI_Comm comm, const char *call, const int counts[],
+static int check_counts(bdl_comm_t *c, MPI_Comm comm, const char *call, const int counts[],
                         const int displs[], const char *what)
 {
     if (!counts || !displs)
-        return bd_error(comm, MPI_ERR_ARG, call, "NULL %s%s", what,
+        return bdl_error(comm, MPI_ERR_ARG, call, "NULL %s%s", what,
                         !counts ? "counts" : "displacements");
     for (int r = 0; r < c->size; r++)
         if (counts[r] < 0)
-            return bd_error(comm, MPI_ERR_COUNT, call, "invalid %scount %d for rank %d", what,
+            return bdl_error(comm, MPI_ERR_COUNT, call, "invalid %scount %d for rank %d", what,
                             counts[r], r);
     return MPI_SUCCESS;
 }
@@ -1337,14 +1337,14 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
                          vector ? recvcounts : NULL, vector ? displs : NULL, recvtype, root, all,
                          request);
     if (c->inter)
-        return all ? bd_inter_allgather(c, comm, call, sendbuf, sendcount, sendtype, recvbuf,
+        return all ? bdl_inter_allgather(c, comm, call, sendbuf, sendcount, sendtype, recvbuf,
                                         recvcount, vector ? recvcounts : NULL,
                                         vector ? displs : NULL, recvtype)
-                   : bd_inter_gather(c, comm, call, sendbuf, sendcount, sendtype, recvbuf,
+                   : bdl_inter_gather(c, comm, call, sendbuf, sendcount, sendtype, recvbuf,
                                      recvcount, vector ? recvcounts : NULL,
                                      vector ? displs : NULL, recvtype, root);
     int rc;
-    bd_dt_t *st = NULL, *rt = NULL;
+    bdl_dt_t *st = NULL, *rt = NULL;
     int is_root = all || c->rank == root;
     int inplace = sendbuf == MPI_IN_PLACE;
     if (!all && (rc = check_root(c, comm, call, root)))
@@ -1356,7 +1356,7 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
             (vector && (rc = check_counts(c, comm, call, recvcounts, displs, "receive "))))
             return rc;
     } else if (inplace) {
-        return bd_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
+        return bdl_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
     }
     if (!vector)
         recvcounts = displs = NULL;
@@ -1374,10 +1374,10 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
     if (is_root && !inplace) {
         uint64_t expect = vcount(recvcounts, recvcount, me) * rt->psize;
         own_err = mine > expect;
-        bd_dt_copy(st, sendbuf, (uint64_t)sendcount, rt, at(rb, voff(displs, recvcount, me, rt)),
+        bdl_dt_copy(st, sendbuf, (uint64_t)sendcount, rt, at(rb, voff(displs, recvcount, me, rt)),
                    vcount(recvcounts, recvcount, me), own_err ? expect : mine);
     }
-    bd_nbc_t nb;
+    bdl_nbc_t nb;
     nbc_init(&nb, c);
     if (own_err)
         nb.err = MPI_ERR_TRUNCATE;
@@ -1479,11 +1479,11 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
                           vector ? displs : NULL, sendtype, recvbuf, recvcount, recvtype, root,
                           request);
     if (c->inter)
-        return bd_inter_scatter(c, comm, call, sendbuf, sendcount, vector ? sendcounts : NULL,
+        return bdl_inter_scatter(c, comm, call, sendbuf, sendcount, vector ? sendcounts : NULL,
                                 vector ? displs : NULL, sendtype, recvbuf, recvcount, recvtype,
                                 root);
     int rc;
-    bd_dt_t *st = NULL, *rt = NULL;
+    bdl_dt_t *st = NULL, *rt = NULL;
     int is_root = c->rank == root;
     int inplace = recvbuf == MPI_IN_PLACE;
     if ((rc = check_root(c, comm, call, root)))
@@ -1492,7 +1492,7 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
                     (vector && (rc = check_counts(c, comm, call, sendcounts, displs, "send ")))))
         return rc;
     if (!is_root && inplace)
-        return bd_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
+        return bdl_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
     if (!inplace && (rc = check_buf(comm, call, recvcount, recvtype, &rt, "receive")))
         return rc;
     if (!vector)
@@ -1508,11 +1508,11 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
     if (is_root && !inplace) {
         uint64_t n = vcount(sendcounts, sendcount, root) * st->psize;
         own_err = n > cap;
-        bd_dt_copy(st, at(sb, voff(displs, sendcount, root, st)),
+        bdl_dt_copy(st, at(sb, voff(displs, sendcount, root, st)),
                    vcount(sendcounts, sendcount, root), rt, recvbuf, (uint64_t)recvcount,
                    own_err ? cap : n);
     }
-    bd_nbc_t nb;
+    bdl_nbc_t nb;
     nbc_init(&nb, c);
     if (own_err)
         nb.err = MPI_ERR_TRUNCATE;
@@ -1577,11 +1577,11 @@ typedef struct a2a_side {
     const int *counts, *displs;
     MPI_Datatype type;
     const MPI_Datatype *types; /* w: per peer */
-    bd_dt_t *t;
-    bd_dt_t **tv;
+    bdl_dt_t *t;
+    bdl_dt_t **tv;
 } a2a_side_t;
 
-static int a2a_check(bd_comm_t *c, MPI_Comm comm, const char *call, a2a_side_t *x,
+static int a2a_check(bdl_comm_t *c, MPI_Comm comm, const char *call, a2a_side_t *x,
                      const char *what, int vector)
 {
     int rc;
@@ -1591,15 +1591,15 @@ static int a2a_check(bd_comm_t *c, MPI_Comm comm, const char *call, a2a_side_t *
         return check_buf(comm, call, vector ? 0 : x->count, x->type, &x->t, what[0] == 's' ? "send" : "receive");
     x->tv = malloc((size_t)c->size * sizeof *x->tv);
     if (!x->tv)
-        bd_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+        bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
     for (int r = 0; r < c->size; r++)
-        if ((rc = bd_dt_check(comm, call, what[0] == 's' ? "send" : "receive", x->types[r],
+        if ((rc = bdl_dt_check(comm, call, what[0] == 's' ? "send" : "receive", x->types[r],
                               &x->tv[r])))
             return rc;
     return MPI_SUCCESS;
 }
 
-static const bd_dt_t *a2a_type(const a2a_side_t *x, int r)
+static const bdl_dt_t *a2a_type(const a2a_side_t *x, int r)
 {
     return x->tv ? x->tv[r] : x->t;
 }
@@ -1616,10 +1616,10 @@ static int alltoall_common(const char *call, int api, a2a_side_t *s, a2a_side_t 
     if (c->inter && request)
         return ic_alltoall(c, comm, call, api, s, rv, vector, request);
     if (c->inter && rv->types)
-        return bd_inter_alltoallw(c, comm, call, s->buf, s->counts, s->displs, s->types,
+        return bdl_inter_alltoallw(c, comm, call, s->buf, s->counts, s->displs, s->types,
                                   (void *)rv->buf, rv->counts, rv->displs, rv->types);
     if (c->inter)
-        return bd_inter_alltoall(c, comm, call, s->buf, s->count, vector ? s->counts : NULL,
+        return bdl_inter_alltoall(c, comm, call, s->buf, s->count, vector ? s->counts : NULL,
                                  vector ? s->displs : NULL, s->type, (void *)rv->buf, rv->count,
                                  vector ? rv->counts : NULL, vector ? rv->displs : NULL,
                                  rv->type);
@@ -1635,7 +1635,7 @@ static int alltoall_common(const char *call, int api, a2a_side_t *s, a2a_side_t 
         if (rv->tv) {
             s->tv = malloc((size_t)c->size * sizeof *s->tv);
             if (!s->tv)
-                bd_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+                bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
             memcpy(s->tv, rv->tv, (size_t)c->size * sizeof *s->tv);
         }
     } else if ((rc = a2a_check(c, comm, call, s, "send ", vector))) {
@@ -1652,10 +1652,10 @@ static int alltoall_common(const char *call, int api, a2a_side_t *s, a2a_side_t 
     uint64_t room = vcount(rv->counts, rv->count, me) * a2a_type(rv, me)->psize;
     int own_err = own > room;
     if (!inplace)
-        bd_dt_copy(a2a_type(s, me), a2a_block(s, me), vcount(s->counts, s->count, me),
+        bdl_dt_copy(a2a_type(s, me), a2a_block(s, me), vcount(s->counts, s->count, me),
                    a2a_type(rv, me), a2a_block(rv, me), vcount(rv->counts, rv->count, me),
                    own_err ? room : own);
-    bd_nbc_t nb;
+    bdl_nbc_t nb;
     nbc_init(&nb, c);
     if (own_err)
         nb.err = MPI_ERR_TRUNCATE;
@@ -1729,9 +1729,9 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
     a2a_side_t s = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .types = sendtypes};
     a2a_side_t r = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .types = recvtypes};
     if (sendbuf != MPI_IN_PLACE && !sendtypes)
-        return bd_error(comm, MPI_ERR_ARG, "MPI_Alltoallw", "NULL send types");
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Alltoallw", "NULL send types");
     if (!recvtypes)
-        return bd_error(comm, MPI_ERR_ARG, "MPI_Alltoallw", "NULL receive types");
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Alltoallw", "NULL receive types");
     return alltoall_common("MPI_Alltoallw", BD_API_ALLTOALLW, &s, &r, 1, comm, NULL, 0);
 }
 
@@ -1743,9 +1743,9 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     a2a_side_t s = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .types = sendtypes};
     a2a_side_t r = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .types = recvtypes};
     if (sendbuf != MPI_IN_PLACE && !sendtypes)
-        return bd_error(comm, MPI_ERR_ARG, "MPI_Ialltoallw", "NULL send types");
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Ialltoallw", "NULL send types");
     if (!recvtypes)
-        return bd_error(comm, MPI_ERR_ARG, "MPI_Ialltoallw", "NULL receive types");
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Ialltoallw", "NULL receive types");
     return alltoall_common("MPI_Ialltoallw", BD_API_ALLTOALLW, &s, &r, 1, comm, request, 1);
 }
 
@@ -1764,14 +1764,14 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
  * stay in intercomm.c (point-to-point between the groups' leaders). */
 
 typedef struct {
-    bd_comm_t *c; /* the intercommunicator */
-    bd_nbc_t nb;
+    bdl_comm_t *c; /* the intercommunicator */
+    bdl_nbc_t nb;
     put_t p;
 } icoll_t;
 
-static void ic_begin(icoll_t *x, bd_comm_t *c, int kind, int api)
+static void ic_begin(icoll_t *x, bdl_comm_t *c, int kind, int api)
 {
-    bd_comm_t *u = bd_comm_get(c->ucomm);
+    bdl_comm_t *u = bdl_comm_get(c->ucomm);
     x->c = c;
     nbc_init(&x->nb, u);
     coll_begin(u, kind, 0, 0, 0, 0, api | BD_API_NB);
@@ -1781,9 +1781,9 @@ static void ic_begin(icoll_t *x, bd_comm_t *c, int kind, int api)
 
 /* G_BLOCKS or G_TBLOCKS over the remote group's ranks. */
 static void ic_blocks(icoll_t *x, int gkind, void *buf, int count, const int *counts,
-                      const int *displs, bd_dt_t *t)
+                      const int *displs, bdl_dt_t *t)
 {
-    bd_nbc_t *nb = &x->nb;
+    bdl_nbc_t *nb = &x->nb;
     nb->gkind = gkind;
     nb->nblk = x->c->rsize;
     nb->pfirst = x->c->roff;
@@ -1798,10 +1798,10 @@ static void ic_blocks(icoll_t *x, int gkind, void *buf, int count, const int *co
 }
 
 /* G_FOLD of count elements from byte off of every remote rank's piece. */
-static void ic_fold(icoll_t *x, void *buf, uint64_t count, uint64_t off, bd_dt_t *t,
-                    MPI_Datatype dt, MPI_Op op, const bd_user_op_t *u)
+static void ic_fold(icoll_t *x, void *buf, uint64_t count, uint64_t off, bdl_dt_t *t,
+                    MPI_Datatype dt, MPI_Op op, const bdl_user_op_t *u)
 {
-    bd_nbc_t *nb = &x->nb;
+    bdl_nbc_t *nb = &x->nb;
     nb->gkind = G_FOLD;
     nb->first = x->c->roff;
     nb->last = x->c->roff + x->c->rsize - 1;
@@ -1820,30 +1820,30 @@ static void ic_fold(icoll_t *x, void *buf, uint64_t count, uint64_t off, bd_dt_t
 /* PUT n blocks as one piece: a table of n + 1 byte offsets (block j is
  * bytes [tab[j], tab[j+1]) of the data after the table), then the blocks. */
 static void put_table(put_t *p, int n, const void *buf, int count, const int *counts,
-                      const int *displs, const int *bdispls, const bd_dt_t *t,
-                      bd_dt_t *const *tv)
+                      const int *displs, const int *bdispls, const bdl_dt_t *t,
+                      bdl_dt_t *const *tv)
 {
     uint64_t *tab = malloc((size_t)(n + 1) * sizeof *tab);
     if (!tab)
-        bd_fatal(MPI_ERR_NO_MEM, "out of memory in a collective");
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory in a collective");
     tab[0] = 0;
     for (int j = 0; j < n; j++)
         tab[j + 1] = tab[j] + vcount(counts, count, j) * (tv ? tv[j] : t)->psize;
     uint64_t head = 8 * (uint64_t)(n + 1), total = head + tab[n];
-    put_part(p, -1, tab, head, bd_dt_byte(), 0, total);
+    put_part(p, -1, tab, head, bdl_dt_byte(), 0, total);
     for (int j = 0; j < n; j++) {
-        const bd_dt_t *tj = tv ? tv[j] : t;
+        const bdl_dt_t *tj = tv ? tv[j] : t;
         const char *b = at(buf, bdispls ? bdispls[j] : voff(displs, count, j, tj));
         put_part(p, -1, b, vcount(counts, count, j), tj, head + tab[j], total);
     }
     free(tab);
 }
 
-static int ic_check_root(bd_comm_t *c, MPI_Comm comm, const char *call, int root)
+static int ic_check_root(bdl_comm_t *c, MPI_Comm comm, const char *call, int root)
 {
     if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->rsize))
         return MPI_SUCCESS;
-    return bd_error(comm, MPI_ERR_ROOT, call,
+    return bdl_error(comm, MPI_ERR_ROOT, call,
                     "invalid root %d on an intercommunicator (MPI_ROOT, MPI_PROC_NULL or a rank "
                     "of the remote group of size %d)",
                     root, c->rsize);
@@ -1852,7 +1852,7 @@ static int ic_check_root(bd_comm_t *c, MPI_Comm comm, const char *call, int root
 static int ic_no_in_place(MPI_Comm comm, const char *call, const void *buf)
 {
     if (buf == MPI_IN_PLACE)
-        return bd_error(comm, MPI_ERR_BUFFER, call,
+        return bdl_error(comm, MPI_ERR_BUFFER, call,
                         "MPI_IN_PLACE is not allowed on an intercommunicator");
     return MPI_SUCCESS;
 }
@@ -1861,26 +1861,26 @@ static int check_counts_n(MPI_Comm comm, const char *call, const int counts[],
                           const int displs[], int n, const char *what)
 {
     if (!counts || !displs)
-        return bd_error(comm, MPI_ERR_ARG, call, "NULL %s%s", what,
+        return bdl_error(comm, MPI_ERR_ARG, call, "NULL %s%s", what,
                         !counts ? "counts" : "displacements");
     for (int r = 0; r < n; r++)
         if (counts[r] < 0)
-            return bd_error(comm, MPI_ERR_COUNT, call, "invalid %scount %d for rank %d", what,
+            return bdl_error(comm, MPI_ERR_COUNT, call, "invalid %scount %d for rank %d", what,
                             counts[r], r);
     return MPI_SUCCESS;
 }
 
-static int ic_barrier(bd_comm_t *c, MPI_Request *request)
+static int ic_barrier(bdl_comm_t *c, MPI_Request *request)
 {
     icoll_t x;
     ic_begin(&x, c, BD_COLL_BARRIER, BD_API_BARRIER);
     return nbc_launch(&x.nb, request);
 }
 
-static int ic_bcast(bd_comm_t *c, MPI_Comm comm, const char *call, void *buf, int count,
+static int ic_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, void *buf, int count,
                     MPI_Datatype dt, int root, MPI_Request *request)
 {
-    bd_dt_t *t = NULL;
+    bdl_dt_t *t = NULL;
     int rc;
     if ((rc = ic_check_root(c, comm, call, root)) ||
         (root != MPI_PROC_NULL && (rc = check_buf(comm, call, count, dt, &t, ""))))
@@ -1902,12 +1902,12 @@ static int ic_bcast(bd_comm_t *c, MPI_Comm comm, const char *call, void *buf, in
 
 /* Gather(v) (all = 0: the root receives a block from every remote rank) and
  * Allgather(v) (every rank does). */
-static int ic_gather(bd_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
+static int ic_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
                      int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                      const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root,
                      int all, MPI_Request *request)
 {
-    bd_dt_t *st = NULL, *rt = NULL;
+    bdl_dt_t *st = NULL, *rt = NULL;
     int rc;
     if (!all && (rc = ic_check_root(c, comm, call, root)))
         return rc;
@@ -1931,12 +1931,12 @@ static int ic_gather(bd_comm_t *c, MPI_Comm comm, const char *call, int api, con
     return nbc_launch(&x.nb, request);
 }
 
-static int ic_scatter(bd_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
+static int ic_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
                       int sendcount, const int *sendcounts, const int *displs,
                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                       int root, MPI_Request *request)
 {
-    bd_dt_t *st = NULL, *rt = NULL;
+    bdl_dt_t *st = NULL, *rt = NULL;
     int rc;
     if ((rc = ic_check_root(c, comm, call, root)))
         return rc;
@@ -1962,11 +1962,11 @@ static int ic_scatter(bd_comm_t *c, MPI_Comm comm, const char *call, int api, co
 }
 
 /* Alltoall(v, w): each rank PUTs a table and a block for every remote rank. */
-static int ic_alltoall(bd_comm_t *c, MPI_Comm comm, const char *call, int api, a2a_side_t *s,
+static int ic_alltoall(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, a2a_side_t *s,
                        a2a_side_t *rv, int vector, MPI_Request *request)
 {
     int n = c->rsize, rc;
-    bd_dt_t **stv = NULL, **rtv = NULL, *st = NULL, *rt = NULL;
+    bdl_dt_t **stv = NULL, **rtv = NULL, *st = NULL, *rt = NULL;
     if ((rc = ic_no_in_place(comm, call, s->buf)))
         return rc;
     if (vector && ((rc = check_counts_n(comm, call, s->counts, s->displs, n, "send ")) ||
@@ -1976,10 +1976,10 @@ static int ic_alltoall(bd_comm_t *c, MPI_Comm comm, const char *call, int api, a
         stv = malloc((size_t)n * sizeof *stv);
         rtv = malloc((size_t)n * sizeof *rtv);
         if (!stv || !rtv)
-            bd_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+            bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
         for (int j = 0; j < n && !rc; j++)
-            if (!(rc = bd_dt_check(comm, call, "send", s->types[j], &stv[j])))
-                rc = bd_dt_check(comm, call, "receive", rv->types[j], &rtv[j]);
+            if (!(rc = bdl_dt_check(comm, call, "send", s->types[j], &stv[j])))
+                rc = bdl_dt_check(comm, call, "receive", rv->types[j], &rtv[j]);
     } else if (!(rc = check_buf(comm, call, vector ? 0 : s->count, s->type, &st, "send"))) {
         rc = check_buf(comm, call, vector ? 0 : rv->count, rv->type, &rt, "receive");
     }
@@ -2005,12 +2005,12 @@ static int ic_alltoall(bd_comm_t *c, MPI_Comm comm, const char *call, int api, a
 
 /* Reduce (all = 0: the root receives the reduction of the remote group's
  * data) and Allreduce (every rank does). */
-static int ic_reduce(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+static int ic_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                      void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, int all,
                      MPI_Request *request)
 {
-    bd_dt_t *t = NULL;
-    bd_user_op_t *u = NULL;
+    bdl_dt_t *t = NULL;
+    bdl_user_op_t *u = NULL;
     int rc;
     if (!all && (rc = ic_check_root(c, comm, call, root)))
         return rc;
@@ -2037,15 +2037,15 @@ static int ic_reduce(bd_comm_t *c, MPI_Comm comm, const char *call, const void *
 
 /* Reduce_scatter(_block): each group gets the reduction of the other
  * group's vectors, scattered by its own counts. */
-static int ic_redscat(bd_comm_t *c, MPI_Comm comm, const char *call, int api,
+static int ic_redscat(bdl_comm_t *c, MPI_Comm comm, const char *call, int api,
                       const void *sendbuf, void *recvbuf, const int *counts, int block,
                       MPI_Datatype dt, MPI_Op op, MPI_Request *request)
 {
-    bd_dt_t *t = NULL;
-    bd_user_op_t *u = NULL;
+    bdl_dt_t *t = NULL;
+    bdl_user_op_t *u = NULL;
     int rc;
     if (block < 0 && !counts)
-        return bd_error(comm, MPI_ERR_ARG, call, "NULL recvcounts");
+        return bdl_error(comm, MPI_ERR_ARG, call, "NULL recvcounts");
     if ((rc = ic_no_in_place(comm, call, sendbuf)) ||
         (rc = check_buf(comm, call, block >= 0 ? block : 0, dt, &t, "")) ||
         (rc = check_op(comm, call, op, dt, t, &u)))
@@ -2063,16 +2063,16 @@ static int ic_redscat(bd_comm_t *c, MPI_Comm comm, const char *call, int api,
 
 /* ---------------------------------------------------------------- communicator creation */
 
-int bd_nbc_split(bd_comm_t *c, int color, int key, int api, bd_nbc_fin_t fin, void *arg,
+int bdl_nbc_split(bdl_comm_t *c, int color, int key, int api, bdl_nbc_fin_t fin, void *arg,
                  MPI_Request *request)
 {
-    bd_nbc_t nb;
+    bdl_nbc_t nb;
     nbc_init(&nb, c);
     coll_begin(c, BD_COLL_SPLIT, 0, 0, 0, 0, api_of(api, request));
     nb.seq = g_cur.seq;
     int32_t ck[2] = {color, key};
     put_t p = {8, 0};
-    put_typed(&p, -1, ck, sizeof ck, bd_dt_byte());
+    put_typed(&p, -1, ck, sizeof ck, bdl_dt_byte());
     put_flush(&p);
     nb.gkind = G_SPLIT;
     nb.fin = fin;

@@ -1,4 +1,4 @@
-/* Communicators on the slave side: a handle indexes g_bd.comms; each entry
+/* Communicators on the slave side: a handle indexes bdl_g.comms; each entry
  * knows its context id (shared with the master), the caller's rank and the
  * world rank of every member. */
 #include <limits.h>
@@ -8,32 +8,32 @@
 
 #include "lib.h"
 
-bd_comm_t *bd_comm_get(MPI_Comm comm)
+bdl_comm_t *bdl_comm_get(MPI_Comm comm)
 {
-    if (comm <= 0 || comm >= g_bd.ncomms || !g_bd.comms[comm].used || g_bd.comms[comm].pending)
+    if (comm <= 0 || comm >= bdl_g.ncomms || !bdl_g.comms[comm].used || bdl_g.comms[comm].pending)
         return NULL;
-    return &g_bd.comms[comm];
+    return &bdl_g.comms[comm];
 }
 
-int bd_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh)
+int bdl_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh)
 {
     int h = 0;
-    for (int i = 5; i < g_bd.ncomms; i++)
-        if (!g_bd.comms[i].used) {
+    for (int i = 5; i < bdl_g.ncomms; i++)
+        if (!bdl_g.comms[i].used) {
             h = i;
             break;
         }
     if (!h) {
-        int n = g_bd.ncomms ? g_bd.ncomms * 2 : 16;
-        bd_comm_t *t = realloc(g_bd.comms, (size_t)n * sizeof *t);
+        int n = bdl_g.ncomms ? bdl_g.ncomms * 2 : 16;
+        bdl_comm_t *t = realloc(bdl_g.comms, (size_t)n * sizeof *t);
         if (!t)
             return -1;
-        memset(t + g_bd.ncomms, 0, (size_t)(n - g_bd.ncomms) * sizeof *t);
-        h = g_bd.ncomms < 5 ? 5 : g_bd.ncomms;
-        g_bd.comms = t;
-        g_bd.ncomms = n;
+        memset(t + bdl_g.ncomms, 0, (size_t)(n - bdl_g.ncomms) * sizeof *t);
+        h = bdl_g.ncomms < 5 ? 5 : bdl_g.ncomms;
+        bdl_g.comms = t;
+        bdl_g.ncomms = n;
     }
-    g_bd.comms[h] = (bd_comm_t){
+    bdl_g.comms[h] = (bdl_comm_t){
         .used = 1, .ctx = ctx, .rank = rank, .size = size, .world = world, .errh = errh};
     return h;
 }
@@ -41,49 +41,49 @@ int bd_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh)
 static void set_predefined(MPI_Comm h, int ctx, int rank, int size, int *world,
                            const char *name)
 {
-    g_bd.comms[h] = (bd_comm_t){.used = 1, .ctx = ctx, .rank = rank, .size = size,
-                                .world = world, .errh = BD_ERRH_DEFAULT};
-    snprintf(g_bd.comms[h].name, sizeof g_bd.comms[h].name, "%s", name);
+    bdl_g.comms[h] = (bdl_comm_t){.used = 1, .ctx = ctx, .rank = rank, .size = size,
+                                .world = world, .errh = BDL_ERRH_DEFAULT};
+    snprintf(bdl_g.comms[h].name, sizeof bdl_g.comms[h].name, "%s", name);
 }
 
-int bd_world_node(int world)
+int bdl_world_node(int world)
 {
-    return world / (int)g_bd.hdr->nslaves;
+    return world / (int)bdl_g.hdr->nslaves;
 }
 
-int bd_comm_register(int ctx, const int *world, int n)
+int bdl_comm_register(int ctx, const int *world, int n)
 {
-    if ((uint64_t)n * sizeof(int32_t) > g_bd.window)
+    if ((uint64_t)n * sizeof(int32_t) > bdl_g.window)
         return -1;
-    bd_req_t *r = bd_req_begin(BD_REQ_COMM_REGISTER);
+    bd_req_t *r = bdl_req_begin(BD_REQ_COMM_REGISTER);
     r->ctx = ctx;
     r->arg[0] = n;
     for (int i = 0; i < n; i++) {
         int32_t w = world[i];
-        memcpy(g_bd.win + (size_t)i * sizeof w, &w, sizeof w);
+        memcpy(bdl_g.win + (size_t)i * sizeof w, &w, sizeof w);
     }
-    bd_rpc();
+    bdl_rpc();
     return 0;
 }
 
-void bd_comm_setup_predefined(void)
+void bdl_comm_setup_predefined(void)
 {
-    g_bd.ncomms = 16;
-    g_bd.comms = calloc((size_t)g_bd.ncomms, sizeof(bd_comm_t));
-    int n = g_bd.world_size, me = g_bd.world_rank;
-    int nn = (int)g_bd.hdr->nnodes, ns = (int)g_bd.hdr->nslaves;
+    bdl_g.ncomms = 16;
+    bdl_g.comms = calloc((size_t)bdl_g.ncomms, sizeof(bdl_comm_t));
+    int n = bdl_g.world_size, me = bdl_g.world_rank;
+    int nn = (int)bdl_g.hdr->nnodes, ns = (int)bdl_g.hdr->nslaves;
     int *world = malloc((size_t)n * sizeof(int));
     int *cworld = malloc((size_t)n * sizeof(int));
     int *node = malloc((size_t)ns * sizeof(int));
     int *self = malloc(sizeof(int));
-    if (!g_bd.comms || !world || !cworld || !node || !self)
-        bd_fatal(MPI_ERR_NO_MEM, "out of memory in MPI_Init");
+    if (!bdl_g.comms || !world || !cworld || !node || !self)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory in MPI_Init");
     for (int i = 0; i < n; i++)
         world[i] = i;
     /* CWORLD numbers ranks cyclically over nodes: rank k is local rank k/nn of node k%nn. */
     for (int k = 0; k < n; k++)
         cworld[k] = (k % nn) * ns + k / nn;
-    int first = (int)g_bd.hdr->first_rank;
+    int first = (int)bdl_g.hdr->first_rank;
     for (int i = 0; i < ns; i++)
         node[i] = first + i;
     *self = me;
@@ -91,30 +91,30 @@ void bd_comm_setup_predefined(void)
     set_predefined(MPI_COMM_WORLD, MPI_COMM_WORLD, me, n, world, "MPI_COMM_WORLD");
     set_predefined(MPI_COMM_SELF, MPI_COMM_SELF, 0, 1, self, "MPI_COMM_SELF");
     set_predefined(BDMPI_COMM_NODE, BDMPI_COMM_NODE, local, ns, node, "BDMPI_COMM_NODE");
-    set_predefined(BDMPI_COMM_CWORLD, BDMPI_COMM_CWORLD, local * nn + (int)g_bd.hdr->node, n,
+    set_predefined(BDMPI_COMM_CWORLD, BDMPI_COMM_CWORLD, local * nn + (int)bdl_g.hdr->node, n,
                    cworld, "BDMPI_COMM_CWORLD");
 }
 
 int MPI_Comm_size(MPI_Comm comm, int *size)
 {
-    BD_CHECK_INIT("MPI_Comm_size");
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT("MPI_Comm_size");
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_size", "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_size", "invalid communicator %d", comm);
     if (!size)
-        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Comm_size", "size is NULL");
     *size = c->size;
     return MPI_SUCCESS;
 }
 
 int MPI_Comm_rank(MPI_Comm comm, int *rank)
 {
-    BD_CHECK_INIT("MPI_Comm_rank");
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT("MPI_Comm_rank");
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_rank", "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_rank", "invalid communicator %d", comm);
     if (!rank)
-        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_rank", "rank is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Comm_rank", "rank is NULL");
     *rank = c->rank;
     return MPI_SUCCESS;
 }
@@ -126,51 +126,51 @@ static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int
                       int *out_rank, int *out_size, int **out_world, const char *call)
 {
     bd_coll_desc_t d = {.kind = BD_COLL_SPLIT, .seq = seq};
-    bd_req_t *r = bd_req_begin(BD_REQ_COLL_BEGIN);
+    bd_req_t *r = bdl_req_begin(BD_REQ_COLL_BEGIN);
     r->ctx = ctx;
     r->myrank = myrank;
-    memcpy(g_bd.win, &d, sizeof d);
-    bd_rpc();
+    memcpy(bdl_g.win, &d, sizeof d);
+    bdl_rpc();
     /* PUT one segment {color, key}. */
     uint32_t nseg = 1;
     int32_t ck[2] = {color, key};
     bd_seg_t seg = {-1, sizeof ck, 0, sizeof ck};
-    memcpy(g_bd.win, &nseg, 4);
-    memcpy(g_bd.win + 8, &seg, sizeof seg);
-    memcpy(g_bd.win + 8 + sizeof seg, ck, sizeof ck);
-    bd_req_begin(BD_REQ_COLL_PUT);
-    bd_rpc();
-    bd_req_begin(BD_REQ_COLL_WAIT);
-    bd_rpc();
+    memcpy(bdl_g.win, &nseg, 4);
+    memcpy(bdl_g.win + 8, &seg, sizeof seg);
+    memcpy(bdl_g.win + 8 + sizeof seg, ck, sizeof ck);
+    bdl_req_begin(BD_REQ_COLL_PUT);
+    bdl_rpc();
+    bdl_req_begin(BD_REQ_COLL_WAIT);
+    bdl_rpc();
     /* GET {ctx, rank, size}, then the world ranks. */
     int32_t head[3];
     seg = (bd_seg_t){-1, sizeof head, 0, 0};
-    memcpy(g_bd.win, &nseg, 4);
-    memcpy(g_bd.win + 8, &seg, sizeof seg);
-    bd_req_begin(BD_REQ_COLL_GET);
-    bd_rpc();
-    memcpy(head, g_bd.win, sizeof head);
+    memcpy(bdl_g.win, &nseg, 4);
+    memcpy(bdl_g.win + 8, &seg, sizeof seg);
+    bdl_req_begin(BD_REQ_COLL_GET);
+    bdl_rpc();
+    memcpy(head, bdl_g.win, sizeof head);
     int *world = NULL;
     if (head[0]) {
         world = malloc((size_t)head[2] * sizeof(int));
         if (!world)
-            bd_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+            bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
         uint64_t done = 0, total = (uint64_t)head[2] * sizeof(int);
         while (done < total) {
             uint64_t chunk = total - done;
-            if (chunk > g_bd.window - 64)
-                chunk = g_bd.window - 64;
+            if (chunk > bdl_g.window - 64)
+                chunk = bdl_g.window - 64;
             seg = (bd_seg_t){-1, (uint32_t)chunk, sizeof head + done, 0};
-            memcpy(g_bd.win, &nseg, 4);
-            memcpy(g_bd.win + 8, &seg, sizeof seg);
-            bd_req_begin(BD_REQ_COLL_GET);
-            bd_rpc();
-            memcpy((char *)world + done, g_bd.win, chunk);
+            memcpy(bdl_g.win, &nseg, 4);
+            memcpy(bdl_g.win + 8, &seg, sizeof seg);
+            bdl_req_begin(BD_REQ_COLL_GET);
+            bdl_rpc();
+            memcpy((char *)world + done, bdl_g.win, chunk);
             done += chunk;
         }
     }
-    bd_req_begin(BD_REQ_COLL_END);
-    bd_rpc();
+    bdl_req_begin(BD_REQ_COLL_END);
+    bdl_rpc();
     *out_ctx = head[0];
     *out_rank = head[1];
     *out_size = head[2];
@@ -179,19 +179,19 @@ static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int
 
 /* Collective creation of a communicator from comm; color MPI_UNDEFINED gives
  * MPI_COMM_NULL. */
-int bd_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call)
+int bdl_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call)
 {
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (!newcomm)
-        return bd_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
     if (color < 0 && color != MPI_UNDEFINED)
-        return bd_error(comm, MPI_ERR_ARG, call, "invalid color %d (must be >= 0 or MPI_UNDEFINED)",
+        return bdl_error(comm, MPI_ERR_ARG, call, "invalid color %d (must be >= 0 or MPI_UNDEFINED)",
                         color);
     if (c->inter)
-        return bd_inter_split(comm, color, key, newcomm, call);
+        return bdl_inter_split(comm, color, key, newcomm, call);
     MPI_Errhandler errh = c->errh;
     int ctx, rank, size;
     int *world;
@@ -200,14 +200,14 @@ int bd_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const ch
             *newcomm = MPI_COMM_NULL;
             return MPI_SUCCESS;
         }
-        bd_req_begin(BD_REQ_CTX_ALLOC);
-        bd_rpc();
-        ctx = (int)bd_resp()->arg[0];
+        bdl_req_begin(BD_REQ_CTX_ALLOC);
+        bdl_rpc();
+        ctx = (int)bdl_resp()->arg[0];
         rank = 0;
         size = 1;
         world = malloc(sizeof(int));
         if (!world)
-            return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+            return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
         world[0] = c->world[0];
     } else {
         split_rpc(c->ctx, c->rank, c->coll_seq++, color, key, &ctx, &rank, &size, &world, call);
@@ -216,33 +216,33 @@ int bd_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const ch
             return MPI_SUCCESS;
         }
     }
-    int h = bd_comm_add(ctx, rank, size, world, errh);
+    int h = bdl_comm_add(ctx, rank, size, world, errh);
     if (h < 0)
-        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
     *newcomm = h;
     return MPI_SUCCESS;
 }
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
-    return bd_comm_split(comm, color, key, newcomm, "MPI_Comm_split");
+    return bdl_comm_split(comm, color, key, newcomm, "MPI_Comm_split");
 }
 
 /* Drop a communicator handle (its attributes are already deleted). */
 static void comm_release(MPI_Comm h)
 {
-    bd_comm_t *c = &g_bd.comms[h];
+    bdl_comm_t *c = &bdl_g.comms[h];
     if (c->inter) {
         /* Only its hidden communicators are known to the master. */
         comm_release(c->local);
         comm_release(c->ucomm);
         free(c->rworld);
     } else if (c->size > 1) {
-        bd_req_t *r = bd_req_begin(BD_REQ_COMM_FREE);
+        bd_req_t *r = bdl_req_begin(BD_REQ_COMM_FREE);
         r->ctx = c->ctx;
-        bd_rpc();
+        bdl_rpc();
     }
-    bd_topo_free(c->topo);
+    bdl_topo_free(c->topo);
     free(c->attrs);
     free(c->world);
     memset(c, 0, sizeof *c);
@@ -253,20 +253,20 @@ static void comm_release(MPI_Comm h)
 static int comm_dup(MPI_Comm comm, MPI_Comm *newcomm, const char *call)
 {
     MPI_Comm h;
-    int rc = bd_comm_split(comm, 0, bd_comm_get(comm)->rank, &h, call);
+    int rc = bdl_comm_split(comm, 0, bdl_comm_get(comm)->rank, &h, call);
     if (rc)
         return rc;
-    bd_comm_t *c = bd_comm_get(comm); /* the table may have moved */
+    bdl_comm_t *c = bdl_comm_get(comm); /* the table may have moved */
     if (c->topo) {
-        g_bd.comms[h].topo = bd_topo_dup(c->topo);
-        if (!g_bd.comms[h].topo) {
+        bdl_g.comms[h].topo = bdl_topo_dup(c->topo);
+        if (!bdl_g.comms[h].topo) {
             comm_release(h);
-            return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+            return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
         }
     }
-    rc = bd_attr_copy_all(comm, h, call);
+    rc = bdl_attr_copy_all(comm, h, call);
     if (rc) {
-        bd_attr_delete_all(h, call);
+        bdl_attr_delete_all(h, call);
         comm_release(h);
         *newcomm = MPI_COMM_NULL;
         return rc;
@@ -279,7 +279,7 @@ static int comm_dup(MPI_Comm comm, MPI_Comm *newcomm, const char *call)
  * communicator yet) and gets the attributes and the topology then; the
  * split that allocates the context runs as a nonblocking collective, and
  * its completion fills the entry in and stores the handle in *newcomm.
- * An intercommunicator splits its union instead (bd_inter_idup_done). */
+ * An intercommunicator splits its union instead (bdl_inter_idup_done). */
 typedef struct idup {
     MPI_Comm h;
     MPI_Comm *out;
@@ -288,9 +288,9 @@ typedef struct idup {
 static void idup_done(void *arg, int ctx, int rank, int size, int *world)
 {
     idup_t *x = arg;
-    bd_comm_t *n = &g_bd.comms[x->h];
+    bdl_comm_t *n = &bdl_g.comms[x->h];
     if (n->inter) {
-        bd_inter_idup_done(x->h, ctx, rank, size, world);
+        bdl_inter_idup_done(x->h, ctx, rank, size, world);
     } else {
         free(n->world); /* the parent's list, kept until now; the same members */
         n->ctx = ctx;
@@ -307,12 +307,12 @@ static void idup_done(void *arg, int ctx, int rank, int size, int *world)
  * intercommunicator). */
 static int comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, const char *call)
 {
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (!newcomm)
-        return bd_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
     if (!request && !c->inter)
         return comm_dup(comm, newcomm, call);
     int *world = malloc((size_t)c->size * sizeof(int));
@@ -322,34 +322,34 @@ static int comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, con
         free(world);
         free(rworld);
         free(x);
-        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
     }
     memcpy(world, c->world, (size_t)c->size * sizeof(int));
     if (rworld)
         memcpy(rworld, c->rworld, (size_t)c->rsize * sizeof(int));
-    int h = bd_comm_add(0, c->rank, c->size, world, c->errh);
+    int h = bdl_comm_add(0, c->rank, c->size, world, c->errh);
     if (h < 0) {
         free(world);
         free(rworld);
         free(x);
-        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
     }
-    c = bd_comm_get(comm);
-    bd_comm_t *n = &g_bd.comms[h];
+    c = bdl_comm_get(comm);
+    bdl_comm_t *n = &bdl_g.comms[h];
     n->inter = c->inter;
     n->rsize = c->rsize;
     n->rworld = rworld;
     n->uoff = c->uoff;
     n->roff = c->roff;
     int rc = MPI_SUCCESS;
-    if (c->topo && !(n->topo = bd_topo_dup(c->topo)))
-        rc = bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    if (c->topo && !(n->topo = bdl_topo_dup(c->topo)))
+        rc = bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
     if (!rc)
-        rc = bd_attr_copy_all(comm, h, call);
+        rc = bdl_attr_copy_all(comm, h, call);
     if (rc) {
-        bd_attr_delete_all(h, call);
-        n = &g_bd.comms[h];
-        bd_topo_free(n->topo);
+        bdl_attr_delete_all(h, call);
+        n = &bdl_g.comms[h];
+        bdl_topo_free(n->topo);
         free(n->attrs);
         free(n->world);
         free(n->rworld);
@@ -358,21 +358,21 @@ static int comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, con
         *newcomm = MPI_COMM_NULL;
         return rc;
     }
-    c = bd_comm_get(comm);
+    c = bdl_comm_get(comm);
     x->h = h;
     x->out = newcomm;
     if (c->size == 1 && !c->inter) {
-        bd_req_begin(BD_REQ_CTX_ALLOC);
-        bd_rpc();
-        g_bd.comms[h].ctx = (int)bd_resp()->arg[0];
+        bdl_req_begin(BD_REQ_CTX_ALLOC);
+        bdl_rpc();
+        bdl_g.comms[h].ctx = (int)bdl_resp()->arg[0];
         *newcomm = h;
         free(x);
-        *request = bd_nbc_completed();
+        *request = bdl_nbc_completed();
         return MPI_SUCCESS;
     }
-    g_bd.comms[h].pending = 1;
-    bd_comm_t *on = c->inter ? bd_comm_get(c->ucomm) : c;
-    return bd_nbc_split(on, 0, on->rank, BD_API_COMM_DUP, idup_done, x, request);
+    bdl_g.comms[h].pending = 1;
+    bdl_comm_t *on = c->inter ? bdl_comm_get(c->ucomm) : c;
+    return bdl_nbc_split(on, 0, on->rank, BD_API_COMM_DUP, idup_done, x, request);
 }
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
@@ -389,7 +389,7 @@ int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     if (!request)
-        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_idup", "NULL request argument");
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Comm_idup", "NULL request argument");
     return comm_idup(comm, newcomm, request, "MPI_Comm_idup");
 }
 
@@ -398,21 +398,21 @@ int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
 {
     (void)info;
     if (!request)
-        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_idup_with_info", "NULL request argument");
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Comm_idup_with_info", "NULL request argument");
     return comm_idup(comm, newcomm, request, "MPI_Comm_idup_with_info");
 }
 
 int MPI_Comm_free(MPI_Comm *comm)
 {
-    BD_CHECK_INIT("MPI_Comm_free");
-    bd_comm_t *c = comm ? bd_comm_get(*comm) : NULL;
+    BDL_CHECK_INIT("MPI_Comm_free");
+    bdl_comm_t *c = comm ? bdl_comm_get(*comm) : NULL;
     if (!c)
-        return bd_error(comm ? *comm : MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_free",
+        return bdl_error(comm ? *comm : MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_free",
                         "invalid communicator %d", comm ? *comm : 0);
     if (*comm <= BDMPI_COMM_CWORLD)
-        return bd_error(*comm, MPI_ERR_COMM, "MPI_Comm_free",
+        return bdl_error(*comm, MPI_ERR_COMM, "MPI_Comm_free",
                         "cannot free predefined communicator %d", *comm);
-    int rc = bd_attr_delete_all(*comm, "MPI_Comm_free");
+    int rc = bdl_attr_delete_all(*comm, "MPI_Comm_free");
     if (rc)
         return rc;
     comm_release(*comm);
@@ -422,13 +422,13 @@ int MPI_Comm_free(MPI_Comm *comm)
 
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
-    BD_CHECK_INIT("MPI_Comm_test_inter");
-    if (!bd_comm_get(comm))
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_test_inter", "invalid communicator %d",
+    BDL_CHECK_INIT("MPI_Comm_test_inter");
+    if (!bdl_comm_get(comm))
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_test_inter", "invalid communicator %d",
                         comm);
     if (!flag)
-        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
-    *flag = bd_comm_get(comm)->inter;
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
+    *flag = bdl_comm_get(comm)->inter;
     return MPI_SUCCESS;
 }
 
@@ -442,17 +442,17 @@ static int index_of(const int *list, int n, int w)
 }
 
 /* Every member of the group must belong to c (MPI_ERR_GROUP otherwise). */
-static int group_in_comm(bd_comm_t *c, MPI_Comm comm, const int *mem, int n, const char *call)
+static int group_in_comm(bdl_comm_t *c, MPI_Comm comm, const int *mem, int n, const char *call)
 {
-    char *in = calloc((size_t)g_bd.world_size, 1);
+    char *in = calloc((size_t)bdl_g.world_size, 1);
     if (!in)
-        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
     for (int i = 0; i < c->size; i++)
         in[c->world[i]] = 1;
     for (int i = 0; i < n; i++)
         if (!in[mem[i]]) {
             free(in);
-            return bd_error(comm, MPI_ERR_GROUP, call,
+            return bdl_error(comm, MPI_ERR_GROUP, call,
                             "group member %d (world rank %d) is not in communicator %d", i,
                             mem[i], comm);
         }
@@ -469,24 +469,24 @@ static int group_in_comm(bd_comm_t *c, MPI_Comm comm, const int *mem, int n, con
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
     const char *call = "MPI_Comm_create";
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     int n;
-    const int *mem = bd_group_members(group, &n);
+    const int *mem = bdl_group_members(group, &n);
     if (!mem)
-        return bd_error(comm, MPI_ERR_GROUP, call, "invalid group %d", group);
+        return bdl_error(comm, MPI_ERR_GROUP, call, "invalid group %d", group);
     if (!newcomm)
-        return bd_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
     int rc = group_in_comm(c, comm, mem, n, call);
     if (rc)
         return rc;
-    int me = index_of(mem, n, g_bd.world_rank);
+    int me = index_of(mem, n, bdl_g.world_rank);
     /* Since MPI 2.2 the ranks may pass different, disjoint groups: the color
      * names the group by its first member's rank in comm. */
     int color = me < 0 ? MPI_UNDEFINED : c->inter ? 0 : index_of(c->world, c->size, mem[0]);
-    return bd_comm_split(comm, color, me < 0 ? 0 : me, newcomm, call);
+    return bdl_comm_split(comm, color, me < 0 ? 0 : me, newcomm, call);
 }
 
 /* Creations so far per (parent context, tag, member list): the n-th
@@ -509,7 +509,7 @@ static uint64_t cg_next(int ctx, int tag, const int *world, int n)
     cg_count_t *t = realloc(g_cg, (size_t)(g_ncg + 1) * sizeof *t);
     int *w = malloc((size_t)n * sizeof(int));
     if (!t || !w)
-        bd_fatal(MPI_ERR_NO_MEM, "MPI_Comm_create_group: out of memory");
+        bdl_fatal(MPI_ERR_NO_MEM, "MPI_Comm_create_group: out of memory");
     memcpy(w, world, (size_t)n * sizeof(int));
     g_cg = t;
     g_cg[g_ncg++] = (cg_count_t){ctx, tag, n, w, 1};
@@ -526,54 +526,54 @@ static uint64_t cg_next(int ctx, int tag, const int *world, int n)
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
     const char *call = "MPI_Comm_create_group";
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (c->inter)
-        return bd_error(comm, MPI_ERR_COMM, call,
+        return bdl_error(comm, MPI_ERR_COMM, call,
                         "communicator %d is an intercommunicator (must be an intracommunicator)",
                         comm);
     int n;
-    const int *mem = bd_group_members(group, &n);
+    const int *mem = bdl_group_members(group, &n);
     if (!mem)
-        return bd_error(comm, MPI_ERR_GROUP, call, "invalid group %d", group);
+        return bdl_error(comm, MPI_ERR_GROUP, call, "invalid group %d", group);
     if (!newcomm)
-        return bd_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
     if (tag < 0)
-        return bd_error(comm, MPI_ERR_TAG, call, "invalid tag %d (must be 0..MPI_TAG_UB)", tag);
+        return bdl_error(comm, MPI_ERR_TAG, call, "invalid tag %d (must be 0..MPI_TAG_UB)", tag);
     int rc = group_in_comm(c, comm, mem, n, call);
     if (rc)
         return rc;
-    return bd_comm_create_members(comm, mem, n, tag, newcomm, call);
+    return bdl_comm_create_members(comm, mem, n, tag, newcomm, call);
 }
 
-int bd_comm_create_members(MPI_Comm comm, const int *mem, int n, int tag, MPI_Comm *newcomm,
+int bdl_comm_create_members(MPI_Comm comm, const int *mem, int n, int tag, MPI_Comm *newcomm,
                            const char *call)
 {
-    bd_comm_t *c = bd_comm_get(comm);
-    int me = index_of(mem, n, g_bd.world_rank);
+    bdl_comm_t *c = bdl_comm_get(comm);
+    int me = index_of(mem, n, bdl_g.world_rank);
     if (me < 0) {
         *newcomm = MPI_COMM_NULL;
         return MPI_SUCCESS;
     }
-    if ((uint64_t)n * sizeof(int32_t) > g_bd.window)
-        return bd_error(comm, MPI_ERR_OTHER, call,
+    if ((uint64_t)n * sizeof(int32_t) > bdl_g.window)
+        return bdl_error(comm, MPI_ERR_OTHER, call,
                         "a group of %d ranks does not fit the %llu-byte window (use a larger "
                         "-window)",
-                        n, (unsigned long long)g_bd.window);
+                        n, (unsigned long long)bdl_g.window);
     MPI_Errhandler errh = c->errh;
     int ctx, rank, size, *world;
     if (n == 1) {
-        bd_req_begin(BD_REQ_CTX_ALLOC);
-        bd_rpc();
-        ctx = (int)bd_resp()->arg[0];
+        bdl_req_begin(BD_REQ_CTX_ALLOC);
+        bdl_rpc();
+        ctx = (int)bdl_resp()->arg[0];
         rank = 0;
         size = 1;
         world = malloc(sizeof(int));
         if (!world)
-            return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
-        world[0] = g_bd.world_rank;
+            return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        world[0] = bdl_g.world_rank;
     } else {
         /* FNV-1a over the key, folded into [-2^30, -1]. */
         uint64_t occ = cg_next(c->ctx, tag, mem, n);
@@ -587,16 +587,16 @@ int bd_comm_create_members(MPI_Comm comm, const int *mem, int n, int tag, MPI_Co
             }
         }
         int tmp = -(int)(hsh & 0x3fffffffu) - 1;
-        bd_comm_register(tmp, mem, n);
+        bdl_comm_register(tmp, mem, n);
         split_rpc(tmp, me, 0, 0, me, &ctx, &rank, &size, &world, call);
-        bd_req_t *r = bd_req_begin(BD_REQ_COMM_FREE);
+        bd_req_t *r = bdl_req_begin(BD_REQ_COMM_FREE);
         r->ctx = tmp;
-        bd_rpc();
+        bdl_rpc();
     }
-    int h = bd_comm_add(ctx, rank, size, world, errh);
+    int h = bdl_comm_add(ctx, rank, size, world, errh);
     if (h < 0) {
         free(world);
-        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
     }
     *newcomm = h;
     return MPI_SUCCESS;
@@ -608,37 +608,37 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
 {
     const char *call = "MPI_Comm_split_type";
     (void)info;
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (c->inter)
-        return bd_error(comm, MPI_ERR_COMM, call,
+        return bdl_error(comm, MPI_ERR_COMM, call,
                         "communicator %d is an intercommunicator (must be an intracommunicator)",
                         comm);
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
-        return bd_error(comm, MPI_ERR_ARG, call,
+        return bdl_error(comm, MPI_ERR_ARG, call,
                         "invalid split_type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)",
                         split_type);
-    int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : bd_world_node(g_bd.world_rank);
-    return bd_comm_split(comm, color, key, newcomm, call);
+    int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : bdl_world_node(bdl_g.world_rank);
+    return bdl_comm_split(comm, color, key, newcomm, call);
 }
 
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
     (void)info; /* no hint changes anything here */
-    BD_CHECK_INIT("MPI_Comm_set_info");
-    if (!bd_comm_get(comm))
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_set_info", "invalid communicator %d",
+    BDL_CHECK_INIT("MPI_Comm_set_info");
+    if (!bdl_comm_get(comm))
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_set_info", "invalid communicator %d",
                         comm);
     return MPI_SUCCESS;
 }
 
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
-    BD_CHECK_INIT("MPI_Comm_get_info");
-    if (!bd_comm_get(comm))
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_get_info", "invalid communicator %d",
+    BDL_CHECK_INIT("MPI_Comm_get_info");
+    if (!bdl_comm_get(comm))
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_get_info", "invalid communicator %d",
                         comm);
     return MPI_Info_create(info_used); /* no hint is in use */
 }
@@ -676,13 +676,13 @@ static int list_cmp(const int *a, int na, const int *b, int nb)
  * intracommunicator are unequal. */
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
-    BD_CHECK_INIT("MPI_Comm_compare");
-    bd_comm_t *a = bd_comm_get(comm1), *b = bd_comm_get(comm2);
+    BDL_CHECK_INIT("MPI_Comm_compare");
+    bdl_comm_t *a = bdl_comm_get(comm1), *b = bdl_comm_get(comm2);
     if (!a || !b)
-        return bd_error(a ? comm2 : comm1, MPI_ERR_COMM, "MPI_Comm_compare",
+        return bdl_error(a ? comm2 : comm1, MPI_ERR_COMM, "MPI_Comm_compare",
                         "invalid communicator %d", a ? comm2 : comm1);
     if (!result)
-        return bd_error(comm1, MPI_ERR_ARG, "MPI_Comm_compare", "result is NULL");
+        return bdl_error(comm1, MPI_ERR_ARG, "MPI_Comm_compare", "result is NULL");
     if (comm1 == comm2) {
         *result = MPI_IDENT;
         return MPI_SUCCESS;
@@ -697,19 +697,19 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
         r = q < 0 ? q : q > r ? q : r; /* the weaker relation of the two groups */
     }
     if (r < 0)
-        return bd_error(comm1, MPI_ERR_NO_MEM, "MPI_Comm_compare", "out of memory");
+        return bdl_error(comm1, MPI_ERR_NO_MEM, "MPI_Comm_compare", "out of memory");
     *result = r;
     return MPI_SUCCESS;
 }
 
 int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
-    BD_CHECK_INIT("MPI_Comm_get_attr");
+    BDL_CHECK_INIT("MPI_Comm_get_attr");
     static int tag_ub = INT_MAX, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_global = 0,
                appnum = 0, universe, lastused;
-    if (!bd_comm_get(comm))
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_get_attr", "invalid communicator %d", comm);
-    universe = g_bd.world_size;
+    if (!bdl_comm_get(comm))
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_get_attr", "invalid communicator %d", comm);
+    universe = bdl_g.world_size;
     int *v = NULL;
     switch (keyval) {
     case MPI_TAG_UB: v = &tag_ub; break;
@@ -718,12 +718,12 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     case MPI_WTIME_IS_GLOBAL: v = &wtime_global; break;
     case MPI_UNIVERSE_SIZE: v = &universe; break;
     case MPI_APPNUM: v = &appnum; break;
-    case MPI_LASTUSEDCODE: lastused = bd_errcode_lastused(); v = &lastused; break;
+    case MPI_LASTUSEDCODE: lastused = bdl_errcode_lastused(); v = &lastused; break;
     default: {
         void *val = NULL;
-        int rc = bd_attr_get(bd_comm_get(comm), keyval, &val, flag);
+        int rc = bdl_attr_get(bdl_comm_get(comm), keyval, &val, flag);
         if (rc)
-            return bd_error(comm, rc, "MPI_Comm_get_attr", "invalid keyval %d", keyval);
+            return bdl_error(comm, rc, "MPI_Comm_get_attr", "invalid keyval %d", keyval);
         if (*flag)
             *(void **)attribute_val = val;
         return MPI_SUCCESS;
@@ -739,20 +739,20 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 static int node_layout(MPI_Comm comm, const char *call, int *nsize, int *nrank, int *lsize,
                        int *lrank, int *rrank)
 {
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
-    int mynode = bd_world_node(g_bd.world_rank);
-    int nn = (int)g_bd.hdr->nnodes;
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    int mynode = bdl_world_node(bdl_g.world_rank);
+    int nn = (int)bdl_g.hdr->nnodes;
     char *seen = calloc((size_t)nn, 1);
     if (!seen)
-        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
     *lsize = 0;
     *lrank = 0;
     *rrank = -1;
     for (int r = 0; r < c->size; r++) {
-        int nd = bd_world_node(c->world[r]);
+        int nd = bdl_world_node(c->world[r]);
         if (nd >= 0 && nd < nn)
             seen[nd] = 1;
         if (nd == mynode) {
@@ -793,10 +793,10 @@ LAYOUT_FN(BDMPI_Comm_rrank, 4)
 
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
-    BD_CHECK_INIT("MPI_Comm_get_name");
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT("MPI_Comm_get_name");
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_get_name", "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_get_name", "invalid communicator %d", comm);
     int n = snprintf(comm_name, MPI_MAX_OBJECT_NAME, "%s", c->name);
     *resultlen = n < MPI_MAX_OBJECT_NAME ? n : MPI_MAX_OBJECT_NAME - 1;
     return MPI_SUCCESS;
@@ -804,10 +804,10 @@ int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
-    BD_CHECK_INIT("MPI_Comm_set_name");
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT("MPI_Comm_set_name");
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_set_name", "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_set_name", "invalid communicator %d", comm);
     snprintf(c->name, sizeof c->name, "%s", comm_name ? comm_name : "");
     return MPI_SUCCESS;
 }

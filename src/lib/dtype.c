@@ -1,7 +1,7 @@
 /* Datatypes on the slave side (MPI 3.1 chapter 4).
  *
  * Every datatype handle, predefined or derived, names a descriptor
- * (bd_dt_t, lib.h).  A descriptor describes one element as a list of runs
+ * (bdl_dt_t, lib.h).  A descriptor describes one element as a list of runs
  * of equal byte blocks, in type-map order: run i is `cnt` blocks of `len`
  * bytes, the first at `off` bytes from the element's origin, the next ones
  * `stride` bytes apart.  Consecutive blocks are merged while a type is built,
@@ -36,10 +36,10 @@
 
 enum { H_UNUSED = 0, H_LIVE, H_FREED };
 
-static bd_dt_t g_pre[NPRE];
+static bdl_dt_t g_pre[NPRE];
 static int g_pre_ready;
 
-static bd_dt_t **g_obj;      /* handle -> descriptor (derived handles) */
+static bdl_dt_t **g_obj;      /* handle -> descriptor (derived handles) */
 static unsigned char *g_hst; /* handle -> H_* */
 static int g_nh;             /* table size */
 static int g_next = NPRE;    /* next never-used handle */
@@ -100,7 +100,7 @@ static void pre_init(void)
         const bd_dtype_info_t *info = bd_dtype_info(h);
         if (!info)
             continue;
-        bd_dt_t *t = &g_pre[h];
+        bdl_dt_t *t = &g_pre[h];
         t->predefined = 1;
         t->committed = 1;
         t->refs = 1;
@@ -116,7 +116,7 @@ static void pre_init(void)
         snprintf(t->name, sizeof t->name, "%s", info->name);
         if (info->cls == BD_DT_MARKER) {
             /* No data: only a bound, at displacement 0. */
-            t->sticky = h == MPI_LB ? BD_DT_EXPLICIT_LB : BD_DT_EXPLICIT_UB;
+            t->sticky = h == MPI_LB ? BDL_DT_EXPLICIT_LB : BDL_DT_EXPLICIT_UB;
             t->contig = 1;
             t->runs = &t->run1;
             continue;
@@ -126,19 +126,19 @@ static void pre_init(void)
         t->basic = h;
         t->runs = &t->run1;
         t->nruns = 1;
-        t->run1 = (bd_run_t){0, info->size, 1, 0};
+        t->run1 = (bdl_run_t){0, info->size, 1, 0};
         if (info->cls == BD_DT_PAIR && info->ioff != info->vsize) {
             /* The index is apart from the value in a buffer: two blocks. */
             t->runs = t->run2;
             t->nruns = 2;
-            t->run2[0] = (bd_run_t){0, info->vsize, 1, 0};
-            t->run2[1] = (bd_run_t){info->ioff, info->size - info->vsize, 1, 0};
+            t->run2[0] = (bdl_run_t){0, info->vsize, 1, 0};
+            t->run2[1] = (bdl_run_t){info->ioff, info->size - info->vsize, 1, 0};
             t->pre = t->pre2;
             t->pre2[0] = 0;
             t->pre2[1] = info->vsize;
             t->pre2[2] = info->size;
         }
-        const bd_run_t *last = &t->runs[t->nruns - 1];
+        const bdl_run_t *last = &t->runs[t->nruns - 1];
         t->true_extent = last->off + (int64_t)last->len;
         t->contig = t->nruns == 1 && (int64_t)info->size == t->extent;
     }
@@ -147,7 +147,7 @@ static void pre_init(void)
 
 /* ---------------------------------------------------------------- handles */
 
-static bd_dt_t *obj_of(MPI_Datatype h)
+static bdl_dt_t *obj_of(MPI_Datatype h)
 {
     pre_init();
     if (h > 0 && h < NPRE)
@@ -157,23 +157,23 @@ static bd_dt_t *obj_of(MPI_Datatype h)
     return NULL;
 }
 
-bd_dt_t *bd_dt_lookup(MPI_Datatype dt) { return obj_of(dt); }
+bdl_dt_t *bdl_dt_lookup(MPI_Datatype dt) { return obj_of(dt); }
 
-const bd_dt_t *bd_dt_byte(void)
+const bdl_dt_t *bdl_dt_byte(void)
 {
     pre_init();
     return &g_pre[MPI_BYTE];
 }
 
-void bd_dt_retain(bd_dt_t *t)
+void bdl_dt_retain(bdl_dt_t *t)
 {
     if (t && !t->predefined)
         t->refs++;
 }
 
-static void obj_destroy(bd_dt_t *t);
+static void obj_destroy(bdl_dt_t *t);
 
-void bd_dt_release(bd_dt_t *t)
+void bdl_dt_release(bdl_dt_t *t)
 {
     if (!t || t->predefined)
         return;
@@ -181,10 +181,10 @@ void bd_dt_release(bd_dt_t *t)
         obj_destroy(t);
 }
 
-static void obj_destroy(bd_dt_t *t)
+static void obj_destroy(bdl_dt_t *t)
 {
     for (int i = 0; i < t->nd; i++)
-        bd_dt_release(t->types[i]);
+        bdl_dt_release(t->types[i]);
     free(t->runs);
     free(t->pre);
     free(t->sig);
@@ -195,7 +195,7 @@ static void obj_destroy(bd_dt_t *t)
 }
 
 /* A new handle naming t (which gains a reference); -1 when out of memory. */
-static int handle_new(bd_dt_t *t)
+static int handle_new(bdl_dt_t *t)
 {
     int h;
     if (g_nfreed) {
@@ -206,7 +206,7 @@ static int handle_new(bd_dt_t *t)
         h = g_next;
         if (h >= g_nh) {
             int n = g_nh ? g_nh * 2 : 256;
-            bd_dt_t **o = realloc(g_obj, (size_t)n * sizeof *o);
+            bdl_dt_t **o = realloc(g_obj, (size_t)n * sizeof *o);
             if (!o)
                 return -1;
             g_obj = o;
@@ -222,13 +222,13 @@ static int handle_new(bd_dt_t *t)
     }
     g_obj[h] = t;
     g_hst[h] = H_LIVE;
-    bd_dt_retain(t);
+    bdl_dt_retain(t);
     return h;
 }
 
 static void handle_free(int h)
 {
-    bd_dt_t *t = g_obj[h];
+    bdl_dt_t *t = g_obj[h];
     g_obj[h] = NULL;
     g_hst[h] = H_FREED;
     if (g_nfreed == g_freedcap) {
@@ -241,21 +241,21 @@ static void handle_free(int h)
     }
     if (g_nfreed < g_freedcap) /* else the handle is never reused */
         g_freed[g_nfreed++] = h;
-    bd_dt_release(t);
+    bdl_dt_release(t);
 }
 
-MPI_Datatype bd_dt_alias(MPI_Datatype dt)
+MPI_Datatype bdl_dt_alias(MPI_Datatype dt)
 {
-    bd_dt_t *t = obj_of(dt);
+    bdl_dt_t *t = obj_of(dt);
     if (!t || t->predefined)
         return dt;
     int h = handle_new(t);
     return h < 0 ? MPI_DATATYPE_NULL : h;
 }
 
-void bd_dt_alias_free(MPI_Datatype h)
+void bdl_dt_alias_free(MPI_Datatype h)
 {
-    bd_dt_t *t = obj_of(h);
+    bdl_dt_t *t = obj_of(h);
     if (t && !t->predefined)
         handle_free(h);
 }
@@ -272,18 +272,18 @@ static const char *bad_why(MPI_Datatype dt)
 
 static int type_error(MPI_Comm comm, const char *call, const char *what, MPI_Datatype dt)
 {
-    return bd_error(comm, MPI_ERR_TYPE, call, "%s%sdatatype %d %s", what, *what ? " " : "", dt,
+    return bdl_error(comm, MPI_ERR_TYPE, call, "%s%sdatatype %d %s", what, *what ? " " : "", dt,
                     bad_why(dt));
 }
 
-int bd_dt_check(MPI_Comm comm, const char *call, const char *what, MPI_Datatype dt,
-                bd_dt_t **out)
+int bdl_dt_check(MPI_Comm comm, const char *call, const char *what, MPI_Datatype dt,
+                bdl_dt_t **out)
 {
-    bd_dt_t *t = obj_of(dt);
+    bdl_dt_t *t = obj_of(dt);
     if (!t)
         return type_error(comm, call, what, dt);
     if (!t->committed)
-        return bd_error(comm, MPI_ERR_TYPE, call,
+        return bdl_error(comm, MPI_ERR_TYPE, call,
                         "%s%sdatatype %d is not committed (call MPI_Type_commit first)", what,
                         *what ? " " : "", dt);
     *out = t;
@@ -291,9 +291,9 @@ int bd_dt_check(MPI_Comm comm, const char *call, const char *what, MPI_Datatype 
 }
 
 /* Argument lookup for the datatype calls themselves (committed or not). */
-static int get_arg(const char *call, const char *what, MPI_Datatype dt, bd_dt_t **out)
+static int get_arg(const char *call, const char *what, MPI_Datatype dt, bdl_dt_t **out)
 {
-    bd_dt_t *t = obj_of(dt);
+    bdl_dt_t *t = obj_of(dt);
     if (!t)
         return type_error(MPI_COMM_WORLD, call, what, dt);
     *out = t;
@@ -305,7 +305,7 @@ static int get_arg(const char *call, const char *what, MPI_Datatype dt, bd_dt_t 
 /* Bounds: lb/ub the lowest and highest of the parts' bounds (any: there is
  * a part), tlb/tub the data's. */
 typedef struct builder {
-    bd_dt_t *t;
+    bdl_dt_t *t;
     int any, anydata;
     int64_t lb, ub, tlb, tub;
     uint32_t cap;
@@ -324,7 +324,7 @@ static int b_init(builder_t *b, int combiner)
 
 static int push_run(builder_t *b, int64_t off, uint64_t len, uint64_t cnt, int64_t stride)
 {
-    bd_dt_t *t = b->t;
+    bdl_dt_t *t = b->t;
     if (!len || !cnt)
         return 0;
     if (cnt > 1 && stride == (int64_t)len) {
@@ -334,7 +334,7 @@ static int push_run(builder_t *b, int64_t off, uint64_t len, uint64_t cnt, int64
     if (cnt == 1)
         stride = 0;
     if (t->nruns) {
-        bd_run_t *L = &t->runs[t->nruns - 1];
+        bdl_run_t *L = &t->runs[t->nruns - 1];
         if (L->cnt == 1 && cnt == 1 && L->off + (int64_t)L->len == off) {
             L->len += len;
             return 0;
@@ -350,21 +350,21 @@ static int push_run(builder_t *b, int64_t off, uint64_t len, uint64_t cnt, int64
     }
     if (t->nruns == b->cap) {
         uint32_t n = b->cap ? b->cap * 2 : 4;
-        bd_run_t *r = realloc(t->runs, (size_t)n * sizeof *r);
+        bdl_run_t *r = realloc(t->runs, (size_t)n * sizeof *r);
         if (!r)
             return -1;
         t->runs = r;
         b->cap = n;
     }
-    t->runs[t->nruns++] = (bd_run_t){off, len, cnt, stride};
+    t->runs[t->nruns++] = (bdl_run_t){off, len, cnt, stride};
     return 0;
 }
 
 /* Append k copies of c, the first at byte displacement d, the next ones
  * one extent of c apart. */
-static int b_add(builder_t *b, const bd_dt_t *c, int64_t d, uint64_t k)
+static int b_add(builder_t *b, const bdl_dt_t *c, int64_t d, uint64_t k)
 {
-    bd_dt_t *t = b->t;
+    bdl_dt_t *t = b->t;
     if (!k)
         return 0;
     int64_t span = (int64_t)(k - 1) * c->extent;
@@ -405,7 +405,7 @@ static int b_add(builder_t *b, const bd_dt_t *c, int64_t d, uint64_t k)
     for (uint64_t j = 0; j < k; j++) {
         int64_t base = d + (int64_t)j * c->extent;
         for (uint32_t i = 0; i < c->nruns; i++) {
-            const bd_run_t *r = &c->runs[i];
+            const bdl_run_t *r = &c->runs[i];
             if (push_run(b, base + r->off, r->len, r->cnt, r->stride) < 0)
                 return -1;
         }
@@ -418,14 +418,14 @@ static void b_explicit(builder_t *b, int64_t lb, int64_t ub)
 {
     b->lb = lb;
     b->ub = ub;
-    b->t->sticky = BD_DT_EXPLICIT_LB | BD_DT_EXPLICIT_UB;
+    b->t->sticky = BDL_DT_EXPLICIT_LB | BDL_DT_EXPLICIT_UB;
     b->any = 1;
 }
 
 /* Finish the descriptor: bounds, prefix sums, contiguity. */
 static int b_finish(builder_t *b)
 {
-    bd_dt_t *t = b->t;
+    bdl_dt_t *t = b->t;
     t->lb = b->lb;
     t->extent = b->ub - b->lb;
     t->true_lb = b->tlb;
@@ -454,9 +454,9 @@ static void b_abort(builder_t *b)
 
 /* Record Type_get_contents' arrays; types gain a reference each. */
 static int b_contents(builder_t *b, int ni, const int *ints, int na, const MPI_Aint *aints,
-                      int nd, bd_dt_t *const *types)
+                      int nd, bdl_dt_t *const *types)
 {
-    bd_dt_t *t = b->t;
+    bdl_dt_t *t = b->t;
     t->ints = malloc((size_t)(ni ? ni : 1) * sizeof *t->ints);
     t->aints = malloc((size_t)(na ? na : 1) * sizeof *t->aints);
     t->types = malloc((size_t)(nd ? nd : 1) * sizeof *t->types);
@@ -468,7 +468,7 @@ static int b_contents(builder_t *b, int ni, const int *ints, int na, const MPI_A
         memcpy(t->aints, aints, (size_t)na * sizeof *aints);
     for (int i = 0; i < nd; i++) {
         t->types[i] = types[i];
-        bd_dt_retain(types[i]);
+        bdl_dt_retain(types[i]);
     }
     t->ni = ni;
     t->na = na;
@@ -477,20 +477,20 @@ static int b_contents(builder_t *b, int ni, const int *ints, int na, const MPI_A
 }
 
 /* The type signature as (child, repetitions) in order (Get_elements). */
-static int b_sig(builder_t *b, bd_dt_t *c, uint64_t reps)
+static int b_sig(builder_t *b, bdl_dt_t *c, uint64_t reps)
 {
-    bd_dt_t *t = b->t;
+    bdl_dt_t *t = b->t;
     if (!reps || !c->psize)
         return 0;
     if (t->nsig && t->sig[t->nsig - 1].t == c) {
         t->sig[t->nsig - 1].reps += reps;
         return 0;
     }
-    bd_sig_t *s = realloc(t->sig, ((size_t)t->nsig + 1) * sizeof *s);
+    bdl_sig_t *s = realloc(t->sig, ((size_t)t->nsig + 1) * sizeof *s);
     if (!s)
         return -1;
     t->sig = s;
-    t->sig[t->nsig++] = (bd_sig_t){c, reps};
+    t->sig[t->nsig++] = (bdl_sig_t){c, reps};
     return 0;
 }
 
@@ -499,12 +499,12 @@ static int b_publish(builder_t *b, const char *call, MPI_Datatype *newtype)
 {
     if (b_finish(b) < 0) {
         b_abort(b);
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
     }
     int h = handle_new(b->t);
     if (h < 0) {
         b_abort(b);
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of datatype handles");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of datatype handles");
     }
     *newtype = h;
     return MPI_SUCCESS;
@@ -513,19 +513,19 @@ static int b_publish(builder_t *b, const char *call, MPI_Datatype *newtype)
 static int nomem(builder_t *b, const char *call)
 {
     b_abort(b);
-    return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory building a datatype");
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory building a datatype");
 }
 
 #define CHECK_OUT(call, p)                                                                         \
     do {                                                                                           \
         if (!(p))                                                                                  \
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL output argument");          \
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL output argument");          \
     } while (0)
 
 static int check_count(const char *call, const char *what, int n)
 {
     if (n < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_COUNT, call, "invalid %s %d (must be >= 0)", what,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_COUNT, call, "invalid %s %d (must be >= 0)", what,
                         n);
     return MPI_SUCCESS;
 }
@@ -533,10 +533,10 @@ static int check_count(const char *call, const char *what, int n)
 static int check_blocks(const char *call, int count, const int *bl)
 {
     if (count > 0 && !bl)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array of block lengths");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array of block lengths");
     for (int i = 0; i < count; i++)
         if (bl[i] < 0)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                             "invalid block length %d at index %d (must be >= 0)", bl[i], i);
     return MPI_SUCCESS;
 }
@@ -546,7 +546,7 @@ static int check_blocks(const char *call, int count, const int *bl)
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     const char *call = "MPI_Type_contiguous";
-    bd_dt_t *o = NULL;
+    bdl_dt_t *o = NULL;
     int rc;
     if ((rc = check_count(call, "count", count)) || (rc = get_arg(call, "old", oldtype, &o)))
         return rc;
@@ -561,12 +561,12 @@ int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 static int vector(const char *call, int combiner, int count, int blocklength, MPI_Aint stride,
                   int stride_in_elems, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
-    bd_dt_t *o = NULL;
+    bdl_dt_t *o = NULL;
     int rc;
     if ((rc = check_count(call, "count", count)) || (rc = get_arg(call, "old", oldtype, &o)))
         return rc;
     if (blocklength < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                         "invalid block length %d (must be >= 0)", blocklength);
     CHECK_OUT(call, newtype);
     int64_t bstride = stride_in_elems ? (int64_t)stride * o->extent : (int64_t)stride;
@@ -611,17 +611,17 @@ static int indexed(const char *call, int combiner, int count, const int *bl, int
                    const int *idisp, const MPI_Aint *adisp, MPI_Datatype oldtype,
                    MPI_Datatype *newtype)
 {
-    bd_dt_t *o = NULL;
+    bdl_dt_t *o = NULL;
     int rc;
     if ((rc = check_count(call, "count", count)) || (rc = get_arg(call, "old", oldtype, &o)))
         return rc;
     if (bl && (rc = check_blocks(call, count, bl)))
         return rc;
     if (!bl && block < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                         "invalid block length %d (must be >= 0)", block);
     if (count > 0 && !idisp && !adisp)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array of displacements");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array of displacements");
     CHECK_OUT(call, newtype);
     builder_t b;
     if (b_init(&b, combiner) < 0)
@@ -704,17 +704,17 @@ static int type_struct(const char *call, int count, const int bl[], const MPI_Ai
     if ((rc = check_count(call, "count", count)) || (rc = check_blocks(call, count, bl)))
         return rc;
     if (count > 0 && (!disp || !types))
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                         "NULL array of displacements or datatypes");
     CHECK_OUT(call, newtype);
-    bd_dt_t **objs = malloc((size_t)(count ? count : 1) * sizeof *objs);
+    bdl_dt_t **objs = malloc((size_t)(count ? count : 1) * sizeof *objs);
     if (!objs)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
     for (int i = 0; i < count; i++) {
         objs[i] = obj_of(types[i]);
         if (!objs[i]) {
             free(objs);
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_TYPE, call, "datatype %d at index %d %s",
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_TYPE, call, "datatype %d at index %d %s",
                             types[i], i, bad_why(types[i]));
         }
     }
@@ -735,7 +735,7 @@ static int type_struct(const char *call, int count, const int bl[], const MPI_Ai
                 mub = d, has_ub = 1;
             continue;
         }
-        if (bl[i] > 0 && !(objs[i]->sticky & BD_DT_EXPLICIT_UB))
+        if (bl[i] > 0 && !(objs[i]->sticky & BDL_DT_EXPLICIT_UB))
             loose = 1;
         if (b_add(&b, objs[i], (int64_t)disp[i], (uint64_t)bl[i]) < 0 ||
             b_sig(&b, objs[i], (uint64_t)bl[i]) < 0)
@@ -760,7 +760,7 @@ static int type_struct(const char *call, int count, const int bl[], const MPI_Ai
     if (has_ub) {
         b.ub = mub;
     } else if (loose) {
-        b.t->sticky &= ~BD_DT_EXPLICIT_UB;
+        b.t->sticky &= ~BDL_DT_EXPLICIT_UB;
         int64_t ext = b.ub - b.lb, r = b.t->align > 1 ? ext % b.t->align : 0;
         if (r < 0)
             r += b.t->align;
@@ -770,7 +770,7 @@ static int type_struct(const char *call, int count, const int bl[], const MPI_Ai
     if (has_lb)
         b.lb = mlb;
     b.any = 1;
-    b.t->sticky |= (has_lb ? BD_DT_EXPLICIT_LB : 0) | (has_ub ? BD_DT_EXPLICIT_UB : 0);
+    b.t->sticky |= (has_lb ? BDL_DT_EXPLICIT_LB : 0) | (has_ub ? BDL_DT_EXPLICIT_UB : 0);
     return b_publish(&b, call, newtype);
 oom:
     free(objs);
@@ -798,22 +798,22 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
                              MPI_Datatype *newtype)
 {
     const char *call = "MPI_Type_create_subarray";
-    bd_dt_t *o = NULL;
+    bdl_dt_t *o = NULL;
     int rc;
     if ((rc = get_arg(call, "old", oldtype, &o)))
         return rc;
     if (ndims <= 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid ndims %d (must be > 0)",
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid ndims %d (must be > 0)",
                         ndims);
     if (!array_of_sizes || !array_of_subsizes || !array_of_starts)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array argument");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array argument");
     if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                         "invalid order %d (MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
     for (int i = 0; i < ndims; i++) {
         int sz = array_of_sizes[i], sub = array_of_subsizes[i], st = array_of_starts[i];
         if (sz <= 0 || sub <= 0 || sub > sz || st < 0 || st > sz - sub)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                             "dimension %d: size %d, subsize %d, start %d do not describe a "
                             "subarray (need 0 < subsize <= size, 0 <= start <= size - subsize)",
                             i, sz, sub, st);
@@ -927,51 +927,51 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsi
                            MPI_Datatype *newtype)
 {
     const char *call = "MPI_Type_create_darray";
-    bd_dt_t *o = NULL;
+    bdl_dt_t *o = NULL;
     int rc;
     if ((rc = get_arg(call, "old", oldtype, &o)))
         return rc;
     if (size <= 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid size %d (must be > 0)", size);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid size %d (must be > 0)", size);
     if (rank < 0 || rank >= size)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid rank %d (size %d)", rank,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid rank %d (size %d)", rank,
                         size);
     if (ndims <= 0 || ndims > 1024)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid ndims %d (1..1024)", ndims);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid ndims %d (1..1024)", ndims);
     if (!array_of_gsizes || !array_of_distribs || !array_of_dargs || !array_of_psizes)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array argument");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array argument");
     if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                         "invalid order %d (MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
     long long nprocs = 1;
     for (int i = 0; i < ndims; i++) {
         int g = array_of_gsizes[i], P = array_of_psizes[i], dist = array_of_distribs[i];
         int darg = array_of_dargs[i];
         if (g <= 0 || P <= 0)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                             "dimension %d: gsize %d and psize %d must be > 0", i, g, P);
         if (dist != MPI_DISTRIBUTE_BLOCK && dist != MPI_DISTRIBUTE_CYCLIC &&
             dist != MPI_DISTRIBUTE_NONE)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                             "dimension %d: invalid distribution %d (MPI_DISTRIBUTE_BLOCK, "
                             "_CYCLIC or _NONE)",
                             i, dist);
         if (dist == MPI_DISTRIBUTE_NONE && P != 1)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                             "dimension %d: MPI_DISTRIBUTE_NONE needs psize 1, not %d", i, P);
         if (dist != MPI_DISTRIBUTE_NONE && darg != MPI_DISTRIBUTE_DFLT_DARG && darg <= 0)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                             "dimension %d: invalid distribution argument %d", i, darg);
         if (dist == MPI_DISTRIBUTE_BLOCK && darg != MPI_DISTRIBUTE_DFLT_DARG &&
             (long long)darg * P < g)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                             "dimension %d: %d blocks of %d cannot hold gsize %d", i, P, darg, g);
         nprocs *= P;
         if (nprocs > size)
             break;
     }
     if (nprocs != size)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                         "the process grid (psizes) does not have size = %d processes", size);
     CHECK_OUT(call, newtype);
     /* This process's coordinates: the process grid is row-major whatever
@@ -1064,7 +1064,7 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype *newtype)
 {
     const char *call = "MPI_Type_create_resized";
-    bd_dt_t *o = NULL;
+    bdl_dt_t *o = NULL;
     int rc;
     if ((rc = get_arg(call, "old", oldtype, &o)))
         return rc;
@@ -1081,7 +1081,7 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     const char *call = "MPI_Type_dup";
-    bd_dt_t *o = NULL;
+    bdl_dt_t *o = NULL;
     int rc;
     if ((rc = get_arg(call, "old", oldtype, &o)))
         return rc;
@@ -1094,8 +1094,8 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
     if ((rc = b_publish(&b, call, newtype)))
         return rc;
     /* Attributes go through their copy callbacks (typeattr.c). */
-    if ((rc = bd_type_attr_copy_all(oldtype, *newtype, call))) {
-        bd_type_attr_drop(*newtype);
+    if ((rc = bdl_type_attr_copy_all(oldtype, *newtype, call))) {
+        bdl_type_attr_drop(*newtype);
         handle_free(*newtype);
         *newtype = MPI_DATATYPE_NULL;
         return rc;
@@ -1105,10 +1105,10 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 
 int MPI_Type_commit(MPI_Datatype *datatype)
 {
-    bd_dt_t *t = NULL;
+    bdl_dt_t *t = NULL;
     int rc;
     if (!datatype)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Type_commit", "NULL datatype pointer");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Type_commit", "NULL datatype pointer");
     if ((rc = get_arg("MPI_Type_commit", "", *datatype, &t)))
         return rc;
     t->committed = 1;
@@ -1118,17 +1118,17 @@ int MPI_Type_commit(MPI_Datatype *datatype)
 int MPI_Type_free(MPI_Datatype *datatype)
 {
     const char *call = "MPI_Type_free";
-    bd_dt_t *t = NULL;
+    bdl_dt_t *t = NULL;
     int rc;
     if (!datatype)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL datatype pointer");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL datatype pointer");
     if ((rc = get_arg(call, "", *datatype, &t)))
         return rc;
     if (t->predefined)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_TYPE, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_TYPE, call,
                         "datatype %d (%s) is predefined and cannot be freed", *datatype, t->name);
     /* Attributes go through their delete callbacks first (typeattr.c). */
-    if ((rc = bd_type_attr_delete_all(*datatype, call)))
+    if ((rc = bdl_type_attr_delete_all(*datatype, call)))
         return rc;
     handle_free(*datatype);
     *datatype = MPI_DATATYPE_NULL;
@@ -1139,7 +1139,7 @@ int MPI_Type_free(MPI_Datatype *datatype)
 
 int MPI_Type_size(MPI_Datatype datatype, int *size)
 {
-    bd_dt_t *t = NULL;
+    bdl_dt_t *t = NULL;
     int rc;
     if ((rc = get_arg("MPI_Type_size", "", datatype, &t)))
         return rc;
@@ -1150,7 +1150,7 @@ int MPI_Type_size(MPI_Datatype datatype, int *size)
 
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
-    bd_dt_t *t = NULL;
+    bdl_dt_t *t = NULL;
     int rc;
     if ((rc = get_arg("MPI_Type_size_x", "", datatype, &t)))
         return rc;
@@ -1161,7 +1161,7 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
-    bd_dt_t *t = NULL;
+    bdl_dt_t *t = NULL;
     int rc;
     if ((rc = get_arg("MPI_Type_get_extent", "", datatype, &t)))
         return rc;
@@ -1185,7 +1185,7 @@ int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exten
 
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
-    bd_dt_t *t = NULL;
+    bdl_dt_t *t = NULL;
     int rc;
     if ((rc = get_arg("MPI_Type_get_true_extent", "", datatype, &t)))
         return rc;
@@ -1231,7 +1231,7 @@ int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
                           int *num_datatypes, int *combiner)
 {
-    bd_dt_t *t = NULL;
+    bdl_dt_t *t = NULL;
     int rc;
     if ((rc = get_arg("MPI_Type_get_envelope", "", datatype, &t)))
         return rc;
@@ -1248,15 +1248,15 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
                           MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
 {
     const char *call = "MPI_Type_get_contents";
-    bd_dt_t *t = NULL;
+    bdl_dt_t *t = NULL;
     int rc;
     if ((rc = get_arg(call, "", datatype, &t)))
         return rc;
     if (t->predefined)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                         "datatype %d (%s) is predefined: it has no contents", datatype, t->name);
     if (max_integers < t->ni || max_addresses < t->na || max_datatypes < t->nd)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                         "arrays too small: need %d integers, %d addresses, %d datatypes", t->ni,
                         t->na, t->nd);
     if (t->ni)
@@ -1265,7 +1265,7 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
         memcpy(array_of_addresses, t->aints, (size_t)t->na * sizeof *t->aints);
     /* Derived types come back as new handles the program frees (4.1.13). */
     for (int i = 0; i < t->nd; i++) {
-        bd_dt_t *c = t->types[i];
+        bdl_dt_t *c = t->types[i];
         if (c->predefined) {
             array_of_datatypes[i] = (MPI_Datatype)(c - g_pre);
         } else {
@@ -1274,7 +1274,7 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
                 while (i-- > 0)
                     if (!t->types[i]->predefined)
                         handle_free(array_of_datatypes[i]);
-                return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of datatype handles");
+                return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of datatype handles");
             }
             array_of_datatypes[i] = h;
         }
@@ -1284,7 +1284,7 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
 
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
-    bd_dt_t *t = NULL;
+    bdl_dt_t *t = NULL;
     int rc;
     if ((rc = get_arg("MPI_Type_get_name", "", datatype, &t)))
         return rc;
@@ -1296,7 +1296,7 @@ int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
-    bd_dt_t *t = NULL;
+    bdl_dt_t *t = NULL;
     int rc;
     if ((rc = get_arg("MPI_Type_set_name", "", datatype, &t)))
         return rc;
@@ -1331,7 +1331,7 @@ MPI_Aint MPI_Aint_diff(MPI_Aint addr1, MPI_Aint addr2)
 
 /* Basic elements wholly inside the first `bytes` of the packed stream of t;
  * *partial is set when the prefix ends inside a basic element. */
-static uint64_t elems_in(const bd_dt_t *t, uint64_t bytes, int *partial)
+static uint64_t elems_in(const bdl_dt_t *t, uint64_t bytes, int *partial)
 {
     if (!t->psize)
         return 0;
@@ -1350,7 +1350,7 @@ static uint64_t elems_in(const bd_dt_t *t, uint64_t bytes, int *partial)
         return n;
     }
     for (uint32_t i = 0; i < t->nsig && rem; i++) {
-        const bd_sig_t *s = &t->sig[i];
+        const bdl_sig_t *s = &t->sig[i];
         uint64_t sb = s->reps * s->t->psize;
         if (rem >= sb) {
             n += s->reps * s->t->nbasic;
@@ -1363,7 +1363,7 @@ static uint64_t elems_in(const bd_dt_t *t, uint64_t bytes, int *partial)
 }
 
 /* Packed bytes of the first e basic elements of a stream of t. */
-static uint64_t bytes_of(const bd_dt_t *t, uint64_t e)
+static uint64_t bytes_of(const bdl_dt_t *t, uint64_t e)
 {
     if (!t->nbasic)
         return 0;
@@ -1371,7 +1371,7 @@ static uint64_t bytes_of(const bd_dt_t *t, uint64_t e)
     if (t->predefined && rem) /* the value of a pair */
         return b + bd_dtype_info(t->basic)->vsize;
     for (uint32_t i = 0; i < t->nsig && rem; i++) {
-        const bd_sig_t *s = &t->sig[i];
+        const bdl_sig_t *s = &t->sig[i];
         uint64_t se = s->reps * s->t->nbasic;
         if (rem >= se) {
             b += s->reps * s->t->psize;
@@ -1386,14 +1386,14 @@ static uint64_t bytes_of(const bd_dt_t *t, uint64_t e)
 static int status_arg(const char *call, const MPI_Status *status)
 {
     if (!status || status == MPI_STATUS_IGNORE)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid status argument");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid status argument");
     return MPI_SUCCESS;
 }
 
 static int get_count(const char *call, const MPI_Status *status, MPI_Datatype datatype,
                      MPI_Count *count)
 {
-    bd_dt_t *t = NULL;
+    bdl_dt_t *t = NULL;
     int rc;
     if ((rc = status_arg(call, status)) || (rc = get_arg(call, "", datatype, &t)))
         return rc;
@@ -1418,7 +1418,7 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 static int get_elements(const char *call, const MPI_Status *status, MPI_Datatype datatype,
                         MPI_Count *count)
 {
-    bd_dt_t *t = NULL;
+    bdl_dt_t *t = NULL;
     int rc;
     if ((rc = status_arg(call, status)) || (rc = get_arg(call, "", datatype, &t)))
         return rc;
@@ -1448,12 +1448,12 @@ int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Coun
 static int set_elements(const char *call, MPI_Status *status, MPI_Datatype datatype,
                         MPI_Count count)
 {
-    bd_dt_t *t = NULL;
+    bdl_dt_t *t = NULL;
     int rc;
     if ((rc = status_arg(call, status)) || (rc = get_arg(call, "", datatype, &t)))
         return rc;
     if (count < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_COUNT, call, "invalid count %lld", count);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_COUNT, call, "invalid count %lld", count);
     status->bd_nbytes = (long long)bytes_of(t, (uint64_t)count);
     return MPI_SUCCESS;
 }
@@ -1475,7 +1475,7 @@ static inline char *addr(const void *buf, int64_t off)
     return (char *)((intptr_t)buf + (intptr_t)off);
 }
 
-char *bd_dt_contig(const bd_dt_t *t, const void *buf, uint64_t count)
+char *bdl_dt_contig(const bdl_dt_t *t, const void *buf, uint64_t count)
 {
     if (!t->psize)
         return (char *)buf;
@@ -1486,12 +1486,12 @@ char *bd_dt_contig(const bd_dt_t *t, const void *buf, uint64_t count)
 
 /* Move bytes [off, off+len) of the packed stream of count elements of t
  * at buf from (to_stream) or to (!to_stream) stream. */
-static void xfer(const bd_dt_t *t, const void *buf, uint64_t count, uint64_t off, char *stream,
+static void xfer(const bdl_dt_t *t, const void *buf, uint64_t count, uint64_t off, char *stream,
                  uint64_t len, int to_stream)
 {
     if (!len)
         return;
-    char *c = bd_dt_contig(t, buf, count);
+    char *c = bdl_dt_contig(t, buf, count);
     if (c) {
         if (to_stream)
             memcpy(stream, c + off, len);
@@ -1512,7 +1512,7 @@ static void xfer(const bd_dt_t *t, const void *buf, uint64_t count, uint64_t off
     uint64_t within = r - t->pre[i];
     uint64_t b = within / t->runs[i].len, bo = within % t->runs[i].len;
     while (len) {
-        const bd_run_t *R = &t->runs[i];
+        const bdl_run_t *R = &t->runs[i];
         int64_t base = (int64_t)e * t->extent + R->off;
         for (; b < R->cnt && len; b++) {
             uint64_t n = R->len - bo;
@@ -1537,46 +1537,46 @@ static void xfer(const bd_dt_t *t, const void *buf, uint64_t count, uint64_t off
     }
 }
 
-void bd_dt_pack(const bd_dt_t *t, const void *buf, uint64_t count, uint64_t off, void *out,
+void bdl_dt_pack(const bdl_dt_t *t, const void *buf, uint64_t count, uint64_t off, void *out,
                 uint64_t len)
 {
     xfer(t, buf, count, off, out, len, 1);
 }
 
-void bd_dt_unpack(const bd_dt_t *t, void *buf, uint64_t count, uint64_t off, const void *in,
+void bdl_dt_unpack(const bdl_dt_t *t, void *buf, uint64_t count, uint64_t off, const void *in,
                   uint64_t len)
 {
     xfer(t, buf, count, off, (char *)in, len, 0);
 }
 
-void bd_dt_copy(const bd_dt_t *st, const void *sbuf, uint64_t scount, const bd_dt_t *rt,
+void bdl_dt_copy(const bdl_dt_t *st, const void *sbuf, uint64_t scount, const bdl_dt_t *rt,
                 void *rbuf, uint64_t rcount, uint64_t nbytes)
 {
     if (!nbytes)
         return;
-    char *s = bd_dt_contig(st, sbuf, scount), *r = bd_dt_contig(rt, rbuf, rcount);
+    char *s = bdl_dt_contig(st, sbuf, scount), *r = bdl_dt_contig(rt, rbuf, rcount);
     if (s && r) {
         memmove(r, s, nbytes);
         return;
     }
     if (s) {
-        bd_dt_unpack(rt, rbuf, rcount, 0, s, nbytes);
+        bdl_dt_unpack(rt, rbuf, rcount, 0, s, nbytes);
         return;
     }
     if (r) {
-        bd_dt_pack(st, sbuf, scount, 0, r, nbytes);
+        bdl_dt_pack(st, sbuf, scount, 0, r, nbytes);
         return;
     }
     char tmp[16384];
     for (uint64_t off = 0; off < nbytes;) {
         uint64_t n = nbytes - off < sizeof tmp ? nbytes - off : sizeof tmp;
-        bd_dt_pack(st, sbuf, scount, off, tmp, n);
-        bd_dt_unpack(rt, rbuf, rcount, off, tmp, n);
+        bdl_dt_pack(st, sbuf, scount, off, tmp, n);
+        bdl_dt_unpack(rt, rbuf, rcount, off, tmp, n);
         off += n;
     }
 }
 
-void *bd_dt_alloc(const bd_dt_t *t, uint64_t count, void **base)
+void *bdl_dt_alloc(const bdl_dt_t *t, uint64_t count, void **base)
 {
     int64_t span = count ? (int64_t)(count - 1) * t->extent : 0;
     int64_t lo = t->true_lb + (span < 0 ? span : 0);
@@ -1584,7 +1584,7 @@ void *bd_dt_alloc(const bd_dt_t *t, uint64_t count, void **base)
     uint64_t n = hi > lo ? (uint64_t)(hi - lo) : 0;
     void *mem = calloc(1, n + 1);
     if (!mem)
-        bd_fatal(MPI_ERR_NO_MEM, "out of memory allocating %llu bytes for %llu elements",
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory allocating %llu bytes for %llu elements",
                  (unsigned long long)n, (unsigned long long)count);
     *base = addr(mem, -lo);
     return mem;
@@ -1593,18 +1593,18 @@ void *bd_dt_alloc(const bd_dt_t *t, uint64_t count, void **base)
 /* ---------------------------------------------------------------- MPI_Pack */
 
 static int pack_args(const char *call, int count, MPI_Datatype dt, int size, const int *position,
-                     MPI_Comm comm, bd_dt_t **t)
+                     MPI_Comm comm, bdl_dt_t **t)
 {
     int rc;
-    if (!bd_comm_get(comm))
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (!bdl_comm_get(comm))
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (count < 0)
-        return bd_error(comm, MPI_ERR_COUNT, call, "invalid count %d", count);
+        return bdl_error(comm, MPI_ERR_COUNT, call, "invalid count %d", count);
     if (size < 0)
-        return bd_error(comm, MPI_ERR_ARG, call, "invalid buffer size %d", size);
+        return bdl_error(comm, MPI_ERR_ARG, call, "invalid buffer size %d", size);
     if (!position || *position < 0)
-        return bd_error(comm, MPI_ERR_ARG, call, "invalid position %d", position ? *position : 0);
-    if ((rc = bd_dt_check(comm, call, "", dt, t)))
+        return bdl_error(comm, MPI_ERR_ARG, call, "invalid position %d", position ? *position : 0);
+    if ((rc = bdl_dt_check(comm, call, "", dt, t)))
         return rc;
     return MPI_SUCCESS;
 }
@@ -1612,17 +1612,17 @@ static int pack_args(const char *call, int count, MPI_Datatype dt, int size, con
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
              int *position, MPI_Comm comm)
 {
-    BD_CHECK_INIT("MPI_Pack");
-    bd_dt_t *t = NULL;
+    BDL_CHECK_INIT("MPI_Pack");
+    bdl_dt_t *t = NULL;
     int rc = pack_args("MPI_Pack", incount, datatype, outsize, position, comm, &t);
     if (rc)
         return rc;
     uint64_t n = (uint64_t)incount * t->psize;
     if ((uint64_t)*position + n > (uint64_t)outsize)
-        return bd_error(comm, MPI_ERR_TRUNCATE, "MPI_Pack",
+        return bdl_error(comm, MPI_ERR_TRUNCATE, "MPI_Pack",
                         "%llu packed bytes do not fit at position %d of a %d-byte buffer",
                         (unsigned long long)n, *position, outsize);
-    bd_dt_pack(t, inbuf, (uint64_t)incount, 0, addr(outbuf, *position), n);
+    bdl_dt_pack(t, inbuf, (uint64_t)incount, 0, addr(outbuf, *position), n);
     *position += (int)n;
     return MPI_SUCCESS;
 }
@@ -1630,37 +1630,37 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                MPI_Datatype datatype, MPI_Comm comm)
 {
-    BD_CHECK_INIT("MPI_Unpack");
-    bd_dt_t *t = NULL;
+    BDL_CHECK_INIT("MPI_Unpack");
+    bdl_dt_t *t = NULL;
     int rc = pack_args("MPI_Unpack", outcount, datatype, insize, position, comm, &t);
     if (rc)
         return rc;
     uint64_t n = (uint64_t)outcount * t->psize;
     if ((uint64_t)*position + n > (uint64_t)insize)
-        return bd_error(comm, MPI_ERR_TRUNCATE, "MPI_Unpack",
+        return bdl_error(comm, MPI_ERR_TRUNCATE, "MPI_Unpack",
                         "%d elements need %llu packed bytes but only %lld remain after position "
                         "%d of the %d-byte buffer",
                         outcount, (unsigned long long)n, (long long)insize - *position, *position,
                         insize);
-    bd_dt_unpack(t, outbuf, (uint64_t)outcount, 0, addr(inbuf, *position), n);
+    bdl_dt_unpack(t, outbuf, (uint64_t)outcount, 0, addr(inbuf, *position), n);
     *position += (int)n;
     return MPI_SUCCESS;
 }
 
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
-    BD_CHECK_INIT("MPI_Pack_size");
-    bd_dt_t *t = NULL;
-    if (!bd_comm_get(comm))
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Pack_size", "invalid communicator %d", comm);
+    BDL_CHECK_INIT("MPI_Pack_size");
+    bdl_dt_t *t = NULL;
+    if (!bdl_comm_get(comm))
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Pack_size", "invalid communicator %d", comm);
     if (incount < 0)
-        return bd_error(comm, MPI_ERR_COUNT, "MPI_Pack_size", "invalid count %d", incount);
+        return bdl_error(comm, MPI_ERR_COUNT, "MPI_Pack_size", "invalid count %d", incount);
     if (!(t = obj_of(datatype)))
         return type_error(comm, "MPI_Pack_size", "", datatype);
     CHECK_OUT("MPI_Pack_size", size);
     uint64_t n = (uint64_t)incount * t->psize;
     if (n > INT_MAX)
-        return bd_error(comm, MPI_ERR_COUNT, "MPI_Pack_size",
+        return bdl_error(comm, MPI_ERR_COUNT, "MPI_Pack_size",
                         "%d elements pack into %llu bytes, more than an int can count", incount,
                         (unsigned long long)n);
     *size = (int)n;

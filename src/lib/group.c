@@ -7,7 +7,7 @@
  * Attributes: a keyval holds the copy and delete callbacks and is reference
  * counted by the attributes that use it, so freeing a keyval that is still
  * attached only forbids new uses.  Each communicator keeps its attributes as
- * a small array in set order (bd_comm_t.attrs). */
+ * a small array in set order (bdl_comm_t.attrs). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -23,7 +23,7 @@ static group_t *g_groups;
 static int g_ngroups;
 static const int g_empty_members[1];
 
-int bd_group_new(int n, const int *world)
+int bdl_group_new(int n, const int *world)
 {
     if (n == 0)
         return MPI_GROUP_EMPTY;
@@ -51,7 +51,7 @@ int bd_group_new(int n, const int *world)
     return h;
 }
 
-const int *bd_group_members(MPI_Group g, int *n)
+const int *bdl_group_members(MPI_Group g, int *n)
 {
     if (g == MPI_GROUP_EMPTY) {
         *n = 0;
@@ -66,35 +66,35 @@ const int *bd_group_members(MPI_Group g, int *n)
 /* ---------------------------------------------------------------- helpers */
 
 #define GET_GROUP(g, mem, n, call)                                                                 \
-    BD_CHECK_INIT(call);                                                                           \
+    BDL_CHECK_INIT(call);                                                                           \
     int n;                                                                                         \
-    const int *mem = bd_group_members(g, &n);                                                      \
+    const int *mem = bdl_group_members(g, &n);                                                      \
     if (!mem)                                                                                      \
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call, "invalid group %d", g)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call, "invalid group %d", g)
 
 /* world rank -> group rank map (-1: not a member); caller frees. */
 static int *rank_map(const int *mem, int n)
 {
-    int *map = malloc((size_t)(g_bd.world_size ? g_bd.world_size : 1) * sizeof(int));
+    int *map = malloc((size_t)(bdl_g.world_size ? bdl_g.world_size : 1) * sizeof(int));
     if (!map)
         return NULL;
-    for (int i = 0; i < g_bd.world_size; i++)
+    for (int i = 0; i < bdl_g.world_size; i++)
         map[i] = -1;
     for (int i = 0; i < n; i++)
-        if (mem[i] >= 0 && mem[i] < g_bd.world_size)
+        if (mem[i] >= 0 && mem[i] < bdl_g.world_size)
             map[mem[i]] = i;
     return map;
 }
 
 static int no_mem(const char *call)
 {
-    return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
 }
 
 /* Store a new group of the given world ranks in *out. */
 static int make_group(int n, const int *world, MPI_Group *out, const char *call)
 {
-    int h = bd_group_new(n, world);
+    int h = bdl_group_new(n, world);
     if (h < 0)
         return no_mem(call);
     *out = h;
@@ -105,12 +105,12 @@ static int make_group(int n, const int *world, MPI_Group *out, const char *call)
 
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
-    BD_CHECK_INIT("MPI_Comm_group");
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT("MPI_Comm_group");
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_group", "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_group", "invalid communicator %d", comm);
     if (!group)
-        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_group", "group is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Comm_group", "group is NULL");
     return make_group(c->size, c->world, group, "MPI_Comm_group");
 }
 
@@ -119,7 +119,7 @@ int MPI_Group_size(MPI_Group group, int *size)
     GET_GROUP(group, mem, n, "MPI_Group_size");
     (void)mem;
     if (!size)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_size", "size is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_size", "size is NULL");
     *size = n;
     return MPI_SUCCESS;
 }
@@ -128,10 +128,10 @@ int MPI_Group_rank(MPI_Group group, int *rank)
 {
     GET_GROUP(group, mem, n, "MPI_Group_rank");
     if (!rank)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_rank", "rank is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_rank", "rank is NULL");
     *rank = MPI_UNDEFINED;
     for (int i = 0; i < n; i++)
-        if (mem[i] == g_bd.world_rank) {
+        if (mem[i] == bdl_g.world_rank) {
             *rank = i;
             break;
         }
@@ -144,16 +144,16 @@ int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_G
     const char *call = "MPI_Group_translate_ranks";
     GET_GROUP(group1, m1, n1, call);
     int n2;
-    const int *m2 = bd_group_members(group2, &n2);
+    const int *m2 = bdl_group_members(group2, &n2);
     if (!m2)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call, "invalid group %d", group2);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call, "invalid group %d", group2);
     if (n < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid number of ranks %d", n);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid number of ranks %d", n);
     if (n > 0 && (!ranks1 || !ranks2))
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL rank array with n = %d", n);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL rank array with n = %d", n);
     for (int i = 0; i < n; i++)
         if (ranks1[i] != MPI_PROC_NULL && (ranks1[i] < 0 || ranks1[i] >= n1))
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_RANK, call,
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_RANK, call,
                             "ranks1[%d] = %d is not a rank of group %d (size %d)", i, ranks1[i],
                             group1, n1);
     int *map = rank_map(m2, n2);
@@ -182,11 +182,11 @@ int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
     const char *call = "MPI_Group_compare";
     GET_GROUP(group1, m1, n1, call);
     int n2;
-    const int *m2 = bd_group_members(group2, &n2);
+    const int *m2 = bdl_group_members(group2, &n2);
     if (!m2)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call, "invalid group %d", group2);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call, "invalid group %d", group2);
     if (!result)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "result is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "result is NULL");
     if (n1 != n2) {
         *result = MPI_UNEQUAL;
         return MPI_SUCCESS;
@@ -213,16 +213,16 @@ int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 
 int MPI_Group_free(MPI_Group *group)
 {
-    BD_CHECK_INIT("MPI_Group_free");
+    BDL_CHECK_INIT("MPI_Group_free");
     if (!group)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_free", "group is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_free", "group is NULL");
     if (*group == MPI_GROUP_EMPTY) { /* results of group operations may be it */
         *group = MPI_GROUP_NULL;
         return MPI_SUCCESS;
     }
     int n;
-    if (!bd_group_members(*group, &n))
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_GROUP, "MPI_Group_free", "invalid group %d",
+    if (!bdl_group_members(*group, &n))
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_GROUP, "MPI_Group_free", "invalid group %d",
                         *group);
     free(g_groups[*group].world);
     memset(&g_groups[*group], 0, sizeof g_groups[*group]);
@@ -238,10 +238,10 @@ static int check_ranks(const int *ranks, int n, int gsize, MPI_Group g, const ch
                        const char *what)
 {
     if (n < 0 || n > gsize)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                         "invalid number of ranks %d (group %d has %d)", n, g, gsize);
     if (n > 0 && !ranks)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL %s with n = %d", what, n);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL %s with n = %d", what, n);
     char *seen = calloc((size_t)(gsize ? gsize : 1), 1);
     if (!seen)
         return no_mem(call);
@@ -249,13 +249,13 @@ static int check_ranks(const int *ranks, int n, int gsize, MPI_Group g, const ch
         int r = ranks[i];
         if (r < 0 || r >= gsize) {
             free(seen);
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_RANK, call,
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_RANK, call,
                             "%s[%d] = %d is not a rank of group %d (size %d)", what, i, r, g,
                             gsize);
         }
         if (seen[r]) {
             free(seen);
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_RANK, call, "%s[%d] = %d appears twice",
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_RANK, call, "%s[%d] = %d appears twice",
                             what, i, r);
         }
         seen[r] = 1;
@@ -305,7 +305,7 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgrou
     const char *call = "MPI_Group_incl";
     GET_GROUP(group, mem, gsize, call);
     if (!newgroup)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newgroup is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newgroup is NULL");
     int rc = check_ranks(ranks, n, gsize, group, call, "ranks");
     return rc ? rc : incl(group, mem, n, ranks, newgroup, call);
 }
@@ -315,7 +315,7 @@ int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgrou
     const char *call = "MPI_Group_excl";
     GET_GROUP(group, mem, gsize, call);
     if (!newgroup)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newgroup is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newgroup is NULL");
     int rc = check_ranks(ranks, n, gsize, group, call, "ranks");
     return rc ? rc : excl(mem, gsize, n, ranks, newgroup, call);
 }
@@ -328,23 +328,23 @@ static int expand_ranges(int n, int ranges[][3], int gsize, MPI_Group g, const c
     *out = NULL;
     *nout = 0;
     if (n < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid number of ranges %d", n);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid number of ranges %d", n);
     if (n > 0 && !ranges)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL ranges with n = %d", n);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL ranges with n = %d", n);
     long long total = 0;
     for (int i = 0; i < n; i++) {
         int first = ranges[i][0], last = ranges[i][1], stride = ranges[i][2];
         if (stride == 0)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "ranges[%d] has stride 0", i);
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "ranges[%d] has stride 0", i);
         if (first < 0 || first >= gsize || last < 0 || last >= gsize)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_RANK, call,
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_RANK, call,
                             "ranges[%d] = (%d, %d, %d) leaves group %d (size %d)", i, first,
                             last, stride, g, gsize);
         long long cnt = ((long long)last - first) / stride + 1;
         if (cnt > 0)
             total += cnt;
         if (total > gsize)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_RANK, call,
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_RANK, call,
                             "ranges name more than the %d ranks of group %d (a rank repeats)",
                             gsize, g);
     }
@@ -373,7 +373,7 @@ int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *new
     const char *call = "MPI_Group_range_incl";
     GET_GROUP(group, mem, gsize, call);
     if (!newgroup)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newgroup is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newgroup is NULL");
     int *list, k;
     int rc = expand_ranges(n, ranges, gsize, group, call, &list, &k);
     if (rc)
@@ -388,7 +388,7 @@ int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *new
     const char *call = "MPI_Group_range_excl";
     GET_GROUP(group, mem, gsize, call);
     if (!newgroup)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newgroup is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newgroup is NULL");
     int *list, k;
     int rc = expand_ranges(n, ranges, gsize, group, call, &list, &k);
     if (rc)
@@ -407,11 +407,11 @@ static int set_op(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, int o
 {
     GET_GROUP(group1, m1, n1, call);
     int n2;
-    const int *m2 = bd_group_members(group2, &n2);
+    const int *m2 = bdl_group_members(group2, &n2);
     if (!m2)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call, "invalid group %d", group2);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call, "invalid group %d", group2);
     if (!newgroup)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newgroup is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newgroup is NULL");
     int *in2 = rank_map(m2, n2), *in1 = rank_map(m1, n1);
     int *w = malloc((size_t)(n1 + n2 + 1) * sizeof(int));
     if (!in1 || !in2 || !w) {
@@ -466,7 +466,7 @@ typedef struct keyval {
     void *extra;
 } keyval_t;
 
-struct bd_attr {
+struct bdl_attr {
     int keyval;
     void *val;
 };
@@ -529,9 +529,9 @@ int MPI_COMM_NULL_DELETE_FN(MPI_Comm comm, int comm_keyval, void *attribute_val,
 static int create_keyval(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr_function *del,
                          int *keyval, void *extra, const char *call)
 {
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     if (!keyval)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "keyval is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "keyval is NULL");
     int h = -1;
     for (int i = 0; i < g_nkvs; i++)
         if (!g_kvs[i].used) {
@@ -556,15 +556,15 @@ static int create_keyval(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr
 
 static int free_keyval(int *keyval, const char *call)
 {
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     if (!keyval)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "keyval is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "keyval is NULL");
     if (is_predefined_key(*keyval))
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, call, "cannot free predefined keyval %d",
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, call, "cannot free predefined keyval %d",
                         *keyval);
     keyval_t *kv = kv_any(*keyval);
     if (!kv)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, call, "invalid keyval %d", *keyval);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, call, "invalid keyval %d", *keyval);
     /* Freeing again while attributes still hold the key is tolerated, as
      * MPICH does (a delete callback may free its own keyval). */
     if (!kv->freed) {
@@ -601,7 +601,7 @@ int MPI_Keyval_free(int *keyval)
 
 /* ---------------------------------------------------------------- attributes */
 
-static int find_attr(bd_comm_t *c, int keyval)
+static int find_attr(bdl_comm_t *c, int keyval)
 {
     for (int i = 0; i < c->nattrs; i++)
         if (c->attrs[i].keyval == keyval)
@@ -609,13 +609,13 @@ static int find_attr(bd_comm_t *c, int keyval)
     return -1;
 }
 
-static int add_attr(bd_comm_t *c, int keyval, void *val)
+static int add_attr(bdl_comm_t *c, int keyval, void *val)
 {
-    struct bd_attr *t = realloc(c->attrs, (size_t)(c->nattrs + 1) * sizeof *t);
+    struct bdl_attr *t = realloc(c->attrs, (size_t)(c->nattrs + 1) * sizeof *t);
     if (!t)
         return -1;
     c->attrs = t;
-    c->attrs[c->nattrs++] = (struct bd_attr){keyval, val};
+    c->attrs[c->nattrs++] = (struct bdl_attr){keyval, val};
     kv_any(keyval)->refs++;
     return 0;
 }
@@ -625,7 +625,7 @@ static int add_attr(bd_comm_t *c, int keyval, void *val)
  * (the program's own added codes included), else as MPI_ERR_OTHER. */
 static int callback_code(int rc)
 {
-    return bd_errcode_valid(rc) ? rc : MPI_ERR_OTHER;
+    return bdl_errcode_valid(rc) ? rc : MPI_ERR_OTHER;
 }
 
 /* Run the delete callback of an attribute already taken off comm. */
@@ -634,13 +634,13 @@ static int run_delete(MPI_Comm comm, int keyval, void *val, const char *call)
     keyval_t *kv = kv_any(keyval);
     int rc = kv->del(comm, keyval, val, kv->extra);
     if (rc != MPI_SUCCESS)
-        return bd_error(comm, callback_code(rc), call,
+        return bdl_error(comm, callback_code(rc), call,
                         "the delete callback of keyval %d returned %d", keyval, rc);
     kv_unref(kv_any(keyval));
     return MPI_SUCCESS;
 }
 
-int bd_attr_get(bd_comm_t *c, int keyval, void **val, int *flag)
+int bdl_attr_get(bdl_comm_t *c, int keyval, void **val, int *flag)
 {
     if (!kv_any(keyval))
         return MPI_ERR_KEYVAL;
@@ -653,15 +653,15 @@ int bd_attr_get(bd_comm_t *c, int keyval, void **val, int *flag)
 
 static int set_attr(MPI_Comm comm, int keyval, void *val, const char *call)
 {
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (is_predefined_key(keyval))
-        return bd_error(comm, MPI_ERR_KEYVAL, call, "cannot set predefined attribute %d",
+        return bdl_error(comm, MPI_ERR_KEYVAL, call, "cannot set predefined attribute %d",
                         keyval);
     if (!kv_get(keyval))
-        return bd_error(comm, MPI_ERR_KEYVAL, call, "invalid keyval %d", keyval);
+        return bdl_error(comm, MPI_ERR_KEYVAL, call, "invalid keyval %d", keyval);
     int i = find_attr(c, keyval);
     if (i >= 0) {
         /* The old value goes through the delete callback first. */
@@ -669,9 +669,9 @@ static int set_attr(MPI_Comm comm, int keyval, void *val, const char *call)
         keyval_t *kv = kv_any(keyval);
         int rc = kv->del(comm, keyval, old, kv->extra);
         if (rc != MPI_SUCCESS)
-            return bd_error(comm, callback_code(rc), call,
+            return bdl_error(comm, callback_code(rc), call,
                             "the delete callback of keyval %d returned %d", keyval, rc);
-        c = bd_comm_get(comm);
+        c = bdl_comm_get(comm);
         i = find_attr(c, keyval);
         if (i >= 0) {
             c->attrs[i].val = val;
@@ -679,22 +679,22 @@ static int set_attr(MPI_Comm comm, int keyval, void *val, const char *call)
         }
     }
     if (add_attr(c, keyval, val) < 0)
-        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
     return MPI_SUCCESS;
 }
 
 static int delete_attr(MPI_Comm comm, int keyval, const char *call)
 {
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (is_predefined_key(keyval))
-        return bd_error(comm, MPI_ERR_KEYVAL, call, "cannot delete predefined attribute %d",
+        return bdl_error(comm, MPI_ERR_KEYVAL, call, "cannot delete predefined attribute %d",
                         keyval);
     /* A freed keyval stays usable while attributes hold it (MPI 3.1 6.7.2). */
     if (!kv_any(keyval))
-        return bd_error(comm, MPI_ERR_KEYVAL, call, "invalid keyval %d", keyval);
+        return bdl_error(comm, MPI_ERR_KEYVAL, call, "invalid keyval %d", keyval);
     int i = find_attr(c, keyval);
     if (i < 0)
         return MPI_SUCCESS;
@@ -702,9 +702,9 @@ static int delete_attr(MPI_Comm comm, int keyval, const char *call)
     keyval_t *kv = kv_any(keyval);
     int rc = kv->del(comm, keyval, val, kv->extra);
     if (rc != MPI_SUCCESS)
-        return bd_error(comm, callback_code(rc), call,
+        return bdl_error(comm, callback_code(rc), call,
                         "the delete callback of keyval %d returned %d", keyval, rc);
-    c = bd_comm_get(comm);
+    c = bdl_comm_get(comm);
     i = find_attr(c, keyval);
     if (i >= 0) {
         memmove(&c->attrs[i], &c->attrs[i + 1], (size_t)(c->nattrs - i - 1) * sizeof *c->attrs);
@@ -741,16 +741,16 @@ int MPI_Attr_delete(MPI_Comm comm, int keyval)
 
 /* MPI_Comm_dup: every attribute of oldcomm goes through its copy callback;
  * those it keeps are attached to newcomm. */
-int bd_attr_copy_all(MPI_Comm oldcomm, MPI_Comm newcomm, const char *call)
+int bdl_attr_copy_all(MPI_Comm oldcomm, MPI_Comm newcomm, const char *call)
 {
-    bd_comm_t *c = bd_comm_get(oldcomm);
+    bdl_comm_t *c = bdl_comm_get(oldcomm);
     int n = c->nattrs;
     if (!n)
         return MPI_SUCCESS;
     /* Callbacks may change oldcomm's attributes: work on a snapshot. */
-    struct bd_attr *snap = malloc((size_t)n * sizeof *snap);
+    struct bdl_attr *snap = malloc((size_t)n * sizeof *snap);
     if (!snap)
-        return bd_error(oldcomm, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(oldcomm, MPI_ERR_NO_MEM, call, "out of memory");
     memcpy(snap, c->attrs, (size_t)n * sizeof *snap);
     for (int i = 0; i < n; i++) {
         keyval_t *kv = kv_any(snap[i].keyval);
@@ -762,18 +762,18 @@ int bd_attr_copy_all(MPI_Comm oldcomm, MPI_Comm newcomm, const char *call)
         if (rc != MPI_SUCCESS) {
             int k = snap[i].keyval;
             free(snap);
-            return bd_error(oldcomm, callback_code(rc), call,
+            return bdl_error(oldcomm, callback_code(rc), call,
                             "the copy callback of keyval %d returned %d", k, rc);
         }
         if (!flag)
             continue;
-        bd_comm_t *nc = bd_comm_get(newcomm);
+        bdl_comm_t *nc = bdl_comm_get(newcomm);
         int j = find_attr(nc, snap[i].keyval);
         if (j >= 0) {
             nc->attrs[j].val = out;
         } else if (add_attr(nc, snap[i].keyval, out) < 0) {
             free(snap);
-            return bd_error(oldcomm, MPI_ERR_NO_MEM, call, "out of memory");
+            return bdl_error(oldcomm, MPI_ERR_NO_MEM, call, "out of memory");
         }
     }
     free(snap);
@@ -782,16 +782,16 @@ int bd_attr_copy_all(MPI_Comm oldcomm, MPI_Comm newcomm, const char *call)
 
 /* MPI_Comm_free: delete callbacks, last set first.  On a failing callback
  * the attribute stays and the error is returned. */
-int bd_attr_delete_all(MPI_Comm comm, const char *call)
+int bdl_attr_delete_all(MPI_Comm comm, const char *call)
 {
     for (;;) {
-        bd_comm_t *c = bd_comm_get(comm);
+        bdl_comm_t *c = bdl_comm_get(comm);
         if (!c || !c->nattrs)
             return MPI_SUCCESS;
-        struct bd_attr a = c->attrs[--c->nattrs];
+        struct bdl_attr a = c->attrs[--c->nattrs];
         int rc = run_delete(comm, a.keyval, a.val, call);
         if (rc) {
-            c = bd_comm_get(comm);
+            c = bdl_comm_get(comm);
             if (add_attr(c, a.keyval, a.val) == 0)
                 kv_any(a.keyval)->refs--; /* it kept its reference */
             return rc;

@@ -14,7 +14,7 @@
 #include "bd_log.h"
 #include "lib.h"
 
-bd_lib_t g_bd;
+bdl_lib_t bdl_g;
 static uint64_t g_init_ns; /* when MPI_Init returned */
 
 static uint64_t now_ns(void)
@@ -42,8 +42,8 @@ static int may_block(uint32_t code)
  * that is cheapest to resume (bdmpi.txt 5.2). */
 static void report_resident(void)
 {
-    if (g_bd.mem_active) {
-        atomic_store_explicit(&g_bd.slot->resident, bd_lib_mem_resident(), memory_order_relaxed);
+    if (bdl_g.mem_active) {
+        atomic_store_explicit(&bdl_g.slot->resident, bdl_lib_mem_resident(), memory_order_relaxed);
         return;
     }
     static int fd = -2;
@@ -56,28 +56,28 @@ static void report_resident(void)
     buf[n] = 0;
     unsigned long long size, res;
     if (sscanf(buf, "%llu %llu", &size, &res) == 2)
-        atomic_store_explicit(&g_bd.slot->resident, res * (uint64_t)sysconf(_SC_PAGESIZE),
+        atomic_store_explicit(&bdl_g.slot->resident, res * (uint64_t)sysconf(_SC_PAGESIZE),
                               memory_order_relaxed);
 }
 
-void bd_rpc(void)
+void bdl_rpc(void)
 {
-    bd_slot_t *sl = g_bd.slot;
+    bd_slot_t *sl = bdl_g.slot;
     /* RMA requests wait for this rank (rma.c): serve them first. */
     if (atomic_load_explicit(&sl->rma_pending, memory_order_relaxed) &&
         sl->req.code != BD_REQ_ABORT)
-        bd_rma_serve_pending();
-    if (g_bd.hdr->nr < g_bd.hdr->nslaves && may_block(sl->req.code)) {
+        bdl_rma_serve_pending();
+    if (bdl_g.hdr->nr < bdl_g.hdr->nslaves && may_block(sl->req.code)) {
         report_resident();
         /* Another rank may run while this one waits: hold no unaccounted memory. */
-        bd_lib_mem_idle();
+        bdl_lib_mem_idle();
     }
     uint64_t t0 = now_ns();
     uint32_t seen = atomic_load_explicit(&sl->resp_seq, memory_order_relaxed);
     uint32_t seq = atomic_load_explicit(&sl->req_seq, memory_order_relaxed) + 1;
     atomic_store_explicit(&sl->req_seq, seq, memory_order_release);
     uint64_t one = 1;
-    while (write(g_bd.event_fd, &one, sizeof one) < 0 && errno == EINTR)
+    while (write(bdl_g.event_fd, &one, sizeof one) < 0 && errno == EINTR)
         ;
     for (;;) {
         uint32_t now;
@@ -90,10 +90,10 @@ void bd_rpc(void)
             break;
         if (cmd == BD_CMD_RMA) {
             /* Serve RMA requests to us, then wait on (rma.c). */
-            seen = bd_rma_serve_command();
+            seen = bdl_rma_serve_command();
             continue;
         }
-        bd_lib_mem_command();
+        bdl_lib_mem_command();
     }
     atomic_fetch_add_explicit(&sl->stats[BD_STAT_WAIT_NS], now_ns() - t0, memory_order_relaxed);
 }
@@ -157,20 +157,20 @@ static const char *err_class_name(int c)
 
 static void send_abort(int code, const char *msg)
 {
-    if (!g_bd.slot) {
+    if (!bdl_g.slot) {
         fprintf(stderr, "%s: %s\n", bd_log_prefix(), msg);
         exit(code ? code : 1);
     }
-    bd_req_t *r = bd_req_begin(BD_REQ_ABORT);
+    bd_req_t *r = bdl_req_begin(BD_REQ_ABORT);
     r->arg[0] = code;
-    snprintf(g_bd.win, 1024, "%s", msg);
+    snprintf(bdl_g.win, 1024, "%s", msg);
     /* The master kills every rank, this one included. */
-    bd_rpc();
+    bdl_rpc();
     for (;;)
         pause();
 }
 
-_Noreturn void bd_fatal(int code, const char *fmt, ...)
+_Noreturn void bdl_fatal(int code, const char *fmt, ...)
 {
     char msg[1024];
     va_list ap;
@@ -191,10 +191,10 @@ static char *g_errh_freed;
 static int g_nerrh;
 
 /* Error codes and classes added by the program (MPI_Add_error_*). */
-#define BD_MAX_USER_CODES 256
+#define BDL_MAX_USER_CODES 256
 static int g_ncodes;
-static int g_code_class[BD_MAX_USER_CODES];
-static char *g_code_string[BD_MAX_USER_CODES];
+static int g_code_class[BDL_MAX_USER_CODES];
+static char *g_code_string[BDL_MAX_USER_CODES];
 
 static MPI_Comm_errhandler_function *user_errh(MPI_Errhandler eh)
 {
@@ -208,33 +208,33 @@ static int valid_errh(MPI_Errhandler eh)
 }
 
 /* The largest error code or class in use: the MPI_LASTUSEDCODE attribute. */
-int bd_errcode_lastused(void)
+int bdl_errcode_lastused(void)
 {
     return MPI_ERR_LASTCODE + g_ncodes;
 }
 
-int bd_errcode_valid(int code)
+int bdl_errcode_valid(int code)
 {
     return (code > 0 && code <= MPI_ERR_LASTCODE) ||
            (code > MPI_ERR_LASTCODE && code - (MPI_ERR_LASTCODE + 1) < g_ncodes);
 }
 
-MPI_Errhandler bd_errh_effective(const bd_comm_t *c)
+MPI_Errhandler bdl_errh_effective(const bdl_comm_t *c)
 {
-    if (c && c->errh != BD_ERRH_DEFAULT)
+    if (c && c->errh != BDL_ERRH_DEFAULT)
         return c->errh;
-    const bd_comm_t *w = bd_comm_get(MPI_COMM_WORLD);
-    return w && w->errh != BD_ERRH_DEFAULT ? w->errh : MPI_ERRORS_ARE_FATAL;
+    const bdl_comm_t *w = bdl_comm_get(MPI_COMM_WORLD);
+    return w && w->errh != BDL_ERRH_DEFAULT ? w->errh : MPI_ERRORS_ARE_FATAL;
 }
 
-int bd_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
+int bdl_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
 {
-    bd_comm_t *c = bd_comm_get(comm);
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c) {
-        c = bd_comm_get(MPI_COMM_WORLD);
+        c = bdl_comm_get(MPI_COMM_WORLD);
         comm = MPI_COMM_WORLD;
     }
-    MPI_Errhandler eh = bd_errh_effective(c);
+    MPI_Errhandler eh = bdl_errh_effective(c);
     if (eh == MPI_ERRORS_RETURN)
         return code;
     MPI_Comm_errhandler_function *fn = user_errh(eh);
@@ -260,7 +260,7 @@ int MPI_Error_class(int errorcode, int *errorclass)
         return MPI_SUCCESS;
     }
     if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d",
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d",
                         errorcode);
     *errorclass = errorcode;
     return MPI_SUCCESS;
@@ -280,7 +280,7 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen)
         s = g_err_strings[errorcode];
     if (!s) {
         if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string",
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string",
                             "invalid error code %d", errorcode);
         s = "unknown error";
     }
@@ -291,13 +291,13 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen)
 
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
-    BD_CHECK_INIT("MPI_Comm_set_errhandler");
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT("MPI_Comm_set_errhandler");
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_set_errhandler",
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_set_errhandler",
                         "invalid communicator %d", comm);
     if (!valid_errh(errhandler))
-        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
                         "invalid error handler %d", errhandler);
     c->errh = errhandler;
     return MPI_SUCCESS;
@@ -305,21 +305,21 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
-    BD_CHECK_INIT("MPI_Comm_get_errhandler");
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT("MPI_Comm_get_errhandler");
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_get_errhandler",
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_get_errhandler",
                         "invalid communicator %d", comm);
     if (!errhandler)
-        return bd_error(comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
-    *errhandler = bd_errh_effective(c);
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
+    *errhandler = bdl_errh_effective(c);
     return MPI_SUCCESS;
 }
 
 int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
     if (!errhandler)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free",
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free",
                         "errhandler is NULL");
     if (user_errh(*errhandler))
         g_errh_freed[*errhandler - 3] = 1;
@@ -335,8 +335,8 @@ static int errh_reclaim(void)
         if (!g_errh_fn[i] || !g_errh_freed[i])
             continue;
         int used = 0;
-        for (int h = 0; h < g_bd.ncomms && !used; h++)
-            used = g_bd.comms[h].used && g_bd.comms[h].errh == 3 + i;
+        for (int h = 0; h < bdl_g.ncomms && !used; h++)
+            used = bdl_g.comms[h].used && bdl_g.comms[h].errh == 3 + i;
         if (!used) {
             g_errh_fn[i] = NULL;
             g_errh_freed[i] = 0;
@@ -351,7 +351,7 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
 {
     const char *call = "MPI_Comm_create_errhandler";
     if (!function || !errhandler)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "%s is NULL",
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "%s is NULL",
                         function ? "errhandler" : "function");
     for (int pass = 0; pass < 3; pass++) {
         for (int i = 0; i < g_nerrh; i++)
@@ -369,22 +369,22 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
             g_errh_fn = f;
         char *fr = f ? realloc(g_errh_freed, (size_t)n) : NULL;
         if (!fr)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
         g_errh_freed = fr;
         memset(g_errh_fn + g_nerrh, 0, (size_t)(n - g_nerrh) * sizeof *f);
         memset(g_errh_freed + g_nerrh, 0, (size_t)(n - g_nerrh));
         g_nerrh = n;
     }
-    return bd_error(MPI_COMM_WORLD, MPI_ERR_INTERN, call, "no error handler slot");
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_INTERN, call, "no error handler slot");
 }
 
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
-    BD_CHECK_INIT("MPI_Comm_call_errhandler");
-    if (!bd_comm_get(comm))
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Comm_call_errhandler",
+    BDL_CHECK_INIT("MPI_Comm_call_errhandler");
+    if (!bdl_comm_get(comm))
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_call_errhandler",
                         "invalid communicator %d", comm);
-    bd_error(comm, errorcode, "MPI_Comm_call_errhandler", "error %d raised by the program",
+    bdl_error(comm, errorcode, "MPI_Comm_call_errhandler", "error %d raised by the program",
              errorcode);
     return MPI_SUCCESS;
 }
@@ -401,9 +401,9 @@ int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 
 int MPI_Add_error_class(int *errorclass)
 {
-    if (g_ncodes == BD_MAX_USER_CODES)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Add_error_class",
-                        "more than %d added error codes", BD_MAX_USER_CODES);
+    if (g_ncodes == BDL_MAX_USER_CODES)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Add_error_class",
+                        "more than %d added error codes", BDL_MAX_USER_CODES);
     int code = MPI_ERR_LASTCODE + 1 + g_ncodes;
     g_code_class[g_ncodes++] = code;
     *errorclass = code;
@@ -414,11 +414,11 @@ int MPI_Add_error_code(int errorclass, int *errorcode)
 {
     int u = errorclass - (MPI_ERR_LASTCODE + 1);
     if ((errorclass < 0 || errorclass > MPI_ERR_LASTCODE) && (u < 0 || u >= g_ncodes))
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code",
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code",
                         "invalid error class %d", errorclass);
-    if (g_ncodes == BD_MAX_USER_CODES)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Add_error_code",
-                        "more than %d added error codes", BD_MAX_USER_CODES);
+    if (g_ncodes == BDL_MAX_USER_CODES)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Add_error_code",
+                        "more than %d added error codes", BDL_MAX_USER_CODES);
     g_code_class[g_ncodes] = errorclass;
     *errorcode = MPI_ERR_LASTCODE + 1 + g_ncodes++;
     return MPI_SUCCESS;
@@ -428,7 +428,7 @@ int MPI_Add_error_string(int errorcode, const char *string)
 {
     int u = errorcode - (MPI_ERR_LASTCODE + 1);
     if (u < 0 || u >= g_ncodes)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_string",
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_string",
                         "error code %d was not added by the program", errorcode);
     free(g_code_string[u]);
     g_code_string[u] = strdup(string ? string : "");
@@ -452,7 +452,7 @@ static int env_int(const char *name, int *out)
 
 static int do_init(int required, int *provided)
 {
-    if (g_bd.initialized) {
+    if (bdl_g.initialized) {
         bd_log_error("MPI_Init called twice");
         exit(1);
     }
@@ -477,39 +477,39 @@ static int do_init(int required, int *provided)
                 (long long)st.st_size, strerror(errno));
         exit(1);
     }
-    g_bd.hdr = p;
-    if (g_bd.hdr->magic != BD_SHM_MAGIC || (uint32_t)slot >= g_bd.hdr->nslaves) {
+    bdl_g.hdr = p;
+    if (bdl_g.hdr->magic != BD_SHM_MAGIC || (uint32_t)slot >= bdl_g.hdr->nslaves) {
         fprintf(stderr, "bdmpi: shared memory does not belong to a compatible bdmprun\n");
         exit(1);
     }
-    g_bd.slot = bd_shm_slot(g_bd.hdr, (uint32_t)slot);
-    g_bd.win = bd_slot_window(g_bd.hdr, g_bd.slot);
-    g_bd.window = g_bd.hdr->window;
-    g_bd.threshold = g_bd.hdr->msg_threshold;
-    g_bd.event_fd = ev_fd;
+    bdl_g.slot = bd_shm_slot(bdl_g.hdr, (uint32_t)slot);
+    bdl_g.win = bd_slot_window(bdl_g.hdr, bdl_g.slot);
+    bdl_g.window = bdl_g.hdr->window;
+    bdl_g.threshold = bdl_g.hdr->msg_threshold;
+    bdl_g.event_fd = ev_fd;
     /* Ranks must not leak the master's descriptors into programs they exec. */
     fcntl(shm_fd, F_SETFD, FD_CLOEXEC);
     fcntl(ev_fd, F_SETFD, FD_CLOEXEC);
 
-    bd_req_begin(BD_REQ_INIT);
-    bd_rpc();
-    g_bd.world_size = (int)bd_resp()->arg[0];
-    g_bd.world_rank = (int)bd_resp()->arg[1];
+    bdl_req_begin(BD_REQ_INIT);
+    bdl_rpc();
+    bdl_g.world_size = (int)bdl_resp()->arg[0];
+    bdl_g.world_rank = (int)bdl_resp()->arg[1];
     char prefix[32];
-    snprintf(prefix, sizeof prefix, "bdmpi: rank %d", g_bd.world_rank);
+    snprintf(prefix, sizeof prefix, "bdmpi: rank %d", bdl_g.world_rank);
     bd_log_set_prefix(prefix);
-    bd_comm_setup_predefined();
-    bd_lib_mem_init();
-    g_bd.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
-    if (g_bd.thread_level < MPI_THREAD_SINGLE)
-        g_bd.thread_level = MPI_THREAD_SINGLE;
+    bdl_comm_setup_predefined();
+    bdl_lib_mem_init();
+    bdl_g.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
+    if (bdl_g.thread_level < MPI_THREAD_SINGLE)
+        bdl_g.thread_level = MPI_THREAD_SINGLE;
     if (provided)
-        *provided = g_bd.thread_level;
-    g_bd.initialized = 1;
+        *provided = bdl_g.thread_level;
+    bdl_g.initialized = 1;
     g_init_ns = now_ns();
     /* Waiting for the first run slot happened before MPI_Init returned:
      * not part of the run that RUN_NS measures. */
-    atomic_store_explicit(&g_bd.slot->stats[BD_STAT_WAIT_NS], 0, memory_order_relaxed);
+    atomic_store_explicit(&bdl_g.slot->stats[BD_STAT_WAIT_NS], 0, memory_order_relaxed);
     return MPI_SUCCESS;
 }
 
@@ -529,36 +529,36 @@ int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 
 int MPI_Finalize(void)
 {
-    BD_CHECK_INIT("MPI_Finalize");
+    BDL_CHECK_INIT("MPI_Finalize");
     /* MPI 3.1 8.7.1: MPI_Finalize first deletes MPI_COMM_SELF's attributes,
      * so programs can hook their own cleanup there. */
-    bd_attr_delete_all(MPI_COMM_SELF, "MPI_Finalize");
-    if (g_bd.ndetached)
-        bd_p2p_reap_detached();
-    bd_lib_mem_stats();
-    atomic_store_explicit(&g_bd.slot->stats[BD_STAT_RUN_NS], now_ns() - g_init_ns,
+    bdl_attr_delete_all(MPI_COMM_SELF, "MPI_Finalize");
+    if (bdl_g.ndetached)
+        bdl_p2p_reap_detached();
+    bdl_lib_mem_stats();
+    atomic_store_explicit(&bdl_g.slot->stats[BD_STAT_RUN_NS], now_ns() - g_init_ns,
                           memory_order_relaxed);
-    bd_req_begin(BD_REQ_FINALIZE);
-    bd_rpc();
-    g_bd.finalized = 1;
+    bdl_req_begin(BD_REQ_FINALIZE);
+    bdl_rpc();
+    bdl_g.finalized = 1;
     return MPI_SUCCESS;
 }
 
 int MPI_Initialized(int *flag)
 {
-    *flag = g_bd.initialized;
+    *flag = bdl_g.initialized;
     return MPI_SUCCESS;
 }
 
 int MPI_Finalized(int *flag)
 {
-    *flag = g_bd.finalized;
+    *flag = bdl_g.finalized;
     return MPI_SUCCESS;
 }
 
 int MPI_Query_thread(int *provided)
 {
-    *provided = g_bd.thread_level;
+    *provided = bdl_g.thread_level;
     return MPI_SUCCESS;
 }
 
@@ -573,7 +573,7 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
     (void)comm;
     char msg[64];
     snprintf(msg, sizeof msg, "(called on communicator %d)", comm);
-    send_abort(errorcode, g_bd.initialized ? "" : msg);
+    send_abort(errorcode, bdl_g.initialized ? "" : msg);
     return MPI_SUCCESS;
 }
 
@@ -619,16 +619,16 @@ double MPI_Wtick(void)
 
 int BDMPI_Enter_critical(void)
 {
-    BD_CHECK_INIT("BDMPI_Enter_critical");
-    bd_req_begin(BD_REQ_CRIT_ENTER);
-    bd_rpc();
+    BDL_CHECK_INIT("BDMPI_Enter_critical");
+    bdl_req_begin(BD_REQ_CRIT_ENTER);
+    bdl_rpc();
     return MPI_SUCCESS;
 }
 
 int BDMPI_Exit_critical(void)
 {
-    BD_CHECK_INIT("BDMPI_Exit_critical");
-    bd_req_begin(BD_REQ_CRIT_EXIT);
-    bd_rpc();
+    BDL_CHECK_INIT("BDMPI_Exit_critical");
+    bdl_req_begin(BD_REQ_CRIT_EXIT);
+    bdl_rpc();
     return MPI_SUCCESS;
 }

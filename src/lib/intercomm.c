@@ -6,7 +6,7 @@
  * sender addresses a world rank of the remote group and stamps its local
  * rank, which is exactly the source rank the receiver names.  Its context
  * is derived from the two groups' hidden local communicators (see
- * BD_CTX_INTER), so both groups agree on it without another round trip.
+ * BDL_CTX_INTER), so both groups agree on it without another round trip.
  *
  * Collectives run on the hidden local intracommunicator (c->local) plus
  * point-to-point between the groups on the intercommunicator's internal
@@ -20,7 +20,7 @@
  * under a derived context: the nonblocking collectives run on it as single
  * instances the master progresses (coll.c), and MPI_Comm_idup splits it.
  * An intercommunicator made by MPI_Comm_(i)dup takes its contexts from the
- * new union: the union's context | BD_CTX_INTER for point-to-point, and a
+ * new union: the union's context | BDL_CTX_INTER for point-to-point, and a
  * derived context for each group's hidden local communicator. */
 #include <stdlib.h>
 #include <string.h>
@@ -44,15 +44,15 @@ enum {
     T_ALLTOALLW,
 };
 
-static int ictx(const bd_comm_t *c)
+static int ictx(const bdl_comm_t *c)
 {
-    return c->ctx | BD_CTX_INTERNAL;
+    return c->ctx | BDL_CTX_INTERNAL;
 }
 
 /* The hidden local communicator, reporting errors as the intercommunicator does. */
-static MPI_Comm local_of(const bd_comm_t *c)
+static MPI_Comm local_of(const bdl_comm_t *c)
 {
-    g_bd.comms[c->local].errh = c->errh;
+    bdl_g.comms[c->local].errh = c->errh;
     return c->local;
 }
 
@@ -62,7 +62,7 @@ static char *at(const void *buf, int64_t off)
 }
 
 /* Room for count elements of t; *base is what to pass as the buffer. */
-static void *tmp_alloc(const bd_dt_t *t, uint64_t count, void **base)
+static void *tmp_alloc(const bdl_dt_t *t, uint64_t count, void **base)
 {
     uint64_t span = count ? (count - 1) * (uint64_t)t->extent + (uint64_t)t->true_extent : 0;
     char *p = malloc(span ? span : 1);
@@ -70,40 +70,40 @@ static void *tmp_alloc(const bd_dt_t *t, uint64_t count, void **base)
     return p;
 }
 
-static int send_to(const bd_comm_t *c, int remote, int tag, const void *buf, uint64_t count,
-                   const bd_dt_t *t)
+static int send_to(const bdl_comm_t *c, int remote, int tag, const void *buf, uint64_t count,
+                   const bdl_dt_t *t)
 {
-    return bd_send_typed(ictx(c), c->rworld[remote], c->rank, tag, buf, count, t, 0, NULL);
+    return bdl_send_typed(ictx(c), c->rworld[remote], c->rank, tag, buf, count, t, 0, NULL);
 }
 
-static int recv_from(MPI_Comm comm, const char *call, const bd_comm_t *c, int remote, int tag,
-                     void *buf, uint64_t count, const bd_dt_t *t)
+static int recv_from(MPI_Comm comm, const char *call, const bdl_comm_t *c, int remote, int tag,
+                     void *buf, uint64_t count, const bdl_dt_t *t)
 {
-    int rc = bd_recv_typed(ictx(c), remote, tag, buf, count, t, MPI_STATUS_IGNORE);
+    int rc = bdl_recv_typed(ictx(c), remote, tag, buf, count, t, MPI_STATUS_IGNORE);
     if (rc)
-        return bd_error(comm, rc, call,
+        return bdl_error(comm, rc, call,
                         "%llu bytes from remote rank %d truncated to the %llu-byte receive buffer",
-                        (unsigned long long)bd_resp()->nbytes, remote,
+                        (unsigned long long)bdl_resp()->nbytes, remote,
                         (unsigned long long)(count * t->psize));
     return MPI_SUCCESS;
 }
 
-static int check_count(MPI_Comm comm, const char *call, int count, MPI_Datatype dt, bd_dt_t **t,
+static int check_count(MPI_Comm comm, const char *call, int count, MPI_Datatype dt, bdl_dt_t **t,
                        const char *what)
 {
     if (count < 0)
-        return bd_error(comm, MPI_ERR_COUNT, call, "invalid %s%scount %d", what, *what ? " " : "",
+        return bdl_error(comm, MPI_ERR_COUNT, call, "invalid %s%scount %d", what, *what ? " " : "",
                         count);
-    return bd_dt_check(comm, call, what, dt, t);
+    return bdl_dt_check(comm, call, what, dt, t);
 }
 
 /* root is MPI_ROOT (the caller is the root), MPI_PROC_NULL (the caller is
  * in the root's group but not the root) or the root's rank in the remote group. */
-static int check_iroot(const bd_comm_t *c, MPI_Comm comm, const char *call, int root)
+static int check_iroot(const bdl_comm_t *c, MPI_Comm comm, const char *call, int root)
 {
     if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->rsize))
         return MPI_SUCCESS;
-    return bd_error(comm, MPI_ERR_ROOT, call,
+    return bdl_error(comm, MPI_ERR_ROOT, call,
                     "invalid root %d on an intercommunicator (MPI_ROOT, MPI_PROC_NULL or a rank "
                     "of the remote group of size %d)",
                     root, c->rsize);
@@ -111,30 +111,30 @@ static int check_iroot(const bd_comm_t *c, MPI_Comm comm, const char *call, int 
 
 static int no_mem(MPI_Comm comm, const char *call)
 {
-    return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
 }
 
 /* ---------------------------------------------------------------- collectives */
 
 /* No rank leaves before every rank of both groups has entered: each group
  * gathers at its leader, the leaders swap a message, the groups are released. */
-int bd_inter_barrier(bd_comm_t *c, MPI_Comm comm)
+int bdl_inter_barrier(bdl_comm_t *c, MPI_Comm comm)
 {
     int rc = MPI_Barrier(local_of(c));
     if (rc)
         return rc;
     if (c->rank == 0) {
-        send_to(c, 0, T_BARRIER, NULL, 0, bd_dt_byte());
-        if ((rc = recv_from(comm, "MPI_Barrier", c, 0, T_BARRIER, NULL, 0, bd_dt_byte())))
+        send_to(c, 0, T_BARRIER, NULL, 0, bdl_dt_byte());
+        if ((rc = recv_from(comm, "MPI_Barrier", c, 0, T_BARRIER, NULL, 0, bdl_dt_byte())))
             return rc;
     }
     return MPI_Barrier(local_of(c));
 }
 
-int bd_inter_bcast(bd_comm_t *c, MPI_Comm comm, void *buf, int count, MPI_Datatype dt, int root)
+int bdl_inter_bcast(bdl_comm_t *c, MPI_Comm comm, void *buf, int count, MPI_Datatype dt, int root)
 {
     const char *call = "MPI_Bcast";
-    bd_dt_t *t;
+    bdl_dt_t *t;
     int rc;
     if ((rc = check_count(comm, call, count, dt, &t, "")) ||
         (rc = check_iroot(c, comm, call, root)))
@@ -150,14 +150,14 @@ int bd_inter_bcast(bd_comm_t *c, MPI_Comm comm, void *buf, int count, MPI_Dataty
 
 /* The reduction of the local group's sendbufs, at local rank 0 in *acc
  * (allocated there; *mem is what to free). */
-static int reduce_local(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
-                        int count, MPI_Datatype dt, const bd_dt_t *t, MPI_Op op, void **acc,
+static int reduce_local(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                        int count, MPI_Datatype dt, const bdl_dt_t *t, MPI_Op op, void **acc,
                         void **mem)
 {
     *mem = NULL;
     *acc = NULL;
     if (sendbuf == MPI_IN_PLACE)
-        return bd_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is not allowed on an "
+        return bdl_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is not allowed on an "
                                                     "intercommunicator");
     if (c->rank == 0 && !(*mem = tmp_alloc(t, (uint64_t)count, acc)))
         return no_mem(comm, call);
@@ -169,11 +169,11 @@ static int reduce_local(bd_comm_t *c, MPI_Comm comm, const char *call, const voi
     return rc;
 }
 
-int bd_inter_reduce(bd_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
+int bdl_inter_reduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
                     MPI_Datatype dt, MPI_Op op, int root)
 {
     const char *call = "MPI_Reduce";
-    bd_dt_t *t;
+    bdl_dt_t *t;
     int rc;
     if ((rc = check_count(comm, call, count, dt, &t, "")) ||
         (rc = check_iroot(c, comm, call, root)))
@@ -192,11 +192,11 @@ int bd_inter_reduce(bd_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recv
 }
 
 /* Each group receives the reduction of the other group's data. */
-int bd_inter_allreduce(bd_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
+int bdl_inter_allreduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype dt, MPI_Op op)
 {
     const char *call = "MPI_Allreduce";
-    bd_dt_t *t;
+    bdl_dt_t *t;
     int rc;
     if ((rc = check_count(comm, call, count, dt, &t, "")))
         return rc;
@@ -215,25 +215,25 @@ int bd_inter_allreduce(bd_comm_t *c, MPI_Comm comm, const void *sendbuf, void *r
 /* Reduce_scatter and Reduce_scatter_block: the reduction of one group's
  * vectors (n elements, the sum of the counts, equal in both groups) is
  * scattered over the other group by that group's counts. */
-int bd_inter_reduce_scatter(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+int bdl_inter_reduce_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                             void *recvbuf, const int *counts, int block, MPI_Datatype dt,
                             MPI_Op op)
 {
-    bd_dt_t *t;
+    bdl_dt_t *t;
     int rc;
-    if ((rc = bd_dt_check(comm, call, "", dt, &t)))
+    if ((rc = bdl_dt_check(comm, call, "", dt, &t)))
         return rc;
     if (block < 0 && !counts)
-        return bd_error(comm, MPI_ERR_ARG, call, "recvcounts is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "recvcounts is NULL");
     int64_t n = 0;
     for (int r = 0; r < c->size; r++) {
         int k = block >= 0 ? block : counts[r];
         if (k < 0)
-            return bd_error(comm, MPI_ERR_COUNT, call, "invalid count %d for rank %d", k, r);
+            return bdl_error(comm, MPI_ERR_COUNT, call, "invalid count %d for rank %d", k, r);
         n += k;
     }
     if (n > INT32_MAX)
-        return bd_error(comm, MPI_ERR_COUNT, call, "%lld elements in all is too many",
+        return bdl_error(comm, MPI_ERR_COUNT, call, "%lld elements in all is too many",
                         (long long)n);
     void *acc, *mem;
     if ((rc = reduce_local(c, comm, call, sendbuf, (int)n, dt, t, op, &acc, &mem)))
@@ -267,7 +267,7 @@ int bd_inter_reduce_scatter(bd_comm_t *c, MPI_Comm comm, const char *call, const
 }
 
 /* Gather and Gatherv: the root receives one piece from every remote rank. */
-int bd_inter_gather(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+int bdl_inter_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                     int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                     const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root)
 {
@@ -276,22 +276,22 @@ int bd_inter_gather(bd_comm_t *c, MPI_Comm comm, const char *call, const void *s
         return rc;
     if (root == MPI_PROC_NULL)
         return MPI_SUCCESS;
-    bd_dt_t *t;
+    bdl_dt_t *t;
     if (root != MPI_ROOT) {
         if ((rc = check_count(comm, call, sendcount, sendtype, &t, "send")))
             return rc;
-        return bd_send_typed(ictx(c), c->rworld[root], c->rank, T_GATHER, sendbuf,
+        return bdl_send_typed(ictx(c), c->rworld[root], c->rank, T_GATHER, sendbuf,
                              (uint64_t)sendcount, t, 0, NULL);
     }
-    if ((rc = recvcounts ? bd_dt_check(comm, call, "receive", recvtype, &t)
+    if ((rc = recvcounts ? bdl_dt_check(comm, call, "receive", recvtype, &t)
                          : check_count(comm, call, recvcount, recvtype, &t, "receive")))
         return rc;
     if (recvcounts && !displs)
-        return bd_error(comm, MPI_ERR_ARG, call, "recvcounts or displs is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "recvcounts or displs is NULL");
     for (int r = 0; r < c->rsize; r++) {
         int k = recvcounts ? recvcounts[r] : recvcount;
         if (k < 0)
-            return bd_error(comm, MPI_ERR_COUNT, call, "invalid receive count %d for rank %d", k,
+            return bdl_error(comm, MPI_ERR_COUNT, call, "invalid receive count %d for rank %d", k,
                             r);
         int64_t off = (int64_t)(recvcounts ? displs[r] : (int64_t)r * recvcount) * t->extent;
         if ((rc = recv_from(comm, call, c, r, T_GATHER, at(recvbuf, off), (uint64_t)k, t)))
@@ -301,7 +301,7 @@ int bd_inter_gather(bd_comm_t *c, MPI_Comm comm, const char *call, const void *s
 }
 
 /* Scatter and Scatterv: the root sends one piece to every remote rank. */
-int bd_inter_scatter(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+int bdl_inter_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                      int sendcount, const int *sendcounts, const int *displs,
                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                      int root)
@@ -311,21 +311,21 @@ int bd_inter_scatter(bd_comm_t *c, MPI_Comm comm, const char *call, const void *
         return rc;
     if (root == MPI_PROC_NULL)
         return MPI_SUCCESS;
-    bd_dt_t *t;
+    bdl_dt_t *t;
     if (root != MPI_ROOT) {
         if ((rc = check_count(comm, call, recvcount, recvtype, &t, "receive")))
             return rc;
         return recv_from(comm, call, c, root, T_SCATTER, recvbuf, (uint64_t)recvcount, t);
     }
-    if ((rc = sendcounts ? bd_dt_check(comm, call, "send", sendtype, &t)
+    if ((rc = sendcounts ? bdl_dt_check(comm, call, "send", sendtype, &t)
                          : check_count(comm, call, sendcount, sendtype, &t, "send")))
         return rc;
     if (sendcounts && !displs)
-        return bd_error(comm, MPI_ERR_ARG, call, "sendcounts or displs is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "sendcounts or displs is NULL");
     for (int r = 0; r < c->rsize; r++) {
         int k = sendcounts ? sendcounts[r] : sendcount;
         if (k < 0)
-            return bd_error(comm, MPI_ERR_COUNT, call, "invalid send count %d for rank %d", k, r);
+            return bdl_error(comm, MPI_ERR_COUNT, call, "invalid send count %d for rank %d", k, r);
         int64_t off = (int64_t)(sendcounts ? displs[r] : (int64_t)r * sendcount) * t->extent;
         send_to(c, r, T_SCATTER, at(sendbuf, off), (uint64_t)k, t);
     }
@@ -336,25 +336,25 @@ int bd_inter_scatter(bd_comm_t *c, MPI_Comm comm, const char *call, const void *
  * receives from each.  Sends are buffered, so the order cannot deadlock.
  * Allgather sends all of sendbuf to everyone; Alltoall sends piece r to
  * remote rank r (at sdispls[r] with sendcounts, else at r * sendcount). */
-static int exchange(bd_comm_t *c, MPI_Comm comm, const char *call, int tag, const void *sendbuf,
+static int exchange(bdl_comm_t *c, MPI_Comm comm, const char *call, int tag, const void *sendbuf,
                       int sendcount, const int *sendcounts, const int *sdispls,
                       MPI_Datatype sendtype, void *recvbuf, int recvcount, const int *recvcounts,
                       const int *rdispls, MPI_Datatype recvtype)
 {
-    bd_dt_t *st, *rt;
+    bdl_dt_t *st, *rt;
     int rc;
     if (sendbuf == MPI_IN_PLACE)
-        return bd_error(comm, MPI_ERR_BUFFER, call,
+        return bdl_error(comm, MPI_ERR_BUFFER, call,
                         "MPI_IN_PLACE is not allowed on an intercommunicator");
-    if ((rc = bd_dt_check(comm, call, "send", sendtype, &st)) ||
-        (rc = bd_dt_check(comm, call, "receive", recvtype, &rt)))
+    if ((rc = bdl_dt_check(comm, call, "send", sendtype, &st)) ||
+        (rc = bdl_dt_check(comm, call, "receive", recvtype, &rt)))
         return rc;
     if ((sendcounts && !sdispls) || (recvcounts && !rdispls))
-        return bd_error(comm, MPI_ERR_ARG, call, "a count or displacement array is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "a count or displacement array is NULL");
     for (int r = 0; r < c->rsize; r++) {
         int k = sendcounts ? sendcounts[r] : sendcount;
         if (k < 0 || (recvcounts ? recvcounts[r] : recvcount) < 0)
-            return bd_error(comm, MPI_ERR_COUNT, call, "negative count for remote rank %d", r);
+            return bdl_error(comm, MPI_ERR_COUNT, call, "negative count for remote rank %d", r);
     }
     for (int r = 0; r < c->rsize; r++) {
         int k = sendcounts ? sendcounts[r] : sendcount;
@@ -372,17 +372,17 @@ static int exchange(bd_comm_t *c, MPI_Comm comm, const char *call, int tag, cons
     return MPI_SUCCESS;
 }
 
-int bd_inter_allgather(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+int bdl_inter_allgather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                        int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                        const int *recvcounts, const int *displs, MPI_Datatype recvtype)
 {
     if (sendcount < 0)
-        return bd_error(comm, MPI_ERR_COUNT, call, "invalid send count %d", sendcount);
+        return bdl_error(comm, MPI_ERR_COUNT, call, "invalid send count %d", sendcount);
     return exchange(c, comm, call, T_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
                     recvcount, recvcounts, displs, recvtype);
 }
 
-int bd_inter_alltoall(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+int bdl_inter_alltoall(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                       int sendcount, const int *sendcounts, const int *sdispls,
                       MPI_Datatype sendtype, void *recvbuf, int recvcount, const int *recvcounts,
                       const int *rdispls, MPI_Datatype recvtype)
@@ -393,19 +393,19 @@ int bd_inter_alltoall(bd_comm_t *c, MPI_Comm comm, const char *call, const void 
 
 /* Alltoallw: block r (sendcounts[r] elements of sendtypes[r] at sdispls[r]
  * bytes) to remote rank r; from it, block r of recvbuf alike. */
-int bd_inter_alltoallw(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+int bdl_inter_alltoallw(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                        const int *sendcounts, const int *sdispls, const MPI_Datatype *sendtypes,
                        void *recvbuf, const int *recvcounts, const int *rdispls,
                        const MPI_Datatype *recvtypes)
 {
     if (sendbuf == MPI_IN_PLACE)
-        return bd_error(comm, MPI_ERR_BUFFER, call,
+        return bdl_error(comm, MPI_ERR_BUFFER, call,
                         "MPI_IN_PLACE is not allowed on an intercommunicator");
     if (!sendcounts || !sdispls || !sendtypes || !recvcounts || !rdispls || !recvtypes)
-        return bd_error(comm, MPI_ERR_ARG, call,
+        return bdl_error(comm, MPI_ERR_ARG, call,
                         "a count, displacement or type array is NULL");
     int n = c->rsize, rc = MPI_SUCCESS;
-    bd_dt_t **st = malloc((size_t)n * sizeof *st), **rt = malloc((size_t)n * sizeof *rt);
+    bdl_dt_t **st = malloc((size_t)n * sizeof *st), **rt = malloc((size_t)n * sizeof *rt);
     if (!st || !rt) {
         free(st);
         free(rt);
@@ -413,9 +413,9 @@ int bd_inter_alltoallw(bd_comm_t *c, MPI_Comm comm, const char *call, const void
     }
     for (int r = 0; r < n && !rc; r++) {
         if (sendcounts[r] < 0 || recvcounts[r] < 0)
-            rc = bd_error(comm, MPI_ERR_COUNT, call, "negative count for remote rank %d", r);
-        else if (!(rc = bd_dt_check(comm, call, "send", sendtypes[r], &st[r])))
-            rc = bd_dt_check(comm, call, "receive", recvtypes[r], &rt[r]);
+            rc = bdl_error(comm, MPI_ERR_COUNT, call, "negative count for remote rank %d", r);
+        else if (!(rc = bdl_dt_check(comm, call, "send", sendtypes[r], &st[r])))
+            rc = bdl_dt_check(comm, call, "receive", recvtypes[r], &rt[r]);
     }
     for (int r = 0; r < n && !rc; r++)
         send_to(c, r, T_ALLTOALLW, at(sendbuf, sdispls[r]), (uint64_t)sendcounts[r], st[r]);
@@ -437,7 +437,7 @@ int bd_inter_alltoallw(bd_comm_t *c, MPI_Comm comm, const char *call, const void
  * and roff; -1 out of memory or when the list does not fit the window. */
 static int union_add(MPI_Comm inter, int ctx, int local_first)
 {
-    bd_comm_t *c = &g_bd.comms[inter];
+    bdl_comm_t *c = &bdl_g.comms[inter];
     int n = c->size + c->rsize;
     int *uw = malloc((size_t)n * sizeof(int));
     if (!uw)
@@ -446,19 +446,19 @@ static int union_add(MPI_Comm inter, int ctx, int local_first)
     memcpy(uw + uoff, c->world, (size_t)c->size * sizeof(int));
     memcpy(uw + roff, c->rworld, (size_t)c->rsize * sizeof(int));
     int urank = uoff + c->rank;
-    if (bd_comm_register(ctx, uw, n) < 0) {
+    if (bdl_comm_register(ctx, uw, n) < 0) {
         free(uw);
         return -1;
     }
-    int u = bd_comm_add(ctx, urank, n, uw, c->errh);
+    int u = bdl_comm_add(ctx, urank, n, uw, c->errh);
     if (u < 0) {
-        bd_req_t *r = bd_req_begin(BD_REQ_COMM_FREE);
+        bd_req_t *r = bdl_req_begin(BD_REQ_COMM_FREE);
         r->ctx = ctx;
-        bd_rpc();
+        bdl_rpc();
         free(uw);
         return -1;
     }
-    c = &g_bd.comms[inter];
+    c = &bdl_g.comms[inter];
     c->ucomm = u;
     c->uoff = uoff;
     c->roff = roff;
@@ -471,54 +471,54 @@ static int union_add(MPI_Comm inter, int ctx, int local_first)
 static int inter_add(MPI_Comm hidden, int rctx, int rsize, int *rworld, MPI_Errhandler errh,
                      MPI_Comm *out)
 {
-    bd_comm_t *h = &g_bd.comms[hidden];
+    bdl_comm_t *h = &bdl_g.comms[hidden];
     int *lw = malloc((size_t)h->size * sizeof(int));
     if (!lw)
         return -1;
     memcpy(lw, h->world, (size_t)h->size * sizeof(int));
     int local_first = h->ctx < rctx;
     int base = local_first ? h->ctx : rctx;
-    int n = bd_comm_add(base | BD_CTX_INTER, h->rank, h->size, lw, errh);
+    int n = bdl_comm_add(base | BDL_CTX_INTER, h->rank, h->size, lw, errh);
     if (n < 0) {
         free(lw);
         return -1;
     }
-    bd_comm_t *c = &g_bd.comms[n];
+    bdl_comm_t *c = &bdl_g.comms[n];
     c->inter = 1;
     c->rsize = rsize;
     c->rworld = rworld;
     c->local = hidden;
-    if (union_add(n, base | BD_CTX_INTER | BD_CTX_DERIVED, local_first) < 0) {
-        c = &g_bd.comms[n];
+    if (union_add(n, base | BDL_CTX_INTER | BD_CTX_DERIVED, local_first) < 0) {
+        c = &bdl_g.comms[n];
         free(c->world);
         memset(c, 0, sizeof *c);
         return -1;
     }
-    g_bd.comms[hidden].errh = errh;
+    bdl_g.comms[hidden].errh = errh;
     *out = n;
     return 0;
 }
 
-void bd_inter_idup_done(MPI_Comm h, int ctx, int urank, int un, int *uworld)
+void bdl_inter_idup_done(MPI_Comm h, int ctx, int urank, int un, int *uworld)
 {
-    bd_comm_t *c = &g_bd.comms[h];
-    int u = bd_comm_add(ctx, urank, un, uworld, c->errh);
-    c = &g_bd.comms[h];
+    bdl_comm_t *c = &bdl_g.comms[h];
+    int u = bdl_comm_add(ctx, urank, un, uworld, c->errh);
+    c = &bdl_g.comms[h];
     int *lw = malloc((size_t)c->size * sizeof(int));
     if (u < 0 || !lw)
-        bd_fatal(MPI_ERR_NO_MEM, "out of memory completing MPI_Comm_idup");
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory completing MPI_Comm_idup");
     memcpy(lw, c->world, (size_t)c->size * sizeof(int));
     /* The new local group: derived from the new union's context, told
      * apart from the other group's by the group's place in the union. */
-    int lctx = ctx | BD_CTX_DERIVED | (c->uoff ? BD_CTX_GROUP1 : 0);
-    if (c->size > 1 && bd_comm_register(lctx, lw, c->size) < 0)
-        bd_fatal(MPI_ERR_OTHER, "MPI_Comm_idup: a group of %d ranks does not fit the window",
+    int lctx = ctx | BD_CTX_DERIVED | (c->uoff ? BDL_CTX_GROUP1 : 0);
+    if (c->size > 1 && bdl_comm_register(lctx, lw, c->size) < 0)
+        bdl_fatal(MPI_ERR_OTHER, "MPI_Comm_idup: a group of %d ranks does not fit the window",
                  c->size);
-    int l = bd_comm_add(lctx, c->rank, c->size, lw, c->errh);
+    int l = bdl_comm_add(lctx, c->rank, c->size, lw, c->errh);
     if (l < 0)
-        bd_fatal(MPI_ERR_NO_MEM, "out of memory completing MPI_Comm_idup");
-    c = &g_bd.comms[h];
-    c->ctx = ctx | BD_CTX_INTER;
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory completing MPI_Comm_idup");
+    c = &bdl_g.comms[h];
+    c->ctx = ctx | BDL_CTX_INTER;
     c->local = l;
     c->ucomm = u;
     c->pending = 0;
@@ -534,83 +534,83 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
                          int remote_leader, int tag, MPI_Comm *newintercomm)
 {
     const char *call = "MPI_Intercomm_create";
-    BD_CHECK_INIT(call);
-    bd_comm_t *lc = bd_comm_get(local_comm);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *lc = bdl_comm_get(local_comm);
     if (!lc)
-        return bd_error(local_comm, MPI_ERR_COMM, call, "invalid local_comm %d", local_comm);
+        return bdl_error(local_comm, MPI_ERR_COMM, call, "invalid local_comm %d", local_comm);
     if (lc->inter)
-        return bd_error(local_comm, MPI_ERR_COMM, call,
+        return bdl_error(local_comm, MPI_ERR_COMM, call,
                         "local_comm %d is an intercommunicator (must be an intracommunicator)",
                         local_comm);
     if (local_leader < 0 || local_leader >= lc->size)
-        return bd_error(local_comm, MPI_ERR_RANK, call,
+        return bdl_error(local_comm, MPI_ERR_RANK, call,
                         "invalid local_leader %d (local_comm size %d)", local_leader, lc->size);
     if (!newintercomm)
-        return bd_error(local_comm, MPI_ERR_ARG, call, "newintercomm is NULL");
+        return bdl_error(local_comm, MPI_ERR_ARG, call, "newintercomm is NULL");
     int leader = lc->rank == local_leader;
     if (leader) {
         if (tag < 0)
-            return bd_error(local_comm, MPI_ERR_TAG, call, "invalid tag %d", tag);
-        bd_comm_t *pc = bd_comm_get(peer_comm);
+            return bdl_error(local_comm, MPI_ERR_TAG, call, "invalid tag %d", tag);
+        bdl_comm_t *pc = bdl_comm_get(peer_comm);
         if (!pc)
-            return bd_error(local_comm, MPI_ERR_COMM, call, "invalid peer_comm %d", peer_comm);
-        if (remote_leader < 0 || remote_leader >= bd_comm_peers(pc))
-            return bd_error(local_comm, MPI_ERR_RANK, call,
+            return bdl_error(local_comm, MPI_ERR_COMM, call, "invalid peer_comm %d", peer_comm);
+        if (remote_leader < 0 || remote_leader >= bdl_comm_peers(pc))
+            return bdl_error(local_comm, MPI_ERR_RANK, call,
                             "invalid remote_leader %d (peer_comm size %d)", remote_leader,
-                            bd_comm_peers(pc));
-        if (bd_comm_peer_world(pc, remote_leader) == g_bd.world_rank)
-            return bd_error(local_comm, MPI_ERR_RANK, call,
+                            bdl_comm_peers(pc));
+        if (bdl_comm_peer_world(pc, remote_leader) == bdl_g.world_rank)
+            return bdl_error(local_comm, MPI_ERR_RANK, call,
                             "remote_leader %d of peer_comm is the local leader itself",
                             remote_leader);
     }
     MPI_Errhandler errh = lc->errh;
     MPI_Comm hidden;
-    int rc = bd_comm_split(local_comm, 0, lc->rank, &hidden, call);
+    int rc = bdl_comm_split(local_comm, 0, lc->rank, &hidden, call);
     if (rc)
         return rc;
-    g_bd.comms[hidden].errh = errh;
+    bdl_g.comms[hidden].errh = errh;
     /* Leaders swap {hidden context, group size} and the group's world ranks
      * on peer_comm's internal context, so the exchange never matches (or is
      * matched by) a user message on peer_comm. */
     int32_t info[2] = {0, 0};
     int *rw = NULL;
     if (leader) {
-        bd_comm_t *pc = bd_comm_get(peer_comm), *h = &g_bd.comms[hidden];
-        int pctx = pc->ctx | BD_CTX_INTERNAL | (pc->inter ? 0 : BD_CTX_INTER);
-        int dst = bd_comm_peer_world(pc, remote_leader);
+        bdl_comm_t *pc = bdl_comm_get(peer_comm), *h = &bdl_g.comms[hidden];
+        int pctx = pc->ctx | BDL_CTX_INTERNAL | (pc->inter ? 0 : BDL_CTX_INTER);
+        int dst = bdl_comm_peer_world(pc, remote_leader);
         int32_t mine[2] = {h->ctx, h->size};
-        bd_send_bytes(pctx, dst, pc->rank, tag, mine, sizeof mine, 0, NULL);
-        bd_send_bytes(pctx, dst, pc->rank, tag, h->world, (uint64_t)h->size * sizeof(int), 0,
+        bdl_send_bytes(pctx, dst, pc->rank, tag, mine, sizeof mine, 0, NULL);
+        bdl_send_bytes(pctx, dst, pc->rank, tag, h->world, (uint64_t)h->size * sizeof(int), 0,
                       NULL);
         MPI_Status st;
-        rc = bd_recv_bytes(pctx, remote_leader, tag, info, sizeof info, &st);
+        rc = bdl_recv_bytes(pctx, remote_leader, tag, info, sizeof info, &st);
         if (rc || st.bd_nbytes != sizeof info || info[1] <= 0) {
             hidden_free(hidden);
-            return bd_error(local_comm, MPI_ERR_INTERN, call,
+            return bdl_error(local_comm, MPI_ERR_INTERN, call,
                             "unexpected message from the remote leader (tag %d reused?)", tag);
         }
         rw = malloc((size_t)info[1] * sizeof(int));
         if (!rw)
-            bd_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
-        rc = bd_recv_bytes(pctx, remote_leader, tag, rw, (uint64_t)info[1] * sizeof(int), &st);
+            bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+        rc = bdl_recv_bytes(pctx, remote_leader, tag, rw, (uint64_t)info[1] * sizeof(int), &st);
         if (rc || st.bd_nbytes != (long long)info[1] * (long long)sizeof(int))
-            bd_fatal(MPI_ERR_INTERN, "%s: the remote leader sent a malformed group", call);
+            bdl_fatal(MPI_ERR_INTERN, "%s: the remote leader sent a malformed group", call);
     }
     if ((rc = MPI_Bcast(info, 2, MPI_INT32_T, local_leader, hidden)))
         return rc;
     if (!leader && !(rw = malloc((size_t)info[1] * sizeof(int))))
-        bd_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+        bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
     if ((rc = MPI_Bcast(rw, info[1], MPI_INT, local_leader, hidden)))
         return rc;
     /* The groups must be disjoint; every rank sees both lists, so all agree. */
-    bd_comm_t *h = &g_bd.comms[hidden];
+    bdl_comm_t *h = &bdl_g.comms[hidden];
     for (int i = 0; i < info[1]; i++)
         for (int j = 0; j < h->size; j++)
             if (rw[i] == h->world[j]) {
                 int w = rw[i];
                 free(rw);
                 hidden_free(hidden);
-                return bd_error(local_comm, MPI_ERR_COMM, call,
+                return bdl_error(local_comm, MPI_ERR_COMM, call,
                                 "the local and remote groups overlap (world rank %d is in both)",
                                 w);
             }
@@ -627,26 +627,26 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
     const char *call = "MPI_Intercomm_merge";
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(intercomm);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(intercomm);
     if (!c)
-        return bd_error(intercomm, MPI_ERR_COMM, call, "invalid communicator %d", intercomm);
+        return bdl_error(intercomm, MPI_ERR_COMM, call, "invalid communicator %d", intercomm);
     if (!c->inter)
-        return bd_error(intercomm, MPI_ERR_COMM, call,
+        return bdl_error(intercomm, MPI_ERR_COMM, call,
                         "communicator %d is not an intercommunicator", intercomm);
     if (!newintracomm)
-        return bd_error(intercomm, MPI_ERR_ARG, call, "newintracomm is NULL");
+        return bdl_error(intercomm, MPI_ERR_ARG, call, "newintracomm is NULL");
     int32_t mine = high ? 1 : 0, theirs = 0;
     int rc;
     if (c->rank == 0) {
-        send_to(c, 0, T_MERGE, &mine, sizeof mine, bd_dt_byte());
+        send_to(c, 0, T_MERGE, &mine, sizeof mine, bdl_dt_byte());
         if ((rc = recv_from(intercomm, call, c, 0, T_MERGE, &theirs, sizeof theirs,
-                            bd_dt_byte())))
+                            bdl_dt_byte())))
             return rc;
     }
     if ((rc = MPI_Bcast(&theirs, 1, MPI_INT32_T, 0, local_of(c))))
         return rc;
-    c = bd_comm_get(intercomm);
+    c = bdl_comm_get(intercomm);
     int first = mine != theirs ? !mine : c->world[0] < c->rworld[0];
     int n = c->size + c->rsize;
     int *mem = malloc((size_t)n * sizeof(int));
@@ -656,7 +656,7 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     int na = first ? c->size : c->rsize;
     memcpy(mem, a, (size_t)na * sizeof(int));
     memcpy(mem + na, b, (size_t)(n - na) * sizeof(int));
-    rc = bd_comm_create_members(intercomm, mem, n, -1, newintracomm, call);
+    rc = bdl_comm_create_members(intercomm, mem, n, -1, newintracomm, call);
     free(mem);
     return rc;
 }
@@ -666,9 +666,9 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
  * empty).  Every rank learns the remote group's (color, key) pairs, the
  * local group splits its hidden communicator, and the first rank of each
  * new local group swaps the new hidden context with its remote counterpart. */
-int bd_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call)
+int bdl_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call)
 {
-    bd_comm_t *c = bd_comm_get(comm);
+    bdl_comm_t *c = bdl_comm_get(comm);
     int32_t ck[2] = {color, key};
     int32_t *all = malloc((size_t)(c->rsize + c->size) * 2 * sizeof(int32_t));
     if (!all)
@@ -676,10 +676,10 @@ int bd_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const c
     int32_t *rck = all, *lck = all + 2 * c->rsize;
     /* Local pairs at local rank 0, swapped with the remote side, spread locally. */
     int rc = MPI_Gather(ck, 2, MPI_INT32_T, lck, 2, MPI_INT32_T, 0, local_of(c));
-    c = bd_comm_get(comm);
+    c = bdl_comm_get(comm);
     if (!rc && c->rank == 0) {
-        send_to(c, 0, T_SPLIT, lck, (uint64_t)c->size * 8, bd_dt_byte());
-        rc = recv_from(comm, call, c, 0, T_SPLIT, rck, (uint64_t)c->rsize * 8, bd_dt_byte());
+        send_to(c, 0, T_SPLIT, lck, (uint64_t)c->size * 8, bdl_dt_byte());
+        rc = recv_from(comm, call, c, 0, T_SPLIT, rck, (uint64_t)c->rsize * 8, bdl_dt_byte());
     }
     if (!rc)
         rc = MPI_Bcast(rck, 2 * c->rsize, MPI_INT32_T, 0, local_of(c));
@@ -688,11 +688,11 @@ int bd_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const c
         return rc;
     }
     MPI_Comm hidden;
-    if ((rc = bd_comm_split(local_of(c), color, key, &hidden, call))) {
+    if ((rc = bdl_comm_split(local_of(c), color, key, &hidden, call))) {
         free(all);
         return rc;
     }
-    c = bd_comm_get(comm);
+    c = bdl_comm_get(comm);
     /* The remote members of my color, ordered by (key, remote rank). */
     int m = 0;
     int *rw = NULL;
@@ -700,7 +700,7 @@ int bd_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const c
         int *idx = malloc((size_t)(c->rsize ? c->rsize : 1) * sizeof(int));
         rw = malloc((size_t)(c->rsize ? c->rsize : 1) * sizeof(int));
         if (!idx || !rw)
-            bd_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+            bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
         for (int r = 0; r < c->rsize; r++)
             if (rck[2 * r] == color) {
                 int j = m++;
@@ -716,11 +716,11 @@ int bd_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const c
         free(idx);
         /* Leaders of the two halves of a color swap contexts. */
         int32_t rctx = 0;
-        if (m && g_bd.comms[hidden].rank == 0) {
-            int32_t mine = g_bd.comms[hidden].ctx;
-            send_to(c, rfirst, T_SPLIT, &mine, sizeof mine, bd_dt_byte());
+        if (m && bdl_g.comms[hidden].rank == 0) {
+            int32_t mine = bdl_g.comms[hidden].ctx;
+            send_to(c, rfirst, T_SPLIT, &mine, sizeof mine, bdl_dt_byte());
             if ((rc = recv_from(comm, call, c, rfirst, T_SPLIT, &rctx, sizeof rctx,
-                                bd_dt_byte()))) {
+                                bdl_dt_byte()))) {
                 free(rw);
                 free(all);
                 hidden_free(hidden);
@@ -740,7 +740,7 @@ int bd_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const c
             *newcomm = MPI_COMM_NULL;
             return MPI_SUCCESS;
         }
-        if (inter_add(hidden, rctx, m, rw, bd_comm_get(comm)->errh, newcomm) < 0) {
+        if (inter_add(hidden, rctx, m, rw, bdl_comm_get(comm)->errh, newcomm) < 0) {
             free(rw);
             hidden_free(hidden);
             return no_mem(comm, call);
@@ -755,17 +755,17 @@ int bd_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const c
 /* ---------------------------------------------------------------- queries */
 
 /* The intercommunicator comm for a query whose output argument is out. */
-static bd_comm_t *inter_query(MPI_Comm comm, const char *call, const void *out,
+static bdl_comm_t *inter_query(MPI_Comm comm, const char *call, const void *out,
                               const char *outname, int *rc)
 {
-    bd_comm_t *c = bd_comm_get(comm);
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        *rc = bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        *rc = bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     else if (!c->inter)
-        *rc = bd_error(comm, MPI_ERR_COMM, call, "communicator %d is not an intercommunicator",
+        *rc = bdl_error(comm, MPI_ERR_COMM, call, "communicator %d is not an intercommunicator",
                        comm);
     else if (!out)
-        *rc = bd_error(comm, MPI_ERR_ARG, call, "%s is NULL", outname);
+        *rc = bdl_error(comm, MPI_ERR_ARG, call, "%s is NULL", outname);
     else
         return c;
     return NULL;
@@ -773,9 +773,9 @@ static bd_comm_t *inter_query(MPI_Comm comm, const char *call, const void *out,
 
 int MPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
-    BD_CHECK_INIT("MPI_Comm_remote_size");
+    BDL_CHECK_INIT("MPI_Comm_remote_size");
     int rc;
-    bd_comm_t *c = inter_query(comm, "MPI_Comm_remote_size", size, "size", &rc);
+    bdl_comm_t *c = inter_query(comm, "MPI_Comm_remote_size", size, "size", &rc);
     if (!c)
         return rc;
     *size = c->rsize;
@@ -784,12 +784,12 @@ int MPI_Comm_remote_size(MPI_Comm comm, int *size)
 
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
-    BD_CHECK_INIT("MPI_Comm_remote_group");
+    BDL_CHECK_INIT("MPI_Comm_remote_group");
     int rc;
-    bd_comm_t *c = inter_query(comm, "MPI_Comm_remote_group", group, "group", &rc);
+    bdl_comm_t *c = inter_query(comm, "MPI_Comm_remote_group", group, "group", &rc);
     if (!c)
         return rc;
-    int h = bd_group_new(c->rsize, c->rworld);
+    int h = bdl_group_new(c->rsize, c->rworld);
     if (h < 0)
         return no_mem(comm, "MPI_Comm_remote_group");
     *group = h;
@@ -799,9 +799,9 @@ int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 /* No process is ever spawned, so no rank has a parent. */
 int MPI_Comm_get_parent(MPI_Comm *parent)
 {
-    BD_CHECK_INIT("MPI_Comm_get_parent");
+    BDL_CHECK_INIT("MPI_Comm_get_parent");
     if (!parent)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_get_parent", "parent is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_get_parent", "parent is NULL");
     *parent = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }

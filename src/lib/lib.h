@@ -1,6 +1,6 @@
 /* libbdmpi internals: the slave side of BDMPI's MPI. */
-#ifndef BD_LIB_H
-#define BD_LIB_H
+#ifndef BDL_LIB_H
+#define BDL_LIB_H
 
 #include <stdint.h>
 
@@ -9,20 +9,20 @@
 
 /* Hidden context for the library's own point-to-point traffic on behalf
  * of a communicator (user-op reductions), so it never matches user messages. */
-#define BD_CTX_INTERNAL (1 << 30)
+#define BDL_CTX_INTERNAL (1 << 30)
 /* Point-to-point context of an intercommunicator: the smaller of the two
  * groups' hidden local contexts with this bit set, so both groups derive it
  * alike and it never equals an intracommunicator's context. */
-#define BD_CTX_INTER (1 << 29)
+#define BDL_CTX_INTER (1 << 29)
 
 /* BD_CTX_DERIVED (bd_ipc.h) marks contexts the ranks derive from another
  * one and register with their masters themselves: the union communicator
  * of an intercommunicator (its context | BD_CTX_DERIVED) and the local
  * groups of a duplicated intercommunicator (the new union's context |
- * BD_CTX_DERIVED, | BD_CTX_GROUP1 for the union's second group). */
-#define BD_CTX_GROUP1 (1 << 27)
+ * BD_CTX_DERIVED, | BDL_CTX_GROUP1 for the union's second group). */
+#define BDL_CTX_GROUP1 (1 << 27)
 
-typedef struct bd_comm {
+typedef struct bdl_comm {
     int used;
     int ctx;
     int rank, size;
@@ -30,9 +30,9 @@ typedef struct bd_comm {
     MPI_Errhandler errh;
     uint64_t coll_seq; /* collectives this rank has started on it */
     char name[MPI_MAX_OBJECT_NAME];
-    struct bd_attr *attrs; /* user attributes (group.c) */
+    struct bdl_attr *attrs; /* user attributes (group.c) */
     int nattrs;
-    struct bd_topo *topo;  /* virtual topology or NULL (topo.c) */
+    struct bdl_topo *topo;  /* virtual topology or NULL (topo.c) */
     /* Intercommunicators (intercomm.c): rank, size and world are the local
      * group's; point-to-point addresses the remote group.  local is a hidden
      * intracommunicator of the local group that carries the collectives. */
@@ -48,25 +48,25 @@ typedef struct bd_comm {
     /* MPI_Comm_idup's new communicator before the request completes: the
      * handle is taken but names no communicator yet. */
     int pending;
-} bd_comm_t;
+} bdl_comm_t;
 
 /* Size of the group a communicator's point-to-point ranks name, and the
  * world rank of one of them. */
-static inline int bd_comm_peers(const bd_comm_t *c) { return c->inter ? c->rsize : c->size; }
-static inline int bd_comm_peer_world(const bd_comm_t *c, int r)
+static inline int bdl_comm_peers(const bdl_comm_t *c) { return c->inter ? c->rsize : c->size; }
+static inline int bdl_comm_peer_world(const bdl_comm_t *c, int r)
 {
     return c->inter ? c->rworld[r] : c->world[r];
 }
 
-enum { BD_RQ_FREE = 0, BD_RQ_SEND, BD_RQ_SSEND, BD_RQ_RECV, BD_RQ_COLL };
+enum { BDL_RQ_FREE = 0, BDL_RQ_SEND, BDL_RQ_SSEND, BDL_RQ_RECV, BDL_RQ_COLL };
 
-typedef struct bd_request {
+typedef struct bdl_request {
     int kind;
     int done;          /* completed; status saved, not yet reported */
     int err;
     uint64_t rid;      /* posted receive id / sync send id */
     void *buf;
-    struct bd_dt *dt;  /* receive datatype (a reference held until delivery) */
+    struct bdl_dt *dt;  /* receive datatype (a reference held until delivery) */
     uint64_t count;    /* receive count */
     uint64_t send_id;  /* a nonblocking send's id (MPI_Cancel names it), 0 if none */
     int send_dst;      /* ... and its destination's world rank */
@@ -77,21 +77,21 @@ typedef struct bd_request {
     int detached;      /* freed by the program while its receive is still posted */
     const void *pbuf;
     int pcount, ppeer, ptag;
-    MPI_Datatype pdt;  /* an alias handle (bd_dt_alias), freed with the request */
+    MPI_Datatype pdt;  /* an alias handle (bdl_dt_alias), freed with the request */
     MPI_Comm pcomm;
-    struct bd_nbc *nbc;   /* kind BD_RQ_COLL: the nonblocking collective (coll.c) */
-    struct bd_greq *greq; /* kind BD_RQ_GREQ: the program's callbacks (greq.c) */
-} bd_request_t;
+    struct bdl_nbc *nbc;   /* kind BDL_RQ_COLL: the nonblocking collective (coll.c) */
+    struct bdl_greq *greq; /* kind BDL_RQ_GREQ: the program's callbacks (greq.c) */
+} bdl_request_t;
 /* A generalized request (MPI_Grequest_start): done is set by the program. */
-#define BD_RQ_GREQ 16
+#define BDL_RQ_GREQ 16
 
-typedef struct bd_user_op {
+typedef struct bdl_user_op {
     MPI_User_function *fn;
     int commute;
     int used;
-} bd_user_op_t;
+} bdl_user_op_t;
 
-typedef struct bd_lib {
+typedef struct bdl_lib {
     int initialized, finalized;
     int thread_level;
     bd_shm_hdr_t *hdr;
@@ -103,108 +103,108 @@ typedef struct bd_lib {
     int world_rank, world_size;
     uint64_t next_rid;
     uint64_t spill_seq;
-    bd_comm_t *comms;
+    bdl_comm_t *comms;
     int ncomms;
-    bd_request_t *reqs;
+    bdl_request_t *reqs;
     int nreqs;
-    bd_user_op_t *ops;
+    bdl_user_op_t *ops;
     int nops;
     int mem_active;   /* the memory manager owns large allocations */
     int ndetached;    /* freed receives still posted (p2p.c) */
-} bd_lib_t;
+} bdl_lib_t;
 
-extern bd_lib_t g_bd;
+extern bdl_lib_t bdl_g;
 
 /* init.c */
-void bd_rpc(void);
+void bdl_rpc(void);
 /* The error handler of a communicator nobody set one on: it follows
  * MPI_COMM_WORLD's current handler, as MPICH does (programs and test suites
  * set MPI_ERRORS_RETURN on MPI_COMM_WORLD and expect it of the communicators
  * they created before); MPI_ERRORS_ARE_FATAL when WORLD has none set either. */
-#define BD_ERRH_DEFAULT ((MPI_Errhandler)-1)
+#define BDL_ERRH_DEFAULT ((MPI_Errhandler)-1)
 /* The handler that takes c's errors (init.c). */
-MPI_Errhandler bd_errh_effective(const bd_comm_t *c);
+MPI_Errhandler bdl_errh_effective(const bdl_comm_t *c);
 /* code is a predefined error class or a code/class the program added. */
-int bd_errcode_valid(int code);
-int bd_errcode_lastused(void); /* MPI_LASTUSEDCODE */
+int bdl_errcode_valid(int code);
+int bdl_errcode_lastused(void); /* MPI_LASTUSEDCODE */
 
-static inline bd_req_t *bd_req_begin(uint32_t code)
+static inline bd_req_t *bdl_req_begin(uint32_t code)
 {
-    bd_req_t *r = &g_bd.slot->req;
+    bd_req_t *r = &bdl_g.slot->req;
     __builtin_memset(r, 0, sizeof *r);
     r->code = code;
     return r;
 }
-static inline bd_resp_t *bd_resp(void) { return &g_bd.slot->resp; }
+static inline bd_resp_t *bdl_resp(void) { return &bdl_g.slot->resp; }
 /* Report an error as MPI requires: through comm's error handler (MPI_COMM_WORLD's
  * when comm is not valid).  Returns code when the handler returns. */
-int bd_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
+int bdl_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 /* Abort the job from inside the library. */
-_Noreturn void bd_fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-#define BD_CHECK_INIT(call)                                                                        \
+_Noreturn void bdl_fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define BDL_CHECK_INIT(call)                                                                        \
     do {                                                                                           \
-        if (!g_bd.initialized || g_bd.finalized)                                                   \
-            bd_fatal(MPI_ERR_OTHER, "%s called %s MPI_Init", call,                                 \
-                     g_bd.finalized ? "after MPI_Finalize, not between it and" : "before");        \
+        if (!bdl_g.initialized || bdl_g.finalized)                                                   \
+            bdl_fatal(MPI_ERR_OTHER, "%s called %s MPI_Init", call,                                 \
+                     bdl_g.finalized ? "after MPI_Finalize, not between it and" : "before");        \
     } while (0)
 
 /* mem.c */
-void bd_lib_mem_init(void);
-void bd_lib_mem_stats(void);
-void bd_lib_mem_command(void);
-void bd_lib_mem_idle(void);
-uint64_t bd_lib_mem_resident(void);
-void bd_lib_mem_discard(void *buf, uint64_t len);
-void bd_lib_mem_prepare(const void *buf, uint64_t len, int for_write);
+void bdl_lib_mem_init(void);
+void bdl_lib_mem_stats(void);
+void bdl_lib_mem_command(void);
+void bdl_lib_mem_idle(void);
+uint64_t bdl_lib_mem_resident(void);
+void bdl_lib_mem_discard(void *buf, uint64_t len);
+void bdl_lib_mem_prepare(const void *buf, uint64_t len, int for_write);
 
 /* comm.c */
-bd_comm_t *bd_comm_get(MPI_Comm comm);
-int bd_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh);
-void bd_comm_setup_predefined(void);
-int bd_world_node(int world);
+bdl_comm_t *bdl_comm_get(MPI_Comm comm);
+int bdl_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh);
+void bdl_comm_setup_predefined(void);
+int bdl_world_node(int world);
 /* Make the communicator ctx of the world ranks world[n] known to this
  * rank's master (BD_REQ_COMM_REGISTER); -1 if the list does not fit the window. */
-int bd_comm_register(int ctx, const int *world, int n);
+int bdl_comm_register(int ctx, const int *world, int n);
 
 /* comm.c: collective creation from comm (color MPI_UNDEFINED gives MPI_COMM_NULL). */
-int bd_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
+int bdl_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
 
 /* comm.c: the intracommunicator of exactly the world ranks mem[n] (in that
  * order), collective over them alone; tag < 0 is for the library's own use. */
-int bd_comm_create_members(MPI_Comm parent, const int *mem, int n, int tag, MPI_Comm *newcomm,
+int bdl_comm_create_members(MPI_Comm parent, const int *mem, int n, int tag, MPI_Comm *newcomm,
                            const char *call);
 
 /* intercomm.c: intercommunicator creation and collectives (comm is c's
  * handle; c is valid and c->inter is set). */
-int bd_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
-int bd_inter_barrier(bd_comm_t *c, MPI_Comm comm);
-int bd_inter_bcast(bd_comm_t *c, MPI_Comm comm, void *buf, int count, MPI_Datatype dt, int root);
-int bd_inter_reduce(bd_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
+int bdl_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
+int bdl_inter_barrier(bdl_comm_t *c, MPI_Comm comm);
+int bdl_inter_bcast(bdl_comm_t *c, MPI_Comm comm, void *buf, int count, MPI_Datatype dt, int root);
+int bdl_inter_reduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
                     MPI_Datatype dt, MPI_Op op, int root);
-int bd_inter_allreduce(bd_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
+int bdl_inter_allreduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
                        MPI_Datatype dt, MPI_Op op);
 /* counts NULL: every rank gets block elements (Reduce_scatter_block). */
-int bd_inter_reduce_scatter(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+int bdl_inter_reduce_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                             void *recvbuf, const int *counts, int block, MPI_Datatype dt,
                             MPI_Op op);
 /* recvcounts/displs (sendcounts/displs) NULL for the fixed-count variants. */
-int bd_inter_gather(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+int bdl_inter_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                     int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                     const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root);
-int bd_inter_scatter(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+int bdl_inter_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                      int sendcount, const int *sendcounts, const int *displs,
                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                      int root);
-int bd_inter_allgather(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+int bdl_inter_allgather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                        int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
                        const int *recvcounts, const int *displs, MPI_Datatype recvtype);
-int bd_inter_alltoall(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+int bdl_inter_alltoall(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                       int sendcount, const int *sendcounts, const int *sdispls,
                       MPI_Datatype sendtype, void *recvbuf, int recvcount, const int *recvcounts,
                       const int *rdispls, MPI_Datatype recvtype);
 /* Displacements in bytes, a type per remote rank. */
-int bd_inter_alltoallw(bd_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+int bdl_inter_alltoallw(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                        const int *sendcounts, const int *sdispls, const MPI_Datatype *sendtypes,
                        void *recvbuf, const int *recvcounts, const int *rdispls,
                        const MPI_Datatype *recvtypes);
@@ -212,72 +212,72 @@ int bd_inter_alltoallw(bd_comm_t *c, MPI_Comm comm, const char *call, const void
  * the new union (context ctx, the caller its rank urank of un members uworld,
  * taken over) is complete; make the pending entry h the new
  * intercommunicator. */
-void bd_inter_idup_done(MPI_Comm h, int ctx, int urank, int un, int *uworld);
+void bdl_inter_idup_done(MPI_Comm h, int ctx, int urank, int un, int *uworld);
 
 /* group.c: groups, attributes */
-int bd_group_new(int n, const int *world);  /* a group handle (copies world), or -1 */
-const int *bd_group_members(MPI_Group g, int *n);  /* NULL if g is not a valid group */
-int bd_attr_copy_all(MPI_Comm oldcomm, MPI_Comm newcomm, const char *call);
-int bd_attr_delete_all(MPI_Comm comm, const char *call);
-int bd_attr_get(bd_comm_t *c, int keyval, void **val, int *flag);
+int bdl_group_new(int n, const int *world);  /* a group handle (copies world), or -1 */
+const int *bdl_group_members(MPI_Group g, int *n);  /* NULL if g is not a valid group */
+int bdl_attr_copy_all(MPI_Comm oldcomm, MPI_Comm newcomm, const char *call);
+int bdl_attr_delete_all(MPI_Comm comm, const char *call);
+int bdl_attr_get(bdl_comm_t *c, int keyval, void **val, int *flag);
 
 /* topo.c */
-struct bd_topo *bd_topo_dup(const struct bd_topo *t);
-void bd_topo_free(struct bd_topo *t);
+struct bdl_topo *bdl_topo_dup(const struct bdl_topo *t);
+void bdl_topo_free(struct bdl_topo *t);
 /* The neighbours of this rank in its communicator's topology, in the order
  * of the neighbourhood collectives (MPI 3.1 7.6); MPI_PROC_NULL at the
  * edges of a non-periodic Cartesian grid. */
-typedef struct bd_nbrs {
+typedef struct bdl_nbrs {
     int cart;          /* Cartesian: block 2d is the -1 neighbour, 2d+1 the +1 one */
     int indeg, outdeg;
     int *in, *out;
-} bd_nbrs_t;
-int bd_topo_neighbors(const bd_comm_t *c, bd_nbrs_t *nb); /* -1: no topology or no memory */
-void bd_nbrs_free(bd_nbrs_t *nb);
+} bdl_nbrs_t;
+int bdl_topo_neighbors(const bdl_comm_t *c, bdl_nbrs_t *nb); /* -1: no topology or no memory */
+void bdl_nbrs_free(bdl_nbrs_t *nb);
 
 /* p2p.c */
 /* 0 and *size (bytes per element) when dt is committed and count elements
  * at buf are always count * *size bytes at buf; -1 otherwise. */
-int bd_check_dtype(MPI_Datatype dt, int *size);
-int bd_send_bytes(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t n,
+int bdl_check_dtype(MPI_Datatype dt, int *size);
+int bdl_send_bytes(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t n,
                   int sync, uint64_t *sync_id);
 /* Send count elements of t at buf (packed on the way). */
-int bd_send_typed(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,
-                  const struct bd_dt *t, int sync, uint64_t *sync_id);
+int bdl_send_typed(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,
+                  const struct bdl_dt *t, int sync, uint64_t *sync_id);
 /* Blocking receive of up to cap bytes; fills st; returns MPI_SUCCESS or MPI_ERR_TRUNCATE. */
-int bd_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Status *st);
+int bdl_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Status *st);
 /* Blocking receive into count elements of t at buf (unpacked on the way). */
-int bd_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count,
-                  const struct bd_dt *t, MPI_Status *st);
-void bd_status_empty(MPI_Status *st);
-int bd_req_new(int kind);                     /* a new request handle of that kind */
-bd_request_t *bd_req_lookup(MPI_Request h);   /* NULL if h names no request */
+int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count,
+                  const struct bdl_dt *t, MPI_Status *st);
+void bdl_status_empty(MPI_Status *st);
+int bdl_req_new(int kind);                     /* a new request handle of that kind */
+bdl_request_t *bdl_req_lookup(MPI_Request h);   /* NULL if h names no request */
 
 /* greq.c: generalized requests, called from p2p.c's request handling. */
-void bd_greq_wait(bd_request_t *q);           /* until MPI_Grequest_complete */
-void bd_greq_pause(void);                     /* a short sleep while polling */
-int bd_greq_query(bd_request_t *q, MPI_Status *st); /* query_fn into q->status (and *st) */
-int bd_greq_finish(bd_request_t *q);          /* query_fn, then free_fn: completion */
-int bd_greq_cancel(bd_request_t *q);
-int bd_greq_free(bd_request_t *q);            /* MPI_Request_free */
-void bd_p2p_reap_detached(void);
+void bdl_greq_wait(bdl_request_t *q);           /* until MPI_Grequest_complete */
+void bdl_greq_pause(void);                     /* a short sleep while polling */
+int bdl_greq_query(bdl_request_t *q, MPI_Status *st); /* query_fn into q->status (and *st) */
+int bdl_greq_finish(bdl_request_t *q);          /* query_fn, then free_fn: completion */
+int bdl_greq_cancel(bdl_request_t *q);
+int bdl_greq_free(bdl_request_t *q);            /* MPI_Request_free */
+void bdl_p2p_reap_detached(void);
 
 /* dtype.c: datatype descriptors.  One element of a type is `nruns` runs of
  * equal blocks in type-map order; its packed stream is those blocks back to
  * back (psize bytes per element), which is what travels between ranks. */
-typedef struct bd_run {
+typedef struct bdl_run {
     int64_t off;       /* first block, bytes from the element's origin */
     uint64_t len;      /* bytes per block */
     uint64_t cnt;      /* blocks */
     int64_t stride;    /* bytes from one block to the next */
-} bd_run_t;
+} bdl_run_t;
 
-typedef struct bd_sig {
-    struct bd_dt *t;   /* the type signature is t's, reps times */
+typedef struct bdl_sig {
+    struct bdl_dt *t;   /* the type signature is t's, reps times */
     uint64_t reps;
-} bd_sig_t;
+} bdl_sig_t;
 
-typedef struct bd_dt {
+typedef struct bdl_dt {
     int predefined;
     int committed;
     int refs;          /* handles naming it, types built from it, pending receives */
@@ -288,94 +288,94 @@ typedef struct bd_dt {
     uint64_t nbasic;   /* basic elements in one (MPI_Get_elements: a pair type has 2) */
     int basic;         /* the predefined type of all basic elements; 0 none; -1 mixed */
     int align;         /* strictest alignment of the basic elements */
-    int sticky;        /* BD_DT_EXPLICIT_*: bounds set by MPI_LB/MPI_UB markers or
+    int sticky;        /* BDL_DT_EXPLICIT_*: bounds set by MPI_LB/MPI_UB markers or
                           resized, subarray, darray; an explicit ub gets no padding */
     int contig;        /* any count of elements is one block of bytes */
     int64_t lb, extent, true_lb, true_extent;
     uint32_t nruns;
-    bd_run_t *runs;
+    bdl_run_t *runs;
     uint64_t *pre;     /* pre[i]: packed bytes before run i; pre[nruns] = psize */
     uint32_t nsig;
-    bd_sig_t *sig;
+    bdl_sig_t *sig;
     int ni, na, nd;    /* MPI_Type_get_contents */
     int *ints;
     MPI_Aint *aints;
-    struct bd_dt **types;
-    bd_run_t run1;     /* predefined types: their single run */
+    struct bdl_dt **types;
+    bdl_run_t run1;     /* predefined types: their single run */
     uint64_t pre1[2];
-    bd_run_t run2[2];  /* pair types whose index is apart from the value */
+    bdl_run_t run2[2];  /* pair types whose index is apart from the value */
     uint64_t pre2[3];
     char name[MPI_MAX_OBJECT_NAME];
-} bd_dt_t;
+} bdl_dt_t;
 
-#define BD_DT_EXPLICIT_LB 1
-#define BD_DT_EXPLICIT_UB 2
+#define BDL_DT_EXPLICIT_LB 1
+#define BDL_DT_EXPLICIT_UB 2
 
 /* The descriptor of a valid (not freed) handle, committed or not; NULL otherwise. */
-bd_dt_t *bd_dt_lookup(MPI_Datatype dt);
-const bd_dt_t *bd_dt_byte(void);
+bdl_dt_t *bdl_dt_lookup(MPI_Datatype dt);
+const bdl_dt_t *bdl_dt_byte(void);
 /* For communication: dt must be valid and committed; otherwise the error is
  * reported on comm (what: "send", "receive" or "") and its code returned. */
-int bd_dt_check(MPI_Comm comm, const char *call, const char *what, MPI_Datatype dt,
-                bd_dt_t **out);
-void bd_dt_retain(bd_dt_t *t);
-void bd_dt_release(bd_dt_t *t);
+int bdl_dt_check(MPI_Comm comm, const char *call, const char *what, MPI_Datatype dt,
+                bdl_dt_t **out);
+void bdl_dt_retain(bdl_dt_t *t);
+void bdl_dt_release(bdl_dt_t *t);
 /* A hidden second handle naming dt's descriptor (dt itself if predefined or
  * invalid; MPI_DATATYPE_NULL out of memory): a persistent request keeps one
  * so the program may free dt while the request lives (MPI 3.1 4.1.10). */
-MPI_Datatype bd_dt_alias(MPI_Datatype dt);
-void bd_dt_alias_free(MPI_Datatype h);
+MPI_Datatype bdl_dt_alias(MPI_Datatype dt);
+void bdl_dt_alias_free(MPI_Datatype h);
 /* The packed stream of count elements at buf when it is one block of memory
  * (start of that block), else NULL. */
-char *bd_dt_contig(const bd_dt_t *t, const void *buf, uint64_t count);
+char *bdl_dt_contig(const bdl_dt_t *t, const void *buf, uint64_t count);
 /* Bytes [off, off+len) of the packed stream of count elements at buf. */
-void bd_dt_pack(const bd_dt_t *t, const void *buf, uint64_t count, uint64_t off, void *out,
+void bdl_dt_pack(const bdl_dt_t *t, const void *buf, uint64_t count, uint64_t off, void *out,
                 uint64_t len);
-void bd_dt_unpack(const bd_dt_t *t, void *buf, uint64_t count, uint64_t off, const void *in,
+void bdl_dt_unpack(const bdl_dt_t *t, void *buf, uint64_t count, uint64_t off, const void *in,
                   uint64_t len);
 /* The first nbytes of the packed stream of (sbuf, scount, st) into (rbuf, rcount, rt). */
-void bd_dt_copy(const bd_dt_t *st, const void *sbuf, uint64_t scount, const bd_dt_t *rt,
+void bdl_dt_copy(const bdl_dt_t *st, const void *sbuf, uint64_t scount, const bdl_dt_t *rt,
                 void *rbuf, uint64_t rcount, uint64_t nbytes);
 /* Zeroed memory for count elements of t: returns what to free; *base is the
  * buffer address to use with t (it may lie outside the allocation). */
-void *bd_dt_alloc(const bd_dt_t *t, uint64_t count, void **base);
+void *bdl_dt_alloc(const bdl_dt_t *t, uint64_t count, void **base);
 
 /* typeattr.c: datatype attributes (MPI_Type_dup, MPI_Type_free) */
-int bd_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype, const char *call);
-int bd_type_attr_delete_all(MPI_Datatype dt, const char *call);
-void bd_type_attr_drop(MPI_Datatype dt);
+int bdl_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype, const char *call);
+int bdl_type_attr_delete_all(MPI_Datatype dt, const char *call);
+void bdl_type_attr_drop(MPI_Datatype dt);
 
 /* coll.c */
-int bd_user_op_fn(MPI_Op op, bd_user_op_t **out);
+int bdl_user_op_fn(MPI_Op op, bdl_user_op_t **out);
 /* Nonblocking collectives: progress one (returns 1 once it is complete;
  * blocking: wait for it); poll, or with block wait for, several at once
  * (returns how many completed; a poll that finds none gives the run slot
  * away only if yield); free. */
-typedef struct bd_nbc bd_nbc_t;
-int bd_nbc_progress(bd_nbc_t *nb, int blocking);
-int bd_nbc_poll(bd_nbc_t **nbs, int n, int block, int yield);
-int bd_nbc_done(const bd_nbc_t *nb);
-int bd_nbc_err(const bd_nbc_t *nb);  /* the error a completed one reports */
-void bd_nbc_free(bd_nbc_t *nb);
+typedef struct bdl_nbc bdl_nbc_t;
+int bdl_nbc_progress(bdl_nbc_t *nb, int blocking);
+int bdl_nbc_poll(bdl_nbc_t **nbs, int n, int block, int yield);
+int bdl_nbc_done(const bdl_nbc_t *nb);
+int bdl_nbc_err(const bdl_nbc_t *nb);  /* the error a completed one reports */
+void bdl_nbc_free(bdl_nbc_t *nb);
 /* A request complete from the start; one that completes with the library's
  * own point-to-point requests reqs[n] (an array it takes over). */
-MPI_Request bd_nbc_completed(void);
-MPI_Request bd_nbc_of_requests(MPI_Request *reqs, int n);
+MPI_Request bdl_nbc_completed(void);
+MPI_Request bdl_nbc_of_requests(MPI_Request *reqs, int n);
 /* Communicator creation as a nonblocking collective on c (size > 1): a split
  * with color and key, call api (BD_API_COMM_DUP); once it completes, fin
  * gets the new context (0: none), the caller's rank, the size and the
  * members (taken over).  request NULL: complete it now. */
-typedef void (*bd_nbc_fin_t)(void *arg, int ctx, int rank, int size, int *world);
-int bd_nbc_split(bd_comm_t *c, int color, int key, int api, bd_nbc_fin_t fin, void *arg,
+typedef void (*bdl_nbc_fin_t)(void *arg, int ctx, int rank, int size, int *world);
+int bdl_nbc_split(bdl_comm_t *c, int color, int key, int api, bdl_nbc_fin_t fin, void *arg,
                  MPI_Request *request);
 
 /* p2p.c: the request of a started nonblocking collective (it owns nb). */
-MPI_Request bd_req_new_coll(bd_nbc_t *nb);
+MPI_Request bdl_req_new_coll(bdl_nbc_t *nb);
 
 /* rma.c: serve the RMA requests waiting for this rank (lock, unlock, flush,
- * operations as target), called by bd_rpc: before a request when the master
+ * operations as target), called by bdl_rpc: before a request when the master
  * has flagged some (rma_pending), and on BD_CMD_RMA while blocked. */
-void bd_rma_serve_pending(void);
-uint32_t bd_rma_serve_command(void); /* returns the resp_seq to wait past */
+void bdl_rma_serve_pending(void);
+uint32_t bdl_rma_serve_command(void); /* returns the resp_seq to wait past */
 
 #endif

@@ -17,7 +17,7 @@ static atomic_flag g_acq_lock = ATOMIC_FLAG_INIT;
 static void ring_master(void)
 {
     uint64_t one = 1;
-    while (write(g_bd.event_fd, &one, sizeof one) < 0 && errno == EINTR)
+    while (write(bdl_g.event_fd, &one, sizeof one) < 0 && errno == EINTR)
         ;
 }
 
@@ -25,7 +25,7 @@ static void ring_master(void)
 static int acquire_cb(void *ctx, size_t bytes)
 {
     (void)ctx;
-    bd_slot_t *sl = g_bd.slot;
+    bd_slot_t *sl = bdl_g.slot;
     while (atomic_flag_test_and_set_explicit(&g_acq_lock, memory_order_acquire))
         sched_yield();
     atomic_store_explicit(&sl->mem_req_bytes, bytes, memory_order_relaxed);
@@ -42,54 +42,54 @@ static int acquire_cb(void *ctx, size_t bytes)
 static void release_cb(void *ctx, size_t bytes)
 {
     (void)ctx;
-    atomic_fetch_sub_explicit(&g_bd.slot->mem_resident, bytes, memory_order_relaxed);
-    if (atomic_load_explicit(&g_bd.hdr->mem_waiters, memory_order_relaxed))
+    atomic_fetch_sub_explicit(&bdl_g.slot->mem_resident, bytes, memory_order_relaxed);
+    if (atomic_load_explicit(&bdl_g.hdr->mem_waiters, memory_order_relaxed))
         ring_master();
 }
 
-void bd_lib_mem_init(void)
+void bdl_lib_mem_init(void)
 {
-    if (g_bd.hdr->mem_strategy == 0)
+    if (bdl_g.hdr->mem_strategy == 0)
         return;
     static const bd_mem_strategy_t strat[] = {BD_MEM_ARAW, BD_MEM_ARAW, BD_MEM_ARLW, BD_MEM_LRLW};
     bd_mem_config_t cfg = {
-        .dir = g_bd.hdr->jobdir,
-        .sbpage = g_bd.hdr->sbpage,
-        .threshold = g_bd.hdr->mem_threshold,
-        .strategy = strat[g_bd.hdr->mem_strategy & 3],
-        .acquire = g_bd.hdr->mem_budget ? acquire_cb : NULL,
-        .release = g_bd.hdr->mem_budget ? release_cb : NULL,
+        .dir = bdl_g.hdr->jobdir,
+        .sbpage = bdl_g.hdr->sbpage,
+        .threshold = bdl_g.hdr->mem_threshold,
+        .strategy = strat[bdl_g.hdr->mem_strategy & 3],
+        .acquire = bdl_g.hdr->mem_budget ? acquire_cb : NULL,
+        .release = bdl_g.hdr->mem_budget ? release_cb : NULL,
     };
     /* -mem-readahead reaches the rank as BDMPI_MEM_READAHEAD (bytes, 0 for
      * off); for the manager 0 means its default and (size_t)-1 none. */
     long long ra;
     char err[256];
     if (bd_opts_get_env(BD_OPT_MEM_READAHEAD, &ra, err, sizeof err) < 0)
-        bd_fatal(MPI_ERR_OTHER, "%s", err);
+        bdl_fatal(MPI_ERR_OTHER, "%s", err);
     cfg.readahead = ra > 0 ? (size_t)ra : (size_t)-1;
     /* -mem-predict: auto|on|off is 0|1|2; the manager takes 0|1|-1 */
     /* fatal messages of the manager (double free, I/O errors) name the rank */
     char label[32];
-    snprintf(label, sizeof label, "rank %d", g_bd.world_rank);
+    snprintf(label, sizeof label, "rank %d", bdl_g.world_rank);
     cfg.label = label;
     long long pr;
     if (bd_opts_get_env(BD_OPT_MEM_PREDICT, &pr, err, sizeof err) < 0)
-        bd_fatal(MPI_ERR_OTHER, "%s", err);
+        bdl_fatal(MPI_ERR_OTHER, "%s", err);
     cfg.predict = pr == 2 ? -1 : (int)pr;
     int rc = bd_mem_init(&cfg);
     if (rc < 0)
-        bd_fatal(MPI_ERR_OTHER, "cannot start the memory manager in %s: %s", cfg.dir,
+        bdl_fatal(MPI_ERR_OTHER, "cannot start the memory manager in %s: %s", cfg.dir,
                  strerror(-rc));
-    g_bd.mem_active = 1;
+    bdl_g.mem_active = 1;
 }
 
-void bd_lib_mem_stats(void)
+void bdl_lib_mem_stats(void)
 {
-    if (!g_bd.mem_active)
+    if (!bdl_g.mem_active)
         return;
     bd_mem_stats_t st;
     bd_mem_stats(&st);
-    _Atomic uint64_t *o = g_bd.slot->stats;
+    _Atomic uint64_t *o = bdl_g.slot->stats;
     atomic_store_explicit(&o[BD_STAT_MEM_WRITTEN], st.bytes_written, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_READ], st.bytes_read, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_LOADS], st.loads, memory_order_relaxed);
@@ -102,55 +102,55 @@ void bd_lib_mem_stats(void)
 }
 
 /* The master told this (blocked) rank to write its memory out. */
-void bd_lib_mem_command(void)
+void bdl_lib_mem_command(void)
 {
-    uint32_t cmd = atomic_load_explicit(&g_bd.slot->cmd, memory_order_acquire);
-    if (cmd == BD_CMD_UNLOAD && g_bd.mem_active) {
+    uint32_t cmd = atomic_load_explicit(&bdl_g.slot->cmd, memory_order_acquire);
+    if (cmd == BD_CMD_UNLOAD && bdl_g.mem_active) {
         int rc = bd_mem_unload_all();
         if (rc < 0) {
             bd_mem_stats_t st;
             bd_mem_stats(&st);
             struct statvfs fs;
-            unsigned long long avail = statvfs(g_bd.hdr->jobdir, &fs) == 0
+            unsigned long long avail = statvfs(bdl_g.hdr->jobdir, &fs) == 0
                                            ? (unsigned long long)fs.f_bavail * fs.f_frsize
                                            : 0;
-            bd_fatal(MPI_ERR_OTHER,
+            bdl_fatal(MPI_ERR_OTHER,
                      "cannot write %llu bytes of managed memory to storage in %s: %s "
                      "(%llu bytes free there)",
-                     (unsigned long long)st.unwritten, g_bd.hdr->jobdir, strerror(-rc), avail);
+                     (unsigned long long)st.unwritten, bdl_g.hdr->jobdir, strerror(-rc), avail);
         }
-        bd_lib_mem_stats();
+        bdl_lib_mem_stats();
     }
-    atomic_store_explicit(&g_bd.slot->cmd, BD_CMD_NONE, memory_order_release);
+    atomic_store_explicit(&bdl_g.slot->cmd, BD_CMD_NONE, memory_order_release);
     ring_master();
 }
 
-void bd_lib_mem_idle(void)
+void bdl_lib_mem_idle(void)
 {
-    if (g_bd.mem_active)
+    if (bdl_g.mem_active)
         bd_mem_idle();
 }
 
-uint64_t bd_lib_mem_resident(void)
+uint64_t bdl_lib_mem_resident(void)
 {
-    return g_bd.mem_active ? bd_mem_resident_bytes() : 0;
+    return bdl_g.mem_active ? bd_mem_resident_bytes() : 0;
 }
 
 /* buf is about to be overwritten with len bytes (a receive): drop what it
  * held without writing it back or reading it in. */
-void bd_lib_mem_discard(void *buf, uint64_t len)
+void bdl_lib_mem_discard(void *buf, uint64_t len)
 {
-    if (g_bd.mem_active && len >= g_bd.hdr->sbpage && bd_mem_owns(buf))
+    if (bdl_g.mem_active && len >= bdl_g.hdr->sbpage && bd_mem_owns(buf))
         bd_mem_discard(buf, len);
 }
 
 /* The kernel is about to read (for_write=0) or fill (1) buf. */
-void bd_lib_mem_prepare(const void *buf, uint64_t len, int for_write)
+void bdl_lib_mem_prepare(const void *buf, uint64_t len, int for_write)
 {
-    if (!g_bd.mem_active || !len || !bd_mem_owns(buf))
+    if (!bdl_g.mem_active || !len || !bd_mem_owns(buf))
         return;
     int rc = bd_mem_prepare(buf, len, for_write);
     if (rc < 0)
-        bd_fatal(MPI_ERR_OTHER, "cannot make %llu bytes of managed memory resident: %s",
+        bdl_fatal(MPI_ERR_OTHER, "cannot make %llu bytes of managed memory resident: %s",
                  (unsigned long long)len, strerror(-rc));
 }

@@ -38,12 +38,12 @@ static info_t *info_get(MPI_Info h)
 
 static int bad_info(const char *call, MPI_Info h)
 {
-    return bd_error(MPI_COMM_WORLD, MPI_ERR_INFO, call, "invalid info object %d", h);
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO, call, "invalid info object %d", h);
 }
 
 static int no_mem(const char *call)
 {
-    return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
 }
 
 static int info_alloc(void)
@@ -76,19 +76,19 @@ static int find_key(const info_t *in, const char *key)
 static int check_key(const char *call, const char *key)
 {
     if (!key)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "key is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "key is NULL");
     size_t len = strlen(key);
     if (len == 0 || len > MPI_MAX_INFO_KEY)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_INFO, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO, call,
                         "invalid info key of %zu characters (1..MPI_MAX_INFO_KEY)", len);
     return MPI_SUCCESS;
 }
 
 int MPI_Info_create(MPI_Info *info)
 {
-    BD_CHECK_INIT("MPI_Info_create");
+    BDL_CHECK_INIT("MPI_Info_create");
     if (!info)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Info_create", "info is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Info_create", "info is NULL");
     int h = info_alloc();
     if (h < 0)
         return no_mem("MPI_Info_create");
@@ -99,7 +99,7 @@ int MPI_Info_create(MPI_Info *info)
 int MPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
     const char *call = "MPI_Info_set";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     info_t *in = info_get(info);
     if (!in || info == MPI_INFO_ENV)
         return bad_info(call, info);
@@ -107,10 +107,10 @@ int MPI_Info_set(MPI_Info info, const char *key, const char *value)
     if (rc)
         return rc;
     if (!value)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "value is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "value is NULL");
     size_t vlen = strlen(value);
     if (vlen == 0 || vlen > MPI_MAX_INFO_VAL)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_INFO, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO, call,
                         "invalid info value of %zu characters (1..MPI_MAX_INFO_VAL)", vlen);
     char *v = strdup(value);
     if (!v)
@@ -138,7 +138,7 @@ int MPI_Info_set(MPI_Info info, const char *key, const char *value)
 int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
     const char *call = "MPI_Info_get";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     info_t *in = info_get(info);
     if (!in)
         return bad_info(call, info);
@@ -146,7 +146,7 @@ int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int 
     if (rc)
         return rc;
     if (valuelen < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid valuelen %d", valuelen);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid valuelen %d", valuelen);
     int i = find_key(in, key);
     *flag = i >= 0;
     if (i >= 0) {
@@ -163,7 +163,7 @@ int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int 
 int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
     const char *call = "MPI_Info_get_valuelen";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     info_t *in = info_get(info);
     if (!in)
         return bad_info(call, info);
@@ -179,7 +179,7 @@ int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *fl
 
 int MPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
-    BD_CHECK_INIT("MPI_Info_get_nkeys");
+    BDL_CHECK_INIT("MPI_Info_get_nkeys");
     info_t *in = info_get(info);
     if (!in)
         return bad_info("MPI_Info_get_nkeys", info);
@@ -190,12 +190,12 @@ int MPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 int MPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
     const char *call = "MPI_Info_get_nthkey";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     info_t *in = info_get(info);
     if (!in)
         return bad_info(call, info);
     if (n < 0 || n >= in->n)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "key number %d of an info with %d keys",
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "key number %d of an info with %d keys",
                         n, in->n);
     strcpy(key, in->ents[n].key);
     return MPI_SUCCESS;
@@ -204,7 +204,7 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 int MPI_Info_delete(MPI_Info info, const char *key)
 {
     const char *call = "MPI_Info_delete";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     info_t *in = info_get(info);
     if (!in || info == MPI_INFO_ENV)
         return bad_info(call, info);
@@ -213,7 +213,7 @@ int MPI_Info_delete(MPI_Info info, const char *key)
         return rc;
     int i = find_key(in, key);
     if (i < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_INFO, call, "no key \"%s\" in info %d", key,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO, call, "no key \"%s\" in info %d", key,
                         info);
     free(in->ents[i].key);
     free(in->ents[i].val);
@@ -225,7 +225,7 @@ int MPI_Info_delete(MPI_Info info, const char *key)
 int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
     const char *call = "MPI_Info_dup";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     if (!info_get(info))
         return bad_info(call, info);
     int h = info_alloc();
@@ -247,7 +247,7 @@ int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 int MPI_Info_free(MPI_Info *info)
 {
     const char *call = "MPI_Info_free";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     info_t *in = info ? info_get(*info) : NULL;
     if (!in || *info == MPI_INFO_ENV)
         return bad_info(call, info ? *info : MPI_INFO_NULL);
@@ -267,16 +267,16 @@ int MPI_Info_free(MPI_Info *info)
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
     const char *call = "MPI_Alloc_mem";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     if (size < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid size %lld", (long long)size);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid size %lld", (long long)size);
     if (info != MPI_INFO_NULL && !info_get(info))
         return bad_info(call, info);
     if (!baseptr)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "baseptr is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "baseptr is NULL");
     void *p = malloc(size ? (size_t)size : 1);
     if (!p)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "cannot allocate %lld bytes",
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "cannot allocate %lld bytes",
                         (long long)size);
     *(void **)baseptr = p;
     return MPI_SUCCESS;
@@ -284,7 +284,7 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 
 int MPI_Free_mem(void *base)
 {
-    BD_CHECK_INIT("MPI_Free_mem");
+    BDL_CHECK_INIT("MPI_Free_mem");
     free(base);
     return MPI_SUCCESS;
 }
@@ -297,13 +297,13 @@ static int g_bsend_size = -1; /* -1: nothing attached */
 int MPI_Buffer_attach(void *buffer, int size)
 {
     const char *call = "MPI_Buffer_attach";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     if (size < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid size %d", size);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid size %d", size);
     if (size > 0 && !buffer)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call, "NULL buffer of %d bytes", size);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call, "NULL buffer of %d bytes", size);
     if (g_bsend_size >= 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call,
                         "a buffer of %d bytes is already attached", g_bsend_size);
     g_bsend_buf = buffer;
     g_bsend_size = size;
@@ -315,9 +315,9 @@ int MPI_Buffer_attach(void *buffer, int size)
 int MPI_Buffer_detach(void *buffer_addr, int *size)
 {
     const char *call = "MPI_Buffer_detach";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     if (!buffer_addr || !size)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL argument");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL argument");
     if (g_bsend_size < 0) {
         *(void **)buffer_addr = NULL;
         *size = 0;
@@ -335,15 +335,15 @@ int MPI_Buffer_detach(void *buffer_addr, int *size)
 static int bsend_check(const char *call, int count, MPI_Datatype datatype, int dest,
                        MPI_Comm comm)
 {
-    BD_CHECK_INIT(call);
-    if (!bd_comm_get(comm) || count < 0 || dest == MPI_PROC_NULL)
+    BDL_CHECK_INIT(call);
+    if (!bdl_comm_get(comm) || count < 0 || dest == MPI_PROC_NULL)
         return MPI_SUCCESS; /* the send reports it, or sends nothing */
     int sz;
     if (MPI_Type_size(datatype, &sz) != MPI_SUCCESS)
         return MPI_SUCCESS;
     long long need = (long long)count * sz + MPI_BSEND_OVERHEAD;
     if (g_bsend_size < 0 || need > g_bsend_size)
-        return bd_error(comm, MPI_ERR_BUFFER, call,
+        return bdl_error(comm, MPI_ERR_BUFFER, call,
                         "a %lld-byte buffered message does not fit the attached buffer (%s%d "
                         "bytes; MPI_BSEND_OVERHEAD is %d)",
                         (long long)count * sz, g_bsend_size < 0 ? "none attached, " : "",
@@ -367,9 +367,9 @@ int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 
 int MPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
-    BD_CHECK_INIT("MPI_Test_cancelled");
+    BDL_CHECK_INIT("MPI_Test_cancelled");
     if (!status || status == MPI_STATUS_IGNORE)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled", "invalid status");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled", "invalid status");
     *flag = status->bd_cancelled != 0;
     return MPI_SUCCESS;
 }
@@ -381,7 +381,7 @@ int MPI_Test_cancelled(const MPI_Status *status, int *flag)
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
 {
     const char *call = "MPI_Info_get_string";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     info_t *in = info_get(info);
     if (!in)
         return bad_info(call, info);
@@ -389,7 +389,7 @@ int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value
     if (rc)
         return rc;
     if (!buflen || *buflen < 0 || !flag)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid buflen or flag");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid buflen or flag");
     int i = find_key(in, key);
     *flag = i >= 0;
     if (i < 0)
@@ -432,7 +432,7 @@ int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
     const char *call = "MPI_Status_c2f";
     if (!c_status || c_status == MPI_STATUS_IGNORE || !f_status)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                         "c_status or f_status is NULL or MPI_STATUS_IGNORE");
     memcpy(f_status, c_status, sizeof *c_status);
     return MPI_SUCCESS;
@@ -442,7 +442,7 @@ int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 {
     const char *call = "MPI_Status_f2c";
     if (!f_status || !c_status || c_status == MPI_STATUS_IGNORE)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                         "f_status or c_status is NULL or MPI_STATUS_IGNORE");
     memcpy(c_status, f_status, sizeof *c_status);
     return MPI_SUCCESS;

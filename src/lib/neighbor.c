@@ -3,7 +3,7 @@
  * graph topology.
  *
  * They run on the library's point-to-point in the communicator's hidden
- * context (BD_CTX_INTERNAL), so they never match the program's messages:
+ * context (BDL_CTX_INTERNAL), so they never match the program's messages:
  * every rank first sends one message to each out-neighbour, then receives
  * one from each in-neighbour, in neighbour order.  Sends are buffered by the
  * master and complete at once, so the receives cannot deadlock.  Two
@@ -34,8 +34,8 @@ static MPI_Request g_nbr_no_request;
 typedef struct {
     MPI_Comm comm;
     const char *call;
-    bd_comm_t *c;
-    bd_nbrs_t nb;
+    bdl_comm_t *c;
+    bdl_nbrs_t nb;
     MPI_Request *request; /* nonblocking: the collective's request ... */
     MPI_Request *reqs;    /* ... made of these receives */
     int nreqs;
@@ -43,32 +43,32 @@ typedef struct {
 
 static int nbr_begin(nctx_t *x, MPI_Comm comm, const char *call, MPI_Request *request)
 {
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     x->comm = comm;
     x->call = call;
     x->request = request;
     x->reqs = NULL;
     x->nreqs = 0;
     x->nb.in = x->nb.out = NULL;
-    x->c = bd_comm_get(comm);
+    x->c = bdl_comm_get(comm);
     if (!x->c)
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (request == &g_nbr_no_request)
         x->request = NULL;
     else if (!request)
-        return bd_error(comm, MPI_ERR_ARG, call, "NULL request argument");
+        return bdl_error(comm, MPI_ERR_ARG, call, "NULL request argument");
     if (!x->c->topo)
-        return bd_error(comm, MPI_ERR_TOPOLOGY, call,
+        return bdl_error(comm, MPI_ERR_TOPOLOGY, call,
                         "communicator %d has no topology (neighbourhood collectives need a "
                         "Cartesian, graph or distributed graph communicator)",
                         comm);
-    if (bd_topo_neighbors(x->c, &x->nb) < 0)
-        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    if (bdl_topo_neighbors(x->c, &x->nb) < 0)
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
     if (x->request) {
         x->reqs = malloc((size_t)(x->nb.indeg ? x->nb.indeg : 1) * sizeof *x->reqs);
         if (!x->reqs) {
-            bd_nbrs_free(&x->nb);
-            return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+            bdl_nbrs_free(&x->nb);
+            return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
         }
     }
     return MPI_SUCCESS;
@@ -77,9 +77,9 @@ static int nbr_begin(nctx_t *x, MPI_Comm comm, const char *call, MPI_Request *re
 /* The end of a call: a nonblocking one hands its receives to its request. */
 static int nbr_fail(nctx_t *x, int rc)
 {
-    bd_nbrs_free(&x->nb);
+    bdl_nbrs_free(&x->nb);
     if (x->request && !rc) {
-        *x->request = bd_nbc_of_requests(x->reqs, x->nreqs);
+        *x->request = bdl_nbc_of_requests(x->reqs, x->nreqs);
         x->reqs = NULL;
     }
     /* An error after receives were posted leaves them to complete unseen. */
@@ -97,21 +97,21 @@ static int check_count(nctx_t *x, const char *what, int k, int n)
     if (n >= 0)
         return MPI_SUCCESS;
     if (k < 0)
-        return bd_error(x->comm, MPI_ERR_COUNT, x->call, "invalid %s %d", what, n);
-    return bd_error(x->comm, MPI_ERR_COUNT, x->call, "invalid %s[%d] = %d", what, k, n);
+        return bdl_error(x->comm, MPI_ERR_COUNT, x->call, "invalid %s %d", what, n);
+    return bdl_error(x->comm, MPI_ERR_COUNT, x->call, "invalid %s[%d] = %d", what, k, n);
 }
 
 static int check_vec(nctx_t *x, const char *what, int n, const void *a)
 {
     if (n > 0 && !a)
-        return bd_error(x->comm, MPI_ERR_ARG, x->call, "%s is NULL", what);
+        return bdl_error(x->comm, MPI_ERR_ARG, x->call, "%s is NULL", what);
     return MPI_SUCCESS;
 }
 
 static int no_in_place(nctx_t *x, const void *sendbuf)
 {
     if (sendbuf == MPI_IN_PLACE)
-        return bd_error(x->comm, MPI_ERR_BUFFER, x->call,
+        return bdl_error(x->comm, MPI_ERR_BUFFER, x->call,
                         "MPI_IN_PLACE is not allowed in neighbourhood collectives");
     return MPI_SUCCESS;
 }
@@ -119,45 +119,45 @@ static int no_in_place(nctx_t *x, const void *sendbuf)
 /* The send phase: block k of count elements of t at buf + off[k] bytes to
  * out-neighbour k.  off NULL: block k is at buf. */
 static void send_block(nctx_t *x, int k, const void *buf, MPI_Aint off, int count,
-                       const bd_dt_t *t)
+                       const bdl_dt_t *t)
 {
     int dst = x->nb.out[k];
     if (dst == MPI_PROC_NULL)
         return;
-    bd_comm_t *c = x->c;
-    bd_send_typed(c->ctx | BD_CTX_INTERNAL, c->world[dst], c->rank, send_tag(x, k),
+    bdl_comm_t *c = x->c;
+    bdl_send_typed(c->ctx | BDL_CTX_INTERNAL, c->world[dst], c->rank, send_tag(x, k),
                   (const char *)buf + off, (uint64_t)count, t, 0, NULL);
 }
 
-static int recv_block(nctx_t *x, int k, void *buf, MPI_Aint off, int count, const bd_dt_t *t)
+static int recv_block(nctx_t *x, int k, void *buf, MPI_Aint off, int count, const bdl_dt_t *t)
 {
     int src = x->nb.in[k];
     if (src == MPI_PROC_NULL)
         return MPI_SUCCESS;
-    bd_comm_t *c = x->c;
+    bdl_comm_t *c = x->c;
     if (x->request) {
         /* Post it as the library's own receive request (as MPI_Irecv would). */
-        int h = bd_req_new(BD_RQ_RECV);
-        bd_request_t *q = bd_req_lookup(h);
+        int h = bdl_req_new(BDL_RQ_RECV);
+        bdl_request_t *q = bdl_req_lookup(h);
         q->buf = (char *)buf + off;
         q->count = (uint64_t)count;
-        q->dt = (bd_dt_t *)t;
-        bd_dt_retain(q->dt);
-        q->rid = ++g_bd.next_rid;
-        bd_status_empty(&q->status);
-        bd_req_t *r = bd_req_begin(BD_REQ_IRECV);
+        q->dt = (bdl_dt_t *)t;
+        bdl_dt_retain(q->dt);
+        q->rid = ++bdl_g.next_rid;
+        bdl_status_empty(&q->status);
+        bd_req_t *r = bdl_req_begin(BD_REQ_IRECV);
         r->rid = q->rid;
-        r->ctx = c->ctx | BD_CTX_INTERNAL;
+        r->ctx = c->ctx | BDL_CTX_INTERNAL;
         r->peer = src;
         r->tag = recv_tag(x, k);
-        bd_rpc();
+        bdl_rpc();
         x->reqs[x->nreqs++] = h;
         return MPI_SUCCESS;
     }
-    int rc = bd_recv_typed(c->ctx | BD_CTX_INTERNAL, src, recv_tag(x, k), (char *)buf + off,
+    int rc = bdl_recv_typed(c->ctx | BDL_CTX_INTERNAL, src, recv_tag(x, k), (char *)buf + off,
                            (uint64_t)count, t, MPI_STATUS_IGNORE);
     if (rc)
-        return bd_error(x->comm, rc, x->call,
+        return bdl_error(x->comm, rc, x->call,
                         "the message from neighbour %d (rank %d) is longer than receive block %d",
                         k, src, k);
     return MPI_SUCCESS;
@@ -170,14 +170,14 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     nctx_t x;
-    bd_dt_t *st, *rt;
+    bdl_dt_t *st, *rt;
     int rc;
     if ((rc = nbr_begin(&x, comm, call, request)))
         return rc;
     int in = x.nb.indeg;
     if ((rc = no_in_place(&x, sendbuf)) || (rc = check_count(&x, "sendcount", -1, sendcount)) ||
-        (rc = bd_dt_check(comm, call, "send", sendtype, &st)) ||
-        (rc = bd_dt_check(comm, call, "receive", recvtype, &rt)))
+        (rc = bdl_dt_check(comm, call, "send", sendtype, &st)) ||
+        (rc = bdl_dt_check(comm, call, "receive", recvtype, &rt)))
         return nbr_fail(&x, rc);
     if (!recvcounts) {
         if ((rc = check_count(&x, "recvcount", -1, rcount)))
@@ -244,7 +244,7 @@ typedef struct {
 } side_t;
 
 /* Check one side (n blocks); on success tt[k] is block k's type. */
-static int check_side(nctx_t *x, const char *what, const side_t *s, int n, bd_dt_t **tt)
+static int check_side(nctx_t *x, const char *what, const side_t *s, int n, bdl_dt_t **tt)
 {
     char name[32];
     int rc;
@@ -264,8 +264,8 @@ static int check_side(nctx_t *x, const char *what, const side_t *s, int n, bd_dt
         if ((rc = check_count(x, name, -1, s->count)))
             return rc;
     }
-    bd_dt_t *one = NULL;
-    if (!s->types && (rc = bd_dt_check(x->comm, x->call, what[0] == 's' ? "send" : "receive",
+    bdl_dt_t *one = NULL;
+    if (!s->types && (rc = bdl_dt_check(x->comm, x->call, what[0] == 's' ? "send" : "receive",
                                        s->type, &one)))
         return rc;
     for (int k = 0; k < n; k++) {
@@ -277,7 +277,7 @@ static int check_side(nctx_t *x, const char *what, const side_t *s, int n, bd_dt
         if (s->types) {
             char w[48];
             snprintf(w, sizeof w, "%s block %d:", what[0] == 's' ? "send" : "receive", k);
-            if ((rc = bd_dt_check(x->comm, x->call, w, s->types[k], &tt[k])))
+            if ((rc = bdl_dt_check(x->comm, x->call, w, s->types[k], &tt[k])))
                 return rc;
         } else {
             tt[k] = one;
@@ -286,7 +286,7 @@ static int check_side(nctx_t *x, const char *what, const side_t *s, int n, bd_dt
     return MPI_SUCCESS;
 }
 
-static MPI_Aint side_off(const side_t *s, int k, const bd_dt_t *t)
+static MPI_Aint side_off(const side_t *s, int k, const bdl_dt_t *t)
 {
     if (s->bdispls)
         return s->bdispls[k];
@@ -305,10 +305,10 @@ static int alltoall(const char *call, const void *sendbuf, const side_t *snd, vo
     if ((rc = nbr_begin(&x, comm, call, request)))
         return rc;
     int in = x.nb.indeg, out = x.nb.outdeg;
-    bd_dt_t **st = malloc((size_t)(out ? out : 1) * sizeof *st);
-    bd_dt_t **rt = malloc((size_t)(in ? in : 1) * sizeof *rt);
+    bdl_dt_t **st = malloc((size_t)(out ? out : 1) * sizeof *st);
+    bdl_dt_t **rt = malloc((size_t)(in ? in : 1) * sizeof *rt);
     if (!st || !rt) {
-        rc = bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        rc = bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
         goto done;
     }
     if ((rc = no_in_place(&x, sendbuf)) || (rc = check_side(&x, "send", snd, out, st)) ||

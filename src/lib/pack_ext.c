@@ -93,7 +93,7 @@ static uint64_t ext_size_pre(int h)
     return 0;
 }
 
-static uint64_t ext_size(const bd_dt_t *t)
+static uint64_t ext_size(const bdl_dt_t *t)
 {
     if (t->basic > 0)
         return t->nelem * ext_size_pre(t->basic);
@@ -224,7 +224,7 @@ static void conv_pre(int h, uint64_t count, unsigned char **nat, unsigned char *
 {
     comp_t c[2];
     int n = components(h, c);
-    uint64_t psize = bd_dt_lookup(h)->psize;
+    uint64_t psize = bdl_dt_lookup(h)->psize;
     for (uint64_t k = 0; k < count; k++) {
         unsigned char *p = *nat, *x = *ext;
         if (n == 1) {
@@ -245,7 +245,7 @@ static void conv_pre(int h, uint64_t count, unsigned char **nat, unsigned char *
     }
 }
 
-static void conv_type(const bd_dt_t *t, uint64_t count, unsigned char **nat, unsigned char **ext,
+static void conv_type(const bdl_dt_t *t, uint64_t count, unsigned char **nat, unsigned char **ext,
                       int to_ext)
 {
     if (t->basic > 0) {
@@ -262,34 +262,34 @@ static void conv_type(const bd_dt_t *t, uint64_t count, unsigned char **nat, uns
 static int check_rep(const char *call, const char *datarep)
 {
     if (!datarep || strcmp(datarep, "external32"))
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                         "unsupported data representation \"%s\" (only \"external32\")",
                         datarep ? datarep : "(null)");
     return MPI_SUCCESS;
 }
 
 static int check_args(const char *call, const char *datarep, int count, MPI_Datatype dt,
-                      bd_dt_t **t)
+                      bdl_dt_t **t)
 {
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     int rc;
     if ((rc = check_rep(call, datarep)))
         return rc;
     if (count < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_COUNT, call, "invalid count %d", count);
-    return bd_dt_check(MPI_COMM_WORLD, call, "", dt, t);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_COUNT, call, "invalid count %d", count);
+    return bdl_dt_check(MPI_COMM_WORLD, call, "", dt, t);
 }
 
 int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
                            MPI_Aint *size)
 {
     const char *call = "MPI_Pack_external_size";
-    bd_dt_t *t;
+    bdl_dt_t *t;
     int rc = check_args(call, datarep, incount, datatype, &t);
     if (rc)
         return rc;
     if (!size)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "size is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "size is NULL");
     *size = (MPI_Aint)((uint64_t)incount * ext_size(t));
     return MPI_SUCCESS;
 }
@@ -299,24 +299,24 @@ int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
                       MPI_Aint *position)
 {
     const char *call = "MPI_Pack_external";
-    bd_dt_t *t;
+    bdl_dt_t *t;
     int rc = check_args(call, datarep, incount, datatype, &t);
     if (rc)
         return rc;
     if (!position || *position < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid position");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid position");
     uint64_t need = (uint64_t)incount * ext_size(t);
     if (outsize < *position || (uint64_t)(outsize - *position) < need)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_TRUNCATE, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_TRUNCATE, call,
                         "%llu bytes do not fit in the %lld left of the output buffer",
                         (unsigned long long)need, (long long)(outsize - *position));
     if (need && !outbuf)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call, "outbuf is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call, "outbuf is NULL");
     uint64_t n = (uint64_t)incount * t->psize;
     unsigned char *tmp = malloc(n ? n : 1);
     if (!tmp)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
-    bd_dt_pack(t, inbuf, (uint64_t)incount, 0, tmp, n);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+    bdl_dt_pack(t, inbuf, (uint64_t)incount, 0, tmp, n);
     unsigned char *nat = tmp, *ext = (unsigned char *)outbuf + *position;
     conv_type(t, (uint64_t)incount, &nat, &ext, 1);
     free(tmp);
@@ -328,26 +328,26 @@ int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize
                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
     const char *call = "MPI_Unpack_external";
-    bd_dt_t *t;
+    bdl_dt_t *t;
     int rc = check_args(call, datarep, outcount, datatype, &t);
     if (rc)
         return rc;
     if (!position || *position < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid position");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid position");
     uint64_t need = (uint64_t)outcount * ext_size(t);
     if (insize < *position || (uint64_t)(insize - *position) < need)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_TRUNCATE, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_TRUNCATE, call,
                         "%llu bytes wanted but only %lld left in the input buffer",
                         (unsigned long long)need, (long long)(insize - *position));
     if (need && !inbuf)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call, "inbuf is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call, "inbuf is NULL");
     uint64_t n = (uint64_t)outcount * t->psize;
     unsigned char *tmp = calloc(1, n ? n : 1);
     if (!tmp)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
     unsigned char *nat = tmp, *ext = (unsigned char *)inbuf + *position;
     conv_type(t, (uint64_t)outcount, &nat, &ext, 0);
-    bd_dt_unpack(t, outbuf, (uint64_t)outcount, 0, tmp, n);
+    bdl_dt_unpack(t, outbuf, (uint64_t)outcount, 0, tmp, n);
     free(tmp);
     *position += (MPI_Aint)need;
     return MPI_SUCCESS;
@@ -358,9 +358,9 @@ int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
     const char *call = "MPI_Type_match_size";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     if (!datatype)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "datatype is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "datatype is NULL");
     static const MPI_Datatype reals[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
     static const MPI_Datatype ints[] = {MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG,
                                         MPI_LONG_LONG};
@@ -374,7 +374,7 @@ int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
     case MPI_TYPECLASS_INTEGER: list = ints, n = 5, cls = "MPI_TYPECLASS_INTEGER"; break;
     case MPI_TYPECLASS_COMPLEX: list = cplx, n = 3, cls = "MPI_TYPECLASS_COMPLEX"; break;
     default:
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid typeclass %d", typeclass);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid typeclass %d", typeclass);
     }
     for (int i = 0; i < n; i++) {
         int sz;
@@ -384,5 +384,5 @@ int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
             return MPI_SUCCESS;
         }
     }
-    return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "no %s type of %d bytes", cls, size);
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "no %s type of %d bytes", cls, size);
 }

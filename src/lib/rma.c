@@ -58,34 +58,34 @@ static int g_wait_id = -1; /* window whose post epoch's completes this rank wait
 
 /* ---------------------------------------------------------------- helpers */
 
-void bd_rma_enable(void)
+void bdl_rma_enable(void)
 {
     if (g_enabled)
         return;
     g_enabled = 1;
-    bd_req_begin(BD_REQ_RMA_ENABLE);
-    bd_rpc();
+    bdl_req_begin(BD_REQ_RMA_ENABLE);
+    bdl_rpc();
 }
 
-static void send_data(bd_win_t *w, int to, int tag, const void *buf, uint64_t n)
+static void send_data(bdl_win_t *w, int to, int tag, const void *buf, uint64_t n)
 {
-    bd_send_bytes(w->dctx, w->world[to], w->rank, tag, buf, n, 0, NULL);
+    bdl_send_bytes(w->dctx, w->world[to], w->rank, tag, buf, n, 0, NULL);
 }
 
-static void recv_data(bd_win_t *w, int from, int tag, void *buf, uint64_t n)
+static void recv_data(bdl_win_t *w, int from, int tag, void *buf, uint64_t n)
 {
     MPI_Status st;
-    bd_recv_bytes(w->dctx, from, tag, buf, n, &st);
+    bdl_recv_bytes(w->dctx, from, tag, buf, n, &st);
 }
 
 /* Move the packed stream of count elements laid out as runs at base. */
-static void walk(char *base, const rma_hdr_t *h, const bd_run_t *runs, char *stream, int to_mem)
+static void walk(char *base, const rma_hdr_t *h, const bdl_run_t *runs, char *stream, int to_mem)
 {
     uint64_t pos = 0;
     for (uint64_t i = 0; i < h->count; i++) {
         char *e = base + (int64_t)i * h->extent;
         for (uint32_t r = 0; r < h->nruns; r++) {
-            const bd_run_t *u = &runs[r];
+            const bdl_run_t *u = &runs[r];
             for (uint64_t j = 0; j < u->cnt; j++) {
                 char *p = e + u->off + (int64_t)j * u->stride;
                 if (to_mem)
@@ -102,7 +102,7 @@ static void *xmalloc(uint64_t n)
 {
     void *p = malloc(n ? n : 1);
     if (!p)
-        bd_fatal(MPI_ERR_NO_MEM, "out of memory for %llu bytes of one-sided communication",
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory for %llu bytes of one-sided communication",
                  (unsigned long long)n);
     return p;
 }
@@ -111,7 +111,7 @@ static void *xmalloc(uint64_t n)
 
 /* Where an operation's target data starts, or NULL (reported) when it is
  * outside the window. */
-static char *target_addr(bd_win_t *w, const rma_hdr_t *h)
+static char *target_addr(bdl_win_t *w, const rma_hdr_t *h)
 {
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return w->base + h->disp;
@@ -123,7 +123,7 @@ static char *target_addr(bd_win_t *w, const rma_hdr_t *h)
     while (pos < end) {
         char *next = NULL;
         for (int i = 0; i < w->nregions && !next; i++) {
-            bd_win_region_t *g = &w->regions[i];
+            bdl_win_region_t *g = &w->regions[i];
             if (pos >= g->base && pos < g->base + g->size)
                 next = g->base + g->size;
         }
@@ -133,7 +133,7 @@ static char *target_addr(bd_win_t *w, const rma_hdr_t *h)
     }
     if (pos >= end)
         return a;
-    bd_win_error(bd_win_handle(w), MPI_ERR_RMA_RANGE, "MPI_Put/Get/Accumulate",
+    bdl_win_error(bdl_win_handle(w), MPI_ERR_RMA_RANGE, "MPI_Put/Get/Accumulate",
                  "rank %d accessed [%p, %p), which is not attached to this rank's dynamic window",
                  h->origin, (void *)(a + h->lo), (void *)(a + h->hi));
     return NULL;
@@ -152,15 +152,15 @@ static void apply_op(const rma_hdr_t *h, const char *in, char *inout, uint64_t n
 }
 
 /* Apply one operation (fence message or service message) as its target. */
-static void apply(bd_win_t *w, const char *msg, uint64_t len)
+static void apply(bdl_win_t *w, const char *msg, uint64_t len)
 {
     rma_hdr_t h;
     memcpy(&h, msg, sizeof h);
-    uint64_t rl = (uint64_t)h.nruns * sizeof(bd_run_t);
+    uint64_t rl = (uint64_t)h.nruns * sizeof(bdl_run_t);
     if (len < sizeof h + rl + h.nbytes)
-        bd_fatal(MPI_ERR_INTERN, "short RMA message (%llu bytes) from rank %d",
+        bdl_fatal(MPI_ERR_INTERN, "short RMA message (%llu bytes) from rank %d",
                  (unsigned long long)len, h.origin);
-    bd_run_t *runs = xmalloc(rl);
+    bdl_run_t *runs = xmalloc(rl);
     memcpy(runs, msg + sizeof h, rl);
     const char *data = msg + sizeof h + rl;
     uint64_t total = h.count * h.psize;
@@ -210,12 +210,12 @@ static void apply(bd_win_t *w, const char *msg, uint64_t len)
     free(runs);
 }
 
-static int lock_fits(bd_win_t *w, int type)
+static int lock_fits(bdl_win_t *w, int type)
 {
     return w->excl < 0 && (type == MPI_LOCK_SHARED || w->nshared == 0);
 }
 
-static void grant(bd_win_t *w, int origin, int type)
+static void grant(bdl_win_t *w, int origin, int type)
 {
     if (type == MPI_LOCK_EXCLUSIVE)
         w->excl = origin;
@@ -224,7 +224,7 @@ static void grant(bd_win_t *w, int origin, int type)
     send_data(w, origin, T_GRANT, NULL, 0);
 }
 
-static void lock_request(bd_win_t *w, int origin, int type)
+static void lock_request(bdl_win_t *w, int origin, int type)
 {
     if (w->nwaits == 0 && lock_fits(w, type)) {
         grant(w, origin, type);
@@ -232,23 +232,23 @@ static void lock_request(bd_win_t *w, int origin, int type)
     }
     if (w->nwaits == w->capwaits) {
         int n = w->capwaits ? 2 * w->capwaits : 8;
-        bd_lock_wait_t *t = realloc(w->waits, (size_t)n * sizeof *t);
+        bdl_lock_wait_t *t = realloc(w->waits, (size_t)n * sizeof *t);
         if (!t)
-            bd_fatal(MPI_ERR_NO_MEM, "out of memory queueing a lock request");
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory queueing a lock request");
         w->waits = t;
         w->capwaits = n;
     }
-    w->waits[w->nwaits++] = (bd_lock_wait_t){origin, type};
+    w->waits[w->nwaits++] = (bdl_lock_wait_t){origin, type};
 }
 
-static void lock_release(bd_win_t *w, int origin)
+static void lock_release(bdl_win_t *w, int origin)
 {
     if (w->excl == origin)
         w->excl = -1;
     else if (w->nshared > 0)
         w->nshared--;
     while (w->nwaits > 0 && lock_fits(w, w->waits[0].type)) {
-        bd_lock_wait_t q = w->waits[0];
+        bdl_lock_wait_t q = w->waits[0];
         memmove(w->waits, w->waits + 1, (size_t)(--w->nwaits) * sizeof *w->waits);
         grant(w, q.origin, q.type);
     }
@@ -258,11 +258,11 @@ static void serve_one(const char *msg, uint64_t len)
 {
     rma_hdr_t h;
     if (len < sizeof h)
-        bd_fatal(MPI_ERR_INTERN, "short RMA request (%llu bytes)", (unsigned long long)len);
+        bdl_fatal(MPI_ERR_INTERN, "short RMA request (%llu bytes)", (unsigned long long)len);
     memcpy(&h, msg, sizeof h);
-    bd_win_t *w = bd_win_by_id(h.win);
+    bdl_win_t *w = bdl_win_by_id(h.win);
     if (!w)
-        bd_fatal(MPI_ERR_WIN,
+        bdl_fatal(MPI_ERR_WIN,
                  "an RMA request (kind %d from rank %d) arrived for window %d, which this "
                  "rank does not have (freed while another rank still used it?)",
                  h.kind, h.origin, h.win);
@@ -294,28 +294,28 @@ static void serve_one(const char *msg, uint64_t len)
 static int serve_loop(void)
 {
     int served = 0;
-    atomic_store_explicit(&g_bd.slot->rma_pending, 0, memory_order_relaxed);
+    atomic_store_explicit(&bdl_g.slot->rma_pending, 0, memory_order_relaxed);
     for (;;) {
-        bd_req_begin(BD_REQ_RMA_NEXT);
-        bd_rpc();
-        bd_resp_t *rs = bd_resp();
+        bdl_req_begin(BD_REQ_RMA_NEXT);
+        bdl_rpc();
+        bd_resp_t *rs = bdl_resp();
         if (!rs->flag)
             break;
         uint64_t n = rs->nbytes;
         char *msg = xmalloc(n);
         if (rs->arg[2]) {
             char path[BD_PATH_MAX + 64];
-            bd_spill_path(path, sizeof path, g_bd.hdr->jobdir, (int)rs->arg[1],
+            bd_spill_path(path, sizeof path, bdl_g.hdr->jobdir, (int)rs->arg[1],
                           (uint64_t)rs->arg[0]);
             int fd = open(path, O_RDONLY | O_CLOEXEC);
             int rc = fd < 0 ? -errno : bd_pread_full(fd, msg, n, 0);
             if (rc < 0)
-                bd_fatal(MPI_ERR_OTHER, "cannot read the %llu-byte RMA request in %s: %s",
+                bdl_fatal(MPI_ERR_OTHER, "cannot read the %llu-byte RMA request in %s: %s",
                          (unsigned long long)n, path, strerror(-rc));
             close(fd);
             unlink(path);
         } else if (n) {
-            memcpy(msg, g_bd.win, n);
+            memcpy(msg, bdl_g.win, n);
         }
         serve_one(msg, n);
         free(msg);
@@ -338,12 +338,12 @@ static int serve_now(void)
 static void save_slot(bd_req_t *req)
 {
     if (!g_save)
-        g_save = xmalloc(g_bd.window);
-    *req = g_bd.slot->req;
-    memcpy(g_save, g_bd.win, g_bd.window);
+        g_save = xmalloc(bdl_g.window);
+    *req = bdl_g.slot->req;
+    memcpy(g_save, bdl_g.win, bdl_g.window);
 }
 
-void bd_rma_serve_pending(void)
+void bdl_rma_serve_pending(void)
 {
     if (g_serving || !g_enabled)
         return;
@@ -353,60 +353,60 @@ void bd_rma_serve_pending(void)
     g_serving = 1;
     serve_loop();
     g_serving = 0;
-    memcpy(g_bd.win, g_save, g_bd.window);
-    g_bd.slot->req = req;
+    memcpy(bdl_g.win, g_save, bdl_g.window);
+    bdl_g.slot->req = req;
 }
 
-uint32_t bd_rma_serve_command(void)
+uint32_t bdl_rma_serve_command(void)
 {
-    bd_slot_t *sl = g_bd.slot;
+    bd_slot_t *sl = bdl_g.slot;
     atomic_store_explicit(&sl->cmd, BD_CMD_NONE, memory_order_release);
     bd_req_t req;
     save_slot(&req);
     g_serving = 1;
     serve_loop();
     g_serving = 0;
-    memcpy(g_bd.win, g_save, g_bd.window);
+    memcpy(bdl_g.win, g_save, bdl_g.window);
     /* Back to waiting for the answer to the blocked request: the master puts
      * that request back in the slot.  DONE is not answered, so whatever
      * comes after this value is that answer or a command. */
     uint32_t seen = atomic_load_explicit(&sl->resp_seq, memory_order_acquire);
-    bd_req_begin(BD_REQ_RMA_DONE);
+    bdl_req_begin(BD_REQ_RMA_DONE);
     uint32_t seq = atomic_load_explicit(&sl->req_seq, memory_order_relaxed) + 1;
     atomic_store_explicit(&sl->req_seq, seq, memory_order_release);
     uint64_t one = 1;
-    while (write(g_bd.event_fd, &one, sizeof one) < 0 && errno == EINTR)
+    while (write(bdl_g.event_fd, &one, sizeof one) < 0 && errno == EINTR)
         ;
     return seen;
 }
 
 /* ---------------------------------------------------------------- origin side */
 
-static void pend_add(bd_win_t *w, int target, void *buf, uint64_t count, bd_dt_t *t)
+static void pend_add(bdl_win_t *w, int target, void *buf, uint64_t count, bdl_dt_t *t)
 {
     if (w->npend == w->cappend) {
         int n = w->cappend ? 2 * w->cappend : 16;
-        bd_rma_pending_t *p = realloc(w->pend, (size_t)n * sizeof *p);
+        bdl_rma_pending_t *p = realloc(w->pend, (size_t)n * sizeof *p);
         if (!p)
-            bd_fatal(MPI_ERR_NO_MEM, "out of memory recording an RMA operation");
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory recording an RMA operation");
         w->pend = p;
         w->cappend = n;
     }
-    bd_dt_retain(t);
-    w->pend[w->npend++] = (bd_rma_pending_t){target, buf, count, t};
+    bdl_dt_retain(t);
+    w->pend[w->npend++] = (bdl_rma_pending_t){target, buf, count, t};
 }
 
 /* Receive the answers of target's get-like operations (all targets: -1),
  * in the order they were issued; at most upto of them (-1: all). */
-static void drain(bd_win_t *w, int target, int upto)
+static void drain(bdl_win_t *w, int target, int upto)
 {
     int k = 0, got = 0;
     for (int i = 0; i < w->npend; i++) {
-        bd_rma_pending_t *p = &w->pend[i];
+        bdl_rma_pending_t *p = &w->pend[i];
         if ((target < 0 || p->target == target) && (upto < 0 || got < upto)) {
             MPI_Status st;
-            bd_recv_typed(w->dctx, p->target, T_REPLY, p->buf, p->count, p->t, &st);
-            bd_dt_release(p->t);
+            bdl_recv_typed(w->dctx, p->target, T_REPLY, p->buf, p->count, p->t, &st);
+            bdl_dt_release(p->t);
             got++;
             continue;
         }
@@ -415,7 +415,7 @@ static void drain(bd_win_t *w, int target, int upto)
     w->npend = k;
 }
 
-static int pend_count(bd_win_t *w, int target)
+static int pend_count(bdl_win_t *w, int target)
 {
     int n = 0;
     for (int i = 0; i < w->npend; i++)
@@ -423,12 +423,12 @@ static int pend_count(bd_win_t *w, int target)
     return n;
 }
 
-static void send_svc(bd_win_t *w, int target, int kind, const void *buf, uint64_t n)
+static void send_svc(bdl_win_t *w, int target, int kind, const void *buf, uint64_t n)
 {
-    bd_send_bytes(BD_CTX_RMA_SVC, w->world[target], g_bd.world_rank, kind, buf, n, 0, NULL);
+    bdl_send_bytes(BD_CTX_RMA_SVC, w->world[target], bdl_g.world_rank, kind, buf, n, 0, NULL);
 }
 
-static void send_ctl(bd_win_t *w, int target, int kind, int arg)
+static void send_ctl(bdl_win_t *w, int target, int kind, int arg)
 {
     rma_hdr_t h;
     memset(&h, 0, sizeof h);
@@ -440,7 +440,7 @@ static void send_ctl(bd_win_t *w, int target, int kind, int arg)
 }
 
 /* The post of target's exposure epoch (post/start) has come. */
-static void wait_post(bd_win_t *w, int target)
+static void wait_post(bdl_win_t *w, int target)
 {
     if (w->start[target] == 1) {
         recv_data(w, target, T_POST, NULL, 0);
@@ -448,9 +448,9 @@ static void wait_post(bd_win_t *w, int target)
     }
 }
 
-static int bad_dt(MPI_Datatype dt, bd_dt_t **out)
+static int bad_dt(MPI_Datatype dt, bdl_dt_t **out)
 {
-    *out = bd_dt_lookup(dt);
+    *out = bdl_dt_lookup(dt);
     return !*out || !(*out)->committed;
 }
 
@@ -486,31 +486,31 @@ static int issue(const char *call, MPI_Win win, int kind, const void *obuf, int 
                  int target, MPI_Aint tdisp, int tcount, MPI_Datatype tdt, MPI_Op op,
                  MPI_Request *req)
 {
-    BD_CHECK_INIT(call);
-    bd_win_t *w = bd_win_get(win);
+    BDL_CHECK_INIT(call);
+    bdl_win_t *w = bdl_win_get(win);
     if (!w)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_WIN, call, "invalid window %d", win);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_WIN, call, "invalid window %d", win);
     if (req)
         *req = MPI_REQUEST_NULL;
     int has_o = kind == K_PUT || kind == K_ACC || kind == K_CAS ||
                 (kind == K_GACC && op != MPI_NO_OP);
     int has_r = kind == K_GET || kind == K_GACC || kind == K_CAS;
-    bd_dt_t *ot = NULL, *rt = NULL, *tt = NULL;
+    bdl_dt_t *ot = NULL, *rt = NULL, *tt = NULL;
     if (ocount < 0 || rcount < 0 || tcount < 0)
-        return bd_win_error(win, MPI_ERR_COUNT, call, "invalid count %d",
+        return bdl_win_error(win, MPI_ERR_COUNT, call, "invalid count %d",
                             ocount < 0 ? ocount : rcount < 0 ? rcount : tcount);
     if (has_o && bad_dt(odt, &ot))
-        return bd_win_error(win, MPI_ERR_TYPE, call, "invalid or uncommitted origin datatype %d",
+        return bdl_win_error(win, MPI_ERR_TYPE, call, "invalid or uncommitted origin datatype %d",
                             odt);
     if (has_r && bad_dt(rdt, &rt))
-        return bd_win_error(win, MPI_ERR_TYPE, call, "invalid or uncommitted %s datatype %d",
+        return bdl_win_error(win, MPI_ERR_TYPE, call, "invalid or uncommitted %s datatype %d",
                             kind == K_GET ? "origin" : "result", rdt);
     if (bad_dt(tdt, &tt))
-        return bd_win_error(win, MPI_ERR_TYPE, call, "invalid or uncommitted target datatype %d",
+        return bdl_win_error(win, MPI_ERR_TYPE, call, "invalid or uncommitted target datatype %d",
                             tdt);
     int accum = kind == K_ACC || kind == K_GACC;
     if (target != MPI_PROC_NULL && (target < 0 || target >= w->size))
-        return bd_win_error(win, MPI_ERR_RANK, call, "invalid target rank %d (window of %d ranks)",
+        return bdl_win_error(win, MPI_ERR_RANK, call, "invalid target rank %d (window of %d ranks)",
                             target, w->size);
     /* Moving no data at all (zero counts or empty types) does nothing. */
     uint64_t tbytes = (uint64_t)tcount * tt->psize;
@@ -520,34 +520,34 @@ static int issue(const char *call, MPI_Win win, int kind, const void *obuf, int 
         return done_request(req);
     if (accum) {
         if (op <= MPI_OP_NULL || op > BDMPI_OP_PREDEFINED_MAX)
-            return bd_win_error(win, MPI_ERR_OP, call,
+            return bdl_win_error(win, MPI_ERR_OP, call,
                                 "invalid operation %d (only predefined operations accumulate)",
                                 op);
         if (kind == K_ACC && op == MPI_NO_OP)
-            return bd_win_error(win, MPI_ERR_OP, call, "MPI_NO_OP is for MPI_Get_accumulate");
+            return bdl_win_error(win, MPI_ERR_OP, call, "MPI_NO_OP is for MPI_Get_accumulate");
         if (op != MPI_REPLACE && op != MPI_NO_OP) {
             if (tt->basic <= 0 || (ot && ot->basic != tt->basic))
-                return bd_win_error(win, MPI_ERR_TYPE, call,
+                return bdl_win_error(win, MPI_ERR_TYPE, call,
                                     "accumulate datatypes must be built from one and the same "
                                     "predefined datatype");
             if (!bd_op_valid_for(op, tt->basic))
-                return bd_win_error(win, MPI_ERR_OP, call, "%s is not defined for %s",
+                return bdl_win_error(win, MPI_ERR_OP, call, "%s is not defined for %s",
                                     bd_op_name(op), bd_dtype_info(tt->basic)->name);
         }
     }
     if (kind == K_CAS && (!tt->predefined || tt->basic <= 0))
-        return bd_win_error(win, MPI_ERR_TYPE, call,
+        return bdl_win_error(win, MPI_ERR_TYPE, call,
                             "compare-and-swap needs a predefined datatype");
     if (target == MPI_PROC_NULL)
         return done_request(req);
     if (has_o && (uint64_t)ocount * ot->psize != tbytes)
-        return bd_win_error(win, MPI_ERR_TYPE, call,
+        return bdl_win_error(win, MPI_ERR_TYPE, call,
                             "origin data is %llu bytes, target data %llu bytes (type signatures "
                             "must match)",
                             (unsigned long long)((uint64_t)ocount * ot->psize),
                             (unsigned long long)tbytes);
     if (has_r && (uint64_t)rcount * rt->psize != tbytes)
-        return bd_win_error(win, MPI_ERR_TYPE, call,
+        return bdl_win_error(win, MPI_ERR_TYPE, call,
                             "%s buffer holds %llu bytes, target data is %llu bytes (type "
                             "signatures must match)",
                             kind == K_GET ? "origin" : "result",
@@ -562,14 +562,14 @@ static int issue(const char *call, MPI_Win win, int kind, const void *obuf, int 
     else if (w->fence && !req)
         mode = M_FENCE;
     if (mode == M_NONE)
-        return bd_win_error(win, MPI_ERR_RMA_SYNC, call,
+        return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
                             req ? "request-based operations need a passive-target epoch: lock "
                                   "rank %d (MPI_Win_lock or MPI_Win_lock_all) first"
                                 : "no access epoch to rank %d is open (call MPI_Win_fence, "
                                   "MPI_Win_start or MPI_Win_lock first)",
                             target);
     if (req && !(w->lock_all || w->lock[target]))
-        return bd_win_error(win, MPI_ERR_RMA_SYNC, call,
+        return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
                             "request-based operations need a passive-target epoch on rank %d",
                             target);
     rma_hdr_t h;
@@ -592,12 +592,12 @@ static int issue(const char *call, MPI_Win win, int kind, const void *obuf, int 
         h.disp = (int64_t)tdisp;
     } else {
         if (tdisp < 0)
-            return bd_win_error(win, MPI_ERR_DISP, call,
+            return bdl_win_error(win, MPI_ERR_DISP, call,
                                 "invalid target displacement %lld (must be >= 0)",
                                 (long long)tdisp);
         h.disp = (int64_t)tdisp * w->units[target];
         if (tbytes && (h.disp + h.lo < 0 || h.disp + h.hi > (int64_t)w->sizes[target]))
-            return bd_win_error(win, MPI_ERR_RMA_RANGE, call,
+            return bdl_win_error(win, MPI_ERR_RMA_RANGE, call,
                                 "target bytes [%lld, %lld) are outside rank %d's window of %lld "
                                 "bytes (displacement %lld, unit %d)",
                                 (long long)(h.disp + h.lo), (long long)(h.disp + h.hi), target,
@@ -606,19 +606,19 @@ static int issue(const char *call, MPI_Win win, int kind, const void *obuf, int 
     }
     if (mode == M_SVC && w->start[target] && !w->lock_all && !w->lock[target])
         wait_post(w, target);
-    uint64_t rl = (uint64_t)h.nruns * sizeof(bd_run_t);
+    uint64_t rl = (uint64_t)h.nruns * sizeof(bdl_run_t);
     h.nbytes = has_o ? tbytes * (kind == K_CAS ? 2 : 1) : 0;
     uint64_t len = sizeof h + rl + h.nbytes;
     char *msg = xmalloc(len);
     memcpy(msg, &h, sizeof h);
     memcpy(msg + sizeof h, tt->runs, rl);
     if (has_o && tbytes) {
-        bd_dt_pack(ot, obuf, (uint64_t)ocount, 0, msg + sizeof h + rl, tbytes);
+        bdl_dt_pack(ot, obuf, (uint64_t)ocount, 0, msg + sizeof h + rl, tbytes);
         if (kind == K_CAS)
-            bd_dt_pack(ot, cbuf, 1, 0, msg + sizeof h + rl + tbytes, tbytes);
+            bdl_dt_pack(ot, cbuf, 1, 0, msg + sizeof h + rl + tbytes, tbytes);
     }
     if (mode == M_FENCE) {
-        bd_send_bytes(w->dctx, w->world[target], w->rank,
+        bdl_send_bytes(w->dctx, w->world[target], w->rank,
                       T_FENCE + (int)(w->fence_seq % FENCE_TAGS), msg, len, 0, NULL);
         w->fence_sent[target]++;
     } else {
@@ -690,7 +690,7 @@ int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void
 static int need_req(const char *call, MPI_Request *request)
 {
     if (!request)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "request is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "request is NULL");
     return MPI_SUCCESS;
 }
 
@@ -747,15 +747,15 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
                   MPI_MODE_NOSUCCEED)
 
 #define SYNC_WIN(call, win, w)                                                                     \
-    BD_CHECK_INIT(call);                                                                           \
-    bd_win_t *w = bd_win_get(win);                                                                 \
+    BDL_CHECK_INIT(call);                                                                           \
+    bdl_win_t *w = bdl_win_get(win);                                                                 \
     if (!w)                                                                                        \
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_WIN, call, "invalid window %d", win);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_WIN, call, "invalid window %d", win);
 
 static int check_assert(MPI_Win win, const char *call, int assert, int allowed)
 {
     if (assert & ~allowed)
-        return bd_win_error(win, MPI_ERR_ASSERT, call, "invalid assertion %#x for %s", assert,
+        return bdl_win_error(win, MPI_ERR_ASSERT, call, "invalid assertion %#x for %s", assert,
                             call);
     return MPI_SUCCESS;
 }
@@ -770,7 +770,7 @@ int MPI_Win_fence(int assert, MPI_Win win)
     if (rc)
         return rc;
     if (w->nlocked || w->lock_all || w->started || w->posted)
-        return bd_win_error(win, MPI_ERR_RMA_SYNC, call,
+        return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
                             "a fence cannot end a lock or post/start epoch");
     int any = 0;
     for (int r = 0; r < w->size; r++)
@@ -778,24 +778,24 @@ int MPI_Win_fence(int assert, MPI_Win win)
     if (assert & MPI_MODE_NOPRECEDE) {
         /* Nobody issued anything: nothing to complete, no need to meet. */
         if (any || w->npend)
-            return bd_win_error(win, MPI_ERR_RMA_SYNC, call,
+            return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
                                 "MPI_MODE_NOPRECEDE, but this rank issued RMA operations "
                                 "since the last fence");
     } else {
         int mine = 0;
         rc = MPI_Reduce_scatter_block(w->fence_sent, &mine, 1, MPI_INT, MPI_SUM, w->comm);
         if (rc)
-            bd_fatal(rc, "%s: counting the operations of the epoch failed", call);
-        w = bd_win_get(win);
+            bdl_fatal(rc, "%s: counting the operations of the epoch failed", call);
+        w = bdl_win_get(win);
         int tag = T_FENCE + (int)(w->fence_seq % FENCE_TAGS);
         for (int k = 0; k < mine; k++) {
-            bd_req_t *r = bd_req_begin(BD_REQ_PROBE);
+            bd_req_t *r = bdl_req_begin(BD_REQ_PROBE);
             r->ctx = w->dctx;
             r->peer = MPI_ANY_SOURCE;
             r->tag = tag;
-            bd_rpc();
-            int src = bd_resp()->src;
-            uint64_t n = bd_resp()->nbytes;
+            bdl_rpc();
+            int src = bdl_resp()->src;
+            uint64_t n = bdl_resp()->nbytes;
             char *msg = xmalloc(n);
             recv_data(w, src, tag, msg, n);
             apply(w, msg, n);
@@ -810,13 +810,13 @@ int MPI_Win_fence(int assert, MPI_Win win)
 }
 
 /* Window ranks of a group's members; NULL (reported in *rc) if invalid. */
-static int *group_ranks(bd_win_t *w, MPI_Win win, const char *call, MPI_Group group, int *n,
+static int *group_ranks(bdl_win_t *w, MPI_Win win, const char *call, MPI_Group group, int *n,
                         int *rc)
 {
-    const int *mem = bd_group_members(group, n);
+    const int *mem = bdl_group_members(group, n);
     *rc = MPI_SUCCESS;
     if (!mem) {
-        *rc = bd_win_error(win, MPI_ERR_GROUP, call, "invalid group %d", group);
+        *rc = bdl_win_error(win, MPI_ERR_GROUP, call, "invalid group %d", group);
         return NULL;
     }
     int *out = xmalloc((uint64_t)*n * sizeof(int));
@@ -827,7 +827,7 @@ static int *group_ranks(bd_win_t *w, MPI_Win win, const char *call, MPI_Group gr
                 out[i] = r;
         if (out[i] < 0) {
             free(out);
-            *rc = bd_win_error(win, MPI_ERR_GROUP, call,
+            *rc = bdl_win_error(win, MPI_ERR_GROUP, call,
                                "member %d of the group is not in the window's group", i);
             return NULL;
         }
@@ -844,7 +844,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
     if (rc)
         return rc;
     if (w->posted)
-        return bd_win_error(win, MPI_ERR_RMA_SYNC, call,
+        return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
                             "an exposure epoch is already open (MPI_Win_wait ends it)");
     int n;
     int *ranks = group_ranks(w, win, call, group, &n, &rc);
@@ -867,7 +867,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
     if (rc)
         return rc;
     if (w->started)
-        return bd_win_error(win, MPI_ERR_RMA_SYNC, call,
+        return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
                             "an access epoch is already open (MPI_Win_complete ends it)");
     int n;
     int *ranks = group_ranks(w, win, call, group, &n, &rc);
@@ -885,7 +885,7 @@ int MPI_Win_complete(MPI_Win win)
     const char *call = "MPI_Win_complete";
     SYNC_WIN(call, win, w);
     if (!w->started)
-        return bd_win_error(win, MPI_ERR_RMA_SYNC, call,
+        return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
                             "no access epoch is open (MPI_Win_start begins one)");
     for (int r = 0; r < w->size; r++)
         if (w->start[r]) {
@@ -907,17 +907,17 @@ int MPI_Win_wait(MPI_Win win)
     const char *call = "MPI_Win_wait";
     SYNC_WIN(call, win, w);
     if (!w->posted)
-        return bd_win_error(win, MPI_ERR_RMA_SYNC, call,
+        return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
                             "no exposure epoch is open (MPI_Win_post begins one)");
     for (;;) {
         serve_now();
-        w = bd_win_get(win);
+        w = bdl_win_get(win);
         if (w->post_done >= w->post_expect)
             break;
         /* The service that takes the last complete sends us a wake-up. */
         g_wait_id = w->id;
         recv_data(w, w->rank, T_WAKE, NULL, 0);
-        w = bd_win_get(win);
+        w = bdl_win_get(win);
     }
     g_wait_id = -1;
     w->posted = 0;
@@ -929,18 +929,18 @@ int MPI_Win_test(MPI_Win win, int *flag)
     const char *call = "MPI_Win_test";
     SYNC_WIN(call, win, w);
     if (!flag)
-        return bd_win_error(win, MPI_ERR_ARG, call, "flag is NULL");
+        return bdl_win_error(win, MPI_ERR_ARG, call, "flag is NULL");
     if (!w->posted)
-        return bd_win_error(win, MPI_ERR_RMA_SYNC, call,
+        return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
                             "no exposure epoch is open (MPI_Win_post begins one)");
     serve_now();
-    w = bd_win_get(win);
+    w = bdl_win_get(win);
     if (w->post_done < w->post_expect) {
         /* A poll that found nothing: let a waiting rank run, then look again. */
-        bd_req_begin(BD_REQ_YIELD);
-        bd_rpc();
+        bdl_req_begin(BD_REQ_YIELD);
+        bdl_rpc();
         serve_now();
-        w = bd_win_get(win);
+        w = bdl_win_get(win);
     }
     *flag = w->post_done >= w->post_expect;
     if (*flag)
@@ -948,12 +948,12 @@ int MPI_Win_test(MPI_Win win, int *flag)
     return MPI_SUCCESS;
 }
 
-static int check_rank(bd_win_t *w, MPI_Win win, const char *call, int rank)
+static int check_rank(bdl_win_t *w, MPI_Win win, const char *call, int rank)
 {
     if (rank == MPI_PROC_NULL)
         return -1;
     if (rank < 0 || rank >= w->size)
-        return bd_win_error(win, MPI_ERR_RANK, call, "invalid rank %d (window of %d ranks)",
+        return bdl_win_error(win, MPI_ERR_RANK, call, "invalid rank %d (window of %d ranks)",
                             rank, w->size);
     return MPI_SUCCESS;
 }
@@ -963,23 +963,23 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
     const char *call = "MPI_Win_lock";
     SYNC_WIN(call, win, w);
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
-        return bd_win_error(win, MPI_ERR_LOCKTYPE, call, "invalid lock type %d", lock_type);
+        return bdl_win_error(win, MPI_ERR_LOCKTYPE, call, "invalid lock type %d", lock_type);
     int rc = check_assert(win, call, assert, MPI_MODE_NOCHECK);
     if (rc)
         return rc;
     if ((rc = check_rank(w, win, call, rank)))
         return rc < 0 ? MPI_SUCCESS : rc;
     if (w->lock[rank] || w->lock_all)
-        return bd_win_error(win, MPI_ERR_RMA_SYNC, call, "rank %d is already locked", rank);
+        return bdl_win_error(win, MPI_ERR_RMA_SYNC, call, "rank %d is already locked", rank);
     if (w->started && w->start[rank])
-        return bd_win_error(win, MPI_ERR_RMA_SYNC, call,
+        return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
                             "rank %d is in the open access epoch of MPI_Win_start", rank);
     if (assert & MPI_MODE_NOCHECK) {
         w->nocheck[rank] = 1;
     } else {
         send_ctl(w, rank, K_LOCK, lock_type);
         recv_data(w, rank, T_GRANT, NULL, 0);
-        w = bd_win_get(win);
+        w = bdl_win_get(win);
     }
     w->lock[rank] = lock_type;
     w->nlocked++;
@@ -987,7 +987,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 }
 
 /* End target's passive epoch: release (unlock) or only complete (flush). */
-static void finish(bd_win_t *w, int target, int release)
+static void finish(bdl_win_t *w, int target, int release)
 {
     /* An unlock is always answered: once every unlock is, nothing for the
      * window is left in flight when MPI_Win_free's barrier is passed. */
@@ -1012,12 +1012,12 @@ int MPI_Win_unlock(int rank, MPI_Win win)
     if ((rc = check_rank(w, win, call, rank)))
         return rc < 0 ? MPI_SUCCESS : rc;
     if (!w->lock[rank])
-        return bd_win_error(win, MPI_ERR_RMA_SYNC, call, "rank %d is not locked%s", rank,
+        return bdl_win_error(win, MPI_ERR_RMA_SYNC, call, "rank %d is not locked%s", rank,
                             w->lock_all ? " by MPI_Win_lock (MPI_Win_unlock_all ends a "
                                           "MPI_Win_lock_all)"
                                         : "");
     finish(w, rank, 1);
-    w = bd_win_get(win);
+    w = bdl_win_get(win);
     w->lock[rank] = 0;
     w->nocheck[rank] = 0;
     w->nlocked--;
@@ -1032,7 +1032,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
     if (rc)
         return rc;
     if (w->lock_all || w->nlocked)
-        return bd_win_error(win, MPI_ERR_RMA_SYNC, call, "the window is already locked");
+        return bdl_win_error(win, MPI_ERR_RMA_SYNC, call, "the window is already locked");
     if (assert & MPI_MODE_NOCHECK) {
         for (int r = 0; r < w->size; r++)
             w->nocheck[r] = 1;
@@ -1043,7 +1043,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
         send_ctl(w, r, K_LOCK, MPI_LOCK_SHARED);
     for (int r = 0; r < w->size; r++)
         recv_data(w, r, T_GRANT, NULL, 0);
-    w = bd_win_get(win);
+    w = bdl_win_get(win);
     w->lock_all = 1;
     return MPI_SUCCESS;
 }
@@ -1053,18 +1053,18 @@ int MPI_Win_unlock_all(MPI_Win win)
     const char *call = "MPI_Win_unlock_all";
     SYNC_WIN(call, win, w);
     if (!w->lock_all)
-        return bd_win_error(win, MPI_ERR_RMA_SYNC, call,
+        return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
                             "the window is not locked by MPI_Win_lock_all");
     for (int r = 0; r < w->size; r++) {
         finish(w, r, 1);
-        w = bd_win_get(win);
+        w = bdl_win_get(win);
         w->nocheck[r] = 0;
     }
     w->lock_all = 0;
     return MPI_SUCCESS;
 }
 
-static int passive(bd_win_t *w, int rank) { return w->lock_all || w->lock[rank]; }
+static int passive(bdl_win_t *w, int rank) { return w->lock_all || w->lock[rank]; }
 
 static int flush_call(const char *call, int rank, MPI_Win win, int local)
 {
@@ -1073,7 +1073,7 @@ static int flush_call(const char *call, int rank, MPI_Win win, int local)
     if ((rc = check_rank(w, win, call, rank)))
         return rc < 0 ? MPI_SUCCESS : rc;
     if (!passive(w, rank))
-        return bd_win_error(win, MPI_ERR_RMA_SYNC, call,
+        return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
                             "rank %d is not locked (flushes need a passive-target epoch)", rank);
     if (local)
         drain(w, rank, -1); /* puts are complete at the origin once issued */
@@ -1093,10 +1093,10 @@ static int flush_all_call(const char *call, MPI_Win win, int local)
 {
     SYNC_WIN(call, win, w);
     if (!w->lock_all && !w->nlocked)
-        return bd_win_error(win, MPI_ERR_RMA_SYNC, call,
+        return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
                             "no rank is locked (flushes need a passive-target epoch)");
     for (int r = 0; r < w->size; r++) {
-        w = bd_win_get(win);
+        w = bdl_win_get(win);
         if (!passive(w, r))
             continue;
         if (local)
@@ -1121,8 +1121,8 @@ int MPI_Win_sync(MPI_Win win)
     /* Apply what others have sent us so far.  A program may poll its
      * window with this: when there was nothing, let a waiting rank run. */
     if (!serve_now()) {
-        bd_req_begin(BD_REQ_YIELD);
-        bd_rpc();
+        bdl_req_begin(BD_REQ_YIELD);
+        bdl_rpc();
         serve_now();
     }
     atomic_thread_fence(memory_order_seq_cst);
@@ -1131,15 +1131,15 @@ int MPI_Win_sync(MPI_Win win)
 
 /* ---------------------------------------------------------------- window life */
 
-int bd_rma_win_busy(bd_win_t *w)
+int bdl_rma_win_busy(bdl_win_t *w)
 {
     return w->nlocked || w->lock_all || w->started || w->posted || w->npend;
 }
 
-void bd_rma_win_release(bd_win_t *w)
+void bdl_rma_win_release(bdl_win_t *w)
 {
     for (int i = 0; i < w->npend; i++)
-        bd_dt_release(w->pend[i].t);
+        bdl_dt_release(w->pend[i].t);
     free(w->pend);
     free(w->waits);
     free(w->fence_sent);

@@ -2,21 +2,21 @@
  * distributed graph.
  *
  * A topology is local information attached to a communicator
- * (bd_comm_t.topo).  Cartesian: the dimensions and periodicity of the grid,
+ * (bdl_comm_t.topo).  Cartesian: the dimensions and periodicity of the grid,
  * ranks laid out in row-major order (the last dimension varies fastest).
  * Graph: the whole graph (index and edges, as given to MPI_Graph_create).
  * Distributed graph: only this rank's in- and out-neighbours with their
  * weights.  reorder is ignored (MPI allows it), so a topology communicator
  * keeps the ranks of its parent; creating one, and MPI_Cart_sub, are splits
  * of the parent.  The neighbourhood collectives (neighbor.c) ask
- * bd_topo_neighbors for the neighbour lists. */
+ * bdl_topo_neighbors for the neighbour lists. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "lib.h"
 
-struct bd_topo {
+struct bdl_topo {
     int kind; /* MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH */
     /* MPI_CART */
     int ndims;
@@ -38,16 +38,16 @@ static int *dup_ints(const int *a, int n)
     return p;
 }
 
-static struct bd_topo *topo_new(int ndims, const int *dims, const int *periods)
+static struct bdl_topo *topo_new(int ndims, const int *dims, const int *periods)
 {
-    struct bd_topo *t = calloc(1, sizeof *t);
+    struct bdl_topo *t = calloc(1, sizeof *t);
     size_t n = (size_t)(ndims ? ndims : 1);
     if (!t)
         return NULL;
     t->dims = malloc(n * sizeof(int));
     t->periods = malloc(n * sizeof(int));
     if (!t->dims || !t->periods) {
-        bd_topo_free(t);
+        bdl_topo_free(t);
         return NULL;
     }
     t->kind = MPI_CART;
@@ -59,9 +59,9 @@ static struct bd_topo *topo_new(int ndims, const int *dims, const int *periods)
     return t;
 }
 
-static struct bd_topo *graph_new(int nnodes, const int *index, const int *edges)
+static struct bdl_topo *graph_new(int nnodes, const int *index, const int *edges)
 {
-    struct bd_topo *t = calloc(1, sizeof *t);
+    struct bdl_topo *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
     t->kind = MPI_GRAPH;
@@ -70,17 +70,17 @@ static struct bd_topo *graph_new(int nnodes, const int *index, const int *edges)
     t->index = dup_ints(index, nnodes);
     t->edges = dup_ints(edges, t->nedges);
     if (!t->index || !t->edges) {
-        bd_topo_free(t);
+        bdl_topo_free(t);
         return NULL;
     }
     return t;
 }
 
 /* Weights NULL: unweighted (all weights reported as 1). */
-static struct bd_topo *dist_new(int indeg, const int *src, const int *srcw, int outdeg,
+static struct bdl_topo *dist_new(int indeg, const int *src, const int *srcw, int outdeg,
                                 const int *dst, const int *dstw, int weighted)
 {
-    struct bd_topo *t = calloc(1, sizeof *t);
+    struct bdl_topo *t = calloc(1, sizeof *t);
     if (!t)
         return NULL;
     t->kind = MPI_DIST_GRAPH;
@@ -92,7 +92,7 @@ static struct bd_topo *dist_new(int indeg, const int *src, const int *srcw, int 
     t->srcw = malloc((size_t)(indeg > 0 ? indeg : 1) * sizeof(int));
     t->dstw = malloc((size_t)(outdeg > 0 ? outdeg : 1) * sizeof(int));
     if (!t->src || !t->dst || !t->srcw || !t->dstw) {
-        bd_topo_free(t);
+        bdl_topo_free(t);
         return NULL;
     }
     for (int i = 0; i < indeg; i++)
@@ -102,7 +102,7 @@ static struct bd_topo *dist_new(int indeg, const int *src, const int *srcw, int 
     return t;
 }
 
-struct bd_topo *bd_topo_dup(const struct bd_topo *t)
+struct bdl_topo *bdl_topo_dup(const struct bdl_topo *t)
 {
     if (!t)
         return NULL;
@@ -116,7 +116,7 @@ struct bd_topo *bd_topo_dup(const struct bd_topo *t)
     }
 }
 
-void bd_topo_free(struct bd_topo *t)
+void bdl_topo_free(struct bdl_topo *t)
 {
     if (!t)
         return;
@@ -133,7 +133,7 @@ void bd_topo_free(struct bd_topo *t)
 
 /* ---------------------------------------------------------------- helpers */
 
-static void rank_to_coords(const struct bd_topo *t, int rank, int *coords)
+static void rank_to_coords(const struct bdl_topo *t, int rank, int *coords)
 {
     for (int i = t->ndims - 1; i >= 0; i--) {
         coords[i] = rank % t->dims[i];
@@ -142,7 +142,7 @@ static void rank_to_coords(const struct bd_topo *t, int rank, int *coords)
 }
 
 /* Row-major rank of coords (already inside the grid). */
-static int coords_to_rank(const struct bd_topo *t, const int *coords)
+static int coords_to_rank(const struct bdl_topo *t, const int *coords)
 {
     int r = 0;
     for (int i = 0; i < t->ndims; i++)
@@ -151,16 +151,16 @@ static int coords_to_rank(const struct bd_topo *t, const int *coords)
 }
 
 /* The Cartesian topology of comm, or NULL after reporting the error. */
-static struct bd_topo *get_cart(MPI_Comm comm, const char *call, int *rc)
+static struct bdl_topo *get_cart(MPI_Comm comm, const char *call, int *rc)
 {
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c) {
-        *rc = bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        *rc = bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
         return NULL;
     }
     if (!c->topo || c->topo->kind != MPI_CART) {
-        *rc = bd_error(comm, MPI_ERR_TOPOLOGY, call,
+        *rc = bdl_error(comm, MPI_ERR_TOPOLOGY, call,
                        "communicator %d has no Cartesian topology", comm);
         return NULL;
     }
@@ -168,10 +168,10 @@ static struct bd_topo *get_cart(MPI_Comm comm, const char *call, int *rc)
 }
 
 /* Topologies live on intracommunicators only (MPI 3.1 7.2). */
-static int check_intra(MPI_Comm comm, const bd_comm_t *c, const char *call)
+static int check_intra(MPI_Comm comm, const bdl_comm_t *c, const char *call)
 {
     if (c->inter)
-        return bd_error(comm, MPI_ERR_COMM, call,
+        return bdl_error(comm, MPI_ERR_COMM, call,
                         "communicator %d is an intercommunicator (topologies need an "
                         "intracommunicator)",
                         comm);
@@ -183,16 +183,16 @@ static int check_grid(MPI_Comm comm, const char *call, int ndims, const int *dim
                       const int *periods, long long *total)
 {
     if (ndims < 0)
-        return bd_error(comm, MPI_ERR_ARG, call, "invalid number of dimensions %d", ndims);
+        return bdl_error(comm, MPI_ERR_ARG, call, "invalid number of dimensions %d", ndims);
     if (ndims > 0 && (!dims || !periods))
-        return bd_error(comm, MPI_ERR_ARG, call, "NULL dims or periods with ndims = %d", ndims);
+        return bdl_error(comm, MPI_ERR_ARG, call, "NULL dims or periods with ndims = %d", ndims);
     long long p = 1;
     for (int i = 0; i < ndims; i++) {
         if (dims[i] <= 0)
-            return bd_error(comm, MPI_ERR_DIMS, call, "dims[%d] = %d (must be > 0)", i, dims[i]);
+            return bdl_error(comm, MPI_ERR_DIMS, call, "dims[%d] = %d (must be > 0)", i, dims[i]);
         p *= dims[i];
         if (p > INT_MAX)
-            return bd_error(comm, MPI_ERR_DIMS, call, "the grid has more than %d points",
+            return bdl_error(comm, MPI_ERR_DIMS, call, "the grid has more than %d points",
                             INT_MAX);
     }
     *total = p;
@@ -205,16 +205,16 @@ static int make_cart(MPI_Comm comm, int color, int key, int ndims, const int *di
                      const int *periods, MPI_Comm *out, const char *call)
 {
     MPI_Comm h;
-    int rc = bd_comm_split(comm, color, key, &h, call);
+    int rc = bdl_comm_split(comm, color, key, &h, call);
     if (rc)
         return rc;
     if (h != MPI_COMM_NULL) {
-        struct bd_topo *t = topo_new(ndims, dims, periods);
+        struct bdl_topo *t = topo_new(ndims, dims, periods);
         if (!t) {
             MPI_Comm_free(&h);
-            return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+            return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
         }
-        g_bd.comms[h].topo = t;
+        bdl_g.comms[h].topo = t;
     }
     *out = h;
     return MPI_SUCCESS;
@@ -227,12 +227,12 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
 {
     const char *call = "MPI_Cart_create";
     (void)reorder;
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm_old);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm_old);
     if (!c)
-        return bd_error(comm_old, MPI_ERR_COMM, call, "invalid communicator %d", comm_old);
+        return bdl_error(comm_old, MPI_ERR_COMM, call, "invalid communicator %d", comm_old);
     if (!comm_cart)
-        return bd_error(comm_old, MPI_ERR_ARG, call, "comm_cart is NULL");
+        return bdl_error(comm_old, MPI_ERR_ARG, call, "comm_cart is NULL");
     int ie = check_intra(comm_old, c, call);
     if (ie)
         return ie;
@@ -241,7 +241,7 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
     if (rc)
         return rc;
     if (total > c->size)
-        return bd_error(comm_old, MPI_ERR_ARG, call,
+        return bdl_error(comm_old, MPI_ERR_ARG, call,
                         "the grid has %lld points but the communicator only %d ranks", total,
                         c->size);
     int me = c->rank;
@@ -253,13 +253,13 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
     const char *call = "MPI_Cart_sub";
     int rc = MPI_SUCCESS;
-    struct bd_topo *t = get_cart(comm, call, &rc);
+    struct bdl_topo *t = get_cart(comm, call, &rc);
     if (!t)
         return rc;
     if (t->ndims > 0 && !remain_dims)
-        return bd_error(comm, MPI_ERR_ARG, call, "remain_dims is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "remain_dims is NULL");
     if (!newcomm)
-        return bd_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
     int nd = t->ndims, n = nd ? nd : 1;
     int *coords = malloc((size_t)n * sizeof(int)), *dims = malloc((size_t)n * sizeof(int));
     int *periods = malloc((size_t)n * sizeof(int));
@@ -267,9 +267,9 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
         free(coords);
         free(dims);
         free(periods);
-        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
     }
-    int me = bd_comm_get(comm)->rank;
+    int me = bdl_comm_get(comm)->rank;
     rank_to_coords(t, me, coords);
     /* color: position along the dropped dimensions; key: along the kept ones. */
     int color = 0, key = 0, k = 0;
@@ -298,16 +298,16 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
     const char *call = "MPI_Cart_map";
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     long long total;
     int rc = check_grid(comm, call, ndims, dims, periods, &total);
     if (rc)
         return rc;
     if (total > c->size)
-        return bd_error(comm, MPI_ERR_ARG, call,
+        return bdl_error(comm, MPI_ERR_ARG, call,
                         "the grid has %lld points but the communicator only %d ranks", total,
                         c->size);
     *newrank = c->rank < total ? c->rank : MPI_UNDEFINED;
@@ -318,10 +318,10 @@ int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[]
 
 int MPI_Topo_test(MPI_Comm comm, int *status)
 {
-    BD_CHECK_INIT("MPI_Topo_test");
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT("MPI_Topo_test");
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, "MPI_Topo_test", "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Topo_test", "invalid communicator %d", comm);
     *status = c->topo ? c->topo->kind : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
@@ -329,7 +329,7 @@ int MPI_Topo_test(MPI_Comm comm, int *status)
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
     int rc = MPI_SUCCESS;
-    struct bd_topo *t = get_cart(comm, "MPI_Cartdim_get", &rc);
+    struct bdl_topo *t = get_cart(comm, "MPI_Cartdim_get", &rc);
     if (!t)
         return rc;
     *ndims = t->ndims;
@@ -340,16 +340,16 @@ int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coor
 {
     const char *call = "MPI_Cart_get";
     int rc = MPI_SUCCESS;
-    struct bd_topo *t = get_cart(comm, call, &rc);
+    struct bdl_topo *t = get_cart(comm, call, &rc);
     if (!t)
         return rc;
     if (maxdims < t->ndims)
-        return bd_error(comm, MPI_ERR_ARG, call, "maxdims %d is less than the %d dimensions",
+        return bdl_error(comm, MPI_ERR_ARG, call, "maxdims %d is less than the %d dimensions",
                         maxdims, t->ndims);
     int *cc = malloc((size_t)(t->ndims ? t->ndims : 1) * sizeof(int));
     if (!cc)
-        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
-    rank_to_coords(t, bd_comm_get(comm)->rank, cc);
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    rank_to_coords(t, bdl_comm_get(comm)->rank, cc);
     for (int i = 0; i < t->ndims; i++) {
         if (dims)
             dims[i] = t->dims[i];
@@ -366,18 +366,18 @@ int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
     const char *call = "MPI_Cart_coords";
     int rc = MPI_SUCCESS;
-    struct bd_topo *t = get_cart(comm, call, &rc);
+    struct bdl_topo *t = get_cart(comm, call, &rc);
     if (!t)
         return rc;
-    int size = bd_comm_get(comm)->size;
+    int size = bdl_comm_get(comm)->size;
     if (rank < 0 || rank >= size)
-        return bd_error(comm, MPI_ERR_RANK, call, "invalid rank %d (communicator size %d)", rank,
+        return bdl_error(comm, MPI_ERR_RANK, call, "invalid rank %d (communicator size %d)", rank,
                         size);
     if (maxdims < t->ndims)
-        return bd_error(comm, MPI_ERR_ARG, call, "maxdims %d is less than the %d dimensions",
+        return bdl_error(comm, MPI_ERR_ARG, call, "maxdims %d is less than the %d dimensions",
                         maxdims, t->ndims);
     if (t->ndims > 0 && !coords)
-        return bd_error(comm, MPI_ERR_ARG, call, "coords is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "coords is NULL");
     rank_to_coords(t, rank, coords);
     return MPI_SUCCESS;
 }
@@ -386,18 +386,18 @@ int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
     const char *call = "MPI_Cart_rank";
     int rc = MPI_SUCCESS;
-    struct bd_topo *t = get_cart(comm, call, &rc);
+    struct bdl_topo *t = get_cart(comm, call, &rc);
     if (!t)
         return rc;
     if (t->ndims > 0 && !coords)
-        return bd_error(comm, MPI_ERR_ARG, call, "coords is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "coords is NULL");
     int r = 0;
     for (int i = 0; i < t->ndims; i++) {
         int d = t->dims[i], x = coords[i];
         if (t->periods[i])
             x = (int)(((long long)x % d + d) % d);
         else if (x < 0 || x >= d)
-            return bd_error(comm, MPI_ERR_ARG, call,
+            return bdl_error(comm, MPI_ERR_ARG, call,
                             "coords[%d] = %d is outside the non-periodic dimension of size %d",
                             i, x, d);
         r = r * d + x;
@@ -410,16 +410,16 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int
 {
     const char *call = "MPI_Cart_shift";
     int rc = MPI_SUCCESS;
-    struct bd_topo *t = get_cart(comm, call, &rc);
+    struct bdl_topo *t = get_cart(comm, call, &rc);
     if (!t)
         return rc;
     if (direction < 0 || direction >= t->ndims)
-        return bd_error(comm, MPI_ERR_ARG, call, "invalid direction %d (%d dimensions)",
+        return bdl_error(comm, MPI_ERR_ARG, call, "invalid direction %d (%d dimensions)",
                         direction, t->ndims);
     int *cc = malloc((size_t)t->ndims * sizeof(int));
     if (!cc)
-        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
-    rank_to_coords(t, bd_comm_get(comm)->rank, cc);
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    rank_to_coords(t, bdl_comm_get(comm)->rank, cc);
     int d = t->dims[direction], x = cc[direction];
     for (int s = -1; s <= 1; s += 2) {
         long long y = (long long)x + (long long)s * disp;
@@ -608,19 +608,19 @@ static void balance(int n, int k, int *out)
 int MPI_Dims_create(int nnodes, int ndims, int dims[])
 {
     const char *call = "MPI_Dims_create";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     if (nnodes <= 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid nnodes %d (must be > 0)",
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid nnodes %d (must be > 0)",
                         nnodes);
     if (ndims < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid ndims %d", ndims);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid ndims %d", ndims);
     if (ndims > 0 && !dims)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "dims is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "dims is NULL");
     long long fixed = 1;
     int nfree = 0;
     for (int i = 0; i < ndims; i++) {
         if (dims[i] < 0)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_DIMS, call, "dims[%d] = %d is negative", i,
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_DIMS, call, "dims[%d] = %d is negative", i,
                             dims[i]);
         if (dims[i] == 0)
             nfree++;
@@ -630,18 +630,18 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[])
             break;
     }
     if (nnodes % fixed)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_DIMS, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_DIMS, call,
                         "nnodes %d is not a multiple of the product %lld of the given dims",
                         nnodes, fixed);
     if (!nfree) {
         if (fixed != nnodes)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_DIMS, call,
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_DIMS, call,
                             "the given dims multiply to %lld, not nnodes %d", fixed, nnodes);
         return MPI_SUCCESS;
     }
     int *f = malloc((size_t)nfree * sizeof(int));
     if (!f)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
     balance((int)(nnodes / fixed), nfree, f);
     for (int i = 0, k = 0; i < ndims; i++)
         if (dims[i] == 0)
@@ -653,21 +653,21 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[])
 /* ---------------------------------------------------------------- graph topologies */
 
 /* Split comm like make_cart, giving the members topology t (consumed). */
-static int make_topo(MPI_Comm comm, int color, int key, struct bd_topo *t, MPI_Comm *out,
+static int make_topo(MPI_Comm comm, int color, int key, struct bdl_topo *t, MPI_Comm *out,
                      const char *call)
 {
     if (color != MPI_UNDEFINED && !t)
-        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
     MPI_Comm h;
-    int rc = bd_comm_split(comm, color, key, &h, call);
+    int rc = bdl_comm_split(comm, color, key, &h, call);
     if (rc) {
-        bd_topo_free(t);
+        bdl_topo_free(t);
         return rc;
     }
     if (h != MPI_COMM_NULL)
-        g_bd.comms[h].topo = t;
+        bdl_g.comms[h].topo = t;
     else
-        bd_topo_free(t);
+        bdl_topo_free(t);
     *out = h;
     return MPI_SUCCESS;
 }
@@ -677,26 +677,26 @@ static int check_graph(MPI_Comm comm, const char *call, int size, int nnodes, co
                        const int *edges)
 {
     if (nnodes < 0)
-        return bd_error(comm, MPI_ERR_ARG, call, "invalid nnodes %d (must be >= 0)", nnodes);
+        return bdl_error(comm, MPI_ERR_ARG, call, "invalid nnodes %d (must be >= 0)", nnodes);
     if (nnodes > size)
-        return bd_error(comm, MPI_ERR_ARG, call,
+        return bdl_error(comm, MPI_ERR_ARG, call,
                         "the graph has %d nodes but the communicator only %d ranks", nnodes, size);
     if (nnodes > 0 && !index)
-        return bd_error(comm, MPI_ERR_ARG, call, "index is NULL with nnodes = %d", nnodes);
+        return bdl_error(comm, MPI_ERR_ARG, call, "index is NULL with nnodes = %d", nnodes);
     for (int i = 0; i < nnodes; i++) {
         int prev = i ? index[i - 1] : 0;
         if (index[i] < prev)
-            return bd_error(comm, MPI_ERR_ARG, call,
+            return bdl_error(comm, MPI_ERR_ARG, call,
                             "index[%d] = %d is less than %s %d (index must be non-decreasing "
                             "and start at >= 0)",
                             i, index[i], i ? "the previous entry" : "", prev);
     }
     int nedges = nnodes ? index[nnodes - 1] : 0;
     if (nedges > 0 && !edges)
-        return bd_error(comm, MPI_ERR_ARG, call, "edges is NULL with %d edges", nedges);
+        return bdl_error(comm, MPI_ERR_ARG, call, "edges is NULL with %d edges", nedges);
     for (int i = 0; i < nedges; i++)
         if (edges[i] < 0 || edges[i] >= nnodes)
-            return bd_error(comm, MPI_ERR_ARG, call,
+            return bdl_error(comm, MPI_ERR_ARG, call,
                             "edges[%d] = %d is not a node of the graph (0..%d)", i, edges[i],
                             nnodes - 1);
     return MPI_SUCCESS;
@@ -707,12 +707,12 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
 {
     const char *call = "MPI_Graph_create";
     (void)reorder;
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm_old);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm_old);
     if (!c)
-        return bd_error(comm_old, MPI_ERR_COMM, call, "invalid communicator %d", comm_old);
+        return bdl_error(comm_old, MPI_ERR_COMM, call, "invalid communicator %d", comm_old);
     if (!comm_graph)
-        return bd_error(comm_old, MPI_ERR_ARG, call, "comm_graph is NULL");
+        return bdl_error(comm_old, MPI_ERR_ARG, call, "comm_graph is NULL");
     int ie = check_intra(comm_old, c, call);
     if (ie)
         return ie;
@@ -727,30 +727,30 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
 int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
 {
     const char *call = "MPI_Graph_map";
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     int rc = check_graph(comm, call, c->size, nnodes, index, edges);
     if (rc)
         return rc;
     if (!newrank)
-        return bd_error(comm, MPI_ERR_ARG, call, "newrank is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "newrank is NULL");
     *newrank = c->rank < nnodes ? c->rank : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
 
 /* The topology of comm if it is of kind `kind`, or NULL after reporting the error. */
-static struct bd_topo *get_topo(MPI_Comm comm, const char *call, int kind, int *rc)
+static struct bdl_topo *get_topo(MPI_Comm comm, const char *call, int kind, int *rc)
 {
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c) {
-        *rc = bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        *rc = bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
         return NULL;
     }
     if (!c->topo || c->topo->kind != kind) {
-        *rc = bd_error(comm, MPI_ERR_TOPOLOGY, call, "communicator %d has no %s topology", comm,
+        *rc = bdl_error(comm, MPI_ERR_TOPOLOGY, call, "communicator %d has no %s topology", comm,
                        kind == MPI_GRAPH ? "graph" : "distributed graph");
         return NULL;
     }
@@ -761,11 +761,11 @@ int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
     const char *call = "MPI_Graphdims_get";
     int rc = MPI_SUCCESS;
-    struct bd_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
+    struct bdl_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
     if (!t)
         return rc;
     if (!nnodes || !nedges)
-        return bd_error(comm, MPI_ERR_ARG, call, "NULL output argument");
+        return bdl_error(comm, MPI_ERR_ARG, call, "NULL output argument");
     *nnodes = t->nnodes;
     *nedges = t->nedges;
     return MPI_SUCCESS;
@@ -775,14 +775,14 @@ int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int ed
 {
     const char *call = "MPI_Graph_get";
     int rc = MPI_SUCCESS;
-    struct bd_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
+    struct bdl_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
     if (!t)
         return rc;
     if (maxindex < 0 || maxedges < 0)
-        return bd_error(comm, MPI_ERR_ARG, call, "invalid maxindex %d or maxedges %d", maxindex,
+        return bdl_error(comm, MPI_ERR_ARG, call, "invalid maxindex %d or maxedges %d", maxindex,
                         maxedges);
     if ((maxindex > 0 && t->nnodes > 0 && !index) || (maxedges > 0 && t->nedges > 0 && !edges))
-        return bd_error(comm, MPI_ERR_ARG, call, "NULL index or edges");
+        return bdl_error(comm, MPI_ERR_ARG, call, "NULL index or edges");
     for (int i = 0; i < maxindex && i < t->nnodes; i++)
         index[i] = t->index[i];
     for (int i = 0; i < maxedges && i < t->nedges; i++)
@@ -790,10 +790,10 @@ int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int ed
     return MPI_SUCCESS;
 }
 
-static int graph_rank_arg(MPI_Comm comm, const char *call, const struct bd_topo *t, int rank)
+static int graph_rank_arg(MPI_Comm comm, const char *call, const struct bdl_topo *t, int rank)
 {
     if (rank < 0 || rank >= t->nnodes)
-        return bd_error(comm, MPI_ERR_RANK, call, "invalid rank %d (the graph has %d nodes)",
+        return bdl_error(comm, MPI_ERR_RANK, call, "invalid rank %d (the graph has %d nodes)",
                         rank, t->nnodes);
     return MPI_SUCCESS;
 }
@@ -802,13 +802,13 @@ int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
     const char *call = "MPI_Graph_neighbors_count";
     int rc = MPI_SUCCESS;
-    struct bd_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
+    struct bdl_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
     if (!t)
         return rc;
     if ((rc = graph_rank_arg(comm, call, t, rank)))
         return rc;
     if (!nneighbors)
-        return bd_error(comm, MPI_ERR_ARG, call, "nneighbors is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "nneighbors is NULL");
     *nneighbors = t->index[rank] - (rank ? t->index[rank - 1] : 0);
     return MPI_SUCCESS;
 }
@@ -817,16 +817,16 @@ int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors
 {
     const char *call = "MPI_Graph_neighbors";
     int rc = MPI_SUCCESS;
-    struct bd_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
+    struct bdl_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
     if (!t)
         return rc;
     if ((rc = graph_rank_arg(comm, call, t, rank)))
         return rc;
     if (maxneighbors < 0)
-        return bd_error(comm, MPI_ERR_ARG, call, "invalid maxneighbors %d", maxneighbors);
+        return bdl_error(comm, MPI_ERR_ARG, call, "invalid maxneighbors %d", maxneighbors);
     int lo = rank ? t->index[rank - 1] : 0, n = t->index[rank] - lo;
     if (maxneighbors > 0 && n > 0 && !neighbors)
-        return bd_error(comm, MPI_ERR_ARG, call, "neighbors is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "neighbors is NULL");
     for (int i = 0; i < n && i < maxneighbors; i++)
         neighbors[i] = t->edges[lo + i];
     return MPI_SUCCESS;
@@ -842,17 +842,17 @@ static int check_adj(MPI_Comm comm, const char *call, int size, const char *what
                      const int *ranks, const char *wname, const int *w)
 {
     if (n > 0 && !ranks)
-        return bd_error(comm, MPI_ERR_ARG, call, "%s is NULL with degree %d", what, n);
+        return bdl_error(comm, MPI_ERR_ARG, call, "%s is NULL with degree %d", what, n);
     if (n > 0 && !w)
-        return bd_error(comm, MPI_ERR_ARG, call,
+        return bdl_error(comm, MPI_ERR_ARG, call,
                         "%s is NULL with degree %d (MPI_UNWEIGHTED for no weights)", wname, n);
     for (int i = 0; i < n; i++) {
         if (ranks[i] < 0 || ranks[i] >= size)
-            return bd_error(comm, MPI_ERR_RANK, call,
+            return bdl_error(comm, MPI_ERR_RANK, call,
                             "%s[%d] = %d is not a rank of the communicator (size %d)", what, i,
                             ranks[i], size);
         if (w != MPI_UNWEIGHTED && w != MPI_WEIGHTS_EMPTY && w[i] < 0)
-            return bd_error(comm, MPI_ERR_ARG, call, "%s[%d] = %d is negative", wname, i, w[i]);
+            return bdl_error(comm, MPI_ERR_ARG, call, "%s[%d] = %d is negative", wname, i, w[i]);
     }
     return MPI_SUCCESS;
 }
@@ -865,7 +865,7 @@ static int check_info(MPI_Comm comm, const char *call, MPI_Info info)
     /* MPI_Info_get_nkeys validates the handle (and reports a bad one). */
     return MPI_Info_get_nkeys(info, &nkeys) == MPI_SUCCESS
                ? MPI_SUCCESS
-               : bd_error(comm, MPI_ERR_INFO, call, "invalid info object %d", info);
+               : bdl_error(comm, MPI_ERR_INFO, call, "invalid info object %d", info);
 }
 
 static const int *weights_of(const int *w)
@@ -880,17 +880,17 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
 {
     const char *call = "MPI_Dist_graph_create_adjacent";
     (void)reorder;
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm_old);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm_old);
     if (!c)
-        return bd_error(comm_old, MPI_ERR_COMM, call, "invalid communicator %d", comm_old);
+        return bdl_error(comm_old, MPI_ERR_COMM, call, "invalid communicator %d", comm_old);
     if (!comm_dist_graph)
-        return bd_error(comm_old, MPI_ERR_ARG, call, "comm_dist_graph is NULL");
+        return bdl_error(comm_old, MPI_ERR_ARG, call, "comm_dist_graph is NULL");
     int ie = check_intra(comm_old, c, call);
     if (ie)
         return ie;
     if (indegree < 0 || outdegree < 0)
-        return bd_error(comm_old, MPI_ERR_ARG, call,
+        return bdl_error(comm_old, MPI_ERR_ARG, call,
                         "invalid indegree %d or outdegree %d (must be >= 0)", indegree, outdegree);
     int rc;
     if ((rc = check_adj(comm_old, call, c->size, "sources", indegree, sources, "sourceweights",
@@ -900,7 +900,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
         (rc = check_info(comm_old, call, info)))
         return rc;
     int weighted = sourceweights != MPI_UNWEIGHTED && destweights != MPI_UNWEIGHTED;
-    struct bd_topo *t = dist_new(indegree, sources, weights_of(sourceweights), outdegree,
+    struct bdl_topo *t = dist_new(indegree, sources, weights_of(sourceweights), outdegree,
                                  destinations, weights_of(destweights), weighted);
     return make_topo(comm_old, 0, c->rank, t, comm_dist_graph, call);
 }
@@ -916,33 +916,33 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
 {
     const char *call = "MPI_Dist_graph_create";
     (void)reorder;
-    BD_CHECK_INIT(call);
-    bd_comm_t *c = bd_comm_get(comm_old);
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm_old);
     if (!c)
-        return bd_error(comm_old, MPI_ERR_COMM, call, "invalid communicator %d", comm_old);
+        return bdl_error(comm_old, MPI_ERR_COMM, call, "invalid communicator %d", comm_old);
     if (!comm_dist_graph)
-        return bd_error(comm_old, MPI_ERR_ARG, call, "comm_dist_graph is NULL");
+        return bdl_error(comm_old, MPI_ERR_ARG, call, "comm_dist_graph is NULL");
     int ie = check_intra(comm_old, c, call);
     if (ie)
         return ie;
     if (n < 0)
-        return bd_error(comm_old, MPI_ERR_ARG, call, "invalid n %d (must be >= 0)", n);
+        return bdl_error(comm_old, MPI_ERR_ARG, call, "invalid n %d (must be >= 0)", n);
     if (n > 0 && (!sources || !degrees))
-        return bd_error(comm_old, MPI_ERR_ARG, call, "NULL sources or degrees with n = %d", n);
+        return bdl_error(comm_old, MPI_ERR_ARG, call, "NULL sources or degrees with n = %d", n);
     int size = c->size, rc;
     long long nedges = 0;
     for (int i = 0; i < n; i++) {
         if (sources[i] < 0 || sources[i] >= size)
-            return bd_error(comm_old, MPI_ERR_RANK, call,
+            return bdl_error(comm_old, MPI_ERR_RANK, call,
                             "sources[%d] = %d is not a rank of the communicator (size %d)", i,
                             sources[i], size);
         if (degrees[i] < 0)
-            return bd_error(comm_old, MPI_ERR_ARG, call, "degrees[%d] = %d is negative", i,
+            return bdl_error(comm_old, MPI_ERR_ARG, call, "degrees[%d] = %d is negative", i,
                             degrees[i]);
         nedges += degrees[i];
     }
     if (nedges > INT_MAX / 6)
-        return bd_error(comm_old, MPI_ERR_ARG, call, "too many edges (%lld)", nedges);
+        return bdl_error(comm_old, MPI_ERR_ARG, call, "too many edges (%lld)", nedges);
     if ((rc = check_adj(comm_old, call, size, "destinations", (int)nedges, destinations,
                         "weights", weights)) ||
         (rc = check_info(comm_old, call, info)))
@@ -954,7 +954,7 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
     int *rcount = calloc((size_t)size, sizeof(int)), *rdisp = calloc((size_t)size, sizeof(int));
     int *fill = calloc((size_t)size, sizeof(int));
     int *sbuf = malloc((size_t)(nedges ? nedges : 1) * 6 * sizeof(int)), *rbuf = NULL;
-    struct bd_topo *t = NULL;
+    struct bdl_topo *t = NULL;
     rc = MPI_ERR_NO_MEM;
     if (!scount || !sdisp || !rcount || !rdisp || !fill || !sbuf)
         goto out;
@@ -1023,7 +1023,7 @@ out:
     free(sbuf);
     free(rbuf);
     if (rc == MPI_ERR_NO_MEM)
-        return bd_error(comm_old, rc, call, "out of memory");
+        return bdl_error(comm_old, rc, call, "out of memory");
     if (rc)
         return rc;
     return make_topo(comm_old, 0, c->rank, t, comm_dist_graph, call);
@@ -1033,11 +1033,11 @@ int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree,
 {
     const char *call = "MPI_Dist_graph_neighbors_count";
     int rc = MPI_SUCCESS;
-    struct bd_topo *t = get_topo(comm, call, MPI_DIST_GRAPH, &rc);
+    struct bdl_topo *t = get_topo(comm, call, MPI_DIST_GRAPH, &rc);
     if (!t)
         return rc;
     if (!indegree || !outdegree || !weighted)
-        return bd_error(comm, MPI_ERR_ARG, call, "NULL output argument");
+        return bdl_error(comm, MPI_ERR_ARG, call, "NULL output argument");
     *indegree = t->indeg;
     *outdegree = t->outdeg;
     *weighted = t->weighted;
@@ -1049,16 +1049,16 @@ int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int 
 {
     const char *call = "MPI_Dist_graph_neighbors";
     int rc = MPI_SUCCESS;
-    struct bd_topo *t = get_topo(comm, call, MPI_DIST_GRAPH, &rc);
+    struct bdl_topo *t = get_topo(comm, call, MPI_DIST_GRAPH, &rc);
     if (!t)
         return rc;
     if (maxindegree < t->indeg || maxoutdegree < t->outdeg)
-        return bd_error(comm, MPI_ERR_ARG, call,
+        return bdl_error(comm, MPI_ERR_ARG, call,
                         "maxindegree %d or maxoutdegree %d is less than the degree (%d in, %d "
                         "out)",
                         maxindegree, maxoutdegree, t->indeg, t->outdeg);
     if ((t->indeg && !sources) || (t->outdeg && !destinations))
-        return bd_error(comm, MPI_ERR_ARG, call, "NULL sources or destinations");
+        return bdl_error(comm, MPI_ERR_ARG, call, "NULL sources or destinations");
     int wi = t->weighted && sourceweights && sourceweights != MPI_UNWEIGHTED &&
              sourceweights != MPI_WEIGHTS_EMPTY;
     int wo = t->weighted && destweights && destweights != MPI_UNWEIGHTED &&
@@ -1078,9 +1078,9 @@ int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int 
 
 /* ---------------------------------------------------------------- neighbour lists */
 
-int bd_topo_neighbors(const bd_comm_t *c, bd_nbrs_t *nb)
+int bdl_topo_neighbors(const bdl_comm_t *c, bdl_nbrs_t *nb)
 {
-    const struct bd_topo *t = c->topo;
+    const struct bdl_topo *t = c->topo;
     memset(nb, 0, sizeof *nb);
     if (!t)
         return -1;
@@ -1094,7 +1094,7 @@ int bd_topo_neighbors(const bd_comm_t *c, bd_nbrs_t *nb)
         int *cc = malloc((size_t)(t->ndims ? t->ndims : 1) * sizeof(int));
         if (!nb->in || !nb->out || !cc) {
             free(cc);
-            bd_nbrs_free(nb);
+            bdl_nbrs_free(nb);
             return -1;
         }
         rank_to_coords(t, c->rank, cc);
@@ -1132,13 +1132,13 @@ int bd_topo_neighbors(const bd_comm_t *c, bd_nbrs_t *nb)
         break;
     }
     if (!nb->in || !nb->out) {
-        bd_nbrs_free(nb);
+        bdl_nbrs_free(nb);
         return -1;
     }
     return 0;
 }
 
-void bd_nbrs_free(bd_nbrs_t *nb)
+void bdl_nbrs_free(bdl_nbrs_t *nb)
 {
     free(nb->in);
     free(nb->out);

@@ -6,7 +6,7 @@
  * is reference counted by the attributes using it: MPI_Type_free_keyval
  * only marks it, and it disappears when its last attribute is deleted.
  * Attributes live in one list keyed by (handle, keyval); dtype.c calls
- * bd_type_attr_copy_all from MPI_Type_dup and bd_type_attr_delete_all from
+ * bdl_type_attr_copy_all from MPI_Type_dup and bdl_type_attr_delete_all from
  * MPI_Type_free. */
 #include <stdlib.h>
 #include <string.h>
@@ -86,7 +86,7 @@ static int callback_code(int rc) { return rc > 0 && rc <= MPI_ERR_LASTCODE ? rc 
 
 static int bad_keyval(const char *call, int keyval)
 {
-    return bd_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, call,
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, call,
                     "invalid datatype keyval %d (not created by MPI_Type_create_keyval, or "
                     "freed)",
                     keyval);
@@ -94,7 +94,7 @@ static int bad_keyval(const char *call, int keyval)
 
 static int bad_type(const char *call, MPI_Datatype dt)
 {
-    return bd_error(MPI_COMM_WORLD, MPI_ERR_TYPE, call,
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_TYPE, call,
                     "datatype %d is not a valid datatype (null or freed)", dt);
 }
 
@@ -103,9 +103,9 @@ int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
                            void *extra_state)
 {
     const char *call = "MPI_Type_create_keyval";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     if (!type_keyval)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "type_keyval is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "type_keyval is NULL");
     int h = -1;
     for (int i = 0; i < g_ntkvs; i++)
         if (!g_tkvs[i].used) {
@@ -116,7 +116,7 @@ int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
         int n = g_ntkvs ? g_ntkvs * 2 : 16;
         tkv_t *t = realloc(g_tkvs, (size_t)n * sizeof *t);
         if (!t)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
         memset(t + g_ntkvs, 0, (size_t)(n - g_ntkvs) * sizeof *t);
         h = g_ntkvs;
         g_tkvs = t;
@@ -132,9 +132,9 @@ int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
 int MPI_Type_free_keyval(int *type_keyval)
 {
     const char *call = "MPI_Type_free_keyval";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     if (!type_keyval)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "type_keyval is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "type_keyval is NULL");
     tkv_t *kv = kv_any(*type_keyval);
     if (!kv)
         return bad_keyval(call, *type_keyval);
@@ -184,7 +184,7 @@ static int run_delete(const char *call, MPI_Datatype dt, int keyval, void *val)
     tkv_t *kv = kv_any(keyval);
     int rc = kv->del(dt, keyval, val, kv->extra);
     if (rc != MPI_SUCCESS)
-        return bd_error(MPI_COMM_WORLD, callback_code(rc), call,
+        return bdl_error(MPI_COMM_WORLD, callback_code(rc), call,
                         "the delete callback of datatype keyval %d returned %d", keyval, rc);
     return MPI_SUCCESS;
 }
@@ -192,8 +192,8 @@ static int run_delete(const char *call, MPI_Datatype dt, int keyval, void *val)
 int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
 {
     const char *call = "MPI_Type_set_attr";
-    BD_CHECK_INIT(call);
-    if (!bd_dt_lookup(datatype))
+    BDL_CHECK_INIT(call);
+    if (!bdl_dt_lookup(datatype))
         return bad_type(call, datatype);
     if (!kv_get(type_keyval))
         return bad_keyval(call, type_keyval);
@@ -209,20 +209,20 @@ int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_va
         }
     }
     if (add(datatype, type_keyval, attribute_val) < 0)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
     return MPI_SUCCESS;
 }
 
 int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
 {
     const char *call = "MPI_Type_get_attr";
-    BD_CHECK_INIT(call);
-    if (!bd_dt_lookup(datatype))
+    BDL_CHECK_INIT(call);
+    if (!bdl_dt_lookup(datatype))
         return bad_type(call, datatype);
     if (!kv_get(type_keyval))
         return bad_keyval(call, type_keyval);
     if (!attribute_val || !flag)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL attribute_val or flag");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL attribute_val or flag");
     int i = find(datatype, type_keyval);
     *flag = i >= 0;
     if (i >= 0)
@@ -233,8 +233,8 @@ int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_va
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 {
     const char *call = "MPI_Type_delete_attr";
-    BD_CHECK_INIT(call);
-    if (!bd_dt_lookup(datatype))
+    BDL_CHECK_INIT(call);
+    if (!bdl_dt_lookup(datatype))
         return bad_type(call, datatype);
     if (!kv_get(type_keyval))
         return bad_keyval(call, type_keyval);
@@ -251,7 +251,7 @@ int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 }
 
 /* MPI_Type_dup: each attribute of oldtype goes through its copy callback. */
-int bd_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype, const char *call)
+int bdl_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype, const char *call)
 {
     int n = 0;
     for (int i = 0; i < g_ntattrs; i++)
@@ -260,7 +260,7 @@ int bd_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype, const char
         return MPI_SUCCESS;
     tattr_t *snap = malloc((size_t)n * sizeof *snap);
     if (!snap)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
     for (int i = 0, k = 0; i < g_ntattrs; i++)
         if (g_tattrs[i].type == oldtype)
             snap[k++] = g_tattrs[i];
@@ -273,7 +273,7 @@ int bd_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype, const char
         int flag = 0;
         int cb = kv->copy(oldtype, snap[i].keyval, kv->extra, snap[i].val, &out, &flag);
         if (cb != MPI_SUCCESS) {
-            rc = bd_error(MPI_COMM_WORLD, callback_code(cb), call,
+            rc = bdl_error(MPI_COMM_WORLD, callback_code(cb), call,
                           "the copy callback of datatype keyval %d returned %d", snap[i].keyval,
                           cb);
         } else if (flag) {
@@ -281,7 +281,7 @@ int bd_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype, const char
             if (j >= 0)
                 g_tattrs[j].val = out;
             else if (add(newtype, snap[i].keyval, out) < 0)
-                rc = bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+                rc = bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
         }
     }
     free(snap);
@@ -290,7 +290,7 @@ int bd_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype, const char
 
 /* MPI_Type_free: delete callbacks, last set first; a failing one keeps its
  * attribute and fails the call. */
-int bd_type_attr_delete_all(MPI_Datatype dt, const char *call)
+int bdl_type_attr_delete_all(MPI_Datatype dt, const char *call)
 {
     for (int i = g_ntattrs - 1; i >= 0; i--) {
         if (i >= g_ntattrs || g_tattrs[i].type != dt)
@@ -309,7 +309,7 @@ int bd_type_attr_delete_all(MPI_Datatype dt, const char *call)
 
 /* Attributes left on a handle that goes away without MPI_Type_free
  * (MPI_Type_dup failing half-way): dropped without callbacks. */
-void bd_type_attr_drop(MPI_Datatype dt)
+void bdl_type_attr_drop(MPI_Datatype dt)
 {
     for (int i = g_ntattrs - 1; i >= 0; i--)
         if (g_tattrs[i].type == dt)

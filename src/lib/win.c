@@ -15,17 +15,17 @@
 #include "bd_log.h"
 #include "win.h"
 
-static bd_win_t *g_wins; /* handle h is g_wins[h - 1] */
+static bdl_win_t *g_wins; /* handle h is g_wins[h - 1] */
 static int g_nwins;
 
-bd_win_t *bd_win_get(MPI_Win win)
+bdl_win_t *bdl_win_get(MPI_Win win)
 {
     if (win <= 0 || win > g_nwins || !g_wins[win - 1].used)
         return NULL;
     return &g_wins[win - 1];
 }
 
-bd_win_t *bd_win_by_id(int id)
+bdl_win_t *bdl_win_by_id(int id)
 {
     for (int i = 0; i < g_nwins; i++)
         if (g_wins[i].used && g_wins[i].id == id)
@@ -33,7 +33,7 @@ bd_win_t *bd_win_by_id(int id)
     return NULL;
 }
 
-MPI_Win bd_win_handle(const bd_win_t *w) { return (MPI_Win)(w - g_wins) + 1; }
+MPI_Win bdl_win_handle(const bdl_win_t *w) { return (MPI_Win)(w - g_wins) + 1; }
 
 /* ---------------------------------------------------------------- error handlers */
 
@@ -49,16 +49,16 @@ static MPI_Win_errhandler_function *win_eh_fn(MPI_Errhandler eh)
     return i >= 0 && i < g_nweh ? g_weh[i] : NULL;
 }
 
-int bd_win_error(MPI_Win win, int code, const char *call, const char *fmt, ...)
+int bdl_win_error(MPI_Win win, int code, const char *call, const char *fmt, ...)
 {
     char msg[768];
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    bd_win_t *w = bd_win_get(win);
+    bdl_win_t *w = bdl_win_get(win);
     if (!w)
-        return bd_error(MPI_COMM_WORLD, code, call, "%s", msg);
+        return bdl_error(MPI_COMM_WORLD, code, call, "%s", msg);
     if (w->errh == MPI_ERRORS_RETURN)
         return code;
     MPI_Win_errhandler_function *fn = win_eh_fn(w->errh);
@@ -73,19 +73,19 @@ int bd_win_error(MPI_Win win, int code, const char *call, const char *fmt, ...)
     char *colon = strchr(cls, ':');
     if (colon)
         *colon = 0;
-    bd_fatal(code, "%s: %s [%s]", call, msg, cls);
+    bdl_fatal(code, "%s: %s [%s]", call, msg, cls);
 }
 
 int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
     const char *call = "MPI_Win_create_errhandler";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     if (!fn || !errhandler)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "%s is NULL",
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "%s is NULL",
                         fn ? "errhandler" : "win_errhandler_fn");
     MPI_Win_errhandler_function **n = realloc(g_weh, (size_t)(g_nweh + 1) * sizeof *n);
     if (!n)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
     g_weh = n;
     g_weh[g_nweh] = fn;
     *errhandler = WIN_EH_BASE + g_nweh++;
@@ -93,17 +93,17 @@ int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *e
 }
 
 #define WIN_OR_ERR(call, win, w)                                                                   \
-    BD_CHECK_INIT(call);                                                                           \
-    bd_win_t *w = bd_win_get(win);                                                                 \
+    BDL_CHECK_INIT(call);                                                                           \
+    bdl_win_t *w = bdl_win_get(win);                                                                 \
     if (!w)                                                                                        \
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_WIN, call, "invalid window %d", win);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_WIN, call, "invalid window %d", win);
 
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
     WIN_OR_ERR("MPI_Win_set_errhandler", win, w);
     if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
         !win_eh_fn(errhandler))
-        return bd_win_error(win, MPI_ERR_ARG, "MPI_Win_set_errhandler",
+        return bdl_win_error(win, MPI_ERR_ARG, "MPI_Win_set_errhandler",
                             "%d is not an error handler for windows (made by "
                             "MPI_Win_create_errhandler)",
                             errhandler);
@@ -115,7 +115,7 @@ int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
     WIN_OR_ERR("MPI_Win_get_errhandler", win, w);
     if (!errhandler)
-        return bd_win_error(win, MPI_ERR_ARG, "MPI_Win_get_errhandler", "errhandler is NULL");
+        return bdl_win_error(win, MPI_ERR_ARG, "MPI_Win_get_errhandler", "errhandler is NULL");
     *errhandler = w->errh;
     return MPI_SUCCESS;
 }
@@ -124,7 +124,7 @@ int MPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
     WIN_OR_ERR("MPI_Win_call_errhandler", win, w);
     (void)w;
-    bd_win_error(win, errorcode, "MPI_Win_call_errhandler", "error %d raised by the program",
+    bdl_win_error(win, errorcode, "MPI_Win_call_errhandler", "error %d raised by the program",
                  errorcode);
     return MPI_SUCCESS;
 }
@@ -140,7 +140,7 @@ static int win_slot(void)
         if (!g_wins[i].used)
             return i;
     int n = g_nwins ? 2 * g_nwins : 8;
-    bd_win_t *t = realloc(g_wins, (size_t)n * sizeof *t);
+    bdl_win_t *t = realloc(g_wins, (size_t)n * sizeof *t);
     if (!t)
         return -1;
     memset(t + g_nwins, 0, (size_t)(n - g_nwins) * sizeof *t);
@@ -150,7 +150,7 @@ static int win_slot(void)
     return i;
 }
 
-static void win_clear(bd_win_t *w)
+static void win_clear(bdl_win_t *w)
 {
     free(w->world);
     free(w->sizes);
@@ -166,34 +166,34 @@ static void win_clear(bd_win_t *w)
 static int win_make(const char *call, void *base, MPI_Aint size, int disp_unit, MPI_Info info,
                     MPI_Comm comm, int flavor, void *alloc, MPI_Win *win)
 {
-    bd_comm_t *c = bd_comm_get(comm);
+    bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bd_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (c->inter)
-        return bd_error(comm, MPI_ERR_COMM, call,
+        return bdl_error(comm, MPI_ERR_COMM, call,
                         "windows cannot be created on an intercommunicator");
     if (!win)
-        return bd_error(comm, MPI_ERR_ARG, call, "win is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "win is NULL");
     if (size < 0)
-        return bd_error(comm, MPI_ERR_SIZE, call, "invalid size %lld (must be >= 0)",
+        return bdl_error(comm, MPI_ERR_SIZE, call, "invalid size %lld (must be >= 0)",
                         (long long)size);
     if (disp_unit <= 0)
-        return bd_error(comm, MPI_ERR_DISP, call, "invalid disp_unit %d (must be > 0)",
+        return bdl_error(comm, MPI_ERR_DISP, call, "invalid disp_unit %d (must be > 0)",
                         disp_unit);
     MPI_Info mine = MPI_INFO_NULL;
     if (info != MPI_INFO_NULL && MPI_Info_dup(info, &mine) != MPI_SUCCESS)
-        return bd_error(comm, MPI_ERR_INFO, call, "invalid info %d", info);
-    bd_rma_enable();
+        return bdl_error(comm, MPI_ERR_INFO, call, "invalid info %d", info);
+    bdl_rma_enable();
     MPI_Comm priv;
-    int rc = bd_comm_split(comm, 0, c->rank, &priv, call);
+    int rc = bdl_comm_split(comm, 0, c->rank, &priv, call);
     if (rc)
         return rc;
-    bd_comm_t *pc = bd_comm_get(priv);
+    bdl_comm_t *pc = bdl_comm_get(priv);
     pc->errh = MPI_ERRORS_RETURN;
     int i = win_slot();
     if (i < 0)
-        return bd_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
-    bd_win_t *w = &g_wins[i];
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    bdl_win_t *w = &g_wins[i];
     w->comm = priv;
     w->id = pc->ctx;
     w->dctx = pc->ctx | BD_CTX_RMA_DATA;
@@ -210,7 +210,7 @@ static int win_make(const char *call, void *base, MPI_Aint size, int disp_unit, 
     int64_t *mine2 = malloc(2 * sizeof(int64_t)), *all = malloc((size_t)pc->size * 16);
     if (!w->world || !w->sizes || !w->units || !w->fence_sent || !w->lock || !w->nocheck ||
         !w->dirty || !w->start || !mine2 || !all) {
-        bd_fatal(MPI_ERR_NO_MEM, "%s: out of memory for a window of %d ranks", call, pc->size);
+        bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory for a window of %d ranks", call, pc->size);
     }
     memcpy(w->world, pc->world, (size_t)pc->size * sizeof(int));
     w->base = base;
@@ -229,7 +229,7 @@ static int win_make(const char *call, void *base, MPI_Aint size, int disp_unit, 
     mine2[1] = disp_unit;
     rc = MPI_Allgather(mine2, 16, MPI_BYTE, all, 16, MPI_BYTE, priv);
     if (rc)
-        bd_fatal(rc, "%s: exchanging window sizes failed", call);
+        bdl_fatal(rc, "%s: exchanging window sizes failed", call);
     for (int r = 0; r < pc->size; r++) {
         w->sizes[r] = (MPI_Aint)all[2 * r];
         w->units[r] = (int)all[2 * r + 1];
@@ -243,7 +243,7 @@ static int win_make(const char *call, void *base, MPI_Aint size, int disp_unit, 
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                    MPI_Win *win)
 {
-    BD_CHECK_INIT("MPI_Win_create");
+    BDL_CHECK_INIT("MPI_Win_create");
     return win_make("MPI_Win_create", base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE,
                     NULL, win);
 }
@@ -252,15 +252,15 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                      MPI_Win *win)
 {
     const char *call = "MPI_Win_allocate";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     if (!baseptr)
-        return bd_error(comm, MPI_ERR_ARG, call, "baseptr is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "baseptr is NULL");
     if (size < 0)
-        return bd_error(comm, MPI_ERR_SIZE, call, "invalid size %lld (must be >= 0)",
+        return bdl_error(comm, MPI_ERR_SIZE, call, "invalid size %lld (must be >= 0)",
                         (long long)size);
     void *mem = malloc(size > 0 ? (size_t)size : 1);
     if (!mem)
-        return bd_error(comm, MPI_ERR_NO_MEM, call, "cannot allocate %lld bytes",
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "cannot allocate %lld bytes",
                         (long long)size);
     int rc = win_make(call, mem, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, mem, win);
     if (rc) {
@@ -273,7 +273,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
-    BD_CHECK_INIT("MPI_Win_create_dynamic");
+    BDL_CHECK_INIT("MPI_Win_create_dynamic");
     return win_make("MPI_Win_create_dynamic", MPI_BOTTOM, 0, 1, info, comm,
                     MPI_WIN_FLAVOR_DYNAMIC, NULL, win);
 }
@@ -283,30 +283,30 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
     const char *call = "MPI_Win_attach";
     WIN_OR_ERR(call, win, w);
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
-        return bd_win_error(win, MPI_ERR_RMA_FLAVOR, call,
+        return bdl_win_error(win, MPI_ERR_RMA_FLAVOR, call,
                             "memory can only be attached to a window made by "
                             "MPI_Win_create_dynamic");
     if (size < 0)
-        return bd_win_error(win, MPI_ERR_SIZE, call, "invalid size %lld", (long long)size);
+        return bdl_win_error(win, MPI_ERR_SIZE, call, "invalid size %lld", (long long)size);
     if (size > 0 && !base)
-        return bd_win_error(win, MPI_ERR_RMA_ATTACH, call, "base is NULL");
+        return bdl_win_error(win, MPI_ERR_RMA_ATTACH, call, "base is NULL");
     char *b = base;
     for (int i = 0; i < w->nregions; i++) {
-        bd_win_region_t *g = &w->regions[i];
+        bdl_win_region_t *g = &w->regions[i];
         if (size > 0 && b < g->base + g->size && g->base < b + size)
-            return bd_win_error(win, MPI_ERR_RMA_ATTACH, call,
+            return bdl_win_error(win, MPI_ERR_RMA_ATTACH, call,
                                 "[%p, +%lld) overlaps memory already attached at [%p, +%lld)",
                                 base, (long long)size, (void *)g->base, (long long)g->size);
     }
     if (w->nregions == w->capregions) {
         int n = w->capregions ? 2 * w->capregions : 4;
-        bd_win_region_t *t = realloc(w->regions, (size_t)n * sizeof *t);
+        bdl_win_region_t *t = realloc(w->regions, (size_t)n * sizeof *t);
         if (!t)
-            return bd_win_error(win, MPI_ERR_NO_MEM, call, "out of memory");
+            return bdl_win_error(win, MPI_ERR_NO_MEM, call, "out of memory");
         w->regions = t;
         w->capregions = n;
     }
-    w->regions[w->nregions++] = (bd_win_region_t){b, size};
+    w->regions[w->nregions++] = (bdl_win_region_t){b, size};
     return MPI_SUCCESS;
 }
 
@@ -315,7 +315,7 @@ int MPI_Win_detach(MPI_Win win, const void *base)
     const char *call = "MPI_Win_detach";
     WIN_OR_ERR(call, win, w);
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
-        return bd_win_error(win, MPI_ERR_RMA_FLAVOR, call,
+        return bdl_win_error(win, MPI_ERR_RMA_FLAVOR, call,
                             "memory can only be detached from a window made by "
                             "MPI_Win_create_dynamic");
     for (int i = 0; i < w->nregions; i++)
@@ -323,7 +323,7 @@ int MPI_Win_detach(MPI_Win win, const void *base)
             w->regions[i] = w->regions[--w->nregions];
             return MPI_SUCCESS;
         }
-    return bd_win_error(win, MPI_ERR_RMA_ATTACH, call, "no memory is attached at %p", base);
+    return bdl_win_error(win, MPI_ERR_RMA_ATTACH, call, "no memory is attached at %p", base);
 }
 
 /* ---------------------------------------------------------------- attributes */
@@ -336,10 +336,10 @@ typedef struct win_keyval {
     void *extra;
 } win_keyval_t;
 
-typedef struct bd_win_attr {
+typedef struct bdl_win_attr {
     int keyval;
     void *val;
-} bd_win_attr_t;
+} bdl_win_attr_t;
 
 /* User keyvals are KV_BASE + i, apart from the predefined MPI_WIN_BASE ... */
 #define KV_BASE 64
@@ -388,9 +388,9 @@ int MPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
                           void *extra_state)
 {
     const char *call = "MPI_Win_create_keyval";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     if (!win_keyval)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "win_keyval is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "win_keyval is NULL");
     int i = 0;
     while (i < g_nkv && g_kv[i].used)
         i++;
@@ -398,7 +398,7 @@ int MPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
         int n = g_nkv ? 2 * g_nkv : 16;
         win_keyval_t *t = realloc(g_kv, (size_t)n * sizeof *t);
         if (!t)
-            return bd_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
         memset(t + g_nkv, 0, (size_t)(n - g_nkv) * sizeof *t);
         g_kv = t;
         g_nkv = n;
@@ -411,12 +411,12 @@ int MPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
 int MPI_Win_free_keyval(int *win_keyval)
 {
     const char *call = "MPI_Win_free_keyval";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     if (!win_keyval)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "win_keyval is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "win_keyval is NULL");
     win_keyval_t *kv = kv_get(*win_keyval);
     if (!kv || kv->freed)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, call, "invalid window keyval %d",
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, call, "invalid window keyval %d",
                         *win_keyval);
     kv->freed = 1;
     if (kv->refs == 0)
@@ -428,14 +428,14 @@ int MPI_Win_free_keyval(int *win_keyval)
 static int is_predef_key(int k) { return k >= MPI_WIN_BASE && k <= MPI_WIN_MODEL; }
 
 /* Run the delete callback of attribute i of w and remove it. */
-static int attr_remove(bd_win_t *w, int i, const char *call)
+static int attr_remove(bdl_win_t *w, int i, const char *call)
 {
-    bd_win_attr_t a = w->attrs[i];
+    bdl_win_attr_t a = w->attrs[i];
     win_keyval_t *kv = kv_get(a.keyval);
     if (kv && kv->delete_fn) {
-        int rc = kv->delete_fn(bd_win_handle(w), a.keyval, a.val, kv->extra);
+        int rc = kv->delete_fn(bdl_win_handle(w), a.keyval, a.val, kv->extra);
         if (rc != MPI_SUCCESS)
-            return bd_win_error(bd_win_handle(w), rc > 0 && rc <= MPI_ERR_LASTCODE ? rc
+            return bdl_win_error(bdl_win_handle(w), rc > 0 && rc <= MPI_ERR_LASTCODE ? rc
                                                                                     : MPI_ERR_OTHER,
                                 call, "the delete callback of keyval %d returned %d", a.keyval,
                                 rc);
@@ -452,7 +452,7 @@ int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
     WIN_OR_ERR(call, win, w);
     win_keyval_t *kv = kv_get(win_keyval);
     if (!kv || kv->freed)
-        return bd_win_error(win, MPI_ERR_KEYVAL, call, "invalid window keyval %d%s", win_keyval,
+        return bdl_win_error(win, MPI_ERR_KEYVAL, call, "invalid window keyval %d%s", win_keyval,
                             is_predef_key(win_keyval) ? " (predefined attributes are read-only)"
                                                       : "");
     for (int i = 0; i < w->nattrs; i++)
@@ -460,18 +460,18 @@ int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
             if (kv->delete_fn) {
                 int rc = kv->delete_fn(win, win_keyval, w->attrs[i].val, kv->extra);
                 if (rc != MPI_SUCCESS)
-                    return bd_win_error(win, rc > 0 && rc <= MPI_ERR_LASTCODE ? rc : MPI_ERR_OTHER,
+                    return bdl_win_error(win, rc > 0 && rc <= MPI_ERR_LASTCODE ? rc : MPI_ERR_OTHER,
                                         call, "the delete callback of keyval %d returned %d",
                                         win_keyval, rc);
             }
             w->attrs[i].val = attribute_val;
             return MPI_SUCCESS;
         }
-    bd_win_attr_t *t = realloc(w->attrs, (size_t)(w->nattrs + 1) * sizeof *t);
+    bdl_win_attr_t *t = realloc(w->attrs, (size_t)(w->nattrs + 1) * sizeof *t);
     if (!t)
-        return bd_win_error(win, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_win_error(win, MPI_ERR_NO_MEM, call, "out of memory");
     w->attrs = t;
-    w->attrs[w->nattrs++] = (bd_win_attr_t){win_keyval, attribute_val};
+    w->attrs[w->nattrs++] = (bdl_win_attr_t){win_keyval, attribute_val};
     kv->refs++;
     return MPI_SUCCESS;
 }
@@ -481,7 +481,7 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag
     const char *call = "MPI_Win_get_attr";
     WIN_OR_ERR(call, win, w);
     if (!attribute_val || !flag)
-        return bd_win_error(win, MPI_ERR_ARG, call, "%s is NULL",
+        return bdl_win_error(win, MPI_ERR_ARG, call, "%s is NULL",
                             flag ? "attribute_val" : "flag");
     *flag = 1;
     switch (win_keyval) {
@@ -494,7 +494,7 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag
     }
     *flag = 0;
     if (!kv_get(win_keyval))
-        return bd_win_error(win, MPI_ERR_KEYVAL, call, "invalid window keyval %d", win_keyval);
+        return bdl_win_error(win, MPI_ERR_KEYVAL, call, "invalid window keyval %d", win_keyval);
     for (int i = 0; i < w->nattrs; i++)
         if (w->attrs[i].keyval == win_keyval) {
             *(void **)attribute_val = w->attrs[i].val;
@@ -508,7 +508,7 @@ int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
     const char *call = "MPI_Win_delete_attr";
     WIN_OR_ERR(call, win, w);
     if (!kv_get(win_keyval))
-        return bd_win_error(win, MPI_ERR_KEYVAL, call, "invalid window keyval %d", win_keyval);
+        return bdl_win_error(win, MPI_ERR_KEYVAL, call, "invalid window keyval %d", win_keyval);
     for (int i = 0; i < w->nattrs; i++)
         if (w->attrs[i].keyval == win_keyval)
             return attr_remove(w, i, call);
@@ -520,14 +520,14 @@ int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
 int MPI_Win_free(MPI_Win *win)
 {
     const char *call = "MPI_Win_free";
-    BD_CHECK_INIT(call);
+    BDL_CHECK_INIT(call);
     if (!win)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "win is NULL");
-    bd_win_t *w = bd_win_get(*win);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "win is NULL");
+    bdl_win_t *w = bdl_win_get(*win);
     if (!w)
-        return bd_error(MPI_COMM_WORLD, MPI_ERR_WIN, call, "invalid window %d", *win);
-    if (bd_rma_win_busy(w))
-        return bd_win_error(*win, MPI_ERR_RMA_SYNC, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_WIN, call, "invalid window %d", *win);
+    if (bdl_rma_win_busy(w))
+        return bdl_win_error(*win, MPI_ERR_RMA_SYNC, call,
                             "the window still has an access or exposure epoch open (unlock, "
                             "complete, wait, or end the fence epoch with MPI_MODE_NOSUCCEED "
                             "before freeing it)");
@@ -535,8 +535,8 @@ int MPI_Win_free(MPI_Win *win)
      * us (unlocks) are served while we wait. */
     int rc = MPI_Barrier(w->comm);
     if (rc)
-        bd_fatal(rc, "%s: synchronizing the ranks of the window failed", call);
-    w = bd_win_get(*win);
+        bdl_fatal(rc, "%s: synchronizing the ranks of the window failed", call);
+    w = bdl_win_get(*win);
     while (w->nattrs > 0) {
         /* The last attribute first (MPI 3.1 6.7.3 leaves the order open). */
         rc = attr_remove(w, w->nattrs - 1, call);
@@ -544,7 +544,7 @@ int MPI_Win_free(MPI_Win *win)
             return rc;
     }
     free(w->attrs);
-    bd_rma_win_release(w);
+    bdl_rma_win_release(w);
     MPI_Comm priv = w->comm;
     win_clear(w);
     MPI_Comm_free(&priv);
@@ -556,7 +556,7 @@ int MPI_Win_set_name(MPI_Win win, const char *win_name)
 {
     WIN_OR_ERR("MPI_Win_set_name", win, w);
     if (!win_name)
-        return bd_win_error(win, MPI_ERR_ARG, "MPI_Win_set_name", "win_name is NULL");
+        return bdl_win_error(win, MPI_ERR_ARG, "MPI_Win_set_name", "win_name is NULL");
     snprintf(w->name, sizeof w->name, "%s", win_name);
     return MPI_SUCCESS;
 }
@@ -565,7 +565,7 @@ int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
     WIN_OR_ERR("MPI_Win_get_name", win, w);
     if (!win_name || !resultlen)
-        return bd_win_error(win, MPI_ERR_ARG, "MPI_Win_get_name", "%s is NULL",
+        return bdl_win_error(win, MPI_ERR_ARG, "MPI_Win_get_name", "%s is NULL",
                             win_name ? "resultlen" : "win_name");
     snprintf(win_name, MPI_MAX_OBJECT_NAME, "%s", w->name);
     *resultlen = (int)strlen(win_name);
@@ -576,10 +576,10 @@ int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
     WIN_OR_ERR("MPI_Win_get_group", win, w);
     if (!group)
-        return bd_win_error(win, MPI_ERR_ARG, "MPI_Win_get_group", "group is NULL");
-    int g = bd_group_new(w->size, w->world);
+        return bdl_win_error(win, MPI_ERR_ARG, "MPI_Win_get_group", "group is NULL");
+    int g = bdl_group_new(w->size, w->world);
     if (g < 0)
-        return bd_win_error(win, MPI_ERR_NO_MEM, "MPI_Win_get_group", "out of memory");
+        return bdl_win_error(win, MPI_ERR_NO_MEM, "MPI_Win_get_group", "out of memory");
     *group = g;
     return MPI_SUCCESS;
 }
@@ -592,9 +592,9 @@ int MPI_Win_set_info(MPI_Win win, MPI_Info info)
         return MPI_SUCCESS;
     int n;
     if (MPI_Info_get_nkeys(info, &n) != MPI_SUCCESS)
-        return bd_win_error(win, MPI_ERR_INFO, call, "invalid info %d", info);
+        return bdl_win_error(win, MPI_ERR_INFO, call, "invalid info %d", info);
     if (w->info == MPI_INFO_NULL && MPI_Info_create(&w->info) != MPI_SUCCESS)
-        return bd_win_error(win, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_win_error(win, MPI_ERR_NO_MEM, call, "out of memory");
     for (int i = 0; i < n; i++) {
         char key[MPI_MAX_INFO_KEY + 1], val[MPI_MAX_INFO_VAL + 1];
         int flag;
@@ -611,10 +611,10 @@ int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
     const char *call = "MPI_Win_get_info";
     WIN_OR_ERR(call, win, w);
     if (!info_used)
-        return bd_win_error(win, MPI_ERR_ARG, call, "info_used is NULL");
+        return bdl_win_error(win, MPI_ERR_ARG, call, "info_used is NULL");
     MPI_Info out;
     if (MPI_Info_create(&out) != MPI_SUCCESS)
-        return bd_win_error(win, MPI_ERR_NO_MEM, call, "out of memory");
+        return bdl_win_error(win, MPI_ERR_NO_MEM, call, "out of memory");
     /* The hints every window honours (MPI 3.1 11.2.1), then those given. */
     MPI_Info_set(out, "no_locks", "false");
     MPI_Info_set(out, "accumulate_ordering", "rar,raw,war,waw");

@@ -1,7 +1,7 @@
 /* One-sided communication inside libbdmpi: the window object (win.c) and
  * the RMA protocol (rma.c).  See docs/design.md, "One-sided communication". */
-#ifndef BD_WIN_H
-#define BD_WIN_H
+#ifndef BDL_WIN_H
+#define BDL_WIN_H
 
 #include <stdint.h>
 
@@ -9,25 +9,25 @@
 
 /* A get-like operation whose answer has not arrived yet: it is unpacked
  * into (buf, count, t) when the target's reply comes. */
-typedef struct bd_rma_pending {
+typedef struct bdl_rma_pending {
     int target;
     void *buf;
     uint64_t count;
-    bd_dt_t *t;   /* a reference held until the reply is unpacked */
-} bd_rma_pending_t;
+    bdl_dt_t *t;   /* a reference held until the reply is unpacked */
+} bdl_rma_pending_t;
 
 /* A lock request the target could not grant yet. */
-typedef struct bd_lock_wait {
+typedef struct bdl_lock_wait {
     int origin;
     int type;
-} bd_lock_wait_t;
+} bdl_lock_wait_t;
 
-typedef struct bd_win_region {
+typedef struct bdl_win_region {
     char *base;
     MPI_Aint size;
-} bd_win_region_t;
+} bdl_win_region_t;
 
-typedef struct bd_win {
+typedef struct bdl_win {
     int used;
     int id;            /* the context of comm: names the window in the whole job */
     int dctx;          /* id | BD_CTX_RMA_DATA: answers and fence traffic */
@@ -42,11 +42,11 @@ typedef struct bd_win {
     MPI_Aint *sizes;   /* every rank's window size and displacement unit */
     int *units;
     void *alloc;       /* memory of MPI_Win_allocate */
-    bd_win_region_t *regions; /* MPI_Win_attach (dynamic windows) */
+    bdl_win_region_t *regions; /* MPI_Win_attach (dynamic windows) */
     int nregions, capregions;
     MPI_Errhandler errh;
     char name[MPI_MAX_OBJECT_NAME];
-    struct bd_win_attr *attrs;
+    struct bdl_win_attr *attrs;
     int nattrs;
     MPI_Info info;     /* hints given (MPI_INFO_NULL: none) */
 
@@ -61,7 +61,7 @@ typedef struct bd_win {
     int *dirty;        /* operations sent to a target since its last flush */
     int *start;        /* post/start: 0 not in the access group, 1 in it, 2 its post came */
     int started;
-    bd_rma_pending_t *pend;
+    bdl_rma_pending_t *pend;
     int npend, cappend;
 
     /* Exposure (this rank as target). */
@@ -70,22 +70,22 @@ typedef struct bd_win {
     int post_done;     /* their completes that have arrived */
     int excl;          /* origin holding an exclusive lock, or -1 */
     int nshared;       /* shared locks held */
-    bd_lock_wait_t *waits;
+    bdl_lock_wait_t *waits;
     int nwaits, capwaits;
-} bd_win_t;
+} bdl_win_t;
 
 /* win.c */
-bd_win_t *bd_win_get(MPI_Win win);     /* NULL unless win is a live window */
-bd_win_t *bd_win_by_id(int id);        /* by job-wide id, for requests from others */
+bdl_win_t *bdl_win_get(MPI_Win win);     /* NULL unless win is a live window */
+bdl_win_t *bdl_win_by_id(int id);        /* by job-wide id, for requests from others */
 /* Report an error on win's error handler (MPI_COMM_WORLD's if win is not a
  * window); returns code when the handler returns. */
-int bd_win_error(MPI_Win win, int code, const char *call, const char *fmt, ...)
+int bdl_win_error(MPI_Win win, int code, const char *call, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
-MPI_Win bd_win_handle(const bd_win_t *w);
+MPI_Win bdl_win_handle(const bdl_win_t *w);
 
 /* rma.c: called by win.c */
-void bd_rma_enable(void);              /* once per process: tell the master */
-int bd_rma_win_busy(bd_win_t *w);      /* 1 if an epoch is still open */
-void bd_rma_win_release(bd_win_t *w);  /* free the RMA state of a window being freed */
+void bdl_rma_enable(void);              /* once per process: tell the master */
+int bdl_rma_win_busy(bdl_win_t *w);      /* 1 if an epoch is still open */
+void bdl_rma_win_release(bdl_win_t *w);  /* free the RMA state of a window being freed */
 
 #endif

@@ -99,7 +99,7 @@ static int comm_register(comm_t *c)
     return 0;
 }
 
-comm_t *bd_comm_lookup(int ctx)
+comm_t *bdr_comm_lookup(int ctx)
 {
     for (int i = 0; i < g_m.ncomms; i++)
         if (g_m.comms[i]->ctx == ctx)
@@ -119,7 +119,7 @@ static void comm_remove(comm_t *c)
 }
 
 /* Context ids are unique across nodes without talking: the node is in the id. */
-int bd_comm_alloc_ctx(void)
+int bdr_comm_alloc_ctx(void)
 {
     return (g_m.node << 20) + g_m.next_ctx++;
 }
@@ -141,7 +141,7 @@ static comm_t *comm_new(int ctx, int size, const int *world)
     c->size = size;
     memcpy(c->world, world, (size_t)size * sizeof(int));
     for (int i = 0; i < size; i++)
-        c->nlocal += bd_master_slave_by_world(world[i]) != NULL;
+        c->nlocal += bdr_master_slave_by_world(world[i]) != NULL;
     c->refs = c->nlocal;
     if (comm_register(c) < 0) {
         free(c->world);
@@ -152,12 +152,12 @@ static comm_t *comm_new(int ctx, int size, const int *world)
     return c;
 }
 
-void bd_comm_init_predefined(void)
+void bdr_comm_init_predefined(void)
 {
     int n = (int)g_m.hdr->world_size, nn = g_m.nnodes, ns = g_m.ns;
     int *w = calloc((size_t)n, sizeof(int));
     if (!w) {
-        bd_master_fail(1, "master out of memory");
+        bdr_master_fail(1, "master out of memory");
         return;
     }
     g_m.next_ctx = 16;
@@ -171,7 +171,7 @@ void bd_comm_init_predefined(void)
     comm_t *cworld = comm_new(BDMPI_COMM_CWORLD, n, w);
     free(w);
     if (!world || !node || !cworld) {
-        bd_master_fail(1, "master out of memory");
+        bdr_master_fail(1, "master out of memory");
         return;
     }
     world->refs = node->refs = cworld->refs = -1; /* never freed */
@@ -314,8 +314,8 @@ static int coll_coord_node(const coll_t *c)
     case BD_COLL_BCAST:
     case BD_COLL_SCATTER:
     case BD_COLL_GATHER:
-    case BD_COLL_REDUCE: return bd_node_of_world(c->comm->world[c->d.root]);
-    default: return bd_node_of_world(c->comm->world[0]);
+    case BD_COLL_REDUCE: return bdr_node_of_world(c->comm->world[c->d.root]);
+    default: return bdr_node_of_world(c->comm->world[0]);
     }
 }
 
@@ -358,7 +358,7 @@ static coll_t *coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
     }
     c->nlocal = comm->nlocal;
     for (int r = 0; r < comm->size; r++)
-        c->node_in[bd_node_of_world(comm->world[r])] = 1;
+        c->node_in[bdr_node_of_world(comm->world[r])] = 1;
     c->nexpect_in = expected_senders(c);
     c->next = g_m.colls;
     g_m.colls = c;
@@ -380,7 +380,7 @@ static int piece_place(coll_t *c, piece_t *p, uint64_t total)
                      (unsigned long long)c->seq);
             c->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
             if (c->fd < 0) {
-                bd_master_fail(1, "cannot create collective spill file %s: %s", path,
+                bdr_master_fail(1, "cannot create collective spill file %s: %s", path,
                                strerror(errno));
                 return -1;
             }
@@ -406,7 +406,7 @@ static int piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, cons
     if (p->in_file) {
         int rc = bd_pwrite_full(c->fd, src, len, p->file_off + off);
         if (rc < 0) {
-            bd_master_fail(1, "cannot write %u bytes of %s data to the spill file in %s: %s",
+            bdr_master_fail(1, "cannot write %u bytes of %s data to the spill file in %s: %s",
                            len, call_name(&c->d), g_m.jobdir, strerror(-rc));
             return -1;
         }
@@ -427,7 +427,7 @@ static int piece_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint
     }
     int rc = bd_pread_full(c->fd, dst, len, p->file_off + off);
     if (rc < 0)
-        bd_master_fail(1, "cannot read %u bytes of %s data from the spill file in %s: %s", len,
+        bdr_master_fail(1, "cannot read %u bytes of %s data from the spill file in %s: %s", len,
                        call_name(&c->d), g_m.jobdir, strerror(-rc));
     return rc;
 }
@@ -511,9 +511,9 @@ static int split_complete(coll_t *c)
             int here = 0;
             for (int k = 0; k < sz; k++) {
                 w[k] = c->comm->world[e[i + k].rank];
-                here |= bd_master_slave_by_world(w[k]) != NULL;
+                here |= bdr_master_slave_by_world(w[k]) != NULL;
             }
-            tmp = (comm_t){.ctx = bd_comm_alloc_ctx(), .size = sz, .world = w};
+            tmp = (comm_t){.ctx = bdr_comm_alloc_ctx(), .size = sz, .world = w};
             nc = &tmp;
             if (here && !comm_new(tmp.ctx, sz, w)) {
                 free(w);
@@ -569,10 +569,10 @@ static int rank_ready(coll_t *c, int r)
 
 enum { CM_PIECE = 1, CM_RESULT, CM_ACC, CM_DONE };
 
-static void coll_hdr(const coll_t *c, bd_net_hdr_t *h, int what, int idx)
+static void coll_hdr(const coll_t *c, bdr_net_hdr_t *h, int what, int idx)
 {
     memset(h, 0, sizeof *h);
-    h->type = BD_NH_COLL;
+    h->type = BDR_NH_COLL;
     h->a[0] = c->ctx;
     h->a[1] = what;
     h->a[2] = idx;
@@ -587,28 +587,28 @@ static void coll_hdr(const coll_t *c, bd_net_hdr_t *h, int what, int idx)
 
 static void ship_piece(coll_t *c, int dst, int what, int idx, const piece_t *p)
 {
-    bd_net_hdr_t h;
+    bdr_net_hdr_t h;
     coll_hdr(c, &h, what, idx);
     h.u[2] = p->total;
     if (p->in_file) {
         h.a[7] = 1;
         h.u[5] = p->total;
-        bd_node_send_file(dst, &h, c->fd, p->file_off, p->total, NULL);
+        bdr_node_send_file(dst, &h, c->fd, p->file_off, p->total, NULL);
     } else {
-        bd_node_send(dst, &h, p->data, p->data ? p->filled : 0);
+        bdr_node_send(dst, &h, p->data, p->data ? p->filled : 0);
     }
 }
 
 static void ship_done(coll_t *c, int dst)
 {
-    bd_net_hdr_t h;
+    bdr_net_hdr_t h;
     coll_hdr(c, &h, CM_DONE, 0);
-    bd_node_send(dst, &h, NULL, 0);
+    bdr_node_send(dst, &h, NULL, 0);
 }
 
 static int rank_node(const coll_t *c, int r)
 {
-    return bd_node_of_world(c->comm->world[r]);
+    return bdr_node_of_world(c->comm->world[r]);
 }
 
 /* This node's ranks have given what the other nodes need: send it. */
@@ -679,7 +679,7 @@ static void poke_members(coll_t *c)
         slave_t *s = &g_m.slaves[i];
         if (s->coll == c || (s->state == SL_BLOCKED && s->blk == BLK_COLL &&
                              s->slot->req.code == BD_REQ_COLL_WAITANY))
-            bd_master_poke(s);
+            bdr_master_poke(s);
     }
 }
 
@@ -707,7 +707,7 @@ static void coll_progress(coll_t *c)
     if (coord_here && is_coord_kind(c->d.kind) && !c->computed && all_local &&
         c->ndone_in == c->nexpect_in) {
         if (c->d.kind == BD_COLL_SPLIT && split_complete(c) < 0) {
-            bd_master_fail(1, "master out of memory creating communicators");
+            bdr_master_fail(1, "master out of memory creating communicators");
             return;
         }
         if (is_fold(c->d.kind) && c->next_fold != c->comm->size)
@@ -721,7 +721,7 @@ static void coll_progress(coll_t *c)
 /* ---------------------------------------------------------------- data from other nodes */
 
 typedef struct orphan {
-    bd_net_hdr_t h;
+    bdr_net_hdr_t h;
     uint64_t total, got;
     char *data;
 } orphan_t;
@@ -730,7 +730,7 @@ static orphan_t *g_orph;
 static int g_norph, g_caporph;
 static int g_orph_filling = -1; /* index of large data for an unknown communicator, arriving */
 
-static orphan_t *orphan_add(const bd_net_hdr_t *h, const char *data, uint64_t len, uint64_t total)
+static orphan_t *orphan_add(const bdr_net_hdr_t *h, const char *data, uint64_t len, uint64_t total)
 {
     if (g_norph == g_caporph) {
         int n = g_caporph ? 2 * g_caporph : 16;
@@ -753,7 +753,7 @@ static orphan_t *orphan_add(const bd_net_hdr_t *h, const char *data, uint64_t le
     return o;
 }
 
-static void coll_remote_apply(const bd_net_hdr_t *h, const char *data, uint64_t len);
+static void coll_remote_apply(const bdr_net_hdr_t *h, const char *data, uint64_t len);
 
 /* Data that came for a communicator before we knew it, replayed in the
  * order it arrived (a DONE must not overtake the pieces before it). */
@@ -768,7 +768,7 @@ static void replay_orphans(int ctx)
         return;
     mine = malloc((size_t)nmine * sizeof *mine);
     if (!mine) {
-        bd_master_fail(1, "master out of memory");
+        bdr_master_fail(1, "master out of memory");
         return;
     }
     nmine = 0;
@@ -789,9 +789,9 @@ static void replay_orphans(int ctx)
     free(mine);
 }
 
-static coll_t *remote_instance(const bd_net_hdr_t *h)
+static coll_t *remote_instance(const bdr_net_hdr_t *h)
 {
-    comm_t *comm = bd_comm_lookup(h->a[0]);
+    comm_t *comm = bdr_comm_lookup(h->a[0]);
     if (!comm)
         return NULL;
     coll_t *c = coll_find(h->a[0], h->u[0]);
@@ -801,7 +801,7 @@ static coll_t *remote_instance(const bd_net_hdr_t *h)
                         .count = h->u[1], .seq = h->u[0], .api = (int32_t)h->u[3]};
     c = coll_new(comm, d.seq, &d);
     if (!c)
-        bd_master_fail(1, "master out of memory starting %s", call_name(&d));
+        bdr_master_fail(1, "master out of memory starting %s", call_name(&d));
     return c;
 }
 
@@ -821,7 +821,7 @@ static int install_piece(coll_t *c, piece_t *p, uint64_t total, uint64_t off, co
     return 0;
 }
 
-static piece_t *remote_target(coll_t *c, const bd_net_hdr_t *h)
+static piece_t *remote_target(coll_t *c, const bdr_net_hdr_t *h)
 {
     int what = h->a[1], idx = h->a[2];
     if (what == CM_PIECE && idx >= 0 && (size_t)idx < c->npieces)
@@ -832,26 +832,26 @@ static piece_t *remote_target(coll_t *c, const bd_net_hdr_t *h)
 }
 
 /* A whole piece (or the end of one that came in chunks) is in. */
-static void remote_complete(coll_t *c, const bd_net_hdr_t *h)
+static void remote_complete(coll_t *c, const bdr_net_hdr_t *h)
 {
     int what = h->a[1], idx = h->a[2];
     if (what == CM_PIECE && is_coord_kind(c->d.kind) && idx >= 0 && idx < c->comm->size)
         c->rank_arrived[idx] = 1;
     if (what == CM_RESULT && c->d.kind == BD_COLL_SPLIT) {
         const int32_t *res = (const int32_t *)c->results[idx].data;
-        if (res && res[0] && !bd_comm_lookup(res[0]) &&
+        if (res && res[0] && !bdr_comm_lookup(res[0]) &&
             !comm_new(res[0], res[2], (const int *)res + 3))
-            bd_master_fail(1, "master out of memory creating a communicator");
+            bdr_master_fail(1, "master out of memory creating a communicator");
     }
     coll_progress(c);
 }
 
-static void coll_remote_apply(const bd_net_hdr_t *h, const char *data, uint64_t len)
+static void coll_remote_apply(const bdr_net_hdr_t *h, const char *data, uint64_t len)
 {
     coll_t *c = remote_instance(h);
     if (!c) {
         if (!orphan_add(h, data, len, len))
-            bd_master_fail(1, "master out of memory");
+            bdr_master_fail(1, "master out of memory");
         return;
     }
     switch (h->a[1]) {
@@ -867,7 +867,7 @@ static void coll_remote_apply(const bd_net_hdr_t *h, const char *data, uint64_t 
         free(c->acc);
         c->acc = len ? malloc(len) : NULL;
         if (len && !c->acc) {
-            bd_master_fail(1, "master out of memory");
+            bdr_master_fail(1, "master out of memory");
             return;
         }
         if (len)
@@ -878,7 +878,7 @@ static void coll_remote_apply(const bd_net_hdr_t *h, const char *data, uint64_t 
     default: {
         piece_t *p = remote_target(c, h);
         if (!p || install_piece(c, p, h->u[2], 0, data, len) < 0) {
-            bd_master_fail(1, "bad collective data from node %d", h->src_node);
+            bdr_master_fail(1, "bad collective data from node %d", h->src_node);
             return;
         }
         remote_complete(c, h);
@@ -886,29 +886,29 @@ static void coll_remote_apply(const bd_net_hdr_t *h, const char *data, uint64_t 
     }
 }
 
-void bd_coll_remote(bd_net_msg_t *nm)
+void bdr_coll_remote(bdr_net_msg_t *nm)
 {
     if (nm->h.a[7]) { /* the data follows in chunks */
-        bd_node_expect_chunks(&nm->h, nm->h.u[5]);
+        bdr_node_expect_chunks(&nm->h, nm->h.u[5]);
         return;
     }
     coll_remote_apply(&nm->h, nm->payload, nm->len);
 }
 
-void bd_coll_remote_chunk(const bd_net_hdr_t *h, uint64_t off, const char *data, size_t len)
+void bdr_coll_remote_chunk(const bdr_net_hdr_t *h, uint64_t off, const char *data, size_t len)
 {
     coll_t *c = remote_instance(h);
     if (!c) {
         if (off == 0) {
             if (!orphan_add(h, NULL, 0, h->u[5])) {
-                bd_master_fail(1, "master out of memory");
+                bdr_master_fail(1, "master out of memory");
                 return;
             }
             g_orph_filling = g_norph - 1;
         }
         orphan_t *o = g_orph_filling >= 0 ? &g_orph[g_orph_filling] : NULL;
         if (!o || off + len > o->total) {
-            bd_master_fail(1, "bad collective data from node %d", h->src_node);
+            bdr_master_fail(1, "bad collective data from node %d", h->src_node);
             return;
         }
         memcpy(o->data + off, data, len);
@@ -917,10 +917,10 @@ void bd_coll_remote_chunk(const bd_net_hdr_t *h, uint64_t off, const char *data,
     }
     piece_t *p = remote_target(c, h);
     if (!p || install_piece(c, p, h->u[2], off, data, len) < 0)
-        bd_master_fail(1, "bad collective data from node %d", h->src_node);
+        bdr_master_fail(1, "bad collective data from node %d", h->src_node);
 }
 
-void bd_coll_remote_done(const bd_net_hdr_t *h)
+void bdr_coll_remote_done(const bdr_net_hdr_t *h)
 {
     if (g_orph_filling >= 0) {
         g_orph[g_orph_filling].h.a[7] = 0;
@@ -934,7 +934,7 @@ void bd_coll_remote_done(const bd_net_hdr_t *h)
 
 static int any_ready(slave_t *s, coll_t **first_wait);
 
-int bd_coll_ready(slave_t *s)
+int bdr_coll_ready(slave_t *s)
 {
     if (s->slot->req.code == BD_REQ_COLL_WAITANY) {
         coll_t *first;
@@ -959,16 +959,16 @@ static void coll_begin(slave_t *s, bd_req_t *r)
 {
     bd_coll_desc_t d;
     memcpy(&d, s->win, sizeof d);
-    comm_t *comm = bd_comm_lookup(r->ctx);
+    comm_t *comm = bdr_comm_lookup(r->ctx);
     if (!comm || r->myrank < 0 || r->myrank >= comm->size ||
         comm->world[r->myrank] != s->world) {
-        bd_master_fail(1, "rank %d called %s on unknown communicator context %d", s->world,
+        bdr_master_fail(1, "rank %d called %s on unknown communicator context %d", s->world,
                        call_name(&d), r->ctx);
         return;
     }
     if (d.kind <= 0 || d.kind >= BD_COLL__COUNT || d.root < 0 || d.root >= comm->size ||
         (is_fold(d.kind) && (!bd_op_valid_for(d.op, d.dtype)))) {
-        bd_master_fail(1, "rank %d called %s with an invalid description", s->world,
+        bdr_master_fail(1, "rank %d called %s with an invalid description", s->world,
                        call_name(&d));
         return;
     }
@@ -976,11 +976,11 @@ static void coll_begin(slave_t *s, bd_req_t *r)
     if (!c) {
         c = coll_new(comm, d.seq, &d);
         if (!c) {
-            bd_master_fail(1, "master out of memory starting %s", call_name(&d));
+            bdr_master_fail(1, "master out of memory starting %s", call_name(&d));
             return;
         }
     } else if (!desc_matches(&c->d, &d)) {
-        bd_master_fail(1,
+        bdr_master_fail(1,
                        "collective mismatch on communicator context %d: rank %d called %s "
                        "(root %d) where another rank called %s (root %d)",
                        r->ctx, s->world, call_name(&d), d.root, call_name(&c->d),
@@ -991,7 +991,7 @@ static void coll_begin(slave_t *s, bd_req_t *r)
     s->coll = c;
     s->coll_rank = r->myrank;
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLLS], 1, memory_order_relaxed);
-    bd_master_respond(s);
+    bdr_master_respond(s);
 }
 
 /* PUT window: u32 nseg, u32 pad, then nseg times {bd_seg_t, len data bytes
@@ -1011,7 +1011,7 @@ static void coll_put(slave_t *s)
         piece_t *p = put_piece(c, s->coll_rank, seg.peer);
         if (pos + seg.len > g_m.hdr->window || !p ||
             piece_write(c, p, seg.total, seg.off, s->win + pos, seg.len) < 0) {
-            bd_master_fail(1, "rank %d: bad data segment in %s (peer %d, %u bytes at %llu)",
+            bdr_master_fail(1, "rank %d: bad data segment in %s (peer %d, %u bytes at %llu)",
                            s->world, call_name(&c->d), seg.peer, seg.len,
                            (unsigned long long)seg.off);
             return;
@@ -1020,10 +1020,10 @@ static void coll_put(slave_t *s)
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLL_BYTES_UP], seg.len,
                                   memory_order_relaxed);
     }
-    bd_master_respond(s);
+    bdr_master_respond(s);
     return;
 bad:
-    bd_master_fail(1, "rank %d: malformed collective PUT", s->world);
+    bdr_master_fail(1, "rank %d: malformed collective PUT", s->world);
 }
 
 /* Rank `rank` (a rank of s) has put all its inputs to c.  Returns 0, or -1
@@ -1037,7 +1037,7 @@ static int coll_arrive(slave_t *s, coll_t *c, int rank)
     if (is_fold(c->d.kind)) {
         piece_t *p = &c->pieces[rank];
         if (p->filled != c->d.count * c->elem_size) {
-            bd_master_fail(1, "rank %d gave %llu bytes to %s, expected %llu", s->world,
+            bdr_master_fail(1, "rank %d gave %llu bytes to %s, expected %llu", s->world,
                            (unsigned long long)p->filled, call_name(&c->d),
                            (unsigned long long)(c->d.count * c->elem_size));
             return -1;
@@ -1053,9 +1053,9 @@ static void coll_wait(slave_t *s)
     if (coll_arrive(s, c, s->coll_rank) < 0)
         return;
     if (rank_ready(c, s->coll_rank))
-        bd_master_respond(s);
+        bdr_master_respond(s);
     else
-        bd_master_block(s, BLK_COLL);
+        bdr_master_block(s, BLK_COLL);
 }
 
 /* ARRIVE (answered at once) and TEST (a poll): resp.flag says whether the
@@ -1067,9 +1067,9 @@ static void coll_test(slave_t *s, int poll)
         return;
     s->slot->resp.flag = rank_ready(c, s->coll_rank);
     if (poll && !s->slot->resp.flag)
-        bd_master_poll_failed(s);
+        bdr_master_poll_failed(s);
     else
-        bd_master_respond(s);
+        bdr_master_respond(s);
 }
 
 /* The instances of a WAITANY/TESTANY (window: bd_coll_id_t[n], then n flag
@@ -1079,7 +1079,7 @@ static int any_ready(slave_t *s, coll_t **first_wait)
 {
     int64_t n = s->slot->req.arg[0];
     if (n < 1 || (uint64_t)n * (sizeof(bd_coll_id_t) + 1) > g_m.hdr->window) {
-        bd_master_fail(1, "rank %d: bad list of %lld collectives to wait for", s->world,
+        bdr_master_fail(1, "rank %d: bad list of %lld collectives to wait for", s->world,
                        (long long)n);
         return -1;
     }
@@ -1092,7 +1092,7 @@ static int any_ready(slave_t *s, coll_t **first_wait)
         coll_t *c = coll_find(id.ctx, id.seq);
         if (!c || id.myrank < 0 || id.myrank >= c->comm->size ||
             c->comm->world[id.myrank] != s->world) {
-            bd_master_fail(1,
+            bdr_master_fail(1,
                            "rank %d waits for an unknown collective (context %d, call %llu)",
                            s->world, id.ctx, (unsigned long long)id.seq);
             return -1;
@@ -1117,12 +1117,12 @@ static void coll_waitany(slave_t *s, int poll)
         return;
     s->slot->resp.flag = n > 0;
     if (n > 0 || (poll && s->slot->req.arg[1])) {
-        bd_master_respond(s);
+        bdr_master_respond(s);
     } else if (poll) {
-        bd_master_poll_failed(s);
+        bdr_master_poll_failed(s);
     } else {
         s->coll = first; /* for the deadlock report */
-        bd_master_block(s, BLK_COLL);
+        bdr_master_block(s, BLK_COLL);
     }
 }
 
@@ -1132,7 +1132,7 @@ static void coll_get(slave_t *s)
     uint32_t nseg;
     memcpy(&nseg, s->win, sizeof nseg);
     if (nseg > 4096) {
-        bd_master_fail(1, "rank %d: too many segments in a collective GET", s->world);
+        bdr_master_fail(1, "rank %d: too many segments in a collective GET", s->world);
         return;
     }
     bd_seg_t segs[nseg ? nseg : 1];
@@ -1168,7 +1168,7 @@ static void coll_get(slave_t *s)
             continue;
         }
         if (used > g_m.hdr->window || segs[i].off + segs[i].len > avail) {
-            bd_master_fail(1,
+            bdr_master_fail(1,
                            "rank %d: %s asked for %u bytes at offset %llu of a %llu-byte piece "
                            "from peer %d (do the counts of all ranks agree?)",
                            s->world, call_name(&c->d), segs[i].len,
@@ -1183,7 +1183,7 @@ static void coll_get(slave_t *s)
                                   memory_order_relaxed);
     }
     s->slot->resp.arg[0] = mismatch;
-    bd_master_respond(s);
+    bdr_master_respond(s);
 }
 
 static void coll_end(slave_t *s)
@@ -1192,7 +1192,7 @@ static void coll_end(slave_t *s)
     s->coll = NULL;
     c->ended++;
     coll_maybe_free(c);
-    bd_master_respond(s);
+    bdr_master_respond(s);
 }
 
 /* MPI_Comm_create_group is called by the group's members only, so it runs
@@ -1207,13 +1207,13 @@ static void comm_register_temp(slave_t *s, const bd_req_t *r)
     if ((r->ctx >= 0 && !(r->ctx & BD_CTX_DERIVED)) || n < 1 ||
         (uint64_t)n > g_m.hdr->world_size ||
         (uint64_t)n * sizeof(int32_t) > g_m.hdr->window) {
-        bd_master_fail(1, "rank %d: invalid temporary communicator (context %d, %lld ranks)",
+        bdr_master_fail(1, "rank %d: invalid temporary communicator (context %d, %lld ranks)",
                        s->world, r->ctx, (long long)n);
         return;
     }
     int *w = malloc((size_t)n * sizeof(int));
     if (!w) {
-        bd_master_fail(1, "master out of memory");
+        bdr_master_fail(1, "master out of memory");
         return;
     }
     int mine = 0;
@@ -1223,10 +1223,10 @@ static void comm_register_temp(slave_t *s, const bd_req_t *r)
         w[i] = x;
         mine |= x == s->world;
     }
-    comm_t *c = bd_comm_lookup(r->ctx);
+    comm_t *c = bdr_comm_lookup(r->ctx);
     if (!mine || (c && (c->size != n || memcmp(c->world, w, (size_t)n * sizeof(int))))) {
         free(w);
-        bd_master_fail(1,
+        bdr_master_fail(1,
                        "rank %d: %s context %d %s", s->world,
                        r->ctx < 0 ? "MPI_Comm_create_group's temporary communicator"
                                   : "an intercommunicator's hidden communicator",
@@ -1234,12 +1234,12 @@ static void comm_register_temp(slave_t *s, const bd_req_t *r)
         return;
     }
     if (!c && !comm_new(r->ctx, (int)n, w))
-        bd_master_fail(1, "master out of memory");
+        bdr_master_fail(1, "master out of memory");
     free(w);
-    bd_master_respond(s);
+    bdr_master_respond(s);
 }
 
-int bd_coll_handle(slave_t *s)
+int bdr_coll_handle(slave_t *s)
 {
     bd_req_t *r = &s->slot->req;
     switch (r->code) {
@@ -1247,17 +1247,17 @@ int bd_coll_handle(slave_t *s)
         coll_begin(s, r);
         return 1;
     case BD_REQ_CTX_ALLOC:
-        s->slot->resp.arg[0] = bd_comm_alloc_ctx();
-        bd_master_respond(s);
+        s->slot->resp.arg[0] = bdr_comm_alloc_ctx();
+        bdr_master_respond(s);
         return 1;
     case BD_REQ_COMM_REGISTER:
         comm_register_temp(s, r);
         return 1;
     case BD_REQ_COMM_FREE: {
-        comm_t *c = bd_comm_lookup(r->ctx);
+        comm_t *c = bdr_comm_lookup(r->ctx);
         if (c && c->refs > 0 && --c->refs == 0 && !comm_busy(c))
             comm_remove(c);
-        bd_master_respond(s);
+        bdr_master_respond(s);
         return 1;
     }
     default:
@@ -1272,7 +1272,7 @@ int bd_coll_handle(slave_t *s)
         coll_t *c = coll_find(r->ctx, r->rid);
         if (!c || r->myrank < 0 || r->myrank >= c->comm->size ||
             c->comm->world[r->myrank] != s->world) {
-            bd_master_fail(1,
+            bdr_master_fail(1,
                            "rank %d sent collective request %u for an unknown collective "
                            "(context %d, call %llu)",
                            s->world, r->code, r->ctx, (unsigned long long)r->rid);
@@ -1282,7 +1282,7 @@ int bd_coll_handle(slave_t *s)
         s->coll_rank = r->myrank;
     }
     if (!s->coll) {
-        bd_master_fail(1, "rank %d sent collective request %u outside a collective", s->world,
+        bdr_master_fail(1, "rank %d sent collective request %u outside a collective", s->world,
                        r->code);
         return 1;
     }
@@ -1299,14 +1299,14 @@ int bd_coll_handle(slave_t *s)
 
 /* A rank blocked in a collective wait (or that gave its slot away after a
  * collective poll) runs again: answer its request anew, which cannot block. */
-void bd_coll_resume(slave_t *s)
+void bdr_coll_resume(slave_t *s)
 {
     s->resuming = 1;
-    bd_coll_handle(s);
+    bdr_coll_handle(s);
     s->resuming = 0;
 }
 
-void bd_coll_describe(slave_t *s, char *buf, size_t len)
+void bdr_coll_describe(slave_t *s, char *buf, size_t len)
 {
     coll_t *c = s->coll;
     if (!c) {

@@ -39,7 +39,7 @@ static int local_blocked(void)
 static int locally_stuck(void)
 {
     if (g_m.stopping || g_m.nrunning || g_m.nrunnable || g_m.ninit_pending || g_m.nunloading ||
-        !bd_node_quiet())
+        !bdr_node_quiet())
         return 0;
     /* A rank poked by a message that was just handled may be about to wake:
      * this can be asked in the middle of handling a batch of messages. */
@@ -49,18 +49,18 @@ static int locally_stuck(void)
     return 1;
 }
 
-void bd_deadlock_report_local(void)
+void bdr_deadlock_report_local(void)
 {
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         char what[512];
         if (s->state == SL_BLOCKED) {
             if (s->blk == BLK_COLL)
-                bd_coll_describe(s, what, sizeof what);
+                bdr_coll_describe(s, what, sizeof what);
             else if (s->blk == BLK_CRIT)
                 snprintf(what, sizeof what, "waits in BDMPI_Enter_critical");
             else
-                bd_p2p_describe(s, what, sizeof what);
+                bdr_p2p_describe(s, what, sizeof what);
         } else if (s->state == SL_EXITED && !s->inited) {
             snprintf(what, sizeof what, "exited without calling MPI_Init");
         } else if (s->state == SL_EXITED || s->state == SL_FINALIZED) {
@@ -80,20 +80,20 @@ static void declare(void)
                      g_m.node);
     else
         bd_log_error("deadlock: every live rank is blocked in MPI and none can proceed:");
-    bd_deadlock_report_local();
-    bd_master_fail(1, "ending the job because of the deadlock");
+    bdr_deadlock_report_local();
+    bdr_master_fail(1, "ending the job because of the deadlock");
 }
 
 static void send_dl(int dst, int what, const dl_state_t *st)
 {
-    bd_net_hdr_t h = {.type = BD_NH_DEADLOCK, .src_node = g_m.node};
+    bdr_net_hdr_t h = {.type = BDR_NH_DEADLOCK, .src_node = g_m.node};
     h.a[0] = what;
     h.a[1] = st ? st->stuck : 0;
     h.a[2] = st ? st->blocked : 0;
     h.a[3] = (int32_t)g_wave;
     h.u[0] = st ? st->sent : 0;
     h.u[1] = st ? st->recv : 0;
-    bd_net_send(dst, &h, NULL, 0);
+    bdr_net_send(dst, &h, NULL, 0);
 }
 
 static void current(dl_state_t *st)
@@ -161,7 +161,7 @@ static void wave_reply(int node, const dl_state_t *st)
     declare();
 }
 
-void bd_deadlock_net(bd_net_msg_t *nm)
+void bdr_deadlock_net(bdr_net_msg_t *nm)
 {
     dl_state_t st = {nm->h.a[1], nm->h.u[0], nm->h.u[1], nm->h.a[2]};
     switch (nm->h.a[0]) {
@@ -188,7 +188,7 @@ void bd_deadlock_net(bd_net_msg_t *nm)
     }
 }
 
-void bd_deadlock_check(void)
+void bdr_deadlock_check(void)
 {
     if (g_m.stopping)
         return;

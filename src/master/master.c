@@ -22,14 +22,14 @@
 
 master_t g_m;
 
-double bd_master_now(void)
+double bdr_master_now(void)
 {
     struct timespec ts;
     clock_gettime(CLOCK_MONOTONIC, &ts);
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-void bd_master_respond(slave_t *s)
+void bdr_master_respond(slave_t *s)
 {
     bd_slot_t *sl = s->slot;
     uint32_t v = atomic_load_explicit(&sl->resp_seq, memory_order_relaxed) + 1;
@@ -37,7 +37,7 @@ void bd_master_respond(slave_t *s)
     bd_futex_wake(&sl->resp_seq, 1);
 }
 
-void bd_master_make_runnable(slave_t *s)
+void bdr_master_make_runnable(slave_t *s)
 {
     if (s->state == SL_RUNNABLE)
         return;
@@ -46,7 +46,7 @@ void bd_master_make_runnable(slave_t *s)
     g_m.nrunnable++;
 }
 
-void bd_master_block(slave_t *s, blk_t why)
+void bdr_master_block(slave_t *s, blk_t why)
 {
     if (s->state == SL_RUNNING)
         g_m.nrunning--;
@@ -54,17 +54,17 @@ void bd_master_block(slave_t *s, blk_t why)
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_BLOCKS], 1, memory_order_relaxed);
     if (why == BLK_YIELD) {
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_YIELDS], 1, memory_order_relaxed);
-        bd_master_make_runnable(s);
+        bdr_master_make_runnable(s);
     } else {
         s->state = SL_BLOCKED;
     }
     /* ARAW: a rank that gives up its run slot writes its memory out (sbma.txt 3.1). */
     if (g_m.hdr->mem_strategy == BD_MEMS_ARAW &&
         atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0)
-        bd_memacct_unload(s);
+        bdr_memacct_unload(s);
 }
 
-void bd_master_kill_all(void)
+void bdr_master_kill_all(void)
 {
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
@@ -73,7 +73,7 @@ void bd_master_kill_all(void)
     }
 }
 
-void bd_master_fail(int status, const char *fmt, ...)
+void bdr_master_fail(int status, const char *fmt, ...)
 {
     if (g_m.stopping)
         return;
@@ -86,13 +86,13 @@ void bd_master_fail(int status, const char *fmt, ...)
         bd_log_error("node %d: %s", g_m.node, msg);
     else
         bd_log_error("%s", msg);
-    bd_node_abort_all(status ? status : 1, msg);
+    bdr_node_abort_all(status ? status : 1, msg);
     g_m.stopping = 1;
     g_m.job_failed = status ? status : 1;
-    bd_master_kill_all();
+    bdr_master_kill_all();
 }
 
-slave_t *bd_master_slave_by_world(int world)
+slave_t *bdr_master_slave_by_world(int world)
 {
     int idx = world - (int)g_m.hdr->first_rank;
     if (idx < 0 || idx >= g_m.ns)
@@ -100,13 +100,13 @@ slave_t *bd_master_slave_by_world(int world)
     return &g_m.slaves[idx];
 }
 
-void bd_master_poll_failed(slave_t *s)
+void bdr_master_poll_failed(slave_t *s)
 {
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_POLLS], 1, memory_order_relaxed);
     if (!s->resuming && g_m.nrunnable > 0)
-        bd_master_block(s, BLK_YIELD);
+        bdr_master_block(s, BLK_YIELD);
     else
-        bd_master_respond(s);
+        bdr_master_respond(s);
 }
 
 /* ---------------------------------------------------------------- scheduling */
@@ -152,18 +152,18 @@ static void resume(slave_t *s)
     case BLK_INIT:
         s->slot->resp.arg[0] = g_m.hdr->world_size;
         s->slot->resp.arg[1] = s->world;
-        bd_master_respond(s);
+        bdr_master_respond(s);
         break;
     case BLK_CRIT:
     case BLK_NONE:
-        bd_master_respond(s);
+        bdr_master_respond(s);
         break;
     case BLK_COLL:
-        bd_coll_resume(s);
+        bdr_coll_resume(s);
         break;
     case BLK_YIELD:
         if (s->slot->req.code == BD_REQ_COLL_TEST || s->slot->req.code == BD_REQ_COLL_TESTANY) {
-            bd_coll_resume(s); /* a collective poll that gave its slot away */
+            bdr_coll_resume(s); /* a collective poll that gave its slot away */
             break;
         }
         /* fall through */
@@ -171,7 +171,7 @@ static void resume(slave_t *s)
     case BLK_ANY:
     case BLK_PROBE:
     case BLK_SSEND:
-        bd_p2p_resume(s);
+        bdr_p2p_resume(s);
         break;
     }
 }
@@ -201,12 +201,12 @@ static void recheck_blocked(void)
         s->poke = 0;
         int ready = 0;
         switch (s->blk) {
-        case BLK_COLL: ready = bd_coll_ready(s); break;
+        case BLK_COLL: ready = bdr_coll_ready(s); break;
         case BLK_CRIT: ready = s->crit_granted; break;
-        default: ready = bd_p2p_ready(s); break;
+        default: ready = bdr_p2p_ready(s); break;
         }
         if (ready)
-            bd_master_make_runnable(s);
+            bdr_master_make_runnable(s);
     }
 }
 
@@ -218,7 +218,7 @@ static void crit_release(void)
         slave_t *w = &g_m.slaves[i];
         if (w->state == SL_BLOCKED && w->blk == BLK_CRIT && !w->crit_granted) {
             w->crit_granted = 1; /* the count passes straight to the waiter */
-            bd_master_poke(w);
+            bdr_master_poke(w);
             return;
         }
     }
@@ -233,25 +233,25 @@ static void handle_request(slave_t *s)
 
     if (r->code == BD_REQ_INIT) {
         if (s->state != SL_PREINIT) {
-            bd_master_fail(1, "rank %d called MPI_Init twice", s->world);
+            bdr_master_fail(1, "rank %d called MPI_Init twice", s->world);
             return;
         }
         s->inited = 1;
         g_m.ninit_pending--;
         s->blk = BLK_INIT;
-        bd_master_make_runnable(s);
+        bdr_master_make_runnable(s);
         return;
     }
     if (r->code == BD_REQ_ABORT) {
         char *msg = s->win;
         msg[1023] = 0;
-        bd_master_fail((int)r->arg[0],
+        bdr_master_fail((int)r->arg[0],
                        "rank %d called MPI_Abort with error code %lld%s%s; ending the job",
                        s->world, (long long)r->arg[0], msg[0] ? ": " : "", msg);
         return;
     }
     if (s->state != SL_RUNNING) {
-        bd_master_fail(1,
+        bdr_master_fail(1,
                        "rank %d sent request %u while not running (state %d): is a second "
                        "thread calling MPI?",
                        s->world, r->code, s->state);
@@ -262,29 +262,29 @@ static void handle_request(slave_t *s)
         s->finalized = 1;
         s->state = SL_FINALIZED;
         g_m.nrunning--;
-        bd_p2p_cleanup(s);
-        bd_master_respond(s);
+        bdr_p2p_cleanup(s);
+        bdr_master_respond(s);
         return;
     case BD_REQ_CRIT_ENTER:
         if (g_m.crit_count < g_m.nc) {
             g_m.crit_count++;
-            bd_master_respond(s);
+            bdr_master_respond(s);
         } else {
             s->crit_granted = 0;
-            bd_master_block(s, BLK_CRIT);
+            bdr_master_block(s, BLK_CRIT);
         }
         return;
     case BD_REQ_CRIT_EXIT:
         crit_release();
-        bd_master_respond(s);
+        bdr_master_respond(s);
         return;
     case BD_REQ_YIELD:
-        bd_master_poll_failed(s);
+        bdr_master_poll_failed(s);
         return;
     case BD_REQ_RMA_ENABLE:
     case BD_REQ_RMA_NEXT:
     case BD_REQ_RMA_DONE:
-        bd_rma_handle(s);
+        bdr_rma_handle(s);
         return;
     case BD_REQ_COLL_BEGIN:
     case BD_REQ_COLL_PUT:
@@ -298,10 +298,10 @@ static void handle_request(slave_t *s)
     case BD_REQ_COLL_TEST:
     case BD_REQ_COLL_WAITANY:
     case BD_REQ_COLL_TESTANY:
-        bd_coll_handle(s);
+        bdr_coll_handle(s);
         return;
     default:
-        bd_p2p_handle(s);
+        bdr_p2p_handle(s);
         return;
     }
 }
@@ -315,7 +315,7 @@ static void spawn_slave(slave_t *s, pid_t master_pid, const sigset_t *orig_mask)
 {
     pid_t pid = fork();
     if (pid < 0) {
-        bd_master_fail(1, "fork of rank %d failed: %s", s->world, strerror(errno));
+        bdr_master_fail(1, "fork of rank %d failed: %s", s->world, strerror(errno));
         return;
     }
     if (pid == 0) {
@@ -372,12 +372,12 @@ static void reap(void)
             g_m.ninit_pending--;
         sl_state_t was = s->state;
         s->state = SL_EXITED;
-        bd_p2p_cleanup(s);
+        bdr_p2p_cleanup(s);
         if (g_m.stopping)
             continue;
         if (WIFSIGNALED(st)) {
             int sig = WTERMSIG(st);
-            bd_master_fail(128 + sig, "rank %d (pid %d) was killed by signal %d (%s)%s", s->world,
+            bdr_master_fail(128 + sig, "rank %d (pid %d) was killed by signal %d (%s)%s", s->world,
                            (int)pid, sig, strsignal(sig),
                            was == SL_FINALIZED ? " after MPI_Finalize" : "");
         } else if (WEXITSTATUS(st) != 0) {
@@ -386,12 +386,12 @@ static void reap(void)
                 if (!g_m.job_failed)
                     g_m.job_failed = code;
             } else {
-                bd_master_fail(code, "rank %d (pid %d) exited with status %d %s", s->world,
+                bdr_master_fail(code, "rank %d (pid %d) exited with status %d %s", s->world,
                                (int)pid, code,
                                s->inited ? "without calling MPI_Finalize" : "before MPI_Init");
             }
         } else if (s->inited && !s->finalized) {
-            bd_master_fail(1, "rank %d (pid %d) exited without calling MPI_Finalize", s->world,
+            bdr_master_fail(1, "rank %d (pid %d) exited without calling MPI_Finalize", s->world,
                            (int)pid);
         }
     }
@@ -406,7 +406,7 @@ static void print_stats(void)
         for (int k = 0; k < BD_STAT__COUNT; k++)
             per[i][k] = atomic_load(&g_m.slaves[i].slot->stats[k]);
     bd_stats_print(stderr, (const uint64_t(*)[BD_STAT__COUNT])per, g_m.ns,
-                   bd_master_now() - g_m.t_start);
+                   bdr_master_now() - g_m.t_start);
     fprintf(stderr, "  master: peak bytes of messages in memory %llu\n",
             (unsigned long long)g_m.peak_buffered);
     fprintf(stderr, "  master: bytes of collective data in spill files %llu\n",
@@ -465,14 +465,14 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
         g_m.nr = g_m.ns;
 
     if (g_m.opts.num[BD_OPT_NN] > 1) {
-        if (bd_net_init(&argc, &argv, &g_m.node, &g_m.nnodes) < 0)
+        if (bdr_net_init(&argc, &argv, &g_m.node, &g_m.nnodes) < 0)
             return -1;
         if (g_m.nnodes != g_m.opts.num[BD_OPT_NN]) {
             bd_log_error("started as %d masters for -nn %lld", g_m.nnodes,
                          g_m.opts.num[BD_OPT_NN]);
             return -1;
         }
-        if (bd_node_init() < 0)
+        if (bdr_node_init() < 0)
             return -1;
         char p[32];
         snprintf(p, sizeof p, "bdmprun[node %d]", g_m.node);
@@ -527,7 +527,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     if (g_m.hdr->mem_strategy == BD_MEMS_NONE)
         g_m.hdr->mem_budget = 0; /* nothing is managed: nothing to account */
     else if (!g_m.hdr->mem_budget)
-        g_m.hdr->mem_budget = bd_memacct_default_budget();
+        g_m.hdr->mem_budget = bdr_memacct_default_budget();
     snprintf(g_m.hdr->jobdir, sizeof g_m.hdr->jobdir, "%s", g_m.jobdir);
 
     g_m.event_fd = eventfd(0, EFD_NONBLOCK);
@@ -568,7 +568,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
         s->slot->world_rank = s->world;
     }
     g_m.ninit_pending = g_m.ns;
-    bd_comm_init_predefined();
+    bdr_comm_init_predefined();
     return 0;
 }
 
@@ -581,7 +581,7 @@ int main(int argc, char **argv)
         bd_fs_remove_tree(g_m.jobdir[0] && !getenv("BDMPI_JOBDIR") ? g_m.jobdir : NULL);
         return rc == -127 ? 127 : 1;
     }
-    g_m.t_start = bd_master_now();
+    g_m.t_start = bdr_master_now();
     pid_t me = getpid();
     for (int i = 0; i < g_m.ns && !g_m.stopping; i++)
         spawn_slave(&g_m.slaves[i], me, &orig_mask);
@@ -592,7 +592,7 @@ int main(int argc, char **argv)
             /* Our ranks are gone: nothing here needs the spill files any more,
              * so remove them now, before waiting for the other nodes. */
             bd_fs_remove_tree(g_m.jobdir);
-            if (g_m.nnodes == 1 || bd_node_all_done())
+            if (g_m.nnodes == 1 || bdr_node_all_done())
                 break;
         }
         struct epoll_event evs[4];
@@ -600,7 +600,7 @@ int main(int argc, char **argv)
          * messages flow, backing off to 16 ms when the network is quiet. */
         int n = epoll_wait(g_m.epoll_fd, evs, 4, g_m.nnodes > 1 ? net_wait_ms : 1000);
         if (n < 0 && errno != EINTR) {
-            bd_master_fail(1, "epoll_wait failed: %s", strerror(errno));
+            bdr_master_fail(1, "epoll_wait failed: %s", strerror(errno));
             break;
         }
         for (int k = 0; k < n; k++) {
@@ -609,17 +609,17 @@ int main(int argc, char **argv)
                 while (read(g_m.signal_fd, &si, sizeof si) == (ssize_t)sizeof si) {
                     if (si.ssi_signo == SIGCHLD)
                         continue;
-                    bd_master_fail(128 + (int)si.ssi_signo, "received signal %d (%s): ending the job",
+                    bdr_master_fail(128 + (int)si.ssi_signo, "received signal %d (%s): ending the job",
                                    (int)si.ssi_signo, strsignal((int)si.ssi_signo));
                 }
                 reap();
             } else {
                 uint64_t cnt;
                 if (read(g_m.event_fd, &cnt, sizeof cnt) < 0 && errno != EAGAIN)
-                    bd_master_fail(1, "eventfd read failed: %s", strerror(errno));
+                    bdr_master_fail(1, "eventfd read failed: %s", strerror(errno));
             }
         }
-        if (bd_node_progress() || !bd_node_quiet())
+        if (bdr_node_progress() || !bdr_node_quiet())
             net_wait_ms = 1;
         else if (net_wait_ms < 16)
             net_wait_ms *= 2;
@@ -633,11 +633,11 @@ int main(int argc, char **argv)
                     handle_request(s);
                 }
             }
-            bd_memacct_poll();
-            bd_rma_poll();
+            bdr_memacct_poll();
+            bdr_rma_poll();
             recheck_blocked();
             schedule();
-            bd_deadlock_check();
+            bdr_deadlock_check();
         }
         if (n == 0)
             reap();
@@ -646,7 +646,7 @@ int main(int argc, char **argv)
      * them have been told), so they all exit with the job's status and the
      * MPI launcher has nothing to tear down. */
     if (g_m.nnodes > 1)
-        bd_net_fini();
+        bdr_net_fini();
     if (g_m.opts.num[BD_OPT_STATS])
         print_stats();
     bd_fs_remove_tree(g_m.jobdir);

@@ -3,8 +3,8 @@
  * and decides which of them may run (node-level cooperative multitasking,
  * bdmpi.txt 5.2).  Single-threaded: one event loop over an eventfd that
  * slaves ring and a signalfd for SIGCHLD/SIGTERM. */
-#ifndef BD_MASTER_H
-#define BD_MASTER_H
+#ifndef BDR_MASTER_H
+#define BDR_MASTER_H
 
 #include <stdint.h>
 #include <sys/types.h>
@@ -131,14 +131,14 @@ typedef struct coll {
 
 /* Master-to-master message types (node.c, coll.c, deadlock.c). */
 enum {
-    BD_NH_MSG = 1,   /* p2p message: a0 ctx, a1 src rank, a2 tag, a3 src world, a4 dst world,
+    BDR_NH_MSG = 1,   /* p2p message: a0 ctx, a1 src rank, a2 tag, a3 src world, a4 dst world,
                         a5 large; u0 bytes, u1 sync id, u2 spill number, u5 total */
-    BD_NH_CHUNK,     /* u0 offset; payload: the next chunk of the current large item */
-    BD_NH_SYNC,      /* a0 sender world, u0 sync id: a synchronous send was matched */
-    BD_NH_COLL,      /* collective data, see coll.c */
-    BD_NH_DEADLOCK,  /* deadlock detection wave, see deadlock.c */
-    BD_NH_DONE,      /* all ranks of the sending node have exited */
-    BD_NH_ABORT,     /* a0 exit code; payload: reason */
+    BDR_NH_CHUNK,     /* u0 offset; payload: the next chunk of the current large item */
+    BDR_NH_SYNC,      /* a0 sender world, u0 sync id: a synchronous send was matched */
+    BDR_NH_COLL,      /* collective data, see coll.c */
+    BDR_NH_DEADLOCK,  /* deadlock detection wave, see deadlock.c */
+    BDR_NH_DONE,      /* all ranks of the sending node have exited */
+    BDR_NH_ABORT,     /* a0 exit code; payload: reason */
 };
 
 typedef struct master {
@@ -154,7 +154,7 @@ typedef struct master {
     comm_t **comms;   /* every communicator with members here */
     int ncomms, capcomms;
     int next_ctx;
-    struct bd_net_msg **orphans; /* collective data for communicators not known yet */
+    struct bdr_net_msg **orphans; /* collective data for communicators not known yet */
     int norphans;
     coll_t *colls;
     int crit_count;
@@ -171,68 +171,68 @@ typedef struct master {
 extern master_t g_m;
 
 /* master.c */
-void bd_master_respond(slave_t *s);
-void bd_master_block(slave_t *s, blk_t why);
-void bd_master_make_runnable(slave_t *s);
-static inline void bd_master_poke(slave_t *s) { s->poke = 1; }
+void bdr_master_respond(slave_t *s);
+void bdr_master_block(slave_t *s, blk_t why);
+void bdr_master_make_runnable(slave_t *s);
+static inline void bdr_master_poke(slave_t *s) { s->poke = 1; }
 /* A poll found nothing: answer, or give the run slot away if others wait. */
-void bd_master_poll_failed(slave_t *s);
-slave_t *bd_master_slave_by_world(int world);
-void bd_master_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-double bd_master_now(void);
+void bdr_master_poll_failed(slave_t *s);
+slave_t *bdr_master_slave_by_world(int world);
+void bdr_master_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+double bdr_master_now(void);
 
-void bd_master_kill_all(void);
+void bdr_master_kill_all(void);
 
 /* node.c */
-struct bd_net_msg;
-struct bd_net_hdr;
-int bd_node_init(void);
-int bd_node_of_world(int world);
-void bd_node_send(int dst, const struct bd_net_hdr *h, const void *data, size_t len);
-void bd_node_send_file(int dst, const struct bd_net_hdr *h, int fd, uint64_t file_base,
+struct bdr_net_msg;
+struct bdr_net_hdr;
+int bdr_node_init(void);
+int bdr_node_of_world(int world);
+void bdr_node_send(int dst, const struct bdr_net_hdr *h, const void *data, size_t len);
+void bdr_node_send_file(int dst, const struct bdr_net_hdr *h, int fd, uint64_t file_base,
                        uint64_t total, const char *unlink_path);
-void bd_node_expect_chunks(const struct bd_net_hdr *h, uint64_t total);
-void bd_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id);
-void bd_node_sync_matched(int sender_world, uint64_t sync_id);
-void bd_node_abort_all(int code, const char *msg);
-int bd_node_all_done(void);
-int bd_node_progress(void);
-int bd_node_quiet(void);
-uint64_t bd_node_transient_bytes(void);
+void bdr_node_expect_chunks(const struct bdr_net_hdr *h, uint64_t total);
+void bdr_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id);
+void bdr_node_sync_matched(int sender_world, uint64_t sync_id);
+void bdr_node_abort_all(int code, const char *msg);
+int bdr_node_all_done(void);
+int bdr_node_progress(void);
+int bdr_node_quiet(void);
+uint64_t bdr_node_transient_bytes(void);
 
 /* deadlock.c */
-void bd_deadlock_net(struct bd_net_msg *nm);
-void bd_deadlock_check(void);
-void bd_deadlock_report_local(void);
+void bdr_deadlock_net(struct bdr_net_msg *nm);
+void bdr_deadlock_check(void);
+void bdr_deadlock_report_local(void);
 
 /* p2p.c: return 1 when the request was answered, 0 when the slave blocked. */
-void bd_p2p_arrive(int dst_world, msg_t *m);
-void bd_p2p_sync_matched(slave_t *s, uint64_t sync_id);
-int bd_p2p_handle(slave_t *s);
-void bd_p2p_resume(slave_t *s);
-int bd_p2p_ready(slave_t *s);
-void bd_p2p_describe(slave_t *s, char *buf, size_t len);
-void bd_p2p_cleanup(slave_t *s);
+void bdr_p2p_arrive(int dst_world, msg_t *m);
+void bdr_p2p_sync_matched(slave_t *s, uint64_t sync_id);
+int bdr_p2p_handle(slave_t *s);
+void bdr_p2p_resume(slave_t *s);
+int bdr_p2p_ready(slave_t *s);
+void bdr_p2p_describe(slave_t *s, char *buf, size_t len);
+void bdr_p2p_cleanup(slave_t *s);
 
 /* rma.c: one-sided communication (RMA_* requests; wake targets with work) */
-void bd_rma_handle(slave_t *s);
-void bd_rma_poll(void);
+void bdr_rma_handle(slave_t *s);
+void bdr_rma_poll(void);
 
 /* memacct.c */
-uint64_t bd_memacct_default_budget(void);
-void bd_memacct_poll(void);
-void bd_memacct_unload(slave_t *s);
+uint64_t bdr_memacct_default_budget(void);
+void bdr_memacct_poll(void);
+void bdr_memacct_unload(slave_t *s);
 
 /* coll.c */
-int bd_coll_handle(slave_t *s);
-void bd_coll_resume(slave_t *s);
-int bd_coll_ready(slave_t *s);
-void bd_coll_describe(slave_t *s, char *buf, size_t len);
-void bd_comm_init_predefined(void);
-comm_t *bd_comm_lookup(int ctx);
-void bd_coll_remote(struct bd_net_msg *nm);
-void bd_coll_remote_chunk(const struct bd_net_hdr *h, uint64_t off, const char *data, size_t len);
-void bd_coll_remote_done(const struct bd_net_hdr *h);
-int bd_comm_alloc_ctx(void);
+int bdr_coll_handle(slave_t *s);
+void bdr_coll_resume(slave_t *s);
+int bdr_coll_ready(slave_t *s);
+void bdr_coll_describe(slave_t *s, char *buf, size_t len);
+void bdr_comm_init_predefined(void);
+comm_t *bdr_comm_lookup(int ctx);
+void bdr_coll_remote(struct bdr_net_msg *nm);
+void bdr_coll_remote_chunk(const struct bdr_net_hdr *h, uint64_t off, const char *data, size_t len);
+void bdr_coll_remote_done(const struct bdr_net_hdr *h);
+int bdr_comm_alloc_ctx(void);
 
 #endif

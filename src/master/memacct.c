@@ -27,14 +27,14 @@ static uint64_t meminfo_available(void)
     return (uint64_t)kb * 1024;
 }
 
-uint64_t bd_memacct_default_budget(void)
+uint64_t bdr_memacct_default_budget(void)
 {
     return meminfo_available() / 4 * 3;
 }
 
 static uint64_t node_resident(void)
 {
-    uint64_t t = g_m.bytes_buffered + bd_node_transient_bytes();
+    uint64_t t = g_m.bytes_buffered + bdr_node_transient_bytes();
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         if (!s->exited)
@@ -59,14 +59,14 @@ static void mem_answer(slave_t *s, int status)
         g_m.peak_node_resident = now;
 }
 
-void bd_memacct_unload(slave_t *s)
+void bdr_memacct_unload(slave_t *s)
 {
     if (s->unload_sent || s->exited)
         return;
     s->unload_sent = 1;
     g_m.nunloading++;
     atomic_store_explicit(&s->slot->cmd, BD_CMD_UNLOAD, memory_order_relaxed);
-    bd_master_respond(s); /* wakes it; it sees the command, not an answer */
+    bdr_master_respond(s); /* wakes it; it sees the command, not an answer */
 }
 
 /* Unloading under a slave is only possible while it waits in a request. */
@@ -88,7 +88,7 @@ static slave_t *oldest_pending(void)
     return best;
 }
 
-void bd_memacct_poll(void)
+void bdr_memacct_poll(void)
 {
     uint32_t waiting = 0;
     for (int i = 0; i < g_m.ns; i++) {
@@ -105,7 +105,7 @@ void bd_memacct_poll(void)
         if (s->unload_sent && atomic_load_explicit(&s->slot->cmd, memory_order_acquire) == 0) {
             s->unload_sent = 0;
             g_m.nunloading--;
-            bd_master_poke(s);
+            bdr_master_poke(s);
         }
     }
     uint64_t budget = g_m.hdr->mem_budget;
@@ -137,7 +137,7 @@ void bd_memacct_poll(void)
             }
             if (!v)
                 break;
-            bd_memacct_unload(v);
+            bdr_memacct_unload(v);
             coming += vr;
         }
         if (coming == 0 && !g_m.nunloading) {
@@ -153,7 +153,7 @@ void bd_memacct_poll(void)
                                                            memory_order_relaxed);
             }
             if (!others_running) {
-                bd_master_fail(1,
+                bdr_master_fail(1,
                                "rank %d needs %llu more bytes of memory with %llu resident, but "
                                "the node's budget (-mem) is %llu bytes and %llu of it is held by "
                                "buffered messages: its working set cannot fit; use more ranks "

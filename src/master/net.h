@@ -6,38 +6,38 @@
  *
  * A message is a fixed header plus an optional payload.  Messages from one
  * master to another arrive in the order they were queued. */
-#ifndef BD_NET_H
-#define BD_NET_H
+#ifndef BDR_NET_H
+#define BDR_NET_H
 
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct bd_net_hdr {
+typedef struct bdr_net_hdr {
     uint32_t type;
     int32_t src_node;
     int32_t a[8];
     uint64_t u[6];
-} bd_net_hdr_t;
+} bdr_net_hdr_t;
 
-typedef struct bd_net_msg {
-    bd_net_hdr_t h;
+typedef struct bdr_net_msg {
+    bdr_net_hdr_t h;
     size_t len;       /* payload bytes */
     char *payload;    /* points into the same allocation */
-} bd_net_msg_t;
+} bdr_net_msg_t;
 
 /* Start the transport (MPI_Init_thread).  Returns 0, or -1 with a message. */
-int bd_net_init(int *argc, char ***argv, int *node, int *nnodes);
+int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes);
 /* Queue a message to node `dst`; the payload is copied.  Returns 0 or -1. */
-int bd_net_send(int dst, const bd_net_hdr_t *h, const void *payload, size_t len);
+int bdr_net_send(int dst, const bdr_net_hdr_t *h, const void *payload, size_t len);
 /* Bytes queued or in flight towards dst (for flow control). */
-size_t bd_net_pending(int dst);
+size_t bdr_net_pending(int dst);
 /* Progress sends; return the next received message (free with free()) or NULL. */
-bd_net_msg_t *bd_net_poll(void);
+bdr_net_msg_t *bdr_net_poll(void);
 /* All queued sends have completed. */
-int bd_net_idle(void);
+int bdr_net_idle(void);
 /* Orderly end (MPI_Finalize) once every master has said it is done. */
-void bd_net_fini(void);
+void bdr_net_fini(void);
 /* End the whole job from here (MPI_Abort). */
-void bd_net_abort(int code);
+void bdr_net_abort(int code);
 
 #endif

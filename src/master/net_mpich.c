@@ -11,7 +11,7 @@
 #include "bd_log.h"
 #include "net.h"
 
-#define BD_NET_TAG 4242
+#define BDR_NET_TAG 4242
 
 typedef struct out {
     struct out *next;
@@ -25,7 +25,7 @@ static out_t *g_out;
 static size_t *g_pending;
 static int g_nnodes;
 
-int bd_net_init(int *argc, char ***argv, int *node, int *nnodes)
+int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes)
 {
     int provided;
     if (MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
@@ -40,7 +40,7 @@ int bd_net_init(int *argc, char ***argv, int *node, int *nnodes)
     return g_pending ? 0 : -1;
 }
 
-int bd_net_send(int dst, const bd_net_hdr_t *h, const void *payload, size_t len)
+int bdr_net_send(int dst, const bdr_net_hdr_t *h, const void *payload, size_t len)
 {
     out_t *o = malloc(sizeof *o);
     char *buf = malloc(sizeof *h + len);
@@ -52,7 +52,7 @@ int bd_net_send(int dst, const bd_net_hdr_t *h, const void *payload, size_t len)
     memcpy(buf, h, sizeof *h);
     if (len)
         memcpy(buf + sizeof *h, payload, len);
-    if (MPI_Isend(buf, (int)(sizeof *h + len), MPI_BYTE, dst, BD_NET_TAG, MPI_COMM_WORLD,
+    if (MPI_Isend(buf, (int)(sizeof *h + len), MPI_BYTE, dst, BDR_NET_TAG, MPI_COMM_WORLD,
                   &o->req) != MPI_SUCCESS) {
         free(o);
         free(buf);
@@ -67,7 +67,7 @@ int bd_net_send(int dst, const bd_net_hdr_t *h, const void *payload, size_t len)
     return 0;
 }
 
-size_t bd_net_pending(int dst)
+size_t bdr_net_pending(int dst)
 {
     return dst >= 0 && dst < g_nnodes ? g_pending[dst] : 0;
 }
@@ -90,21 +90,21 @@ static void reap_sends(void)
     }
 }
 
-bd_net_msg_t *bd_net_poll(void)
+bdr_net_msg_t *bdr_net_poll(void)
 {
     reap_sends();
     int flag = 0;
     MPI_Message mh;
     MPI_Status st;
-    MPI_Improbe(MPI_ANY_SOURCE, BD_NET_TAG, MPI_COMM_WORLD, &flag, &mh, &st);
+    MPI_Improbe(MPI_ANY_SOURCE, BDR_NET_TAG, MPI_COMM_WORLD, &flag, &mh, &st);
     if (!flag)
         return NULL;
     int n = 0;
     MPI_Get_count(&st, MPI_BYTE, &n);
-    bd_net_msg_t *m = malloc(sizeof *m + (size_t)n);
+    bdr_net_msg_t *m = malloc(sizeof *m + (size_t)n);
     if (!m) {
         bd_log_error("out of memory receiving %d bytes from master %d", n, st.MPI_SOURCE);
-        bd_net_abort(1);
+        bdr_net_abort(1);
         return NULL;
     }
     char *raw = (char *)(m + 1);
@@ -115,34 +115,34 @@ bd_net_msg_t *bd_net_poll(void)
     return m;
 }
 
-int bd_net_idle(void)
+int bdr_net_idle(void)
 {
     reap_sends();
     return g_out == NULL;
 }
 
-void bd_net_fini(void)
+void bdr_net_fini(void)
 {
     /* Everyone is done; a late status message may still be on its way.
      * Drain (and drop) incoming messages until all masters are here, so
      * none is left unreceived at MPI_Finalize. */
-    while (!bd_net_idle())
+    while (!bdr_net_idle())
         ;
     MPI_Request bar;
     MPI_Ibarrier(MPI_COMM_WORLD, &bar);
     for (int done = 0; !done;) {
-        bd_net_msg_t *m;
-        while ((m = bd_net_poll()))
+        bdr_net_msg_t *m;
+        while ((m = bdr_net_poll()))
             free(m);
         MPI_Test(&bar, &done, MPI_STATUS_IGNORE);
     }
-    bd_net_msg_t *m;
-    while ((m = bd_net_poll()))
+    bdr_net_msg_t *m;
+    while ((m = bdr_net_poll()))
         free(m);
     MPI_Finalize();
 }
 
-void bd_net_abort(int code)
+void bdr_net_abort(int code)
 {
     MPI_Abort(MPI_COMM_WORLD, code ? code : 1);
 }

@@ -4,7 +4,7 @@
 #include "bd_log.h"
 #include "net.h"
 
-int bd_net_init(int *argc, char ***argv, int *node, int *nnodes)
+int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes)
 {
     (void)argc;
     (void)argv;
@@ -14,19 +14,19 @@ int bd_net_init(int *argc, char ***argv, int *node, int *nnodes)
     return -1;
 }
 
-int bd_net_send(int dst, const bd_net_hdr_t *h, const void *payload, size_t len)
+int bdr_net_send(int dst, const bdr_net_hdr_t *h, const void *payload, size_t len)
 {
     (void)dst, (void)h, (void)payload, (void)len;
     return -1;
 }
 
-size_t bd_net_pending(int dst)
+size_t bdr_net_pending(int dst)
 {
     (void)dst;
     return 0;
 }
 
-bd_net_msg_t *bd_net_poll(void) { return NULL; }
-int bd_net_idle(void) { return 1; }
-void bd_net_fini(void) {}
-void bd_net_abort(int code) { exit(code); }
+bdr_net_msg_t *bdr_net_poll(void) { return NULL; }
+int bdr_net_idle(void) { return 1; }
+void bdr_net_fini(void) {}
+void bdr_net_abort(int code) { exit(code); }

@@ -3,7 +3,7 @@
  * Outgoing items to each node wait in one FIFO per destination, so a large
  * message streamed in chunks is never overtaken by a later small one from
  * the same master (MPI's non-overtaking order).  Large payloads move in
- * chunks of BD_NODE_CHUNK bytes with at most BD_NODE_TOKENS chunks in
+ * chunks of BDR_NODE_CHUNK bytes with at most BDR_NODE_TOKENS chunks in
  * flight per destination (flow-control.txt 3.3), read from the sender's
  * spill file and written to a spill file on the receiving node, so no
  * master ever holds a whole large message in memory. */
@@ -19,12 +19,12 @@
 #include "master.h"
 #include "net.h"
 
-#define BD_NODE_CHUNK (1u << 20)
-#define BD_NODE_TOKENS 4
+#define BDR_NODE_CHUNK (1u << 20)
+#define BDR_NODE_TOKENS 4
 
 typedef struct xfer {
     struct xfer *next;
-    bd_net_hdr_t h;
+    bdr_net_hdr_t h;
     char *inline_data;  /* small payload (owned) */
     size_t inline_len;
     int fd;             /* large payload: file range [off, total) */
@@ -35,7 +35,7 @@ typedef struct xfer {
 
 typedef struct incoming {
     int active;
-    bd_net_hdr_t h;
+    bdr_net_hdr_t h;
     uint64_t total, got;
     int fd;
     msg_t *msg;         /* p2p message being received */
@@ -50,12 +50,12 @@ static int g_aborting;
 static uint64_t g_inline_queued; /* bytes of small payloads waiting in the queues */
 extern uint64_t g_net_sent, g_net_recv; /* deadlock.c's message totals */
 
-int bd_node_of_world(int world)
+int bdr_node_of_world(int world)
 {
     return world / g_m.ns;
 }
 
-int bd_node_init(void)
+int bdr_node_init(void)
 {
     int n = g_m.nnodes;
     g_q_head = calloc((size_t)n, sizeof *g_q_head);
@@ -75,11 +75,11 @@ static void enqueue(int dst, xfer_t *x)
     g_q_tail[dst] = x;
 }
 
-static xfer_t *xfer_new(const bd_net_hdr_t *h)
+static xfer_t *xfer_new(const bdr_net_hdr_t *h)
 {
     xfer_t *x = calloc(1, sizeof *x);
     if (!x) {
-        bd_master_fail(1, "master out of memory queuing data for another node");
+        bdr_master_fail(1, "master out of memory queuing data for another node");
         return NULL;
     }
     x->h = *h;
@@ -88,7 +88,7 @@ static xfer_t *xfer_new(const bd_net_hdr_t *h)
     return x;
 }
 
-void bd_node_send(int dst, const bd_net_hdr_t *h, const void *data, size_t len)
+void bdr_node_send(int dst, const bdr_net_hdr_t *h, const void *data, size_t len)
 {
     xfer_t *x = xfer_new(h);
     if (!x)
@@ -97,7 +97,7 @@ void bd_node_send(int dst, const bd_net_hdr_t *h, const void *data, size_t len)
         x->inline_data = malloc(len);
         if (!x->inline_data) {
             free(x);
-            bd_master_fail(1, "master out of memory queuing %zu bytes for node %d", len, dst);
+            bdr_master_fail(1, "master out of memory queuing %zu bytes for node %d", len, dst);
             return;
         }
         memcpy(x->inline_data, data, len);
@@ -109,7 +109,7 @@ void bd_node_send(int dst, const bd_net_hdr_t *h, const void *data, size_t len)
 
 /* Send `total` bytes of fd from file_base on, in chunks, after header h
  * (which must have BD_NH_LARGE set and u[5] = total).  The fd is dup'ed. */
-void bd_node_send_file(int dst, const bd_net_hdr_t *h, int fd, uint64_t file_base,
+void bdr_node_send_file(int dst, const bdr_net_hdr_t *h, int fd, uint64_t file_base,
                        uint64_t total, const char *unlink_path)
 {
     xfer_t *x = xfer_new(h);
@@ -118,7 +118,7 @@ void bd_node_send_file(int dst, const bd_net_hdr_t *h, int fd, uint64_t file_bas
     x->fd = dup(fd);
     if (x->fd < 0) {
         free(x);
-        bd_master_fail(1, "dup failed: %s", strerror(errno));
+        bdr_master_fail(1, "dup failed: %s", strerror(errno));
         return;
     }
     x->file_base = file_base;
@@ -128,9 +128,9 @@ void bd_node_send_file(int dst, const bd_net_hdr_t *h, int fd, uint64_t file_bas
     enqueue(dst, x);
 }
 
-static int counted_send(int dst, const bd_net_hdr_t *h, const void *p, size_t len)
+static int counted_send(int dst, const bdr_net_hdr_t *h, const void *p, size_t len)
 {
-    int rc = bd_net_send(dst, h, p, len);
+    int rc = bdr_net_send(dst, h, p, len);
     if (rc == 0)
         g_net_sent++;
     return rc;
@@ -139,8 +139,8 @@ static int counted_send(int dst, const bd_net_hdr_t *h, const void *p, size_t le
 static void progress_out(void)
 {
     static char *chunk;
-    if (!chunk && !(chunk = malloc(BD_NODE_CHUNK))) {
-        bd_master_fail(1, "master out of memory");
+    if (!chunk && !(chunk = malloc(BDR_NODE_CHUNK))) {
+        bdr_master_fail(1, "master out of memory");
         return;
     }
     for (int dst = 0; dst < g_m.nnodes; dst++) {
@@ -148,32 +148,32 @@ static void progress_out(void)
             xfer_t *x = g_q_head[dst];
             if (x->fd < 0) {
                 if (counted_send(dst, &x->h, x->inline_data, x->inline_len) < 0) {
-                    bd_master_fail(1, "cannot send to the master of node %d", dst);
+                    bdr_master_fail(1, "cannot send to the master of node %d", dst);
                     return;
                 }
             } else {
                 if (!x->header_sent) {
                     if (counted_send(dst, &x->h, NULL, 0) < 0) {
-                        bd_master_fail(1, "cannot send to the master of node %d", dst);
+                        bdr_master_fail(1, "cannot send to the master of node %d", dst);
                         return;
                     }
                     x->header_sent = 1;
                 }
                 while (x->off < x->total &&
-                       bd_net_pending(dst) < (size_t)BD_NODE_TOKENS * BD_NODE_CHUNK) {
+                       bdr_net_pending(dst) < (size_t)BDR_NODE_TOKENS * BDR_NODE_CHUNK) {
                     uint64_t n = x->total - x->off;
-                    if (n > BD_NODE_CHUNK)
-                        n = BD_NODE_CHUNK;
+                    if (n > BDR_NODE_CHUNK)
+                        n = BDR_NODE_CHUNK;
                     int rc = bd_pread_full(x->fd, chunk, n, x->file_base + x->off);
                     if (rc < 0) {
-                        bd_master_fail(1, "cannot read %llu bytes to send to node %d: %s",
+                        bdr_master_fail(1, "cannot read %llu bytes to send to node %d: %s",
                                        (unsigned long long)n, dst, strerror(-rc));
                         return;
                     }
-                    bd_net_hdr_t ch = {.type = BD_NH_CHUNK, .src_node = g_m.node};
+                    bdr_net_hdr_t ch = {.type = BDR_NH_CHUNK, .src_node = g_m.node};
                     ch.u[0] = x->off;
                     if (counted_send(dst, &ch, chunk, n) < 0) {
-                        bd_master_fail(1, "cannot send to the master of node %d", dst);
+                        bdr_master_fail(1, "cannot send to the master of node %d", dst);
                         return;
                     }
                     x->off += n;
@@ -197,10 +197,10 @@ static void progress_out(void)
 /* ---------------------------------------------------------------- p2p */
 
 /* A rank of ours sent to a rank on another node. */
-void bd_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id)
+void bdr_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id)
 {
-    int dst_node = bd_node_of_world(r->peer);
-    bd_net_hdr_t h = {.type = BD_NH_MSG};
+    int dst_node = bdr_node_of_world(r->peer);
+    bdr_net_hdr_t h = {.type = BDR_NH_MSG};
     h.a[0] = r->ctx;
     h.a[1] = r->myrank;
     h.a[2] = r->tag;
@@ -213,34 +213,34 @@ void bd_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id)
         bd_spill_path(path, sizeof path, g_m.jobdir, s->world, (uint64_t)r->arg[0]);
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
-            bd_master_fail(1, "cannot open spill file %s of rank %d: %s", path, s->world,
+            bdr_master_fail(1, "cannot open spill file %s of rank %d: %s", path, s->world,
                            strerror(errno));
             return;
         }
         h.a[5] = 1;
         h.u[2] = (uint64_t)r->arg[0];
         h.u[5] = r->nbytes;
-        bd_node_send_file(dst_node, &h, fd, 0, r->nbytes, path);
+        bdr_node_send_file(dst_node, &h, fd, 0, r->nbytes, path);
         close(fd);
     } else {
-        bd_node_send(dst_node, &h, s->win, r->nbytes);
+        bdr_node_send(dst_node, &h, s->win, r->nbytes);
     }
 }
 
-void bd_node_sync_matched(int sender_world, uint64_t sync_id)
+void bdr_node_sync_matched(int sender_world, uint64_t sync_id)
 {
-    bd_net_hdr_t h = {.type = BD_NH_SYNC};
+    bdr_net_hdr_t h = {.type = BDR_NH_SYNC};
     h.a[0] = sender_world;
     h.u[0] = sync_id;
-    bd_node_send(bd_node_of_world(sender_world), &h, NULL, 0);
+    bdr_node_send(bdr_node_of_world(sender_world), &h, NULL, 0);
 }
 
-static void recv_msg(bd_net_msg_t *nm)
+static void recv_msg(bdr_net_msg_t *nm)
 {
-    const bd_net_hdr_t *h = &nm->h;
+    const bdr_net_hdr_t *h = &nm->h;
     msg_t *m = calloc(1, sizeof *m);
     if (!m) {
-        bd_master_fail(1, "master out of memory receiving a message from node %d", h->src_node);
+        bdr_master_fail(1, "master out of memory receiving a message from node %d", h->src_node);
         return;
     }
     m->ctx = h->a[0];
@@ -260,7 +260,7 @@ static void recv_msg(bd_net_msg_t *nm)
         in->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (in->fd < 0) {
             free(m);
-            bd_master_fail(1, "cannot create spill file %s for a %llu-byte message: %s", path,
+            bdr_master_fail(1, "cannot create spill file %s for a %llu-byte message: %s", path,
                            (unsigned long long)h->u[0], strerror(errno));
             return;
         }
@@ -273,7 +273,7 @@ static void recv_msg(bd_net_msg_t *nm)
         if (in->total == 0) {
             close(in->fd);
             in->active = 0;
-            bd_p2p_arrive(dst, m);
+            bdr_p2p_arrive(dst, m);
         }
         return;
     }
@@ -282,7 +282,7 @@ static void recv_msg(bd_net_msg_t *nm)
         if (!m->data || nm->len != m->nbytes) {
             free(m->data);
             free(m);
-            bd_master_fail(1, "bad or unallocatable message of %llu bytes from node %d",
+            bdr_master_fail(1, "bad or unallocatable message of %llu bytes from node %d",
                            (unsigned long long)h->u[0], h->src_node);
             return;
         }
@@ -291,41 +291,41 @@ static void recv_msg(bd_net_msg_t *nm)
         if (g_m.bytes_buffered > g_m.peak_buffered)
             g_m.peak_buffered = g_m.bytes_buffered;
     }
-    bd_p2p_arrive(dst, m);
+    bdr_p2p_arrive(dst, m);
 }
 
-static void recv_chunk(bd_net_msg_t *nm)
+static void recv_chunk(bdr_net_msg_t *nm)
 {
     incoming_t *in = &g_in[nm->h.src_node];
     if (!in->active || nm->h.u[0] != in->got || in->got + nm->len > in->total) {
-        bd_master_fail(1, "unexpected data chunk from node %d", nm->h.src_node);
+        bdr_master_fail(1, "unexpected data chunk from node %d", nm->h.src_node);
         return;
     }
     if (in->msg) {
         int rc = bd_pwrite_full(in->fd, nm->payload, nm->len, in->got);
         if (rc < 0) {
-            bd_master_fail(1, "cannot write %zu bytes of a message to %s: %s", nm->len,
+            bdr_master_fail(1, "cannot write %zu bytes of a message to %s: %s", nm->len,
                            g_m.jobdir, strerror(-rc));
             return;
         }
     } else {
-        bd_coll_remote_chunk(&in->h, in->got, nm->payload, nm->len);
+        bdr_coll_remote_chunk(&in->h, in->got, nm->payload, nm->len);
     }
     in->got += nm->len;
     if (in->got == in->total) {
         in->active = 0;
         if (in->msg) {
             close(in->fd);
-            bd_p2p_arrive(in->dst_world, in->msg);
+            bdr_p2p_arrive(in->dst_world, in->msg);
             in->msg = NULL;
         } else {
-            bd_coll_remote_done(&in->h);
+            bdr_coll_remote_done(&in->h);
         }
     }
 }
 
 /* A collective piece too large to travel inline starts arriving. */
-void bd_node_expect_chunks(const bd_net_hdr_t *h, uint64_t total)
+void bdr_node_expect_chunks(const bdr_net_hdr_t *h, uint64_t total)
 {
     incoming_t *in = &g_in[h->src_node];
     in->active = 1;
@@ -336,33 +336,33 @@ void bd_node_expect_chunks(const bd_net_hdr_t *h, uint64_t total)
     in->fd = -1;
     if (!total) {
         in->active = 0;
-        bd_coll_remote_done(h);
+        bdr_coll_remote_done(h);
     }
 }
 
 /* ---------------------------------------------------------------- job control */
 
-void bd_node_abort_all(int code, const char *msg)
+void bdr_node_abort_all(int code, const char *msg)
 {
     if (g_aborting || g_m.nnodes <= 1)
         return;
     g_aborting = 1;
-    bd_net_hdr_t h = {.type = BD_NH_ABORT, .src_node = g_m.node};
+    bdr_net_hdr_t h = {.type = BDR_NH_ABORT, .src_node = g_m.node};
     h.a[0] = code;
     for (int n = 0; n < g_m.nnodes; n++)
         if (n != g_m.node)
-            bd_net_send(n, &h, msg, strlen(msg) + 1);
+            bdr_net_send(n, &h, msg, strlen(msg) + 1);
 }
 
 /* All our ranks are gone: tell the others, and finish when they all have. */
-int bd_node_all_done(void)
+int bdr_node_all_done(void)
 {
     if (!g_sent_done) {
         g_sent_done = 1;
-        bd_net_hdr_t h = {.type = BD_NH_DONE, .src_node = g_m.node};
+        bdr_net_hdr_t h = {.type = BDR_NH_DONE, .src_node = g_m.node};
         for (int n = 0; n < g_m.nnodes; n++)
             if (n != g_m.node)
-                bd_node_send(n, &h, NULL, 0);
+                bdr_node_send(n, &h, NULL, 0);
         g_done_from[g_m.node] = 1;
         g_ndone++;
     }
@@ -370,63 +370,63 @@ int bd_node_all_done(void)
     for (int n = 0; n < g_m.nnodes; n++)
         if (g_q_head[n])
             return 0; /* our DONE (or data before it) has not left yet */
-    return g_ndone == g_m.nnodes && bd_net_idle();
+    return g_ndone == g_m.nnodes && bdr_net_idle();
 }
 
-static void dispatch(bd_net_msg_t *nm)
+static void dispatch(bdr_net_msg_t *nm)
 {
-    if (nm->h.type != BD_NH_DEADLOCK && nm->h.type != BD_NH_ABORT)
+    if (nm->h.type != BDR_NH_DEADLOCK && nm->h.type != BDR_NH_ABORT)
         g_net_recv++;
     switch (nm->h.type) {
-    case BD_NH_MSG:
+    case BDR_NH_MSG:
         recv_msg(nm);
         break;
-    case BD_NH_CHUNK:
+    case BDR_NH_CHUNK:
         recv_chunk(nm);
         break;
-    case BD_NH_SYNC: {
-        slave_t *s = bd_master_slave_by_world(nm->h.a[0]);
+    case BDR_NH_SYNC: {
+        slave_t *s = bdr_master_slave_by_world(nm->h.a[0]);
         if (s)
-            bd_p2p_sync_matched(s, nm->h.u[0]);
+            bdr_p2p_sync_matched(s, nm->h.u[0]);
         break;
     }
-    case BD_NH_COLL:
-        bd_coll_remote(nm);
+    case BDR_NH_COLL:
+        bdr_coll_remote(nm);
         break;
-    case BD_NH_DEADLOCK:
-        bd_deadlock_net(nm);
+    case BDR_NH_DEADLOCK:
+        bdr_deadlock_net(nm);
         break;
-    case BD_NH_DONE:
+    case BDR_NH_DONE:
         if (!g_done_from[nm->h.src_node]) {
             g_done_from[nm->h.src_node] = 1;
             g_ndone++;
         }
         break;
-    case BD_NH_ABORT:
+    case BDR_NH_ABORT:
         g_aborting = 1;
         nm->payload[nm->len ? nm->len - 1 : 0] = 0;
         if (!g_m.stopping) {
             /* The node that failed has said why; we only say we stop. */
             g_m.stopping = 1;
             g_m.job_failed = nm->h.a[0] ? nm->h.a[0] : 1;
-            bd_master_kill_all();
+            bdr_master_kill_all();
         }
         break;
     default:
-        bd_master_fail(1, "unknown message %u from the master of node %d", nm->h.type,
+        bdr_master_fail(1, "unknown message %u from the master of node %d", nm->h.type,
                        nm->h.src_node);
     }
 }
 
 /* Returns how many messages came in. */
-int bd_node_progress(void)
+int bdr_node_progress(void)
 {
     if (g_m.nnodes <= 1)
         return 0;
     progress_out();
-    bd_net_msg_t *nm;
+    bdr_net_msg_t *nm;
     int n = 0;
-    while (n < 256 && (nm = bd_net_poll())) {
+    while (n < 256 && (nm = bdr_net_poll())) {
         dispatch(nm);
         free(nm);
         n++;
@@ -435,24 +435,24 @@ int bd_node_progress(void)
     return n;
 }
 
-int bd_node_quiet(void)
+int bdr_node_quiet(void)
 {
     if (g_m.nnodes <= 1)
         return 1;
     for (int n = 0; n < g_m.nnodes; n++)
         if (g_q_head[n] || g_in[n].active)
             return 0;
-    return bd_net_idle();
+    return bdr_net_idle();
 }
 
 /* Memory the transport holds for other nodes (queued payloads and messages
  * in flight), counted against this node's budget. */
-uint64_t bd_node_transient_bytes(void)
+uint64_t bdr_node_transient_bytes(void)
 {
     if (g_m.nnodes <= 1)
         return 0;
     uint64_t t = g_inline_queued;
     for (int n = 0; n < g_m.nnodes; n++)
-        t += bd_net_pending(n);
+        t += bdr_net_pending(n);
     return t;
 }

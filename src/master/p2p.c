@@ -27,12 +27,12 @@ static sync_rec_t *sync_find(slave_t *s, uint64_t id)
     return NULL;
 }
 
-void bd_p2p_sync_matched(slave_t *snd, uint64_t sync_id)
+void bdr_p2p_sync_matched(slave_t *snd, uint64_t sync_id)
 {
     sync_rec_t *rec = sync_find(snd, sync_id);
     if (rec) {
         rec->matched = 1;
-        bd_master_poke(snd);
+        bdr_master_poke(snd);
     }
 }
 
@@ -41,11 +41,11 @@ static void note_matched(msg_t *m)
 {
     if (!m->sync_id)
         return;
-    slave_t *snd = bd_master_slave_by_world(m->src_world);
+    slave_t *snd = bdr_master_slave_by_world(m->src_world);
     if (snd)
-        bd_p2p_sync_matched(snd, m->sync_id);
+        bdr_p2p_sync_matched(snd, m->sync_id);
     else
-        bd_node_sync_matched(m->src_world, m->sync_id);
+        bdr_node_sync_matched(m->src_world, m->sync_id);
 }
 
 static precv_t *find_posted(slave_t *s, uint64_t rid)
@@ -123,14 +123,14 @@ static void deliver(slave_t *s, msg_t *m)
     }
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_RECVS], 1, memory_order_relaxed);
     free_msg(m, 0); /* the receiver reads and removes the spill file */
-    bd_master_respond(s);
+    bdr_master_respond(s);
 }
 
 /* Message m (from here or another node) arrives for world rank dst of this
  * node: bind it to the first matching posted receive, else queue it. */
-void bd_p2p_arrive(int dst_world, msg_t *m)
+void bdr_p2p_arrive(int dst_world, msg_t *m)
 {
-    slave_t *d = bd_master_slave_by_world(dst_world);
+    slave_t *d = bdr_master_slave_by_world(dst_world);
     if (!d || d->exited) {
         free_msg(m, 1); /* nobody can ever receive it */
         return;
@@ -149,7 +149,7 @@ void bd_p2p_arrive(int dst_world, msg_t *m)
             d->unexp_head = m;
         d->unexp_tail = m;
     }
-    bd_master_poke(d);
+    bdr_master_poke(d);
 }
 
 static uint64_t new_sync(slave_t *s)
@@ -158,7 +158,7 @@ static uint64_t new_sync(slave_t *s)
         int cap = s->capsyncs ? 2 * s->capsyncs : 8;
         sync_rec_t *n = realloc(s->syncs, (size_t)cap * sizeof *n);
         if (!n) {
-            bd_master_fail(1, "master out of memory");
+            bdr_master_fail(1, "master out of memory");
             return 0;
         }
         s->syncs = n;
@@ -182,25 +182,25 @@ static void count_send(slave_t *s, const bd_req_t *r)
 static void handle_send(slave_t *s, bd_req_t *r)
 {
     if (r->peer < 0 || r->peer >= (int)g_m.hdr->world_size) {
-        bd_master_fail(1, "rank %d sent to world rank %d, which does not exist", s->world,
+        bdr_master_fail(1, "rank %d sent to world rank %d, which does not exist", s->world,
                        r->peer);
         return;
     }
     if (!(r->flags & BD_SEND_FILE) && r->nbytes > g_m.hdr->window) {
-        bd_master_fail(1, "rank %d sent %llu bytes through a %llu-byte window", s->world,
+        bdr_master_fail(1, "rank %d sent %llu bytes through a %llu-byte window", s->world,
                        (unsigned long long)r->nbytes, (unsigned long long)g_m.hdr->window);
         return;
     }
     uint64_t sync_id = (r->flags & BD_SEND_SYNC) ? new_sync(s) : 0;
     count_send(s, r);
-    if (!bd_master_slave_by_world(r->peer)) {
-        bd_node_send_p2p(s, r, sync_id);
-        bd_master_respond(s);
+    if (!bdr_master_slave_by_world(r->peer)) {
+        bdr_node_send_p2p(s, r, sync_id);
+        bdr_master_respond(s);
         return;
     }
     msg_t *m = calloc(1, sizeof *m);
     if (!m) {
-        bd_master_fail(1, "master out of memory buffering a message from rank %d", s->world);
+        bdr_master_fail(1, "master out of memory buffering a message from rank %d", s->world);
         return;
     }
     m->ctx = r->ctx;
@@ -217,7 +217,7 @@ static void handle_send(slave_t *s, bd_req_t *r)
         m->data = malloc(r->nbytes);
         if (!m->data) {
             free(m);
-            bd_master_fail(1, "master out of memory buffering %llu bytes from rank %d",
+            bdr_master_fail(1, "master out of memory buffering %llu bytes from rank %d",
                            (unsigned long long)r->nbytes, s->world);
             return;
         }
@@ -226,15 +226,15 @@ static void handle_send(slave_t *s, bd_req_t *r)
         if (g_m.bytes_buffered > g_m.peak_buffered)
             g_m.peak_buffered = g_m.bytes_buffered;
     }
-    bd_p2p_arrive(r->peer, m);
-    bd_master_respond(s);
+    bdr_p2p_arrive(r->peer, m);
+    bdr_master_respond(s);
 }
 
 static precv_t *post_recv(slave_t *s, uint64_t rid, bd_req_t *r)
 {
     precv_t *p = calloc(1, sizeof *p);
     if (!p) {
-        bd_master_fail(1, "master out of memory posting a receive for rank %d", s->world);
+        bdr_master_fail(1, "master out of memory posting a receive for rank %d", s->world);
         return NULL;
     }
     p->rid = rid;
@@ -291,7 +291,7 @@ static int any_bound(slave_t *s, int respond)
 static void cancel_send(slave_t *s, const bd_req_t *r)
 {
     s->slot->resp.flag = 0;
-    slave_t *d = bd_master_slave_by_world(r->peer);
+    slave_t *d = bdr_master_slave_by_world(r->peer);
     if (!d || !r->rid)
         return;
     msg_t *prev = NULL;
@@ -326,7 +326,7 @@ static void probe_answer(slave_t *s, const msg_t *m)
     rs->arg[0] = (int64_t)m->match_id;
 }
 
-int bd_p2p_handle(slave_t *s)
+int bdr_p2p_handle(slave_t *s)
 {
     bd_req_t *r = &s->slot->req;
     bd_resp_t *rs = &s->slot->resp;
@@ -336,7 +336,7 @@ int bd_p2p_handle(slave_t *s)
         return 1;
     case BD_REQ_IRECV:
         post_recv(s, r->rid, r);
-        bd_master_respond(s);
+        bdr_master_respond(s);
         return 1;
     case BD_REQ_RECV: {
         /* rid 0 is the one blocking receive a slave can have outstanding. */
@@ -356,7 +356,7 @@ int bd_p2p_handle(slave_t *s)
             finish_posted(s, p);
             return 1;
         }
-        bd_master_block(s, BLK_RECV);
+        bdr_master_block(s, BLK_RECV);
         return 0;
     }
     case BD_REQ_WAIT:
@@ -364,7 +364,7 @@ int bd_p2p_handle(slave_t *s)
         precv_t *p = find_posted(s, r->rid);
         if (!p) {
             rs->status = BD_RESP_ERROR;
-            bd_master_respond(s);
+            bdr_master_respond(s);
             return 1;
         }
         if (p->bound) {
@@ -372,23 +372,23 @@ int bd_p2p_handle(slave_t *s)
             return 1;
         }
         if (r->code == BD_REQ_TEST) {
-            bd_master_poll_failed(s);
+            bdr_master_poll_failed(s);
             return 1;
         }
-        bd_master_block(s, BLK_RECV);
+        bdr_master_block(s, BLK_RECV);
         return 0;
     }
     case BD_REQ_WAITANY:
     case BD_REQ_TESTANY:
         if (any_bound(s, 1)) {
-            bd_master_respond(s);
+            bdr_master_respond(s);
             return 1;
         }
         if (r->code == BD_REQ_TESTANY) {
-            bd_master_poll_failed(s);
+            bdr_master_poll_failed(s);
             return 1;
         }
-        bd_master_block(s, BLK_ANY);
+        bdr_master_block(s, BLK_ANY);
         return 0;
     case BD_REQ_PROBE:
     case BD_REQ_IPROBE: {
@@ -398,14 +398,14 @@ int bd_p2p_handle(slave_t *s)
             rs->src = m->src;
             rs->tag = m->tag;
             rs->nbytes = m->nbytes;
-            bd_master_respond(s);
+            bdr_master_respond(s);
             return 1;
         }
         if (r->code == BD_REQ_IPROBE) {
-            bd_master_poll_failed(s);
+            bdr_master_poll_failed(s);
             return 1;
         }
-        bd_master_block(s, BLK_PROBE);
+        bdr_master_block(s, BLK_PROBE);
         return 0;
     }
     case BD_REQ_MPROBE:
@@ -418,14 +418,14 @@ int bd_p2p_handle(slave_t *s)
             m->next = s->matched;
             s->matched = m;
             probe_answer(s, m);
-            bd_master_respond(s);
+            bdr_master_respond(s);
             return 1;
         }
         if (r->code == BD_REQ_IMPROBE) {
-            bd_master_poll_failed(s);
+            bdr_master_poll_failed(s);
             return 1;
         }
-        bd_master_block(s, BLK_PROBE);
+        bdr_master_block(s, BLK_PROBE);
         return 0;
     }
     case BD_REQ_MRECV: {
@@ -435,7 +435,7 @@ int bd_p2p_handle(slave_t *s)
         msg_t *m = *pp;
         if (!m) {
             rs->status = BD_RESP_ERROR;
-            bd_master_respond(s);
+            bdr_master_respond(s);
             return 1;
         }
         *pp = m->next;
@@ -445,7 +445,7 @@ int bd_p2p_handle(slave_t *s)
     }
     case BD_REQ_CANCEL_SEND:
         cancel_send(s, r);
-        bd_master_respond(s);
+        bdr_master_respond(s);
         return 1;
     case BD_REQ_SSEND_WAIT:
     case BD_REQ_SSEND_TEST: {
@@ -454,14 +454,14 @@ int bd_p2p_handle(slave_t *s)
             if (rec)
                 *rec = s->syncs[--s->nsyncs];
             rs->flag = 1;
-            bd_master_respond(s);
+            bdr_master_respond(s);
             return 1;
         }
         if (r->code == BD_REQ_SSEND_TEST) {
-            bd_master_poll_failed(s);
+            bdr_master_poll_failed(s);
             return 1;
         }
-        bd_master_block(s, BLK_SSEND);
+        bdr_master_block(s, BLK_SSEND);
         return 0;
     }
     case BD_REQ_CANCEL: {
@@ -471,19 +471,19 @@ int bd_p2p_handle(slave_t *s)
             free(p);
             rs->flag = 1;
         }
-        bd_master_respond(s);
+        bdr_master_respond(s);
         return 1;
     }
     case BD_REQ_YIELD:
-        bd_master_respond(s);
+        bdr_master_respond(s);
         return 1;
     default:
-        bd_master_fail(1, "rank %d sent an unknown request %u", s->world, r->code);
+        bdr_master_fail(1, "rank %d sent an unknown request %u", s->world, r->code);
         return 1;
     }
 }
 
-int bd_p2p_ready(slave_t *s)
+int bdr_p2p_ready(slave_t *s)
 {
     bd_req_t *r = &s->slot->req;
     switch (s->blk) {
@@ -504,10 +504,10 @@ int bd_p2p_ready(slave_t *s)
     }
 }
 
-void bd_p2p_resume(slave_t *s)
+void bdr_p2p_resume(slave_t *s)
 {
     s->resuming = 1;
-    bd_p2p_handle(s);
+    bdr_p2p_handle(s);
     s->resuming = 0;
 }
 
@@ -525,7 +525,7 @@ static void fmt_peer(char *buf, size_t len, int src, int tag)
     snprintf(buf, len, "%s, %s", a, b);
 }
 
-void bd_p2p_describe(slave_t *s, char *buf, size_t len)
+void bdr_p2p_describe(slave_t *s, char *buf, size_t len)
 {
     bd_req_t *r = &s->slot->req;
     char who[96];
@@ -557,7 +557,7 @@ void bd_p2p_describe(slave_t *s, char *buf, size_t len)
     }
 }
 
-void bd_p2p_cleanup(slave_t *s)
+void bdr_p2p_cleanup(slave_t *s)
 {
     while (s->unexp_head) {
         msg_t *m = s->unexp_head;

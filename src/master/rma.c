@@ -44,7 +44,7 @@ static void take_next(slave_t *s)
     msg_t *prev = NULL, *m = first_svc(s, &prev);
     if (!m) {
         rs->flag = 0;
-        bd_master_respond(s);
+        bdr_master_respond(s);
         return;
     }
     if (prev)
@@ -72,16 +72,16 @@ static void take_next(slave_t *s)
     }
     free(m);
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_RECVS], 1, memory_order_relaxed);
-    bd_master_respond(s);
+    bdr_master_respond(s);
 }
 
-void bd_rma_handle(slave_t *s)
+void bdr_rma_handle(slave_t *s)
 {
     bd_req_t *r = &s->slot->req;
     if (!g_rs) {
         g_rs = calloc((size_t)g_m.ns, sizeof *g_rs);
         if (!g_rs) {
-            bd_master_fail(1, "master out of memory");
+            bdr_master_fail(1, "master out of memory");
             return;
         }
     }
@@ -89,14 +89,14 @@ void bd_rma_handle(slave_t *s)
     switch (r->code) {
     case BD_REQ_RMA_ENABLE:
         g_on = 1;
-        bd_master_respond(s);
+        bdr_master_respond(s);
         return;
     case BD_REQ_RMA_NEXT:
         take_next(s);
         return;
     case BD_REQ_RMA_DONE:
         if (!x->serving) {
-            bd_master_fail(1, "rank %d ended an RMA service it was not asked for", s->world);
+            bdr_master_fail(1, "rank %d ended an RMA service it was not asked for", s->world);
             return;
         }
         /* Blocked in its request again, as before the service. */
@@ -105,18 +105,18 @@ void bd_rma_handle(slave_t *s)
         s->slot->resp = x->resp;
         s->state = SL_BLOCKED;
         g_m.nrunning--;
-        bd_master_poke(s);
+        bdr_master_poke(s);
         if (g_m.hdr->mem_strategy == BD_MEMS_ARAW &&
             atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0)
-            bd_memacct_unload(s);
+            bdr_memacct_unload(s);
         return;
     default:
-        bd_master_fail(1, "rank %d sent an unknown RMA request %u", s->world, r->code);
+        bdr_master_fail(1, "rank %d sent an unknown RMA request %u", s->world, r->code);
         return;
     }
 }
 
-void bd_rma_poll(void)
+void bdr_rma_poll(void)
 {
     if (!g_on || !g_rs)
         return;
@@ -147,6 +147,6 @@ void bd_rma_poll(void)
         s->state = SL_RUNNING;
         g_m.nrunning++;
         atomic_store_explicit(&s->slot->cmd, BD_CMD_RMA, memory_order_relaxed);
-        bd_master_respond(s); /* wakes it; it sees the command, not an answer */
+        bdr_master_respond(s); /* wakes it; it sees the command, not an answer */
     }
 }
