@@ -12,7 +12,7 @@ extern "C" {
 #endif
 
 /* All ranks of the calling rank's node, in world order. */
-#define BDMPI_COMM_NODE   ((MPI_Comm)3)
+#define BDMPI_COMM_NODE ((MPI_Comm)3)
 /* All ranks, numbered cyclically across nodes (rank r of node n of N nodes
  * gets CWORLD rank lrank*N + n). */
 #define BDMPI_COMM_CWORLD ((MPI_Comm)4)

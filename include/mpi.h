@@ -17,7 +17,7 @@
 extern "C" {
 #endif
 
-#define MPI_VERSION    3
+#define MPI_VERSION 3
 #define MPI_SUBVERSION 1
 #define BDMPI_VERSION_STRING "BDMPI 0.1.0"
 
@@ -37,197 +37,197 @@ typedef struct MPI_Status {
     int MPI_SOURCE;
     int MPI_TAG;
     int MPI_ERROR;
-    int bd_cancelled;     /* private */
-    long long bd_nbytes;  /* private: bytes received */
+    int bd_cancelled;    /* private */
+    long long bd_nbytes; /* private: bytes received */
 } MPI_Status;
 
 /* ---- communicators ---- */
-#define MPI_COMM_NULL  ((MPI_Comm)0)
+#define MPI_COMM_NULL ((MPI_Comm)0)
 #define MPI_COMM_WORLD ((MPI_Comm)1)
-#define MPI_COMM_SELF  ((MPI_Comm)2)
+#define MPI_COMM_SELF ((MPI_Comm)2)
 
 /* ---- results of MPI_Comm_compare / MPI_Group_compare ---- */
-#define MPI_IDENT     0
+#define MPI_IDENT 0
 #define MPI_CONGRUENT 1
-#define MPI_SIMILAR   2
-#define MPI_UNEQUAL   3
+#define MPI_SIMILAR 2
+#define MPI_UNEQUAL 3
 
 /* ---- datatypes (values index the library's type table) ---- */
-#define MPI_DATATYPE_NULL          ((MPI_Datatype)0)
-#define MPI_CHAR                   ((MPI_Datatype)1)
-#define MPI_SIGNED_CHAR            ((MPI_Datatype)2)
-#define MPI_UNSIGNED_CHAR          ((MPI_Datatype)3)
-#define MPI_BYTE                   ((MPI_Datatype)4)
-#define MPI_WCHAR                  ((MPI_Datatype)5)
-#define MPI_SHORT                  ((MPI_Datatype)6)
-#define MPI_UNSIGNED_SHORT         ((MPI_Datatype)7)
-#define MPI_INT                    ((MPI_Datatype)8)
-#define MPI_UNSIGNED               ((MPI_Datatype)9)
-#define MPI_LONG                   ((MPI_Datatype)10)
-#define MPI_UNSIGNED_LONG          ((MPI_Datatype)11)
-#define MPI_LONG_LONG_INT          ((MPI_Datatype)12)
-#define MPI_LONG_LONG              MPI_LONG_LONG_INT
-#define MPI_UNSIGNED_LONG_LONG     ((MPI_Datatype)13)
-#define MPI_FLOAT                  ((MPI_Datatype)14)
-#define MPI_DOUBLE                 ((MPI_Datatype)15)
-#define MPI_LONG_DOUBLE            ((MPI_Datatype)16)
-#define MPI_INT8_T                 ((MPI_Datatype)17)
-#define MPI_INT16_T                ((MPI_Datatype)18)
-#define MPI_INT32_T                ((MPI_Datatype)19)
-#define MPI_INT64_T                ((MPI_Datatype)20)
-#define MPI_UINT8_T                ((MPI_Datatype)21)
-#define MPI_UINT16_T               ((MPI_Datatype)22)
-#define MPI_UINT32_T               ((MPI_Datatype)23)
-#define MPI_UINT64_T               ((MPI_Datatype)24)
-#define MPI_C_BOOL                 ((MPI_Datatype)25)
-#define MPI_C_FLOAT_COMPLEX        ((MPI_Datatype)26)
-#define MPI_C_COMPLEX              MPI_C_FLOAT_COMPLEX
-#define MPI_C_DOUBLE_COMPLEX       ((MPI_Datatype)27)
-#define MPI_C_LONG_DOUBLE_COMPLEX  ((MPI_Datatype)28)
-#define MPI_AINT                   ((MPI_Datatype)29)
-#define MPI_OFFSET                 ((MPI_Datatype)30)
-#define MPI_COUNT                  ((MPI_Datatype)31)
-#define MPI_PACKED                 ((MPI_Datatype)32)
-#define MPI_FLOAT_INT              ((MPI_Datatype)33)
-#define MPI_DOUBLE_INT             ((MPI_Datatype)34)
-#define MPI_LONG_INT               ((MPI_Datatype)35)
-#define MPI_2INT                   ((MPI_Datatype)36)
-#define MPI_SHORT_INT              ((MPI_Datatype)37)
-#define MPI_LONG_DOUBLE_INT        ((MPI_Datatype)38)
-#define MPI_CXX_BOOL               ((MPI_Datatype)39)
-#define MPI_CXX_FLOAT_COMPLEX      ((MPI_Datatype)40)
-#define MPI_CXX_DOUBLE_COMPLEX     ((MPI_Datatype)41)
+#define MPI_DATATYPE_NULL ((MPI_Datatype)0)
+#define MPI_CHAR ((MPI_Datatype)1)
+#define MPI_SIGNED_CHAR ((MPI_Datatype)2)
+#define MPI_UNSIGNED_CHAR ((MPI_Datatype)3)
+#define MPI_BYTE ((MPI_Datatype)4)
+#define MPI_WCHAR ((MPI_Datatype)5)
+#define MPI_SHORT ((MPI_Datatype)6)
+#define MPI_UNSIGNED_SHORT ((MPI_Datatype)7)
+#define MPI_INT ((MPI_Datatype)8)
+#define MPI_UNSIGNED ((MPI_Datatype)9)
+#define MPI_LONG ((MPI_Datatype)10)
+#define MPI_UNSIGNED_LONG ((MPI_Datatype)11)
+#define MPI_LONG_LONG_INT ((MPI_Datatype)12)
+#define MPI_LONG_LONG MPI_LONG_LONG_INT
+#define MPI_UNSIGNED_LONG_LONG ((MPI_Datatype)13)
+#define MPI_FLOAT ((MPI_Datatype)14)
+#define MPI_DOUBLE ((MPI_Datatype)15)
+#define MPI_LONG_DOUBLE ((MPI_Datatype)16)
+#define MPI_INT8_T ((MPI_Datatype)17)
+#define MPI_INT16_T ((MPI_Datatype)18)
+#define MPI_INT32_T ((MPI_Datatype)19)
+#define MPI_INT64_T ((MPI_Datatype)20)
+#define MPI_UINT8_T ((MPI_Datatype)21)
+#define MPI_UINT16_T ((MPI_Datatype)22)
+#define MPI_UINT32_T ((MPI_Datatype)23)
+#define MPI_UINT64_T ((MPI_Datatype)24)
+#define MPI_C_BOOL ((MPI_Datatype)25)
+#define MPI_C_FLOAT_COMPLEX ((MPI_Datatype)26)
+#define MPI_C_COMPLEX MPI_C_FLOAT_COMPLEX
+#define MPI_C_DOUBLE_COMPLEX ((MPI_Datatype)27)
+#define MPI_C_LONG_DOUBLE_COMPLEX ((MPI_Datatype)28)
+#define MPI_AINT ((MPI_Datatype)29)
+#define MPI_OFFSET ((MPI_Datatype)30)
+#define MPI_COUNT ((MPI_Datatype)31)
+#define MPI_PACKED ((MPI_Datatype)32)
+#define MPI_FLOAT_INT ((MPI_Datatype)33)
+#define MPI_DOUBLE_INT ((MPI_Datatype)34)
+#define MPI_LONG_INT ((MPI_Datatype)35)
+#define MPI_2INT ((MPI_Datatype)36)
+#define MPI_SHORT_INT ((MPI_Datatype)37)
+#define MPI_LONG_DOUBLE_INT ((MPI_Datatype)38)
+#define MPI_CXX_BOOL ((MPI_Datatype)39)
+#define MPI_CXX_FLOAT_COMPLEX ((MPI_Datatype)40)
+#define MPI_CXX_DOUBLE_COMPLEX ((MPI_Datatype)41)
 #define MPI_CXX_LONG_DOUBLE_COMPLEX ((MPI_Datatype)42)
 /* Bounds markers (deprecated in MPI 2.0, removed in 3.0, still used): in a
  * struct they set the lower and upper bound, which stay set through every
  * constructor built on it (MPI 2.2 4.1.6). */
-#define MPI_LB                     ((MPI_Datatype)43)
-#define MPI_UB                     ((MPI_Datatype)44)
+#define MPI_LB ((MPI_Datatype)43)
+#define MPI_UB ((MPI_Datatype)44)
 /* Fortran types, usable from C with the C type of the same layout:
  * CHARACTER char, LOGICAL and INTEGER int, REAL float, DOUBLE PRECISION
  * double, COMPLEX float _Complex, DOUBLE COMPLEX double _Complex,
  * REAL16 long double, INTEGER16 __int128. */
-#define MPI_CHARACTER              ((MPI_Datatype)45)
-#define MPI_LOGICAL                ((MPI_Datatype)46)
-#define MPI_INTEGER                ((MPI_Datatype)47)
-#define MPI_REAL                   ((MPI_Datatype)48)
-#define MPI_DOUBLE_PRECISION       ((MPI_Datatype)49)
-#define MPI_COMPLEX                ((MPI_Datatype)50)
-#define MPI_DOUBLE_COMPLEX         ((MPI_Datatype)51)
-#define MPI_2INTEGER               ((MPI_Datatype)52)
-#define MPI_2REAL                  ((MPI_Datatype)53)
-#define MPI_2DOUBLE_PRECISION      ((MPI_Datatype)54)
-#define MPI_INTEGER1               ((MPI_Datatype)55)
-#define MPI_INTEGER2               ((MPI_Datatype)56)
-#define MPI_INTEGER4               ((MPI_Datatype)57)
-#define MPI_INTEGER8               ((MPI_Datatype)58)
-#define MPI_INTEGER16              ((MPI_Datatype)59)
-#define MPI_REAL4                  ((MPI_Datatype)60)
-#define MPI_REAL8                  ((MPI_Datatype)61)
-#define MPI_REAL16                 ((MPI_Datatype)62)
-#define MPI_COMPLEX8               ((MPI_Datatype)63)
-#define MPI_COMPLEX16              ((MPI_Datatype)64)
-#define MPI_COMPLEX32              ((MPI_Datatype)65)
+#define MPI_CHARACTER ((MPI_Datatype)45)
+#define MPI_LOGICAL ((MPI_Datatype)46)
+#define MPI_INTEGER ((MPI_Datatype)47)
+#define MPI_REAL ((MPI_Datatype)48)
+#define MPI_DOUBLE_PRECISION ((MPI_Datatype)49)
+#define MPI_COMPLEX ((MPI_Datatype)50)
+#define MPI_DOUBLE_COMPLEX ((MPI_Datatype)51)
+#define MPI_2INTEGER ((MPI_Datatype)52)
+#define MPI_2REAL ((MPI_Datatype)53)
+#define MPI_2DOUBLE_PRECISION ((MPI_Datatype)54)
+#define MPI_INTEGER1 ((MPI_Datatype)55)
+#define MPI_INTEGER2 ((MPI_Datatype)56)
+#define MPI_INTEGER4 ((MPI_Datatype)57)
+#define MPI_INTEGER8 ((MPI_Datatype)58)
+#define MPI_INTEGER16 ((MPI_Datatype)59)
+#define MPI_REAL4 ((MPI_Datatype)60)
+#define MPI_REAL8 ((MPI_Datatype)61)
+#define MPI_REAL16 ((MPI_Datatype)62)
+#define MPI_COMPLEX8 ((MPI_Datatype)63)
+#define MPI_COMPLEX16 ((MPI_Datatype)64)
+#define MPI_COMPLEX32 ((MPI_Datatype)65)
 #define BDMPI_DATATYPE_PREDEFINED_MAX 65
 
 /* ---- reduction operations ---- */
 #define MPI_OP_NULL ((MPI_Op)0)
-#define MPI_MAX     ((MPI_Op)1)
-#define MPI_MIN     ((MPI_Op)2)
-#define MPI_SUM     ((MPI_Op)3)
-#define MPI_PROD    ((MPI_Op)4)
-#define MPI_LAND    ((MPI_Op)5)
-#define MPI_BAND    ((MPI_Op)6)
-#define MPI_LOR     ((MPI_Op)7)
-#define MPI_BOR     ((MPI_Op)8)
-#define MPI_LXOR    ((MPI_Op)9)
-#define MPI_BXOR    ((MPI_Op)10)
-#define MPI_MINLOC  ((MPI_Op)11)
-#define MPI_MAXLOC  ((MPI_Op)12)
+#define MPI_MAX ((MPI_Op)1)
+#define MPI_MIN ((MPI_Op)2)
+#define MPI_SUM ((MPI_Op)3)
+#define MPI_PROD ((MPI_Op)4)
+#define MPI_LAND ((MPI_Op)5)
+#define MPI_BAND ((MPI_Op)6)
+#define MPI_LOR ((MPI_Op)7)
+#define MPI_BOR ((MPI_Op)8)
+#define MPI_LXOR ((MPI_Op)9)
+#define MPI_BXOR ((MPI_Op)10)
+#define MPI_MINLOC ((MPI_Op)11)
+#define MPI_MAXLOC ((MPI_Op)12)
 #define MPI_REPLACE ((MPI_Op)13)
-#define MPI_NO_OP   ((MPI_Op)14)
+#define MPI_NO_OP ((MPI_Op)14)
 #define BDMPI_OP_PREDEFINED_MAX 14
 
 /* ---- requests, groups, errhandlers, info ---- */
-#define MPI_REQUEST_NULL     ((MPI_Request)0)
-#define MPI_GROUP_NULL       ((MPI_Group)0)
-#define MPI_GROUP_EMPTY      ((MPI_Group)1)
-#define MPI_ERRHANDLER_NULL  ((MPI_Errhandler)0)
+#define MPI_REQUEST_NULL ((MPI_Request)0)
+#define MPI_GROUP_NULL ((MPI_Group)0)
+#define MPI_GROUP_EMPTY ((MPI_Group)1)
+#define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)1)
-#define MPI_ERRORS_RETURN    ((MPI_Errhandler)2)
-#define MPI_INFO_NULL        ((MPI_Info)0)
+#define MPI_ERRORS_RETURN ((MPI_Errhandler)2)
+#define MPI_INFO_NULL ((MPI_Info)0)
 
 /* ---- special values ---- */
-#define MPI_PROC_NULL   (-1)
-#define MPI_ANY_SOURCE  (-2)
-#define MPI_ROOT        (-3)
-#define MPI_ANY_TAG     (-1)
-#define MPI_UNDEFINED   (-32766)
+#define MPI_PROC_NULL (-1)
+#define MPI_ANY_SOURCE (-2)
+#define MPI_ROOT (-3)
+#define MPI_ANY_TAG (-1)
+#define MPI_UNDEFINED (-32766)
 #define MPI_KEYVAL_INVALID (-1)
 
-#define MPI_BOTTOM          ((void *)0)
-#define MPI_IN_PLACE        ((void *)-1)
-#define MPI_STATUS_IGNORE   ((MPI_Status *)1)
+#define MPI_BOTTOM ((void *)0)
+#define MPI_IN_PLACE ((void *)-1)
+#define MPI_STATUS_IGNORE ((MPI_Status *)1)
 #define MPI_STATUSES_IGNORE ((MPI_Status *)1)
 
-#define MPI_MAX_PROCESSOR_NAME         256
-#define MPI_MAX_ERROR_STRING           512
+#define MPI_MAX_PROCESSOR_NAME 256
+#define MPI_MAX_ERROR_STRING 512
 #define MPI_MAX_LIBRARY_VERSION_STRING 256
-#define MPI_MAX_OBJECT_NAME            128
+#define MPI_MAX_OBJECT_NAME 128
 
-#define MPI_THREAD_SINGLE     0
-#define MPI_THREAD_FUNNELED   1
+#define MPI_THREAD_SINGLE 0
+#define MPI_THREAD_FUNNELED 1
 #define MPI_THREAD_SERIALIZED 2
-#define MPI_THREAD_MULTIPLE   3
+#define MPI_THREAD_MULTIPLE 3
 
 /* predefined attribute keys for MPI_Comm_get_attr */
-#define MPI_TAG_UB          1
-#define MPI_HOST            2
-#define MPI_IO              3
+#define MPI_TAG_UB 1
+#define MPI_HOST 2
+#define MPI_IO 3
 #define MPI_WTIME_IS_GLOBAL 4
-#define MPI_UNIVERSE_SIZE   5
-#define MPI_APPNUM          6
-#define MPI_LASTUSEDCODE    16 /* the largest error code in use (MPI_Add_error_class/code) */
+#define MPI_UNIVERSE_SIZE 5
+#define MPI_APPNUM 6
+#define MPI_LASTUSEDCODE 16 /* the largest error code in use (MPI_Add_error_class/code) */
 
 /* ---- error classes ---- */
-#define MPI_SUCCESS          0
-#define MPI_ERR_BUFFER       1
-#define MPI_ERR_COUNT        2
-#define MPI_ERR_TYPE         3
-#define MPI_ERR_TAG          4
-#define MPI_ERR_COMM         5
-#define MPI_ERR_RANK         6
-#define MPI_ERR_REQUEST      7
-#define MPI_ERR_ROOT         8
-#define MPI_ERR_GROUP        9
-#define MPI_ERR_OP           10
-#define MPI_ERR_TOPOLOGY     11
-#define MPI_ERR_DIMS         12
-#define MPI_ERR_ARG          13
-#define MPI_ERR_UNKNOWN      14
-#define MPI_ERR_TRUNCATE     15
-#define MPI_ERR_OTHER        16
-#define MPI_ERR_INTERN       17
-#define MPI_ERR_IN_STATUS    18
-#define MPI_ERR_PENDING      19
-#define MPI_ERR_KEYVAL       20
-#define MPI_ERR_NO_MEM       21
-#define MPI_ERR_INFO         22
+#define MPI_SUCCESS 0
+#define MPI_ERR_BUFFER 1
+#define MPI_ERR_COUNT 2
+#define MPI_ERR_TYPE 3
+#define MPI_ERR_TAG 4
+#define MPI_ERR_COMM 5
+#define MPI_ERR_RANK 6
+#define MPI_ERR_REQUEST 7
+#define MPI_ERR_ROOT 8
+#define MPI_ERR_GROUP 9
+#define MPI_ERR_OP 10
+#define MPI_ERR_TOPOLOGY 11
+#define MPI_ERR_DIMS 12
+#define MPI_ERR_ARG 13
+#define MPI_ERR_UNKNOWN 14
+#define MPI_ERR_TRUNCATE 15
+#define MPI_ERR_OTHER 16
+#define MPI_ERR_INTERN 17
+#define MPI_ERR_IN_STATUS 18
+#define MPI_ERR_PENDING 19
+#define MPI_ERR_KEYVAL 20
+#define MPI_ERR_NO_MEM 21
+#define MPI_ERR_INFO 22
 #define MPI_ERR_UNSUPPORTED_OPERATION 23
 /* one-sided communication (MPI 3.1 11.8) */
-#define MPI_ERR_WIN          24
-#define MPI_ERR_BASE         25
-#define MPI_ERR_SIZE         26
-#define MPI_ERR_DISP         27
-#define MPI_ERR_LOCKTYPE     28
-#define MPI_ERR_ASSERT       29
+#define MPI_ERR_WIN 24
+#define MPI_ERR_BASE 25
+#define MPI_ERR_SIZE 26
+#define MPI_ERR_DISP 27
+#define MPI_ERR_LOCKTYPE 28
+#define MPI_ERR_ASSERT 29
 #define MPI_ERR_RMA_CONFLICT 30
-#define MPI_ERR_RMA_SYNC     31
-#define MPI_ERR_RMA_RANGE    32
-#define MPI_ERR_RMA_ATTACH   33
-#define MPI_ERR_RMA_SHARED   34
-#define MPI_ERR_RMA_FLAVOR   35
-#define MPI_ERR_LASTCODE     64
+#define MPI_ERR_RMA_SYNC 31
+#define MPI_ERR_RMA_RANGE 32
+#define MPI_ERR_RMA_ATTACH 33
+#define MPI_ERR_RMA_SHARED 34
+#define MPI_ERR_RMA_FLAVOR 35
+#define MPI_ERR_LASTCODE 64
 
 /* ---- callbacks ---- */
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
@@ -254,8 +254,7 @@ int MPI_Error_class(int errorcode, int *errorclass);
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler);
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler);
 int MPI_Errhandler_free(MPI_Errhandler *errhandler);
-int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
-                               MPI_Errhandler *errhandler);
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler);
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode);
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler); /* deprecated names */
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler);
@@ -320,14 +319,13 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
                    MPI_Comm comm, MPI_Request *request);
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request);
-int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                  MPI_Comm comm, MPI_Request *request);
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Request *request);
 int MPI_Start(MPI_Request *request);
 int MPI_Startall(int count, MPI_Request requests[]);
-int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-              MPI_Comm comm);
-int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm, MPI_Request *request);
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request);
 
 /* ---- collectives ---- */
 int MPI_Barrier(MPI_Comm comm);
@@ -358,8 +356,8 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
@@ -374,8 +372,8 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
                MPI_Request *request);
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm, MPI_Request *request);
-int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *request);
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm, MPI_Request *request);
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -406,8 +404,7 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                   MPI_Request *request);
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
 int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
@@ -422,27 +419,27 @@ int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype 
 
 /* ---- derived datatypes, packing (src/lib/dtype.c) ---- */
 /* (section owned by the datatype work; keep additions here) */
-#define MPI_ORDER_C       56
+#define MPI_ORDER_C 56
 #define MPI_ORDER_FORTRAN 57
 
-#define MPI_COMBINER_NAMED          1
-#define MPI_COMBINER_DUP            2
-#define MPI_COMBINER_CONTIGUOUS     3
-#define MPI_COMBINER_VECTOR         4
+#define MPI_COMBINER_NAMED 1
+#define MPI_COMBINER_DUP 2
+#define MPI_COMBINER_CONTIGUOUS 3
+#define MPI_COMBINER_VECTOR 4
 #define MPI_COMBINER_HVECTOR_INTEGER 5
-#define MPI_COMBINER_HVECTOR        6
-#define MPI_COMBINER_INDEXED        7
+#define MPI_COMBINER_HVECTOR 6
+#define MPI_COMBINER_INDEXED 7
 #define MPI_COMBINER_HINDEXED_INTEGER 8
-#define MPI_COMBINER_HINDEXED       9
-#define MPI_COMBINER_INDEXED_BLOCK  10
+#define MPI_COMBINER_HINDEXED 9
+#define MPI_COMBINER_INDEXED_BLOCK 10
 #define MPI_COMBINER_STRUCT_INTEGER 11
-#define MPI_COMBINER_STRUCT         12
-#define MPI_COMBINER_SUBARRAY       13
-#define MPI_COMBINER_DARRAY         14
-#define MPI_COMBINER_F90_REAL       15
-#define MPI_COMBINER_F90_COMPLEX    16
-#define MPI_COMBINER_F90_INTEGER    17
-#define MPI_COMBINER_RESIZED        18
+#define MPI_COMBINER_STRUCT 12
+#define MPI_COMBINER_SUBARRAY 13
+#define MPI_COMBINER_DARRAY 14
+#define MPI_COMBINER_F90_REAL 15
+#define MPI_COMBINER_F90_COMPLEX 16
+#define MPI_COMBINER_F90_INTEGER 17
+#define MPI_COMBINER_RESIZED 18
 #define MPI_COMBINER_HINDEXED_BLOCK 19
 
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype);
@@ -475,13 +472,12 @@ int MPI_Type_free(MPI_Datatype *datatype);
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size);
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent);
-int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb,
-                               MPI_Count *true_extent);
+int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
                           int *num_datatypes, int *combiner);
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
-                          int max_datatypes, int array_of_integers[],
-                          MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[]);
+                          int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
+                          MPI_Datatype array_of_datatypes[]);
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen);
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name);
 int MPI_Get_address(const void *location, MPI_Aint *address);
@@ -513,23 +509,22 @@ int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement);
 /* (section owned by the groups/topologies work; keep additions here) */
 
 /* topology kinds (MPI_Topo_test) and split types */
-#define MPI_GRAPH            1
-#define MPI_CART             2
-#define MPI_DIST_GRAPH       3
+#define MPI_GRAPH 1
+#define MPI_CART 2
+#define MPI_DIST_GRAPH 3
 #define MPI_COMM_TYPE_SHARED 1
 
 /* info objects */
-#define MPI_INFO_ENV      ((MPI_Info)1)
-#define MPI_MAX_INFO_KEY  255
-#define MPI_MAX_INFO_VAL  1024
+#define MPI_INFO_ENV ((MPI_Info)1)
+#define MPI_MAX_INFO_KEY 255
+#define MPI_MAX_INFO_VAL 1024
 
 /* buffered sends: bytes of bookkeeping per message in the attached buffer */
 #define MPI_BSEND_OVERHEAD 64
 
 /* attribute callbacks (the deprecated MPI-1 names have the same signatures) */
 typedef int MPI_Comm_copy_attr_function(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
-                                        void *attribute_val_in, void *attribute_val_out,
-                                        int *flag);
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
 typedef int MPI_Comm_delete_attr_function(MPI_Comm comm, int comm_keyval, void *attribute_val,
                                           void *extra_state);
 typedef MPI_Comm_copy_attr_function MPI_Copy_function;
@@ -538,10 +533,9 @@ int MPI_COMM_NULL_COPY_FN(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
                           void *attribute_val_in, void *attribute_val_out, int *flag);
 int MPI_COMM_DUP_FN(MPI_Comm oldcomm, int comm_keyval, void *extra_state, void *attribute_val_in,
                     void *attribute_val_out, int *flag);
-int MPI_COMM_NULL_DELETE_FN(MPI_Comm comm, int comm_keyval, void *attribute_val,
-                            void *extra_state);
-#define MPI_NULL_COPY_FN   MPI_COMM_NULL_COPY_FN
-#define MPI_DUP_FN         MPI_COMM_DUP_FN
+int MPI_COMM_NULL_DELETE_FN(MPI_Comm comm, int comm_keyval, void *attribute_val, void *extra_state);
+#define MPI_NULL_COPY_FN MPI_COMM_NULL_COPY_FN
+#define MPI_DUP_FN MPI_COMM_DUP_FN
 #define MPI_NULL_DELETE_FN MPI_COMM_NULL_DELETE_FN
 
 /* groups */
@@ -563,11 +557,9 @@ int MPI_Group_free(MPI_Group *group);
 /* communicator creation */
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm);
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm);
-int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                        MPI_Comm *newcomm);
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm);
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
-int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
-                            MPI_Request *request);
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request);
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm);
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag);
 int MPI_Comm_remote_size(MPI_Comm comm, int *size);
@@ -581,8 +573,8 @@ int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used);
 
 /* attributes */
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                           MPI_Comm_delete_attr_function *comm_delete_attr_fn,
-                           int *comm_keyval, void *extra_state);
+                           MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                           void *extra_state);
 int MPI_Comm_free_keyval(int *comm_keyval);
 int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val);
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval);
@@ -620,15 +612,14 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr);
 int MPI_Free_mem(void *base);
 int MPI_Buffer_attach(void *buffer, int size);
 int MPI_Buffer_detach(void *buffer_addr, int *size);
-int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-              MPI_Comm comm);
-int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm, MPI_Request *request);
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm);
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request);
 int MPI_Test_cancelled(const MPI_Status *status, int *flag);
 
 /* ---- matched probe and receive (MPI 3.1 3.8.2-3), MPI_Isendrecv (MPI 4.0) ---- */
 typedef int MPI_Message;
-#define MPI_MESSAGE_NULL    ((MPI_Message)0)
+#define MPI_MESSAGE_NULL ((MPI_Message)0)
 #define MPI_MESSAGE_NO_PROC ((MPI_Message)-1)
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
@@ -637,9 +628,9 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
               MPI_Status *status);
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                MPI_Request *request);
-int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                  int recvtag, MPI_Comm comm, MPI_Request *request);
+int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Request *request);
 int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                           int source, int recvtag, MPI_Comm comm, MPI_Request *request);
 
@@ -647,83 +638,78 @@ int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
  *      type attributes, generalized requests, handle conversion
  *      (src/lib/topo.c, neighbor.c, dtype.c, typeattr.c, greq.c, misc.c) ---- */
 extern int bdmpi_unweighted_[], bdmpi_weights_empty_[]; /* their addresses are the markers */
-#define MPI_UNWEIGHTED    (bdmpi_unweighted_)
+#define MPI_UNWEIGHTED (bdmpi_unweighted_)
 #define MPI_WEIGHTS_EMPTY (bdmpi_weights_empty_)
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
                      int reorder, MPI_Comm *comm_graph);
-int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[],
-                  int *newrank);
+int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank);
 int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges);
 int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[]);
 int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors);
 int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[]);
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
                                    const int sourceweights[], int outdegree,
-                                   const int destinations[], const int destweights[],
-                                   MPI_Info info, int reorder, MPI_Comm *comm_dist_graph);
+                                   const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm *comm_dist_graph);
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                          const int destinations[], const int weights[], MPI_Info info,
-                          int reorder, MPI_Comm *comm_dist_graph);
+                          const int destinations[], const int weights[], MPI_Info info, int reorder,
+                          MPI_Comm *comm_dist_graph);
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted);
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
                              int maxoutdegree, int destinations[], int destweights[]);
 
-int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, const int recvcounts[], const int displs[],
                             MPI_Datatype recvtype, MPI_Comm comm);
-int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                           MPI_Comm comm);
+                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
 int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request *request);
 int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                              void *recvbuf, const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
-int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                            MPI_Request *request);
 int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                             MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request *request);
-int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
-                            const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                            void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                            const MPI_Datatype recvtypes[], MPI_Comm comm,
+int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                             MPI_Request *request);
 
-#define MPI_DISTRIBUTE_BLOCK     121
-#define MPI_DISTRIBUTE_CYCLIC    122
-#define MPI_DISTRIBUTE_NONE      123
+#define MPI_DISTRIBUTE_BLOCK 121
+#define MPI_DISTRIBUTE_CYCLIC 122
+#define MPI_DISTRIBUTE_NONE 123
 #define MPI_DISTRIBUTE_DFLT_DARG (-49767)
 int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
                            const int array_of_distribs[], const int array_of_dargs[],
                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
                            MPI_Datatype *newtype);
-int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
-                      MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
-                      MPI_Aint *position);
+int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
+                      void *outbuf, MPI_Aint outsize, MPI_Aint *position);
 int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype);
 int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
                            MPI_Aint *size);
-#define MPI_TYPECLASS_REAL    1
+#define MPI_TYPECLASS_REAL 1
 #define MPI_TYPECLASS_INTEGER 2
 #define MPI_TYPECLASS_COMPLEX 3
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype);
 
 typedef int MPI_Type_copy_attr_function(MPI_Datatype oldtype, int type_keyval, void *extra_state,
-                                        void *attribute_val_in, void *attribute_val_out,
-                                        int *flag);
+                                        void *attribute_val_in, void *attribute_val_out, int *flag);
 typedef int MPI_Type_delete_attr_function(MPI_Datatype datatype, int type_keyval,
                                           void *attribute_val, void *extra_state);
 int MPI_TYPE_NULL_COPY_FN(MPI_Datatype oldtype, int type_keyval, void *extra_state,
@@ -753,9 +739,9 @@ int MPI_Status_set_cancelled(MPI_Status *status, int flag);
  * MPI_F_STATUS_SIZE MPI_Fints, source, tag and error first. */
 #define MPI_F_STATUS_SIZE 6
 #define MPI_F_SOURCE 0
-#define MPI_F_TAG    1
-#define MPI_F_ERROR  2
-#define MPI_F_STATUS_IGNORE   ((MPI_Fint *)0)
+#define MPI_F_TAG 1
+#define MPI_F_ERROR 2
+#define MPI_F_STATUS_IGNORE ((MPI_Fint *)0)
 #define MPI_F_STATUSES_IGNORE ((MPI_Fint *)0)
 MPI_Fint MPI_Comm_c2f(MPI_Comm comm);
 MPI_Comm MPI_Comm_f2c(MPI_Fint comm);
@@ -784,35 +770,34 @@ typedef int MPI_Win;
 #define MPI_WIN_NULL ((MPI_Win)0)
 
 /* window attributes (MPI_Win_get_attr) */
-#define MPI_WIN_BASE          7
-#define MPI_WIN_SIZE          8
-#define MPI_WIN_DISP_UNIT     9
+#define MPI_WIN_BASE 7
+#define MPI_WIN_SIZE 8
+#define MPI_WIN_DISP_UNIT 9
 #define MPI_WIN_CREATE_FLAVOR 10
-#define MPI_WIN_MODEL         11
-#define MPI_WIN_FLAVOR_CREATE   1
+#define MPI_WIN_MODEL 11
+#define MPI_WIN_FLAVOR_CREATE 1
 #define MPI_WIN_FLAVOR_ALLOCATE 2
-#define MPI_WIN_FLAVOR_DYNAMIC  3
-#define MPI_WIN_FLAVOR_SHARED   4
+#define MPI_WIN_FLAVOR_DYNAMIC 3
+#define MPI_WIN_FLAVOR_SHARED 4
 #define MPI_WIN_SEPARATE 1
-#define MPI_WIN_UNIFIED  2
+#define MPI_WIN_UNIFIED 2
 
 /* assertions and lock types */
-#define MPI_MODE_NOCHECK    1024
-#define MPI_MODE_NOSTORE    2048
-#define MPI_MODE_NOPUT      4096
-#define MPI_MODE_NOPRECEDE  8192
-#define MPI_MODE_NOSUCCEED  16384
-#define MPI_LOCK_EXCLUSIVE  234
-#define MPI_LOCK_SHARED     235
+#define MPI_MODE_NOCHECK 1024
+#define MPI_MODE_NOSTORE 2048
+#define MPI_MODE_NOPUT 4096
+#define MPI_MODE_NOPRECEDE 8192
+#define MPI_MODE_NOSUCCEED 16384
+#define MPI_LOCK_EXCLUSIVE 234
+#define MPI_LOCK_SHARED 235
 
 typedef int MPI_Win_copy_attr_function(MPI_Win oldwin, int win_keyval, void *extra_state,
-                                       void *attribute_val_in, void *attribute_val_out,
-                                       int *flag);
+                                       void *attribute_val_in, void *attribute_val_out, int *flag);
 typedef int MPI_Win_delete_attr_function(MPI_Win win, int win_keyval, void *attribute_val,
                                          void *extra_state);
 typedef void MPI_Win_errhandler_function(MPI_Win *win, int *errcode, ...);
-int MPI_WIN_NULL_COPY_FN(MPI_Win oldwin, int win_keyval, void *extra_state,
-                         void *attribute_val_in, void *attribute_val_out, int *flag);
+int MPI_WIN_NULL_COPY_FN(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
+                         void *attribute_val_out, int *flag);
 int MPI_WIN_DUP_FN(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
                    void *attribute_val_out, int *flag);
 int MPI_WIN_NULL_DELETE_FN(MPI_Win win, int win_keyval, void *attribute_val, void *extra_state);
@@ -846,37 +831,34 @@ MPI_Fint MPI_Win_c2f(MPI_Win win);
 MPI_Win MPI_Win_f2c(MPI_Fint win);
 
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-            int target_rank, MPI_Aint target_disp, int target_count,
-            MPI_Datatype target_datatype, MPI_Win win);
+            int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+            MPI_Win win);
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win);
 int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
-int MPI_Get_accumulate(const void *origin_addr, int origin_count,
-                       MPI_Datatype origin_datatype, void *result_addr, int result_count,
-                       MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                       int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                       void *result_addr, int result_count, MPI_Datatype result_datatype,
+                       int target_rank, MPI_Aint target_disp, int target_count,
+                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win);
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
-                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
-                         MPI_Win win);
+                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win);
 int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count,
-             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+             MPI_Win win, MPI_Request *request);
 int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
              MPI_Request *request);
 int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                     int target_rank, MPI_Aint target_disp, int target_count,
-                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                    MPI_Request *request);
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
 int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                         void *result_addr, int result_count, MPI_Datatype result_datatype,
                         int target_rank, MPI_Aint target_disp, int target_count,
-                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                        MPI_Request *request);
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
 
 int MPI_Win_fence(int assert, MPI_Win win);
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win);
@@ -899,59 +881,76 @@ int MPI_Win_sync(MPI_Win win);
  * MPI_<name>, does its work and calls PMPI_<name>.  The library's own calls
  * between MPI functions never go through such wrappers. */
 /* BEGIN PMPI LIST: generated by scripts/gen-pmpi.sh, do not edit */
-#define BDMPI_PMPI_FUNCTIONS(X) \
-    X(Abort) X(Accumulate) X(Add_error_class) X(Add_error_code) X(Add_error_string) X(Address) \
-    X(Aint_add) X(Aint_diff) X(Allgather) X(Allgatherv) X(Alloc_mem) X(Allreduce) \
-    X(Alltoall) X(Alltoallv) X(Alltoallw) X(Attr_delete) X(Attr_get) X(Attr_put) \
-    X(Barrier) X(Bcast) X(Bsend) X(Bsend_init) X(Buffer_attach) X(Buffer_detach) \
-    X(Cancel) X(Cart_coords) X(Cart_create) X(Cart_get) X(Cart_map) X(Cart_rank) \
-    X(Cart_shift) X(Cart_sub) X(Cartdim_get) X(Comm_c2f) X(Comm_call_errhandler) X(Comm_compare) \
-    X(Comm_create) X(Comm_create_errhandler) X(Comm_create_group) X(Comm_create_keyval) X(Comm_delete_attr) X(Comm_dup) \
-    X(Comm_dup_with_info) X(Comm_f2c) X(Comm_free) X(Comm_free_keyval) X(Comm_get_attr) X(Comm_get_errhandler) \
-    X(Comm_get_info) X(Comm_get_name) X(Comm_get_parent) X(Comm_group) X(Comm_idup) X(Comm_idup_with_info) \
-    X(Comm_rank) X(Comm_remote_group) X(Comm_remote_size) X(Comm_set_attr) X(Comm_set_errhandler) X(Comm_set_info) \
-    X(Comm_set_name) X(Comm_size) X(Comm_split) X(Comm_split_type) X(Comm_test_inter) X(Compare_and_swap) \
-    X(Dims_create) X(Dist_graph_create) X(Dist_graph_create_adjacent) X(Dist_graph_neighbors) X(Dist_graph_neighbors_count) X(Errhandler_c2f) \
-    X(Errhandler_create) X(Errhandler_f2c) X(Errhandler_free) X(Errhandler_get) X(Errhandler_set) X(Error_class) \
-    X(Error_string) X(Exscan) X(Fetch_and_op) X(Finalize) X(Finalized) X(Free_mem) \
-    X(Gather) X(Gatherv) X(Get) X(Get_accumulate) X(Get_address) X(Get_count) \
-    X(Get_elements) X(Get_elements_x) X(Get_library_version) X(Get_processor_name) X(Get_version) X(Graph_create) \
-    X(Graph_get) X(Graph_map) X(Graph_neighbors) X(Graph_neighbors_count) X(Graphdims_get) X(Grequest_complete) \
-    X(Grequest_start) X(Group_c2f) X(Group_compare) X(Group_difference) X(Group_excl) X(Group_f2c) \
-    X(Group_free) X(Group_incl) X(Group_intersection) X(Group_range_excl) X(Group_range_incl) X(Group_rank) \
-    X(Group_size) X(Group_translate_ranks) X(Group_union) X(Iallgather) X(Iallgatherv) X(Iallreduce) \
-    X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Ibarrier) X(Ibcast) X(Ibsend) \
-    X(Iexscan) X(Igather) X(Igatherv) X(Improbe) X(Imrecv) X(Ineighbor_allgather) \
-    X(Ineighbor_allgatherv) X(Ineighbor_alltoall) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) X(Info_c2f) X(Info_create) \
-    X(Info_delete) X(Info_dup) X(Info_f2c) X(Info_free) X(Info_get) X(Info_get_nkeys) \
-    X(Info_get_nthkey) X(Info_get_string) X(Info_get_valuelen) X(Info_set) X(Init) X(Init_thread) \
-    X(Initialized) X(Intercomm_create) X(Intercomm_merge) X(Iprobe) X(Irecv) X(Ireduce) \
-    X(Ireduce_scatter) X(Ireduce_scatter_block) X(Irsend) X(Is_thread_main) X(Iscan) X(Iscatter) \
-    X(Iscatterv) X(Isend) X(Isendrecv) X(Isendrecv_replace) X(Issend) X(Keyval_create) \
-    X(Keyval_free) X(Message_c2f) X(Message_f2c) X(Mprobe) X(Mrecv) X(Neighbor_allgather) \
-    X(Neighbor_allgatherv) X(Neighbor_alltoall) X(Neighbor_alltoallv) X(Neighbor_alltoallw) X(Op_c2f) X(Op_commutative) \
-    X(Op_create) X(Op_f2c) X(Op_free) X(Pack) X(Pack_external) X(Pack_external_size) \
-    X(Pack_size) X(Pcontrol) X(Probe) X(Put) X(Query_thread) X(Raccumulate) \
-    X(Recv) X(Recv_init) X(Reduce) X(Reduce_local) X(Reduce_scatter) X(Reduce_scatter_block) \
-    X(Request_c2f) X(Request_f2c) X(Request_free) X(Request_get_status) X(Rget) X(Rget_accumulate) \
-    X(Rput) X(Rsend) X(Rsend_init) X(Scan) X(Scatter) X(Scatterv) \
-    X(Send) X(Send_init) X(Sendrecv) X(Sendrecv_replace) X(Ssend) X(Ssend_init) \
-    X(Start) X(Startall) X(Status_c2f) X(Status_f2c) X(Status_set_cancelled) X(Status_set_elements) \
-    X(Status_set_elements_x) X(Test) X(Test_cancelled) X(Testall) X(Testany) X(Testsome) \
-    X(Topo_test) X(Type_c2f) X(Type_commit) X(Type_contiguous) X(Type_create_darray) X(Type_create_hindexed) \
-    X(Type_create_hindexed_block) X(Type_create_hvector) X(Type_create_indexed_block) X(Type_create_keyval) X(Type_create_resized) X(Type_create_struct) \
-    X(Type_create_subarray) X(Type_delete_attr) X(Type_dup) X(Type_extent) X(Type_f2c) X(Type_free) \
-    X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) X(Type_get_envelope) X(Type_get_extent) X(Type_get_extent_x) \
-    X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) X(Type_indexed) \
-    X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) X(Type_size) X(Type_size_x) \
-    X(Type_struct) X(Type_ub) X(Type_vector) X(Unpack) X(Unpack_external) X(Wait) \
-    X(Waitall) X(Waitany) X(Waitsome) X(Win_allocate) X(Win_attach) X(Win_c2f) \
-    X(Win_call_errhandler) X(Win_complete) X(Win_create) X(Win_create_dynamic) X(Win_create_errhandler) X(Win_create_keyval) \
-    X(Win_delete_attr) X(Win_detach) X(Win_f2c) X(Win_fence) X(Win_flush) X(Win_flush_all) \
-    X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) \
-    X(Win_get_group) X(Win_get_info) X(Win_get_name) X(Win_lock) X(Win_lock_all) X(Win_post) \
-    X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) X(Win_set_name) X(Win_start) X(Win_sync) \
-    X(Win_test) X(Win_unlock) X(Win_unlock_all) X(Win_wait) X(Wtick) X(Wtime)
+#define BDMPI_PMPI_FUNCTIONS(X)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                     \
+    X(Abort)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                        \
+    X(Accumulate) X(Add_error_class) X(Add_error_code) X(Add_error_string) X(Address) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            \
+        Aint_add) X(Aint_diff) X(Allgather) X(Allgatherv) X(Alloc_mem) X(Allreduce) X(Alltoall)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                     \
+        X(Alltoallv) X(Alltoallw) X(Attr_delete) X(Attr_get) X(Attr_put) X(Barrier) X(Bcast) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                     \
+            Bsend) X(Bsend_init) X(Buffer_attach) X(Buffer_detach) X(Cancel) X(Cart_coords)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                         \
+            X(Cart_create) X(Cart_get) X(Cart_map) X(Cart_rank) X(Cart_shift) X(Cart_sub) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                        \
+                Cartdim_get) X(Comm_c2f) X(Comm_call_errhandler) X(Comm_compare) X(Comm_create) X(Comm_create_errhandler)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                           \
+                X(Comm_create_group) X(Comm_create_keyval) X(Comm_delete_attr) X(Comm_dup) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       \
+                    Comm_dup_with_info) X(Comm_f2c) X(Comm_free) X(Comm_free_keyval) X(Comm_get_attr) X(Comm_get_errhandler)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                        \
+                    X(Comm_get_info) X(Comm_get_name) X(Comm_get_parent) X(Comm_group) X(Comm_idup) X(Comm_idup_with_info) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                       \
+                        Comm_rank) X(Comm_remote_group) X(Comm_remote_size) X(Comm_set_attr) X(Comm_set_errhandler)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                 \
+                        X(Comm_set_info) X(Comm_set_name) X(Comm_size) X(Comm_split) X(Comm_split_type) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          \
+                            Comm_test_inter) X(Compare_and_swap) X(Dims_create) X(Dist_graph_create)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                \
+                            X(Dist_graph_create_adjacent) X(Dist_graph_neighbors) X(Dist_graph_neighbors_count) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  \
+                                Errhandler_c2f) X(Errhandler_create) X(Errhandler_f2c) X(Errhandler_free) X(Errhandler_get)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                         \
+                                X(Errhandler_set) X(Error_class) X(Error_string) X(Exscan) X(Fetch_and_op) X(Finalize) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                           \
+                                    Finalized) X(Free_mem) X(Gather) X(Gatherv) X(Get) X(Get_accumulate) X(Get_address)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                             \
+                                    X(Get_count) X(Get_elements) X(Get_elements_x) X(Get_library_version) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                        \
+                                        Get_processor_name) X(Get_version) X(Graph_create) X(Graph_get) X(Graph_map) X(Graph_neighbors) X(Graph_neighbors_count) X(Graphdims_get) X(Grequest_complete) X(Grequest_start) X(Group_c2f) X(Group_compare) X(Group_difference) X(Group_excl) X(Group_f2c) X(Group_free) X(Group_incl) X(Group_intersection) X(Group_range_excl) X(Group_range_incl) X(Group_rank) X(Group_size) X(Group_translate_ranks) X(Group_union) X(Iallgather) X(Iallgatherv) X(Iallreduce) X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Ibarrier) X(Ibcast) X(Ibsend) X(Iexscan) X(Igather) X(Igatherv) X(Improbe) X(Imrecv) X(Ineighbor_allgather) X(Ineighbor_allgatherv) X(Ineighbor_alltoall) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) X(Info_c2f) X(Info_create) X(Info_delete) X(Info_dup) X(Info_f2c) \
+                                        X(Info_free) X(Info_get) X(Info_get_nkeys) X(Info_get_nthkey) X(Info_get_string) X(Info_get_valuelen) X(Info_set) X(Init) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                \
+                                            Init_thread) X(Initialized) X(Intercomm_create) X(Intercomm_merge) X(Iprobe) X(Irecv)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   \
+                                            X(Ireduce) X(Ireduce_scatter) X(Ireduce_scatter_block) X(Irsend) X(Is_thread_main) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   \
+                                                Iscan) X(Iscatter) X(Iscatterv) X(Isend) X(Isendrecv) X(Isendrecv_replace)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          \
+                                                X(Issend) X(Keyval_create) X(Keyval_free) X(Message_c2f) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                         \
+                                                    Message_f2c) X(Mprobe) X(Mrecv) X(Neighbor_allgather) X(Neighbor_allgatherv)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    \
+                                                    X(Neighbor_alltoall) X(Neighbor_alltoallv) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   \
+                                                        Neighbor_alltoallw) X(Op_c2f) X(Op_commutative)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                             \
+                                                        X(Op_create) X(Op_f2c) X(Op_free) X(Pack) X(Pack_external) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                               \
+                                                            Pack_external_size) X(Pack_size) X(Pcontrol) X(Probe)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   \
+                                                            X(Put) X(Query_thread) X(Raccumulate) X(Recv) X(Recv_init) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                           \
+                                                                Reduce) X(Reduce_local) X(Reduce_scatter) X(Reduce_scatter_block)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   \
+                                                                X(Request_c2f) X(Request_f2c) X(Request_free) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    \
+                                                                    Request_get_status) X(Rget) X(Rget_accumulate) X(Rput)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          \
+                                                                    X(Rsend) X(Rsend_init) X(Scan) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                               \
+                                                                        Scatter) X(Scatterv) X(Send)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                \
+                                                                        X(Send_init) X(Sendrecv) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                 \
+                                                                            Sendrecv_replace) X(Ssend)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                              \
+                                                                            X(Ssend_init) X(Start) X(Startall) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   \
+                                                                                Status_c2f) X(Status_f2c) X(Status_set_cancelled)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   \
+                                                                                X(Status_set_elements) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                           \
+                                                                                    Status_set_elements_x)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          \
+                                                                                    X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                              \
+                                                                                        Test) X(Test_cancelled)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                     \
+                                                                                        X(Testall) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                               \
+                                                                                            Testany) X(Testsome)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    \
+                                                                                            X(Topo_test) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                         \
+                                                                                                Type_c2f)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                           \
+                                                                                                X(Type_commit) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   \
+                                                                                                    Type_contiguous)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                \
+                                                                                                    X(Type_create_darray)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                           \
+                                                                                                        X(Type_create_hindexed) X(Type_create_hindexed_block) X(Type_create_hvector) X(Type_create_indexed_block) X(Type_create_keyval) X(Type_create_resized) X(Type_create_struct) X(Type_create_subarray) X(Type_delete_attr) X(Type_dup) X(Type_extent) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                      \
+                                                                                                            Type_f2c) X(Type_free)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  \
+                                                                                                            X(Type_free_keyval) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  \
+                                                                                                                Type_get_attr)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                      \
+                                                                                                                X(Type_get_contents)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                \
+                                                                                                                    X(Type_get_envelope)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            \
+                                                                                                                        X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                          \
+                                                                                                                            Type_get_extent) X(Type_get_extent_x) X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) X(Type_indexed) X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) X(Type_size) X(Type_size_x) X(Type_struct) X(Type_ub) X(Type_vector) X(Unpack) X(Unpack_external) X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Win_allocate) X(Win_attach) X(Win_c2f) X(Win_call_errhandler) X(Win_complete) X(Win_create) X(Win_create_dynamic)                                                                                                                                                                                                               \
+                                                                                                                            X(Win_create_errhandler)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                \
+                                                                                                                                X(Win_create_keyval)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                \
+                                                                                                                                    X(Win_delete_attr)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                              \
+                                                                                                                                        X(Win_detach)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                               \
+                                                                                                                                            X(Win_f2c)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                              \
+                                                                                                                                                X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                  \
+                                                                                                                                                    Win_fence) X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) X(Win_get_name) X(Win_lock) X(Win_lock_all) X(Win_post) X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) X(Win_set_name) X(Win_start) X(Win_sync) X(Win_test) X(Win_unlock)                                                                                                                                                                                                                                                                                                       \
+                                                                                                                                                    X(Win_unlock_all) X(                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                            \
+                                                                                                                                                        Win_wait)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                   \
+                                                                                                                                                        X(Wtick)                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                                    \
+                                                                                                                                                            X(Wtime)
 /* END PMPI LIST */
 #ifdef BDMPI_PMPI_FUNCTIONS
 #define BDMPI_PMPI_DECLARE(name) __typeof__(MPI_##name) PMPI_##name;

@@ -113,8 +113,9 @@ int bdcsr_open(const char *path, bdcsr_hdr_t *h, char *err, size_t errlen)
     h->nrows = get_i64(b + 24);
     h->ncols = get_i64(b + 32);
     h->nnz = get_i64(b + 40);
-    if ((h->idxsize != 4 && h->idxsize != 8) || (h->valtype != BDCSR_VAL_NONE && h->valtype != BDCSR_VAL_F32) ||
-        h->nrows < 0 || h->ncols < 0 || h->nnz < 0) {
+    if ((h->idxsize != 4 && h->idxsize != 8) ||
+        (h->valtype != BDCSR_VAL_NONE && h->valtype != BDCSR_VAL_F32) || h->nrows < 0 ||
+        h->ncols < 0 || h->nnz < 0) {
         snprintf(err, errlen, "%s: bad header fields", path);
         close(fd);
         return -1;
@@ -185,14 +186,16 @@ int bdcsr_read_values(int fd, const bdcsr_hdr_t *h, int64_t e0, int64_t e1, floa
     return bd_pread_full(fd, out, (size_t)(e1 - e0) * 4, bdcsr_values_off(h) + 4 * e0);
 }
 
-int64_t bdcsr_part_start_range(int fd, const bdcsr_hdr_t *h, int64_t lo, int64_t hi, int nparts, int k)
+int64_t bdcsr_part_start_range(int fd, const bdcsr_hdr_t *h, int64_t lo, int64_t hi, int nparts,
+                               int k)
 {
     if (k <= 0)
         return lo;
     if (k >= nparts)
         return hi;
     int64_t base[2];
-    if (bdcsr_read_rowptr(fd, h, lo, lo, &base[0]) < 0 || bdcsr_read_rowptr(fd, h, hi, hi, &base[1]) < 0)
+    if (bdcsr_read_rowptr(fd, h, lo, lo, &base[0]) < 0 ||
+        bdcsr_read_rowptr(fd, h, hi, hi, &base[1]) < 0)
         return -1;
     /* weight W(r) = rowptr[r] + r, strictly increasing; target share k/nparts. */
     int64_t total = (base[1] + hi) - (base[0] + lo);
@@ -282,10 +285,26 @@ int64_t bd_parse_size(const char *s)
         return -1;
     double mul = 1;
     switch (*end) {
-    case 'k': case 'K': mul = 1024.0; end++; break;
-    case 'm': case 'M': mul = 1048576.0; end++; break;
-    case 'g': case 'G': mul = 1073741824.0; end++; break;
-    case 't': case 'T': mul = 1099511627776.0; end++; break;
+    case 'k':
+    case 'K':
+        mul = 1024.0;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        mul = 1048576.0;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        mul = 1073741824.0;
+        end++;
+        break;
+    case 't':
+    case 'T':
+        mul = 1099511627776.0;
+        end++;
+        break;
     default: break;
     }
     if (*end == 'B' || *end == 'b')

@@ -12,8 +12,8 @@
 #include <stdio.h>
 #include <sys/types.h>
 
-#define BDCSR_MAGIC    "BDMPICSR"
-#define BDCSR_VERSION  1
+#define BDCSR_MAGIC "BDMPICSR"
+#define BDCSR_VERSION 1
 #define BDCSR_HDR_SIZE 64
 
 enum { BDCSR_VAL_NONE = 0, BDCSR_VAL_F32 = 1 };
@@ -67,7 +67,8 @@ int bdcsr_read_values(int fd, const bdcsr_hdr_t *h, int64_t e0, int64_t e1, floa
 int64_t bdcsr_part_start(int fd, const bdcsr_hdr_t *h, int nparts, int k);
 
 /* Same split over a row range [lo, hi) instead of the whole matrix. */
-int64_t bdcsr_part_start_range(int fd, const bdcsr_hdr_t *h, int64_t lo, int64_t hi, int nparts, int k);
+int64_t bdcsr_part_start_range(int fd, const bdcsr_hdr_t *h, int64_t lo, int64_t hi, int nparts,
+                               int k);
 
 /* ---- deterministic random numbers ---- */
 static inline uint64_t bd_splitmix64(uint64_t *s)
@@ -105,7 +106,10 @@ static inline uint64_t bd_rng_u64(bd_rng_t *r)
     return res;
 }
 /* Uniform in [0, 1) with 53 random bits. */
-static inline double bd_rng_double(bd_rng_t *r) { return (double)(bd_rng_u64(r) >> 11) * 0x1.0p-53; }
+static inline double bd_rng_double(bd_rng_t *r)
+{
+    return (double)(bd_rng_u64(r) >> 11) * 0x1.0p-53;
+}
 /* Uniform in [0, n), n > 0, unbiased. */
 uint64_t bd_rng_below(bd_rng_t *r, uint64_t n);
 /* Standard normal (Box-Muller, one value per call). */

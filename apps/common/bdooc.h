@@ -16,13 +16,13 @@
 #define BDOOC_MAX 16
 
 typedef struct {
-    void **pp;       /* where the program keeps the array's pointer */
-    size_t bytes;    /* current size */
-    int readonly;    /* contents never change once registered */
-    int on_disk;     /* file slot holds the current contents */
-    int64_t off;     /* file slot */
-    size_t cap;      /* file slot capacity */
-    int out;         /* unloaded by the last bdooc_unload */
+    void **pp;    /* where the program keeps the array's pointer */
+    size_t bytes; /* current size */
+    int readonly; /* contents never change once registered */
+    int on_disk;  /* file slot holds the current contents */
+    int64_t off;  /* file slot */
+    size_t cap;   /* file slot capacity */
+    int out;      /* unloaded by the last bdooc_unload */
 } bdooc_arr_t;
 
 typedef struct {

@@ -12,10 +12,10 @@
 
 #if defined(BDMPI_COMM_NODE)
 #define IO_BEGIN() BDMPI_Enter_critical()
-#define IO_END()   BDMPI_Exit_critical()
+#define IO_END() BDMPI_Exit_critical()
 #else
 #define IO_BEGIN() ((void)0)
-#define IO_END()   ((void)0)
+#define IO_END() ((void)0)
 #endif
 
 #endif

@@ -24,7 +24,8 @@
 
 static const char *usage_text =
     "usage:\n"
-    "  bdmpi-gen rmat -s SCALE -e EDGEFACTOR --seed S -o FILE [-u] [--idx64] [-m BUDGET] [-t TMPDIR]\n"
+    "  bdmpi-gen rmat -s SCALE -e EDGEFACTOR --seed S -o FILE [-u] [--idx64] [-m BUDGET] [-t "
+    "TMPDIR]\n"
     "      R-MAT graph (a=0.57 b=0.19 c=0.19), 2^SCALE vertices, EDGEFACTOR*2^SCALE generated\n"
     "      edges, vertices renumbered by a seeded permutation; rows are sources, each row\n"
     "      sorted, duplicates and self loops dropped; -u also adds every reverse edge;\n"
@@ -112,8 +113,8 @@ static int open_out(const char *path)
 
 static void finish_out(int fd, const char *path, const bdcsr_hdr_t *h)
 {
-    if (bdcsr_write_hdr(fd, h) < 0 || ftruncate(fd, (off_t)bdcsr_file_size(h)) < 0 || fsync(fd) < 0 ||
-        close(fd) < 0)
+    if (bdcsr_write_hdr(fd, h) < 0 || ftruncate(fd, (off_t)bdcsr_file_size(h)) < 0 ||
+        fsync(fd) < 0 || close(fd) < 0)
         die("%s: %s", path, strerror(errno));
 }
 
@@ -142,7 +143,8 @@ static void sort_u32(uint32_t *a, int64_t n)
 
 /* ------------------------------------------------------------------ rmat */
 
-#define RMAT_BLOCK (1 << 20) /* edges per generation block (fixed: part of the output's definition) */
+#define RMAT_BLOCK                                                                                 \
+    (1 << 20) /* edges per generation block (fixed: part of the output's definition) */
 
 typedef struct {
     int64_t off;  /* offset in the run file */
@@ -156,7 +158,8 @@ static void cmd_rmat(int argc, char **argv)
     int64_t ef = -1, budget = 256 << 20;
     uint64_t seed = 1;
     const char *out = NULL, *tmpdir = NULL;
-    static struct option lo[] = {{"seed", required_argument, 0, 'S'}, {"idx64", no_argument, 0, 'W'}, {0, 0, 0, 0}};
+    static struct option lo[] = {
+        {"seed", required_argument, 0, 'S'}, {"idx64", no_argument, 0, 'W'}, {0, 0, 0, 0}};
     int c;
     while ((c = getopt_long(argc, argv, "s:e:o:m:t:uS:", lo, NULL)) != -1) {
         switch (c) {
@@ -225,37 +228,37 @@ static void cmd_rmat(int argc, char **argv)
     int64_t runend = 0;
     const size_t perbuf = bufsz / 8; /* pairs per buffer */
 
-#define SPILL(bk)                                                                                          \
-    do {                                                                                                   \
-        uint32_t b_ = (bk);                                                                                \
-        if (fill[b_]) {                                                                                    \
-            if (nchunks == chunkcap) {                                                                     \
-                chunkcap *= 2;                                                                             \
-                chunks = realloc(chunks, chunkcap * sizeof *chunks);                                       \
-                if (!chunks)                                                                               \
-                    die("out of memory (chunk list)");                                                     \
-            }                                                                                              \
-            size_t bytes_ = fill[b_] * 8;                                                                  \
-            if (bd_pwrite_full(rfd, bufs + (size_t)b_ * (bufsz / 4), bytes_, runend) < 0)                  \
-                die("run file: %s", strerror(errno));                                                      \
-            chunks[nchunks].off = runend;                                                                  \
-            chunks[nchunks].len = (uint32_t)bytes_;                                                        \
-            chunks[nchunks].bucket = b_;                                                                   \
-            nchunks++;                                                                                     \
-            runend += (int64_t)bytes_;                                                                     \
-            fill[b_] = 0;                                                                                  \
-        }                                                                                                  \
+#define SPILL(bk)                                                                                  \
+    do {                                                                                           \
+        uint32_t b_ = (bk);                                                                        \
+        if (fill[b_]) {                                                                            \
+            if (nchunks == chunkcap) {                                                             \
+                chunkcap *= 2;                                                                     \
+                chunks = realloc(chunks, chunkcap * sizeof *chunks);                               \
+                if (!chunks)                                                                       \
+                    die("out of memory (chunk list)");                                             \
+            }                                                                                      \
+            size_t bytes_ = fill[b_] * 8;                                                          \
+            if (bd_pwrite_full(rfd, bufs + (size_t)b_ * (bufsz / 4), bytes_, runend) < 0)          \
+                die("run file: %s", strerror(errno));                                              \
+            chunks[nchunks].off = runend;                                                          \
+            chunks[nchunks].len = (uint32_t)bytes_;                                                \
+            chunks[nchunks].bucket = b_;                                                           \
+            nchunks++;                                                                             \
+            runend += (int64_t)bytes_;                                                             \
+            fill[b_] = 0;                                                                          \
+        }                                                                                          \
     } while (0)
 
-#define EMIT(src, dst)                                                                                     \
-    do {                                                                                                   \
-        uint32_t bk_ = (uint32_t)((src) >> wshift);                                                        \
-        uint32_t *p_ = bufs + (size_t)bk_ * (bufsz / 4) + 2 * fill[bk_];                                   \
-        p_[0] = (uint32_t)(src);                                                                           \
-        p_[1] = (uint32_t)(dst);                                                                           \
-        bcount[bk_]++;                                                                                     \
-        if (++fill[bk_] == perbuf)                                                                         \
-            SPILL(bk_);                                                                                    \
+#define EMIT(src, dst)                                                                             \
+    do {                                                                                           \
+        uint32_t bk_ = (uint32_t)((src) >> wshift);                                                \
+        uint32_t *p_ = bufs + (size_t)bk_ * (bufsz / 4) + 2 * fill[bk_];                           \
+        p_[0] = (uint32_t)(src);                                                                   \
+        p_[1] = (uint32_t)(dst);                                                                   \
+        bcount[bk_]++;                                                                             \
+        if (++fill[bk_] == perbuf)                                                                 \
+            SPILL(bk_);                                                                            \
     } while (0)
 
     double t0 = bd_now();
@@ -289,7 +292,10 @@ static void cmd_rmat(int argc, char **argv)
 
     /* Pass 2: per bucket, gather its chunks, counting-sort by source, sort
      * and deduplicate each row, and write rows, colind in order. */
-    bdcsr_hdr_t h = {.nrows = (int64_t)n, .ncols = (int64_t)n, .nnz = 0, .idxsize = idx64 || n > INT32_MAX ? 8 : 4,
+    bdcsr_hdr_t h = {.nrows = (int64_t)n,
+                     .ncols = (int64_t)n,
+                     .nnz = 0,
+                     .idxsize = idx64 || n > INT32_MAX ? 8 : 4,
                      .valtype = BDCSR_VAL_NONE};
     int fd = open_out(out);
     size_t wcap = (size_t)(budget / 16);
@@ -366,8 +372,10 @@ static void cmd_rmat(int argc, char **argv)
     close(rfd);
     h.nnz = nnz;
     finish_out(fd, out, &h);
-    fprintf(stderr, "rmat: %llu vertices, %llu generated edges, %lld stored (%u buckets, %.1fs + %.1fs)\n",
-            (unsigned long long)n, (unsigned long long)dir_edges, (long long)nnz, nbuckets, t1 - t0, bd_now() - t1);
+    fprintf(stderr,
+            "rmat: %llu vertices, %llu generated edges, %lld stored (%u buckets, %.1fs + %.1fs)\n",
+            (unsigned long long)n, (unsigned long long)dir_edges, (long long)nnz, nbuckets, t1 - t0,
+            bd_now() - t1);
     free(pairs);
     free(cols);
     free(rp);
@@ -423,11 +431,15 @@ typedef int64_t (*rowgen_fn)(void *ctx, int64_t i, entry_t *ents, uint32_t *scra
 
 /* Two passes over the rows (lengths, then contents) so every array is
  * written sequentially at its final offset. */
-static void write_rows(const char *out, int64_t nrows, int64_t ncols, int64_t maxlen, rowgen_fn gen, void *ctx)
+static void write_rows(const char *out, int64_t nrows, int64_t ncols, int64_t maxlen, rowgen_fn gen,
+                       void *ctx)
 {
     entry_t *ents = bd_xmalloc((size_t)maxlen * sizeof *ents, "row entries");
     uint32_t *scratch = bd_xmalloc((size_t)maxlen * sizeof *scratch, "row scratch");
-    bdcsr_hdr_t h = {.nrows = nrows, .ncols = ncols, .nnz = 0, .idxsize = ncols > INT32_MAX ? 8 : 4,
+    bdcsr_hdr_t h = {.nrows = nrows,
+                     .ncols = ncols,
+                     .nnz = 0,
+                     .idxsize = ncols > INT32_MAX ? 8 : 4,
                      .valtype = BDCSR_VAL_F32};
     int fd = open_out(out);
     wstream_t wrow;
@@ -460,7 +472,8 @@ static void write_rows(const char *out, int64_t nrows, int64_t ncols, int64_t ma
     finish_out(fd, out, &h);
     free(ents);
     free(scratch);
-    fprintf(stderr, "%lld x %lld, %lld non-zeros\n", (long long)nrows, (long long)ncols, (long long)nnz);
+    fprintf(stderr, "%lld x %lld, %lld non-zeros\n", (long long)nrows, (long long)ncols,
+            (long long)nnz);
 }
 
 typedef struct {
@@ -640,9 +653,9 @@ static void cmd_info(int argc, char **argv)
     int fd = bdcsr_open(argv[1], &h, err, sizeof err);
     if (fd < 0)
         die("%s", err);
-    printf("nrows %lld\nncols %lld\nnnz %lld\nidxsize %d\nvaltype %s\nbytes %lld\n", (long long)h.nrows,
-           (long long)h.ncols, (long long)h.nnz, h.idxsize, h.valtype == BDCSR_VAL_F32 ? "float32" : "none",
-           (long long)bdcsr_file_size(&h));
+    printf("nrows %lld\nncols %lld\nnnz %lld\nidxsize %d\nvaltype %s\nbytes %lld\n",
+           (long long)h.nrows, (long long)h.ncols, (long long)h.nnz, h.idxsize,
+           h.valtype == BDCSR_VAL_F32 ? "float32" : "none", (long long)bdcsr_file_size(&h));
     close(fd);
 }
 

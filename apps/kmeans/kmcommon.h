@@ -58,7 +58,8 @@ static inline void km_normalize_rows(int64_t nrows, const int64_t *rowptr, float
 /* Pick the K initial centroids (rows of the whole matrix) and write them,
  * normalized, into ct (ncols * K, transposed).  Returns 0, or -1 if the
  * matrix has fewer than K non-empty rows or a read fails. */
-static inline int km_initial_centroids(int fd, const bdcsr_hdr_t *h, int K, uint64_t seed, double *ct)
+static inline int km_initial_centroids(int fd, const bdcsr_hdr_t *h, int K, uint64_t seed,
+                                       double *ct)
 {
     memset(ct, 0, (size_t)h->ncols * K * sizeof *ct);
     int64_t *picked = malloc((size_t)K * sizeof *picked);
@@ -100,8 +101,8 @@ static inline int km_initial_centroids(int fd, const bdcsr_hdr_t *h, int K, uint
 
 /* Best cluster of one row (sims: K doubles of scratch); *best_sim gets its
  * similarity. */
-static inline int km_assign_row(int K, const int32_t *ci, const float *v, int64_t len, const double *ct,
-                                double *sims, double *best_sim)
+static inline int km_assign_row(int K, const int32_t *ci, const float *v, int64_t len,
+                                const double *ct, double *sims, double *best_sim)
 {
     for (int c = 0; c < K; c++)
         sims[c] = 0;
@@ -120,16 +121,16 @@ static inline int km_assign_row(int K, const int32_t *ci, const float *v, int64_
 }
 
 /* Add one assigned row into the fixed-point sums (ncols * K, transposed). */
-static inline void km_accumulate(int K, int best, const int32_t *ci, const float *v, int64_t len, int64_t *sums,
-                                 double scale)
+static inline void km_accumulate(int K, int best, const int32_t *ci, const float *v, int64_t len,
+                                 int64_t *sums, double scale)
 {
     for (int64_t e = 0; e < len; e++)
         sums[(int64_t)ci[e] * K + best] += km_fix(v[e], scale);
 }
 
 /* New centroids from the global sums and sizes; empty clusters keep theirs. */
-static inline void km_new_centroids(int K, int64_t ncols, const int64_t *sums, const int64_t *count, double scale,
-                                    double *ct)
+static inline void km_new_centroids(int K, int64_t ncols, const int64_t *sums, const int64_t *count,
+                                    double scale, double *ct)
 {
     double *norm = calloc((size_t)K, sizeof *norm);
     if (!norm)

@@ -41,24 +41,24 @@
 #define PROG "kmeans_ooc"
 static bdooc_t g_ooc;
 #include "bdooc_io.h"
-#define OOC_OUT()                                                                                            \
-    do {                                                                                                     \
-        IO_BEGIN();                                                                                          \
-        check(bdooc_unload(&g_ooc) == 0, "spill failed");                                                    \
-        IO_END();                                                                                            \
+#define OOC_OUT()                                                                                  \
+    do {                                                                                           \
+        IO_BEGIN();                                                                                \
+        check(bdooc_unload(&g_ooc) == 0, "spill failed");                                          \
+        IO_END();                                                                                  \
     } while (0)
-#define OOC_IN()                                                                                             \
-    do {                                                                                                     \
-        IO_BEGIN();                                                                                          \
-        check(bdooc_load(&g_ooc) == 0, "reload failed");                                                     \
-        IO_END();                                                                                            \
+#define OOC_IN()                                                                                   \
+    do {                                                                                           \
+        IO_BEGIN();                                                                                \
+        check(bdooc_load(&g_ooc) == 0, "reload failed");                                           \
+        IO_END();                                                                                  \
     } while (0)
 #else
 #define IO_BEGIN() ((void)0)
-#define IO_END()   ((void)0)
+#define IO_END() ((void)0)
 #define PROG "kmeans"
 #define OOC_OUT() ((void)0)
-#define OOC_IN()  ((void)0)
+#define OOC_IN() ((void)0)
 #endif
 
 static int g_rank;
@@ -66,7 +66,8 @@ static int g_rank;
 static void check(int ok, const char *what)
 {
     if (!ok) {
-        fprintf(stderr, PROG " [rank %d]: %s%s%s\n", g_rank, what, errno ? ": " : "", errno ? strerror(errno) : "");
+        fprintf(stderr, PROG " [rank %d]: %s%s%s\n", g_rank, what, errno ? ": " : "",
+                errno ? strerror(errno) : "");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
 }
@@ -125,7 +126,8 @@ int main(int argc, char **argv)
         rowptr[i] -= e0;
     int32_t *colind = bd_xmalloc((size_t)lnnz * sizeof *colind, "colind");
     float *val = bd_xmalloc((size_t)lnnz * sizeof *val, "values");
-    check(bdcsr_read_colind32(fd, &h, e0, e0 + lnnz, colind) == 0, "cannot read the column indices");
+    check(bdcsr_read_colind32(fd, &h, e0, e0 + lnnz, colind) == 0,
+          "cannot read the column indices");
     check(bdcsr_read_values(fd, &h, e0, e0 + lnnz, val) == 0, "cannot read the values");
     km_normalize_rows(nloc, rowptr, val);
     int32_t *assign = bd_xmalloc((size_t)nloc * sizeof *assign, "assignment");
@@ -136,7 +138,8 @@ int main(int argc, char **argv)
     int64_t *sums = NULL;
     if (g_rank == 0) {
         ct = bd_xmalloc(csize * sizeof *ct, "centroids");
-        check(km_initial_centroids(fd, &h, K, seed, ct) == 0, "cannot pick K distinct non-empty rows");
+        check(km_initial_centroids(fd, &h, K, seed, ct) == 0,
+              "cannot pick K distinct non-empty rows");
     }
     close(fd);
     IO_END();
@@ -157,9 +160,10 @@ int main(int argc, char **argv)
     int64_t *small = bd_xmalloc((size_t)(K + 2) * sizeof *small, "counters");
     int64_t *gsmall = bd_xmalloc((size_t)(K + 2) * sizeof *gsmall, "counters");
     if (g_rank == 0)
-        printf(PROG ": rows=%lld cols=%lld nnz=%lld ranks=%d K=%d maxit=%d seed=%llu setup %.3f s\n",
-               (long long)h.nrows, (long long)ncols, (long long)h.nnz, p, K, maxit, (unsigned long long)seed,
-               MPI_Wtime() - t_start);
+        printf(PROG
+               ": rows=%lld cols=%lld nnz=%lld ranks=%d K=%d maxit=%d seed=%llu setup %.3f s\n",
+               (long long)h.nrows, (long long)ncols, (long long)h.nnz, p, K, maxit,
+               (unsigned long long)seed, MPI_Wtime() - t_start);
 
     double t_iters = MPI_Wtime();
     int it;
@@ -194,7 +198,8 @@ int main(int argc, char **argv)
         }
 #endif
         OOC_OUT();
-        MPI_Reduce(g_rank == 0 ? MPI_IN_PLACE : sums, sums, (int)csize, MPI_INT64_T, MPI_SUM, 0, MPI_COMM_WORLD);
+        MPI_Reduce(g_rank == 0 ? MPI_IN_PLACE : sums, sums, (int)csize, MPI_INT64_T, MPI_SUM, 0,
+                   MPI_COMM_WORLD);
         MPI_Allreduce(small, gsmall, K + 2, MPI_INT64_T, MPI_SUM, MPI_COMM_WORLD);
         /* the rows stay out through the next broadcast */
         if (g_rank == 0) {
@@ -213,15 +218,16 @@ int main(int argc, char **argv)
     double t_end = MPI_Wtime();
     if (g_rank == 0) {
         int done = it > maxit ? maxit : it;
-        printf("time total %.6f iterations %.6f per-iteration %.6f\n", MPI_Wtime() - t_start, t_end - t_iters,
-               done ? (t_end - t_iters) / done : 0);
+        printf("time total %.6f iterations %.6f per-iteration %.6f\n", MPI_Wtime() - t_start,
+               t_end - t_iters, done ? (t_end - t_iters) / done : 0);
         printf("clusters");
         for (int k = 0; k < K; k++)
             printf(" %lld", maxit ? (long long)gsmall[2 + k] : 0LL);
         printf("\n");
 #ifdef KM_OOC
-        printf("spill: wrote %llu bytes, read %llu bytes, %.3f s (rank 0)\n", (unsigned long long)g_ooc.bytes_written,
-               (unsigned long long)g_ooc.bytes_read, g_ooc.io_seconds);
+        printf("spill: wrote %llu bytes, read %llu bytes, %.3f s (rank 0)\n",
+               (unsigned long long)g_ooc.bytes_written, (unsigned long long)g_ooc.bytes_read,
+               g_ooc.io_seconds);
 #endif
     }
 #ifdef KM_OOC

@@ -59,8 +59,8 @@ int main(int argc, char **argv)
         asg[i] = -1;
     double *sims = bd_xmalloc((size_t)K * 8, "sims");
     int64_t *count = bd_xcalloc((size_t)K, 8, "count");
-    printf("kmeans_ref: rows=%lld cols=%lld nnz=%lld K=%d maxit=%d seed=%llu\n", (long long)n, (long long)ncols,
-           (long long)m, K, maxit, (unsigned long long)seed);
+    printf("kmeans_ref: rows=%lld cols=%lld nnz=%lld K=%d maxit=%d seed=%llu\n", (long long)n,
+           (long long)ncols, (long long)m, K, maxit, (unsigned long long)seed);
     for (int it = 1; it <= maxit; it++) {
         memset(sums, 0, csize * 8);
         memset(count, 0, (size_t)K * 8);

@@ -21,7 +21,8 @@
 
 static void die(const char *what)
 {
-    fprintf(stderr, "kmeans_serial_ooc: %s%s%s\n", what, errno ? ": " : "", errno ? strerror(errno) : "");
+    fprintf(stderr, "kmeans_serial_ooc: %s%s%s\n", what, errno ? ": " : "",
+            errno ? strerror(errno) : "");
     exit(1);
 }
 
@@ -42,7 +43,9 @@ int main(int argc, char **argv)
         }
     }
     if (optind != argc - 1 || K < 1 || maxit < 0 || budget < 64) {
-        fprintf(stderr, "usage: kmeans_serial_ooc [-k K] [-i MAXITERS] [-s SEED] [-m BUDGET] [-d DIR] FILE\n");
+        fprintf(
+            stderr,
+            "usage: kmeans_serial_ooc [-k K] [-i MAXITERS] [-s SEED] [-m BUDGET] [-d DIR] FILE\n");
         return 2;
     }
     if (!dir || !*dir)
@@ -94,8 +97,9 @@ int main(int argc, char **argv)
         if (bd_pwrite_full(afd, asg, (size_t)(b - a) * 4, a * 4) < 0)
             die("cannot write the assignment file");
     }
-    printf("kmeans_serial_ooc: rows=%lld cols=%lld nnz=%lld K=%d maxit=%d seed=%llu budget=%lld\n", (long long)n,
-           (long long)ncols, (long long)h.nnz, K, maxit, (unsigned long long)seed, (long long)budget);
+    printf("kmeans_serial_ooc: rows=%lld cols=%lld nnz=%lld K=%d maxit=%d seed=%llu budget=%lld\n",
+           (long long)n, (long long)ncols, (long long)h.nnz, K, maxit, (unsigned long long)seed,
+           (long long)budget);
 
     double t_iters = bd_now();
     int it;
@@ -144,16 +148,16 @@ int main(int argc, char **argv)
             a = b;
         }
         km_new_centroids(K, ncols, sums, count, scale, ct);
-        printf("iter %d objective %.17g moved %lld time %.6f\n", it, (double)obj / scale, (long long)moved,
-               bd_now() - t0);
+        printf("iter %d objective %.17g moved %lld time %.6f\n", it, (double)obj / scale,
+               (long long)moved, bd_now() - t0);
         fflush(stdout);
         if (moved == 0)
             break;
     }
     double t_end = bd_now();
     int done = it > maxit ? maxit : it;
-    printf("time total %.6f iterations %.6f per-iteration %.6f\n", bd_now() - t_start, t_end - t_iters,
-           done ? (t_end - t_iters) / done : 0);
+    printf("time total %.6f iterations %.6f per-iteration %.6f\n", bd_now() - t_start,
+           t_end - t_iters, done ? (t_end - t_iters) / done : 0);
     printf("clusters");
     for (int k = 0; k < K; k++)
         printf(" %lld", maxit ? (long long)count[k] : 0LL);

@@ -37,24 +37,24 @@
 #define PROG "pagerank_ooc"
 static bdooc_t g_ooc;
 #include "bdooc_io.h"
-#define OOC_OUT()                                                                                            \
-    do {                                                                                                     \
-        IO_BEGIN();                                                                                          \
-        check(bdooc_unload(&g_ooc) == 0, "spill failed");                                                    \
-        IO_END();                                                                                            \
+#define OOC_OUT()                                                                                  \
+    do {                                                                                           \
+        IO_BEGIN();                                                                                \
+        check(bdooc_unload(&g_ooc) == 0, "spill failed");                                          \
+        IO_END();                                                                                  \
     } while (0)
-#define OOC_IN()                                                                                             \
-    do {                                                                                                     \
-        IO_BEGIN();                                                                                          \
-        check(bdooc_load(&g_ooc) == 0, "reload failed");                                                     \
-        IO_END();                                                                                            \
+#define OOC_IN()                                                                                   \
+    do {                                                                                           \
+        IO_BEGIN();                                                                                \
+        check(bdooc_load(&g_ooc) == 0, "reload failed");                                           \
+        IO_END();                                                                                  \
     } while (0)
 #else
 #define IO_BEGIN() ((void)0)
-#define IO_END()   ((void)0)
+#define IO_END() ((void)0)
 #define PROG "pagerank"
 #define OOC_OUT() ((void)0)
-#define OOC_IN()  ((void)0)
+#define OOC_IN() ((void)0)
 #endif
 
 static int g_rank;
@@ -62,7 +62,8 @@ static int g_rank;
 static void check(int ok, const char *what)
 {
     if (!ok) {
-        fprintf(stderr, PROG " [rank %d]: %s%s%s\n", g_rank, what, errno ? ": " : "", errno ? strerror(errno) : "");
+        fprintf(stderr, PROG " [rank %d]: %s%s%s\n", g_rank, what, errno ? ": " : "",
+                errno ? strerror(errno) : "");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
 }
@@ -121,7 +122,8 @@ int main(int argc, char **argv)
     for (int64_t i = 0; i <= nloc; i++)
         rowptr[i] -= e0;
     int32_t *colind = bd_xmalloc((size_t)lnnz * sizeof *colind, "colind");
-    check(bdcsr_read_colind32(fd, &h, e0, e0 + lnnz, colind) == 0, "cannot read the column indices");
+    check(bdcsr_read_colind32(fd, &h, e0, e0 + lnnz, colind) == 0,
+          "cannot read the column indices");
     close(fd);
     IO_END();
 
@@ -145,8 +147,10 @@ int main(int argc, char **argv)
         colind[e] = (int32_t)(wordslot[j >> 6] + __builtin_popcountll(below));
     }
     int32_t *targets = bd_xmalloc((size_t)nslots * sizeof *targets, "targets");
-    int *scount = bd_xcalloc((size_t)p, sizeof *scount, "counts"), *sdispl = bd_xcalloc((size_t)p, sizeof *sdispl, "displs");
-    int *rcount = bd_xcalloc((size_t)p, sizeof *rcount, "counts"), *rdispl = bd_xcalloc((size_t)p, sizeof *rdispl, "displs");
+    int *scount = bd_xcalloc((size_t)p, sizeof *scount, "counts"),
+        *sdispl = bd_xcalloc((size_t)p, sizeof *sdispl, "displs");
+    int *rcount = bd_xcalloc((size_t)p, sizeof *rcount, "counts"),
+        *rdispl = bd_xcalloc((size_t)p, sizeof *rdispl, "displs");
     {
         int64_t k = 0;
         int owner = 0;
@@ -178,7 +182,8 @@ int main(int argc, char **argv)
     }
     check(nrecv <= INT32_MAX, "too many incoming contributions");
     int32_t *recvidx = bd_xmalloc((size_t)nrecv * sizeof *recvidx, "receive index");
-    MPI_Alltoallv(targets, scount, sdispl, MPI_INT32_T, recvidx, rcount, rdispl, MPI_INT32_T, MPI_COMM_WORLD);
+    MPI_Alltoallv(targets, scount, sdispl, MPI_INT32_T, recvidx, rcount, rdispl, MPI_INT32_T,
+                  MPI_COMM_WORLD);
     free(targets);
     OOC_IN();
     for (int64_t k = 0; k < nrecv; k++)
@@ -197,8 +202,8 @@ int main(int argc, char **argv)
     acc = bd_xmalloc((size_t)nloc * sizeof *acc, "accumulator");
 #endif
     if (g_rank == 0)
-        printf(PROG ": n=%lld nnz=%lld ranks=%d iters=%d setup %.3f s\n", (long long)n, (long long)h.nnz, p, iters,
-               MPI_Wtime() - t_start);
+        printf(PROG ": n=%lld nnz=%lld ranks=%d iters=%d setup %.3f s\n", (long long)n,
+               (long long)h.nnz, p, iters, MPI_Wtime() - t_start);
 
     double t_iters = MPI_Wtime();
     for (int it = 1; it <= iters; it++) {
@@ -225,7 +230,8 @@ int main(int argc, char **argv)
 #ifdef PR_OOC
         recvbuf = bd_xmalloc((size_t)nrecv * sizeof *recvbuf, "receive buffer");
 #endif
-        MPI_Alltoallv(sendbuf, scount, sdispl, MPI_DOUBLE, recvbuf, rcount, rdispl, MPI_DOUBLE, MPI_COMM_WORLD);
+        MPI_Alltoallv(sendbuf, scount, sdispl, MPI_DOUBLE, recvbuf, rcount, rdispl, MPI_DOUBLE,
+                      MPI_COMM_WORLD);
 #ifdef PR_OOC
         free(sendbuf);
         sendbuf = NULL;
@@ -263,7 +269,8 @@ int main(int argc, char **argv)
         prtop_offer(&top, r0 + i, pr[i]);
     OOC_OUT();
     MPI_Reduce(&lsum, &gsum, 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD);
-    double *allval = g_rank == 0 ? bd_xmalloc((size_t)topk * p * sizeof *allval, "top values") : NULL;
+    double *allval =
+        g_rank == 0 ? bd_xmalloc((size_t)topk * p * sizeof *allval, "top values") : NULL;
     int64_t *allid = g_rank == 0 ? bd_xmalloc((size_t)topk * p * sizeof *allid, "top ids") : NULL;
     MPI_Gather(top.val, topk, MPI_DOUBLE, allval, topk, MPI_DOUBLE, 0, MPI_COMM_WORLD);
     MPI_Gather(top.id, topk, MPI_INT64_T, allid, topk, MPI_INT64_T, 0, MPI_COMM_WORLD);
@@ -274,7 +281,8 @@ int main(int argc, char **argv)
             if (allid[k] >= 0)
                 prtop_offer(&best, allid[k], allval[k]);
         double it_avg = iters ? (t_end - t_iters) / iters : 0;
-        printf("time total %.6f iterations %.6f per-iteration %.6f\n", MPI_Wtime() - t_start, t_end - t_iters, it_avg);
+        printf("time total %.6f iterations %.6f per-iteration %.6f\n", MPI_Wtime() - t_start,
+               t_end - t_iters, it_avg);
         printf("sum %.17g\n", gsum);
         for (int k = 0; k < best.n; k++)
             printf("top %d vertex %lld rank %.17g\n", k + 1, (long long)best.id[k], best.val[k]);
@@ -284,8 +292,9 @@ int main(int argc, char **argv)
     }
 #ifdef PR_OOC
     if (g_rank == 0)
-        printf("spill: wrote %llu bytes, read %llu bytes, %.3f s (rank 0)\n", (unsigned long long)g_ooc.bytes_written,
-               (unsigned long long)g_ooc.bytes_read, g_ooc.io_seconds);
+        printf("spill: wrote %llu bytes, read %llu bytes, %.3f s (rank 0)\n",
+               (unsigned long long)g_ooc.bytes_written, (unsigned long long)g_ooc.bytes_read,
+               g_ooc.io_seconds);
     bdooc_close(&g_ooc);
 #endif
     prtop_free(&top);

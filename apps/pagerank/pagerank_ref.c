@@ -34,7 +34,8 @@ int main(int argc, char **argv)
     char err[600];
     int fd = bdcsr_open(argv[optind], &h, err, sizeof err);
     if (fd < 0 || h.nrows != h.ncols || h.nrows >= INT32_MAX) {
-        fprintf(stderr, "pagerank_ref: %s\n", fd < 0 ? err : "need a square matrix under 2^31 rows");
+        fprintf(stderr, "pagerank_ref: %s\n",
+                fd < 0 ? err : "need a square matrix under 2^31 rows");
         return 1;
     }
     int64_t n = h.nrows, m = h.nnz;

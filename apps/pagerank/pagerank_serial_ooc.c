@@ -25,7 +25,8 @@
 
 static void die(const char *what)
 {
-    fprintf(stderr, "pagerank_serial_ooc: %s%s%s\n", what, errno ? ": " : "", errno ? strerror(errno) : "");
+    fprintf(stderr, "pagerank_serial_ooc: %s%s%s\n", what, errno ? ": " : "",
+            errno ? strerror(errno) : "");
     exit(1);
 }
 
@@ -68,8 +69,8 @@ int main(int argc, char **argv)
     double *pr = bd_xmalloc((size_t)n * 8, "pr"), *next = bd_xmalloc((size_t)n * 8, "next");
     for (int64_t i = 0; i < n; i++)
         pr[i] = 1.0 / (double)n;
-    printf("pagerank_serial_ooc: n=%lld nnz=%lld budget=%lld iters=%d\n", (long long)n, (long long)h.nnz,
-           (long long)budget, iters);
+    printf("pagerank_serial_ooc: n=%lld nnz=%lld budget=%lld iters=%d\n", (long long)n,
+           (long long)h.nnz, (long long)budget, iters);
 
     double t_iters = bd_now();
     for (int it = 1; it <= iters; it++) {
@@ -112,8 +113,8 @@ int main(int argc, char **argv)
         sum += pr[i];
         prtop_offer(&top, i, pr[i]);
     }
-    printf("time total %.6f iterations %.6f per-iteration %.6f\n", bd_now() - t_start, t_end - t_iters,
-           iters ? (t_end - t_iters) / iters : 0);
+    printf("time total %.6f iterations %.6f per-iteration %.6f\n", bd_now() - t_start,
+           t_end - t_iters, iters ? (t_end - t_iters) / iters : 0);
     printf("sum %.17g\n", sum);
     for (int k = 0; k < top.n; k++)
         printf("top %d vertex %lld rank %.17g\n", k + 1, (long long)top.id[k], top.val[k]);

@@ -38,24 +38,24 @@
 #define PROG "sgd_ooc"
 static bdooc_t g_ooc;
 #include "bdooc_io.h"
-#define OOC_OUT()                                                                                            \
-    do {                                                                                                     \
-        IO_BEGIN();                                                                                          \
-        check(bdooc_unload(&g_ooc) == 0, "spill failed");                                                    \
-        IO_END();                                                                                            \
+#define OOC_OUT()                                                                                  \
+    do {                                                                                           \
+        IO_BEGIN();                                                                                \
+        check(bdooc_unload(&g_ooc) == 0, "spill failed");                                          \
+        IO_END();                                                                                  \
     } while (0)
-#define OOC_IN()                                                                                             \
-    do {                                                                                                     \
-        IO_BEGIN();                                                                                          \
-        check(bdooc_load(&g_ooc) == 0, "reload failed");                                                     \
-        IO_END();                                                                                            \
+#define OOC_IN()                                                                                   \
+    do {                                                                                           \
+        IO_BEGIN();                                                                                \
+        check(bdooc_load(&g_ooc) == 0, "reload failed");                                           \
+        IO_END();                                                                                  \
     } while (0)
 #else
 #define IO_BEGIN() ((void)0)
-#define IO_END()   ((void)0)
+#define IO_END() ((void)0)
 #define PROG "sgd"
 #define OOC_OUT() ((void)0)
-#define OOC_IN()  ((void)0)
+#define OOC_IN() ((void)0)
 #endif
 
 enum { TAG_U = 11, TAG_V = 12 };
@@ -65,7 +65,8 @@ static int g_rank;
 static void check(int ok, const char *what)
 {
     if (!ok) {
-        fprintf(stderr, PROG " [rank %d]: %s%s%s\n", g_rank, what, errno ? ": " : "", errno ? strerror(errno) : "");
+        fprintf(stderr, PROG " [rank %d]: %s%s%s\n", g_rank, what, errno ? ": " : "",
+                errno ? strerror(errno) : "");
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
 }
@@ -73,7 +74,9 @@ static void check(int ok, const char *what)
 static void usage(void)
 {
     if (g_rank == 0)
-        fprintf(stderr, "usage: " PROG " [-k RANK] [-i ITERS] [-l LEARNRATE] [-r REG] [-s SEED] [-d SPILLDIR] FILE\n");
+        fprintf(stderr,
+                "usage: " PROG
+                " [-k RANK] [-i ITERS] [-l LEARNRATE] [-r REG] [-s SEED] [-d SPILLDIR] FILE\n");
     MPI_Finalize();
     exit(2);
 }
@@ -133,12 +136,14 @@ int main(int argc, char **argv)
     int32_t *ci = NULL;
     float *val = NULL;
     IO_BEGIN(); /* -ooc under BDMPI: one reader per node at a time */
-    check(sgd_load_block(fd, &h, r0, r1, c0, c1, 1 << 18, &rp, &ci, &val, &lnnz) == 0, "cannot read my block");
+    check(sgd_load_block(fd, &h, r0, r1, c0, c1, 1 << 18, &rp, &ci, &val, &lnnz) == 0,
+          "cannot read my block");
     close(fd);
     IO_END();
     int32_t *order = bd_xmalloc((size_t)nr * sizeof *order, "row order");
     float *U = NULL, *V = NULL;
-    const size_t ubytes = (size_t)(nr * k) * sizeof(float), vbytes = (size_t)(nc * k) * sizeof(float);
+    const size_t ubytes = (size_t)(nr * k) * sizeof(float),
+                 vbytes = (size_t)(nc * k) * sizeof(float);
     if (mystep == 0) { /* the diagonal ranks create the factor segments */
         U = bd_xmalloc(ubytes, "U");
         V = bd_xmalloc(vbytes, "V");
@@ -160,9 +165,10 @@ int main(int argc, char **argv)
 #endif
     double *allsse = g_rank == 0 ? bd_xmalloc((size_t)p * sizeof *allsse, "errors") : NULL;
     if (g_rank == 0)
-        printf(PROG ": rows=%lld cols=%lld nnz=%lld ranks=%d (%dx%d) k=%d iters=%d lr=%g reg=%g seed=%llu setup %.3f s\n",
-               (long long)h.nrows, (long long)h.ncols, (long long)h.nnz, p, q, q, k, iters, (double)lr, (double)reg,
-               (unsigned long long)seed, MPI_Wtime() - t_start);
+        printf(PROG ": rows=%lld cols=%lld nnz=%lld ranks=%d (%dx%d) k=%d iters=%d lr=%g reg=%g "
+                    "seed=%llu setup %.3f s\n",
+               (long long)h.nrows, (long long)h.ncols, (long long)h.nnz, p, q, q, k, iters,
+               (double)lr, (double)reg, (unsigned long long)seed, MPI_Wtime() - t_start);
 
     double t_iters = MPI_Wtime(), t_final = 0;
     /* rounds 1..iters update; round iters+1 only measures the error */
@@ -216,11 +222,12 @@ int main(int argc, char **argv)
     if (iters == 0)
         t_final = t_iters;
     if (g_rank == 0) {
-        printf("time total %.6f iterations %.6f per-iteration %.6f\n", MPI_Wtime() - t_start, t_final - t_iters,
-               iters ? (t_final - t_iters) / iters : 0);
+        printf("time total %.6f iterations %.6f per-iteration %.6f\n", MPI_Wtime() - t_start,
+               t_final - t_iters, iters ? (t_final - t_iters) / iters : 0);
 #ifdef SGD_OOC
-        printf("spill: wrote %llu bytes, read %llu bytes, %.3f s (rank 0)\n", (unsigned long long)g_ooc.bytes_written,
-               (unsigned long long)g_ooc.bytes_read, g_ooc.io_seconds);
+        printf("spill: wrote %llu bytes, read %llu bytes, %.3f s (rank 0)\n",
+               (unsigned long long)g_ooc.bytes_written, (unsigned long long)g_ooc.bytes_read,
+               g_ooc.io_seconds);
 #endif
     }
 #ifdef SGD_OOC

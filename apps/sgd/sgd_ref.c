@@ -34,7 +34,9 @@ int main(int argc, char **argv)
         }
     }
     if (optind != argc - 1 || q < 1 || k < 1 || k > SGD_MAXK || iters < 0) {
-        fprintf(stderr, "usage: sgd_ref [-q Q] [-k RANK] [-i ITERS] [-l LEARNRATE] [-r REG] [-s SEED] FILE\n");
+        fprintf(
+            stderr,
+            "usage: sgd_ref [-q Q] [-k RANK] [-i ITERS] [-l LEARNRATE] [-r REG] [-s SEED] FILE\n");
         return 2;
     }
     bdcsr_hdr_t h;
@@ -48,7 +50,8 @@ int main(int argc, char **argv)
     int64_t *rp = bd_xmalloc((size_t)(n + 1) * 8, "rowptr");
     int32_t *ci = bd_xmalloc((size_t)nnz * 4, "colind");
     float *v = bd_xmalloc((size_t)nnz * 4, "values");
-    int64_t *rs = bd_xmalloc((size_t)(q + 1) * 8, "row blocks"), *cs = bd_xmalloc((size_t)(q + 1) * 8, "col blocks");
+    int64_t *rs = bd_xmalloc((size_t)(q + 1) * 8, "row blocks"),
+            *cs = bd_xmalloc((size_t)(q + 1) * 8, "col blocks");
     for (int b = 0; b <= q; b++) {
         rs[b] = bdcsr_part_start(fd, &h, q, b);
         cs[b] = sgd_col_start(m, q, b);
@@ -66,8 +69,10 @@ int main(int argc, char **argv)
         sgd_init_factor(seed, 1, j, k, V + j * k);
     int32_t *order = bd_xmalloc((size_t)n * 4, "order");
     double *sse = bd_xmalloc((size_t)q * q * 8, "block errors");
-    printf("sgd_ref: rows=%lld cols=%lld nnz=%lld blocks=%dx%d k=%d iters=%d lr=%g reg=%g seed=%llu\n", (long long)n,
-           (long long)m, (long long)nnz, q, q, k, iters, (double)lr, (double)reg, (unsigned long long)seed);
+    printf(
+        "sgd_ref: rows=%lld cols=%lld nnz=%lld blocks=%dx%d k=%d iters=%d lr=%g reg=%g seed=%llu\n",
+        (long long)n, (long long)m, (long long)nnz, q, q, k, iters, (double)lr, (double)reg,
+        (unsigned long long)seed);
     for (int it = 1; it <= iters + 1; it++) {
         int update = it <= iters;
         for (int s = 0; s < q; s++)

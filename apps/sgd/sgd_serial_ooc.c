@@ -29,7 +29,8 @@ typedef struct {
 
 static void die(const char *what)
 {
-    fprintf(stderr, "sgd_serial_ooc: %s%s%s\n", what, errno ? ": " : "", errno ? strerror(errno) : "");
+    fprintf(stderr, "sgd_serial_ooc: %s%s%s\n", what, errno ? ": " : "",
+            errno ? strerror(errno) : "");
     exit(1);
 }
 
@@ -65,8 +66,10 @@ int main(int argc, char **argv)
         }
     }
     if (optind != argc - 1 || q < 1 || k < 1 || k > SGD_MAXK || iters < 0 || budget < 64) {
-        fprintf(stderr, "usage: sgd_serial_ooc [-q Q] [-k RANK] [-i ITERS] [-l LEARNRATE] [-r REG] [-s SEED] "
-                        "[-m BUDGET] [-d DIR] FILE\n");
+        fprintf(
+            stderr,
+            "usage: sgd_serial_ooc [-q Q] [-k RANK] [-i ITERS] [-l LEARNRATE] [-r REG] [-s SEED] "
+            "[-m BUDGET] [-d DIR] FILE\n");
         return 2;
     }
     if (!dir || !*dir)
@@ -83,7 +86,8 @@ int main(int argc, char **argv)
     if (h.ncols >= INT32_MAX || h.nrows >= INT32_MAX)
         die("matrix too large");
     const int nb = q * q;
-    int64_t *rs = bd_xmalloc((size_t)(q + 1) * 8, "row blocks"), *cs = bd_xmalloc((size_t)(q + 1) * 8, "col blocks");
+    int64_t *rs = bd_xmalloc((size_t)(q + 1) * 8, "row blocks"),
+            *cs = bd_xmalloc((size_t)(q + 1) * 8, "col blocks");
     for (int b = 0; b <= q; b++) {
         rs[b] = bdcsr_part_start(fd, &h, q, b);
         cs[b] = sgd_col_start(h.ncols, q, b);
@@ -96,7 +100,8 @@ int main(int argc, char **argv)
     int64_t chunk = budget / 2 / 8;
     if (chunk < 1024)
         chunk = 1024;
-    int64_t *bcount = bd_xcalloc((size_t)nb, 8, "block sizes"), *boff = bd_xmalloc((size_t)nb * 8, "block offsets");
+    int64_t *bcount = bd_xcalloc((size_t)nb, 8, "block sizes"),
+            *boff = bd_xmalloc((size_t)nb * 8, "block offsets");
     int64_t *rp = bd_xmalloc((size_t)(chunk + 1) * 8, "row pointer chunk");
     int32_t *col = bd_xmalloc((size_t)chunk * 4, "column chunk");
     float *val = bd_xmalloc((size_t)chunk * 4, "value chunk");
@@ -125,7 +130,8 @@ int main(int argc, char **argv)
                     b--;
                 for (int64_t e0 = rp[0]; e0 < rp[b - a]; e0 += chunk) {
                     int64_t e1 = e0 + chunk < rp[b - a] ? e0 + chunk : rp[b - a];
-                    if (bdcsr_read_colind32(fd, &h, e0, e1, col) < 0 || bdcsr_read_values(fd, &h, e0, e1, val) < 0)
+                    if (bdcsr_read_colind32(fd, &h, e0, e1, col) < 0 ||
+                        bdcsr_read_values(fd, &h, e0, e1, val) < 0)
                         die("cannot read the matrix");
                     int64_t row = a, bj = 0;
                     for (int64_t e = e0; e < e1; e++) {
@@ -143,7 +149,8 @@ int main(int argc, char **argv)
                             t->val = val[e - e0];
                             if (wlen[bj] == wcap) {
                                 if (bd_pwrite_full(bfd, &wbuf[bj * wcap], wcap * sizeof(trip_t),
-                                                   boff[blk] + bcount[blk] * (int64_t)sizeof(trip_t)) < 0)
+                                                   boff[blk] +
+                                                       bcount[blk] * (int64_t)sizeof(trip_t)) < 0)
                                     die("cannot write the block file");
                                 bcount[blk] += (int64_t)wcap;
                                 wlen[bj] = 0;
@@ -158,8 +165,9 @@ int main(int argc, char **argv)
             if (pass == 1)
                 for (int bj = 0; bj < q; bj++) {
                     int blk = bi * q + bj;
-                    if (wlen[bj] && bd_pwrite_full(bfd, &wbuf[bj * wcap], wlen[bj] * sizeof(trip_t),
-                                                   boff[blk] + bcount[blk] * (int64_t)sizeof(trip_t)) < 0)
+                    if (wlen[bj] &&
+                        bd_pwrite_full(bfd, &wbuf[bj * wcap], wlen[bj] * sizeof(trip_t),
+                                       boff[blk] + bcount[blk] * (int64_t)sizeof(trip_t)) < 0)
                         die("cannot write the block file");
                     bcount[blk] += (int64_t)wlen[bj];
                     wlen[bj] = 0;
@@ -202,18 +210,23 @@ int main(int argc, char **argv)
             maxnz = bcount[b];
     int64_t need = maxnz * (12 + 8) + (maxr + 1) * 12 + (maxr + maxc) * k * 4;
     if (need > budget)
-        fprintf(stderr, "sgd_serial_ooc: warning: a block needs %lld bytes, over the %lld budget (use a larger -q)\n",
+        fprintf(stderr,
+                "sgd_serial_ooc: warning: a block needs %lld bytes, over the %lld budget (use a "
+                "larger -q)\n",
                 (long long)need, (long long)budget);
     trip_t *tb = bd_xmalloc((size_t)maxnz * sizeof *tb, "block triplets");
     int64_t *brp = bd_xmalloc((size_t)(maxr + 1) * 8, "block rowptr");
-    int32_t *bci = bd_xmalloc((size_t)maxnz * 4, "block columns"), *order = bd_xmalloc((size_t)maxr * 4, "order");
+    int32_t *bci = bd_xmalloc((size_t)maxnz * 4, "block columns"),
+            *order = bd_xmalloc((size_t)maxr * 4, "order");
     float *bval = bd_xmalloc((size_t)maxnz * 4, "block values");
-    float *U = bd_xmalloc((size_t)(maxr * k) * 4, "U segment"), *V = bd_xmalloc((size_t)(maxc * k) * 4, "V segment");
+    float *U = bd_xmalloc((size_t)(maxr * k) * 4, "U segment"),
+          *V = bd_xmalloc((size_t)(maxc * k) * 4, "V segment");
     double *sse = bd_xmalloc((size_t)nb * 8, "block errors");
-    printf("sgd_serial_ooc: rows=%lld cols=%lld nnz=%lld blocks=%dx%d k=%d iters=%d lr=%g reg=%g seed=%llu "
+    printf("sgd_serial_ooc: rows=%lld cols=%lld nnz=%lld blocks=%dx%d k=%d iters=%d lr=%g reg=%g "
+           "seed=%llu "
            "budget=%lld setup %.3f s\n",
-           (long long)h.nrows, (long long)h.ncols, (long long)h.nnz, q, q, k, iters, (double)lr, (double)reg,
-           (unsigned long long)seed, (long long)budget, bd_now() - t_start);
+           (long long)h.nrows, (long long)h.ncols, (long long)h.nnz, q, q, k, iters, (double)lr,
+           (double)reg, (unsigned long long)seed, (long long)budget, bd_now() - t_start);
 
     double t_iters = bd_now(), t_final = t_iters;
     for (int it = 1; it <= iters + 1; it++) {
@@ -235,7 +248,8 @@ int main(int argc, char **argv)
                 }
                 for (int64_t i = 0; i < nr; i++)
                     brp[i + 1] += brp[i];
-                sse[blk] = sgd_block(nr, brp, bci, bval, U, V, k, lr, reg, update, seed, it, bi, bj, order);
+                sse[blk] = sgd_block(nr, brp, bci, bval, U, V, k, lr, reg, update, seed, it, bi, bj,
+                                     order);
                 if (update && (bd_pwrite_full(ufd, U, (size_t)(nr * k) * 4, rs[bi] * k * 4) < 0 ||
                                bd_pwrite_full(vfd, V, (size_t)(nc * k) * 4, cs[bj] * k * 4) < 0))
                     die("cannot write the factors");
@@ -252,8 +266,8 @@ int main(int argc, char **argv)
         }
         fflush(stdout);
     }
-    printf("time total %.6f iterations %.6f per-iteration %.6f\n", bd_now() - t_start, t_final - t_iters,
-           iters ? (t_final - t_iters) / iters : 0);
+    printf("time total %.6f iterations %.6f per-iteration %.6f\n", bd_now() - t_start,
+           t_final - t_iters, iters ? (t_final - t_iters) / iters : 0);
     close(bfd);
     close(ufd);
     close(vfd);

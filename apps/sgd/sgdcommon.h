@@ -32,7 +32,10 @@
 
 #define SGD_MAXK 256
 
-static inline int64_t sgd_col_start(int64_t ncols, int q, int j) { return (int64_t)((__int128)ncols * j / q); }
+static inline int64_t sgd_col_start(int64_t ncols, int q, int j)
+{
+    return (int64_t)((__int128)ncols * j / q);
+}
 
 /* Initial factor vector of row i (which = 0, U) or column j (which = 1, V). */
 static inline void sgd_init_factor(uint64_t seed, int which, int64_t idx, int k, float *out)
@@ -45,7 +48,8 @@ static inline void sgd_init_factor(uint64_t seed, int which, int64_t idx, int k,
 }
 
 /* The order in which block (bi, bj) visits its nrows rows in iteration it. */
-static inline void sgd_row_order(int64_t nrows, uint64_t seed, int it, int bi, int bj, int32_t *order)
+static inline void sgd_row_order(int64_t nrows, uint64_t seed, int it, int bi, int bj,
+                                 int32_t *order)
 {
     bd_rng_t r;
     bd_rng_init(&r, seed, bd_hash3((uint64_t)it, (uint64_t)bi, (uint64_t)bj));
@@ -87,9 +91,9 @@ static inline double sgd_error(const float *u, const float *v, int k, float r)
  * first row, columns relative to its first column) with U (block rows x k)
  * and V (block columns x k).  update = 0: only sum the errors, in stored
  * order (the final evaluation).  order: nrows scratch entries. */
-static inline double sgd_block(int64_t nrows, const int64_t *rp, const int32_t *ci, const float *val, float *U,
-                               float *V, int k, float lr, float reg, int update, uint64_t seed, int it, int bi, int bj,
-                               int32_t *order)
+static inline double sgd_block(int64_t nrows, const int64_t *rp, const int32_t *ci,
+                               const float *val, float *U, float *V, int k, float lr, float reg,
+                               int update, uint64_t seed, int it, int bi, int bj, int32_t *order)
 {
     double sse = 0;
     if (!update) {
@@ -110,8 +114,9 @@ static inline double sgd_block(int64_t nrows, const int64_t *rp, const int32_t *
 /* Read block (rows [r0, r1), columns [c0, c1)) of the file into a local
  * CSR, streaming the row range in pieces of at most `chunk` non-zeros.
  * Returns 0 or -1 (errno set). */
-static inline int sgd_load_block(int fd, const bdcsr_hdr_t *h, int64_t r0, int64_t r1, int64_t c0, int64_t c1,
-                                 int64_t chunk, int64_t **rp_out, int32_t **ci_out, float **val_out, int64_t *nnz_out)
+static inline int sgd_load_block(int fd, const bdcsr_hdr_t *h, int64_t r0, int64_t r1, int64_t c0,
+                                 int64_t c1, int64_t chunk, int64_t **rp_out, int32_t **ci_out,
+                                 float **val_out, int64_t *nnz_out)
 {
     int64_t nr = r1 - r0;
     int64_t *grp = malloc((size_t)(nr + 1) * sizeof *grp);
@@ -133,7 +138,8 @@ static inline int sgd_load_block(int fd, const bdcsr_hdr_t *h, int64_t r0, int64
     int64_t row = 0;
     for (int64_t a = grp[0]; a < grp[nr] || row < nr;) {
         int64_t b = a + chunk < grp[nr] ? a + chunk : grp[nr];
-        if (b > a && (bdcsr_read_colind32(fd, h, a, b, tc) < 0 || bdcsr_read_values(fd, h, a, b, tv) < 0))
+        if (b > a &&
+            (bdcsr_read_colind32(fd, h, a, b, tc) < 0 || bdcsr_read_values(fd, h, a, b, tv) < 0))
             return -1;
         for (int64_t e = a; e < b; e++) {
             while (grp[row + 1] <= e)

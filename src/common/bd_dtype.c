@@ -7,21 +7,47 @@
 
 #include "mpi.h"
 
-typedef struct { float v; int i; } pair_float_t;
-typedef struct { double v; int i; } pair_double_t;
-typedef struct { long v; int i; } pair_long_t;
-typedef struct { int v; int i; } pair_int_t;
-typedef struct { short v; int i; } pair_short_t;
-typedef struct { long double v; int i; } pair_ldouble_t;
-typedef struct { float v, i; } pair_real_t;
-typedef struct { double v, i; } pair_dprec_t;
+typedef struct {
+    float v;
+    int i;
+} pair_float_t;
+typedef struct {
+    double v;
+    int i;
+} pair_double_t;
+typedef struct {
+    long v;
+    int i;
+} pair_long_t;
+typedef struct {
+    int v;
+    int i;
+} pair_int_t;
+typedef struct {
+    short v;
+    int i;
+} pair_short_t;
+typedef struct {
+    long double v;
+    int i;
+} pair_ldouble_t;
+typedef struct {
+    float v, i;
+} pair_real_t;
+typedef struct {
+    double v, i;
+} pair_dprec_t;
 __extension__ typedef __int128 bd_int128_t;
 
 #define T(h, sz, c) [h] = {.name = #h, .size = (sz), .cls = (c)}
 /* A pair type: value type V, index type I, in-buffer layout struct P. */
 #define P(h, P, V, I)                                                                              \
-    [h] = {.name = #h, .size = sizeof(V) + sizeof(I), .cls = BD_DT_PAIR, .extent = sizeof(P),     \
-           .vsize = sizeof(V), .ioff = offsetof(P, i)}
+    [h] = {.name = #h,                                                                             \
+           .size = sizeof(V) + sizeof(I),                                                          \
+           .cls = BD_DT_PAIR,                                                                      \
+           .extent = sizeof(P),                                                                    \
+           .vsize = sizeof(V),                                                                     \
+           .ioff = offsetof(P, i)}
 
 static const bd_dtype_info_t g_types[BDMPI_DATATYPE_PREDEFINED_MAX + 1] = {
     T(MPI_CHAR, sizeof(char), BD_DT_INT),
@@ -49,7 +75,8 @@ static const bd_dtype_info_t g_types[BDMPI_DATATYPE_PREDEFINED_MAX + 1] = {
     T(MPI_UINT32_T, 4, BD_DT_INT),
     T(MPI_UINT64_T, 8, BD_DT_INT),
     T(MPI_C_BOOL, sizeof(bool), BD_DT_BOOL),
-    [MPI_C_FLOAT_COMPLEX] = {.name = "MPI_C_COMPLEX", .size = sizeof(float complex),
+    [MPI_C_FLOAT_COMPLEX] = {.name = "MPI_C_COMPLEX",
+                             .size = sizeof(float complex),
                              .cls = BD_DT_COMPLEX},
     T(MPI_C_DOUBLE_COMPLEX, sizeof(double complex), BD_DT_COMPLEX),
     T(MPI_C_LONG_DOUBLE_COMPLEX, sizeof(long double complex), BD_DT_COMPLEX),
@@ -95,10 +122,10 @@ static const bd_dtype_info_t g_types[BDMPI_DATATYPE_PREDEFINED_MAX + 1] = {
 #undef P
 
 static const char *const g_op_names[BDMPI_OP_PREDEFINED_MAX + 1] = {
-    [MPI_MAX] = "MPI_MAX",   [MPI_MIN] = "MPI_MIN",       [MPI_SUM] = "MPI_SUM",
-    [MPI_PROD] = "MPI_PROD", [MPI_LAND] = "MPI_LAND",     [MPI_BAND] = "MPI_BAND",
-    [MPI_LOR] = "MPI_LOR",   [MPI_BOR] = "MPI_BOR",       [MPI_LXOR] = "MPI_LXOR",
-    [MPI_BXOR] = "MPI_BXOR", [MPI_MINLOC] = "MPI_MINLOC", [MPI_MAXLOC] = "MPI_MAXLOC",
+    [MPI_MAX] = "MPI_MAX",         [MPI_MIN] = "MPI_MIN",       [MPI_SUM] = "MPI_SUM",
+    [MPI_PROD] = "MPI_PROD",       [MPI_LAND] = "MPI_LAND",     [MPI_BAND] = "MPI_BAND",
+    [MPI_LOR] = "MPI_LOR",         [MPI_BOR] = "MPI_BOR",       [MPI_LXOR] = "MPI_LXOR",
+    [MPI_BXOR] = "MPI_BXOR",       [MPI_MINLOC] = "MPI_MINLOC", [MPI_MAXLOC] = "MPI_MAXLOC",
     [MPI_REPLACE] = "MPI_REPLACE", [MPI_NO_OP] = "MPI_NO_OP",
 };
 
@@ -123,24 +150,18 @@ int bd_op_valid_for(int op, int dtype)
         return 0;
     switch (op) {
     case MPI_MAX:
-    case MPI_MIN:
-        return t->cls == BD_DT_INT || t->cls == BD_DT_FLOAT;
+    case MPI_MIN: return t->cls == BD_DT_INT || t->cls == BD_DT_FLOAT;
     case MPI_SUM:
-    case MPI_PROD:
-        return t->cls == BD_DT_INT || t->cls == BD_DT_FLOAT || t->cls == BD_DT_COMPLEX;
+    case MPI_PROD: return t->cls == BD_DT_INT || t->cls == BD_DT_FLOAT || t->cls == BD_DT_COMPLEX;
     case MPI_LAND:
     case MPI_LOR:
-    case MPI_LXOR:
-        return t->cls == BD_DT_INT || t->cls == BD_DT_BOOL;
+    case MPI_LXOR: return t->cls == BD_DT_INT || t->cls == BD_DT_BOOL;
     case MPI_BAND:
     case MPI_BOR:
-    case MPI_BXOR:
-        return t->cls == BD_DT_INT || t->cls == BD_DT_BYTE;
+    case MPI_BXOR: return t->cls == BD_DT_INT || t->cls == BD_DT_BYTE;
     case MPI_MINLOC:
-    case MPI_MAXLOC:
-        return t->cls == BD_DT_PAIR;
-    default:
-        return 0;
+    case MPI_MAXLOC: return t->cls == BD_DT_PAIR;
+    default: return 0;
     }
 }
 

@@ -9,12 +9,12 @@
 
 enum bd_dtype_class {
     BD_DT_NONE = 0,
-    BD_DT_INT,      /* C integer (incl. char types, Aint, Offset, Count) */
+    BD_DT_INT, /* C integer (incl. char types, Aint, Offset, Count) */
     BD_DT_FLOAT,
     BD_DT_COMPLEX,
     BD_DT_BOOL,
     BD_DT_BYTE,
-    BD_DT_PAIR,     /* value-index pairs for MINLOC/MAXLOC */
+    BD_DT_PAIR, /* value-index pairs for MINLOC/MAXLOC */
     BD_DT_PACKED,
     BD_DT_CHARACTER, /* Fortran CHARACTER: no reduction applies */
     BD_DT_MARKER,    /* MPI_LB, MPI_UB: bounds markers without data */
@@ -22,7 +22,7 @@ enum bd_dtype_class {
 
 typedef struct bd_dtype_info {
     const char *name;
-    uint32_t size;   /* bytes of data of one element: MPI_Type_size, and the size of its
+    uint32_t size; /* bytes of data of one element: MPI_Type_size, and the size of its
                         packed form (what messages carry and reductions fold) */
     uint8_t cls;
     uint32_t extent; /* bytes one element occupies in a buffer (0: same as size) */

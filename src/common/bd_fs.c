@@ -25,8 +25,7 @@ int bd_fs_make_jobdir(const char *base, char *out, size_t outlen, char *err, siz
         return -1;
     }
     if (!mkdtemp(out)) {
-        snprintf(err, errlen, "cannot create a job directory in '%s': %s", base,
-                 strerror(errno));
+        snprintf(err, errlen, "cannot create a job directory in '%s': %s", base, strerror(errno));
         return -1;
     }
     return 0;

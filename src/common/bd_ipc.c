@@ -7,7 +7,7 @@
 #include <time.h>
 #include <unistd.h>
 
-#define ROUND_UP(x, a) (((x) + (a) - 1) / (a) * (a))
+#define ROUND_UP(x, a) (((x) + (a)-1) / (a) * (a))
 
 uint64_t bd_shm_layout(bd_shm_hdr_t *h, uint32_t nslaves, uint64_t window)
 {

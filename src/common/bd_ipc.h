@@ -25,22 +25,22 @@
 
 enum bd_req_code {
     BD_REQ_NONE = 0,
-    BD_REQ_INIT,        /* -> resp.arg[0]=world size, arg[1]=world rank */
+    BD_REQ_INIT, /* -> resp.arg[0]=world size, arg[1]=world rank */
     BD_REQ_FINALIZE,
-    BD_REQ_ABORT,       /* arg[0]=exit code; window: message */
-    BD_REQ_SEND,        /* ctx, peer=dest world rank, tag, myrank, nbytes, flags;
+    BD_REQ_ABORT,   /* arg[0]=exit code; window: message */
+    BD_REQ_SEND,    /* ctx, peer=dest world rank, tag, myrank, nbytes, flags;
                            small: data in window; large: arg[0]=spill file number;
                            rid: nonzero for a nonblocking send, which CANCEL_SEND names */
-    BD_REQ_IRECV,       /* post: rid, ctx, peer=src comm rank|ANY, tag */
-    BD_REQ_RECV,        /* post + wait in one call (rid 0) */
-    BD_REQ_WAIT,        /* rid: block until matched, then deliver */
-    BD_REQ_TEST,        /* rid: deliver if matched, else flag=0 (a poll) */
-    BD_REQ_WAITANY,     /* window: int64 rids[arg[0]]; blocks until one matched;
+    BD_REQ_IRECV,   /* post: rid, ctx, peer=src comm rank|ANY, tag */
+    BD_REQ_RECV,    /* post + wait in one call (rid 0) */
+    BD_REQ_WAIT,    /* rid: block until matched, then deliver */
+    BD_REQ_TEST,    /* rid: deliver if matched, else flag=0 (a poll) */
+    BD_REQ_WAITANY, /* window: int64 rids[arg[0]]; blocks until one matched;
                            resp.arg[0]=index (the lib then WAITs on it) */
-    BD_REQ_TESTANY,     /* like WAITANY but a poll: resp.flag */
-    BD_REQ_PROBE,       /* ctx, peer, tag: block until a match; resp: src, tag, nbytes */
+    BD_REQ_TESTANY, /* like WAITANY but a poll: resp.flag */
+    BD_REQ_PROBE,   /* ctx, peer, tag: block until a match; resp: src, tag, nbytes */
     BD_REQ_IPROBE,
-    BD_REQ_SSEND_WAIT,  /* arg[0]=message id of a synchronous send: block until matched */
+    BD_REQ_SSEND_WAIT, /* arg[0]=message id of a synchronous send: block until matched */
     BD_REQ_SSEND_TEST,
     BD_REQ_CANCEL,      /* rid: cancel a posted receive not yet matched */
     BD_REQ_CANCEL_SEND, /* peer=dest world rank, rid=send id: withdraw a nonblocking send's
@@ -48,17 +48,17 @@ enum bd_req_code {
     BD_REQ_MPROBE,      /* like PROBE, and the message leaves the queue: only MRECV with
                            resp.arg[0] (its id) can receive it */
     BD_REQ_IMPROBE,
-    BD_REQ_MRECV,       /* rid=id from MPROBE: deliver that message (never blocks) */
-    BD_REQ_COLL_BEGIN,  /* ctx, arg: see bd_coll_desc_t in window */
-    BD_REQ_COLL_PUT,    /* window: bd_seg_t list + data */
-    BD_REQ_COLL_WAIT,   /* block until every rank of the collective has arrived */
-    BD_REQ_COLL_GET,    /* window in: bd_seg_t list; out: data */
+    BD_REQ_MRECV,      /* rid=id from MPROBE: deliver that message (never blocks) */
+    BD_REQ_COLL_BEGIN, /* ctx, arg: see bd_coll_desc_t in window */
+    BD_REQ_COLL_PUT,   /* window: bd_seg_t list + data */
+    BD_REQ_COLL_WAIT,  /* block until every rank of the collective has arrived */
+    BD_REQ_COLL_GET,   /* window in: bd_seg_t list; out: data */
     BD_REQ_COLL_END,
-    BD_REQ_CTX_ALLOC,   /* a fresh context id (for communicators of size 1) */
-    BD_REQ_COMM_FREE,   /* ctx */
+    BD_REQ_CTX_ALLOC, /* a fresh context id (for communicators of size 1) */
+    BD_REQ_COMM_FREE, /* ctx */
     BD_REQ_CRIT_ENTER,
     BD_REQ_CRIT_EXIT,
-    BD_REQ_YIELD,       /* a poll that found nothing: let another rank run */
+    BD_REQ_YIELD,         /* a poll that found nothing: let another rank run */
     BD_REQ_COMM_REGISTER, /* ctx, arg[0]=n; window: int32 world ranks[n]: make the
                            communicator known here unless it is (MPI_Comm_create_group
                            runs a split on such a temporary communicator of its members;
@@ -66,16 +66,16 @@ enum bd_req_code {
     /* Nonblocking collectives.  With flags BD_COLL_ADDR, PUT/WAIT/GET/END and
      * these name their instance: ctx, myrank, rid = sequence number (without
      * it they address the instance of the rank's last BEGIN). */
-    BD_REQ_COLL_ARRIVE, /* this rank's inputs are all PUT; resp.flag: it may GET now */
-    BD_REQ_COLL_TEST,   /* a poll: resp.flag 1 when it may GET, else the slot may go */
-    BD_REQ_COLL_WAITANY,/* arg[0]=n; window: bd_coll_id_t[n]; blocks until one may GET;
+    BD_REQ_COLL_ARRIVE,  /* this rank's inputs are all PUT; resp.flag: it may GET now */
+    BD_REQ_COLL_TEST,    /* a poll: resp.flag 1 when it may GET, else the slot may go */
+    BD_REQ_COLL_WAITANY, /* arg[0]=n; window: bd_coll_id_t[n]; blocks until one may GET;
                            resp: window byte flags[n] after the ids, flag = any */
-    BD_REQ_COLL_TESTANY,/* the same as a poll; arg[1]=1: never give the slot away */
+    BD_REQ_COLL_TESTANY, /* the same as a poll; arg[1]=1: never give the slot away */
     /* One-sided communication (src/lib/rma.c, src/master/rma.c). */
-    BD_REQ_RMA_ENABLE,  /* this rank has a window: watch for RMA service messages */
-    BD_REQ_RMA_NEXT,    /* take the first message on BD_CTX_RMA_SVC, answered like a
+    BD_REQ_RMA_ENABLE, /* this rank has a window: watch for RMA service messages */
+    BD_REQ_RMA_NEXT,   /* take the first message on BD_CTX_RMA_SVC, answered like a
                            receive (flag 0: none); never blocks */
-    BD_REQ_RMA_DONE,    /* end of a BD_CMD_RMA service; not answered: the rank goes back
+    BD_REQ_RMA_DONE,   /* end of a BD_CMD_RMA service; not answered: the rank goes back
                            to waiting for the answer to the request it was blocked in */
     BD_REQ__COUNT
 };
@@ -105,10 +105,10 @@ typedef struct bd_resp {
 } bd_resp_t;
 
 /* request flags */
-#define BD_SEND_SYNC  0x1   /* synchronous send: resp.arg[0] = message id */
-#define BD_SEND_FILE  0x2   /* payload is in spill file number arg[0] */
+#define BD_SEND_SYNC 0x1 /* synchronous send: resp.arg[0] = message id */
+#define BD_SEND_FILE 0x2 /* payload is in spill file number arg[0] */
 
-#define BD_COLL_ADDR  0x100 /* collective request: ctx, myrank, rid name the instance */
+#define BD_COLL_ADDR 0x100 /* collective request: ctx, myrank, rid name the instance */
 
 /* Contexts with this bit are not allocated by a master: the ranks derive
  * them (intercommunicators' hidden communicators) and BD_REQ_COMM_REGISTER
@@ -128,7 +128,7 @@ typedef struct bd_seg {
     int32_t peer;
     uint32_t len;
     uint64_t off;
-    uint64_t total;  /* PUT: full size of that piece; GET: 0, or the size the reader
+    uint64_t total; /* PUT: full size of that piece; GET: 0, or the size the reader
                       * expects the whole piece to have (resp.arg[0] = 1 if some differs) */
 } bd_seg_t;
 
@@ -136,16 +136,16 @@ typedef struct bd_seg {
 enum bd_coll_kind {
     BD_COLL_BARRIER = 1,
     BD_COLL_BCAST,
-    BD_COLL_REDUCE,     /* fold; root gets result */
+    BD_COLL_REDUCE, /* fold; root gets result */
     BD_COLL_ALLREDUCE,
     BD_COLL_SCAN,
     BD_COLL_EXSCAN,
-    BD_COLL_REDSCAT,    /* fold; everyone reads its own segment */
-    BD_COLL_GATHER,     /* pieces rank->root */
-    BD_COLL_SCATTER,    /* pieces root->rank */
-    BD_COLL_ALLGATHER,  /* pieces rank->all */
-    BD_COLL_ALLTOALL,   /* pieces rank->rank */
-    BD_COLL_SPLIT,      /* communicator creation: upload {color,key} */
+    BD_COLL_REDSCAT,   /* fold; everyone reads its own segment */
+    BD_COLL_GATHER,    /* pieces rank->root */
+    BD_COLL_SCATTER,   /* pieces root->rank */
+    BD_COLL_ALLGATHER, /* pieces rank->all */
+    BD_COLL_ALLTOALL,  /* pieces rank->rank */
+    BD_COLL_SPLIT,     /* communicator creation: upload {color,key} */
     BD_COLL__COUNT
 };
 
@@ -153,35 +153,48 @@ enum bd_coll_kind {
 typedef struct bd_coll_desc {
     int32_t kind;
     int32_t root;
-    int32_t dtype;     /* predefined datatype of a reduction */
-    int32_t op;        /* predefined op of a reduction */
-    uint64_t count;    /* elements of a reduction */
-    uint64_t seq;      /* this rank's collective sequence number on ctx */
-    int32_t api;       /* which MPI call (bd_coll_api), | BD_API_NB if nonblocking */
+    int32_t dtype;  /* predefined datatype of a reduction */
+    int32_t op;     /* predefined op of a reduction */
+    uint64_t count; /* elements of a reduction */
+    uint64_t seq;   /* this rank's collective sequence number on ctx */
+    int32_t api;    /* which MPI call (bd_coll_api), | BD_API_NB if nonblocking */
     int32_t pad;
 } bd_coll_desc_t;
 
 /* The MPI call behind a collective instance, for messages (0: as its kind). */
 enum bd_coll_api {
-    BD_API_BARRIER = 1, BD_API_BCAST, BD_API_REDUCE, BD_API_ALLREDUCE, BD_API_SCAN,
-    BD_API_EXSCAN, BD_API_REDUCE_SCATTER, BD_API_REDUCE_SCATTER_BLOCK, BD_API_GATHER,
-    BD_API_GATHERV, BD_API_SCATTER, BD_API_SCATTERV, BD_API_ALLGATHER, BD_API_ALLGATHERV,
-    BD_API_ALLTOALL, BD_API_ALLTOALLV, BD_API_ALLTOALLW,
+    BD_API_BARRIER = 1,
+    BD_API_BCAST,
+    BD_API_REDUCE,
+    BD_API_ALLREDUCE,
+    BD_API_SCAN,
+    BD_API_EXSCAN,
+    BD_API_REDUCE_SCATTER,
+    BD_API_REDUCE_SCATTER_BLOCK,
+    BD_API_GATHER,
+    BD_API_GATHERV,
+    BD_API_SCATTER,
+    BD_API_SCATTERV,
+    BD_API_ALLGATHER,
+    BD_API_ALLGATHERV,
+    BD_API_ALLTOALL,
+    BD_API_ALLTOALLV,
+    BD_API_ALLTOALLW,
     BD_API_COMM_DUP, /* kind SPLIT: MPI_Comm_dup of an intercommunicator, MPI_Comm_idup */
     BD_API__COUNT
 };
 #define BD_API_NB 0x100 /* the nonblocking variant (MPI_Ibcast, ...) */
 
 typedef struct bd_slot {
-    _Atomic uint32_t req_seq;     /* bumped by the slave */
+    _Atomic uint32_t req_seq; /* bumped by the slave */
     char pad0[60];
-    _Atomic uint32_t resp_seq;    /* bumped by the master; slave futex-waits on it */
+    _Atomic uint32_t resp_seq; /* bumped by the master; slave futex-waits on it */
     char pad1[60];
     bd_req_t req;
     bd_resp_t resp;
     int32_t pid;
     int32_t world_rank;
-    _Atomic uint64_t resident;    /* bytes the slave reports resident (scheduling hint) */
+    _Atomic uint64_t resident;              /* bytes the slave reports resident (scheduling hint) */
     _Atomic uint64_t stats[BD_STAT__COUNT]; /* per-rank statistics, added to by both sides */
     /* Memory accounting channel (any thread of the slave, also fault handlers):
      * the slave asks for mem_req_bytes by bumping mem_req_seq and sleeps on
@@ -210,21 +223,21 @@ enum { BD_CMD_NONE = 0, BD_CMD_UNLOAD = 1, BD_CMD_RMA = 2 };
  * slot (it serves them at its next request).  Answers and fence traffic use
  * the window's own context: its communicator's context | BD_CTX_RMA_DATA.
  * (Master-allocated contexts are (node << 20) + n, below both bits.) */
-#define BD_CTX_RMA_SVC  (1 << 26)
+#define BD_CTX_RMA_SVC (1 << 26)
 #define BD_CTX_RMA_DATA (1 << 27)
 
 typedef struct bd_shm_hdr {
     uint64_t magic;
-    uint32_t nslaves;      /* slaves on this node */
+    uint32_t nslaves; /* slaves on this node */
     uint32_t world_size;
     uint32_t nnodes;
     uint32_t node;
-    uint32_t first_rank;   /* world rank of this node's slave 0 */
+    uint32_t first_rank; /* world rank of this node's slave 0 */
     uint32_t nr;
-    uint64_t slot_stride;  /* bytes from one slot to the next */
-    uint64_t slot_offset;  /* offset of slot 0 */
-    uint64_t window_offset;/* offset of the window inside a slot */
-    uint64_t window;       /* window bytes */
+    uint64_t slot_stride;   /* bytes from one slot to the next */
+    uint64_t slot_offset;   /* offset of slot 0 */
+    uint64_t window_offset; /* offset of the window inside a slot */
+    uint64_t window;        /* window bytes */
     uint64_t msg_threshold;
     uint64_t total_size;
     _Atomic uint32_t runnable_waiting; /* ranks waiting for a run slot */

@@ -7,10 +7,7 @@
 static char g_prefix[64] = "bdmpi";
 static int g_level;
 
-void bd_log_set_prefix(const char *prefix)
-{
-    snprintf(g_prefix, sizeof g_prefix, "%s", prefix);
-}
+void bd_log_set_prefix(const char *prefix) { snprintf(g_prefix, sizeof g_prefix, "%s", prefix); }
 
 const char *bd_log_prefix(void) { return g_prefix; }
 void bd_log_set_level(int level) { g_level = level; }

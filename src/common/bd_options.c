@@ -14,8 +14,7 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
     [BD_OPT_HOSTFILE] = {"f", BD_OPT_STR, NULL, 0, 0,
                          "hostfile for mpiexec when -nn > 1 (one host per line)"},
     [BD_OPT_NS] = {"ns", BD_OPT_INT, "1", 1, 4096, "ranks (slave processes) per node"},
-    [BD_OPT_NR] = {"nr", BD_OPT_INT, "1", 1, 4096,
-                   "maximum ranks of a node running at once"},
+    [BD_OPT_NR] = {"nr", BD_OPT_INT, "1", 1, 4096, "maximum ranks of a node running at once"},
     [BD_OPT_NC] = {"nc", BD_OPT_INT, "1", 1, 4096,
                    "maximum ranks of a node inside BDMPI_Enter_critical at once"},
     [BD_OPT_MSG_THRESHOLD] = {"msg-threshold", BD_OPT_SIZE, "4K", 0, 1LL << 30,
@@ -53,8 +52,7 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                             "(PCLMULQDQ), off: track every first write",
                             "auto|on|off"},
     [BD_OPT_STATS] = {"stats", BD_OPT_FLAG, "0", 0, 1, "print statistics at the end of the run"},
-    [BD_OPT_VERBOSE] = {"verbose", BD_OPT_INT, "0", 0, 2,
-                        "log level: 0 errors, 1 info, 2 debug"},
+    [BD_OPT_VERBOSE] = {"verbose", BD_OPT_INT, "0", 0, 2, "log level: 0 errors, 1 info, 2 debug"},
 };
 
 static void env_name(const char *name, char *out, size_t len)
@@ -154,8 +152,8 @@ static int set_value(bd_opts_t *o, int id, const char *val, const char *from, ch
             v = 0;
         else if (bd_opts_parse_size(val, &v) < 0) {
             snprintf(err, errlen,
-                     "%s: option '%s' needs a size such as 4096, 64K, 2M or 1G%s%s, not '%s'",
-                     from, d->name, d->choices ? " or " : "", d->choices ? d->choices : "",
+                     "%s: option '%s' needs a size such as 4096, 64K, 2M or 1G%s%s, not '%s'", from,
+                     d->name, d->choices ? " or " : "", d->choices ? d->choices : "",
                      val ? val : "");
             return -1;
         }

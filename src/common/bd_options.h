@@ -34,10 +34,10 @@ typedef enum { BD_OPT_INT, BD_OPT_SIZE, BD_OPT_STR, BD_OPT_FLAG, BD_OPT_ENUM } b
 typedef struct {
     const char *name;
     bd_opt_type_t type;
-    const char *def;        /* NULL: no default (string options) */
-    long long min, max;     /* for INT and SIZE */
+    const char *def;    /* NULL: no default (string options) */
+    long long min, max; /* for INT and SIZE */
     const char *help;
-    const char *choices;    /* ENUM: "a|b|c"; the value is the index of the choice.
+    const char *choices; /* ENUM: "a|b|c"; the value is the index of the choice.
                              * SIZE: a word that also means 0 (e.g. "off"), or NULL */
 } bd_opt_desc_t;
 

@@ -36,7 +36,7 @@ void bd_stats_print(FILE *f, const uint64_t (*per_rank)[BD_STAT__COUNT], int nra
             mn = 0;
         fprintf(f, "  %-16s %14llu %12llu %12.0f %12llu  %s (%s)\n", bd_stat_table[s].name,
                 (unsigned long long)tot, (unsigned long long)mn,
-                nranks ? (double)tot / nranks : 0.0, (unsigned long long)mx,
-                bd_stat_table[s].help, bd_stat_table[s].unit);
+                nranks ? (double)tot / nranks : 0.0, (unsigned long long)mx, bd_stat_table[s].help,
+                bd_stat_table[s].unit);
     }
 }

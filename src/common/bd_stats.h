@@ -21,24 +21,24 @@
     X(BLOCKS, "count", "times the rank blocked and gave up its run slot")                          \
     X(POLLS, "count", "unsuccessful polls (Test, Iprobe, ...)")                                    \
     X(YIELDS, "count", "polls that handed the run slot to another rank")                           \
-    X(WAIT_NS, "ns", "time spent waiting for the master (blocked or descheduled)")                \
+    X(WAIT_NS, "ns", "time spent waiting for the master (blocked or descheduled)")                 \
     X(RUN_NS, "ns", "time from MPI_Init to MPI_Finalize")                                          \
-    X(MEM_WRITTEN, "bytes", "managed memory written to storage")                                  \
-    X(MEM_READ, "bytes", "managed memory read from storage")                                      \
-    X(MEM_LOADS, "count", "loads of managed memory (chunks or allocations)")                      \
-    X(MEM_UNLOADS, "count", "allocations unloaded to storage")                                    \
-    X(MEM_FAULTS, "count", "faults on managed memory")                                            \
-    X(MEM_IO_NS, "ns", "time in managed-memory storage I/O")                                      \
-    X(MEM_PEAK, "bytes", "peak resident managed memory")                                          \
-    X(MEM_HASHED, "bytes", "managed memory hashed at unloads (write prediction)")                 \
-    X(MEM_PREDICT_MISS, "bytes", "managed memory loaded as written that proved unchanged")        \
+    X(MEM_WRITTEN, "bytes", "managed memory written to storage")                                   \
+    X(MEM_READ, "bytes", "managed memory read from storage")                                       \
+    X(MEM_LOADS, "count", "loads of managed memory (chunks or allocations)")                       \
+    X(MEM_UNLOADS, "count", "allocations unloaded to storage")                                     \
+    X(MEM_FAULTS, "count", "faults on managed memory")                                             \
+    X(MEM_IO_NS, "ns", "time in managed-memory storage I/O")                                       \
+    X(MEM_PEAK, "bytes", "peak resident managed memory")                                           \
+    X(MEM_HASHED, "bytes", "managed memory hashed at unloads (write prediction)")                  \
+    X(MEM_PREDICT_MISS, "bytes", "managed memory loaded as written that proved unchanged")         \
     X(MEM_ACQUIRES, "count", "requests to the master for memory")
 
 typedef enum {
 #define BD_STAT_ENUM(name, unit, help) BD_STAT_##name,
     BD_STATS(BD_STAT_ENUM)
 #undef BD_STAT_ENUM
-    BD_STAT__COUNT
+        BD_STAT__COUNT
 } bd_stat_id_t;
 
 typedef struct bd_stat_desc {

@@ -47,7 +47,7 @@ int MPI_Op_free(MPI_Op *op)
     bdl_user_op_t *u;
     if (!op || bdl_user_op_fn(*op, &u) < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_OP, "MPI_Op_free",
-                        "invalid or predefined operation %d", op ? *op : 0);
+                         "invalid or predefined operation %d", op ? *op : 0);
     u->used = 0;
     *op = MPI_OP_NULL;
     return MPI_SUCCESS;
@@ -62,7 +62,7 @@ int MPI_Op_commutative(MPI_Op op, int *commute)
     }
     if (bdl_user_op_fn(op, &u) < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_OP, "MPI_Op_commutative", "invalid operation %d",
-                        op);
+                         op);
     *commute = u->commute;
     return MPI_SUCCESS;
 }
@@ -70,16 +70,15 @@ int MPI_Op_commutative(MPI_Op op, int *commute)
 /* Check op against dt (descriptor t); *user gets the user op or NULL.  A
  * predefined op applies to a derived type whose basic elements are all of
  * one predefined type it is defined for (MPI 3.1 5.9.2). */
-static int check_op(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt,
-                    const bdl_dt_t *t, bdl_user_op_t **user)
+static int check_op(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt, const bdl_dt_t *t,
+                    bdl_user_op_t **user)
 {
     *user = NULL;
     if (op > 0 && op <= BDMPI_OP_PREDEFINED_MAX) {
         if (t->basic <= 0 || !bd_op_valid_for(op, t->basic))
             return bdl_error(comm, MPI_ERR_OP, call, "%s is not defined for datatype %d%s",
-                            bd_op_name(op), dt,
-                            t->basic < 0 ? " (its elements are of several predefined types)"
-                                         : "");
+                             bd_op_name(op), dt,
+                             t->basic < 0 ? " (its elements are of several predefined types)" : "");
         return MPI_SUCCESS;
     }
     if (bdl_user_op_fn(op, user) < 0)
@@ -114,32 +113,31 @@ static int check_alias(MPI_Comm comm, const char *call, const void *sbuf, uint64
     intptr_t r1 = r0 + (intptr_t)((rcount - 1) * (uint64_t)rt->extent) + rt->true_extent;
     if (s0 < r1 && r0 < s1)
         return bdl_error(comm, MPI_ERR_BUFFER, call,
-                        "the send and receive buffers overlap (aliased arguments; use "
-                        "MPI_IN_PLACE)");
+                         "the send and receive buffers overlap (aliased arguments; use "
+                         "MPI_IN_PLACE)");
     return MPI_SUCCESS;
 }
 
-int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype,
-                     MPI_Op op)
+int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
 {
     bdl_dt_t *t = NULL;
     bdl_user_op_t *u;
     int rc;
     if (count < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_COUNT, "MPI_Reduce_local", "invalid count %d",
-                        count);
+                         count);
     if ((rc = bdl_dt_check(MPI_COMM_WORLD, "MPI_Reduce_local", "", datatype, &t)) ||
         (rc = check_op(MPI_COMM_WORLD, "MPI_Reduce_local", op, datatype, t, &u)))
         return rc;
     if (inbuf == MPI_IN_PLACE || inoutbuf == MPI_IN_PLACE)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Reduce_local",
-                        "MPI_IN_PLACE is not allowed (%s)", inbuf == MPI_IN_PLACE ? "inbuf"
-                                                                               : "inoutbuf");
+                         "MPI_IN_PLACE is not allowed (%s)",
+                         inbuf == MPI_IN_PLACE ? "inbuf" : "inoutbuf");
     if (count > 0 && t->predefined && (!inbuf || !inoutbuf))
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, "MPI_Reduce_local", "%s is NULL",
-                        inbuf ? "inoutbuf" : "inbuf");
-    if ((rc = check_alias(MPI_COMM_WORLD, "MPI_Reduce_local", inbuf, (uint64_t)count, t,
-                          inoutbuf, (uint64_t)count, t)))
+                         inbuf ? "inoutbuf" : "inbuf");
+    if ((rc = check_alias(MPI_COMM_WORLD, "MPI_Reduce_local", inbuf, (uint64_t)count, t, inoutbuf,
+                          (uint64_t)count, t)))
         return rc;
     if (u || (t->predefined && t->contig)) { /* pair types pack apart */
         apply_op(op, u, datatype, inbuf, inoutbuf, count);
@@ -150,7 +148,7 @@ int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype 
     char *a = malloc(n + 1), *b = malloc(n + 1);
     if (!a || !b)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory in MPI_Reduce_local of %llu bytes",
-                 (unsigned long long)n);
+                  (unsigned long long)n);
     bdl_dt_pack(t, inbuf, (uint64_t)count, 0, a, n);
     bdl_dt_pack(t, inoutbuf, (uint64_t)count, 0, b, n);
     bd_op_apply(op, t->basic, a, b, (size_t)count * t->nelem);
@@ -182,8 +180,13 @@ static bd_req_t *coll_req(uint32_t code)
 static void coll_begin(bdl_comm_t *c, int kind, int root, int dtype, int op, uint64_t count,
                        int api)
 {
-    bd_coll_desc_t d = {.kind = kind, .root = root, .dtype = dtype, .op = op, .count = count,
-                        .seq = c->coll_seq++, .api = api};
+    bd_coll_desc_t d = {.kind = kind,
+                        .root = root,
+                        .dtype = dtype,
+                        .op = op,
+                        .count = count,
+                        .seq = c->coll_seq++,
+                        .api = api};
     g_cur.ctx = c->ctx;
     g_cur.rank = c->rank;
     g_cur.seq = d.seq;
@@ -263,10 +266,10 @@ static const char *g_coll_call;
 #define GET_MAX_SEGS 1024
 typedef struct {
     bd_seg_t segs[GET_MAX_SEGS];
-    char *dst[GET_MAX_SEGS];      /* contiguous: where the bytes go; else the buffer */
+    char *dst[GET_MAX_SEGS];         /* contiguous: where the bytes go; else the buffer */
     const bdl_dt_t *t[GET_MAX_SEGS]; /* NULL: contiguous destination */
-    uint64_t cnt[GET_MAX_SEGS];   /* elements of the buffer */
-    uint64_t soff[GET_MAX_SEGS];  /* offset of the segment in the buffer's packed stream */
+    uint64_t cnt[GET_MAX_SEGS];      /* elements of the buffer */
+    uint64_t soff[GET_MAX_SEGS];     /* offset of the segment in the buffer's packed stream */
     uint32_t nseg;
     uint64_t bytes;
 } get_t;
@@ -299,8 +302,8 @@ static void get_flush(get_t *g)
  * the first len bytes of the packed stream of count elements of t at buf
  * (unpacked on arrival). */
 /* whole: 0, or the size the sender's whole piece must have (off is 0). */
-static void get_part(get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
-                     const bdl_dt_t *t, uint64_t len, uint64_t whole)
+static void get_part(get_t *g, int peer, uint64_t off, void *buf, uint64_t count, const bdl_dt_t *t,
+                     uint64_t len, uint64_t whole)
 {
     char *contig = bdl_dt_contig(t, buf, count);
     uint64_t done = 0;
@@ -351,10 +354,7 @@ static get_t *get_new(void)
 }
 
 /* buf + off without pointer arithmetic on MPI_BOTTOM. */
-static char *at(const void *buf, int64_t off)
-{
-    return (char *)((intptr_t)buf + (intptr_t)off);
-}
+static char *at(const void *buf, int64_t off) { return (char *)((intptr_t)buf + (intptr_t)off); }
 
 /* Elements and byte displacement of rank r's block in a v-style or regular buffer. */
 static uint64_t vcount(const int counts[], int count, int r)
@@ -384,31 +384,31 @@ enum {
 
 struct bdl_nbc {
     int ctx, rank, size;
-    MPI_Comm comm;         /* for a blocking call's error: its handle and name */
+    MPI_Comm comm; /* for a blocking call's error: its handle and name */
     const char *call;
     uint64_t seq;
     int ready, done, owns;
-    int err;               /* what the request reports (MPI_ERR_TRUNCATE) */
+    int err; /* what the request reports (MPI_ERR_TRUNCATE) */
     int gkind;
-    int whole;             /* G_PIECE, G_BLOCKS: each piece read is all the sender sent */
+    int whole; /* G_PIECE, G_BLOCKS: each piece read is all the sender sent */
     int peer;
     uint64_t off;
     void *buf;
     uint64_t count;
     bdl_dt_t *t;
     int nblk, pfirst, skip; /* G_BLOCKS, G_TBLOCKS */
-    int tidx, tn;          /* G_TBLOCKS: this rank's entry of the senders' tables of tn */
-    int *counts, *displs;  /* v-style counts and displacements (in extents) per block */
+    int tidx, tn;           /* G_TBLOCKS: this rank's entry of the senders' tables of tn */
+    int *counts, *displs;   /* v-style counts and displacements (in extents) per block */
     bdl_dt_t **tv;          /* MPI_Alltoallw: per-block types ... */
-    int *bdispls;          /* ... and displacements in bytes */
-    int first, last;       /* G_FOLD */
+    int *bdispls;           /* ... and displacements in bytes */
+    int first, last;        /* G_FOLD */
     MPI_Op op;
-    int user;              /* G_FOLD with the user op uop (else op is predefined) */
+    int user; /* G_FOLD with the user op uop (else op is predefined) */
     bdl_user_op_t uop;
     MPI_Datatype dt;
-    bdl_nbc_fin_t fin;      /* G_SPLIT */
+    bdl_nbc_fin_t fin; /* G_SPLIT */
     void *fin_arg;
-    int nreq;              /* not through the master: complete when these are */
+    int nreq; /* not through the master: complete when these are */
     MPI_Request *reqs;
 };
 
@@ -441,7 +441,7 @@ static void fold(bdl_nbc_t *nb)
         char *acc = malloc(n), *tmp = malloc(n);
         if (!acc || !tmp)
             bdl_fatal(MPI_ERR_NO_MEM, "out of memory folding a reduction of %llu bytes",
-                     (unsigned long long)n);
+                      (unsigned long long)n);
         for (int r = nb->first; r <= nb->last; r++) {
             get_typed(g, r, nb->off, r == nb->first ? acc : tmp, n, bdl_dt_byte());
             get_flush(g);
@@ -475,15 +475,12 @@ static void fold(bdl_nbc_t *nb)
     free(tmp_mem);
 }
 
-static const bdl_dt_t *blk_type(const bdl_nbc_t *nb, int j)
-{
-    return nb->tv ? nb->tv[j] : nb->t;
-}
+static const bdl_dt_t *blk_type(const bdl_nbc_t *nb, int j) { return nb->tv ? nb->tv[j] : nb->t; }
 
 static char *blk_at(const bdl_nbc_t *nb, int j)
 {
-    return at(nb->buf, nb->bdispls ? nb->bdispls[j]
-                                   : voff(nb->displs, (int)nb->count, j, blk_type(nb, j)));
+    return at(nb->buf,
+              nb->bdispls ? nb->bdispls[j] : voff(nb->displs, (int)nb->count, j, blk_type(nb, j)));
 }
 
 /* G_TBLOCKS: first every sender's table entry for this rank (where its
@@ -506,8 +503,7 @@ static void get_tblocks(bdl_nbc_t *nb)
             nb->err = MPI_ERR_TRUNCATE;
             len = cap;
         }
-        get_part(g, nb->pfirst + j, 8 * (uint64_t)nb->tn + ent[2 * j], blk_at(nb, j), k, t, len,
-                 0);
+        get_part(g, nb->pfirst + j, 8 * (uint64_t)nb->tn + ent[2 * j], blk_at(nb, j), k, t, len, 0);
     }
     get_flush(g);
     free(g);
@@ -524,8 +520,7 @@ static void get_split(bdl_nbc_t *nb)
     if (head[0]) {
         world = malloc((size_t)head[2] * sizeof(int));
         if (!world)
-            bdl_fatal(MPI_ERR_NO_MEM, "out of memory creating a communicator of %d ranks",
-                     head[2]);
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory creating a communicator of %d ranks", head[2]);
         get_typed(g, -1, sizeof head, world, (uint64_t)head[2] * sizeof(int), bdl_dt_byte());
         get_flush(g);
     }
@@ -561,17 +556,10 @@ static void nbc_get(bdl_nbc_t *nb)
         free(g);
         break;
     }
-    case G_TBLOCKS:
-        get_tblocks(nb);
-        break;
-    case G_FOLD:
-        fold(nb);
-        break;
-    case G_SPLIT:
-        get_split(nb);
-        break;
-    default:
-        break;
+    case G_TBLOCKS: get_tblocks(nb); break;
+    case G_FOLD: fold(nb); break;
+    case G_SPLIT: get_split(nb); break;
+    default: break;
     }
     if (g_get_mismatch)
         nb->err = MPI_ERR_TRUNCATE;
@@ -697,15 +685,9 @@ int bdl_nbc_poll(bdl_nbc_t **nbs, int n, int block, int yield)
     return done;
 }
 
-int bdl_nbc_done(const bdl_nbc_t *nb)
-{
-    return nb->done;
-}
+int bdl_nbc_done(const bdl_nbc_t *nb) { return nb->done; }
 
-int bdl_nbc_err(const bdl_nbc_t *nb)
-{
-    return nb->err;
-}
+int bdl_nbc_err(const bdl_nbc_t *nb) { return nb->err; }
 
 void bdl_nbc_free(bdl_nbc_t *nb)
 {
@@ -737,8 +719,8 @@ static int nbc_launch(bdl_nbc_t *nb, MPI_Request *request)
             bdl_nbc_progress(nb, 1);
         if (nb->err)
             return bdl_error(nb->comm, nb->err, nb->call ? nb->call : "collective",
-                            "the data received does not match the receive buffer (the ranks' "
-                            "counts or type signatures disagree)");
+                             "the data received does not match the receive buffer (the ranks' "
+                             "counts or type signatures disagree)");
         return MPI_SUCCESS;
     }
     bdl_nbc_t *h = malloc(sizeof *h);
@@ -804,11 +786,11 @@ MPI_Request bdl_nbc_of_requests(MPI_Request *reqs, int n)
 /* ---------------------------------------------------------------- checks */
 
 #define GET_COMM(call)                                                                             \
-    BDL_CHECK_INIT(call);                                                                           \
+    BDL_CHECK_INIT(call);                                                                          \
     g_coll_call = call;                                                                            \
-    bdl_comm_t *c = bdl_comm_get(comm);                                                              \
+    bdl_comm_t *c = bdl_comm_get(comm);                                                            \
     if (!c)                                                                                        \
-        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);                \
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);               \
     if (nb_req && !request)                                                                        \
         return bdl_error(comm, MPI_ERR_ARG, call, "NULL request argument");
 
@@ -817,7 +799,7 @@ static int check_buf(MPI_Comm comm, const char *call, int count, MPI_Datatype dt
 {
     if (count < 0)
         return bdl_error(comm, MPI_ERR_COUNT, call, "invalid %s%scount %d", what, *what ? " " : "",
-                        count);
+                         count);
     return bdl_dt_check(comm, call, what, dt, t);
 }
 
@@ -825,15 +807,12 @@ static int check_root(bdl_comm_t *c, MPI_Comm comm, const char *call, int root)
 {
     if (root < 0 || root >= c->size)
         return bdl_error(comm, MPI_ERR_ROOT, call, "invalid root %d (communicator size %d)", root,
-                        c->size);
+                         c->size);
     return MPI_SUCCESS;
 }
 
 /* The description's api field: which call, and whether it is nonblocking. */
-static int api_of(int api, const MPI_Request *request)
-{
-    return api | (request ? BD_API_NB : 0);
-}
+static int api_of(int api, const MPI_Request *request) { return api | (request ? BD_API_NB : 0); }
 
 /* Nonblocking collectives on intercommunicators (at the end of this file). */
 struct a2a_side;
@@ -848,15 +827,14 @@ static int ic_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, c
                       int sendcount, const int *sendcounts, const int *displs,
                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                       int root, MPI_Request *request);
-static int ic_alltoall(bdl_comm_t *c, MPI_Comm comm, const char *call, int api,
-                       struct a2a_side *s, struct a2a_side *rv, int vector,
-                       MPI_Request *request);
+static int ic_alltoall(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, struct a2a_side *s,
+                       struct a2a_side *rv, int vector, MPI_Request *request);
 static int ic_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                      void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, int all,
                      MPI_Request *request);
-static int ic_redscat(bdl_comm_t *c, MPI_Comm comm, const char *call, int api,
-                      const void *sendbuf, void *recvbuf, const int *counts, int block,
-                      MPI_Datatype dt, MPI_Op op, MPI_Request *request);
+static int ic_redscat(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
+                      void *recvbuf, const int *counts, int block, MPI_Datatype dt, MPI_Op op,
+                      MPI_Request *request);
 
 /* ---------------------------------------------------------------- barrier, bcast */
 
@@ -874,10 +852,7 @@ static int barrier(const char *call, MPI_Comm comm, MPI_Request *request, int nb
     return nbc_launch(&nb, request);
 }
 
-int MPI_Barrier(MPI_Comm comm)
-{
-    return barrier("MPI_Barrier", comm, NULL, 0);
-}
+int MPI_Barrier(MPI_Comm comm) { return barrier("MPI_Barrier", comm, NULL, 0); }
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
@@ -895,10 +870,18 @@ static void bcast_start(bdl_comm_t *c, bdl_nbc_t *nb, void *buf, uint64_t count,
         put_typed(&p, -1, buf, count, t);
         put_flush(&p);
     } else {
-        *nb = (bdl_nbc_t){.ctx = nb->ctx, .comm = nb->comm, .call = nb->call,
-                         .rank = nb->rank, .size = nb->size, .seq = nb->seq,
-                         .gkind = G_PIECE, .whole = 1, .peer = 0, .buf = buf, .count = count,
-                         .t = t};
+        *nb = (bdl_nbc_t){.ctx = nb->ctx,
+                          .comm = nb->comm,
+                          .call = nb->call,
+                          .rank = nb->rank,
+                          .size = nb->size,
+                          .seq = nb->seq,
+                          .gkind = G_PIECE,
+                          .whole = 1,
+                          .peer = 0,
+                          .buf = buf,
+                          .count = count,
+                          .t = t};
     }
 }
 
@@ -946,9 +929,9 @@ int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Com
  * own value (acc op v_k, preserving order for non-commutative ops) and
  * passes it on.  prefix (if non-NULL) receives acc(0..k) (Scan) or
  * acc(0..k-1) (exclusive) at each rank; total goes to root (or -1: none). */
-static int user_chain(bdl_comm_t *c, const void *in, int count, MPI_Datatype dt,
-                      const bdl_dt_t *t, MPI_Op op, bdl_user_op_t *u, void *prefix, int exclusive,
-                      void *total, int root)
+static int user_chain(bdl_comm_t *c, const void *in, int count, MPI_Datatype dt, const bdl_dt_t *t,
+                      MPI_Op op, bdl_user_op_t *u, void *prefix, int exclusive, void *total,
+                      int root)
 {
     /* The user function sees buffers laid out as dt, so the accumulators
      * are too; messages carry the packed stream. */
@@ -988,8 +971,8 @@ static int user_chain(bdl_comm_t *c, const void *in, int count, MPI_Datatype dt,
  * (kind REDUCE/ALLREDUCE/SCAN/EXSCAN/REDSCAT); when want, outcount elements
  * of the result, from packed byte out_off on, are unpacked into out. */
 static void master_fold(bdl_comm_t *c, bdl_nbc_t *nb, int kind, int api, const void *in,
-                        uint64_t count, void *out, uint64_t outcount, uint64_t out_off,
-                        bdl_dt_t *t, MPI_Op op, int root, int want)
+                        uint64_t count, void *out, uint64_t outcount, uint64_t out_off, bdl_dt_t *t,
+                        MPI_Op op, int root, int want)
 {
     coll_begin(c, kind, root, t->basic, op, count * t->nelem, api);
     nb->seq = g_cur.seq;
@@ -1012,8 +995,8 @@ static void master_fold(bdl_comm_t *c, bdl_nbc_t *nb, int kind, int api, const v
  * with the input's blocks), and a receiving rank folds the pieces it needs
  * in rank order when the collective completes. */
 static void user_fold_start(bdl_comm_t *c, bdl_nbc_t *nb, int kind, int root, int api,
-                            const void *in, uint64_t count, bdl_dt_t *t, MPI_Datatype dt,
-                            MPI_Op op, const bdl_user_op_t *u)
+                            const void *in, uint64_t count, bdl_dt_t *t, MPI_Datatype dt, MPI_Op op,
+                            const bdl_user_op_t *u)
 {
     coll_begin(c, kind, root, 0, 0, 0, api);
     nb->seq = g_cur.seq;
@@ -1067,8 +1050,8 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
             bcast_typed(c, recvbuf, k, t, 0);
         return MPI_SUCCESS;
     } else if (u) {
-        user_fold_start(c, &nb, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, api,
-                        in, k, t, dt, op, u);
+        user_fold_start(c, &nb, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, api, in,
+                        k, t, dt, op, u);
         if (receives) {
             nb.gkind = G_FOLD;
             nb.first = 0;
@@ -1077,8 +1060,8 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
         }
     } else {
         /* The master has all of in before it answers with the result: in place is fine. */
-        master_fold(c, &nb, all ? BD_COLL_ALLREDUCE : BD_COLL_REDUCE, api, in, k, recvbuf, k, 0,
-                    t, op, all ? 0 : root, receives);
+        master_fold(c, &nb, all ? BD_COLL_ALLREDUCE : BD_COLL_REDUCE, api, in, k, recvbuf, k, 0, t,
+                    op, all ? 0 : root, receives);
     }
     return nbc_launch(&nb, request);
 }
@@ -1086,8 +1069,8 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm)
 {
-    return reduce_common("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, 0,
-                         NULL, 0);
+    return reduce_common("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, 0, NULL,
+                         0);
 }
 
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
@@ -1100,12 +1083,12 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm)
 {
-    return reduce_common("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 0, comm, 1,
-                         NULL, 0);
+    return reduce_common("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 0, comm, 1, NULL,
+                         0);
 }
 
-int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
-                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
+int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                   MPI_Comm comm, MPI_Request *request)
 {
     return reduce_common("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, 0, comm, 1,
                          request, 1);
@@ -1147,8 +1130,8 @@ static int scan_common(const char *call, const void *sendbuf, void *recvbuf, int
             nb.buf = recvbuf;
         }
     } else {
-        master_fold(c, &nb, exclusive ? BD_COLL_EXSCAN : BD_COLL_SCAN, api, in, k, recvbuf, k, 0,
-                    t, op, 0, !(exclusive && c->rank == 0));
+        master_fold(c, &nb, exclusive ? BD_COLL_EXSCAN : BD_COLL_SCAN, api, in, k, recvbuf, k, 0, t,
+                    op, 0, !(exclusive && c->rank == 0));
     }
     return nbc_launch(&nb, request);
 }
@@ -1202,8 +1185,8 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
     GET_COMM(call);
     if (c->inter && request)
         return ic_redscat(c, comm, call,
-                          block >= 0 ? BD_API_REDUCE_SCATTER_BLOCK : BD_API_REDUCE_SCATTER,
-                          sendbuf, recvbuf, counts, block, dt, op, request);
+                          block >= 0 ? BD_API_REDUCE_SCATTER_BLOCK : BD_API_REDUCE_SCATTER, sendbuf,
+                          recvbuf, counts, block, dt, op, request);
     if (c->inter)
         return bdl_inter_reduce_scatter(c, comm, call, sendbuf, recvbuf, counts, block, dt, op);
     int rc;
@@ -1231,7 +1214,8 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
          * in place is fine), then scatter the pieces. */
         void *full = NULL, *full_mem = c->rank == 0 ? bdl_dt_alloc(t, total, &full) : NULL;
         user_chain(c, in, (int)total, dt, t, op, u, NULL, 0, full, 0);
-        int *cnt = malloc((size_t)c->size * sizeof(int)), *dsp = malloc((size_t)c->size * sizeof(int));
+        int *cnt = malloc((size_t)c->size * sizeof(int)),
+            *dsp = malloc((size_t)c->size * sizeof(int));
         if (!cnt || !dsp)
             bdl_fatal(MPI_ERR_NO_MEM, "out of memory");
         int off = 0;
@@ -1269,8 +1253,8 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
         nb.dt = dt;
     } else {
         /* The master has all of in before it answers: in place is fine. */
-        master_fold(c, &nb, BD_COLL_REDSCAT, api, in, total, recvbuf, mine, myoff * t->psize, t,
-                    op, 0, 1);
+        master_fold(c, &nb, BD_COLL_REDSCAT, api, in, total, recvbuf, mine, myoff * t->psize, t, op,
+                    0, 1);
     }
     return nbc_launch(&nb, request);
 }
@@ -1280,18 +1264,17 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 {
     if (recvcount < 0)
         return bdl_error(comm, MPI_ERR_COUNT, "MPI_Reduce_scatter_block", "invalid count %d",
-                        recvcount);
+                         recvcount);
     return redscat("MPI_Reduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op,
                    comm, NULL, 0);
 }
 
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
-                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                              MPI_Request *request)
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     if (recvcount < 0)
         return bdl_error(comm, MPI_ERR_COUNT, "MPI_Ireduce_scatter_block", "invalid count %d",
-                        recvcount);
+                         recvcount);
     return redscat("MPI_Ireduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op,
                    comm, request, 1);
 }
@@ -1299,8 +1282,8 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
-    return redscat("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, -1, datatype, op, comm,
-                   NULL, 0);
+    return redscat("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, -1, datatype, op, comm, NULL,
+                   0);
 }
 
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
@@ -1317,11 +1300,11 @@ static int check_counts(bdl_comm_t *c, MPI_Comm comm, const char *call, const in
 {
     if (!counts || !displs)
         return bdl_error(comm, MPI_ERR_ARG, call, "NULL %s%s", what,
-                        !counts ? "counts" : "displacements");
+                         !counts ? "counts" : "displacements");
     for (int r = 0; r < c->size; r++)
         if (counts[r] < 0)
             return bdl_error(comm, MPI_ERR_COUNT, call, "invalid %scount %d for rank %d", what,
-                            counts[r], r);
+                             counts[r], r);
     return MPI_SUCCESS;
 }
 
@@ -1338,11 +1321,11 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
                          request);
     if (c->inter)
         return all ? bdl_inter_allgather(c, comm, call, sendbuf, sendcount, sendtype, recvbuf,
-                                        recvcount, vector ? recvcounts : NULL,
-                                        vector ? displs : NULL, recvtype)
+                                         recvcount, vector ? recvcounts : NULL,
+                                         vector ? displs : NULL, recvtype)
                    : bdl_inter_gather(c, comm, call, sendbuf, sendcount, sendtype, recvbuf,
-                                     recvcount, vector ? recvcounts : NULL,
-                                     vector ? displs : NULL, recvtype, root);
+                                      recvcount, vector ? recvcounts : NULL, vector ? displs : NULL,
+                                      recvtype, root);
     int rc;
     bdl_dt_t *st = NULL, *rt = NULL;
     int is_root = all || c->rank == root;
@@ -1375,7 +1358,7 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
         uint64_t expect = vcount(recvcounts, recvcount, me) * rt->psize;
         own_err = mine > expect;
         bdl_dt_copy(st, sendbuf, (uint64_t)sendcount, rt, at(rb, voff(displs, recvcount, me, rt)),
-                   vcount(recvcounts, recvcount, me), own_err ? expect : mine);
+                    vcount(recvcounts, recvcount, me), own_err ? expect : mine);
     }
     bdl_nbc_t nb;
     nbc_init(&nb, c);
@@ -1415,8 +1398,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 }
 
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                MPI_Request *request)
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
     return gather_common("MPI_Igather", BD_API_GATHER, sendbuf, sendcount, sendtype, recvbuf,
                          recvcount, NULL, NULL, recvtype, root, comm, 0, 0, request, 1);
@@ -1426,38 +1408,37 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm)
 {
-    return gather_common("MPI_Gatherv", BD_API_GATHERV, sendbuf, sendcount, sendtype, recvbuf,
-                         0, recvcounts, displs, recvtype, root, comm, 0, 1, NULL, 0);
+    return gather_common("MPI_Gatherv", BD_API_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                         recvcounts, displs, recvtype, root, comm, 0, 1, NULL, 0);
 }
 
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm, MPI_Request *request)
 {
-    return gather_common("MPI_Igatherv", BD_API_GATHERV, sendbuf, sendcount, sendtype, recvbuf,
-                         0, recvcounts, displs, recvtype, root, comm, 0, 1, request, 1);
+    return gather_common("MPI_Igatherv", BD_API_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                         recvcounts, displs, recvtype, root, comm, 0, 1, request, 1);
 }
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return gather_common("MPI_Allgather", BD_API_ALLGATHER, sendbuf, sendcount, sendtype,
-                         recvbuf, recvcount, NULL, NULL, recvtype, 0, comm, 1, 0, NULL, 0);
+    return gather_common("MPI_Allgather", BD_API_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, NULL, NULL, recvtype, 0, comm, 1, 0, NULL, 0);
 }
 
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
-    return gather_common("MPI_Iallgather", BD_API_ALLGATHER, sendbuf, sendcount, sendtype,
-                         recvbuf, recvcount, NULL, NULL, recvtype, 0, comm, 1, 0, request, 1);
+    return gather_common("MPI_Iallgather", BD_API_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, NULL, NULL, recvtype, 0, comm, 1, 0, request, 1);
 }
 
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   const int recvcounts[], const int displs[], MPI_Datatype recvtype,
-                   MPI_Comm comm)
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
-    return gather_common("MPI_Allgatherv", BD_API_ALLGATHERV, sendbuf, sendcount, sendtype,
-                         recvbuf, 0, recvcounts, displs, recvtype, 0, comm, 1, 1, NULL, 0);
+    return gather_common("MPI_Allgatherv", BD_API_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf,
+                         0, recvcounts, displs, recvtype, 0, comm, 1, 1, NULL, 0);
 }
 
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -1480,8 +1461,8 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
                           request);
     if (c->inter)
         return bdl_inter_scatter(c, comm, call, sendbuf, sendcount, vector ? sendcounts : NULL,
-                                vector ? displs : NULL, sendtype, recvbuf, recvcount, recvtype,
-                                root);
+                                 vector ? displs : NULL, sendtype, recvbuf, recvcount, recvtype,
+                                 root);
     int rc;
     bdl_dt_t *st = NULL, *rt = NULL;
     int is_root = c->rank == root;
@@ -1501,16 +1482,16 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
     const char *sb = sendbuf;
     for (int r = 0; is_root && !inplace && r < c->size; r++)
         if ((rc = check_alias(comm, call, at(sb, voff(displs, sendcount, r, st)),
-                              vcount(sendcounts, sendcount, r), st, recvbuf,
-                              (uint64_t)recvcount, rt)))
+                              vcount(sendcounts, sendcount, r), st, recvbuf, (uint64_t)recvcount,
+                              rt)))
             return rc;
     int own_err = 0;
     if (is_root && !inplace) {
         uint64_t n = vcount(sendcounts, sendcount, root) * st->psize;
         own_err = n > cap;
         bdl_dt_copy(st, at(sb, voff(displs, sendcount, root, st)),
-                   vcount(sendcounts, sendcount, root), rt, recvbuf, (uint64_t)recvcount,
-                   own_err ? cap : n);
+                    vcount(sendcounts, sendcount, root), rt, recvbuf, (uint64_t)recvcount,
+                    own_err ? cap : n);
     }
     bdl_nbc_t nb;
     nbc_init(&nb, c);
@@ -1541,24 +1522,24 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
-    return scatter_common("MPI_Scatter", BD_API_SCATTER, sendbuf, sendcount, NULL, NULL,
-                          sendtype, recvbuf, recvcount, recvtype, root, comm, 0, NULL, 0);
+    return scatter_common("MPI_Scatter", BD_API_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype,
+                          recvbuf, recvcount, recvtype, root, comm, 0, NULL, 0);
 }
 
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request *request)
 {
-    return scatter_common("MPI_Iscatter", BD_API_SCATTER, sendbuf, sendcount, NULL, NULL,
-                          sendtype, recvbuf, recvcount, recvtype, root, comm, 0, request, 1);
+    return scatter_common("MPI_Iscatter", BD_API_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype,
+                          recvbuf, recvcount, recvtype, root, comm, 0, request, 1);
 }
 
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm)
 {
-    return scatter_common("MPI_Scatterv", BD_API_SCATTERV, sendbuf, 0, sendcounts, displs,
-                          sendtype, recvbuf, recvcount, recvtype, root, comm, 1, NULL, 0);
+    return scatter_common("MPI_Scatterv", BD_API_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype,
+                          recvbuf, recvcount, recvtype, root, comm, 1, NULL, 0);
 }
 
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -1588,21 +1569,19 @@ static int a2a_check(bdl_comm_t *c, MPI_Comm comm, const char *call, a2a_side_t 
     if (vector && (rc = check_counts(c, comm, call, x->counts, x->displs, what)))
         return rc;
     if (!x->types)
-        return check_buf(comm, call, vector ? 0 : x->count, x->type, &x->t, what[0] == 's' ? "send" : "receive");
+        return check_buf(comm, call, vector ? 0 : x->count, x->type, &x->t,
+                         what[0] == 's' ? "send" : "receive");
     x->tv = malloc((size_t)c->size * sizeof *x->tv);
     if (!x->tv)
         bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
     for (int r = 0; r < c->size; r++)
         if ((rc = bdl_dt_check(comm, call, what[0] == 's' ? "send" : "receive", x->types[r],
-                              &x->tv[r])))
+                               &x->tv[r])))
             return rc;
     return MPI_SUCCESS;
 }
 
-static const bdl_dt_t *a2a_type(const a2a_side_t *x, int r)
-{
-    return x->tv ? x->tv[r] : x->t;
-}
+static const bdl_dt_t *a2a_type(const a2a_side_t *x, int r) { return x->tv ? x->tv[r] : x->t; }
 
 static char *a2a_block(const a2a_side_t *x, int r)
 {
@@ -1617,12 +1596,11 @@ static int alltoall_common(const char *call, int api, a2a_side_t *s, a2a_side_t 
         return ic_alltoall(c, comm, call, api, s, rv, vector, request);
     if (c->inter && rv->types)
         return bdl_inter_alltoallw(c, comm, call, s->buf, s->counts, s->displs, s->types,
-                                  (void *)rv->buf, rv->counts, rv->displs, rv->types);
+                                   (void *)rv->buf, rv->counts, rv->displs, rv->types);
     if (c->inter)
         return bdl_inter_alltoall(c, comm, call, s->buf, s->count, vector ? s->counts : NULL,
-                                 vector ? s->displs : NULL, s->type, (void *)rv->buf, rv->count,
-                                 vector ? rv->counts : NULL, vector ? rv->displs : NULL,
-                                 rv->type);
+                                  vector ? s->displs : NULL, s->type, (void *)rv->buf, rv->count,
+                                  vector ? rv->counts : NULL, vector ? rv->displs : NULL, rv->type);
     int rc;
     int inplace = s->buf == MPI_IN_PLACE;
     if (!vector)
@@ -1653,8 +1631,8 @@ static int alltoall_common(const char *call, int api, a2a_side_t *s, a2a_side_t 
     int own_err = own > room;
     if (!inplace)
         bdl_dt_copy(a2a_type(s, me), a2a_block(s, me), vcount(s->counts, s->count, me),
-                   a2a_type(rv, me), a2a_block(rv, me), vcount(rv->counts, rv->count, me),
-                   own_err ? room : own);
+                    a2a_type(rv, me), a2a_block(rv, me), vcount(rv->counts, rv->count, me),
+                    own_err ? room : own);
     bdl_nbc_t nb;
     nbc_init(&nb, c);
     if (own_err)
@@ -1704,8 +1682,8 @@ int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 }
 
 int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
-                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                  const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm)
 {
     a2a_side_t s = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .type = sendtype};
     a2a_side_t r = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .type = recvtype};
@@ -1714,8 +1692,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
 
 int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
-                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                   MPI_Request *request)
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
     a2a_side_t s = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .type = sendtype};
     a2a_side_t r = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .type = recvtype};
@@ -1820,8 +1797,7 @@ static void ic_fold(icoll_t *x, void *buf, uint64_t count, uint64_t off, bdl_dt_
 /* PUT n blocks as one piece: a table of n + 1 byte offsets (block j is
  * bytes [tab[j], tab[j+1]) of the data after the table), then the blocks. */
 static void put_table(put_t *p, int n, const void *buf, int count, const int *counts,
-                      const int *displs, const int *bdispls, const bdl_dt_t *t,
-                      bdl_dt_t *const *tv)
+                      const int *displs, const int *bdispls, const bdl_dt_t *t, bdl_dt_t *const *tv)
 {
     uint64_t *tab = malloc((size_t)(n + 1) * sizeof *tab);
     if (!tab)
@@ -1844,29 +1820,29 @@ static int ic_check_root(bdl_comm_t *c, MPI_Comm comm, const char *call, int roo
     if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->rsize))
         return MPI_SUCCESS;
     return bdl_error(comm, MPI_ERR_ROOT, call,
-                    "invalid root %d on an intercommunicator (MPI_ROOT, MPI_PROC_NULL or a rank "
-                    "of the remote group of size %d)",
-                    root, c->rsize);
+                     "invalid root %d on an intercommunicator (MPI_ROOT, MPI_PROC_NULL or a rank "
+                     "of the remote group of size %d)",
+                     root, c->rsize);
 }
 
 static int ic_no_in_place(MPI_Comm comm, const char *call, const void *buf)
 {
     if (buf == MPI_IN_PLACE)
         return bdl_error(comm, MPI_ERR_BUFFER, call,
-                        "MPI_IN_PLACE is not allowed on an intercommunicator");
+                         "MPI_IN_PLACE is not allowed on an intercommunicator");
     return MPI_SUCCESS;
 }
 
-static int check_counts_n(MPI_Comm comm, const char *call, const int counts[],
-                          const int displs[], int n, const char *what)
+static int check_counts_n(MPI_Comm comm, const char *call, const int counts[], const int displs[],
+                          int n, const char *what)
 {
     if (!counts || !displs)
         return bdl_error(comm, MPI_ERR_ARG, call, "NULL %s%s", what,
-                        !counts ? "counts" : "displacements");
+                         !counts ? "counts" : "displacements");
     for (int r = 0; r < n; r++)
         if (counts[r] < 0)
             return bdl_error(comm, MPI_ERR_COUNT, call, "invalid %scount %d for rank %d", what,
-                            counts[r], r);
+                             counts[r], r);
     return MPI_SUCCESS;
 }
 
@@ -1915,10 +1891,10 @@ static int ic_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, co
     if (sends && ((rc = ic_no_in_place(comm, call, sendbuf)) ||
                   (rc = check_buf(comm, call, sendcount, sendtype, &st, "send"))))
         return rc;
-    if (recvs && ((rc = check_buf(comm, call, recvcounts ? 0 : recvcount, recvtype, &rt,
-                                  "receive")) ||
-                  (recvcounts && (rc = check_counts_n(comm, call, recvcounts, displs, c->rsize,
-                                                      "receive ")))))
+    if (recvs &&
+        ((rc = check_buf(comm, call, recvcounts ? 0 : recvcount, recvtype, &rt, "receive")) ||
+         (recvcounts &&
+          (rc = check_counts_n(comm, call, recvcounts, displs, c->rsize, "receive ")))))
         return rc;
     icoll_t x;
     ic_begin(&x, c, BD_COLL_ALLGATHER, api);
@@ -1942,8 +1918,7 @@ static int ic_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, c
         return rc;
     if (root == MPI_ROOT &&
         ((rc = check_buf(comm, call, sendcounts ? 0 : sendcount, sendtype, &st, "send")) ||
-         (sendcounts &&
-          (rc = check_counts_n(comm, call, sendcounts, displs, c->rsize, "send ")))))
+         (sendcounts && (rc = check_counts_n(comm, call, sendcounts, displs, c->rsize, "send ")))))
         return rc;
     if (root >= 0 && ((rc = ic_no_in_place(comm, call, recvbuf)) ||
                       (rc = check_buf(comm, call, recvcount, recvtype, &rt, "receive"))))
@@ -2037,9 +2012,9 @@ static int ic_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void 
 
 /* Reduce_scatter(_block): each group gets the reduction of the other
  * group's vectors, scattered by its own counts. */
-static int ic_redscat(bdl_comm_t *c, MPI_Comm comm, const char *call, int api,
-                      const void *sendbuf, void *recvbuf, const int *counts, int block,
-                      MPI_Datatype dt, MPI_Op op, MPI_Request *request)
+static int ic_redscat(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
+                      void *recvbuf, const int *counts, int block, MPI_Datatype dt, MPI_Op op,
+                      MPI_Request *request)
 {
     bdl_dt_t *t = NULL;
     bdl_user_op_t *u = NULL;
@@ -2064,7 +2039,7 @@ static int ic_redscat(bdl_comm_t *c, MPI_Comm comm, const char *call, int api,
 /* ---------------------------------------------------------------- communicator creation */
 
 int bdl_nbc_split(bdl_comm_t *c, int color, int key, int api, bdl_nbc_fin_t fin, void *arg,
-                 MPI_Request *request)
+                  MPI_Request *request)
 {
     bdl_nbc_t nb;
     nbc_init(&nb, c);

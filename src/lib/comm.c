@@ -38,18 +38,18 @@ int bdl_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh)
     return h;
 }
 
-static void set_predefined(MPI_Comm h, int ctx, int rank, int size, int *world,
-                           const char *name)
+static void set_predefined(MPI_Comm h, int ctx, int rank, int size, int *world, const char *name)
 {
-    bdl_g.comms[h] = (bdl_comm_t){.used = 1, .ctx = ctx, .rank = rank, .size = size,
-                                .world = world, .errh = BDL_ERRH_DEFAULT};
+    bdl_g.comms[h] = (bdl_comm_t){.used = 1,
+                                  .ctx = ctx,
+                                  .rank = rank,
+                                  .size = size,
+                                  .world = world,
+                                  .errh = BDL_ERRH_DEFAULT};
     snprintf(bdl_g.comms[h].name, sizeof bdl_g.comms[h].name, "%s", name);
 }
 
-int bdl_world_node(int world)
-{
-    return world / (int)bdl_g.hdr->nslaves;
-}
+int bdl_world_node(int world) { return world / (int)bdl_g.hdr->nslaves; }
 
 int bdl_comm_register(int ctx, const int *world, int n)
 {
@@ -188,8 +188,8 @@ int bdl_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const c
     if (!newcomm)
         return bdl_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
     if (color < 0 && color != MPI_UNDEFINED)
-        return bdl_error(comm, MPI_ERR_ARG, call, "invalid color %d (must be >= 0 or MPI_UNDEFINED)",
-                        color);
+        return bdl_error(comm, MPI_ERR_ARG, call,
+                         "invalid color %d (must be >= 0 or MPI_UNDEFINED)", color);
     if (c->inter)
         return bdl_inter_split(comm, color, key, newcomm, call);
     MPI_Errhandler errh = c->errh;
@@ -393,8 +393,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
     return comm_idup(comm, newcomm, request, "MPI_Comm_idup");
 }
 
-int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm,
-                            MPI_Request *request)
+int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
     (void)info;
     if (!request)
@@ -408,10 +407,10 @@ int MPI_Comm_free(MPI_Comm *comm)
     bdl_comm_t *c = comm ? bdl_comm_get(*comm) : NULL;
     if (!c)
         return bdl_error(comm ? *comm : MPI_COMM_NULL, MPI_ERR_COMM, "MPI_Comm_free",
-                        "invalid communicator %d", comm ? *comm : 0);
+                         "invalid communicator %d", comm ? *comm : 0);
     if (*comm <= BDMPI_COMM_CWORLD)
         return bdl_error(*comm, MPI_ERR_COMM, "MPI_Comm_free",
-                        "cannot free predefined communicator %d", *comm);
+                         "cannot free predefined communicator %d", *comm);
     int rc = bdl_attr_delete_all(*comm, "MPI_Comm_free");
     if (rc)
         return rc;
@@ -425,7 +424,7 @@ int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
     BDL_CHECK_INIT("MPI_Comm_test_inter");
     if (!bdl_comm_get(comm))
         return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_test_inter", "invalid communicator %d",
-                        comm);
+                         comm);
     if (!flag)
         return bdl_error(comm, MPI_ERR_ARG, "MPI_Comm_test_inter", "flag is NULL");
     *flag = bdl_comm_get(comm)->inter;
@@ -453,8 +452,8 @@ static int group_in_comm(bdl_comm_t *c, MPI_Comm comm, const int *mem, int n, co
         if (!in[mem[i]]) {
             free(in);
             return bdl_error(comm, MPI_ERR_GROUP, call,
-                            "group member %d (world rank %d) is not in communicator %d", i,
-                            mem[i], comm);
+                             "group member %d (world rank %d) is not in communicator %d", i, mem[i],
+                             comm);
         }
     free(in);
     return MPI_SUCCESS;
@@ -532,8 +531,8 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
         return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (c->inter)
         return bdl_error(comm, MPI_ERR_COMM, call,
-                        "communicator %d is an intercommunicator (must be an intracommunicator)",
-                        comm);
+                         "communicator %d is an intercommunicator (must be an intracommunicator)",
+                         comm);
     int n;
     const int *mem = bdl_group_members(group, &n);
     if (!mem)
@@ -549,7 +548,7 @@ int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *new
 }
 
 int bdl_comm_create_members(MPI_Comm comm, const int *mem, int n, int tag, MPI_Comm *newcomm,
-                           const char *call)
+                            const char *call)
 {
     bdl_comm_t *c = bdl_comm_get(comm);
     int me = index_of(mem, n, bdl_g.world_rank);
@@ -559,9 +558,9 @@ int bdl_comm_create_members(MPI_Comm comm, const int *mem, int n, int tag, MPI_C
     }
     if ((uint64_t)n * sizeof(int32_t) > bdl_g.window)
         return bdl_error(comm, MPI_ERR_OTHER, call,
-                        "a group of %d ranks does not fit the %llu-byte window (use a larger "
-                        "-window)",
-                        n, (unsigned long long)bdl_g.window);
+                         "a group of %d ranks does not fit the %llu-byte window (use a larger "
+                         "-window)",
+                         n, (unsigned long long)bdl_g.window);
     MPI_Errhandler errh = c->errh;
     int ctx, rank, size, *world;
     if (n == 1) {
@@ -603,8 +602,7 @@ int bdl_comm_create_members(MPI_Comm comm, const int *mem, int n, int tag, MPI_C
 }
 
 /* MPI_COMM_TYPE_SHARED: the ranks of comm on the caller's node. */
-int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
-                        MPI_Comm *newcomm)
+int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     const char *call = "MPI_Comm_split_type";
     (void)info;
@@ -614,12 +612,12 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info,
         return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (c->inter)
         return bdl_error(comm, MPI_ERR_COMM, call,
-                        "communicator %d is an intercommunicator (must be an intracommunicator)",
-                        comm);
+                         "communicator %d is an intercommunicator (must be an intracommunicator)",
+                         comm);
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
         return bdl_error(comm, MPI_ERR_ARG, call,
-                        "invalid split_type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)",
-                        split_type);
+                         "invalid split_type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)",
+                         split_type);
     int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : bdl_world_node(bdl_g.world_rank);
     return bdl_comm_split(comm, color, key, newcomm, call);
 }
@@ -629,8 +627,7 @@ int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
     (void)info; /* no hint changes anything here */
     BDL_CHECK_INIT("MPI_Comm_set_info");
     if (!bdl_comm_get(comm))
-        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_set_info", "invalid communicator %d",
-                        comm);
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_set_info", "invalid communicator %d", comm);
     return MPI_SUCCESS;
 }
 
@@ -638,8 +635,7 @@ int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
     BDL_CHECK_INIT("MPI_Comm_get_info");
     if (!bdl_comm_get(comm))
-        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_get_info", "invalid communicator %d",
-                        comm);
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_get_info", "invalid communicator %d", comm);
     return MPI_Info_create(info_used); /* no hint is in use */
 }
 
@@ -680,7 +676,7 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
     bdl_comm_t *a = bdl_comm_get(comm1), *b = bdl_comm_get(comm2);
     if (!a || !b)
         return bdl_error(a ? comm2 : comm1, MPI_ERR_COMM, "MPI_Comm_compare",
-                        "invalid communicator %d", a ? comm2 : comm1);
+                         "invalid communicator %d", a ? comm2 : comm1);
     if (!result)
         return bdl_error(comm1, MPI_ERR_ARG, "MPI_Comm_compare", "result is NULL");
     if (comm1 == comm2) {
@@ -718,7 +714,10 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
     case MPI_WTIME_IS_GLOBAL: v = &wtime_global; break;
     case MPI_UNIVERSE_SIZE: v = &universe; break;
     case MPI_APPNUM: v = &appnum; break;
-    case MPI_LASTUSEDCODE: lastused = bdl_errcode_lastused(); v = &lastused; break;
+    case MPI_LASTUSEDCODE:
+        lastused = bdl_errcode_lastused();
+        v = &lastused;
+        break;
     default: {
         void *val = NULL;
         int rc = bdl_attr_get(bdl_comm_get(comm), keyval, &val, flag);

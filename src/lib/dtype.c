@@ -39,7 +39,7 @@ enum { H_UNUSED = 0, H_LIVE, H_FREED };
 static bdl_dt_t g_pre[NPRE];
 static int g_pre_ready;
 
-static bdl_dt_t **g_obj;      /* handle -> descriptor (derived handles) */
+static bdl_dt_t **g_obj;     /* handle -> descriptor (derived handles) */
 static unsigned char *g_hst; /* handle -> H_* */
 static int g_nh;             /* table size */
 static int g_next = NPRE;    /* next never-used handle */
@@ -48,28 +48,57 @@ static int g_nfreed, g_freedcap;
 
 static int pre_align(int dt)
 {
-    typedef struct { float v; int i; } pf;
-    typedef struct { double v; int i; } pd;
-    typedef struct { long v; int i; } pl;
-    typedef struct { int v; int i; } pi;
-    typedef struct { short v; int i; } ps;
-    typedef struct { long double v; int i; } pld;
+    typedef struct {
+        float v;
+        int i;
+    } pf;
+    typedef struct {
+        double v;
+        int i;
+    } pd;
+    typedef struct {
+        long v;
+        int i;
+    } pl;
+    typedef struct {
+        int v;
+        int i;
+    } pi;
+    typedef struct {
+        short v;
+        int i;
+    } ps;
+    typedef struct {
+        long double v;
+        int i;
+    } pld;
     switch (dt) {
     case MPI_WCHAR: return alignof(wchar_t);
-    case MPI_SHORT: case MPI_UNSIGNED_SHORT: return alignof(short);
-    case MPI_INT: case MPI_UNSIGNED: return alignof(int);
-    case MPI_LONG: case MPI_UNSIGNED_LONG: return alignof(long);
-    case MPI_LONG_LONG_INT: case MPI_UNSIGNED_LONG_LONG: return alignof(long long);
+    case MPI_SHORT:
+    case MPI_UNSIGNED_SHORT: return alignof(short);
+    case MPI_INT:
+    case MPI_UNSIGNED: return alignof(int);
+    case MPI_LONG:
+    case MPI_UNSIGNED_LONG: return alignof(long);
+    case MPI_LONG_LONG_INT:
+    case MPI_UNSIGNED_LONG_LONG: return alignof(long long);
     case MPI_FLOAT: return alignof(float);
     case MPI_DOUBLE: return alignof(double);
     case MPI_LONG_DOUBLE: return alignof(long double);
-    case MPI_INT16_T: case MPI_UINT16_T: return alignof(int16_t);
-    case MPI_INT32_T: case MPI_UINT32_T: return alignof(int32_t);
-    case MPI_INT64_T: case MPI_UINT64_T: return alignof(int64_t);
-    case MPI_C_BOOL: case MPI_CXX_BOOL: return alignof(bool);
-    case MPI_C_FLOAT_COMPLEX: case MPI_CXX_FLOAT_COMPLEX: return alignof(float);
-    case MPI_C_DOUBLE_COMPLEX: case MPI_CXX_DOUBLE_COMPLEX: return alignof(double);
-    case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_CXX_LONG_DOUBLE_COMPLEX: return alignof(long double);
+    case MPI_INT16_T:
+    case MPI_UINT16_T: return alignof(int16_t);
+    case MPI_INT32_T:
+    case MPI_UINT32_T: return alignof(int32_t);
+    case MPI_INT64_T:
+    case MPI_UINT64_T: return alignof(int64_t);
+    case MPI_C_BOOL:
+    case MPI_CXX_BOOL: return alignof(bool);
+    case MPI_C_FLOAT_COMPLEX:
+    case MPI_CXX_FLOAT_COMPLEX: return alignof(float);
+    case MPI_C_DOUBLE_COMPLEX:
+    case MPI_CXX_DOUBLE_COMPLEX: return alignof(double);
+    case MPI_C_LONG_DOUBLE_COMPLEX:
+    case MPI_CXX_LONG_DOUBLE_COMPLEX: return alignof(long double);
     case MPI_AINT: return alignof(MPI_Aint);
     case MPI_OFFSET: return alignof(MPI_Offset);
     case MPI_COUNT: return alignof(MPI_Count);
@@ -79,15 +108,25 @@ static int pre_align(int dt)
     case MPI_2INT: return alignof(pi);
     case MPI_SHORT_INT: return alignof(ps);
     case MPI_LONG_DOUBLE_INT: return alignof(pld);
-    case MPI_LOGICAL: case MPI_INTEGER: case MPI_2INTEGER: return alignof(int);
-    case MPI_REAL: case MPI_2REAL: case MPI_COMPLEX: return alignof(float);
-    case MPI_DOUBLE_PRECISION: case MPI_2DOUBLE_PRECISION: case MPI_DOUBLE_COMPLEX:
-        return alignof(double);
+    case MPI_LOGICAL:
+    case MPI_INTEGER:
+    case MPI_2INTEGER: return alignof(int);
+    case MPI_REAL:
+    case MPI_2REAL:
+    case MPI_COMPLEX: return alignof(float);
+    case MPI_DOUBLE_PRECISION:
+    case MPI_2DOUBLE_PRECISION:
+    case MPI_DOUBLE_COMPLEX: return alignof(double);
     case MPI_INTEGER2: return alignof(int16_t);
-    case MPI_INTEGER4: case MPI_REAL4: case MPI_COMPLEX8: return alignof(int32_t);
-    case MPI_INTEGER8: case MPI_REAL8: case MPI_COMPLEX16: return alignof(int64_t);
+    case MPI_INTEGER4:
+    case MPI_REAL4:
+    case MPI_COMPLEX8: return alignof(int32_t);
+    case MPI_INTEGER8:
+    case MPI_REAL8:
+    case MPI_COMPLEX16: return alignof(int64_t);
     case MPI_INTEGER16: return alignof(max_align_t);
-    case MPI_REAL16: case MPI_COMPLEX32: return alignof(long double);
+    case MPI_REAL16:
+    case MPI_COMPLEX32: return alignof(long double);
     default: return 1;
     }
 }
@@ -273,19 +312,18 @@ static const char *bad_why(MPI_Datatype dt)
 static int type_error(MPI_Comm comm, const char *call, const char *what, MPI_Datatype dt)
 {
     return bdl_error(comm, MPI_ERR_TYPE, call, "%s%sdatatype %d %s", what, *what ? " " : "", dt,
-                    bad_why(dt));
+                     bad_why(dt));
 }
 
-int bdl_dt_check(MPI_Comm comm, const char *call, const char *what, MPI_Datatype dt,
-                bdl_dt_t **out)
+int bdl_dt_check(MPI_Comm comm, const char *call, const char *what, MPI_Datatype dt, bdl_dt_t **out)
 {
     bdl_dt_t *t = obj_of(dt);
     if (!t)
         return type_error(comm, call, what, dt);
     if (!t->committed)
         return bdl_error(comm, MPI_ERR_TYPE, call,
-                        "%s%sdatatype %d is not committed (call MPI_Type_commit first)", what,
-                        *what ? " " : "", dt);
+                         "%s%sdatatype %d is not committed (call MPI_Type_commit first)", what,
+                         *what ? " " : "", dt);
     *out = t;
     return MPI_SUCCESS;
 }
@@ -440,8 +478,8 @@ static int b_finish(builder_t *b)
         s += t->runs[i].len * t->runs[i].cnt;
     }
     t->pre[t->nruns] = s;
-    t->contig = !t->psize || (t->nruns == 1 && t->runs[0].cnt == 1 &&
-                              (int64_t)t->runs[0].len == t->extent);
+    t->contig =
+        !t->psize || (t->nruns == 1 && t->runs[0].cnt == 1 && (int64_t)t->runs[0].len == t->extent);
     return 0;
 }
 
@@ -453,8 +491,8 @@ static void b_abort(builder_t *b)
 }
 
 /* Record Type_get_contents' arrays; types gain a reference each. */
-static int b_contents(builder_t *b, int ni, const int *ints, int na, const MPI_Aint *aints,
-                      int nd, bdl_dt_t *const *types)
+static int b_contents(builder_t *b, int ni, const int *ints, int na, const MPI_Aint *aints, int nd,
+                      bdl_dt_t *const *types)
 {
     bdl_dt_t *t = b->t;
     t->ints = malloc((size_t)(ni ? ni : 1) * sizeof *t->ints);
@@ -519,14 +557,14 @@ static int nomem(builder_t *b, const char *call)
 #define CHECK_OUT(call, p)                                                                         \
     do {                                                                                           \
         if (!(p))                                                                                  \
-            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL output argument");          \
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL output argument");           \
     } while (0)
 
 static int check_count(const char *call, const char *what, int n)
 {
     if (n < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_COUNT, call, "invalid %s %d (must be >= 0)", what,
-                        n);
+                         n);
     return MPI_SUCCESS;
 }
 
@@ -537,7 +575,7 @@ static int check_blocks(const char *call, int count, const int *bl)
     for (int i = 0; i < count; i++)
         if (bl[i] < 0)
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                            "invalid block length %d at index %d (must be >= 0)", bl[i], i);
+                             "invalid block length %d at index %d (must be >= 0)", bl[i], i);
     return MPI_SUCCESS;
 }
 
@@ -567,7 +605,7 @@ static int vector(const char *call, int combiner, int count, int blocklength, MP
         return rc;
     if (blocklength < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                        "invalid block length %d (must be >= 0)", blocklength);
+                         "invalid block length %d (must be >= 0)", blocklength);
     CHECK_OUT(call, newtype);
     int64_t bstride = stride_in_elems ? (int64_t)stride * o->extent : (int64_t)stride;
     builder_t b;
@@ -601,8 +639,8 @@ int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Dat
 int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                      MPI_Datatype *newtype)
 {
-    return vector("MPI_Type_hvector", MPI_COMBINER_HVECTOR, count, blocklength, stride, 0,
-                  oldtype, newtype);
+    return vector("MPI_Type_hvector", MPI_COMBINER_HVECTOR, count, blocklength, stride, 0, oldtype,
+                  newtype);
 }
 
 /* indexed family.  bl: per-block lengths (NULL: all `block`); idisp: int
@@ -619,7 +657,7 @@ static int indexed(const char *call, int combiner, int count, const int *bl, int
         return rc;
     if (!bl && block < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                        "invalid block length %d (must be >= 0)", block);
+                         "invalid block length %d (must be >= 0)", block);
     if (count > 0 && !idisp && !adisp)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array of displacements");
     CHECK_OUT(call, newtype);
@@ -670,8 +708,8 @@ int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                              MPI_Datatype *newtype)
 {
-    return indexed("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, count,
-                   array_of_blocklengths, 0, NULL, array_of_displacements, oldtype, newtype);
+    return indexed("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths,
+                   0, NULL, array_of_displacements, oldtype, newtype);
 }
 
 int MPI_Type_hindexed(int count, const int array_of_blocklengths[],
@@ -705,7 +743,7 @@ static int type_struct(const char *call, int count, const int bl[], const MPI_Ai
         return rc;
     if (count > 0 && (!disp || !types))
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                        "NULL array of displacements or datatypes");
+                         "NULL array of displacements or datatypes");
     CHECK_OUT(call, newtype);
     bdl_dt_t **objs = malloc((size_t)(count ? count : 1) * sizeof *objs);
     if (!objs)
@@ -715,7 +753,7 @@ static int type_struct(const char *call, int count, const int bl[], const MPI_Ai
         if (!objs[i]) {
             free(objs);
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_TYPE, call, "datatype %d at index %d %s",
-                            types[i], i, bad_why(types[i]));
+                             types[i], i, bad_why(types[i]));
         }
     }
     builder_t b;
@@ -804,19 +842,19 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
         return rc;
     if (ndims <= 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid ndims %d (must be > 0)",
-                        ndims);
+                         ndims);
     if (!array_of_sizes || !array_of_subsizes || !array_of_starts)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array argument");
     if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                        "invalid order %d (MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
+                         "invalid order %d (MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
     for (int i = 0; i < ndims; i++) {
         int sz = array_of_sizes[i], sub = array_of_subsizes[i], st = array_of_starts[i];
         if (sz <= 0 || sub <= 0 || sub > sz || st < 0 || st > sz - sub)
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                            "dimension %d: size %d, subsize %d, start %d do not describe a "
-                            "subarray (need 0 < subsize <= size, 0 <= start <= size - subsize)",
-                            i, sz, sub, st);
+                             "dimension %d: size %d, subsize %d, start %d do not describe a "
+                             "subarray (need 0 < subsize <= size, 0 <= start <= size - subsize)",
+                             i, sz, sub, st);
     }
     CHECK_OUT(call, newtype);
     /* Dimensions from the slowest to the fastest varying. */
@@ -884,8 +922,8 @@ oom:
 /* The global indices one process owns in one dimension of a distributed
  * array, as runs [start, start + len) in increasing order (MPI 3.1 4.1.4):
  * p is the process's coordinate among P, g the global size. */
-static int darray_runs(int g, int distrib, int darg, int P, int p, int64_t **start,
-                       int64_t **len, int64_t *nruns)
+static int darray_runs(int g, int distrib, int darg, int P, int p, int64_t **start, int64_t **len,
+                       int64_t *nruns)
 {
     int64_t n = 0, cap;
     if (distrib == MPI_DISTRIBUTE_CYCLIC) {
@@ -935,44 +973,44 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsi
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid size %d (must be > 0)", size);
     if (rank < 0 || rank >= size)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid rank %d (size %d)", rank,
-                        size);
+                         size);
     if (ndims <= 0 || ndims > 1024)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid ndims %d (1..1024)", ndims);
     if (!array_of_gsizes || !array_of_distribs || !array_of_dargs || !array_of_psizes)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array argument");
     if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                        "invalid order %d (MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
+                         "invalid order %d (MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
     long long nprocs = 1;
     for (int i = 0; i < ndims; i++) {
         int g = array_of_gsizes[i], P = array_of_psizes[i], dist = array_of_distribs[i];
         int darg = array_of_dargs[i];
         if (g <= 0 || P <= 0)
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                            "dimension %d: gsize %d and psize %d must be > 0", i, g, P);
+                             "dimension %d: gsize %d and psize %d must be > 0", i, g, P);
         if (dist != MPI_DISTRIBUTE_BLOCK && dist != MPI_DISTRIBUTE_CYCLIC &&
             dist != MPI_DISTRIBUTE_NONE)
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                            "dimension %d: invalid distribution %d (MPI_DISTRIBUTE_BLOCK, "
-                            "_CYCLIC or _NONE)",
-                            i, dist);
+                             "dimension %d: invalid distribution %d (MPI_DISTRIBUTE_BLOCK, "
+                             "_CYCLIC or _NONE)",
+                             i, dist);
         if (dist == MPI_DISTRIBUTE_NONE && P != 1)
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                            "dimension %d: MPI_DISTRIBUTE_NONE needs psize 1, not %d", i, P);
+                             "dimension %d: MPI_DISTRIBUTE_NONE needs psize 1, not %d", i, P);
         if (dist != MPI_DISTRIBUTE_NONE && darg != MPI_DISTRIBUTE_DFLT_DARG && darg <= 0)
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                            "dimension %d: invalid distribution argument %d", i, darg);
+                             "dimension %d: invalid distribution argument %d", i, darg);
         if (dist == MPI_DISTRIBUTE_BLOCK && darg != MPI_DISTRIBUTE_DFLT_DARG &&
             (long long)darg * P < g)
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                            "dimension %d: %d blocks of %d cannot hold gsize %d", i, P, darg, g);
+                             "dimension %d: %d blocks of %d cannot hold gsize %d", i, P, darg, g);
         nprocs *= P;
         if (nprocs > size)
             break;
     }
     if (nprocs != size)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                        "the process grid (psizes) does not have size = %d processes", size);
+                         "the process grid (psizes) does not have size = %d processes", size);
     CHECK_OUT(call, newtype);
     /* This process's coordinates: the process grid is row-major whatever
      * the array's order. */
@@ -1126,7 +1164,7 @@ int MPI_Type_free(MPI_Datatype *datatype)
         return rc;
     if (t->predefined)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_TYPE, call,
-                        "datatype %d (%s) is predefined and cannot be freed", *datatype, t->name);
+                         "datatype %d (%s) is predefined and cannot be freed", *datatype, t->name);
     /* Attributes go through their delete callbacks first (typeattr.c). */
     if ((rc = bdl_type_attr_delete_all(*datatype, call)))
         return rc;
@@ -1244,8 +1282,8 @@ int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_add
 }
 
 int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
-                          int max_datatypes, int array_of_integers[],
-                          MPI_Aint array_of_addresses[], MPI_Datatype array_of_datatypes[])
+                          int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
+                          MPI_Datatype array_of_datatypes[])
 {
     const char *call = "MPI_Type_get_contents";
     bdl_dt_t *t = NULL;
@@ -1254,11 +1292,11 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
         return rc;
     if (t->predefined)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                        "datatype %d (%s) is predefined: it has no contents", datatype, t->name);
+                         "datatype %d (%s) is predefined: it has no contents", datatype, t->name);
     if (max_integers < t->ni || max_addresses < t->na || max_datatypes < t->nd)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                        "arrays too small: need %d integers, %d addresses, %d datatypes", t->ni,
-                        t->na, t->nd);
+                         "arrays too small: need %d integers, %d addresses, %d datatypes", t->ni,
+                         t->na, t->nd);
     if (t->ni)
         memcpy(array_of_integers, t->ints, (size_t)t->ni * sizeof *t->ints);
     if (t->na)
@@ -1312,10 +1350,7 @@ int MPI_Get_address(const void *location, MPI_Aint *address)
     return MPI_SUCCESS;
 }
 
-int MPI_Address(void *location, MPI_Aint *address)
-{
-    return MPI_Get_address(location, address);
-}
+int MPI_Address(void *location, MPI_Aint *address) { return MPI_Get_address(location, address); }
 
 MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 {
@@ -1538,19 +1573,19 @@ static void xfer(const bdl_dt_t *t, const void *buf, uint64_t count, uint64_t of
 }
 
 void bdl_dt_pack(const bdl_dt_t *t, const void *buf, uint64_t count, uint64_t off, void *out,
-                uint64_t len)
+                 uint64_t len)
 {
     xfer(t, buf, count, off, out, len, 1);
 }
 
 void bdl_dt_unpack(const bdl_dt_t *t, void *buf, uint64_t count, uint64_t off, const void *in,
-                  uint64_t len)
+                   uint64_t len)
 {
     xfer(t, buf, count, off, (char *)in, len, 0);
 }
 
 void bdl_dt_copy(const bdl_dt_t *st, const void *sbuf, uint64_t scount, const bdl_dt_t *rt,
-                void *rbuf, uint64_t rcount, uint64_t nbytes)
+                 void *rbuf, uint64_t rcount, uint64_t nbytes)
 {
     if (!nbytes)
         return;
@@ -1585,7 +1620,7 @@ void *bdl_dt_alloc(const bdl_dt_t *t, uint64_t count, void **base)
     void *mem = calloc(1, n + 1);
     if (!mem)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory allocating %llu bytes for %llu elements",
-                 (unsigned long long)n, (unsigned long long)count);
+                  (unsigned long long)n, (unsigned long long)count);
     *base = addr(mem, -lo);
     return mem;
 }
@@ -1620,8 +1655,8 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
     uint64_t n = (uint64_t)incount * t->psize;
     if ((uint64_t)*position + n > (uint64_t)outsize)
         return bdl_error(comm, MPI_ERR_TRUNCATE, "MPI_Pack",
-                        "%llu packed bytes do not fit at position %d of a %d-byte buffer",
-                        (unsigned long long)n, *position, outsize);
+                         "%llu packed bytes do not fit at position %d of a %d-byte buffer",
+                         (unsigned long long)n, *position, outsize);
     bdl_dt_pack(t, inbuf, (uint64_t)incount, 0, addr(outbuf, *position), n);
     *position += (int)n;
     return MPI_SUCCESS;
@@ -1638,10 +1673,10 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int o
     uint64_t n = (uint64_t)outcount * t->psize;
     if ((uint64_t)*position + n > (uint64_t)insize)
         return bdl_error(comm, MPI_ERR_TRUNCATE, "MPI_Unpack",
-                        "%d elements need %llu packed bytes but only %lld remain after position "
-                        "%d of the %d-byte buffer",
-                        outcount, (unsigned long long)n, (long long)insize - *position, *position,
-                        insize);
+                         "%d elements need %llu packed bytes but only %lld remain after position "
+                         "%d of the %d-byte buffer",
+                         outcount, (unsigned long long)n, (long long)insize - *position, *position,
+                         insize);
     bdl_dt_unpack(t, outbuf, (uint64_t)outcount, 0, addr(inbuf, *position), n);
     *position += (int)n;
     return MPI_SUCCESS;
@@ -1661,8 +1696,8 @@ int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
     uint64_t n = (uint64_t)incount * t->psize;
     if (n > INT_MAX)
         return bdl_error(comm, MPI_ERR_COUNT, "MPI_Pack_size",
-                        "%d elements pack into %llu bytes, more than an int can count", incount,
-                        (unsigned long long)n);
+                         "%d elements pack into %llu bytes, more than an int can count", incount,
+                         (unsigned long long)n);
     *size = (int)n;
     return MPI_SUCCESS;
 }

@@ -30,7 +30,7 @@ int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "request is NULL");
     if (!query_fn || !free_fn || !cancel_fn)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                        "NULL callback (query_fn, free_fn and cancel_fn are all required)");
+                         "NULL callback (query_fn, free_fn and cancel_fn are all required)");
     struct bdl_greq *g = malloc(sizeof *g);
     if (!g)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
@@ -59,16 +59,18 @@ int MPI_Grequest_complete(MPI_Request request)
     bdl_request_t *q = bdl_req_lookup(request);
     if (!q || q->kind != BDL_RQ_GREQ)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, call,
-                        "request %d is not a generalized request", request);
+                         "request %d is not a generalized request", request);
     if (greq_done(q))
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, call,
-                        "generalized request %d is already complete", request);
+                         "generalized request %d is already complete", request);
     struct bdl_greq *g = q->greq;
     if (g->freed) {
         int rc = g->free_fn(g->extra);
         greq_release(q);
-        return rc ? bdl_error(MPI_COMM_WORLD, rc, call, "free_fn of generalized request %d "
-                             "returned error %d", request, rc)
+        return rc ? bdl_error(MPI_COMM_WORLD, rc, call,
+                              "free_fn of generalized request %d "
+                              "returned error %d",
+                              request, rc)
                   : MPI_SUCCESS;
     }
     __atomic_store_n(&q->done, 1, __ATOMIC_RELEASE);
@@ -136,8 +138,7 @@ int MPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
     BDL_CHECK_INIT("MPI_Status_set_cancelled");
     if (!status || status == MPI_STATUS_IGNORE)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_set_cancelled",
-                        "invalid status");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_set_cancelled", "invalid status");
     status->bd_cancelled = flag != 0;
     return MPI_SUCCESS;
 }

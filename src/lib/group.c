@@ -66,11 +66,11 @@ const int *bdl_group_members(MPI_Group g, int *n)
 /* ---------------------------------------------------------------- helpers */
 
 #define GET_GROUP(g, mem, n, call)                                                                 \
-    BDL_CHECK_INIT(call);                                                                           \
+    BDL_CHECK_INIT(call);                                                                          \
     int n;                                                                                         \
-    const int *mem = bdl_group_members(g, &n);                                                      \
+    const int *mem = bdl_group_members(g, &n);                                                     \
     if (!mem)                                                                                      \
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call, "invalid group %d", g)
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call, "invalid group %d", g)
 
 /* world rank -> group rank map (-1: not a member); caller frees. */
 static int *rank_map(const int *mem, int n)
@@ -154,8 +154,8 @@ int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_G
     for (int i = 0; i < n; i++)
         if (ranks1[i] != MPI_PROC_NULL && (ranks1[i] < 0 || ranks1[i] >= n1))
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_RANK, call,
-                            "ranks1[%d] = %d is not a rank of group %d (size %d)", i, ranks1[i],
-                            group1, n1);
+                             "ranks1[%d] = %d is not a rank of group %d (size %d)", i, ranks1[i],
+                             group1, n1);
     int *map = rank_map(m2, n2);
     if (!map)
         return no_mem(call);
@@ -223,7 +223,7 @@ int MPI_Group_free(MPI_Group *group)
     int n;
     if (!bdl_group_members(*group, &n))
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_GROUP, "MPI_Group_free", "invalid group %d",
-                        *group);
+                         *group);
     free(g_groups[*group].world);
     memset(&g_groups[*group], 0, sizeof g_groups[*group]);
     *group = MPI_GROUP_NULL;
@@ -239,7 +239,7 @@ static int check_ranks(const int *ranks, int n, int gsize, MPI_Group g, const ch
 {
     if (n < 0 || n > gsize)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                        "invalid number of ranks %d (group %d has %d)", n, g, gsize);
+                         "invalid number of ranks %d (group %d has %d)", n, g, gsize);
     if (n > 0 && !ranks)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL %s with n = %d", what, n);
     char *seen = calloc((size_t)(gsize ? gsize : 1), 1);
@@ -250,13 +250,13 @@ static int check_ranks(const int *ranks, int n, int gsize, MPI_Group g, const ch
         if (r < 0 || r >= gsize) {
             free(seen);
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_RANK, call,
-                            "%s[%d] = %d is not a rank of group %d (size %d)", what, i, r, g,
-                            gsize);
+                             "%s[%d] = %d is not a rank of group %d (size %d)", what, i, r, g,
+                             gsize);
         }
         if (seen[r]) {
             free(seen);
-            return bdl_error(MPI_COMM_WORLD, MPI_ERR_RANK, call, "%s[%d] = %d appears twice",
-                            what, i, r);
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_RANK, call, "%s[%d] = %d appears twice", what,
+                             i, r);
         }
         seen[r] = 1;
     }
@@ -338,15 +338,15 @@ static int expand_ranges(int n, int ranges[][3], int gsize, MPI_Group g, const c
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "ranges[%d] has stride 0", i);
         if (first < 0 || first >= gsize || last < 0 || last >= gsize)
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_RANK, call,
-                            "ranges[%d] = (%d, %d, %d) leaves group %d (size %d)", i, first,
-                            last, stride, g, gsize);
+                             "ranges[%d] = (%d, %d, %d) leaves group %d (size %d)", i, first, last,
+                             stride, g, gsize);
         long long cnt = ((long long)last - first) / stride + 1;
         if (cnt > 0)
             total += cnt;
         if (total > gsize)
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_RANK, call,
-                            "ranges name more than the %d ranks of group %d (a rank repeats)",
-                            gsize, g);
+                             "ranges name more than the %d ranks of group %d (a rank repeats)",
+                             gsize, g);
     }
     int *list = malloc((size_t)(total ? total : 1) * sizeof(int));
     if (!list)
@@ -402,8 +402,7 @@ enum { SET_UNION, SET_INTERSECTION, SET_DIFFERENCE };
 
 /* Union: group1, then the members of group2 not in group1 in group2's
  * order.  Intersection and difference keep group1's order. */
-static int set_op(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, int op,
-                  const char *call)
+static int set_op(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, int op, const char *call)
 {
     GET_GROUP(group1, m1, n1, call);
     int n2;
@@ -519,8 +518,7 @@ int MPI_COMM_DUP_FN(MPI_Comm oldcomm, int comm_keyval, void *extra_state, void *
     return MPI_SUCCESS;
 }
 
-int MPI_COMM_NULL_DELETE_FN(MPI_Comm comm, int comm_keyval, void *attribute_val,
-                            void *extra_state)
+int MPI_COMM_NULL_DELETE_FN(MPI_Comm comm, int comm_keyval, void *attribute_val, void *extra_state)
 {
     (void)comm, (void)comm_keyval, (void)attribute_val, (void)extra_state;
     return MPI_SUCCESS;
@@ -548,8 +546,8 @@ static int create_keyval(MPI_Comm_copy_attr_function *copy, MPI_Comm_delete_attr
         g_kvs = t;
         g_nkvs = n;
     }
-    g_kvs[h] = (keyval_t){1, 0, 1, copy ? copy : MPI_COMM_NULL_COPY_FN,
-                          del ? del : MPI_COMM_NULL_DELETE_FN, extra};
+    g_kvs[h] = (keyval_t){
+        1, 0, 1, copy ? copy : MPI_COMM_NULL_COPY_FN, del ? del : MPI_COMM_NULL_DELETE_FN, extra};
     *keyval = KEYVAL_BASE + h;
     return MPI_SUCCESS;
 }
@@ -561,7 +559,7 @@ static int free_keyval(int *keyval, const char *call)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "keyval is NULL");
     if (is_predefined_key(*keyval))
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, call, "cannot free predefined keyval %d",
-                        *keyval);
+                         *keyval);
     keyval_t *kv = kv_any(*keyval);
     if (!kv)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, call, "invalid keyval %d", *keyval);
@@ -576,8 +574,8 @@ static int free_keyval(int *keyval, const char *call)
 }
 
 int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
-                           MPI_Comm_delete_attr_function *comm_delete_attr_fn,
-                           int *comm_keyval, void *extra_state)
+                           MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
+                           void *extra_state)
 {
     return create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state,
                          "MPI_Comm_create_keyval");
@@ -594,10 +592,7 @@ int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn
     return create_keyval(copy_fn, delete_fn, keyval, extra_state, "MPI_Keyval_create");
 }
 
-int MPI_Keyval_free(int *keyval)
-{
-    return free_keyval(keyval, "MPI_Keyval_free");
-}
+int MPI_Keyval_free(int *keyval) { return free_keyval(keyval, "MPI_Keyval_free"); }
 
 /* ---------------------------------------------------------------- attributes */
 
@@ -623,10 +618,7 @@ static int add_attr(bdl_comm_t *c, int keyval, void *val)
 /* An error code returned by a callback, as an MPI error code. */
 /* A callback's failure is returned as it gave it when it is an error code
  * (the program's own added codes included), else as MPI_ERR_OTHER. */
-static int callback_code(int rc)
-{
-    return bdl_errcode_valid(rc) ? rc : MPI_ERR_OTHER;
-}
+static int callback_code(int rc) { return bdl_errcode_valid(rc) ? rc : MPI_ERR_OTHER; }
 
 /* Run the delete callback of an attribute already taken off comm. */
 static int run_delete(MPI_Comm comm, int keyval, void *val, const char *call)
@@ -635,7 +627,7 @@ static int run_delete(MPI_Comm comm, int keyval, void *val, const char *call)
     int rc = kv->del(comm, keyval, val, kv->extra);
     if (rc != MPI_SUCCESS)
         return bdl_error(comm, callback_code(rc), call,
-                        "the delete callback of keyval %d returned %d", keyval, rc);
+                         "the delete callback of keyval %d returned %d", keyval, rc);
     kv_unref(kv_any(keyval));
     return MPI_SUCCESS;
 }
@@ -658,8 +650,7 @@ static int set_attr(MPI_Comm comm, int keyval, void *val, const char *call)
     if (!c)
         return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (is_predefined_key(keyval))
-        return bdl_error(comm, MPI_ERR_KEYVAL, call, "cannot set predefined attribute %d",
-                        keyval);
+        return bdl_error(comm, MPI_ERR_KEYVAL, call, "cannot set predefined attribute %d", keyval);
     if (!kv_get(keyval))
         return bdl_error(comm, MPI_ERR_KEYVAL, call, "invalid keyval %d", keyval);
     int i = find_attr(c, keyval);
@@ -670,7 +661,7 @@ static int set_attr(MPI_Comm comm, int keyval, void *val, const char *call)
         int rc = kv->del(comm, keyval, old, kv->extra);
         if (rc != MPI_SUCCESS)
             return bdl_error(comm, callback_code(rc), call,
-                            "the delete callback of keyval %d returned %d", keyval, rc);
+                             "the delete callback of keyval %d returned %d", keyval, rc);
         c = bdl_comm_get(comm);
         i = find_attr(c, keyval);
         if (i >= 0) {
@@ -691,7 +682,7 @@ static int delete_attr(MPI_Comm comm, int keyval, const char *call)
         return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (is_predefined_key(keyval))
         return bdl_error(comm, MPI_ERR_KEYVAL, call, "cannot delete predefined attribute %d",
-                        keyval);
+                         keyval);
     /* A freed keyval stays usable while attributes hold it (MPI 3.1 6.7.2). */
     if (!kv_any(keyval))
         return bdl_error(comm, MPI_ERR_KEYVAL, call, "invalid keyval %d", keyval);
@@ -703,7 +694,7 @@ static int delete_attr(MPI_Comm comm, int keyval, const char *call)
     int rc = kv->del(comm, keyval, val, kv->extra);
     if (rc != MPI_SUCCESS)
         return bdl_error(comm, callback_code(rc), call,
-                        "the delete callback of keyval %d returned %d", keyval, rc);
+                         "the delete callback of keyval %d returned %d", keyval, rc);
     c = bdl_comm_get(comm);
     i = find_attr(c, keyval);
     if (i >= 0) {
@@ -763,7 +754,7 @@ int bdl_attr_copy_all(MPI_Comm oldcomm, MPI_Comm newcomm, const char *call)
             int k = snap[i].keyval;
             free(snap);
             return bdl_error(oldcomm, callback_code(rc), call,
-                            "the copy callback of keyval %d returned %d", k, rc);
+                             "the copy callback of keyval %d returned %d", k, rc);
         }
         if (!flag)
             continue;

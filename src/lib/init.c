@@ -28,13 +28,22 @@ static uint64_t now_ns(void)
 static int may_block(uint32_t code)
 {
     switch (code) {
-    case BD_REQ_RECV: case BD_REQ_WAIT: case BD_REQ_TEST: case BD_REQ_WAITANY:
-    case BD_REQ_TESTANY: case BD_REQ_PROBE: case BD_REQ_IPROBE: case BD_REQ_SSEND_WAIT:
-    case BD_REQ_SSEND_TEST: case BD_REQ_COLL_WAIT: case BD_REQ_CRIT_ENTER: case BD_REQ_YIELD:
-    case BD_REQ_COLL_TEST: case BD_REQ_COLL_WAITANY: case BD_REQ_COLL_TESTANY:
-        return 1;
-    default:
-        return 0;
+    case BD_REQ_RECV:
+    case BD_REQ_WAIT:
+    case BD_REQ_TEST:
+    case BD_REQ_WAITANY:
+    case BD_REQ_TESTANY:
+    case BD_REQ_PROBE:
+    case BD_REQ_IPROBE:
+    case BD_REQ_SSEND_WAIT:
+    case BD_REQ_SSEND_TEST:
+    case BD_REQ_COLL_WAIT:
+    case BD_REQ_CRIT_ENTER:
+    case BD_REQ_YIELD:
+    case BD_REQ_COLL_TEST:
+    case BD_REQ_COLL_WAITANY:
+    case BD_REQ_COLL_TESTANY: return 1;
+    default: return 0;
     }
 }
 
@@ -142,16 +151,18 @@ static const char *const g_err_strings[] = {
 static const char *err_class_name(int c)
 {
     static const char *const names[] = {
-        "MPI_SUCCESS",      "MPI_ERR_BUFFER",   "MPI_ERR_COUNT",     "MPI_ERR_TYPE",
-        "MPI_ERR_TAG",      "MPI_ERR_COMM",     "MPI_ERR_RANK",      "MPI_ERR_REQUEST",
-        "MPI_ERR_ROOT",     "MPI_ERR_GROUP",    "MPI_ERR_OP",        "MPI_ERR_TOPOLOGY",
-        "MPI_ERR_DIMS",     "MPI_ERR_ARG",      "MPI_ERR_UNKNOWN",   "MPI_ERR_TRUNCATE",
-        "MPI_ERR_OTHER",    "MPI_ERR_INTERN",   "MPI_ERR_IN_STATUS", "MPI_ERR_PENDING",
-        "MPI_ERR_KEYVAL",   "MPI_ERR_NO_MEM",   "MPI_ERR_INFO",
-        "MPI_ERR_UNSUPPORTED_OPERATION", "MPI_ERR_WIN", "MPI_ERR_BASE", "MPI_ERR_SIZE",
-        "MPI_ERR_DISP", "MPI_ERR_LOCKTYPE", "MPI_ERR_ASSERT", "MPI_ERR_RMA_CONFLICT",
-        "MPI_ERR_RMA_SYNC", "MPI_ERR_RMA_RANGE", "MPI_ERR_RMA_ATTACH", "MPI_ERR_RMA_SHARED",
-        "MPI_ERR_RMA_FLAVOR"};
+        "MPI_SUCCESS",          "MPI_ERR_BUFFER",     "MPI_ERR_COUNT",
+        "MPI_ERR_TYPE",         "MPI_ERR_TAG",        "MPI_ERR_COMM",
+        "MPI_ERR_RANK",         "MPI_ERR_REQUEST",    "MPI_ERR_ROOT",
+        "MPI_ERR_GROUP",        "MPI_ERR_OP",         "MPI_ERR_TOPOLOGY",
+        "MPI_ERR_DIMS",         "MPI_ERR_ARG",        "MPI_ERR_UNKNOWN",
+        "MPI_ERR_TRUNCATE",     "MPI_ERR_OTHER",      "MPI_ERR_INTERN",
+        "MPI_ERR_IN_STATUS",    "MPI_ERR_PENDING",    "MPI_ERR_KEYVAL",
+        "MPI_ERR_NO_MEM",       "MPI_ERR_INFO",       "MPI_ERR_UNSUPPORTED_OPERATION",
+        "MPI_ERR_WIN",          "MPI_ERR_BASE",       "MPI_ERR_SIZE",
+        "MPI_ERR_DISP",         "MPI_ERR_LOCKTYPE",   "MPI_ERR_ASSERT",
+        "MPI_ERR_RMA_CONFLICT", "MPI_ERR_RMA_SYNC",   "MPI_ERR_RMA_RANGE",
+        "MPI_ERR_RMA_ATTACH",   "MPI_ERR_RMA_SHARED", "MPI_ERR_RMA_FLAVOR"};
     return c >= 0 && c < (int)(sizeof names / sizeof *names) ? names[c] : "MPI_ERR_UNKNOWN";
 }
 
@@ -208,10 +219,7 @@ static int valid_errh(MPI_Errhandler eh)
 }
 
 /* The largest error code or class in use: the MPI_LASTUSEDCODE attribute. */
-int bdl_errcode_lastused(void)
-{
-    return MPI_ERR_LASTCODE + g_ncodes;
-}
+int bdl_errcode_lastused(void) { return MPI_ERR_LASTCODE + g_ncodes; }
 
 int bdl_errcode_valid(int code)
 {
@@ -261,7 +269,7 @@ int MPI_Error_class(int errorcode, int *errorclass)
     }
     if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_class", "invalid error code %d",
-                        errorcode);
+                         errorcode);
     *errorclass = errorcode;
     return MPI_SUCCESS;
 }
@@ -271,8 +279,8 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen)
     const char *s = NULL;
     int u = errorcode - (MPI_ERR_LASTCODE + 1);
     if (u >= 0 && u < g_ncodes) {
-        int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s",
-                         g_code_string[u] ? g_code_string[u] : "");
+        int n =
+            snprintf(string, MPI_MAX_ERROR_STRING, "%s", g_code_string[u] ? g_code_string[u] : "");
         *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
         return MPI_SUCCESS;
     }
@@ -281,7 +289,7 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen)
     if (!s) {
         if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Error_string",
-                            "invalid error code %d", errorcode);
+                             "invalid error code %d", errorcode);
         s = "unknown error";
     }
     int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", err_class_name(errorcode), s);
@@ -294,11 +302,11 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     BDL_CHECK_INIT("MPI_Comm_set_errhandler");
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_set_errhandler",
-                        "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_set_errhandler", "invalid communicator %d",
+                         comm);
     if (!valid_errh(errhandler))
-        return bdl_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler",
-                        "invalid error handler %d", errhandler);
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid error handler %d",
+                         errhandler);
     c->errh = errhandler;
     return MPI_SUCCESS;
 }
@@ -308,8 +316,8 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
     BDL_CHECK_INIT("MPI_Comm_get_errhandler");
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
-        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_get_errhandler",
-                        "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_get_errhandler", "invalid communicator %d",
+                         comm);
     if (!errhandler)
         return bdl_error(comm, MPI_ERR_ARG, "MPI_Comm_get_errhandler", "errhandler is NULL");
     *errhandler = bdl_errh_effective(c);
@@ -319,8 +327,7 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
     if (!errhandler)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free",
-                        "errhandler is NULL");
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free", "errhandler is NULL");
     if (user_errh(*errhandler))
         g_errh_freed[*errhandler - 3] = 1;
     *errhandler = MPI_ERRHANDLER_NULL;
@@ -346,13 +353,12 @@ static int errh_reclaim(void)
     return got;
 }
 
-int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function,
-                               MPI_Errhandler *errhandler)
+int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler)
 {
     const char *call = "MPI_Comm_create_errhandler";
     if (!function || !errhandler)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "%s is NULL",
-                        function ? "errhandler" : "function");
+                         function ? "errhandler" : "function");
     for (int pass = 0; pass < 3; pass++) {
         for (int i = 0; i < g_nerrh; i++)
             if (!g_errh_fn[i]) {
@@ -382,10 +388,10 @@ int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
     BDL_CHECK_INIT("MPI_Comm_call_errhandler");
     if (!bdl_comm_get(comm))
-        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_call_errhandler",
-                        "invalid communicator %d", comm);
+        return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_call_errhandler", "invalid communicator %d",
+                         comm);
     bdl_error(comm, errorcode, "MPI_Comm_call_errhandler", "error %d raised by the program",
-             errorcode);
+              errorcode);
     return MPI_SUCCESS;
 }
 
@@ -403,7 +409,7 @@ int MPI_Add_error_class(int *errorclass)
 {
     if (g_ncodes == BDL_MAX_USER_CODES)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Add_error_class",
-                        "more than %d added error codes", BDL_MAX_USER_CODES);
+                         "more than %d added error codes", BDL_MAX_USER_CODES);
     int code = MPI_ERR_LASTCODE + 1 + g_ncodes;
     g_code_class[g_ncodes++] = code;
     *errorclass = code;
@@ -415,10 +421,10 @@ int MPI_Add_error_code(int errorclass, int *errorcode)
     int u = errorclass - (MPI_ERR_LASTCODE + 1);
     if ((errorclass < 0 || errorclass > MPI_ERR_LASTCODE) && (u < 0 || u >= g_ncodes))
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code",
-                        "invalid error class %d", errorclass);
+                         "invalid error class %d", errorclass);
     if (g_ncodes == BDL_MAX_USER_CODES)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Add_error_code",
-                        "more than %d added error codes", BDL_MAX_USER_CODES);
+                         "more than %d added error codes", BDL_MAX_USER_CODES);
     g_code_class[g_ncodes] = errorclass;
     *errorcode = MPI_ERR_LASTCODE + 1 + g_ncodes++;
     return MPI_SUCCESS;
@@ -429,7 +435,7 @@ int MPI_Add_error_string(int errorcode, const char *string)
     int u = errorcode - (MPI_ERR_LASTCODE + 1);
     if (u < 0 || u >= g_ncodes)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_string",
-                        "error code %d was not added by the program", errorcode);
+                         "error code %d was not added by the program", errorcode);
     free(g_code_string[u]);
     g_code_string[u] = strdup(string ? string : "");
     return MPI_SUCCESS;
@@ -467,8 +473,7 @@ static int do_init(int required, int *provided)
     }
     struct stat st;
     if (fstat(shm_fd, &st) < 0) {
-        fprintf(stderr, "bdmpi: shared memory fd %d is not usable: %s\n", shm_fd,
-                strerror(errno));
+        fprintf(stderr, "bdmpi: shared memory fd %d is not usable: %s\n", shm_fd, strerror(errno));
         exit(1);
     }
     void *p = mmap(NULL, (size_t)st.st_size, PROT_READ | PROT_WRITE, MAP_SHARED, shm_fd, 0);
@@ -595,9 +600,9 @@ int MPI_Get_version(int *version, int *subversion)
 
 int MPI_Get_library_version(char *version, int *resultlen)
 {
-    int n = snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING,
-                     "%s (out-of-core MPI runtime; MPI %d.%d)", BDMPI_VERSION_STRING,
-                     MPI_VERSION, MPI_SUBVERSION);
+    int n =
+        snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "%s (out-of-core MPI runtime; MPI %d.%d)",
+                 BDMPI_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
     *resultlen = n;
     return MPI_SUCCESS;
 }

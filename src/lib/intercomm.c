@@ -44,10 +44,7 @@ enum {
     T_ALLTOALLW,
 };
 
-static int ictx(const bdl_comm_t *c)
-{
-    return c->ctx | BDL_CTX_INTERNAL;
-}
+static int ictx(const bdl_comm_t *c) { return c->ctx | BDL_CTX_INTERNAL; }
 
 /* The hidden local communicator, reporting errors as the intercommunicator does. */
 static MPI_Comm local_of(const bdl_comm_t *c)
@@ -56,10 +53,7 @@ static MPI_Comm local_of(const bdl_comm_t *c)
     return c->local;
 }
 
-static char *at(const void *buf, int64_t off)
-{
-    return (char *)((intptr_t)buf + (intptr_t)off);
-}
+static char *at(const void *buf, int64_t off) { return (char *)((intptr_t)buf + (intptr_t)off); }
 
 /* Room for count elements of t; *base is what to pass as the buffer. */
 static void *tmp_alloc(const bdl_dt_t *t, uint64_t count, void **base)
@@ -82,9 +76,9 @@ static int recv_from(MPI_Comm comm, const char *call, const bdl_comm_t *c, int r
     int rc = bdl_recv_typed(ictx(c), remote, tag, buf, count, t, MPI_STATUS_IGNORE);
     if (rc)
         return bdl_error(comm, rc, call,
-                        "%llu bytes from remote rank %d truncated to the %llu-byte receive buffer",
-                        (unsigned long long)bdl_resp()->nbytes, remote,
-                        (unsigned long long)(count * t->psize));
+                         "%llu bytes from remote rank %d truncated to the %llu-byte receive buffer",
+                         (unsigned long long)bdl_resp()->nbytes, remote,
+                         (unsigned long long)(count * t->psize));
     return MPI_SUCCESS;
 }
 
@@ -93,7 +87,7 @@ static int check_count(MPI_Comm comm, const char *call, int count, MPI_Datatype 
 {
     if (count < 0)
         return bdl_error(comm, MPI_ERR_COUNT, call, "invalid %s%scount %d", what, *what ? " " : "",
-                        count);
+                         count);
     return bdl_dt_check(comm, call, what, dt, t);
 }
 
@@ -104,9 +98,9 @@ static int check_iroot(const bdl_comm_t *c, MPI_Comm comm, const char *call, int
     if (root == MPI_ROOT || root == MPI_PROC_NULL || (root >= 0 && root < c->rsize))
         return MPI_SUCCESS;
     return bdl_error(comm, MPI_ERR_ROOT, call,
-                    "invalid root %d on an intercommunicator (MPI_ROOT, MPI_PROC_NULL or a rank "
-                    "of the remote group of size %d)",
-                    root, c->rsize);
+                     "invalid root %d on an intercommunicator (MPI_ROOT, MPI_PROC_NULL or a rank "
+                     "of the remote group of size %d)",
+                     root, c->rsize);
 }
 
 static int no_mem(MPI_Comm comm, const char *call)
@@ -157,8 +151,9 @@ static int reduce_local(bdl_comm_t *c, MPI_Comm comm, const char *call, const vo
     *mem = NULL;
     *acc = NULL;
     if (sendbuf == MPI_IN_PLACE)
-        return bdl_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is not allowed on an "
-                                                    "intercommunicator");
+        return bdl_error(comm, MPI_ERR_BUFFER, call,
+                         "MPI_IN_PLACE is not allowed on an "
+                         "intercommunicator");
     if (c->rank == 0 && !(*mem = tmp_alloc(t, (uint64_t)count, acc)))
         return no_mem(comm, call);
     int rc = MPI_Reduce(sendbuf, *acc, count, dt, op, 0, local_of(c));
@@ -170,7 +165,7 @@ static int reduce_local(bdl_comm_t *c, MPI_Comm comm, const char *call, const vo
 }
 
 int bdl_inter_reduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
-                    MPI_Datatype dt, MPI_Op op, int root)
+                     MPI_Datatype dt, MPI_Op op, int root)
 {
     const char *call = "MPI_Reduce";
     bdl_dt_t *t;
@@ -193,7 +188,7 @@ int bdl_inter_reduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void *re
 
 /* Each group receives the reduction of the other group's data. */
 int bdl_inter_allreduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
-                       MPI_Datatype dt, MPI_Op op)
+                        MPI_Datatype dt, MPI_Op op)
 {
     const char *call = "MPI_Allreduce";
     bdl_dt_t *t;
@@ -216,8 +211,8 @@ int bdl_inter_allreduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void 
  * vectors (n elements, the sum of the counts, equal in both groups) is
  * scattered over the other group by that group's counts. */
 int bdl_inter_reduce_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
-                            void *recvbuf, const int *counts, int block, MPI_Datatype dt,
-                            MPI_Op op)
+                             void *recvbuf, const int *counts, int block, MPI_Datatype dt,
+                             MPI_Op op)
 {
     bdl_dt_t *t;
     int rc;
@@ -234,7 +229,7 @@ int bdl_inter_reduce_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, con
     }
     if (n > INT32_MAX)
         return bdl_error(comm, MPI_ERR_COUNT, call, "%lld elements in all is too many",
-                        (long long)n);
+                         (long long)n);
     void *acc, *mem;
     if ((rc = reduce_local(c, comm, call, sendbuf, (int)n, dt, t, op, &acc, &mem)))
         return rc;
@@ -268,8 +263,8 @@ int bdl_inter_reduce_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, con
 
 /* Gather and Gatherv: the root receives one piece from every remote rank. */
 int bdl_inter_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
-                    int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                    const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root)
+                     int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                     const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root)
 {
     int rc;
     if ((rc = check_iroot(c, comm, call, root)))
@@ -281,7 +276,7 @@ int bdl_inter_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void 
         if ((rc = check_count(comm, call, sendcount, sendtype, &t, "send")))
             return rc;
         return bdl_send_typed(ictx(c), c->rworld[root], c->rank, T_GATHER, sendbuf,
-                             (uint64_t)sendcount, t, 0, NULL);
+                              (uint64_t)sendcount, t, 0, NULL);
     }
     if ((rc = recvcounts ? bdl_dt_check(comm, call, "receive", recvtype, &t)
                          : check_count(comm, call, recvcount, recvtype, &t, "receive")))
@@ -292,7 +287,7 @@ int bdl_inter_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void 
         int k = recvcounts ? recvcounts[r] : recvcount;
         if (k < 0)
             return bdl_error(comm, MPI_ERR_COUNT, call, "invalid receive count %d for rank %d", k,
-                            r);
+                             r);
         int64_t off = (int64_t)(recvcounts ? displs[r] : (int64_t)r * recvcount) * t->extent;
         if ((rc = recv_from(comm, call, c, r, T_GATHER, at(recvbuf, off), (uint64_t)k, t)))
             return rc;
@@ -302,9 +297,9 @@ int bdl_inter_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void 
 
 /* Scatter and Scatterv: the root sends one piece to every remote rank. */
 int bdl_inter_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
-                     int sendcount, const int *sendcounts, const int *displs,
-                     MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                     int root)
+                      int sendcount, const int *sendcounts, const int *displs,
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root)
 {
     int rc;
     if ((rc = check_iroot(c, comm, call, root)))
@@ -337,15 +332,15 @@ int bdl_inter_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void
  * Allgather sends all of sendbuf to everyone; Alltoall sends piece r to
  * remote rank r (at sdispls[r] with sendcounts, else at r * sendcount). */
 static int exchange(bdl_comm_t *c, MPI_Comm comm, const char *call, int tag, const void *sendbuf,
-                      int sendcount, const int *sendcounts, const int *sdispls,
-                      MPI_Datatype sendtype, void *recvbuf, int recvcount, const int *recvcounts,
-                      const int *rdispls, MPI_Datatype recvtype)
+                    int sendcount, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
+                    void *recvbuf, int recvcount, const int *recvcounts, const int *rdispls,
+                    MPI_Datatype recvtype)
 {
     bdl_dt_t *st, *rt;
     int rc;
     if (sendbuf == MPI_IN_PLACE)
         return bdl_error(comm, MPI_ERR_BUFFER, call,
-                        "MPI_IN_PLACE is not allowed on an intercommunicator");
+                         "MPI_IN_PLACE is not allowed on an intercommunicator");
     if ((rc = bdl_dt_check(comm, call, "send", sendtype, &st)) ||
         (rc = bdl_dt_check(comm, call, "receive", recvtype, &rt)))
         return rc;
@@ -358,7 +353,7 @@ static int exchange(bdl_comm_t *c, MPI_Comm comm, const char *call, int tag, con
     }
     for (int r = 0; r < c->rsize; r++) {
         int k = sendcounts ? sendcounts[r] : sendcount;
-        int64_t off = sendcounts ? (int64_t)sdispls[r] * st->extent
+        int64_t off = sendcounts          ? (int64_t)sdispls[r] * st->extent
                       : tag == T_ALLTOALL ? (int64_t)r * sendcount * st->extent
                                           : 0;
         send_to(c, r, tag, at(sendbuf, off), (uint64_t)k, st);
@@ -373,8 +368,8 @@ static int exchange(bdl_comm_t *c, MPI_Comm comm, const char *call, int tag, con
 }
 
 int bdl_inter_allgather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
-                       int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                       const int *recvcounts, const int *displs, MPI_Datatype recvtype)
+                        int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        const int *recvcounts, const int *displs, MPI_Datatype recvtype)
 {
     if (sendcount < 0)
         return bdl_error(comm, MPI_ERR_COUNT, call, "invalid send count %d", sendcount);
@@ -383,9 +378,9 @@ int bdl_inter_allgather(bdl_comm_t *c, MPI_Comm comm, const char *call, const vo
 }
 
 int bdl_inter_alltoall(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
-                      int sendcount, const int *sendcounts, const int *sdispls,
-                      MPI_Datatype sendtype, void *recvbuf, int recvcount, const int *recvcounts,
-                      const int *rdispls, MPI_Datatype recvtype)
+                       int sendcount, const int *sendcounts, const int *sdispls,
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount, const int *recvcounts,
+                       const int *rdispls, MPI_Datatype recvtype)
 {
     return exchange(c, comm, call, T_ALLTOALL, sendbuf, sendcount, sendcounts, sdispls, sendtype,
                     recvbuf, recvcount, recvcounts, rdispls, recvtype);
@@ -394,16 +389,15 @@ int bdl_inter_alltoall(bdl_comm_t *c, MPI_Comm comm, const char *call, const voi
 /* Alltoallw: block r (sendcounts[r] elements of sendtypes[r] at sdispls[r]
  * bytes) to remote rank r; from it, block r of recvbuf alike. */
 int bdl_inter_alltoallw(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
-                       const int *sendcounts, const int *sdispls, const MPI_Datatype *sendtypes,
-                       void *recvbuf, const int *recvcounts, const int *rdispls,
-                       const MPI_Datatype *recvtypes)
+                        const int *sendcounts, const int *sdispls, const MPI_Datatype *sendtypes,
+                        void *recvbuf, const int *recvcounts, const int *rdispls,
+                        const MPI_Datatype *recvtypes)
 {
     if (sendbuf == MPI_IN_PLACE)
         return bdl_error(comm, MPI_ERR_BUFFER, call,
-                        "MPI_IN_PLACE is not allowed on an intercommunicator");
+                         "MPI_IN_PLACE is not allowed on an intercommunicator");
     if (!sendcounts || !sdispls || !sendtypes || !recvcounts || !rdispls || !recvtypes)
-        return bdl_error(comm, MPI_ERR_ARG, call,
-                        "a count, displacement or type array is NULL");
+        return bdl_error(comm, MPI_ERR_ARG, call, "a count, displacement or type array is NULL");
     int n = c->rsize, rc = MPI_SUCCESS;
     bdl_dt_t **st = malloc((size_t)n * sizeof *st), **rt = malloc((size_t)n * sizeof *rt);
     if (!st || !rt) {
@@ -513,7 +507,7 @@ void bdl_inter_idup_done(MPI_Comm h, int ctx, int urank, int un, int *uworld)
     int lctx = ctx | BD_CTX_DERIVED | (c->uoff ? BDL_CTX_GROUP1 : 0);
     if (c->size > 1 && bdl_comm_register(lctx, lw, c->size) < 0)
         bdl_fatal(MPI_ERR_OTHER, "MPI_Comm_idup: a group of %d ranks does not fit the window",
-                 c->size);
+                  c->size);
     int l = bdl_comm_add(lctx, c->rank, c->size, lw, c->errh);
     if (l < 0)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory completing MPI_Comm_idup");
@@ -540,11 +534,11 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
         return bdl_error(local_comm, MPI_ERR_COMM, call, "invalid local_comm %d", local_comm);
     if (lc->inter)
         return bdl_error(local_comm, MPI_ERR_COMM, call,
-                        "local_comm %d is an intercommunicator (must be an intracommunicator)",
-                        local_comm);
+                         "local_comm %d is an intercommunicator (must be an intracommunicator)",
+                         local_comm);
     if (local_leader < 0 || local_leader >= lc->size)
         return bdl_error(local_comm, MPI_ERR_RANK, call,
-                        "invalid local_leader %d (local_comm size %d)", local_leader, lc->size);
+                         "invalid local_leader %d (local_comm size %d)", local_leader, lc->size);
     if (!newintercomm)
         return bdl_error(local_comm, MPI_ERR_ARG, call, "newintercomm is NULL");
     int leader = lc->rank == local_leader;
@@ -556,12 +550,12 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
             return bdl_error(local_comm, MPI_ERR_COMM, call, "invalid peer_comm %d", peer_comm);
         if (remote_leader < 0 || remote_leader >= bdl_comm_peers(pc))
             return bdl_error(local_comm, MPI_ERR_RANK, call,
-                            "invalid remote_leader %d (peer_comm size %d)", remote_leader,
-                            bdl_comm_peers(pc));
+                             "invalid remote_leader %d (peer_comm size %d)", remote_leader,
+                             bdl_comm_peers(pc));
         if (bdl_comm_peer_world(pc, remote_leader) == bdl_g.world_rank)
             return bdl_error(local_comm, MPI_ERR_RANK, call,
-                            "remote_leader %d of peer_comm is the local leader itself",
-                            remote_leader);
+                             "remote_leader %d of peer_comm is the local leader itself",
+                             remote_leader);
     }
     MPI_Errhandler errh = lc->errh;
     MPI_Comm hidden;
@@ -581,13 +575,13 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
         int32_t mine[2] = {h->ctx, h->size};
         bdl_send_bytes(pctx, dst, pc->rank, tag, mine, sizeof mine, 0, NULL);
         bdl_send_bytes(pctx, dst, pc->rank, tag, h->world, (uint64_t)h->size * sizeof(int), 0,
-                      NULL);
+                       NULL);
         MPI_Status st;
         rc = bdl_recv_bytes(pctx, remote_leader, tag, info, sizeof info, &st);
         if (rc || st.bd_nbytes != sizeof info || info[1] <= 0) {
             hidden_free(hidden);
             return bdl_error(local_comm, MPI_ERR_INTERN, call,
-                            "unexpected message from the remote leader (tag %d reused?)", tag);
+                             "unexpected message from the remote leader (tag %d reused?)", tag);
         }
         rw = malloc((size_t)info[1] * sizeof(int));
         if (!rw)
@@ -611,8 +605,8 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
                 free(rw);
                 hidden_free(hidden);
                 return bdl_error(local_comm, MPI_ERR_COMM, call,
-                                "the local and remote groups overlap (world rank %d is in both)",
-                                w);
+                                 "the local and remote groups overlap (world rank %d is in both)",
+                                 w);
             }
     if (inter_add(hidden, info[0], info[1], rw, errh, newintercomm) < 0) {
         free(rw);
@@ -633,15 +627,14 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
         return bdl_error(intercomm, MPI_ERR_COMM, call, "invalid communicator %d", intercomm);
     if (!c->inter)
         return bdl_error(intercomm, MPI_ERR_COMM, call,
-                        "communicator %d is not an intercommunicator", intercomm);
+                         "communicator %d is not an intercommunicator", intercomm);
     if (!newintracomm)
         return bdl_error(intercomm, MPI_ERR_ARG, call, "newintracomm is NULL");
     int32_t mine = high ? 1 : 0, theirs = 0;
     int rc;
     if (c->rank == 0) {
         send_to(c, 0, T_MERGE, &mine, sizeof mine, bdl_dt_byte());
-        if ((rc = recv_from(intercomm, call, c, 0, T_MERGE, &theirs, sizeof theirs,
-                            bdl_dt_byte())))
+        if ((rc = recv_from(intercomm, call, c, 0, T_MERGE, &theirs, sizeof theirs, bdl_dt_byte())))
             return rc;
     }
     if ((rc = MPI_Bcast(&theirs, 1, MPI_INT32_T, 0, local_of(c))))
@@ -756,14 +749,14 @@ int bdl_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const 
 
 /* The intercommunicator comm for a query whose output argument is out. */
 static bdl_comm_t *inter_query(MPI_Comm comm, const char *call, const void *out,
-                              const char *outname, int *rc)
+                               const char *outname, int *rc)
 {
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
         *rc = bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     else if (!c->inter)
         *rc = bdl_error(comm, MPI_ERR_COMM, call, "communicator %d is not an intercommunicator",
-                       comm);
+                        comm);
     else if (!out)
         *rc = bdl_error(comm, MPI_ERR_ARG, call, "%s is NULL", outname);
     else

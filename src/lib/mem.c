@@ -79,7 +79,7 @@ void bdl_lib_mem_init(void)
     int rc = bd_mem_init(&cfg);
     if (rc < 0)
         bdl_fatal(MPI_ERR_OTHER, "cannot start the memory manager in %s: %s", cfg.dir,
-                 strerror(-rc));
+                  strerror(-rc));
     bdl_g.mem_active = 1;
 }
 
@@ -115,9 +115,9 @@ void bdl_lib_mem_command(void)
                                            ? (unsigned long long)fs.f_bavail * fs.f_frsize
                                            : 0;
             bdl_fatal(MPI_ERR_OTHER,
-                     "cannot write %llu bytes of managed memory to storage in %s: %s "
-                     "(%llu bytes free there)",
-                     (unsigned long long)st.unwritten, bdl_g.hdr->jobdir, strerror(-rc), avail);
+                      "cannot write %llu bytes of managed memory to storage in %s: %s "
+                      "(%llu bytes free there)",
+                      (unsigned long long)st.unwritten, bdl_g.hdr->jobdir, strerror(-rc), avail);
         }
         bdl_lib_mem_stats();
     }
@@ -131,10 +131,7 @@ void bdl_lib_mem_idle(void)
         bd_mem_idle();
 }
 
-uint64_t bdl_lib_mem_resident(void)
-{
-    return bdl_g.mem_active ? bd_mem_resident_bytes() : 0;
-}
+uint64_t bdl_lib_mem_resident(void) { return bdl_g.mem_active ? bd_mem_resident_bytes() : 0; }
 
 /* buf is about to be overwritten with len bytes (a receive): drop what it
  * held without writing it back or reading it in. */
@@ -152,5 +149,5 @@ void bdl_lib_mem_prepare(const void *buf, uint64_t len, int for_write)
     int rc = bd_mem_prepare(buf, len, for_write);
     if (rc < 0)
         bdl_fatal(MPI_ERR_OTHER, "cannot make %llu bytes of managed memory resident: %s",
-                 (unsigned long long)len, strerror(-rc));
+                  (unsigned long long)len, strerror(-rc));
 }

@@ -80,7 +80,7 @@ static int check_key(const char *call, const char *key)
     size_t len = strlen(key);
     if (len == 0 || len > MPI_MAX_INFO_KEY)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO, call,
-                        "invalid info key of %zu characters (1..MPI_MAX_INFO_KEY)", len);
+                         "invalid info key of %zu characters (1..MPI_MAX_INFO_KEY)", len);
     return MPI_SUCCESS;
 }
 
@@ -111,7 +111,7 @@ int MPI_Info_set(MPI_Info info, const char *key, const char *value)
     size_t vlen = strlen(value);
     if (vlen == 0 || vlen > MPI_MAX_INFO_VAL)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO, call,
-                        "invalid info value of %zu characters (1..MPI_MAX_INFO_VAL)", vlen);
+                         "invalid info value of %zu characters (1..MPI_MAX_INFO_VAL)", vlen);
     char *v = strdup(value);
     if (!v)
         return no_mem(call);
@@ -196,7 +196,7 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char *key)
         return bad_info(call, info);
     if (n < 0 || n >= in->n)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "key number %d of an info with %d keys",
-                        n, in->n);
+                         n, in->n);
     strcpy(key, in->ents[n].key);
     return MPI_SUCCESS;
 }
@@ -213,8 +213,7 @@ int MPI_Info_delete(MPI_Info info, const char *key)
         return rc;
     int i = find_key(in, key);
     if (i < 0)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO, call, "no key \"%s\" in info %d", key,
-                        info);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO, call, "no key \"%s\" in info %d", key, info);
     free(in->ents[i].key);
     free(in->ents[i].val);
     memmove(&in->ents[i], &in->ents[i + 1], (size_t)(in->n - i - 1) * sizeof *in->ents);
@@ -277,7 +276,7 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
     void *p = malloc(size ? (size_t)size : 1);
     if (!p)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "cannot allocate %lld bytes",
-                        (long long)size);
+                         (long long)size);
     *(void **)baseptr = p;
     return MPI_SUCCESS;
 }
@@ -304,7 +303,7 @@ int MPI_Buffer_attach(void *buffer, int size)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call, "NULL buffer of %d bytes", size);
     if (g_bsend_size >= 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call,
-                        "a buffer of %d bytes is already attached", g_bsend_size);
+                         "a buffer of %d bytes is already attached", g_bsend_size);
     g_bsend_buf = buffer;
     g_bsend_size = size;
     return MPI_SUCCESS;
@@ -332,8 +331,7 @@ int MPI_Buffer_detach(void *buffer_addr, int *size)
 
 /* The message must fit the attached buffer (it is copied out at once, so
  * only its own size counts). */
-static int bsend_check(const char *call, int count, MPI_Datatype datatype, int dest,
-                       MPI_Comm comm)
+static int bsend_check(const char *call, int count, MPI_Datatype datatype, int dest, MPI_Comm comm)
 {
     BDL_CHECK_INIT(call);
     if (!bdl_comm_get(comm) || count < 0 || dest == MPI_PROC_NULL)
@@ -344,22 +342,21 @@ static int bsend_check(const char *call, int count, MPI_Datatype datatype, int d
     long long need = (long long)count * sz + MPI_BSEND_OVERHEAD;
     if (g_bsend_size < 0 || need > g_bsend_size)
         return bdl_error(comm, MPI_ERR_BUFFER, call,
-                        "a %lld-byte buffered message does not fit the attached buffer (%s%d "
-                        "bytes; MPI_BSEND_OVERHEAD is %d)",
-                        (long long)count * sz, g_bsend_size < 0 ? "none attached, " : "",
-                        g_bsend_size < 0 ? 0 : g_bsend_size, MPI_BSEND_OVERHEAD);
+                         "a %lld-byte buffered message does not fit the attached buffer (%s%d "
+                         "bytes; MPI_BSEND_OVERHEAD is %d)",
+                         (long long)count * sz, g_bsend_size < 0 ? "none attached, " : "",
+                         g_bsend_size < 0 ? 0 : g_bsend_size, MPI_BSEND_OVERHEAD);
     return MPI_SUCCESS;
 }
 
-int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-              MPI_Comm comm)
+int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     int rc = bsend_check("MPI_Bsend", count, datatype, dest, comm);
     return rc ? rc : MPI_Send(buf, count, datatype, dest, tag, comm);
 }
 
-int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm, MPI_Request *request)
+int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
 {
     int rc = bsend_check("MPI_Ibsend", count, datatype, dest, comm);
     return rc ? rc : MPI_Isend(buf, count, datatype, dest, tag, comm, request);
@@ -433,7 +430,7 @@ int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
     const char *call = "MPI_Status_c2f";
     if (!c_status || c_status == MPI_STATUS_IGNORE || !f_status)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                        "c_status or f_status is NULL or MPI_STATUS_IGNORE");
+                         "c_status or f_status is NULL or MPI_STATUS_IGNORE");
     memcpy(f_status, c_status, sizeof *c_status);
     return MPI_SUCCESS;
 }
@@ -443,7 +440,7 @@ int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
     const char *call = "MPI_Status_f2c";
     if (!f_status || !c_status || c_status == MPI_STATUS_IGNORE)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                        "f_status or c_status is NULL or MPI_STATUS_IGNORE");
+                         "f_status or c_status is NULL or MPI_STATUS_IGNORE");
     memcpy(c_status, f_status, sizeof *c_status);
     return MPI_SUCCESS;
 }

@@ -59,9 +59,9 @@ static int nbr_begin(nctx_t *x, MPI_Comm comm, const char *call, MPI_Request *re
         return bdl_error(comm, MPI_ERR_ARG, call, "NULL request argument");
     if (!x->c->topo)
         return bdl_error(comm, MPI_ERR_TOPOLOGY, call,
-                        "communicator %d has no topology (neighbourhood collectives need a "
-                        "Cartesian, graph or distributed graph communicator)",
-                        comm);
+                         "communicator %d has no topology (neighbourhood collectives need a "
+                         "Cartesian, graph or distributed graph communicator)",
+                         comm);
     if (bdl_topo_neighbors(x->c, &x->nb) < 0)
         return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
     if (x->request) {
@@ -112,7 +112,7 @@ static int no_in_place(nctx_t *x, const void *sendbuf)
 {
     if (sendbuf == MPI_IN_PLACE)
         return bdl_error(x->comm, MPI_ERR_BUFFER, x->call,
-                        "MPI_IN_PLACE is not allowed in neighbourhood collectives");
+                         "MPI_IN_PLACE is not allowed in neighbourhood collectives");
     return MPI_SUCCESS;
 }
 
@@ -126,7 +126,7 @@ static void send_block(nctx_t *x, int k, const void *buf, MPI_Aint off, int coun
         return;
     bdl_comm_t *c = x->c;
     bdl_send_typed(c->ctx | BDL_CTX_INTERNAL, c->world[dst], c->rank, send_tag(x, k),
-                  (const char *)buf + off, (uint64_t)count, t, 0, NULL);
+                   (const char *)buf + off, (uint64_t)count, t, 0, NULL);
 }
 
 static int recv_block(nctx_t *x, int k, void *buf, MPI_Aint off, int count, const bdl_dt_t *t)
@@ -155,11 +155,11 @@ static int recv_block(nctx_t *x, int k, void *buf, MPI_Aint off, int count, cons
         return MPI_SUCCESS;
     }
     int rc = bdl_recv_typed(c->ctx | BDL_CTX_INTERNAL, src, recv_tag(x, k), (char *)buf + off,
-                           (uint64_t)count, t, MPI_STATUS_IGNORE);
+                            (uint64_t)count, t, MPI_STATUS_IGNORE);
     if (rc)
         return bdl_error(x->comm, rc, x->call,
-                        "the message from neighbour %d (rank %d) is longer than receive block %d",
-                        k, src, k);
+                         "the message from neighbour %d (rank %d) is longer than receive block %d",
+                         k, src, k);
     return MPI_SUCCESS;
 }
 
@@ -199,8 +199,8 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
     return nbr_fail(&x, rc);
 }
 
-int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     return allgather("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                      NULL, NULL, recvtype, comm, &g_nbr_no_request);
@@ -235,9 +235,9 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
 /* Per-block description of one side: counts, displacements in extents
  * (v) or bytes (w), types (w) or one type. */
 typedef struct {
-    int count;              /* alltoall: the same for every block */
-    const int *counts;      /* v, w */
-    const int *displs;      /* v: in extents of the type */
+    int count;               /* alltoall: the same for every block */
+    const int *counts;       /* v, w */
+    const int *displs;       /* v: in extents of the type */
     const MPI_Aint *bdispls; /* w: in bytes */
     MPI_Datatype type;
     const MPI_Datatype *types; /* w */
@@ -253,11 +253,11 @@ static int check_side(nctx_t *x, const char *what, const side_t *s, int n, bdl_d
         if ((rc = check_vec(x, name, n, s->counts)))
             return rc;
         snprintf(name, sizeof name, "%sdispls", what);
-        if ((rc = check_vec(x, name, n, s->displs ? (const void *)s->displs
-                                                  : (const void *)s->bdispls)))
+        if ((rc = check_vec(x, name, n,
+                            s->displs ? (const void *)s->displs : (const void *)s->bdispls)))
             return rc;
-        if (s->types && (rc = check_vec(x, what[0] == 's' ? "sendtypes" : "recvtypes", n,
-                                        s->types)))
+        if (s->types &&
+            (rc = check_vec(x, what[0] == 's' ? "sendtypes" : "recvtypes", n, s->types)))
             return rc;
     } else {
         snprintf(name, sizeof name, "%scount", what);
@@ -265,8 +265,8 @@ static int check_side(nctx_t *x, const char *what, const side_t *s, int n, bdl_d
             return rc;
     }
     bdl_dt_t *one = NULL;
-    if (!s->types && (rc = bdl_dt_check(x->comm, x->call, what[0] == 's' ? "send" : "receive",
-                                       s->type, &one)))
+    if (!s->types &&
+        (rc = bdl_dt_check(x->comm, x->call, what[0] == 's' ? "send" : "receive", s->type, &one)))
         return rc;
     for (int k = 0; k < n; k++) {
         if (s->counts) {
@@ -324,8 +324,8 @@ done:
     return nbr_fail(&x, rc);
 }
 
-int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                          void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                          int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
     side_t s = {.count = sendcount, .type = sendtype};
     side_t r = {.count = recvcount, .type = recvtype};
@@ -343,16 +343,15 @@ int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const in
 
 int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
-                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
-                           MPI_Comm comm)
+                           const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
     side_t s = {.counts = sendcounts, .bdispls = sdispls, .types = sendtypes};
     side_t r = {.counts = recvcounts, .bdispls = rdispls, .types = recvtypes};
     return alltoall("MPI_Neighbor_alltoallw", sendbuf, &s, recvbuf, &r, comm, &g_nbr_no_request);
 }
 
-int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
-                           void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                            MPI_Request *request)
 {
     side_t s = {.count = sendcount, .type = sendtype};
@@ -370,10 +369,9 @@ int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
     return alltoall("MPI_Ineighbor_alltoallv", sendbuf, &s, recvbuf, &r, comm, request);
 }
 
-int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[],
-                            const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                            void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
-                            const MPI_Datatype recvtypes[], MPI_Comm comm,
+int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MPI_Aint sdispls[],
+                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                             MPI_Request *request)
 {
     side_t s = {.counts = sendcounts, .bdispls = sdispls, .types = sendtypes};

@@ -55,21 +55,21 @@ static int spill_open(uint64_t n, uint64_t *file_num, char *path, size_t plen)
     int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
         bdl_fatal(MPI_ERR_OTHER, "cannot create spill file %s for a %llu-byte message: %s", path,
-                 (unsigned long long)n, strerror(errno));
+                  (unsigned long long)n, strerror(errno));
     return fd;
 }
 
 static void spill_failed(const char *path, uint64_t n, int err)
 {
     bdl_fatal(MPI_ERR_OTHER, "cannot write %llu bytes to spill file %s in %s: %s",
-             (unsigned long long)n, path, bdl_g.hdr->jobdir, strerror(err));
+              (unsigned long long)n, path, bdl_g.hdr->jobdir, strerror(err));
 }
 
 /* The id the next send carries (set by isend for MPI_Cancel; 0: none). */
 static uint64_t g_send_rid;
 
 int bdl_send_typed(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,
-                  const bdl_dt_t *t, int sync, uint64_t *sync_id)
+                   const bdl_dt_t *t, int sync, uint64_t *sync_id)
 {
     uint64_t n = count * t->psize;
     const char *contig = bdl_dt_contig(t, buf, count);
@@ -119,7 +119,7 @@ int bdl_send_typed(int ctx, int world_dst, int myrank, int tag, const void *buf,
 }
 
 int bdl_send_bytes(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t n,
-                  int sync, uint64_t *sync_id)
+                   int sync, uint64_t *sync_id)
 {
     return bdl_send_typed(ctx, world_dst, myrank, tag, buf, n, bdl_dt_byte(), sync, sync_id);
 }
@@ -143,16 +143,16 @@ static int send_check(const char *call, const void *buf, int count, MPI_Datatype
     if (dest == MPI_PROC_NULL)
         return -1;
     if (dest < 0 || dest >= bdl_comm_peers(*c))
-        return bdl_error(comm, MPI_ERR_RANK, call, "invalid destination rank %d (%s size %d)",
-                        dest, (*c)->inter ? "remote group" : "communicator", bdl_comm_peers(*c));
+        return bdl_error(comm, MPI_ERR_RANK, call, "invalid destination rank %d (%s size %d)", dest,
+                         (*c)->inter ? "remote group" : "communicator", bdl_comm_peers(*c));
     /* NULL is MPI_BOTTOM: fine with derived types of absolute addresses. */
     if (count > 0 && !buf && (*t)->predefined)
         return bdl_error(comm, MPI_ERR_BUFFER, call, "NULL buffer with count %d", count);
     return MPI_SUCCESS;
 }
 
-static int do_send(const char *call, const void *buf, int count, MPI_Datatype dt, int dest,
-                   int tag, MPI_Comm comm, int sync, uint64_t *sync_id)
+static int do_send(const char *call, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                   MPI_Comm comm, int sync, uint64_t *sync_id)
 {
     bdl_dt_t *t = NULL;
     bdl_comm_t *c;
@@ -160,7 +160,7 @@ static int do_send(const char *call, const void *buf, int count, MPI_Datatype dt
     if (rc)
         return rc;
     return bdl_send_typed(c->ctx, bdl_comm_peer_world(c, dest), c->rank, tag, buf, (uint64_t)count,
-                         t, sync, sync_id);
+                          t, sync, sync_id);
 }
 
 static void ssend_wait(uint64_t id)
@@ -176,8 +176,7 @@ int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int ta
     return rc < 0 ? MPI_SUCCESS : rc;
 }
 
-int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-              MPI_Comm comm)
+int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     uint64_t id = 0;
     int rc = do_send("MPI_Ssend", buf, count, datatype, dest, tag, comm, 1, &id);
@@ -247,8 +246,8 @@ static bdl_request_t *req_live(MPI_Request h)
     return q && !q->inactive ? q : NULL;
 }
 
-static int isend(const char *call, const void *buf, int count, MPI_Datatype dt, int dest,
-                 int tag, MPI_Comm comm, int sync, MPI_Request *request)
+static int isend(const char *call, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
+                 MPI_Comm comm, int sync, MPI_Request *request)
 {
     uint64_t id = 0, send_id = ++bdl_g.next_rid;
     g_send_rid = send_id;
@@ -270,14 +269,14 @@ static int isend(const char *call, const void *buf, int count, MPI_Datatype dt, 
     return MPI_SUCCESS;
 }
 
-int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-              MPI_Comm comm, MPI_Request *request)
+int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+              MPI_Request *request)
 {
     return isend("MPI_Isend", buf, count, datatype, dest, tag, comm, 0, request);
 }
 
-int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm, MPI_Request *request)
+int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
 {
     return isend("MPI_Issend", buf, count, datatype, dest, tag, comm, 1, request);
 }
@@ -301,7 +300,7 @@ static int take_delivery(void *buf, const bdl_dt_t *t, uint64_t count, MPI_Statu
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0)
             bdl_fatal(MPI_ERR_OTHER, "cannot open spill file %s of a %llu-byte message: %s", path,
-                     (unsigned long long)n, strerror(errno));
+                      (unsigned long long)n, strerror(errno));
         int rc = 0;
         if (contig) {
             bdl_lib_mem_prepare(contig, take, 1);
@@ -318,7 +317,7 @@ static int take_delivery(void *buf, const bdl_dt_t *t, uint64_t count, MPI_Statu
         }
         if (rc < 0)
             bdl_fatal(MPI_ERR_OTHER, "cannot read %llu bytes from spill file %s: %s",
-                     (unsigned long long)take, path, strerror(-rc));
+                      (unsigned long long)take, path, strerror(-rc));
         close(fd);
         unlink(path);
     } else if (take) {
@@ -338,7 +337,7 @@ static int take_delivery(void *buf, const bdl_dt_t *t, uint64_t count, MPI_Statu
 }
 
 int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const bdl_dt_t *t,
-                  MPI_Status *st)
+                   MPI_Status *st)
 {
     bd_req_t *r = bdl_req_begin(BD_REQ_RECV);
     r->ctx = ctx;
@@ -371,7 +370,7 @@ static int recv_check(const char *call, const void *buf, int count, MPI_Datatype
         return -1;
     if (src != MPI_ANY_SOURCE && (src < 0 || src >= bdl_comm_peers(*c)))
         return bdl_error(comm, MPI_ERR_RANK, call, "invalid source rank %d (%s size %d)", src,
-                        (*c)->inter ? "remote group" : "communicator", bdl_comm_peers(*c));
+                         (*c)->inter ? "remote group" : "communicator", bdl_comm_peers(*c));
     if (count > 0 && !buf && (*t)->predefined)
         return bdl_error(comm, MPI_ERR_BUFFER, call, "NULL buffer with count %d", count);
     return MPI_SUCCESS;
@@ -392,10 +391,10 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
     rc = bdl_recv_typed(c->ctx, source, tag, buf, (uint64_t)count, t, status);
     if (rc)
         return bdl_error(comm, rc, "MPI_Recv",
-                        "message of %llu bytes from rank %d (tag %d) truncated to the %llu-byte "
-                        "receive buffer",
-                        (unsigned long long)bdl_resp()->nbytes, bdl_resp()->src, bdl_resp()->tag,
-                        (unsigned long long)((uint64_t)count * t->psize));
+                         "message of %llu bytes from rank %d (tag %d) truncated to the %llu-byte "
+                         "receive buffer",
+                         (unsigned long long)bdl_resp()->nbytes, bdl_resp()->src, bdl_resp()->tag,
+                         (unsigned long long)((uint64_t)count * t->psize));
     return MPI_SUCCESS;
 }
 
@@ -450,8 +449,8 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     rc = bdl_recv_typed(c->ctx, source, recvtag, recvbuf, (uint64_t)recvcount, t, status);
     if (rc)
         return bdl_error(comm, rc, "MPI_Sendrecv", "message of %llu bytes truncated to %llu bytes",
-                        (unsigned long long)bdl_resp()->nbytes,
-                        (unsigned long long)((uint64_t)recvcount * t->psize));
+                         (unsigned long long)bdl_resp()->nbytes,
+                         (unsigned long long)((uint64_t)recvcount * t->psize));
     return MPI_SUCCESS;
 }
 
@@ -459,8 +458,8 @@ int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, 
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
     /* The send is buffered before the receive starts, so buf can be reused at once. */
-    return MPI_Sendrecv(buf, count, datatype, dest, sendtag, buf, count, datatype, source,
-                        recvtag, comm, status);
+    return MPI_Sendrecv(buf, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag,
+                        comm, status);
 }
 
 /* ---------------------------------------------------------------- probing */
@@ -482,7 +481,7 @@ static int probe(const char *call, int source, int tag, MPI_Comm comm, int block
     }
     if (source != MPI_ANY_SOURCE && (source < 0 || source >= bdl_comm_peers(c)))
         return bdl_error(comm, MPI_ERR_RANK, call, "invalid source rank %d (%s size %d)", source,
-                        c->inter ? "remote group" : "communicator", bdl_comm_peers(c));
+                         c->inter ? "remote group" : "communicator", bdl_comm_peers(c));
     bd_req_t *r = bdl_req_begin(blocking ? BD_REQ_PROBE : BD_REQ_IPROBE);
     r->ctx = c->ctx;
     r->peer = source;
@@ -540,7 +539,7 @@ static void req_progress(bdl_request_t *q, int blocking)
     bd_resp_t *rs = bdl_resp();
     if (rs->status == BD_RESP_ERROR)
         bdl_fatal(MPI_ERR_INTERN, "the master does not know receive request %llu",
-                 (unsigned long long)q->rid);
+                  (unsigned long long)q->rid);
     if (!rs->flag)
         return;
     q->err = take_delivery(q->buf, q->dt, q->count, &q->status);
@@ -651,7 +650,7 @@ int MPI_Request_get_status(MPI_Request request, int *flag, MPI_Status *status)
         int err = bdl_greq_query(q, status);
         if (err)
             return bdl_error(MPI_COMM_WORLD, err, "MPI_Request_get_status",
-                            "query_fn of generalized request %d returned error %d", request, err);
+                             "query_fn of generalized request %d returned error %d", request, err);
         return MPI_SUCCESS;
     }
     if (q->done && status != MPI_STATUS_IGNORE)
@@ -792,7 +791,7 @@ static int finish_all(const char *call, int count, MPI_Request reqs[], MPI_Statu
     }
     if (err)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, call,
-                        "a received message was truncated (see the statuses)");
+                         "a received message was truncated (see the statuses)");
     return MPI_SUCCESS;
 }
 
@@ -902,8 +901,8 @@ int MPI_Testany(int count, MPI_Request requests[], int *index, int *flag, MPI_St
     return waitany("MPI_Testany", count, requests, index, flag, status, 0);
 }
 
-static int somecall(const char *call, int incount, MPI_Request reqs[], int *outcount,
-                    int indices[], MPI_Status *statuses, int block)
+static int somecall(const char *call, int incount, MPI_Request reqs[], int *outcount, int indices[],
+                    MPI_Status *statuses, int block)
 {
     BDL_CHECK_INIT(call);
     int rc = check_reqs(call, incount, reqs);
@@ -927,7 +926,7 @@ static int somecall(const char *call, int incount, MPI_Request reqs[], int *outc
     *outcount = n;
     if (err)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_IN_STATUS, call,
-                        "a received message was truncated (see the statuses)");
+                         "a received message was truncated (see the statuses)");
     return MPI_SUCCESS;
 }
 
@@ -990,13 +989,14 @@ int MPI_Cancel(MPI_Request *request)
         return bad_request("MPI_Cancel", request ? *request : MPI_REQUEST_NULL);
     if (q->kind == BDL_RQ_COLL)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel",
-                        "request %d is a nonblocking collective, which cannot be cancelled "
-                        "(MPI 3.1 5.12)", *request);
+                         "request %d is a nonblocking collective, which cannot be cancelled "
+                         "(MPI 3.1 5.12)",
+                         *request);
     if (q->kind == BDL_RQ_GREQ) {
         int err = bdl_greq_cancel(q);
         return err ? bdl_error(MPI_COMM_WORLD, err, "MPI_Cancel",
-                              "cancel_fn of generalized request %d returned error %d", *request,
-                              err)
+                               "cancel_fn of generalized request %d returned error %d", *request,
+                               err)
                    : MPI_SUCCESS;
     }
     /* A send's message is buffered at once: it can be withdrawn until it is
@@ -1034,14 +1034,15 @@ int MPI_Request_free(MPI_Request *request)
         return bad_request("MPI_Request_free", request ? *request : MPI_REQUEST_NULL);
     if (q->kind == BDL_RQ_COLL)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free",
-                        "request %d is a nonblocking collective, which cannot be freed "
-                        "(MPI 3.1 5.12): complete it with MPI_Wait or MPI_Test", *request);
+                         "request %d is a nonblocking collective, which cannot be freed "
+                         "(MPI 3.1 5.12): complete it with MPI_Wait or MPI_Test",
+                         *request);
     if (q->kind == BDL_RQ_GREQ) {
         MPI_Request h = *request;
         *request = MPI_REQUEST_NULL;
         int err = bdl_greq_free(q);
         return err ? bdl_error(MPI_COMM_WORLD, err, "MPI_Request_free",
-                              "free_fn of generalized request %d returned error %d", h, err)
+                               "free_fn of generalized request %d returned error %d", h, err)
                    : MPI_SUCCESS;
     }
     *request = MPI_REQUEST_NULL;
@@ -1092,8 +1093,7 @@ static int persistent(const char *call, int kind, const void *buf, int count, MP
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                   MPI_Comm comm, MPI_Request *request)
 {
-    return persistent("MPI_Send_init", BDL_RQ_SEND, buf, count, datatype, dest, tag, comm,
-                      request);
+    return persistent("MPI_Send_init", BDL_RQ_SEND, buf, count, datatype, dest, tag, comm, request);
 }
 
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
@@ -1117,8 +1117,8 @@ int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
                       request);
 }
 
-int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag,
-                  MPI_Comm comm, MPI_Request *request)
+int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
+                  MPI_Request *request)
 {
     return persistent("MPI_Recv_init", BDL_RQ_RECV, buf, count, datatype, source, tag, comm,
                       request);
@@ -1131,8 +1131,8 @@ int MPI_Start(MPI_Request *request)
     if (!q || !q->persistent)
         return bad_request("MPI_Start", request ? *request : MPI_REQUEST_NULL);
     if (!q->inactive)
-        return bdl_error(q->pcomm, MPI_ERR_REQUEST, "MPI_Start",
-                        "request %d is already active", *request);
+        return bdl_error(q->pcomm, MPI_ERR_REQUEST, "MPI_Start", "request %d is already active",
+                         *request);
     /* Start it as the matching nonblocking call, then move that request's
      * state into this handle (the temporary handle is released). */
     MPI_Request tmp;
@@ -1141,7 +1141,7 @@ int MPI_Start(MPI_Request *request)
         rc = MPI_Irecv((void *)q->pbuf, q->pcount, q->pdt, q->ppeer, q->ptag, q->pcomm, &tmp);
     else
         rc = (q->pkind == BDL_RQ_SSEND ? MPI_Issend : MPI_Isend)(q->pbuf, q->pcount, q->pdt,
-                                                               q->ppeer, q->ptag, q->pcomm, &tmp);
+                                                                 q->ppeer, q->ptag, q->pcomm, &tmp);
     if (rc)
         return rc;
     q = &bdl_g.reqs[*request]; /* the table may have moved */
@@ -1173,14 +1173,13 @@ int MPI_Startall(int count, MPI_Request requests[])
 
 /* Ready mode only promises that the receive is posted: a buffered send is
  * a correct implementation. */
-int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-              MPI_Comm comm)
+int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     return MPI_Send(buf, count, datatype, dest, tag, comm);
 }
 
-int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
-               MPI_Comm comm, MPI_Request *request)
+int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
+               MPI_Request *request)
 {
     return MPI_Isend(buf, count, datatype, dest, tag, comm, request);
 }
@@ -1192,8 +1191,8 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
  * MPI_Mrecv/MPI_Imrecv receives it (MPI 3.1 3.8.2, 3.8.3). */
 typedef struct {
     int used;
-    uint64_t id;      /* the master's id of the message */
-    MPI_Comm comm;    /* for errors */
+    uint64_t id;   /* the master's id of the message */
+    MPI_Comm comm; /* for errors */
 } bdl_msg_handle_t;
 
 static bdl_msg_handle_t *g_msgs;
@@ -1241,7 +1240,7 @@ static int mprobe(const char *call, int source, int tag, MPI_Comm comm, int bloc
     }
     if (source != MPI_ANY_SOURCE && (source < 0 || source >= bdl_comm_peers(c)))
         return bdl_error(comm, MPI_ERR_RANK, call, "invalid source rank %d (%s size %d)", source,
-                        c->inter ? "remote group" : "communicator", bdl_comm_peers(c));
+                         c->inter ? "remote group" : "communicator", bdl_comm_peers(c));
     bd_req_t *r = bdl_req_begin(blocking ? BD_REQ_MPROBE : BD_REQ_IMPROBE);
     r->ctx = c->ctx;
     r->peer = source;
@@ -1298,7 +1297,7 @@ static int mrecv(const char *call, void *buf, int count, MPI_Datatype dt, MPI_Me
     int h = *message;
     if (h <= 0 || h >= g_nmsgs || !g_msgs[h].used)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, call,
-                        "invalid message handle %d (MPI_MESSAGE_NULL, or already received)", h);
+                         "invalid message handle %d (MPI_MESSAGE_NULL, or already received)", h);
     *comm = g_msgs[h].comm;
     bdl_dt_t *t = NULL;
     int rc;
@@ -1313,7 +1312,7 @@ static int mrecv(const char *call, void *buf, int count, MPI_Datatype dt, MPI_Me
     bdl_rpc();
     if (bdl_resp()->status == BD_RESP_ERROR)
         bdl_fatal(MPI_ERR_INTERN, "the master does not know matched message %llu",
-                 (unsigned long long)g_msgs[h].id);
+                  (unsigned long long)g_msgs[h].id);
     g_msgs[h].used = 0;
     *message = MPI_MESSAGE_NULL;
     /* A single receive leaves MPI_ERROR alone (MPI 3.1 3.2.5). */
@@ -1328,14 +1327,13 @@ static int truncated(MPI_Comm comm, const char *call, int count, MPI_Datatype dt
 {
     bdl_dt_t *t = bdl_dt_lookup(dt);
     return bdl_error(comm, MPI_ERR_TRUNCATE, call,
-                    "message of %llu bytes from rank %d (tag %d) truncated to the %llu-byte "
-                    "receive buffer",
-                    (unsigned long long)bdl_resp()->nbytes, bdl_resp()->src, bdl_resp()->tag,
-                    (unsigned long long)((uint64_t)count * (t ? t->psize : 0)));
+                     "message of %llu bytes from rank %d (tag %d) truncated to the %llu-byte "
+                     "receive buffer",
+                     (unsigned long long)bdl_resp()->nbytes, bdl_resp()->src, bdl_resp()->tag,
+                     (unsigned long long)((uint64_t)count * (t ? t->psize : 0)));
 }
 
-int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
-              MPI_Status *status)
+int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
     int pn;
     MPI_Comm comm;
@@ -1376,16 +1374,16 @@ MPI_Message MPI_Message_f2c(MPI_Fint message) { return (MPI_Message)message; }
 /* ---------------------------------------------------------------- MPI_Isendrecv */
 
 /* MPI 4.0: the send is buffered at once, so the request is the receive's. */
-int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest,
-                  int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype, int source,
-                  int recvtag, MPI_Comm comm, MPI_Request *request)
+int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
+                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
+                  MPI_Comm comm, MPI_Request *request)
 {
     if (!request)
         return bdl_error(comm, MPI_ERR_ARG, "MPI_Isendrecv", "NULL request argument");
     bdl_dt_t *t = NULL;
     bdl_comm_t *c;
-    int rc = recv_check("MPI_Isendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm, &t,
-                        &c);
+    int rc =
+        recv_check("MPI_Isendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm, &t, &c);
     if (rc > 0)
         return rc;
     rc = do_send("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm, 0, NULL);
@@ -1398,6 +1396,6 @@ int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest,
                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
     /* The message leaves buf before the receive is posted. */
-    return MPI_Isendrecv(buf, count, datatype, dest, sendtag, buf, count, datatype, source,
-                         recvtag, comm, request);
+    return MPI_Isendrecv(buf, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag,
+                         comm, request);
 }

@@ -25,52 +25,69 @@ typedef struct {
 static int components(int h, comp_t c[2])
 {
     switch (h) {
-    case MPI_CHAR: case MPI_SIGNED_CHAR: case MPI_INT8_T: case MPI_INTEGER1:
-        c[0] = (comp_t){1, 1, K_SINT}; return 1;
-    case MPI_UNSIGNED_CHAR: case MPI_BYTE: case MPI_UINT8_T: case MPI_PACKED:
-    case MPI_C_BOOL: case MPI_CXX_BOOL: case MPI_CHARACTER:
-        c[0] = (comp_t){1, 1, K_UINT}; return 1;
-    case MPI_WCHAR:
-        c[0] = (comp_t){sizeof(wchar_t), 2, K_UINT}; return 1;
-    case MPI_SHORT: case MPI_INT16_T: case MPI_INTEGER2:
-        c[0] = (comp_t){2, 2, K_SINT}; return 1;
-    case MPI_UNSIGNED_SHORT: case MPI_UINT16_T:
-        c[0] = (comp_t){2, 2, K_UINT}; return 1;
-    case MPI_INT: case MPI_INT32_T: case MPI_INTEGER: case MPI_INTEGER4: case MPI_LOGICAL:
-        c[0] = (comp_t){4, 4, K_SINT}; return 1;
-    case MPI_UNSIGNED: case MPI_UINT32_T:
-        c[0] = (comp_t){4, 4, K_UINT}; return 1;
-    case MPI_LONG:
-        c[0] = (comp_t){sizeof(long), 4, K_SINT}; return 1;
-    case MPI_UNSIGNED_LONG:
-        c[0] = (comp_t){sizeof(long), 4, K_UINT}; return 1;
-    case MPI_LONG_LONG_INT: case MPI_INT64_T: case MPI_AINT: case MPI_OFFSET: case MPI_COUNT:
-    case MPI_INTEGER8:
-        c[0] = (comp_t){8, 8, K_SINT}; return 1;
-    case MPI_UNSIGNED_LONG_LONG: case MPI_UINT64_T:
-        c[0] = (comp_t){8, 8, K_UINT}; return 1;
-    case MPI_INTEGER16:
-        c[0] = (comp_t){16, 16, K_INT128}; return 1;
-    case MPI_FLOAT: case MPI_REAL: case MPI_REAL4:
-        c[0] = (comp_t){4, 4, K_FLOAT}; return 1;
-    case MPI_C_FLOAT_COMPLEX: case MPI_CXX_FLOAT_COMPLEX: case MPI_COMPLEX: case MPI_COMPLEX8:
-        c[0] = (comp_t){4, 4, K_FLOAT}; return -2;
-    case MPI_DOUBLE: case MPI_DOUBLE_PRECISION: case MPI_REAL8:
-        c[0] = (comp_t){8, 8, K_FLOAT}; return 1;
-    case MPI_C_DOUBLE_COMPLEX: case MPI_CXX_DOUBLE_COMPLEX: case MPI_DOUBLE_COMPLEX:
-    case MPI_COMPLEX16:
-        c[0] = (comp_t){8, 8, K_FLOAT}; return -2;
-    case MPI_LONG_DOUBLE: case MPI_REAL16:
-        c[0] = (comp_t){sizeof(long double), 16, K_LDOUBLE}; return 1;
-    case MPI_C_LONG_DOUBLE_COMPLEX: case MPI_CXX_LONG_DOUBLE_COMPLEX: case MPI_COMPLEX32:
-        c[0] = (comp_t){sizeof(long double), 16, K_LDOUBLE}; return -2;
+    case MPI_CHAR:
+    case MPI_SIGNED_CHAR:
+    case MPI_INT8_T:
+    case MPI_INTEGER1: c[0] = (comp_t){1, 1, K_SINT}; return 1;
+    case MPI_UNSIGNED_CHAR:
+    case MPI_BYTE:
+    case MPI_UINT8_T:
+    case MPI_PACKED:
+    case MPI_C_BOOL:
+    case MPI_CXX_BOOL:
+    case MPI_CHARACTER: c[0] = (comp_t){1, 1, K_UINT}; return 1;
+    case MPI_WCHAR: c[0] = (comp_t){sizeof(wchar_t), 2, K_UINT}; return 1;
+    case MPI_SHORT:
+    case MPI_INT16_T:
+    case MPI_INTEGER2: c[0] = (comp_t){2, 2, K_SINT}; return 1;
+    case MPI_UNSIGNED_SHORT:
+    case MPI_UINT16_T: c[0] = (comp_t){2, 2, K_UINT}; return 1;
+    case MPI_INT:
+    case MPI_INT32_T:
+    case MPI_INTEGER:
+    case MPI_INTEGER4:
+    case MPI_LOGICAL: c[0] = (comp_t){4, 4, K_SINT}; return 1;
+    case MPI_UNSIGNED:
+    case MPI_UINT32_T: c[0] = (comp_t){4, 4, K_UINT}; return 1;
+    case MPI_LONG: c[0] = (comp_t){sizeof(long), 4, K_SINT}; return 1;
+    case MPI_UNSIGNED_LONG: c[0] = (comp_t){sizeof(long), 4, K_UINT}; return 1;
+    case MPI_LONG_LONG_INT:
+    case MPI_INT64_T:
+    case MPI_AINT:
+    case MPI_OFFSET:
+    case MPI_COUNT:
+    case MPI_INTEGER8: c[0] = (comp_t){8, 8, K_SINT}; return 1;
+    case MPI_UNSIGNED_LONG_LONG:
+    case MPI_UINT64_T: c[0] = (comp_t){8, 8, K_UINT}; return 1;
+    case MPI_INTEGER16: c[0] = (comp_t){16, 16, K_INT128}; return 1;
+    case MPI_FLOAT:
+    case MPI_REAL:
+    case MPI_REAL4: c[0] = (comp_t){4, 4, K_FLOAT}; return 1;
+    case MPI_C_FLOAT_COMPLEX:
+    case MPI_CXX_FLOAT_COMPLEX:
+    case MPI_COMPLEX:
+    case MPI_COMPLEX8: c[0] = (comp_t){4, 4, K_FLOAT}; return -2;
+    case MPI_DOUBLE:
+    case MPI_DOUBLE_PRECISION:
+    case MPI_REAL8: c[0] = (comp_t){8, 8, K_FLOAT}; return 1;
+    case MPI_C_DOUBLE_COMPLEX:
+    case MPI_CXX_DOUBLE_COMPLEX:
+    case MPI_DOUBLE_COMPLEX:
+    case MPI_COMPLEX16: c[0] = (comp_t){8, 8, K_FLOAT}; return -2;
+    case MPI_LONG_DOUBLE:
+    case MPI_REAL16: c[0] = (comp_t){sizeof(long double), 16, K_LDOUBLE}; return 1;
+    case MPI_C_LONG_DOUBLE_COMPLEX:
+    case MPI_CXX_LONG_DOUBLE_COMPLEX:
+    case MPI_COMPLEX32: c[0] = (comp_t){sizeof(long double), 16, K_LDOUBLE}; return -2;
     case MPI_FLOAT_INT: c[0] = (comp_t){4, 4, K_FLOAT}; break;
     case MPI_DOUBLE_INT: c[0] = (comp_t){8, 8, K_FLOAT}; break;
     case MPI_LONG_INT: c[0] = (comp_t){sizeof(long), 4, K_SINT}; break;
-    case MPI_2INT: case MPI_2INTEGER: c[0] = (comp_t){4, 4, K_SINT}; break;
+    case MPI_2INT:
+    case MPI_2INTEGER: c[0] = (comp_t){4, 4, K_SINT}; break;
     case MPI_SHORT_INT: c[0] = (comp_t){2, 2, K_SINT}; break;
     case MPI_LONG_DOUBLE_INT: c[0] = (comp_t){sizeof(long double), 16, K_LDOUBLE}; break;
-    case MPI_2REAL: case MPI_2DOUBLE_PRECISION:
+    case MPI_2REAL:
+    case MPI_2DOUBLE_PRECISION:
         c[0] = c[1] = h == MPI_2REAL ? (comp_t){4, 4, K_FLOAT} : (comp_t){8, 8, K_FLOAT};
         return 2;
     default: return 0;
@@ -263,8 +280,8 @@ static int check_rep(const char *call, const char *datarep)
 {
     if (!datarep || strcmp(datarep, "external32"))
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                        "unsupported data representation \"%s\" (only \"external32\")",
-                        datarep ? datarep : "(null)");
+                         "unsupported data representation \"%s\" (only \"external32\")",
+                         datarep ? datarep : "(null)");
     return MPI_SUCCESS;
 }
 
@@ -280,8 +297,7 @@ static int check_args(const char *call, const char *datarep, int count, MPI_Data
     return bdl_dt_check(MPI_COMM_WORLD, call, "", dt, t);
 }
 
-int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype,
-                           MPI_Aint *size)
+int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
     const char *call = "MPI_Pack_external_size";
     bdl_dt_t *t;
@@ -294,9 +310,8 @@ int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datat
     return MPI_SUCCESS;
 }
 
-int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
-                      MPI_Datatype datatype, void *outbuf, MPI_Aint outsize,
-                      MPI_Aint *position)
+int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
+                      void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
     const char *call = "MPI_Pack_external";
     bdl_dt_t *t;
@@ -308,8 +323,8 @@ int MPI_Pack_external(const char datarep[], const void *inbuf, int incount,
     uint64_t need = (uint64_t)incount * ext_size(t);
     if (outsize < *position || (uint64_t)(outsize - *position) < need)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_TRUNCATE, call,
-                        "%llu bytes do not fit in the %lld left of the output buffer",
-                        (unsigned long long)need, (long long)(outsize - *position));
+                         "%llu bytes do not fit in the %lld left of the output buffer",
+                         (unsigned long long)need, (long long)(outsize - *position));
     if (need && !outbuf)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call, "outbuf is NULL");
     uint64_t n = (uint64_t)incount * t->psize;
@@ -337,8 +352,8 @@ int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize
     uint64_t need = (uint64_t)outcount * ext_size(t);
     if (insize < *position || (uint64_t)(insize - *position) < need)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_TRUNCATE, call,
-                        "%llu bytes wanted but only %lld left in the input buffer",
-                        (unsigned long long)need, (long long)(insize - *position));
+                         "%llu bytes wanted but only %lld left in the input buffer",
+                         (unsigned long long)need, (long long)(insize - *position));
     if (need && !inbuf)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call, "inbuf is NULL");
     uint64_t n = (uint64_t)outcount * t->psize;
@@ -373,8 +388,7 @@ int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
     case MPI_TYPECLASS_REAL: list = reals, n = 3, cls = "MPI_TYPECLASS_REAL"; break;
     case MPI_TYPECLASS_INTEGER: list = ints, n = 5, cls = "MPI_TYPECLASS_INTEGER"; break;
     case MPI_TYPECLASS_COMPLEX: list = cplx, n = 3, cls = "MPI_TYPECLASS_COMPLEX"; break;
-    default:
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid typeclass %d", typeclass);
+    default: return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid typeclass %d", typeclass);
     }
     for (int i = 0; i < n; i++) {
         int sz;

@@ -37,18 +37,18 @@ enum { T_GRANT = 1, T_ACK, T_REPLY, T_POST, T_WAKE, T_FENCE = 16 };
 #define FENCE_TAGS (1 << 20)
 
 typedef struct rma_hdr {
-    int32_t win;      /* window id */
+    int32_t win; /* window id */
     int32_t kind;
-    int32_t origin;   /* origin's rank in the window */
-    int32_t op;       /* accumulate op; lock type */
-    int32_t basic;    /* predefined type of an accumulate's elements */
-    uint32_t nruns;   /* runs of the target datatype that follow the header */
-    int64_t disp;     /* target offset in bytes (dynamic windows: the address) */
-    int64_t extent;   /* of the target datatype */
-    int64_t lo, hi;   /* bytes touched, relative to disp */
-    uint64_t count;   /* target elements */
-    uint64_t psize;   /* packed bytes of one target element */
-    uint64_t nbytes;  /* data after the runs */
+    int32_t origin;  /* origin's rank in the window */
+    int32_t op;      /* accumulate op; lock type */
+    int32_t basic;   /* predefined type of an accumulate's elements */
+    uint32_t nruns;  /* runs of the target datatype that follow the header */
+    int64_t disp;    /* target offset in bytes (dynamic windows: the address) */
+    int64_t extent;  /* of the target datatype */
+    int64_t lo, hi;  /* bytes touched, relative to disp */
+    uint64_t count;  /* target elements */
+    uint64_t psize;  /* packed bytes of one target element */
+    uint64_t nbytes; /* data after the runs */
 } rma_hdr_t;
 
 static int g_enabled;
@@ -103,7 +103,7 @@ static void *xmalloc(uint64_t n)
     void *p = malloc(n ? n : 1);
     if (!p)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory for %llu bytes of one-sided communication",
-                 (unsigned long long)n);
+                  (unsigned long long)n);
     return p;
 }
 
@@ -134,8 +134,8 @@ static char *target_addr(bdl_win_t *w, const rma_hdr_t *h)
     if (pos >= end)
         return a;
     bdl_win_error(bdl_win_handle(w), MPI_ERR_RMA_RANGE, "MPI_Put/Get/Accumulate",
-                 "rank %d accessed [%p, %p), which is not attached to this rank's dynamic window",
-                 h->origin, (void *)(a + h->lo), (void *)(a + h->hi));
+                  "rank %d accessed [%p, %p), which is not attached to this rank's dynamic window",
+                  h->origin, (void *)(a + h->lo), (void *)(a + h->hi));
     return NULL;
 }
 
@@ -159,7 +159,7 @@ static void apply(bdl_win_t *w, const char *msg, uint64_t len)
     uint64_t rl = (uint64_t)h.nruns * sizeof(bdl_run_t);
     if (len < sizeof h + rl + h.nbytes)
         bdl_fatal(MPI_ERR_INTERN, "short RMA message (%llu bytes) from rank %d",
-                 (unsigned long long)len, h.origin);
+                  (unsigned long long)len, h.origin);
     bdl_run_t *runs = xmalloc(rl);
     memcpy(runs, msg + sizeof h, rl);
     const char *data = msg + sizeof h + rl;
@@ -175,9 +175,7 @@ static void apply(bdl_win_t *w, const char *msg, uint64_t len)
     }
     if (base) {
         switch (h.kind) {
-        case K_PUT:
-            walk(base, &h, runs, (char *)data, 1);
-            break;
+        case K_PUT: walk(base, &h, runs, (char *)data, 1); break;
         case K_ACC:
         case K_GACC:
             if (h.op == MPI_NO_OP)
@@ -200,8 +198,7 @@ static void apply(bdl_win_t *w, const char *msg, uint64_t len)
             if (memcmp(old, data + total, total) == 0)
                 walk(base, &h, runs, (char *)data, 1);
             break;
-        default:
-            break;
+        default: break;
         }
     }
     if (old)
@@ -263,20 +260,16 @@ static void serve_one(const char *msg, uint64_t len)
     bdl_win_t *w = bdl_win_by_id(h.win);
     if (!w)
         bdl_fatal(MPI_ERR_WIN,
-                 "an RMA request (kind %d from rank %d) arrived for window %d, which this "
-                 "rank does not have (freed while another rank still used it?)",
-                 h.kind, h.origin, h.win);
+                  "an RMA request (kind %d from rank %d) arrived for window %d, which this "
+                  "rank does not have (freed while another rank still used it?)",
+                  h.kind, h.origin, h.win);
     switch (h.kind) {
-    case K_LOCK:
-        lock_request(w, h.origin, h.op);
-        break;
+    case K_LOCK: lock_request(w, h.origin, h.op); break;
     case K_UNLOCK:
         lock_release(w, h.origin);
         send_data(w, h.origin, T_ACK, NULL, 0);
         break;
-    case K_FLUSH:
-        send_data(w, h.origin, T_ACK, NULL, 0);
-        break;
+    case K_FLUSH: send_data(w, h.origin, T_ACK, NULL, 0); break;
     case K_COMPLETE:
         w->post_done++;
         if (g_wait_id == w->id && w->post_done >= w->post_expect) {
@@ -284,9 +277,7 @@ static void serve_one(const char *msg, uint64_t len)
             send_data(w, w->rank, T_WAKE, NULL, 0);
         }
         break;
-    default:
-        apply(w, msg, len);
-        break;
+    default: apply(w, msg, len); break;
     }
 }
 
@@ -311,7 +302,7 @@ static int serve_loop(void)
             int rc = fd < 0 ? -errno : bd_pread_full(fd, msg, n, 0);
             if (rc < 0)
                 bdl_fatal(MPI_ERR_OTHER, "cannot read the %llu-byte RMA request in %s: %s",
-                         (unsigned long long)n, path, strerror(-rc));
+                          (unsigned long long)n, path, strerror(-rc));
             close(fd);
             unlink(path);
         } else if (n) {
@@ -465,8 +456,16 @@ static int rma_done_query(void *extra, MPI_Status *st)
     st->MPI_TAG = MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
-static int rma_done_free(void *extra) { (void)extra; return MPI_SUCCESS; }
-static int rma_done_cancel(void *extra, int complete) { (void)extra, (void)complete; return MPI_SUCCESS; }
+static int rma_done_free(void *extra)
+{
+    (void)extra;
+    return MPI_SUCCESS;
+}
+static int rma_done_cancel(void *extra, int complete)
+{
+    (void)extra, (void)complete;
+    return MPI_SUCCESS;
+}
 
 static int done_request(MPI_Request *req)
 {
@@ -492,26 +491,28 @@ static int issue(const char *call, MPI_Win win, int kind, const void *obuf, int 
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_WIN, call, "invalid window %d", win);
     if (req)
         *req = MPI_REQUEST_NULL;
-    int has_o = kind == K_PUT || kind == K_ACC || kind == K_CAS ||
-                (kind == K_GACC && op != MPI_NO_OP);
+    int has_o =
+        kind == K_PUT || kind == K_ACC || kind == K_CAS || (kind == K_GACC && op != MPI_NO_OP);
     int has_r = kind == K_GET || kind == K_GACC || kind == K_CAS;
     bdl_dt_t *ot = NULL, *rt = NULL, *tt = NULL;
     if (ocount < 0 || rcount < 0 || tcount < 0)
         return bdl_win_error(win, MPI_ERR_COUNT, call, "invalid count %d",
-                            ocount < 0 ? ocount : rcount < 0 ? rcount : tcount);
+                             ocount < 0   ? ocount
+                             : rcount < 0 ? rcount
+                                          : tcount);
     if (has_o && bad_dt(odt, &ot))
         return bdl_win_error(win, MPI_ERR_TYPE, call, "invalid or uncommitted origin datatype %d",
-                            odt);
+                             odt);
     if (has_r && bad_dt(rdt, &rt))
         return bdl_win_error(win, MPI_ERR_TYPE, call, "invalid or uncommitted %s datatype %d",
-                            kind == K_GET ? "origin" : "result", rdt);
+                             kind == K_GET ? "origin" : "result", rdt);
     if (bad_dt(tdt, &tt))
         return bdl_win_error(win, MPI_ERR_TYPE, call, "invalid or uncommitted target datatype %d",
-                            tdt);
+                             tdt);
     int accum = kind == K_ACC || kind == K_GACC;
     if (target != MPI_PROC_NULL && (target < 0 || target >= w->size))
         return bdl_win_error(win, MPI_ERR_RANK, call, "invalid target rank %d (window of %d ranks)",
-                            target, w->size);
+                             target, w->size);
     /* Moving no data at all (zero counts or empty types) does nothing. */
     uint64_t tbytes = (uint64_t)tcount * tt->psize;
     uint64_t obytes = has_o ? (uint64_t)ocount * ot->psize : 0;
@@ -521,38 +522,38 @@ static int issue(const char *call, MPI_Win win, int kind, const void *obuf, int 
     if (accum) {
         if (op <= MPI_OP_NULL || op > BDMPI_OP_PREDEFINED_MAX)
             return bdl_win_error(win, MPI_ERR_OP, call,
-                                "invalid operation %d (only predefined operations accumulate)",
-                                op);
+                                 "invalid operation %d (only predefined operations accumulate)",
+                                 op);
         if (kind == K_ACC && op == MPI_NO_OP)
             return bdl_win_error(win, MPI_ERR_OP, call, "MPI_NO_OP is for MPI_Get_accumulate");
         if (op != MPI_REPLACE && op != MPI_NO_OP) {
             if (tt->basic <= 0 || (ot && ot->basic != tt->basic))
                 return bdl_win_error(win, MPI_ERR_TYPE, call,
-                                    "accumulate datatypes must be built from one and the same "
-                                    "predefined datatype");
+                                     "accumulate datatypes must be built from one and the same "
+                                     "predefined datatype");
             if (!bd_op_valid_for(op, tt->basic))
                 return bdl_win_error(win, MPI_ERR_OP, call, "%s is not defined for %s",
-                                    bd_op_name(op), bd_dtype_info(tt->basic)->name);
+                                     bd_op_name(op), bd_dtype_info(tt->basic)->name);
         }
     }
     if (kind == K_CAS && (!tt->predefined || tt->basic <= 0))
         return bdl_win_error(win, MPI_ERR_TYPE, call,
-                            "compare-and-swap needs a predefined datatype");
+                             "compare-and-swap needs a predefined datatype");
     if (target == MPI_PROC_NULL)
         return done_request(req);
     if (has_o && (uint64_t)ocount * ot->psize != tbytes)
         return bdl_win_error(win, MPI_ERR_TYPE, call,
-                            "origin data is %llu bytes, target data %llu bytes (type signatures "
-                            "must match)",
-                            (unsigned long long)((uint64_t)ocount * ot->psize),
-                            (unsigned long long)tbytes);
+                             "origin data is %llu bytes, target data %llu bytes (type signatures "
+                             "must match)",
+                             (unsigned long long)((uint64_t)ocount * ot->psize),
+                             (unsigned long long)tbytes);
     if (has_r && (uint64_t)rcount * rt->psize != tbytes)
         return bdl_win_error(win, MPI_ERR_TYPE, call,
-                            "%s buffer holds %llu bytes, target data is %llu bytes (type "
-                            "signatures must match)",
-                            kind == K_GET ? "origin" : "result",
-                            (unsigned long long)((uint64_t)rcount * rt->psize),
-                            (unsigned long long)tbytes);
+                             "%s buffer holds %llu bytes, target data is %llu bytes (type "
+                             "signatures must match)",
+                             kind == K_GET ? "origin" : "result",
+                             (unsigned long long)((uint64_t)rcount * rt->psize),
+                             (unsigned long long)tbytes);
     /* Which epoch carries it. */
     int mode = M_NONE;
     if (w->lock_all || w->lock[target])
@@ -563,15 +564,15 @@ static int issue(const char *call, MPI_Win win, int kind, const void *obuf, int 
         mode = M_FENCE;
     if (mode == M_NONE)
         return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
-                            req ? "request-based operations need a passive-target epoch: lock "
-                                  "rank %d (MPI_Win_lock or MPI_Win_lock_all) first"
-                                : "no access epoch to rank %d is open (call MPI_Win_fence, "
-                                  "MPI_Win_start or MPI_Win_lock first)",
-                            target);
+                             req ? "request-based operations need a passive-target epoch: lock "
+                                   "rank %d (MPI_Win_lock or MPI_Win_lock_all) first"
+                                 : "no access epoch to rank %d is open (call MPI_Win_fence, "
+                                   "MPI_Win_start or MPI_Win_lock first)",
+                             target);
     if (req && !(w->lock_all || w->lock[target]))
         return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
-                            "request-based operations need a passive-target epoch on rank %d",
-                            target);
+                             "request-based operations need a passive-target epoch on rank %d",
+                             target);
     rma_hdr_t h;
     memset(&h, 0, sizeof h);
     h.win = w->id;
@@ -593,16 +594,15 @@ static int issue(const char *call, MPI_Win win, int kind, const void *obuf, int 
     } else {
         if (tdisp < 0)
             return bdl_win_error(win, MPI_ERR_DISP, call,
-                                "invalid target displacement %lld (must be >= 0)",
-                                (long long)tdisp);
+                                 "invalid target displacement %lld (must be >= 0)",
+                                 (long long)tdisp);
         h.disp = (int64_t)tdisp * w->units[target];
         if (tbytes && (h.disp + h.lo < 0 || h.disp + h.hi > (int64_t)w->sizes[target]))
             return bdl_win_error(win, MPI_ERR_RMA_RANGE, call,
-                                "target bytes [%lld, %lld) are outside rank %d's window of %lld "
-                                "bytes (displacement %lld, unit %d)",
-                                (long long)(h.disp + h.lo), (long long)(h.disp + h.hi), target,
-                                (long long)w->sizes[target], (long long)tdisp,
-                                w->units[target]);
+                                 "target bytes [%lld, %lld) are outside rank %d's window of %lld "
+                                 "bytes (displacement %lld, unit %d)",
+                                 (long long)(h.disp + h.lo), (long long)(h.disp + h.hi), target,
+                                 (long long)w->sizes[target], (long long)tdisp, w->units[target]);
     }
     if (mode == M_SVC && w->start[target] && !w->lock_all && !w->lock[target])
         wait_post(w, target);
@@ -619,7 +619,7 @@ static int issue(const char *call, MPI_Win win, int kind, const void *obuf, int 
     }
     if (mode == M_FENCE) {
         bdl_send_bytes(w->dctx, w->world[target], w->rank,
-                      T_FENCE + (int)(w->fence_seq % FENCE_TAGS), msg, len, 0, NULL);
+                       T_FENCE + (int)(w->fence_seq % FENCE_TAGS), msg, len, 0, NULL);
         w->fence_sent[target]++;
     } else {
         send_svc(w, target, kind, msg, len);
@@ -636,20 +636,20 @@ static int issue(const char *call, MPI_Win win, int kind, const void *obuf, int 
 }
 
 int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-            int target_rank, MPI_Aint target_disp, int target_count,
-            MPI_Datatype target_datatype, MPI_Win win)
+            int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+            MPI_Win win)
 {
-    return issue("MPI_Put", win, K_PUT, origin_addr, origin_count, origin_datatype, NULL, NULL,
-                 0, MPI_DATATYPE_NULL, target_rank, target_disp, target_count, target_datatype,
+    return issue("MPI_Put", win, K_PUT, origin_addr, origin_count, origin_datatype, NULL, NULL, 0,
+                 MPI_DATATYPE_NULL, target_rank, target_disp, target_count, target_datatype,
                  MPI_OP_NULL, NULL);
 }
 
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
-    return issue("MPI_Get", win, K_GET, NULL, 0, MPI_DATATYPE_NULL, NULL, origin_addr,
-                 origin_count, origin_datatype, target_rank, target_disp, target_count,
-                 target_datatype, MPI_OP_NULL, NULL);
+    return issue("MPI_Get", win, K_GET, NULL, 0, MPI_DATATYPE_NULL, NULL, origin_addr, origin_count,
+                 origin_datatype, target_rank, target_disp, target_count, target_datatype,
+                 MPI_OP_NULL, NULL);
 }
 
 int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
@@ -661,10 +661,10 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
                  target_datatype, op, NULL);
 }
 
-int MPI_Get_accumulate(const void *origin_addr, int origin_count,
-                       MPI_Datatype origin_datatype, void *result_addr, int result_count,
-                       MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
-                       int target_count, MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
+                       void *result_addr, int result_count, MPI_Datatype result_datatype,
+                       int target_rank, MPI_Aint target_disp, int target_count,
+                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
     return issue("MPI_Get_accumulate", win, K_GACC, origin_addr, origin_count, origin_datatype,
                  NULL, result_addr, result_count, result_datatype, target_rank, target_disp,
@@ -674,13 +674,12 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count,
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
-    return issue("MPI_Fetch_and_op", win, K_GACC, origin_addr, 1, datatype, NULL, result_addr,
-                 1, datatype, target_rank, target_disp, 1, datatype, op, NULL);
+    return issue("MPI_Fetch_and_op", win, K_GACC, origin_addr, 1, datatype, NULL, result_addr, 1,
+                 datatype, target_rank, target_disp, 1, datatype, op, NULL);
 }
 
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
-                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp,
-                         MPI_Win win)
+                         MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
     return issue("MPI_Compare_and_swap", win, K_CAS, origin_addr, 1, datatype, compare_addr,
                  result_addr, 1, datatype, target_rank, target_disp, 1, datatype, MPI_OP_NULL,
@@ -695,8 +694,8 @@ static int need_req(const char *call, MPI_Request *request)
 }
 
 int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
-             int target_rank, MPI_Aint target_disp, int target_count,
-             MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
+             MPI_Win win, MPI_Request *request)
 {
     int rc = need_req("MPI_Rput", request);
     return rc ? rc
@@ -718,8 +717,7 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
 
 int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                     int target_rank, MPI_Aint target_disp, int target_count,
-                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                    MPI_Request *request)
+                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     int rc = need_req("MPI_Raccumulate", request);
     return rc ? rc
@@ -731,8 +729,7 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
 int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype origin_datatype,
                         void *result_addr, int result_count, MPI_Datatype result_datatype,
                         int target_rank, MPI_Aint target_disp, int target_count,
-                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win,
-                        MPI_Request *request)
+                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
     int rc = need_req("MPI_Rget_accumulate", request);
     return rc ? rc
@@ -743,12 +740,12 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
 
 /* ---------------------------------------------------------------- synchronization */
 
-#define MODE_ALL (MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE |    \
-                  MPI_MODE_NOSUCCEED)
+#define MODE_ALL                                                                                   \
+    (MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED)
 
 #define SYNC_WIN(call, win, w)                                                                     \
-    BDL_CHECK_INIT(call);                                                                           \
-    bdl_win_t *w = bdl_win_get(win);                                                                 \
+    BDL_CHECK_INIT(call);                                                                          \
+    bdl_win_t *w = bdl_win_get(win);                                                               \
     if (!w)                                                                                        \
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_WIN, call, "invalid window %d", win);
 
@@ -756,7 +753,7 @@ static int check_assert(MPI_Win win, const char *call, int assert, int allowed)
 {
     if (assert & ~allowed)
         return bdl_win_error(win, MPI_ERR_ASSERT, call, "invalid assertion %#x for %s", assert,
-                            call);
+                             call);
     return MPI_SUCCESS;
 }
 
@@ -764,14 +761,14 @@ int MPI_Win_fence(int assert, MPI_Win win)
 {
     const char *call = "MPI_Win_fence";
     SYNC_WIN(call, win, w);
-    int rc = check_assert(win, call, assert,
-                          MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE |
-                              MPI_MODE_NOSUCCEED);
+    int rc =
+        check_assert(win, call, assert,
+                     MPI_MODE_NOSTORE | MPI_MODE_NOPUT | MPI_MODE_NOPRECEDE | MPI_MODE_NOSUCCEED);
     if (rc)
         return rc;
     if (w->nlocked || w->lock_all || w->started || w->posted)
         return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
-                            "a fence cannot end a lock or post/start epoch");
+                             "a fence cannot end a lock or post/start epoch");
     int any = 0;
     for (int r = 0; r < w->size; r++)
         any |= w->fence_sent[r] != 0;
@@ -779,8 +776,8 @@ int MPI_Win_fence(int assert, MPI_Win win)
         /* Nobody issued anything: nothing to complete, no need to meet. */
         if (any || w->npend)
             return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
-                                "MPI_MODE_NOPRECEDE, but this rank issued RMA operations "
-                                "since the last fence");
+                                 "MPI_MODE_NOPRECEDE, but this rank issued RMA operations "
+                                 "since the last fence");
     } else {
         int mine = 0;
         rc = MPI_Reduce_scatter_block(w->fence_sent, &mine, 1, MPI_INT, MPI_SUM, w->comm);
@@ -805,7 +802,7 @@ int MPI_Win_fence(int assert, MPI_Win win)
         memset(w->fence_sent, 0, (size_t)w->size * sizeof(int));
     }
     w->fence_seq++;
-    w->fence = !(assert & MPI_MODE_NOSUCCEED);
+    w->fence = !(assert &MPI_MODE_NOSUCCEED);
     return MPI_SUCCESS;
 }
 
@@ -828,7 +825,7 @@ static int *group_ranks(bdl_win_t *w, MPI_Win win, const char *call, MPI_Group g
         if (out[i] < 0) {
             free(out);
             *rc = bdl_win_error(win, MPI_ERR_GROUP, call,
-                               "member %d of the group is not in the window's group", i);
+                                "member %d of the group is not in the window's group", i);
             return NULL;
         }
     }
@@ -839,13 +836,12 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
     const char *call = "MPI_Win_post";
     SYNC_WIN(call, win, w);
-    int rc = check_assert(win, call, assert,
-                          MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT);
+    int rc = check_assert(win, call, assert, MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT);
     if (rc)
         return rc;
     if (w->posted)
         return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
-                            "an exposure epoch is already open (MPI_Win_wait ends it)");
+                             "an exposure epoch is already open (MPI_Win_wait ends it)");
     int n;
     int *ranks = group_ranks(w, win, call, group, &n, &rc);
     if (!ranks)
@@ -868,7 +864,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
         return rc;
     if (w->started)
         return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
-                            "an access epoch is already open (MPI_Win_complete ends it)");
+                             "an access epoch is already open (MPI_Win_complete ends it)");
     int n;
     int *ranks = group_ranks(w, win, call, group, &n, &rc);
     if (!ranks)
@@ -886,7 +882,7 @@ int MPI_Win_complete(MPI_Win win)
     SYNC_WIN(call, win, w);
     if (!w->started)
         return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
-                            "no access epoch is open (MPI_Win_start begins one)");
+                             "no access epoch is open (MPI_Win_start begins one)");
     for (int r = 0; r < w->size; r++)
         if (w->start[r]) {
             wait_post(w, r);
@@ -908,7 +904,7 @@ int MPI_Win_wait(MPI_Win win)
     SYNC_WIN(call, win, w);
     if (!w->posted)
         return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
-                            "no exposure epoch is open (MPI_Win_post begins one)");
+                             "no exposure epoch is open (MPI_Win_post begins one)");
     for (;;) {
         serve_now();
         w = bdl_win_get(win);
@@ -932,7 +928,7 @@ int MPI_Win_test(MPI_Win win, int *flag)
         return bdl_win_error(win, MPI_ERR_ARG, call, "flag is NULL");
     if (!w->posted)
         return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
-                            "no exposure epoch is open (MPI_Win_post begins one)");
+                             "no exposure epoch is open (MPI_Win_post begins one)");
     serve_now();
     w = bdl_win_get(win);
     if (w->post_done < w->post_expect) {
@@ -953,8 +949,8 @@ static int check_rank(bdl_win_t *w, MPI_Win win, const char *call, int rank)
     if (rank == MPI_PROC_NULL)
         return -1;
     if (rank < 0 || rank >= w->size)
-        return bdl_win_error(win, MPI_ERR_RANK, call, "invalid rank %d (window of %d ranks)",
-                            rank, w->size);
+        return bdl_win_error(win, MPI_ERR_RANK, call, "invalid rank %d (window of %d ranks)", rank,
+                             w->size);
     return MPI_SUCCESS;
 }
 
@@ -973,7 +969,7 @@ int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
         return bdl_win_error(win, MPI_ERR_RMA_SYNC, call, "rank %d is already locked", rank);
     if (w->started && w->start[rank])
         return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
-                            "rank %d is in the open access epoch of MPI_Win_start", rank);
+                             "rank %d is in the open access epoch of MPI_Win_start", rank);
     if (assert & MPI_MODE_NOCHECK) {
         w->nocheck[rank] = 1;
     } else {
@@ -1013,9 +1009,9 @@ int MPI_Win_unlock(int rank, MPI_Win win)
         return rc < 0 ? MPI_SUCCESS : rc;
     if (!w->lock[rank])
         return bdl_win_error(win, MPI_ERR_RMA_SYNC, call, "rank %d is not locked%s", rank,
-                            w->lock_all ? " by MPI_Win_lock (MPI_Win_unlock_all ends a "
-                                          "MPI_Win_lock_all)"
-                                        : "");
+                             w->lock_all ? " by MPI_Win_lock (MPI_Win_unlock_all ends a "
+                                           "MPI_Win_lock_all)"
+                                         : "");
     finish(w, rank, 1);
     w = bdl_win_get(win);
     w->lock[rank] = 0;
@@ -1054,7 +1050,7 @@ int MPI_Win_unlock_all(MPI_Win win)
     SYNC_WIN(call, win, w);
     if (!w->lock_all)
         return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
-                            "the window is not locked by MPI_Win_lock_all");
+                             "the window is not locked by MPI_Win_lock_all");
     for (int r = 0; r < w->size; r++) {
         finish(w, r, 1);
         w = bdl_win_get(win);
@@ -1074,7 +1070,7 @@ static int flush_call(const char *call, int rank, MPI_Win win, int local)
         return rc < 0 ? MPI_SUCCESS : rc;
     if (!passive(w, rank))
         return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
-                            "rank %d is not locked (flushes need a passive-target epoch)", rank);
+                             "rank %d is not locked (flushes need a passive-target epoch)", rank);
     if (local)
         drain(w, rank, -1); /* puts are complete at the origin once issued */
     else
@@ -1094,7 +1090,7 @@ static int flush_all_call(const char *call, MPI_Win win, int local)
     SYNC_WIN(call, win, w);
     if (!w->lock_all && !w->nlocked)
         return bdl_win_error(win, MPI_ERR_RMA_SYNC, call,
-                            "no rank is locked (flushes need a passive-target epoch)");
+                             "no rank is locked (flushes need a passive-target epoch)");
     for (int r = 0; r < w->size; r++) {
         w = bdl_win_get(win);
         if (!passive(w, r))

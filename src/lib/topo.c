@@ -78,7 +78,7 @@ static struct bdl_topo *graph_new(int nnodes, const int *index, const int *edges
 
 /* Weights NULL: unweighted (all weights reported as 1). */
 static struct bdl_topo *dist_new(int indeg, const int *src, const int *srcw, int outdeg,
-                                const int *dst, const int *dstw, int weighted)
+                                 const int *dst, const int *dstw, int weighted)
 {
     struct bdl_topo *t = calloc(1, sizeof *t);
     if (!t)
@@ -107,12 +107,10 @@ struct bdl_topo *bdl_topo_dup(const struct bdl_topo *t)
     if (!t)
         return NULL;
     switch (t->kind) {
-    case MPI_GRAPH:
-        return graph_new(t->nnodes, t->index, t->edges);
+    case MPI_GRAPH: return graph_new(t->nnodes, t->index, t->edges);
     case MPI_DIST_GRAPH:
         return dist_new(t->indeg, t->src, t->srcw, t->outdeg, t->dst, t->dstw, t->weighted);
-    default:
-        return topo_new(t->ndims, t->dims, t->periods);
+    default: return topo_new(t->ndims, t->dims, t->periods);
     }
 }
 
@@ -160,8 +158,8 @@ static struct bdl_topo *get_cart(MPI_Comm comm, const char *call, int *rc)
         return NULL;
     }
     if (!c->topo || c->topo->kind != MPI_CART) {
-        *rc = bdl_error(comm, MPI_ERR_TOPOLOGY, call,
-                       "communicator %d has no Cartesian topology", comm);
+        *rc = bdl_error(comm, MPI_ERR_TOPOLOGY, call, "communicator %d has no Cartesian topology",
+                        comm);
         return NULL;
     }
     return c->topo;
@@ -172,9 +170,9 @@ static int check_intra(MPI_Comm comm, const bdl_comm_t *c, const char *call)
 {
     if (c->inter)
         return bdl_error(comm, MPI_ERR_COMM, call,
-                        "communicator %d is an intercommunicator (topologies need an "
-                        "intracommunicator)",
-                        comm);
+                         "communicator %d is an intercommunicator (topologies need an "
+                         "intracommunicator)",
+                         comm);
     return MPI_SUCCESS;
 }
 
@@ -192,8 +190,7 @@ static int check_grid(MPI_Comm comm, const char *call, int ndims, const int *dim
             return bdl_error(comm, MPI_ERR_DIMS, call, "dims[%d] = %d (must be > 0)", i, dims[i]);
         p *= dims[i];
         if (p > INT_MAX)
-            return bdl_error(comm, MPI_ERR_DIMS, call, "the grid has more than %d points",
-                            INT_MAX);
+            return bdl_error(comm, MPI_ERR_DIMS, call, "the grid has more than %d points", INT_MAX);
     }
     *total = p;
     return MPI_SUCCESS;
@@ -242,11 +239,11 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
         return rc;
     if (total > c->size)
         return bdl_error(comm_old, MPI_ERR_ARG, call,
-                        "the grid has %lld points but the communicator only %d ranks", total,
-                        c->size);
+                         "the grid has %lld points but the communicator only %d ranks", total,
+                         c->size);
     int me = c->rank;
-    return make_cart(comm_old, me < total ? 0 : MPI_UNDEFINED, me, ndims, dims, periods,
-                     comm_cart, call);
+    return make_cart(comm_old, me < total ? 0 : MPI_UNDEFINED, me, ndims, dims, periods, comm_cart,
+                     call);
 }
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
@@ -308,8 +305,8 @@ int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[]
         return rc;
     if (total > c->size)
         return bdl_error(comm, MPI_ERR_ARG, call,
-                        "the grid has %lld points but the communicator only %d ranks", total,
-                        c->size);
+                         "the grid has %lld points but the communicator only %d ranks", total,
+                         c->size);
     *newrank = c->rank < total ? c->rank : MPI_UNDEFINED;
     return MPI_SUCCESS;
 }
@@ -345,7 +342,7 @@ int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coor
         return rc;
     if (maxdims < t->ndims)
         return bdl_error(comm, MPI_ERR_ARG, call, "maxdims %d is less than the %d dimensions",
-                        maxdims, t->ndims);
+                         maxdims, t->ndims);
     int *cc = malloc((size_t)(t->ndims ? t->ndims : 1) * sizeof(int));
     if (!cc)
         return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
@@ -372,10 +369,10 @@ int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
     int size = bdl_comm_get(comm)->size;
     if (rank < 0 || rank >= size)
         return bdl_error(comm, MPI_ERR_RANK, call, "invalid rank %d (communicator size %d)", rank,
-                        size);
+                         size);
     if (maxdims < t->ndims)
         return bdl_error(comm, MPI_ERR_ARG, call, "maxdims %d is less than the %d dimensions",
-                        maxdims, t->ndims);
+                         maxdims, t->ndims);
     if (t->ndims > 0 && !coords)
         return bdl_error(comm, MPI_ERR_ARG, call, "coords is NULL");
     rank_to_coords(t, rank, coords);
@@ -398,8 +395,8 @@ int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
             x = (int)(((long long)x % d + d) % d);
         else if (x < 0 || x >= d)
             return bdl_error(comm, MPI_ERR_ARG, call,
-                            "coords[%d] = %d is outside the non-periodic dimension of size %d",
-                            i, x, d);
+                             "coords[%d] = %d is outside the non-periodic dimension of size %d", i,
+                             x, d);
         r = r * d + x;
     }
     *rank = r;
@@ -414,8 +411,8 @@ int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int
     if (!t)
         return rc;
     if (direction < 0 || direction >= t->ndims)
-        return bdl_error(comm, MPI_ERR_ARG, call, "invalid direction %d (%d dimensions)",
-                        direction, t->ndims);
+        return bdl_error(comm, MPI_ERR_ARG, call, "invalid direction %d (%d dimensions)", direction,
+                         t->ndims);
     int *cc = malloc((size_t)t->ndims * sizeof(int));
     if (!cc)
         return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
@@ -611,7 +608,7 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[])
     BDL_CHECK_INIT(call);
     if (nnodes <= 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid nnodes %d (must be > 0)",
-                        nnodes);
+                         nnodes);
     if (ndims < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid ndims %d", ndims);
     if (ndims > 0 && !dims)
@@ -621,7 +618,7 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[])
     for (int i = 0; i < ndims; i++) {
         if (dims[i] < 0)
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_DIMS, call, "dims[%d] = %d is negative", i,
-                            dims[i]);
+                             dims[i]);
         if (dims[i] == 0)
             nfree++;
         else
@@ -631,12 +628,12 @@ int MPI_Dims_create(int nnodes, int ndims, int dims[])
     }
     if (nnodes % fixed)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_DIMS, call,
-                        "nnodes %d is not a multiple of the product %lld of the given dims",
-                        nnodes, fixed);
+                         "nnodes %d is not a multiple of the product %lld of the given dims",
+                         nnodes, fixed);
     if (!nfree) {
         if (fixed != nnodes)
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_DIMS, call,
-                            "the given dims multiply to %lld, not nnodes %d", fixed, nnodes);
+                             "the given dims multiply to %lld, not nnodes %d", fixed, nnodes);
         return MPI_SUCCESS;
     }
     int *f = malloc((size_t)nfree * sizeof(int));
@@ -680,16 +677,16 @@ static int check_graph(MPI_Comm comm, const char *call, int size, int nnodes, co
         return bdl_error(comm, MPI_ERR_ARG, call, "invalid nnodes %d (must be >= 0)", nnodes);
     if (nnodes > size)
         return bdl_error(comm, MPI_ERR_ARG, call,
-                        "the graph has %d nodes but the communicator only %d ranks", nnodes, size);
+                         "the graph has %d nodes but the communicator only %d ranks", nnodes, size);
     if (nnodes > 0 && !index)
         return bdl_error(comm, MPI_ERR_ARG, call, "index is NULL with nnodes = %d", nnodes);
     for (int i = 0; i < nnodes; i++) {
         int prev = i ? index[i - 1] : 0;
         if (index[i] < prev)
             return bdl_error(comm, MPI_ERR_ARG, call,
-                            "index[%d] = %d is less than %s %d (index must be non-decreasing "
-                            "and start at >= 0)",
-                            i, index[i], i ? "the previous entry" : "", prev);
+                             "index[%d] = %d is less than %s %d (index must be non-decreasing "
+                             "and start at >= 0)",
+                             i, index[i], i ? "the previous entry" : "", prev);
     }
     int nedges = nnodes ? index[nnodes - 1] : 0;
     if (nedges > 0 && !edges)
@@ -697,8 +694,8 @@ static int check_graph(MPI_Comm comm, const char *call, int size, int nnodes, co
     for (int i = 0; i < nedges; i++)
         if (edges[i] < 0 || edges[i] >= nnodes)
             return bdl_error(comm, MPI_ERR_ARG, call,
-                            "edges[%d] = %d is not a node of the graph (0..%d)", i, edges[i],
-                            nnodes - 1);
+                             "edges[%d] = %d is not a node of the graph (0..%d)", i, edges[i],
+                             nnodes - 1);
     return MPI_SUCCESS;
 }
 
@@ -751,7 +748,7 @@ static struct bdl_topo *get_topo(MPI_Comm comm, const char *call, int kind, int 
     }
     if (!c->topo || c->topo->kind != kind) {
         *rc = bdl_error(comm, MPI_ERR_TOPOLOGY, call, "communicator %d has no %s topology", comm,
-                       kind == MPI_GRAPH ? "graph" : "distributed graph");
+                        kind == MPI_GRAPH ? "graph" : "distributed graph");
         return NULL;
     }
     return c->topo;
@@ -780,7 +777,7 @@ int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int ed
         return rc;
     if (maxindex < 0 || maxedges < 0)
         return bdl_error(comm, MPI_ERR_ARG, call, "invalid maxindex %d or maxedges %d", maxindex,
-                        maxedges);
+                         maxedges);
     if ((maxindex > 0 && t->nnodes > 0 && !index) || (maxedges > 0 && t->nedges > 0 && !edges))
         return bdl_error(comm, MPI_ERR_ARG, call, "NULL index or edges");
     for (int i = 0; i < maxindex && i < t->nnodes; i++)
@@ -793,8 +790,8 @@ int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int ed
 static int graph_rank_arg(MPI_Comm comm, const char *call, const struct bdl_topo *t, int rank)
 {
     if (rank < 0 || rank >= t->nnodes)
-        return bdl_error(comm, MPI_ERR_RANK, call, "invalid rank %d (the graph has %d nodes)",
-                        rank, t->nnodes);
+        return bdl_error(comm, MPI_ERR_RANK, call, "invalid rank %d (the graph has %d nodes)", rank,
+                         t->nnodes);
     return MPI_SUCCESS;
 }
 
@@ -845,12 +842,12 @@ static int check_adj(MPI_Comm comm, const char *call, int size, const char *what
         return bdl_error(comm, MPI_ERR_ARG, call, "%s is NULL with degree %d", what, n);
     if (n > 0 && !w)
         return bdl_error(comm, MPI_ERR_ARG, call,
-                        "%s is NULL with degree %d (MPI_UNWEIGHTED for no weights)", wname, n);
+                         "%s is NULL with degree %d (MPI_UNWEIGHTED for no weights)", wname, n);
     for (int i = 0; i < n; i++) {
         if (ranks[i] < 0 || ranks[i] >= size)
             return bdl_error(comm, MPI_ERR_RANK, call,
-                            "%s[%d] = %d is not a rank of the communicator (size %d)", what, i,
-                            ranks[i], size);
+                             "%s[%d] = %d is not a rank of the communicator (size %d)", what, i,
+                             ranks[i], size);
         if (w != MPI_UNWEIGHTED && w != MPI_WEIGHTS_EMPTY && w[i] < 0)
             return bdl_error(comm, MPI_ERR_ARG, call, "%s[%d] = %d is negative", wname, i, w[i]);
     }
@@ -875,8 +872,8 @@ static const int *weights_of(const int *w)
 
 int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int sources[],
                                    const int sourceweights[], int outdegree,
-                                   const int destinations[], const int destweights[],
-                                   MPI_Info info, int reorder, MPI_Comm *comm_dist_graph)
+                                   const int destinations[], const int destweights[], MPI_Info info,
+                                   int reorder, MPI_Comm *comm_dist_graph)
 {
     const char *call = "MPI_Dist_graph_create_adjacent";
     (void)reorder;
@@ -891,7 +888,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
         return ie;
     if (indegree < 0 || outdegree < 0)
         return bdl_error(comm_old, MPI_ERR_ARG, call,
-                        "invalid indegree %d or outdegree %d (must be >= 0)", indegree, outdegree);
+                         "invalid indegree %d or outdegree %d (must be >= 0)", indegree, outdegree);
     int rc;
     if ((rc = check_adj(comm_old, call, c->size, "sources", indegree, sources, "sourceweights",
                         sourceweights)) ||
@@ -901,7 +898,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
         return rc;
     int weighted = sourceweights != MPI_UNWEIGHTED && destweights != MPI_UNWEIGHTED;
     struct bdl_topo *t = dist_new(indegree, sources, weights_of(sourceweights), outdegree,
-                                 destinations, weights_of(destweights), weighted);
+                                  destinations, weights_of(destweights), weighted);
     return make_topo(comm_old, 0, c->rank, t, comm_dist_graph, call);
 }
 
@@ -911,8 +908,8 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
  * rank, position in its arrays), so multiple edges between two ranks pair
  * up in order. */
 int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                          const int destinations[], const int weights[], MPI_Info info,
-                          int reorder, MPI_Comm *comm_dist_graph)
+                          const int destinations[], const int weights[], MPI_Info info, int reorder,
+                          MPI_Comm *comm_dist_graph)
 {
     const char *call = "MPI_Dist_graph_create";
     (void)reorder;
@@ -934,17 +931,17 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
     for (int i = 0; i < n; i++) {
         if (sources[i] < 0 || sources[i] >= size)
             return bdl_error(comm_old, MPI_ERR_RANK, call,
-                            "sources[%d] = %d is not a rank of the communicator (size %d)", i,
-                            sources[i], size);
+                             "sources[%d] = %d is not a rank of the communicator (size %d)", i,
+                             sources[i], size);
         if (degrees[i] < 0)
             return bdl_error(comm_old, MPI_ERR_ARG, call, "degrees[%d] = %d is negative", i,
-                            degrees[i]);
+                             degrees[i]);
         nedges += degrees[i];
     }
     if (nedges > INT_MAX / 6)
         return bdl_error(comm_old, MPI_ERR_ARG, call, "too many edges (%lld)", nedges);
-    if ((rc = check_adj(comm_old, call, size, "destinations", (int)nedges, destinations,
-                        "weights", weights)) ||
+    if ((rc = check_adj(comm_old, call, size, "destinations", (int)nedges, destinations, "weights",
+                        weights)) ||
         (rc = check_info(comm_old, call, info)))
         return rc;
     int weighted = weights != MPI_UNWEIGHTED;
@@ -985,8 +982,7 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
     rc = MPI_ERR_NO_MEM;
     if (total > INT_MAX || !(rbuf = malloc((size_t)(total ? total : 1) * sizeof(int))))
         goto out;
-    if ((rc = MPI_Alltoallv(sbuf, scount, sdisp, MPI_INT, rbuf, rcount, rdisp, MPI_INT,
-                            comm_old)))
+    if ((rc = MPI_Alltoallv(sbuf, scount, sdisp, MPI_INT, rbuf, rcount, rdisp, MPI_INT, comm_old)))
         goto out;
     int indeg = 0, outdeg = 0;
     for (long long k = 0; k < total; k += 3)
@@ -1054,9 +1050,9 @@ int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int 
         return rc;
     if (maxindegree < t->indeg || maxoutdegree < t->outdeg)
         return bdl_error(comm, MPI_ERR_ARG, call,
-                        "maxindegree %d or maxoutdegree %d is less than the degree (%d in, %d "
-                        "out)",
-                        maxindegree, maxoutdegree, t->indeg, t->outdeg);
+                         "maxindegree %d or maxoutdegree %d is less than the degree (%d in, %d "
+                         "out)",
+                         maxindegree, maxoutdegree, t->indeg, t->outdeg);
     if ((t->indeg && !sources) || (t->outdeg && !destinations))
         return bdl_error(comm, MPI_ERR_ARG, call, "NULL sources or destinations");
     int wi = t->weighted && sourceweights && sourceweights != MPI_UNWEIGHTED &&

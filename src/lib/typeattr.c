@@ -87,15 +87,15 @@ static int callback_code(int rc) { return rc > 0 && rc <= MPI_ERR_LASTCODE ? rc 
 static int bad_keyval(const char *call, int keyval)
 {
     return bdl_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, call,
-                    "invalid datatype keyval %d (not created by MPI_Type_create_keyval, or "
-                    "freed)",
-                    keyval);
+                     "invalid datatype keyval %d (not created by MPI_Type_create_keyval, or "
+                     "freed)",
+                     keyval);
 }
 
 static int bad_type(const char *call, MPI_Datatype dt)
 {
     return bdl_error(MPI_COMM_WORLD, MPI_ERR_TYPE, call,
-                    "datatype %d is not a valid datatype (null or freed)", dt);
+                     "datatype %d is not a valid datatype (null or freed)", dt);
 }
 
 int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
@@ -122,7 +122,10 @@ int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
         g_tkvs = t;
         g_ntkvs = n;
     }
-    g_tkvs[h] = (tkv_t){1, 0, 1, type_copy_attr_fn ? type_copy_attr_fn : MPI_TYPE_NULL_COPY_FN,
+    g_tkvs[h] = (tkv_t){1,
+                        0,
+                        1,
+                        type_copy_attr_fn ? type_copy_attr_fn : MPI_TYPE_NULL_COPY_FN,
                         type_delete_attr_fn ? type_delete_attr_fn : MPI_TYPE_NULL_DELETE_FN,
                         extra_state};
     *type_keyval = TYPE_KEYVAL_BASE + h;
@@ -185,7 +188,7 @@ static int run_delete(const char *call, MPI_Datatype dt, int keyval, void *val)
     int rc = kv->del(dt, keyval, val, kv->extra);
     if (rc != MPI_SUCCESS)
         return bdl_error(MPI_COMM_WORLD, callback_code(rc), call,
-                        "the delete callback of datatype keyval %d returned %d", keyval, rc);
+                         "the delete callback of datatype keyval %d returned %d", keyval, rc);
     return MPI_SUCCESS;
 }
 
@@ -274,8 +277,8 @@ int bdl_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype, const cha
         int cb = kv->copy(oldtype, snap[i].keyval, kv->extra, snap[i].val, &out, &flag);
         if (cb != MPI_SUCCESS) {
             rc = bdl_error(MPI_COMM_WORLD, callback_code(cb), call,
-                          "the copy callback of datatype keyval %d returned %d", snap[i].keyval,
-                          cb);
+                           "the copy callback of datatype keyval %d returned %d", snap[i].keyval,
+                           cb);
         } else if (flag) {
             int j = find(newtype, snap[i].keyval);
             if (j >= 0)

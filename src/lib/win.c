@@ -82,7 +82,7 @@ int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *e
     BDL_CHECK_INIT(call);
     if (!fn || !errhandler)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "%s is NULL",
-                        fn ? "errhandler" : "win_errhandler_fn");
+                         fn ? "errhandler" : "win_errhandler_fn");
     MPI_Win_errhandler_function **n = realloc(g_weh, (size_t)(g_nweh + 1) * sizeof *n);
     if (!n)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
@@ -93,8 +93,8 @@ int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *e
 }
 
 #define WIN_OR_ERR(call, win, w)                                                                   \
-    BDL_CHECK_INIT(call);                                                                           \
-    bdl_win_t *w = bdl_win_get(win);                                                                 \
+    BDL_CHECK_INIT(call);                                                                          \
+    bdl_win_t *w = bdl_win_get(win);                                                               \
     if (!w)                                                                                        \
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_WIN, call, "invalid window %d", win);
 
@@ -104,9 +104,9 @@ int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
         !win_eh_fn(errhandler))
         return bdl_win_error(win, MPI_ERR_ARG, "MPI_Win_set_errhandler",
-                            "%d is not an error handler for windows (made by "
-                            "MPI_Win_create_errhandler)",
-                            errhandler);
+                             "%d is not an error handler for windows (made by "
+                             "MPI_Win_create_errhandler)",
+                             errhandler);
     w->errh = errhandler;
     return MPI_SUCCESS;
 }
@@ -125,7 +125,7 @@ int MPI_Win_call_errhandler(MPI_Win win, int errorcode)
     WIN_OR_ERR("MPI_Win_call_errhandler", win, w);
     (void)w;
     bdl_win_error(win, errorcode, "MPI_Win_call_errhandler", "error %d raised by the program",
-                 errorcode);
+                  errorcode);
     return MPI_SUCCESS;
 }
 
@@ -171,15 +171,14 @@ static int win_make(const char *call, void *base, MPI_Aint size, int disp_unit, 
         return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
     if (c->inter)
         return bdl_error(comm, MPI_ERR_COMM, call,
-                        "windows cannot be created on an intercommunicator");
+                         "windows cannot be created on an intercommunicator");
     if (!win)
         return bdl_error(comm, MPI_ERR_ARG, call, "win is NULL");
     if (size < 0)
         return bdl_error(comm, MPI_ERR_SIZE, call, "invalid size %lld (must be >= 0)",
-                        (long long)size);
+                         (long long)size);
     if (disp_unit <= 0)
-        return bdl_error(comm, MPI_ERR_DISP, call, "invalid disp_unit %d (must be > 0)",
-                        disp_unit);
+        return bdl_error(comm, MPI_ERR_DISP, call, "invalid disp_unit %d (must be > 0)", disp_unit);
     MPI_Info mine = MPI_INFO_NULL;
     if (info != MPI_INFO_NULL && MPI_Info_dup(info, &mine) != MPI_SUCCESS)
         return bdl_error(comm, MPI_ERR_INFO, call, "invalid info %d", info);
@@ -257,11 +256,10 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
         return bdl_error(comm, MPI_ERR_ARG, call, "baseptr is NULL");
     if (size < 0)
         return bdl_error(comm, MPI_ERR_SIZE, call, "invalid size %lld (must be >= 0)",
-                        (long long)size);
+                         (long long)size);
     void *mem = malloc(size > 0 ? (size_t)size : 1);
     if (!mem)
-        return bdl_error(comm, MPI_ERR_NO_MEM, call, "cannot allocate %lld bytes",
-                        (long long)size);
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "cannot allocate %lld bytes", (long long)size);
     int rc = win_make(call, mem, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, mem, win);
     if (rc) {
         free(mem);
@@ -274,8 +272,8 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     BDL_CHECK_INIT("MPI_Win_create_dynamic");
-    return win_make("MPI_Win_create_dynamic", MPI_BOTTOM, 0, 1, info, comm,
-                    MPI_WIN_FLAVOR_DYNAMIC, NULL, win);
+    return win_make("MPI_Win_create_dynamic", MPI_BOTTOM, 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC,
+                    NULL, win);
 }
 
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
@@ -284,8 +282,8 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
     WIN_OR_ERR(call, win, w);
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return bdl_win_error(win, MPI_ERR_RMA_FLAVOR, call,
-                            "memory can only be attached to a window made by "
-                            "MPI_Win_create_dynamic");
+                             "memory can only be attached to a window made by "
+                             "MPI_Win_create_dynamic");
     if (size < 0)
         return bdl_win_error(win, MPI_ERR_SIZE, call, "invalid size %lld", (long long)size);
     if (size > 0 && !base)
@@ -295,8 +293,8 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
         bdl_win_region_t *g = &w->regions[i];
         if (size > 0 && b < g->base + g->size && g->base < b + size)
             return bdl_win_error(win, MPI_ERR_RMA_ATTACH, call,
-                                "[%p, +%lld) overlaps memory already attached at [%p, +%lld)",
-                                base, (long long)size, (void *)g->base, (long long)g->size);
+                                 "[%p, +%lld) overlaps memory already attached at [%p, +%lld)",
+                                 base, (long long)size, (void *)g->base, (long long)g->size);
     }
     if (w->nregions == w->capregions) {
         int n = w->capregions ? 2 * w->capregions : 4;
@@ -316,8 +314,8 @@ int MPI_Win_detach(MPI_Win win, const void *base)
     WIN_OR_ERR(call, win, w);
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
         return bdl_win_error(win, MPI_ERR_RMA_FLAVOR, call,
-                            "memory can only be detached from a window made by "
-                            "MPI_Win_create_dynamic");
+                             "memory can only be detached from a window made by "
+                             "MPI_Win_create_dynamic");
     for (int i = 0; i < w->nregions; i++)
         if (w->regions[i].base == base) {
             w->regions[i] = w->regions[--w->nregions];
@@ -330,7 +328,7 @@ int MPI_Win_detach(MPI_Win win, const void *base)
 
 typedef struct win_keyval {
     int used, freed;
-    int refs;   /* attributes using it */
+    int refs; /* attributes using it */
     MPI_Win_copy_attr_function *copy_fn;
     MPI_Win_delete_attr_function *delete_fn;
     void *extra;
@@ -359,8 +357,8 @@ static void kv_unref(int k)
         kv->used = 0;
 }
 
-int MPI_WIN_NULL_COPY_FN(MPI_Win oldwin, int win_keyval, void *extra_state,
-                         void *attribute_val_in, void *attribute_val_out, int *flag)
+int MPI_WIN_NULL_COPY_FN(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
+                         void *attribute_val_out, int *flag)
 {
     (void)oldwin, (void)win_keyval, (void)extra_state, (void)attribute_val_in,
         (void)attribute_val_out;
@@ -417,7 +415,7 @@ int MPI_Win_free_keyval(int *win_keyval)
     win_keyval_t *kv = kv_get(*win_keyval);
     if (!kv || kv->freed)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_KEYVAL, call, "invalid window keyval %d",
-                        *win_keyval);
+                         *win_keyval);
     kv->freed = 1;
     if (kv->refs == 0)
         kv->used = 0;
@@ -435,10 +433,9 @@ static int attr_remove(bdl_win_t *w, int i, const char *call)
     if (kv && kv->delete_fn) {
         int rc = kv->delete_fn(bdl_win_handle(w), a.keyval, a.val, kv->extra);
         if (rc != MPI_SUCCESS)
-            return bdl_win_error(bdl_win_handle(w), rc > 0 && rc <= MPI_ERR_LASTCODE ? rc
-                                                                                    : MPI_ERR_OTHER,
-                                call, "the delete callback of keyval %d returned %d", a.keyval,
-                                rc);
+            return bdl_win_error(bdl_win_handle(w),
+                                 rc > 0 && rc <= MPI_ERR_LASTCODE ? rc : MPI_ERR_OTHER, call,
+                                 "the delete callback of keyval %d returned %d", a.keyval, rc);
     }
     memmove(w->attrs + i, w->attrs + i + 1, (size_t)(w->nattrs - i - 1) * sizeof *w->attrs);
     w->nattrs--;
@@ -453,16 +450,16 @@ int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
     win_keyval_t *kv = kv_get(win_keyval);
     if (!kv || kv->freed)
         return bdl_win_error(win, MPI_ERR_KEYVAL, call, "invalid window keyval %d%s", win_keyval,
-                            is_predef_key(win_keyval) ? " (predefined attributes are read-only)"
-                                                      : "");
+                             is_predef_key(win_keyval) ? " (predefined attributes are read-only)"
+                                                       : "");
     for (int i = 0; i < w->nattrs; i++)
         if (w->attrs[i].keyval == win_keyval) {
             if (kv->delete_fn) {
                 int rc = kv->delete_fn(win, win_keyval, w->attrs[i].val, kv->extra);
                 if (rc != MPI_SUCCESS)
                     return bdl_win_error(win, rc > 0 && rc <= MPI_ERR_LASTCODE ? rc : MPI_ERR_OTHER,
-                                        call, "the delete callback of keyval %d returned %d",
-                                        win_keyval, rc);
+                                         call, "the delete callback of keyval %d returned %d",
+                                         win_keyval, rc);
             }
             w->attrs[i].val = attribute_val;
             return MPI_SUCCESS;
@@ -481,8 +478,7 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag
     const char *call = "MPI_Win_get_attr";
     WIN_OR_ERR(call, win, w);
     if (!attribute_val || !flag)
-        return bdl_win_error(win, MPI_ERR_ARG, call, "%s is NULL",
-                            flag ? "attribute_val" : "flag");
+        return bdl_win_error(win, MPI_ERR_ARG, call, "%s is NULL", flag ? "attribute_val" : "flag");
     *flag = 1;
     switch (win_keyval) {
     case MPI_WIN_BASE: *(void **)attribute_val = w->base; return MPI_SUCCESS;
@@ -528,9 +524,9 @@ int MPI_Win_free(MPI_Win *win)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_WIN, call, "invalid window %d", *win);
     if (bdl_rma_win_busy(w))
         return bdl_win_error(*win, MPI_ERR_RMA_SYNC, call,
-                            "the window still has an access or exposure epoch open (unlock, "
-                            "complete, wait, or end the fence epoch with MPI_MODE_NOSUCCEED "
-                            "before freeing it)");
+                             "the window still has an access or exposure epoch open (unlock, "
+                             "complete, wait, or end the fence epoch with MPI_MODE_NOSUCCEED "
+                             "before freeing it)");
     /* Everyone's operations on it are over once all are here: requests to
      * us (unlocks) are served while we wait. */
     int rc = MPI_Barrier(w->comm);
@@ -566,7 +562,7 @@ int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
     WIN_OR_ERR("MPI_Win_get_name", win, w);
     if (!win_name || !resultlen)
         return bdl_win_error(win, MPI_ERR_ARG, "MPI_Win_get_name", "%s is NULL",
-                            win_name ? "resultlen" : "win_name");
+                             win_name ? "resultlen" : "win_name");
     snprintf(win_name, MPI_MAX_OBJECT_NAME, "%s", w->name);
     *resultlen = (int)strlen(win_name);
     return MPI_SUCCESS;

@@ -20,12 +20,18 @@
 #include "net.h"
 
 static const char *const g_kind_names[BD_COLL__COUNT] = {
-    [BD_COLL_BARRIER] = "MPI_Barrier",     [BD_COLL_BCAST] = "MPI_Bcast",
-    [BD_COLL_REDUCE] = "MPI_Reduce",       [BD_COLL_ALLREDUCE] = "MPI_Allreduce",
-    [BD_COLL_SCAN] = "MPI_Scan",           [BD_COLL_EXSCAN] = "MPI_Exscan",
-    [BD_COLL_REDSCAT] = "MPI_Reduce_scatter", [BD_COLL_GATHER] = "MPI_Gather",
-    [BD_COLL_SCATTER] = "MPI_Scatter",     [BD_COLL_ALLGATHER] = "MPI_Allgather",
-    [BD_COLL_ALLTOALL] = "MPI_Alltoall",   [BD_COLL_SPLIT] = "MPI_Comm_split",
+    [BD_COLL_BARRIER] = "MPI_Barrier",
+    [BD_COLL_BCAST] = "MPI_Bcast",
+    [BD_COLL_REDUCE] = "MPI_Reduce",
+    [BD_COLL_ALLREDUCE] = "MPI_Allreduce",
+    [BD_COLL_SCAN] = "MPI_Scan",
+    [BD_COLL_EXSCAN] = "MPI_Exscan",
+    [BD_COLL_REDSCAT] = "MPI_Reduce_scatter",
+    [BD_COLL_GATHER] = "MPI_Gather",
+    [BD_COLL_SCATTER] = "MPI_Scatter",
+    [BD_COLL_ALLGATHER] = "MPI_Allgather",
+    [BD_COLL_ALLTOALL] = "MPI_Alltoall",
+    [BD_COLL_SPLIT] = "MPI_Comm_split",
 };
 
 static const char *kind_name(int k)
@@ -119,10 +125,7 @@ static void comm_remove(comm_t *c)
 }
 
 /* Context ids are unique across nodes without talking: the node is in the id. */
-int bdr_comm_alloc_ctx(void)
-{
-    return (g_m.node << 20) + g_m.next_ctx++;
-}
+int bdr_comm_alloc_ctx(void) { return (g_m.node << 20) + g_m.next_ctx++; }
 
 static void replay_orphans(int ctx);
 
@@ -189,10 +192,7 @@ void bdr_comm_init_predefined(void)
 
 static int coll_coord_node(const coll_t *c);
 
-static int is_coord_kind(int k)
-{
-    return is_fold(k) || k == BD_COLL_SPLIT;
-}
+static int is_coord_kind(int k) { return is_fold(k) || k == BD_COLL_SPLIT; }
 
 /* Does node `from` send data for this collective to node `to`? */
 static int sends_to(const coll_t *c, int from, int to)
@@ -221,7 +221,6 @@ static int expected_senders(const coll_t *c)
         n += sends_to(c, k, g_m.node);
     return n;
 }
-
 
 static size_t npieces_for(int kind, int size)
 {
@@ -381,7 +380,7 @@ static int piece_place(coll_t *c, piece_t *p, uint64_t total)
             c->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
             if (c->fd < 0) {
                 bdr_master_fail(1, "cannot create collective spill file %s: %s", path,
-                               strerror(errno));
+                                strerror(errno));
                 return -1;
             }
             unlink(path);
@@ -406,8 +405,8 @@ static int piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, cons
     if (p->in_file) {
         int rc = bd_pwrite_full(c->fd, src, len, p->file_off + off);
         if (rc < 0) {
-            bdr_master_fail(1, "cannot write %u bytes of %s data to the spill file in %s: %s",
-                           len, call_name(&c->d), g_m.jobdir, strerror(-rc));
+            bdr_master_fail(1, "cannot write %u bytes of %s data to the spill file in %s: %s", len,
+                            call_name(&c->d), g_m.jobdir, strerror(-rc));
             return -1;
         }
     } else {
@@ -428,7 +427,7 @@ static int piece_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint
     int rc = bd_pread_full(c->fd, dst, len, p->file_off + off);
     if (rc < 0)
         bdr_master_fail(1, "cannot read %u bytes of %s data from the spill file in %s: %s", len,
-                       call_name(&c->d), g_m.jobdir, strerror(-rc));
+                        call_name(&c->d), g_m.jobdir, strerror(-rc));
     return rc;
 }
 
@@ -606,10 +605,7 @@ static void ship_done(coll_t *c, int dst)
     bdr_node_send(dst, &h, NULL, 0);
 }
 
-static int rank_node(const coll_t *c, int r)
-{
-    return bdr_node_of_world(c->comm->world[r]);
-}
+static int rank_node(const coll_t *c, int r) { return bdr_node_of_world(c->comm->world[r]); }
 
 /* This node's ranks have given what the other nodes need: send it. */
 static void ship_local(coll_t *c)
@@ -622,9 +618,7 @@ static void ship_local(coll_t *c)
         if (is_coord_kind(c->d.kind) && me == coll_coord_node(c))
             continue; /* the coordinator sends results once it has computed them */
         switch (c->d.kind) {
-        case BD_COLL_BCAST:
-            ship_piece(c, n, CM_PIECE, 0, &c->pieces[0]);
-            break;
+        case BD_COLL_BCAST: ship_piece(c, n, CM_PIECE, 0, &c->pieces[0]); break;
         case BD_COLL_SCATTER:
             for (int r = 0; r < size; r++)
                 if (rank_node(c, r) == n && c->pieces[r].total)
@@ -641,8 +635,7 @@ static void ship_local(coll_t *c)
                 }
             }
             break;
-        case BD_COLL_BARRIER:
-            break;
+        case BD_COLL_BARRIER: break;
         default: /* gather, allgather, and raw contributions to the coordinator */
             for (int r = 0; r < size; r++)
                 if (rank_node(c, r) == me && (c->pieces[r].total || is_coord_kind(c->d.kind)))
@@ -797,8 +790,13 @@ static coll_t *remote_instance(const bdr_net_hdr_t *h)
     coll_t *c = coll_find(h->a[0], h->u[0]);
     if (c)
         return c;
-    bd_coll_desc_t d = {.kind = h->a[3], .root = h->a[4], .dtype = h->a[5], .op = h->a[6],
-                        .count = h->u[1], .seq = h->u[0], .api = (int32_t)h->u[3]};
+    bd_coll_desc_t d = {.kind = h->a[3],
+                        .root = h->a[4],
+                        .dtype = h->a[5],
+                        .op = h->a[6],
+                        .count = h->u[1],
+                        .seq = h->u[0],
+                        .api = (int32_t)h->u[3]};
     c = coll_new(comm, d.seq, &d);
     if (!c)
         bdr_master_fail(1, "master out of memory starting %s", call_name(&d));
@@ -960,16 +958,15 @@ static void coll_begin(slave_t *s, bd_req_t *r)
     bd_coll_desc_t d;
     memcpy(&d, s->win, sizeof d);
     comm_t *comm = bdr_comm_lookup(r->ctx);
-    if (!comm || r->myrank < 0 || r->myrank >= comm->size ||
-        comm->world[r->myrank] != s->world) {
+    if (!comm || r->myrank < 0 || r->myrank >= comm->size || comm->world[r->myrank] != s->world) {
         bdr_master_fail(1, "rank %d called %s on unknown communicator context %d", s->world,
-                       call_name(&d), r->ctx);
+                        call_name(&d), r->ctx);
         return;
     }
     if (d.kind <= 0 || d.kind >= BD_COLL__COUNT || d.root < 0 || d.root >= comm->size ||
         (is_fold(d.kind) && (!bd_op_valid_for(d.op, d.dtype)))) {
         bdr_master_fail(1, "rank %d called %s with an invalid description", s->world,
-                       call_name(&d));
+                        call_name(&d));
         return;
     }
     coll_t *c = coll_find(r->ctx, d.seq);
@@ -981,10 +978,9 @@ static void coll_begin(slave_t *s, bd_req_t *r)
         }
     } else if (!desc_matches(&c->d, &d)) {
         bdr_master_fail(1,
-                       "collective mismatch on communicator context %d: rank %d called %s "
-                       "(root %d) where another rank called %s (root %d)",
-                       r->ctx, s->world, call_name(&d), d.root, call_name(&c->d),
-                       c->d.root);
+                        "collective mismatch on communicator context %d: rank %d called %s "
+                        "(root %d) where another rank called %s (root %d)",
+                        r->ctx, s->world, call_name(&d), d.root, call_name(&c->d), c->d.root);
         return;
     }
     c->began++;
@@ -1012,8 +1008,8 @@ static void coll_put(slave_t *s)
         if (pos + seg.len > g_m.hdr->window || !p ||
             piece_write(c, p, seg.total, seg.off, s->win + pos, seg.len) < 0) {
             bdr_master_fail(1, "rank %d: bad data segment in %s (peer %d, %u bytes at %llu)",
-                           s->world, call_name(&c->d), seg.peer, seg.len,
-                           (unsigned long long)seg.off);
+                            s->world, call_name(&c->d), seg.peer, seg.len,
+                            (unsigned long long)seg.off);
             return;
         }
         pos += (seg.len + 7u) & ~7u;
@@ -1038,8 +1034,8 @@ static int coll_arrive(slave_t *s, coll_t *c, int rank)
         piece_t *p = &c->pieces[rank];
         if (p->filled != c->d.count * c->elem_size) {
             bdr_master_fail(1, "rank %d gave %llu bytes to %s, expected %llu", s->world,
-                           (unsigned long long)p->filled, call_name(&c->d),
-                           (unsigned long long)(c->d.count * c->elem_size));
+                            (unsigned long long)p->filled, call_name(&c->d),
+                            (unsigned long long)(c->d.count * c->elem_size));
             return -1;
         }
     }
@@ -1080,7 +1076,7 @@ static int any_ready(slave_t *s, coll_t **first_wait)
     int64_t n = s->slot->req.arg[0];
     if (n < 1 || (uint64_t)n * (sizeof(bd_coll_id_t) + 1) > g_m.hdr->window) {
         bdr_master_fail(1, "rank %d: bad list of %lld collectives to wait for", s->world,
-                       (long long)n);
+                        (long long)n);
         return -1;
     }
     uint8_t *flags = (uint8_t *)s->win + (size_t)n * sizeof(bd_coll_id_t);
@@ -1092,9 +1088,8 @@ static int any_ready(slave_t *s, coll_t **first_wait)
         coll_t *c = coll_find(id.ctx, id.seq);
         if (!c || id.myrank < 0 || id.myrank >= c->comm->size ||
             c->comm->world[id.myrank] != s->world) {
-            bdr_master_fail(1,
-                           "rank %d waits for an unknown collective (context %d, call %llu)",
-                           s->world, id.ctx, (unsigned long long)id.seq);
+            bdr_master_fail(1, "rank %d waits for an unknown collective (context %d, call %llu)",
+                            s->world, id.ctx, (unsigned long long)id.seq);
             return -1;
         }
         if (coll_arrive(s, c, id.myrank) < 0)
@@ -1169,11 +1164,11 @@ static void coll_get(slave_t *s)
         }
         if (used > g_m.hdr->window || segs[i].off + segs[i].len > avail) {
             bdr_master_fail(1,
-                           "rank %d: %s asked for %u bytes at offset %llu of a %llu-byte piece "
-                           "from peer %d (do the counts of all ranks agree?)",
-                           s->world, call_name(&c->d), segs[i].len,
-                           (unsigned long long)segs[i].off, (unsigned long long)avail,
-                           segs[i].peer);
+                            "rank %d: %s asked for %u bytes at offset %llu of a %llu-byte piece "
+                            "from peer %d (do the counts of all ranks agree?)",
+                            s->world, call_name(&c->d), segs[i].len,
+                            (unsigned long long)segs[i].off, (unsigned long long)avail,
+                            segs[i].peer);
             return;
         }
         if (piece_read(c, p, segs[i].off, out, segs[i].len) < 0)
@@ -1204,11 +1199,10 @@ static void coll_end(slave_t *s)
 static void comm_register_temp(slave_t *s, const bd_req_t *r)
 {
     int64_t n = r->arg[0];
-    if ((r->ctx >= 0 && !(r->ctx & BD_CTX_DERIVED)) || n < 1 ||
-        (uint64_t)n > g_m.hdr->world_size ||
+    if ((r->ctx >= 0 && !(r->ctx & BD_CTX_DERIVED)) || n < 1 || (uint64_t)n > g_m.hdr->world_size ||
         (uint64_t)n * sizeof(int32_t) > g_m.hdr->window) {
         bdr_master_fail(1, "rank %d: invalid temporary communicator (context %d, %lld ranks)",
-                       s->world, r->ctx, (long long)n);
+                        s->world, r->ctx, (long long)n);
         return;
     }
     int *w = malloc((size_t)n * sizeof(int));
@@ -1226,11 +1220,10 @@ static void comm_register_temp(slave_t *s, const bd_req_t *r)
     comm_t *c = bdr_comm_lookup(r->ctx);
     if (!mine || (c && (c->size != n || memcmp(c->world, w, (size_t)n * sizeof(int))))) {
         free(w);
-        bdr_master_fail(1,
-                       "rank %d: %s context %d %s", s->world,
-                       r->ctx < 0 ? "MPI_Comm_create_group's temporary communicator"
-                                  : "an intercommunicator's hidden communicator",
-                       r->ctx, mine ? "is in use by another group" : "does not hold the caller");
+        bdr_master_fail(1, "rank %d: %s context %d %s", s->world,
+                        r->ctx < 0 ? "MPI_Comm_create_group's temporary communicator"
+                                   : "an intercommunicator's hidden communicator",
+                        r->ctx, mine ? "is in use by another group" : "does not hold the caller");
         return;
     }
     if (!c && !comm_new(r->ctx, (int)n, w))
@@ -1243,16 +1236,12 @@ int bdr_coll_handle(slave_t *s)
 {
     bd_req_t *r = &s->slot->req;
     switch (r->code) {
-    case BD_REQ_COLL_BEGIN:
-        coll_begin(s, r);
-        return 1;
+    case BD_REQ_COLL_BEGIN: coll_begin(s, r); return 1;
     case BD_REQ_CTX_ALLOC:
         s->slot->resp.arg[0] = bdr_comm_alloc_ctx();
         bdr_master_respond(s);
         return 1;
-    case BD_REQ_COMM_REGISTER:
-        comm_register_temp(s, r);
-        return 1;
+    case BD_REQ_COMM_REGISTER: comm_register_temp(s, r); return 1;
     case BD_REQ_COMM_FREE: {
         comm_t *c = bdr_comm_lookup(r->ctx);
         if (c && c->refs > 0 && --c->refs == 0 && !comm_busy(c))
@@ -1260,8 +1249,7 @@ int bdr_coll_handle(slave_t *s)
         bdr_master_respond(s);
         return 1;
     }
-    default:
-        break;
+    default: break;
     }
     if (r->code == BD_REQ_COLL_WAITANY || r->code == BD_REQ_COLL_TESTANY) {
         coll_waitany(s, r->code == BD_REQ_COLL_TESTANY);
@@ -1273,9 +1261,9 @@ int bdr_coll_handle(slave_t *s)
         if (!c || r->myrank < 0 || r->myrank >= c->comm->size ||
             c->comm->world[r->myrank] != s->world) {
             bdr_master_fail(1,
-                           "rank %d sent collective request %u for an unknown collective "
-                           "(context %d, call %llu)",
-                           s->world, r->code, r->ctx, (unsigned long long)r->rid);
+                            "rank %d sent collective request %u for an unknown collective "
+                            "(context %d, call %llu)",
+                            s->world, r->code, r->ctx, (unsigned long long)r->rid);
             return 1;
         }
         s->coll = c;
@@ -1283,7 +1271,7 @@ int bdr_coll_handle(slave_t *s)
     }
     if (!s->coll) {
         bdr_master_fail(1, "rank %d sent collective request %u outside a collective", s->world,
-                       r->code);
+                        r->code);
         return 1;
     }
     switch (r->code) {
@@ -1328,8 +1316,9 @@ void bdr_coll_describe(slave_t *s, char *buf, size_t len)
     }
     char nodes[160] = "";
     if (g_m.nnodes > 1) {
-        size_t k = (size_t)snprintf(nodes, sizeof nodes, "; node %d coordinates; waits for DONE from nodes:",
-                                    coll_coord_node(c));
+        size_t k = (size_t)snprintf(
+            nodes, sizeof nodes,
+            "; node %d coordinates; waits for DONE from nodes:", coll_coord_node(c));
         for (int n = 0; n < g_m.nnodes && k + 8 < sizeof nodes; n++)
             if (sends_to(c, n, g_m.node) && !c->done_from[n])
                 k += (size_t)snprintf(nodes + k, sizeof nodes - k, " %d", n);

@@ -21,7 +21,7 @@ typedef struct {
     int blocked;
 } dl_state_t;
 
-static dl_state_t *g_table;   /* node 0: last status of every node */
+static dl_state_t *g_table; /* node 0: last status of every node */
 static dl_state_t g_last_sent = {-1, 0, 0, 0};
 static uint32_t g_wave, g_replies;
 static dl_state_t *g_wave_snap;
@@ -182,9 +182,7 @@ void bdr_deadlock_net(bdr_net_msg_t *nm)
         if ((uint32_t)nm->h.a[3] == g_wave)
             wave_reply(nm->h.src_node, &st);
         break;
-    case DL_FOUND:
-        declare();
-        break;
+    case DL_FOUND: declare(); break;
     }
 }
 
@@ -210,9 +208,9 @@ void bdr_deadlock_check(void)
         }
         return;
     }
-    if (me.stuck != g_last_sent.stuck || (me.stuck && (me.sent != g_last_sent.sent ||
-                                                       me.recv != g_last_sent.recv ||
-                                                       me.blocked != g_last_sent.blocked))) {
+    if (me.stuck != g_last_sent.stuck ||
+        (me.stuck && (me.sent != g_last_sent.sent || me.recv != g_last_sent.recv ||
+                      me.blocked != g_last_sent.blocked))) {
         g_last_sent = me;
         send_dl(0, DL_STATUS, &me);
     }

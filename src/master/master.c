@@ -155,12 +155,8 @@ static void resume(slave_t *s)
         bdr_master_respond(s);
         break;
     case BLK_CRIT:
-    case BLK_NONE:
-        bdr_master_respond(s);
-        break;
-    case BLK_COLL:
-        bdr_coll_resume(s);
-        break;
+    case BLK_NONE: bdr_master_respond(s); break;
+    case BLK_COLL: bdr_coll_resume(s); break;
     case BLK_YIELD:
         if (s->slot->req.code == BD_REQ_COLL_TEST || s->slot->req.code == BD_REQ_COLL_TESTANY) {
             bdr_coll_resume(s); /* a collective poll that gave its slot away */
@@ -170,9 +166,7 @@ static void resume(slave_t *s)
     case BLK_RECV:
     case BLK_ANY:
     case BLK_PROBE:
-    case BLK_SSEND:
-        bdr_p2p_resume(s);
-        break;
+    case BLK_SSEND: bdr_p2p_resume(s); break;
     }
 }
 
@@ -246,15 +240,15 @@ static void handle_request(slave_t *s)
         char *msg = s->win;
         msg[1023] = 0;
         bdr_master_fail((int)r->arg[0],
-                       "rank %d called MPI_Abort with error code %lld%s%s; ending the job",
-                       s->world, (long long)r->arg[0], msg[0] ? ": " : "", msg);
+                        "rank %d called MPI_Abort with error code %lld%s%s; ending the job",
+                        s->world, (long long)r->arg[0], msg[0] ? ": " : "", msg);
         return;
     }
     if (s->state != SL_RUNNING) {
         bdr_master_fail(1,
-                       "rank %d sent request %u while not running (state %d): is a second "
-                       "thread calling MPI?",
-                       s->world, r->code, s->state);
+                        "rank %d sent request %u while not running (state %d): is a second "
+                        "thread calling MPI?",
+                        s->world, r->code, s->state);
         return;
     }
     switch (r->code) {
@@ -278,14 +272,10 @@ static void handle_request(slave_t *s)
         crit_release();
         bdr_master_respond(s);
         return;
-    case BD_REQ_YIELD:
-        bdr_master_poll_failed(s);
-        return;
+    case BD_REQ_YIELD: bdr_master_poll_failed(s); return;
     case BD_REQ_RMA_ENABLE:
     case BD_REQ_RMA_NEXT:
-    case BD_REQ_RMA_DONE:
-        bdr_rma_handle(s);
-        return;
+    case BD_REQ_RMA_DONE: bdr_rma_handle(s); return;
     case BD_REQ_COLL_BEGIN:
     case BD_REQ_COLL_PUT:
     case BD_REQ_COLL_WAIT:
@@ -297,12 +287,8 @@ static void handle_request(slave_t *s)
     case BD_REQ_COLL_ARRIVE:
     case BD_REQ_COLL_TEST:
     case BD_REQ_COLL_WAITANY:
-    case BD_REQ_COLL_TESTANY:
-        bdr_coll_handle(s);
-        return;
-    default:
-        bdr_p2p_handle(s);
-        return;
+    case BD_REQ_COLL_TESTANY: bdr_coll_handle(s); return;
+    default: bdr_p2p_handle(s); return;
     }
 }
 
@@ -378,8 +364,8 @@ static void reap(void)
         if (WIFSIGNALED(st)) {
             int sig = WTERMSIG(st);
             bdr_master_fail(128 + sig, "rank %d (pid %d) was killed by signal %d (%s)%s", s->world,
-                           (int)pid, sig, strsignal(sig),
-                           was == SL_FINALIZED ? " after MPI_Finalize" : "");
+                            (int)pid, sig, strsignal(sig),
+                            was == SL_FINALIZED ? " after MPI_Finalize" : "");
         } else if (WEXITSTATUS(st) != 0) {
             int code = WEXITSTATUS(st);
             if (was == SL_FINALIZED) {
@@ -387,12 +373,12 @@ static void reap(void)
                     g_m.job_failed = code;
             } else {
                 bdr_master_fail(code, "rank %d (pid %d) exited with status %d %s", s->world,
-                               (int)pid, code,
-                               s->inited ? "without calling MPI_Finalize" : "before MPI_Init");
+                                (int)pid, code,
+                                s->inited ? "without calling MPI_Finalize" : "before MPI_Init");
             }
         } else if (s->inited && !s->finalized) {
             bdr_master_fail(1, "rank %d (pid %d) exited without calling MPI_Finalize", s->world,
-                           (int)pid);
+                            (int)pid);
         }
     }
 }
@@ -468,8 +454,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
         if (bdr_net_init(&argc, &argv, &g_m.node, &g_m.nnodes) < 0)
             return -1;
         if (g_m.nnodes != g_m.opts.num[BD_OPT_NN]) {
-            bd_log_error("started as %d masters for -nn %lld", g_m.nnodes,
-                         g_m.opts.num[BD_OPT_NN]);
+            bd_log_error("started as %d masters for -nn %lld", g_m.nnodes, g_m.opts.num[BD_OPT_NN]);
             return -1;
         }
         if (bdr_node_init() < 0)
@@ -504,8 +489,8 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     }
     g_m.hdr = mmap(NULL, total, PROT_READ | PROT_WRITE, MAP_SHARED, g_m.shm_fd, 0);
     if (g_m.hdr == MAP_FAILED) {
-        bd_log_error("mmap of %llu bytes of shared memory failed: %s",
-                     (unsigned long long)total, strerror(errno));
+        bd_log_error("mmap of %llu bytes of shared memory failed: %s", (unsigned long long)total,
+                     strerror(errno));
         return -1;
     }
     *g_m.hdr = tmp;
@@ -609,8 +594,9 @@ int main(int argc, char **argv)
                 while (read(g_m.signal_fd, &si, sizeof si) == (ssize_t)sizeof si) {
                     if (si.ssi_signo == SIGCHLD)
                         continue;
-                    bdr_master_fail(128 + (int)si.ssi_signo, "received signal %d (%s): ending the job",
-                                   (int)si.ssi_signo, strsignal((int)si.ssi_signo));
+                    bdr_master_fail(128 + (int)si.ssi_signo,
+                                    "received signal %d (%s): ending the job", (int)si.ssi_signo,
+                                    strsignal((int)si.ssi_signo));
                 }
                 reap();
             } else {

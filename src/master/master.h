@@ -23,14 +23,14 @@ typedef enum {
 
 typedef enum {
     BLK_NONE,
-    BLK_RECV,    /* WAIT/RECV on a posted receive */
-    BLK_ANY,     /* WAITANY on several posted receives */
+    BLK_RECV, /* WAIT/RECV on a posted receive */
+    BLK_ANY,  /* WAITANY on several posted receives */
     BLK_PROBE,
     BLK_SSEND,
     BLK_COLL,
     BLK_CRIT,
-    BLK_INIT,    /* waiting for its first run slot */
-    BLK_YIELD,   /* gave its slot away after an unsuccessful poll */
+    BLK_INIT,  /* waiting for its first run slot */
+    BLK_YIELD, /* gave its slot away after an unsuccessful poll */
 } blk_t;
 
 typedef struct msg {
@@ -61,40 +61,40 @@ typedef struct sync_rec {
 struct coll;
 
 typedef struct slave {
-    int idx;        /* index on this node */
-    int world;      /* world rank */
+    int idx;   /* index on this node */
+    int world; /* world rank */
     pid_t pid;
     sl_state_t state;
     blk_t blk;
     int exited, exit_status, inited, finalized;
     bd_slot_t *slot;
     char *win;
-    uint32_t seen_req;  /* last req_seq handled */
+    uint32_t seen_req; /* last req_seq handled */
     uint64_t runnable_order;
-    msg_t *unexp_head, *unexp_tail;  /* unexpected messages, arrival order */
+    msg_t *unexp_head, *unexp_tail; /* unexpected messages, arrival order */
     precv_t *posted_head, *posted_tail;
-    msg_t *matched;     /* taken by MPI_Mprobe/Improbe, waiting for MPI_Mrecv */
+    msg_t *matched; /* taken by MPI_Mprobe/Improbe, waiting for MPI_Mrecv */
     sync_rec_t *syncs;
     int nsyncs, capsyncs;
-    struct coll *coll;  /* collective it is inside of */
-    int coll_rank;      /* its rank in that collective's communicator */
+    struct coll *coll; /* collective it is inside of */
+    int coll_rank;     /* its rank in that collective's communicator */
     int crit_granted;
-    int poke;           /* something it may be waiting for changed */
-    int resuming;       /* being resumed: a failed poll must not yield again */
+    int poke;     /* something it may be waiting for changed */
+    int resuming; /* being resumed: a failed poll must not yield again */
     /* memory accounting (memacct.c) */
     uint32_t seen_mem_req;
-    int mem_pending;    /* waits for a grant of mem_want bytes */
+    int mem_pending; /* waits for a grant of mem_want bytes */
     uint64_t mem_want;
     uint64_t mem_order;
-    int unload_sent;    /* told to unload; nothing else is sent until it is done */
+    int unload_sent; /* told to unload; nothing else is sent until it is done */
 } slave_t;
 
 typedef struct comm {
     int ctx;
     int size;
-    int *world;  /* comm rank -> world rank */
-    int refs;    /* local members that have not freed it; -1: predefined */
-    int nlocal;  /* members on this node */
+    int *world; /* comm rank -> world rank */
+    int refs;   /* local members that have not freed it; -1: predefined */
+    int nlocal; /* members on this node */
 } comm_t;
 
 /* A piece of collective data: in memory, or (when larger than the message
@@ -112,33 +112,33 @@ typedef struct coll {
     int ctx;
     uint64_t seq;
     bd_coll_desc_t d;
-    int began, arrived, ended;   /* local ranks */
-    int nlocal;                  /* members on this node */
-    int *rank_arrived;  /* by comm rank (remote ranks: their contribution came) */
-    char *node_in;      /* nodes with members */
-    char *done_from;    /* nodes that have sent everything they send us */
+    int began, arrived, ended; /* local ranks */
+    int nlocal;                /* members on this node */
+    int *rank_arrived;         /* by comm rank (remote ranks: their contribution came) */
+    char *node_in;             /* nodes with members */
+    char *done_from;           /* nodes that have sent everything they send us */
     int ndone_in, nexpect_in;
     int shipped, computed;
-    piece_t *pieces;    /* see coll_piece() */
+    piece_t *pieces; /* see coll_piece() */
     size_t npieces;
     uint64_t elem_size;
-    char *acc;          /* running fold of reductions */
-    int next_fold;      /* ranks 0..next_fold-1 are folded */
-    piece_t *results;   /* per-rank results (scan prefixes, new communicators) */
-    int fd;             /* spill file of large pieces (unlinked at creation), or -1 */
+    char *acc;        /* running fold of reductions */
+    int next_fold;    /* ranks 0..next_fold-1 are folded */
+    piece_t *results; /* per-rank results (scan prefixes, new communicators) */
+    int fd;           /* spill file of large pieces (unlinked at creation), or -1 */
     uint64_t file_end;
 } coll_t;
 
 /* Master-to-master message types (node.c, coll.c, deadlock.c). */
 enum {
-    BDR_NH_MSG = 1,   /* p2p message: a0 ctx, a1 src rank, a2 tag, a3 src world, a4 dst world,
+    BDR_NH_MSG = 1,  /* p2p message: a0 ctx, a1 src rank, a2 tag, a3 src world, a4 dst world,
                         a5 large; u0 bytes, u1 sync id, u2 spill number, u5 total */
-    BDR_NH_CHUNK,     /* u0 offset; payload: the next chunk of the current large item */
-    BDR_NH_SYNC,      /* a0 sender world, u0 sync id: a synchronous send was matched */
-    BDR_NH_COLL,      /* collective data, see coll.c */
-    BDR_NH_DEADLOCK,  /* deadlock detection wave, see deadlock.c */
-    BDR_NH_DONE,      /* all ranks of the sending node have exited */
-    BDR_NH_ABORT,     /* a0 exit code; payload: reason */
+    BDR_NH_CHUNK,    /* u0 offset; payload: the next chunk of the current large item */
+    BDR_NH_SYNC,     /* a0 sender world, u0 sync id: a synchronous send was matched */
+    BDR_NH_COLL,     /* collective data, see coll.c */
+    BDR_NH_DEADLOCK, /* deadlock detection wave, see deadlock.c */
+    BDR_NH_DONE,     /* all ranks of the sending node have exited */
+    BDR_NH_ABORT,    /* a0 exit code; payload: reason */
 };
 
 typedef struct master {
@@ -151,14 +151,14 @@ typedef struct master {
     int nrunning, nrunnable, nlive, ninit_pending;
     uint64_t order_counter;
     uint64_t next_sync_id;
-    comm_t **comms;   /* every communicator with members here */
+    comm_t **comms; /* every communicator with members here */
     int ncomms, capcomms;
     int next_ctx;
     struct bdr_net_msg **orphans; /* collective data for communicators not known yet */
     int norphans;
     coll_t *colls;
     int crit_count;
-    int job_failed;      /* exit status to report; 0 while all is well */
+    int job_failed; /* exit status to report; 0 while all is well */
     int stopping;
     double t_start;
     uint64_t bytes_buffered, peak_buffered;
@@ -190,7 +190,7 @@ int bdr_node_init(void);
 int bdr_node_of_world(int world);
 void bdr_node_send(int dst, const struct bdr_net_hdr *h, const void *data, size_t len);
 void bdr_node_send_file(int dst, const struct bdr_net_hdr *h, int fd, uint64_t file_base,
-                       uint64_t total, const char *unlink_path);
+                        uint64_t total, const char *unlink_path);
 void bdr_node_expect_chunks(const struct bdr_net_hdr *h, uint64_t total);
 void bdr_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id);
 void bdr_node_sync_matched(int sender_world, uint64_t sync_id);

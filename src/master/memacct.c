@@ -27,10 +27,7 @@ static uint64_t meminfo_available(void)
     return (uint64_t)kb * 1024;
 }
 
-uint64_t bdr_memacct_default_budget(void)
-{
-    return meminfo_available() / 4 * 3;
-}
+uint64_t bdr_memacct_default_budget(void) { return meminfo_available() / 4 * 3; }
 
 static uint64_t node_resident(void)
 {
@@ -72,8 +69,8 @@ void bdr_memacct_unload(slave_t *s)
 /* Unloading under a slave is only possible while it waits in a request. */
 static int can_unload(slave_t *s)
 {
-    return !s->exited && !s->unload_sent &&
-           (s->state == SL_BLOCKED || s->state == SL_RUNNABLE) && s->blk != BLK_INIT &&
+    return !s->exited && !s->unload_sent && (s->state == SL_BLOCKED || s->state == SL_RUNNABLE) &&
+           s->blk != BLK_INIT &&
            atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0;
 }
 
@@ -122,8 +119,8 @@ void bdr_memacct_poll(void)
         uint64_t need = total + s->mem_want - budget, coming = 0;
         for (int i = 0; i < g_m.ns; i++)
             if (g_m.slaves[i].unload_sent)
-                coming += atomic_load_explicit(&g_m.slaves[i].slot->mem_resident,
-                                               memory_order_relaxed);
+                coming +=
+                    atomic_load_explicit(&g_m.slaves[i].slot->mem_resident, memory_order_relaxed);
         while (coming < need) {
             slave_t *v = NULL;
             uint64_t vr = 0;
@@ -149,18 +146,17 @@ void bdr_memacct_poll(void)
                 slave_t *c = &g_m.slaves[i];
                 if (c != s && !c->exited &&
                     (c->state == SL_RUNNING || c->state == SL_FINALIZED || c->mem_pending))
-                    others_running += atomic_load_explicit(&c->slot->mem_resident,
-                                                           memory_order_relaxed);
+                    others_running +=
+                        atomic_load_explicit(&c->slot->mem_resident, memory_order_relaxed);
             }
             if (!others_running) {
                 bdr_master_fail(1,
-                               "rank %d needs %llu more bytes of memory with %llu resident, but "
-                               "the node's budget (-mem) is %llu bytes and %llu of it is held by "
-                               "buffered messages: its working set cannot fit; use more ranks "
-                               "or a larger -mem",
-                               s->world, (unsigned long long)s->mem_want,
-                               (unsigned long long)mine, (unsigned long long)budget,
-                               (unsigned long long)g_m.bytes_buffered);
+                                "rank %d needs %llu more bytes of memory with %llu resident, but "
+                                "the node's budget (-mem) is %llu bytes and %llu of it is held by "
+                                "buffered messages: its working set cannot fit; use more ranks "
+                                "or a larger -mem",
+                                s->world, (unsigned long long)s->mem_want, (unsigned long long)mine,
+                                (unsigned long long)budget, (unsigned long long)g_m.bytes_buffered);
                 mem_answer(s, -12);
                 return;
             }

@@ -21,8 +21,8 @@ typedef struct bdr_net_hdr {
 
 typedef struct bdr_net_msg {
     bdr_net_hdr_t h;
-    size_t len;       /* payload bytes */
-    char *payload;    /* points into the same allocation */
+    size_t len;    /* payload bytes */
+    char *payload; /* points into the same allocation */
 } bdr_net_msg_t;
 
 /* Start the transport (MPI_Init_thread).  Returns 0, or -1 with a message. */

@@ -67,10 +67,7 @@ int bdr_net_send(int dst, const bdr_net_hdr_t *h, const void *payload, size_t le
     return 0;
 }
 
-size_t bdr_net_pending(int dst)
-{
-    return dst >= 0 && dst < g_nnodes ? g_pending[dst] : 0;
-}
+size_t bdr_net_pending(int dst) { return dst >= 0 && dst < g_nnodes ? g_pending[dst] : 0; }
 
 static void reap_sends(void)
 {
@@ -142,7 +139,4 @@ void bdr_net_fini(void)
     MPI_Finalize();
 }
 
-void bdr_net_abort(int code)
-{
-    MPI_Abort(MPI_COMM_WORLD, code ? code : 1);
-}
+void bdr_net_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code ? code : 1); }

@@ -25,9 +25,9 @@
 typedef struct xfer {
     struct xfer *next;
     bdr_net_hdr_t h;
-    char *inline_data;  /* small payload (owned) */
+    char *inline_data; /* small payload (owned) */
     size_t inline_len;
-    int fd;             /* large payload: file range [off, total) */
+    int fd; /* large payload: file range [off, total) */
     uint64_t file_base, total, off;
     int header_sent;
     char unlink_path[BD_PATH_MAX + 64]; /* removed when sent (a slave's spill file) */
@@ -38,7 +38,7 @@ typedef struct incoming {
     bdr_net_hdr_t h;
     uint64_t total, got;
     int fd;
-    msg_t *msg;         /* p2p message being received */
+    msg_t *msg; /* p2p message being received */
     int dst_world;
 } incoming_t;
 
@@ -47,13 +47,10 @@ static incoming_t *g_in;
 static int *g_done_from;
 static int g_ndone, g_sent_done;
 static int g_aborting;
-static uint64_t g_inline_queued; /* bytes of small payloads waiting in the queues */
+static uint64_t g_inline_queued;        /* bytes of small payloads waiting in the queues */
 extern uint64_t g_net_sent, g_net_recv; /* deadlock.c's message totals */
 
-int bdr_node_of_world(int world)
-{
-    return world / g_m.ns;
-}
+int bdr_node_of_world(int world) { return world / g_m.ns; }
 
 int bdr_node_init(void)
 {
@@ -109,8 +106,8 @@ void bdr_node_send(int dst, const bdr_net_hdr_t *h, const void *data, size_t len
 
 /* Send `total` bytes of fd from file_base on, in chunks, after header h
  * (which must have BD_NH_LARGE set and u[5] = total).  The fd is dup'ed. */
-void bdr_node_send_file(int dst, const bdr_net_hdr_t *h, int fd, uint64_t file_base,
-                       uint64_t total, const char *unlink_path)
+void bdr_node_send_file(int dst, const bdr_net_hdr_t *h, int fd, uint64_t file_base, uint64_t total,
+                        const char *unlink_path)
 {
     xfer_t *x = xfer_new(h);
     if (!x)
@@ -167,7 +164,7 @@ static void progress_out(void)
                     int rc = bd_pread_full(x->fd, chunk, n, x->file_base + x->off);
                     if (rc < 0) {
                         bdr_master_fail(1, "cannot read %llu bytes to send to node %d: %s",
-                                       (unsigned long long)n, dst, strerror(-rc));
+                                        (unsigned long long)n, dst, strerror(-rc));
                         return;
                     }
                     bdr_net_hdr_t ch = {.type = BDR_NH_CHUNK, .src_node = g_m.node};
@@ -214,7 +211,7 @@ void bdr_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id)
         int fd = open(path, O_RDONLY | O_CLOEXEC);
         if (fd < 0) {
             bdr_master_fail(1, "cannot open spill file %s of rank %d: %s", path, s->world,
-                           strerror(errno));
+                            strerror(errno));
             return;
         }
         h.a[5] = 1;
@@ -261,7 +258,7 @@ static void recv_msg(bdr_net_msg_t *nm)
         if (in->fd < 0) {
             free(m);
             bdr_master_fail(1, "cannot create spill file %s for a %llu-byte message: %s", path,
-                           (unsigned long long)h->u[0], strerror(errno));
+                            (unsigned long long)h->u[0], strerror(errno));
             return;
         }
         in->active = 1;
@@ -283,7 +280,7 @@ static void recv_msg(bdr_net_msg_t *nm)
             free(m->data);
             free(m);
             bdr_master_fail(1, "bad or unallocatable message of %llu bytes from node %d",
-                           (unsigned long long)h->u[0], h->src_node);
+                            (unsigned long long)h->u[0], h->src_node);
             return;
         }
         memcpy(m->data, nm->payload, m->nbytes);
@@ -304,8 +301,8 @@ static void recv_chunk(bdr_net_msg_t *nm)
     if (in->msg) {
         int rc = bd_pwrite_full(in->fd, nm->payload, nm->len, in->got);
         if (rc < 0) {
-            bdr_master_fail(1, "cannot write %zu bytes of a message to %s: %s", nm->len,
-                           g_m.jobdir, strerror(-rc));
+            bdr_master_fail(1, "cannot write %zu bytes of a message to %s: %s", nm->len, g_m.jobdir,
+                            strerror(-rc));
             return;
         }
     } else {
@@ -378,24 +375,16 @@ static void dispatch(bdr_net_msg_t *nm)
     if (nm->h.type != BDR_NH_DEADLOCK && nm->h.type != BDR_NH_ABORT)
         g_net_recv++;
     switch (nm->h.type) {
-    case BDR_NH_MSG:
-        recv_msg(nm);
-        break;
-    case BDR_NH_CHUNK:
-        recv_chunk(nm);
-        break;
+    case BDR_NH_MSG: recv_msg(nm); break;
+    case BDR_NH_CHUNK: recv_chunk(nm); break;
     case BDR_NH_SYNC: {
         slave_t *s = bdr_master_slave_by_world(nm->h.a[0]);
         if (s)
             bdr_p2p_sync_matched(s, nm->h.u[0]);
         break;
     }
-    case BDR_NH_COLL:
-        bdr_coll_remote(nm);
-        break;
-    case BDR_NH_DEADLOCK:
-        bdr_deadlock_net(nm);
-        break;
+    case BDR_NH_COLL: bdr_coll_remote(nm); break;
+    case BDR_NH_DEADLOCK: bdr_deadlock_net(nm); break;
     case BDR_NH_DONE:
         if (!g_done_from[nm->h.src_node]) {
             g_done_from[nm->h.src_node] = 1;
@@ -414,7 +403,7 @@ static void dispatch(bdr_net_msg_t *nm)
         break;
     default:
         bdr_master_fail(1, "unknown message %u from the master of node %d", nm->h.type,
-                       nm->h.src_node);
+                        nm->h.src_node);
     }
 }
 

@@ -183,12 +183,12 @@ static void handle_send(slave_t *s, bd_req_t *r)
 {
     if (r->peer < 0 || r->peer >= (int)g_m.hdr->world_size) {
         bdr_master_fail(1, "rank %d sent to world rank %d, which does not exist", s->world,
-                       r->peer);
+                        r->peer);
         return;
     }
     if (!(r->flags & BD_SEND_FILE) && r->nbytes > g_m.hdr->window) {
         bdr_master_fail(1, "rank %d sent %llu bytes through a %llu-byte window", s->world,
-                       (unsigned long long)r->nbytes, (unsigned long long)g_m.hdr->window);
+                        (unsigned long long)r->nbytes, (unsigned long long)g_m.hdr->window);
         return;
     }
     uint64_t sync_id = (r->flags & BD_SEND_SYNC) ? new_sync(s) : 0;
@@ -218,7 +218,7 @@ static void handle_send(slave_t *s, bd_req_t *r)
         if (!m->data) {
             free(m);
             bdr_master_fail(1, "master out of memory buffering %llu bytes from rank %d",
-                           (unsigned long long)r->nbytes, s->world);
+                            (unsigned long long)r->nbytes, s->world);
             return;
         }
         memcpy(m->data, s->win, r->nbytes);
@@ -331,9 +331,7 @@ int bdr_p2p_handle(slave_t *s)
     bd_req_t *r = &s->slot->req;
     bd_resp_t *rs = &s->slot->resp;
     switch (r->code) {
-    case BD_REQ_SEND:
-        handle_send(s, r);
-        return 1;
+    case BD_REQ_SEND: handle_send(s, r); return 1;
     case BD_REQ_IRECV:
         post_recv(s, r->rid, r);
         bdr_master_respond(s);
@@ -474,12 +472,8 @@ int bdr_p2p_handle(slave_t *s)
         bdr_master_respond(s);
         return 1;
     }
-    case BD_REQ_YIELD:
-        bdr_master_respond(s);
-        return 1;
-    default:
-        bdr_master_fail(1, "rank %d sent an unknown request %u", s->world, r->code);
-        return 1;
+    case BD_REQ_YIELD: bdr_master_respond(s); return 1;
+    default: bdr_master_fail(1, "rank %d sent an unknown request %u", s->world, r->code); return 1;
     }
 }
 
@@ -491,16 +485,13 @@ int bdr_p2p_ready(slave_t *s)
         precv_t *p = find_posted(s, r->code == BD_REQ_RECV ? 0 : r->rid);
         return p && p->bound;
     }
-    case BLK_ANY:
-        return any_bound(s, 0);
-    case BLK_PROBE:
-        return take_unexpected(s, r->ctx, r->peer, r->tag, 0) != NULL;
+    case BLK_ANY: return any_bound(s, 0);
+    case BLK_PROBE: return take_unexpected(s, r->ctx, r->peer, r->tag, 0) != NULL;
     case BLK_SSEND: {
         sync_rec_t *rec = sync_find(s, (uint64_t)r->arg[0]);
         return !rec || rec->matched;
     }
-    default:
-        return 0;
+    default: return 0;
     }
 }
 
@@ -552,8 +543,7 @@ void bdr_p2p_describe(slave_t *s, char *buf, size_t len)
     case BLK_SSEND:
         snprintf(buf, len, "waits in MPI_Ssend/Issend for its message to be received");
         break;
-    default:
-        snprintf(buf, len, "is blocked");
+    default: snprintf(buf, len, "is blocked");
     }
 }
 

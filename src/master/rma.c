@@ -17,9 +17,9 @@
 #include "master.h"
 
 typedef struct {
-    int serving;   /* woken with BD_CMD_RMA, RMA_DONE not yet received */
-    int want;      /* has service messages but could not be woken yet */
-    bd_req_t req;  /* the request it is blocked in */
+    int serving;  /* woken with BD_CMD_RMA, RMA_DONE not yet received */
+    int want;     /* has service messages but could not be woken yet */
+    bd_req_t req; /* the request it is blocked in */
     bd_resp_t resp;
 } rma_slave_t;
 
@@ -91,9 +91,7 @@ void bdr_rma_handle(slave_t *s)
         g_on = 1;
         bdr_master_respond(s);
         return;
-    case BD_REQ_RMA_NEXT:
-        take_next(s);
-        return;
+    case BD_REQ_RMA_NEXT: take_next(s); return;
     case BD_REQ_RMA_DONE:
         if (!x->serving) {
             bdr_master_fail(1, "rank %d ended an RMA service it was not asked for", s->world);

@@ -26,120 +26,142 @@ extern void *__libc_memalign(size_t, size_t);
  * is always pulled out of the archive. */
 int bd_mem_override_linked = 1;
 
-static size_t libc_usable(void *p) {
-  static size_t (*fn)(void *);
-  if (!fn) {
-    fn = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
-    if (!fn) return 0;
-  }
-  return fn(p);
-}
-
-void *malloc(size_t n) {
-  if (n >= bd_mem_threshold()) {
-    void *p = bd_mem_alloc(n, 0);
-    if (p) return p;
-  }
-  return __libc_malloc(n);
-}
-
-void free(void *p) {
-  if (bd_mem_owns(p))
-    bd_mem_free(p);
-  else
-    __libc_free(p);
-}
-
-void *calloc(size_t n, size_t m) {
-  size_t t;
-  if (__builtin_mul_overflow(n, m, &t)) {
-    errno = ENOMEM;
-    return NULL;
-  }
-  if (t >= bd_mem_threshold()) {
-    void *p = bd_mem_alloc(t, 0); /* fresh managed memory reads as zero */
-    if (p) return p;
-  }
-  return __libc_calloc(n, m);
-}
-
-void *realloc(void *p, size_t n) {
-  if (!p) return malloc(n);
-  if (n == 0) {
-    free(p);
-    return NULL;
-  }
-  size_t thr = bd_mem_threshold();
-  if (bd_mem_owns(p)) {
-    if (n >= thr) return bd_mem_realloc(p, n);
-    /* shrinking below the threshold: move to libc */
-    void *q = __libc_malloc(n);
-    if (!q) return NULL;
-    size_t old = bd_mem_usable_size(p);
-    memcpy(q, p, old < n ? old : n);
-    bd_mem_free(p);
-    return q;
-  }
-  if (n >= thr) {
-    size_t old = libc_usable(p);
-    if (old) {
-      void *q = bd_mem_alloc(n, 0);
-      if (q) {
-        memcpy(q, p, old < n ? old : n);
-        __libc_free(p);
-        return q;
-      }
+static size_t libc_usable(void *p)
+{
+    static size_t (*fn)(void *);
+    if (!fn) {
+        fn = (size_t(*)(void *))dlsym(RTLD_NEXT, "malloc_usable_size");
+        if (!fn)
+            return 0;
     }
-  }
-  return __libc_realloc(p, n);
+    return fn(p);
 }
 
-static void *aligned(size_t align, size_t n) {
-  if (n >= bd_mem_threshold()) {
-    void *p = bd_mem_alloc(n, align);
-    if (p) return p;
-  }
-  return __libc_memalign(align, n);
+void *malloc(size_t n)
+{
+    if (n >= bd_mem_threshold()) {
+        void *p = bd_mem_alloc(n, 0);
+        if (p)
+            return p;
+    }
+    return __libc_malloc(n);
 }
 
-int posix_memalign(void **out, size_t align, size_t n) {
-  if (align < sizeof(void *) || (align & (align - 1))) return EINVAL;
-  void *p = aligned(align, n);
-  if (!p) return ENOMEM;
-  *out = p;
-  return 0;
+void free(void *p)
+{
+    if (bd_mem_owns(p))
+        bd_mem_free(p);
+    else
+        __libc_free(p);
 }
 
-void *aligned_alloc(size_t align, size_t n) {
-  if (align == 0 || (align & (align - 1))) {
-    errno = EINVAL;
-    return NULL;
-  }
-  return aligned(align, n);
+void *calloc(size_t n, size_t m)
+{
+    size_t t;
+    if (__builtin_mul_overflow(n, m, &t)) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    if (t >= bd_mem_threshold()) {
+        void *p = bd_mem_alloc(t, 0); /* fresh managed memory reads as zero */
+        if (p)
+            return p;
+    }
+    return __libc_calloc(n, m);
 }
 
-void *memalign(size_t align, size_t n) {
-  if (align & (align - 1)) {
-    errno = EINVAL;
-    return NULL;
-  }
-  return aligned(align ? align : 1, n);
+void *realloc(void *p, size_t n)
+{
+    if (!p)
+        return malloc(n);
+    if (n == 0) {
+        free(p);
+        return NULL;
+    }
+    size_t thr = bd_mem_threshold();
+    if (bd_mem_owns(p)) {
+        if (n >= thr)
+            return bd_mem_realloc(p, n);
+        /* shrinking below the threshold: move to libc */
+        void *q = __libc_malloc(n);
+        if (!q)
+            return NULL;
+        size_t old = bd_mem_usable_size(p);
+        memcpy(q, p, old < n ? old : n);
+        bd_mem_free(p);
+        return q;
+    }
+    if (n >= thr) {
+        size_t old = libc_usable(p);
+        if (old) {
+            void *q = bd_mem_alloc(n, 0);
+            if (q) {
+                memcpy(q, p, old < n ? old : n);
+                __libc_free(p);
+                return q;
+            }
+        }
+    }
+    return __libc_realloc(p, n);
+}
+
+static void *aligned(size_t align, size_t n)
+{
+    if (n >= bd_mem_threshold()) {
+        void *p = bd_mem_alloc(n, align);
+        if (p)
+            return p;
+    }
+    return __libc_memalign(align, n);
+}
+
+int posix_memalign(void **out, size_t align, size_t n)
+{
+    if (align < sizeof(void *) || (align & (align - 1)))
+        return EINVAL;
+    void *p = aligned(align, n);
+    if (!p)
+        return ENOMEM;
+    *out = p;
+    return 0;
+}
+
+void *aligned_alloc(size_t align, size_t n)
+{
+    if (align == 0 || (align & (align - 1))) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return aligned(align, n);
+}
+
+void *memalign(size_t align, size_t n)
+{
+    if (align & (align - 1)) {
+        errno = EINVAL;
+        return NULL;
+    }
+    return aligned(align ? align : 1, n);
 }
 
 void *valloc(size_t n) { return aligned((size_t)sysconf(_SC_PAGESIZE), n); }
 
-void *pvalloc(size_t n) {
-  size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-  size_t r = (n + pg - 1) / pg * pg;
-  if (r < n) {
-    errno = ENOMEM;
-    return NULL;
-  }
-  return aligned(pg, r ? r : pg);
+void *pvalloc(size_t n)
+{
+    size_t pg = (size_t)sysconf(_SC_PAGESIZE);
+    size_t r = (n + pg - 1) / pg * pg;
+    if (r < n) {
+        errno = ENOMEM;
+        return NULL;
+    }
+    return aligned(pg, r ? r : pg);
 }
 
-size_t malloc_usable_size(void *p) {
-  if (!p) return 0;
-  if (bd_mem_owns(p)) return bd_mem_usable_size(p);
-  return libc_usable(p);
+size_t malloc_usable_size(void *p)
+{
+    if (!p)
+        return 0;
+    if (bd_mem_owns(p))
+        return bd_mem_usable_size(p);
+    return libc_usable(p);
 }

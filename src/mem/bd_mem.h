@@ -230,26 +230,26 @@ extern "C" {
 typedef enum { BD_MEM_ARAW = 0, BD_MEM_ARLW = 1, BD_MEM_LRLW = 2 } bd_mem_strategy_t;
 
 typedef enum {
-  BD_MEM_TRACK_AUTO = 0,     /* uffd when available, else mprotect */
-  BD_MEM_TRACK_UFFD = 1,     /* userfaultfd + WP_ASYNC + PAGEMAP_SCAN, or fail */
-  BD_MEM_TRACK_MPROTECT = 2  /* mprotect + SIGSEGV fallback */
+    BD_MEM_TRACK_AUTO = 0,    /* uffd when available, else mprotect */
+    BD_MEM_TRACK_UFFD = 1,    /* userfaultfd + WP_ASYNC + PAGEMAP_SCAN, or fail */
+    BD_MEM_TRACK_MPROTECT = 2 /* mprotect + SIGSEGV fallback */
 } bd_mem_track_t;
 
 typedef struct {
-  const char *dir;            /* existing private directory for backing files (required) */
-  size_t sbpage;              /* bytes, multiple of the OS page size; 0 = 64 KiB */
-  size_t threshold;           /* bd_mem_threshold(): allocations >= this are managed; 0 = 1 MiB */
-  size_t chunk;               /* LRLW load unit, rounded up to whole sbpages; 0 = 64 KiB (min 64 KiB) */
-  size_t arena;               /* virtual address space to reserve; 0 = try 16 TiB downwards */
-  size_t readahead;           /* LRLW read-ahead window for sequential faults; 0 = 8 MiB,
+    const char *dir;  /* existing private directory for backing files (required) */
+    size_t sbpage;    /* bytes, multiple of the OS page size; 0 = 64 KiB */
+    size_t threshold; /* bd_mem_threshold(): allocations >= this are managed; 0 = 1 MiB */
+    size_t chunk;     /* LRLW load unit, rounded up to whole sbpages; 0 = 64 KiB (min 64 KiB) */
+    size_t arena;     /* virtual address space to reserve; 0 = try 16 TiB downwards */
+    size_t readahead; /* LRLW read-ahead window for sequential faults; 0 = 8 MiB,
                                * (size_t)-1 = none; env BD_MEM_READAHEAD=SIZE|off overrides */
-  bd_mem_strategy_t strategy;
-  bd_mem_track_t track;       /* overridden by env BD_MEM_TRACK */
-  const char *label;          /* names the process in fatal messages (e.g. "rank 3"); may be NULL */
-  int predict;                /* write prediction (see "Write prediction" above): 0 = on when
+    bd_mem_strategy_t strategy;
+    bd_mem_track_t track; /* overridden by env BD_MEM_TRACK */
+    const char *label;    /* names the process in fatal messages (e.g. "rank 3"); may be NULL */
+    int predict;          /* write prediction (see "Write prediction" above): 0 = on when
                                * a fast hash exists (PCLMULQDQ), 1 = on, -1 = off; env
                                * BD_MEM_PREDICT=on|off overrides */
-  /* Memory budget accounting.  acquire(ctx, n) is called before n more bytes
+    /* Memory budget accounting.  acquire(ctx, n) is called before n more bytes
    * become resident and must return 0 (it may block, e.g. while the master
    * makes other slaves unload).  A nonzero return aborts the program when it
    * happens in the fault handler; bd_mem_prepare() returns it instead (as is
@@ -258,31 +258,31 @@ typedef struct {
    * strategies account a whole allocation at its first touch; LRLW accounts
    * each loaded chunk (the runtime may batch requests to the master).
    * NULL = no accounting. */
-  int (*acquire)(void *ctx, size_t bytes);
-  void (*release)(void *ctx, size_t bytes);
-  void *ctx;
+    int (*acquire)(void *ctx, size_t bytes);
+    void (*release)(void *ctx, size_t bytes);
+    void *ctx;
 } bd_mem_config_t;
 
 typedef struct {
-  uint64_t bytes_written;     /* bytes written to backing files */
-  uint64_t bytes_read;        /* bytes read from backing files */
-  uint64_t loads;             /* load operations (chunks or whole allocations) */
-  uint64_t unloads;           /* allocations unloaded (memory released) */
-  uint64_t faults;            /* fault events handled (uffd messages or SIGSEGVs) */
-  uint64_t io_ns;             /* wall time spent in storage I/O */
-  uint64_t resident;          /* bytes currently accounted as resident */
-  uint64_t peak_resident;     /* maximum of resident */
-  uint64_t nallocs;           /* live managed allocations */
-  uint64_t managed_bytes;     /* sum of their sizes (rounded to sbpages) */
-  int track;                  /* bd_mem_track_t actually in use */
-  int kernel_faults;          /* 1 if syscalls into non-resident memory work without prepare */
-  int direct_io;              /* 1 if backing files use O_DIRECT */
-  uint64_t unwritten;         /* dirty bytes the last bd_mem_unload_all() could not
+    uint64_t bytes_written;  /* bytes written to backing files */
+    uint64_t bytes_read;     /* bytes read from backing files */
+    uint64_t loads;          /* load operations (chunks or whole allocations) */
+    uint64_t unloads;        /* allocations unloaded (memory released) */
+    uint64_t faults;         /* fault events handled (uffd messages or SIGSEGVs) */
+    uint64_t io_ns;          /* wall time spent in storage I/O */
+    uint64_t resident;       /* bytes currently accounted as resident */
+    uint64_t peak_resident;  /* maximum of resident */
+    uint64_t nallocs;        /* live managed allocations */
+    uint64_t managed_bytes;  /* sum of their sizes (rounded to sbpages) */
+    int track;               /* bd_mem_track_t actually in use */
+    int kernel_faults;       /* 1 if syscalls into non-resident memory work without prepare */
+    int direct_io;           /* 1 if backing files use O_DIRECT */
+    uint64_t unwritten;      /* dirty bytes the last bd_mem_unload_all() could not
                                * store (0 after one that succeeded) */
-  int predict;                /* write prediction in use */
-  uint64_t bytes_hashed;      /* bytes hashed at unloads (write prediction) */
-  uint64_t verified_clean;    /* bytes loaded untracked that proved unchanged (mispredicted) */
-  uint64_t hash_ns;           /* time spent hashing */
+    int predict;             /* write prediction in use */
+    uint64_t bytes_hashed;   /* bytes hashed at unloads (write prediction) */
+    uint64_t verified_clean; /* bytes loaded untracked that proved unchanged (mispredicted) */
+    uint64_t hash_ns;        /* time spent hashing */
 } bd_mem_stats_t;
 
 /* Initialize the manager.  Returns 0, -EALREADY, -EINVAL (bad config),

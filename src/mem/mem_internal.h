@@ -10,9 +10,10 @@
 #include "bd_mem.h"
 
 /* Per-sbpage state bits. */
-#define SB_RES 0x01    /* resident (installed / accessible) */
-#define SB_DIRTY 0x02  /* written since it became resident (mprotect path; uffd path only during unload) */
-#define SB_DISK 0x04   /* a copy is in the backing file */
+#define SB_RES 0x01 /* resident (installed / accessible) */
+#define SB_DIRTY                                                                                   \
+    0x02 /* written since it became resident (mprotect path; uffd path only during unload) */
+#define SB_DISK 0x04    /* a copy is in the backing file */
 #define SB_LOADING 0x08 /* being read by an I/O slot (accounted, not yet resident) */
 /* Write prediction (G.predict): an sbpage that was written during its last
  * residency is loaded writable and untracked (SB_VERIFY); the unload
@@ -28,105 +29,106 @@
 #define IO_NSLOT 4
 enum { IO_FREE = 0, IO_SUB = 1, IO_DONE = 2, IO_STOP = 3 };
 enum { IO_READ = 0, IO_WRITE = 1 };
-#define IO_OWNED 1   /* the submitter waits for and reaps it while holding the lock */
-#define IO_DEMAND 2  /* a faulting thread waits for it (a read error is fatal) */
+#define IO_OWNED 1     /* the submitter waits for and reaps it while holding the lock */
+#define IO_DEMAND 2    /* a faulting thread waits for it (a read error is fatal) */
 #define IO_UNTRACKED 4 /* install writable without write tracking (SB_VERIFY) */
 
 typedef struct alloc {
-  uintptr_t base;      /* first byte, sbpage aligned */
-  size_t size;         /* requested size */
-  size_t len;          /* mapped bytes, whole sbpages */
-  size_t nsb;          /* len / sbpage */
-  size_t nres;         /* resident sbpages */
-  uint8_t *st;         /* nsb state bytes (mmap'd) */
-  size_t st_bytes;     /* mapped size of st */
-  uint64_t *hash;      /* G.predict: 2 words per sbpage, hash of the stored copy (valid with SB_DISK) */
-  size_t hash_bytes;   /* mapped size of hash */
-  size_t acct;         /* bytes acquired from the budget */
-  uint64_t id;         /* unique, names the backing file */
-  int loaded;          /* AR: every stored sbpage was brought in since the last unload */
-  int fd;              /* backing file descriptor or -1 */
-  int has_file;        /* backing file exists */
-  int inflight;        /* I/O slots working on this allocation */
-  int degrade_pending; /* mprotect failed with ENOMEM in an I/O worker */
-  size_t nload;        /* sbpages SB_LOADING */
-  size_t ra_lo, ra_next, ra_end, ra_win; /* read-ahead stream (sbpage indices) */
-  struct alloc *next_free;
+    uintptr_t base;  /* first byte, sbpage aligned */
+    size_t size;     /* requested size */
+    size_t len;      /* mapped bytes, whole sbpages */
+    size_t nsb;      /* len / sbpage */
+    size_t nres;     /* resident sbpages */
+    uint8_t *st;     /* nsb state bytes (mmap'd) */
+    size_t st_bytes; /* mapped size of st */
+    uint64_t
+        *hash; /* G.predict: 2 words per sbpage, hash of the stored copy (valid with SB_DISK) */
+    size_t hash_bytes;   /* mapped size of hash */
+    size_t acct;         /* bytes acquired from the budget */
+    uint64_t id;         /* unique, names the backing file */
+    int loaded;          /* AR: every stored sbpage was brought in since the last unload */
+    int fd;              /* backing file descriptor or -1 */
+    int has_file;        /* backing file exists */
+    int inflight;        /* I/O slots working on this allocation */
+    int degrade_pending; /* mprotect failed with ENOMEM in an I/O worker */
+    size_t nload;        /* sbpages SB_LOADING */
+    size_t ra_lo, ra_next, ra_end, ra_win; /* read-ahead stream (sbpage indices) */
+    struct alloc *next_free;
 } alloc_t;
 
 typedef struct {
-  int active;
-  pthread_mutex_t lock;
-  size_t page, sbpage, threshold, chunk_sb;
-  bd_mem_strategy_t strategy;
-  int track;                 /* BD_MEM_TRACK_UFFD or BD_MEM_TRACK_MPROTECT */
-  int kernel_faults;
-  int wp_sync;               /* uffd: write faults come to the handler (per sbpage) */
-  int predict;               /* write prediction with hash verification (SB_VERIFY) */
-  int direct_io;
-  char dir[4096];
-  char label[48];            /* cfg.label, for fatal messages */
-  size_t dirlen;
-  int (*acquire)(void *, size_t);
-  void (*release)(void *, size_t);
-  void *ctx;
+    int active;
+    pthread_mutex_t lock;
+    size_t page, sbpage, threshold, chunk_sb;
+    bd_mem_strategy_t strategy;
+    int track; /* BD_MEM_TRACK_UFFD or BD_MEM_TRACK_MPROTECT */
+    int kernel_faults;
+    int wp_sync; /* uffd: write faults come to the handler (per sbpage) */
+    int predict; /* write prediction with hash verification (SB_VERIFY) */
+    int direct_io;
+    char dir[4096];
+    char label[48]; /* cfg.label, for fatal messages */
+    size_t dirlen;
+    int (*acquire)(void *, size_t);
+    void (*release)(void *, size_t);
+    void *ctx;
 
-  /* arena */
-  uintptr_t arena_lo;
-  size_t arena_len;
+    /* arena */
+    uintptr_t arena_lo;
+    size_t arena_len;
 
-  /* allocation table, sorted by base */
-  alloc_t **tab;
-  size_t ntab, tabcap;
-  alloc_t *free_allocs;
-  uint64_t next_id;
-  int nfds;
+    /* allocation table, sorted by base */
+    alloc_t **tab;
+    size_t ntab, tabcap;
+    alloc_t *free_allocs;
+    uint64_t next_id;
+    int nfds;
 
-  /* bounce / zero buffers (uffd) */
-  uint8_t *bounce;
-  size_t bounce_len;
-  uint8_t *zeros;
-  size_t zeros_len;
+    /* bounce / zero buffers (uffd) */
+    uint8_t *bounce;
+    size_t bounce_len;
+    uint8_t *zeros;
+    size_t zeros_len;
 
-  /* uffd */
-  int uffd;
-  int pagemap_fd;
-  int stop_fd;
-  pthread_t thread;
-  int thread_started;
-  void *scanbuf;
-  size_t scanbuf_n;
+    /* uffd */
+    int uffd;
+    int pagemap_fd;
+    int stop_fd;
+    pthread_t thread;
+    int thread_started;
+    void *scanbuf;
+    size_t scanbuf_n;
 
-  /* mprotect */
-  int memfd;
-  uintptr_t stage_lo;  /* staging view of the arena */
-  int segv_installed;
+    /* mprotect */
+    int memfd;
+    uintptr_t stage_lo; /* staging view of the arena */
+    int segv_installed;
 
-  /* I/O slots */
-  struct io_slot *io;
-  size_t io_piece;           /* bytes per request (bounce per slot on uffd) */
-  int io_evfd;               /* uffd: workers signal completions to the handler */
-  int io_started;
-  uint64_t io_seq;
-  int io_err;                /* first error of owned slots since it was reset */
-  size_t rel_pending;        /* accounted bytes to give back once unlocked */
-  size_t ra_max_sb;          /* read-ahead window limit in sbpages (LRLW) */
-  int pumping;
+    /* I/O slots */
+    struct io_slot *io;
+    size_t io_piece; /* bytes per request (bounce per slot on uffd) */
+    int io_evfd;     /* uffd: workers signal completions to the handler */
+    int io_started;
+    uint64_t io_seq;
+    int io_err;         /* first error of owned slots since it was reset */
+    size_t rel_pending; /* accounted bytes to give back once unlocked */
+    size_t ra_max_sb;   /* read-ahead window limit in sbpages (LRLW) */
+    int pumping;
 
-  bd_mem_stats_t st;
+    bd_mem_stats_t st;
 } mem_global_t;
 
 typedef struct io_slot {
-  _Atomic uint32_t state;    /* IO_FREE, IO_SUB, IO_DONE, IO_STOP */
-  int op, fd, rc, flags;
-  uint8_t *buf;              /* read into / write from */
-  size_t len;
-  off_t off;
-  uintptr_t install;         /* read: uffd copies buf here, mprotect makes it readable */
-  uint64_t ns, seq;
-  alloc_t *a;
-  size_t s, n;               /* sbpages [s, s+n) of a */
-  pthread_t th;
+    _Atomic uint32_t state; /* IO_FREE, IO_SUB, IO_DONE, IO_STOP */
+    int op, fd, rc, flags;
+    uint8_t *buf; /* read into / write from */
+    size_t len;
+    off_t off;
+    uintptr_t install; /* read: uffd copies buf here, mprotect makes it readable */
+    uint64_t ns, seq;
+    alloc_t *a;
+    size_t s, n; /* sbpages [s, s+n) of a */
+    pthread_t th;
 } io_slot_t;
 
 extern mem_global_t bdm_g;
@@ -183,8 +185,9 @@ int bdm_prot_setup(void);
 void bdm_prot_teardown(void);
 int bdm_prot_set(uintptr_t addr, size_t len, int prot);
 int bdm_prot_punch(uintptr_t addr, size_t len);
-static inline uint8_t *bdm_stage(uintptr_t addr) {
-  return (uint8_t *)(bdm_g.stage_lo + (addr - bdm_g.arena_lo));
+static inline uint8_t *bdm_stage(uintptr_t addr)
+{
+    return (uint8_t *)(bdm_g.stage_lo + (addr - bdm_g.arena_lo));
 }
 
 #endif

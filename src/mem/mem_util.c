@@ -12,46 +12,53 @@
 
 #include "mem_internal.h"
 
-void bdm_msg(const char *s) {
-  size_t n = strlen(s);
-  while (n > 0) {
-    ssize_t w = write(2, s, n);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return;
+void bdm_msg(const char *s)
+{
+    size_t n = strlen(s);
+    while (n > 0) {
+        ssize_t w = write(2, s, n);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return;
+        }
+        s += w;
+        n -= (size_t)w;
     }
-    s += w;
-    n -= (size_t)w;
-  }
 }
 
-void bdm_fmt_u64(char *out, uint64_t v) {
-  char tmp[24];
-  int n = 0;
-  do {
-    tmp[n++] = (char)('0' + v % 10);
-    v /= 10;
-  } while (v);
-  for (int i = 0; i < n; i++) out[i] = tmp[n - 1 - i];
-  out[n] = 0;
+void bdm_fmt_u64(char *out, uint64_t v)
+{
+    char tmp[24];
+    int n = 0;
+    do {
+        tmp[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    for (int i = 0; i < n; i++)
+        out[i] = tmp[n - 1 - i];
+    out[n] = 0;
 }
 
-void bdm_fmt_hex(char *out, uint64_t v) {
-  static const char hx[] = "0123456789abcdef";
-  char tmp[20];
-  int n = 0;
-  do {
-    tmp[n++] = hx[v & 15];
-    v >>= 4;
-  } while (v);
-  out[0] = '0';
-  out[1] = 'x';
-  for (int i = 0; i < n; i++) out[2 + i] = tmp[n - 1 - i];
-  out[2 + n] = 0;
+void bdm_fmt_hex(char *out, uint64_t v)
+{
+    static const char hx[] = "0123456789abcdef";
+    char tmp[20];
+    int n = 0;
+    do {
+        tmp[n++] = hx[v & 15];
+        v >>= 4;
+    } while (v);
+    out[0] = '0';
+    out[1] = 'x';
+    for (int i = 0; i < n; i++)
+        out[2 + i] = tmp[n - 1 - i];
+    out[2 + n] = 0;
 }
 
-static const char *errname(int e) {
-  switch (e) {
+static const char *errname(int e)
+{
+    switch (e) {
     case ENOSPC: return "ENOSPC (no space left on device)";
     case EDQUOT: return "EDQUOT (disk quota exceeded)";
     case EIO: return "EIO (I/O error)";
@@ -66,56 +73,73 @@ static const char *errname(int e) {
     case EROFS: return "EROFS (read-only file system)";
     case EAGAIN: return "EAGAIN";
     default: return NULL;
-  }
+    }
 }
 
-void bdm_die(const char *what, int err, size_t bytes) {
-  char num[32];
-  bdm_msg("bdmem: FATAL: ");
-  if (bdm_g.label[0]) {
-    bdm_msg(bdm_g.label);
-    bdm_msg(": ");
-  }
-  bdm_msg(what);
-  if (err) {
-    const char *n = errname(err);
-    bdm_msg(": ");
-    if (n) {
-      bdm_msg(n);
-    } else {
-      bdm_msg("errno ");
-      bdm_fmt_u64(num, (uint64_t)err);
-      bdm_msg(num);
+void bdm_die(const char *what, int err, size_t bytes)
+{
+    char num[32];
+    bdm_msg("bdmem: FATAL: ");
+    if (bdm_g.label[0]) {
+        bdm_msg(bdm_g.label);
+        bdm_msg(": ");
     }
-  }
-  bdm_msg(" [storage dir ");
-  bdm_msg(bdm_g.dir[0] ? bdm_g.dir : "(unset)");
-  bdm_msg(", ");
-  bdm_fmt_u64(num, bytes);
-  bdm_msg(num);
-  bdm_msg(" bytes]\n");
-  abort();
+    bdm_msg(what);
+    if (err) {
+        const char *n = errname(err);
+        bdm_msg(": ");
+        if (n) {
+            bdm_msg(n);
+        } else {
+            bdm_msg("errno ");
+            bdm_fmt_u64(num, (uint64_t)err);
+            bdm_msg(num);
+        }
+    }
+    bdm_msg(" [storage dir ");
+    bdm_msg(bdm_g.dir[0] ? bdm_g.dir : "(unset)");
+    bdm_msg(", ");
+    bdm_fmt_u64(num, bytes);
+    bdm_msg(num);
+    bdm_msg(" bytes]\n");
+    abort();
 }
 
 /* "off" -> (size_t)-1; N[K|M|G] -> bytes; anything else -> dflt. */
-size_t bdm_parse_size(const char *s, size_t dflt) {
-  if (!strcmp(s, "off") || !strcmp(s, "0")) return (size_t)-1;
-  char *end;
-  unsigned long long v = strtoull(s, &end, 10);
-  if (end == s) return dflt;
-  switch (*end) {
-    case 'k': case 'K': v <<= 10; end++; break;
-    case 'm': case 'M': v <<= 20; end++; break;
-    case 'g': case 'G': v <<= 30; end++; break;
+size_t bdm_parse_size(const char *s, size_t dflt)
+{
+    if (!strcmp(s, "off") || !strcmp(s, "0"))
+        return (size_t)-1;
+    char *end;
+    unsigned long long v = strtoull(s, &end, 10);
+    if (end == s)
+        return dflt;
+    switch (*end) {
+    case 'k':
+    case 'K':
+        v <<= 10;
+        end++;
+        break;
+    case 'm':
+    case 'M':
+        v <<= 20;
+        end++;
+        break;
+    case 'g':
+    case 'G':
+        v <<= 30;
+        end++;
+        break;
     default: break;
-  }
-  return *end ? dflt : (size_t)v;
+    }
+    return *end ? dflt : (size_t)v;
 }
 
-uint64_t bdm_now_ns(void) {
-  struct timespec ts;
-  clock_gettime(CLOCK_MONOTONIC, &ts);
-  return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+uint64_t bdm_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
 }
 
 /* The backing-file I/O below runs with the manager's lock held and, on the
@@ -123,45 +147,54 @@ uint64_t bdm_now_ns(void) {
  * directly so that it never goes through the program-level pread/pwrite
  * wrappers of syscall-override.c (they would take the lock again) and is
  * never a thread-cancellation point while the lock is held. */
-int bdm_pread_all(int fd, void *buf, size_t len, off_t off) {
-  uint8_t *p = buf;
-  while (len > 0) {
-    ssize_t r = syscall(SYS_pread64, fd, p, len, off);
-    if (r < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
+int bdm_pread_all(int fd, void *buf, size_t len, off_t off)
+{
+    uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t r = syscall(SYS_pread64, fd, p, len, off);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (r == 0)
+            return -EIO; /* stored sbpages are always inside the file */
+        p += r;
+        off += r;
+        len -= (size_t)r;
     }
-    if (r == 0) return -EIO; /* stored sbpages are always inside the file */
-    p += r;
-    off += r;
-    len -= (size_t)r;
-  }
-  return 0;
+    return 0;
 }
 
-int bdm_pwrite_all(int fd, const void *buf, size_t len, off_t off) {
-  const uint8_t *p = buf;
-  while (len > 0) {
-    ssize_t w = syscall(SYS_pwrite64, fd, p, len, off);
-    if (w < 0) {
-      if (errno == EINTR) continue;
-      return -errno;
+int bdm_pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+    const uint8_t *p = buf;
+    while (len > 0) {
+        ssize_t w = syscall(SYS_pwrite64, fd, p, len, off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (w == 0)
+            return -EIO;
+        p += w;
+        off += w;
+        len -= (size_t)w;
     }
-    if (w == 0) return -EIO;
-    p += w;
-    off += w;
-    len -= (size_t)w;
-  }
-  return 0;
+    return 0;
 }
 
-void *bdm_map(size_t len) {
-  void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-  return p == MAP_FAILED ? NULL : p;
+void *bdm_map(size_t len)
+{
+    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    return p == MAP_FAILED ? NULL : p;
 }
 
-void bdm_unmap(void *p, size_t len) {
-  if (p) munmap(p, len);
+void bdm_unmap(void *p, size_t len)
+{
+    if (p)
+        munmap(p, len);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -172,84 +205,101 @@ void bdm_unmap(void *p, size_t len) {
  * mprotect(PROT_READ)), and marks the slot done.  Whoever holds the lock
  * reaps done slots and updates the sbpage state. */
 
-static void futex_wait(_Atomic uint32_t *w, uint32_t v) {
-  syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
+static void futex_wait(_Atomic uint32_t *w, uint32_t v)
+{
+    syscall(SYS_futex, w, FUTEX_WAIT_PRIVATE, v, NULL, NULL, 0);
 }
 
-static void futex_wake(_Atomic uint32_t *w) { syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0); }
+static void futex_wake(_Atomic uint32_t *w)
+{
+    syscall(SYS_futex, w, FUTEX_WAKE_PRIVATE, INT_MAX, NULL, NULL, 0);
+}
 
-static void *io_worker(void *arg) {
-  io_slot_t *sl = arg;
-  for (;;) {
-    uint32_t st = __atomic_load_n(&sl->state, __ATOMIC_ACQUIRE);
-    if (st == IO_STOP) break;
-    if (st != IO_SUB) {
-      futex_wait(&sl->state, st);
-      continue;
+static void *io_worker(void *arg)
+{
+    io_slot_t *sl = arg;
+    for (;;) {
+        uint32_t st = __atomic_load_n(&sl->state, __ATOMIC_ACQUIRE);
+        if (st == IO_STOP)
+            break;
+        if (st != IO_SUB) {
+            futex_wait(&sl->state, st);
+            continue;
+        }
+        uint64_t t0 = bdm_now_ns();
+        int rc = sl->op == IO_READ ? bdm_pread_all(sl->fd, sl->buf, sl->len, sl->off)
+                                   : bdm_pwrite_all(sl->fd, sl->buf, sl->len, sl->off);
+        if (rc == 0 && sl->op == IO_READ && sl->install) {
+            int untracked = (sl->flags & IO_UNTRACKED) != 0;
+            if (bdm_g.track == BD_MEM_TRACK_UFFD)
+                bdm_uffd_install_mode(sl->install, sl->buf, sl->len, !untracked);
+            else if (mprotect((void *)sl->install, sl->len,
+                              untracked ? PROT_READ | PROT_WRITE : PROT_READ) != 0)
+                rc = -errno;
+            else /* map it now, instead of one fault per 4 KiB page later */
+                madvise((void *)sl->install, sl->len,
+                        untracked ? 23 /* MADV_POPULATE_WRITE */ : 22 /* MADV_POPULATE_READ */);
+        }
+        sl->ns = bdm_now_ns() - t0;
+        sl->rc = rc;
+        __atomic_store_n(&sl->state, IO_DONE, __ATOMIC_RELEASE);
+        futex_wake(&sl->state);
+        if (bdm_g.io_evfd >= 0) {
+            uint64_t one = 1;
+            if (write(bdm_g.io_evfd, &one, sizeof one) < 0) { /* counter overflow cannot happen */
+            }
+        }
     }
-    uint64_t t0 = bdm_now_ns();
-    int rc = sl->op == IO_READ ? bdm_pread_all(sl->fd, sl->buf, sl->len, sl->off)
-                               : bdm_pwrite_all(sl->fd, sl->buf, sl->len, sl->off);
-    if (rc == 0 && sl->op == IO_READ && sl->install) {
-      int untracked = (sl->flags & IO_UNTRACKED) != 0;
-      if (bdm_g.track == BD_MEM_TRACK_UFFD)
-        bdm_uffd_install_mode(sl->install, sl->buf, sl->len, !untracked);
-      else if (mprotect((void *)sl->install, sl->len, untracked ? PROT_READ | PROT_WRITE : PROT_READ) != 0)
-        rc = -errno;
-      else /* map it now, instead of one fault per 4 KiB page later */
-        madvise((void *)sl->install, sl->len, untracked ? 23 /* MADV_POPULATE_WRITE */ : 22 /* MADV_POPULATE_READ */);
-    }
-    sl->ns = bdm_now_ns() - t0;
-    sl->rc = rc;
-    __atomic_store_n(&sl->state, IO_DONE, __ATOMIC_RELEASE);
+    return NULL;
+}
+
+void bdm_io_submit(io_slot_t *sl)
+{
+    __atomic_store_n(&sl->state, IO_SUB, __ATOMIC_RELEASE);
     futex_wake(&sl->state);
-    if (bdm_g.io_evfd >= 0) {
-      uint64_t one = 1;
-      if (write(bdm_g.io_evfd, &one, sizeof one) < 0) { /* counter overflow cannot happen */ }
+}
+
+void bdm_io_wait(io_slot_t *sl)
+{
+    uint32_t st;
+    while ((st = __atomic_load_n(&sl->state, __ATOMIC_ACQUIRE)) == IO_SUB)
+        futex_wait(&sl->state, st);
+}
+
+int bdm_io_start(void)
+{
+    mem_global_t *g = &bdm_g;
+    g->io = bdm_map(IO_NSLOT * sizeof(io_slot_t));
+    if (!g->io)
+        return -ENOMEM;
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
+    int rc = 0, n = 0;
+    for (; n < IO_NSLOT; n++) {
+        io_slot_t *sl = &g->io[n];
+        sl->state = IO_FREE;
+        rc = -pthread_create(&sl->th, NULL, io_worker, sl);
+        if (rc)
+            break;
     }
-  }
-  return NULL;
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    g->io_started = n;
+    if (rc)
+        bdm_io_stop();
+    return rc;
 }
 
-void bdm_io_submit(io_slot_t *sl) {
-  __atomic_store_n(&sl->state, IO_SUB, __ATOMIC_RELEASE);
-  futex_wake(&sl->state);
-}
-
-void bdm_io_wait(io_slot_t *sl) {
-  uint32_t st;
-  while ((st = __atomic_load_n(&sl->state, __ATOMIC_ACQUIRE)) == IO_SUB) futex_wait(&sl->state, st);
-}
-
-int bdm_io_start(void) {
-  mem_global_t *g = &bdm_g;
-  g->io = bdm_map(IO_NSLOT * sizeof(io_slot_t));
-  if (!g->io) return -ENOMEM;
-  sigset_t all, old;
-  sigfillset(&all);
-  pthread_sigmask(SIG_SETMASK, &all, &old);
-  int rc = 0, n = 0;
-  for (; n < IO_NSLOT; n++) {
-    io_slot_t *sl = &g->io[n];
-    sl->state = IO_FREE;
-    rc = -pthread_create(&sl->th, NULL, io_worker, sl);
-    if (rc) break;
-  }
-  pthread_sigmask(SIG_SETMASK, &old, NULL);
-  g->io_started = n;
-  if (rc) bdm_io_stop();
-  return rc;
-}
-
-void bdm_io_stop(void) {
-  mem_global_t *g = &bdm_g;
-  for (int i = 0; i < g->io_started; i++) {
-    bdm_io_wait(&g->io[i]);
-    __atomic_store_n(&g->io[i].state, IO_STOP, __ATOMIC_RELEASE);
-    futex_wake(&g->io[i].state);
-    pthread_join(g->io[i].th, NULL);
-  }
-  g->io_started = 0;
-  bdm_unmap(g->io, IO_NSLOT * sizeof(io_slot_t));
-  g->io = NULL;
+void bdm_io_stop(void)
+{
+    mem_global_t *g = &bdm_g;
+    for (int i = 0; i < g->io_started; i++) {
+        bdm_io_wait(&g->io[i]);
+        __atomic_store_n(&g->io[i].state, IO_STOP, __ATOMIC_RELEASE);
+        futex_wake(&g->io[i].state);
+        pthread_join(g->io[i].th, NULL);
+    }
+    g->io_started = 0;
+    bdm_unmap(g->io, IO_NSLOT * sizeof(io_slot_t));
+    g->io = NULL;
 }

@@ -51,19 +51,17 @@ static void type_size(MPI_Datatype t, const char *name, size_t want)
 {
     int sz = -1;
     MPI_Type_size(t, &sz);
-    CHECK(sz == (int)want, "MPI_Type_size(%s) = %d, sizeof = %zu", name, sz,
-          want);
+    CHECK(sz == (int)want, "MPI_Type_size(%s) = %d, sizeof = %zu", name, sz, want);
 }
 
-static void pair_type(MPI_Datatype t, const char *name, size_t want_size,
-                      size_t want_extent)
+static void pair_type(MPI_Datatype t, const char *name, size_t want_size, size_t want_extent)
 {
     MPI_Aint lb = -1, ext = -1;
     type_size(t, name, want_size);
     MPI_Type_get_extent(t, &lb, &ext);
     CHECK(lb == 0 && ext == (MPI_Aint)want_extent,
-          "MPI_Type_get_extent(%s) = lb %ld extent %ld, struct size %zu", name,
-          (long)lb, (long)ext, want_extent);
+          "MPI_Type_get_extent(%s) = lb %ld extent %ld, struct size %zu", name, (long)lb, (long)ext,
+          want_extent);
 }
 
 int main(int argc, char **argv)
@@ -82,10 +80,8 @@ int main(int argc, char **argv)
         MPI_Error_string(MPI_ERR_TAG, g_err, &len);
         MPI_Get_library_version(g_lib, &len);
         MPI_Comm_get_name(MPI_COMM_WORLD, g_obj, &len);
-        CHECK(len == (int)strlen("MPI_COMM_WORLD") &&
-                  strcmp(g_obj, "MPI_COMM_WORLD") == 0,
-              "MPI_Comm_get_name(MPI_COMM_WORLD) = \"%s\" (len %d)", g_obj,
-              len);
+        CHECK(len == (int)strlen("MPI_COMM_WORLD") && strcmp(g_obj, "MPI_COMM_WORLD") == 0,
+              "MPI_Comm_get_name(MPI_COMM_WORLD) = \"%s\" (len %d)", g_obj, len);
     }
 
     /* status fields exist and are assignable */
@@ -96,31 +92,30 @@ int main(int argc, char **argv)
 
     /* special values */
     {
-        int *ub = NULL, flag = 0, v[4] = {MPI_ANY_SOURCE, MPI_ANY_TAG,
-                                          MPI_PROC_NULL, MPI_ROOT};
+        int *ub = NULL, flag = 0, v[4] = {MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_PROC_NULL, MPI_ROOT};
         CHECK(MPI_ANY_SOURCE != MPI_PROC_NULL && MPI_ANY_SOURCE != MPI_ROOT &&
                   MPI_PROC_NULL != MPI_ROOT,
               "MPI_ANY_SOURCE/MPI_PROC_NULL/MPI_ROOT not distinct");
         for (i = 0; i < 4; i++)
-            CHECK(v[i] < 0 || v[i] >= size,
-                  "special value %d (index %d) is a valid rank", v[i], i);
-        CHECK(MPI_UNDEFINED < 0 || MPI_UNDEFINED >= size,
-              "MPI_UNDEFINED (%d) is a valid rank", MPI_UNDEFINED);
-        CHECK(MPI_IDENT != MPI_CONGRUENT && MPI_IDENT != MPI_SIMILAR &&
-                  MPI_IDENT != MPI_UNEQUAL && MPI_CONGRUENT != MPI_SIMILAR &&
-                  MPI_CONGRUENT != MPI_UNEQUAL && MPI_SIMILAR != MPI_UNEQUAL,
+            CHECK(v[i] < 0 || v[i] >= size, "special value %d (index %d) is a valid rank", v[i], i);
+        CHECK(MPI_UNDEFINED < 0 || MPI_UNDEFINED >= size, "MPI_UNDEFINED (%d) is a valid rank",
+              MPI_UNDEFINED);
+        CHECK(MPI_IDENT != MPI_CONGRUENT && MPI_IDENT != MPI_SIMILAR && MPI_IDENT != MPI_UNEQUAL &&
+                  MPI_CONGRUENT != MPI_SIMILAR && MPI_CONGRUENT != MPI_UNEQUAL &&
+                  MPI_SIMILAR != MPI_UNEQUAL,
               "comparison results not distinct");
         MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, &ub, &flag);
         CHECK(flag && ub && *ub >= 32767, "MPI_TAG_UB attribute");
         if (flag && ub) {
-            CHECK(MPI_ANY_TAG < 0 || MPI_ANY_TAG > *ub,
-                  "MPI_ANY_TAG (%d) is a valid tag", MPI_ANY_TAG);
+            CHECK(MPI_ANY_TAG < 0 || MPI_ANY_TAG > *ub, "MPI_ANY_TAG (%d) is a valid tag",
+                  MPI_ANY_TAG);
             /* the largest tag works */
             int out = 5, in = -1;
-            MPI_Sendrecv(&out, 1, MPI_INT, rank, *ub, &in, 1, MPI_INT, rank,
-                         *ub, MPI_COMM_WORLD, &st);
-            CHECK(in == 5 && st.MPI_TAG == *ub, "tag MPI_TAG_UB (%d): got %d "
-                                                "tag %d",
+            MPI_Sendrecv(&out, 1, MPI_INT, rank, *ub, &in, 1, MPI_INT, rank, *ub, MPI_COMM_WORLD,
+                         &st);
+            CHECK(in == 5 && st.MPI_TAG == *ub,
+                  "tag MPI_TAG_UB (%d): got %d "
+                  "tag %d",
                   *ub, in, st.MPI_TAG);
         }
         CHECK(MPI_COMM_WORLD != MPI_COMM_NULL && MPI_COMM_SELF != MPI_COMM_NULL &&
@@ -139,25 +134,19 @@ int main(int argc, char **argv)
         MPI_Status sts[2];
         CHECK_MPI(MPI_Send(buf, 3, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD));
         st.MPI_SOURCE = 1234;
-        CHECK_MPI(MPI_Recv(buf, 3, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD,
-                           &st));
+        CHECK_MPI(MPI_Recv(buf, 3, MPI_INT, MPI_PROC_NULL, 1, MPI_COMM_WORLD, &st));
         MPI_Get_count(&st, MPI_INT, &cnt);
-        CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG &&
-                  cnt == 0,
-              "Recv(MPI_PROC_NULL): source %d tag %d count %d", st.MPI_SOURCE,
-              st.MPI_TAG, cnt);
-        CHECK(buf[0] == 7 && buf[1] == 8 && buf[2] == 9,
-              "Recv(MPI_PROC_NULL) modified the buffer");
-        MPI_Irecv(buf, 3, MPI_INT, MPI_PROC_NULL, MPI_ANY_TAG, MPI_COMM_WORLD,
-                  &r[0]);
+        CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && cnt == 0,
+              "Recv(MPI_PROC_NULL): source %d tag %d count %d", st.MPI_SOURCE, st.MPI_TAG, cnt);
+        CHECK(buf[0] == 7 && buf[1] == 8 && buf[2] == 9, "Recv(MPI_PROC_NULL) modified the buffer");
+        MPI_Irecv(buf, 3, MPI_INT, MPI_PROC_NULL, MPI_ANY_TAG, MPI_COMM_WORLD, &r[0]);
         MPI_Isend(buf, 3, MPI_INT, MPI_PROC_NULL, 2, MPI_COMM_WORLD, &r[1]);
         MPI_Testall(2, r, &flag, sts);
         CHECK(flag, "Isend/Irecv with MPI_PROC_NULL not complete at once");
         if (!flag)
             MPI_Waitall(2, r, sts);
         MPI_Get_count(&sts[0], MPI_INT, &cnt);
-        if (mtest_is_mpich() && sts[0].MPI_SOURCE == 0 &&
-            sts[0].MPI_TAG == 0 && cnt == 0) {
+        if (mtest_is_mpich() && sts[0].MPI_SOURCE == 0 && sts[0].MPI_TAG == 0 && cnt == 0) {
             /* MPICH < 4.2 bug pmodels/mpich#6805 (fixed by PR #6819): the
              * status of MPI_Irecv from MPI_PROC_NULL has source 0, tag 0.
              * Excused for MPICH only. */
@@ -166,29 +155,27 @@ int main(int argc, char **argv)
                                 "bug (pmodels/mpich#6805) detected; check "
                                 "skipped\n");
         } else {
-            CHECK(sts[0].MPI_SOURCE == MPI_PROC_NULL &&
-                      sts[0].MPI_TAG == MPI_ANY_TAG && cnt == 0,
-                  "Irecv(MPI_PROC_NULL): source %d tag %d count %d",
-                  sts[0].MPI_SOURCE, sts[0].MPI_TAG, cnt);
+            CHECK(sts[0].MPI_SOURCE == MPI_PROC_NULL && sts[0].MPI_TAG == MPI_ANY_TAG && cnt == 0,
+                  "Irecv(MPI_PROC_NULL): source %d tag %d count %d", sts[0].MPI_SOURCE,
+                  sts[0].MPI_TAG, cnt);
         }
         /* Sendrecv with PROC_NULL on one or both sides */
-        CHECK_MPI(MPI_Sendrecv(buf, 3, MPI_INT, MPI_PROC_NULL, 3, buf + 1, 2,
-                               MPI_INT, MPI_PROC_NULL, 3, MPI_COMM_WORLD, &st));
-        CHECK(st.MPI_SOURCE == MPI_PROC_NULL && buf[1] == 8,
-              "Sendrecv(MPI_PROC_NULL): source %d", st.MPI_SOURCE);
+        CHECK_MPI(MPI_Sendrecv(buf, 3, MPI_INT, MPI_PROC_NULL, 3, buf + 1, 2, MPI_INT,
+                               MPI_PROC_NULL, 3, MPI_COMM_WORLD, &st));
+        CHECK(st.MPI_SOURCE == MPI_PROC_NULL && buf[1] == 8, "Sendrecv(MPI_PROC_NULL): source %d",
+              st.MPI_SOURCE);
         {
             /* a non-periodic chain: the ends use MPI_PROC_NULL */
             int up = rank + 1 < size ? rank + 1 : MPI_PROC_NULL;
             int down = rank > 0 ? rank - 1 : MPI_PROC_NULL;
             int in = -1;
-            MPI_Sendrecv(&rank, 1, MPI_INT, up, 4, &in, 1, MPI_INT, down, 4,
-                         MPI_COMM_WORLD, &st);
+            MPI_Sendrecv(&rank, 1, MPI_INT, up, 4, &in, 1, MPI_INT, down, 4, MPI_COMM_WORLD, &st);
             if (down == MPI_PROC_NULL)
-                CHECK(in == -1 && st.MPI_SOURCE == MPI_PROC_NULL,
-                      "chain end: in %d source %d", in, st.MPI_SOURCE);
+                CHECK(in == -1 && st.MPI_SOURCE == MPI_PROC_NULL, "chain end: in %d source %d", in,
+                      st.MPI_SOURCE);
             else
-                CHECK(in == down && st.MPI_SOURCE == down,
-                      "chain: in %d source %d", in, st.MPI_SOURCE);
+                CHECK(in == down && st.MPI_SOURCE == down, "chain: in %d source %d", in,
+                      st.MPI_SOURCE);
         }
     }
 
@@ -207,8 +194,7 @@ int main(int argc, char **argv)
     type_size(MPI_UNSIGNED_LONG, "MPI_UNSIGNED_LONG", sizeof(unsigned long));
     type_size(MPI_LONG_LONG_INT, "MPI_LONG_LONG_INT", sizeof(long long));
     type_size(MPI_LONG_LONG, "MPI_LONG_LONG", sizeof(long long));
-    type_size(MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG",
-              sizeof(unsigned long long));
+    type_size(MPI_UNSIGNED_LONG_LONG, "MPI_UNSIGNED_LONG_LONG", sizeof(unsigned long long));
     type_size(MPI_FLOAT, "MPI_FLOAT", sizeof(float));
     type_size(MPI_DOUBLE, "MPI_DOUBLE", sizeof(double));
     type_size(MPI_LONG_DOUBLE, "MPI_LONG_DOUBLE", sizeof(long double));
@@ -223,37 +209,50 @@ int main(int argc, char **argv)
     type_size(MPI_UINT64_T, "MPI_UINT64_T", sizeof(uint64_t));
     type_size(MPI_C_COMPLEX, "MPI_C_COMPLEX", sizeof(float complex));
     type_size(MPI_C_FLOAT_COMPLEX, "MPI_C_FLOAT_COMPLEX", sizeof(float complex));
-    type_size(MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX",
-              sizeof(double complex));
-    type_size(MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX",
-              sizeof(long double complex));
+    type_size(MPI_C_DOUBLE_COMPLEX, "MPI_C_DOUBLE_COMPLEX", sizeof(double complex));
+    type_size(MPI_C_LONG_DOUBLE_COMPLEX, "MPI_C_LONG_DOUBLE_COMPLEX", sizeof(long double complex));
     type_size(MPI_AINT, "MPI_AINT", sizeof(MPI_Aint));
     type_size(MPI_OFFSET, "MPI_OFFSET", sizeof(MPI_Offset));
     type_size(MPI_COUNT, "MPI_COUNT", sizeof(MPI_Count));
     {
-        struct fi { float v; int i; };
-        struct di { double v; int i; };
-        struct li { long v; int i; };
-        struct ii { int v; int i; };
-        struct si { short v; int i; };
-        struct ldi { long double v; int i; };
-        pair_type(MPI_FLOAT_INT, "MPI_FLOAT_INT", sizeof(float) + sizeof(int),
-                  sizeof(struct fi));
-        pair_type(MPI_DOUBLE_INT, "MPI_DOUBLE_INT",
-                  sizeof(double) + sizeof(int), sizeof(struct di));
-        pair_type(MPI_LONG_INT, "MPI_LONG_INT", sizeof(long) + sizeof(int),
-                  sizeof(struct li));
+        struct fi {
+            float v;
+            int i;
+        };
+        struct di {
+            double v;
+            int i;
+        };
+        struct li {
+            long v;
+            int i;
+        };
+        struct ii {
+            int v;
+            int i;
+        };
+        struct si {
+            short v;
+            int i;
+        };
+        struct ldi {
+            long double v;
+            int i;
+        };
+        pair_type(MPI_FLOAT_INT, "MPI_FLOAT_INT", sizeof(float) + sizeof(int), sizeof(struct fi));
+        pair_type(MPI_DOUBLE_INT, "MPI_DOUBLE_INT", sizeof(double) + sizeof(int),
+                  sizeof(struct di));
+        pair_type(MPI_LONG_INT, "MPI_LONG_INT", sizeof(long) + sizeof(int), sizeof(struct li));
         pair_type(MPI_2INT, "MPI_2INT", 2 * sizeof(int), sizeof(struct ii));
-        pair_type(MPI_SHORT_INT, "MPI_SHORT_INT", sizeof(short) + sizeof(int),
-                  sizeof(struct si));
-        pair_type(MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT",
-                  sizeof(long double) + sizeof(int), sizeof(struct ldi));
+        pair_type(MPI_SHORT_INT, "MPI_SHORT_INT", sizeof(short) + sizeof(int), sizeof(struct si));
+        pair_type(MPI_LONG_DOUBLE_INT, "MPI_LONG_DOUBLE_INT", sizeof(long double) + sizeof(int),
+                  sizeof(struct ldi));
     }
     {
         MPI_Aint lb = -1, ext = -1;
         MPI_Type_get_extent(MPI_DOUBLE, &lb, &ext);
-        CHECK(lb == 0 && ext == (MPI_Aint)sizeof(double),
-              "extent of MPI_DOUBLE: lb %ld extent %ld", (long)lb, (long)ext);
+        CHECK(lb == 0 && ext == (MPI_Aint)sizeof(double), "extent of MPI_DOUBLE: lb %ld extent %ld",
+              (long)lb, (long)ext);
     }
 
     return mtest_finalize();

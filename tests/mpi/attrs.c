@@ -78,8 +78,7 @@ static int delete_fn(MPI_Comm comm, int keyval, void *val, void *extra)
 }
 
 /* copies only even values, keeping the same integer (cast to a pointer) */
-static int even_copy_fn(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out,
-                        int *flag)
+static int even_copy_fn(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out, int *flag)
 {
     (void)oldcomm;
     (void)keyval;

@@ -36,8 +36,8 @@ static void dims_case(int nnodes, int ndims, const int *given, const int *want)
         dims[i] = given ? given[i] : 0;
     MPI_Dims_create(nnodes, ndims, dims);
     for (i = 0; i < ndims; i++)
-        CHECK(dims[i] == want[i], "Dims_create(%d, %d): dims[%d] = %d, expected %d", nnodes,
-              ndims, i, dims[i], want[i]);
+        CHECK(dims[i] == want[i], "Dims_create(%d, %d): dims[%d] = %d, expected %d", nnodes, ndims,
+              i, dims[i], want[i]);
 }
 
 static void dims_checks(void)
@@ -153,25 +153,25 @@ static void grid2d(void)
                 c[dir] = my[dir] + disp;
                 if (dir == 0)
                     c[0] = (c[0] + dims[0]) % dims[0];
-                want_dst = (c[dir] < 0 || c[dir] >= dims[dir]) ? MPI_PROC_NULL
-                                                               : rank_of(2, dims, c);
+                want_dst =
+                    (c[dir] < 0 || c[dir] >= dims[dir]) ? MPI_PROC_NULL : rank_of(2, dims, c);
                 c[dir] = my[dir] - disp;
                 if (dir == 0)
                     c[0] = (c[0] + dims[0]) % dims[0];
-                want_src = (c[dir] < 0 || c[dir] >= dims[dir]) ? MPI_PROC_NULL
-                                                               : rank_of(2, dims, c);
+                want_src =
+                    (c[dir] < 0 || c[dir] >= dims[dir]) ? MPI_PROC_NULL : rank_of(2, dims, c);
                 CHECK(src == want_src && dst == want_dst,
                       "Cart_shift(dir %d, disp %d) = (%d, %d), expected (%d, %d)", dir, disp, src,
                       dst, want_src, want_dst);
-                MPI_Sendrecv(&out, 1, MPI_INT, dst, 10 + dir, &in, 1, MPI_INT, src, 10 + dir,
-                             cart, &status);
+                MPI_Sendrecv(&out, 1, MPI_INT, dst, 10 + dir, &in, 1, MPI_INT, src, 10 + dir, cart,
+                             &status);
                 if (want_src == MPI_PROC_NULL)
                     CHECK(in == -7 && status.MPI_SOURCE == MPI_PROC_NULL,
                           "halo from MPI_PROC_NULL changed the buffer or source (%d)",
                           status.MPI_SOURCE);
                 else
-                    CHECK(in == want_src * 3 + dir, "halo dir %d disp %d got %d, expected %d",
-                          dir, disp, in, want_src * 3 + dir);
+                    CHECK(in == want_src * 3 + dir, "halo dir %d disp %d got %d, expected %d", dir,
+                          disp, in, want_src * 3 + dir);
             }
     }
     /* ---- 5. Cart_sub: columns (keep dim 0) and rows (keep dim 1) ---- */
@@ -261,8 +261,8 @@ static void torus3d(void)
             MPI_Cart_coords(cart, dst, 3, c);
             for (i = 0; i < 3; i++) {
                 int want = i == dir ? (my[i] + disp) % dims[i] : my[i];
-                CHECK(c[i] == want, "torus dir %d disp %d: dest coord %d is %d, expected %d",
-                      dir, disp, i, c[i], want);
+                CHECK(c[i] == want, "torus dir %d disp %d: dest coord %d is %d, expected %d", dir,
+                      disp, i, c[i], want);
             }
             MPI_Cart_coords(cart, src, 3, c);
             CHECK(c[dir] == ((my[dir] - disp) % dims[dir] + dims[dir]) % dims[dir],

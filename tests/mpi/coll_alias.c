@@ -21,7 +21,7 @@ static int class_of(int rc)
 }
 
 #define EXPECT_BUFFER(rc, what)                                                                    \
-    CHECK(class_of(rc) == MPI_ERR_BUFFER, "%s: class %d, expected MPI_ERR_BUFFER", what,          \
+    CHECK(class_of(rc) == MPI_ERR_BUFFER, "%s: class %d, expected MPI_ERR_BUFFER", what,           \
           class_of(rc))
 
 int main(int argc, char **argv)
@@ -68,8 +68,8 @@ int main(int argc, char **argv)
     /* 4: the job goes on, and legal calls work */
     int one = rank + 1, sum = 0;
     rc = MPI_Allreduce(MPI_IN_PLACE, &one, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    CHECK(rc == MPI_SUCCESS && one == size * (size + 1) / 2, "Allreduce in place: rc %d, %d",
-          rc, one);
+    CHECK(rc == MPI_SUCCESS && one == size * (size + 1) / 2, "Allreduce in place: rc %d, %d", rc,
+          one);
     rc = MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK(rc == MPI_SUCCESS && sum == size * (size - 1) / 2, "Allreduce: rc %d, %d", rc, sum);
     /* Receive blocks at 0, 2, 4, ...; the root's send value sits at 1. */

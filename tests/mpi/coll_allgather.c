@@ -33,19 +33,16 @@ static void allgather(int inplace)
     if (inplace) {
         for (i = 0; i < N; i++)
             r[rank * N + i] = aval(rank, i);
-        MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, N, MPI_INT,
-                      MPI_COMM_WORLD);
+        MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, N, MPI_INT, MPI_COMM_WORLD);
     } else {
         MPI_Allgather(s, N, MPI_INT, r, N, MPI_INT, MPI_COMM_WORLD);
     }
     for (k = 0; k < size; k++)
         for (i = 0; i < N; i++)
             if (r[k * N + i] != aval(k, i) && bad++ < 3)
-                CHECK(0, "Allgather%s: block %d [%d] = %d want %d",
-                      inplace ? " IN_PLACE" : "", k, i, r[k * N + i],
-                      aval(k, i));
-    CHECK(bad == 0, "Allgather%s: %d wrong elements", inplace ? " IN_PLACE" : "",
-          bad);
+                CHECK(0, "Allgather%s: block %d [%d] = %d want %d", inplace ? " IN_PLACE" : "", k,
+                      i, r[k * N + i], aval(k, i));
+    CHECK(bad == 0, "Allgather%s: %d wrong elements", inplace ? " IN_PLACE" : "", bad);
     CHECK(r[N * size] == -1, "Allgather: wrote past the end");
     free(s);
     free(r);
@@ -74,24 +71,20 @@ static void allgatherv(int inplace)
     if (inplace) {
         for (i = 0; i < n; i++)
             r[displs[rank] + i] = vval(rank, i);
-        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, counts, displs,
-                       MPI_SHORT, MPI_COMM_WORLD);
-    } else {
-        MPI_Allgatherv(s, n, MPI_SHORT, r, counts, displs, MPI_SHORT,
+        MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, counts, displs, MPI_SHORT,
                        MPI_COMM_WORLD);
+    } else {
+        MPI_Allgatherv(s, n, MPI_SHORT, r, counts, displs, MPI_SHORT, MPI_COMM_WORLD);
     }
     for (k = 0; k < size; k++)
         for (i = 0; i < counts[k]; i++) {
             used[displs[k] + i] = 1;
-            CHECK(r[displs[k] + i] == vval(k, i),
-                  "Allgatherv%s: from %d [%d] = %d want %d",
-                  inplace ? " IN_PLACE" : "", k, i, r[displs[k] + i],
-                  vval(k, i));
+            CHECK(r[displs[k] + i] == vval(k, i), "Allgatherv%s: from %d [%d] = %d want %d",
+                  inplace ? " IN_PLACE" : "", k, i, r[displs[k] + i], vval(k, i));
         }
     for (i = 0; i < total; i++)
         if (!used[i] && r[i] != 12345) {
-            CHECK(0, "Allgatherv%s: gap element %d was written",
-                  inplace ? " IN_PLACE" : "", i);
+            CHECK(0, "Allgatherv%s: gap element %d was written", inplace ? " IN_PLACE" : "", i);
             break;
         }
     free(counts);
@@ -128,8 +121,7 @@ int main(int argc, char **argv)
         MPI_Allgather(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD);
         for (int k = 0; k < size && bad < 0; k++)
             for (i = 0; i < n; i++)
-                if (r[(size_t)k * n + (size_t)i] !=
-                    mtest_byte((unsigned)(k + 7), (size_t)i)) {
+                if (r[(size_t)k * n + (size_t)i] != mtest_byte((unsigned)(k + 7), (size_t)i)) {
                     bad = k;
                     break;
                 }

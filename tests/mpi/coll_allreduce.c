@@ -43,8 +43,8 @@ static void int_sum(int count, int inplace)
         if (r[i] != e)
             bad = i;
     }
-    CHECK(bad < 0, "int SUM count %d%s: element %d wrong (%d)", count,
-          inplace ? " IN_PLACE" : "", bad, bad >= 0 ? r[bad] : 0);
+    CHECK(bad < 0, "int SUM count %d%s: element %d wrong (%d)", count, inplace ? " IN_PLACE" : "",
+          bad, bad >= 0 ? r[bad] : 0);
     CHECK(r[count] == -12345, "int SUM count %d: wrote past the end", count);
     free(s);
     free(r);
@@ -86,10 +86,8 @@ int main(int argc, char **argv)
         MPI_Allreduce(v, r, 2, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
         MPI_Allreduce(v + 2, r + 2, 2, MPI_LONG_LONG, MPI_MIN, MPI_COMM_WORLD);
         for (i = 0; i < 2; i++) {
-            CHECK(r[i] == emax[i], "long long MAX [%d] = %lld want %lld", i,
-                  r[i], emax[i]);
-            CHECK(r[2 + i] == emin[i], "long long MIN [%d] = %lld want %lld", i,
-                  r[2 + i], emin[i]);
+            CHECK(r[i] == emax[i], "long long MAX [%d] = %lld want %lld", i, r[i], emax[i]);
+            CHECK(r[2 + i] == emin[i], "long long MIN [%d] = %lld want %lld", i, r[2 + i], emin[i]);
         }
     }
 
@@ -139,12 +137,18 @@ int main(int argc, char **argv)
 
     /* MINLOC / MAXLOC with ties */
     {
-        struct { double v; int i; } d[3], dr[3];
-        struct { int v; int i; } t[3], tr[3];
+        struct {
+            double v;
+            int i;
+        } d[3], dr[3];
+        struct {
+            int v;
+            int i;
+        } t[3], tr[3];
         for (i = 0; i < 3; i++) {
-            d[i].v = (double)((rank + i) % 3);  /* value 0 at several ranks */
-            d[i].i = size - rank;               /* lowest index: highest rank */
-            t[i].v = (rank * (i + 1)) % 4;      /* value 3 at several ranks */
+            d[i].v = (double)((rank + i) % 3); /* value 0 at several ranks */
+            d[i].i = size - rank;              /* lowest index: highest rank */
+            t[i].v = (rank * (i + 1)) % 4;     /* value 3 at several ranks */
             t[i].i = rank + 10 * i;
         }
         MPI_Allreduce(d, dr, 3, MPI_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD);
@@ -164,12 +168,10 @@ int main(int argc, char **argv)
                     ti = k + 10 * i;
                 }
             }
-            CHECK(dr[i].v == ev && dr[i].i == ei,
-                  "DOUBLE_INT MINLOC [%d] = (%g,%d) want (%g,%d)", i, dr[i].v,
-                  dr[i].i, ev, ei);
-            CHECK(tr[i].v == tv && tr[i].i == ti,
-                  "2INT MAXLOC [%d] = (%d,%d) want (%d,%d)", i, tr[i].v,
-                  tr[i].i, tv, ti);
+            CHECK(dr[i].v == ev && dr[i].i == ei, "DOUBLE_INT MINLOC [%d] = (%g,%d) want (%g,%d)",
+                  i, dr[i].v, dr[i].i, ev, ei);
+            CHECK(tr[i].v == tv && tr[i].i == ti, "2INT MAXLOC [%d] = (%d,%d) want (%d,%d)", i,
+                  tr[i].v, tr[i].i, tv, ti);
         }
     }
 
@@ -193,11 +195,11 @@ int main(int argc, char **argv)
     {
         int v[3] = {rank, 5, -9}, r[3] = {0, 0, 0};
         MPI_Allreduce(v, r, 3, MPI_INT, MPI_SUM, MPI_COMM_SELF);
-        CHECK(r[0] == rank && r[1] == 5 && r[2] == -9,
-              "COMM_SELF SUM gave %d %d %d", r[0], r[1], r[2]);
+        CHECK(r[0] == rank && r[1] == 5 && r[2] == -9, "COMM_SELF SUM gave %d %d %d", r[0], r[1],
+              r[2]);
         MPI_Allreduce(MPI_IN_PLACE, v, 3, MPI_INT, MPI_PROD, MPI_COMM_SELF);
-        CHECK(v[0] == rank && v[1] == 5 && v[2] == -9,
-              "COMM_SELF IN_PLACE PROD gave %d %d %d", v[0], v[1], v[2]);
+        CHECK(v[0] == rank && v[1] == 5 && v[2] == -9, "COMM_SELF IN_PLACE PROD gave %d %d %d",
+              v[0], v[1], v[2]);
     }
 
     return mtest_finalize();

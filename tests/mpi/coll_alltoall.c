@@ -34,8 +34,7 @@ static void alltoall(int inplace)
     r[N * size] = -3;
     if (inplace) {
         memcpy(r, s, sizeof(int) * (size_t)(N * size));
-        MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, N, MPI_INT,
-                     MPI_COMM_WORLD);
+        MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, r, N, MPI_INT, MPI_COMM_WORLD);
     } else {
         for (i = 0; i < N * size; i++)
             r[i] = -1;
@@ -44,11 +43,9 @@ static void alltoall(int inplace)
     for (k = 0; k < size; k++)
         for (i = 0; i < N; i++)
             if (r[k * N + i] != val(k, rank, i) && bad++ < 3)
-                CHECK(0, "Alltoall%s: from %d [%d] = %d want %d",
-                      inplace ? " IN_PLACE" : "", k, i, r[k * N + i],
-                      val(k, rank, i));
-    CHECK(bad == 0, "Alltoall%s: %d wrong elements", inplace ? " IN_PLACE" : "",
-          bad);
+                CHECK(0, "Alltoall%s: from %d [%d] = %d want %d", inplace ? " IN_PLACE" : "", k, i,
+                      r[k * N + i], val(k, rank, i));
+    CHECK(bad == 0, "Alltoall%s: %d wrong elements", inplace ? " IN_PLACE" : "", bad);
     CHECK(r[N * size] == -3, "Alltoall: wrote past the end");
     free(s);
     free(r);
@@ -83,14 +80,12 @@ static void alltoallv(int zero)
     for (k = 0; k < size; k++)
         for (i = 0; i < rc[k]; i++) {
             used[rd[k] + i] = 1;
-            CHECK(r[rd[k] + i] == val(k, rank, i),
-                  "Alltoallv: from %d [%d] = %d want %d", k, i, r[rd[k] + i],
-                  val(k, rank, i));
+            CHECK(r[rd[k] + i] == val(k, rank, i), "Alltoallv: from %d [%d] = %d want %d", k, i,
+                  r[rd[k] + i], val(k, rank, i));
         }
     for (i = 0; i < rtot; i++)
         if (!used[i] && r[i] != -9) {
-            CHECK(0, "Alltoallv%s: gap element %d written", zero ? " (zero)" : "",
-                  i);
+            CHECK(0, "Alltoallv%s: gap element %d written", zero ? " (zero)" : "", i);
             break;
         }
     free(sc);
@@ -118,15 +113,14 @@ static void alltoallv_inplace(void)
     for (k = 0; k < size; k++)
         for (i = 0; i < rc[k]; i++)
             r[rd[k] + i] = val(rank, k, i);
-    MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, r, rc, rd,
-                  MPI_INT, MPI_COMM_WORLD);
+    MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, r, rc, rd, MPI_INT, MPI_COMM_WORLD);
     for (k = 0; k < size; k++) {
         for (i = 0; i < rc[k]; i++)
-            CHECK(r[rd[k] + i] == val(k, rank, i),
-                  "Alltoallv IN_PLACE: from %d [%d] = %d want %d", k, i,
-                  r[rd[k] + i], val(k, rank, i));
-        CHECK(r[rd[k] + rc[k]] == -4, "Alltoallv IN_PLACE: gap after block %d "
-                                      "written",
+            CHECK(r[rd[k] + i] == val(k, rank, i), "Alltoallv IN_PLACE: from %d [%d] = %d want %d",
+                  k, i, r[rd[k] + i], val(k, rank, i));
+        CHECK(r[rd[k] + rc[k]] == -4,
+              "Alltoallv IN_PLACE: gap after block %d "
+              "written",
               k);
     }
     free(rc);
@@ -157,8 +151,7 @@ int main(int argc, char **argv)
         unsigned char *s = malloc((size_t)n * size), *r = malloc((size_t)n * size);
         for (k = 0; k < size; k++)
             for (i = 0; i < n; i++)
-                s[(size_t)k * n + (size_t)i] =
-                    mtest_byte((unsigned)(rank * 64 + k), (size_t)i);
+                s[(size_t)k * n + (size_t)i] = mtest_byte((unsigned)(rank * 64 + k), (size_t)i);
         MPI_Alltoall(s, n, MPI_BYTE, r, n, MPI_BYTE, MPI_COMM_WORLD);
         for (k = 0; k < size && bad < 0; k++)
             for (i = 0; i < n; i++)

@@ -33,11 +33,12 @@ int main(int argc, char **argv)
             early += flag;
         }
         MPI_Barrier(MPI_COMM_WORLD);
-        CHECK(early == 0, "rep %d: saw a message sent after the barrier "
-                          "before entering it",
+        CHECK(early == 0,
+              "rep %d: saw a message sent after the barrier "
+              "before entering it",
               rep);
-        MPI_Sendrecv(&v, 1, MPI_INT, right, 50 + rep, &got, 1, MPI_INT, left,
-                     50 + rep, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        MPI_Sendrecv(&v, 1, MPI_INT, right, 50 + rep, &got, 1, MPI_INT, left, 50 + rep,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         CHECK_INT(got, left + rep, "value after barrier");
     }
 
@@ -47,8 +48,7 @@ int main(int argc, char **argv)
         MPI_Barrier(MPI_COMM_WORLD);
         MPI_Barrier(MPI_COMM_SELF);
         MPI_Barrier(dup);
-        MPI_Sendrecv(&v, 1, MPI_INT, right, i, &got, 1, MPI_INT, left, i, dup,
-                     MPI_STATUS_IGNORE);
+        MPI_Sendrecv(&v, 1, MPI_INT, right, i, &got, 1, MPI_INT, left, i, dup, MPI_STATUS_IGNORE);
         CHECK_INT(got, i, "sendrecv between barriers");
     }
     MPI_Comm_free(&dup);

@@ -68,12 +68,10 @@ int main(int argc, char **argv)
                         bad = (long)i;
                         break;
                     }
-                CHECK(bad < 0, "root %d type %d count %d: byte %ld differs", root,
-                      t, count, bad);
+                CHECK(bad < 0, "root %d type %d count %d: byte %ld differs", root, t, count, bad);
                 for (int i = 0; i < tsz[t]; i++)
                     if (buf[n + (size_t)i] != 0xC3) {
-                        CHECK(0, "root %d type %d count %d: wrote past the end",
-                              root, t, count);
+                        CHECK(0, "root %d type %d count %d: wrote past the end", root, t, count);
                         break;
                     }
                 free(buf);
@@ -92,8 +90,7 @@ int main(int argc, char **argv)
             MPI_Bcast(&vals[r], 1, MPI_INT, root, MPI_COMM_WORLD);
         }
         for (r = 0; r < nroots; r++)
-            CHECK(vals[r] == 1000 + (r * 7) % size,
-                  "back-to-back bcast %d: got %d", r, vals[r]);
+            CHECK(vals[r] == 1000 + (r * 7) % size, "back-to-back bcast %d: got %d", r, vals[r]);
         free(vals);
     }
 

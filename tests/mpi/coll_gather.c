@@ -36,8 +36,7 @@ static void gather(int root, int inplace)
                 r[root * N + i] = gval(root, i);
     }
     if (rank == root && inplace)
-        MPI_Gather(MPI_IN_PLACE, N, MPI_INT, r, N, MPI_INT, root,
-                   MPI_COMM_WORLD);
+        MPI_Gather(MPI_IN_PLACE, N, MPI_INT, r, N, MPI_INT, root, MPI_COMM_WORLD);
     else
         MPI_Gather(s, N, MPI_INT, r, N, MPI_INT, root, MPI_COMM_WORLD);
     if (rank == root) {
@@ -45,11 +44,10 @@ static void gather(int root, int inplace)
         for (k = 0; k < size; k++)
             for (i = 0; i < N; i++)
                 if (r[k * N + i] != gval(k, i) && bad++ < 3)
-                    CHECK(0, "Gather root %d%s: block %d [%d] = %d want %d",
-                          root, inplace ? " IN_PLACE" : "", k, i, r[k * N + i],
-                          gval(k, i));
-        CHECK(bad == 0, "Gather root %d%s: %d wrong elements", root,
-              inplace ? " IN_PLACE" : "", bad);
+                    CHECK(0, "Gather root %d%s: block %d [%d] = %d want %d", root,
+                          inplace ? " IN_PLACE" : "", k, i, r[k * N + i], gval(k, i));
+        CHECK(bad == 0, "Gather root %d%s: %d wrong elements", root, inplace ? " IN_PLACE" : "",
+              bad);
         CHECK(r[N * size] == -1, "Gather root %d: wrote past the end", root);
     }
     free(s);
@@ -80,25 +78,22 @@ static void gatherv(int root, int inplace)
         if (inplace)
             for (i = 0; i < n; i++)
                 r[displs[root] + i] = vval(root, i);
-        MPI_Gatherv(inplace ? MPI_IN_PLACE : s, n, MPI_DOUBLE, r, counts,
-                    displs, MPI_DOUBLE, root, MPI_COMM_WORLD);
+        MPI_Gatherv(inplace ? MPI_IN_PLACE : s, n, MPI_DOUBLE, r, counts, displs, MPI_DOUBLE, root,
+                    MPI_COMM_WORLD);
         for (k = 0; k < size; k++)
             for (i = 0; i < counts[k]; i++) {
                 expect_set[displs[k] + i] = 1;
                 CHECK(r[displs[k] + i] == vval(k, i),
                       "Gatherv root %d%s: from %d [%d] = %g want %g", root,
-                      inplace ? " IN_PLACE" : "", k, i, r[displs[k] + i],
-                      vval(k, i));
+                      inplace ? " IN_PLACE" : "", k, i, r[displs[k] + i], vval(k, i));
             }
         for (i = 0; i < total; i++)
             if (!expect_set[i] && r[i] != -1.0) {
-                CHECK(0, "Gatherv root %d: gap element %d was written (%g)",
-                      root, i, r[i]);
+                CHECK(0, "Gatherv root %d: gap element %d was written (%g)", root, i, r[i]);
                 break;
             }
     } else {
-        MPI_Gatherv(s, n, MPI_DOUBLE, NULL, NULL, NULL, MPI_DOUBLE, root,
-                    MPI_COMM_WORLD);
+        MPI_Gatherv(s, n, MPI_DOUBLE, NULL, NULL, NULL, MPI_DOUBLE, root, MPI_COMM_WORLD);
     }
     free(s);
     free(r);
@@ -130,8 +125,7 @@ int main(int argc, char **argv)
     /* zero elements */
     {
         int dummy = 3, out = 4;
-        MPI_Gather(&dummy, 0, MPI_INT, rank == 0 ? &out : NULL, 0, MPI_INT, 0,
-                   MPI_COMM_WORLD);
+        MPI_Gather(&dummy, 0, MPI_INT, rank == 0 ? &out : NULL, 0, MPI_INT, 0, MPI_COMM_WORLD);
         if (rank == 0)
             CHECK_INT(out, 4, "zero-element Gather modified recvbuf");
     }
@@ -149,8 +143,7 @@ int main(int argc, char **argv)
         if (rank == root) {
             for (int k = 0; k < size && bad < 0; k++)
                 for (i = 0; i < n; i++)
-                    if (r[(size_t)k * n + (size_t)i] !=
-                        mtest_byte((unsigned)k, (size_t)i)) {
+                    if (r[(size_t)k * n + (size_t)i] != mtest_byte((unsigned)k, (size_t)i)) {
                         bad = k;
                         break;
                     }

@@ -17,10 +17,7 @@
  */
 #include "mtest.h"
 
-static int failed(int rc)
-{
-    return rc != MPI_SUCCESS;
-}
+static int failed(int rc) { return rc != MPI_SUCCESS; }
 
 int main(int argc, char **argv)
 {

@@ -26,15 +26,24 @@ static int rank, size;
 
 static const char *class_name(int c)
 {
-    if (c == MPI_SUCCESS) return "MPI_SUCCESS";
-    if (c == MPI_ERR_COUNT) return "MPI_ERR_COUNT";
-    if (c == MPI_ERR_TYPE) return "MPI_ERR_TYPE";
-    if (c == MPI_ERR_OP) return "MPI_ERR_OP";
-    if (c == MPI_ERR_COMM) return "MPI_ERR_COMM";
-    if (c == MPI_ERR_ROOT) return "MPI_ERR_ROOT";
-    if (c == MPI_ERR_ARG) return "MPI_ERR_ARG";
-    if (c == MPI_ERR_BUFFER) return "MPI_ERR_BUFFER";
-    if (c == MPI_ERR_REQUEST) return "MPI_ERR_REQUEST";
+    if (c == MPI_SUCCESS)
+        return "MPI_SUCCESS";
+    if (c == MPI_ERR_COUNT)
+        return "MPI_ERR_COUNT";
+    if (c == MPI_ERR_TYPE)
+        return "MPI_ERR_TYPE";
+    if (c == MPI_ERR_OP)
+        return "MPI_ERR_OP";
+    if (c == MPI_ERR_COMM)
+        return "MPI_ERR_COMM";
+    if (c == MPI_ERR_ROOT)
+        return "MPI_ERR_ROOT";
+    if (c == MPI_ERR_ARG)
+        return "MPI_ERR_ARG";
+    if (c == MPI_ERR_BUFFER)
+        return "MPI_ERR_BUFFER";
+    if (c == MPI_ERR_REQUEST)
+        return "MPI_ERR_REQUEST";
     return "(other class)";
 }
 
@@ -124,8 +133,8 @@ int main(int argc, char **argv)
                  MPI_ERR_OP, "Ireduce with MPI_OP_NULL");
     expect_class(MPI_Iscan(buf, out, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD, &req), MPI_ERR_OP,
                  "Iscan with MPI_OP_NULL");
-    expect_class(MPI_Iexscan(buf, out, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD, &req),
-                 MPI_ERR_OP, "Iexscan with MPI_OP_NULL");
+    expect_class(MPI_Iexscan(buf, out, 1, MPI_INT, MPI_OP_NULL, MPI_COMM_WORLD, &req), MPI_ERR_OP,
+                 "Iexscan with MPI_OP_NULL");
     still_works("MPI_ERR_OP");
 
     free(big);

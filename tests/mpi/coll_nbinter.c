@@ -209,8 +209,8 @@ static void all_to_all(MPI_Comm ic, int me, int lr, int nl, int nr)
     CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
     for (int j = 0; j < nr; j++)
         for (int i = 0; i < K; i++)
-            CHECK(rb[j * K + i] == val(member(!me, j), i), "iallgather: block %d [%d] = %d", j,
-                  i, rb[j * K + i]);
+            CHECK(rb[j * K + i] == val(member(!me, j), i), "iallgather: block %d [%d] = %d", j, i,
+                  rb[j * K + i]);
     /* Iallgatherv: local rank s sends s + 1 elements; blocks in reverse order */
     for (int i = 0; i < lr + 1; i++)
         sb[i] = val(rank, i);
@@ -223,8 +223,8 @@ static void all_to_all(MPI_Comm ic, int me, int lr, int nl, int nr)
     CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
     for (int j = 0; j < nr; j++)
         for (int i = 0; i < j + 1; i++)
-            CHECK(rb[rd[j] + i] == val(member(!me, j), i), "iallgatherv: block %d [%d] = %d", j,
-                  i, rb[rd[j] + i]);
+            CHECK(rb[rd[j] + i] == val(member(!me, j), i), "iallgatherv: block %d [%d] = %d", j, i,
+                  rb[rd[j] + i]);
     /* Ialltoall */
     for (int j = 0; j < nr; j++)
         for (int i = 0; i < K; i++)
@@ -296,8 +296,8 @@ static void all_to_all(MPI_Comm ic, int me, int lr, int nl, int nr)
     CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
     for (int i = 0; i < 2; i++) {
         affine_t e = aff_fold(!me, i);
-        CHECK(ra[i].m == e.m && ra[i].c == e.c, "iallreduce user op: [%d] = (%u, %u)", i,
-              ra[i].m, ra[i].c);
+        CHECK(ra[i].m == e.m && ra[i].c == e.c, "iallreduce user op: [%d] = (%u, %u)", i, ra[i].m,
+              ra[i].c);
     }
     /* Ireduce_scatter_block: vectors of nl * nr elements, nr per local rank */
     int tot = nl * nr;

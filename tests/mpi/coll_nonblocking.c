@@ -33,7 +33,7 @@
 static int wrank, wsize;
 
 enum { WAITALL, TESTALL, WAITANY, TESTANY, WAITSOME, TESTSOME, WAITREV, TESTEACH, NMODES };
-static const char *mode_name[NMODES] = {"Waitall",  "Testall",  "Waitany", "Testany",
+static const char *mode_name[NMODES] = {"Waitall",  "Testall",  "Waitany",        "Testany",
                                         "Waitsome", "Testsome", "Wait (reverse)", "Test each"};
 
 /* Complete all n requests in the given way. */
@@ -44,9 +44,7 @@ static void complete(MPI_Request *req, int n, int mode)
     MPI_Status st;
 
     switch (mode) {
-    case WAITALL:
-        CHECK_MPI(MPI_Waitall(n, req, MPI_STATUSES_IGNORE));
-        break;
+    case WAITALL: CHECK_MPI(MPI_Waitall(n, req, MPI_STATUSES_IGNORE)); break;
     case TESTALL:
         flag = 0;
         while (!flag)
@@ -82,8 +80,8 @@ static void complete(MPI_Request *req, int n, int mode)
             if (out == MPI_UNDEFINED)
                 break;
             for (i = 0; i < out; i++)
-                CHECK(req[ind[i]] == MPI_REQUEST_NULL, "%s left request %d",
-                      mode_name[mode], ind[i]);
+                CHECK(req[ind[i]] == MPI_REQUEST_NULL, "%s left request %d", mode_name[mode],
+                      ind[i]);
             done += out;
         }
         CHECK_INT(done, n, "requests completed by Waitsome/Testsome");
@@ -105,8 +103,8 @@ static void complete(MPI_Request *req, int n, int mode)
         break;
     }
     for (i = 0; i < n; i++)
-        CHECK(req[i] == MPI_REQUEST_NULL, "%s: request %d not MPI_REQUEST_NULL",
-              mode_name[mode], i);
+        CHECK(req[i] == MPI_REQUEST_NULL, "%s: request %d not MPI_REQUEST_NULL", mode_name[mode],
+              i);
     free(ind);
 }
 
@@ -212,11 +210,10 @@ static void batch(MPI_Comm comm, int mode, int inplace)
     for (k = 0; k < 2 * size; k++)
         rsb_in[k] = rank * 100 + k;
     if (inplace)
-        CHECK_MPI(MPI_Ireduce_scatter_block(MPI_IN_PLACE, rsb_in, 2, MPI_INT, MPI_SUM, comm,
-                                            &req[n++]));
+        CHECK_MPI(
+            MPI_Ireduce_scatter_block(MPI_IN_PLACE, rsb_in, 2, MPI_INT, MPI_SUM, comm, &req[n++]));
     else
-        CHECK_MPI(MPI_Ireduce_scatter_block(rsb_in, rsb_out, 2, MPI_INT, MPI_SUM, comm,
-                                            &req[n++]));
+        CHECK_MPI(MPI_Ireduce_scatter_block(rsb_in, rsb_out, 2, MPI_INT, MPI_SUM, comm, &req[n++]));
 
     int *rs_counts = malloc(sizeof(int) * (size_t)size), rs_total = 0;
     for (r = 0; r < size; r++)
@@ -234,14 +231,15 @@ static void batch(MPI_Comm comm, int mode, int inplace)
     if (inplace && rank == groot) {
         for (i = 0; i < 3; i++)
             ga_out[3 * rank + i] = ga_in[i];
-        CHECK_MPI(MPI_Igather(MPI_IN_PLACE, 3, MPI_INT, ga_out, 3, MPI_INT, groot, comm,
-                              &req[n++]));
+        CHECK_MPI(
+            MPI_Igather(MPI_IN_PLACE, 3, MPI_INT, ga_out, 3, MPI_INT, groot, comm, &req[n++]));
     } else {
         CHECK_MPI(MPI_Igather(ga_in, 3, MPI_INT, ga_out, 3, MPI_INT, groot, comm, &req[n++]));
     }
 
     /* Gatherv: rank r gives r % 4 + 1 ints; blocks placed with a gap of 2 */
-    int *gv_counts = malloc(sizeof(int) * (size_t)size), *gv_displs = malloc(sizeof(int) * (size_t)size);
+    int *gv_counts = malloc(sizeof(int) * (size_t)size),
+        *gv_displs = malloc(sizeof(int) * (size_t)size);
     int gv_len = 0;
     for (r = 0; r < size; r++) {
         gv_counts[r] = r % 4 + 1;
@@ -253,8 +251,8 @@ static void batch(MPI_Comm comm, int mode, int inplace)
         gv_in[i] = rank * 1000 + i;
     for (k = 0; k < gv_len; k++)
         gv_out[k] = -9;
-    CHECK_MPI(MPI_Igatherv(gv_in, rank % 4 + 1, MPI_INT, gv_out, gv_counts, gv_displs, MPI_INT,
-                           0, comm, &req[n++]));
+    CHECK_MPI(MPI_Igatherv(gv_in, rank % 4 + 1, MPI_INT, gv_out, gv_counts, gv_displs, MPI_INT, 0,
+                           comm, &req[n++]));
 
     /* the blocking collective and the ring send, in the middle */
     MPI_Request sreq;
@@ -268,13 +266,13 @@ static void batch(MPI_Comm comm, int mode, int inplace)
     for (k = 0; k < 2 * size; k++)
         scat_in[k] = 500 + k;
     if (inplace && rank == sroot)
-        CHECK_MPI(MPI_Iscatter(scat_in, 2, MPI_INT, MPI_IN_PLACE, 2, MPI_INT, sroot, comm,
-                               &req[n++]));
+        CHECK_MPI(
+            MPI_Iscatter(scat_in, 2, MPI_INT, MPI_IN_PLACE, 2, MPI_INT, sroot, comm, &req[n++]));
     else
-        CHECK_MPI(MPI_Iscatter(scat_in, 2, MPI_INT, scat_out, 2, MPI_INT, sroot, comm,
-                               &req[n++]));
+        CHECK_MPI(MPI_Iscatter(scat_in, 2, MPI_INT, scat_out, 2, MPI_INT, sroot, comm, &req[n++]));
 
-    int *sv_counts = malloc(sizeof(int) * (size_t)size), *sv_displs = malloc(sizeof(int) * (size_t)size);
+    int *sv_counts = malloc(sizeof(int) * (size_t)size),
+        *sv_displs = malloc(sizeof(int) * (size_t)size);
     int sv_len = 0;
     for (r = 0; r < size; r++) {
         sv_counts[r] = r % 2 + 1;
@@ -298,18 +296,21 @@ static void batch(MPI_Comm comm, int mode, int inplace)
         CHECK_MPI(MPI_Iallgather(ag_in, 2, MPI_INT, ag_out, 2, MPI_INT, comm, &req[n++]));
     }
 
-    int *agv_counts = malloc(sizeof(int) * (size_t)size), *agv_displs = malloc(sizeof(int) * (size_t)size);
+    int *agv_counts = malloc(sizeof(int) * (size_t)size),
+        *agv_displs = malloc(sizeof(int) * (size_t)size);
     int agv_len = 0;
     for (r = 0; r < size; r++) {
         agv_counts[r] = r % 3;
         agv_displs[r] = agv_len;
         agv_len += agv_counts[r];
     }
-    int agv_in[2] = {rank * 5, rank * 5 + 1}, *agv_out = malloc(sizeof(int) * (size_t)(agv_len + 1));
+    int agv_in[2] = {rank * 5, rank * 5 + 1},
+        *agv_out = malloc(sizeof(int) * (size_t)(agv_len + 1));
     CHECK_MPI(MPI_Iallgatherv(agv_in, rank % 3, MPI_INT, agv_out, agv_counts, agv_displs, MPI_INT,
                               comm, &req[n++]));
 
-    int *a2a_in = malloc(sizeof(int) * (size_t)(2 * size)), *a2a_out = malloc(sizeof(int) * (size_t)(2 * size));
+    int *a2a_in = malloc(sizeof(int) * (size_t)(2 * size)),
+        *a2a_out = malloc(sizeof(int) * (size_t)(2 * size));
     for (r = 0; r < size; r++)
         for (k = 0; k < 2; k++) {
             a2a_in[2 * r + k] = rank * 1000 + r * 10 + k;
@@ -332,7 +333,8 @@ static void batch(MPI_Comm comm, int mode, int inplace)
         avr_d[r] = avr_len + 1;
         avr_len += avr_c[r] + 1;
     }
-    int *av_in = malloc(sizeof(int) * (size_t)(avs_len + 1)), *av_out = malloc(sizeof(int) * (size_t)(avr_len + 1));
+    int *av_in = malloc(sizeof(int) * (size_t)(avs_len + 1)),
+        *av_out = malloc(sizeof(int) * (size_t)(avr_len + 1));
     for (r = 0; r < size; r++)
         for (k = 0; k < avs_c[r]; k++)
             av_in[avs_d[r] + k] = rank * 100 + r * 3 + k;
@@ -423,12 +425,12 @@ static void batch(MPI_Comm comm, int mode, int inplace)
                   ag_out[2 * r + k]);
     for (r = 0; r < size; r++)
         for (k = 0; k < agv_counts[r]; k++)
-            CHECK(agv_out[agv_displs[r] + k] == r * 5 + k, "%s: Iallgatherv from %d [%d] = %d",
-                  how, r, k, agv_out[agv_displs[r] + k]);
+            CHECK(agv_out[agv_displs[r] + k] == r * 5 + k, "%s: Iallgatherv from %d [%d] = %d", how,
+                  r, k, agv_out[agv_displs[r] + k]);
     for (r = 0; r < size; r++)
         for (k = 0; k < 2; k++)
-            CHECK(a2a_out[2 * r + k] == r * 1000 + rank * 10 + k,
-                  "%s: Ialltoall from %d [%d] = %d", how, r, k, a2a_out[2 * r + k]);
+            CHECK(a2a_out[2 * r + k] == r * 1000 + rank * 10 + k, "%s: Ialltoall from %d [%d] = %d",
+                  how, r, k, a2a_out[2 * r + k]);
     for (r = 0; r < size; r++) {
         CHECK(av_out[avr_d[r] - 1] == -3, "%s: Ialltoallv wrote into a gap", how);
         for (k = 0; k < avr_c[r]; k++)
@@ -507,7 +509,8 @@ static void typed(void)
     MPI_Datatype strr;
     MPI_Type_create_resized(str, 0, (MPI_Aint)(4 * sizeof(int)), &strr);
     MPI_Type_commit(&strr);
-    int *ts = malloc(sizeof(int) * (size_t)(2 * wsize)), *tr = malloc(sizeof(int) * (size_t)(4 * wsize));
+    int *ts = malloc(sizeof(int) * (size_t)(2 * wsize)),
+        *tr = malloc(sizeof(int) * (size_t)(4 * wsize));
     for (r = 0; r < wsize; r++) {
         ts[2 * r] = wrank * 10 + r;
         ts[2 * r + 1] = -(wrank * 10 + r);
@@ -600,8 +603,8 @@ static void large(void)
         for (size_t i = 0; i < per; i++)
             as[(size_t)r * per + i] = mtest_byte((unsigned)(wrank * 131 + r), i);
     CHECK_MPI(MPI_Ibcast(b1, BIG, MPI_BYTE, 0, MPI_COMM_WORLD, &req[0]));
-    CHECK_MPI(MPI_Ialltoall(as, (int)per, MPI_BYTE, ar, (int)per, MPI_BYTE, MPI_COMM_WORLD,
-                            &req[1]));
+    CHECK_MPI(
+        MPI_Ialltoall(as, (int)per, MPI_BYTE, ar, (int)per, MPI_BYTE, MPI_COMM_WORLD, &req[1]));
     CHECK_MPI(MPI_Ibcast(b2, BIG, MPI_BYTE, wsize - 1, MPI_COMM_WORLD, &req[2]));
     CHECK_MPI(MPI_Waitall(3, req, MPI_STATUSES_IGNORE));
     int bad1 = 0, bad2 = 0, bad3 = 0;

@@ -41,9 +41,8 @@
 
 #define N 11 /* elements per reduction */
 
-enum { OP_SUM, OP_PROD, OP_MIN, OP_MAX, OP_LAND, OP_LOR, OP_LXOR, OP_BAND,
-       OP_BOR, OP_BXOR, NOPS };
-static const char *opname[NOPS] = {"SUM", "PROD", "MIN", "MAX", "LAND",
+enum { OP_SUM, OP_PROD, OP_MIN, OP_MAX, OP_LAND, OP_LOR, OP_LXOR, OP_BAND, OP_BOR, OP_BXOR, NOPS };
+static const char *opname[NOPS] = {"SUM", "PROD", "MIN",  "MAX", "LAND",
                                    "LOR", "LXOR", "BAND", "BOR", "BXOR"};
 static MPI_Op mpiop[NOPS];
 
@@ -204,12 +203,9 @@ static uint64_t gen_int(const tdesc *t, int op, int r, int j)
         if (t->size > 1 && (r + j) % 2)
             v *= (int64_t)S;
         return (uint64_t)v;
-    case OP_BAND:
-        return ~((uint64_t)1 << ((r + j) % bits));
-    case OP_BOR:
-        return (uint64_t)1 << ((r * 3 + j) % bits);
-    default: /* BXOR */
-        return hash64((uint64_t)r * 1000003u + (uint64_t)j);
+    case OP_BAND: return ~((uint64_t)1 << ((r + j) % bits));
+    case OP_BOR: return (uint64_t)1 << ((r * 3 + j) % bits);
+    default: /* BXOR */ return hash64((uint64_t)r * 1000003u + (uint64_t)j);
     }
 }
 
@@ -221,8 +217,7 @@ static uint64_t fold_int(const tdesc *t, int op, uint64_t a, uint64_t b)
     case OP_PROD: return a * b;
     case OP_MIN:
     case OP_MAX: {
-        int less = t->is_signed ? sext(b, sz) < sext(a, sz)
-                                : (b & mask_of(sz)) < (a & mask_of(sz));
+        int less = t->is_signed ? sext(b, sz) < sext(a, sz) : (b & mask_of(sz)) < (a & mask_of(sz));
         if (op == OP_MIN)
             return less ? b : a;
         return (!less && (b & mask_of(sz)) != (a & mask_of(sz))) ? b : a;
@@ -242,8 +237,7 @@ static uint64_t fold_int(const tdesc *t, int op, uint64_t a, uint64_t b)
 static long double gen_flt(int op, int r, int j)
 {
     switch (op) {
-    case OP_SUM:
-        return (long double)(((r * 3 + j) % 7) - 3) + 0.5L * ((r + j) % 2);
+    case OP_SUM: return (long double)(((r * 3 + j) % 7) - 3) + 0.5L * ((r + j) % 2);
     case OP_PROD:
         if (r == j % size)
             return 2.0L;
@@ -255,16 +249,14 @@ static long double gen_flt(int op, int r, int j)
             return 0.25L;
         return 1.0L;
     default: /* MIN, MAX */
-        return (long double)((r * 37 + j * 11 + (op == OP_MAX ? 5 : 0)) % 241 -
-                             120) * 0.25L;
+        return (long double)((r * 37 + j * 11 + (op == OP_MAX ? 5 : 0)) % 241 - 120) * 0.25L;
     }
 }
 
 static long double complex gen_cpx(int op, int r, int j)
 {
     if (op == OP_SUM)
-        return (long double)(((r * 3 + j) % 7) - 3) +
-               ((long double)((r + 2 * j) % 5) - 1.5L) * I;
+        return (long double)(((r * 3 + j) % 7) - 3) + ((long double)((r + 2 * j) % 5) - 1.5L) * I;
     {
         /* product: units 1, i, -1, -i, and a factor 2 on one rank */
         static const long double complex u[4] = {1.0L, I, -1.0L, -I};
@@ -316,10 +308,11 @@ static long double complex ld_cpx(const void *p, size_t i, int fk)
 static size_t elem_size(const tdesc *t)
 {
     if (t->kind == K_FLOAT)
-        return t->fk == F_FLOAT ? sizeof(float)
-               : t->fk == F_DOUBLE ? sizeof(double) : sizeof(long double);
+        return t->fk == F_FLOAT    ? sizeof(float)
+               : t->fk == F_DOUBLE ? sizeof(double)
+                                   : sizeof(long double);
     if (t->kind == K_COMPLEX)
-        return t->fk == F_FLOAT ? sizeof(float complex)
+        return t->fk == F_FLOAT    ? sizeof(float complex)
                : t->fk == F_DOUBLE ? sizeof(double complex)
                                    : sizeof(long double complex);
     return t->size;
@@ -338,28 +331,29 @@ static void fill(const tdesc *t, int op, int r, void *buf)
     }
 }
 
-static void check_result(const tdesc *t, int op, int root, int inplace,
-                         const void *res)
+static void check_result(const tdesc *t, int op, int root, int inplace, const void *res)
 {
     for (int j = 0; j < N; j++) {
         if (t->kind == K_FLOAT) {
             long double e = gen_flt(op, 0, j), g;
             for (int r = 1; r < size; r++) {
                 long double v = gen_flt(op, r, j);
-                e = op == OP_SUM ? e + v : op == OP_PROD ? e * v
-                    : op == OP_MIN ? (v < e ? v : e) : (v > e ? v : e);
+                e = op == OP_SUM    ? e + v
+                    : op == OP_PROD ? e * v
+                    : op == OP_MIN  ? (v < e ? v : e)
+                                    : (v > e ? v : e);
             }
             g = ld_flt(res, (size_t)j, t->fk);
-            CHECK(g == e, "%s %s root %d%s: [%d] = %Lg, expected %Lg", t->name,
-                  opname[op], root, inplace ? " IN_PLACE" : "", j, g, e);
+            CHECK(g == e, "%s %s root %d%s: [%d] = %Lg, expected %Lg", t->name, opname[op], root,
+                  inplace ? " IN_PLACE" : "", j, g, e);
         } else if (t->kind == K_COMPLEX) {
             long double complex e = gen_cpx(op, 0, j), g;
             for (int r = 1; r < size; r++)
                 e = op == OP_SUM ? e + gen_cpx(op, r, j) : e * gen_cpx(op, r, j);
             g = ld_cpx(res, (size_t)j, t->fk);
-            CHECK(g == e, "%s %s root %d%s: [%d] = %Lg%+Lgi, expected %Lg%+Lgi",
-                  t->name, opname[op], root, inplace ? " IN_PLACE" : "", j,
-                  creall(g), cimagl(g), creall(e), cimagl(e));
+            CHECK(g == e, "%s %s root %d%s: [%d] = %Lg%+Lgi, expected %Lg%+Lgi", t->name,
+                  opname[op], root, inplace ? " IN_PLACE" : "", j, creall(g), cimagl(g), creall(e),
+                  cimagl(e));
         } else {
             uint64_t e = gen_int(t, op, 0, j), g;
             for (int r = 1; r < size; r++)
@@ -367,17 +361,17 @@ static void check_result(const tdesc *t, int op, int root, int inplace,
             g = ld_raw(res, (size_t)j, t->size);
             if (op == OP_LAND || op == OP_LOR || op == OP_LXOR) {
                 int et = (e & mask_of(t->size)) != 0, gt = g != 0;
-                CHECK(et == gt, "%s %s root %d%s: [%d] = %#llx, expected %s",
-                      t->name, opname[op], root, inplace ? " IN_PLACE" : "", j,
-                      (unsigned long long)g, et ? "true" : "false");
+                CHECK(et == gt, "%s %s root %d%s: [%d] = %#llx, expected %s", t->name, opname[op],
+                      root, inplace ? " IN_PLACE" : "", j, (unsigned long long)g,
+                      et ? "true" : "false");
                 if (t->kind == K_BOOL)
-                    CHECK(g <= 1, "%s %s: [%d] = %llu is not a valid _Bool",
-                          t->name, opname[op], j, (unsigned long long)g);
+                    CHECK(g <= 1, "%s %s: [%d] = %llu is not a valid _Bool", t->name, opname[op], j,
+                          (unsigned long long)g);
             } else {
                 e &= mask_of(t->size);
-                CHECK(g == e, "%s %s root %d%s: [%d] = %#llx, expected %#llx",
-                      t->name, opname[op], root, inplace ? " IN_PLACE" : "", j,
-                      (unsigned long long)g, (unsigned long long)e);
+                CHECK(g == e, "%s %s root %d%s: [%d] = %#llx, expected %#llx", t->name, opname[op],
+                      root, inplace ? " IN_PLACE" : "", j, (unsigned long long)g,
+                      (unsigned long long)e);
             }
         }
     }
@@ -400,13 +394,12 @@ static void test_one(const tdesc *t, int op)
         if (inplace)
             memcpy(rbuf, sbuf, esz * N);
     }
-    MPI_Reduce((rank == root && inplace) ? MPI_IN_PLACE : sbuf, rbuf, N, t->dt,
-               mpiop[op], root, MPI_COMM_WORLD);
+    MPI_Reduce((rank == root && inplace) ? MPI_IN_PLACE : sbuf, rbuf, N, t->dt, mpiop[op], root,
+               MPI_COMM_WORLD);
     if (rank == root)
         check_result(t, op, root, inplace, rbuf);
     if (!(rank == root && inplace))
-        CHECK(memcmp(copy, sbuf, esz * N) == 0, "%s %s: send buffer modified",
-              t->name, opname[op]);
+        CHECK(memcmp(copy, sbuf, esz * N) == 0, "%s %s: send buffer modified", t->name, opname[op]);
     free(sbuf);
     free(rbuf);
     free(copy);
@@ -415,12 +408,30 @@ static void test_one(const tdesc *t, int op)
 /* ------------------------------------------------------------------ */
 /* MINLOC / MAXLOC                                                      */
 
-struct fi { float v; int i; };
-struct di { double v; int i; };
-struct li { long v; int i; };
-struct ii { int v; int i; };
-struct si { short v; int i; };
-struct ldi { long double v; int i; };
+struct fi {
+    float v;
+    int i;
+};
+struct di {
+    double v;
+    int i;
+};
+struct li {
+    long v;
+    int i;
+};
+struct ii {
+    int v;
+    int i;
+};
+struct si {
+    short v;
+    int i;
+};
+struct ldi {
+    long double v;
+    int i;
+};
 
 enum { P_FI, P_DI, P_LI, P_II, P_SI, P_LDI, NPAIRS };
 
@@ -430,15 +441,12 @@ static int pair_val(int r, int j, int op)
     return ((r * 3 + j) % 4) * (op == 0 ? 1 : -1) + (j % 3) - 1;
 }
 
-static int pair_idx(int r, int j)
-{
-    return (j % 2 == 0) ? 100000 - 3 * r + j : 3 * r + j;
-}
+static int pair_idx(int r, int j) { return (j % 2 == 0) ? 100000 - 3 * r + j : 3 * r + j; }
 
-#define PAIR_STORE(T, buf, j, val, idx)                                      \
-    do {                                                                      \
-        ((T *)(buf))[j].v = (val);                                            \
-        ((T *)(buf))[j].i = (idx);                                            \
+#define PAIR_STORE(T, buf, j, val, idx)                                                            \
+    do {                                                                                           \
+        ((T *)(buf))[j].v = (val);                                                                 \
+        ((T *)(buf))[j].i = (idx);                                                                 \
     } while (0)
 
 static void pair_store(int pk, void *buf, int j, int val, int idx)
@@ -453,21 +461,37 @@ static void pair_store(int pk, void *buf, int j, int val, int idx)
     }
 }
 
-static void pair_load(int pk, const void *buf, int j, long double *val,
-                      int *idx)
+static void pair_load(int pk, const void *buf, int j, long double *val, int *idx)
 {
     switch (pk) {
-    case P_FI: *val = ((const struct fi *)buf)[j].v; *idx = ((const struct fi *)buf)[j].i; break;
-    case P_DI: *val = ((const struct di *)buf)[j].v; *idx = ((const struct di *)buf)[j].i; break;
-    case P_LI: *val = (long double)((const struct li *)buf)[j].v / 4096.0L; *idx = ((const struct li *)buf)[j].i; break;
-    case P_II: *val = ((const struct ii *)buf)[j].v; *idx = ((const struct ii *)buf)[j].i; break;
-    case P_SI: *val = ((const struct si *)buf)[j].v; *idx = ((const struct si *)buf)[j].i; break;
-    default: *val = ((const struct ldi *)buf)[j].v; *idx = ((const struct ldi *)buf)[j].i; break;
+    case P_FI:
+        *val = ((const struct fi *)buf)[j].v;
+        *idx = ((const struct fi *)buf)[j].i;
+        break;
+    case P_DI:
+        *val = ((const struct di *)buf)[j].v;
+        *idx = ((const struct di *)buf)[j].i;
+        break;
+    case P_LI:
+        *val = (long double)((const struct li *)buf)[j].v / 4096.0L;
+        *idx = ((const struct li *)buf)[j].i;
+        break;
+    case P_II:
+        *val = ((const struct ii *)buf)[j].v;
+        *idx = ((const struct ii *)buf)[j].i;
+        break;
+    case P_SI:
+        *val = ((const struct si *)buf)[j].v;
+        *idx = ((const struct si *)buf)[j].i;
+        break;
+    default:
+        *val = ((const struct ldi *)buf)[j].v;
+        *idx = ((const struct ldi *)buf)[j].i;
+        break;
     }
 }
 
-static void test_loc(int pk, MPI_Datatype dt, const char *name, size_t esz,
-                     int maxloc)
+static void test_loc(int pk, MPI_Datatype dt, const char *name, size_t esz, int maxloc)
 {
     int root = (iter * 5) % size, inplace = iter % 3 == 0, j;
     unsigned char *sbuf = calloc(N, esz), *rbuf = NULL;
@@ -497,8 +521,8 @@ static void test_loc(int pk, MPI_Datatype dt, const char *name, size_t esz,
             }
             pair_load(pk, rbuf, j, &gv, &gi);
             CHECK(gv == (long double)ev && gi == ei,
-                  "%s %s root %d%s: [%d] = (%Lg, %d), expected (%d, %d)", name,
-                  oname, root, inplace ? " IN_PLACE" : "", j, gv, gi, ev, ei);
+                  "%s %s root %d%s: [%d] = (%Lg, %d), expected (%d, %d)", name, oname, root,
+                  inplace ? " IN_PLACE" : "", j, gv, gi, ev, ei);
         }
     }
     free(sbuf);
@@ -539,7 +563,8 @@ int main(int argc, char **argv)
             {"MPI_UNSIGNED_LONG", MPI_UNSIGNED_LONG, K_INT, sizeof(unsigned long), 0, 0},
             {"MPI_LONG_LONG_INT", MPI_LONG_LONG_INT, K_INT, sizeof(long long), 1, 0},
             {"MPI_LONG_LONG", MPI_LONG_LONG, K_INT, sizeof(long long), 1, 0},
-            {"MPI_UNSIGNED_LONG_LONG", MPI_UNSIGNED_LONG_LONG, K_INT, sizeof(unsigned long long), 0, 0},
+            {"MPI_UNSIGNED_LONG_LONG", MPI_UNSIGNED_LONG_LONG, K_INT, sizeof(unsigned long long), 0,
+             0},
             {"MPI_INT8_T", MPI_INT8_T, K_INT, 1, 1, 0},
             {"MPI_INT16_T", MPI_INT16_T, K_INT, 2, 1, 0},
             {"MPI_INT32_T", MPI_INT32_T, K_INT, 4, 1, 0},
@@ -568,10 +593,9 @@ int main(int argc, char **argv)
          * algorithm over many processes, so to stay cheap at hundreds of
          * ranks only representative types get every op and the others get
          * a rotating subset (at least one op each). */
-        static const char *rep[] = {"MPI_CHAR", "MPI_INT", "MPI_UNSIGNED",
-                                    "MPI_LONG_LONG", "MPI_UINT8_T",
-                                    "MPI_C_BOOL", "MPI_BYTE", "MPI_DOUBLE",
-                                    "MPI_C_DOUBLE_COMPLEX"};
+        static const char *rep[] = {"MPI_CHAR",      "MPI_INT",     "MPI_UNSIGNED",
+                                    "MPI_LONG_LONG", "MPI_UINT8_T", "MPI_C_BOOL",
+                                    "MPI_BYTE",      "MPI_DOUBLE",  "MPI_C_DOUBLE_COMPLEX"};
         for (int t = 0; t < ntypes; t++) {
             int full = size <= 4, first = 1;
             for (size_t k = 0; k < sizeof rep / sizeof rep[0]; k++)
@@ -580,8 +604,7 @@ int main(int argc, char **argv)
             for (int op = 0; op < NOPS; op++) {
                 if (!op_allowed(types[t].kind, op))
                     continue;
-                if (skip_unsigned_minmax && !types[t].is_signed &&
-                    (op == OP_MIN || op == OP_MAX))
+                if (skip_unsigned_minmax && !types[t].is_signed && (op == OP_MIN || op == OP_MAX))
                     continue;
                 if (!full && !first && (t + op) % 3 != 0)
                     continue;
@@ -592,8 +615,12 @@ int main(int argc, char **argv)
     }
 
     {
-        const struct { int pk; MPI_Datatype dt; const char *name; size_t esz; }
-        pairs[NPAIRS] = {
+        const struct {
+            int pk;
+            MPI_Datatype dt;
+            const char *name;
+            size_t esz;
+        } pairs[NPAIRS] = {
             {P_FI, MPI_FLOAT_INT, "MPI_FLOAT_INT", sizeof(struct fi)},
             {P_DI, MPI_DOUBLE_INT, "MPI_DOUBLE_INT", sizeof(struct di)},
             {P_LI, MPI_LONG_INT, "MPI_LONG_INT", sizeof(struct li)},
@@ -603,15 +630,13 @@ int main(int argc, char **argv)
         };
         for (int p = 0; p < NPAIRS; p++)
             for (int m = 0; m < 2; m++)
-                test_loc(pairs[p].pk, pairs[p].dt, pairs[p].name, pairs[p].esz,
-                         m);
+                test_loc(pairs[p].pk, pairs[p].dt, pairs[p].name, pairs[p].esz, m);
     }
 
     /* count 0: nothing to do, must not hang or fail */
     {
         int dummy_s = 1, dummy_r = 2;
-        MPI_Reduce(&dummy_s, rank == 0 ? &dummy_r : NULL, 0, MPI_INT, MPI_SUM,
-                   0, MPI_COMM_WORLD);
+        MPI_Reduce(&dummy_s, rank == 0 ? &dummy_r : NULL, 0, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0)
             CHECK_INT(dummy_r, 2, "count-0 reduce changed recvbuf");
     }

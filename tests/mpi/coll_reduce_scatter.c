@@ -40,14 +40,11 @@ static void block(int inplace)
     if (inplace) {
         memcpy(r, s, sizeof(int) * (size_t)(N * size));
         memcpy(dr, ds, sizeof(double) * (size_t)(N * size));
-        MPI_Reduce_scatter_block(MPI_IN_PLACE, r, N, MPI_INT, MPI_SUM,
-                                 MPI_COMM_WORLD);
-        MPI_Reduce_scatter_block(MPI_IN_PLACE, dr, N, MPI_DOUBLE, MPI_MAX,
-                                 MPI_COMM_WORLD);
+        MPI_Reduce_scatter_block(MPI_IN_PLACE, r, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Reduce_scatter_block(MPI_IN_PLACE, dr, N, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
     } else {
         MPI_Reduce_scatter_block(s, r, N, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-        MPI_Reduce_scatter_block(ds, dr, N, MPI_DOUBLE, MPI_MAX,
-                                 MPI_COMM_WORLD);
+        MPI_Reduce_scatter_block(ds, dr, N, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
         CHECK(r[N] == -55, "Reduce_scatter_block wrote past the block");
     }
     for (i = 0; i < N; i++) {
@@ -58,10 +55,8 @@ static void block(int inplace)
             if (dval(q, rank, i) > de)
                 de = dval(q, rank, i);
         }
-        CHECK(r[i] == e, "Reduce_scatter_block%s int SUM [%d] = %d want %lld",
-              ip, i, r[i], e);
-        CHECK(dr[i] == de, "Reduce_scatter_block%s double MAX [%d] = %g want %g",
-              ip, i, dr[i], de);
+        CHECK(r[i] == e, "Reduce_scatter_block%s int SUM [%d] = %d want %lld", ip, i, r[i], e);
+        CHECK(dr[i] == de, "Reduce_scatter_block%s double MAX [%d] = %g want %g", ip, i, dr[i], de);
     }
     free(s);
     free(r);
@@ -86,8 +81,7 @@ static void irregular(int inplace)
             s[i] = ival(rank, k, j) * 3;
     if (inplace) {
         memcpy(r, s, sizeof(int) * (size_t)total);
-        MPI_Reduce_scatter(MPI_IN_PLACE, r, counts, MPI_INT, MPI_SUM,
-                           MPI_COMM_WORLD);
+        MPI_Reduce_scatter(MPI_IN_PLACE, r, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     } else {
         r[n] = -66;
         MPI_Reduce_scatter(s, r, counts, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
@@ -97,8 +91,8 @@ static void irregular(int inplace)
         long long e = 0;
         for (int q = 0; q < size; q++)
             e += ival(q, rank, i) * 3;
-        CHECK(r[i] == e, "Reduce_scatter%s [%d] = %d want %lld",
-              inplace ? " IN_PLACE" : "", i, r[i], e);
+        CHECK(r[i] == e, "Reduce_scatter%s [%d] = %d want %lld", inplace ? " IN_PLACE" : "", i,
+              r[i], e);
     }
     free(counts);
     free(s);

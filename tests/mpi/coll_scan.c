@@ -36,17 +36,14 @@ static void run(int exclusive, int inplace)
             r[j] = inplace ? s[j] : -77;
         }
         if (exclusive)
-            MPI_Exscan(inplace ? MPI_IN_PLACE : s, r, C, MPI_INT, MPI_SUM,
-                       MPI_COMM_WORLD);
+            MPI_Exscan(inplace ? MPI_IN_PLACE : s, r, C, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         else
-            MPI_Scan(inplace ? MPI_IN_PLACE : s, r, C, MPI_INT, MPI_SUM,
-                     MPI_COMM_WORLD);
+            MPI_Scan(inplace ? MPI_IN_PLACE : s, r, C, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
         for (j = 0; j < C && check; j++) {
             long long e = 0;
             for (int k = 0; k <= upto; k++)
                 e += ival(k, j);
-            CHECK(r[j] == e, "%s%s int SUM [%d] = %d want %lld", nm, ip, j,
-                  r[j], e);
+            CHECK(r[j] == e, "%s%s int SUM [%d] = %d want %lld", nm, ip, j, r[j], e);
         }
     }
 
@@ -58,18 +55,15 @@ static void run(int exclusive, int inplace)
             r[j] = inplace ? s[j] : -77;
         }
         if (exclusive)
-            MPI_Exscan(inplace ? MPI_IN_PLACE : s, r, C, MPI_LONG_LONG, MPI_MAX,
-                       MPI_COMM_WORLD);
+            MPI_Exscan(inplace ? MPI_IN_PLACE : s, r, C, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
         else
-            MPI_Scan(inplace ? MPI_IN_PLACE : s, r, C, MPI_LONG_LONG, MPI_MAX,
-                     MPI_COMM_WORLD);
+            MPI_Scan(inplace ? MPI_IN_PLACE : s, r, C, MPI_LONG_LONG, MPI_MAX, MPI_COMM_WORLD);
         for (j = 0; j < C && check; j++) {
             long long e = lval(0, j);
             for (int k = 1; k <= upto; k++)
                 if (lval(k, j) > e)
                     e = lval(k, j);
-            CHECK(r[j] == e, "%s%s long long MAX [%d] = %lld want %lld", nm, ip,
-                  j, r[j], e);
+            CHECK(r[j] == e, "%s%s long long MAX [%d] = %lld want %lld", nm, ip, j, r[j], e);
         }
     }
 
@@ -82,17 +76,14 @@ static void run(int exclusive, int inplace)
             r[j] = inplace ? s[j] : -77;
         }
         if (exclusive)
-            MPI_Exscan(inplace ? MPI_IN_PLACE : s, r, C, MPI_INT, MPI_PROD,
-                       MPI_COMM_WORLD);
+            MPI_Exscan(inplace ? MPI_IN_PLACE : s, r, C, MPI_INT, MPI_PROD, MPI_COMM_WORLD);
         else
-            MPI_Scan(inplace ? MPI_IN_PLACE : s, r, C, MPI_INT, MPI_PROD,
-                     MPI_COMM_WORLD);
+            MPI_Scan(inplace ? MPI_IN_PLACE : s, r, C, MPI_INT, MPI_PROD, MPI_COMM_WORLD);
         for (j = 0; j < C && check; j++) {
             long long e = 1;
             for (int k = 0; k <= upto; k++)
                 e *= k < 20 ? pval(k, j) : 1;
-            CHECK(r[j] == e, "%s%s int PROD [%d] = %d want %lld", nm, ip, j,
-                  r[j], e);
+            CHECK(r[j] == e, "%s%s int PROD [%d] = %d want %lld", nm, ip, j, r[j], e);
         }
     }
 
@@ -104,23 +95,22 @@ static void run(int exclusive, int inplace)
             r[j] = inplace ? s[j] : -77.0;
         }
         if (exclusive)
-            MPI_Exscan(inplace ? MPI_IN_PLACE : s, r, C, MPI_DOUBLE, MPI_SUM,
-                       MPI_COMM_WORLD);
+            MPI_Exscan(inplace ? MPI_IN_PLACE : s, r, C, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         else
-            MPI_Scan(inplace ? MPI_IN_PLACE : s, r, C, MPI_DOUBLE, MPI_SUM,
-                     MPI_COMM_WORLD);
+            MPI_Scan(inplace ? MPI_IN_PLACE : s, r, C, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         for (j = 0; j < C && check; j++) {
             double e = 0.0;
             for (int k = 0; k <= upto; k++)
                 e += k * 0.5 - j * 0.25;
-            CHECK(r[j] == e, "%s%s double SUM [%d] = %g want %g", nm, ip, j,
-                  r[j], e);
+            CHECK(r[j] == e, "%s%s double SUM [%d] = %g want %g", nm, ip, j, r[j], e);
         }
     }
 
     /* MPI_2INT MINLOC with ties */
     {
-        struct { int v, i; } s[C], r[C];
+        struct {
+            int v, i;
+        } s[C], r[C];
         for (j = 0; j < C; j++) {
             s[j].v = (rank + j) % 3;
             s[j].i = 1000 - rank;
@@ -129,11 +119,11 @@ static void run(int exclusive, int inplace)
                 r[j].v = r[j].i = -77;
         }
         if (exclusive)
-            MPI_Exscan(inplace ? MPI_IN_PLACE : (void *)s, r, C, MPI_2INT,
-                       MPI_MINLOC, MPI_COMM_WORLD);
+            MPI_Exscan(inplace ? MPI_IN_PLACE : (void *)s, r, C, MPI_2INT, MPI_MINLOC,
+                       MPI_COMM_WORLD);
         else
-            MPI_Scan(inplace ? MPI_IN_PLACE : (void *)s, r, C, MPI_2INT,
-                     MPI_MINLOC, MPI_COMM_WORLD);
+            MPI_Scan(inplace ? MPI_IN_PLACE : (void *)s, r, C, MPI_2INT, MPI_MINLOC,
+                     MPI_COMM_WORLD);
         for (j = 0; j < C && check; j++) {
             int ev = 1 << 30, ei = 1 << 30;
             for (int k = 0; k <= upto; k++) {
@@ -143,9 +133,8 @@ static void run(int exclusive, int inplace)
                     ei = ix;
                 }
             }
-            CHECK(r[j].v == ev && r[j].i == ei,
-                  "%s%s 2INT MINLOC [%d] = (%d,%d) want (%d,%d)", nm, ip, j,
-                  r[j].v, r[j].i, ev, ei);
+            CHECK(r[j].v == ev && r[j].i == ei, "%s%s 2INT MINLOC [%d] = (%d,%d) want (%d,%d)", nm,
+                  ip, j, r[j].v, r[j].i, ev, ei);
         }
     }
 
@@ -176,8 +165,7 @@ int main(int argc, char **argv)
         int s[2] = {rank + 40, -rank}, r[2] = {0, 0};
         MPI_Exscan(s, r, 2, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
         if (rank == 1)
-            CHECK(r[0] == 40 && r[1] == 0, "Exscan at rank 1: %d %d", r[0],
-                  r[1]);
+            CHECK(r[0] == 40 && r[1] == 0, "Exscan at rank 1: %d %d", r[0], r[1]);
     }
 
     return mtest_finalize();

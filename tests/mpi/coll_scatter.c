@@ -35,14 +35,13 @@ static void scatter(int root, int inplace)
     for (i = 0; i < N + 1; i++)
         r[i] = 99;
     if (rank == root && inplace)
-        MPI_Scatter(s, N, MPI_INT, MPI_IN_PLACE, N, MPI_INT, root,
-                    MPI_COMM_WORLD);
+        MPI_Scatter(s, N, MPI_INT, MPI_IN_PLACE, N, MPI_INT, root, MPI_COMM_WORLD);
     else
         MPI_Scatter(s, N, MPI_INT, r, N, MPI_INT, root, MPI_COMM_WORLD);
     if (!(rank == root && inplace)) {
         for (i = 0; i < N; i++)
-            CHECK(r[i] == sval(rank, i), "Scatter root %d: [%d] = %d want %d",
-                  root, i, r[i], sval(rank, i));
+            CHECK(r[i] == sval(rank, i), "Scatter root %d: [%d] = %d want %d", root, i, r[i],
+                  sval(rank, i));
         CHECK(r[N] == 99, "Scatter root %d: wrote past the block", root);
     } else {
         for (i = 0; i < N + 1; i++)
@@ -54,8 +53,8 @@ static void scatter(int root, int inplace)
         for (k = 0; k < size; k++)
             for (i = 0; i < N; i++)
                 bad += s[k * N + i] != sval(k, i);
-        CHECK(bad == 0, "Scatter root %d%s: sendbuf modified (%d elements)",
-              root, inplace ? " IN_PLACE" : "", bad);
+        CHECK(bad == 0, "Scatter root %d%s: sendbuf modified (%d elements)", root,
+              inplace ? " IN_PLACE" : "", bad);
     }
     free(s);
 }
@@ -85,26 +84,24 @@ static void scatterv(int root, int inplace)
     for (i = 0; i < 5; i++)
         r[i] = 77;
     if (rank == root && inplace)
-        MPI_Scatterv(s, counts, displs, MPI_LONG_LONG, MPI_IN_PLACE, n,
-                     MPI_LONG_LONG, root, MPI_COMM_WORLD);
+        MPI_Scatterv(s, counts, displs, MPI_LONG_LONG, MPI_IN_PLACE, n, MPI_LONG_LONG, root,
+                     MPI_COMM_WORLD);
     else if (rank == root)
-        MPI_Scatterv(s, counts, displs, MPI_LONG_LONG, r, n, MPI_LONG_LONG, root,
-                     MPI_COMM_WORLD);
+        MPI_Scatterv(s, counts, displs, MPI_LONG_LONG, r, n, MPI_LONG_LONG, root, MPI_COMM_WORLD);
     else
-        MPI_Scatterv(NULL, NULL, NULL, MPI_LONG_LONG, r, n, MPI_LONG_LONG, root,
-                     MPI_COMM_WORLD);
+        MPI_Scatterv(NULL, NULL, NULL, MPI_LONG_LONG, r, n, MPI_LONG_LONG, root, MPI_COMM_WORLD);
     if (!(rank == root && inplace)) {
         for (i = 0; i < n; i++)
-            CHECK(r[i] == vval(rank, i), "Scatterv root %d: [%d] = %lld want "
-                                         "%lld",
+            CHECK(r[i] == vval(rank, i),
+                  "Scatterv root %d: [%d] = %lld want "
+                  "%lld",
                   root, i, r[i], vval(rank, i));
         CHECK(r[n] == 77, "Scatterv root %d: wrote past the block", root);
     }
     if (rank == root) {
         for (k = 0; k < size; k++)
             for (i = 0; i < counts[k]; i++)
-                CHECK(s[displs[k] + i] == vval(k, i),
-                      "Scatterv root %d%s: sendbuf modified", root,
+                CHECK(s[displs[k] + i] == vval(k, i), "Scatterv root %d%s: sendbuf modified", root,
                       inplace ? " IN_PLACE" : "");
     }
     free(s);
@@ -141,8 +138,7 @@ int main(int argc, char **argv)
             s = malloc((size_t)n * (size_t)size);
             for (int k = 0; k < size; k++)
                 for (i = 0; i < n; i++)
-                    s[(size_t)k * n + (size_t)i] =
-                        mtest_byte((unsigned)(k + 50), (size_t)i);
+                    s[(size_t)k * n + (size_t)i] = mtest_byte((unsigned)(k + 50), (size_t)i);
         }
         MPI_Scatter(s, n, MPI_BYTE, r, n, MPI_BYTE, root, MPI_COMM_WORLD);
         for (i = 0; i < n; i++)

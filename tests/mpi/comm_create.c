@@ -49,8 +49,7 @@ static void exercise(MPI_Comm c, const int *want, int n, const char *what)
     b = rank;
     MPI_Bcast(&b, 1, MPI_INT, n - 1, c);
     CHECK(b == want[n - 1], "%s: Bcast from the last rank gave %d", what, b);
-    MPI_Sendrecv(&rank, 1, MPI_INT, (cr + 1) % n, 4, &in, 1, MPI_INT, (cr + n - 1) % n, 4, c,
-                 &st);
+    MPI_Sendrecv(&rank, 1, MPI_INT, (cr + 1) % n, 4, &in, 1, MPI_INT, (cr + n - 1) % n, 4, c, &st);
     CHECK(in == want[(cr + n - 1) % n] && st.MPI_SOURCE == (cr + n - 1) % n,
           "%s: ring got %d from %d", what, in, st.MPI_SOURCE);
     MPI_Barrier(c);
@@ -191,8 +190,7 @@ int main(int argc, char **argv)
                 MPI_Allreduce(&one, &s1, 1, MPI_INT, MPI_SUM, c2);
                 MPI_Allreduce(&one, &w, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
                 MPI_Allreduce(&one, &s2, 1, MPI_INT, MPI_SUM, c);
-                CHECK(s1 == k && s2 == k && w == size, "interleaved allreduce %d %d %d", s1, s2,
-                      w);
+                CHECK(s1 == k && s2 == k && w == size, "interleaved allreduce %d %d %d", s1, s2, w);
             }
             {
                 MPI_Comm d;

@@ -144,8 +144,8 @@ static void others(void)
     int s = -1, sum = -1, one = 1;
     MPI_Comm_size(d, &s);
     MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, d);
-    CHECK(sum == s && s == (size - rank % 3 + 2) / 3, "idup of a freed parent: size %d sum %d",
-          s, sum);
+    CHECK(sum == s && s == (size - rank % 3 + 2) / 3, "idup of a freed parent: size %d sum %d", s,
+          sum);
     MPI_Comm_free(&d);
     /* MPI_COMM_SELF */
     CHECK_MPI(MPI_Comm_idup(MPI_COMM_SELF, &self_d, &rq));
@@ -234,8 +234,8 @@ static void inter(void)
     MPI_Comm_rank(d, &r);
     MPI_Comm_compare(ic, d, &cmp);
     CHECK(flag && s == nl && rs == nr && r == lr && cmp == MPI_CONGRUENT,
-          "idup of an intercommunicator: inter %d size %d/%d rank %d compare %d", flag, s, rs,
-          r, cmp);
+          "idup of an intercommunicator: inter %d size %d/%d rank %d compare %d", flag, s, rs, r,
+          cmp);
     /* Point-to-point and a collective on the duplicate */
     int a = 10 + rank, got = -1, sum = -1, e = 0;
     if (lr < nr)

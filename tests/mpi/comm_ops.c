@@ -64,8 +64,9 @@ static void split_checks(void)
         }
         MPI_Allgather(&rank, 1, MPI_INT, got, 1, MPI_INT, c);
         for (i = 0; i < n; i++)
-            CHECK(got[i] == members[i], "split rank %d is world rank %d, want "
-                                        "%d",
+            CHECK(got[i] == members[i],
+                  "split rank %d is world rank %d, want "
+                  "%d",
                   i, got[i], members[i]);
 
         /* collectives on the split communicator */
@@ -82,17 +83,16 @@ static void split_checks(void)
         {
             int lr = (nrank + 1) % n, ll = (nrank + n - 1) % n, in = -1;
             MPI_Status st;
-            MPI_Sendrecv(&rank, 1, MPI_INT, lr, 3, &in, 1, MPI_INT,
-                         MPI_ANY_SOURCE, 3, c, &st);
+            MPI_Sendrecv(&rank, 1, MPI_INT, lr, 3, &in, 1, MPI_INT, MPI_ANY_SOURCE, 3, c, &st);
             CHECK_INT(in, members[ll], "ring on split: value");
-            CHECK_INT(st.MPI_SOURCE, ll, "ring on split: status source is a "
-                                         "local rank");
+            CHECK_INT(st.MPI_SOURCE, ll,
+                      "ring on split: status source is a "
+                      "local rank");
         }
 
         /* compare with WORLD */
         MPI_Comm_compare(c, MPI_COMM_WORLD, &res);
-        CHECK(res == (n == size ? MPI_CONGRUENT : MPI_UNEQUAL),
-              "compare(split, WORLD) = %d", res);
+        CHECK(res == (n == size ? MPI_CONGRUENT : MPI_UNEQUAL), "compare(split, WORLD) = %d", res);
         MPI_Comm_compare(c, c, &res);
         CHECK(res == MPI_IDENT, "compare(split, itself) = %d", res);
 
@@ -145,8 +145,7 @@ int main(int argc, char **argv)
         MPI_Recv(&gb, 1, MPI_INT, left, 5, MPI_COMM_WORLD, &st);
         MPI_Recv(&ga, 1, MPI_INT, left, 5, dup, &st);
         MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
-        CHECK(gb == left + 2000, "WORLD receive got %d (the dup's message?)",
-              gb);
+        CHECK(gb == left + 2000, "WORLD receive got %d (the dup's message?)", gb);
         CHECK(ga == left + 1000, "dup receive got %d", ga);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -155,12 +154,10 @@ int main(int argc, char **argv)
         MPI_Request r;
         MPI_Isend(&a, 1, MPI_INT, right, 6, dup, &r);
         MPI_Probe(left, 6, dup, &st); /* it has arrived on dup */
-        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
-                   MPI_STATUS_IGNORE);
+        MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
         CHECK(flag == 0, "Iprobe on WORLD saw a message sent on the dup");
         MPI_Recv(&g, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, dup, &st);
-        CHECK(g == left && st.MPI_TAG == 6, "dup ANY receive got %d tag %d", g,
-              st.MPI_TAG);
+        CHECK(g == left && st.MPI_TAG == 6, "dup ANY receive got %d tag %d", g, st.MPI_TAG);
         MPI_Wait(&r, MPI_STATUS_IGNORE);
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -176,8 +173,7 @@ int main(int argc, char **argv)
         MPI_Comm_rank(c1, &r1);
         CHECK_INT(r1, rank, "key ties broken by old rank");
         MPI_Comm_compare(c1, MPI_COMM_WORLD, &res);
-        CHECK(res == MPI_CONGRUENT, "compare(split same order, WORLD) = %d",
-              res);
+        CHECK(res == MPI_CONGRUENT, "compare(split same order, WORLD) = %d", res);
 
         MPI_Comm_split(MPI_COMM_WORLD, 0, size - rank, &c2); /* reversed */
         MPI_Comm_rank(c2, &r2);
@@ -190,14 +186,12 @@ int main(int argc, char **argv)
         MPI_Comm_compare(c3, MPI_COMM_SELF, &res);
         CHECK(res == MPI_CONGRUENT, "compare(split(SELF), SELF) = %d", res);
         MPI_Comm_compare(MPI_COMM_SELF, MPI_COMM_WORLD, &res);
-        CHECK(res == (size == 1 ? MPI_CONGRUENT : MPI_UNEQUAL),
-              "compare(SELF, WORLD) = %d", res);
+        CHECK(res == (size == 1 ? MPI_CONGRUENT : MPI_UNEQUAL), "compare(SELF, WORLD) = %d", res);
         if (size >= 2) {
             MPI_Comm c4;
             MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &c4);
             MPI_Comm_compare(c4, c1, &res);
-            CHECK(res == MPI_UNEQUAL, "compare(parity split, WORLD copy) = %d",
-                  res);
+            CHECK(res == MPI_UNEQUAL, "compare(parity split, WORLD copy) = %d", res);
             MPI_Comm_free(&c4);
         }
         MPI_Comm_free(&c1);
@@ -221,20 +215,17 @@ int main(int argc, char **argv)
             for (i = 0; i < hs; i++)
                 e += (base + i) * (it + 1);
             MPI_Allreduce(&v, &s, 1, MPI_INT, MPI_SUM, h);
-            CHECK(s == e, "half %d iter %d: allreduce %d want %d", half, it, s,
-                  e);
+            CHECK(s == e, "half %d iter %d: allreduce %d want %d", half, it, s, e);
             b = rank;
             MPI_Bcast(&b, 1, MPI_INT, it % hs, h);
             CHECK(b == base + it % hs, "half %d iter %d: bcast %d", half, it, b);
             MPI_Allgather(&rank, 1, MPI_INT, all, 1, MPI_INT, h);
             for (i = 0; i < hs; i++)
-                CHECK(all[i] == base + i, "half %d: allgather[%d] = %d", half,
-                      i, all[i]);
+                CHECK(all[i] == base + i, "half %d: allgather[%d] = %d", half, i, all[i]);
             /* same tag in both halves at the same time */
-            MPI_Sendrecv(&rank, 1, MPI_INT, (hr + 1) % hs, 9, &in, 1, MPI_INT,
-                         (hr + hs - 1) % hs, 9, h, MPI_STATUS_IGNORE);
-            CHECK(in == base + (hr + hs - 1) % hs, "half %d ring got %d", half,
-                  in);
+            MPI_Sendrecv(&rank, 1, MPI_INT, (hr + 1) % hs, 9, &in, 1, MPI_INT, (hr + hs - 1) % hs,
+                         9, h, MPI_STATUS_IGNORE);
+            CHECK(in == base + (hr + hs - 1) % hs, "half %d ring got %d", half, in);
             free(all);
         }
 
@@ -245,8 +236,7 @@ int main(int argc, char **argv)
             MPI_Comm_size(par, &ps);
             MPI_Allreduce(&v, &a, 1, MPI_INT, MPI_SUM, h);
             MPI_Allreduce(&v, &bsum, 1, MPI_INT, MPI_SUM, par);
-            CHECK(a == hs && bsum == ps, "overlapping comms: %d/%d %d/%d", a,
-                  hs, bsum, ps);
+            CHECK(a == hs && bsum == ps, "overlapping comms: %d/%d %d/%d", a, hs, bsum, ps);
         }
         MPI_Comm_free(&par);
         MPI_Comm_free(&h);

@@ -36,19 +36,32 @@ static int rank, size, right, left;
 
 static const char *class_name(int c)
 {
-    if (c == MPI_SUCCESS) return "MPI_SUCCESS";
-    if (c == MPI_ERR_RANK) return "MPI_ERR_RANK";
-    if (c == MPI_ERR_TAG) return "MPI_ERR_TAG";
-    if (c == MPI_ERR_COUNT) return "MPI_ERR_COUNT";
-    if (c == MPI_ERR_TYPE) return "MPI_ERR_TYPE";
-    if (c == MPI_ERR_OP) return "MPI_ERR_OP";
-    if (c == MPI_ERR_COMM) return "MPI_ERR_COMM";
-    if (c == MPI_ERR_ROOT) return "MPI_ERR_ROOT";
-    if (c == MPI_ERR_TRUNCATE) return "MPI_ERR_TRUNCATE";
-    if (c == MPI_ERR_IN_STATUS) return "MPI_ERR_IN_STATUS";
-    if (c == MPI_ERR_ARG) return "MPI_ERR_ARG";
-    if (c == MPI_ERR_OTHER) return "MPI_ERR_OTHER";
-    if (c == MPI_ERR_INTERN) return "MPI_ERR_INTERN";
+    if (c == MPI_SUCCESS)
+        return "MPI_SUCCESS";
+    if (c == MPI_ERR_RANK)
+        return "MPI_ERR_RANK";
+    if (c == MPI_ERR_TAG)
+        return "MPI_ERR_TAG";
+    if (c == MPI_ERR_COUNT)
+        return "MPI_ERR_COUNT";
+    if (c == MPI_ERR_TYPE)
+        return "MPI_ERR_TYPE";
+    if (c == MPI_ERR_OP)
+        return "MPI_ERR_OP";
+    if (c == MPI_ERR_COMM)
+        return "MPI_ERR_COMM";
+    if (c == MPI_ERR_ROOT)
+        return "MPI_ERR_ROOT";
+    if (c == MPI_ERR_TRUNCATE)
+        return "MPI_ERR_TRUNCATE";
+    if (c == MPI_ERR_IN_STATUS)
+        return "MPI_ERR_IN_STATUS";
+    if (c == MPI_ERR_ARG)
+        return "MPI_ERR_ARG";
+    if (c == MPI_ERR_OTHER)
+        return "MPI_ERR_OTHER";
+    if (c == MPI_ERR_INTERN)
+        return "MPI_ERR_INTERN";
     return "(other class)";
 }
 
@@ -58,31 +71,30 @@ static void expect_class(int rc, int cls, const char *what)
     int ec = -12345, len = -1;
     char str[MPI_MAX_ERROR_STRING];
 
-    CHECK(rc != MPI_SUCCESS, "%s: returned MPI_SUCCESS, expected %s", what,
-          class_name(cls));
+    CHECK(rc != MPI_SUCCESS, "%s: returned MPI_SUCCESS, expected %s", what, class_name(cls));
     if (rc == MPI_SUCCESS)
         return;
     MPI_Error_class(rc, &ec);
-    CHECK(ec == cls, "%s: error class %d (%s), expected %d (%s)", what, ec,
-          class_name(ec), cls, class_name(cls));
+    CHECK(ec == cls, "%s: error class %d (%s), expected %d (%s)", what, ec, class_name(ec), cls,
+          class_name(cls));
     memset(str, 0, sizeof str);
     MPI_Error_string(rc, str, &len);
     CHECK(len > 0 && len < MPI_MAX_ERROR_STRING && (int)strlen(str) == len,
           "%s: MPI_Error_string gave length %d for code %d", what, len, rc);
     len = -1;
     MPI_Error_string(ec, str, &len);
-    CHECK(len > 0 && len < MPI_MAX_ERROR_STRING,
-          "%s: MPI_Error_string of the class gave length %d", what, len);
+    CHECK(len > 0 && len < MPI_MAX_ERROR_STRING, "%s: MPI_Error_string of the class gave length %d",
+          what, len);
 }
 
 /* Normal communication must still work. */
 static void still_works(const char *after)
 {
     int out = rank * 3 + 1, in = -1, sum = 0, rc;
-    rc = MPI_Sendrecv(&out, 1, MPI_INT, right, 77, &in, 1, MPI_INT, left, 77,
-                      MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-    CHECK(rc == MPI_SUCCESS && in == left * 3 + 1,
-          "after %s: ring exchange rc %d value %d", after, rc, in);
+    rc = MPI_Sendrecv(&out, 1, MPI_INT, right, 77, &in, 1, MPI_INT, left, 77, MPI_COMM_WORLD,
+                      MPI_STATUS_IGNORE);
+    CHECK(rc == MPI_SUCCESS && in == left * 3 + 1, "after %s: ring exchange rc %d value %d", after,
+          rc, in);
     rc = MPI_Allreduce(&out, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK(rc == MPI_SUCCESS && sum == 3 * size * (size - 1) / 2 + size,
           "after %s: allreduce rc %d sum %d", after, rc, sum);
@@ -118,8 +130,7 @@ int main(int argc, char **argv)
     expect_class(rc, MPI_ERR_RANK, "Send to rank == size");
     rc = MPI_Send(&x, 1, MPI_INT, -7, 0, MPI_COMM_WORLD);
     expect_class(rc, MPI_ERR_RANK, "Send to rank -7");
-    rc = MPI_Recv(&y, 1, MPI_INT, size + 3, 0, MPI_COMM_WORLD,
-                  MPI_STATUS_IGNORE);
+    rc = MPI_Recv(&y, 1, MPI_INT, size + 3, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     expect_class(rc, MPI_ERR_RANK, "Recv from rank size+3");
     still_works("MPI_ERR_RANK");
 
@@ -193,8 +204,7 @@ int main(int argc, char **argv)
               "truncated message was not consumed?)",
               rc, cnt, next[0]);
         rc = MPI_Waitall(2, sr, MPI_STATUSES_IGNORE);
-        CHECK(rc == MPI_SUCCESS, "sends of the truncated message failed: %d",
-              rc);
+        CHECK(rc == MPI_SUCCESS, "sends of the truncated message failed: %d", rc);
         still_works("MPI_ERR_TRUNCATE (Recv)");
 
         /* 2. Irecv + Wait */
@@ -205,8 +215,7 @@ int main(int argc, char **argv)
         CHECK(rr == MPI_REQUEST_NULL, "Wait with an error did not free the "
                                       "request");
         rc = MPI_Wait(&sr[0], MPI_STATUS_IGNORE);
-        CHECK(rc == MPI_SUCCESS, "send of the truncated message failed: %d",
-              rc);
+        CHECK(rc == MPI_SUCCESS, "send of the truncated message failed: %d", rc);
         still_works("MPI_ERR_TRUNCATE (Wait)");
 
         /* 3. Waitall: one good receive, one truncated */
@@ -222,12 +231,11 @@ int main(int argc, char **argv)
             MPI_Isend(big, 10, MPI_INT, right, 10, MPI_COMM_WORLD, &sr[1]);
             rc = MPI_Waitall(2, q, sts);
             expect_class(rc, MPI_ERR_IN_STATUS, "Waitall with a truncation");
-            CHECK(sts[0].MPI_ERROR == MPI_SUCCESS,
-                  "Waitall: good request's MPI_ERROR is %d", sts[0].MPI_ERROR);
+            CHECK(sts[0].MPI_ERROR == MPI_SUCCESS, "Waitall: good request's MPI_ERROR is %d",
+                  sts[0].MPI_ERROR);
             if (sts[1].MPI_ERROR != MPI_SUCCESS && sts[1].MPI_ERROR != -999)
                 MPI_Error_class(sts[1].MPI_ERROR, &ec);
-            CHECK(ec == MPI_ERR_TRUNCATE,
-                  "Waitall: truncated request's MPI_ERROR is %d (class %d)",
+            CHECK(ec == MPI_ERR_TRUNCATE, "Waitall: truncated request's MPI_ERROR is %d (class %d)",
                   sts[1].MPI_ERROR, ec);
             CHECK(good == 1, "Waitall: good receive got %d", good);
             rc = MPI_Waitall(2, sr, MPI_STATUSES_IGNORE);

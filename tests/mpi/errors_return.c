@@ -17,8 +17,7 @@
 
 static int my_class;
 
-static int failing_copy(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out,
-                        int *flag)
+static int failing_copy(MPI_Comm oldcomm, int keyval, void *extra, void *in, void *out, int *flag)
 {
     (void)oldcomm, (void)keyval, (void)extra, (void)in, (void)out;
     *flag = 0;
@@ -79,8 +78,8 @@ int main(int argc, char **argv)
     MPI_Comm_set_attr(comm, key, &zero);
     out = MPI_COMM_WORLD;
     rc = MPI_Comm_dup(comm, &out);
-    CHECK(class_of(rc) == my_class, "Comm_dup with a failing copy: class %d, want %d",
-          class_of(rc), my_class);
+    CHECK(class_of(rc) == my_class, "Comm_dup with a failing copy: class %d, want %d", class_of(rc),
+          my_class);
     CHECK(out == MPI_COMM_NULL, "failed Comm_dup did not give MPI_COMM_NULL");
     MPI_Comm_delete_attr(comm, key);
     MPI_Comm_free_keyval(&key);

@@ -82,8 +82,7 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_Request_get_status(rq, &flag, &st));
     CHECK(flag, "Request_get_status after completion: flag false");
     check_status(&st, 1);
-    CHECK(g1.nquery == 1 && g1.nfree == 0, "get_status: %d queries %d frees", g1.nquery,
-          g1.nfree);
+    CHECK(g1.nquery == 1 && g1.nfree == 0, "get_status: %d queries %d frees", g1.nquery, g1.nfree);
     CHECK_MPI(MPI_Wait(&rq, &st));
     check_status(&st, 1);
     CHECK(g1.nquery == 2 && g1.nfree == 1 && g1.order, "Wait: %d queries %d frees", g1.nquery,

@@ -32,15 +32,24 @@ static int rank, size, right, left;
 
 static const char *class_name(int c)
 {
-    if (c == MPI_SUCCESS) return "MPI_SUCCESS";
-    if (c == MPI_ERR_RANK) return "MPI_ERR_RANK";
-    if (c == MPI_ERR_GROUP) return "MPI_ERR_GROUP";
-    if (c == MPI_ERR_ARG) return "MPI_ERR_ARG";
-    if (c == MPI_ERR_KEYVAL) return "MPI_ERR_KEYVAL";
-    if (c == MPI_ERR_DIMS) return "MPI_ERR_DIMS";
-    if (c == MPI_ERR_TOPOLOGY) return "MPI_ERR_TOPOLOGY";
-    if (c == MPI_ERR_COMM) return "MPI_ERR_COMM";
-    if (c == MPI_ERR_OTHER) return "MPI_ERR_OTHER";
+    if (c == MPI_SUCCESS)
+        return "MPI_SUCCESS";
+    if (c == MPI_ERR_RANK)
+        return "MPI_ERR_RANK";
+    if (c == MPI_ERR_GROUP)
+        return "MPI_ERR_GROUP";
+    if (c == MPI_ERR_ARG)
+        return "MPI_ERR_ARG";
+    if (c == MPI_ERR_KEYVAL)
+        return "MPI_ERR_KEYVAL";
+    if (c == MPI_ERR_DIMS)
+        return "MPI_ERR_DIMS";
+    if (c == MPI_ERR_TOPOLOGY)
+        return "MPI_ERR_TOPOLOGY";
+    if (c == MPI_ERR_COMM)
+        return "MPI_ERR_COMM";
+    if (c == MPI_ERR_OTHER)
+        return "MPI_ERR_OTHER";
     return "(other class)";
 }
 
@@ -56,8 +65,7 @@ static void expect_class(int rc, int cls, const char *what)
           class_name(cls));
     str[0] = 0;
     MPI_Error_string(rc, str, &len);
-    CHECK(len > 0 && len < MPI_MAX_ERROR_STRING, "%s: MPI_Error_string gave length %d", what,
-          len);
+    CHECK(len > 0 && len < MPI_MAX_ERROR_STRING, "%s: MPI_Error_string gave length %d", what, len);
 }
 
 static void still_works(const char *after)
@@ -65,8 +73,8 @@ static void still_works(const char *after)
     int out = rank * 3 + 1, in = -1, sum = 0, rc;
     rc = MPI_Sendrecv(&out, 1, MPI_INT, right, 77, &in, 1, MPI_INT, left, 77, MPI_COMM_WORLD,
                       MPI_STATUS_IGNORE);
-    CHECK(rc == MPI_SUCCESS && in == left * 3 + 1, "after %s: ring exchange rc %d value %d",
-          after, rc, in);
+    CHECK(rc == MPI_SUCCESS && in == left * 3 + 1, "after %s: ring exchange rc %d value %d", after,
+          rc, in);
     rc = MPI_Allreduce(&out, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     CHECK(rc == MPI_SUCCESS && sum == 3 * size * (size - 1) / 2 + size,
           "after %s: allreduce rc %d sum %d", after, rc, sum);

@@ -47,8 +47,8 @@ static void expect_members(MPI_Group g, const int *want, int n, const char *what
     int *got = members(g, &got_n);
     CHECK(got_n == n, "%s: size %d, expected %d", what, got_n, n);
     for (i = 0; i < n && i < got_n; i++)
-        CHECK(got[i] == want[i], "%s: member %d is world rank %d, expected %d", what, i,
-              got[i], want[i]);
+        CHECK(got[i] == want[i], "%s: member %d is world rank %d, expected %d", what, i, got[i],
+              want[i]);
     for (i = 0; i < n; i++)
         if (want[i] == rank)
             expect_r = i;
@@ -238,8 +238,7 @@ int main(int argc, char **argv)
         /* union(evens, odds) is SIMILAR to world (IDENT when size <= 2) */
         MPI_Group_union(evens, odds, &g);
         MPI_Group_compare(g, world, &res);
-        CHECK(res == (size <= 2 ? MPI_IDENT : MPI_SIMILAR), "compare(evens+odds, world) = %d",
-              res);
+        CHECK(res == (size <= 2 ? MPI_IDENT : MPI_SIMILAR), "compare(evens+odds, world) = %d", res);
         MPI_Group_free(&g);
         /* intersection(evens, odds) is empty */
         MPI_Group_intersection(evens, odds, &g);

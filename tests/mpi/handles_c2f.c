@@ -108,8 +108,8 @@ int main(int argc, char **argv)
         MPI_Get_count(&cs2, MPI_INT, &cnt);
         CHECK(cs2.MPI_SOURCE == rank && cs2.MPI_TAG == 33 && cs2.MPI_ERROR == MPI_ERR_TAG &&
                   cnt == 4,
-              "status round trip: source %d tag %d error %d count %d", cs2.MPI_SOURCE,
-              cs2.MPI_TAG, cs2.MPI_ERROR, cnt);
+              "status round trip: source %d tag %d error %d count %d", cs2.MPI_SOURCE, cs2.MPI_TAG,
+              cs2.MPI_ERROR, cnt);
     }
 
     /* 3. */

@@ -31,10 +31,8 @@ int main(int argc, char **argv)
 
     CHECK(pre_init == 0, "MPI_Initialized before MPI_Init gave %d", pre_init);
     CHECK(pre_fin == 0, "MPI_Finalized before MPI_Init gave %d", pre_fin);
-    CHECK(pre_ver >= 3, "MPI_Get_version before MPI_Init gave %d.%d", pre_ver,
-          pre_sub);
-    CHECK(pre_liblen > 0, "MPI_Get_library_version before init: len %d",
-          pre_liblen);
+    CHECK(pre_ver >= 3, "MPI_Get_version before MPI_Init gave %d.%d", pre_ver, pre_sub);
+    CHECK(pre_liblen > 0, "MPI_Get_library_version before init: len %d", pre_liblen);
 
     flag = -1;
     MPI_Initialized(&flag);
@@ -53,8 +51,7 @@ int main(int argc, char **argv)
         CHECK(mn == size && mx == size, "sizes differ: min %d max %d", mn, mx);
         MPI_Allgather(&rank, 1, MPI_INT, all, 1, MPI_INT, MPI_COMM_WORLD);
         for (i = 0; i < size; i++)
-            CHECK(all[i] == i, "rank gathered at %d is %d (ranks not unique)", i,
-                  all[i]);
+            CHECK(all[i] == i, "rank gathered at %d is %d (ranks not unique)", i, all[i]);
         free(all);
     }
     {
@@ -71,12 +68,11 @@ int main(int argc, char **argv)
         int len = -1;
         memset(name, 'x', sizeof name);
         MPI_Get_processor_name(name, &len);
-        CHECK(len >= 1 && len < MPI_MAX_PROCESSOR_NAME,
-              "processor name length %d (max %d)", len, MPI_MAX_PROCESSOR_NAME);
+        CHECK(len >= 1 && len < MPI_MAX_PROCESSOR_NAME, "processor name length %d (max %d)", len,
+              MPI_MAX_PROCESSOR_NAME);
         if (len >= 0 && len < MPI_MAX_PROCESSOR_NAME)
             CHECK((int)strnlen(name, sizeof name) == len,
-                  "processor name strlen %d != resultlen %d",
-                  (int)strnlen(name, sizeof name), len);
+                  "processor name strlen %d != resultlen %d", (int)strnlen(name, sizeof name), len);
     }
 
     /* ---- version ---- */
@@ -85,21 +81,18 @@ int main(int argc, char **argv)
         MPI_Get_version(&ver, &sub);
         CHECK(ver >= 3, "MPI_Get_version gave %d.%d, want >= 3", ver, sub);
         CHECK(sub >= 0, "negative subversion %d", sub);
-        CHECK(ver == pre_ver && sub == pre_sub,
-              "version before init %d.%d != after %d.%d", pre_ver, pre_sub, ver,
-              sub);
+        CHECK(ver == pre_ver && sub == pre_sub, "version before init %d.%d != after %d.%d", pre_ver,
+              pre_sub, ver, sub);
         CHECK(ver == MPI_VERSION && sub == MPI_SUBVERSION,
-              "library version %d.%d != mpi.h MPI_VERSION.MPI_SUBVERSION %d.%d",
-              ver, sub, MPI_VERSION, MPI_SUBVERSION);
+              "library version %d.%d != mpi.h MPI_VERSION.MPI_SUBVERSION %d.%d", ver, sub,
+              MPI_VERSION, MPI_SUBVERSION);
 
         memset(libver, 0, sizeof libver);
         MPI_Get_library_version(libver, &liblen);
         CHECK(liblen >= 1 && liblen < MPI_MAX_LIBRARY_VERSION_STRING,
-              "library version length %d (max %d)", liblen,
-              MPI_MAX_LIBRARY_VERSION_STRING);
+              "library version length %d (max %d)", liblen, MPI_MAX_LIBRARY_VERSION_STRING);
         if (liblen >= 0 && liblen < MPI_MAX_LIBRARY_VERSION_STRING)
-            CHECK((int)strlen(libver) == liblen,
-                  "library version strlen %d != resultlen %d",
+            CHECK((int)strlen(libver) == liblen, "library version strlen %d != resultlen %d",
                   (int)strlen(libver), liblen);
     }
 
@@ -125,8 +118,8 @@ int main(int argc, char **argv)
             t0 = MPI_Wtime();
             nanosleep(&ts, NULL);
             now = MPI_Wtime();
-            CHECK(now - t0 >= 0.015 && now - t0 < 30.0,
-                  "MPI_Wtime measured %g s for a 20 ms sleep", now - t0);
+            CHECK(now - t0 >= 0.015 && now - t0 < 30.0, "MPI_Wtime measured %g s for a 20 ms sleep",
+                  now - t0);
         }
     }
 
@@ -139,8 +132,7 @@ int main(int argc, char **argv)
                   MPI_THREAD_SERIALIZED < MPI_THREAD_MULTIPLE,
               "thread level constants are not monotonic");
         CHECK(provided == MPI_THREAD_SINGLE || provided == MPI_THREAD_FUNNELED ||
-                  provided == MPI_THREAD_SERIALIZED ||
-                  provided == MPI_THREAD_MULTIPLE,
+                  provided == MPI_THREAD_SERIALIZED || provided == MPI_THREAD_MULTIPLE,
               "MPI_Query_thread gave invalid level %d", provided);
         flag = -1;
         MPI_Is_thread_main(&flag);
@@ -162,27 +154,35 @@ int main(int argc, char **argv)
         flag = -1;
         MPI_Finalized(&flag);
         if (flag != 1) {
-            fprintf(stderr, "rank %d: init_query: MPI_Finalized after "
-                            "MPI_Finalize gave %d\n", rank, flag);
+            fprintf(stderr,
+                    "rank %d: init_query: MPI_Finalized after "
+                    "MPI_Finalize gave %d\n",
+                    rank, flag);
             late++;
         }
         flag = -1;
         MPI_Initialized(&flag);
         if (flag != 1) {
-            fprintf(stderr, "rank %d: init_query: MPI_Initialized after "
-                            "MPI_Finalize gave %d\n", rank, flag);
+            fprintf(stderr,
+                    "rank %d: init_query: MPI_Initialized after "
+                    "MPI_Finalize gave %d\n",
+                    rank, flag);
             late++;
         }
         MPI_Get_version(&ver, &sub);
         if (ver < 3) {
-            fprintf(stderr, "rank %d: init_query: MPI_Get_version after "
-                            "MPI_Finalize gave %d.%d\n", rank, ver, sub);
+            fprintf(stderr,
+                    "rank %d: init_query: MPI_Get_version after "
+                    "MPI_Finalize gave %d.%d\n",
+                    rank, ver, sub);
             late++;
         }
         MPI_Get_library_version(libver, &len);
         if (len != liblen) {
-            fprintf(stderr, "rank %d: init_query: MPI_Get_library_version "
-                            "after MPI_Finalize gave length %d\n", rank, len);
+            fprintf(stderr,
+                    "rank %d: init_query: MPI_Get_library_version "
+                    "after MPI_Finalize gave length %d\n",
+                    rank, len);
             late++;
         }
         if (late && rank == 0)

@@ -10,8 +10,8 @@
 
 static int valid_level(int l)
 {
-    return l == MPI_THREAD_SINGLE || l == MPI_THREAD_FUNNELED ||
-           l == MPI_THREAD_SERIALIZED || l == MPI_THREAD_MULTIPLE;
+    return l == MPI_THREAD_SINGLE || l == MPI_THREAD_FUNNELED || l == MPI_THREAD_SERIALIZED ||
+           l == MPI_THREAD_MULTIPLE;
 }
 
 int main(int argc, char **argv)
@@ -23,11 +23,9 @@ int main(int argc, char **argv)
     rank = mtest_rank_;
     size = mtest_size_;
 
-    CHECK(valid_level(provided), "MPI_Init_thread provided invalid level %d",
-          provided);
+    CHECK(valid_level(provided), "MPI_Init_thread provided invalid level %d", provided);
     MPI_Query_thread(&queried);
-    CHECK(queried == provided, "MPI_Query_thread %d != provided %d", queried,
-          provided);
+    CHECK(queried == provided, "MPI_Query_thread %d != provided %d", queried, provided);
     MPI_Is_thread_main(&flag);
     CHECK(flag == 1, "MPI_Is_thread_main gave %d on the main thread", flag);
     flag = -1;
@@ -47,8 +45,7 @@ int main(int argc, char **argv)
         int right = (rank + 1) % size, left = (rank + size - 1) % size;
         int out = rank * 3 + 1, in = -1;
         MPI_Status st;
-        MPI_Sendrecv(&out, 1, MPI_INT, right, 11, &in, 1, MPI_INT, left, 11,
-                     MPI_COMM_WORLD, &st);
+        MPI_Sendrecv(&out, 1, MPI_INT, right, 11, &in, 1, MPI_INT, left, 11, MPI_COMM_WORLD, &st);
         CHECK_INT(in, left * 3 + 1, "ring value from left");
         CHECK_INT(st.MPI_SOURCE, left, "status source");
     }

@@ -33,10 +33,7 @@ static int member(int parity, int r)
     return parity ? 2 * (n - 1 - r) + 1 : 2 * r;
 }
 
-static int group_size(int parity)
-{
-    return parity ? size / 2 : (size + 1) / 2;
-}
+static int group_size(int parity) { return parity ? size / 2 : (size + 1) / 2; }
 
 static void queries(MPI_Comm ic, int me, int nl, int nr)
 {
@@ -53,7 +50,8 @@ static void queries(MPI_Comm ic, int me, int nl, int nr)
     MPI_Comm_group(MPI_COMM_WORLD, &wg);
     MPI_Comm_group(ic, &lg);
     MPI_Comm_remote_group(ic, &rg);
-    int *in = malloc(sizeof(int) * (size_t)(size + 1)), *out = malloc(sizeof(int) * (size_t)(size + 1));
+    int *in = malloc(sizeof(int) * (size_t)(size + 1)),
+        *out = malloc(sizeof(int) * (size_t)(size + 1));
     for (i = 0; i < nr; i++)
         in[i] = i;
     MPI_Group_translate_ranks(rg, nr, in, wg, out);
@@ -144,8 +142,8 @@ static void collectives(MPI_Comm ic, int me, int lr, int nl, int nr)
             root = rootrank;
         MPI_Bcast(buf, 3, MPI_INT, root, ic);
         if (me != from)
-            CHECK(buf[0] == 11 && buf[1] == 22 && buf[2] == 33 + from, "bcast got %d %d %d",
-                  buf[0], buf[1], buf[2]);
+            CHECK(buf[0] == 11 && buf[1] == 22 && buf[2] == 33 + from, "bcast got %d %d %d", buf[0],
+                  buf[1], buf[2]);
     }
     /* Allreduce: each group gets the sum and max of the other's world ranks. */
     int in[2] = {rank, rank}, out[2] = {-1, -1}, esum = 0, emax = -1;
@@ -167,7 +165,8 @@ static void collectives(MPI_Comm ic, int me, int lr, int nl, int nr)
         CHECK(x == esum, "reduce got %d, expected %d", x, esum);
     /* Gather at the even group's last rank; Gatherv reversed. */
     int *all = malloc(sizeof(int) * (size_t)(2 * size + 2));
-    int *cnt = malloc(sizeof(int) * (size_t)(size + 1)), *dsp = malloc(sizeof(int) * (size_t)(size + 1));
+    int *cnt = malloc(sizeof(int) * (size_t)(size + 1)),
+        *dsp = malloc(sizeof(int) * (size_t)(size + 1));
     int groot = group_size(0) - 1;
     root = me == 0 ? (lr == groot ? MPI_ROOT : MPI_PROC_NULL) : groot;
     for (i = 0; i < 2 * size + 2; i++)
@@ -228,8 +227,8 @@ static void collectives(MPI_Comm ic, int me, int lr, int nl, int nr)
     }
     MPI_Alltoallv(sb, cnt, dsp, MPI_INT, all, cnt, dsp, MPI_INT, ic);
     for (i = 0; i < nr; i++)
-        CHECK(all[nr - 1 - i] == 10000 * member(!me, i) + (nl - 1 - lr),
-              "alltoallv from %d = %d", i, all[nr - 1 - i]);
+        CHECK(all[nr - 1 - i] == 10000 * member(!me, i) + (nl - 1 - lr), "alltoallv from %d = %d",
+              i, all[nr - 1 - i]);
     free(sb);
     /* Reduce_scatter_block: both groups' vectors have nl * nr elements (the
      * local size times recvcount); each of my ranks gets nr of the other
@@ -286,8 +285,7 @@ static void merges(MPI_Comm ic, int me, int lr)
     for (int i = 0; i < size; i++) {
         int par = i < group_size(first) ? first : !first;
         int idx = i < group_size(first) ? i : i - group_size(first);
-        CHECK(ranks[i] == member(par, idx), "merged(high equal) rank %d is world %d", i,
-              ranks[i]);
+        CHECK(ranks[i] == member(par, idx), "merged(high equal) rank %d is world %d", i, ranks[i]);
     }
     free(ranks);
     MPI_Comm_free(&m);
@@ -370,8 +368,7 @@ int main(int argc, char **argv)
             int s = -1, rs = -1, sum = -1, e = 0;
             MPI_Comm_size(sp, &s);
             MPI_Comm_remote_size(sp, &rs);
-            CHECK(s == lcnt && rs == rcnt, "split sizes %d/%d, expected %d/%d", s, rs, lcnt,
-                  rcnt);
+            CHECK(s == lcnt && rs == rcnt, "split sizes %d/%d, expected %d/%d", s, rs, lcnt, rcnt);
             for (int i = color; i < nr; i += 2)
                 e += member(!me, i);
             MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, sp);

@@ -58,41 +58,38 @@ static inline void mtest_fail_(int line, const char *fmt, ...)
     if (mtest_errs_ > MTEST_MAX_REPORT + 1)
         return;
     if (mtest_errs_ == MTEST_MAX_REPORT + 1) {
-        fprintf(stderr, "rank %d: %s: further failures not shown\n",
-                mtest_rank_, mtest_name_);
+        fprintf(stderr, "rank %d: %s: further failures not shown\n", mtest_rank_, mtest_name_);
         fflush(stderr);
         return;
     }
     va_start(ap, fmt);
     vsnprintf(msg, sizeof msg, fmt, ap);
     va_end(ap);
-    fprintf(stderr, "rank %d: %s: line %d: %s\n", mtest_rank_, mtest_name_,
-            line, msg);
+    fprintf(stderr, "rank %d: %s: line %d: %s\n", mtest_rank_, mtest_name_, line, msg);
     fflush(stderr);
 }
 
 /* CHECK(cond, "fmt", args...) - record a failure if cond is false. */
-#define CHECK(cond, ...)                                                      \
-    do {                                                                      \
-        if (!(cond))                                                          \
-            mtest_fail_(__LINE__, __VA_ARGS__);                               \
+#define CHECK(cond, ...)                                                                           \
+    do {                                                                                           \
+        if (!(cond))                                                                               \
+            mtest_fail_(__LINE__, __VA_ARGS__);                                                    \
     } while (0)
 
 /* CHECK_INT(actual, expected, "what") - exact integer comparison. */
-#define CHECK_INT(actual, expected, what)                                     \
-    do {                                                                      \
-        long long a_ = (long long)(actual), e_ = (long long)(expected);       \
-        if (a_ != e_)                                                         \
-            mtest_fail_(__LINE__, "%s: got %lld, expected %lld", (what), a_,  \
-                        e_);                                                  \
+#define CHECK_INT(actual, expected, what)                                                          \
+    do {                                                                                           \
+        long long a_ = (long long)(actual), e_ = (long long)(expected);                            \
+        if (a_ != e_)                                                                              \
+            mtest_fail_(__LINE__, "%s: got %lld, expected %lld", (what), a_, e_);                  \
     } while (0)
 
 /* CHECK_MPI(call) - the call must return MPI_SUCCESS. */
-#define CHECK_MPI(call)                                                       \
-    do {                                                                      \
-        int rc_ = (call);                                                     \
-        if (rc_ != MPI_SUCCESS)                                               \
-            mtest_fail_(__LINE__, "%s returned %d", #call, rc_);              \
+#define CHECK_MPI(call)                                                                            \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        if (rc_ != MPI_SUCCESS)                                                                    \
+            mtest_fail_(__LINE__, "%s returned %d", #call, rc_);                                   \
     } while (0)
 
 /* Call after MPI_Init/MPI_Init_thread when not using mtest_init(). */
@@ -124,8 +121,7 @@ static inline int mtest_report(const char *note)
     MPI_Allreduce(&local, &total, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (mtest_rank_ == 0) {
         if (total == 0)
-            printf("PASS %s%s%s\n", mtest_name_, note ? " " : "",
-                   note ? note : "");
+            printf("PASS %s%s%s\n", mtest_name_, note ? " " : "", note ? note : "");
         else
             printf("FAIL %s (%d errors)\n", mtest_name_, total);
         fflush(stdout);
@@ -189,8 +185,7 @@ static inline int mtest_status_is_empty(const MPI_Status *st)
 {
     int count = -1;
     MPI_Get_count(st, MPI_BYTE, &count);
-    return st->MPI_SOURCE == MPI_ANY_SOURCE && st->MPI_TAG == MPI_ANY_TAG &&
-           count == 0;
+    return st->MPI_SOURCE == MPI_ANY_SOURCE && st->MPI_TAG == MPI_ANY_TAG && count == 0;
 }
 
 #endif /* MTEST_H */

@@ -67,8 +67,8 @@ static void cart_tests(void)
             continue;
         }
         CHECK(rb[2 * k] == nb[k] * 100 + (k ^ 1) && rb[2 * k + 1] == -nb[k],
-              "cart alltoall block %d = (%d, %d), expected (%d, %d)", k, rb[2 * k],
-              rb[2 * k + 1], nb[k] * 100 + (k ^ 1), -nb[k]);
+              "cart alltoall block %d = (%d, %d), expected (%d, %d)", k, rb[2 * k], rb[2 * k + 1],
+              nb[k] * 100 + (k ^ 1), -nb[k]);
     }
     MPI_Comm_free(&cart);
 
@@ -89,7 +89,8 @@ static void cart_tests(void)
 
 static void graph_tests(void)
 {
-    int *index = malloc(sizeof(int) * (size_t)size), *edges = malloc(sizeof(int) * 2 * (size_t)size);
+    int *index = malloc(sizeof(int) * (size_t)size),
+        *edges = malloc(sizeof(int) * 2 * (size_t)size);
     int i, k;
     for (i = 0; i < size; i++) {
         index[i] = 2 * (i + 1);
@@ -117,8 +118,8 @@ static void graph_tests(void)
         CHECK_MPI(MPI_Neighbor_allgatherv(send, rank + 1, MPI_INT, recv, rc, rd, MPI_INT, g));
         for (k = 0; k < 2; k++)
             for (i = 0; i < rc[k]; i++)
-                CHECK(recv[rd[k] + i] == nbrs[k], "allgatherv block %d[%d] = %d, expected %d", k,
-                      i, recv[rd[k] + i], nbrs[k]);
+                CHECK(recv[rd[k] + i] == nbrs[k], "allgatherv block %d[%d] = %d, expected %d", k, i,
+                      recv[rd[k] + i], nbrs[k]);
         CHECK(recv[0] == -1, "allgatherv wrote outside the blocks");
     }
 
@@ -141,9 +142,8 @@ static void graph_tests(void)
     for (k = 0; k < 2; k++) {
         int b = rcount[k] - 1;
         for (i = 0; i < rcount[k]; i++)
-            CHECK(rb[rdisp[k] + i] == nbrs[k] * 10 + b,
-                  "alltoallv slot %d[%d] = %d, expected %d", k, i, rb[rdisp[k] + i],
-                  nbrs[k] * 10 + b);
+            CHECK(rb[rdisp[k] + i] == nbrs[k] * 10 + b, "alltoallv slot %d[%d] = %d, expected %d",
+                  k, i, rb[rdisp[k] + i], nbrs[k] * 10 + b);
     }
     MPI_Comm_free(&g);
     free(index);
@@ -159,8 +159,8 @@ static void dist_tests(void)
     int in[2] = {(rank - 1 + size) % size, ((rank - 3) % size + size) % size};
     int w[2] = {1, 3}, k, i;
     MPI_Comm dg;
-    CHECK_MPI(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, deg, in, w, deg, out, w,
-                                             MPI_INFO_NULL, 0, &dg));
+    CHECK_MPI(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, deg, in, w, deg, out, w, MPI_INFO_NULL,
+                                             0, &dg));
     /* block 0: one int; block 1: 3 doubles with stride 2 */
     MPI_Datatype vec;
     MPI_Type_vector(3, 1, 2, MPI_DOUBLE, &vec);
@@ -189,8 +189,7 @@ static void dist_tests(void)
         int p = in[k], pout[2] = {(p + 1) % size, (p + 3) % size};
         blk[k] = expected_block(in, k, pout, deg);
         rt[k] = st[blk[k]];
-        rdis[k] = (MPI_Aint)((char *)&rbuf[k] - (char *)&rbuf[0]) +
-                  (blk[k] == 0 ? sdis[0] : 0);
+        rdis[k] = (MPI_Aint)((char *)&rbuf[k] - (char *)&rbuf[0]) + (blk[k] == 0 ? sdis[0] : 0);
     }
     CHECK_MPI(MPI_Neighbor_alltoallw(&sbuf, scount, sdis, st, rbuf, rcount, rdis, rt, dg));
     for (k = 0; k < deg; k++) {
@@ -211,8 +210,8 @@ static void dist_tests(void)
     CHECK_MPI(MPI_Neighbor_alltoall(s4, 2, MPI_INT, r4, 2, MPI_INT, dg));
     for (k = 0; k < deg; k++)
         CHECK(r4[2 * k] == in[k] && r4[2 * k + 1] == blk[k],
-              "dist alltoall slot %d = (%d, %d), expected (%d, %d)", k, r4[2 * k],
-              r4[2 * k + 1], in[k], blk[k]);
+              "dist alltoall slot %d = (%d, %d), expected (%d, %d)", k, r4[2 * k], r4[2 * k + 1],
+              in[k], blk[k]);
 
     /* a user message in flight across the collective keeps its content */
     int token = rank + 1000, got = -1;

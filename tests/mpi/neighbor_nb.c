@@ -82,8 +82,8 @@ static void graph(void)
     MPI_Comm c;
     int src[2] = {(rank + size - 1) % size, (rank + 3 * size - 3) % size};
     int dst[2] = {(rank + 1) % size, (rank + 3) % size};
-    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src, MPI_UNWEIGHTED, 2, dst,
-                                   MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &c);
+    MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, src, MPI_UNWEIGHTED, 2, dst, MPI_UNWEIGHTED,
+                                   MPI_INFO_NULL, 0, &c);
     /* Slot k receives from src[k] the block that src[k] sent as its block k. */
     int sb[16], rb[32], cnt[2], dsp[2], scnt[2], sdsp[2];
     MPI_Request rq;
@@ -101,8 +101,8 @@ static void graph(void)
     CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
     for (int k = 0; k < 2; k++)
         for (int i = 0; i < cnt[k]; i++)
-            CHECK(rb[dsp[k] + i] == val(src[k], 0, i), "graph allgatherv slot %d [%d] = %d", k,
-                  i, rb[dsp[k] + i]);
+            CHECK(rb[dsp[k] + i] == val(src[k], 0, i), "graph allgatherv slot %d [%d] = %d", k, i,
+                  rb[dsp[k] + i]);
     CHECK(rb[0] == -1, "graph allgatherv wrote before its first block");
     /* Ineighbor_alltoallv: block k has k + 2 elements */
     for (int k = 0; k < 2; k++) {
@@ -186,8 +186,8 @@ static void progress(void)
     if (rank + 1 < size)
         MPI_Send(&tok, 1, MPI_INT, rank + 1, 5, MPI_COMM_WORLD);
     CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
-    CHECK(y[0] == (rank + size - 1) % size && y[1] == (rank + 1) % size, "progress: %d %d",
-          y[0], y[1]);
+    CHECK(y[0] == (rank + size - 1) % size && y[1] == (rank + 1) % size, "progress: %d %d", y[0],
+          y[1]);
     MPI_Comm_free(&c);
 }
 

@@ -26,16 +26,14 @@ static int bad_dtype, calls;
 
 static uint64_t pack(unsigned a, unsigned b, unsigned c, unsigned d)
 {
-    return (uint64_t)(a & 0xffff) | (uint64_t)(b & 0xffff) << 16 |
-           (uint64_t)(c & 0xffff) << 32 | (uint64_t)(d & 0xffff) << 48;
+    return (uint64_t)(a & 0xffff) | (uint64_t)(b & 0xffff) << 16 | (uint64_t)(c & 0xffff) << 32 |
+           (uint64_t)(d & 0xffff) << 48;
 }
 
 static uint64_t matmul(uint64_t x, uint64_t y)
 {
-    unsigned a = x & 0xffff, b = (x >> 16) & 0xffff, c = (x >> 32) & 0xffff,
-             d = (x >> 48) & 0xffff;
-    unsigned e = y & 0xffff, f = (y >> 16) & 0xffff, g = (y >> 32) & 0xffff,
-             h = (y >> 48) & 0xffff;
+    unsigned a = x & 0xffff, b = (x >> 16) & 0xffff, c = (x >> 32) & 0xffff, d = (x >> 48) & 0xffff;
+    unsigned e = y & 0xffff, f = (y >> 16) & 0xffff, g = (y >> 32) & 0xffff, h = (y >> 48) & 0xffff;
     return pack(a * e + b * g, a * f + b * h, c * e + d * g, c * f + d * h);
 }
 
@@ -55,8 +53,7 @@ static uint64_t prodrange(int lo, int hi, int j)
     return m;
 }
 
-static void matmul_fn(void *invec, void *inoutvec, int *len,
-                      MPI_Datatype *dtype)
+static void matmul_fn(void *invec, void *inoutvec, int *len, MPI_Datatype *dtype)
 {
     const uint64_t *in = invec;
     uint64_t *io = inoutvec;
@@ -67,8 +64,7 @@ static void matmul_fn(void *invec, void *inoutvec, int *len,
         io[i] = matmul(in[i], io[i]);
 }
 
-static void addmod_fn(void *invec, void *inoutvec, int *len,
-                      MPI_Datatype *dtype)
+static void addmod_fn(void *invec, void *inoutvec, int *len, MPI_Datatype *dtype)
 {
     const int *in = invec;
     int *io = inoutvec;
@@ -117,9 +113,8 @@ int main(int argc, char **argv)
             s[j] = mat(rank, j);
             r[j] = (rank == root && inplace) ? s[j] : 0;
         }
-        MPI_Reduce((rank == root && inplace) ? MPI_IN_PLACE : s,
-                   rank == root ? r : NULL, N, MPI_UINT64_T, mop, root,
-                   MPI_COMM_WORLD);
+        MPI_Reduce((rank == root && inplace) ? MPI_IN_PLACE : s, rank == root ? r : NULL, N,
+                   MPI_UINT64_T, mop, root, MPI_COMM_WORLD);
         if (rank == root)
             for (j = 0; j < N; j++)
                 CHECK(r[j] == prodrange(0, size - 1, j),
@@ -142,20 +137,16 @@ int main(int argc, char **argv)
             long long e = 0;
             for (int k = 0; k < size; k++)
                 e += (k * 37 + j * 11) % 1009;
-            CHECK(r[j] == prodrange(0, size - 1, j),
-                  "Allreduce matmul [%d] = %#llx want %#llx", j,
-                  (unsigned long long)r[j],
-                  (unsigned long long)prodrange(0, size - 1, j));
-            CHECK(ar[j] == e % 1009, "Allreduce addmod [%d] = %d want %lld", j,
-                  ar[j], e % 1009);
+            CHECK(r[j] == prodrange(0, size - 1, j), "Allreduce matmul [%d] = %#llx want %#llx", j,
+                  (unsigned long long)r[j], (unsigned long long)prodrange(0, size - 1, j));
+            CHECK(ar[j] == e % 1009, "Allreduce addmod [%d] = %d want %lld", j, ar[j], e % 1009);
         }
         /* in place */
         for (j = 0; j < N; j++)
             s[j] = mat(rank, j);
         MPI_Allreduce(MPI_IN_PLACE, s, N, MPI_UINT64_T, mop, MPI_COMM_WORLD);
         for (j = 0; j < N; j++)
-            CHECK(s[j] == prodrange(0, size - 1, j),
-                  "Allreduce IN_PLACE matmul [%d] wrong", j);
+            CHECK(s[j] == prodrange(0, size - 1, j), "Allreduce IN_PLACE matmul [%d] wrong", j);
     }
 
     /* ---- MPI_Scan and MPI_Exscan ---- */
@@ -173,17 +164,12 @@ int main(int argc, char **argv)
             long long e = 0;
             for (int k = 0; k <= rank; k++)
                 e += (k * 5 + j) % 1009;
-            CHECK(r[j] == prodrange(0, rank, j),
-                  "Scan matmul [%d] = %#llx want %#llx", j,
-                  (unsigned long long)r[j],
-                  (unsigned long long)prodrange(0, rank, j));
+            CHECK(r[j] == prodrange(0, rank, j), "Scan matmul [%d] = %#llx want %#llx", j,
+                  (unsigned long long)r[j], (unsigned long long)prodrange(0, rank, j));
             if (rank > 0)
-                CHECK(x[j] == prodrange(0, rank - 1, j),
-                      "Exscan matmul [%d] = %#llx want %#llx", j,
-                      (unsigned long long)x[j],
-                      (unsigned long long)prodrange(0, rank - 1, j));
-            CHECK(ar[j] == e % 1009, "Scan addmod [%d] = %d want %lld", j,
-                  ar[j], e % 1009);
+                CHECK(x[j] == prodrange(0, rank - 1, j), "Exscan matmul [%d] = %#llx want %#llx", j,
+                      (unsigned long long)x[j], (unsigned long long)prodrange(0, rank - 1, j));
+            CHECK(ar[j] == e % 1009, "Scan addmod [%d] = %d want %lld", j, ar[j], e % 1009);
         }
     }
 
@@ -216,8 +202,8 @@ int main(int argc, char **argv)
         CHECK(y[0] == 11 && y[1] == 22 && y[2] == 33 && x[0] == 1,
               "Reduce_local MPI_SUM gave %d %d %d", y[0], y[1], y[2]);
         MPI_Reduce_local(x, y, 3, MPI_INT, aop);
-        CHECK(y[0] == 12 && y[1] == 24 && y[2] == 36,
-              "Reduce_local addmod gave %d %d %d", y[0], y[1], y[2]);
+        CHECK(y[0] == 12 && y[1] == 24 && y[2] == 36, "Reduce_local addmod gave %d %d %d", y[0],
+              y[1], y[2]);
     }
 
     /* ---- a larger vector (may be split into pieces) ---- */
@@ -237,8 +223,7 @@ int main(int argc, char **argv)
         free(s);
     }
 
-    CHECK(bad_dtype == 0, "user function got a different datatype %d times",
-          bad_dtype);
+    CHECK(bad_dtype == 0, "user function got a different datatype %d times", bad_dtype);
     CHECK(calls > 0, "user functions were never called (Reduce_local at "
                      "least must call them)");
 

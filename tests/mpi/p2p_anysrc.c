@@ -45,27 +45,23 @@ int main(int argc, char **argv)
                 st.MPI_SOURCE = -99;
                 st.MPI_TAG = -99;
                 st.MPI_ERROR = MPI_SUCCESS;
-                MPI_Recv(in, 8, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG,
-                         MPI_COMM_WORLD, &st);
+                MPI_Recv(in, 8, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
                 src = st.MPI_SOURCE;
-                CHECK(src >= 0 && src < size, "ANY_SOURCE status source %d",
-                      src);
+                CHECK(src >= 0 && src < size, "ANY_SOURCE status source %d", src);
                 if (src < 0 || src >= size)
                     continue;
                 CHECK(!seen[src], "source %d received twice", src);
                 seen[src] = 1;
                 CHECK_INT(st.MPI_TAG, 1 + src % 100, "ANY_TAG status tag");
                 CHECK(st.MPI_ERROR == MPI_SUCCESS,
-                      "MPI_ERROR field set to %d by a successful receive",
-                      st.MPI_ERROR);
+                      "MPI_ERROR field set to %d by a successful receive", st.MPI_ERROR);
                 MPI_Get_count(&st, MPI_INT, &cnt);
                 CHECK_INT(cnt, 1 + src % 5, "Get_count of short message");
                 MPI_Get_elements(&st, MPI_INT, &elems);
                 CHECK_INT(elems, 1 + src % 5, "Get_elements of short message");
                 for (i = 0; i < 8; i++) {
                     int want = i < 1 + src % 5 ? src * 100 + i : -7;
-                    CHECK(in[i] == want, "msg from %d: in[%d]=%d want %d", src,
-                          i, in[i], want);
+                    CHECK(in[i] == want, "msg from %d: in[%d]=%d want %d", src, i, in[i], want);
                 }
             }
             free(seen);
@@ -88,8 +84,7 @@ int main(int argc, char **argv)
                 memset(seen, 0, (size_t)size);
                 for (int m = 0; m < size; m++) {
                     int in = -1, src;
-                    MPI_Recv(&in, 1, MPI_INT, MPI_ANY_SOURCE, tag,
-                             MPI_COMM_WORLD, &st);
+                    MPI_Recv(&in, 1, MPI_INT, MPI_ANY_SOURCE, tag, MPI_COMM_WORLD, &st);
                     src = st.MPI_SOURCE;
                     CHECK_INT(st.MPI_TAG, tag, "tag-selected status tag");
                     if (src < 0 || src >= size) {
@@ -116,8 +111,7 @@ int main(int argc, char **argv)
         int out[3] = {rank + 10, rank + 20, rank + 30};
         MPI_Request req[3];
         for (i = 0; i < 3; i++)
-            MPI_Isend(&out[i], 1, MPI_INT, right, 10 * (i + 1), MPI_COMM_WORLD,
-                      &req[i]);
+            MPI_Isend(&out[i], 1, MPI_INT, right, 10 * (i + 1), MPI_COMM_WORLD, &req[i]);
         for (i = 0; i < 3; i++) {
             int in = -1;
             MPI_Recv(&in, 1, MPI_INT, left, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
@@ -136,8 +130,7 @@ int main(int argc, char **argv)
         MPI_Request req;
         int dummy = 5, in = 77, cnt = -1;
         MPI_Isend(&dummy, 0, MPI_INT, right, 44, MPI_COMM_WORLD, &req);
-        MPI_Recv(&in, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD,
-                 &st);
+        MPI_Recv(&in, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         CHECK_INT(st.MPI_SOURCE, left, "zero-length: source");
         CHECK_INT(st.MPI_TAG, 44, "zero-length: tag");
@@ -154,8 +147,7 @@ int main(int argc, char **argv)
         MPI_Request req[2];
         int out = rank + 1000, in = -1, in2 = -1;
         MPI_Isend(&out, 1, MPI_INT, right, 55, MPI_COMM_WORLD, &req[0]);
-        MPI_Recv(&in, 1, MPI_INT, MPI_ANY_SOURCE, 55, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
+        MPI_Recv(&in, 1, MPI_INT, MPI_ANY_SOURCE, 55, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Wait(&req[0], MPI_STATUS_IGNORE);
         CHECK_INT(in, left + 1000, "Recv with MPI_STATUS_IGNORE");
 
@@ -171,8 +163,8 @@ int main(int argc, char **argv)
     /* ---- 6. every rank receives from ANY_SOURCE in a ring ---- */
     {
         int out = rank * 7 + 3, in = -1;
-        MPI_Sendrecv(&out, 1, MPI_INT, right, 66, &in, 1, MPI_INT,
-                     MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
+        MPI_Sendrecv(&out, 1, MPI_INT, right, 66, &in, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG,
+                     MPI_COMM_WORLD, &st);
         CHECK_INT(st.MPI_SOURCE, left, "Sendrecv ANY_SOURCE: source");
         CHECK_INT(st.MPI_TAG, 66, "Sendrecv ANY_TAG: tag");
         CHECK_INT(in, left * 7 + 3, "Sendrecv ANY_SOURCE: data");

@@ -42,8 +42,8 @@ static void matched(void)
     /* the probed message is out of matching: this receive gets the next */
     CHECK_MPI(MPI_Recv(y, 3, MPI_INT, MPI_ANY_SOURCE, 5, MPI_COMM_WORLD, &st));
     MPI_Get_count(&st, MPI_INT, &n);
-    CHECK(n == 2 && y[0] == left && y[1] == 3, "receive after Mprobe got %d ints (%d %d)", n,
-          y[0], y[1]);
+    CHECK(n == 2 && y[0] == left && y[1] == 3, "receive after Mprobe got %d ints (%d %d)", n, y[0],
+          y[1]);
     CHECK_MPI(MPI_Mrecv(x, 3, MPI_INT, &msg, &st));
     CHECK(msg == MPI_MESSAGE_NULL, "message handle not MPI_MESSAGE_NULL after Mrecv");
     CHECK(x[0] == left && x[1] == 1 && x[2] == 2, "Mrecv data %d %d %d", x[0], x[1], x[2]);
@@ -260,19 +260,18 @@ static void isendrecv(void)
     int s[2] = {rank, -rank}, r[2] = {0, 0}, x[3] = {rank, rank + 1, rank + 2};
     MPI_Request q;
     MPI_Status st;
-    CHECK_MPI(MPI_Isendrecv(s, 2, MPI_INT, right, 30, r, 2, MPI_INT, left, 30, MPI_COMM_WORLD,
-                            &q));
+    CHECK_MPI(MPI_Isendrecv(s, 2, MPI_INT, right, 30, r, 2, MPI_INT, left, 30, MPI_COMM_WORLD, &q));
     CHECK_MPI(MPI_Wait(&q, &st));
     CHECK(r[0] == left && r[1] == -left, "Isendrecv got %d %d", r[0], r[1]);
     if (!mtest_is_mpich()) /* MPICH 4.0.2 reports the wrong tag */
-        CHECK(st.MPI_SOURCE == left && st.MPI_TAG == 30, "Isendrecv status %d %d",
-              st.MPI_SOURCE, st.MPI_TAG);
+        CHECK(st.MPI_SOURCE == left && st.MPI_TAG == 30, "Isendrecv status %d %d", st.MPI_SOURCE,
+              st.MPI_TAG);
     CHECK_MPI(MPI_Isendrecv_replace(x, 3, MPI_INT, right, 31, left, 31, MPI_COMM_WORLD, &q));
     CHECK_MPI(MPI_Wait(&q, &st));
     CHECK(x[0] == left && x[2] == left + 2, "Isendrecv_replace got %d %d", x[0], x[2]);
     if (!mtest_is_mpich()) { /* MPICH 4.0.2 crashes on it */
-        CHECK_MPI(MPI_Isendrecv(s, 2, MPI_INT, MPI_PROC_NULL, 32, r, 2, MPI_INT, MPI_PROC_NULL,
-                                32, MPI_COMM_WORLD, &q));
+        CHECK_MPI(MPI_Isendrecv(s, 2, MPI_INT, MPI_PROC_NULL, 32, r, 2, MPI_INT, MPI_PROC_NULL, 32,
+                                MPI_COMM_WORLD, &q));
         CHECK_MPI(MPI_Wait(&q, &st));
         CHECK_INT(st.MPI_SOURCE, MPI_PROC_NULL, "Isendrecv with MPI_PROC_NULL: source");
     }

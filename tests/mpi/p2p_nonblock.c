@@ -23,29 +23,26 @@ static void post(int base, int *in, int *out, MPI_Request *reqs)
     for (int i = 0; i < K; i++) {
         in[i] = -1;
         out[i] = rank * 10000 + base + i;
-        MPI_Irecv(&in[i], 1, MPI_INT, left, base + i, MPI_COMM_WORLD,
-                  &reqs[2 * i]);
+        MPI_Irecv(&in[i], 1, MPI_INT, left, base + i, MPI_COMM_WORLD, &reqs[2 * i]);
     }
     for (int i = 0; i < K; i++)
-        MPI_Isend(&out[i], 1, MPI_INT, right, base + i, MPI_COMM_WORLD,
-                  &reqs[2 * i + 1]);
+        MPI_Isend(&out[i], 1, MPI_INT, right, base + i, MPI_COMM_WORLD, &reqs[2 * i + 1]);
 }
 
 static void check_in(const char *what, int base, const int *in)
 {
     for (int i = 0; i < K; i++)
-        CHECK(in[i] == left * 10000 + base + i, "%s: in[%d]=%d want %d", what,
-              i, in[i], left * 10000 + base + i);
+        CHECK(in[i] == left * 10000 + base + i, "%s: in[%d]=%d want %d", what, i, in[i],
+              left * 10000 + base + i);
 }
 
-static void check_recv_status(const char *what, int base, int idx,
-                              const MPI_Status *st)
+static void check_recv_status(const char *what, int base, int idx, const MPI_Status *st)
 {
     int cnt = -1;
-    CHECK(st->MPI_SOURCE == left, "%s: req %d status source %d want %d", what,
-          idx, st->MPI_SOURCE, left);
-    CHECK(st->MPI_TAG == base + idx / 2, "%s: req %d status tag %d want %d",
-          what, idx, st->MPI_TAG, base + idx / 2);
+    CHECK(st->MPI_SOURCE == left, "%s: req %d status source %d want %d", what, idx, st->MPI_SOURCE,
+          left);
+    CHECK(st->MPI_TAG == base + idx / 2, "%s: req %d status tag %d want %d", what, idx, st->MPI_TAG,
+          base + idx / 2);
     MPI_Get_count(st, MPI_INT, &cnt);
     CHECK(cnt == 1, "%s: req %d count %d", what, idx, cnt);
 }
@@ -76,8 +73,9 @@ int main(int argc, char **argv)
 
         st.MPI_SOURCE = 12345;
         MPI_Wait(&r, &st);
-        CHECK(mtest_status_is_empty(&st), "Wait(MPI_REQUEST_NULL): status not "
-                                          "empty (source %d tag %d)",
+        CHECK(mtest_status_is_empty(&st),
+              "Wait(MPI_REQUEST_NULL): status not "
+              "empty (source %d tag %d)",
               st.MPI_SOURCE, st.MPI_TAG);
         flag = 0;
         st.MPI_SOURCE = 12345;
@@ -93,8 +91,7 @@ int main(int argc, char **argv)
         post(200, in, out, reqs);
         MPI_Waitall(2 * K, reqs, sts);
         for (i = 0; i < 2 * K; i++) {
-            CHECK(reqs[i] == MPI_REQUEST_NULL, "Waitall: request %d not freed",
-                  i);
+            CHECK(reqs[i] == MPI_REQUEST_NULL, "Waitall: request %d not freed", i);
             if (i % 2 == 0)
                 check_recv_status("Waitall", 200, i, &sts[i]);
         }
@@ -115,22 +112,19 @@ int main(int argc, char **argv)
         for (i = 0; i < 2 * K; i++) {
             idx = -5;
             MPI_Waitany(2 * K + 2, reqs, &idx, &st);
-            CHECK(idx >= 1 && idx <= 2 * K, "Waitany index %d out of range",
-                  idx);
+            CHECK(idx >= 1 && idx <= 2 * K, "Waitany index %d out of range", idx);
             if (idx < 1 || idx > 2 * K)
                 continue;
             CHECK(!done[idx], "Waitany returned index %d twice", idx);
             done[idx] = 1;
-            CHECK(reqs[idx] == MPI_REQUEST_NULL,
-                  "Waitany did not free request %d", idx);
+            CHECK(reqs[idx] == MPI_REQUEST_NULL, "Waitany did not free request %d", idx);
             if ((idx - 1) % 2 == 0)
                 check_recv_status("Waitany", 300, idx - 1, &st);
         }
         check_in("Waitany", 300, in);
         idx = -5;
         MPI_Waitany(2 * K + 2, reqs, &idx, &st);
-        CHECK(idx == MPI_UNDEFINED, "Waitany on all-null array gave index %d",
-              idx);
+        CHECK(idx == MPI_UNDEFINED, "Waitany on all-null array gave index %d", idx);
         CHECK(mtest_status_is_empty(&st), "Waitany all-null: status not empty");
         idx = -5;
         MPI_Waitany(0, reqs, &idx, MPI_STATUS_IGNORE);
@@ -147,20 +141,17 @@ int main(int argc, char **argv)
             outcount = -5;
             MPI_Waitsome(2 * K, reqs, &outcount, idxs, sts);
             CHECK(outcount >= 1 && outcount <= 2 * K - ndone,
-                  "Waitsome outcount %d with %d pending", outcount,
-                  2 * K - ndone);
+                  "Waitsome outcount %d with %d pending", outcount, 2 * K - ndone);
             if (outcount < 1 || outcount > 2 * K - ndone)
                 break;
             for (i = 0; i < outcount; i++) {
                 int j = idxs[i];
-                CHECK(j >= 0 && j < 2 * K && !done[j],
-                      "Waitsome bad or repeated index %d", j);
+                CHECK(j >= 0 && j < 2 * K && !done[j], "Waitsome bad or repeated index %d", j);
                 if (j < 0 || j >= 2 * K)
                     continue;
                 done[j] = 1;
                 ndone++;
-                CHECK(reqs[j] == MPI_REQUEST_NULL,
-                      "Waitsome did not free request %d", j);
+                CHECK(reqs[j] == MPI_REQUEST_NULL, "Waitsome did not free request %d", j);
                 if (j % 2 == 0)
                     check_recv_status("Waitsome", 400, j, &sts[i]);
             }
@@ -168,8 +159,7 @@ int main(int argc, char **argv)
         check_in("Waitsome", 400, in);
         outcount = -5;
         MPI_Waitsome(2 * K, reqs, &outcount, idxs, sts);
-        CHECK(outcount == MPI_UNDEFINED, "Waitsome on all-null gave %d",
-              outcount);
+        CHECK(outcount == MPI_UNDEFINED, "Waitsome on all-null gave %d", outcount);
     }
     MPI_Barrier(MPI_COMM_WORLD);
 
@@ -198,16 +188,16 @@ int main(int argc, char **argv)
                 int nnull = 0;
                 for (i = 0; i < 2 * K; i++)
                     nnull += reqs[i] == MPI_REQUEST_NULL;
-                CHECK(nnull == 0, "Testall returned flag 0 but freed %d "
-                                  "requests",
+                CHECK(nnull == 0,
+                      "Testall returned flag 0 but freed %d "
+                      "requests",
                       nnull);
                 if (nnull)
                     break;
             }
         }
         for (i = 0; i < 2 * K; i++) {
-            CHECK(reqs[i] == MPI_REQUEST_NULL, "Testall: request %d not freed",
-                  i);
+            CHECK(reqs[i] == MPI_REQUEST_NULL, "Testall: request %d not freed", i);
             if (i % 2 == 0)
                 check_recv_status("Testall", 600, i, &sts[i]);
         }
@@ -231,14 +221,12 @@ int main(int argc, char **argv)
                 CHECK(idx == MPI_UNDEFINED, "Testany flag 0 with index %d", idx);
                 continue;
             }
-            CHECK(idx >= 0 && idx < 2 * K && !done[idx],
-                  "Testany bad or repeated index %d", idx);
+            CHECK(idx >= 0 && idx < 2 * K && !done[idx], "Testany bad or repeated index %d", idx);
             if (idx < 0 || idx >= 2 * K)
                 break;
             done[idx] = 1;
             ndone++;
-            CHECK(reqs[idx] == MPI_REQUEST_NULL,
-                  "Testany did not free request %d", idx);
+            CHECK(reqs[idx] == MPI_REQUEST_NULL, "Testany did not free request %d", idx);
             if (idx % 2 == 0)
                 check_recv_status("Testany", 700, idx, &st);
         }
@@ -247,8 +235,7 @@ int main(int argc, char **argv)
         idx = -5;
         MPI_Testany(2 * K, reqs, &idx, &flag, &st);
         CHECK(flag && idx == MPI_UNDEFINED,
-              "Testany on all-null: flag %d index %d (want 1, MPI_UNDEFINED)",
-              flag, idx);
+              "Testany on all-null: flag %d index %d (want 1, MPI_UNDEFINED)", flag, idx);
         CHECK(mtest_status_is_empty(&st), "Testany all-null: status not empty");
     }
     MPI_Barrier(MPI_COMM_WORLD);
@@ -262,14 +249,12 @@ int main(int argc, char **argv)
             outcount = -5;
             MPI_Testsome(2 * K, reqs, &outcount, idxs, sts);
             CHECK(outcount >= 0 && outcount <= 2 * K - ndone,
-                  "Testsome outcount %d with %d pending", outcount,
-                  2 * K - ndone);
+                  "Testsome outcount %d with %d pending", outcount, 2 * K - ndone);
             if (outcount < 0 || outcount > 2 * K - ndone)
                 break;
             for (i = 0; i < outcount; i++) {
                 int j = idxs[i];
-                CHECK(j >= 0 && j < 2 * K && !done[j],
-                      "Testsome bad or repeated index %d", j);
+                CHECK(j >= 0 && j < 2 * K && !done[j], "Testsome bad or repeated index %d", j);
                 if (j < 0 || j >= 2 * K)
                     continue;
                 done[j] = 1;
@@ -281,8 +266,7 @@ int main(int argc, char **argv)
         check_in("Testsome", 800, in);
         outcount = -5;
         MPI_Testsome(2 * K, reqs, &outcount, idxs, sts);
-        CHECK(outcount == MPI_UNDEFINED, "Testsome on all-null gave %d",
-              outcount);
+        CHECK(outcount == MPI_UNDEFINED, "Testsome on all-null gave %d", outcount);
     }
     MPI_Barrier(MPI_COMM_WORLD);
 
@@ -294,19 +278,20 @@ int main(int argc, char **argv)
             flag = 0;
             while (!flag)
                 MPI_Request_get_status(reqs[i], &flag, &st);
-            CHECK(reqs[i] != MPI_REQUEST_NULL,
-                  "Request_get_status freed request %d", i);
+            CHECK(reqs[i] != MPI_REQUEST_NULL, "Request_get_status freed request %d", i);
             if (i % 2 == 0)
                 check_recv_status("Request_get_status", 900, i, &st);
             /* asking again still says complete */
             flag = 0;
             MPI_Request_get_status(reqs[i], &flag, MPI_STATUS_IGNORE);
-            CHECK(flag, "Request_get_status: complete request %d became "
-                        "incomplete",
+            CHECK(flag,
+                  "Request_get_status: complete request %d became "
+                  "incomplete",
                   i);
             MPI_Wait(&reqs[i], &st);
-            CHECK(reqs[i] == MPI_REQUEST_NULL, "Wait after Request_get_status "
-                                               "did not free request %d",
+            CHECK(reqs[i] == MPI_REQUEST_NULL,
+                  "Wait after Request_get_status "
+                  "did not free request %d",
                   i);
             if (i % 2 == 0)
                 check_recv_status("Wait after Request_get_status", 900, i, &st);
@@ -349,8 +334,7 @@ int main(int argc, char **argv)
         MPI_Waitall(2, sr, MPI_STATUSES_IGNORE);
         CHECK(a == left * 10 + 1 && b == left * 10 + 2,
               "(%s) ANY_TAG-then-tag5 receives got a=%d b=%d, want %d %d",
-              unexpected ? "unexpected" : "pre-posted", a, b, left * 10 + 1,
-              left * 10 + 2);
+              unexpected ? "unexpected" : "pre-posted", a, b, left * 10 + 1, left * 10 + 2);
         CHECK(sts[0].MPI_TAG == 5, "ANY_TAG receive: tag %d", sts[0].MPI_TAG);
         MPI_Barrier(MPI_COMM_WORLD);
 
@@ -370,10 +354,9 @@ int main(int argc, char **argv)
         MPI_Waitall(2, sr + 2, MPI_STATUSES_IGNORE);
         CHECK(c == left * 10 + 4 && d == left * 10 + 3,
               "(%s) tag7-then-ANY_TAG receives got c=%d d=%d, want %d %d",
-              unexpected ? "unexpected" : "pre-posted", c, d, left * 10 + 4,
-              left * 10 + 3);
-        CHECK(sts[2].MPI_TAG == 7 && sts[3].MPI_TAG == 5,
-              "tags of c/d: %d %d, want 7 5", sts[2].MPI_TAG, sts[3].MPI_TAG);
+              unexpected ? "unexpected" : "pre-posted", c, d, left * 10 + 4, left * 10 + 3);
+        CHECK(sts[2].MPI_TAG == 7 && sts[3].MPI_TAG == 5, "tags of c/d: %d %d, want 7 5",
+              sts[2].MPI_TAG, sts[3].MPI_TAG);
         MPI_Barrier(MPI_COMM_WORLD);
     }
 

@@ -48,8 +48,7 @@ int main(int argc, char **argv)
         }
         for (i = 0; i < NMSG; i++) {
             MPI_Recv(&in, 1, MPI_INT, left, 7, MPI_COMM_WORLD, &st);
-            CHECK(in == left * 1000 + i, "same-tag stream: message %d has %d",
-                  i, in);
+            CHECK(in == left * 1000 + i, "same-tag stream: message %d has %d", i, in);
         }
         MPI_Waitall(NMSG, req, MPI_STATUSES_IGNORE);
     }
@@ -61,16 +60,13 @@ int main(int argc, char **argv)
         MPI_Request req[NMSG];
         for (i = 0; i < NMSG; i++) {
             out[i] = rank * 1000 + i;
-            MPI_Isend(&out[i], 1, MPI_INT, right, (i * 5) % 7, MPI_COMM_WORLD,
-                      &req[i]);
+            MPI_Isend(&out[i], 1, MPI_INT, right, (i * 5) % 7, MPI_COMM_WORLD, &req[i]);
         }
         for (i = 0; i < NMSG; i++) {
             MPI_Recv(&in, 1, MPI_INT, left, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
-            CHECK(in == left * 1000 + i, "ANY_TAG stream: message %d has %d",
-                  i, in);
-            CHECK(st.MPI_TAG == (i * 5) % 7,
-                  "ANY_TAG stream: message %d has tag %d want %d", i, st.MPI_TAG,
-                  (i * 5) % 7);
+            CHECK(in == left * 1000 + i, "ANY_TAG stream: message %d has %d", i, in);
+            CHECK(st.MPI_TAG == (i * 5) % 7, "ANY_TAG stream: message %d has tag %d want %d", i,
+                  st.MPI_TAG, (i * 5) % 7);
         }
         MPI_Waitall(NMSG, req, MPI_STATUSES_IGNORE);
     }
@@ -82,24 +78,20 @@ int main(int argc, char **argv)
         MPI_Request req[NPER];
         for (i = 0; i < NPER; i++) {
             out[i] = i;
-            MPI_Isend(&out[i], 1, MPI_INT, 0, 100 + (i % 3), MPI_COMM_WORLD,
-                      &req[i]);
+            MPI_Isend(&out[i], 1, MPI_INT, 0, 100 + (i % 3), MPI_COMM_WORLD, &req[i]);
         }
         if (rank == 0) {
             int *next = calloc((size_t)size, sizeof(int));
             for (int m = 0; m < size * NPER; m++) {
                 int in = -1, s;
-                MPI_Recv(&in, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG,
-                         MPI_COMM_WORLD, &st);
+                MPI_Recv(&in, 1, MPI_INT, MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &st);
                 s = st.MPI_SOURCE;
                 if (s < 0 || s >= size) {
                     CHECK(0, "bad source %d", s);
                     continue;
                 }
-                CHECK(in == next[s], "from %d: got seq %d, expected %d", s, in,
-                      next[s]);
-                CHECK(st.MPI_TAG == 100 + in % 3, "from %d seq %d: tag %d", s,
-                      in, st.MPI_TAG);
+                CHECK(in == next[s], "from %d: got seq %d, expected %d", s, in, next[s]);
+                CHECK(st.MPI_TAG == 100 + in % 3, "from %d seq %d: tag %d", s, in, st.MPI_TAG);
                 next[s] = in + 1;
             }
             for (int s = 0; s < size; s++)
@@ -132,25 +124,21 @@ int main(int argc, char **argv)
             if (phase == 0) {
                 /* receives posted first (messages are "expected") */
                 for (i = 0; me && i < NMIX; i++)
-                    MPI_Irecv(rb[i], BIG, MPI_BYTE, l, 9, MPI_COMM_WORLD,
-                              &rreq[i]);
+                    MPI_Irecv(rb[i], BIG, MPI_BYTE, l, 9, MPI_COMM_WORLD, &rreq[i]);
                 MPI_Barrier(MPI_COMM_WORLD);
                 for (i = 0; me && i < NMIX; i++)
-                    MPI_Isend(sb[i], (i % 2) ? BIG : 8, MPI_BYTE, r, 9,
-                              MPI_COMM_WORLD, &sreq[i]);
+                    MPI_Isend(sb[i], (i % 2) ? BIG : 8, MPI_BYTE, r, 9, MPI_COMM_WORLD, &sreq[i]);
                 if (me)
                     MPI_Waitall(NMIX, rreq, sts);
             } else {
                 /* messages sent first (they are "unexpected") */
                 for (i = 0; me && i < NMIX; i++)
-                    MPI_Isend(sb[i], (i % 2) ? BIG : 8, MPI_BYTE, r, 9,
-                              MPI_COMM_WORLD, &sreq[i]);
+                    MPI_Isend(sb[i], (i % 2) ? BIG : 8, MPI_BYTE, r, 9, MPI_COMM_WORLD, &sreq[i]);
                 MPI_Barrier(MPI_COMM_WORLD);
                 if (me)
                     mtest_spin(0.01);
                 for (i = 0; me && i < NMIX; i++)
-                    MPI_Recv(rb[i], BIG, MPI_BYTE, l, MPI_ANY_TAG,
-                             MPI_COMM_WORLD, &sts[i]);
+                    MPI_Recv(rb[i], BIG, MPI_BYTE, l, MPI_ANY_TAG, MPI_COMM_WORLD, &sts[i]);
             }
             if (!me)
                 continue;
@@ -159,16 +147,18 @@ int main(int argc, char **argv)
                 int cnt = -1, n = (i % 2) ? BIG : 8;
                 long bad = -1;
                 MPI_Get_count(&sts[i], MPI_BYTE, &cnt);
-                CHECK(cnt == n, "mixed stream phase %d msg %d: count %d want "
-                                "%d (out of order?)",
+                CHECK(cnt == n,
+                      "mixed stream phase %d msg %d: count %d want "
+                      "%d (out of order?)",
                       phase, i, cnt, n);
                 for (int j = 0; j < n; j++)
                     if (rb[i][j] != pat(l, i, (size_t)j)) {
                         bad = j;
                         break;
                     }
-                CHECK(bad < 0, "mixed stream phase %d msg %d: data differs at "
-                               "byte %ld",
+                CHECK(bad < 0,
+                      "mixed stream phase %d msg %d: data differs at "
+                      "byte %ld",
                       phase, i, bad);
             }
         }

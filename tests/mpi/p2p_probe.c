@@ -46,15 +46,12 @@ int main(int argc, char **argv)
         MPI_Probe(MPI_ANY_SOURCE, 2, MPI_COMM_WORLD, &st);
         MPI_Get_count(&st, MPI_INT, &cnt);
         CHECK(st.MPI_SOURCE == left && cnt == nl,
-              "second Probe(ANY_SOURCE,2) saw source %d count %d", st.MPI_SOURCE,
-              cnt);
+              "second Probe(ANY_SOURCE,2) saw source %d count %d", st.MPI_SOURCE, cnt);
         for (i = 0; i < 64; i++)
             got[i] = -1;
-        MPI_Recv(got, cnt, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
-                 &st);
+        MPI_Recv(got, cnt, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, &st);
         for (i = 0; i < nl; i++)
-            CHECK(got[i] == left * 100 + i, "probed message [%d]=%d", i,
-                  got[i]);
+            CHECK(got[i] == left * 100 + i, "probed message [%d]=%d", i, got[i]);
         CHECK_INT(got[nl], -1, "receive wrote past the probed count");
 
         flag = 0;
@@ -64,8 +61,7 @@ int main(int argc, char **argv)
         CHECK_INT(st.MPI_SOURCE, left, "Iprobe(ANY,ANY) source");
         CHECK_INT(st.MPI_TAG, 1, "Iprobe(ANY,ANY) tag");
         CHECK_INT(cnt, 3, "Iprobe(ANY,ANY) count");
-        MPI_Recv(got, cnt, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD,
-                 MPI_STATUS_IGNORE);
+        MPI_Recv(got, cnt, MPI_INT, st.MPI_SOURCE, st.MPI_TAG, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         CHECK(got[0] == left && got[1] == left + 1 && got[2] == left + 2,
               "Iprobe'd message: %d %d %d", got[0], got[1], got[2]);
         MPI_Waitall(2, req, MPI_STATUSES_IGNORE);
@@ -90,8 +86,7 @@ int main(int argc, char **argv)
     MPI_Iprobe(MPI_ANY_SOURCE, 999, MPI_COMM_WORLD, &flag, &st);
     CHECK_INT(flag, 0, "Iprobe for a tag never sent");
     flag = -1;
-    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag,
-               MPI_STATUS_IGNORE);
+    MPI_Iprobe(MPI_ANY_SOURCE, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
     CHECK_INT(flag, 0, "Iprobe with nothing pending");
 
     /* ---- 4. MPI_PROC_NULL ---- */
@@ -99,16 +94,14 @@ int main(int argc, char **argv)
     MPI_Probe(MPI_PROC_NULL, 4, MPI_COMM_WORLD, &st);
     MPI_Get_count(&st, MPI_INT, &cnt);
     CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && cnt == 0,
-          "Probe(MPI_PROC_NULL): source %d tag %d count %d", st.MPI_SOURCE,
-          st.MPI_TAG, cnt);
+          "Probe(MPI_PROC_NULL): source %d tag %d count %d", st.MPI_SOURCE, st.MPI_TAG, cnt);
     flag = 0;
     st.MPI_SOURCE = -5;
     MPI_Iprobe(MPI_PROC_NULL, MPI_ANY_TAG, MPI_COMM_WORLD, &flag, &st);
     MPI_Get_count(&st, MPI_INT, &cnt);
-    CHECK(flag && st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG &&
-              cnt == 0,
-          "Iprobe(MPI_PROC_NULL): flag %d source %d tag %d count %d", flag,
-          st.MPI_SOURCE, st.MPI_TAG, cnt);
+    CHECK(flag && st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG && cnt == 0,
+          "Iprobe(MPI_PROC_NULL): flag %d source %d tag %d count %d", flag, st.MPI_SOURCE,
+          st.MPI_TAG, cnt);
 
     /* Rank 0 must finish its "nothing pending" checks before anyone sends. */
     MPI_Barrier(MPI_COMM_WORLD);
@@ -128,8 +121,7 @@ int main(int argc, char **argv)
                 src = st.MPI_SOURCE;
                 MPI_Get_count(&st, MPI_INT, &cnt);
                 if (src < 0 || src >= size || seen[src]) {
-                    CHECK(0, "Probe(ANY_SOURCE) gave bad/repeated source %d",
-                          src);
+                    CHECK(0, "Probe(ANY_SOURCE) gave bad/repeated source %d", src);
                     break;
                 }
                 seen[src] = 1;
@@ -138,8 +130,7 @@ int main(int argc, char **argv)
                 MPI_Recv(rb, cnt, MPI_INT, src, st.MPI_TAG, MPI_COMM_WORLD, &st);
                 CHECK_INT(st.MPI_SOURCE, src, "receive after probe: source");
                 for (i = 0; i < cnt; i++)
-                    CHECK(rb[i] == (src ^ (i << 12)), "from %d [%d]=%d", src, i,
-                          rb[i]);
+                    CHECK(rb[i] == (src ^ (i << 12)), "from %d [%d]=%d", src, i, rb[i]);
                 free(rb);
             }
             free(seen);

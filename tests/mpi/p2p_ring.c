@@ -40,8 +40,7 @@ static size_t typesize(int t)
 
 static const char *typename_(int t)
 {
-    static const char *n[] = {"MPI_INT", "MPI_DOUBLE", "MPI_CHAR", "MPI_BYTE",
-                              "MPI_LONG_LONG"};
+    static const char *n[] = {"MPI_INT", "MPI_DOUBLE", "MPI_CHAR", "MPI_BYTE", "MPI_LONG_LONG"};
     return n[t];
 }
 
@@ -68,8 +67,7 @@ static void fill(int t, void *buf, size_t count, unsigned seed)
         break;
     default:
         for (i = 0; i < count; i++)
-            ((long long *)buf)[i] =
-                ((long long)seed << 40) - (long long)i * 1000000007LL;
+            ((long long *)buf)[i] = ((long long)seed << 40) - (long long)i * 1000000007LL;
         break;
     }
 }
@@ -88,8 +86,8 @@ static long first_diff(const void *a, const void *b, size_t n)
 #define GUARD 0xA5
 
 static void check_recv(const char *how, int t, size_t bytesz, size_t count,
-                       const unsigned char *got, unsigned seed,
-                       const MPI_Status *st, int src, int tag)
+                       const unsigned char *got, unsigned seed, const MPI_Status *st, int src,
+                       int tag)
 {
     size_t sz = typesize(t), n = count * sz, i;
     unsigned char *exp = malloc(n + 1);
@@ -98,24 +96,23 @@ static void check_recv(const char *how, int t, size_t bytesz, size_t count,
 
     fill(t, exp, count, seed);
     d = first_diff(got, exp, n);
-    CHECK(d < 0, "%s %s %zu bytes: data differs at byte %ld (got 0x%02x want "
-                 "0x%02x)",
-          how, typename_(t), bytesz, d, d >= 0 ? got[d] : 0,
-          d >= 0 ? exp[d] : 0);
+    CHECK(d < 0,
+          "%s %s %zu bytes: data differs at byte %ld (got 0x%02x want "
+          "0x%02x)",
+          how, typename_(t), bytesz, d, d >= 0 ? got[d] : 0, d >= 0 ? exp[d] : 0);
     for (i = 0; i < sz; i++)
         if (got[n + i] != GUARD) {
-            CHECK(0, "%s %s %zu bytes: receive wrote past the message", how,
-                  typename_(t), bytesz);
+            CHECK(0, "%s %s %zu bytes: receive wrote past the message", how, typename_(t), bytesz);
             break;
         }
     if (st) {
-        CHECK(st->MPI_SOURCE == src, "%s %s %zu bytes: status source %d want %d",
-              how, typename_(t), bytesz, st->MPI_SOURCE, src);
-        CHECK(st->MPI_TAG == tag, "%s %s %zu bytes: status tag %d want %d", how,
-              typename_(t), bytesz, st->MPI_TAG, tag);
+        CHECK(st->MPI_SOURCE == src, "%s %s %zu bytes: status source %d want %d", how, typename_(t),
+              bytesz, st->MPI_SOURCE, src);
+        CHECK(st->MPI_TAG == tag, "%s %s %zu bytes: status tag %d want %d", how, typename_(t),
+              bytesz, st->MPI_TAG, tag);
         MPI_Get_count(st, mpitype(t), &c);
-        CHECK(c == (int)count, "%s %s %zu bytes: MPI_Get_count %d want %zu",
-              how, typename_(t), bytesz, c, count);
+        CHECK(c == (int)count, "%s %s %zu bytes: MPI_Get_count %d want %zu", how, typename_(t),
+              bytesz, c, count);
     }
     free(exp);
 }
@@ -157,56 +154,46 @@ int main(int argc, char **argv)
 
             /* 1. MPI_Sendrecv to the right, from the left. */
             memset(rbuf, GUARD, n + sz);
-            MPI_Sendrecv(sbuf, (int)count, mpitype(t), right, tag, rbuf,
-                         (int)count, mpitype(t), left, tag, MPI_COMM_WORLD, &st);
+            MPI_Sendrecv(sbuf, (int)count, mpitype(t), right, tag, rbuf, (int)count, mpitype(t),
+                         left, tag, MPI_COMM_WORLD, &st);
             check_recv("Sendrecv", t, bytes, count, rbuf, seed_l, &st, left, tag);
 
             /* 2. Isend/Irecv in both directions, receives posted first. */
             memset(rbuf, GUARD, n + sz);
             memset(rbuf2, GUARD, n + sz);
-            MPI_Irecv(rbuf, (int)count, mpitype(t), left, tag, MPI_COMM_WORLD,
-                      &req[0]);
-            MPI_Irecv(rbuf2, (int)count, mpitype(t), right, tag + 1000,
-                      MPI_COMM_WORLD, &req[1]);
-            MPI_Isend(sbuf, (int)count, mpitype(t), right, tag, MPI_COMM_WORLD,
-                      &req[2]);
-            MPI_Isend(sbuf, (int)count, mpitype(t), left, tag + 1000,
-                      MPI_COMM_WORLD, &req[3]);
+            MPI_Irecv(rbuf, (int)count, mpitype(t), left, tag, MPI_COMM_WORLD, &req[0]);
+            MPI_Irecv(rbuf2, (int)count, mpitype(t), right, tag + 1000, MPI_COMM_WORLD, &req[1]);
+            MPI_Isend(sbuf, (int)count, mpitype(t), right, tag, MPI_COMM_WORLD, &req[2]);
+            MPI_Isend(sbuf, (int)count, mpitype(t), left, tag + 1000, MPI_COMM_WORLD, &req[3]);
             MPI_Waitall(4, req, sts);
-            check_recv("Irecv(left)", t, bytes, count, rbuf, seed_l, &sts[0],
-                       left, tag);
-            check_recv("Irecv(right)", t, bytes, count, rbuf2, seed_r, &sts[1],
-                       right, tag + 1000);
+            check_recv("Irecv(left)", t, bytes, count, rbuf, seed_l, &sts[0], left, tag);
+            check_recv("Irecv(right)", t, bytes, count, rbuf2, seed_r, &sts[1], right, tag + 1000);
             for (int k = 0; k < 4; k++)
-                CHECK(req[k] == MPI_REQUEST_NULL,
-                      "request %d not MPI_REQUEST_NULL after Waitall", k);
+                CHECK(req[k] == MPI_REQUEST_NULL, "request %d not MPI_REQUEST_NULL after Waitall",
+                      k);
 
             /* 3. Isend first, then a blocking Recv, then Wait. */
             memset(rbuf, GUARD, n + sz);
-            MPI_Isend(sbuf, (int)count, mpitype(t), right, tag + 2000,
-                      MPI_COMM_WORLD, &req[0]);
-            MPI_Recv(rbuf, (int)count, mpitype(t), left, tag + 2000,
-                     MPI_COMM_WORLD, &st);
+            MPI_Isend(sbuf, (int)count, mpitype(t), right, tag + 2000, MPI_COMM_WORLD, &req[0]);
+            MPI_Recv(rbuf, (int)count, mpitype(t), left, tag + 2000, MPI_COMM_WORLD, &st);
             MPI_Wait(&req[0], MPI_STATUS_IGNORE);
-            check_recv("Isend+Recv", t, bytes, count, rbuf, seed_l, &st, left,
-                       tag + 2000);
+            check_recv("Isend+Recv", t, bytes, count, rbuf, seed_l, &st, left, tag + 2000);
 
             /* 4. Sendrecv_replace (int and byte only, to keep it short). */
             if (t == T_INT || t == T_BYTE) {
                 memcpy(rbuf, sbuf, n);
                 memset(rbuf + n, GUARD, sz);
-                MPI_Sendrecv_replace(rbuf, (int)count, mpitype(t), right,
-                                     tag + 3000, left, tag + 3000,
-                                     MPI_COMM_WORLD, &st);
-                check_recv("Sendrecv_replace", t, bytes, count, rbuf, seed_l,
-                           &st, left, tag + 3000);
+                MPI_Sendrecv_replace(rbuf, (int)count, mpitype(t), right, tag + 3000, left,
+                                     tag + 3000, MPI_COMM_WORLD, &st);
+                check_recv("Sendrecv_replace", t, bytes, count, rbuf, seed_l, &st, left,
+                           tag + 3000);
             }
 
             /* The send buffer must not have been modified. */
             memset(rbuf, 0, n + sz);
             fill(t, rbuf, count, seed_me);
-            CHECK(first_diff(rbuf, sbuf, n) < 0,
-                  "%s %zu bytes: send buffer was modified", typename_(t), bytes);
+            CHECK(first_diff(rbuf, sbuf, n) < 0, "%s %zu bytes: send buffer was modified",
+                  typename_(t), bytes);
 
             free(sbuf);
             free(rbuf);

@@ -32,8 +32,8 @@ static void self_tests(MPI_Comm comm, const char *cname)
         MPI_Wait(&req, MPI_STATUS_IGNORE);
         MPI_Get_count(&st, MPI_BYTE, &cnt);
         CHECK(cnt == n && st.MPI_SOURCE == me && st.MPI_TAG == 1,
-              "%s Isend/Recv %d: count %d source %d tag %d", cname, n, cnt,
-              st.MPI_SOURCE, st.MPI_TAG);
+              "%s Isend/Recv %d: count %d source %d tag %d", cname, n, cnt, st.MPI_SOURCE,
+              st.MPI_TAG);
         for (i = 0; i < n; i++)
             if (rb[i] != sb[i]) {
                 bad = i;
@@ -48,8 +48,8 @@ static void self_tests(MPI_Comm comm, const char *cname)
         MPI_Wait(&req, &st);
         MPI_Get_count(&st, MPI_BYTE, &cnt);
         CHECK(cnt == n && st.MPI_SOURCE == me && st.MPI_TAG == 2,
-              "%s Irecv/Send %d: count %d source %d tag %d", cname, n, cnt,
-              st.MPI_SOURCE, st.MPI_TAG);
+              "%s Irecv/Send %d: count %d source %d tag %d", cname, n, cnt, st.MPI_SOURCE,
+              st.MPI_TAG);
         bad = -1;
         for (i = 0; i < n; i++)
             if (rb[i] != sb[i]) {
@@ -62,11 +62,9 @@ static void self_tests(MPI_Comm comm, const char *cname)
         memset(rb, 0, (size_t)n + 1);
         MPI_Sendrecv(sb, n, MPI_BYTE, me, 3, rb, n, MPI_BYTE, me, 3, comm, &st);
         MPI_Get_count(&st, MPI_BYTE, &cnt);
-        CHECK(cnt == n && st.MPI_SOURCE == me,
-              "%s Sendrecv %d: count %d source %d", cname, n, cnt,
+        CHECK(cnt == n && st.MPI_SOURCE == me, "%s Sendrecv %d: count %d source %d", cname, n, cnt,
               st.MPI_SOURCE);
-        CHECK(n == 0 || memcmp(rb, sb, (size_t)n) == 0,
-              "%s Sendrecv %d: data differs", cname, n);
+        CHECK(n == 0 || memcmp(rb, sb, (size_t)n) == 0, "%s Sendrecv %d: data differs", cname, n);
         free(sb);
         free(rb);
     }
@@ -109,9 +107,8 @@ int main(int argc, char **argv)
         MPI_Recv(&got_s, 1, MPI_INT, MPI_ANY_SOURCE, 9, MPI_COMM_SELF, &st);
         CHECK_INT(st.MPI_SOURCE, 0, "SELF receive source");
         MPI_Waitall(2, r, MPI_STATUSES_IGNORE);
-        CHECK(got_w == 2 && got_s == 1,
-              "WORLD/SELF messages mixed up: world got %d, self got %d", got_w,
-              got_s);
+        CHECK(got_w == 2 && got_s == 1, "WORLD/SELF messages mixed up: world got %d, self got %d",
+              got_w, got_s);
     }
 
     return mtest_finalize();

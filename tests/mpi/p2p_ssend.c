@@ -81,8 +81,7 @@ int main(int argc, char **argv)
                 bad = i;
                 break;
             }
-        CHECK(bad < 0, "Ssend to pre-posted Irecv %d bytes: differs at %d", n,
-              bad);
+        CHECK(bad < 0, "Ssend to pre-posted Irecv %d bytes: differs at %d", n, bad);
         free(sb);
         free(rb);
     }

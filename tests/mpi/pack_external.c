@@ -48,8 +48,8 @@ int main(int argc, char **argv)
         short s = (short)0xA1B2;
         long long ll = -0x0102030405060708LL;
         unsigned u = 0xCAFEBABEu;
-        unsigned char w[] = {0xA1, 0xB2, 0xFE, 0xFD, 0xFC, 0xFB, 0xFA, 0xF9, 0xF8, 0xF8,
-                             0xCA, 0xFE, 0xBA, 0xBE};
+        unsigned char w[] = {0xA1, 0xB2, 0xFE, 0xFD, 0xFC, 0xFB, 0xFA,
+                             0xF9, 0xF8, 0xF8, 0xCA, 0xFE, 0xBA, 0xBE};
         pos = 0;
         MPI_Pack_external("external32", &s, 1, MPI_SHORT, buf, sizeof buf, &pos);
         MPI_Pack_external("external32", &ll, 1, MPI_LONG_LONG, buf, sizeof buf, &pos);
@@ -116,48 +116,46 @@ int main(int argc, char **argv)
                   "struct %d: %d %g %d", i, out[i].i, out[i].d, out[i].h);
         MPI_Type_free(&st);
     }
-skip_struct:
-    {
-        double v[12], r[12];
-        MPI_Datatype vec;
-        MPI_Type_vector(4, 1, 3, MPI_DOUBLE, &vec);
-        MPI_Type_commit(&vec);
-        for (i = 0; i < 12; i++) {
-            v[i] = i * 1.5 - 4;
-            r[i] = -99;
-        }
-        pos = 0;
-        MPI_Pack_external("external32", v, 1, vec, buf, sizeof buf, &pos);
-        MPI_Pack_external("external32", v + 1, 1, vec, buf, sizeof buf, &pos);
-        CHECK_INT(pos, 64, "two vectors of 4 doubles");
-        MPI_Aint upos = 0;
-        MPI_Unpack_external("external32", buf, pos, &upos, r, 1, vec);
-        MPI_Unpack_external("external32", buf, pos, &upos, r + 1, 1, vec);
-        for (i = 0; i < 12; i++)
-            CHECK(r[i] == (i % 3 == 2 ? -99 : v[i]), "vector round trip element %d = %g", i,
-                  r[i]);
-
-        /* 4. the bytes travel to another rank */
-        if (size > 1) {
-            if (rank == 0) {
-                MPI_Send(buf, (int)pos, MPI_BYTE, 1, 3, MPI_COMM_WORLD);
-            } else if (rank == 1) {
-                unsigned char in[64];
-                MPI_Recv(in, 64, MPI_BYTE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                double d8[8];
-                upos = 0;
-                MPI_Unpack_external("external32", in, 64, &upos, d8, 8, MPI_DOUBLE);
-                int k = 0;
-                for (i = 0; i < 12; i++)
-                    if (i % 3 == 0)
-                        CHECK(d8[k++] == v[i], "received element %d", i);
-                for (i = 0; i < 12; i++)
-                    if (i % 3 == 1)
-                        CHECK(d8[k++] == v[i], "received element %d", i);
-            }
-        }
-        MPI_Type_free(&vec);
+skip_struct : {
+    double v[12], r[12];
+    MPI_Datatype vec;
+    MPI_Type_vector(4, 1, 3, MPI_DOUBLE, &vec);
+    MPI_Type_commit(&vec);
+    for (i = 0; i < 12; i++) {
+        v[i] = i * 1.5 - 4;
+        r[i] = -99;
     }
+    pos = 0;
+    MPI_Pack_external("external32", v, 1, vec, buf, sizeof buf, &pos);
+    MPI_Pack_external("external32", v + 1, 1, vec, buf, sizeof buf, &pos);
+    CHECK_INT(pos, 64, "two vectors of 4 doubles");
+    MPI_Aint upos = 0;
+    MPI_Unpack_external("external32", buf, pos, &upos, r, 1, vec);
+    MPI_Unpack_external("external32", buf, pos, &upos, r + 1, 1, vec);
+    for (i = 0; i < 12; i++)
+        CHECK(r[i] == (i % 3 == 2 ? -99 : v[i]), "vector round trip element %d = %g", i, r[i]);
+
+    /* 4. the bytes travel to another rank */
+    if (size > 1) {
+        if (rank == 0) {
+            MPI_Send(buf, (int)pos, MPI_BYTE, 1, 3, MPI_COMM_WORLD);
+        } else if (rank == 1) {
+            unsigned char in[64];
+            MPI_Recv(in, 64, MPI_BYTE, 0, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            double d8[8];
+            upos = 0;
+            MPI_Unpack_external("external32", in, 64, &upos, d8, 8, MPI_DOUBLE);
+            int k = 0;
+            for (i = 0; i < 12; i++)
+                if (i % 3 == 0)
+                    CHECK(d8[k++] == v[i], "received element %d", i);
+            for (i = 0; i < 12; i++)
+                if (i % 3 == 1)
+                    CHECK(d8[k++] == v[i], "received element %d", i);
+        }
+    }
+    MPI_Type_free(&vec);
+}
 
     /* 5. errors */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);

@@ -46,8 +46,7 @@ int main(int argc, char **argv)
     /* mtest_init may itself call MPI_Comm_rank: count from here. */
     n_send = n_isend = n_allreduce = n_rank = 0;
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
-    CHECK(n_rank == 1 && rank == mtest_rank_, "Comm_rank wrapper: %d calls, rank %d", n_rank,
-          rank);
+    CHECK(n_rank == 1 && rank == mtest_rank_, "Comm_rank wrapper: %d calls, rank %d", n_rank, rank);
 
     int right = (rank + 1) % size, left = (rank + size - 1) % size, got = -1;
     MPI_Request rq;

@@ -45,15 +45,12 @@ int main(int argc, char **argv)
             MPI_Iprobe(MPI_ANY_SOURCE, 1, MPI_COMM_WORLD, &flag, &st);
             if (!flag)
                 continue;
-            MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, 1, MPI_COMM_WORLD,
-                     MPI_STATUS_IGNORE);
-            CHECK(st.MPI_SOURCE > 0 && st.MPI_SOURCE < size &&
-                      !seen[st.MPI_SOURCE],
+            MPI_Recv(&v, 1, MPI_INT, st.MPI_SOURCE, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            CHECK(st.MPI_SOURCE > 0 && st.MPI_SOURCE < size && !seen[st.MPI_SOURCE],
                   "Iprobe phase: bad or repeated source %d", st.MPI_SOURCE);
             if (st.MPI_SOURCE > 0 && st.MPI_SOURCE < size)
                 seen[st.MPI_SOURCE] = 1;
-            CHECK(v == st.MPI_SOURCE * 11, "Iprobe phase: from %d got %d",
-                  st.MPI_SOURCE, v);
+            CHECK(v == st.MPI_SOURCE * 11, "Iprobe phase: from %d got %d", st.MPI_SOURCE, v);
             got++;
         }
         free(seen);
@@ -73,12 +70,10 @@ int main(int argc, char **argv)
             flag = 0;
             while (!flag)
                 MPI_Test(&req, &flag, &st);
-            CHECK(v == st.MPI_SOURCE * 13, "Test phase: from %d got %d",
-                  st.MPI_SOURCE, v);
+            CHECK(v == st.MPI_SOURCE * 13, "Test phase: from %d got %d", st.MPI_SOURCE, v);
             sum += st.MPI_SOURCE;
         }
-        CHECK_INT(sum, (long long)size * (size - 1) / 2,
-                  "Test phase: sum of sources");
+        CHECK_INT(sum, (long long)size * (size - 1) / 2, "Test phase: sum of sources");
     } else {
         int v = rank * 13;
         work(rank, size);
@@ -102,8 +97,7 @@ int main(int argc, char **argv)
             if (idx < 0 || idx >= n)
                 break;
             CHECK(st.MPI_SOURCE == idx + 1 && v[idx] == (idx + 1) * 17,
-                  "Testany phase: index %d source %d value %d", idx,
-                  st.MPI_SOURCE, v[idx]);
+                  "Testany phase: index %d source %d value %d", idx, st.MPI_SOURCE, v[idx]);
             done++;
         }
         free(v);

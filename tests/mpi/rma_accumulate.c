@@ -15,7 +15,9 @@ int main(int argc, char **argv)
 
     int ibuf[N];
     double dbuf[N];
-    struct { int v, i; } loc[2];
+    struct {
+        int v, i;
+    } loc[2];
     struct {
         int i[N];
         double d[N];
@@ -60,8 +62,8 @@ int main(int argc, char **argv)
         int best = size > 2 ? 2 : size - 1, bi = 2;
         if (size <= 2)
             bi = size - 1;
-        CHECK(w->loc[0] == best && w->loc[1] == bi, "maxloc (%d,%d), expected (%d,%d)",
-              w->loc[0], w->loc[1], best, bi);
+        CHECK(w->loc[0] == best && w->loc[1] == bi, "maxloc (%d,%d), expected (%d,%d)", w->loc[0],
+              w->loc[1], best, bi);
         CHECK(w->loc[2] == 0 && w->loc[3] == 0, "maxloc of -rank: (%d,%d), expected (0,0)",
               w->loc[2], w->loc[3]);
     }

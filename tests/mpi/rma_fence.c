@@ -85,8 +85,7 @@ int main(int argc, char **argv)
     MPI_Type_contiguous(0, MPI_INT, &empty);
     MPI_Type_commit(&empty);
     CHECK_MPI(MPI_Accumulate(src, 1, empty, next, 0, 0, MPI_DOUBLE, MPI_SUM, win));
-    CHECK_MPI(MPI_Get_accumulate(src, 2, empty, back, 0, MPI_INT, next, 0, 3, empty, MPI_SUM,
-                                 win));
+    CHECK_MPI(MPI_Get_accumulate(src, 2, empty, back, 0, MPI_INT, next, 0, 3, empty, MPI_SUM, win));
     CHECK_MPI(MPI_Put(NULL, 0, MPI_INT, next, 0, 1, empty, win));
     MPI_Type_free(&empty);
     CHECK_MPI(MPI_Win_fence(MPI_MODE_NOSUCCEED, win));

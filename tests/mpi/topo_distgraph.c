@@ -57,10 +57,9 @@ int main(int argc, char **argv)
     int inw[2] = {10 + in[0], 20 + in[1]}, outw[2] = {10 + rank, 20 + rank};
     for (int weighted = 1; weighted >= 0; weighted--) {
         MPI_Comm dg;
-        CHECK_MPI(MPI_Dist_graph_create_adjacent(MPI_COMM_WORLD, 2, in,
-                                                 weighted ? inw : MPI_UNWEIGHTED, 2, out,
-                                                 weighted ? outw : MPI_UNWEIGHTED, MPI_INFO_NULL,
-                                                 0, &dg));
+        CHECK_MPI(MPI_Dist_graph_create_adjacent(
+            MPI_COMM_WORLD, 2, in, weighted ? inw : MPI_UNWEIGHTED, 2, out,
+            weighted ? outw : MPI_UNWEIGHTED, MPI_INFO_NULL, 0, &dg));
         int st = -1, me = -1, id = -1, od = -1, w = -1;
         MPI_Topo_test(dg, &st);
         CHECK_INT(st, MPI_DIST_GRAPH, "Topo_test");
@@ -74,14 +73,13 @@ int main(int argc, char **argv)
             CHECK_MPI(MPI_Dist_graph_neighbors(dg, 2, s, sw, 2, d, dw));
             for (k = 0; k < 2; k++) {
                 CHECK(s[k] == in[k] && sw[k] == inw[k], "source %d: %d/%d", k, s[k], sw[k]);
-                CHECK(d[k] == out[k] && dw[k] == outw[k], "destination %d: %d/%d", k, d[k],
-                      dw[k]);
+                CHECK(d[k] == out[k] && dw[k] == outw[k], "destination %d: %d/%d", k, d[k], dw[k]);
             }
         } else {
             CHECK_MPI(MPI_Dist_graph_neighbors(dg, 2, s, MPI_UNWEIGHTED, 2, d, MPI_UNWEIGHTED));
             for (k = 0; k < 2; k++)
-                CHECK(s[k] == in[k] && d[k] == out[k], "unweighted neighbours %d: %d %d", k,
-                      s[k], d[k]);
+                CHECK(s[k] == in[k] && d[k] == out[k], "unweighted neighbours %d: %d %d", k, s[k],
+                      d[k]);
         }
         MPI_Comm dup;
         MPI_Comm_dup(dg, &dup);
@@ -98,7 +96,8 @@ int main(int argc, char **argv)
     {
         int n = rank == 0 ? size : 0;
         int *src = malloc(sizeof(int) * (size_t)size), *deg = malloc(sizeof(int) * (size_t)size);
-        int *dst = malloc(sizeof(int) * 2 * (size_t)size), *wt = malloc(sizeof(int) * 2 * (size_t)size);
+        int *dst = malloc(sizeof(int) * 2 * (size_t)size),
+            *wt = malloc(sizeof(int) * 2 * (size_t)size);
         for (i = 0; i < size; i++) {
             src[i] = i;
             deg[i] = 2;
@@ -108,8 +107,8 @@ int main(int argc, char **argv)
             wt[2 * i + 1] = 100 * i + dst[2 * i + 1];
         }
         MPI_Comm dg;
-        CHECK_MPI(MPI_Dist_graph_create(MPI_COMM_WORLD, n, src, deg, dst, wt, MPI_INFO_NULL, 0,
-                                        &dg));
+        CHECK_MPI(
+            MPI_Dist_graph_create(MPI_COMM_WORLD, n, src, deg, dst, wt, MPI_INFO_NULL, 0, &dg));
         int id, od, w, s[4], sw[4], d[4], dw[4];
         MPI_Dist_graph_neighbors_count(dg, &id, &od, &w);
         CHECK(w, "weighted graph reported unweighted");

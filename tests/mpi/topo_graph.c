@@ -66,8 +66,8 @@ int main(int argc, char **argv)
         CHECK_INT(cnt, index[i] - lo, "Graph_neighbors_count");
         CHECK_MPI(MPI_Graph_neighbors(g, i, 3, nb));
         for (k = 0; k < cnt && k < 3; k++)
-            CHECK(nb[k] == edges[lo + k], "Graph_neighbors(%d)[%d] = %d, expected %d", i, k,
-                  nb[k], edges[lo + k]);
+            CHECK(nb[k] == edges[lo + k], "Graph_neighbors(%d)[%d] = %d, expected %d", i, k, nb[k],
+                  edges[lo + k]);
     }
     /* exchange with the neighbours (the graph is symmetric) */
     {

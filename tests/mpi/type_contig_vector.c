@@ -117,8 +117,7 @@ static void test_vector(void)
     MPI_Type_get_extent(dense, &lb, &ext);
     CHECK_INT(ext, 6 * (long)sizeof(double), "dense vector extent");
     memset(c, 0, sizeof c);
-    CHECK_MPI(MPI_Sendrecv(a, 2, dense, right, 6, c, 12, MPI_DOUBLE, left, 6, MPI_COMM_WORLD,
-                           &st));
+    CHECK_MPI(MPI_Sendrecv(a, 2, dense, right, 6, c, 12, MPI_DOUBLE, left, 6, MPI_COMM_WORLD, &st));
     for (int i = 0; i < 12; i++)
         CHECK(c[i] == val(left, i), "dense vector: c[%d] = %g", i, c[i]);
     MPI_Type_free(&dense);
@@ -273,8 +272,8 @@ static void test_collectives_resized(void)
         for (int i = 0; i < n; i++)
             for (int j = 0; j < n; j++)
                 if (m[i * n + j] != j * n + i) {
-                    CHECK(0, "gathered transpose m[%d][%d] = %d, expected %d", i, j,
-                          m[i * n + j], j * n + i);
+                    CHECK(0, "gathered transpose m[%d][%d] = %d, expected %d", i, j, m[i * n + j],
+                          j * n + i);
                     i = j = n;
                 }
     /* Scatter the columns of the transpose back: rank r gets column r = its row. */
@@ -348,8 +347,8 @@ static void test_collectives_vector(void)
         for (int i = 0; i < K; i++) {
             int want = r * 100000 + (int)((size_t)rank * per) + 2 * i;
             if (rb[r * K + i] != want) {
-                CHECK(0, "alltoall vector from %d item %d = %d, expected %d", r, i,
-                      rb[r * K + i], want);
+                CHECK(0, "alltoall vector from %d item %d = %d, expected %d", r, i, rb[r * K + i],
+                      want);
                 r = size;
                 break;
             }

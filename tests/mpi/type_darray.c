@@ -34,8 +34,8 @@ static int owns(int x, int g, int distrib, int darg, int P, int p)
 }
 
 /* The linear indices rank r owns, in array order; returns how many. */
-static int expected(int r, int nd, const int *gs, const int *dist, const int *darg,
-                    const int *ps, int order, int *out)
+static int expected(int r, int nd, const int *gs, const int *dist, const int *darg, const int *ps,
+                    int order, int *out)
 {
     int coords[3], idx[3] = {0, 0, 0}, total = 1, n = 0, i, k;
     for (i = nd - 1, k = r; i >= 0; i--) {
@@ -111,8 +111,8 @@ static void one_case(int nd, const int *gs, const int *dist, const int *darg, in
     int bad = 0;
     for (i = 0; i < n && bad < 3; i++)
         if (got[i] != want[i]) {
-            CHECK(0, "case %dD order %d dist %d,%d: element %d is index %d, expected %d", nd,
-                  order, dist[0], dist[1], i, got[i], want[i]);
+            CHECK(0, "case %dD order %d dist %d,%d: element %d is index %d, expected %d", nd, order,
+                  dist[0], dist[1], i, got[i], want[i]);
             bad++;
         }
     int sum = 0;
@@ -129,8 +129,7 @@ static void one_case(int nd, const int *gs, const int *dist, const int *darg, in
         MPI_Aint ai[1];
         MPI_Datatype dts[1];
         MPI_Type_get_contents(t, ni, na, ndt, ints, ai, dts);
-        CHECK(ints[0] == size && ints[1] == rank && ints[2] == nd &&
-                  ints[3 + 4 * nd] == order,
+        CHECK(ints[0] == size && ints[1] == rank && ints[2] == nd && ints[3 + 4 * nd] == order,
               "contents: size %d rank %d ndims %d order %d", ints[0], ints[1], ints[2],
               ints[3 + 4 * nd]);
         for (i = 0; i < nd; i++)
@@ -212,23 +211,22 @@ int main(int argc, char **argv)
         MPI_Datatype t;
         /* MPICH 4.0 divides by zero on this one */
         if (!mtest_is_mpich()) {
-            rc = MPI_Type_create_darray(size, rank, 2, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT,
-                                        &t);
+            rc =
+                MPI_Type_create_darray(size, rank, 2, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t);
             CHECK(rc != MPI_SUCCESS, "psizes whose product is not size accepted");
         }
         ps[0] = size;
         darg[0] = 1;
         if (size * 1 < 8) {
-            rc = MPI_Type_create_darray(size, rank, 2, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT,
-                                        &t);
-            CHECK(rc != MPI_SUCCESS, "blocks of 1 over %d processes for 8 elements accepted",
-                  size);
+            rc =
+                MPI_Type_create_darray(size, rank, 2, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t);
+            CHECK(rc != MPI_SUCCESS, "blocks of 1 over %d processes for 8 elements accepted", size);
         }
         if (size > 1 && !mtest_is_mpich()) { /* MPICH 4.0 accepts it */
             dist[0] = N;
             darg[0] = D;
-            rc = MPI_Type_create_darray(size, rank, 2, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT,
-                                        &t);
+            rc =
+                MPI_Type_create_darray(size, rank, 2, gs, dist, darg, ps, MPI_ORDER_C, MPI_INT, &t);
             CHECK(rc != MPI_SUCCESS, "MPI_DISTRIBUTE_NONE over %d processes accepted", size);
         }
     }

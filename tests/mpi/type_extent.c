@@ -33,8 +33,8 @@ static void envelope(MPI_Datatype t, const char *what, int comb, int ni, const i
     int a, b, c, k;
     CHECK_MPI(MPI_Type_get_envelope(t, &a, &b, &c, &k));
     CHECK(k == comb && a == ni && b == na && c == nd,
-          "%s: envelope (%d %d %d, combiner %d), expected (%d %d %d, combiner %d)", what, a, b,
-          c, k, ni, na, nd, comb);
+          "%s: envelope (%d %d %d, combiner %d), expected (%d %d %d, combiner %d)", what, a, b, c,
+          k, ni, na, nd, comb);
     if (k != comb || a != ni || b != na || c != nd || comb == MPI_COMBINER_NAMED)
         return;
     int gi[32];

@@ -104,8 +104,8 @@ static void messages(void)
     CHECK_INT(n, 5, "count of MPI_INTEGER");
     for (int i = 0; i < 5; i++)
         CHECK_INT(ir[i], left * 10 + i, "MPI_INTEGER");
-    CHECK_MPI(MPI_Sendrecv(rv, 4, MPI_REAL, right, 2, rr, 4, MPI_REAL4, left, 2, MPI_COMM_WORLD,
-                           &st));
+    CHECK_MPI(
+        MPI_Sendrecv(rv, 4, MPI_REAL, right, 2, rr, 4, MPI_REAL4, left, 2, MPI_COMM_WORLD, &st));
     for (int i = 0; i < 4; i++)
         CHECK(rr[i] == (float)left + 0.5f * (float)i, "MPI_REAL %d: %g", i, (double)rr[i]);
     CHECK_MPI(MPI_Sendrecv(dv, 3, MPI_DOUBLE_PRECISION, right, 3, dr, 3, MPI_REAL8, left, 3,
@@ -132,8 +132,8 @@ static void messages(void)
     MPI_Datatype vec;
     CHECK_MPI(MPI_Type_vector(3, 1, 2, MPI_INTEGER8, &vec));
     CHECK_MPI(MPI_Type_commit(&vec));
-    CHECK_MPI(MPI_Sendrecv(lv, 1, vec, right, 7, lr, 3, MPI_INTEGER8, left, 7, MPI_COMM_WORLD,
-                           &st));
+    CHECK_MPI(
+        MPI_Sendrecv(lv, 1, vec, right, 7, lr, 3, MPI_INTEGER8, left, 7, MPI_COMM_WORLD, &st));
     for (int i = 0; i < 3; i++)
         CHECK(lr[i] == ((long long)left << 40 | 2 * i), "vector of MPI_INTEGER8 %d", i);
     MPI_Type_free(&vec);
@@ -197,8 +197,8 @@ static void reductions(void)
           po2[1]);
     float pr[2] = {(float)(size - rank), (float)rank}, por[2];
     CHECK_MPI(MPI_Allreduce(pr, por, 1, MPI_2REAL, MPI_MINLOC, MPI_COMM_WORLD));
-    CHECK(por[0] == 1.0f && por[1] == (float)(size - 1), "MINLOC MPI_2REAL: %g %g",
-          (double)por[0], (double)por[1]);
+    CHECK(por[0] == 1.0f && por[1] == (float)(size - 1), "MINLOC MPI_2REAL: %g %g", (double)por[0],
+          (double)por[1]);
     double pd[4] = {5.0, (double)rank, (double)(rank % 3), (double)(size - rank)}, pod[4];
     CHECK_MPI(MPI_Allreduce(pd, pod, 2, MPI_2DOUBLE_PRECISION, MPI_MINLOC, MPI_COMM_WORLD));
     CHECK(pod[0] == 5.0 && pod[1] == 0.0, "MINLOC MPI_2DOUBLE_PRECISION tie: %g %g", pod[0],
@@ -211,8 +211,8 @@ static void reductions(void)
           pod[2], pod[3], wi);
     double lp[2] = {1.0, 2.0}, lq[2] = {1.0, 7.0};
     CHECK_MPI(MPI_Reduce_local(lp, lq, 1, MPI_2DOUBLE_PRECISION, MPI_MAXLOC));
-    CHECK(lq[0] == 1.0 && lq[1] == 2.0, "Reduce_local MAXLOC MPI_2DOUBLE_PRECISION: %g %g",
-          lq[0], lq[1]);
+    CHECK(lq[0] == 1.0 && lq[1] == 2.0, "Reduce_local MAXLOC MPI_2DOUBLE_PRECISION: %g %g", lq[0],
+          lq[1]);
 
     /* ops MPI does not define for the type */
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
@@ -221,13 +221,12 @@ static void reductions(void)
         char cc = 'a', cco;
         rc = MPI_Allreduce(&cc, &cco, 1, MPI_CHARACTER, MPI_SUM, MPI_COMM_WORLD);
         MPI_Error_class(rc, &cls);
-        CHECK(cls == MPI_ERR_OP, "SUM on MPI_CHARACTER gave %d (class %d), expected MPI_ERR_OP",
-              rc, cls);
+        CHECK(cls == MPI_ERR_OP, "SUM on MPI_CHARACTER gave %d (class %d), expected MPI_ERR_OP", rc,
+              cls);
     }
     rc = MPI_Reduce_local(&c, &co, 1, MPI_COMPLEX, MPI_MAX);
     MPI_Error_class(rc, &cls);
-    CHECK(cls == MPI_ERR_OP, "MAX on MPI_COMPLEX gave %d (class %d), expected MPI_ERR_OP", rc,
-          cls);
+    CHECK(cls == MPI_ERR_OP, "MAX on MPI_COMPLEX gave %d (class %d), expected MPI_ERR_OP", rc, cls);
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
 }
 
@@ -238,11 +237,15 @@ static void external32(void)
         const char *name;
         MPI_Aint size;
     } x[] = {
-        {MPI_CHARACTER, "MPI_CHARACTER", 1}, {MPI_LOGICAL, "MPI_LOGICAL", 4},
-        {MPI_INTEGER, "MPI_INTEGER", 4},     {MPI_REAL, "MPI_REAL", 4},
+        {MPI_CHARACTER, "MPI_CHARACTER", 1},
+        {MPI_LOGICAL, "MPI_LOGICAL", 4},
+        {MPI_INTEGER, "MPI_INTEGER", 4},
+        {MPI_REAL, "MPI_REAL", 4},
         {MPI_DOUBLE_PRECISION, "MPI_DOUBLE_PRECISION", 8},
-        {MPI_COMPLEX, "MPI_COMPLEX", 8},     {MPI_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX", 16},
-        {MPI_INTEGER2, "MPI_INTEGER2", 2},   {MPI_INTEGER8, "MPI_INTEGER8", 8},
+        {MPI_COMPLEX, "MPI_COMPLEX", 8},
+        {MPI_DOUBLE_COMPLEX, "MPI_DOUBLE_COMPLEX", 16},
+        {MPI_INTEGER2, "MPI_INTEGER2", 2},
+        {MPI_INTEGER8, "MPI_INTEGER8", 8},
     };
     for (size_t i = 0; i < sizeof x / sizeof x[0]; i++) {
         MPI_Aint s = -1;

@@ -71,8 +71,8 @@ static void test_hindexed(void)
     int order[4] = {0, 3, 1, 2};
     for (int e = 0; e < 2; e++)
         for (int i = 0; i < 4; i++)
-            CHECK(c[e * 4 + i] == left + (e * 4 + order[i]) / 10.0,
-                  "hindexed order: c[%d] = %g", e * 4 + i, c[e * 4 + i]);
+            CHECK(c[e * 4 + i] == left + (e * 4 + order[i]) / 10.0, "hindexed order: c[%d] = %g",
+                  e * 4 + i, c[e * 4 + i]);
     MPI_Type_free(&t);
 }
 
@@ -208,8 +208,8 @@ static void test_bottom(void)
     MPI_Datatype tyr[3] = {MPI_INT, MPI_DOUBLE, MPI_CHAR};
     CHECK_MPI(MPI_Type_create_struct(3, blr, ar, tyr, &r));
     CHECK_MPI(MPI_Type_commit(&r));
-    CHECK_MPI(MPI_Sendrecv(MPI_BOTTOM, 1, s, right, 7, MPI_BOTTOM, 1, r, left, 7, MPI_COMM_WORLD,
-                           &st));
+    CHECK_MPI(
+        MPI_Sendrecv(MPI_BOTTOM, 1, s, right, 7, MPI_BOTTOM, 1, r, left, 7, MPI_COMM_WORLD, &st));
     CHECK_INT(i2, left, "MPI_BOTTOM int");
     CHECK(d2[0] == left * 2.0 && d2[1] == left * 3.0, "MPI_BOTTOM doubles %g %g", d2[0], d2[1]);
     CHECK(c2[0] == 'x' && c2[1] == 'y' && c2[2] == (char)('0' + left % 10),
@@ -279,7 +279,7 @@ static void test_nested(void)
 
     /* A struct mixing a vector of ints and a resized double. */
     MPI_Datatype iv, dr;
-    MPI_Type_vector(2, 1, 3, MPI_INT, &iv); /* ints 0 and 3 */
+    MPI_Type_vector(2, 1, 3, MPI_INT, &iv);                          /* ints 0 and 3 */
     MPI_Type_create_resized(MPI_DOUBLE, 0, 2 * sizeof(double), &dr); /* every other double */
     static struct {
         int i[4];

@@ -206,8 +206,8 @@ static void pairs(void)
         int i;
     } bar[2];
     int bl[4] = {1, 1, 1, 1};
-    MPI_Aint d[4] = {offsetof(struct dint, a), offsetof(struct dint, b),
-                     offsetof(struct dint, c), offsetof(struct dint, d)};
+    MPI_Aint d[4] = {offsetof(struct dint, a), offsetof(struct dint, b), offsetof(struct dint, c),
+                     offsetof(struct dint, d)};
     MPI_Datatype t[4] = {MPI_DOUBLE, MPI_INT, MPI_DOUBLE, MPI_INT}, st4, st3;
     st4 = make_struct(4, bl, d, t);
     st3 = make_struct(3, bl, d, t);
@@ -218,8 +218,7 @@ static void pairs(void)
     memset(bar, 0, sizeof bar);
     CHECK_MPI(MPI_Sendrecv(&foo, 1, st4, 0, 3, bar, 2, MPI_DOUBLE_INT, 0, 3, MPI_COMM_SELF, &s));
     CHECK(bar[0].v == 1.5 && bar[0].i == 7 && bar[1].v == 2.5 && bar[1].i == 9,
-          "struct received as MPI_DOUBLE_INT: %g %d %g %d", bar[0].v, bar[0].i, bar[1].v,
-          bar[1].i);
+          "struct received as MPI_DOUBLE_INT: %g %d %g %d", bar[0].v, bar[0].i, bar[1].v, bar[1].i);
     CHECK_MPI(MPI_Get_elements(&s, MPI_DOUBLE_INT, &n));
     CHECK_INT(n, 4, "Get_elements of 2 MPI_DOUBLE_INT");
     CHECK_MPI(MPI_Get_count(&s, MPI_DOUBLE_INT, &n));
@@ -273,8 +272,7 @@ static void pairs(void)
     dv[1].i = rank;
     CHECK_MPI(MPI_Allreduce(dv, dr, 2, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD));
     double mx = size >= 3 ? 2 : size - 1;
-    CHECK(dr[0].v == mx && dr[0].i == (int)mx, "MAXLOC DOUBLE_INT [0]: %g at %d", dr[0].v,
-          dr[0].i);
+    CHECK(dr[0].v == mx && dr[0].i == (int)mx, "MAXLOC DOUBLE_INT [0]: %g at %d", dr[0].v, dr[0].i);
     CHECK(dr[1].v == 0 && dr[1].i == 0, "MAXLOC DOUBLE_INT [1]: %g at %d", dr[1].v, dr[1].i);
     CHECK_MPI(MPI_Allreduce(dv, dr, 2, MPI_DOUBLE_INT, MPI_MINLOC, MPI_COMM_WORLD));
     CHECK(dr[0].v == 0 && dr[0].i == 0, "MINLOC DOUBLE_INT [0]: %g at %d", dr[0].v, dr[0].i);

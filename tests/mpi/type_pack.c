@@ -182,8 +182,7 @@ static void test_packed_matches(void)
     MPI_Pack_size(2, rt, MPI_COMM_WORLD, &psz);
     char *buf = malloc((size_t)psz);
     MPI_Status st;
-    CHECK_MPI(MPI_Sendrecv(r, 2, rt, right, 2, buf, psz, MPI_PACKED, left, 2, MPI_COMM_WORLD,
-                           &st));
+    CHECK_MPI(MPI_Sendrecv(r, 2, rt, right, 2, buf, psz, MPI_PACKED, left, 2, MPI_COMM_WORLD, &st));
     int n, pos = 0;
     MPI_Get_count(&st, MPI_PACKED, &n);
     memset(o, 0, sizeof o);
@@ -196,8 +195,7 @@ static void test_packed_matches(void)
     pos = 0;
     CHECK_MPI(MPI_Pack(r, 2, rt, buf, psz, &pos, MPI_COMM_WORLD));
     memset(o, 0, sizeof o);
-    CHECK_MPI(MPI_Sendrecv(buf, pos, MPI_PACKED, right, 3, o, 2, rt, left, 3, MPI_COMM_WORLD,
-                           &st));
+    CHECK_MPI(MPI_Sendrecv(buf, pos, MPI_PACKED, right, 3, o, 2, rt, left, 3, MPI_COMM_WORLD, &st));
     for (int i = 0; i < 2; i++) {
         fill_rec(&w, left, i);
         CHECK(same_rec(&o[i], &w), "pack -> MPI_PACKED -> typed, record %d", i);

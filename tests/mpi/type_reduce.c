@@ -58,8 +58,7 @@ static void __attribute__((unused)) test_predefined(void)
     for (int i = 0; i < 10; i++) {
         int in = (i % 5) % 2 == 0;
         double want = in ? dv(0, i) : dv(rank, i);
-        CHECK(x[i] == want, "allreduce in place vector min x[%d] = %g, expected %g", i, x[i],
-              want);
+        CHECK(x[i] == want, "allreduce in place vector min x[%d] = %g, expected %g", i, x[i], want);
     }
 
     /* Scan and Exscan on a contiguous of ints. */

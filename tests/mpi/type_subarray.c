@@ -19,8 +19,8 @@ enum { MAXD = 3 };
 
 typedef struct {
     int nd;
-    int order;          /* MPI_ORDER_C or MPI_ORDER_FORTRAN */
-    int full[MAXD];     /* sizes with halo */
+    int order;      /* MPI_ORDER_C or MPI_ORDER_FORTRAN */
+    int full[MAXD]; /* sizes with halo */
     size_t total;
 } layout_t;
 
@@ -163,8 +163,8 @@ static void run(int nd, const int *n, int order, const char *what)
                 /* The packed order is the array order of the interior. */
                 double want = cell(r, x, nd);
                 if (g[(size_t)r * ni + (size_t)k] != want && bad++ < 3)
-                    CHECK(0, "%s: gathered interior of rank %d item %d = %.0f, expected %.0f",
-                          what, r, k, g[(size_t)r * ni + (size_t)k], want);
+                    CHECK(0, "%s: gathered interior of rank %d item %d = %.0f, expected %.0f", what,
+                          r, k, g[(size_t)r * ni + (size_t)k], want);
                 k++;
             } while (next(&L, x, one, in));
         }

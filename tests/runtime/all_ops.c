@@ -71,7 +71,10 @@ int main(int argc, char **argv)
     MPI_Exscan(&mine, &s, 1, MPI_LONG, MPI_SUM, MPI_COMM_WORLD);
     if (rank > 0)
         CHECK(s == (long)rank * (rank + 1) / 2, "exscan %ld", s);
-    struct { double v; int i; } in = {(double)(rank % 7), rank}, out;
+    struct {
+        double v;
+        int i;
+    } in = {(double)(rank % 7), rank}, out;
     MPI_Allreduce(&in, &out, 1, MPI_DOUBLE_INT, MPI_MAXLOC, MPI_COMM_WORLD);
     CHECK(out.v == (p >= 7 ? 6.0 : p - 1) && out.i == (p >= 7 ? 6 : p - 1), "maxloc %g %d", out.v,
           out.i);
@@ -86,7 +89,8 @@ int main(int argc, char **argv)
     CHECK(ur == expect_max, "user-op allreduce %d, expected %d", ur, expect_max);
     MPI_Op_free(&uop);
 
-    int *all = malloc(p * sizeof(int)), *cnt = malloc(p * sizeof(int)), *dsp = malloc(p * sizeof(int));
+    int *all = malloc(p * sizeof(int)), *cnt = malloc(p * sizeof(int)),
+        *dsp = malloc(p * sizeof(int));
     int *sb = malloc(p * sizeof(int)), *rb = malloc(p * sizeof(int));
     MPI_Gather(&rank, 1, MPI_INT, all, 1, MPI_INT, p - 1, MPI_COMM_WORLD);
     if (rank == p - 1)
@@ -148,7 +152,11 @@ int main(int argc, char **argv)
     MPI_Allreduce(&bad, &tot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)
         printf("%s all_ops on %d ranks\n", tot ? "FAIL" : "PASS", p);
-    free(all); free(cnt); free(dsp); free(sb); free(rb);
+    free(all);
+    free(cnt);
+    free(dsp);
+    free(sb);
+    free(rb);
     MPI_Finalize();
     return tot ? 1 : 0;
 }

@@ -13,7 +13,7 @@ int main(int argc, char **argv)
     const char *how = argc > 1 ? argv[1] : "segv";
     int victim = argc > 2 ? atoi(argv[2]) : 1;
     int rank, size;
-    if (!strcmp(how, "exit-before-init") ) {
+    if (!strcmp(how, "exit-before-init")) {
         /* Every rank leaves with status 3 before MPI_Init. */
         return 3;
     }

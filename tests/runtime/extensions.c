@@ -16,7 +16,7 @@ int main(int argc, char **argv)
         v = -99;                                                                                   \
         call;                                                                                      \
         if (v != (want)) {                                                                         \
-            fprintf(stderr, "rank %d: %s gave %d, expected %d\n", rank, #call, v, (want));        \
+            fprintf(stderr, "rank %d: %s gave %d, expected %d\n", rank, #call, v, (want));         \
             bad++;                                                                                 \
         }                                                                                          \
     } while (0)

@@ -56,8 +56,8 @@ int main(int argc, char **argv)
             }
             if (a[i] != want) {
                 if (bad++ < 3)
-                    fprintf(stderr, "rank %d round %d: word %llu is %llx, expected %llx\n", rank,
-                            r, (unsigned long long)i, (unsigned long long)a[i],
+                    fprintf(stderr, "rank %d round %d: word %llu is %llx, expected %llx\n", rank, r,
+                            (unsigned long long)i, (unsigned long long)a[i],
                             (unsigned long long)want);
             }
         }

@@ -58,8 +58,8 @@ int main(int argc, char **argv)
         bad = 1;
     }
     if (max_crit > nc) {
-        fprintf(stderr, "rank %d saw %d ranks in a critical section with -nc %d\n", rank,
-                max_crit, nc);
+        fprintf(stderr, "rank %d saw %d ranks in a critical section with -nc %d\n", rank, max_crit,
+                nc);
         bad = 1;
     }
     MPI_Allreduce(&bad, &tot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

@@ -1,0 +1,18 @@
+#!/bin/bash
+# Fails when a tracked C source or header differs from what .clang-format
+# makes of it; prints the files and how to fix them.  Exit 77 without
+# clang-format or outside a git checkout.
+root=$1
+command -v clang-format >/dev/null || { echo "clang-format not installed"; exit 77; }
+cd "$root" && git rev-parse --is-inside-work-tree >/dev/null 2>&1 || { echo "not a git checkout"; exit 77; }
+bad=()
+while IFS= read -r f; do
+  [ -f "$f" ] || continue
+  clang-format --dry-run -Werror "$f" >/dev/null 2>&1 || bad+=("$f")
+done < <(git ls-files '*.c' '*.h' '*.cc' '*.cpp')
+if [ ${#bad[@]} -gt 0 ]; then
+  printf 'not formatted: %s\n' "${bad[@]}"
+  echo "fix with: clang-format -i ${bad[*]}"
+  exit 1
+fi
+echo "all sources formatted"
