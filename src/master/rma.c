@@ -1,5 +1,5 @@
 /* One-sided communication in the master: getting RMA service messages
- * (BD_CTX_RMA_SVC: lock, unlock, flush, operations; see src/lib/rma.c) to
+ * (BD_CTX_RMA_SVC: lock, unlock, flush, operations; see src/lib/mpi/rma.c) to
  * their target rank, which applies them itself.
  *
  *  - A target that runs or waits for a run slot gets rma_pending set in its

@@ -25,7 +25,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib.h"
+#include "core.h"
+#include "dt.h"
+#include "mpi_int.h"
+#include "nbc.h"
+#include "objects.h"
+#include "request.h"
 
 /* Tags on the internal context; each collective pairs its own messages in
  * call order, so distinct tags are for readability of deadlock reports. */

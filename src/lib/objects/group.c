@@ -11,7 +11,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib.h"
+#include "core.h"
+#include "dt.h"
+#include "nbc.h"
+#include "objects.h"
+#include "request.h"
+/* TODO(layers): upward include, to be removed */
+#include "mpi_int.h"
 
 typedef struct group {
     int used;

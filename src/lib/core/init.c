@@ -12,7 +12,13 @@
 #include <unistd.h>
 
 #include "bd_log.h"
-#include "lib.h"
+#include "core.h"
+#include "dt.h"
+#include "nbc.h"
+#include "request.h"
+/* TODO(layers): upward includes, to be removed */
+#include "mpi_int.h"
+#include "objects.h"
 
 bdl_lib_t bdl_g;
 static uint64_t g_init_ns; /* when MPI_Init returned */

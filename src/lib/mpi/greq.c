@@ -10,7 +10,12 @@
 #include <stdlib.h>
 #include <time.h>
 
-#include "lib.h"
+#include "core.h"
+#include "dt.h"
+#include "mpi_int.h"
+#include "nbc.h"
+#include "objects.h"
+#include "request.h"
 
 struct bdl_greq {
     MPI_Grequest_query_function *query;

@@ -5,7 +5,12 @@
 
 #include <stdint.h>
 
-#include "lib.h"
+#include "core.h"
+#include "dt.h"
+#include "mpi_int.h"
+#include "nbc.h"
+#include "objects.h"
+#include "request.h"
 
 /* A get-like operation whose answer has not arrived yet: it is unpacked
  * into (buf, count, t) when the target's reply comes. */

@@ -30,7 +30,13 @@
 #include <wchar.h>
 
 #include "bd_dtype.h"
-#include "lib.h"
+#include "core.h"
+#include "dt.h"
+#include "nbc.h"
+#include "request.h"
+/* TODO(layers): upward includes, to be removed */
+#include "mpi_int.h"
+#include "objects.h"
 
 #define NPRE (BDMPI_DATATYPE_PREDEFINED_MAX + 1)
 

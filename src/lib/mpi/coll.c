@@ -8,7 +8,12 @@
 #include <string.h>
 
 #include "bd_dtype.h"
-#include "lib.h"
+#include "core.h"
+#include "dt.h"
+#include "mpi_int.h"
+#include "nbc.h"
+#include "objects.h"
+#include "request.h"
 
 /* ---------------------------------------------------------------- user ops */
 

@@ -23,7 +23,12 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib.h"
+#include "core.h"
+#include "dt.h"
+#include "mpi_int.h"
+#include "nbc.h"
+#include "objects.h"
+#include "request.h"
 
 /* Tags on the hidden context, apart from those of the user-op reductions. */
 #define NBR_TAG 0x4e420000

@@ -13,7 +13,12 @@
 
 #include "bd_dtype.h"
 #include "bd_log.h"
-#include "lib.h"
+#include "core.h"
+#include "dt.h"
+#include "mpi_int.h"
+#include "nbc.h"
+#include "objects.h"
+#include "request.h"
 
 void bdl_status_empty(MPI_Status *st)
 {

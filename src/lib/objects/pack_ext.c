@@ -12,7 +12,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib.h"
+#include "core.h"
+#include "dt.h"
+#include "nbc.h"
+#include "objects.h"
+#include "request.h"
+/* TODO(layers): upward include, to be removed */
+#include "mpi_int.h"
 
 enum { K_NONE, K_SINT, K_UINT, K_FLOAT, K_LDOUBLE, K_INT128 };
 

@@ -14,7 +14,13 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "lib.h"
+#include "core.h"
+#include "dt.h"
+#include "nbc.h"
+#include "objects.h"
+#include "request.h"
+/* TODO(layers): upward include, to be removed */
+#include "mpi_int.h"
 
 struct bdl_topo {
     int kind; /* MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH */

@@ -1,0 +1,145 @@
+/* libbdmpi, bottom room: the rank's library state, the RPC to its master,
+ * error reporting, the communicator table and the memory manager's glue.
+ * Includes nothing of the library above it (docs/design.md, "Layers"). */
+#ifndef BDL_CORE_H
+#define BDL_CORE_H
+
+#include <stdint.h>
+
+#include "bd_ipc.h"
+#include "mpi.h"
+
+/* Hidden context for the library's own point-to-point traffic on behalf
+ * of a communicator (user-op reductions), so it never matches user messages. */
+#define BDL_CTX_INTERNAL (1 << 30)
+/* Point-to-point context of an intercommunicator: the smaller of the two
+ * groups' hidden local contexts with this bit set, so both groups derive it
+ * alike and it never equals an intracommunicator's context. */
+#define BDL_CTX_INTER (1 << 29)
+
+/* BD_CTX_DERIVED (bd_ipc.h) marks contexts the ranks derive from another
+ * one and register with their masters themselves: the union communicator
+ * of an intercommunicator (its context | BD_CTX_DERIVED) and the local
+ * groups of a duplicated intercommunicator (the new union's context |
+ * BD_CTX_DERIVED, | BDL_CTX_GROUP1 for the union's second group). */
+#define BDL_CTX_GROUP1 (1 << 27)
+
+typedef struct bdl_comm {
+    int used;
+    int ctx;
+    int rank, size;
+    int *world; /* comm rank -> world rank */
+    MPI_Errhandler errh;
+    uint64_t coll_seq; /* collectives this rank has started on it */
+    char name[MPI_MAX_OBJECT_NAME];
+    struct bdl_attr *attrs; /* user attributes (group.c) */
+    int nattrs;
+    struct bdl_topo *topo; /* virtual topology or NULL (topo.c) */
+    /* Intercommunicators (intercomm.c): rank, size and world are the local
+     * group's; point-to-point addresses the remote group.  local is a hidden
+     * intracommunicator of the local group that carries the collectives. */
+    int inter;
+    int rsize;
+    int *rworld; /* remote rank -> world rank */
+    MPI_Comm local;
+    /* ... and ucomm a hidden intracommunicator of both groups (the union),
+     * on which the nonblocking collectives run; local rank r is its rank
+     * uoff + r, remote rank r its rank roff + r. */
+    MPI_Comm ucomm;
+    int uoff, roff;
+    /* MPI_Comm_idup's new communicator before the request completes: the
+     * handle is taken but names no communicator yet. */
+    int pending;
+} bdl_comm_t;
+
+/* Size of the group a communicator's point-to-point ranks name, and the
+ * world rank of one of them. */
+static inline int bdl_comm_peers(const bdl_comm_t *c) { return c->inter ? c->rsize : c->size; }
+static inline int bdl_comm_peer_world(const bdl_comm_t *c, int r)
+{
+    return c->inter ? c->rworld[r] : c->world[r];
+}
+
+typedef struct bdl_user_op {
+    MPI_User_function *fn;
+    int commute;
+    int used;
+} bdl_user_op_t;
+
+typedef struct bdl_lib {
+    int initialized, finalized;
+    int thread_level;
+    bd_shm_hdr_t *hdr;
+    bd_slot_t *slot;
+    char *win;
+    uint64_t window;
+    uint64_t threshold;
+    int event_fd;
+    int world_rank, world_size;
+    uint64_t next_rid;
+    uint64_t spill_seq;
+    bdl_comm_t *comms;
+    int ncomms;
+    struct bdl_request *reqs;
+    int nreqs;
+    bdl_user_op_t *ops;
+    int nops;
+    int mem_active; /* the memory manager owns large allocations */
+    int ndetached;  /* freed receives still posted (p2p.c) */
+} bdl_lib_t;
+
+extern bdl_lib_t bdl_g;
+
+/* init.c */
+void bdl_rpc(void);
+/* The error handler of a communicator nobody set one on: it follows
+ * MPI_COMM_WORLD's current handler, as MPICH does (programs and test suites
+ * set MPI_ERRORS_RETURN on MPI_COMM_WORLD and expect it of the communicators
+ * they created before); MPI_ERRORS_ARE_FATAL when WORLD has none set either. */
+#define BDL_ERRH_DEFAULT ((MPI_Errhandler)-1)
+/* The handler that takes c's errors (init.c). */
+MPI_Errhandler bdl_errh_effective(const bdl_comm_t *c);
+/* code is a predefined error class or a code/class the program added. */
+int bdl_errcode_valid(int code);
+int bdl_errcode_lastused(void); /* MPI_LASTUSEDCODE */
+
+static inline bd_req_t *bdl_req_begin(uint32_t code)
+{
+    bd_req_t *r = &bdl_g.slot->req;
+    __builtin_memset(r, 0, sizeof *r);
+    r->code = code;
+    return r;
+}
+static inline bd_resp_t *bdl_resp(void) { return &bdl_g.slot->resp; }
+/* Report an error as MPI requires: through comm's error handler (MPI_COMM_WORLD's
+ * when comm is not valid).  Returns code when the handler returns. */
+int bdl_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* Abort the job from inside the library. */
+_Noreturn void bdl_fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+#define BDL_CHECK_INIT(call)                                                                       \
+    do {                                                                                           \
+        if (!bdl_g.initialized || bdl_g.finalized)                                                 \
+            bdl_fatal(MPI_ERR_OTHER, "%s called %s MPI_Init", call,                                \
+                      bdl_g.finalized ? "after MPI_Finalize, not between it and" : "before");      \
+    } while (0)
+
+/* mem.c */
+void bdl_lib_mem_init(void);
+void bdl_lib_mem_stats(void);
+void bdl_lib_mem_command(void);
+void bdl_lib_mem_idle(void);
+uint64_t bdl_lib_mem_resident(void);
+void bdl_lib_mem_discard(void *buf, uint64_t len);
+void bdl_lib_mem_prepare(const void *buf, uint64_t len, int for_write);
+
+/* comm.c */
+bdl_comm_t *bdl_comm_get(MPI_Comm comm);
+int bdl_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh);
+void bdl_comm_setup_predefined(void);
+int bdl_world_node(int world);
+/* Make the communicator ctx of the world ranks world[n] known to this
+ * rank's master (BD_REQ_COMM_REGISTER); -1 if the list does not fit the window. */
+int bdl_comm_register(int ctx, const int *world, int n);
+
+#endif

@@ -1,0 +1,88 @@
+/* libbdmpi, bottom room: the datatype engine (descriptors, pack and unpack).
+ * It sits below the transport because every transfer packs on the way. */
+#ifndef BDL_DT_H
+#define BDL_DT_H
+
+#include <stdint.h>
+
+#include "core.h"
+
+/* dtype.c: datatype descriptors.  One element of a type is `nruns` runs of
+ * equal blocks in type-map order; its packed stream is those blocks back to
+ * back (psize bytes per element), which is what travels between ranks. */
+typedef struct bdl_run {
+    int64_t off;    /* first block, bytes from the element's origin */
+    uint64_t len;   /* bytes per block */
+    uint64_t cnt;   /* blocks */
+    int64_t stride; /* bytes from one block to the next */
+} bdl_run_t;
+
+typedef struct bdl_sig {
+    struct bdl_dt *t; /* the type signature is t's, reps times */
+    uint64_t reps;
+} bdl_sig_t;
+
+typedef struct bdl_dt {
+    int predefined;
+    int committed;
+    int refs; /* handles naming it, types built from it, pending receives */
+    int combiner;
+    uint64_t psize;  /* packed bytes of one element */
+    uint64_t size;   /* MPI_Type_size (the same as psize) */
+    uint64_t nelem;  /* predefined elements in one element (what reductions fold) */
+    uint64_t nbasic; /* basic elements in one (MPI_Get_elements: a pair type has 2) */
+    int basic;       /* the predefined type of all basic elements; 0 none; -1 mixed */
+    int align;       /* strictest alignment of the basic elements */
+    int sticky;      /* BDL_DT_EXPLICIT_*: bounds set by MPI_LB/MPI_UB markers or
+                          resized, subarray, darray; an explicit ub gets no padding */
+    int contig;      /* any count of elements is one block of bytes */
+    int64_t lb, extent, true_lb, true_extent;
+    uint32_t nruns;
+    bdl_run_t *runs;
+    uint64_t *pre; /* pre[i]: packed bytes before run i; pre[nruns] = psize */
+    uint32_t nsig;
+    bdl_sig_t *sig;
+    int ni, na, nd; /* MPI_Type_get_contents */
+    int *ints;
+    MPI_Aint *aints;
+    struct bdl_dt **types;
+    bdl_run_t run1; /* predefined types: their single run */
+    uint64_t pre1[2];
+    bdl_run_t run2[2]; /* pair types whose index is apart from the value */
+    uint64_t pre2[3];
+    char name[MPI_MAX_OBJECT_NAME];
+} bdl_dt_t;
+
+#define BDL_DT_EXPLICIT_LB 1
+#define BDL_DT_EXPLICIT_UB 2
+
+/* The descriptor of a valid (not freed) handle, committed or not; NULL otherwise. */
+bdl_dt_t *bdl_dt_lookup(MPI_Datatype dt);
+const bdl_dt_t *bdl_dt_byte(void);
+/* For communication: dt must be valid and committed; otherwise the error is
+ * reported on comm (what: "send", "receive" or "") and its code returned. */
+int bdl_dt_check(MPI_Comm comm, const char *call, const char *what, MPI_Datatype dt,
+                 bdl_dt_t **out);
+void bdl_dt_retain(bdl_dt_t *t);
+void bdl_dt_release(bdl_dt_t *t);
+/* A hidden second handle naming dt's descriptor (dt itself if predefined or
+ * invalid; MPI_DATATYPE_NULL out of memory): a persistent request keeps one
+ * so the program may free dt while the request lives (MPI 3.1 4.1.10). */
+MPI_Datatype bdl_dt_alias(MPI_Datatype dt);
+void bdl_dt_alias_free(MPI_Datatype h);
+/* The packed stream of count elements at buf when it is one block of memory
+ * (start of that block), else NULL. */
+char *bdl_dt_contig(const bdl_dt_t *t, const void *buf, uint64_t count);
+/* Bytes [off, off+len) of the packed stream of count elements at buf. */
+void bdl_dt_pack(const bdl_dt_t *t, const void *buf, uint64_t count, uint64_t off, void *out,
+                 uint64_t len);
+void bdl_dt_unpack(const bdl_dt_t *t, void *buf, uint64_t count, uint64_t off, const void *in,
+                   uint64_t len);
+/* The first nbytes of the packed stream of (sbuf, scount, st) into (rbuf, rcount, rt). */
+void bdl_dt_copy(const bdl_dt_t *st, const void *sbuf, uint64_t scount, const bdl_dt_t *rt,
+                 void *rbuf, uint64_t rcount, uint64_t nbytes);
+/* Zeroed memory for count elements of t: returns what to free; *base is the
+ * buffer address to use with t (it may lie outside the allocation). */
+void *bdl_dt_alloc(const bdl_dt_t *t, uint64_t count, void **base);
+
+#endif

@@ -1,0 +1,47 @@
+/* libbdmpi, top room: what the MPI entry points share among themselves
+ * (intercommunicator collectives, the RMA service hooks). */
+#ifndef BDL_MPI_INT_H
+#define BDL_MPI_INT_H
+
+#include "core.h"
+#include "objects.h"
+
+/* intercomm.c: intercommunicator collectives (comm is c's handle; c is
+ * valid and c->inter is set). */
+int bdl_inter_barrier(bdl_comm_t *c, MPI_Comm comm);
+int bdl_inter_bcast(bdl_comm_t *c, MPI_Comm comm, void *buf, int count, MPI_Datatype dt, int root);
+int bdl_inter_reduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
+                     MPI_Datatype dt, MPI_Op op, int root);
+int bdl_inter_allreduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
+                        MPI_Datatype dt, MPI_Op op);
+/* counts NULL: every rank gets block elements (Reduce_scatter_block). */
+int bdl_inter_reduce_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                             void *recvbuf, const int *counts, int block, MPI_Datatype dt,
+                             MPI_Op op);
+/* recvcounts/displs (sendcounts/displs) NULL for the fixed-count variants. */
+int bdl_inter_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                     int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                     const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root);
+int bdl_inter_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                      int sendcount, const int *sendcounts, const int *displs,
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root);
+int bdl_inter_allgather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                        int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                        const int *recvcounts, const int *displs, MPI_Datatype recvtype);
+int bdl_inter_alltoall(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                       int sendcount, const int *sendcounts, const int *sdispls,
+                       MPI_Datatype sendtype, void *recvbuf, int recvcount, const int *recvcounts,
+                       const int *rdispls, MPI_Datatype recvtype);
+/* Displacements in bytes, a type per remote rank. */
+int bdl_inter_alltoallw(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                        const int *sendcounts, const int *sdispls, const MPI_Datatype *sendtypes,
+                        void *recvbuf, const int *recvcounts, const int *rdispls,
+                        const MPI_Datatype *recvtypes);
+/* rma.c: serve the RMA requests waiting for this rank (lock, unlock, flush,
+ * operations as target), called by bdl_rpc: before a request when the master
+ * has flagged some (rma_pending), and on BD_CMD_RMA while blocked. */
+void bdl_rma_serve_pending(void);
+uint32_t bdl_rma_serve_command(void); /* returns the resp_seq to wait past */
+
+#endif

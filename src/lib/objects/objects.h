@@ -1,0 +1,52 @@
+/* libbdmpi, middle room: communicators, groups, attributes, topologies and
+ * datatype attributes, built on the bottom room (core/). */
+#ifndef BDL_OBJECTS_H
+#define BDL_OBJECTS_H
+
+#include "core.h"
+#include "dt.h"
+#include "nbc.h"
+
+/* comm.c: collective creation from comm (color MPI_UNDEFINED gives MPI_COMM_NULL). */
+int bdl_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
+
+/* comm.c: the intracommunicator of exactly the world ranks mem[n] (in that
+ * order), collective over them alone; tag < 0 is for the library's own use. */
+int bdl_comm_create_members(MPI_Comm parent, const int *mem, int n, int tag, MPI_Comm *newcomm,
+                            const char *call);
+
+/* intercomm.c: intercommunicator creation. */
+int bdl_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
+/* MPI_Comm_idup of an intercommunicator: the split of its union that made
+ * the new union (context ctx, the caller its rank urank of un members uworld,
+ * taken over) is complete; make the pending entry h the new
+ * intercommunicator. */
+void bdl_inter_idup_done(MPI_Comm h, int ctx, int urank, int un, int *uworld);
+
+/* group.c: groups, attributes */
+int bdl_group_new(int n, const int *world);        /* a group handle (copies world), or -1 */
+const int *bdl_group_members(MPI_Group g, int *n); /* NULL if g is not a valid group */
+int bdl_attr_copy_all(MPI_Comm oldcomm, MPI_Comm newcomm, const char *call);
+int bdl_attr_delete_all(MPI_Comm comm, const char *call);
+int bdl_attr_get(bdl_comm_t *c, int keyval, void **val, int *flag);
+
+/* topo.c */
+struct bdl_topo *bdl_topo_dup(const struct bdl_topo *t);
+void bdl_topo_free(struct bdl_topo *t);
+/* The neighbours of this rank in its communicator's topology, in the order
+ * of the neighbourhood collectives (MPI 3.1 7.6); MPI_PROC_NULL at the
+ * edges of a non-periodic Cartesian grid. */
+typedef struct bdl_nbrs {
+    int cart; /* Cartesian: block 2d is the -1 neighbour, 2d+1 the +1 one */
+    int indeg, outdeg;
+    int *in, *out;
+} bdl_nbrs_t;
+int bdl_topo_neighbors(const bdl_comm_t *c, bdl_nbrs_t *nb); /* -1: no topology or no memory */
+void bdl_nbrs_free(bdl_nbrs_t *nb);
+
+/* typeattr.c: datatype attributes (MPI_Type_dup, MPI_Type_free) */
+int bdl_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype, const char *call);
+int bdl_type_attr_delete_all(MPI_Datatype dt, const char *call);
+void bdl_type_attr_drop(MPI_Datatype dt);
+
+#endif
