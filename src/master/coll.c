@@ -672,7 +672,7 @@ static void poke_members(coll_t *c)
         slave_t *s = &g_m.slaves[i];
         if (s->coll == c || (s->state == SL_BLOCKED && s->blk == BLK_COLL &&
                              s->slot->req.code == BD_REQ_COLL_WAITANY))
-            bdr_master_poke(s);
+            bdr_sched_poke(s);
     }
 }
 
@@ -987,7 +987,7 @@ static void coll_begin(slave_t *s, bd_req_t *r)
     s->coll = c;
     s->coll_rank = r->myrank;
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLLS], 1, memory_order_relaxed);
-    bdr_master_respond(s);
+    bdr_sched_respond(s);
 }
 
 /* PUT window: u32 nseg, u32 pad, then nseg times {bd_seg_t, len data bytes
@@ -1016,7 +1016,7 @@ static void coll_put(slave_t *s)
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLL_BYTES_UP], seg.len,
                                   memory_order_relaxed);
     }
-    bdr_master_respond(s);
+    bdr_sched_respond(s);
     return;
 bad:
     bdr_master_fail(1, "rank %d: malformed collective PUT", s->world);
@@ -1049,9 +1049,9 @@ static void coll_wait(slave_t *s)
     if (coll_arrive(s, c, s->coll_rank) < 0)
         return;
     if (rank_ready(c, s->coll_rank))
-        bdr_master_respond(s);
+        bdr_sched_respond(s);
     else
-        bdr_master_block(s, BLK_COLL);
+        bdr_sched_block(s, BLK_COLL);
 }
 
 /* ARRIVE (answered at once) and TEST (a poll): resp.flag says whether the
@@ -1063,9 +1063,9 @@ static void coll_test(slave_t *s, int poll)
         return;
     s->slot->resp.flag = rank_ready(c, s->coll_rank);
     if (poll && !s->slot->resp.flag)
-        bdr_master_poll_failed(s);
+        bdr_sched_poll_failed(s);
     else
-        bdr_master_respond(s);
+        bdr_sched_respond(s);
 }
 
 /* The instances of a WAITANY/TESTANY (window: bd_coll_id_t[n], then n flag
@@ -1112,12 +1112,12 @@ static void coll_waitany(slave_t *s, int poll)
         return;
     s->slot->resp.flag = n > 0;
     if (n > 0 || (poll && s->slot->req.arg[1])) {
-        bdr_master_respond(s);
+        bdr_sched_respond(s);
     } else if (poll) {
-        bdr_master_poll_failed(s);
+        bdr_sched_poll_failed(s);
     } else {
         s->coll = first; /* for the deadlock report */
-        bdr_master_block(s, BLK_COLL);
+        bdr_sched_block(s, BLK_COLL);
     }
 }
 
@@ -1178,7 +1178,7 @@ static void coll_get(slave_t *s)
                                   memory_order_relaxed);
     }
     s->slot->resp.arg[0] = mismatch;
-    bdr_master_respond(s);
+    bdr_sched_respond(s);
 }
 
 static void coll_end(slave_t *s)
@@ -1187,7 +1187,7 @@ static void coll_end(slave_t *s)
     s->coll = NULL;
     c->ended++;
     coll_maybe_free(c);
-    bdr_master_respond(s);
+    bdr_sched_respond(s);
 }
 
 /* MPI_Comm_create_group is called by the group's members only, so it runs
@@ -1229,7 +1229,7 @@ static void comm_register_temp(slave_t *s, const bd_req_t *r)
     if (!c && !comm_new(r->ctx, (int)n, w))
         bdr_master_fail(1, "master out of memory");
     free(w);
-    bdr_master_respond(s);
+    bdr_sched_respond(s);
 }
 
 int bdr_coll_handle(slave_t *s)
@@ -1239,14 +1239,14 @@ int bdr_coll_handle(slave_t *s)
     case BD_REQ_COLL_BEGIN: coll_begin(s, r); return 1;
     case BD_REQ_CTX_ALLOC:
         s->slot->resp.arg[0] = bdr_comm_alloc_ctx();
-        bdr_master_respond(s);
+        bdr_sched_respond(s);
         return 1;
     case BD_REQ_COMM_REGISTER: comm_register_temp(s, r); return 1;
     case BD_REQ_COMM_FREE: {
         comm_t *c = bdr_comm_lookup(r->ctx);
         if (c && c->refs > 0 && --c->refs == 0 && !comm_busy(c))
             comm_remove(c);
-        bdr_master_respond(s);
+        bdr_sched_respond(s);
         return 1;
     }
     default: break;

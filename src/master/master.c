@@ -29,41 +29,6 @@ double bdr_master_now(void)
     return (double)ts.tv_sec + ts.tv_nsec * 1e-9;
 }
 
-void bdr_master_respond(slave_t *s)
-{
-    bd_slot_t *sl = s->slot;
-    uint32_t v = atomic_load_explicit(&sl->resp_seq, memory_order_relaxed) + 1;
-    atomic_store_explicit(&sl->resp_seq, v, memory_order_release);
-    bd_futex_wake(&sl->resp_seq, 1);
-}
-
-void bdr_master_make_runnable(slave_t *s)
-{
-    if (s->state == SL_RUNNABLE)
-        return;
-    s->state = SL_RUNNABLE;
-    s->runnable_order = ++g_m.order_counter;
-    g_m.nrunnable++;
-}
-
-void bdr_master_block(slave_t *s, blk_t why)
-{
-    if (s->state == SL_RUNNING)
-        g_m.nrunning--;
-    s->blk = why;
-    atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_BLOCKS], 1, memory_order_relaxed);
-    if (why == BLK_YIELD) {
-        atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_YIELDS], 1, memory_order_relaxed);
-        bdr_master_make_runnable(s);
-    } else {
-        s->state = SL_BLOCKED;
-    }
-    /* ARAW: a rank that gives up its run slot writes its memory out (sbma.txt 3.1). */
-    if (g_m.hdr->mem_strategy == BD_MEMS_ARAW &&
-        atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0)
-        bdr_memacct_unload(s);
-}
-
 void bdr_master_kill_all(void)
 {
     for (int i = 0; i < g_m.ns; i++) {
@@ -100,49 +65,6 @@ slave_t *bdr_master_slave_by_world(int world)
     return &g_m.slaves[idx];
 }
 
-void bdr_master_poll_failed(slave_t *s)
-{
-    atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_POLLS], 1, memory_order_relaxed);
-    if (!s->resuming && g_m.nrunnable > 0)
-        bdr_master_block(s, BLK_YIELD);
-    else
-        bdr_master_respond(s);
-}
-
-/* ---------------------------------------------------------------- scheduling */
-
-static slave_t *pick_runnable(void)
-{
-    slave_t *best = NULL;
-    for (int i = 0; i < g_m.ns; i++) {
-        slave_t *s = &g_m.slaves[i];
-        if (s->state != SL_RUNNABLE || s->unload_sent)
-            continue;
-        if (!best) {
-            best = s;
-            continue;
-        }
-        /* Ranks whose wait is over come before ranks that only yielded a poll;
-         * among them, the one with most memory resident (bdmpi.txt 5.2), then FIFO. */
-        int sy = s->blk == BLK_YIELD, by = best->blk == BLK_YIELD;
-        if (sy != by) {
-            if (!sy)
-                best = s;
-            continue;
-        }
-        uint64_t sr = atomic_load_explicit(&s->slot->resident, memory_order_relaxed);
-        uint64_t br = atomic_load_explicit(&best->slot->resident, memory_order_relaxed);
-        if (!sy && sr != br) {
-            if (sr > br)
-                best = s;
-            continue;
-        }
-        if (s->runnable_order < best->runnable_order)
-            best = s;
-    }
-    return best;
-}
-
 static void resume(slave_t *s)
 {
     blk_t why = s->blk;
@@ -152,10 +74,10 @@ static void resume(slave_t *s)
     case BLK_INIT:
         s->slot->resp.arg[0] = g_m.hdr->world_size;
         s->slot->resp.arg[1] = s->world;
-        bdr_master_respond(s);
+        bdr_sched_respond(s);
         break;
     case BLK_CRIT:
-    case BLK_NONE: bdr_master_respond(s); break;
+    case BLK_NONE: bdr_sched_respond(s); break;
     case BLK_COLL: bdr_coll_resume(s); break;
     case BLK_YIELD:
         if (s->slot->req.code == BD_REQ_COLL_TEST || s->slot->req.code == BD_REQ_COLL_TESTANY) {
@@ -170,19 +92,13 @@ static void resume(slave_t *s)
     }
 }
 
+/* Give free run slots to the run queue's choices, resuming each. */
 static void schedule(void)
 {
-    while (!g_m.stopping && g_m.nrunning < g_m.nr) {
-        slave_t *s = pick_runnable();
-        if (!s)
-            break;
-        g_m.nrunnable--;
-        g_m.nrunning++;
-        s->state = SL_RUNNING;
+    slave_t *s;
+    while ((s = bdr_sched_next()) != NULL)
         resume(s);
-    }
-    atomic_store_explicit(&g_m.hdr->runnable_waiting, (uint32_t)g_m.nrunnable,
-                          memory_order_relaxed);
+    bdr_sched_publish();
 }
 
 /* Re-examine blocked slaves whose condition may have changed. */
@@ -200,7 +116,7 @@ static void recheck_blocked(void)
         default: ready = bdr_p2p_ready(s); break;
         }
         if (ready)
-            bdr_master_make_runnable(s);
+            bdr_sched_make_runnable(s);
     }
 }
 
@@ -212,7 +128,7 @@ static void crit_release(void)
         slave_t *w = &g_m.slaves[i];
         if (w->state == SL_BLOCKED && w->blk == BLK_CRIT && !w->crit_granted) {
             w->crit_granted = 1; /* the count passes straight to the waiter */
-            bdr_master_poke(w);
+            bdr_sched_poke(w);
             return;
         }
     }
@@ -233,7 +149,7 @@ static void handle_request(slave_t *s)
         s->inited = 1;
         g_m.ninit_pending--;
         s->blk = BLK_INIT;
-        bdr_master_make_runnable(s);
+        bdr_sched_make_runnable(s);
         return;
     }
     if (r->code == BD_REQ_ABORT) {
@@ -257,22 +173,22 @@ static void handle_request(slave_t *s)
         s->state = SL_FINALIZED;
         g_m.nrunning--;
         bdr_p2p_cleanup(s);
-        bdr_master_respond(s);
+        bdr_sched_respond(s);
         return;
     case BD_REQ_CRIT_ENTER:
         if (g_m.crit_count < g_m.nc) {
             g_m.crit_count++;
-            bdr_master_respond(s);
+            bdr_sched_respond(s);
         } else {
             s->crit_granted = 0;
-            bdr_master_block(s, BLK_CRIT);
+            bdr_sched_block(s, BLK_CRIT);
         }
         return;
     case BD_REQ_CRIT_EXIT:
         crit_release();
-        bdr_master_respond(s);
+        bdr_sched_respond(s);
         return;
-    case BD_REQ_YIELD: bdr_master_poll_failed(s); return;
+    case BD_REQ_YIELD: bdr_sched_poll_failed(s); return;
     case BD_REQ_RMA_ENABLE:
     case BD_REQ_RMA_NEXT:
     case BD_REQ_RMA_DONE: bdr_rma_handle(s); return;

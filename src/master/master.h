@@ -170,17 +170,32 @@ typedef struct master {
 
 extern master_t g_m;
 
-/* master.c */
-void bdr_master_respond(slave_t *s);
-void bdr_master_block(slave_t *s, blk_t why);
-void bdr_master_make_runnable(slave_t *s);
-static inline void bdr_master_poke(slave_t *s) { s->poke = 1; }
+/* sched.c: run slots and the run queue, below the request handlers. */
+/* Answer s's current request (resp already filled): it goes on. */
+void bdr_sched_respond(slave_t *s);
+/* s waits (why); BLK_YIELD puts it in the run queue, anything else blocks it. */
+void bdr_sched_block(slave_t *s, blk_t why);
+/* Put s in the run queue (no-op if it is there). */
+void bdr_sched_make_runnable(slave_t *s);
+/* Something s may wait for changed: recheck it after this round. */
+static inline void bdr_sched_poke(slave_t *s) { s->poke = 1; }
 /* A poll found nothing: answer, or give the run slot away if others wait. */
-void bdr_master_poll_failed(slave_t *s);
-slave_t *bdr_master_slave_by_world(int world);
-void bdr_master_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-double bdr_master_now(void);
+void bdr_sched_poll_failed(slave_t *s);
+/* Give a free run slot to the run queue's choice and return it (now
+ * SL_RUNNING, to be resumed by the caller); NULL when no slot or no rank. */
+slave_t *bdr_sched_next(void);
+/* Tell the ranks how many wait for a slot (read by their polls). */
+void bdr_sched_publish(void);
 
+/* master.c: processes, the event loop and the dispatch of requests. */
+/* The local slave of world rank `world`, or NULL when it is on another node. */
+slave_t *bdr_master_slave_by_world(int world);
+/* End the job with exit status `status` (first failure only): report, tell the
+ * other nodes, kill every rank. */
+void bdr_master_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Monotonic seconds. */
+double bdr_master_now(void);
+/* SIGKILL every live rank of this node. */
 void bdr_master_kill_all(void);
 
 /* node.c */

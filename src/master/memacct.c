@@ -63,7 +63,7 @@ void bdr_memacct_unload(slave_t *s)
     s->unload_sent = 1;
     g_m.nunloading++;
     atomic_store_explicit(&s->slot->cmd, BD_CMD_UNLOAD, memory_order_relaxed);
-    bdr_master_respond(s); /* wakes it; it sees the command, not an answer */
+    bdr_sched_respond(s); /* wakes it; it sees the command, not an answer */
 }
 
 /* Unloading under a slave is only possible while it waits in a request. */
@@ -102,7 +102,7 @@ void bdr_memacct_poll(void)
         if (s->unload_sent && atomic_load_explicit(&s->slot->cmd, memory_order_acquire) == 0) {
             s->unload_sent = 0;
             g_m.nunloading--;
-            bdr_master_poke(s);
+            bdr_sched_poke(s);
         }
     }
     uint64_t budget = g_m.hdr->mem_budget;

@@ -32,7 +32,7 @@ void bdr_p2p_sync_matched(slave_t *snd, uint64_t sync_id)
     sync_rec_t *rec = sync_find(snd, sync_id);
     if (rec) {
         rec->matched = 1;
-        bdr_master_poke(snd);
+        bdr_sched_poke(snd);
     }
 }
 
@@ -123,7 +123,7 @@ static void deliver(slave_t *s, msg_t *m)
     }
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_RECVS], 1, memory_order_relaxed);
     free_msg(m, 0); /* the receiver reads and removes the spill file */
-    bdr_master_respond(s);
+    bdr_sched_respond(s);
 }
 
 /* Message m (from here or another node) arrives for world rank dst of this
@@ -149,7 +149,7 @@ void bdr_p2p_arrive(int dst_world, msg_t *m)
             d->unexp_head = m;
         d->unexp_tail = m;
     }
-    bdr_master_poke(d);
+    bdr_sched_poke(d);
 }
 
 static uint64_t new_sync(slave_t *s)
@@ -195,7 +195,7 @@ static void handle_send(slave_t *s, bd_req_t *r)
     count_send(s, r);
     if (!bdr_master_slave_by_world(r->peer)) {
         bdr_node_send_p2p(s, r, sync_id);
-        bdr_master_respond(s);
+        bdr_sched_respond(s);
         return;
     }
     msg_t *m = calloc(1, sizeof *m);
@@ -227,7 +227,7 @@ static void handle_send(slave_t *s, bd_req_t *r)
             g_m.peak_buffered = g_m.bytes_buffered;
     }
     bdr_p2p_arrive(r->peer, m);
-    bdr_master_respond(s);
+    bdr_sched_respond(s);
 }
 
 static precv_t *post_recv(slave_t *s, uint64_t rid, bd_req_t *r)
@@ -334,7 +334,7 @@ int bdr_p2p_handle(slave_t *s)
     case BD_REQ_SEND: handle_send(s, r); return 1;
     case BD_REQ_IRECV:
         post_recv(s, r->rid, r);
-        bdr_master_respond(s);
+        bdr_sched_respond(s);
         return 1;
     case BD_REQ_RECV: {
         /* rid 0 is the one blocking receive a slave can have outstanding. */
@@ -354,7 +354,7 @@ int bdr_p2p_handle(slave_t *s)
             finish_posted(s, p);
             return 1;
         }
-        bdr_master_block(s, BLK_RECV);
+        bdr_sched_block(s, BLK_RECV);
         return 0;
     }
     case BD_REQ_WAIT:
@@ -362,7 +362,7 @@ int bdr_p2p_handle(slave_t *s)
         precv_t *p = find_posted(s, r->rid);
         if (!p) {
             rs->status = BD_RESP_ERROR;
-            bdr_master_respond(s);
+            bdr_sched_respond(s);
             return 1;
         }
         if (p->bound) {
@@ -370,23 +370,23 @@ int bdr_p2p_handle(slave_t *s)
             return 1;
         }
         if (r->code == BD_REQ_TEST) {
-            bdr_master_poll_failed(s);
+            bdr_sched_poll_failed(s);
             return 1;
         }
-        bdr_master_block(s, BLK_RECV);
+        bdr_sched_block(s, BLK_RECV);
         return 0;
     }
     case BD_REQ_WAITANY:
     case BD_REQ_TESTANY:
         if (any_bound(s, 1)) {
-            bdr_master_respond(s);
+            bdr_sched_respond(s);
             return 1;
         }
         if (r->code == BD_REQ_TESTANY) {
-            bdr_master_poll_failed(s);
+            bdr_sched_poll_failed(s);
             return 1;
         }
-        bdr_master_block(s, BLK_ANY);
+        bdr_sched_block(s, BLK_ANY);
         return 0;
     case BD_REQ_PROBE:
     case BD_REQ_IPROBE: {
@@ -396,14 +396,14 @@ int bdr_p2p_handle(slave_t *s)
             rs->src = m->src;
             rs->tag = m->tag;
             rs->nbytes = m->nbytes;
-            bdr_master_respond(s);
+            bdr_sched_respond(s);
             return 1;
         }
         if (r->code == BD_REQ_IPROBE) {
-            bdr_master_poll_failed(s);
+            bdr_sched_poll_failed(s);
             return 1;
         }
-        bdr_master_block(s, BLK_PROBE);
+        bdr_sched_block(s, BLK_PROBE);
         return 0;
     }
     case BD_REQ_MPROBE:
@@ -416,14 +416,14 @@ int bdr_p2p_handle(slave_t *s)
             m->next = s->matched;
             s->matched = m;
             probe_answer(s, m);
-            bdr_master_respond(s);
+            bdr_sched_respond(s);
             return 1;
         }
         if (r->code == BD_REQ_IMPROBE) {
-            bdr_master_poll_failed(s);
+            bdr_sched_poll_failed(s);
             return 1;
         }
-        bdr_master_block(s, BLK_PROBE);
+        bdr_sched_block(s, BLK_PROBE);
         return 0;
     }
     case BD_REQ_MRECV: {
@@ -433,7 +433,7 @@ int bdr_p2p_handle(slave_t *s)
         msg_t *m = *pp;
         if (!m) {
             rs->status = BD_RESP_ERROR;
-            bdr_master_respond(s);
+            bdr_sched_respond(s);
             return 1;
         }
         *pp = m->next;
@@ -443,7 +443,7 @@ int bdr_p2p_handle(slave_t *s)
     }
     case BD_REQ_CANCEL_SEND:
         cancel_send(s, r);
-        bdr_master_respond(s);
+        bdr_sched_respond(s);
         return 1;
     case BD_REQ_SSEND_WAIT:
     case BD_REQ_SSEND_TEST: {
@@ -452,14 +452,14 @@ int bdr_p2p_handle(slave_t *s)
             if (rec)
                 *rec = s->syncs[--s->nsyncs];
             rs->flag = 1;
-            bdr_master_respond(s);
+            bdr_sched_respond(s);
             return 1;
         }
         if (r->code == BD_REQ_SSEND_TEST) {
-            bdr_master_poll_failed(s);
+            bdr_sched_poll_failed(s);
             return 1;
         }
-        bdr_master_block(s, BLK_SSEND);
+        bdr_sched_block(s, BLK_SSEND);
         return 0;
     }
     case BD_REQ_CANCEL: {
@@ -469,10 +469,10 @@ int bdr_p2p_handle(slave_t *s)
             free(p);
             rs->flag = 1;
         }
-        bdr_master_respond(s);
+        bdr_sched_respond(s);
         return 1;
     }
-    case BD_REQ_YIELD: bdr_master_respond(s); return 1;
+    case BD_REQ_YIELD: bdr_sched_respond(s); return 1;
     default: bdr_master_fail(1, "rank %d sent an unknown request %u", s->world, r->code); return 1;
     }
 }

@@ -44,7 +44,7 @@ static void take_next(slave_t *s)
     msg_t *prev = NULL, *m = first_svc(s, &prev);
     if (!m) {
         rs->flag = 0;
-        bdr_master_respond(s);
+        bdr_sched_respond(s);
         return;
     }
     if (prev)
@@ -72,7 +72,7 @@ static void take_next(slave_t *s)
     }
     free(m);
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_RECVS], 1, memory_order_relaxed);
-    bdr_master_respond(s);
+    bdr_sched_respond(s);
 }
 
 void bdr_rma_handle(slave_t *s)
@@ -89,7 +89,7 @@ void bdr_rma_handle(slave_t *s)
     switch (r->code) {
     case BD_REQ_RMA_ENABLE:
         g_on = 1;
-        bdr_master_respond(s);
+        bdr_sched_respond(s);
         return;
     case BD_REQ_RMA_NEXT: take_next(s); return;
     case BD_REQ_RMA_DONE:
@@ -103,7 +103,7 @@ void bdr_rma_handle(slave_t *s)
         s->slot->resp = x->resp;
         s->state = SL_BLOCKED;
         g_m.nrunning--;
-        bdr_master_poke(s);
+        bdr_sched_poke(s);
         if (g_m.hdr->mem_strategy == BD_MEMS_ARAW &&
             atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0)
             bdr_memacct_unload(s);
@@ -145,6 +145,6 @@ void bdr_rma_poll(void)
         s->state = SL_RUNNING;
         g_m.nrunning++;
         atomic_store_explicit(&s->slot->cmd, BD_CMD_RMA, memory_order_relaxed);
-        bdr_master_respond(s); /* wakes it; it sees the command, not an answer */
+        bdr_sched_respond(s); /* wakes it; it sees the command, not an answer */
     }
 }

@@ -1,0 +1,102 @@
+/* The scheduler of one node (bdmpi.txt 5.2): at most -nr ranks hold a run
+ * slot; the others are blocked in MPI or wait in the run queue.  Request
+ * handlers call this module to answer, block or wake a rank; it never calls
+ * them.  Resuming a rank (re-answering its request) is the dispatcher's
+ * work (master.c), after bdr_sched_next() has given it a slot. */
+#include "master.h"
+
+void bdr_sched_respond(slave_t *s)
+{
+    bd_slot_t *sl = s->slot;
+    uint32_t v = atomic_load_explicit(&sl->resp_seq, memory_order_relaxed) + 1;
+    atomic_store_explicit(&sl->resp_seq, v, memory_order_release);
+    bd_futex_wake(&sl->resp_seq, 1);
+}
+
+void bdr_sched_make_runnable(slave_t *s)
+{
+    if (s->state == SL_RUNNABLE)
+        return;
+    s->state = SL_RUNNABLE;
+    s->runnable_order = ++g_m.order_counter;
+    g_m.nrunnable++;
+}
+
+void bdr_sched_block(slave_t *s, blk_t why)
+{
+    if (s->state == SL_RUNNING)
+        g_m.nrunning--;
+    s->blk = why;
+    atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_BLOCKS], 1, memory_order_relaxed);
+    if (why == BLK_YIELD) {
+        atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_YIELDS], 1, memory_order_relaxed);
+        bdr_sched_make_runnable(s);
+    } else {
+        s->state = SL_BLOCKED;
+    }
+    /* ARAW: a rank that gives up its run slot writes its memory out (sbma.txt 3.1). */
+    if (g_m.hdr->mem_strategy == BD_MEMS_ARAW &&
+        atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0)
+        bdr_memacct_unload(s);
+}
+
+void bdr_sched_poll_failed(slave_t *s)
+{
+    atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_POLLS], 1, memory_order_relaxed);
+    if (!s->resuming && g_m.nrunnable > 0)
+        bdr_sched_block(s, BLK_YIELD);
+    else
+        bdr_sched_respond(s);
+}
+
+/* The run queue's choice: ranks whose wait is over come before ranks that
+ * only yielded a poll; among them, the one with most memory resident
+ * (bdmpi.txt 5.2), then FIFO.  A rank being unloaded waits. */
+static slave_t *pick_runnable(void)
+{
+    slave_t *best = NULL;
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *s = &g_m.slaves[i];
+        if (s->state != SL_RUNNABLE || s->unload_sent)
+            continue;
+        if (!best) {
+            best = s;
+            continue;
+        }
+        int sy = s->blk == BLK_YIELD, by = best->blk == BLK_YIELD;
+        if (sy != by) {
+            if (!sy)
+                best = s;
+            continue;
+        }
+        uint64_t sr = atomic_load_explicit(&s->slot->resident, memory_order_relaxed);
+        uint64_t br = atomic_load_explicit(&best->slot->resident, memory_order_relaxed);
+        if (!sy && sr != br) {
+            if (sr > br)
+                best = s;
+            continue;
+        }
+        if (s->runnable_order < best->runnable_order)
+            best = s;
+    }
+    return best;
+}
+
+slave_t *bdr_sched_next(void)
+{
+    if (g_m.stopping || g_m.nrunning >= g_m.nr)
+        return NULL;
+    slave_t *s = pick_runnable();
+    if (!s)
+        return NULL;
+    g_m.nrunnable--;
+    g_m.nrunning++;
+    s->state = SL_RUNNING;
+    return s;
+}
+
+void bdr_sched_publish(void)
+{
+    atomic_store_explicit(&g_m.hdr->runnable_waiting, (uint32_t)g_m.nrunnable,
+                          memory_order_relaxed);
+}
