@@ -172,7 +172,7 @@ static void handle_request(slave_t *s)
         s->finalized = 1;
         s->state = SL_FINALIZED;
         g_m.nrunning--;
-        bdr_p2p_cleanup(s);
+        bdr_msg_cleanup(s);
         bdr_sched_respond(s);
         return;
     case BD_REQ_CRIT_ENTER:
@@ -274,7 +274,7 @@ static void reap(void)
             g_m.ninit_pending--;
         sl_state_t was = s->state;
         s->state = SL_EXITED;
-        bdr_p2p_cleanup(s);
+        bdr_msg_cleanup(s);
         if (g_m.stopping)
             continue;
         if (WIFSIGNALED(st)) {

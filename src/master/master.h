@@ -220,14 +220,48 @@ void bdr_deadlock_net(struct bdr_net_msg *nm);
 void bdr_deadlock_check(void);
 void bdr_deadlock_report_local(void);
 
-/* p2p.c: return 1 when the request was answered, 0 when the slave blocked. */
-void bdr_p2p_arrive(int dst_world, msg_t *m);
-void bdr_p2p_sync_matched(slave_t *s, uint64_t sync_id);
+/* msgstore.c: per local rank, unexpected messages, posted receives, messages
+ * taken by a matched probe, synchronous-send records; MPI's matching rule.
+ * Taking a message matches it: its synchronous sender is told. */
+/* Message m (from here or another node) arrives for world rank dst_world of
+ * this node: bound to the first matching posted receive, else queued. */
+void bdr_msg_deliver(int dst_world, msg_t *m);
+/* The first unexpected message of s matching (ctx, src, tag), left queued. */
+msg_t *bdr_msg_peek(slave_t *s, int ctx, int src, int tag);
+/* Remove and return the first unexpected message of s matching (ctx, src, tag). */
+msg_t *bdr_msg_take(slave_t *s, int ctx, int src, int tag);
+/* Withdraw from d's unexpected messages the send send_id of src_world (not a match). */
+msg_t *bdr_msg_take_send(slave_t *d, int src_world, uint64_t send_id);
+/* Keep m, taken by a matched probe of s, under a fresh match_id for MRECV. */
+void bdr_msg_keep_matched(slave_t *s, msg_t *m);
+/* Remove and return the message a matched probe of s kept as match_id. */
+msg_t *bdr_msg_take_matched(slave_t *s, uint64_t match_id);
+/* Answer s's receive with m (window or spill file) and free m. */
+void bdr_msg_hand_over(slave_t *s, msg_t *m);
+/* Free m; remove_file: also its spill file (nobody will read it). */
+void bdr_msg_free(msg_t *m, int remove_file);
+/* Post receive rid of s, bound at once to a matching unexpected message if any. */
+precv_t *bdr_msg_post(slave_t *s, uint64_t rid, int ctx, int src, int tag);
+/* The posted receive rid of s, or NULL. */
+precv_t *bdr_msg_posted(slave_t *s, uint64_t rid);
+/* Remove and free posted receive p (not its bound message). */
+void bdr_msg_unpost(slave_t *s, precv_t *p);
+/* Drop everything s has in the store (it finalized or exited). */
+void bdr_msg_cleanup(slave_t *s);
+/* A fresh synchronous-send record of s; its id (0 when the job fails). */
+uint64_t bdr_msg_sync_new(slave_t *s);
+sync_rec_t *bdr_msg_sync_find(slave_t *s, uint64_t id);
+void bdr_msg_sync_drop(slave_t *s, sync_rec_t *rec);
+/* The message of synchronous send sync_id of snd has been matched. */
+void bdr_msg_sync_matched(slave_t *snd, uint64_t sync_id);
+
+/* p2p.c: point-to-point requests. */
 int bdr_p2p_handle(slave_t *s);
 void bdr_p2p_resume(slave_t *s);
+/* Blocked s may go on (its receive is bound, its probe matches, ...). */
 int bdr_p2p_ready(slave_t *s);
+/* What blocked s waits for, for a deadlock report. */
 void bdr_p2p_describe(slave_t *s, char *buf, size_t len);
-void bdr_p2p_cleanup(slave_t *s);
 
 /* rma.c: one-sided communication (RMA_* requests; wake targets with work) */
 void bdr_rma_handle(slave_t *s);

@@ -270,7 +270,7 @@ static void recv_msg(bdr_net_msg_t *nm)
         if (in->total == 0) {
             close(in->fd);
             in->active = 0;
-            bdr_p2p_arrive(dst, m);
+            bdr_msg_deliver(dst, m);
         }
         return;
     }
@@ -288,7 +288,7 @@ static void recv_msg(bdr_net_msg_t *nm)
         if (g_m.bytes_buffered > g_m.peak_buffered)
             g_m.peak_buffered = g_m.bytes_buffered;
     }
-    bdr_p2p_arrive(dst, m);
+    bdr_msg_deliver(dst, m);
 }
 
 static void recv_chunk(bdr_net_msg_t *nm)
@@ -313,7 +313,7 @@ static void recv_chunk(bdr_net_msg_t *nm)
         in->active = 0;
         if (in->msg) {
             close(in->fd);
-            bdr_p2p_arrive(in->dst_world, in->msg);
+            bdr_msg_deliver(in->dst_world, in->msg);
             in->msg = NULL;
         } else {
             bdr_coll_remote_done(&in->h);
@@ -380,7 +380,7 @@ static void dispatch(bdr_net_msg_t *nm)
     case BDR_NH_SYNC: {
         slave_t *s = bdr_master_slave_by_world(nm->h.a[0]);
         if (s)
-            bdr_p2p_sync_matched(s, nm->h.u[0]);
+            bdr_msg_sync_matched(s, nm->h.u[0]);
         break;
     }
     case BDR_NH_COLL: bdr_coll_remote(nm); break;

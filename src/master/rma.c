@@ -15,6 +15,7 @@
 
 #include "bd_log.h"
 #include "master.h"
+#include "mpi.h"
 
 typedef struct {
     int serving;  /* woken with BD_CMD_RMA, RMA_DONE not yet received */
@@ -26,53 +27,22 @@ typedef struct {
 static int g_on;
 static rma_slave_t *g_rs;
 
-static msg_t *first_svc(slave_t *s, msg_t **prev_out)
+/* Service messages are the target's unexpected messages on BD_CTX_RMA_SVC. */
+static int has_svc(slave_t *s)
 {
-    msg_t *prev = NULL;
-    for (msg_t *m = s->unexp_head; m; prev = m, m = m->next)
-        if (m->ctx == BD_CTX_RMA_SVC) {
-            if (prev_out)
-                *prev_out = prev;
-            return m;
-        }
-    return NULL;
+    return bdr_msg_peek(s, BD_CTX_RMA_SVC, MPI_ANY_SOURCE, MPI_ANY_TAG) != NULL;
 }
 
+/* RMA_NEXT: answered like a receive of the first service message, or flag 0. */
 static void take_next(slave_t *s)
 {
-    bd_resp_t *rs = &s->slot->resp;
-    msg_t *prev = NULL, *m = first_svc(s, &prev);
+    msg_t *m = bdr_msg_take(s, BD_CTX_RMA_SVC, MPI_ANY_SOURCE, MPI_ANY_TAG);
     if (!m) {
-        rs->flag = 0;
+        s->slot->resp.flag = 0;
         bdr_sched_respond(s);
         return;
     }
-    if (prev)
-        prev->next = m->next;
-    else
-        s->unexp_head = m->next;
-    if (s->unexp_tail == m)
-        s->unexp_tail = prev;
-    rs->status = BD_RESP_OK;
-    rs->flag = 1;
-    rs->src = m->src;
-    rs->tag = m->tag;
-    rs->nbytes = m->nbytes;
-    if (m->in_file) {
-        /* the rank reads and removes the spill file */
-        rs->arg[0] = (int64_t)m->file_num;
-        rs->arg[1] = m->src_world;
-        rs->arg[2] = 1;
-    } else if (m->nbytes) {
-        memcpy(s->win, m->data, m->nbytes);
-    }
-    if (m->data) {
-        g_m.bytes_buffered -= m->nbytes;
-        free(m->data);
-    }
-    free(m);
-    atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_RECVS], 1, memory_order_relaxed);
-    bdr_sched_respond(s);
+    bdr_msg_hand_over(s, m); /* a spill file is read and removed by the rank */
 }
 
 void bdr_rma_handle(slave_t *s)
@@ -125,12 +95,11 @@ void bdr_rma_poll(void)
             continue;
         if (s->state == SL_RUNNING || s->state == SL_RUNNABLE) {
             x->want = 0;
-            if (!atomic_load_explicit(&s->slot->rma_pending, memory_order_relaxed) &&
-                first_svc(s, NULL))
+            if (!atomic_load_explicit(&s->slot->rma_pending, memory_order_relaxed) && has_svc(s))
                 atomic_store_explicit(&s->slot->rma_pending, 1, memory_order_release);
             continue;
         }
-        if (s->state != SL_BLOCKED || !first_svc(s, NULL)) {
+        if (s->state != SL_BLOCKED || !has_svc(s)) {
             x->want = 0;
             continue;
         }
