@@ -953,7 +953,7 @@ static int desc_matches(const bd_coll_desc_t *a, const bd_coll_desc_t *b)
     return 1;
 }
 
-static void coll_begin(slave_t *s, bd_req_t *r)
+static void coll_begin(slave_t *s, const bd_req_t *r)
 {
     bd_coll_desc_t d;
     memcpy(&d, s->win, sizeof d);
@@ -1232,31 +1232,36 @@ static void comm_register_temp(slave_t *s, const bd_req_t *r)
     bdr_sched_respond(s);
 }
 
-int bdr_coll_handle(slave_t *s)
+void bdr_coll_req_begin(slave_t *s, const bd_req_t *r) { coll_begin(s, r); }
+
+void bdr_comm_req_ctx_alloc(slave_t *s, const bd_req_t *r)
 {
-    bd_req_t *r = &s->slot->req;
-    switch (r->code) {
-    case BD_REQ_COLL_BEGIN: coll_begin(s, r); return 1;
-    case BD_REQ_CTX_ALLOC:
-        s->slot->resp.arg[0] = bdr_comm_alloc_ctx();
-        bdr_sched_respond(s);
-        return 1;
-    case BD_REQ_COMM_REGISTER: comm_register_temp(s, r); return 1;
-    case BD_REQ_COMM_FREE: {
-        comm_t *c = bdr_comm_lookup(r->ctx);
-        if (c && c->refs > 0 && --c->refs == 0 && !comm_busy(c))
-            comm_remove(c);
-        bdr_sched_respond(s);
-        return 1;
-    }
-    default: break;
-    }
-    if (r->code == BD_REQ_COLL_WAITANY || r->code == BD_REQ_COLL_TESTANY) {
-        coll_waitany(s, r->code == BD_REQ_COLL_TESTANY);
-        return s->state == SL_RUNNING;
-    }
+    (void)r;
+    s->slot->resp.arg[0] = bdr_comm_alloc_ctx();
+    bdr_sched_respond(s);
+}
+
+void bdr_comm_req_register(slave_t *s, const bd_req_t *r) { comm_register_temp(s, r); }
+
+void bdr_comm_req_free(slave_t *s, const bd_req_t *r)
+{
+    comm_t *c = bdr_comm_lookup(r->ctx);
+    if (c && c->refs > 0 && --c->refs == 0 && !comm_busy(c))
+        comm_remove(c);
+    bdr_sched_respond(s);
+}
+
+void bdr_coll_req_waitany(slave_t *s, const bd_req_t *r)
+{
+    coll_waitany(s, r->code == BD_REQ_COLL_TESTANY);
+}
+
+/* The instance a request inside a collective is for: the one the request
+ * names (BD_COLL_ADDR: nonblocking collectives may overlap), else the one s
+ * began.  NULL when the job fails. */
+static coll_t *instance_of(slave_t *s, const bd_req_t *r)
+{
     if (r->flags & BD_COLL_ADDR) {
-        /* The request names its instance (nonblocking collectives may overlap). */
         coll_t *c = coll_find(r->ctx, r->rid);
         if (!c || r->myrank < 0 || r->myrank >= c->comm->size ||
             c->comm->world[r->myrank] != s->world) {
@@ -1264,7 +1269,7 @@ int bdr_coll_handle(slave_t *s)
                             "rank %d sent collective request %u for an unknown collective "
                             "(context %d, call %llu)",
                             s->world, r->code, r->ctx, (unsigned long long)r->rid);
-            return 1;
+            return NULL;
         }
         s->coll = c;
         s->coll_rank = r->myrank;
@@ -1272,26 +1277,45 @@ int bdr_coll_handle(slave_t *s)
     if (!s->coll) {
         bdr_master_fail(1, "rank %d sent collective request %u outside a collective", s->world,
                         r->code);
-        return 1;
+        return NULL;
     }
-    switch (r->code) {
-    case BD_REQ_COLL_PUT: coll_put(s); return 1;
-    case BD_REQ_COLL_ARRIVE: coll_test(s, 0); return 1;
-    case BD_REQ_COLL_TEST: coll_test(s, 1); return s->state == SL_RUNNING;
-    case BD_REQ_COLL_WAIT: coll_wait(s); return s->state == SL_RUNNING;
-    case BD_REQ_COLL_GET: coll_get(s); return 1;
-    case BD_REQ_COLL_END: coll_end(s); return 1;
-    default: return 1;
-    }
+    return s->coll;
 }
 
-/* A rank blocked in a collective wait (or that gave its slot away after a
- * collective poll) runs again: answer its request anew, which cannot block. */
-void bdr_coll_resume(slave_t *s)
+void bdr_coll_req_put(slave_t *s, const bd_req_t *r)
 {
-    s->resuming = 1;
-    bdr_coll_handle(s);
-    s->resuming = 0;
+    if (instance_of(s, r))
+        coll_put(s);
+}
+
+void bdr_coll_req_arrive(slave_t *s, const bd_req_t *r)
+{
+    if (instance_of(s, r))
+        coll_test(s, 0);
+}
+
+void bdr_coll_req_test(slave_t *s, const bd_req_t *r)
+{
+    if (instance_of(s, r))
+        coll_test(s, 1);
+}
+
+void bdr_coll_req_wait(slave_t *s, const bd_req_t *r)
+{
+    if (instance_of(s, r))
+        coll_wait(s);
+}
+
+void bdr_coll_req_get(slave_t *s, const bd_req_t *r)
+{
+    if (instance_of(s, r))
+        coll_get(s);
+}
+
+void bdr_coll_req_end(slave_t *s, const bd_req_t *r)
+{
+    if (instance_of(s, r))
+        coll_end(s);
 }
 
 void bdr_coll_describe(slave_t *s, char *buf, size_t len)

@@ -65,6 +65,84 @@ slave_t *bdr_master_slave_by_world(int world)
     return &g_m.slaves[idx];
 }
 
+/* ---------------------------------------------------------------- dispatch */
+
+typedef struct {
+    bdr_req_handler_t fn;
+    int any_state; /* may come from a rank that holds no run slot */
+} route_t;
+
+static void req_init(slave_t *s, const bd_req_t *r);
+static void req_abort(slave_t *s, const bd_req_t *r);
+static void req_finalize(slave_t *s, const bd_req_t *r);
+static void req_crit_enter(slave_t *s, const bd_req_t *r);
+static void req_crit_exit(slave_t *s, const bd_req_t *r);
+static void req_yield(slave_t *s, const bd_req_t *r);
+
+/* Who answers each request; a code without a handler ends the job. */
+static const route_t g_routes[BD_REQ__COUNT] = {
+    [BD_REQ_INIT] = {req_init, 1},
+    [BD_REQ_FINALIZE] = {req_finalize, 0},
+    [BD_REQ_ABORT] = {req_abort, 1},
+    [BD_REQ_CRIT_ENTER] = {req_crit_enter, 0},
+    [BD_REQ_CRIT_EXIT] = {req_crit_exit, 0},
+    [BD_REQ_YIELD] = {req_yield, 0},
+    /* p2p.c */
+    [BD_REQ_SEND] = {bdr_p2p_req_send, 0},
+    [BD_REQ_IRECV] = {bdr_p2p_req_irecv, 0},
+    [BD_REQ_RECV] = {bdr_p2p_req_recv, 0},
+    [BD_REQ_WAIT] = {bdr_p2p_req_wait, 0},
+    [BD_REQ_TEST] = {bdr_p2p_req_wait, 0},
+    [BD_REQ_WAITANY] = {bdr_p2p_req_waitany, 0},
+    [BD_REQ_TESTANY] = {bdr_p2p_req_waitany, 0},
+    [BD_REQ_PROBE] = {bdr_p2p_req_probe, 0},
+    [BD_REQ_IPROBE] = {bdr_p2p_req_probe, 0},
+    [BD_REQ_MPROBE] = {bdr_p2p_req_mprobe, 0},
+    [BD_REQ_IMPROBE] = {bdr_p2p_req_mprobe, 0},
+    [BD_REQ_MRECV] = {bdr_p2p_req_mrecv, 0},
+    [BD_REQ_SSEND_WAIT] = {bdr_p2p_req_ssend_wait, 0},
+    [BD_REQ_SSEND_TEST] = {bdr_p2p_req_ssend_wait, 0},
+    [BD_REQ_CANCEL] = {bdr_p2p_req_cancel, 0},
+    [BD_REQ_CANCEL_SEND] = {bdr_p2p_req_cancel_send, 0},
+    /* coll.c */
+    [BD_REQ_COLL_BEGIN] = {bdr_coll_req_begin, 0},
+    [BD_REQ_COLL_PUT] = {bdr_coll_req_put, 0},
+    [BD_REQ_COLL_ARRIVE] = {bdr_coll_req_arrive, 0},
+    [BD_REQ_COLL_TEST] = {bdr_coll_req_test, 0},
+    [BD_REQ_COLL_WAIT] = {bdr_coll_req_wait, 0},
+    [BD_REQ_COLL_WAITANY] = {bdr_coll_req_waitany, 0},
+    [BD_REQ_COLL_TESTANY] = {bdr_coll_req_waitany, 0},
+    [BD_REQ_COLL_GET] = {bdr_coll_req_get, 0},
+    [BD_REQ_COLL_END] = {bdr_coll_req_end, 0},
+    [BD_REQ_CTX_ALLOC] = {bdr_comm_req_ctx_alloc, 0},
+    [BD_REQ_COMM_REGISTER] = {bdr_comm_req_register, 0},
+    [BD_REQ_COMM_FREE] = {bdr_comm_req_free, 0},
+    /* rma.c */
+    [BD_REQ_RMA_ENABLE] = {bdr_rma_req_enable, 0},
+    [BD_REQ_RMA_NEXT] = {bdr_rma_req_next, 0},
+    [BD_REQ_RMA_DONE] = {bdr_rma_req_done, 0},
+};
+
+static const route_t *route_of(uint32_t code)
+{
+    return code < BD_REQ__COUNT ? &g_routes[code] : NULL;
+}
+
+/* Answer s's current request anew, knowing it waited (a failed poll answers
+ * instead of yielding again). */
+static void redo(slave_t *s)
+{
+    const route_t *rt = route_of(s->slot->req.code);
+    if (!rt || !rt->fn) {
+        bdr_master_fail(1, "rank %d sent an unknown request %u", s->world, s->slot->req.code);
+        return;
+    }
+    s->resuming = 1;
+    rt->fn(s, &s->slot->req);
+    s->resuming = 0;
+}
+
+/* s got a run slot: finish the request it waited in. */
 static void resume(slave_t *s)
 {
     blk_t why = s->blk;
@@ -76,19 +154,21 @@ static void resume(slave_t *s)
         s->slot->resp.arg[1] = s->world;
         bdr_sched_respond(s);
         break;
-    case BLK_CRIT:
+    case BLK_CRIT: /* the count was passed to it */
     case BLK_NONE: bdr_sched_respond(s); break;
-    case BLK_COLL: bdr_coll_resume(s); break;
     case BLK_YIELD:
-        if (s->slot->req.code == BD_REQ_COLL_TEST || s->slot->req.code == BD_REQ_COLL_TESTANY) {
-            bdr_coll_resume(s); /* a collective poll that gave its slot away */
-            break;
-        }
-        /* fall through */
+        /* A plain yield is over once it runs again; a poll that gave its
+         * slot away polls again. */
+        if (s->slot->req.code == BD_REQ_YIELD)
+            bdr_sched_respond(s);
+        else
+            redo(s);
+        break;
+    case BLK_COLL:
     case BLK_RECV:
     case BLK_ANY:
     case BLK_PROBE:
-    case BLK_SSEND: bdr_p2p_resume(s); break;
+    case BLK_SSEND: redo(s); break;
     }
 }
 
@@ -122,17 +202,72 @@ static void recheck_blocked(void)
 
 /* ---------------------------------------------------------------- requests */
 
-static void crit_release(void)
+static void req_init(slave_t *s, const bd_req_t *r)
 {
+    (void)r;
+    if (s->state != SL_PREINIT) {
+        bdr_master_fail(1, "rank %d called MPI_Init twice", s->world);
+        return;
+    }
+    s->inited = 1;
+    g_m.ninit_pending--;
+    s->blk = BLK_INIT;
+    bdr_sched_make_runnable(s);
+}
+
+static void req_abort(slave_t *s, const bd_req_t *r)
+{
+    char *msg = s->win;
+    msg[1023] = 0;
+    bdr_master_fail((int)r->arg[0],
+                    "rank %d called MPI_Abort with error code %lld%s%s; ending the job", s->world,
+                    (long long)r->arg[0], msg[0] ? ": " : "", msg);
+}
+
+static void req_finalize(slave_t *s, const bd_req_t *r)
+{
+    (void)r;
+    s->finalized = 1;
+    s->state = SL_FINALIZED;
+    g_m.nrunning--;
+    bdr_msg_cleanup(s);
+    bdr_sched_respond(s);
+}
+
+/* BDMPI_Enter_critical: at most -nc ranks of the node inside. */
+static void req_crit_enter(slave_t *s, const bd_req_t *r)
+{
+    (void)r;
+    if (g_m.crit_count < g_m.nc) {
+        g_m.crit_count++;
+        bdr_sched_respond(s);
+    } else {
+        s->crit_granted = 0;
+        bdr_sched_block(s, BLK_CRIT);
+    }
+}
+
+static void req_crit_exit(slave_t *s, const bd_req_t *r)
+{
+    (void)r;
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *w = &g_m.slaves[i];
         if (w->state == SL_BLOCKED && w->blk == BLK_CRIT && !w->crit_granted) {
             w->crit_granted = 1; /* the count passes straight to the waiter */
             bdr_sched_poke(w);
+            bdr_sched_respond(s);
             return;
         }
     }
     g_m.crit_count--;
+    bdr_sched_respond(s);
+}
+
+/* A poll that found nothing (see resume() for its end). */
+static void req_yield(slave_t *s, const bd_req_t *r)
+{
+    (void)r;
+    bdr_sched_poll_failed(s);
 }
 
 static void handle_request(slave_t *s)
@@ -140,72 +275,19 @@ static void handle_request(slave_t *s)
     bd_req_t *r = &s->slot->req;
     memset(&s->slot->resp, 0, sizeof s->slot->resp);
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_RPCS], 1, memory_order_relaxed);
-
-    if (r->code == BD_REQ_INIT) {
-        if (s->state != SL_PREINIT) {
-            bdr_master_fail(1, "rank %d called MPI_Init twice", s->world);
-            return;
-        }
-        s->inited = 1;
-        g_m.ninit_pending--;
-        s->blk = BLK_INIT;
-        bdr_sched_make_runnable(s);
-        return;
-    }
-    if (r->code == BD_REQ_ABORT) {
-        char *msg = s->win;
-        msg[1023] = 0;
-        bdr_master_fail((int)r->arg[0],
-                        "rank %d called MPI_Abort with error code %lld%s%s; ending the job",
-                        s->world, (long long)r->arg[0], msg[0] ? ": " : "", msg);
-        return;
-    }
-    if (s->state != SL_RUNNING) {
+    const route_t *rt = route_of(r->code);
+    if (!(rt && rt->any_state) && s->state != SL_RUNNING) {
         bdr_master_fail(1,
                         "rank %d sent request %u while not running (state %d): is a second "
                         "thread calling MPI?",
                         s->world, r->code, s->state);
         return;
     }
-    switch (r->code) {
-    case BD_REQ_FINALIZE:
-        s->finalized = 1;
-        s->state = SL_FINALIZED;
-        g_m.nrunning--;
-        bdr_msg_cleanup(s);
-        bdr_sched_respond(s);
+    if (!rt || !rt->fn) {
+        bdr_master_fail(1, "rank %d sent an unknown request %u", s->world, r->code);
         return;
-    case BD_REQ_CRIT_ENTER:
-        if (g_m.crit_count < g_m.nc) {
-            g_m.crit_count++;
-            bdr_sched_respond(s);
-        } else {
-            s->crit_granted = 0;
-            bdr_sched_block(s, BLK_CRIT);
-        }
-        return;
-    case BD_REQ_CRIT_EXIT:
-        crit_release();
-        bdr_sched_respond(s);
-        return;
-    case BD_REQ_YIELD: bdr_sched_poll_failed(s); return;
-    case BD_REQ_RMA_ENABLE:
-    case BD_REQ_RMA_NEXT:
-    case BD_REQ_RMA_DONE: bdr_rma_handle(s); return;
-    case BD_REQ_COLL_BEGIN:
-    case BD_REQ_COLL_PUT:
-    case BD_REQ_COLL_WAIT:
-    case BD_REQ_COLL_GET:
-    case BD_REQ_COLL_END:
-    case BD_REQ_CTX_ALLOC:
-    case BD_REQ_COMM_FREE:
-    case BD_REQ_COMM_REGISTER:
-    case BD_REQ_COLL_ARRIVE:
-    case BD_REQ_COLL_TEST:
-    case BD_REQ_COLL_WAITANY:
-    case BD_REQ_COLL_TESTANY: bdr_coll_handle(s); return;
-    default: bdr_p2p_handle(s); return;
     }
+    rt->fn(s, r);
 }
 
 /* ---------------------------------------------------------------- processes */

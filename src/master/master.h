@@ -170,6 +170,11 @@ typedef struct master {
 
 extern master_t g_m;
 
+/* A request handler (master.c routes each BD_REQ_* code to one): answers
+ * r (== &s->slot->req) through sched.c, or blocks s.  With s->resuming set
+ * it is answering anew a request s waited in, and must not yield again. */
+typedef void (*bdr_req_handler_t)(slave_t *s, const bd_req_t *r);
+
 /* sched.c: run slots and the run queue, below the request handlers. */
 /* Answer s's current request (resp already filled): it goes on. */
 void bdr_sched_respond(slave_t *s);
@@ -256,15 +261,26 @@ void bdr_msg_sync_drop(slave_t *s, sync_rec_t *rec);
 void bdr_msg_sync_matched(slave_t *snd, uint64_t sync_id);
 
 /* p2p.c: point-to-point requests. */
-int bdr_p2p_handle(slave_t *s);
-void bdr_p2p_resume(slave_t *s);
+void bdr_p2p_req_send(slave_t *s, const bd_req_t *r);
+void bdr_p2p_req_irecv(slave_t *s, const bd_req_t *r);
+void bdr_p2p_req_recv(slave_t *s, const bd_req_t *r);
+void bdr_p2p_req_wait(slave_t *s, const bd_req_t *r);    /* WAIT, TEST */
+void bdr_p2p_req_waitany(slave_t *s, const bd_req_t *r); /* WAITANY, TESTANY */
+void bdr_p2p_req_probe(slave_t *s, const bd_req_t *r);   /* PROBE, IPROBE */
+void bdr_p2p_req_mprobe(slave_t *s, const bd_req_t *r);  /* MPROBE, IMPROBE */
+void bdr_p2p_req_mrecv(slave_t *s, const bd_req_t *r);
+void bdr_p2p_req_ssend_wait(slave_t *s, const bd_req_t *r); /* SSEND_WAIT, SSEND_TEST */
+void bdr_p2p_req_cancel(slave_t *s, const bd_req_t *r);
+void bdr_p2p_req_cancel_send(slave_t *s, const bd_req_t *r);
 /* Blocked s may go on (its receive is bound, its probe matches, ...). */
 int bdr_p2p_ready(slave_t *s);
 /* What blocked s waits for, for a deadlock report. */
 void bdr_p2p_describe(slave_t *s, char *buf, size_t len);
 
 /* rma.c: one-sided communication (RMA_* requests; wake targets with work) */
-void bdr_rma_handle(slave_t *s);
+void bdr_rma_req_enable(slave_t *s, const bd_req_t *r);
+void bdr_rma_req_next(slave_t *s, const bd_req_t *r);
+void bdr_rma_req_done(slave_t *s, const bd_req_t *r);
 void bdr_rma_poll(void);
 
 /* memacct.c */
@@ -273,8 +289,17 @@ void bdr_memacct_poll(void);
 void bdr_memacct_unload(slave_t *s);
 
 /* coll.c */
-int bdr_coll_handle(slave_t *s);
-void bdr_coll_resume(slave_t *s);
+void bdr_coll_req_begin(slave_t *s, const bd_req_t *r);
+void bdr_coll_req_put(slave_t *s, const bd_req_t *r);
+void bdr_coll_req_arrive(slave_t *s, const bd_req_t *r);
+void bdr_coll_req_test(slave_t *s, const bd_req_t *r);
+void bdr_coll_req_wait(slave_t *s, const bd_req_t *r);
+void bdr_coll_req_waitany(slave_t *s, const bd_req_t *r); /* COLL_WAITANY, COLL_TESTANY */
+void bdr_coll_req_get(slave_t *s, const bd_req_t *r);
+void bdr_coll_req_end(slave_t *s, const bd_req_t *r);
+void bdr_comm_req_ctx_alloc(slave_t *s, const bd_req_t *r);
+void bdr_comm_req_register(slave_t *s, const bd_req_t *r);
+void bdr_comm_req_free(slave_t *s, const bd_req_t *r);
 int bdr_coll_ready(slave_t *s);
 void bdr_coll_describe(slave_t *s, char *buf, size_t len);
 void bdr_comm_init_predefined(void);

@@ -17,7 +17,7 @@ static void count_send(slave_t *s, const bd_req_t *r)
                               r->nbytes, memory_order_relaxed);
 }
 
-static void handle_send(slave_t *s, bd_req_t *r)
+void bdr_p2p_req_send(slave_t *s, const bd_req_t *r)
 {
     if (r->peer < 0 || r->peer >= (int)g_m.hdr->world_size) {
         bdr_master_fail(1, "rank %d sent to world rank %d, which does not exist", s->world,
@@ -137,145 +137,143 @@ static void probe_answer(slave_t *s, const msg_t *m)
     rs->arg[0] = (int64_t)m->match_id;
 }
 
-int bdr_p2p_handle(slave_t *s)
+void bdr_p2p_req_irecv(slave_t *s, const bd_req_t *r)
 {
-    bd_req_t *r = &s->slot->req;
-    bd_resp_t *rs = &s->slot->resp;
-    switch (r->code) {
-    case BD_REQ_SEND: handle_send(s, r); return 1;
-    case BD_REQ_IRECV:
-        bdr_msg_post(s, r->rid, r->ctx, r->peer, r->tag);
-        bdr_sched_respond(s);
-        return 1;
-    case BD_REQ_RECV: {
-        /* rid 0 is the one blocking receive a slave can have outstanding. */
-        precv_t *p = bdr_msg_posted(s, 0);
-        if (!p) {
-            msg_t *m = bdr_msg_take(s, r->ctx, r->peer, r->tag);
-            if (m) {
-                bdr_msg_hand_over(s, m);
-                return 1;
-            }
-            p = bdr_msg_post(s, 0, r->ctx, r->peer, r->tag);
-            if (!p)
-                return 1;
-        }
-        if (p->bound) {
-            finish_posted(s, p);
-            return 1;
-        }
-        bdr_sched_block(s, BLK_RECV);
-        return 0;
-    }
-    case BD_REQ_WAIT:
-    case BD_REQ_TEST: {
-        precv_t *p = bdr_msg_posted(s, r->rid);
-        if (!p) {
-            rs->status = BD_RESP_ERROR;
-            bdr_sched_respond(s);
-            return 1;
-        }
-        if (p->bound) {
-            finish_posted(s, p);
-            return 1;
-        }
-        if (r->code == BD_REQ_TEST) {
-            bdr_sched_poll_failed(s);
-            return 1;
-        }
-        bdr_sched_block(s, BLK_RECV);
-        return 0;
-    }
-    case BD_REQ_WAITANY:
-    case BD_REQ_TESTANY:
-        if (any_bound(s, 1)) {
-            bdr_sched_respond(s);
-            return 1;
-        }
-        if (r->code == BD_REQ_TESTANY) {
-            bdr_sched_poll_failed(s);
-            return 1;
-        }
-        bdr_sched_block(s, BLK_ANY);
-        return 0;
-    case BD_REQ_PROBE:
-    case BD_REQ_IPROBE: {
-        msg_t *m = bdr_msg_peek(s, r->ctx, r->peer, r->tag);
-        if (m) {
-            rs->flag = 1;
-            rs->src = m->src;
-            rs->tag = m->tag;
-            rs->nbytes = m->nbytes;
-            bdr_sched_respond(s);
-            return 1;
-        }
-        if (r->code == BD_REQ_IPROBE) {
-            bdr_sched_poll_failed(s);
-            return 1;
-        }
-        bdr_sched_block(s, BLK_PROBE);
-        return 0;
-    }
-    case BD_REQ_MPROBE:
-    case BD_REQ_IMPROBE: {
+    bdr_msg_post(s, r->rid, r->ctx, r->peer, r->tag);
+    bdr_sched_respond(s);
+}
+
+void bdr_p2p_req_recv(slave_t *s, const bd_req_t *r)
+{
+    /* rid 0 is the one blocking receive a slave can have outstanding. */
+    precv_t *p = bdr_msg_posted(s, 0);
+    if (!p) {
         msg_t *m = bdr_msg_take(s, r->ctx, r->peer, r->tag);
         if (m) {
-            /* Matched now: no receive but MRECV can have it. */
-            bdr_msg_keep_matched(s, m);
-            probe_answer(s, m);
-            bdr_sched_respond(s);
-            return 1;
+            bdr_msg_hand_over(s, m);
+            return;
         }
-        if (r->code == BD_REQ_IMPROBE) {
-            bdr_sched_poll_failed(s);
-            return 1;
-        }
-        bdr_sched_block(s, BLK_PROBE);
-        return 0;
+        p = bdr_msg_post(s, 0, r->ctx, r->peer, r->tag);
+        if (!p)
+            return;
     }
-    case BD_REQ_MRECV: {
-        msg_t *m = bdr_msg_take_matched(s, r->rid);
-        if (!m) {
-            rs->status = BD_RESP_ERROR;
-            bdr_sched_respond(s);
-            return 1;
-        }
-        bdr_msg_hand_over(s, m);
-        return 1;
+    if (p->bound) {
+        finish_posted(s, p);
+        return;
     }
-    case BD_REQ_CANCEL_SEND:
-        cancel_send(s, r);
+    bdr_sched_block(s, BLK_RECV);
+}
+
+void bdr_p2p_req_wait(slave_t *s, const bd_req_t *r)
+{
+    precv_t *p = bdr_msg_posted(s, r->rid);
+    if (!p) {
+        s->slot->resp.status = BD_RESP_ERROR;
         bdr_sched_respond(s);
-        return 1;
-    case BD_REQ_SSEND_WAIT:
-    case BD_REQ_SSEND_TEST: {
-        sync_rec_t *rec = bdr_msg_sync_find(s, (uint64_t)r->arg[0]);
-        if (!rec || rec->matched) {
-            if (rec)
-                bdr_msg_sync_drop(s, rec);
-            rs->flag = 1;
-            bdr_sched_respond(s);
-            return 1;
-        }
-        if (r->code == BD_REQ_SSEND_TEST) {
-            bdr_sched_poll_failed(s);
-            return 1;
-        }
-        bdr_sched_block(s, BLK_SSEND);
-        return 0;
+        return;
     }
-    case BD_REQ_CANCEL: {
-        precv_t *p = bdr_msg_posted(s, r->rid);
-        if (p && !p->bound) {
-            bdr_msg_unpost(s, p);
-            rs->flag = 1;
-        }
+    if (p->bound) {
+        finish_posted(s, p);
+        return;
+    }
+    if (r->code == BD_REQ_TEST) {
+        bdr_sched_poll_failed(s);
+        return;
+    }
+    bdr_sched_block(s, BLK_RECV);
+}
+
+void bdr_p2p_req_waitany(slave_t *s, const bd_req_t *r)
+{
+    if (any_bound(s, 1)) {
         bdr_sched_respond(s);
-        return 1;
+        return;
     }
-    case BD_REQ_YIELD: bdr_sched_respond(s); return 1;
-    default: bdr_master_fail(1, "rank %d sent an unknown request %u", s->world, r->code); return 1;
+    if (r->code == BD_REQ_TESTANY) {
+        bdr_sched_poll_failed(s);
+        return;
     }
+    bdr_sched_block(s, BLK_ANY);
+}
+
+void bdr_p2p_req_probe(slave_t *s, const bd_req_t *r)
+{
+    msg_t *m = bdr_msg_peek(s, r->ctx, r->peer, r->tag);
+    if (m) {
+        bd_resp_t *rs = &s->slot->resp;
+        rs->flag = 1;
+        rs->src = m->src;
+        rs->tag = m->tag;
+        rs->nbytes = m->nbytes;
+        bdr_sched_respond(s);
+        return;
+    }
+    if (r->code == BD_REQ_IPROBE) {
+        bdr_sched_poll_failed(s);
+        return;
+    }
+    bdr_sched_block(s, BLK_PROBE);
+}
+
+void bdr_p2p_req_mprobe(slave_t *s, const bd_req_t *r)
+{
+    msg_t *m = bdr_msg_take(s, r->ctx, r->peer, r->tag);
+    if (m) {
+        /* Matched now: no receive but MRECV can have it. */
+        bdr_msg_keep_matched(s, m);
+        probe_answer(s, m);
+        bdr_sched_respond(s);
+        return;
+    }
+    if (r->code == BD_REQ_IMPROBE) {
+        bdr_sched_poll_failed(s);
+        return;
+    }
+    bdr_sched_block(s, BLK_PROBE);
+}
+
+void bdr_p2p_req_mrecv(slave_t *s, const bd_req_t *r)
+{
+    msg_t *m = bdr_msg_take_matched(s, r->rid);
+    if (!m) {
+        s->slot->resp.status = BD_RESP_ERROR;
+        bdr_sched_respond(s);
+        return;
+    }
+    bdr_msg_hand_over(s, m);
+}
+
+void bdr_p2p_req_cancel_send(slave_t *s, const bd_req_t *r)
+{
+    cancel_send(s, r);
+    bdr_sched_respond(s);
+}
+
+void bdr_p2p_req_ssend_wait(slave_t *s, const bd_req_t *r)
+{
+    sync_rec_t *rec = bdr_msg_sync_find(s, (uint64_t)r->arg[0]);
+    if (!rec || rec->matched) {
+        if (rec)
+            bdr_msg_sync_drop(s, rec);
+        s->slot->resp.flag = 1;
+        bdr_sched_respond(s);
+        return;
+    }
+    if (r->code == BD_REQ_SSEND_TEST) {
+        bdr_sched_poll_failed(s);
+        return;
+    }
+    bdr_sched_block(s, BLK_SSEND);
+}
+
+void bdr_p2p_req_cancel(slave_t *s, const bd_req_t *r)
+{
+    precv_t *p = bdr_msg_posted(s, r->rid);
+    if (p && !p->bound) {
+        bdr_msg_unpost(s, p);
+        s->slot->resp.flag = 1;
+    }
+    bdr_sched_respond(s);
 }
 
 int bdr_p2p_ready(slave_t *s)
@@ -294,13 +292,6 @@ int bdr_p2p_ready(slave_t *s)
     }
     default: return 0;
     }
-}
-
-void bdr_p2p_resume(slave_t *s)
-{
-    s->resuming = 1;
-    bdr_p2p_handle(s);
-    s->resuming = 0;
 }
 
 static void fmt_peer(char *buf, size_t len, int src, int tag)

@@ -45,43 +45,55 @@ static void take_next(slave_t *s)
     bdr_msg_hand_over(s, m); /* a spill file is read and removed by the rank */
 }
 
-void bdr_rma_handle(slave_t *s)
+/* The per-rank state, made at the first RMA request; NULL when the job fails. */
+static rma_slave_t *state_of(slave_t *s)
 {
-    bd_req_t *r = &s->slot->req;
     if (!g_rs) {
         g_rs = calloc((size_t)g_m.ns, sizeof *g_rs);
         if (!g_rs) {
             bdr_master_fail(1, "master out of memory");
-            return;
+            return NULL;
         }
     }
-    rma_slave_t *x = &g_rs[s->idx];
-    switch (r->code) {
-    case BD_REQ_RMA_ENABLE:
-        g_on = 1;
-        bdr_sched_respond(s);
+    return &g_rs[s->idx];
+}
+
+void bdr_rma_req_enable(slave_t *s, const bd_req_t *r)
+{
+    (void)r;
+    if (!state_of(s))
         return;
-    case BD_REQ_RMA_NEXT: take_next(s); return;
-    case BD_REQ_RMA_DONE:
-        if (!x->serving) {
-            bdr_master_fail(1, "rank %d ended an RMA service it was not asked for", s->world);
-            return;
-        }
-        /* Blocked in its request again, as before the service. */
-        x->serving = 0;
-        s->slot->req = x->req;
-        s->slot->resp = x->resp;
-        s->state = SL_BLOCKED;
-        g_m.nrunning--;
-        bdr_sched_poke(s);
-        if (g_m.hdr->mem_strategy == BD_MEMS_ARAW &&
-            atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0)
-            bdr_memacct_unload(s);
+    g_on = 1;
+    bdr_sched_respond(s);
+}
+
+void bdr_rma_req_next(slave_t *s, const bd_req_t *r)
+{
+    (void)r;
+    if (state_of(s))
+        take_next(s);
+}
+
+void bdr_rma_req_done(slave_t *s, const bd_req_t *r)
+{
+    (void)r;
+    rma_slave_t *x = state_of(s);
+    if (!x)
         return;
-    default:
-        bdr_master_fail(1, "rank %d sent an unknown RMA request %u", s->world, r->code);
+    if (!x->serving) {
+        bdr_master_fail(1, "rank %d ended an RMA service it was not asked for", s->world);
         return;
     }
+    /* Blocked in its request again, as before the service. */
+    x->serving = 0;
+    s->slot->req = x->req;
+    s->slot->resp = x->resp;
+    s->state = SL_BLOCKED;
+    g_m.nrunning--;
+    bdr_sched_poke(s);
+    if (g_m.hdr->mem_strategy == BD_MEMS_ARAW &&
+        atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0)
+        bdr_memacct_unload(s);
 }
 
 void bdr_rma_poll(void)
