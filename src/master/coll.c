@@ -14,10 +14,8 @@
 #include <unistd.h>
 
 #include "bd_dtype.h"
-#include "bd_log.h"
-#include "master.h"
+#include "coll.h"
 #include "mpi.h"
-#include "net.h"
 
 static const char *const g_kind_names[BD_COLL__COUNT] = {
     [BD_COLL_BARRIER] = "MPI_Barrier",
@@ -61,7 +59,7 @@ static const char *const g_api_names[BD_API__COUNT] = {
 };
 
 /* The MPI call a description comes from: "MPI_Ibcast", "MPI_Gatherv", ... */
-static const char *call_name(const bd_coll_desc_t *d)
+const char *bdr_coll_call_name(const bd_coll_desc_t *d)
 {
     static char buf[4][48];
     static unsigned k;
@@ -89,117 +87,18 @@ static int is_fold(int k)
            k == BD_COLL_EXSCAN || k == BD_COLL_REDSCAT;
 }
 
-/* ---------------------------------------------------------------- communicators */
-
-static int comm_register(comm_t *c)
-{
-    if (g_m.ncomms == g_m.capcomms) {
-        int n = g_m.capcomms ? 2 * g_m.capcomms : 64;
-        comm_t **t = realloc(g_m.comms, (size_t)n * sizeof *t);
-        if (!t)
-            return -1;
-        g_m.comms = t;
-        g_m.capcomms = n;
-    }
-    g_m.comms[g_m.ncomms++] = c;
-    return 0;
-}
-
-comm_t *bdr_comm_lookup(int ctx)
-{
-    for (int i = 0; i < g_m.ncomms; i++)
-        if (g_m.comms[i]->ctx == ctx)
-            return g_m.comms[i];
-    return NULL;
-}
-
-static void comm_remove(comm_t *c)
-{
-    for (int i = 0; i < g_m.ncomms; i++)
-        if (g_m.comms[i] == c) {
-            g_m.comms[i] = g_m.comms[--g_m.ncomms];
-            break;
-        }
-    free(c->world);
-    free(c);
-}
-
-/* Context ids are unique across nodes without talking: the node is in the id. */
-int bdr_comm_alloc_ctx(void) { return (g_m.node << 20) + g_m.next_ctx++; }
-
-static void replay_orphans(int ctx);
-
-/* A communicator of `size` members with the given world ranks (copied). */
-static comm_t *comm_new(int ctx, int size, const int *world)
-{
-    comm_t *c = calloc(1, sizeof *c);
-    if (!c)
-        return NULL;
-    c->world = calloc((size_t)(size ? size : 1), sizeof(int));
-    if (!c->world) {
-        free(c);
-        return NULL;
-    }
-    c->ctx = ctx;
-    c->size = size;
-    memcpy(c->world, world, (size_t)size * sizeof(int));
-    for (int i = 0; i < size; i++)
-        c->nlocal += bdr_master_slave_by_world(world[i]) != NULL;
-    c->refs = c->nlocal;
-    if (comm_register(c) < 0) {
-        free(c->world);
-        free(c);
-        return NULL;
-    }
-    replay_orphans(ctx);
-    return c;
-}
-
-void bdr_comm_init_predefined(void)
-{
-    int n = (int)g_m.hdr->world_size, nn = g_m.nnodes, ns = g_m.ns;
-    int *w = calloc((size_t)n, sizeof(int));
-    if (!w) {
-        bdr_master_fail(1, "master out of memory");
-        return;
-    }
-    g_m.next_ctx = 16;
-    for (int i = 0; i < n; i++)
-        w[i] = i;
-    comm_t *world = comm_new(MPI_COMM_WORLD, n, w);
-    /* NODE: this node's ranks.  CWORLD: rank k is local rank k/nn of node k%nn. */
-    comm_t *node = comm_new(BDMPI_COMM_NODE, ns, w + (size_t)g_m.node * (size_t)ns);
-    for (int k = 0; k < n; k++)
-        w[k] = (k % nn) * ns + k / nn;
-    comm_t *cworld = comm_new(BDMPI_COMM_CWORLD, n, w);
-    free(w);
-    if (!world || !node || !cworld) {
-        bdr_master_fail(1, "master out of memory");
-        return;
-    }
-    world->refs = node->refs = cworld->refs = -1; /* never freed */
-}
-
 /* ---------------------------------------------------------------- instances */
 
-/* Across nodes (bdmpi.txt 5.4): every node's master first gathers its own
- * ranks' data, then nodes exchange what the others need, each ending its
- * part with a DONE message; messages between two masters keep their order,
- * so DONE means everything that node sends us has arrived.  Reductions,
- * scans and splits are computed by one coordinator node (the root's, or
- * rank 0's) in rank order, which keeps results identical for any number of
- * nodes, and it sends the results back. */
+/* Which nodes take part and what each sends where (the protocol: coll_net.c). */
 
-static int coll_coord_node(const coll_t *c);
-
-static int is_coord_kind(int k) { return is_fold(k) || k == BD_COLL_SPLIT; }
+int bdr_coll_is_coord_kind(int k) { return is_fold(k) || k == BD_COLL_SPLIT; }
 
 /* Does node `from` send data for this collective to node `to`? */
-static int sends_to(const coll_t *c, int from, int to)
+int bdr_coll_sends_to(const coll_t *c, int from, int to)
 {
     if (from == to || !c->node_in[from] || !c->node_in[to])
         return 0;
-    int coord = coll_coord_node(c);
+    int coord = bdr_coll_coord_node(c);
     switch (c->d.kind) {
     case BD_COLL_BCAST:
     case BD_COLL_SCATTER: return from == coord;
@@ -218,7 +117,7 @@ static int expected_senders(const coll_t *c)
 {
     int n = 0;
     for (int k = 0; k < g_m.nnodes; k++)
-        n += sends_to(c, k, g_m.node);
+        n += bdr_coll_sends_to(c, k, g_m.node);
     return n;
 }
 
@@ -270,15 +169,6 @@ static piece_t *get_piece(coll_t *c, int me, int peer)
     return &c->pieces[i];
 }
 
-/* Does a live collective instance use comm? */
-static int comm_busy(const comm_t *comm)
-{
-    for (const coll_t *c = g_m.colls; c; c = c->next)
-        if (c->comm == comm)
-            return 1;
-    return 0;
-}
-
 static void coll_free(coll_t *c)
 {
     coll_t **pp = &g_m.colls;
@@ -303,11 +193,10 @@ static void coll_free(coll_t *c)
      * on it were still running goes with the last of them. */
     comm_t *comm = c->comm;
     free(c);
-    if (comm->refs == 0 && !comm_busy(comm))
-        comm_remove(comm);
+    bdr_comm_drop_if_unused(comm);
 }
 
-static int coll_coord_node(const coll_t *c)
+int bdr_coll_coord_node(const coll_t *c)
 {
     switch (c->d.kind) {
     case BD_COLL_BCAST:
@@ -318,7 +207,7 @@ static int coll_coord_node(const coll_t *c)
     }
 }
 
-static coll_t *coll_find(int ctx, uint64_t seq)
+coll_t *bdr_coll_find(int ctx, uint64_t seq)
 {
     for (coll_t *c = g_m.colls; c; c = c->next)
         if (c->ctx == ctx && c->seq == seq)
@@ -326,7 +215,7 @@ static coll_t *coll_find(int ctx, uint64_t seq)
     return NULL;
 }
 
-static coll_t *coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
+coll_t *bdr_coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
 {
     coll_t *c = calloc(1, sizeof *c);
     if (!c)
@@ -367,7 +256,7 @@ static coll_t *coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
 /* Large pieces of data-moving collectives go to a spill file, so an
  * all-to-all of big buffers does not live in the master's memory.  The file
  * is unlinked as soon as it is made: nothing can outlive the master. */
-static int piece_place(coll_t *c, piece_t *p, uint64_t total)
+int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total)
 {
     p->total = total;
     if (!total)
@@ -395,10 +284,10 @@ static int piece_place(coll_t *c, piece_t *p, uint64_t total)
     return p->data ? 0 : -1;
 }
 
-static int piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, const char *src,
-                       uint32_t len)
+int bdr_coll_piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, const char *src,
+                         uint32_t len)
 {
-    if (!p->data && !p->in_file && total && piece_place(c, p, total) < 0)
+    if (!p->data && !p->in_file && total && bdr_coll_piece_place(c, p, total) < 0)
         return -1;
     if (total != p->total || off + len > p->total)
         return -1;
@@ -406,7 +295,7 @@ static int piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, cons
         int rc = bd_pwrite_full(c->fd, src, len, p->file_off + off);
         if (rc < 0) {
             bdr_master_fail(1, "cannot write %u bytes of %s data to the spill file in %s: %s", len,
-                            call_name(&c->d), g_m.jobdir, strerror(-rc));
+                            bdr_coll_call_name(&c->d), g_m.jobdir, strerror(-rc));
             return -1;
         }
     } else {
@@ -427,7 +316,7 @@ static int piece_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint
     int rc = bd_pread_full(c->fd, dst, len, p->file_off + off);
     if (rc < 0)
         bdr_master_fail(1, "cannot read %u bytes of %s data from the spill file in %s: %s", len,
-                        call_name(&c->d), g_m.jobdir, strerror(-rc));
+                        bdr_coll_call_name(&c->d), g_m.jobdir, strerror(-rc));
     return rc;
 }
 
@@ -514,7 +403,7 @@ static int split_complete(coll_t *c)
             }
             tmp = (comm_t){.ctx = bdr_comm_alloc_ctx(), .size = sz, .world = w};
             nc = &tmp;
-            if (here && !comm_new(tmp.ctx, sz, w)) {
+            if (here && !bdr_comm_new(tmp.ctx, sz, w)) {
                 free(w);
                 free(e);
                 return -1;
@@ -548,7 +437,7 @@ static int rank_ready(coll_t *c, int r)
 {
     int all_in = c->ndone_in == c->nexpect_in;
     int all_local = c->arrived == c->nlocal;
-    int coord_here = coll_coord_node(c) == g_m.node;
+    int coord_here = bdr_coll_coord_node(c) == g_m.node;
     int folded = c->next_fold == c->comm->size;
     switch (c->d.kind) {
     case BD_COLL_BCAST:
@@ -564,108 +453,6 @@ static int rank_ready(coll_t *c, int r)
     }
 }
 
-/* ---------------------------------------------------------------- between nodes */
-
-enum { CM_PIECE = 1, CM_RESULT, CM_ACC, CM_DONE };
-
-static void coll_hdr(const coll_t *c, bdr_net_hdr_t *h, int what, int idx)
-{
-    memset(h, 0, sizeof *h);
-    h->type = BDR_NH_COLL;
-    h->a[0] = c->ctx;
-    h->a[1] = what;
-    h->a[2] = idx;
-    h->a[3] = c->d.kind;
-    h->a[4] = c->d.root;
-    h->a[5] = c->d.dtype;
-    h->a[6] = c->d.op;
-    h->u[0] = c->seq;
-    h->u[1] = c->d.count;
-    h->u[3] = (uint64_t)(uint32_t)c->d.api;
-}
-
-static void ship_piece(coll_t *c, int dst, int what, int idx, const piece_t *p)
-{
-    bdr_net_hdr_t h;
-    coll_hdr(c, &h, what, idx);
-    h.u[2] = p->total;
-    if (p->in_file) {
-        h.a[7] = 1;
-        h.u[5] = p->total;
-        bdr_node_send_file(dst, &h, c->fd, p->file_off, p->total, NULL);
-    } else {
-        bdr_node_send(dst, &h, p->data, p->data ? p->filled : 0);
-    }
-}
-
-static void ship_done(coll_t *c, int dst)
-{
-    bdr_net_hdr_t h;
-    coll_hdr(c, &h, CM_DONE, 0);
-    bdr_node_send(dst, &h, NULL, 0);
-}
-
-static int rank_node(const coll_t *c, int r) { return bdr_node_of_world(c->comm->world[r]); }
-
-/* This node's ranks have given what the other nodes need: send it. */
-static void ship_local(coll_t *c)
-{
-    int me = g_m.node, size = c->comm->size;
-    c->shipped = 1;
-    for (int n = 0; n < g_m.nnodes; n++) {
-        if (!sends_to(c, me, n))
-            continue;
-        if (is_coord_kind(c->d.kind) && me == coll_coord_node(c))
-            continue; /* the coordinator sends results once it has computed them */
-        switch (c->d.kind) {
-        case BD_COLL_BCAST: ship_piece(c, n, CM_PIECE, 0, &c->pieces[0]); break;
-        case BD_COLL_SCATTER:
-            for (int r = 0; r < size; r++)
-                if (rank_node(c, r) == n && c->pieces[r].total)
-                    ship_piece(c, n, CM_PIECE, r, &c->pieces[r]);
-            break;
-        case BD_COLL_ALLTOALL:
-            for (int src = 0; src < size; src++) {
-                if (rank_node(c, src) != me)
-                    continue;
-                for (int dst = 0; dst < size; dst++) {
-                    size_t i = (size_t)src * (size_t)size + (size_t)dst;
-                    if (rank_node(c, dst) == n && c->pieces[i].total)
-                        ship_piece(c, n, CM_PIECE, (int)i, &c->pieces[i]);
-                }
-            }
-            break;
-        case BD_COLL_BARRIER: break;
-        default: /* gather, allgather, and raw contributions to the coordinator */
-            for (int r = 0; r < size; r++)
-                if (rank_node(c, r) == me && (c->pieces[r].total || is_coord_kind(c->d.kind)))
-                    ship_piece(c, n, CM_PIECE, r, &c->pieces[r]);
-            break;
-        }
-        ship_done(c, n);
-    }
-}
-
-/* Coordinator: everything has come; send every node its results. */
-static void ship_results(coll_t *c)
-{
-    int me = g_m.node, size = c->comm->size;
-    uint64_t nbytes = c->d.count * c->elem_size;
-    for (int n = 0; n < g_m.nnodes; n++) {
-        if (!sends_to(c, me, n))
-            continue;
-        if (c->d.kind == BD_COLL_ALLREDUCE || c->d.kind == BD_COLL_REDSCAT) {
-            piece_t acc = {.total = nbytes, .filled = c->acc ? nbytes : 0, .data = c->acc};
-            ship_piece(c, n, CM_ACC, 0, &acc);
-        } else {
-            for (int r = 0; r < size; r++)
-                if (rank_node(c, r) == n && c->results[r].total)
-                    ship_piece(c, n, CM_RESULT, r, &c->results[r]);
-        }
-        ship_done(c, n);
-    }
-}
-
 static void poke_members(coll_t *c)
 {
     for (int i = 0; i < g_m.ns; i++) {
@@ -676,7 +463,7 @@ static void poke_members(coll_t *c)
     }
 }
 
-static void coll_maybe_free(coll_t *c)
+void bdr_coll_maybe_free(coll_t *c)
 {
     if (c->ended == c->nlocal && c->ndone_in == c->nexpect_in && c->shipped)
         coll_free(c);
@@ -684,10 +471,10 @@ static void coll_maybe_free(coll_t *c)
 
 /* Something changed (a local rank arrived, data came from another node):
  * fold, compute, ship what is due, wake whoever can go on. */
-static void coll_progress(coll_t *c)
+void bdr_coll_progress(coll_t *c)
 {
     int all_local = c->arrived == c->nlocal;
-    int coord_here = coll_coord_node(c) == g_m.node;
+    int coord_here = bdr_coll_coord_node(c) == g_m.node;
     if (is_fold(c->d.kind) && coord_here)
         try_fold(c);
     if (!c->shipped) {
@@ -695,9 +482,9 @@ static void coll_progress(coll_t *c)
                         ? (coord_here ? c->rank_arrived[c->d.root] : 1)
                         : all_local;
         if (ready)
-            ship_local(c);
+            bdr_coll_ship_local(c);
     }
-    if (coord_here && is_coord_kind(c->d.kind) && !c->computed && all_local &&
+    if (coord_here && bdr_coll_is_coord_kind(c->d.kind) && !c->computed && all_local &&
         c->ndone_in == c->nexpect_in) {
         if (c->d.kind == BD_COLL_SPLIT && split_complete(c) < 0) {
             bdr_master_fail(1, "master out of memory creating communicators");
@@ -706,228 +493,9 @@ static void coll_progress(coll_t *c)
         if (is_fold(c->d.kind) && c->next_fold != c->comm->size)
             return; /* cannot happen: every contribution has come */
         c->computed = 1;
-        ship_results(c);
+        bdr_coll_ship_results(c);
     }
     poke_members(c);
-}
-
-/* ---------------------------------------------------------------- data from other nodes */
-
-typedef struct orphan {
-    bdr_net_hdr_t h;
-    uint64_t total, got;
-    char *data;
-} orphan_t;
-
-static orphan_t *g_orph;
-static int g_norph, g_caporph;
-static int g_orph_filling = -1; /* index of large data for an unknown communicator, arriving */
-
-static orphan_t *orphan_add(const bdr_net_hdr_t *h, const char *data, uint64_t len, uint64_t total)
-{
-    if (g_norph == g_caporph) {
-        int n = g_caporph ? 2 * g_caporph : 16;
-        orphan_t *t = realloc(g_orph, (size_t)n * sizeof *t);
-        if (!t)
-            return NULL;
-        g_orph = t;
-        g_caporph = n;
-    }
-    orphan_t *o = &g_orph[g_norph];
-    o->h = *h;
-    o->total = total;
-    o->got = len;
-    o->data = malloc(total ? total : 1);
-    if (!o->data)
-        return NULL;
-    if (len)
-        memcpy(o->data, data, len);
-    g_norph++;
-    return o;
-}
-
-static void coll_remote_apply(const bdr_net_hdr_t *h, const char *data, uint64_t len);
-
-/* Data that came for a communicator before we knew it, replayed in the
- * order it arrived (a DONE must not overtake the pieces before it). */
-static void replay_orphans(int ctx)
-{
-    int keep = 0, n = g_norph;
-    orphan_t *mine = NULL;
-    int nmine = 0;
-    for (int i = 0; i < n; i++)
-        nmine += g_orph[i].h.a[0] == ctx && i != g_orph_filling;
-    if (!nmine)
-        return;
-    mine = malloc((size_t)nmine * sizeof *mine);
-    if (!mine) {
-        bdr_master_fail(1, "master out of memory");
-        return;
-    }
-    nmine = 0;
-    for (int i = 0; i < n; i++) {
-        if (g_orph[i].h.a[0] == ctx && i != g_orph_filling) {
-            mine[nmine++] = g_orph[i];
-            continue;
-        }
-        if (i == g_orph_filling)
-            g_orph_filling = keep;
-        g_orph[keep++] = g_orph[i];
-    }
-    g_norph = keep;
-    for (int i = 0; i < nmine; i++) {
-        coll_remote_apply(&mine[i].h, mine[i].data, mine[i].total);
-        free(mine[i].data);
-    }
-    free(mine);
-}
-
-static coll_t *remote_instance(const bdr_net_hdr_t *h)
-{
-    comm_t *comm = bdr_comm_lookup(h->a[0]);
-    if (!comm)
-        return NULL;
-    coll_t *c = coll_find(h->a[0], h->u[0]);
-    if (c)
-        return c;
-    bd_coll_desc_t d = {.kind = h->a[3],
-                        .root = h->a[4],
-                        .dtype = h->a[5],
-                        .op = h->a[6],
-                        .count = h->u[1],
-                        .seq = h->u[0],
-                        .api = (int32_t)h->u[3]};
-    c = coll_new(comm, d.seq, &d);
-    if (!c)
-        bdr_master_fail(1, "master out of memory starting %s", call_name(&d));
-    return c;
-}
-
-static int install_piece(coll_t *c, piece_t *p, uint64_t total, uint64_t off, const char *data,
-                         uint64_t len)
-{
-    if (!p->data && !p->in_file && total && piece_place(c, p, total) < 0)
-        return -1;
-    while (len) {
-        uint32_t n = len > (1u << 30) ? (1u << 30) : (uint32_t)len;
-        if (piece_write(c, p, total, off, data, n) < 0)
-            return -1;
-        off += n;
-        data += n;
-        len -= n;
-    }
-    return 0;
-}
-
-static piece_t *remote_target(coll_t *c, const bdr_net_hdr_t *h)
-{
-    int what = h->a[1], idx = h->a[2];
-    if (what == CM_PIECE && idx >= 0 && (size_t)idx < c->npieces)
-        return &c->pieces[idx];
-    if (what == CM_RESULT && idx >= 0 && idx < c->comm->size)
-        return &c->results[idx];
-    return NULL;
-}
-
-/* A whole piece (or the end of one that came in chunks) is in. */
-static void remote_complete(coll_t *c, const bdr_net_hdr_t *h)
-{
-    int what = h->a[1], idx = h->a[2];
-    if (what == CM_PIECE && is_coord_kind(c->d.kind) && idx >= 0 && idx < c->comm->size)
-        c->rank_arrived[idx] = 1;
-    if (what == CM_RESULT && c->d.kind == BD_COLL_SPLIT) {
-        const int32_t *res = (const int32_t *)c->results[idx].data;
-        if (res && res[0] && !bdr_comm_lookup(res[0]) &&
-            !comm_new(res[0], res[2], (const int *)res + 3))
-            bdr_master_fail(1, "master out of memory creating a communicator");
-    }
-    coll_progress(c);
-}
-
-static void coll_remote_apply(const bdr_net_hdr_t *h, const char *data, uint64_t len)
-{
-    coll_t *c = remote_instance(h);
-    if (!c) {
-        if (!orphan_add(h, data, len, len))
-            bdr_master_fail(1, "master out of memory");
-        return;
-    }
-    switch (h->a[1]) {
-    case CM_DONE:
-        if (!c->done_from[h->src_node]) {
-            c->done_from[h->src_node] = 1;
-            c->ndone_in++;
-        }
-        coll_progress(c);
-        coll_maybe_free(c);
-        return;
-    case CM_ACC:
-        free(c->acc);
-        c->acc = len ? malloc(len) : NULL;
-        if (len && !c->acc) {
-            bdr_master_fail(1, "master out of memory");
-            return;
-        }
-        if (len)
-            memcpy(c->acc, data, len);
-        c->next_fold = c->comm->size;
-        coll_progress(c);
-        return;
-    default: {
-        piece_t *p = remote_target(c, h);
-        if (!p || install_piece(c, p, h->u[2], 0, data, len) < 0) {
-            bdr_master_fail(1, "bad collective data from node %d", h->src_node);
-            return;
-        }
-        remote_complete(c, h);
-    }
-    }
-}
-
-void bdr_coll_remote(bdr_net_msg_t *nm)
-{
-    if (nm->h.a[7]) { /* the data follows in chunks */
-        bdr_node_expect_chunks(&nm->h, nm->h.u[5]);
-        return;
-    }
-    coll_remote_apply(&nm->h, nm->payload, nm->len);
-}
-
-void bdr_coll_remote_chunk(const bdr_net_hdr_t *h, uint64_t off, const char *data, size_t len)
-{
-    coll_t *c = remote_instance(h);
-    if (!c) {
-        if (off == 0) {
-            if (!orphan_add(h, NULL, 0, h->u[5])) {
-                bdr_master_fail(1, "master out of memory");
-                return;
-            }
-            g_orph_filling = g_norph - 1;
-        }
-        orphan_t *o = g_orph_filling >= 0 ? &g_orph[g_orph_filling] : NULL;
-        if (!o || off + len > o->total) {
-            bdr_master_fail(1, "bad collective data from node %d", h->src_node);
-            return;
-        }
-        memcpy(o->data + off, data, len);
-        o->got += len;
-        return;
-    }
-    piece_t *p = remote_target(c, h);
-    if (!p || install_piece(c, p, h->u[2], off, data, len) < 0)
-        bdr_master_fail(1, "bad collective data from node %d", h->src_node);
-}
-
-void bdr_coll_remote_done(const bdr_net_hdr_t *h)
-{
-    if (g_orph_filling >= 0) {
-        g_orph[g_orph_filling].h.a[7] = 0;
-        g_orph_filling = -1;
-        return;
-    }
-    coll_t *c = remote_instance(h);
-    if (c)
-        remote_complete(c, h);
 }
 
 static int any_ready(slave_t *s, coll_t **first_wait);
@@ -960,27 +528,28 @@ static void coll_begin(slave_t *s, const bd_req_t *r)
     comm_t *comm = bdr_comm_lookup(r->ctx);
     if (!comm || r->myrank < 0 || r->myrank >= comm->size || comm->world[r->myrank] != s->world) {
         bdr_master_fail(1, "rank %d called %s on unknown communicator context %d", s->world,
-                        call_name(&d), r->ctx);
+                        bdr_coll_call_name(&d), r->ctx);
         return;
     }
     if (d.kind <= 0 || d.kind >= BD_COLL__COUNT || d.root < 0 || d.root >= comm->size ||
         (is_fold(d.kind) && (!bd_op_valid_for(d.op, d.dtype)))) {
         bdr_master_fail(1, "rank %d called %s with an invalid description", s->world,
-                        call_name(&d));
+                        bdr_coll_call_name(&d));
         return;
     }
-    coll_t *c = coll_find(r->ctx, d.seq);
+    coll_t *c = bdr_coll_find(r->ctx, d.seq);
     if (!c) {
-        c = coll_new(comm, d.seq, &d);
+        c = bdr_coll_new(comm, d.seq, &d);
         if (!c) {
-            bdr_master_fail(1, "master out of memory starting %s", call_name(&d));
+            bdr_master_fail(1, "master out of memory starting %s", bdr_coll_call_name(&d));
             return;
         }
     } else if (!desc_matches(&c->d, &d)) {
         bdr_master_fail(1,
                         "collective mismatch on communicator context %d: rank %d called %s "
                         "(root %d) where another rank called %s (root %d)",
-                        r->ctx, s->world, call_name(&d), d.root, call_name(&c->d), c->d.root);
+                        r->ctx, s->world, bdr_coll_call_name(&d), d.root, bdr_coll_call_name(&c->d),
+                        c->d.root);
         return;
     }
     c->began++;
@@ -1006,9 +575,9 @@ static void coll_put(slave_t *s)
         pos += sizeof seg;
         piece_t *p = put_piece(c, s->coll_rank, seg.peer);
         if (pos + seg.len > g_m.hdr->window || !p ||
-            piece_write(c, p, seg.total, seg.off, s->win + pos, seg.len) < 0) {
+            bdr_coll_piece_write(c, p, seg.total, seg.off, s->win + pos, seg.len) < 0) {
             bdr_master_fail(1, "rank %d: bad data segment in %s (peer %d, %u bytes at %llu)",
-                            s->world, call_name(&c->d), seg.peer, seg.len,
+                            s->world, bdr_coll_call_name(&c->d), seg.peer, seg.len,
                             (unsigned long long)seg.off);
             return;
         }
@@ -1034,12 +603,12 @@ static int coll_arrive(slave_t *s, coll_t *c, int rank)
         piece_t *p = &c->pieces[rank];
         if (p->filled != c->d.count * c->elem_size) {
             bdr_master_fail(1, "rank %d gave %llu bytes to %s, expected %llu", s->world,
-                            (unsigned long long)p->filled, call_name(&c->d),
+                            (unsigned long long)p->filled, bdr_coll_call_name(&c->d),
                             (unsigned long long)(c->d.count * c->elem_size));
             return -1;
         }
     }
-    coll_progress(c);
+    bdr_coll_progress(c);
     return g_m.stopping ? -1 : 0;
 }
 
@@ -1085,7 +654,7 @@ static int any_ready(slave_t *s, coll_t **first_wait)
     for (int64_t i = 0; i < n; i++) {
         bd_coll_id_t id;
         memcpy(&id, s->win + i * (int64_t)sizeof id, sizeof id);
-        coll_t *c = coll_find(id.ctx, id.seq);
+        coll_t *c = bdr_coll_find(id.ctx, id.seq);
         if (!c || id.myrank < 0 || id.myrank >= c->comm->size ||
             c->comm->world[id.myrank] != s->world) {
             bdr_master_fail(1, "rank %d waits for an unknown collective (context %d, call %llu)",
@@ -1166,7 +735,7 @@ static void coll_get(slave_t *s)
             bdr_master_fail(1,
                             "rank %d: %s asked for %u bytes at offset %llu of a %llu-byte piece "
                             "from peer %d (do the counts of all ranks agree?)",
-                            s->world, call_name(&c->d), segs[i].len,
+                            s->world, bdr_coll_call_name(&c->d), segs[i].len,
                             (unsigned long long)segs[i].off, (unsigned long long)avail,
                             segs[i].peer);
             return;
@@ -1186,70 +755,11 @@ static void coll_end(slave_t *s)
     coll_t *c = s->coll;
     s->coll = NULL;
     c->ended++;
-    coll_maybe_free(c);
-    bdr_sched_respond(s);
-}
-
-/* MPI_Comm_create_group is called by the group's members only, so it runs
- * its split on a temporary communicator of exactly those members, whose
- * context every member computes alike (a negative id, never allocated).  Each
- * member registers it before the split and frees it after.  The hidden
- * communicators of intercommunicators (BD_CTX_DERIVED) are registered the
- * same way, by each member, and freed with the intercommunicator. */
-static void comm_register_temp(slave_t *s, const bd_req_t *r)
-{
-    int64_t n = r->arg[0];
-    if ((r->ctx >= 0 && !(r->ctx & BD_CTX_DERIVED)) || n < 1 || (uint64_t)n > g_m.hdr->world_size ||
-        (uint64_t)n * sizeof(int32_t) > g_m.hdr->window) {
-        bdr_master_fail(1, "rank %d: invalid temporary communicator (context %d, %lld ranks)",
-                        s->world, r->ctx, (long long)n);
-        return;
-    }
-    int *w = malloc((size_t)n * sizeof(int));
-    if (!w) {
-        bdr_master_fail(1, "master out of memory");
-        return;
-    }
-    int mine = 0;
-    for (int64_t i = 0; i < n; i++) {
-        int32_t x;
-        memcpy(&x, s->win + i * 4, 4);
-        w[i] = x;
-        mine |= x == s->world;
-    }
-    comm_t *c = bdr_comm_lookup(r->ctx);
-    if (!mine || (c && (c->size != n || memcmp(c->world, w, (size_t)n * sizeof(int))))) {
-        free(w);
-        bdr_master_fail(1, "rank %d: %s context %d %s", s->world,
-                        r->ctx < 0 ? "MPI_Comm_create_group's temporary communicator"
-                                   : "an intercommunicator's hidden communicator",
-                        r->ctx, mine ? "is in use by another group" : "does not hold the caller");
-        return;
-    }
-    if (!c && !comm_new(r->ctx, (int)n, w))
-        bdr_master_fail(1, "master out of memory");
-    free(w);
+    bdr_coll_maybe_free(c);
     bdr_sched_respond(s);
 }
 
 void bdr_coll_req_begin(slave_t *s, const bd_req_t *r) { coll_begin(s, r); }
-
-void bdr_comm_req_ctx_alloc(slave_t *s, const bd_req_t *r)
-{
-    (void)r;
-    s->slot->resp.arg[0] = bdr_comm_alloc_ctx();
-    bdr_sched_respond(s);
-}
-
-void bdr_comm_req_register(slave_t *s, const bd_req_t *r) { comm_register_temp(s, r); }
-
-void bdr_comm_req_free(slave_t *s, const bd_req_t *r)
-{
-    comm_t *c = bdr_comm_lookup(r->ctx);
-    if (c && c->refs > 0 && --c->refs == 0 && !comm_busy(c))
-        comm_remove(c);
-    bdr_sched_respond(s);
-}
 
 void bdr_coll_req_waitany(slave_t *s, const bd_req_t *r)
 {
@@ -1262,7 +772,7 @@ void bdr_coll_req_waitany(slave_t *s, const bd_req_t *r)
 static coll_t *instance_of(slave_t *s, const bd_req_t *r)
 {
     if (r->flags & BD_COLL_ADDR) {
-        coll_t *c = coll_find(r->ctx, r->rid);
+        coll_t *c = bdr_coll_find(r->ctx, r->rid);
         if (!c || r->myrank < 0 || r->myrank >= c->comm->size ||
             c->comm->world[r->myrank] != s->world) {
             bdr_master_fail(1,
@@ -1328,9 +838,9 @@ void bdr_coll_describe(slave_t *s, char *buf, size_t len)
     char missing[256] = "";
     size_t m = 0;
     int shown = 0;
-    int all_ranks = coll_coord_node(c) == g_m.node && is_coord_kind(c->d.kind);
+    int all_ranks = bdr_coll_coord_node(c) == g_m.node && bdr_coll_is_coord_kind(c->d.kind);
     for (int r = 0; r < c->comm->size && m + 16 < sizeof missing; r++) {
-        if (c->rank_arrived[r] || (!all_ranks && rank_node(c, r) != g_m.node))
+        if (c->rank_arrived[r] || (!all_ranks && bdr_coll_rank_node(c, r) != g_m.node))
             continue;
         if (shown++ == 16) {
             m += (size_t)snprintf(missing + m, sizeof missing - m, " ...");
@@ -1342,9 +852,9 @@ void bdr_coll_describe(slave_t *s, char *buf, size_t len)
     if (g_m.nnodes > 1) {
         size_t k = (size_t)snprintf(
             nodes, sizeof nodes,
-            "; node %d coordinates; waits for DONE from nodes:", coll_coord_node(c));
+            "; node %d coordinates; waits for DONE from nodes:", bdr_coll_coord_node(c));
         for (int n = 0; n < g_m.nnodes && k + 8 < sizeof nodes; n++)
-            if (sends_to(c, n, g_m.node) && !c->done_from[n])
+            if (bdr_coll_sends_to(c, n, g_m.node) && !c->done_from[n])
                 k += (size_t)snprintf(nodes + k, sizeof nodes - k, " %d", n);
     }
     char in[96];
@@ -1358,6 +868,6 @@ void bdr_coll_describe(slave_t *s, char *buf, size_t len)
     snprintf(buf, len,
              "waits in %s%s (root %d) on communicator context %d (call %llu): %d of its %d ranks "
              "here arrived; no contribution yet from world ranks:%s%s",
-             in, call_name(&c->d), c->d.root, c->ctx, (unsigned long long)c->seq, c->arrived,
-             c->nlocal, missing, nodes);
+             in, bdr_coll_call_name(&c->d), c->d.root, c->ctx, (unsigned long long)c->seq,
+             c->arrived, c->nlocal, missing, nodes);
 }

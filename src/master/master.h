@@ -288,7 +288,23 @@ uint64_t bdr_memacct_default_budget(void);
 void bdr_memacct_poll(void);
 void bdr_memacct_unload(slave_t *s);
 
-/* coll.c */
+/* comm.c: the communicator table (every communicator with members here). */
+/* Make the predefined communicators (WORLD, NODE, CWORLD) at start-up. */
+void bdr_comm_init_predefined(void);
+/* The communicator of context ctx, or NULL. */
+comm_t *bdr_comm_lookup(int ctx);
+/* A context id no other node or call hands out. */
+int bdr_comm_alloc_ctx(void);
+/* Register a communicator of size members (world ranks copied); NULL when
+ * out of memory.  Data that came for it from other nodes is replayed. */
+comm_t *bdr_comm_new(int ctx, int size, const int *world);
+/* Remove c once its local members freed it and no collective uses it. */
+void bdr_comm_drop_if_unused(comm_t *c);
+void bdr_comm_req_ctx_alloc(slave_t *s, const bd_req_t *r);
+void bdr_comm_req_register(slave_t *s, const bd_req_t *r); /* temporary/hidden communicators */
+void bdr_comm_req_free(slave_t *s, const bd_req_t *r);
+
+/* coll.c: collective requests (the instances' internals are in coll.h). */
 void bdr_coll_req_begin(slave_t *s, const bd_req_t *r);
 void bdr_coll_req_put(slave_t *s, const bd_req_t *r);
 void bdr_coll_req_arrive(slave_t *s, const bd_req_t *r);
@@ -297,16 +313,17 @@ void bdr_coll_req_wait(slave_t *s, const bd_req_t *r);
 void bdr_coll_req_waitany(slave_t *s, const bd_req_t *r); /* COLL_WAITANY, COLL_TESTANY */
 void bdr_coll_req_get(slave_t *s, const bd_req_t *r);
 void bdr_coll_req_end(slave_t *s, const bd_req_t *r);
-void bdr_comm_req_ctx_alloc(slave_t *s, const bd_req_t *r);
-void bdr_comm_req_register(slave_t *s, const bd_req_t *r);
-void bdr_comm_req_free(slave_t *s, const bd_req_t *r);
+/* Blocked s may go on (it may GET the results of its collective). */
 int bdr_coll_ready(slave_t *s);
+/* What s, blocked in a collective, waits for, for a deadlock report. */
 void bdr_coll_describe(slave_t *s, char *buf, size_t len);
-void bdr_comm_init_predefined(void);
-comm_t *bdr_comm_lookup(int ctx);
+
+/* coll_net.c: collective data from other nodes (BDR_NH_COLL). */
+/* A message; its data may follow in chunks. */
 void bdr_coll_remote(struct bdr_net_msg *nm);
+/* The next chunk (at off) of the large item being received. */
 void bdr_coll_remote_chunk(const struct bdr_net_hdr *h, uint64_t off, const char *data, size_t len);
+/* The large item being received is complete. */
 void bdr_coll_remote_done(const struct bdr_net_hdr *h);
-int bdr_comm_alloc_ctx(void);
 
 #endif

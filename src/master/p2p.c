@@ -4,7 +4,6 @@
 #include <string.h>
 #include <unistd.h>
 
-#include "bd_log.h"
 #include "master.h"
 #include "mpi.h"
 

@@ -13,7 +13,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#include "bd_log.h"
 #include "master.h"
 #include "mpi.h"
 

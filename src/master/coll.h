@@ -1,0 +1,45 @@
+/* Collectives inside the master: what coll.c (instances, pieces, local
+ * protocol) and coll_net.c (the exchange between nodes) share.  Nothing
+ * else includes this header. */
+#ifndef BDR_COLL_H
+#define BDR_COLL_H
+
+#include "master.h"
+
+/* coll.c */
+/* The MPI call a description comes from ("MPI_Ibcast", ...), for messages. */
+const char *bdr_coll_call_name(const bd_coll_desc_t *d);
+/* Kinds one coordinator node computes (reductions, scans, splits). */
+int bdr_coll_is_coord_kind(int k);
+/* Does node `from` send data for c to node `to`? */
+int bdr_coll_sends_to(const coll_t *c, int from, int to);
+/* The node that coordinates c: the root's, or that of rank 0. */
+int bdr_coll_coord_node(const coll_t *c);
+/* The node of rank r of c's communicator. */
+static inline int bdr_coll_rank_node(const coll_t *c, int r)
+{
+    return bdr_node_of_world(c->comm->world[r]);
+}
+/* The live instance (ctx, seq), or NULL. */
+coll_t *bdr_coll_find(int ctx, uint64_t seq);
+/* A new live instance of d on comm; NULL when out of memory. */
+coll_t *bdr_coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d);
+/* Give piece p of c room for total bytes (memory, or c's spill file); 0 or -1. */
+int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total);
+/* Write len bytes at off into piece p of size total (placed on first use); 0 or -1. */
+int bdr_coll_piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, const char *src,
+                         uint32_t len);
+/* Something changed for c: fold, compute, ship what is due, wake its ranks. */
+void bdr_coll_progress(coll_t *c);
+/* Free c once every local rank ended it and every node sent its part. */
+void bdr_coll_maybe_free(coll_t *c);
+
+/* coll_net.c */
+/* This node's ranks have given what the other nodes need: send it. */
+void bdr_coll_ship_local(coll_t *c);
+/* Coordinator: everything has come; send every node its results. */
+void bdr_coll_ship_results(coll_t *c);
+/* Apply data that came for communicator ctx before it was known here. */
+void bdr_coll_replay_orphans(int ctx);
+
+#endif
