@@ -154,8 +154,6 @@ typedef struct master {
     comm_t **comms; /* every communicator with members here */
     int ncomms, capcomms;
     int next_ctx;
-    struct bdr_net_msg **orphans; /* collective data for communicators not known yet */
-    int norphans;
     coll_t *colls;
     int crit_count;
     int job_failed; /* exit status to report; 0 while all is well */
@@ -175,6 +173,20 @@ extern master_t g_m;
  * it is answering anew a request s waited in, and must not yield again. */
 typedef void (*bdr_req_handler_t)(slave_t *s, const bd_req_t *r);
 
+/* Modules, from the bottom up. */
+
+/* master.c: processes, the event loop, and the dispatch of requests (the
+ * handler table, resuming ranks that got a run slot back). */
+/* The local slave of world rank `world`, or NULL when it is on another node. */
+slave_t *bdr_master_slave_by_world(int world);
+/* End the job with exit status `status` (the first failure only): report,
+ * tell the other nodes, kill every rank. */
+void bdr_master_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* Monotonic seconds. */
+double bdr_master_now(void);
+/* SIGKILL every live rank of this node. */
+void bdr_master_kill_all(void);
+
 /* sched.c: run slots and the run queue, below the request handlers. */
 /* Answer s's current request (resp already filled): it goes on. */
 void bdr_sched_respond(slave_t *s);
@@ -192,38 +204,54 @@ slave_t *bdr_sched_next(void);
 /* Tell the ranks how many wait for a slot (read by their polls). */
 void bdr_sched_publish(void);
 
-/* master.c: processes, the event loop and the dispatch of requests. */
-/* The local slave of world rank `world`, or NULL when it is on another node. */
-slave_t *bdr_master_slave_by_world(int world);
-/* End the job with exit status `status` (first failure only): report, tell the
- * other nodes, kill every rank. */
-void bdr_master_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
-/* Monotonic seconds. */
-double bdr_master_now(void);
-/* SIGKILL every live rank of this node. */
-void bdr_master_kill_all(void);
-
-/* node.c */
+/* node.c: the transport between masters (queues, chunks of large items). */
 struct bdr_net_msg;
 struct bdr_net_hdr;
+/* Set up the queues to the other nodes; 0 or -1. */
 int bdr_node_init(void);
+/* The node of world rank `world`. */
 int bdr_node_of_world(int world);
+/* Queue header h and len bytes of data (copied) for node dst. */
 void bdr_node_send(int dst, const struct bdr_net_hdr *h, const void *data, size_t len);
+/* Queue h, then `total` bytes of fd from file_base in chunks (fd is dup'ed;
+ * unlink_path, if any, is removed once sent). */
 void bdr_node_send_file(int dst, const struct bdr_net_hdr *h, int fd, uint64_t file_base,
                         uint64_t total, const char *unlink_path);
+/* A collective item of `total` bytes described by h arrives in chunks next. */
 void bdr_node_expect_chunks(const struct bdr_net_hdr *h, uint64_t total);
+/* A send of local rank s to a rank of another node (its data from s's window
+ * or spill file). */
 void bdr_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id);
+/* Tell the node of sender_world that its synchronous send sync_id matched. */
 void bdr_node_sync_matched(int sender_world, uint64_t sync_id);
+/* Tell every other node to end the job with `code` and `msg`. */
 void bdr_node_abort_all(int code, const char *msg);
+/* All our ranks are gone: tell the others; 1 once every node is done. */
 int bdr_node_all_done(void);
+/* Move data in and out; returns how many messages came in. */
 int bdr_node_progress(void);
+/* Nothing queued, arriving or in flight between the masters. */
 int bdr_node_quiet(void);
+/* Memory the transport holds for other nodes, counted against the budget. */
 uint64_t bdr_node_transient_bytes(void);
 
-/* deadlock.c */
+/* deadlock.c: every live rank of the job blocked and nothing in flight. */
+/* A BDR_NH_DEADLOCK message of the detection wave. */
 void bdr_deadlock_net(struct bdr_net_msg *nm);
+/* Once a round: declare a deadlock (end the job) when there is one. */
 void bdr_deadlock_check(void);
+/* Log what each local rank waits for. */
 void bdr_deadlock_report_local(void);
+
+/* memacct.c: the node's memory budget (grants, unloads). */
+/* The budget when -mem is not given: 3/4 of the available memory. */
+uint64_t bdr_memacct_default_budget(void);
+/* Once a round: take new requests for memory, grant what fits, unload
+ * blocked ranks to make room. */
+void bdr_memacct_poll(void);
+/* Tell s (not running) to write its memory out; nothing else is sent to it
+ * until it is done. */
+void bdr_memacct_unload(slave_t *s);
 
 /* msgstore.c: per local rank, unexpected messages, posted receives, messages
  * taken by a matched probe, synchronous-send records; MPI's matching rule.
@@ -255,10 +283,29 @@ void bdr_msg_unpost(slave_t *s, precv_t *p);
 void bdr_msg_cleanup(slave_t *s);
 /* A fresh synchronous-send record of s; its id (0 when the job fails). */
 uint64_t bdr_msg_sync_new(slave_t *s);
+/* The synchronous-send record id of s, or NULL. */
 sync_rec_t *bdr_msg_sync_find(slave_t *s, uint64_t id);
+/* Forget record rec of s (its send completed or was cancelled). */
 void bdr_msg_sync_drop(slave_t *s, sync_rec_t *rec);
 /* The message of synchronous send sync_id of snd has been matched. */
 void bdr_msg_sync_matched(slave_t *snd, uint64_t sync_id);
+
+/* p2p.c: point-to-point requests. */
+void bdr_p2p_req_send(slave_t *s, const bd_req_t *r);
+void bdr_p2p_req_irecv(slave_t *s, const bd_req_t *r);
+void bdr_p2p_req_recv(slave_t *s, const bd_req_t *r);
+void bdr_p2p_req_wait(slave_t *s, const bd_req_t *r);    /* WAIT, TEST */
+void bdr_p2p_req_waitany(slave_t *s, const bd_req_t *r); /* WAITANY, TESTANY */
+void bdr_p2p_req_probe(slave_t *s, const bd_req_t *r);   /* PROBE, IPROBE */
+void bdr_p2p_req_mprobe(slave_t *s, const bd_req_t *r);  /* MPROBE, IMPROBE */
+void bdr_p2p_req_mrecv(slave_t *s, const bd_req_t *r);
+void bdr_p2p_req_ssend_wait(slave_t *s, const bd_req_t *r); /* SSEND_WAIT, SSEND_TEST */
+void bdr_p2p_req_cancel(slave_t *s, const bd_req_t *r);
+void bdr_p2p_req_cancel_send(slave_t *s, const bd_req_t *r);
+/* Blocked s may go on (its receive is bound, its probe matches, ...). */
+int bdr_p2p_ready(slave_t *s);
+/* What blocked s waits for, for a deadlock report. */
+void bdr_p2p_describe(slave_t *s, char *buf, size_t len);
 
 /* p2p.c: point-to-point requests. */
 void bdr_p2p_req_send(slave_t *s, const bd_req_t *r);
@@ -281,12 +328,8 @@ void bdr_p2p_describe(slave_t *s, char *buf, size_t len);
 void bdr_rma_req_enable(slave_t *s, const bd_req_t *r);
 void bdr_rma_req_next(slave_t *s, const bd_req_t *r);
 void bdr_rma_req_done(slave_t *s, const bd_req_t *r);
+/* Once a round: flag or wake ranks that have RMA service messages. */
 void bdr_rma_poll(void);
-
-/* memacct.c */
-uint64_t bdr_memacct_default_budget(void);
-void bdr_memacct_poll(void);
-void bdr_memacct_unload(slave_t *s);
 
 /* comm.c: the communicator table (every communicator with members here). */
 /* Make the predefined communicators (WORLD, NODE, CWORLD) at start-up. */
