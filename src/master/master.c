@@ -104,7 +104,7 @@ static const route_t g_routes[BD_REQ__COUNT] = {
     [BD_REQ_SSEND_TEST] = {bdr_p2p_req_ssend_wait, 0},
     [BD_REQ_CANCEL] = {bdr_p2p_req_cancel, 0},
     [BD_REQ_CANCEL_SEND] = {bdr_p2p_req_cancel_send, 0},
-    /* coll.c */
+    /* coll.c, comm.c */
     [BD_REQ_COLL_BEGIN] = {bdr_coll_req_begin, 0},
     [BD_REQ_COLL_PUT] = {bdr_coll_req_put, 0},
     [BD_REQ_COLL_ARRIVE] = {bdr_coll_req_arrive, 0},
@@ -210,9 +210,7 @@ static void req_init(slave_t *s, const bd_req_t *r)
         return;
     }
     s->inited = 1;
-    g_m.ninit_pending--;
-    s->blk = BLK_INIT;
-    bdr_sched_make_runnable(s);
+    bdr_sched_inited(s);
 }
 
 static void req_abort(slave_t *s, const bd_req_t *r)
@@ -228,8 +226,7 @@ static void req_finalize(slave_t *s, const bd_req_t *r)
 {
     (void)r;
     s->finalized = 1;
-    s->state = SL_FINALIZED;
-    g_m.nrunning--;
+    bdr_sched_finalized(s);
     bdr_msg_cleanup(s);
     bdr_sched_respond(s);
 }
@@ -348,14 +345,7 @@ static void reap(void)
         s->exited = 1;
         s->exit_status = st;
         g_m.nlive--;
-        if (s->state == SL_RUNNING)
-            g_m.nrunning--;
-        else if (s->state == SL_RUNNABLE)
-            g_m.nrunnable--;
-        if (s->state == SL_PREINIT)
-            g_m.ninit_pending--;
-        sl_state_t was = s->state;
-        s->state = SL_EXITED;
+        sl_state_t was = bdr_sched_exited(s);
         bdr_msg_cleanup(s);
         if (g_m.stopping)
             continue;

@@ -203,6 +203,16 @@ void bdr_sched_poll_failed(slave_t *s);
 slave_t *bdr_sched_next(void);
 /* Tell the ranks how many wait for a slot (read by their polls). */
 void bdr_sched_publish(void);
+/* s called MPI_Init: it waits for its first run slot. */
+void bdr_sched_inited(slave_t *s);
+/* Running s called MPI_Finalize: its slot is free, it is no longer scheduled. */
+void bdr_sched_finalized(slave_t *s);
+/* s's process is gone: it leaves the counts; returns the state it was in. */
+sl_state_t bdr_sched_exited(slave_t *s);
+/* Blocked s runs outside the run queue (to serve RMA), counted as running. */
+void bdr_sched_lend(slave_t *s);
+/* The lent run ends: s is blocked in its request again and rechecked. */
+void bdr_sched_lend_end(slave_t *s);
 
 /* node.c: the transport between masters (queues, chunks of large items). */
 struct bdr_net_msg;

@@ -87,12 +87,7 @@ void bdr_rma_req_done(slave_t *s, const bd_req_t *r)
     x->serving = 0;
     s->slot->req = x->req;
     s->slot->resp = x->resp;
-    s->state = SL_BLOCKED;
-    g_m.nrunning--;
-    bdr_sched_poke(s);
-    if (g_m.hdr->mem_strategy == BD_MEMS_ARAW &&
-        atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0)
-        bdr_memacct_unload(s);
+    bdr_sched_lend_end(s);
 }
 
 void bdr_rma_poll(void)
@@ -122,8 +117,7 @@ void bdr_rma_poll(void)
         x->serving = 1;
         x->req = s->slot->req;
         x->resp = s->slot->resp;
-        s->state = SL_RUNNING;
-        g_m.nrunning++;
+        bdr_sched_lend(s);
         atomic_store_explicit(&s->slot->cmd, BD_CMD_RMA, memory_order_relaxed);
         bdr_sched_respond(s); /* wakes it; it sees the command, not an answer */
     }

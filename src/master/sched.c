@@ -49,6 +49,48 @@ void bdr_sched_poll_failed(slave_t *s)
         bdr_sched_respond(s);
 }
 
+void bdr_sched_inited(slave_t *s)
+{
+    g_m.ninit_pending--;
+    s->blk = BLK_INIT;
+    bdr_sched_make_runnable(s);
+}
+
+void bdr_sched_finalized(slave_t *s)
+{
+    s->state = SL_FINALIZED;
+    g_m.nrunning--;
+}
+
+sl_state_t bdr_sched_exited(slave_t *s)
+{
+    if (s->state == SL_RUNNING)
+        g_m.nrunning--;
+    else if (s->state == SL_RUNNABLE)
+        g_m.nrunnable--;
+    if (s->state == SL_PREINIT)
+        g_m.ninit_pending--;
+    sl_state_t was = s->state;
+    s->state = SL_EXITED;
+    return was;
+}
+
+void bdr_sched_lend(slave_t *s)
+{
+    s->state = SL_RUNNING;
+    g_m.nrunning++;
+}
+
+void bdr_sched_lend_end(slave_t *s)
+{
+    s->state = SL_BLOCKED;
+    g_m.nrunning--;
+    bdr_sched_poke(s);
+    if (g_m.hdr->mem_strategy == BD_MEMS_ARAW &&
+        atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0)
+        bdr_memacct_unload(s);
+}
+
 /* The run queue's choice: ranks whose wait is over come before ranks that
  * only yielded a poll; among them, the one with most memory resident
  * (bdmpi.txt 5.2), then FIFO.  A rank being unloaded waits. */
