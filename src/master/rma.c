@@ -104,7 +104,7 @@ void bdr_rma_handle(slave_t *s)
         s->state = SL_BLOCKED;
         g_m.nrunning--;
         bdr_master_poke(s);
-        if (g_m.hdr->mem_strategy == BD_MEMS_ARAW &&
+        if (g_m.hdr->job.mem_strategy == BD_MEMS_ARAW &&
             atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0)
             bdr_memacct_unload(s);
         return;

@@ -1230,7 +1230,7 @@ int bd_mem_init(const bd_mem_config_t *cfg)
     size_t dirlen = strlen(cfg->dir);
     struct stat sst;
     if (sbpage % page != 0 || dirlen + 64 >= sizeof G.dir || cfg->strategy > BD_MEM_LRLW ||
-        cfg->track > BD_MEM_TRACK_MPROTECT) {
+        cfg->track > BD_MEM_TRACK_MPROTECT || cfg->wp > BD_MEM_WP_SYNC) {
         rc = -EINVAL;
         goto out;
     }
@@ -1271,15 +1271,6 @@ int bd_mem_init(const bd_mem_config_t *cfg)
     G.st.direct_io = 1;
 
     int track = cfg->track;
-    const char *env = getenv("BD_MEM_TRACK");
-    if (env && env[0]) {
-        if (!strcmp(env, "uffd") || !strcmp(env, "userfaultfd"))
-            track = BD_MEM_TRACK_UFFD;
-        else if (!strcmp(env, "mprotect") || !strcmp(env, "signal"))
-            track = BD_MEM_TRACK_MPROTECT;
-        else if (!strcmp(env, "auto"))
-            track = BD_MEM_TRACK_AUTO;
-    }
 
     rc = reserve_arena(cfg->arena);
     if (rc)
@@ -1295,24 +1286,13 @@ int bd_mem_init(const bd_mem_config_t *cfg)
     }
     {
         size_t ra = cfg->readahead ? cfg->readahead : 8192 * KIB;
-        const char *e = getenv("BD_MEM_READAHEAD");
-        if (e && e[0])
-            ra = bdm_parse_size(e, ra);
         G.ra_max_sb = ra == (size_t)-1 ? 0 : ra / sbpage;
     }
     /* uffd write tracking: asynchronous (the kernel, one fault per 4 KiB
    * page) or synchronous (the handler, one round trip per sbpage); the
-   * latter is cheaper only from 1 MiB sbpages up: a round trip costs
-   * ~90 us on these VMs, so at 64 KiB it is 4x slower than the kernel's
-   * faults (docs/performance.md, quiet-machine run) */
-    G.wp_sync = sbpage >= 1024 * KIB;
-    {
-        const char *e = getenv("BD_MEM_WP");
-        if (e && !strcmp(e, "async"))
-            G.wp_sync = 0;
-        if (e && !strcmp(e, "sync"))
-            G.wp_sync = 1;
-    }
+   * latter is cheaper only from 1 MiB sbpages up, where one round trip
+   * replaces 256 faults (docs/performance.md) */
+    G.wp_sync = cfg->wp == BD_MEM_WP_AUTO ? sbpage >= 1024 * KIB : cfg->wp == BD_MEM_WP_SYNC;
     {
         uint64_t key[2] = {0, 0};
         /* the raw call: the lock is held and the syscall wrappers must not run */
@@ -1324,11 +1304,6 @@ int bd_mem_init(const bd_mem_config_t *cfg)
         }
         bdm_hash_setkey(key);
         G.predict = cfg->predict > 0 || (cfg->predict == 0 && bdm_hash_fast() > 0);
-        const char *e = getenv("BD_MEM_PREDICT");
-        if (e && (!strcmp(e, "on") || !strcmp(e, "1")))
-            G.predict = 1;
-        if (e && (!strcmp(e, "off") || !strcmp(e, "0")))
-            G.predict = 0;
         G.st.predict = G.predict;
     }
     G.io_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);

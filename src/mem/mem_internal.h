@@ -143,7 +143,6 @@ void bdm_fmt_u64(char *out, uint64_t v);
 void bdm_fmt_hex(char *out, uint64_t v);
 void *bdm_map(size_t len);
 void bdm_unmap(void *p, size_t len);
-size_t bdm_parse_size(const char *s, size_t dflt);
 int bdm_io_start(void);
 void bdm_io_stop(void);
 void bdm_io_submit(io_slot_t *sl);
