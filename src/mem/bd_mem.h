@@ -84,7 +84,7 @@
  *        (UFFDIO_COPY_MODE_WP), which is atomic per page, so other threads
  *        never see a half-loaded sbpage; the copy wakes the faulting thread.
  *        Non-stored sbpages are installed as zeros by the handler.
- *      - writes, sbpages below 64 KiB: with WP_ASYNC the kernel lifts the
+ *      - writes, sbpages below 1 MiB: with WP_ASYNC the kernel lifts the
  *        write protection itself, without any signal or message, and
  *        remembers the page as written; every first write to a 4 KiB page
  *        is still a kernel fault.  Transparent huge pages do not
