@@ -100,6 +100,7 @@ static const char *opt_parent;
 static const char *opt_csv;
 static size_t opt_chunk;
 static int opt_predict;       /* bd_mem_config_t.predict: 0 default, 1 on, -1 off */
+static bd_mem_wp_t opt_wp;    /* bd_mem_config_t.wp */
 static int sbma_predict = -1; /* bd_mem_stats.predict */
 static int use_strat[NSTRAT] = {1, 1, 1};
 static int use_track[NTRACK] = {1, 1};
@@ -685,6 +686,7 @@ static void sbma_round(int si, int ti, int bi, int r)
     cfg.strategy = strat_val[si];
     cfg.track = track_val[ti];
     cfg.predict = opt_predict;
+    cfg.wp = opt_wp;
     int rc = bd_mem_init(&cfg);
     if (rc)
         die("bd_mem_init(%s, %s, sbpage %s): %s", strat_name[si], track_name[ti], sbs,
@@ -1028,26 +1030,33 @@ static void usage(FILE *f)
         "  -r, --reps N          repetitions per measurement, median reported (default 3, max %d)\n"
         "      --csv FILE        write every measurement as CSV\n"
         "      --strategies LIST comma separated subset of araw,arlw,lrlw\n"
-        "      --tracks LIST     comma separated subset of uffd,mprotect (default: both, or "
-        "BD_MEM_TRACK)\n"
+        "      --tracks LIST     comma separated subset of uffd,mprotect (default: both)\n"
         "      --sbpages LIST    sbpage sizes (default 4K,16K,64K,256K,1M)\n"
         "      --chunk SIZE      LRLW load chunk (bd_mem_config_t.chunk; default 0 = 64 KiB)\n"
         "      --predict on|off  write prediction (bd_mem_config_t.predict; default: the "
         "manager's)\n"
+        "      --wp async|sync   uffd write tracking (bd_mem_config_t.wp; default: sync from 1M "
+        "sbpages up)\n"
         "  -h, --help\n",
         MAX_REPS);
 }
 
 int main(int argc, char **argv)
 {
-    static const struct option lopts[] = {
-        {"size", required_argument, NULL, 's'},    {"quick", no_argument, NULL, 'q'},
-        {"dir", required_argument, NULL, 'd'},     {"reps", required_argument, NULL, 'r'},
-        {"csv", required_argument, NULL, 'C'},     {"strategies", required_argument, NULL, 'S'},
-        {"tracks", required_argument, NULL, 'T'},  {"sbpages", required_argument, NULL, 'B'},
-        {"chunk", required_argument, NULL, 'c'},   {"help", no_argument, NULL, 'h'},
-        {"predict", required_argument, NULL, 'P'}, {NULL, 0, NULL, 0}};
-    int size_given = 0, tracks_given = 0, c;
+    static const struct option lopts[] = {{"size", required_argument, NULL, 's'},
+                                          {"quick", no_argument, NULL, 'q'},
+                                          {"dir", required_argument, NULL, 'd'},
+                                          {"reps", required_argument, NULL, 'r'},
+                                          {"csv", required_argument, NULL, 'C'},
+                                          {"strategies", required_argument, NULL, 'S'},
+                                          {"tracks", required_argument, NULL, 'T'},
+                                          {"sbpages", required_argument, NULL, 'B'},
+                                          {"chunk", required_argument, NULL, 'c'},
+                                          {"help", no_argument, NULL, 'h'},
+                                          {"predict", required_argument, NULL, 'P'},
+                                          {"wp", required_argument, NULL, 'W'},
+                                          {NULL, 0, NULL, 0}};
+    int size_given = 0, c;
     t_begin = now();
     g_page = (size_t)sysconf(_SC_PAGESIZE);
     while ((c = getopt_long(argc, argv, "s:qd:r:h", lopts, NULL)) != -1) {
@@ -1079,6 +1088,16 @@ int main(int argc, char **argv)
                 return 2;
             }
             break;
+        case 'W':
+            if (!strcmp(optarg, "async"))
+                opt_wp = BD_MEM_WP_ASYNC;
+            else if (!strcmp(optarg, "sync"))
+                opt_wp = BD_MEM_WP_SYNC;
+            else {
+                fprintf(stderr, "mem_bench: --wp must be async or sync\n");
+                return 2;
+            }
+            break;
         case 'S':
             if (parse_names(optarg, strat_name, NSTRAT, use_strat)) {
                 fprintf(stderr, "mem_bench: bad --strategies '%s'\n", optarg);
@@ -1090,7 +1109,6 @@ int main(int argc, char **argv)
                 fprintf(stderr, "mem_bench: bad --tracks '%s'\n", optarg);
                 return 2;
             }
-            tracks_given = 1;
             break;
         case 'B': {
             char buf[256];
@@ -1139,17 +1157,6 @@ int main(int argc, char **argv)
         } else {
             b++;
         }
-    }
-    /* BD_MEM_TRACK would override the path chosen per configuration. */
-    const char *env = getenv("BD_MEM_TRACK");
-    if (env && env[0]) {
-        if (!tracks_given) {
-            if (!strcmp(env, "uffd") || !strcmp(env, "userfaultfd"))
-                use_track[1] = 0;
-            else if (!strcmp(env, "mprotect") || !strcmp(env, "signal"))
-                use_track[0] = 0;
-        }
-        unsetenv("BD_MEM_TRACK");
     }
     if (!opt_parent) {
         opt_parent = getenv("TMPDIR");

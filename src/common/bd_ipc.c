@@ -21,6 +21,20 @@ uint64_t bd_shm_layout(bd_shm_hdr_t *h, uint32_t nslaves, uint64_t window)
     return h->total_size;
 }
 
+void bd_job_config_fill(bd_job_config_t *job, const bd_opts_t *o)
+{
+    job->nr = (uint32_t)o->num[BD_OPT_NR];
+    job->mem_strategy = (int32_t)o->num[BD_OPT_MEM_STRATEGY];
+    job->msg_threshold = (uint64_t)o->num[BD_OPT_MSG_THRESHOLD];
+    job->mem_budget = (uint64_t)o->num[BD_OPT_MEM];
+    job->sbpage = (uint64_t)o->num[BD_OPT_SBPAGE];
+    job->mem_threshold = (uint64_t)o->num[BD_OPT_MEM_THRESHOLD];
+    job->mem_readahead = (uint64_t)o->num[BD_OPT_MEM_READAHEAD];
+    job->mem_predict = (int32_t)o->num[BD_OPT_MEM_PREDICT];
+    job->mem_track = (int32_t)o->num[BD_OPT_MEM_TRACK];
+    job->mem_wp = (int32_t)o->num[BD_OPT_MEM_WP];
+}
+
 int bd_futex_wait(_Atomic uint32_t *addr, uint32_t expected, int timeout_ms)
 {
     struct timespec ts, *tp = NULL;

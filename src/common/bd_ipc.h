@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bd_options.h"
 #include "bd_stats.h"
 
 #define BD_SHM_MAGIC 0x42444d5049303031ull /* "BDMPI001" */
@@ -226,6 +227,31 @@ enum { BD_CMD_NONE = 0, BD_CMD_UNLOAD = 1, BD_CMD_RMA = 2 };
 #define BD_CTX_RMA_SVC (1 << 26)
 #define BD_CTX_RMA_DATA (1 << 27)
 
+/* The job's configuration as the ranks need it: the one road by which
+ * options reach a rank.  The master fills it once from its options table
+ * (bd_job_config_fill, then its own derived values) before it starts the
+ * ranks; a rank reads it in MPI_Init and nowhere else, and builds the memory
+ * manager's bd_mem_config_t from it.  Ranks read no BDMPI_* option variable,
+ * and the memory manager no environment at all.  The window's size is part
+ * of the layout (bd_shm_hdr_t.window). */
+typedef struct bd_job_config {
+    uint32_t nr;            /* -nr, at most the node's slaves */
+    int32_t mem_strategy;   /* -mem-strategy: BD_MEMS_* */
+    uint64_t msg_threshold; /* -msg-threshold */
+    uint64_t mem_budget;    /* -mem, or the master's default; 0: no accounting (strategy none) */
+    uint64_t sbpage;        /* -sbpage */
+    uint64_t mem_threshold; /* -mem-threshold */
+    uint64_t mem_readahead; /* -mem-readahead in bytes; 0: off */
+    int32_t mem_predict;    /* -mem-predict: BD_MEMP_* */
+    int32_t mem_track;      /* -mem-track: BD_MEMT_* */
+    int32_t mem_wp;         /* -mem-wp: BD_MEMW_* */
+    uint32_t pad;
+} bd_job_config_t;
+
+/* Fill job from the (normalised) options; the master then sets what it
+ * derives itself (the default memory budget). */
+void bd_job_config_fill(bd_job_config_t *job, const bd_opts_t *o);
+
 typedef struct bd_shm_hdr {
     uint64_t magic;
     uint32_t nslaves; /* slaves on this node */
@@ -233,20 +259,15 @@ typedef struct bd_shm_hdr {
     uint32_t nnodes;
     uint32_t node;
     uint32_t first_rank; /* world rank of this node's slave 0 */
-    uint32_t nr;
+    uint32_t pad;
     uint64_t slot_stride;   /* bytes from one slot to the next */
     uint64_t slot_offset;   /* offset of slot 0 */
     uint64_t window_offset; /* offset of the window inside a slot */
-    uint64_t window;        /* window bytes */
-    uint64_t msg_threshold;
+    uint64_t window;        /* window bytes: -window, raised to hold the message threshold */
     uint64_t total_size;
     _Atomic uint32_t runnable_waiting; /* ranks waiting for a run slot */
     _Atomic uint32_t mem_waiters;      /* loads waiting for memory: slaves ring after releasing */
-    int32_t mem_strategy;              /* BD_MEMS_* */
-    uint32_t pad;
-    uint64_t mem_budget;
-    uint64_t sbpage;
-    uint64_t mem_threshold;
+    bd_job_config_t job;
     char jobdir[BD_PATH_MAX];
 } bd_shm_hdr_t;
 

@@ -51,6 +51,19 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                             "its content hash changed; auto: on where the CPU hashes fast "
                             "(PCLMULQDQ), off: track every first write",
                             "auto|on|off"},
+    [BD_OPT_MEM_TRACK] = {"mem-track", BD_OPT_ENUM, "auto", 0, 0,
+                          "how the memory manager sees accesses to managed memory: uffd "
+                          "(userfaultfd; the job fails where the kernel lacks what it needs), "
+                          "mprotect (page protection and SIGSEGV), auto: uffd where available, "
+                          "else mprotect",
+                          "auto|uffd|mprotect"},
+    [BD_OPT_MEM_WP] =
+        {"mem-wp", BD_OPT_ENUM, "auto", 0, 0,
+         "write tracking on the uffd path, for sbpages not under write prediction: async (the "
+         "kernel notes each first write to a 4K page, one fault each), sync (the "
+         "first write to an sbpage is one round trip to the manager), auto: sync "
+         "from 1M sbpages up, async below",
+         "auto|async|sync"},
     [BD_OPT_STATS] = {"stats", BD_OPT_FLAG, "0", 0, 1, "print statistics at the end of the run"},
     [BD_OPT_VERBOSE] = {"verbose", BD_OPT_INT, "0", 0, 2, "log level: 0 errors, 1 info, 2 debug"},
 };
@@ -186,21 +199,10 @@ int bd_opts_load_env(bd_opts_t *o, char *err, size_t errlen)
     return 0;
 }
 
-int bd_opts_get_env(bd_opt_id_t id, long long *out, char *err, size_t errlen)
+void bd_opts_normalise(bd_opts_t *o)
 {
-    bd_opts_t o;
-    memset(&o, 0, sizeof o);
-    const bd_opt_desc_t *d = &bd_opt_table[id];
-    if (d->def && set_value(&o, id, d->def, "default", err, errlen) < 0)
-        return -1;
-    *out = o.num[id];
-    char name[64];
-    env_name(d->name, name, sizeof name);
-    const char *v = getenv(name);
-    if (v && set_value(&o, id, v, name, err, errlen) < 0)
-        return -1;
-    *out = o.num[id];
-    return 0;
+    if (o->num[BD_OPT_NR] > o->num[BD_OPT_NS])
+        o->num[BD_OPT_NR] = o->num[BD_OPT_NS];
 }
 
 static int find_opt(const char *name, size_t len)

@@ -24,6 +24,8 @@ typedef enum {
     BD_OPT_MEM_THRESHOLD,
     BD_OPT_MEM_READAHEAD,
     BD_OPT_MEM_PREDICT,
+    BD_OPT_MEM_TRACK,
+    BD_OPT_MEM_WP,
     BD_OPT_STATS,
     BD_OPT_VERBOSE,
     BD_OPT__COUNT
@@ -43,6 +45,12 @@ typedef struct {
 
 /* Values of -mem-strategy. */
 enum { BD_MEMS_NONE = 0, BD_MEMS_ARAW, BD_MEMS_ARLW, BD_MEMS_LRLW };
+/* Values of -mem-predict. */
+enum { BD_MEMP_AUTO = 0, BD_MEMP_ON, BD_MEMP_OFF };
+/* Values of -mem-track (in the order of bd_mem_track_t). */
+enum { BD_MEMT_AUTO = 0, BD_MEMT_UFFD, BD_MEMT_MPROTECT };
+/* Values of -mem-wp (in the order of bd_mem_wp_t). */
+enum { BD_MEMW_AUTO = 0, BD_MEMW_ASYNC, BD_MEMW_SYNC };
 
 typedef struct {
     long long num[BD_OPT__COUNT];
@@ -60,10 +68,10 @@ int bd_opts_load_env(bd_opts_t *o, char *err, size_t errlen);
  * index.  Returns 0, 1 when help was requested, -1 on error (message in err). */
 int bd_opts_parse_argv(bd_opts_t *o, int argc, char **argv, int *first_arg, char *err,
                        size_t errlen);
-/* One option's value as this process sees it: its default, or its BDMPI_*
- * variable (as bdmpiexec exported it, or set by hand).  Returns 0, or -1
- * with a message in err (the default is stored in *out then). */
-int bd_opts_get_env(bd_opt_id_t id, long long *out, char *err, size_t errlen);
+/* Apply the limits between options, after loading and parsing them and
+ * before anything uses them: -nr is at most -ns.  Every process that reads
+ * the options (bdmpiexec, bdmprun) calls it, so each sees the same values. */
+void bd_opts_normalise(bd_opts_t *o);
 /* Export every option as BDMPI_* so child processes see the same values. */
 int bd_opts_export_env(const bd_opts_t *o);
 void bd_opts_print_help(FILE *f, const char *usage);

@@ -109,8 +109,7 @@ int main(int argc, char **argv)
         bd_log_error("no program given (see -h)");
         return 2;
     }
-    if (opts.num[BD_OPT_NR] > opts.num[BD_OPT_NS])
-        opts.num[BD_OPT_NR] = opts.num[BD_OPT_NS];
+    bd_opts_normalise(&opts);
 
     char master[PATH_MAX];
     if (find_master(master, sizeof master) < 0) {

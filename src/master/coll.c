@@ -261,7 +261,7 @@ int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total)
     p->total = total;
     if (!total)
         return 0;
-    if (total > g_m.hdr->msg_threshold && !is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT) {
+    if (total > g_m.hdr->job.msg_threshold && !is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT) {
         if (c->fd < 0) {
             char path[BD_PATH_MAX + 64];
             snprintf(path, sizeof path, "%s/coll-%d-%llu", g_m.jobdir, c->ctx,

@@ -385,11 +385,11 @@ static void print_stats(void)
             (unsigned long long)g_m.peak_buffered);
     fprintf(stderr, "  master: bytes of collective data in spill files %llu\n",
             (unsigned long long)g_m.coll_file_bytes);
-    if (g_m.hdr->mem_strategy != BD_MEMS_NONE)
+    if (g_m.hdr->job.mem_strategy != BD_MEMS_NONE)
         fprintf(stderr,
                 "  master: memory budget %llu bytes, peak accounted resident %llu bytes "
                 "(managed memory + buffered messages)\n",
-                (unsigned long long)g_m.hdr->mem_budget,
+                (unsigned long long)g_m.hdr->job.mem_budget,
                 (unsigned long long)g_m.peak_node_resident);
     free(per);
 }
@@ -420,6 +420,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
         bd_log_error("%s", err);
         return -1;
     }
+    bd_opts_normalise(&g_m.opts);
     bd_log_set_level((int)g_m.opts.num[BD_OPT_VERBOSE]);
     if (argc < 2) {
         bd_log_error("usage: bdmprun PROGRAM [ARGS...] (normally started by bdmpiexec)");
@@ -435,8 +436,6 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     g_m.ns = (int)g_m.opts.num[BD_OPT_NS];
     g_m.nr = (int)g_m.opts.num[BD_OPT_NR];
     g_m.nc = (int)g_m.opts.num[BD_OPT_NC];
-    if (g_m.nr > g_m.ns)
-        g_m.nr = g_m.ns;
 
     if (g_m.opts.num[BD_OPT_NN] > 1) {
         if (bdr_net_init(&argc, &argv, &g_m.node, &g_m.nnodes) < 0)
@@ -487,20 +486,16 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     g_m.hdr->nnodes = (uint32_t)g_m.nnodes;
     g_m.hdr->node = (uint32_t)g_m.node;
     g_m.hdr->first_rank = (uint32_t)(g_m.ns * g_m.node);
-    g_m.hdr->nr = (uint32_t)g_m.nr;
-    g_m.hdr->msg_threshold = thr;
-    g_m.hdr->mem_strategy = (int32_t)g_m.opts.num[BD_OPT_MEM_STRATEGY];
-    g_m.hdr->sbpage = (uint64_t)g_m.opts.num[BD_OPT_SBPAGE];
-    g_m.hdr->mem_threshold = (uint64_t)g_m.opts.num[BD_OPT_MEM_THRESHOLD];
-    g_m.hdr->mem_budget = (uint64_t)g_m.opts.num[BD_OPT_MEM];
-    if (g_m.hdr->sbpage % 4096) {
-        bd_log_error("-sbpage %llu is not a multiple of 4096", (unsigned long long)g_m.hdr->sbpage);
+    bd_job_config_t *job = &g_m.hdr->job;
+    bd_job_config_fill(job, &g_m.opts);
+    if (job->sbpage % 4096) {
+        bd_log_error("-sbpage %llu is not a multiple of 4096", (unsigned long long)job->sbpage);
         return -1;
     }
-    if (g_m.hdr->mem_strategy == BD_MEMS_NONE)
-        g_m.hdr->mem_budget = 0; /* nothing is managed: nothing to account */
-    else if (!g_m.hdr->mem_budget)
-        g_m.hdr->mem_budget = bdr_memacct_default_budget();
+    if (job->mem_strategy == BD_MEMS_NONE)
+        job->mem_budget = 0; /* nothing is managed: nothing to account */
+    else if (!job->mem_budget)
+        job->mem_budget = bdr_memacct_default_budget();
     snprintf(g_m.hdr->jobdir, sizeof g_m.hdr->jobdir, "%s", g_m.jobdir);
 
     g_m.event_fd = eventfd(0, EFD_NONBLOCK);

@@ -105,7 +105,7 @@ void bdr_memacct_poll(void)
             bdr_sched_poke(s);
         }
     }
-    uint64_t budget = g_m.hdr->mem_budget;
+    uint64_t budget = g_m.hdr->job.mem_budget;
     for (;;) {
         slave_t *s = oldest_pending();
         if (!s)

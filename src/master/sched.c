@@ -35,7 +35,7 @@ void bdr_sched_block(slave_t *s, blk_t why)
         s->state = SL_BLOCKED;
     }
     /* ARAW: a rank that gives up its run slot writes its memory out (sbma.txt 3.1). */
-    if (g_m.hdr->mem_strategy == BD_MEMS_ARAW &&
+    if (g_m.hdr->job.mem_strategy == BD_MEMS_ARAW &&
         atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0)
         bdr_memacct_unload(s);
 }
@@ -86,7 +86,7 @@ void bdr_sched_lend_end(slave_t *s)
     s->state = SL_BLOCKED;
     g_m.nrunning--;
     bdr_sched_poke(s);
-    if (g_m.hdr->mem_strategy == BD_MEMS_ARAW &&
+    if (g_m.hdr->job.mem_strategy == BD_MEMS_ARAW &&
         atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0)
         bdr_memacct_unload(s);
 }

@@ -1,4 +1,8 @@
-/* bd_mem.c - SBMA core: arena, allocation table, load/unload, public API.
+/* bd_mem.c - SBMA core: accounting, loading (demand, read-ahead, AR
+ * streams) through the I/O slots, faults, and unloading with write-back.
+ * The allocation table, backing files and malloc path are in mem_alloc.c,
+ * configuration, start/stop and the runtime's whole-manager calls in
+ * mem_init.c.
  *
  * Locking: one mutex (G.lock) protects the allocation table and all sbpage
  * state.  It is taken by API calls and by the fault path (handler thread or
@@ -19,18 +23,11 @@
 
 #include "mem_internal.h"
 
-#ifndef MADV_POPULATE_READ
-#define MADV_POPULATE_READ 22
-#endif
 #ifndef MADV_POPULATE_WRITE
 #define MADV_POPULATE_WRITE 23
 #endif
 
 #define G bdm_g
-#define MAX_OPEN_FDS 256
-#define DEFAULT_ARENA (16ULL << 40)
-#define MIN_ARENA (1ULL << 30)
-#define KIB 1024UL
 
 mem_global_t bdm_g = {
     .lock = PTHREAD_MUTEX_INITIALIZER,
@@ -41,179 +38,15 @@ mem_global_t bdm_g = {
     .io_evfd = -1,
 };
 
-static void do_release(size_t n);
-#define LOCK() pthread_mutex_lock(&G.lock)
-/* Unlocking gives back what reaping I/O slots found over-accounted. */
-#define UNLOCK() unlock_release()
-static void unlock_release(void)
+void bdm_unlock_release(void)
 {
     size_t r = G.rel_pending;
     G.rel_pending = 0;
     pthread_mutex_unlock(&G.lock);
-    do_release(r);
+    bdm_do_release(r);
 }
 
-static void atfork_child(void);
-
-static inline int is_uffd(void) { return G.track == BD_MEM_TRACK_UFFD; }
 static inline int is_ar(void) { return G.strategy != BD_MEM_LRLW; }
-static inline size_t round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
-
-/* ------------------------------------------------------------------------ */
-/* allocation records and table                                              */
-
-static alloc_t *alloc_new(void)
-{
-    if (!G.free_allocs) {
-        size_t bytes = 64 * KIB;
-        alloc_t *blk = bdm_map(bytes);
-        if (!blk)
-            return NULL;
-        for (size_t i = 0; i < bytes / sizeof(alloc_t); i++) {
-            blk[i].next_free = G.free_allocs;
-            G.free_allocs = &blk[i];
-        }
-    }
-    alloc_t *a = G.free_allocs;
-    G.free_allocs = a->next_free;
-    memset(a, 0, sizeof *a);
-    a->fd = -1;
-    return a;
-}
-
-static void alloc_put(alloc_t *a)
-{
-    a->next_free = G.free_allocs;
-    G.free_allocs = a;
-}
-
-/* Index of the last allocation with base <= addr, or -1. */
-static long tab_idx(uintptr_t addr)
-{
-    long lo = 0, hi = (long)G.ntab - 1, ans = -1;
-    while (lo <= hi) {
-        long mid = (lo + hi) / 2;
-        if (G.tab[mid]->base <= addr) {
-            ans = mid;
-            lo = mid + 1;
-        } else {
-            hi = mid - 1;
-        }
-    }
-    return ans;
-}
-
-alloc_t *bdm_lookup(uintptr_t addr)
-{
-    long i = tab_idx(addr);
-    if (i < 0)
-        return NULL;
-    alloc_t *a = G.tab[i];
-    return addr < a->base + a->len ? a : NULL;
-}
-
-static int tab_insert(alloc_t *a)
-{
-    if (G.ntab == G.tabcap) {
-        size_t ncap = G.tabcap ? G.tabcap * 2 : 1024;
-        void *nt;
-        if (G.tab)
-            nt = mremap(G.tab, G.tabcap * sizeof(alloc_t *), ncap * sizeof(alloc_t *),
-                        MREMAP_MAYMOVE);
-        else
-            nt = mmap(NULL, ncap * sizeof(alloc_t *), PROT_READ | PROT_WRITE,
-                      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-        if (nt == MAP_FAILED)
-            return -ENOMEM;
-        G.tab = nt;
-        G.tabcap = ncap;
-    }
-    long i = tab_idx(a->base) + 1;
-    memmove(&G.tab[i + 1], &G.tab[i], (G.ntab - (size_t)i) * sizeof(alloc_t *));
-    G.tab[i] = a;
-    G.ntab++;
-    return 0;
-}
-
-static void tab_remove(long i)
-{
-    memmove(&G.tab[i], &G.tab[i + 1], (G.ntab - (size_t)i - 1) * sizeof(alloc_t *));
-    G.ntab--;
-}
-
-/* First fit in the arena.  The first pass keeps as much free address space
- * behind every allocation as it is long (capped), so that realloc can
- * usually grow in place; the second pass takes any gap. */
-#define GROW_ROOM_MAX (64ULL << 30)
-static uintptr_t gap_find(size_t len, size_t align)
-{
-    uintptr_t end = G.arena_lo + G.arena_len;
-    for (int pass = 0; pass < 2; pass++) {
-        uintptr_t prev = G.arena_lo;
-        size_t keep = 0;
-        for (size_t i = 0; i <= G.ntab; i++) {
-            uintptr_t next = i < G.ntab ? G.tab[i]->base : end;
-            uintptr_t from = prev + (pass == 0 ? keep : 0);
-            uintptr_t cand = (from + align - 1) & ~(uintptr_t)(align - 1);
-            if (from >= prev && cand >= from && cand <= next && next - cand >= len)
-                return cand;
-            if (i < G.ntab) {
-                prev = G.tab[i]->base + G.tab[i]->len;
-                keep = G.tab[i]->len < GROW_ROOM_MAX ? G.tab[i]->len : GROW_ROOM_MAX;
-            }
-        }
-    }
-    return 0;
-}
-
-static int st_resize(alloc_t *a, size_t nsb)
-{
-    size_t need = round_up(nsb ? nsb : 1, G.page);
-    if (need <= a->st_bytes)
-        return 0;
-    void *n;
-    if (a->st)
-        n = mremap(a->st, a->st_bytes, need, MREMAP_MAYMOVE);
-    else
-        n = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (n == MAP_FAILED)
-        return -ENOMEM;
-    a->st = n;
-    a->st_bytes = need;
-    return 0;
-}
-
-/* G.predict: room for the hashes of nsb sbpages (pages are touched only for
- * sbpages that get written). */
-static int hash_resize(alloc_t *a, size_t nsb)
-{
-    if (!G.predict)
-        return 0;
-    size_t need = round_up((nsb ? nsb : 1) * 2 * sizeof(uint64_t), G.page);
-    if (need <= a->hash_bytes)
-        return 0;
-    void *n;
-    if (a->hash)
-        n = mremap(a->hash, a->hash_bytes, need, MREMAP_MAYMOVE);
-    else
-        n = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
-    if (n == MAP_FAILED)
-        return -ENOMEM;
-    a->hash = n;
-    a->hash_bytes = need;
-    return 0;
-}
-
-static void meta_free(alloc_t *a)
-{
-    if (a->st)
-        munmap(a->st, a->st_bytes);
-    if (a->hash)
-        munmap(a->hash, a->hash_bytes);
-    a->st = NULL;
-    a->hash = NULL;
-}
 
 /* Write prediction: load sbpage i writable and untracked (SB_VERIFY). */
 static inline int untracked_sb(const alloc_t *a, size_t i)
@@ -226,88 +59,6 @@ static inline int untracked_sb(const alloc_t *a, size_t i)
 static inline int same_load(const alloc_t *a, size_t i, size_t j)
 {
     return (a->st[i] & SB_DISK) == (a->st[j] & SB_DISK) && untracked_sb(a, i) == untracked_sb(a, j);
-}
-
-/* ------------------------------------------------------------------------ */
-/* backing files                                                             */
-
-static void backing_path(const alloc_t *a, char *out)
-{
-    char num[24];
-    memcpy(out, G.dir, G.dirlen);
-    size_t n = G.dirlen;
-    memcpy(out + n, "/bdmem.", 7);
-    n += 7;
-    bdm_fmt_u64(num, (uint64_t)getpid());
-    memcpy(out + n, num, strlen(num));
-    n += strlen(num);
-    out[n++] = '.';
-    bdm_fmt_u64(num, a->id);
-    memcpy(out + n, num, strlen(num) + 1);
-}
-
-int bdm_open_backing(alloc_t *a, int create)
-{
-    if (a->fd >= 0)
-        return a->fd;
-    if (!a->has_file && !create)
-        return -ENOENT;
-    char path[sizeof G.dir + 64];
-    backing_path(a, path);
-    int flags = O_RDWR | O_CLOEXEC;
-    if (!a->has_file)
-        flags |= O_CREAT | O_TRUNC;
-    int fd = -1;
-    if (G.direct_io) {
-        fd = open(path, flags | O_DIRECT, 0600);
-        if (fd < 0 && errno == EINVAL) {
-            G.direct_io = 0; /* file system without O_DIRECT (e.g. some tmpfs) */
-            G.st.direct_io = 0;
-        }
-    }
-    if (fd < 0 && !G.direct_io)
-        fd = open(path, flags, 0600);
-    if (fd < 0)
-        return -errno;
-    a->has_file = 1;
-    a->fd = fd;
-    G.nfds++;
-    return fd;
-}
-
-static void backing_done(alloc_t *a)
-{
-    if (a->fd >= 0 && G.nfds > MAX_OPEN_FDS && a->inflight == 0) {
-        close(a->fd);
-        a->fd = -1;
-        G.nfds--;
-    }
-}
-
-static void backing_drop_cache(int fd, off_t off, size_t len, int written)
-{
-    if (G.direct_io)
-        return;
-    if (written)
-        sync_file_range(fd, off, (off_t)len,
-                        SYNC_FILE_RANGE_WAIT_BEFORE | SYNC_FILE_RANGE_WRITE |
-                            SYNC_FILE_RANGE_WAIT_AFTER);
-    posix_fadvise(fd, off, (off_t)len, POSIX_FADV_DONTNEED);
-}
-
-static void backing_remove(alloc_t *a)
-{
-    if (a->fd >= 0) {
-        close(a->fd);
-        a->fd = -1;
-        G.nfds--;
-    }
-    if (a->has_file) {
-        char path[sizeof G.dir + 64];
-        backing_path(a, path);
-        unlink(path);
-        a->has_file = 0;
-    }
 }
 
 /* ------------------------------------------------------------------------ */
@@ -329,7 +80,7 @@ static void acct_add(alloc_t *a, size_t n)
 }
 
 /* Give back accounted bytes above the target; returns bytes to release. */
-static size_t acct_trim(alloc_t *a)
+size_t bdm_acct_trim(alloc_t *a)
 {
     size_t t = acct_target(a);
     if (a->acct <= t)
@@ -340,7 +91,7 @@ static size_t acct_trim(alloc_t *a)
     return ex;
 }
 
-static void do_release(size_t n)
+void bdm_do_release(size_t n)
 {
     if (n && G.release)
         G.release(G.ctx, n);
@@ -365,14 +116,14 @@ static int read_run(alloc_t *a, size_t s, size_t n, int in_fault)
     size_t len = n * sb;
     uintptr_t dst = a->base + s * sb;
     int rc = 0;
-    if (is_uffd()) {
+    if (bdm_is_uffd()) {
         size_t piece = G.bounce_len;
         while (len > 0 && rc == 0) {
             size_t m = len < piece ? len : piece;
             rc = bdm_pread_all(fd, G.bounce, m, off);
             if (rc == 0) {
                 bdm_uffd_install(dst, G.bounce, m);
-                backing_drop_cache(fd, off, m, 0);
+                bdm_backing_drop_cache(fd, off, m, 0);
                 dst += m;
                 off += (off_t)m;
                 len -= m;
@@ -381,7 +132,7 @@ static int read_run(alloc_t *a, size_t s, size_t n, int in_fault)
     } else {
         rc = bdm_pread_all(fd, bdm_stage(dst), len, off);
         if (rc == 0)
-            backing_drop_cache(fd, off, len, 0);
+            bdm_backing_drop_cache(fd, off, len, 0);
     }
     G.st.io_ns += bdm_now_ns() - t0;
     if (rc != 0) {
@@ -390,13 +141,13 @@ static int read_run(alloc_t *a, size_t s, size_t n, int in_fault)
         return rc;
     }
     G.st.bytes_read += n * sb;
-    backing_done(a);
+    bdm_backing_done(a);
     return 0;
 }
 
 static void zero_run(alloc_t *a, size_t s, size_t n, int wp)
 {
-    if (!is_uffd())
+    if (!bdm_is_uffd())
         return; /* memfd holes read as zeros */
     uintptr_t dst = a->base + s * G.sbpage;
     size_t len = n * G.sbpage;
@@ -442,7 +193,7 @@ static void reap(io_slot_t *sl)
         for (size_t x = sl->s; x < sl->s + sl->n; x++)
             a->st[x] &= (uint8_t)~SB_LOADING;
         a->nload -= sl->n;
-        if (rc == -ENOMEM && !is_uffd()) {
+        if (rc == -ENOMEM && !bdm_is_uffd()) {
             /* read, but mprotect ran out of mappings: degrade() makes it accessible */
             a->degrade_pending = 1;
             rc = 0;
@@ -453,18 +204,18 @@ static void reap(io_slot_t *sl)
                 a->st[x] |= f;
             a->nres += sl->n;
             G.st.bytes_read += sl->n * sb;
-            backing_drop_cache(sl->fd, sl->off, sl->len, 0);
+            bdm_backing_drop_cache(sl->fd, sl->off, sl->len, 0);
         } else {
             if (sl->flags & IO_DEMAND)
                 bdm_die("reading backing file failed while loading managed memory", -rc, sl->len);
             if ((sl->flags & IO_OWNED) && !G.io_err)
                 G.io_err = rc;
             /* read-ahead that failed is simply not resident; a demand load retries */
-            G.rel_pending += acct_trim(a);
+            G.rel_pending += bdm_acct_trim(a);
         }
     } else {
         if (rc == 0) {
-            backing_drop_cache(sl->fd, sl->off, sl->len, 1);
+            bdm_backing_drop_cache(sl->fd, sl->off, sl->len, 1);
             G.st.bytes_written += sl->len;
             for (size_t x = sl->s; x < sl->s + sl->n; x++)
                 a->st[x] = (uint8_t)((a->st[x] & ~SB_DIRTY) | SB_DISK);
@@ -475,7 +226,7 @@ static void reap(io_slot_t *sl)
     }
     a->inflight--;
     if (a->inflight == 0)
-        backing_done(a);
+        bdm_backing_done(a);
     __atomic_store_n(&sl->state, IO_FREE, __ATOMIC_RELEASE);
 }
 
@@ -526,13 +277,13 @@ static void slot_go(io_slot_t *sl, alloc_t *a, int op, size_t s, size_t n, int f
     sl->seq = ++G.io_seq;
     if (op == IO_READ) {
         sl->install = addr;
-        sl->buf = is_uffd() ? G.bounce + (size_t)(sl - G.io) * G.io_piece : bdm_stage(addr);
+        sl->buf = bdm_is_uffd() ? G.bounce + (size_t)(sl - G.io) * G.io_piece : bdm_stage(addr);
         for (size_t x = s; x < s + n; x++)
             a->st[x] |= SB_LOADING;
         a->nload += n;
     } else {
         sl->install = 0;
-        sl->buf = is_uffd() ? (uint8_t *)addr : bdm_stage(addr);
+        sl->buf = bdm_is_uffd() ? (uint8_t *)addr : bdm_stage(addr);
     }
     a->inflight++;
     bdm_io_submit(sl);
@@ -550,7 +301,7 @@ static void drain_range(alloc_t *a, size_t i0, size_t i1)
     reap_done();
 }
 
-static void io_drain(void)
+void bdm_io_drain(void)
 {
     for (int k = 0; k < IO_NSLOT; k++)
         bdm_io_wait(&G.io[k]);
@@ -559,9 +310,9 @@ static void io_drain(void)
 
 /* No I/O in flight: give the bounce buffers' memory back (it is not
  * accounted, so it must not stay resident while the rank is blocked). */
-static void bounce_idle(void)
+void bdm_bounce_idle(void)
 {
-    if (is_uffd())
+    if (bdm_is_uffd())
         madvise(G.bounce, G.bounce_len, MADV_DONTNEED);
 }
 
@@ -622,7 +373,7 @@ static int load_range(alloc_t *a, size_t s0, size_t s1, int disk_only, int flags
                 return rc;
             did = 1;
         } else if (!disk_only) {
-            if (is_uffd())
+            if (bdm_is_uffd())
                 zero_run(a, i, j - i, !un);
             else if (prot_run(a, i, j, un ? PROT_READ | PROT_WRITE : PROT_READ,
                               "mprotect failed while loading managed memory"))
@@ -774,7 +525,7 @@ static void pump(alloc_t *a)
         while (j < a->ra_end && j - i < per && !(a->st[j] & (SB_RES | SB_LOADING)) &&
                same_load(a, i, j))
             j++;
-        if (!d && (is_uffd() || !is_ar())) { /* nothing to read ahead: filled when touched */
+        if (!d && (bdm_is_uffd() || !is_ar())) { /* nothing to read ahead: filled when touched */
             a->ra_next = j;
             continue;
         }
@@ -806,7 +557,7 @@ static void pump(alloc_t *a)
                 }
                 acct_add(a, need);
                 if (changed) {
-                    G.rel_pending += acct_trim(a);
+                    G.rel_pending += bdm_acct_trim(a);
                     continue;
                 }
             } else {
@@ -816,7 +567,7 @@ static void pump(alloc_t *a)
         if (d) {
             if (submit_reads(a, i, j, 0) != 0) {
                 a->ra_end = a->ra_next;
-                G.rel_pending += acct_trim(a);
+                G.rel_pending += bdm_acct_trim(a);
                 break;
             }
         } else {
@@ -857,7 +608,7 @@ void bdm_io_progress(void)
 /* Make [lo, hi) (inside one allocation) resident; for a fault, the chunk
  * around lo.  Returns 0, 1 (not managed), 2 (uffd fault: the data is being
  * read; installing it wakes the faulting thread) or -errno (prepare only). */
-static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
+int bdm_ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
 {
     size_t sb = G.sbpage;
     LOCK();
@@ -873,7 +624,7 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
         hi = a->base + a->len;
     size_t i0 = (lo - a->base) / sb, i1 = (hi - 1 - a->base) / sb + 1;
     /* uffd faults need not wait: the worker's UFFDIO_COPY wakes the thread */
-    int nowait = in_fault && is_uffd();
+    int nowait = in_fault && bdm_is_uffd();
     if (in_fault && !is_ar())
         ra_note(a, i0);
     if (!nowait && any_loading(a, i0, i1))
@@ -895,7 +646,7 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
        * sbpages the uffd path fills lazily can be filled in bigger pieces
        * (each fault is a handler-thread round trip). */
             size_t csb = G.chunk_sb;
-            if (is_uffd() && is_ar() && csb * sb < (2u << 20))
+            if (bdm_is_uffd() && is_ar() && csb * sb < (2u << 20))
                 csb = ((2u << 20) + sb - 1) / sb;
             s0 = i0 / csb * csb;
             s1 = s0 + csb;
@@ -931,7 +682,7 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
                 a = bdm_lookup(lo);
                 if (!a || a->id != id) { /* freed meanwhile */
                     UNLOCK();
-                    do_release(need);
+                    bdm_do_release(need);
                     return in_fault ? 0 : 1;
                 }
                 whole = is_ar() && !a->loaded;
@@ -945,7 +696,7 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
             a->ra_next = 0;
             a->ra_end = a->nsb;
         }
-        if (is_uffd() && G.wp_sync && write == 1 && in_fault &&
+        if (bdm_is_uffd() && G.wp_sync && write == 1 && in_fault &&
             !(a->st[i0] & (SB_RES | SB_LOADING | SB_DISK))) {
             /* a never-stored sbpage being written: install it writable and dirty,
        * saving the write-protect fault that would follow at once */
@@ -960,7 +711,7 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
             rc = G.io_err;
         }
         if (rc != 0) {
-            G.rel_pending += acct_trim(a);
+            G.rel_pending += bdm_acct_trim(a);
             UNLOCK();
             return rc;
         }
@@ -970,9 +721,9 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
     if (a->degrade_pending)
         degrade(a);
     int pending = nowait && (a->st[i0] & SB_LOADING);
-    if (is_uffd() && G.wp_sync && write == 1 && !in_fault)
+    if (bdm_is_uffd() && G.wp_sync && write == 1 && !in_fault)
         unprotect_range(a, i0, i1);
-    if (!is_uffd()) {
+    if (!bdm_is_uffd()) {
         int wrote =
             write == 1 || (write == -1 && was_res); /* a fault on a readable page is a write */
         if (write == 1)
@@ -982,7 +733,7 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
         if (wrote && in_fault && G.predict && !a->degrade_pending)
             write_ahead(a, write == 1 ? i1 : i0 + 1);
     }
-    G.rel_pending += acct_trim(a);
+    G.rel_pending += bdm_acct_trim(a);
     if (a->ra_next < a->ra_end)
         pump(a); /* may drop the lock: a is not used after it */
     UNLOCK();
@@ -991,7 +742,7 @@ static int ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
 
 int bdm_fault(uintptr_t addr, int write)
 {
-    int rc = ensure(addr, addr + G.page, write, 1);
+    int rc = bdm_ensure(addr, addr + G.page, write, 1);
     return rc == 1 || rc == 2 ? rc : 0;
 }
 
@@ -1028,13 +779,13 @@ static void unprotect_range(alloc_t *a, size_t i0, size_t i1)
 /* ------------------------------------------------------------------------ */
 /* unloading                                                                 */
 
-static int release_mem(alloc_t *a, size_t s0, size_t s1)
+int bdm_release_mem(alloc_t *a, size_t s0, size_t s1)
 {
     uintptr_t addr = a->base + s0 * G.sbpage;
     size_t len = (s1 - s0) * G.sbpage;
     if (len == 0)
         return 0;
-    if (is_uffd()) {
+    if (bdm_is_uffd()) {
         if (madvise((void *)addr, len, MADV_DONTNEED) != 0)
             return -errno;
         return 0;
@@ -1047,7 +798,7 @@ static int release_mem(alloc_t *a, size_t s0, size_t s1)
 
 static void release_mem_or_die(alloc_t *a, size_t s0, size_t s1)
 {
-    int rc = release_mem(a, s0, s1);
+    int rc = bdm_release_mem(a, s0, s1);
     if (rc)
         bdm_die("releasing memory of an unloaded allocation failed", -rc, (s1 - s0) * G.sbpage);
     for (size_t x = s0; x < s1; x++)
@@ -1098,7 +849,7 @@ static void classify(alloc_t *a, size_t i)
  * through the I/O slots (IO_NSLOT requests of at most G.io_piece bytes in
  * flight) and each piece is released as soon as it is on storage.  On error
  * what was not written stays resident and dirty.  No I/O is in flight. */
-static int unload_one(alloc_t *a, size_t *rel)
+int bdm_unload_one(alloc_t *a, size_t *rel)
 {
     size_t sb = G.sbpage, per = G.io_piece / sb;
     a->ra_lo = a->ra_next = a->ra_end = a->ra_win = 0;
@@ -1108,7 +859,7 @@ static int unload_one(alloc_t *a, size_t *rel)
         a->acct = 0;
         return 0;
     }
-    if (is_uffd()) {
+    if (bdm_is_uffd()) {
         int rc = bdm_uffd_scan_dirty(a);
         if (rc)
             return rc;
@@ -1154,9 +905,9 @@ static int unload_one(alloc_t *a, size_t *rel)
      * the data still to store, and a later unload writes it */
         while (cl < a->nsb)
             classify(a, cl++);
-        G.rel_pending += acct_trim(a);
+        G.rel_pending += bdm_acct_trim(a);
         if (a->inflight == 0)
-            backing_done(a);
+            bdm_backing_done(a);
         return rc;
     }
     a->nres = 0;
@@ -1165,672 +916,26 @@ static int unload_one(alloc_t *a, size_t *rel)
     G.st.resident -= a->acct;
     a->acct = 0;
     G.st.unloads++;
-    backing_done(a);
+    bdm_backing_done(a);
     return 0;
 }
 
 /* Free everything that belongs to a (memory, file, record); caller removes it
  * from the table.  Returns accounted bytes to release. */
-static size_t destroy(alloc_t *a)
+size_t bdm_destroy(alloc_t *a)
 {
-    if (is_uffd()) {
+    if (bdm_is_uffd()) {
         bdm_uffd_unmap(a->base, a->len);
     } else {
         bdm_prot_set(a->base, a->len, PROT_NONE);
         bdm_prot_punch(a->base, a->len);
     }
-    backing_remove(a);
+    bdm_backing_remove(a);
     size_t rel = a->acct;
     G.st.resident -= a->acct;
     G.st.nallocs--;
     G.st.managed_bytes -= a->len;
-    meta_free(a);
-    alloc_put(a);
+    bdm_meta_free(a);
+    bdm_alloc_put(a);
     return rel;
-}
-
-/* ------------------------------------------------------------------------ */
-/* public API                                                                */
-
-static int reserve_arena(size_t want)
-{
-    if (__atomic_load_n(&G.arena_len, __ATOMIC_ACQUIRE)) {
-        /* kept from an earlier init; make sure it is a plain reservation */
-        if (mmap((void *)G.arena_lo, G.arena_len, PROT_NONE,
-                 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0) == MAP_FAILED)
-            return -errno;
-        return 0;
-    }
-    size_t sz = want ? want : DEFAULT_ARENA;
-    size_t min = want ? want : MIN_ARENA;
-    for (; sz >= min; sz /= 2) {
-        void *p = mmap(NULL, sz, PROT_NONE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-        if (p != MAP_FAILED) {
-            G.arena_lo = (uintptr_t)p;
-            __atomic_store_n(&G.arena_len, sz, __ATOMIC_RELEASE);
-            return 0;
-        }
-    }
-    return -ENOMEM;
-}
-
-int bd_mem_init(const bd_mem_config_t *cfg)
-{
-    if (!cfg || !cfg->dir || !cfg->dir[0])
-        return -EINVAL;
-    LOCK();
-    if (G.active) {
-        UNLOCK();
-        return -EALREADY;
-    }
-    int rc = 0;
-    size_t page = (size_t)sysconf(_SC_PAGESIZE);
-    size_t sbpage = cfg->sbpage ? cfg->sbpage : 64 * KIB;
-    size_t chunk = cfg->chunk ? cfg->chunk : 64 * KIB;
-    size_t dirlen = strlen(cfg->dir);
-    struct stat sst;
-    if (sbpage % page != 0 || dirlen + 64 >= sizeof G.dir || cfg->strategy > BD_MEM_LRLW ||
-        cfg->track > BD_MEM_TRACK_MPROTECT) {
-        rc = -EINVAL;
-        goto out;
-    }
-    if (stat(cfg->dir, &sst) != 0) {
-        rc = -errno;
-        goto out;
-    }
-    if (!S_ISDIR(sst.st_mode)) {
-        rc = -ENOTDIR;
-        goto out;
-    }
-    if (access(cfg->dir, W_OK | X_OK) != 0) {
-        rc = -errno;
-        goto out;
-    }
-    if (chunk < 64 * KIB)
-        chunk = 64 * KIB;
-    G.page = page;
-    G.sbpage = sbpage;
-    G.threshold = cfg->threshold ? cfg->threshold : 1024 * KIB;
-    G.chunk_sb = (chunk + sbpage - 1) / sbpage;
-    G.strategy = cfg->strategy;
-    memcpy(G.dir, cfg->dir, dirlen + 1);
-    G.label[0] = 0;
-    for (size_t k = 0; cfg->label && cfg->label[k] && k + 1 < sizeof G.label; k++) {
-        G.label[k] = cfg->label[k];
-        G.label[k + 1] = 0;
-    }
-    while (dirlen > 1 && G.dir[dirlen - 1] == '/')
-        G.dir[--dirlen] = 0;
-    G.dirlen = dirlen;
-    G.acquire = cfg->acquire;
-    G.release = cfg->release;
-    G.ctx = cfg->ctx;
-    G.direct_io = 1;
-    G.nfds = 0;
-    memset(&G.st, 0, sizeof G.st);
-    G.st.direct_io = 1;
-
-    int track = cfg->track;
-    const char *env = getenv("BD_MEM_TRACK");
-    if (env && env[0]) {
-        if (!strcmp(env, "uffd") || !strcmp(env, "userfaultfd"))
-            track = BD_MEM_TRACK_UFFD;
-        else if (!strcmp(env, "mprotect") || !strcmp(env, "signal"))
-            track = BD_MEM_TRACK_MPROTECT;
-        else if (!strcmp(env, "auto"))
-            track = BD_MEM_TRACK_AUTO;
-    }
-
-    rc = reserve_arena(cfg->arena);
-    if (rc)
-        goto out;
-    /* I/O requests of 1 MiB (at least one sbpage); on uffd each slot has its
-   * own bounce buffer of that size */
-    G.io_piece = round_up(1024 * KIB, sbpage);
-    G.bounce_len = IO_NSLOT * G.io_piece;
-    G.bounce = bdm_map(G.bounce_len);
-    if (!G.bounce) {
-        rc = -ENOMEM;
-        goto out;
-    }
-    {
-        size_t ra = cfg->readahead ? cfg->readahead : 8192 * KIB;
-        const char *e = getenv("BD_MEM_READAHEAD");
-        if (e && e[0])
-            ra = bdm_parse_size(e, ra);
-        G.ra_max_sb = ra == (size_t)-1 ? 0 : ra / sbpage;
-    }
-    /* uffd write tracking: asynchronous (the kernel, one fault per 4 KiB
-   * page) or synchronous (the handler, one round trip per sbpage); the
-   * latter is cheaper only from 1 MiB sbpages up: a round trip costs
-   * ~90 us on these VMs, so at 64 KiB it is 4x slower than the kernel's
-   * faults (docs/performance.md, quiet-machine run) */
-    G.wp_sync = sbpage >= 1024 * KIB;
-    {
-        const char *e = getenv("BD_MEM_WP");
-        if (e && !strcmp(e, "async"))
-            G.wp_sync = 0;
-        if (e && !strcmp(e, "sync"))
-            G.wp_sync = 1;
-    }
-    {
-        uint64_t key[2] = {0, 0};
-        /* the raw call: the lock is held and the syscall wrappers must not run */
-        if (syscall(SYS_getrandom, key, sizeof key, 1 /* GRND_NONBLOCK */) != (long)sizeof key) {
-            /* no entropy yet: the bound needs a key independent of the data,
-       * not a secret one */
-            key[0] = bdm_now_ns() ^ ((uint64_t)getpid() << 32);
-            key[1] = (uint64_t)(uintptr_t)&key ^ 0x9E3779B97F4A7C15ULL;
-        }
-        bdm_hash_setkey(key);
-        G.predict = cfg->predict > 0 || (cfg->predict == 0 && bdm_hash_fast() > 0);
-        const char *e = getenv("BD_MEM_PREDICT");
-        if (e && (!strcmp(e, "on") || !strcmp(e, "1")))
-            G.predict = 1;
-        if (e && (!strcmp(e, "off") || !strcmp(e, "0")))
-            G.predict = 0;
-        G.st.predict = G.predict;
-    }
-    G.io_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-    if (G.io_evfd < 0) {
-        rc = -errno;
-        goto fail_bounce;
-    }
-    G.track = BD_MEM_TRACK_MPROTECT;
-    if (track != BD_MEM_TRACK_MPROTECT) {
-        rc = bdm_uffd_setup(track == BD_MEM_TRACK_UFFD);
-        if (rc == 0) {
-            G.track = BD_MEM_TRACK_UFFD;
-        } else if (track == BD_MEM_TRACK_UFFD) {
-            rc = -ENOTSUP;
-            goto fail_bounce;
-        }
-    }
-    if (G.track == BD_MEM_TRACK_MPROTECT) {
-        close(G.io_evfd); /* completions are reaped at faults, nobody polls */
-        G.io_evfd = -1;
-        rc = bdm_prot_setup();
-        if (rc)
-            goto fail_bounce;
-    }
-    rc = bdm_io_start();
-    if (rc) {
-        if (G.track == BD_MEM_TRACK_UFFD)
-            bdm_uffd_teardown();
-        else
-            bdm_prot_teardown();
-        goto fail_bounce;
-    }
-    G.st.track = G.track;
-    G.st.kernel_faults = G.kernel_faults;
-    G.next_id = 1;
-    static int atfork_done;
-    if (!atfork_done && pthread_atfork(NULL, NULL, atfork_child) == 0)
-        atfork_done = 1;
-    __atomic_store_n(&G.active, 1, __ATOMIC_RELEASE);
-    UNLOCK();
-    return 0;
-
-fail_bounce:
-    if (G.io_evfd >= 0)
-        close(G.io_evfd);
-    G.io_evfd = -1;
-    bdm_unmap(G.bounce, G.bounce_len);
-    G.bounce = NULL;
-out:
-    UNLOCK();
-    return rc;
-}
-
-void bd_mem_fini(void)
-{
-    LOCK();
-    if (!G.active) {
-        UNLOCK();
-        return;
-    }
-    __atomic_store_n(&G.active, 0, __ATOMIC_RELEASE);
-    size_t rel = 0;
-    io_drain();
-    while (G.ntab > 0) {
-        alloc_t *a = G.tab[G.ntab - 1];
-        G.ntab--;
-        rel += destroy(a);
-    }
-    UNLOCK();
-    bdm_io_stop();
-    if (G.track == BD_MEM_TRACK_UFFD)
-        bdm_uffd_teardown();
-    else
-        bdm_prot_teardown();
-    LOCK();
-    if (G.io_evfd >= 0)
-        close(G.io_evfd);
-    G.io_evfd = -1;
-    /* keep the address range reserved so that stale pointers stay ours */
-    mmap((void *)G.arena_lo, G.arena_len, PROT_NONE,
-         MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED | MAP_NORESERVE, -1, 0);
-    bdm_unmap(G.bounce, G.bounce_len);
-    G.bounce = NULL;
-    UNLOCK();
-    do_release(rel);
-}
-
-int bd_mem_active(void) { return __atomic_load_n(&G.active, __ATOMIC_ACQUIRE); }
-
-/* A forked child shares the parent's userfaultfd and (mprotect path) memfd:
- * it must not use the manager.  Managed pointers stay "ours" in the child, so
- * free() of them is a no-op there. */
-static void atfork_child(void) { __atomic_store_n(&G.active, 0, __ATOMIC_RELAXED); }
-
-size_t bd_mem_threshold(void) { return bd_mem_active() ? G.threshold : (size_t)-1; }
-
-int bd_mem_owns(const void *p)
-{
-    size_t len = __atomic_load_n(&G.arena_len, __ATOMIC_ACQUIRE);
-    return (uintptr_t)p - G.arena_lo < len;
-}
-
-int bd_mem_overlaps(const void *p, size_t len)
-{
-    if (len == 0 || !bd_mem_active())
-        return 0;
-    uintptr_t lo = (uintptr_t)p, hi = lo + len;
-    if (hi < lo)
-        hi = UINTPTR_MAX; /* a bogus length still must not wrap */
-    return lo < G.arena_lo + G.arena_len && hi > G.arena_lo;
-}
-
-void *bd_mem_alloc(size_t size, size_t align)
-{
-    if (!bd_mem_active()) {
-        errno = EINVAL;
-        return NULL;
-    }
-    if (align & (align - 1)) {
-        errno = EINVAL;
-        return NULL;
-    }
-    if (size == 0)
-        size = 1;
-    if (align < G.sbpage)
-        align = G.sbpage;
-    size_t len = round_up(size, G.sbpage);
-    if (len < size) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    LOCK();
-    uintptr_t base = gap_find(len, align);
-    alloc_t *a = NULL;
-    int rc = base ? 0 : -ENOMEM;
-    if (rc == 0 && is_uffd())
-        rc = bdm_uffd_map(base, len);
-    if (rc == 0) {
-        a = alloc_new();
-        if (!a)
-            rc = -ENOMEM;
-    }
-    if (rc == 0) {
-        a->base = base;
-        a->size = size;
-        a->len = len;
-        a->nsb = len / G.sbpage;
-        a->id = G.next_id++;
-        rc = st_resize(a, a->nsb);
-        if (rc == 0)
-            rc = hash_resize(a, a->nsb);
-        if (rc == 0)
-            rc = tab_insert(a);
-        if (rc != 0) {
-            meta_free(a);
-            alloc_put(a);
-            if (is_uffd())
-                bdm_uffd_unmap(base, len);
-        }
-    }
-    if (rc == 0) {
-        G.st.nallocs++;
-        G.st.managed_bytes += len;
-    }
-    UNLOCK();
-    if (rc != 0) {
-        errno = -rc;
-        return NULL;
-    }
-    return (void *)base;
-}
-
-static void bad_pointer(const char *fn, const void *p)
-{
-    char msg[200], hex[24];
-    size_t n = 0;
-    const char *parts[4] = {
-        fn, ": invalid pointer ", hex,
-        " (inside the managed arena but not the start of a live allocation: double free or "
-        "interior pointer)"};
-    bdm_fmt_hex(hex, (uint64_t)(uintptr_t)p);
-    for (int i = 0; i < 4; i++) {
-        size_t l = strlen(parts[i]);
-        if (n + l >= sizeof msg)
-            l = sizeof msg - 1 - n;
-        memcpy(msg + n, parts[i], l);
-        n += l;
-    }
-    msg[n] = 0;
-    UNLOCK();
-    bdm_die(msg, 0, 0);
-}
-
-/* Locked: the allocation starting exactly at p, or abort. */
-static long find_exact(const char *fn, const void *p)
-{
-    long i = tab_idx((uintptr_t)p);
-    if (i < 0 || G.tab[i]->base != (uintptr_t)p)
-        bad_pointer(fn, p);
-    return i;
-}
-
-void bd_mem_free(void *p)
-{
-    if (!p)
-        return;
-    if (!bd_mem_active()) {
-        if (bd_mem_owns(p))
-            return; /* after bd_mem_fini everything is gone already */
-        bdm_die("bd_mem_free: pointer was not allocated by the memory manager", 0, 0);
-    }
-    LOCK();
-    if (!bd_mem_owns(p))
-        bad_pointer("bd_mem_free", p);
-    io_drain();
-    long i = find_exact("bd_mem_free", p);
-    alloc_t *a = G.tab[i];
-    tab_remove(i);
-    size_t rel = destroy(a);
-    if (G.ntab == 0)
-        bounce_idle();
-    UNLOCK();
-    do_release(rel);
-}
-
-size_t bd_mem_usable_size(const void *p)
-{
-    if (!bd_mem_active() || !bd_mem_owns(p))
-        return 0;
-    LOCK();
-    alloc_t *a = bdm_lookup((uintptr_t)p);
-    size_t n = (a && a->base == (uintptr_t)p) ? a->len : 0;
-    UNLOCK();
-    return n;
-}
-
-/* Copy the first n bytes of a managed range to dst, skipping sbpages that
- * hold no data (neither resident nor stored: they read as zeros and dst is
- * fresh memory).  Runs without the lock: the copy itself faults. */
-static void copy_data(uintptr_t dst, alloc_t *a, size_t n)
-{
-    size_t sb = G.sbpage;
-    size_t ns = (n + sb - 1) / sb;
-    for (size_t i = 0; i < ns;) {
-        uint8_t s = __atomic_load_n(&a->st[i], __ATOMIC_RELAXED);
-        size_t j = i + 1;
-        int has = (s & (SB_RES | SB_DISK)) != 0;
-        while (j < ns &&
-               ((__atomic_load_n(&a->st[j], __ATOMIC_RELAXED) & (SB_RES | SB_DISK)) != 0) == has)
-            j++;
-        if (has) {
-            size_t off = i * sb, end = j * sb < n ? j * sb : n;
-            memcpy((void *)(dst + off), (const void *)(a->base + off), end - off);
-        }
-        i = j;
-    }
-}
-
-void *bd_mem_realloc(void *p, size_t size)
-{
-    if (!p)
-        return bd_mem_alloc(size, 0);
-    if (size == 0) {
-        bd_mem_free(p);
-        return NULL;
-    }
-    if (!bd_mem_active()) {
-        errno = EINVAL;
-        return NULL;
-    }
-    size_t sb = G.sbpage;
-    size_t newlen = round_up(size, sb);
-    if (newlen < size) {
-        errno = ENOMEM;
-        return NULL;
-    }
-    LOCK();
-    if (!bd_mem_owns(p))
-        bad_pointer("bd_mem_realloc", p);
-    io_drain();
-    long idx = find_exact("bd_mem_realloc", p);
-    alloc_t *a = G.tab[idx];
-    if (newlen == a->len) {
-        a->size = size;
-        UNLOCK();
-        return p;
-    }
-    if (newlen < a->len) { /* shrink in place */
-        size_t ns = newlen / sb;
-        for (size_t i = ns; i < a->nsb; i++)
-            if (a->st[i] & SB_RES)
-                a->nres--;
-        if (is_uffd()) {
-            bdm_uffd_unmap(a->base + newlen, a->len - newlen);
-        } else {
-            bdm_prot_set(a->base + newlen, a->len - newlen, PROT_NONE);
-            bdm_prot_punch(a->base + newlen, a->len - newlen);
-        }
-        memset(a->st + ns, 0, a->nsb - ns);
-        if (a->ra_end > ns)
-            a->ra_end = ns;
-        if (a->ra_next > ns)
-            a->ra_next = ns;
-        if (a->has_file) {
-            int fd = bdm_open_backing(a, 0);
-            if (fd >= 0) {
-                if (ftruncate(fd, (off_t)newlen) != 0) { /* only wastes disk space */
-                }
-                backing_done(a);
-            }
-        }
-        G.st.managed_bytes -= a->len - newlen;
-        a->len = newlen;
-        a->nsb = ns;
-        a->size = size;
-        size_t ex = acct_trim(a);
-        UNLOCK();
-        do_release(ex);
-        return p;
-    }
-    /* grow in place if the address space behind is free */
-    uintptr_t next = (size_t)idx + 1 < G.ntab ? G.tab[idx + 1]->base : G.arena_lo + G.arena_len;
-    if (next - a->base >= newlen) {
-        int rc = st_resize(a, newlen / sb);
-        if (rc == 0)
-            rc = hash_resize(a, newlen / sb);
-        if (rc == 0 && is_uffd())
-            rc = bdm_uffd_map(a->base + a->len, newlen - a->len);
-        if (rc == 0) {
-            size_t ns = newlen / sb;
-            memset(a->st + a->nsb, 0, ns - a->nsb);
-            G.st.managed_bytes += newlen - a->len;
-            a->nsb = ns;
-            a->len = newlen;
-            a->size = size;
-            /* AR: the new part is accounted when it is first touched */
-            a->loaded = 0;
-            UNLOCK();
-            return p;
-        }
-    }
-    size_t oldsize = a->size;
-    UNLOCK();
-    void *q = bd_mem_alloc(size, 0);
-    if (!q)
-        return NULL;
-    copy_data((uintptr_t)q, a, oldsize < size ? oldsize : size);
-    bd_mem_free(p);
-    return q;
-}
-
-int bd_mem_unload_all(void)
-{
-    if (!bd_mem_active())
-        return 0;
-    size_t rel = 0;
-    int first = 0;
-    LOCK();
-    io_drain();
-    for (size_t i = 0; i < G.ntab; i++) {
-        int rc = unload_one(G.tab[i], &rel);
-        if (rc && !first)
-            first = rc;
-    }
-    /* What a failed unload left dirty is what it still needed to store: the
-   * runtime names it in its message (storage full or unwritable). */
-    uint64_t left = 0;
-    if (first)
-        for (size_t i = 0; i < G.ntab; i++)
-            for (size_t s = 0; s < G.tab[i]->nsb; s++)
-                if (G.tab[i]->st[s] & SB_DIRTY)
-                    left += G.sbpage;
-    G.st.unwritten = left;
-    bounce_idle();
-    UNLOCK();
-    do_release(rel);
-    return first;
-}
-
-int bd_mem_block_point(void)
-{
-    if (bd_mem_active() && G.strategy == BD_MEM_ARAW)
-        return bd_mem_unload_all();
-    return 0;
-}
-
-/* The bounce buffers are not accounted in the budget: a rank about to wait
- * gives their memory back, so that only running ranks hold it (not only
- * the ones told to unload).  Skipped while I/O is in flight (the next unload
- * does it then); cheap when they hold nothing. */
-void bd_mem_idle(void)
-{
-    if (!bd_mem_active() || !is_uffd())
-        return;
-    LOCK();
-    /* Stop background loading (AR streams, LRLW read-ahead): it would go on
-   * through the bounce buffers while the rank waits, and nothing would give
-   * them back afterwards.  What it has not read is loaded when touched (a
-   * fault restarts an AR stream).  At most IO_NSLOT requests are waited for. */
-    for (size_t k = 0; k < G.ntab; k++)
-        G.tab[k]->ra_end = G.tab[k]->ra_next;
-    io_drain();
-    bounce_idle();
-    UNLOCK();
-}
-
-int bd_mem_discard(void *addr, size_t len)
-{
-    if (!bd_mem_active() || len == 0)
-        return 0;
-    uintptr_t lo = (uintptr_t)addr, hi = lo + len;
-    if (hi < lo)
-        return -EINVAL;
-    size_t sb = G.sbpage;
-    size_t rel = 0;
-    int first = 0;
-    LOCK();
-    io_drain();
-    long i = tab_idx(lo);
-    if (i < 0)
-        i = 0;
-    for (; (size_t)i < G.ntab && G.tab[i]->base < hi; i++) {
-        alloc_t *a = G.tab[i];
-        uintptr_t l = lo > a->base ? lo : a->base;
-        uintptr_t h = hi < a->base + a->len ? hi : a->base + a->len;
-        if (l >= h)
-            continue;
-        size_t s0 = (l - a->base + sb - 1) / sb, s1 = (h - a->base) / sb;
-        for (size_t s = s0; s < s1;) {
-            uint8_t f = a->st[s] & (SB_RES | SB_DISK);
-            size_t e = s + 1;
-            while (e < s1 && (a->st[e] & (SB_RES | SB_DISK)) == f)
-                e++;
-            if (f & SB_RES) {
-                int rc = release_mem(a, s, e);
-                if (rc && !first)
-                    first = rc;
-                a->nres -= e - s;
-            }
-            if ((f & SB_DISK) && a->has_file) {
-                int fd = bdm_open_backing(a, 0);
-                if (fd >= 0)
-                    fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(s * sb),
-                              (off_t)((e - s) * sb));
-            }
-            for (size_t x = s; x < e; x++)
-                a->st[x] = 0;
-            s = e;
-        }
-        if (a->has_file)
-            backing_done(a);
-        rel += acct_trim(a);
-    }
-    UNLOCK();
-    do_release(rel);
-    return first;
-}
-
-int bd_mem_prepare(const void *addr, size_t len, int for_write)
-{
-    if (!bd_mem_active() || len == 0)
-        return 0;
-    uintptr_t cur = (uintptr_t)addr, end = cur + len;
-    if (end < cur)
-        return -EINVAL;
-    while (cur < end) {
-        LOCK();
-        long i = tab_idx(cur);
-        alloc_t *a = NULL;
-        if (i >= 0 && cur < G.tab[i]->base + G.tab[i]->len)
-            a = G.tab[i];
-        else if ((size_t)(i + 1) < G.ntab && G.tab[i + 1]->base < end)
-            a = G.tab[i + 1];
-        uintptr_t l = 0, h = 0;
-        if (a) {
-            l = cur > a->base ? cur : a->base;
-            h = end < a->base + a->len ? end : a->base + a->len;
-        }
-        UNLOCK();
-        if (!a)
-            break;
-        int rc = ensure(l, h, for_write ? 1 : 0, 0);
-        if (rc < 0)
-            return rc;
-        cur = h;
-    }
-    return 0;
-}
-
-size_t bd_mem_resident_bytes(void)
-{
-    LOCK();
-    size_t r = G.st.resident;
-    UNLOCK();
-    return r;
-}
-
-void bd_mem_stats(bd_mem_stats_t *out)
-{
-    LOCK();
-    if (G.active)
-        io_drain(); /* count the I/O in flight */
-    *out = G.st;
-    UNLOCK();
 }

@@ -57,13 +57,13 @@
  * key, the polynomial hash over GF(2^128): two different contents of n
  * 16-byte blocks collide for at most n of the 2^128 keys, whatever the
  * data, so a change is missed with probability at most n/2^128 (2^-112 for
- * 1 MiB sbpages) per unload of the sbpage.  It runs at memory speed (about
- * 7 GB/s here with VPCLMULQDQ, 20 GB/s from cache); at unload the hashing
- * of one piece overlaps the writing of the previous ones.  Worst case: a
- * predicted sbpage that is loaded and left unchanged costs hashing it
- * (mem_bench's "clean unload", a few times faster than reloading it).
- * Without PCLMULQDQ the portable hash is far slower and prediction is off
- * unless forced.  BD_MEM_PREDICT=on|off overrides cfg.predict.
+ * 1 MiB sbpages) per unload of the sbpage.  It runs at memory speed; at
+ * unload the hashing of one piece overlaps the writing of the previous
+ * ones.  Worst case: a predicted sbpage that is loaded and left unchanged
+ * costs hashing it, which is cheaper than reloading it (mem_bench's "clean
+ * unload"; figures in docs/performance.md).  Without PCLMULQDQ the portable
+ * hash is far slower and prediction is off unless forced.  Ranks take
+ * cfg.predict from bdmpiexec's -mem-predict.
  *
  * ---------------------------------------------------------------------------
  * Tracking paths (which one runs, and what it costs)
@@ -84,10 +84,10 @@
  *        (UFFDIO_COPY_MODE_WP), which is atomic per page, so other threads
  *        never see a half-loaded sbpage; the copy wakes the faulting thread.
  *        Non-stored sbpages are installed as zeros by the handler.
- *      - writes, sbpages below 64 KiB: with WP_ASYNC the kernel lifts the
+ *      - writes, sbpages below 1 MiB: with WP_ASYNC the kernel lifts the
  *        write protection itself, without any signal or message, and
  *        remembers the page as written; every first write to a 4 KiB page
- *        is still a kernel fault (~0.75 us).  Transparent huge pages do not
+ *        is still a kernel fault.  Transparent huge pages do not
  *        help: the first write splits the PMD and faults per 4 KiB page.
  *      - writes, sbpages of 1 MiB and more: synchronous write-protect
  *        faults (no WP_ASYNC): the first write to a clean sbpage sends one
@@ -95,10 +95,9 @@
  *        (UFFDIO_WRITEPROTECT, which makes its pages writable and wakes the
  *        thread) and marks it dirty: one round trip per sbpage instead of a
  *        fault per 4 KiB page.  A write fault on a never-stored sbpage
- *        installs it writable at once.  BD_MEM_WP=async|sync overrides.
- *        Below 1 MiB the round trip (~90 us) costs more than the 4 KiB
- *        faults it saves (quiet machine: 0.09x at 64 KiB, 0.28x at 256 KiB,
- *        0.56x at 1 MiB, against 0.40x for the kernel's faults).
+ *        installs it writable at once.  cfg.wp forces either mode (ranks:
+ *        -mem-wp).  Below 1 MiB sbpages the round trip costs more than the
+ *        4 KiB faults it saves (measurements in docs/performance.md).
  *      - unload: one PAGEMAP_SCAN ioctl (PAGE_IS_WRITTEN and PAGE_IS_PRESENT)
  *        per allocation lists the written pages; the sbpages containing them
  *        are written back, then MADV_DONTNEED releases everything.
@@ -139,9 +138,10 @@
  *    EFAULT: bd_mem_prepare() must be called on buffers before they are
  *    handed to the kernel (the syscall wrappers do it, see below).
  *
- * Selection: cfg.track, overridden by the environment variable
- * BD_MEM_TRACK=auto|uffd|mprotect.  Forcing uffd when it is not available
- * makes bd_mem_init() fail with -ENOTSUP.
+ * Selection: cfg.track (ranks: bdmpiexec's -mem-track).  Forcing uffd when
+ * it is not available makes bd_mem_init() fail with -ENOTSUP.  The manager
+ * reads no environment variable: bd_mem_config_t carries all of its
+ * configuration.
  *
  * Storage: one file per allocation in cfg.dir, mode 0600, created at the
  * first write-back, opened with O_DIRECT (falls back to buffered I/O plus
@@ -191,24 +191,9 @@
  * chains to the previous handler for faults that are not its own; a program
  * that replaces the SIGSEGV handler afterwards breaks that path.
  *
- * Measured (Linux 6.18 VM, 2 vCPUs, ext4 on virtio, bench/mem_bench at
- * 512 MiB, docs/performance.md): with write prediction (the default here)
- * resident reads and writes run at 0.94-1.03x of unmanaged memory, reloads
- * and write-back at 0.9x or more of the raw O_DIRECT bandwidth on both
- * paths, and a mispredicted clean sbpage costs a hash at unload (2.5-4x
- * faster than reloading it).  With exact tracking only (prediction off):
- * resident data is read at full speed on both
- * paths.  First writes to loaded memory cost, per 512 MiB, 131072 kernel
- * faults (~0.75 us each; uffd below 1 MiB sbpages, 0.40-0.44x of unmanaged
- * write throughput), or one handler round trip per sbpage (uffd from 1 MiB:
- * 512 faults, 0.56-0.59x on a quiet machine), or one
- * signal plus mprotect per sbpage (~4.6 us; mprotect path, 0.07-0.11x at
- * 4 KiB sbpages).  With 4 requests in flight and the installs done by the
- * workers, a sequential reload takes a few hundred faults per 512 MiB and
- * ran at 0.5-1.3x of the raw queue-depth-1 O_DIRECT read bandwidth on uffd
- * (before: one synchronous 64 KiB read per LRLW fault, 0.30-0.71x), and
- * write-back at 0.8-1.0x of raw write bandwidth on uffd; all under heavy
- * foreign load, see docs/performance.md for the ranges.
+ * Costs: bench/mem_bench measures every path, strategy and sbpage size
+ * against unmanaged memory and raw O_DIRECT I/O; docs/performance.md has
+ * the figures and the machines they come from.
  *
  * Errors: functions return 0 or -errno.  A failure that cannot be reported
  * (I/O error while loading in the fault handler, a refused acquire) prints a
@@ -235,6 +220,12 @@ typedef enum {
     BD_MEM_TRACK_MPROTECT = 2 /* mprotect + SIGSEGV fallback */
 } bd_mem_track_t;
 
+typedef enum {
+    BD_MEM_WP_AUTO = 0,  /* sync from 1 MiB sbpages up, async below */
+    BD_MEM_WP_ASYNC = 1, /* the kernel tracks first writes (UFFD_FEATURE_WP_ASYNC) */
+    BD_MEM_WP_SYNC = 2   /* the handler thread unprotects a whole sbpage per first write */
+} bd_mem_wp_t;
+
 typedef struct {
     const char *dir;  /* existing private directory for backing files (required) */
     size_t sbpage;    /* bytes, multiple of the OS page size; 0 = 64 KiB */
@@ -242,13 +233,13 @@ typedef struct {
     size_t chunk;     /* LRLW load unit, rounded up to whole sbpages; 0 = 64 KiB (min 64 KiB) */
     size_t arena;     /* virtual address space to reserve; 0 = try 16 TiB downwards */
     size_t readahead; /* LRLW read-ahead window for sequential faults; 0 = 8 MiB,
-                               * (size_t)-1 = none; env BD_MEM_READAHEAD=SIZE|off overrides */
+                       * (size_t)-1 = none */
     bd_mem_strategy_t strategy;
-    bd_mem_track_t track; /* overridden by env BD_MEM_TRACK */
-    const char *label;    /* names the process in fatal messages (e.g. "rank 3"); may be NULL */
-    int predict;          /* write prediction (see "Write prediction" above): 0 = on when
-                               * a fast hash exists (PCLMULQDQ), 1 = on, -1 = off; env
-                               * BD_MEM_PREDICT=on|off overrides */
+    bd_mem_track_t track;
+    bd_mem_wp_t wp;    /* write tracking mode of the uffd path */
+    const char *label; /* names the process in fatal messages (e.g. "rank 3"); may be NULL */
+    int predict;       /* write prediction (see "Write prediction" above): 0 = on when
+                        * a fast hash exists (PCLMULQDQ), 1 = on, -1 = off */
     /* Memory budget accounting.  acquire(ctx, n) is called before n more bytes
    * become resident and must return 0 (it may block, e.g. while the master
    * makes other slaves unload).  A nonzero return aborts the program when it

@@ -143,7 +143,6 @@ void bdm_fmt_u64(char *out, uint64_t v);
 void bdm_fmt_hex(char *out, uint64_t v);
 void *bdm_map(size_t len);
 void bdm_unmap(void *p, size_t len);
-size_t bdm_parse_size(const char *s, size_t dflt);
 int bdm_io_start(void);
 void bdm_io_stop(void);
 void bdm_io_submit(io_slot_t *sl);
@@ -156,6 +155,50 @@ int bdm_hash_fast(void); /* 0 portable (slow), 1 PCLMULQDQ, 2 VPCLMULQDQ */
 int bdm_hash_cap(int level);
 void bdm_hash(const void *buf, size_t len, uint64_t out[2]);
 void bdm_hash_soft(const void *buf, size_t len, uint64_t out[2]);
+
+/* Shared by the core files (bd_mem.c, mem_alloc.c, mem_init.c).  One
+ * mutex, bdm_g.lock, protects the allocation table and all sbpage state
+ * (see bd_mem.c); unlocking gives back what reaping I/O slots found
+ * over-accounted, with the lock dropped. */
+void bdm_unlock_release(void);
+#define LOCK() pthread_mutex_lock(&bdm_g.lock)
+#define UNLOCK() bdm_unlock_release()
+static inline int bdm_is_uffd(void) { return bdm_g.track == BD_MEM_TRACK_UFFD; }
+static inline size_t bdm_round_up(size_t v, size_t m) { return (v + m - 1) / m * m; }
+
+/* bd_mem.c: accounting, I/O slots, loading, unloading. */
+/* Give back accounted bytes above a's target; returns bytes to release. */
+size_t bdm_acct_trim(alloc_t *a);
+/* Tell the budget (cfg.release) that n bytes stopped being resident; call
+ * without the lock. */
+void bdm_do_release(size_t n);
+/* Wait for and reap every I/O slot in flight. */
+void bdm_io_drain(void);
+/* No I/O in flight: give the bounce buffers' memory back (it is not
+ * accounted, so it must not stay resident while the rank is blocked). */
+void bdm_bounce_idle(void);
+/* Make [lo, hi) (inside one allocation) resident; for a fault, the chunk
+ * around lo.  Returns 0, 1 (not managed), 2 (uffd fault: the data is being
+ * read; installing it wakes the faulting thread) or -errno (prepare only). */
+int bdm_ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault);
+/* Release the memory of sbpages [s0, s1) of a without writing it.  Returns
+ * 0 or -errno. */
+int bdm_release_mem(alloc_t *a, size_t s0, size_t s1);
+/* Write dirty sbpages and release all memory of a; adds the bytes to give
+ * back to *rel.  On error what was not written stays resident and dirty. */
+int bdm_unload_one(alloc_t *a, size_t *rel);
+/* Free everything that belongs to a (memory, file, record); the caller
+ * removes it from the table.  Returns accounted bytes to release. */
+size_t bdm_destroy(alloc_t *a);
+
+/* mem_alloc.c: allocation records, table, metadata, backing files. */
+void bdm_alloc_put(alloc_t *a);
+/* Index of the last allocation with base <= addr, or -1. */
+long bdm_tab_idx(uintptr_t addr);
+void bdm_meta_free(alloc_t *a);
+void bdm_backing_done(alloc_t *a);
+void bdm_backing_drop_cache(int fd, off_t off, size_t len, int written);
+void bdm_backing_remove(alloc_t *a);
 
 /* core (called by the tracking back ends) */
 alloc_t *bdm_lookup(uintptr_t addr);

@@ -105,36 +105,6 @@ void bdm_die(const char *what, int err, size_t bytes)
     abort();
 }
 
-/* "off" -> (size_t)-1; N[K|M|G] -> bytes; anything else -> dflt. */
-size_t bdm_parse_size(const char *s, size_t dflt)
-{
-    if (!strcmp(s, "off") || !strcmp(s, "0"))
-        return (size_t)-1;
-    char *end;
-    unsigned long long v = strtoull(s, &end, 10);
-    if (end == s)
-        return dflt;
-    switch (*end) {
-    case 'k':
-    case 'K':
-        v <<= 10;
-        end++;
-        break;
-    case 'm':
-    case 'M':
-        v <<= 20;
-        end++;
-        break;
-    case 'g':
-    case 'G':
-        v <<= 30;
-        end++;
-        break;
-    default: break;
-    }
-    return *end ? dflt : (size_t)v;
-}
-
 uint64_t bdm_now_ns(void)
 {
     struct timespec ts;

@@ -9,10 +9,15 @@ int main(int argc, char **argv)
     if (argc != 3)
         return 1;
     bd_mem_config_t cfg;
+    memset(&cfg, 0, sizeof cfg);
+    cfg.dir = mt_mkdir();
+    cfg.sbpage = SB;
+    cfg.strategy = mt_strategy(argv[1]);
+    cfg.track = mt_track(argv[2]);
     /* exact byte counts below: no read-ahead of the stored sbpages after the
-   * discarded ones */
-    setenv("BD_MEM_READAHEAD", "off", 1);
-    mt_setup(&cfg, argv[1], SB, argv[2]);
+     * discarded ones */
+    cfg.readahead = (size_t)-1;
+    mt_init(&cfg);
     const size_t n = 4u << 20;
     uint8_t *a = bd_mem_alloc(n, 0);
     CHECK(a);

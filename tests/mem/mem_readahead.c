@@ -62,7 +62,6 @@ int main(int argc, char **argv)
     cfg.readahead = WIN;
     cfg.acquire = acq;
     cfg.release = rel;
-    unsetenv("BD_MEM_READAHEAD");
     mt_init(&cfg);
     int lazy = cfg.strategy == BD_MEM_LRLW;
     size_t nw = n / 8;

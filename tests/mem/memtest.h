@@ -113,9 +113,21 @@ static inline bd_mem_track_t mt_track(const char *s)
 }
 
 /* Initialize with the given parameters; exits 77 if the requested tracking
- * path is not available here. */
+ * path is not available here.  The manager reads no environment; CTest runs
+ * some tests in another mode through the harness's own variables:
+ * MEMTEST_WP=async|sync sets cfg->wp, MEMTEST_PREDICT=on|off cfg->predict. */
 static inline void mt_init(bd_mem_config_t *cfg)
 {
+    const char *wp = getenv("MEMTEST_WP");
+    if (wp && !strcmp(wp, "async"))
+        cfg->wp = BD_MEM_WP_ASYNC;
+    if (wp && !strcmp(wp, "sync"))
+        cfg->wp = BD_MEM_WP_SYNC;
+    const char *pr = getenv("MEMTEST_PREDICT");
+    if (pr && !strcmp(pr, "on"))
+        cfg->predict = 1;
+    if (pr && !strcmp(pr, "off"))
+        cfg->predict = -1;
     int rc = bd_mem_init(cfg);
     if (rc == -ENOTSUP) {
         fprintf(stderr, "tracking path not available here: skipping\n");

@@ -9,7 +9,6 @@
 # Exit 0 pass, 1 fail ("on" works everywhere, with the portable hash too).
 set -u
 exe=$1; prog=$2
-unset BD_MEM_PREDICT # the memory manager's own override would win
 wd=$(mktemp -d /tmp/bdmpi-pr.XXXXXX)
 common=(-ns 2 -nr 1 -mem 20M -mem-strategy arlw -sbpage 64K --stats)
 args=(16 8)

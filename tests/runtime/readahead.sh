@@ -8,7 +8,6 @@
 # faults less (both, usually).  Exit 0 pass, 1 fail.
 set -u
 exe=$1; prog=$2
-unset BD_MEM_READAHEAD # the memory manager's own override would win
 wd=$(mktemp -d /tmp/bdmpi-ra.XXXXXX)
 common=(-ns 2 -nr 1 -mem 20M -mem-strategy lrlw -sbpage 64K --stats)
 args=(16 8)

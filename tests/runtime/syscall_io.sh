@@ -5,7 +5,7 @@
 # -mem-strategy STRATEGY on tracking path TRACK:
 #   none       the manager is off (STRATEGY none)
 #   uffd       userfaultfd, with the kernel's own faults handled (root here)
-#   mprotect   the mprotect + SIGSEGV fallback (BD_MEM_TRACK=mprotect)
+#   mprotect   the mprotect + SIGSEGV fallback (-mem-track mprotect)
 #   uffd-user  userfaultfd with a user-mode-only descriptor: run as root,
 #              the job is started as nobody, who gets no other kind
 # Checks the exit status and PASS line, and that nothing is left behind: no
@@ -26,7 +26,7 @@ case "$track" in
       run=(setpriv --reuid=65534 --regid=65534 --clear-groups)
     fi ;;
 esac
-env BDMPI_WD="$wd" TMPDIR="$wd" BDMPI_TEST_TAG="$tag" BD_MEM_TRACK="$mode" timeout -k 5 240 \
+env BDMPI_WD="$wd" TMPDIR="$wd" BDMPI_TEST_TAG="$tag" BDMPI_MEM_TRACK="$mode" timeout -k 5 240 \
   "${run[@]}" "$exe" -ns 4 -nr 1 -mem 16M -mem-strategy "$strategy" "$prog" 4 "$track" >"$out" 2>&1
 rc=$?
 cat "$out"

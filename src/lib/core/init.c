@@ -82,7 +82,7 @@ void bdl_rpc(void)
     if (atomic_load_explicit(&sl->rma_pending, memory_order_relaxed) &&
         sl->req.code != BD_REQ_ABORT)
         bdl_rma_serve_pending();
-    if (bdl_g.hdr->nr < bdl_g.hdr->nslaves && may_block(sl->req.code)) {
+    if (bdl_g.hdr->job.nr < bdl_g.hdr->nslaves && may_block(sl->req.code)) {
         report_resident();
         /* Another rank may run while this one waits: hold no unaccounted memory. */
         bdl_lib_mem_idle();
@@ -496,7 +496,7 @@ static int do_init(int required, int *provided)
     bdl_g.slot = bd_shm_slot(bdl_g.hdr, (uint32_t)slot);
     bdl_g.win = bd_slot_window(bdl_g.hdr, bdl_g.slot);
     bdl_g.window = bdl_g.hdr->window;
-    bdl_g.threshold = bdl_g.hdr->msg_threshold;
+    bdl_g.threshold = bdl_g.hdr->job.msg_threshold;
     bdl_g.event_fd = ev_fd;
     /* Ranks must not leak the master's descriptors into programs they exec. */
     fcntl(shm_fd, F_SETFD, FD_CLOEXEC);

@@ -53,35 +53,35 @@ static void release_cb(void *ctx, size_t bytes)
         ring_master();
 }
 
+/* The manager's configuration comes from the job configuration in the
+ * shared-memory header and from nothing else. */
 void bdl_lib_mem_init(void)
 {
-    if (bdl_g.hdr->mem_strategy == 0)
+    const bd_job_config_t *job = &bdl_g.hdr->job;
+    if (job->mem_strategy == BD_MEMS_NONE)
         return;
     static const bd_mem_strategy_t strat[] = {BD_MEM_ARAW, BD_MEM_ARAW, BD_MEM_ARLW, BD_MEM_LRLW};
-    bd_mem_config_t cfg = {
-        .dir = bdl_g.hdr->jobdir,
-        .sbpage = bdl_g.hdr->sbpage,
-        .threshold = bdl_g.hdr->mem_threshold,
-        .strategy = strat[bdl_g.hdr->mem_strategy & 3],
-        .acquire = bdl_g.hdr->mem_budget ? acquire_cb : NULL,
-        .release = bdl_g.hdr->mem_budget ? release_cb : NULL,
-    };
-    /* -mem-readahead reaches the rank as BDMPI_MEM_READAHEAD (bytes, 0 for
-     * off); for the manager 0 means its default and (size_t)-1 none. */
-    long long ra;
-    char err[256];
-    if (bd_opts_get_env(BD_OPT_MEM_READAHEAD, &ra, err, sizeof err) < 0)
-        bdl_fatal(MPI_ERR_OTHER, "%s", err);
-    cfg.readahead = ra > 0 ? (size_t)ra : (size_t)-1;
-    /* -mem-predict: auto|on|off is 0|1|2; the manager takes 0|1|-1 */
+    static const bd_mem_track_t track[] = {BD_MEM_TRACK_AUTO, BD_MEM_TRACK_UFFD,
+                                           BD_MEM_TRACK_MPROTECT};
+    static const bd_mem_wp_t wp[] = {BD_MEM_WP_AUTO, BD_MEM_WP_ASYNC, BD_MEM_WP_SYNC};
+    static const int predict[] = {[BD_MEMP_AUTO] = 0, [BD_MEMP_ON] = 1, [BD_MEMP_OFF] = -1};
     /* fatal messages of the manager (double free, I/O errors) name the rank */
     char label[32];
     snprintf(label, sizeof label, "rank %d", bdl_g.world_rank);
-    cfg.label = label;
-    long long pr;
-    if (bd_opts_get_env(BD_OPT_MEM_PREDICT, &pr, err, sizeof err) < 0)
-        bdl_fatal(MPI_ERR_OTHER, "%s", err);
-    cfg.predict = pr == 2 ? -1 : (int)pr;
+    bd_mem_config_t cfg = {
+        .dir = bdl_g.hdr->jobdir,
+        .sbpage = job->sbpage,
+        .threshold = job->mem_threshold,
+        .strategy = strat[job->mem_strategy & 3],
+        /* -mem-readahead 0 means off; for the manager 0 means its default */
+        .readahead = job->mem_readahead > 0 ? (size_t)job->mem_readahead : (size_t)-1,
+        .track = track[(unsigned)job->mem_track % 3],
+        .wp = wp[(unsigned)job->mem_wp % 3],
+        .predict = predict[(unsigned)job->mem_predict % 3],
+        .label = label,
+        .acquire = job->mem_budget ? acquire_cb : NULL,
+        .release = job->mem_budget ? release_cb : NULL,
+    };
     int rc = bd_mem_init(&cfg);
     if (rc < 0)
         bdl_fatal(MPI_ERR_OTHER, "cannot start the memory manager in %s: %s", cfg.dir,
@@ -143,7 +143,7 @@ uint64_t bdl_lib_mem_resident(void) { return bdl_g.mem_active ? bd_mem_resident_
  * held without writing it back or reading it in. */
 void bdl_lib_mem_discard(void *buf, uint64_t len)
 {
-    if (bdl_g.mem_active && len >= bdl_g.hdr->sbpage && bd_mem_owns(buf))
+    if (bdl_g.mem_active && len >= bdl_g.hdr->job.sbpage && bd_mem_owns(buf))
         bd_mem_discard(buf, len);
 }
 
