@@ -7,6 +7,9 @@
 #include "dt.h"
 #include "nbc.h"
 
+/* comm.c: MPI_COMM_WORLD, MPI_COMM_SELF, BDMPI_COMM_NODE and
+ * BDMPI_COMM_CWORLD (MPI_Init). */
+void bdl_comm_setup_predefined(void);
 /* comm.c: collective creation from comm (color MPI_UNDEFINED gives MPI_COMM_NULL). */
 int bdl_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
 
@@ -22,6 +25,10 @@ int bdl_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const 
  * taken over) is complete; make the pending entry h the new
  * intercommunicator. */
 void bdl_inter_idup_done(MPI_Comm h, int ctx, int urank, int un, int *uworld);
+
+/* info.c: MPI_SUCCESS if info is MPI_INFO_NULL or a valid info object;
+ * otherwise the error, reported on MPI_COMM_WORLD for call. */
+int bdl_info_check(const char *call, MPI_Info info);
 
 /* group.c: groups, attributes */
 int bdl_group_new(int n, const int *world);        /* a group handle (copies world), or -1 */
