@@ -51,6 +51,23 @@ typedef struct bdl_nbrs {
 int bdl_topo_neighbors(const bdl_comm_t *c, bdl_nbrs_t *nb); /* -1: no topology or no memory */
 void bdl_nbrs_free(bdl_nbrs_t *nb);
 
+/* type_create.c, type_query.c: argument checks of the datatype calls. */
+static inline int bdl_type_arg(const char *call, const char *what, MPI_Datatype dt, bdl_dt_t **out)
+{
+    return bdl_dt_arg(MPI_COMM_WORLD, call, what, dt, out);
+}
+/* A constructor out of memory: the half-built type is freed. */
+static inline int bdl_type_nomem(bdl_dt_builder_t *b, const char *call)
+{
+    bdl_dt_build_abort(b);
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory building a datatype");
+}
+#define BDL_CHECK_OUT(call, p)                                                                     \
+    do {                                                                                           \
+        if (!(p))                                                                                  \
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL output argument");           \
+    } while (0)
+
 /* typeattr.c: datatype attributes (MPI_Type_dup, MPI_Type_free) */
 int bdl_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype, const char *call);
 int bdl_type_attr_delete_all(MPI_Datatype dt, const char *call);
