@@ -169,6 +169,14 @@ uint64_t bdl_lib_mem_resident(void);
 void bdl_lib_mem_discard(void *buf, uint64_t len);
 void bdl_lib_mem_prepare(const void *buf, uint64_t len, int for_write);
 
+/* ctl.c: control exchanges among c's members for the library itself
+ * (communicator creation), point-to-point on c's internal context: n bytes
+ * at buf from root to every member; n bytes from every member into all
+ * (member r's at all + r * n) at root.  Blocking; MPI_SUCCESS or the
+ * receive's error. */
+int bdl_ctl_bcast(const bdl_comm_t *c, int tag, void *buf, uint64_t n, int root);
+int bdl_ctl_gather(const bdl_comm_t *c, int tag, const void *mine, uint64_t n, void *all, int root);
+
 /* commtab.c: the communicator table (bdl_g.comms; handles index it). */
 bdl_comm_t *bdl_comm_get(MPI_Comm comm); /* NULL unless comm names a usable communicator */
 /* A new entry (world is taken over); its handle, or -1 out of memory. */

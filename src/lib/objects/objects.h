@@ -18,7 +18,7 @@ int bdl_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const c
 int bdl_comm_create_members(MPI_Comm parent, const int *mem, int n, int tag, MPI_Comm *newcomm,
                             const char *call);
 
-/* intercomm.c: intercommunicator creation. */
+/* intercomm_create.c: the split of an intercommunicator (bdl_comm_split of one). */
 int bdl_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
 /* MPI_Comm_idup of an intercommunicator: the split of its union that made
  * the new union (context ctx, the caller its rank urank of un members uworld,
