@@ -50,6 +50,15 @@ typedef struct bdl_nbrs {
 } bdl_nbrs_t;
 int bdl_topo_neighbors(const bdl_comm_t *c, bdl_nbrs_t *nb); /* -1: no topology or no memory */
 void bdl_nbrs_free(bdl_nbrs_t *nb);
+/* MPI_Dist_graph_create's argument checks (errors reported; *c and *nedges
+ * set on success), and the creation of its communicator once every rank
+ * knows its in- and out-edges (srcw/dstw: weights; collective over comm). */
+int bdl_topo_dist_args(MPI_Comm comm, const char *call, int n, const int sources[],
+                       const int degrees[], const int destinations[], const int weights[],
+                       MPI_Info info, MPI_Comm *comm_dist_graph, bdl_comm_t **c, int *nedges);
+int bdl_topo_dist_attach(MPI_Comm comm, const char *call, int indeg, const int *src,
+                         const int *srcw, int outdeg, const int *dst, const int *dstw, int weighted,
+                         MPI_Comm *comm_dist_graph);
 
 /* type_create.c, type_query.c: argument checks of the datatype calls. */
 static inline int bdl_type_arg(const char *call, const char *what, MPI_Datatype dt, bdl_dt_t **out)

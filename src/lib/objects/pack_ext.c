@@ -17,8 +17,6 @@
 #include "nbc.h"
 #include "objects.h"
 #include "request.h"
-/* TODO(layers): upward include, to be removed */
-#include "mpi_int.h"
 
 enum { K_NONE, K_SINT, K_UINT, K_FLOAT, K_LDOUBLE, K_INT128 };
 
