@@ -1,6 +1,6 @@
-/* Communicators on the slave side: a handle indexes bdl_g.comms; each entry
- * knows its context id (shared with the master), the caller's rank and the
- * world rank of every member. */
+/* Communicators: creation (split, dup, idup, create, create_group,
+ * split_type), freeing, comparison and the queries.  The table they live
+ * in is core/commtab.c; intercommunicators are made in intercomm_create.c. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,6 @@
-/* libbdmpi, middle room: communicators, groups, attributes, topologies and
- * datatype attributes, built on the bottom room (core/). */
+/* libbdmpi, middle room: communicators (intercommunicators included),
+ * groups, attributes, topologies, info objects and the datatype calls, built
+ * on the bottom room (core/) alone. */
 #ifndef BDL_OBJECTS_H
 #define BDL_OBJECTS_H
 
