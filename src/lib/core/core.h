@@ -90,18 +90,51 @@ typedef struct bdl_lib {
 
 extern bdl_lib_t bdl_g;
 
-/* init.c */
+/* rpc.c: one request to the master (in the slot, bdl_req_begin) and its
+ * answer (bdl_resp); commands the master sends meanwhile are served. */
 void bdl_rpc(void);
+uint64_t bdl_now_ns(void); /* CLOCK_MONOTONIC */
+/* What the RPC does for the room above, without calling up into it: the
+ * one-sided communication code installs it when this rank enables RMA
+ * (its first window), before the master can route RMA to it.  pending runs
+ * before a request (not an abort) while the master has flagged
+ * rma_pending; command serves BD_CMD_RMA while the rank waits for an answer
+ * and returns the resp_seq to wait past. */
+typedef struct bdl_rpc_service {
+    void (*pending)(void);
+    uint32_t (*command)(void);
+} bdl_rpc_service_t;
+void bdl_rpc_set_service(const bdl_rpc_service_t *svc);
+
+/* error.c */
 /* The error handler of a communicator nobody set one on: it follows
  * MPI_COMM_WORLD's current handler, as MPICH does (programs and test suites
  * set MPI_ERRORS_RETURN on MPI_COMM_WORLD and expect it of the communicators
  * they created before); MPI_ERRORS_ARE_FATAL when WORLD has none set either. */
 #define BDL_ERRH_DEFAULT ((MPI_Errhandler)-1)
-/* The handler that takes c's errors (init.c). */
+/* The handler that takes c's errors. */
 MPI_Errhandler bdl_errh_effective(const bdl_comm_t *c);
+/* User error handlers (handles from 3 up): the function of a live one (NULL
+ * otherwise); eh is predefined or a live user handler; create one
+ * (MPI_SUCCESS, MPI_ERR_NO_MEM or MPI_ERR_INTERN: no slot); free one (it
+ * stays valid for the communicators that use it). */
+MPI_Comm_errhandler_function *bdl_errh_user(MPI_Errhandler eh);
+int bdl_errh_valid(MPI_Errhandler eh);
+int bdl_errh_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh);
+void bdl_errh_free(MPI_Errhandler eh);
 /* code is a predefined error class or a code/class the program added. */
 int bdl_errcode_valid(int code);
 int bdl_errcode_lastused(void); /* MPI_LASTUSEDCODE */
+/* Codes and classes the program adds (MPI_Add_error_*), above
+ * MPI_ERR_LASTCODE: add one of class errclass (< 0: a new class, its own
+ * class) and return it, -1 when BDL_MAX_USER_CODES are in use; the class of
+ * an added code (-1 for any other code); its string ("" if none). */
+#define BDL_MAX_USER_CODES 256
+int bdl_errcode_add(int errclass);
+int bdl_errcode_class(int code);
+const char *bdl_errcode_string(int code);
+void bdl_errcode_set_string(int code, const char *s);
+const char *bdl_err_class_name(int errclass); /* "MPI_ERR_..." */
 
 static inline bd_req_t *bdl_req_begin(uint32_t code)
 {
@@ -115,6 +148,9 @@ static inline bd_resp_t *bdl_resp(void) { return &bdl_g.slot->resp; }
  * when comm is not valid).  Returns code when the handler returns. */
 int bdl_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
+/* Abort the job: the master kills every rank (msg is what it prints, with
+ * code); before MPI_Init, print msg and exit. */
+void bdl_abort(int code, const char *msg);
 /* Abort the job from inside the library. */
 _Noreturn void bdl_fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define BDL_CHECK_INIT(call)                                                                       \
@@ -133,11 +169,19 @@ uint64_t bdl_lib_mem_resident(void);
 void bdl_lib_mem_discard(void *buf, uint64_t len);
 void bdl_lib_mem_prepare(const void *buf, uint64_t len, int for_write);
 
-/* comm.c */
-bdl_comm_t *bdl_comm_get(MPI_Comm comm);
+/* ctl.c: control exchanges among c's members for the library itself
+ * (communicator creation), point-to-point on c's internal context: n bytes
+ * at buf from root to every member; n bytes from every member into all
+ * (member r's at all + r * n) at root.  Blocking; MPI_SUCCESS or the
+ * receive's error. */
+int bdl_ctl_bcast(const bdl_comm_t *c, int tag, void *buf, uint64_t n, int root);
+int bdl_ctl_gather(const bdl_comm_t *c, int tag, const void *mine, uint64_t n, void *all, int root);
+
+/* commtab.c: the communicator table (bdl_g.comms; handles index it). */
+bdl_comm_t *bdl_comm_get(MPI_Comm comm); /* NULL unless comm names a usable communicator */
+/* A new entry (world is taken over); its handle, or -1 out of memory. */
 int bdl_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh);
-void bdl_comm_setup_predefined(void);
-int bdl_world_node(int world);
+int bdl_world_node(int world); /* the node of a world rank */
 /* Make the communicator ctx of the world ranks world[n] known to this
  * rank's master (BD_REQ_COMM_REGISTER); -1 if the list does not fit the window. */
 int bdl_comm_register(int ctx, const int *world, int n);

@@ -58,6 +58,17 @@ typedef struct bdl_dt {
 
 /* The descriptor of a valid (not freed) handle, committed or not; NULL otherwise. */
 bdl_dt_t *bdl_dt_lookup(MPI_Datatype dt);
+/* Why dt names no descriptor, for messages ("has been freed", ...). */
+const char *bdl_dt_bad_why(MPI_Datatype dt);
+/* For the datatype calls themselves: dt must be valid, committed or not;
+ * otherwise the error is reported on comm (what names the argument). */
+int bdl_dt_arg(MPI_Comm comm, const char *call, const char *what, MPI_Datatype dt, bdl_dt_t **out);
+/* Handles: a new one naming t (which gains a reference), -1 when out of
+ * handles; free a derived type's handle (t loses the reference); the
+ * handle of a predefined descriptor. */
+int bdl_dt_handle_new(bdl_dt_t *t);
+void bdl_dt_handle_free(MPI_Datatype h);
+MPI_Datatype bdl_dt_predefined_handle(const bdl_dt_t *t);
 const bdl_dt_t *bdl_dt_byte(void);
 /* For communication: dt must be valid and committed; otherwise the error is
  * reported on comm (what: "send", "receive" or "") and its code returned. */
@@ -70,6 +81,31 @@ void bdl_dt_release(bdl_dt_t *t);
  * so the program may free dt while the request lives (MPI 3.1 4.1.10). */
 MPI_Datatype bdl_dt_alias(MPI_Datatype dt);
 void bdl_dt_alias_free(MPI_Datatype h);
+/* Building a derived type's descriptor (the constructors, objects/type_create.c):
+ * init, then parts in type-map order (add: k copies of c, the first at byte
+ * displacement d, the next ones one extent of c apart; consecutive blocks
+ * merge), the signature (sig: reps of c, for MPI_Get_elements), the
+ * arguments MPI_Type_get_contents returns (contents: types gain a reference
+ * each) and explicit bounds if any; publish finishes it and hands out the
+ * handle (errors reported on MPI_COMM_WORLD for call; the builder is freed
+ * then).  A failing step returns -1 (out of memory): abort frees the type.
+ * lb/ub are the lowest and highest of the parts' bounds once any is set
+ * (any), tlb/tub the data's (anydata). */
+typedef struct bdl_dt_builder {
+    bdl_dt_t *t;
+    int any, anydata;
+    int64_t lb, ub, tlb, tub;
+    uint32_t cap;
+} bdl_dt_builder_t;
+int bdl_dt_build_init(bdl_dt_builder_t *b, int combiner);
+int bdl_dt_build_add(bdl_dt_builder_t *b, const bdl_dt_t *c, int64_t d, uint64_t k);
+int bdl_dt_build_sig(bdl_dt_builder_t *b, bdl_dt_t *c, uint64_t reps);
+int bdl_dt_build_contents(bdl_dt_builder_t *b, int ni, const int *ints, int na,
+                          const MPI_Aint *aints, int nd, bdl_dt_t *const *types);
+void bdl_dt_build_explicit(bdl_dt_builder_t *b, int64_t lb, int64_t ub);
+int bdl_dt_build_publish(bdl_dt_builder_t *b, const char *call, MPI_Datatype *newtype);
+void bdl_dt_build_abort(bdl_dt_builder_t *b);
+
 /* The packed stream of count elements at buf when it is one block of memory
  * (start of that block), else NULL. */
 char *bdl_dt_contig(const bdl_dt_t *t, const void *buf, uint64_t count);

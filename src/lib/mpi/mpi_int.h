@@ -1,5 +1,5 @@
 /* libbdmpi, top room: what the MPI entry points share among themselves
- * (intercommunicator collectives, the RMA service hooks). */
+ * (the intercommunicator collectives). */
 #ifndef BDL_MPI_INT_H
 #define BDL_MPI_INT_H
 
@@ -38,10 +38,5 @@ int bdl_inter_alltoallw(bdl_comm_t *c, MPI_Comm comm, const char *call, const vo
                         const int *sendcounts, const int *sdispls, const MPI_Datatype *sendtypes,
                         void *recvbuf, const int *recvcounts, const int *rdispls,
                         const MPI_Datatype *recvtypes);
-/* rma.c: serve the RMA requests waiting for this rank (lock, unlock, flush,
- * operations as target), called by bdl_rpc: before a request when the master
- * has flagged some (rma_pending), and on BD_CMD_RMA while blocked. */
-void bdl_rma_serve_pending(void);
-uint32_t bdl_rma_serve_command(void); /* returns the resp_seq to wait past */
 
 #endif

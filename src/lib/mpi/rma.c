@@ -52,6 +52,8 @@ typedef struct rma_hdr {
 } rma_hdr_t;
 
 static int g_enabled;
+static void serve_pending(void);
+static uint32_t serve_command(void);
 static int g_serving;      /* inside the service loop */
 static char *g_save;       /* the slot window saved around a service */
 static int g_wait_id = -1; /* window whose post epoch's completes this rank waits for */
@@ -63,6 +65,8 @@ void bdl_rma_enable(void)
     if (g_enabled)
         return;
     g_enabled = 1;
+    /* Before the master hears of it: from then on RMA may reach us. */
+    bdl_rpc_set_service(&(bdl_rpc_service_t){serve_pending, serve_command});
     bdl_req_begin(BD_REQ_RMA_ENABLE);
     bdl_rpc();
 }
@@ -334,7 +338,8 @@ static void save_slot(bd_req_t *req)
     memcpy(g_save, bdl_g.win, bdl_g.window);
 }
 
-void bdl_rma_serve_pending(void)
+/* bdl_rpc's service: RMA requests wait for this rank (rma_pending). */
+static void serve_pending(void)
 {
     if (g_serving || !g_enabled)
         return;
@@ -348,7 +353,8 @@ void bdl_rma_serve_pending(void)
     bdl_g.slot->req = req;
 }
 
-uint32_t bdl_rma_serve_command(void)
+/* bdl_rpc's service: BD_CMD_RMA while blocked; the resp_seq to wait past. */
+static uint32_t serve_command(void)
 {
     bd_slot_t *sl = bdl_g.slot;
     atomic_store_explicit(&sl->cmd, BD_CMD_NONE, memory_order_release);

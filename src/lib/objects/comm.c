@@ -1,48 +1,14 @@
-/* Communicators on the slave side: a handle indexes bdl_g.comms; each entry
- * knows its context id (shared with the master), the caller's rank and the
- * world rank of every member. */
+/* Communicators: creation (split, dup, idup, create, create_group,
+ * split_type), freeing, comparison and the queries.  The table they live
+ * in is core/commtab.c; intercommunicators are made in intercomm_create.c. */
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
-#include "dt.h"
 #include "nbc.h"
 #include "objects.h"
-#include "request.h"
-/* TODO(layers): upward include, to be removed */
-#include "mpi_int.h"
-
-bdl_comm_t *bdl_comm_get(MPI_Comm comm)
-{
-    if (comm <= 0 || comm >= bdl_g.ncomms || !bdl_g.comms[comm].used || bdl_g.comms[comm].pending)
-        return NULL;
-    return &bdl_g.comms[comm];
-}
-
-int bdl_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh)
-{
-    int h = 0;
-    for (int i = 5; i < bdl_g.ncomms; i++)
-        if (!bdl_g.comms[i].used) {
-            h = i;
-            break;
-        }
-    if (!h) {
-        int n = bdl_g.ncomms ? bdl_g.ncomms * 2 : 16;
-        bdl_comm_t *t = realloc(bdl_g.comms, (size_t)n * sizeof *t);
-        if (!t)
-            return -1;
-        memset(t + bdl_g.ncomms, 0, (size_t)(n - bdl_g.ncomms) * sizeof *t);
-        h = bdl_g.ncomms < 5 ? 5 : bdl_g.ncomms;
-        bdl_g.comms = t;
-        bdl_g.ncomms = n;
-    }
-    bdl_g.comms[h] = (bdl_comm_t){
-        .used = 1, .ctx = ctx, .rank = rank, .size = size, .world = world, .errh = errh};
-    return h;
-}
 
 static void set_predefined(MPI_Comm h, int ctx, int rank, int size, int *world, const char *name)
 {
@@ -53,23 +19,6 @@ static void set_predefined(MPI_Comm h, int ctx, int rank, int size, int *world, 
                                   .world = world,
                                   .errh = BDL_ERRH_DEFAULT};
     snprintf(bdl_g.comms[h].name, sizeof bdl_g.comms[h].name, "%s", name);
-}
-
-int bdl_world_node(int world) { return world / (int)bdl_g.hdr->nslaves; }
-
-int bdl_comm_register(int ctx, const int *world, int n)
-{
-    if ((uint64_t)n * sizeof(int32_t) > bdl_g.window)
-        return -1;
-    bd_req_t *r = bdl_req_begin(BD_REQ_COMM_REGISTER);
-    r->ctx = ctx;
-    r->arg[0] = n;
-    for (int i = 0; i < n; i++) {
-        int32_t w = world[i];
-        memcpy(bdl_g.win + (size_t)i * sizeof w, &w, sizeof w);
-    }
-    bdl_rpc();
-    return 0;
 }
 
 void bdl_comm_setup_predefined(void)

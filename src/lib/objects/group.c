@@ -16,8 +16,6 @@
 #include "nbc.h"
 #include "objects.h"
 #include "request.h"
-/* TODO(layers): upward include, to be removed */
-#include "mpi_int.h"
 
 typedef struct group {
     int used;

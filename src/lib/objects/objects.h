@@ -1,5 +1,6 @@
-/* libbdmpi, middle room: communicators, groups, attributes, topologies and
- * datatype attributes, built on the bottom room (core/). */
+/* libbdmpi, middle room: communicators (intercommunicators included),
+ * groups, attributes, topologies, info objects and the datatype calls, built
+ * on the bottom room (core/) alone. */
 #ifndef BDL_OBJECTS_H
 #define BDL_OBJECTS_H
 
@@ -7,6 +8,9 @@
 #include "dt.h"
 #include "nbc.h"
 
+/* comm.c: MPI_COMM_WORLD, MPI_COMM_SELF, BDMPI_COMM_NODE and
+ * BDMPI_COMM_CWORLD (MPI_Init). */
+void bdl_comm_setup_predefined(void);
 /* comm.c: collective creation from comm (color MPI_UNDEFINED gives MPI_COMM_NULL). */
 int bdl_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
 
@@ -15,13 +19,17 @@ int bdl_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const c
 int bdl_comm_create_members(MPI_Comm parent, const int *mem, int n, int tag, MPI_Comm *newcomm,
                             const char *call);
 
-/* intercomm.c: intercommunicator creation. */
+/* intercomm_create.c: the split of an intercommunicator (bdl_comm_split of one). */
 int bdl_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
 /* MPI_Comm_idup of an intercommunicator: the split of its union that made
  * the new union (context ctx, the caller its rank urank of un members uworld,
  * taken over) is complete; make the pending entry h the new
  * intercommunicator. */
 void bdl_inter_idup_done(MPI_Comm h, int ctx, int urank, int un, int *uworld);
+
+/* info.c: MPI_SUCCESS if info is MPI_INFO_NULL or a valid info object;
+ * otherwise the error, reported on MPI_COMM_WORLD for call. */
+int bdl_info_check(const char *call, MPI_Info info);
 
 /* group.c: groups, attributes */
 int bdl_group_new(int n, const int *world);        /* a group handle (copies world), or -1 */
@@ -43,6 +51,32 @@ typedef struct bdl_nbrs {
 } bdl_nbrs_t;
 int bdl_topo_neighbors(const bdl_comm_t *c, bdl_nbrs_t *nb); /* -1: no topology or no memory */
 void bdl_nbrs_free(bdl_nbrs_t *nb);
+/* MPI_Dist_graph_create's argument checks (errors reported; *c and *nedges
+ * set on success), and the creation of its communicator once every rank
+ * knows its in- and out-edges (srcw/dstw: weights; collective over comm). */
+int bdl_topo_dist_args(MPI_Comm comm, const char *call, int n, const int sources[],
+                       const int degrees[], const int destinations[], const int weights[],
+                       MPI_Info info, MPI_Comm *comm_dist_graph, bdl_comm_t **c, int *nedges);
+int bdl_topo_dist_attach(MPI_Comm comm, const char *call, int indeg, const int *src,
+                         const int *srcw, int outdeg, const int *dst, const int *dstw, int weighted,
+                         MPI_Comm *comm_dist_graph);
+
+/* type_create.c, type_query.c: argument checks of the datatype calls. */
+static inline int bdl_type_arg(const char *call, const char *what, MPI_Datatype dt, bdl_dt_t **out)
+{
+    return bdl_dt_arg(MPI_COMM_WORLD, call, what, dt, out);
+}
+/* A constructor out of memory: the half-built type is freed. */
+static inline int bdl_type_nomem(bdl_dt_builder_t *b, const char *call)
+{
+    bdl_dt_build_abort(b);
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory building a datatype");
+}
+#define BDL_CHECK_OUT(call, p)                                                                     \
+    do {                                                                                           \
+        if (!(p))                                                                                  \
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL output argument");           \
+    } while (0)
 
 /* typeattr.c: datatype attributes (MPI_Type_dup, MPI_Type_free) */
 int bdl_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype, const char *call);

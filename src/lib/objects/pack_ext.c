@@ -5,7 +5,7 @@
  * external32 is big-endian, IEEE floating point (long double as the 16-byte
  * binary128), with the sizes of MPI 3.1 Table 13.2: C long and wchar_t take
  * 4 and 2 bytes whatever their native size.  A buffer is first packed into
- * the native packed stream (dtype.c) and then converted element by element,
+ * the native packed stream (core/dtype.c) and then converted element by element,
  * following the type signature; unpacking does the reverse. */
 #include <float.h>
 #include <stddef.h>
@@ -17,8 +17,6 @@
 #include "nbc.h"
 #include "objects.h"
 #include "request.h"
-/* TODO(layers): upward include, to be removed */
-#include "mpi_int.h"
 
 enum { K_NONE, K_SINT, K_UINT, K_FLOAT, K_LDOUBLE, K_INT128 };
 

@@ -9,18 +9,14 @@
  * weights.  reorder is ignored (MPI allows it), so a topology communicator
  * keeps the ranks of its parent; creating one, and MPI_Cart_sub, are splits
  * of the parent.  The neighbourhood collectives (neighbor.c) ask
- * bdl_topo_neighbors for the neighbour lists. */
+ * bdl_topo_neighbors for the neighbour lists.  MPI_Dist_graph_create, which
+ * exchanges edges with collectives, is in mpi/topo_dist.c. */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
-#include "dt.h"
-#include "nbc.h"
 #include "objects.h"
-#include "request.h"
-/* TODO(layers): upward include, to be removed */
-#include "mpi_int.h"
 
 struct bdl_topo {
     int kind; /* MPI_CART, MPI_GRAPH or MPI_DIST_GRAPH */
@@ -908,17 +904,12 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
     return make_topo(comm_old, 0, c->rank, t, comm_dist_graph, call);
 }
 
-/* Every rank describes some edges (source -> destination, weight); each
- * edge is sent to its source (as an out-edge) and to its destination (as an
- * in-edge) with one all-to-all.  Both lists are in the order of (describing
- * rank, position in its arrays), so multiple edges between two ranks pair
- * up in order. */
-int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const int degrees[],
-                          const int destinations[], const int weights[], MPI_Info info, int reorder,
-                          MPI_Comm *comm_dist_graph)
+/* MPI_Dist_graph_create (mpi/topo_dist.c, which exchanges the edges): its
+ * argument checks, in the standard's order; *c and *nedges for the rest. */
+int bdl_topo_dist_args(MPI_Comm comm_old, const char *call, int n, const int sources[],
+                       const int degrees[], const int destinations[], const int weights[],
+                       MPI_Info info, MPI_Comm *comm_dist_graph, bdl_comm_t **cp, int *nedges_out)
 {
-    const char *call = "MPI_Dist_graph_create";
-    (void)reorder;
     BDL_CHECK_INIT(call);
     bdl_comm_t *c = bdl_comm_get(comm_old);
     if (!c)
@@ -950,85 +941,17 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
                         weights)) ||
         (rc = check_info(comm_old, call, info)))
         return rc;
-    int weighted = weights != MPI_UNWEIGHTED;
-    const int *w = weights_of(weights);
-    /* Per target rank: triples (0 out-edge / 1 in-edge, peer, weight). */
-    int *scount = calloc((size_t)size, sizeof(int)), *sdisp = calloc((size_t)size, sizeof(int));
-    int *rcount = calloc((size_t)size, sizeof(int)), *rdisp = calloc((size_t)size, sizeof(int));
-    int *fill = calloc((size_t)size, sizeof(int));
-    int *sbuf = malloc((size_t)(nedges ? nedges : 1) * 6 * sizeof(int)), *rbuf = NULL;
-    struct bdl_topo *t = NULL;
-    rc = MPI_ERR_NO_MEM;
-    if (!scount || !sdisp || !rcount || !rdisp || !fill || !sbuf)
-        goto out;
-    for (int i = 0, e = 0; i < n; i++)
-        for (int j = 0; j < degrees[i]; j++, e++) {
-            scount[sources[i]] += 3;
-            scount[destinations[e]] += 3;
-        }
-    for (int r = 1; r < size; r++)
-        sdisp[r] = sdisp[r - 1] + scount[r - 1];
-    for (int i = 0, e = 0; i < n; i++)
-        for (int j = 0; j < degrees[i]; j++, e++) {
-            int s = sources[i], d = destinations[e], wt = w ? w[e] : 1;
-            int *p = sbuf + sdisp[s] + fill[s];
-            p[0] = 0, p[1] = d, p[2] = wt;
-            fill[s] += 3;
-            p = sbuf + sdisp[d] + fill[d];
-            p[0] = 1, p[1] = s, p[2] = wt;
-            fill[d] += 3;
-        }
-    if ((rc = MPI_Alltoall(scount, 1, MPI_INT, rcount, 1, MPI_INT, comm_old)))
-        goto out;
-    long long total = 0;
-    for (int r = 0; r < size; r++) {
-        rdisp[r] = (int)total;
-        total += rcount[r];
-    }
-    rc = MPI_ERR_NO_MEM;
-    if (total > INT_MAX || !(rbuf = malloc((size_t)(total ? total : 1) * sizeof(int))))
-        goto out;
-    if ((rc = MPI_Alltoallv(sbuf, scount, sdisp, MPI_INT, rbuf, rcount, rdisp, MPI_INT, comm_old)))
-        goto out;
-    int indeg = 0, outdeg = 0;
-    for (long long k = 0; k < total; k += 3)
-        if (rbuf[k])
-            indeg++;
-        else
-            outdeg++;
-    int *src = malloc((size_t)(indeg ? indeg : 1) * sizeof(int) * 2);
-    int *dst = malloc((size_t)(outdeg ? outdeg : 1) * sizeof(int) * 2);
-    rc = MPI_ERR_NO_MEM;
-    if (src && dst) {
-        int *srcw = src + (indeg ? indeg : 1), *dstw = dst + (outdeg ? outdeg : 1);
-        int a = 0, b = 0;
-        for (long long k = 0; k < total; k += 3) {
-            if (rbuf[k]) {
-                src[a] = rbuf[k + 1];
-                srcw[a++] = rbuf[k + 2];
-            } else {
-                dst[b] = rbuf[k + 1];
-                dstw[b++] = rbuf[k + 2];
-            }
-        }
-        t = dist_new(indeg, src, srcw, outdeg, dst, dstw, weighted);
-        rc = MPI_SUCCESS;
-    }
-    free(src);
-    free(dst);
-out:
-    free(scount);
-    free(sdisp);
-    free(rcount);
-    free(rdisp);
-    free(fill);
-    free(sbuf);
-    free(rbuf);
-    if (rc == MPI_ERR_NO_MEM)
-        return bdl_error(comm_old, rc, call, "out of memory");
-    if (rc)
-        return rc;
-    return make_topo(comm_old, 0, c->rank, t, comm_dist_graph, call);
+    *cp = c;
+    *nedges_out = (int)nedges;
+    return MPI_SUCCESS;
+}
+
+int bdl_topo_dist_attach(MPI_Comm comm_old, const char *call, int indeg, const int *src,
+                         const int *srcw, int outdeg, const int *dst, const int *dstw, int weighted,
+                         MPI_Comm *comm_dist_graph)
+{
+    struct bdl_topo *t = dist_new(indeg, src, srcw, outdeg, dst, dstw, weighted);
+    return make_topo(comm_old, 0, bdl_comm_get(comm_old)->rank, t, comm_dist_graph, call);
 }
 
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)

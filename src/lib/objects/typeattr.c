@@ -5,7 +5,7 @@
  * communicator keyvals, so a keyval of the wrong kind is reported.  A keyval
  * is reference counted by the attributes using it: MPI_Type_free_keyval
  * only marks it, and it disappears when its last attribute is deleted.
- * Attributes live in one list keyed by (handle, keyval); dtype.c calls
+ * Attributes live in one list keyed by (handle, keyval); type_query.c calls
  * bdl_type_attr_copy_all from MPI_Type_dup and bdl_type_attr_delete_all from
  * MPI_Type_free. */
 #include <stdlib.h>
@@ -16,8 +16,6 @@
 #include "nbc.h"
 #include "objects.h"
 #include "request.h"
-/* TODO(layers): upward include, to be removed */
-#include "mpi_int.h"
 
 #define TYPE_KEYVAL_BASE 0x4000
 

@@ -1,22 +1,14 @@
-/* Info objects, MPI_Alloc_mem, buffered sends.
+/* Info objects and the conversion of handles to and from Fortran.
  *
  * Info objects are local lists of (key, value) strings; handles index a
  * table.  MPI_INFO_ENV (1) is predefined and empty.  No hint changes
- * anything in BDMPI, so infos are only stored and returned.
- *
- * Sends are already buffered by the master, so MPI_Bsend is MPI_Send once
- * the standard's conditions on the attached buffer are checked. */
+ * anything in BDMPI, so infos are only stored and returned. */
 #include <stddef.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "core.h"
-#include "dt.h"
-#include "nbc.h"
 #include "objects.h"
-#include "request.h"
-/* TODO(layers): upward include, to be removed */
-#include "mpi_int.h"
 
 typedef struct info_ent {
     char *key, *val;
@@ -45,6 +37,11 @@ static info_t *info_get(MPI_Info h)
 static int bad_info(const char *call, MPI_Info h)
 {
     return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO, call, "invalid info object %d", h);
+}
+
+int bdl_info_check(const char *call, MPI_Info info)
+{
+    return info == MPI_INFO_NULL || info_get(info) ? MPI_SUCCESS : bad_info(call, info);
 }
 
 static int no_mem(const char *call)
@@ -266,117 +263,6 @@ int MPI_Info_free(MPI_Info *info)
     return MPI_SUCCESS;
 }
 
-/* ---------------------------------------------------------------- memory */
-
-/* Large allocations are the memory manager's anyway; MPI_Alloc_mem is malloc. */
-int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
-{
-    const char *call = "MPI_Alloc_mem";
-    BDL_CHECK_INIT(call);
-    if (size < 0)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid size %lld", (long long)size);
-    if (info != MPI_INFO_NULL && !info_get(info))
-        return bad_info(call, info);
-    if (!baseptr)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "baseptr is NULL");
-    void *p = malloc(size ? (size_t)size : 1);
-    if (!p)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "cannot allocate %lld bytes",
-                         (long long)size);
-    *(void **)baseptr = p;
-    return MPI_SUCCESS;
-}
-
-int MPI_Free_mem(void *base)
-{
-    BDL_CHECK_INIT("MPI_Free_mem");
-    free(base);
-    return MPI_SUCCESS;
-}
-
-/* ---------------------------------------------------------------- buffered sends */
-
-static void *g_bsend_buf;
-static int g_bsend_size = -1; /* -1: nothing attached */
-
-int MPI_Buffer_attach(void *buffer, int size)
-{
-    const char *call = "MPI_Buffer_attach";
-    BDL_CHECK_INIT(call);
-    if (size < 0)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid size %d", size);
-    if (size > 0 && !buffer)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call, "NULL buffer of %d bytes", size);
-    if (g_bsend_size >= 0)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_BUFFER, call,
-                         "a buffer of %d bytes is already attached", g_bsend_size);
-    g_bsend_buf = buffer;
-    g_bsend_size = size;
-    return MPI_SUCCESS;
-}
-
-/* Every buffered message has already left (the master holds it), so
- * detaching never waits. */
-int MPI_Buffer_detach(void *buffer_addr, int *size)
-{
-    const char *call = "MPI_Buffer_detach";
-    BDL_CHECK_INIT(call);
-    if (!buffer_addr || !size)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL argument");
-    if (g_bsend_size < 0) {
-        *(void **)buffer_addr = NULL;
-        *size = 0;
-        return MPI_SUCCESS;
-    }
-    *(void **)buffer_addr = g_bsend_buf;
-    *size = g_bsend_size;
-    g_bsend_buf = NULL;
-    g_bsend_size = -1;
-    return MPI_SUCCESS;
-}
-
-/* The message must fit the attached buffer (it is copied out at once, so
- * only its own size counts). */
-static int bsend_check(const char *call, int count, MPI_Datatype datatype, int dest, MPI_Comm comm)
-{
-    BDL_CHECK_INIT(call);
-    if (!bdl_comm_get(comm) || count < 0 || dest == MPI_PROC_NULL)
-        return MPI_SUCCESS; /* the send reports it, or sends nothing */
-    int sz;
-    if (MPI_Type_size(datatype, &sz) != MPI_SUCCESS)
-        return MPI_SUCCESS;
-    long long need = (long long)count * sz + MPI_BSEND_OVERHEAD;
-    if (g_bsend_size < 0 || need > g_bsend_size)
-        return bdl_error(comm, MPI_ERR_BUFFER, call,
-                         "a %lld-byte buffered message does not fit the attached buffer (%s%d "
-                         "bytes; MPI_BSEND_OVERHEAD is %d)",
-                         (long long)count * sz, g_bsend_size < 0 ? "none attached, " : "",
-                         g_bsend_size < 0 ? 0 : g_bsend_size, MPI_BSEND_OVERHEAD);
-    return MPI_SUCCESS;
-}
-
-int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
-{
-    int rc = bsend_check("MPI_Bsend", count, datatype, dest, comm);
-    return rc ? rc : MPI_Send(buf, count, datatype, dest, tag, comm);
-}
-
-int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
-               MPI_Request *request)
-{
-    int rc = bsend_check("MPI_Ibsend", count, datatype, dest, comm);
-    return rc ? rc : MPI_Isend(buf, count, datatype, dest, tag, comm, request);
-}
-
-int MPI_Test_cancelled(const MPI_Status *status, int *flag)
-{
-    BDL_CHECK_INIT("MPI_Test_cancelled");
-    if (!status || status == MPI_STATUS_IGNORE)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled", "invalid status");
-    *flag = status->bd_cancelled != 0;
-    return MPI_SUCCESS;
-}
-
 /* ---------------------------------------------------------------- MPI_Info_get_string */
 
 /* MPI 4.0: *buflen is the room in value (with the terminator) on input,
@@ -449,18 +335,4 @@ int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
                          "f_status or c_status is NULL or MPI_STATUS_IGNORE");
     memcpy(c_status, f_status, sizeof *c_status);
     return MPI_SUCCESS;
-}
-
-/* ---------------------------------------------------------------- profiling, old names */
-
-/* No profiling library is attached: every level is accepted and ignored. */
-int MPI_Pcontrol(const int level, ...)
-{
-    (void)level;
-    return MPI_SUCCESS;
-}
-
-int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
-{
-    return MPI_Comm_create_errhandler(function, errhandler);
 }

@@ -1,8 +1,10 @@
-/* Environment: MPI_Init/Finalize, the RPC to the master, errors, timers. */
+/* The environment's MPI calls (top room): MPI_Init and MPI_Finalize, error
+ * classes, strings and handlers, aborting, timers and the library's
+ * identity.  The state, the RPC and error reporting they build on are in
+ * core/ (rpc.c, error.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,105 +15,11 @@
 
 #include "bd_log.h"
 #include "core.h"
-#include "dt.h"
-#include "nbc.h"
-#include "request.h"
-/* TODO(layers): upward includes, to be removed */
 #include "mpi_int.h"
 #include "objects.h"
+#include "request.h"
 
-bdl_lib_t bdl_g;
 static uint64_t g_init_ns; /* when MPI_Init returned */
-
-static uint64_t now_ns(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
-/* Requests after which the master may hand our run slot to another rank. */
-static int may_block(uint32_t code)
-{
-    switch (code) {
-    case BD_REQ_RECV:
-    case BD_REQ_WAIT:
-    case BD_REQ_TEST:
-    case BD_REQ_WAITANY:
-    case BD_REQ_TESTANY:
-    case BD_REQ_PROBE:
-    case BD_REQ_IPROBE:
-    case BD_REQ_SSEND_WAIT:
-    case BD_REQ_SSEND_TEST:
-    case BD_REQ_COLL_WAIT:
-    case BD_REQ_CRIT_ENTER:
-    case BD_REQ_YIELD:
-    case BD_REQ_COLL_TEST:
-    case BD_REQ_COLL_WAITANY:
-    case BD_REQ_COLL_TESTANY: return 1;
-    default: return 0;
-    }
-}
-
-/* Tell the master how much of us is resident, so it can resume the rank
- * that is cheapest to resume (bdmpi.txt 5.2). */
-static void report_resident(void)
-{
-    if (bdl_g.mem_active) {
-        atomic_store_explicit(&bdl_g.slot->resident, bdl_lib_mem_resident(), memory_order_relaxed);
-        return;
-    }
-    static int fd = -2;
-    if (fd == -2)
-        fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
-    char buf[128];
-    ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
-    if (n <= 0)
-        return;
-    buf[n] = 0;
-    unsigned long long size, res;
-    if (sscanf(buf, "%llu %llu", &size, &res) == 2)
-        atomic_store_explicit(&bdl_g.slot->resident, res * (uint64_t)sysconf(_SC_PAGESIZE),
-                              memory_order_relaxed);
-}
-
-void bdl_rpc(void)
-{
-    bd_slot_t *sl = bdl_g.slot;
-    /* RMA requests wait for this rank (rma.c): serve them first. */
-    if (atomic_load_explicit(&sl->rma_pending, memory_order_relaxed) &&
-        sl->req.code != BD_REQ_ABORT)
-        bdl_rma_serve_pending();
-    if (bdl_g.hdr->job.nr < bdl_g.hdr->nslaves && may_block(sl->req.code)) {
-        report_resident();
-        /* Another rank may run while this one waits: hold no unaccounted memory. */
-        bdl_lib_mem_idle();
-    }
-    uint64_t t0 = now_ns();
-    uint32_t seen = atomic_load_explicit(&sl->resp_seq, memory_order_relaxed);
-    uint32_t seq = atomic_load_explicit(&sl->req_seq, memory_order_relaxed) + 1;
-    atomic_store_explicit(&sl->req_seq, seq, memory_order_release);
-    uint64_t one = 1;
-    while (write(bdl_g.event_fd, &one, sizeof one) < 0 && errno == EINTR)
-        ;
-    for (;;) {
-        uint32_t now;
-        while ((now = atomic_load_explicit(&sl->resp_seq, memory_order_acquire)) == seen)
-            bd_futex_wait(&sl->resp_seq, seen, -1);
-        seen = now;
-        /* A command while we wait (unload our memory) is not the answer. */
-        uint32_t cmd = atomic_load_explicit(&sl->cmd, memory_order_acquire);
-        if (cmd == BD_CMD_NONE)
-            break;
-        if (cmd == BD_CMD_RMA) {
-            /* Serve RMA requests to us, then wait on (rma.c). */
-            seen = bdl_rma_serve_command();
-            continue;
-        }
-        bdl_lib_mem_command();
-    }
-    atomic_fetch_add_explicit(&sl->stats[BD_STAT_WAIT_NS], now_ns() - t0, memory_order_relaxed);
-}
 
 /* ---------------------------------------------------------------- errors */
 
@@ -154,123 +62,11 @@ static const char *const g_err_strings[] = {
     [MPI_ERR_RMA_FLAVOR] = "wrong window flavor",
 };
 
-static const char *err_class_name(int c)
-{
-    static const char *const names[] = {
-        "MPI_SUCCESS",          "MPI_ERR_BUFFER",     "MPI_ERR_COUNT",
-        "MPI_ERR_TYPE",         "MPI_ERR_TAG",        "MPI_ERR_COMM",
-        "MPI_ERR_RANK",         "MPI_ERR_REQUEST",    "MPI_ERR_ROOT",
-        "MPI_ERR_GROUP",        "MPI_ERR_OP",         "MPI_ERR_TOPOLOGY",
-        "MPI_ERR_DIMS",         "MPI_ERR_ARG",        "MPI_ERR_UNKNOWN",
-        "MPI_ERR_TRUNCATE",     "MPI_ERR_OTHER",      "MPI_ERR_INTERN",
-        "MPI_ERR_IN_STATUS",    "MPI_ERR_PENDING",    "MPI_ERR_KEYVAL",
-        "MPI_ERR_NO_MEM",       "MPI_ERR_INFO",       "MPI_ERR_UNSUPPORTED_OPERATION",
-        "MPI_ERR_WIN",          "MPI_ERR_BASE",       "MPI_ERR_SIZE",
-        "MPI_ERR_DISP",         "MPI_ERR_LOCKTYPE",   "MPI_ERR_ASSERT",
-        "MPI_ERR_RMA_CONFLICT", "MPI_ERR_RMA_SYNC",   "MPI_ERR_RMA_RANGE",
-        "MPI_ERR_RMA_ATTACH",   "MPI_ERR_RMA_SHARED", "MPI_ERR_RMA_FLAVOR"};
-    return c >= 0 && c < (int)(sizeof names / sizeof *names) ? names[c] : "MPI_ERR_UNKNOWN";
-}
-
-static void send_abort(int code, const char *msg)
-{
-    if (!bdl_g.slot) {
-        fprintf(stderr, "%s: %s\n", bd_log_prefix(), msg);
-        exit(code ? code : 1);
-    }
-    bd_req_t *r = bdl_req_begin(BD_REQ_ABORT);
-    r->arg[0] = code;
-    snprintf(bdl_g.win, 1024, "%s", msg);
-    /* The master kills every rank, this one included. */
-    bdl_rpc();
-    for (;;)
-        pause();
-}
-
-_Noreturn void bdl_fatal(int code, const char *fmt, ...)
-{
-    char msg[1024];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    bd_log_error("%s", msg);
-    send_abort(code ? code : 1, "");
-    exit(1);
-}
-
-/* User error handlers (MPI_Comm_create_errhandler): handles 3, 4, ...
- * A freed handler stays valid for the communicators using it (MPI 3.1
- * 8.3.4); its slot is reclaimed when the table is full and no communicator
- * names it any more. */
-static MPI_Comm_errhandler_function **g_errh_fn;
-static char *g_errh_freed;
-static int g_nerrh;
-
-/* Error codes and classes added by the program (MPI_Add_error_*). */
-#define BDL_MAX_USER_CODES 256
-static int g_ncodes;
-static int g_code_class[BDL_MAX_USER_CODES];
-static char *g_code_string[BDL_MAX_USER_CODES];
-
-static MPI_Comm_errhandler_function *user_errh(MPI_Errhandler eh)
-{
-    int i = eh - 3;
-    return i >= 0 && i < g_nerrh ? g_errh_fn[i] : NULL;
-}
-
-static int valid_errh(MPI_Errhandler eh)
-{
-    return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || user_errh(eh);
-}
-
-/* The largest error code or class in use: the MPI_LASTUSEDCODE attribute. */
-int bdl_errcode_lastused(void) { return MPI_ERR_LASTCODE + g_ncodes; }
-
-int bdl_errcode_valid(int code)
-{
-    return (code > 0 && code <= MPI_ERR_LASTCODE) ||
-           (code > MPI_ERR_LASTCODE && code - (MPI_ERR_LASTCODE + 1) < g_ncodes);
-}
-
-MPI_Errhandler bdl_errh_effective(const bdl_comm_t *c)
-{
-    if (c && c->errh != BDL_ERRH_DEFAULT)
-        return c->errh;
-    const bdl_comm_t *w = bdl_comm_get(MPI_COMM_WORLD);
-    return w && w->errh != BDL_ERRH_DEFAULT ? w->errh : MPI_ERRORS_ARE_FATAL;
-}
-
-int bdl_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
-{
-    bdl_comm_t *c = bdl_comm_get(comm);
-    if (!c) {
-        c = bdl_comm_get(MPI_COMM_WORLD);
-        comm = MPI_COMM_WORLD;
-    }
-    MPI_Errhandler eh = bdl_errh_effective(c);
-    if (eh == MPI_ERRORS_RETURN)
-        return code;
-    MPI_Comm_errhandler_function *fn = user_errh(eh);
-    if (fn) {
-        fn(&comm, &code);
-        return code;
-    }
-    char msg[768];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(msg, sizeof msg, fmt, ap);
-    va_end(ap);
-    bd_log_error("%s: %s [%s]", call, msg, err_class_name(code));
-    send_abort(code, "");
-    return code;
-}
-
 int MPI_Error_class(int errorcode, int *errorclass)
 {
-    int u = errorcode - (MPI_ERR_LASTCODE + 1);
-    if (u >= 0 && u < g_ncodes) {
-        *errorclass = g_code_class[u];
+    int cls = bdl_errcode_class(errorcode);
+    if (cls >= 0) {
+        *errorclass = cls;
         return MPI_SUCCESS;
     }
     if (errorcode < 0 || errorcode > MPI_ERR_LASTCODE)
@@ -283,10 +79,8 @@ int MPI_Error_class(int errorcode, int *errorclass)
 int MPI_Error_string(int errorcode, char *string, int *resultlen)
 {
     const char *s = NULL;
-    int u = errorcode - (MPI_ERR_LASTCODE + 1);
-    if (u >= 0 && u < g_ncodes) {
-        int n =
-            snprintf(string, MPI_MAX_ERROR_STRING, "%s", g_code_string[u] ? g_code_string[u] : "");
+    if (bdl_errcode_class(errorcode) >= 0) {
+        int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", bdl_errcode_string(errorcode));
         *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
         return MPI_SUCCESS;
     }
@@ -298,7 +92,7 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen)
                              "invalid error code %d", errorcode);
         s = "unknown error";
     }
-    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", err_class_name(errorcode), s);
+    int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s: %s", bdl_err_class_name(errorcode), s);
     *resultlen = n < MPI_MAX_ERROR_STRING ? n : MPI_MAX_ERROR_STRING - 1;
     return MPI_SUCCESS;
 }
@@ -310,7 +104,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
     if (!c)
         return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_set_errhandler", "invalid communicator %d",
                          comm);
-    if (!valid_errh(errhandler))
+    if (!bdl_errh_valid(errhandler))
         return bdl_error(comm, MPI_ERR_ARG, "MPI_Comm_set_errhandler", "invalid error handler %d",
                          errhandler);
     c->errh = errhandler;
@@ -334,29 +128,9 @@ int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
     if (!errhandler)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free", "errhandler is NULL");
-    if (user_errh(*errhandler))
-        g_errh_freed[*errhandler - 3] = 1;
+    bdl_errh_free(*errhandler);
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
-}
-
-/* Free the slots of freed handlers that no communicator uses; 1 if any. */
-static int errh_reclaim(void)
-{
-    int got = 0;
-    for (int i = 0; i < g_nerrh; i++) {
-        if (!g_errh_fn[i] || !g_errh_freed[i])
-            continue;
-        int used = 0;
-        for (int h = 0; h < bdl_g.ncomms && !used; h++)
-            used = bdl_g.comms[h].used && bdl_g.comms[h].errh == 3 + i;
-        if (!used) {
-            g_errh_fn[i] = NULL;
-            g_errh_freed[i] = 0;
-            got = 1;
-        }
-    }
-    return got;
 }
 
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler)
@@ -365,29 +139,12 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function, MPI_Errha
     if (!function || !errhandler)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "%s is NULL",
                          function ? "errhandler" : "function");
-    for (int pass = 0; pass < 3; pass++) {
-        for (int i = 0; i < g_nerrh; i++)
-            if (!g_errh_fn[i]) {
-                g_errh_fn[i] = function;
-                g_errh_freed[i] = 0;
-                *errhandler = 3 + i;
-                return MPI_SUCCESS;
-            }
-        if (pass == 0 && errh_reclaim())
-            continue;
-        int n = g_nerrh ? 2 * g_nerrh : 16;
-        MPI_Comm_errhandler_function **f = realloc(g_errh_fn, (size_t)n * sizeof *f);
-        if (f)
-            g_errh_fn = f;
-        char *fr = f ? realloc(g_errh_freed, (size_t)n) : NULL;
-        if (!fr)
-            return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
-        g_errh_freed = fr;
-        memset(g_errh_fn + g_nerrh, 0, (size_t)(n - g_nerrh) * sizeof *f);
-        memset(g_errh_freed + g_nerrh, 0, (size_t)(n - g_nerrh));
-        g_nerrh = n;
-    }
-    return bdl_error(MPI_COMM_WORLD, MPI_ERR_INTERN, call, "no error handler slot");
+    int rc = bdl_errh_create(function, errhandler);
+    if (rc == MPI_ERR_NO_MEM)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+    if (rc)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_INTERN, call, "no error handler slot");
+    return MPI_SUCCESS;
 }
 
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
@@ -413,37 +170,33 @@ int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 
 int MPI_Add_error_class(int *errorclass)
 {
-    if (g_ncodes == BDL_MAX_USER_CODES)
+    int code = bdl_errcode_add(-1);
+    if (code < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Add_error_class",
                          "more than %d added error codes", BDL_MAX_USER_CODES);
-    int code = MPI_ERR_LASTCODE + 1 + g_ncodes;
-    g_code_class[g_ncodes++] = code;
     *errorclass = code;
     return MPI_SUCCESS;
 }
 
 int MPI_Add_error_code(int errorclass, int *errorcode)
 {
-    int u = errorclass - (MPI_ERR_LASTCODE + 1);
-    if ((errorclass < 0 || errorclass > MPI_ERR_LASTCODE) && (u < 0 || u >= g_ncodes))
+    if ((errorclass < 0 || errorclass > MPI_ERR_LASTCODE) && bdl_errcode_class(errorclass) < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code",
                          "invalid error class %d", errorclass);
-    if (g_ncodes == BDL_MAX_USER_CODES)
+    int code = bdl_errcode_add(errorclass);
+    if (code < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Add_error_code",
                          "more than %d added error codes", BDL_MAX_USER_CODES);
-    g_code_class[g_ncodes] = errorclass;
-    *errorcode = MPI_ERR_LASTCODE + 1 + g_ncodes++;
+    *errorcode = code;
     return MPI_SUCCESS;
 }
 
 int MPI_Add_error_string(int errorcode, const char *string)
 {
-    int u = errorcode - (MPI_ERR_LASTCODE + 1);
-    if (u < 0 || u >= g_ncodes)
+    if (bdl_errcode_class(errorcode) < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_string",
                          "error code %d was not added by the program", errorcode);
-    free(g_code_string[u]);
-    g_code_string[u] = strdup(string ? string : "");
+    bdl_errcode_set_string(errorcode, string ? string : "");
     return MPI_SUCCESS;
 }
 
@@ -517,7 +270,7 @@ static int do_init(int required, int *provided)
     if (provided)
         *provided = bdl_g.thread_level;
     bdl_g.initialized = 1;
-    g_init_ns = now_ns();
+    g_init_ns = bdl_now_ns();
     /* Waiting for the first run slot happened before MPI_Init returned:
      * not part of the run that RUN_NS measures. */
     atomic_store_explicit(&bdl_g.slot->stats[BD_STAT_WAIT_NS], 0, memory_order_relaxed);
@@ -547,7 +300,7 @@ int MPI_Finalize(void)
     if (bdl_g.ndetached)
         bdl_p2p_reap_detached();
     bdl_lib_mem_stats();
-    atomic_store_explicit(&bdl_g.slot->stats[BD_STAT_RUN_NS], now_ns() - g_init_ns,
+    atomic_store_explicit(&bdl_g.slot->stats[BD_STAT_RUN_NS], bdl_now_ns() - g_init_ns,
                           memory_order_relaxed);
     bdl_req_begin(BD_REQ_FINALIZE);
     bdl_rpc();
@@ -584,7 +337,7 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
     (void)comm;
     char msg[64];
     snprintf(msg, sizeof msg, "(called on communicator %d)", comm);
-    send_abort(errorcode, bdl_g.initialized ? "" : msg);
+    bdl_abort(errorcode, bdl_g.initialized ? "" : msg);
     return MPI_SUCCESS;
 }
 
@@ -642,4 +395,47 @@ int BDMPI_Exit_critical(void)
     bdl_req_begin(BD_REQ_CRIT_EXIT);
     bdl_rpc();
     return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- memory */
+
+/* Large allocations are the memory manager's anyway; MPI_Alloc_mem is malloc. */
+int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
+{
+    const char *call = "MPI_Alloc_mem";
+    BDL_CHECK_INIT(call);
+    if (size < 0)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid size %lld", (long long)size);
+    int rc = bdl_info_check(call, info);
+    if (rc)
+        return rc;
+    if (!baseptr)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "baseptr is NULL");
+    void *p = malloc(size ? (size_t)size : 1);
+    if (!p)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "cannot allocate %lld bytes",
+                         (long long)size);
+    *(void **)baseptr = p;
+    return MPI_SUCCESS;
+}
+
+int MPI_Free_mem(void *base)
+{
+    BDL_CHECK_INIT("MPI_Free_mem");
+    free(base);
+    return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- profiling, old names */
+
+/* No profiling library is attached: every level is accepted and ignored. */
+int MPI_Pcontrol(const int level, ...)
+{
+    (void)level;
+    return MPI_SUCCESS;
+}
+
+int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
+{
+    return MPI_Comm_create_errhandler(function, errhandler);
 }

@@ -1,0 +1,109 @@
+/* The rank's library state and its RPC to the master (bottom room). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "core.h"
+
+bdl_lib_t bdl_g;
+
+/* The service of the room above (one-sided communication), NULL members
+ * until it is installed. */
+static bdl_rpc_service_t g_service;
+
+void bdl_rpc_set_service(const bdl_rpc_service_t *svc) { g_service = *svc; }
+
+uint64_t bdl_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+/* Requests after which the master may hand our run slot to another rank. */
+static int may_block(uint32_t code)
+{
+    switch (code) {
+    case BD_REQ_RECV:
+    case BD_REQ_WAIT:
+    case BD_REQ_TEST:
+    case BD_REQ_WAITANY:
+    case BD_REQ_TESTANY:
+    case BD_REQ_PROBE:
+    case BD_REQ_IPROBE:
+    case BD_REQ_SSEND_WAIT:
+    case BD_REQ_SSEND_TEST:
+    case BD_REQ_COLL_WAIT:
+    case BD_REQ_CRIT_ENTER:
+    case BD_REQ_YIELD:
+    case BD_REQ_COLL_TEST:
+    case BD_REQ_COLL_WAITANY:
+    case BD_REQ_COLL_TESTANY: return 1;
+    default: return 0;
+    }
+}
+
+/* Tell the master how much of us is resident, so it can resume the rank
+ * that is cheapest to resume (bdmpi.txt 5.2). */
+static void report_resident(void)
+{
+    if (bdl_g.mem_active) {
+        atomic_store_explicit(&bdl_g.slot->resident, bdl_lib_mem_resident(), memory_order_relaxed);
+        return;
+    }
+    static int fd = -2;
+    if (fd == -2)
+        fd = open("/proc/self/statm", O_RDONLY | O_CLOEXEC);
+    char buf[128];
+    ssize_t n = fd >= 0 ? pread(fd, buf, sizeof buf - 1, 0) : -1;
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    unsigned long long size, res;
+    if (sscanf(buf, "%llu %llu", &size, &res) == 2)
+        atomic_store_explicit(&bdl_g.slot->resident, res * (uint64_t)sysconf(_SC_PAGESIZE),
+                              memory_order_relaxed);
+}
+
+void bdl_rpc(void)
+{
+    bd_slot_t *sl = bdl_g.slot;
+    /* RMA requests wait for this rank: serve them first. */
+    if (atomic_load_explicit(&sl->rma_pending, memory_order_relaxed) &&
+        sl->req.code != BD_REQ_ABORT && g_service.pending)
+        g_service.pending();
+    if (bdl_g.hdr->job.nr < bdl_g.hdr->nslaves && may_block(sl->req.code)) {
+        report_resident();
+        /* Another rank may run while this one waits: hold no unaccounted memory. */
+        bdl_lib_mem_idle();
+    }
+    uint64_t t0 = bdl_now_ns();
+    uint32_t seen = atomic_load_explicit(&sl->resp_seq, memory_order_relaxed);
+    uint32_t seq = atomic_load_explicit(&sl->req_seq, memory_order_relaxed) + 1;
+    atomic_store_explicit(&sl->req_seq, seq, memory_order_release);
+    uint64_t one = 1;
+    while (write(bdl_g.event_fd, &one, sizeof one) < 0 && errno == EINTR)
+        ;
+    for (;;) {
+        uint32_t now;
+        while ((now = atomic_load_explicit(&sl->resp_seq, memory_order_acquire)) == seen)
+            bd_futex_wait(&sl->resp_seq, seen, -1);
+        seen = now;
+        /* A command while we wait (unload our memory) is not the answer. */
+        uint32_t cmd = atomic_load_explicit(&sl->cmd, memory_order_acquire);
+        if (cmd == BD_CMD_NONE)
+            break;
+        if (cmd == BD_CMD_RMA) {
+            /* Serve RMA requests to us, then wait on.  The master sends the
+             * command only to ranks that enabled RMA, after installing it. */
+            if (!g_service.command)
+                bdl_fatal(MPI_ERR_INTERN, "RMA service command without a window");
+            seen = g_service.command();
+            continue;
+        }
+        bdl_lib_mem_command();
+    }
+    atomic_fetch_add_explicit(&sl->stats[BD_STAT_WAIT_NS], bdl_now_ns() - t0, memory_order_relaxed);
+}

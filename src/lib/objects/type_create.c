@@ -1,0 +1,569 @@
+/* Datatype constructors (MPI 3.1 4.1.2 to 4.1.7): they check their
+ * arguments and describe the new type to the datatype engine's builder
+ * (core/dtype.c), which merges the runs and gives out the handle. */
+#include <limits.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "dt.h"
+#include "objects.h"
+
+static int check_count(const char *call, const char *what, int n)
+{
+    if (n < 0)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_COUNT, call, "invalid %s %d (must be >= 0)", what,
+                         n);
+    return MPI_SUCCESS;
+}
+
+static int check_blocks(const char *call, int count, const int *bl)
+{
+    if (count > 0 && !bl)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array of block lengths");
+    for (int i = 0; i < count; i++)
+        if (bl[i] < 0)
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                             "invalid block length %d at index %d (must be >= 0)", bl[i], i);
+    return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- constructors */
+
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_contiguous";
+    bdl_dt_t *o = NULL;
+    int rc;
+    if ((rc = check_count(call, "count", count)) || (rc = bdl_type_arg(call, "old", oldtype, &o)))
+        return rc;
+    BDL_CHECK_OUT(call, newtype);
+    bdl_dt_builder_t b;
+    if (bdl_dt_build_init(&b, MPI_COMBINER_CONTIGUOUS) < 0 ||
+        bdl_dt_build_add(&b, o, 0, (uint64_t)count) < 0 ||
+        bdl_dt_build_sig(&b, o, (uint64_t)count) < 0 ||
+        bdl_dt_build_contents(&b, 1, &count, 0, NULL, 1, &o) < 0)
+        return bdl_type_nomem(&b, call);
+    return bdl_dt_build_publish(&b, call, newtype);
+}
+
+static int vector(const char *call, int combiner, int count, int blocklength, MPI_Aint stride,
+                  int stride_in_elems, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    bdl_dt_t *o = NULL;
+    int rc;
+    if ((rc = check_count(call, "count", count)) || (rc = bdl_type_arg(call, "old", oldtype, &o)))
+        return rc;
+    if (blocklength < 0)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                         "invalid block length %d (must be >= 0)", blocklength);
+    BDL_CHECK_OUT(call, newtype);
+    int64_t bstride = stride_in_elems ? (int64_t)stride * o->extent : (int64_t)stride;
+    bdl_dt_builder_t b;
+    if (bdl_dt_build_init(&b, combiner) < 0)
+        return bdl_type_nomem(&b, call);
+    for (int i = 0; i < count; i++)
+        if (bdl_dt_build_add(&b, o, (int64_t)i * bstride, (uint64_t)blocklength) < 0)
+            return bdl_type_nomem(&b, call);
+    int ints[3] = {count, blocklength, (int)stride};
+    if (bdl_dt_build_sig(&b, o, (uint64_t)count * (uint64_t)blocklength) < 0 ||
+        (stride_in_elems ? bdl_dt_build_contents(&b, 3, ints, 0, NULL, 1, &o)
+                         : bdl_dt_build_contents(&b, 2, ints, 1, &stride, 1, &o)) < 0)
+        return bdl_type_nomem(&b, call);
+    return bdl_dt_build_publish(&b, call, newtype);
+}
+
+int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
+                    MPI_Datatype *newtype)
+{
+    return vector("MPI_Type_vector", MPI_COMBINER_VECTOR, count, blocklength, stride, 1, oldtype,
+                  newtype);
+}
+
+int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                            MPI_Datatype *newtype)
+{
+    return vector("MPI_Type_create_hvector", MPI_COMBINER_HVECTOR, count, blocklength, stride, 0,
+                  oldtype, newtype);
+}
+
+int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
+                     MPI_Datatype *newtype)
+{
+    return vector("MPI_Type_hvector", MPI_COMBINER_HVECTOR, count, blocklength, stride, 0, oldtype,
+                  newtype);
+}
+
+/* indexed family.  bl: per-block lengths (NULL: all `block`); idisp: int
+ * displacements in extents of old, or adisp: byte displacements. */
+static int indexed(const char *call, int combiner, int count, const int *bl, int block,
+                   const int *idisp, const MPI_Aint *adisp, MPI_Datatype oldtype,
+                   MPI_Datatype *newtype)
+{
+    bdl_dt_t *o = NULL;
+    int rc;
+    if ((rc = check_count(call, "count", count)) || (rc = bdl_type_arg(call, "old", oldtype, &o)))
+        return rc;
+    if (bl && (rc = check_blocks(call, count, bl)))
+        return rc;
+    if (!bl && block < 0)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                         "invalid block length %d (must be >= 0)", block);
+    if (count > 0 && !idisp && !adisp)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array of displacements");
+    BDL_CHECK_OUT(call, newtype);
+    bdl_dt_builder_t b;
+    if (bdl_dt_build_init(&b, combiner) < 0)
+        return bdl_type_nomem(&b, call);
+    uint64_t total = 0;
+    for (int i = 0; i < count; i++) {
+        int k = bl ? bl[i] : block;
+        int64_t d = idisp ? (int64_t)idisp[i] * o->extent : (int64_t)adisp[i];
+        if (bdl_dt_build_add(&b, o, d, (uint64_t)k) < 0)
+            return bdl_type_nomem(&b, call);
+        total += (uint64_t)k;
+    }
+    if (bdl_dt_build_sig(&b, o, total) < 0)
+        return bdl_type_nomem(&b, call);
+    /* Type_get_contents layout (MPI 3.1 4.1.13). */
+    int ni = 1 + (bl ? count : 1) + (idisp ? count : 0);
+    int *ints = malloc((size_t)ni * sizeof *ints);
+    if (!ints)
+        return bdl_type_nomem(&b, call);
+    int p = 0;
+    ints[p++] = count;
+    if (bl)
+        for (int i = 0; i < count; i++)
+            ints[p++] = bl[i];
+    else
+        ints[p++] = block;
+    if (idisp)
+        for (int i = 0; i < count; i++)
+            ints[p++] = idisp[i];
+    rc = bdl_dt_build_contents(&b, ni, ints, idisp ? 0 : count, adisp, 1, &o);
+    free(ints);
+    if (rc < 0)
+        return bdl_type_nomem(&b, call);
+    return bdl_dt_build_publish(&b, call, newtype);
+}
+
+int MPI_Type_indexed(int count, const int array_of_blocklengths[],
+                     const int array_of_displacements[], MPI_Datatype oldtype,
+                     MPI_Datatype *newtype)
+{
+    return indexed("MPI_Type_indexed", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0,
+                   array_of_displacements, NULL, oldtype, newtype);
+}
+
+int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
+                             const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                             MPI_Datatype *newtype)
+{
+    return indexed("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths,
+                   0, NULL, array_of_displacements, oldtype, newtype);
+}
+
+int MPI_Type_hindexed(int count, const int array_of_blocklengths[],
+                      const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                      MPI_Datatype *newtype)
+{
+    return indexed("MPI_Type_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0,
+                   NULL, array_of_displacements, oldtype, newtype);
+}
+
+int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
+                                  MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    return indexed("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, NULL,
+                   blocklength, array_of_displacements, NULL, oldtype, newtype);
+}
+
+int MPI_Type_create_hindexed_block(int count, int blocklength,
+                                   const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
+                                   MPI_Datatype *newtype)
+{
+    return indexed("MPI_Type_create_hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, count, NULL,
+                   blocklength, NULL, array_of_displacements, oldtype, newtype);
+}
+
+static int type_struct(const char *call, int count, const int bl[], const MPI_Aint disp[],
+                       const MPI_Datatype types[], MPI_Datatype *newtype)
+{
+    int rc;
+    if ((rc = check_count(call, "count", count)) || (rc = check_blocks(call, count, bl)))
+        return rc;
+    if (count > 0 && (!disp || !types))
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                         "NULL array of displacements or datatypes");
+    BDL_CHECK_OUT(call, newtype);
+    bdl_dt_t **objs = malloc((size_t)(count ? count : 1) * sizeof *objs);
+    if (!objs)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+    for (int i = 0; i < count; i++) {
+        objs[i] = bdl_dt_lookup(types[i]);
+        if (!objs[i]) {
+            free(objs);
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_TYPE, call, "datatype %d at index %d %s",
+                             types[i], i, bdl_dt_bad_why(types[i]));
+        }
+    }
+    bdl_dt_builder_t b;
+    if (bdl_dt_build_init(&b, MPI_COMBINER_STRUCT) < 0)
+        goto oom;
+    /* MPI_LB and MPI_UB entries set the bounds: the lowest MPI_LB and the
+     * highest MPI_UB win over every other part's (MPI 2.2 4.1.6), whatever
+     * their block length.  loose: a part without an explicit upper bound. */
+    int has_lb = 0, has_ub = 0, loose = 0;
+    int64_t mlb = 0, mub = 0;
+    for (int i = 0; i < count; i++) {
+        if (types[i] == MPI_LB || types[i] == MPI_UB) {
+            int64_t d = (int64_t)disp[i];
+            if (types[i] == MPI_LB && (!has_lb || d < mlb))
+                mlb = d, has_lb = 1;
+            if (types[i] == MPI_UB && (!has_ub || d > mub))
+                mub = d, has_ub = 1;
+            continue;
+        }
+        if (bl[i] > 0 && !(objs[i]->sticky & BDL_DT_EXPLICIT_UB))
+            loose = 1;
+        if (bdl_dt_build_add(&b, objs[i], (int64_t)disp[i], (uint64_t)bl[i]) < 0 ||
+            bdl_dt_build_sig(&b, objs[i], (uint64_t)bl[i]) < 0)
+            goto oom;
+    }
+    int *ints = malloc(((size_t)count + 1) * sizeof *ints);
+    if (!ints)
+        goto oom;
+    ints[0] = count;
+    if (count)
+        memcpy(ints + 1, bl, (size_t)count * sizeof *bl);
+    rc = bdl_dt_build_contents(&b, count + 1, ints, count, disp, count, objs);
+    free(ints);
+    if (rc < 0)
+        goto oom;
+    free(objs);
+    if (!b.any)
+        b.lb = b.ub = 0;
+    /* Unless the upper bound is explicit (an MPI_UB, or every part's) the
+     * extent of the parts is rounded up to the strictest alignment of the
+     * basic types (MPI 3.1 4.1.6, "epsilon"); then an MPI_LB applies. */
+    if (has_ub) {
+        b.ub = mub;
+    } else if (loose) {
+        b.t->sticky &= ~BDL_DT_EXPLICIT_UB;
+        int64_t ext = b.ub - b.lb, r = b.t->align > 1 ? ext % b.t->align : 0;
+        if (r < 0)
+            r += b.t->align;
+        if (r)
+            b.ub += b.t->align - r;
+    }
+    if (has_lb)
+        b.lb = mlb;
+    b.any = 1;
+    b.t->sticky |= (has_lb ? BDL_DT_EXPLICIT_LB : 0) | (has_ub ? BDL_DT_EXPLICIT_UB : 0);
+    return bdl_dt_build_publish(&b, call, newtype);
+oom:
+    free(objs);
+    return bdl_type_nomem(&b, call);
+}
+
+int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
+                           const MPI_Aint array_of_displacements[],
+                           const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    return type_struct("MPI_Type_create_struct", count, array_of_blocklengths,
+                       array_of_displacements, array_of_types, newtype);
+}
+
+int MPI_Type_struct(int count, const int array_of_blocklengths[],
+                    const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
+                    MPI_Datatype *newtype)
+{
+    return type_struct("MPI_Type_struct", count, array_of_blocklengths, array_of_displacements,
+                       array_of_types, newtype);
+}
+
+int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
+                             const int array_of_starts[], int order, MPI_Datatype oldtype,
+                             MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_subarray";
+    bdl_dt_t *o = NULL;
+    int rc;
+    if ((rc = bdl_type_arg(call, "old", oldtype, &o)))
+        return rc;
+    if (ndims <= 0)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid ndims %d (must be > 0)",
+                         ndims);
+    if (!array_of_sizes || !array_of_subsizes || !array_of_starts)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array argument");
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                         "invalid order %d (MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
+    for (int i = 0; i < ndims; i++) {
+        int sz = array_of_sizes[i], sub = array_of_subsizes[i], st = array_of_starts[i];
+        if (sz <= 0 || sub <= 0 || sub > sz || st < 0 || st > sz - sub)
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                             "dimension %d: size %d, subsize %d, start %d do not describe a "
+                             "subarray (need 0 < subsize <= size, 0 <= start <= size - subsize)",
+                             i, sz, sub, st);
+    }
+    BDL_CHECK_OUT(call, newtype);
+    /* Dimensions from the slowest to the fastest varying. */
+    int *dim = malloc((size_t)ndims * sizeof *dim);
+    int64_t *stride = malloc((size_t)ndims * sizeof *stride);
+    uint64_t *idx = calloc((size_t)ndims, sizeof *idx);
+    bdl_dt_builder_t b;
+    memset(&b, 0, sizeof b);
+    if (!dim || !stride || !idx || bdl_dt_build_init(&b, MPI_COMBINER_SUBARRAY) < 0)
+        goto oom;
+    for (int i = 0; i < ndims; i++)
+        dim[i] = order == MPI_ORDER_C ? i : ndims - 1 - i;
+    int64_t s = o->extent;
+    for (int i = ndims - 1; i >= 0; i--) {
+        stride[i] = s;
+        s *= array_of_sizes[dim[i]];
+    }
+    int64_t full = s;
+    uint64_t total = 1;
+    for (int i = 0; i < ndims; i++)
+        total *= (uint64_t)array_of_subsizes[i];
+    int inner = dim[ndims - 1];
+    uint64_t rows = total / (uint64_t)array_of_subsizes[inner];
+    for (uint64_t r = 0; r < rows; r++) {
+        int64_t d = 0;
+        for (int i = 0; i < ndims; i++)
+            d += (int64_t)(array_of_starts[dim[i]] + (int64_t)idx[i]) * stride[i];
+        if (bdl_dt_build_add(&b, o, d, (uint64_t)array_of_subsizes[inner]) < 0)
+            goto oom;
+        for (int i = ndims - 2; i >= 0; i--) {
+            if (++idx[i] < (uint64_t)array_of_subsizes[dim[i]])
+                break;
+            idx[i] = 0;
+        }
+    }
+    if (bdl_dt_build_sig(&b, o, total) < 0)
+        goto oom;
+    int *ints = malloc(((size_t)ndims * 3 + 2) * sizeof *ints);
+    if (!ints)
+        goto oom;
+    ints[0] = ndims;
+    for (int i = 0; i < ndims; i++) {
+        ints[1 + i] = array_of_sizes[i];
+        ints[1 + ndims + i] = array_of_subsizes[i];
+        ints[1 + 2 * ndims + i] = array_of_starts[i];
+    }
+    ints[1 + 3 * ndims] = order;
+    rc = bdl_dt_build_contents(&b, 3 * ndims + 2, ints, 0, NULL, 1, &o);
+    free(ints);
+    if (rc < 0)
+        goto oom;
+    free(dim);
+    free(stride);
+    free(idx);
+    /* The subarray's extent is the whole array's (MPI 3.1 4.1.3). */
+    bdl_dt_build_explicit(&b, 0, full);
+    return bdl_dt_build_publish(&b, call, newtype);
+oom:
+    free(dim);
+    free(stride);
+    free(idx);
+    return bdl_type_nomem(&b, call);
+}
+
+/* The global indices one process owns in one dimension of a distributed
+ * array, as runs [start, start + len) in increasing order (MPI 3.1 4.1.4):
+ * p is the process's coordinate among P, g the global size. */
+static int darray_runs(int g, int distrib, int darg, int P, int p, int64_t **start, int64_t **len,
+                       int64_t *nruns)
+{
+    int64_t n = 0, cap;
+    if (distrib == MPI_DISTRIBUTE_CYCLIC) {
+        int64_t k = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+        int64_t nblocks = (g + k - 1) / k;
+        cap = nblocks > p ? (nblocks - p + P - 1) / P : 0;
+    } else {
+        cap = 1;
+    }
+    *start = malloc((size_t)(cap ? cap : 1) * sizeof **start);
+    *len = malloc((size_t)(cap ? cap : 1) * sizeof **len);
+    if (!*start || !*len)
+        return -1;
+    if (distrib == MPI_DISTRIBUTE_NONE) {
+        (*start)[n] = 0;
+        (*len)[n++] = g;
+    } else if (distrib == MPI_DISTRIBUTE_BLOCK) {
+        int64_t b = darg == MPI_DISTRIBUTE_DFLT_DARG ? ((int64_t)g + P - 1) / P : darg;
+        int64_t s = (int64_t)p * b, e = s + b < g ? s + b : g;
+        if (e > s) {
+            (*start)[n] = s;
+            (*len)[n++] = e - s;
+        }
+    } else {
+        int64_t k = darg == MPI_DISTRIBUTE_DFLT_DARG ? 1 : darg;
+        for (int64_t j = p; j * k < g; j += P) {
+            int64_t s = j * k, e = s + k < g ? s + k : g;
+            (*start)[n] = s;
+            (*len)[n++] = e - s;
+        }
+    }
+    *nruns = n;
+    return 0;
+}
+
+int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsizes[],
+                           const int array_of_distribs[], const int array_of_dargs[],
+                           const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                           MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_darray";
+    bdl_dt_t *o = NULL;
+    int rc;
+    if ((rc = bdl_type_arg(call, "old", oldtype, &o)))
+        return rc;
+    if (size <= 0)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid size %d (must be > 0)", size);
+    if (rank < 0 || rank >= size)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid rank %d (size %d)", rank,
+                         size);
+    if (ndims <= 0 || ndims > 1024)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid ndims %d (1..1024)", ndims);
+    if (!array_of_gsizes || !array_of_distribs || !array_of_dargs || !array_of_psizes)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array argument");
+    if (order != MPI_ORDER_C && order != MPI_ORDER_FORTRAN)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                         "invalid order %d (MPI_ORDER_C or MPI_ORDER_FORTRAN)", order);
+    long long nprocs = 1;
+    for (int i = 0; i < ndims; i++) {
+        int g = array_of_gsizes[i], P = array_of_psizes[i], dist = array_of_distribs[i];
+        int darg = array_of_dargs[i];
+        if (g <= 0 || P <= 0)
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                             "dimension %d: gsize %d and psize %d must be > 0", i, g, P);
+        if (dist != MPI_DISTRIBUTE_BLOCK && dist != MPI_DISTRIBUTE_CYCLIC &&
+            dist != MPI_DISTRIBUTE_NONE)
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                             "dimension %d: invalid distribution %d (MPI_DISTRIBUTE_BLOCK, "
+                             "_CYCLIC or _NONE)",
+                             i, dist);
+        if (dist == MPI_DISTRIBUTE_NONE && P != 1)
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                             "dimension %d: MPI_DISTRIBUTE_NONE needs psize 1, not %d", i, P);
+        if (dist != MPI_DISTRIBUTE_NONE && darg != MPI_DISTRIBUTE_DFLT_DARG && darg <= 0)
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                             "dimension %d: invalid distribution argument %d", i, darg);
+        if (dist == MPI_DISTRIBUTE_BLOCK && darg != MPI_DISTRIBUTE_DFLT_DARG &&
+            (long long)darg * P < g)
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                             "dimension %d: %d blocks of %d cannot hold gsize %d", i, P, darg, g);
+        nprocs *= P;
+        if (nprocs > size)
+            break;
+    }
+    if (nprocs != size)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                         "the process grid (psizes) does not have size = %d processes", size);
+    BDL_CHECK_OUT(call, newtype);
+    /* This process's coordinates: the process grid is row-major whatever
+     * the array's order. */
+    int coords[ndims];
+    for (int i = ndims - 1, r = rank; i >= 0; i--) {
+        coords[i] = r % array_of_psizes[i];
+        r /= array_of_psizes[i];
+    }
+    /* Dimensions from the slowest to the fastest varying in memory. */
+    int dim[ndims];
+    int64_t stride[ndims], *rs[ndims], *rl[ndims], nr[ndims], ri[ndims], off[ndims];
+    bdl_dt_builder_t b;
+    memset(&b, 0, sizeof b);
+    memset(rs, 0, sizeof rs);
+    memset(rl, 0, sizeof rl);
+    int ok = bdl_dt_build_init(&b, MPI_COMBINER_DARRAY) == 0;
+    for (int i = 0; i < ndims; i++)
+        dim[i] = order == MPI_ORDER_C ? i : ndims - 1 - i;
+    int64_t sz = o->extent;
+    for (int i = ndims - 1; i >= 0; i--) {
+        stride[i] = sz;
+        sz *= array_of_gsizes[dim[i]];
+    }
+    int64_t full = sz;
+    uint64_t total = 1;
+    for (int i = 0; i < ndims && ok; i++) {
+        int d = dim[i];
+        ok = darray_runs(array_of_gsizes[d], array_of_distribs[d], array_of_dargs[d],
+                         array_of_psizes[d], coords[d], &rs[i], &rl[i], &nr[i]) == 0;
+        uint64_t cnt = 0;
+        for (int64_t j = 0; ok && j < nr[i]; j++)
+            cnt += (uint64_t)rl[i][j];
+        total *= cnt;
+    }
+    /* Odometer over the outer dimensions' indices (run ri[i], offset
+     * off[i] in it); the innermost dimension adds its runs as blocks. */
+    if (ok && total) {
+        for (int i = 0; i < ndims; i++)
+            ri[i] = off[i] = 0;
+        int last = ndims - 1;
+        for (;;) {
+            int64_t base = 0;
+            for (int i = 0; i < last; i++)
+                base += (rs[i][ri[i]] + off[i]) * stride[i];
+            for (int64_t j = 0; ok && j < nr[last]; j++)
+                ok = bdl_dt_build_add(&b, o, base + rs[last][j] * stride[last],
+                                      (uint64_t)rl[last][j]) == 0;
+            int i = last - 1;
+            for (; i >= 0; i--) {
+                if (++off[i] < rl[i][ri[i]])
+                    break;
+                off[i] = 0;
+                if (++ri[i] < nr[i])
+                    break;
+                ri[i] = 0;
+            }
+            if (i < 0 || !ok)
+                break;
+        }
+    }
+    for (int i = 0; i < ndims; i++) {
+        free(rs[i]);
+        free(rl[i]);
+    }
+    if (!ok || bdl_dt_build_sig(&b, o, total) < 0)
+        return bdl_type_nomem(&b, call);
+    int *ints = malloc(((size_t)ndims * 4 + 4) * sizeof *ints);
+    if (!ints)
+        return bdl_type_nomem(&b, call);
+    ints[0] = size;
+    ints[1] = rank;
+    ints[2] = ndims;
+    for (int i = 0; i < ndims; i++) {
+        ints[3 + i] = array_of_gsizes[i];
+        ints[3 + ndims + i] = array_of_distribs[i];
+        ints[3 + 2 * ndims + i] = array_of_dargs[i];
+        ints[3 + 3 * ndims + i] = array_of_psizes[i];
+    }
+    ints[3 + 4 * ndims] = order;
+    rc = bdl_dt_build_contents(&b, 4 * ndims + 4, ints, 0, NULL, 1, &o);
+    free(ints);
+    if (rc < 0)
+        return bdl_type_nomem(&b, call);
+    /* Like a subarray, the extent is the whole global array's. */
+    bdl_dt_build_explicit(&b, 0, full);
+    return bdl_dt_build_publish(&b, call, newtype);
+}
+
+int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
+                            MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_resized";
+    bdl_dt_t *o = NULL;
+    int rc;
+    if ((rc = bdl_type_arg(call, "old", oldtype, &o)))
+        return rc;
+    BDL_CHECK_OUT(call, newtype);
+    bdl_dt_builder_t b;
+    MPI_Aint a[2] = {lb, extent};
+    if (bdl_dt_build_init(&b, MPI_COMBINER_RESIZED) < 0 || bdl_dt_build_add(&b, o, 0, 1) < 0 ||
+        bdl_dt_build_sig(&b, o, 1) < 0 || bdl_dt_build_contents(&b, 0, NULL, 2, a, 1, &o) < 0)
+        return bdl_type_nomem(&b, call);
+    bdl_dt_build_explicit(&b, lb, lb + extent);
+    return bdl_dt_build_publish(&b, call, newtype);
+}
