@@ -608,16 +608,12 @@ static void nbc_finish(bdl_nbc_t *nb)
  * are the collective's, so MPI_COMM_WORLD's handler is not called here. */
 static int reqs_progress(bdl_nbc_t *nb, int blocking)
 {
-    bdl_comm_t *w = bdl_comm_get(MPI_COMM_WORLD);
-    MPI_Errhandler eh = w->errh;
-    w->errh = MPI_ERRORS_RETURN;
     int flag = 1, rc;
     if (blocking)
-        rc = MPI_Waitall(nb->nreq, nb->reqs, MPI_STATUSES_IGNORE);
+        rc = bdl_req_waitall_quiet(nb->nreq, nb->reqs);
     else
-        rc = MPI_Testall(nb->nreq, nb->reqs, &flag, MPI_STATUSES_IGNORE);
-    bdl_comm_get(MPI_COMM_WORLD)->errh = eh;
-    if (rc != MPI_SUCCESS)
+        rc = bdl_req_testall_quiet(nb->nreq, nb->reqs, &flag);
+    if (rc)
         nb->err = MPI_ERR_TRUNCATE;
     if (!flag && rc == MPI_SUCCESS)
         return 0;
@@ -713,6 +709,81 @@ static int *dup_ints(const int *a, int n)
     return b;
 }
 
+/* ---------------------------------------------------------------- the request kind */
+
+static void coll_req_progress(bdl_request_t *q, int blocking)
+{
+    if (!q->done)
+        q->done = bdl_nbc_progress(q->impl, blocking);
+}
+
+/* One poll of pending collectives: they wait in the master only when
+ * nothing else is pending, and give the slot away only when no kind is
+ * polled after them. */
+static int coll_req_poll(bdl_request_t **qs, int n, const bdl_req_poll_t *p)
+{
+    bdl_nbc_t **v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    if (!v)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory polling %d requests", n);
+    for (int i = 0; i < n; i++)
+        v[i] = qs[i]->impl;
+    int k = bdl_nbc_poll(v, n, p->block && !p->others, !p->later);
+    free(v);
+    for (int i = 0; i < n; i++)
+        qs[i]->done = bdl_nbc_done(qs[i]->impl);
+    return k;
+}
+
+static void coll_req_complete(bdl_request_t *q)
+{
+    q->err = q->status.MPI_ERROR = bdl_nbc_err(q->impl);
+}
+
+static void coll_req_release(bdl_request_t *q)
+{
+    bdl_nbc_free(q->impl);
+    q->impl = NULL;
+}
+
+static int coll_req_cancel(bdl_request_t *q, MPI_Request h)
+{
+    (void)q;
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel",
+                     "request %d is a nonblocking collective, which cannot be cancelled "
+                     "(MPI 3.1 5.12)",
+                     h);
+}
+
+static int coll_req_free(bdl_request_t *q, MPI_Request *h)
+{
+    (void)q;
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free",
+                     "request %d is a nonblocking collective, which cannot be freed "
+                     "(MPI 3.1 5.12): complete it with MPI_Wait or MPI_Test",
+                     *h);
+}
+
+static const bdl_req_ops_t coll_req_ops = {
+    .progress = coll_req_progress,
+    .poll = coll_req_poll,
+    .poll_order = 1,
+    .complete = coll_req_complete,
+    .release = coll_req_release,
+    .cancel = coll_req_cancel,
+    .free = coll_req_free,
+};
+
+/* A nonblocking collective's request: complete already if nb is. */
+static MPI_Request req_new_coll(bdl_nbc_t *nb)
+{
+    int h = bdl_req_new(&coll_req_ops);
+    bdl_request_t *q = &bdl_g.reqs[h];
+    q->impl = nb;
+    q->done = bdl_nbc_done(nb);
+    bdl_status_empty(&q->status);
+    return h;
+}
+
 /* The rank's inputs are all PUT (or the communicator has one rank): a
  * blocking call completes now; a nonblocking one tells the master it has
  * arrived and returns a request (complete at once if its results are
@@ -756,7 +827,7 @@ static int nbc_launch(bdl_nbc_t *nb, MPI_Request *request)
             nbc_finish(h);
         }
     }
-    *request = bdl_req_new_coll(h);
+    *request = req_new_coll(h);
     return MPI_SUCCESS;
 }
 
@@ -767,7 +838,7 @@ MPI_Request bdl_nbc_completed(void)
     if (!h)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking operation");
     h->done = 1;
-    return bdl_req_new_coll(h);
+    return req_new_coll(h);
 }
 
 /* A request that completes when the library's requests reqs[n] (taken
@@ -785,7 +856,7 @@ MPI_Request bdl_nbc_of_requests(MPI_Request *reqs, int n)
         free(reqs);
         h->reqs = NULL;
     }
-    return bdl_req_new_coll(h);
+    return req_new_coll(h);
 }
 
 /* ---------------------------------------------------------------- checks */
