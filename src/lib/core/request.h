@@ -115,13 +115,14 @@ void bdl_status_proc_null(MPI_Status *st);
 /* 0 and *size (bytes per element) when dt is committed and count elements
  * at buf are always count * *size bytes at buf; -1 otherwise. */
 int bdl_check_dtype(MPI_Datatype dt, int *size);
-/* Buffered sends: complete at once.  send_id, when nonzero, is the id
- * MPI_Cancel can withdraw the message by. */
+/* Buffered sends: they complete at once.  sync: a synchronous send, whose
+ * id (for bdl_ssend_wait) goes to *sync_id. */
 int bdl_send_bytes(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t n,
                    int sync, uint64_t *sync_id);
 /* Send count elements of t at buf (packed on the way). */
 int bdl_send_typed(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,
                    const struct bdl_dt *t, int sync, uint64_t *sync_id);
+/* ... and a send MPI_Cancel can withdraw by send_id (0: none). */
 int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,
                       const struct bdl_dt *t, int sync, uint64_t send_id, uint64_t *sync_id);
 /* Wait for the receipt of a synchronous send. */
@@ -137,8 +138,8 @@ int bdl_take_delivery(void *buf, const struct bdl_dt *t, uint64_t count, MPI_Sta
 /* Post a receive as a request (src MPI_PROC_NULL: complete at once); the
  * request holds a reference to t until delivery.  Returns its handle. */
 MPI_Request bdl_irecv_post(int ctx, int src, int tag, void *buf, uint64_t count, struct bdl_dt *t);
-/* A nonblocking send's request: sync_id 0 completes at once; a send to
- * MPI_PROC_NULL has send_id 0. */
+/* A nonblocking send's request (sync: pending until sync_id is received);
+ * send_id 0 (MPI_PROC_NULL) cannot be cancelled. */
 MPI_Request bdl_isend_req(int sync, uint64_t sync_id, uint64_t send_id, int send_dst);
 /* A receive request complete from the start, with status st and error err. */
 MPI_Request bdl_recv_done_req(void *buf, uint64_t count, const MPI_Status *st, int err);

@@ -1,15 +1,12 @@
-/* Point-to-point on the slave side.  Sends are buffered (bdmpi.txt 5.3):
- * up to the threshold through the window into the master's memory, larger
- * ones into a spill file this rank writes and the receiver reads, so every
- * send completes at once and the sender keeps running.  Receives are
- * posted to the master when called (so matching follows MPI's order) and
- * their data is delivered when the rank waits or tests. */
+/* Point-to-point entry points: sends, receives, probes and their combined
+ * forms.  The transfer and the point-to-point request kinds are
+ * core/msg.c's (sends are buffered and complete at once; receives are
+ * posted when called and delivered when the rank waits or tests); matched
+ * probes, persistent requests and the Wait/Test calls have their own files. */
 #include <stdint.h>
 
-#include "bd_log.h"
 #include "core.h"
 #include "dt.h"
-#include "objects.h"
 #include "request.h"
 
 /* ---------------------------------------------------------------- sending */
