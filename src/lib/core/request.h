@@ -11,11 +11,10 @@
 
 typedef struct bdl_request bdl_request_t;
 
-/* What a request poll may do, for a kind's poll operation: block (wait in
- * the master for one of the set to complete), whether requests of other
- * kinds are pending in the set (others), whether one of them can only be
- * polled (spinning: a kind whose poll never sleeps), and whether a kind
- * polled after this one has pending requests (later). */
+/* What a kind's poll operation may do: block (wait in the master until one
+ * of the set completes), and what else the set holds: pending requests of
+ * other kinds (others), of a kind whose poll never sleeps, so the caller
+ * must come back to it (spinning), of a kind polled after this one (later). */
 typedef struct bdl_req_poll {
     int block;
     int others;
@@ -25,7 +24,8 @@ typedef struct bdl_req_poll {
 
 /* The operations of one kind of request, defined next to the code that owns
  * the kind (p2p in msg.c, nonblocking collectives in nbc.c, generalized
- * requests in mpi/greq.c).  NULL entries take the default named. */
+ * requests in mpi/greq.c).  progress, cancel and free are required; a kind
+ * without poll completes only through progress or from outside (pause). */
 typedef struct bdl_req_ops {
     /* Try to complete q (without reporting it); blocking: wait for it. */
     void (*progress)(bdl_request_t *q, int blocking);
@@ -34,8 +34,9 @@ typedef struct bdl_req_ops {
     int (*poll)(bdl_request_t **qs, int n, const bdl_req_poll_t *p);
     int poll_order; /* kinds with a poll are polled in increasing order */
     int spins;      /* its poll never sleeps in the master */
-    /* A poll that found nothing ends the set's poll at once (unless every
-     * request must be polled and a later kind is pending: then not). */
+    /* Once this kind's poll leaves a request of the set done, the set's
+     * poll ends there, even in the calls that poll every kind (Testall,
+     * Testsome, Waitsome): later kinds wait for the next call. */
     int poll_ends;
     /* Completed from outside the library (another thread): a blocking poll
      * polls the whole set until one completes, with pause between polls. */
