@@ -11,12 +11,6 @@
 #include "bd_mem.h"
 #include "bd_options.h"
 #include "core.h"
-#include "dt.h"
-#include "nbc.h"
-#include "request.h"
-/* TODO(layers): upward includes, to be removed */
-#include "mpi_int.h"
-#include "objects.h"
 
 static atomic_flag g_acq_lock = ATOMIC_FLAG_INIT;
 

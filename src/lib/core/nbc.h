@@ -4,15 +4,84 @@
 #define BDL_NBC_H
 
 #include "core.h"
+#include "dt.h"
 #include "request.h"
+#include "xfer.h"
 
-/* coll.c */
+/* op.c: the user-defined operations (MPI_Op_create) and applying an op. */
 int bdl_user_op_fn(MPI_Op op, bdl_user_op_t **out);
+/* A new user op (its handle in *op); -1: out of memory. */
+int bdl_user_op_new(MPI_User_function *fn, int commute, MPI_Op *op);
+/* Check op against dt (descriptor t); *user gets the user op or NULL.  A
+ * predefined op applies to a derived type whose basic elements are all of
+ * one predefined type it is defined for (MPI 3.1 5.9.2).  Errors are
+ * reported on comm for call. */
+int bdl_op_check(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt, const bdl_dt_t *t,
+                 bdl_user_op_t **user);
+/* inout = in op inout, count elements of dt (u: op's user op, or NULL). */
+void bdl_op_apply(MPI_Op op, bdl_user_op_t *u, MPI_Datatype dt, const void *in, void *inout,
+                  int count);
+
+/* nbc.c: what a rank still has to do once its part of a collective is
+ * complete: its GET plan.  A blocking call does it at once; a nonblocking
+ * one keeps it in its request (with copies of the arrays and references to
+ * the types) until MPI_Wait/MPI_Test find the collective complete. */
+enum {
+    BDL_GET_NONE,    /* nothing to fetch */
+    BDL_GET_PIECE,   /* count elements of t at buf from the piece of `peer`, from byte off */
+    BDL_GET_BLOCKS,  /* block j (0 <= j < nblk) of buf from peer pfirst + j, but not from skip */
+    BDL_GET_TBLOCKS, /* the same, each sender's piece starting with a table of where its
+                        blocks start and end (mpi/intercomm_nbc.c) */
+    BDL_GET_FOLD,    /* pieces of peers first..last, count elements each from byte off, folded */
+    BDL_GET_SPLIT,   /* communicator creation: {ctx, rank, size} and the members, to fin */
+};
+
+/* Communicator creation: once it completes, fin gets the new context (0:
+ * none), the caller's rank, the size and the members (taken over). */
+typedef void (*bdl_nbc_fin_t)(void *arg, int ctx, int rank, int size, int *world);
+
+typedef struct bdl_nbc {
+    bdl_xfer_t xf; /* the instance (its ctx and rank are the communicator's) */
+    int size;
+    MPI_Comm comm; /* for a blocking call's error: its handle and name */
+    const char *call;
+    int ready, done, owns;
+    int err; /* what the request reports (MPI_ERR_TRUNCATE) */
+    int gkind;
+    int whole; /* BDL_GET_PIECE, BDL_GET_BLOCKS: each piece read is all the sender sent */
+    int peer;
+    uint64_t off;
+    void *buf;
+    uint64_t count;
+    bdl_dt_t *t;
+    int nblk, pfirst, skip; /* BDL_GET_BLOCKS, BDL_GET_TBLOCKS */
+    int tidx, tn;           /* BDL_GET_TBLOCKS: this rank's entry of the senders' tables of tn */
+    int *counts, *displs;   /* v-style counts and displacements (in extents) per block */
+    bdl_dt_t **tv;          /* MPI_Alltoallw: per-block types ... */
+    int *bdispls;           /* ... and displacements in bytes */
+    int first, last;        /* BDL_GET_FOLD */
+    MPI_Op op;
+    int user; /* BDL_GET_FOLD with the user op uop (else op is predefined) */
+    bdl_user_op_t uop;
+    MPI_Datatype dt;
+    bdl_nbc_fin_t fin; /* BDL_GET_SPLIT */
+    void *fin_arg;
+    int nreq; /* not through the master: complete when these are */
+    MPI_Request *reqs;
+} bdl_nbc_t;
+
+/* A collective on c, for call (its errors' name; NULL: "collective"),
+ * with nothing to GET yet; bdl_xfer_begin(&nb->xf, ...) begins it. */
+void bdl_nbc_init(bdl_nbc_t *nb, const bdl_comm_t *c, const char *call);
+/* The rank's inputs are all PUT (or the communicator has one rank): a
+ * blocking call (request NULL) completes now and reports its error; a
+ * nonblocking one tells the master it has arrived and gets a request. */
+int bdl_nbc_launch(bdl_nbc_t *nb, MPI_Request *request);
+
 /* Nonblocking collectives: progress one (returns 1 once it is complete;
  * blocking: wait for it); poll, or with block wait for, several at once
  * (returns how many completed; a poll that finds none gives the run slot
  * away only if yield); free. */
-typedef struct bdl_nbc bdl_nbc_t;
 int bdl_nbc_progress(bdl_nbc_t *nb, int blocking);
 int bdl_nbc_poll(bdl_nbc_t **nbs, int n, int block, int yield);
 int bdl_nbc_done(const bdl_nbc_t *nb);
@@ -22,11 +91,17 @@ void bdl_nbc_free(bdl_nbc_t *nb);
  * own point-to-point requests reqs[n] (an array it takes over). */
 MPI_Request bdl_nbc_completed(void);
 MPI_Request bdl_nbc_of_requests(MPI_Request *reqs, int n);
-/* Communicator creation as a nonblocking collective on c (size > 1): a split
- * with color and key, call api (BD_API_COMM_DUP); once it completes, fin
- * gets the new context (0: none), the caller's rank, the size and the
- * members (taken over).  request NULL: complete it now. */
-typedef void (*bdl_nbc_fin_t)(void *arg, int ctx, int rank, int size, int *world);
+/* Communicator creation on c (size > 1) as the collective kind BD_COLL_SPLIT,
+ * api (with BD_API_NB when request is not NULL): this rank's input is in[n]
+ * bytes; once the master has answered, fin (arg) gets the result.  request
+ * NULL: complete it now. */
+int bdl_nbc_start_split(bdl_comm_t *c, int api, const void *in, uint64_t n, bdl_nbc_fin_t fin,
+                        void *arg, MPI_Request *request);
+
+/* objects/comm_nbc.c: communicator creation as a nonblocking collective on
+ * c (size > 1): a split with color and key, call api (BD_API_COMM_DUP);
+ * once it completes, fin gets the new context.  request NULL: complete it
+ * now.  (Declared here, below objects.h, for comm.c's callers.) */
 int bdl_nbc_split(bdl_comm_t *c, int color, int key, int api, bdl_nbc_fin_t fin, void *arg,
                   MPI_Request *request);
 

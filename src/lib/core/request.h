@@ -1,4 +1,5 @@
-/* libbdmpi, bottom room: the request object and the point-to-point
+/* libbdmpi, bottom room: the request object, its per-kind operations, the
+ * completion engine every Wait/Test call runs on, and the point-to-point
  * transfer primitives the rest of the library sends and receives with. */
 #ifndef BDL_REQUEST_H
 #define BDL_REQUEST_H
@@ -8,11 +9,55 @@
 #include "core.h"
 #include "dt.h"
 
-enum { BDL_RQ_FREE = 0, BDL_RQ_SEND, BDL_RQ_SSEND, BDL_RQ_RECV, BDL_RQ_COLL };
+typedef struct bdl_request bdl_request_t;
 
-typedef struct bdl_request {
-    int kind;
-    int done; /* completed; status saved, not yet reported */
+/* What a kind's poll operation may do: block (wait in the master until one
+ * of the set completes), and what else the set holds: pending requests of
+ * other kinds (others), of a kind whose poll never sleeps, so the caller
+ * must come back to it (spinning), of a kind polled after this one (later). */
+typedef struct bdl_req_poll {
+    int block;
+    int others;
+    int spinning;
+    int later;
+} bdl_req_poll_t;
+
+/* The operations of one kind of request, defined next to the code that owns
+ * the kind (p2p in msg.c, nonblocking collectives in nbc.c, generalized
+ * requests in mpi/greq.c).  progress, cancel and free are required; a kind
+ * without poll completes only through progress or from outside (pause). */
+typedef struct bdl_req_ops {
+    /* Try to complete q (without reporting it); blocking: wait for it. */
+    void (*progress)(bdl_request_t *q, int blocking);
+    /* One poll of the pending requests qs[n] (all of this kind) as p allows;
+     * completes those that are ready (sets their done) and returns how many. */
+    int (*poll)(bdl_request_t **qs, int n, const bdl_req_poll_t *p);
+    int poll_order; /* kinds with a poll are polled in increasing order */
+    int spins;      /* its poll never sleeps in the master */
+    /* Once this kind's poll leaves a request of the set done, the set's
+     * poll ends there, even in the calls that poll every kind (Testall,
+     * Testsome, Waitsome): later kinds wait for the next call. */
+    int poll_ends;
+    /* Completed from outside the library (another thread): a blocking poll
+     * polls the whole set until one completes, with pause between polls. */
+    void (*pause)(void);
+    /* A completed request is being reported: set q->err (and q->status). */
+    void (*complete)(bdl_request_t *q);
+    /* Release the kind's state of a reported request (its slot is freed). */
+    void (*release)(bdl_request_t *q);
+    /* MPI_Request_get_status of a completed request (default: copy
+     * q->status); h names it for error messages.  Returns an error already
+     * reported, or MPI_SUCCESS. */
+    int (*status)(bdl_request_t *q, MPI_Request h, MPI_Status *st);
+    /* MPI_Cancel, MPI_Request_free (which sets *h to MPI_REQUEST_NULL when
+     * it frees): an error already reported, or MPI_SUCCESS. */
+    int (*cancel)(bdl_request_t *q, MPI_Request h);
+    int (*free)(bdl_request_t *q, MPI_Request *h);
+} bdl_req_ops_t;
+
+struct bdl_request {
+    const bdl_req_ops_t *ops; /* its kind; NULL: the slot is free */
+    int done;                 /* completed; status saved, not yet reported */
     int err;
     uint64_t rid; /* posted receive id / sync send id */
     void *buf;
@@ -23,46 +68,83 @@ typedef struct bdl_request {
     MPI_Status status;
     /* Persistent requests (MPI_Send_init, MPI_Recv_init, ...): the call to
      * repeat at each MPI_Start; inactive between completion and the next start. */
-    int persistent, inactive, pkind;
-    int detached; /* freed by the program while its receive is still posted */
+    int persistent, inactive;
+    const bdl_req_ops_t *pkind; /* the kind each start makes */
+    int detached;               /* freed by the program while still pending */
     const void *pbuf;
     int pcount, ppeer, ptag;
     MPI_Datatype pdt; /* an alias handle (bdl_dt_alias), freed with the request */
     MPI_Comm pcomm;
-    struct bdl_nbc *nbc;   /* kind BDL_RQ_COLL: the nonblocking collective (coll.c) */
-    struct bdl_greq *greq; /* kind BDL_RQ_GREQ: the program's callbacks (greq.c) */
-} bdl_request_t;
-/* A generalized request (MPI_Grequest_start): done is set by the program. */
-#define BDL_RQ_GREQ 16
+    void *impl; /* the kind's own state (nbc.c: the collective; greq.c: callbacks) */
+};
 
-/* p2p.c */
+/* request.c: the request table. */
+int bdl_req_new(const bdl_req_ops_t *ops);    /* a new request handle of that kind */
+bdl_request_t *bdl_req_lookup(MPI_Request h); /* NULL if h names no request */
+/* Free q's slot; the kind's state must be released already. */
+void bdl_req_free_slot(bdl_request_t *q);
+/* Complete the requests the program freed while still pending (MPI 3.1
+ * 3.7.3) as far as they can be without waiting. */
+void bdl_req_reap_detached(void);
+static inline void bdl_p2p_reap_detached(void) { bdl_req_reap_detached(); } /* init.c's name */
+
+/* request.c: the completion engine (MPI_Wait, MPI_Test and their any,
+ * some and all forms).  call names the MPI call for the errors reported;
+ * these check the handles and report their errors themselves. */
+int bdl_req_wait(const char *call, MPI_Request *request, MPI_Status *status);
+int bdl_req_test(const char *call, MPI_Request *request, int *flag, MPI_Status *status);
+int bdl_req_get_status(const char *call, MPI_Request request, int *flag, MPI_Status *status);
+int bdl_req_waitall(const char *call, int count, MPI_Request reqs[], MPI_Status *statuses);
+int bdl_req_testall(const char *call, int count, MPI_Request reqs[], int *flag,
+                    MPI_Status *statuses);
+/* flag NULL: wait for one. */
+int bdl_req_waitany(const char *call, int count, MPI_Request reqs[], int *index, int *flag,
+                    MPI_Status *status);
+int bdl_req_waitsome(const char *call, int incount, MPI_Request reqs[], int *outcount,
+                     int indices[], MPI_Status *statuses, int block);
+int bdl_req_cancel(const char *call, MPI_Request *request);
+int bdl_req_release(const char *call, MPI_Request *request); /* MPI_Request_free */
+/* The library's own wait and test for all of reqs[n]: no error is reported
+ * through a handler; nonzero if one of them completed with an error. */
+int bdl_req_waitall_quiet(int count, MPI_Request reqs[]);
+int bdl_req_testall_quiet(int count, MPI_Request reqs[], int *flag);
+int bdl_req_bad(const char *call, MPI_Request h); /* report an invalid handle */
+
+/* msg.c: point-to-point transfer. */
+void bdl_status_empty(MPI_Status *st);
+void bdl_status_proc_null(MPI_Status *st);
 /* 0 and *size (bytes per element) when dt is committed and count elements
  * at buf are always count * *size bytes at buf; -1 otherwise. */
 int bdl_check_dtype(MPI_Datatype dt, int *size);
+/* Buffered sends: they complete at once.  sync: a synchronous send, whose
+ * id (for bdl_ssend_wait) goes to *sync_id. */
 int bdl_send_bytes(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t n,
                    int sync, uint64_t *sync_id);
 /* Send count elements of t at buf (packed on the way). */
 int bdl_send_typed(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,
                    const struct bdl_dt *t, int sync, uint64_t *sync_id);
+/* ... and a send MPI_Cancel can withdraw by send_id (0: none). */
+int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,
+                      const struct bdl_dt *t, int sync, uint64_t send_id, uint64_t *sync_id);
+/* Wait for the receipt of a synchronous send. */
+void bdl_ssend_wait(uint64_t sync_id);
 /* Blocking receive of up to cap bytes; fills st; returns MPI_SUCCESS or MPI_ERR_TRUNCATE. */
 int bdl_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Status *st);
 /* Blocking receive into count elements of t at buf (unpacked on the way). */
 int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const struct bdl_dt *t,
                    MPI_Status *st);
-void bdl_status_empty(MPI_Status *st);
-int bdl_req_new(int kind);                    /* a new request handle of that kind */
-bdl_request_t *bdl_req_lookup(MPI_Request h); /* NULL if h names no request */
-
-/* greq.c: generalized requests, called from p2p.c's request handling. */
-void bdl_greq_wait(bdl_request_t *q);                 /* until MPI_Grequest_complete */
-void bdl_greq_pause(void);                            /* a short sleep while polling */
-int bdl_greq_query(bdl_request_t *q, MPI_Status *st); /* query_fn into q->status (and *st) */
-int bdl_greq_finish(bdl_request_t *q);                /* query_fn, then free_fn: completion */
-int bdl_greq_cancel(bdl_request_t *q);
-int bdl_greq_free(bdl_request_t *q); /* MPI_Request_free */
-void bdl_p2p_reap_detached(void);
-
-/* p2p.c: the request of a started nonblocking collective (it owns nb). */
-MPI_Request bdl_req_new_coll(struct bdl_nbc *nb);
+/* The master has answered a receive with a message: unpack it into count
+ * elements of t at buf, fill st; MPI_SUCCESS or MPI_ERR_TRUNCATE. */
+int bdl_take_delivery(void *buf, const struct bdl_dt *t, uint64_t count, MPI_Status *st);
+/* Post a receive as a request (src MPI_PROC_NULL: complete at once); the
+ * request holds a reference to t until delivery.  Returns its handle. */
+MPI_Request bdl_irecv_post(int ctx, int src, int tag, void *buf, uint64_t count, struct bdl_dt *t);
+/* A nonblocking send's request (sync: pending until sync_id is received);
+ * send_id 0 (MPI_PROC_NULL) cannot be cancelled. */
+MPI_Request bdl_isend_req(int sync, uint64_t sync_id, uint64_t send_id, int send_dst);
+/* A receive request complete from the start, with status st and error err. */
+MPI_Request bdl_recv_done_req(void *buf, uint64_t count, const MPI_Status *st, int err);
+/* The kinds of point-to-point requests (MPI_Start makes them again). */
+extern const bdl_req_ops_t bdl_req_send_ops, bdl_req_ssend_ops, bdl_req_recv_ops;
 
 #endif

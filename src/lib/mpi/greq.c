@@ -1,7 +1,7 @@
 /* Generalized requests (MPI 3.1 12.2).
  *
- * A generalized request is an ordinary request handle (kind BDL_RQ_GREQ in
- * the request table of p2p.c) that the program completes itself with
+ * A generalized request is an ordinary request handle (of the kind
+ * greq_ops below, in the request table of core/request.c) that the program completes itself with
  * MPI_Grequest_complete, possibly from another thread.  The calls that
  * complete it (Wait, Test and their any/some/all forms) call query_fn to
  * fill the status and then free_fn; MPI_Request_get_status calls query_fn
@@ -11,10 +11,6 @@
 #include <time.h>
 
 #include "core.h"
-#include "dt.h"
-#include "mpi_int.h"
-#include "nbc.h"
-#include "objects.h"
 #include "request.h"
 
 struct bdl_greq {
@@ -24,6 +20,8 @@ struct bdl_greq {
     void *extra;
     int freed; /* MPI_Request_free came before MPI_Grequest_complete */
 };
+
+static const bdl_req_ops_t greq_ops;
 
 int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_function *free_fn,
                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
@@ -40,9 +38,9 @@ int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_
     if (!g)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
     *g = (struct bdl_greq){query_fn, free_fn, cancel_fn, extra_state, 0};
-    int h = bdl_req_new(BDL_RQ_GREQ);
+    int h = bdl_req_new(&greq_ops);
     bdl_request_t *q = &bdl_g.reqs[h];
-    q->greq = g;
+    q->impl = g;
     bdl_status_empty(&q->status);
     *request = h;
     return MPI_SUCCESS;
@@ -52,9 +50,9 @@ static int greq_done(const bdl_request_t *q) { return __atomic_load_n(&q->done, 
 
 static void greq_release(bdl_request_t *q)
 {
-    free(q->greq);
-    q->greq = NULL;
-    __atomic_store_n(&q->kind, BDL_RQ_FREE, __ATOMIC_RELEASE);
+    free(q->impl);
+    q->impl = NULL;
+    __atomic_store_n(&q->ops, NULL, __ATOMIC_RELEASE);
 }
 
 int MPI_Grequest_complete(MPI_Request request)
@@ -62,13 +60,13 @@ int MPI_Grequest_complete(MPI_Request request)
     const char *call = "MPI_Grequest_complete";
     BDL_CHECK_INIT(call);
     bdl_request_t *q = bdl_req_lookup(request);
-    if (!q || q->kind != BDL_RQ_GREQ)
+    if (!q || q->ops != &greq_ops)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, call,
                          "request %d is not a generalized request", request);
     if (greq_done(q))
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, call,
                          "generalized request %d is already complete", request);
-    struct bdl_greq *g = q->greq;
+    struct bdl_greq *g = q->impl;
     if (g->freed) {
         int rc = g->free_fn(g->extra);
         greq_release(q);
@@ -82,24 +80,25 @@ int MPI_Grequest_complete(MPI_Request request)
     return MPI_SUCCESS;
 }
 
-void bdl_greq_wait(bdl_request_t *q)
-{
-    /* Completed by another thread of this rank: poll gently. */
-    while (!greq_done(q)) {
-        struct timespec ts = {0, 200000};
-        nanosleep(&ts, NULL);
-    }
-}
-
-void bdl_greq_pause(void)
+/* Completed by another thread of this rank: poll gently. */
+static void greq_pause(void)
 {
     struct timespec ts = {0, 200000};
     nanosleep(&ts, NULL);
 }
 
-int bdl_greq_query(bdl_request_t *q, MPI_Status *st)
+static void greq_progress(bdl_request_t *q, int blocking)
 {
-    struct bdl_greq *g = q->greq;
+    if (!blocking)
+        return;
+    while (!greq_done(q))
+        greq_pause();
+}
+
+/* query_fn into q->status (and *st). */
+static int greq_query(bdl_request_t *q, MPI_Status *st)
+{
+    struct bdl_greq *g = q->impl;
     MPI_Status s;
     bdl_status_empty(&s);
     int rc = g->query(g->extra, &s);
@@ -109,33 +108,61 @@ int bdl_greq_query(bdl_request_t *q, MPI_Status *st)
     return rc;
 }
 
-int bdl_greq_finish(bdl_request_t *q)
+/* Completion: query_fn, then free_fn. */
+static void greq_complete(bdl_request_t *q)
 {
-    struct bdl_greq *g = q->greq;
-    int rc = bdl_greq_query(q, MPI_STATUS_IGNORE);
+    struct bdl_greq *g = q->impl;
+    int rc = greq_query(q, MPI_STATUS_IGNORE);
     int rc2 = g->free_fn(g->extra);
     free(g);
-    q->greq = NULL;
-    return rc ? rc : rc2;
+    q->impl = NULL;
+    q->err = rc ? rc : rc2;
 }
 
-int bdl_greq_cancel(bdl_request_t *q)
+static int greq_status(bdl_request_t *q, MPI_Request h, MPI_Status *st)
 {
-    struct bdl_greq *g = q->greq;
-    return g->cancel(g->extra, greq_done(q));
+    int err = greq_query(q, st);
+    if (err)
+        return bdl_error(MPI_COMM_WORLD, err, "MPI_Request_get_status",
+                         "query_fn of generalized request %d returned error %d", h, err);
+    return MPI_SUCCESS;
 }
 
-int bdl_greq_free(bdl_request_t *q)
+static int greq_cancel(bdl_request_t *q, MPI_Request h)
 {
-    struct bdl_greq *g = q->greq;
+    struct bdl_greq *g = q->impl;
+    int err = g->cancel(g->extra, greq_done(q));
+    return err ? bdl_error(MPI_COMM_WORLD, err, "MPI_Cancel",
+                           "cancel_fn of generalized request %d returned error %d", h, err)
+               : MPI_SUCCESS;
+}
+
+/* MPI_Request_free before MPI_Grequest_complete defers free_fn to it. */
+static int greq_free(bdl_request_t *q, MPI_Request *request)
+{
+    MPI_Request h = *request;
+    *request = MPI_REQUEST_NULL;
+    struct bdl_greq *g = q->impl;
+    int err = MPI_SUCCESS;
     if (!greq_done(q)) {
         g->freed = 1;
-        return MPI_SUCCESS;
+    } else {
+        err = g->free_fn(g->extra);
+        greq_release(q);
     }
-    int rc = g->free_fn(g->extra);
-    greq_release(q);
-    return rc;
+    return err ? bdl_error(MPI_COMM_WORLD, err, "MPI_Request_free",
+                           "free_fn of generalized request %d returned error %d", h, err)
+               : MPI_SUCCESS;
 }
+
+static const bdl_req_ops_t greq_ops = {
+    .progress = greq_progress,
+    .pause = greq_pause,
+    .complete = greq_complete,
+    .status = greq_status,
+    .cancel = greq_cancel,
+    .free = greq_free,
+};
 
 /* ---------------------------------------------------------------- statuses */
 

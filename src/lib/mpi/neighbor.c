@@ -25,7 +25,6 @@
 
 #include "core.h"
 #include "dt.h"
-#include "mpi_int.h"
 #include "nbc.h"
 #include "objects.h"
 #include "request.h"
@@ -89,7 +88,7 @@ static int nbr_fail(nctx_t *x, int rc)
     }
     /* An error after receives were posted leaves them to complete unseen. */
     for (int i = 0; i < x->nreqs && x->reqs; i++)
-        MPI_Request_free(&x->reqs[i]);
+        bdl_req_release("MPI_Request_free", &x->reqs[i]);
     free(x->reqs);
     return rc;
 }
@@ -142,20 +141,8 @@ static int recv_block(nctx_t *x, int k, void *buf, MPI_Aint off, int count, cons
     bdl_comm_t *c = x->c;
     if (x->request) {
         /* Post it as the library's own receive request (as MPI_Irecv would). */
-        int h = bdl_req_new(BDL_RQ_RECV);
-        bdl_request_t *q = bdl_req_lookup(h);
-        q->buf = (char *)buf + off;
-        q->count = (uint64_t)count;
-        q->dt = (bdl_dt_t *)t;
-        bdl_dt_retain(q->dt);
-        q->rid = ++bdl_g.next_rid;
-        bdl_status_empty(&q->status);
-        bd_req_t *r = bdl_req_begin(BD_REQ_IRECV);
-        r->rid = q->rid;
-        r->ctx = c->ctx | BDL_CTX_INTERNAL;
-        r->peer = src;
-        r->tag = recv_tag(x, k);
-        bdl_rpc();
+        MPI_Request h = bdl_irecv_post(c->ctx | BDL_CTX_INTERNAL, src, recv_tag(x, k),
+                                       (char *)buf + off, (uint64_t)count, (bdl_dt_t *)t);
         x->reqs[x->nreqs++] = h;
         return MPI_SUCCESS;
     }

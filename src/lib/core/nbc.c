@@ -1,0 +1,466 @@
+/* The nonblocking-collective engine: a collective's GET plan (nbc.h), its
+ * completion through the master (WAIT/TEST, then GET and END), the
+ * reductions a rank folds itself, and the request kind of nonblocking
+ * collectives.  Collectives start an instance with bdl_xfer_begin, PUT
+ * their inputs, fill in their plan and launch it (bdl_nbc_launch). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bd_dtype.h"
+#include "core.h"
+#include "dt.h"
+#include "nbc.h"
+#include "request.h"
+#include "xfer.h"
+
+void bdl_nbc_init(bdl_nbc_t *nb, const bdl_comm_t *c, const char *call)
+{
+    memset(nb, 0, sizeof *nb);
+    nb->comm = (MPI_Comm)(c - bdl_g.comms);
+    nb->call = call;
+    nb->xf.ctx = c->ctx;
+    nb->xf.rank = c->rank;
+    nb->size = c->size;
+    nb->gkind = BDL_GET_NONE;
+    nb->nblk = c->size;
+    nb->skip = c->rank;
+}
+
+/* Fold the pieces of peers first..last in rank order, the accumulator on
+ * the left (correct for non-commutative ops), into buf.  User ops see
+ * buffers laid out as the type; predefined ones fold the packed basic
+ * elements, as the master does. */
+static void fold(bdl_nbc_t *nb)
+{
+    uint64_t k = nb->count;
+    const bdl_dt_t *t = nb->t;
+    if (!k || !t->psize || nb->first > nb->last)
+        return;
+    bdl_get_t *g = bdl_get_new(&nb->xf);
+    if (!nb->user) {
+        uint64_t n = k * t->psize;
+        char *acc = malloc(n), *tmp = malloc(n);
+        if (!acc || !tmp)
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory folding a reduction of %llu bytes",
+                      (unsigned long long)n);
+        for (int r = nb->first; r <= nb->last; r++) {
+            bdl_get_typed(g, r, nb->off, r == nb->first ? acc : tmp, n, bdl_dt_byte());
+            bdl_get_flush(g);
+            if (r != nb->first)
+                bd_op_apply(nb->op, t->basic, tmp, acc, (size_t)(k * t->nelem));
+        }
+        bdl_dt_unpack(t, nb->buf, k, 0, acc, n);
+        free(acc);
+        free(tmp);
+        bdl_get_free(g);
+        return;
+    }
+    void *acc, *tmp;
+    void *acc_mem = bdl_dt_alloc(t, k, &acc), *tmp_mem = bdl_dt_alloc(t, k, &tmp);
+    for (int r = nb->first; r <= nb->last; r++) {
+        bdl_get_typed(g, r, nb->off, r == nb->first ? acc : tmp, k, t);
+        bdl_get_flush(g);
+        if (r == nb->first)
+            continue;
+        bdl_op_apply(nb->op, &nb->uop, nb->dt, acc, tmp, (int)k); /* tmp = acc op v_r */
+        void *x = acc;
+        acc = tmp;
+        tmp = x;
+        x = acc_mem;
+        acc_mem = tmp_mem;
+        tmp_mem = x;
+    }
+    bdl_get_free(g);
+    bdl_dt_copy(t, acc, k, t, nb->buf, k, k * t->psize);
+    free(acc_mem);
+    free(tmp_mem);
+}
+
+static const bdl_dt_t *blk_type(const bdl_nbc_t *nb, int j) { return nb->tv ? nb->tv[j] : nb->t; }
+
+static char *blk_at(const bdl_nbc_t *nb, int j)
+{
+    return bdl_at(nb->buf, nb->bdispls ? nb->bdispls[j]
+                                       : bdl_voff(nb->displs, (int)nb->count, j, blk_type(nb, j)));
+}
+
+/* BDL_GET_TBLOCKS: first every sender's table entry for this rank (where its
+ * block starts and ends), then the blocks. */
+static void get_tblocks(bdl_nbc_t *nb)
+{
+    int n = nb->nblk;
+    uint64_t *ent = malloc((size_t)(n ? n : 1) * 2 * sizeof *ent);
+    bdl_get_t *g = bdl_get_new(&nb->xf);
+    if (!ent)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory in a collective");
+    for (int j = 0; j < n; j++)
+        bdl_get_typed(g, nb->pfirst + j, 8 * (uint64_t)nb->tidx, &ent[2 * j], 16, bdl_dt_byte());
+    bdl_get_flush(g);
+    for (int j = 0; j < n; j++) {
+        const bdl_dt_t *t = blk_type(nb, j);
+        uint64_t k = bdl_vcount(nb->counts, (int)nb->count, j);
+        uint64_t len = ent[2 * j + 1] - ent[2 * j], cap = k * t->psize;
+        if (len > cap) {
+            nb->err = MPI_ERR_TRUNCATE;
+            len = cap;
+        }
+        bdl_get_part(g, nb->pfirst + j, 8 * (uint64_t)nb->tn + ent[2 * j], blk_at(nb, j), k, t, len,
+                     0);
+    }
+    bdl_get_flush(g);
+    bdl_get_free(g);
+    free(ent);
+}
+
+static void get_split(bdl_nbc_t *nb)
+{
+    int32_t head[3];
+    bdl_get_t *g = bdl_get_new(&nb->xf);
+    bdl_get_typed(g, -1, 0, head, sizeof head, bdl_dt_byte());
+    bdl_get_flush(g);
+    int *world = NULL;
+    if (head[0]) {
+        world = malloc((size_t)head[2] * sizeof(int));
+        if (!world)
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory creating a communicator of %d ranks", head[2]);
+        bdl_get_typed(g, -1, sizeof head, world, (uint64_t)head[2] * sizeof(int), bdl_dt_byte());
+        bdl_get_flush(g);
+    }
+    bdl_get_free(g);
+    nb->fin(nb->fin_arg, head[0], head[1], head[2], world);
+}
+
+static void nbc_get(bdl_nbc_t *nb)
+{
+    nb->xf.mismatch = 0;
+    switch (nb->gkind) {
+    case BDL_GET_PIECE:
+        if (nb->count * nb->t->psize != 0) {
+            bdl_get_t *g = bdl_get_new(&nb->xf);
+            if (nb->whole)
+                bdl_get_whole(g, nb->peer, nb->buf, nb->count, nb->t);
+            else
+                bdl_get_typed(g, nb->peer, nb->off, nb->buf, nb->count, nb->t);
+            bdl_get_flush(g);
+            bdl_get_free(g);
+        }
+        break;
+    case BDL_GET_BLOCKS: {
+        bdl_get_t *g = bdl_get_new(&nb->xf);
+        for (int j = 0; j < nb->nblk; j++)
+            if (nb->pfirst + j != nb->skip && nb->whole)
+                bdl_get_whole(g, nb->pfirst + j, blk_at(nb, j),
+                              bdl_vcount(nb->counts, (int)nb->count, j), blk_type(nb, j));
+            else if (nb->pfirst + j != nb->skip)
+                bdl_get_typed(g, nb->pfirst + j, 0, blk_at(nb, j),
+                              bdl_vcount(nb->counts, (int)nb->count, j), blk_type(nb, j));
+        bdl_get_flush(g);
+        bdl_get_free(g);
+        break;
+    }
+    case BDL_GET_TBLOCKS: get_tblocks(nb); break;
+    case BDL_GET_FOLD: fold(nb); break;
+    case BDL_GET_SPLIT: get_split(nb); break;
+    default: break;
+    }
+    if (nb->xf.mismatch)
+        nb->err = MPI_ERR_TRUNCATE;
+    nb->xf.mismatch = 0;
+}
+
+/* The types and arrays a nonblocking request holds. */
+static void nbc_release(bdl_nbc_t *nb)
+{
+    if (!nb->owns)
+        return;
+    bdl_dt_release(nb->t);
+    if (nb->tv)
+        for (int j = 0; j < nb->nblk; j++)
+            bdl_dt_release(nb->tv[j]);
+    free(nb->tv);
+    free(nb->counts);
+    free(nb->displs);
+    free(nb->bdispls);
+    free(nb->reqs);
+    nb->t = NULL;
+    nb->tv = NULL;
+    nb->counts = nb->displs = nb->bdispls = NULL;
+    nb->reqs = NULL;
+    nb->owns = 0;
+}
+
+static void nbc_finish(bdl_nbc_t *nb)
+{
+    nbc_get(nb);
+    bdl_xfer_call(&nb->xf, BD_REQ_COLL_END);
+    nb->done = 1;
+    nbc_release(nb);
+}
+
+/* A request made of the library's own point-to-point requests (nonblocking
+ * neighbourhood collectives): test or wait for all of them.  Their errors
+ * are the collective's, so MPI_COMM_WORLD's handler is not called here. */
+static int reqs_progress(bdl_nbc_t *nb, int blocking)
+{
+    int flag = 1, rc;
+    if (blocking)
+        rc = bdl_req_waitall_quiet(nb->nreq, nb->reqs);
+    else
+        rc = bdl_req_testall_quiet(nb->nreq, nb->reqs, &flag);
+    if (rc)
+        nb->err = MPI_ERR_TRUNCATE;
+    if (!flag && rc == MPI_SUCCESS)
+        return 0;
+    nb->done = 1;
+    nbc_release(nb);
+    return 1;
+}
+
+int bdl_nbc_progress(bdl_nbc_t *nb, int blocking)
+{
+    if (nb->done)
+        return 1;
+    if (nb->reqs)
+        return reqs_progress(nb, blocking);
+    if (!nb->ready) {
+        bdl_xfer_call(&nb->xf, blocking ? BD_REQ_COLL_WAIT : BD_REQ_COLL_TEST);
+        if (!blocking && !bdl_resp()->flag)
+            return 0;
+        nb->ready = 1;
+    }
+    nbc_finish(nb);
+    return 1;
+}
+
+int bdl_nbc_poll(bdl_nbc_t **nbs, int n, int block, int yield)
+{
+    int done = 0, k = 0, own = 0;
+    for (int i = 0; i < n; i++)
+        if (nbs[i]->done || nbs[i]->ready)
+            done += bdl_nbc_progress(nbs[i], 0);
+    if (done)
+        return done;
+    /* Those of the library's own requests are polled here, the rest in the master. */
+    for (int i = 0; i < n; i++)
+        if (nbs[i]->reqs) {
+            own++;
+            done += reqs_progress(nbs[i], 0);
+        }
+    if (done || own == n)
+        return done;
+    if (own)
+        block = 0;
+    if ((uint64_t)n * (sizeof(bd_coll_id_t) + 1) > bdl_g.window)
+        bdl_fatal(MPI_ERR_INTERN, "too many nonblocking collective requests (%d) in one call", n);
+    for (int i = 0; i < n; i++) {
+        if (nbs[i]->reqs)
+            continue;
+        bd_coll_id_t id = {nbs[i]->xf.ctx, nbs[i]->xf.rank, nbs[i]->xf.seq};
+        memcpy(bdl_g.win + (size_t)k++ * sizeof id, &id, sizeof id);
+    }
+    bd_req_t *r = bdl_req_begin(block ? BD_REQ_COLL_WAITANY : BD_REQ_COLL_TESTANY);
+    r->arg[0] = k;
+    r->arg[1] = !yield;
+    bdl_rpc();
+    if (!bdl_resp()->flag)
+        return 0;
+    uint8_t flags[k];
+    memcpy(flags, bdl_g.win + (size_t)k * sizeof(bd_coll_id_t), (size_t)k);
+    for (int i = 0, j = 0; i < n; i++) {
+        if (nbs[i]->reqs)
+            continue;
+        if (flags[j++]) {
+            nbs[i]->ready = 1;
+            done += bdl_nbc_progress(nbs[i], 0);
+        }
+    }
+    return done;
+}
+
+int bdl_nbc_done(const bdl_nbc_t *nb) { return nb->done; }
+
+int bdl_nbc_err(const bdl_nbc_t *nb) { return nb->err; }
+
+void bdl_nbc_free(bdl_nbc_t *nb)
+{
+    if (!nb)
+        return;
+    nbc_release(nb);
+    free(nb);
+}
+
+static int *dup_ints(const int *a, int n)
+{
+    if (!a)
+        return NULL;
+    int *b = malloc((size_t)(n ? n : 1) * sizeof(int));
+    if (!b)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
+    memcpy(b, a, (size_t)n * sizeof(int));
+    return b;
+}
+
+/* ---------------------------------------------------------------- the request kind */
+
+static void coll_req_progress(bdl_request_t *q, int blocking)
+{
+    if (!q->done)
+        q->done = bdl_nbc_progress(q->impl, blocking);
+}
+
+/* One poll of pending collectives: they wait in the master only when
+ * nothing else is pending, and give the slot away only when no kind is
+ * polled after them. */
+static int coll_req_poll(bdl_request_t **qs, int n, const bdl_req_poll_t *p)
+{
+    bdl_nbc_t **v = malloc((size_t)(n ? n : 1) * sizeof *v);
+    if (!v)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory polling %d requests", n);
+    for (int i = 0; i < n; i++)
+        v[i] = qs[i]->impl;
+    int k = bdl_nbc_poll(v, n, p->block && !p->others, !p->later);
+    free(v);
+    for (int i = 0; i < n; i++)
+        qs[i]->done = bdl_nbc_done(qs[i]->impl);
+    return k;
+}
+
+static void coll_req_complete(bdl_request_t *q)
+{
+    q->err = q->status.MPI_ERROR = bdl_nbc_err(q->impl);
+}
+
+static void coll_req_release(bdl_request_t *q)
+{
+    bdl_nbc_free(q->impl);
+    q->impl = NULL;
+}
+
+static int coll_req_cancel(bdl_request_t *q, MPI_Request h)
+{
+    (void)q;
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Cancel",
+                     "request %d is a nonblocking collective, which cannot be cancelled "
+                     "(MPI 3.1 5.12)",
+                     h);
+}
+
+static int coll_req_free(bdl_request_t *q, MPI_Request *h)
+{
+    (void)q;
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_REQUEST, "MPI_Request_free",
+                     "request %d is a nonblocking collective, which cannot be freed "
+                     "(MPI 3.1 5.12): complete it with MPI_Wait or MPI_Test",
+                     *h);
+}
+
+static const bdl_req_ops_t coll_req_ops = {
+    .progress = coll_req_progress,
+    .poll = coll_req_poll,
+    .poll_order = 1,
+    .complete = coll_req_complete,
+    .release = coll_req_release,
+    .cancel = coll_req_cancel,
+    .free = coll_req_free,
+};
+
+/* A nonblocking collective's request: complete already if nb is. */
+static MPI_Request req_new_coll(bdl_nbc_t *nb)
+{
+    int h = bdl_req_new(&coll_req_ops);
+    bdl_request_t *q = &bdl_g.reqs[h];
+    q->impl = nb;
+    q->done = bdl_nbc_done(nb);
+    bdl_status_empty(&q->status);
+    return h;
+}
+
+/* A nonblocking call's request is complete at once if its results are
+ * already there. */
+int bdl_nbc_launch(bdl_nbc_t *nb, MPI_Request *request)
+{
+    if (!request) {
+        if (nb->size > 1)
+            bdl_nbc_progress(nb, 1);
+        if (nb->err)
+            return bdl_error(nb->comm, nb->err, nb->call ? nb->call : "collective",
+                             "the data received does not match the receive buffer (the ranks' "
+                             "counts or type signatures disagree)");
+        return MPI_SUCCESS;
+    }
+    bdl_nbc_t *h = malloc(sizeof *h);
+    if (!h)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
+    *h = *nb;
+    h->owns = 1;
+    h->counts = dup_ints(nb->counts, nb->nblk);
+    h->displs = dup_ints(nb->displs, nb->nblk);
+    h->bdispls = dup_ints(nb->bdispls, nb->nblk);
+    bdl_dt_retain(h->t);
+    if (nb->tv) {
+        h->tv = malloc((size_t)(nb->nblk ? nb->nblk : 1) * sizeof *h->tv);
+        if (!h->tv)
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
+        for (int j = 0; j < nb->nblk; j++) {
+            h->tv[j] = nb->tv[j];
+            bdl_dt_retain(h->tv[j]);
+        }
+    }
+    if (nb->size == 1) {
+        h->done = 1;
+        nbc_release(h);
+    } else {
+        bdl_xfer_call(&h->xf, BD_REQ_COLL_ARRIVE);
+        if (bdl_resp()->flag) {
+            h->ready = 1;
+            nbc_finish(h);
+        }
+    }
+    *request = req_new_coll(h);
+    return MPI_SUCCESS;
+}
+
+/* A request that is complete from the start. */
+MPI_Request bdl_nbc_completed(void)
+{
+    bdl_nbc_t *h = calloc(1, sizeof *h);
+    if (!h)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking operation");
+    h->done = 1;
+    return req_new_coll(h);
+}
+
+/* A request that completes when the library's requests reqs[n] (taken
+ * over) have; their errors are reported as truncation. */
+MPI_Request bdl_nbc_of_requests(MPI_Request *reqs, int n)
+{
+    bdl_nbc_t *h = calloc(1, sizeof *h);
+    if (!h)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking operation");
+    h->owns = 1;
+    h->nreq = n;
+    h->reqs = reqs;
+    h->done = !n;
+    if (!n) {
+        free(reqs);
+        h->reqs = NULL;
+    }
+    return req_new_coll(h);
+}
+
+/* ---------------------------------------------------------------- communicator creation */
+
+int bdl_nbc_start_split(bdl_comm_t *c, int api, const void *in, uint64_t n, bdl_nbc_fin_t fin,
+                        void *arg, MPI_Request *request)
+{
+    bdl_nbc_t nb;
+    bdl_nbc_init(&nb, c, NULL);
+    bdl_xfer_begin(&nb.xf, c, BD_COLL_SPLIT, 0, 0, 0, 0, api | (request ? BD_API_NB : 0));
+    bdl_put_t p = bdl_put_start(&nb.xf);
+    bdl_put_typed(&p, -1, in, n, bdl_dt_byte());
+    bdl_put_flush(&p);
+    nb.gkind = BDL_GET_SPLIT;
+    nb.fin = fin;
+    nb.fin_arg = arg;
+    return bdl_nbc_launch(&nb, request);
+}

@@ -1,0 +1,64 @@
+/* The user-defined reduction operations (MPI_Op_create's table) and
+ * applying an operation, which the collectives and the engine's folds use. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bd_dtype.h"
+#include "core.h"
+#include "dt.h"
+#include "nbc.h"
+
+int bdl_user_op_fn(MPI_Op op, bdl_user_op_t **out)
+{
+    int i = op - (BDMPI_OP_PREDEFINED_MAX + 1);
+    if (i < 0 || i >= bdl_g.nops || !bdl_g.ops[i].used)
+        return -1;
+    *out = &bdl_g.ops[i];
+    return 0;
+}
+
+int bdl_user_op_new(MPI_User_function *fn, int commute, MPI_Op *op)
+{
+    int i = 0;
+    while (i < bdl_g.nops && bdl_g.ops[i].used)
+        i++;
+    if (i == bdl_g.nops) {
+        int n = bdl_g.nops ? bdl_g.nops * 2 : 8;
+        bdl_user_op_t *t = realloc(bdl_g.ops, (size_t)n * sizeof *t);
+        if (!t)
+            return -1;
+        memset(t + bdl_g.nops, 0, (size_t)(n - bdl_g.nops) * sizeof *t);
+        bdl_g.ops = t;
+        bdl_g.nops = n;
+    }
+    bdl_g.ops[i] = (bdl_user_op_t){fn, commute, 1};
+    *op = BDMPI_OP_PREDEFINED_MAX + 1 + i;
+    return 0;
+}
+
+int bdl_op_check(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt, const bdl_dt_t *t,
+                 bdl_user_op_t **user)
+{
+    *user = NULL;
+    if (op > 0 && op <= BDMPI_OP_PREDEFINED_MAX) {
+        if (t->basic <= 0 || !bd_op_valid_for(op, t->basic))
+            return bdl_error(comm, MPI_ERR_OP, call, "%s is not defined for datatype %d%s",
+                             bd_op_name(op), dt,
+                             t->basic < 0 ? " (its elements are of several predefined types)" : "");
+        return MPI_SUCCESS;
+    }
+    if (bdl_user_op_fn(op, user) < 0)
+        return bdl_error(comm, MPI_ERR_OP, call, "invalid operation %d", op);
+    return MPI_SUCCESS;
+}
+
+void bdl_op_apply(MPI_Op op, bdl_user_op_t *u, MPI_Datatype dt, const void *in, void *inout,
+                  int count)
+{
+    if (u) {
+        MPI_Datatype d = dt;
+        u->fn((void *)in, inout, &count, &d);
+    } else {
+        bd_op_apply(op, dt, in, inout, (size_t)count);
+    }
+}

@@ -1,0 +1,174 @@
+/* The PUT/GET client of the master's collectives (xfer.h). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "dt.h"
+#include "xfer.h"
+
+static bd_req_t *coll_req(const bdl_xfer_t *x, uint32_t code)
+{
+    bd_req_t *r = bdl_req_begin(code);
+    r->flags = BD_COLL_ADDR;
+    r->ctx = x->ctx;
+    r->myrank = x->rank;
+    r->rid = x->seq;
+    return r;
+}
+
+void bdl_xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dtype, int op,
+                    uint64_t count, int api)
+{
+    bd_coll_desc_t d = {.kind = kind,
+                        .root = root,
+                        .dtype = dtype,
+                        .op = op,
+                        .count = count,
+                        .seq = c->coll_seq++,
+                        .api = api};
+    x->ctx = c->ctx;
+    x->rank = c->rank;
+    x->seq = d.seq;
+    x->mismatch = 0;
+    bd_req_t *r = bdl_req_begin(BD_REQ_COLL_BEGIN);
+    r->ctx = c->ctx;
+    r->myrank = c->rank;
+    memcpy(bdl_g.win, &d, sizeof d);
+    bdl_rpc();
+}
+
+void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code)
+{
+    coll_req(x, code);
+    bdl_rpc();
+}
+
+void bdl_put_flush(bdl_put_t *p)
+{
+    if (!p->nseg)
+        return;
+    memcpy(bdl_g.win, &p->nseg, sizeof p->nseg);
+    coll_req(p->x, BD_REQ_COLL_PUT);
+    bdl_rpc();
+    p->nseg = 0;
+    p->pos = 8;
+}
+
+void bdl_put_part(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t,
+                  uint64_t at_off, uint64_t total)
+{
+    uint64_t len = count * t->psize;
+    const char *contig = bdl_dt_contig(t, buf, count);
+    uint64_t off = 0;
+    while (off < len) {
+        uint64_t room = bdl_g.window - p->pos;
+        if (room < sizeof(bd_seg_t) + 64) {
+            bdl_put_flush(p);
+            continue;
+        }
+        uint64_t chunk = len - off;
+        if (chunk > room - sizeof(bd_seg_t) - 8)
+            chunk = (room - sizeof(bd_seg_t) - 8) & ~7ull;
+        bd_seg_t seg = {peer, (uint32_t)chunk, at_off + off, total};
+        memcpy(bdl_g.win + p->pos, &seg, sizeof seg);
+        if (contig)
+            memcpy(bdl_g.win + p->pos + sizeof seg, contig + off, chunk);
+        else
+            bdl_dt_pack(t, buf, count, off, bdl_g.win + p->pos + sizeof seg, chunk);
+        p->pos += sizeof seg + ((chunk + 7) & ~7ull);
+        p->nseg++;
+        off += chunk;
+    }
+}
+
+void bdl_put_typed(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t)
+{
+    bdl_put_part(p, peer, buf, count, t, 0, count * t->psize);
+}
+
+#define GET_MAX_SEGS 1024
+struct bdl_get {
+    bdl_xfer_t *x;
+    bd_seg_t segs[GET_MAX_SEGS];
+    char *dst[GET_MAX_SEGS];         /* contiguous: where the bytes go; else the buffer */
+    const bdl_dt_t *t[GET_MAX_SEGS]; /* NULL: contiguous destination */
+    uint64_t cnt[GET_MAX_SEGS];      /* elements of the buffer */
+    uint64_t soff[GET_MAX_SEGS];     /* offset of the segment in the buffer's packed stream */
+    uint32_t nseg;
+    uint64_t bytes;
+};
+
+void bdl_get_flush(bdl_get_t *g)
+{
+    if (!g->nseg)
+        return;
+    memcpy(bdl_g.win, &g->nseg, sizeof g->nseg);
+    memcpy(bdl_g.win + 8, g->segs, (size_t)g->nseg * sizeof(bd_seg_t));
+    coll_req(g->x, BD_REQ_COLL_GET);
+    bdl_rpc();
+    if (bdl_resp()->arg[0])
+        g->x->mismatch = 1;
+    const char *src = bdl_g.win;
+    for (uint32_t i = 0; i < g->nseg; i++) {
+        if (!g->t[i]) {
+            bdl_lib_mem_discard(g->dst[i], g->segs[i].len);
+            memcpy(g->dst[i], src, g->segs[i].len);
+        } else {
+            bdl_dt_unpack(g->t[i], g->dst[i], g->cnt[i], g->soff[i], src, g->segs[i].len);
+        }
+        src += g->segs[i].len;
+    }
+    g->nseg = 0;
+    g->bytes = 0;
+}
+
+void bdl_get_part(bdl_get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
+                  const bdl_dt_t *t, uint64_t len, uint64_t whole)
+{
+    char *contig = bdl_dt_contig(t, buf, count);
+    uint64_t done = 0;
+    uint64_t limit = bdl_g.window - 8 - GET_MAX_SEGS * sizeof(bd_seg_t);
+    if (limit > bdl_g.window / 2)
+        limit = bdl_g.window / 2;
+    while (done < len) {
+        if (g->nseg == GET_MAX_SEGS || g->bytes >= limit) {
+            bdl_get_flush(g);
+            continue;
+        }
+        uint64_t chunk = len - done;
+        if (chunk > limit - g->bytes)
+            chunk = limit - g->bytes;
+        g->segs[g->nseg] = (bd_seg_t){peer, (uint32_t)chunk, off + done, whole};
+        g->dst[g->nseg] = contig ? contig + done : buf;
+        g->t[g->nseg] = contig ? NULL : t;
+        g->cnt[g->nseg] = count;
+        g->soff[g->nseg] = done;
+        g->nseg++;
+        g->bytes += chunk;
+        done += chunk;
+    }
+}
+
+void bdl_get_typed(bdl_get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
+                   const bdl_dt_t *t)
+{
+    bdl_get_part(g, peer, off, buf, count, t, count * t->psize, 0);
+}
+
+void bdl_get_whole(bdl_get_t *g, int peer, void *buf, uint64_t count, const bdl_dt_t *t)
+{
+    bdl_get_part(g, peer, 0, buf, count, t, count * t->psize, count * t->psize);
+}
+
+bdl_get_t *bdl_get_new(bdl_xfer_t *x)
+{
+    bdl_get_t *g = malloc(sizeof *g);
+    if (!g)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory in a collective");
+    g->x = x;
+    g->nseg = 0;
+    g->bytes = 0;
+    return g;
+}
+
+void bdl_get_free(bdl_get_t *g) { free(g); }

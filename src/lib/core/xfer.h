@@ -1,0 +1,80 @@
+/* libbdmpi, bottom room: the PUT/GET client of the master's collectives
+ * (src/master/coll.c).  A collective instance is begun with its
+ * description; the rank PUTs its outgoing pieces through the window, and
+ * once the instance is complete GETs the pieces it needs and ENDs it. */
+#ifndef BDL_XFER_H
+#define BDL_XFER_H
+
+#include <stdint.h>
+
+#include "core.h"
+#include "dt.h"
+
+/* The instance PUT, WAIT, GET and END address (the caller owns it). */
+typedef struct bdl_xfer {
+    int ctx, rank; /* the communicator's context and this rank's rank in it */
+    uint64_t seq;  /* the collective's number on the communicator */
+    /* Set when a GET of a whole piece found the sender's size different
+     * from what this rank expects (counts that disagree); the caller clears
+     * it and turns it into MPI_ERR_TRUNCATE. */
+    int mismatch;
+} bdl_xfer_t;
+
+/* Begin the next collective on c: describe it to the master; x addresses it. */
+void bdl_xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dtype, int op,
+                    uint64_t count, int api);
+/* One request code (WAIT, TEST, ARRIVE, END, ...) addressed to x, answered. */
+void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code);
+
+/* Batches PUT segments into the window. */
+typedef struct bdl_put {
+    const bdl_xfer_t *x;
+    uint64_t pos;
+    uint32_t nseg;
+} bdl_put_t;
+
+static inline bdl_put_t bdl_put_start(const bdl_xfer_t *x) { return (bdl_put_t){x, 8, 0}; }
+void bdl_put_flush(bdl_put_t *p);
+/* Append the packed stream of count elements of t at buf as bytes
+ * [at, at + its length) of the piece for peer, which has total bytes. */
+void bdl_put_part(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t,
+                  uint64_t at_off, uint64_t total);
+/* Append the packed stream of count elements of t at buf as the piece for peer. */
+void bdl_put_typed(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t);
+
+/* Batches GET segments; data lands in the given destinations. */
+typedef struct bdl_get bdl_get_t;
+bdl_get_t *bdl_get_new(bdl_xfer_t *x); /* sets x->mismatch when a GET finds one */
+void bdl_get_free(bdl_get_t *g);
+void bdl_get_flush(bdl_get_t *g);
+/* Fetch len bytes of the piece from peer, starting at byte off of it, into
+ * the first len bytes of the packed stream of count elements of t at buf
+ * (unpacked on arrival).  whole: 0, or the size the sender's whole piece
+ * must have (off is 0). */
+void bdl_get_part(bdl_get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
+                  const bdl_dt_t *t, uint64_t len, uint64_t whole);
+/* Fetch the piece from peer, starting at byte off of it, into count
+ * elements of t at buf. */
+void bdl_get_typed(bdl_get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
+                   const bdl_dt_t *t);
+/* All of peer's piece, which must be count elements of t. */
+void bdl_get_whole(bdl_get_t *g, int peer, void *buf, uint64_t count, const bdl_dt_t *t);
+
+/* buf + off without pointer arithmetic on MPI_BOTTOM. */
+static inline char *bdl_at(const void *buf, int64_t off)
+{
+    return (char *)((intptr_t)buf + (intptr_t)off);
+}
+
+/* Elements and byte displacement of rank r's block in a v-style or regular buffer. */
+static inline uint64_t bdl_vcount(const int counts[], int count, int r)
+{
+    return (uint64_t)(counts ? counts[r] : count);
+}
+
+static inline int64_t bdl_voff(const int displs[], int count, int r, const bdl_dt_t *t)
+{
+    return displs ? (int64_t)displs[r] * t->extent : (int64_t)r * count * t->extent;
+}
+
+#endif

@@ -1,0 +1,79 @@
+/* libbdmpi, top room: what the collective entry points share (coll_*.c,
+ * intercomm_nbc.c, op.c): argument checks and the nonblocking
+ * intercommunicator collectives. */
+#ifndef BDL_COLL_H
+#define BDL_COLL_H
+
+#include "core.h"
+#include "dt.h"
+#include "nbc.h"
+
+/* The start of a collective entry point: c is the communicator; a
+ * nonblocking call (nb_req) needs a request. */
+#define BDL_COLL_GET_COMM(call)                                                                    \
+    BDL_CHECK_INIT(call);                                                                          \
+    bdl_comm_t *c = bdl_comm_get(comm);                                                            \
+    if (!c)                                                                                        \
+        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);               \
+    if (nb_req && !request)                                                                        \
+        return bdl_error(comm, MPI_ERR_ARG, call, "NULL request argument");
+
+/* The description's api field: which call, and whether it is nonblocking. */
+static inline int bdl_coll_api(int api, const MPI_Request *request)
+{
+    return api | (request ? BD_API_NB : 0);
+}
+
+/* coll_check.c: checks that report their errors on comm for call. */
+int bdl_coll_check_buf(MPI_Comm comm, const char *call, int count, MPI_Datatype dt, bdl_dt_t **t,
+                       const char *what);
+int bdl_coll_check_root(bdl_comm_t *c, MPI_Comm comm, const char *call, int root);
+/* MPI forbids an output buffer to overlap an input buffer of the same call
+ * (MPI 3.1 2.6.2); MPI_IN_PLACE is the way to share.  MPI_ERR_BUFFER when
+ * count elements of st at sbuf and rcount elements of rt at rbuf overlap
+ * (MPI_BOTTOM and empty buffers are never checked: absolute addresses). */
+int bdl_coll_check_alias(MPI_Comm comm, const char *call, const void *sbuf, uint64_t scount,
+                         const bdl_dt_t *st, const void *rbuf, uint64_t rcount, const bdl_dt_t *rt);
+/* v-style counts and displacements of n ranks (what: "send ", "receive "). */
+int bdl_coll_check_counts(MPI_Comm comm, const char *call, const int counts[], const int displs[],
+                          int n, const char *what);
+/* Reduce_scatter(_block): elements in all (total), before this rank's part
+ * (myoff) and in it (mine), from the counts (or block for every rank). */
+int bdl_coll_redscat_sizes(const bdl_comm_t *c, MPI_Comm comm, const char *call, const int counts[],
+                           int block, uint64_t *total, uint64_t *myoff, uint64_t *mine);
+
+/* All-to-all in its three forms: regular (counts NULL), v (counts and
+ * displacements in extents), w (per-peer types, displacements in bytes). */
+typedef struct bdl_a2a_side {
+    const void *buf;
+    int count;
+    const int *counts, *displs;
+    MPI_Datatype type;
+    const MPI_Datatype *types; /* w: per peer */
+    bdl_dt_t *t;
+    bdl_dt_t **tv;
+} bdl_a2a_side_t;
+
+/* intercomm_nbc.c: nonblocking collectives on intercommunicators (c is
+ * valid, c->inter is set, request is not NULL). */
+int bdl_ic_barrier(bdl_comm_t *c, const char *call, MPI_Request *request);
+int bdl_ic_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, void *buf, int count,
+                 MPI_Datatype dt, int root, MPI_Request *request);
+int bdl_ic_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
+                  int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                  const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root,
+                  int all, MPI_Request *request);
+int bdl_ic_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
+                   int sendcount, const int *sendcounts, const int *displs, MPI_Datatype sendtype,
+                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                   MPI_Request *request);
+int bdl_ic_alltoall(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, bdl_a2a_side_t *s,
+                    bdl_a2a_side_t *rv, int vector, MPI_Request *request);
+int bdl_ic_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
+                  void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, int all,
+                  MPI_Request *request);
+int bdl_ic_redscat(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
+                   void *recvbuf, const int *counts, int block, MPI_Datatype dt, MPI_Op op,
+                   MPI_Request *request);
+
+#endif

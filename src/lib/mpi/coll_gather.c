@@ -1,0 +1,428 @@
+/* Collectives on the rank's side, part 2: the gather, scatter and
+ * all-to-all families (see coll_reduce.c for how they run). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "coll.h"
+#include "core.h"
+#include "dt.h"
+#include "mpi_int.h"
+#include "nbc.h"
+#include "objects.h"
+#include "xfer.h"
+
+/* ---------------------------------------------------------------- gather family */
+
+static int gather_common(const char *call, int api, const void *sendbuf, int sendcount,
+                         MPI_Datatype sendtype, void *recvbuf, int recvcount,
+                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                         int root, MPI_Comm comm, int all, int vector, MPI_Request *request,
+                         int nb_req)
+{
+    BDL_COLL_GET_COMM(call);
+    if (c->inter && request)
+        return bdl_ic_gather(c, comm, call, api, sendbuf, sendcount, sendtype, recvbuf, recvcount,
+                             vector ? recvcounts : NULL, vector ? displs : NULL, recvtype, root,
+                             all, request);
+    if (c->inter)
+        return all ? bdl_inter_allgather(c, comm, call, sendbuf, sendcount, sendtype, recvbuf,
+                                         recvcount, vector ? recvcounts : NULL,
+                                         vector ? displs : NULL, recvtype)
+                   : bdl_inter_gather(c, comm, call, sendbuf, sendcount, sendtype, recvbuf,
+                                      recvcount, vector ? recvcounts : NULL, vector ? displs : NULL,
+                                      recvtype, root);
+    int rc;
+    bdl_dt_t *st = NULL, *rt = NULL;
+    int is_root = all || c->rank == root;
+    int inplace = sendbuf == MPI_IN_PLACE;
+    if (!all && (rc = bdl_coll_check_root(c, comm, call, root)))
+        return rc;
+    if (!inplace && (rc = bdl_coll_check_buf(comm, call, sendcount, sendtype, &st, "send")))
+        return rc;
+    if (is_root) {
+        if ((rc = bdl_coll_check_buf(comm, call, vector ? 0 : recvcount, recvtype, &rt,
+                                     "receive")) ||
+            (vector &&
+             (rc = bdl_coll_check_counts(comm, call, recvcounts, displs, c->size, "receive "))))
+            return rc;
+    } else if (inplace) {
+        return bdl_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
+    }
+    if (!vector)
+        recvcounts = displs = NULL;
+    int me = c->rank;
+    uint64_t mine = inplace ? 0 : (uint64_t)sendcount * st->psize;
+    char *rb = recvbuf;
+    for (int r = 0; is_root && !inplace && r < c->size; r++)
+        if ((rc = bdl_coll_check_alias(comm, call, sendbuf, (uint64_t)sendcount, st,
+                                       bdl_at(rb, bdl_voff(displs, recvcount, r, rt)),
+                                       bdl_vcount(recvcounts, recvcount, r), rt)))
+            return rc;
+    /* A root whose own block does not fit still takes part (the others
+     * cannot know), and reports MPI_ERR_TRUNCATE when the call completes. */
+    int own_err = 0;
+    if (is_root && !inplace) {
+        uint64_t expect = bdl_vcount(recvcounts, recvcount, me) * rt->psize;
+        own_err = mine > expect;
+        bdl_dt_copy(st, sendbuf, (uint64_t)sendcount, rt,
+                    bdl_at(rb, bdl_voff(displs, recvcount, me, rt)),
+                    bdl_vcount(recvcounts, recvcount, me), own_err ? expect : mine);
+    }
+    bdl_nbc_t nb;
+    bdl_nbc_init(&nb, c, call);
+    if (own_err)
+        nb.err = MPI_ERR_TRUNCATE;
+    if (c->size > 1) {
+        bdl_xfer_begin(&nb.xf, c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, 0, 0, 0,
+                       bdl_coll_api(api, request));
+        if (all || c->rank != root) {
+            bdl_put_t p = bdl_put_start(&nb.xf);
+            if (inplace)
+                bdl_put_typed(&p, -1, bdl_at(rb, bdl_voff(displs, recvcount, me, rt)),
+                              bdl_vcount(recvcounts, recvcount, me), rt);
+            else
+                bdl_put_typed(&p, -1, sendbuf, (uint64_t)sendcount, st);
+            bdl_put_flush(&p);
+        }
+        if (is_root) {
+            nb.gkind = BDL_GET_BLOCKS;
+            nb.whole = 1;
+            nb.buf = rb;
+            nb.count = (uint64_t)recvcount;
+            nb.counts = (int *)recvcounts;
+            nb.displs = (int *)displs;
+            nb.t = rt;
+        }
+    }
+    return bdl_nbc_launch(&nb, request);
+}
+
+int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+               int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return gather_common("MPI_Gather", BD_API_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, NULL, NULL, recvtype, root, comm, 0, 0, NULL, 0);
+}
+
+int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    return gather_common("MPI_Igather", BD_API_GATHER, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, NULL, NULL, recvtype, root, comm, 0, 0, request, 1);
+}
+
+int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                MPI_Comm comm)
+{
+    return gather_common("MPI_Gatherv", BD_API_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                         recvcounts, displs, recvtype, root, comm, 0, 1, NULL, 0);
+}
+
+int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                 MPI_Comm comm, MPI_Request *request)
+{
+    return gather_common("MPI_Igatherv", BD_API_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
+                         recvcounts, displs, recvtype, root, comm, 0, 1, request, 1);
+}
+
+int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return gather_common("MPI_Allgather", BD_API_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, NULL, NULL, recvtype, 0, comm, 1, 0, NULL, 0);
+}
+
+int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    return gather_common("MPI_Iallgather", BD_API_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
+                         recvcount, NULL, NULL, recvtype, 0, comm, 1, 0, request, 1);
+}
+
+int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    return gather_common("MPI_Allgatherv", BD_API_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf,
+                         0, recvcounts, displs, recvtype, 0, comm, 1, 1, NULL, 0);
+}
+
+int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                    MPI_Comm comm, MPI_Request *request)
+{
+    return gather_common("MPI_Iallgatherv", BD_API_ALLGATHERV, sendbuf, sendcount, sendtype,
+                         recvbuf, 0, recvcounts, displs, recvtype, 0, comm, 1, 1, request, 1);
+}
+
+static int scatter_common(const char *call, int api, const void *sendbuf, int sendcount,
+                          const int sendcounts[], const int displs[], MPI_Datatype sendtype,
+                          void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
+                          MPI_Comm comm, int vector, MPI_Request *request, int nb_req)
+{
+    BDL_COLL_GET_COMM(call);
+    if (c->inter && request)
+        return bdl_ic_scatter(c, comm, call, api, sendbuf, sendcount, vector ? sendcounts : NULL,
+                              vector ? displs : NULL, sendtype, recvbuf, recvcount, recvtype, root,
+                              request);
+    if (c->inter)
+        return bdl_inter_scatter(c, comm, call, sendbuf, sendcount, vector ? sendcounts : NULL,
+                                 vector ? displs : NULL, sendtype, recvbuf, recvcount, recvtype,
+                                 root);
+    int rc;
+    bdl_dt_t *st = NULL, *rt = NULL;
+    int is_root = c->rank == root;
+    int inplace = recvbuf == MPI_IN_PLACE;
+    if ((rc = bdl_coll_check_root(c, comm, call, root)))
+        return rc;
+    if (is_root &&
+        ((rc = bdl_coll_check_buf(comm, call, vector ? 0 : sendcount, sendtype, &st, "send")) ||
+         (vector &&
+          (rc = bdl_coll_check_counts(comm, call, sendcounts, displs, c->size, "send ")))))
+        return rc;
+    if (!is_root && inplace)
+        return bdl_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
+    if (!inplace && (rc = bdl_coll_check_buf(comm, call, recvcount, recvtype, &rt, "receive")))
+        return rc;
+    if (!vector)
+        sendcounts = displs = NULL;
+    uint64_t cap = inplace ? 0 : (uint64_t)recvcount * rt->psize;
+    const char *sb = sendbuf;
+    for (int r = 0; is_root && !inplace && r < c->size; r++)
+        if ((rc = bdl_coll_check_alias(comm, call, bdl_at(sb, bdl_voff(displs, sendcount, r, st)),
+                                       bdl_vcount(sendcounts, sendcount, r), st, recvbuf,
+                                       (uint64_t)recvcount, rt)))
+            return rc;
+    int own_err = 0;
+    if (is_root && !inplace) {
+        uint64_t n = bdl_vcount(sendcounts, sendcount, root) * st->psize;
+        own_err = n > cap;
+        bdl_dt_copy(st, bdl_at(sb, bdl_voff(displs, sendcount, root, st)),
+                    bdl_vcount(sendcounts, sendcount, root), rt, recvbuf, (uint64_t)recvcount,
+                    own_err ? cap : n);
+    }
+    bdl_nbc_t nb;
+    bdl_nbc_init(&nb, c, call);
+    if (own_err)
+        nb.err = MPI_ERR_TRUNCATE;
+    if (c->size > 1) {
+        bdl_xfer_begin(&nb.xf, c, BD_COLL_SCATTER, root, 0, 0, 0, bdl_coll_api(api, request));
+        if (is_root) {
+            bdl_put_t p = bdl_put_start(&nb.xf);
+            for (int r = 0; r < c->size; r++)
+                if (r != root)
+                    bdl_put_typed(&p, r, bdl_at(sb, bdl_voff(displs, sendcount, r, st)),
+                                  bdl_vcount(sendcounts, sendcount, r), st);
+            bdl_put_flush(&p);
+        } else if (cap) {
+            nb.gkind = BDL_GET_PIECE;
+            nb.whole = 1;
+            nb.peer = root;
+            nb.buf = recvbuf;
+            nb.count = (uint64_t)recvcount;
+            nb.t = rt;
+        }
+    }
+    return bdl_nbc_launch(&nb, request);
+}
+
+int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    return scatter_common("MPI_Scatter", BD_API_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype,
+                          recvbuf, recvcount, recvtype, root, comm, 0, NULL, 0);
+}
+
+int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    return scatter_common("MPI_Iscatter", BD_API_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype,
+                          recvbuf, recvcount, recvtype, root, comm, 0, request, 1);
+}
+
+int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                 MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                 int root, MPI_Comm comm)
+{
+    return scatter_common("MPI_Scatterv", BD_API_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype,
+                          recvbuf, recvcount, recvtype, root, comm, 1, NULL, 0);
+}
+
+int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
+                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                  int root, MPI_Comm comm, MPI_Request *request)
+{
+    return scatter_common("MPI_Iscatterv", BD_API_SCATTERV, sendbuf, 0, sendcounts, displs,
+                          sendtype, recvbuf, recvcount, recvtype, root, comm, 1, request, 1);
+}
+
+static int a2a_check(bdl_comm_t *c, MPI_Comm comm, const char *call, bdl_a2a_side_t *x,
+                     const char *what, int vector)
+{
+    int rc;
+    if (vector && (rc = bdl_coll_check_counts(comm, call, x->counts, x->displs, c->size, what)))
+        return rc;
+    if (!x->types)
+        return bdl_coll_check_buf(comm, call, vector ? 0 : x->count, x->type, &x->t,
+                                  what[0] == 's' ? "send" : "receive");
+    x->tv = malloc((size_t)c->size * sizeof *x->tv);
+    if (!x->tv)
+        bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+    for (int r = 0; r < c->size; r++)
+        if ((rc = bdl_dt_check(comm, call, what[0] == 's' ? "send" : "receive", x->types[r],
+                               &x->tv[r])))
+            return rc;
+    return MPI_SUCCESS;
+}
+
+static const bdl_dt_t *a2a_type(const bdl_a2a_side_t *x, int r) { return x->tv ? x->tv[r] : x->t; }
+
+static char *a2a_block(const bdl_a2a_side_t *x, int r)
+{
+    return bdl_at(x->buf, x->tv ? x->displs[r] : bdl_voff(x->displs, x->count, r, x->t));
+}
+
+static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a_side_t *rv,
+                           int vector, MPI_Comm comm, MPI_Request *request, int nb_req)
+{
+    BDL_COLL_GET_COMM(call);
+    if (c->inter && request)
+        return bdl_ic_alltoall(c, comm, call, api, s, rv, vector, request);
+    if (c->inter && rv->types)
+        return bdl_inter_alltoallw(c, comm, call, s->buf, s->counts, s->displs, s->types,
+                                   (void *)rv->buf, rv->counts, rv->displs, rv->types);
+    if (c->inter)
+        return bdl_inter_alltoall(c, comm, call, s->buf, s->count, vector ? s->counts : NULL,
+                                  vector ? s->displs : NULL, s->type, (void *)rv->buf, rv->count,
+                                  vector ? rv->counts : NULL, vector ? rv->displs : NULL, rv->type);
+    int rc;
+    int inplace = s->buf == MPI_IN_PLACE;
+    if (!vector)
+        s->counts = s->displs = rv->counts = rv->displs = NULL;
+    if ((rc = a2a_check(c, comm, call, rv, "receive ", vector)))
+        goto out;
+    if (inplace) {
+        *s = *rv;
+        s->tv = NULL;
+        if (rv->tv) {
+            s->tv = malloc((size_t)c->size * sizeof *s->tv);
+            if (!s->tv)
+                bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+            memcpy(s->tv, rv->tv, (size_t)c->size * sizeof *s->tv);
+        }
+    } else if ((rc = a2a_check(c, comm, call, s, "send ", vector))) {
+        goto out;
+    }
+    int me = c->rank;
+    for (int a = 0; !inplace && a < c->size; a++)
+        for (int b = 0; b < c->size; b++)
+            if ((rc = bdl_coll_check_alias(comm, call, a2a_block(s, a),
+                                           bdl_vcount(s->counts, s->count, a), a2a_type(s, a),
+                                           a2a_block(rv, b), bdl_vcount(rv->counts, rv->count, b),
+                                           a2a_type(rv, b))))
+                goto out;
+    uint64_t own = bdl_vcount(s->counts, s->count, me) * a2a_type(s, me)->psize;
+    uint64_t room = bdl_vcount(rv->counts, rv->count, me) * a2a_type(rv, me)->psize;
+    int own_err = own > room;
+    if (!inplace)
+        bdl_dt_copy(a2a_type(s, me), a2a_block(s, me), bdl_vcount(s->counts, s->count, me),
+                    a2a_type(rv, me), a2a_block(rv, me), bdl_vcount(rv->counts, rv->count, me),
+                    own_err ? room : own);
+    bdl_nbc_t nb;
+    bdl_nbc_init(&nb, c, call);
+    if (own_err)
+        nb.err = MPI_ERR_TRUNCATE;
+    if (c->size > 1) {
+        bdl_xfer_begin(&nb.xf, c, BD_COLL_ALLTOALL, 0, 0, 0, 0, bdl_coll_api(api, request));
+        bdl_put_t p = bdl_put_start(&nb.xf);
+        for (int r = 0; r < c->size; r++)
+            if (r != me)
+                bdl_put_typed(&p, r, a2a_block(s, r), bdl_vcount(s->counts, s->count, r),
+                              a2a_type(s, r));
+        bdl_put_flush(&p);
+        nb.gkind = BDL_GET_BLOCKS;
+        nb.whole = 1;
+        nb.buf = (void *)rv->buf;
+        nb.count = (uint64_t)rv->count;
+        nb.counts = (int *)rv->counts;
+        nb.t = rv->t;
+        if (rv->tv) {
+            nb.tv = rv->tv;
+            nb.bdispls = (int *)rv->displs;
+        } else {
+            nb.displs = (int *)rv->displs;
+        }
+    }
+    rc = bdl_nbc_launch(&nb, request);
+out:
+    free(s->tv);
+    free(rv->tv);
+    return rc;
+}
+
+int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    bdl_a2a_side_t s = {.buf = sendbuf, .count = sendcount, .type = sendtype};
+    bdl_a2a_side_t r = {.buf = recvbuf, .count = recvcount, .type = recvtype};
+    return alltoall_common("MPI_Alltoall", BD_API_ALLTOALL, &s, &r, 0, comm, NULL, 0);
+}
+
+int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    bdl_a2a_side_t s = {.buf = sendbuf, .count = sendcount, .type = sendtype};
+    bdl_a2a_side_t r = {.buf = recvbuf, .count = recvcount, .type = recvtype};
+    return alltoall_common("MPI_Ialltoall", BD_API_ALLTOALL, &s, &r, 0, comm, request, 1);
+}
+
+int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
+                  MPI_Datatype recvtype, MPI_Comm comm)
+{
+    bdl_a2a_side_t s = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .type = sendtype};
+    bdl_a2a_side_t r = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .type = recvtype};
+    return alltoall_common("MPI_Alltoallv", BD_API_ALLTOALLV, &s, &r, 1, comm, NULL, 0);
+}
+
+int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                   const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    bdl_a2a_side_t s = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .type = sendtype};
+    bdl_a2a_side_t r = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .type = recvtype};
+    return alltoall_common("MPI_Ialltoallv", BD_API_ALLTOALLV, &s, &r, 1, comm, request, 1);
+}
+
+int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                  const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                  const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    bdl_a2a_side_t s = {
+        .buf = sendbuf, .counts = sendcounts, .displs = sdispls, .types = sendtypes};
+    bdl_a2a_side_t r = {
+        .buf = recvbuf, .counts = recvcounts, .displs = rdispls, .types = recvtypes};
+    if (sendbuf != MPI_IN_PLACE && !sendtypes)
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Alltoallw", "NULL send types");
+    if (!recvtypes)
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Alltoallw", "NULL receive types");
+    return alltoall_common("MPI_Alltoallw", BD_API_ALLTOALLW, &s, &r, 1, comm, NULL, 0);
+}
+
+int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                   MPI_Request *request)
+{
+    bdl_a2a_side_t s = {
+        .buf = sendbuf, .counts = sendcounts, .displs = sdispls, .types = sendtypes};
+    bdl_a2a_side_t r = {
+        .buf = recvbuf, .counts = recvcounts, .displs = rdispls, .types = recvtypes};
+    if (sendbuf != MPI_IN_PLACE && !sendtypes)
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Ialltoallw", "NULL send types");
+    if (!recvtypes)
+        return bdl_error(comm, MPI_ERR_ARG, "MPI_Ialltoallw", "NULL receive types");
+    return alltoall_common("MPI_Ialltoallw", BD_API_ALLTOALLW, &s, &r, 1, comm, request, 1);
+}
