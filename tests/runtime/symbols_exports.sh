@@ -20,6 +20,9 @@ public=(
   # Data objects include/mpi.h declares: MPI_UNWEIGHTED's and
   # MPI_WEIGHTS_EMPTY's markers (their addresses are the values).
   'bdmpi_unweighted_|bdmpi_weights_empty_'
+  # AddressSanitizer's ODR indicators of those data objects (sanitizer
+  # builds: GCC names them __odr_asan.<name>, Clang __odr_asan_gen_<name>).
+  '__odr_asan(\.|_gen_)(bdmpi_unweighted_|bdmpi_weights_empty_)'
 )
 # The overrides, which interpose on the C library's functions.  They come
 # from the static library bdmem_override, linked whole or not at all, so a
