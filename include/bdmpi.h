@@ -11,6 +11,11 @@
 extern "C" {
 #endif
 
+/* Exported from libbdmpi like mpi.h's declarations (see there). */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 /* All ranks of the calling rank's node, in world order. */
 #define BDMPI_COMM_NODE ((MPI_Comm)3)
 /* All ranks, numbered cyclically across nodes (rank r of node n of N nodes
@@ -30,6 +35,10 @@ int BDMPI_Comm_lsize(MPI_Comm comm, int *lsize);
 int BDMPI_Comm_lrank(MPI_Comm comm, int *lrank);
 /* Rank in comm of the lowest-ranked member of comm on the caller's node. */
 int BDMPI_Comm_rrank(MPI_Comm comm, int *rrank);
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
+#endif
 
 #ifdef __cplusplus
 }

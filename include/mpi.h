@@ -17,6 +17,16 @@
 extern "C" {
 #endif
 
+/* libbdmpi is built with -fvisibility=hidden: what this header declares (the
+ * MPI functions, their PMPI twins and the few data objects such as
+ * MPI_UNWEIGHTED's marker) is what it exports, and nothing else.  One pragma
+ * over the whole header rather than an attribute on each declaration, so
+ * that no declaration can be added without being exported.  Test
+ * symbols.exports checks the result. */
+#if defined(__GNUC__)
+#pragma GCC visibility push(default)
+#endif
+
 #define MPI_VERSION 3
 #define MPI_SUBVERSION 1
 #define BDMPI_VERSION_STRING "BDMPI 0.1.0"
@@ -941,6 +951,10 @@ int MPI_Win_sync(MPI_Win win);
 #define BDMPI_PMPI_DECLARE(name) __typeof__(MPI_##name) PMPI_##name;
 BDMPI_PMPI_FUNCTIONS(BDMPI_PMPI_DECLARE)
 #undef BDMPI_PMPI_DECLARE
+#endif
+
+#if defined(__GNUC__)
+#pragma GCC visibility pop
 #endif
 
 #ifdef __cplusplus

@@ -37,7 +37,7 @@ static size_t libc_usable(void *p)
     return fn(p);
 }
 
-void *malloc(size_t n)
+BD_MEM_EXPORT void *malloc(size_t n)
 {
     if (n >= bd_mem_threshold()) {
         void *p = bd_mem_alloc(n, 0);
@@ -47,7 +47,7 @@ void *malloc(size_t n)
     return __libc_malloc(n);
 }
 
-void free(void *p)
+BD_MEM_EXPORT void free(void *p)
 {
     if (bd_mem_owns(p))
         bd_mem_free(p);
@@ -55,7 +55,7 @@ void free(void *p)
         __libc_free(p);
 }
 
-void *calloc(size_t n, size_t m)
+BD_MEM_EXPORT void *calloc(size_t n, size_t m)
 {
     size_t t;
     if (__builtin_mul_overflow(n, m, &t)) {
@@ -70,7 +70,7 @@ void *calloc(size_t n, size_t m)
     return __libc_calloc(n, m);
 }
 
-void *realloc(void *p, size_t n)
+BD_MEM_EXPORT void *realloc(void *p, size_t n)
 {
     if (!p)
         return malloc(n);
@@ -115,7 +115,7 @@ static void *aligned(size_t align, size_t n)
     return __libc_memalign(align, n);
 }
 
-int posix_memalign(void **out, size_t align, size_t n)
+BD_MEM_EXPORT int posix_memalign(void **out, size_t align, size_t n)
 {
     if (align < sizeof(void *) || (align & (align - 1)))
         return EINVAL;
@@ -126,7 +126,7 @@ int posix_memalign(void **out, size_t align, size_t n)
     return 0;
 }
 
-void *aligned_alloc(size_t align, size_t n)
+BD_MEM_EXPORT void *aligned_alloc(size_t align, size_t n)
 {
     if (align == 0 || (align & (align - 1))) {
         errno = EINVAL;
@@ -135,7 +135,7 @@ void *aligned_alloc(size_t align, size_t n)
     return aligned(align, n);
 }
 
-void *memalign(size_t align, size_t n)
+BD_MEM_EXPORT void *memalign(size_t align, size_t n)
 {
     if (align & (align - 1)) {
         errno = EINVAL;
@@ -144,9 +144,9 @@ void *memalign(size_t align, size_t n)
     return aligned(align ? align : 1, n);
 }
 
-void *valloc(size_t n) { return aligned((size_t)sysconf(_SC_PAGESIZE), n); }
+BD_MEM_EXPORT void *valloc(size_t n) { return aligned((size_t)sysconf(_SC_PAGESIZE), n); }
 
-void *pvalloc(size_t n)
+BD_MEM_EXPORT void *pvalloc(size_t n)
 {
     size_t pg = (size_t)sysconf(_SC_PAGESIZE);
     size_t r = (n + pg - 1) / pg * pg;
@@ -157,7 +157,7 @@ void *pvalloc(size_t n)
     return aligned(pg, r ? r : pg);
 }
 
-size_t malloc_usable_size(void *p)
+BD_MEM_EXPORT size_t malloc_usable_size(void *p)
 {
     if (!p)
         return 0;

@@ -504,7 +504,7 @@ static ssize_t transferv(const op_t *o, const struct iovec *iov, int cnt)
 /* ------------------------------------------------------------------------ */
 /* unistd.h                                                                  */
 
-ssize_t read(int fd, void *buf, size_t n)
+BD_MEM_EXPORT ssize_t read(int fd, void *buf, size_t n)
 {
     if (!managed(buf, n))
         return REAL(read)(fd, buf, n);
@@ -512,14 +512,14 @@ ssize_t read(int fd, void *buf, size_t n)
     return transfer(&o, buf, n);
 }
 
-ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
+BD_MEM_EXPORT ssize_t __read_chk(int fd, void *buf, size_t n, size_t buflen)
 {
     if (n > buflen)
         __chk_fail();
     return read(fd, buf, n);
 }
 
-ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
+BD_MEM_EXPORT ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
 {
     if (!managed(buf, n) || off < 0)
         return REAL(pread64)(fd, buf, n, off); /* < 0: EINVAL */
@@ -527,23 +527,26 @@ ssize_t pread64(int fd, void *buf, size_t n, off64_t off)
     return transfer(&o, buf, n);
 }
 
-ssize_t pread(int fd, void *buf, size_t n, off_t off) { return pread64(fd, buf, n, (off64_t)off); }
+BD_MEM_EXPORT ssize_t pread(int fd, void *buf, size_t n, off_t off)
+{
+    return pread64(fd, buf, n, (off64_t)off);
+}
 
-ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
+BD_MEM_EXPORT ssize_t __pread64_chk(int fd, void *buf, size_t n, off64_t off, size_t buflen)
 {
     if (n > buflen)
         __chk_fail();
     return pread64(fd, buf, n, off);
 }
 
-ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
+BD_MEM_EXPORT ssize_t __pread_chk(int fd, void *buf, size_t n, off_t off, size_t buflen)
 {
     if (n > buflen)
         __chk_fail();
     return pread64(fd, buf, n, (off64_t)off);
 }
 
-ssize_t write(int fd, const void *buf, size_t n)
+BD_MEM_EXPORT ssize_t write(int fd, const void *buf, size_t n)
 {
     if (!managed(buf, n))
         return REAL(write)(fd, buf, n);
@@ -551,7 +554,7 @@ ssize_t write(int fd, const void *buf, size_t n)
     return transfer(&o, (void *)buf, n);
 }
 
-ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
+BD_MEM_EXPORT ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
 {
     if (!managed(buf, n) || off < 0)
         return REAL(pwrite64)(fd, buf, n, off);
@@ -559,7 +562,7 @@ ssize_t pwrite64(int fd, const void *buf, size_t n, off64_t off)
     return transfer(&o, (void *)buf, n);
 }
 
-ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
+BD_MEM_EXPORT ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 {
     return pwrite64(fd, buf, n, (off64_t)off);
 }
@@ -567,7 +570,7 @@ ssize_t pwrite(int fd, const void *buf, size_t n, off_t off)
 /* ------------------------------------------------------------------------ */
 /* sys/uio.h                                                                 */
 
-ssize_t readv(int fd, const struct iovec *iov, int cnt)
+BD_MEM_EXPORT ssize_t readv(int fd, const struct iovec *iov, int cnt)
 {
     if (!iov_managed(iov, cnt))
         return REAL(readv)(fd, iov, cnt);
@@ -575,7 +578,7 @@ ssize_t readv(int fd, const struct iovec *iov, int cnt)
     return transferv(&o, iov, cnt);
 }
 
-ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
+BD_MEM_EXPORT ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
     if (!iov_managed(iov, cnt) || off < 0)
         return REAL(preadv64)(fd, iov, cnt, off);
@@ -583,12 +586,12 @@ ssize_t preadv64(int fd, const struct iovec *iov, int cnt, off64_t off)
     return transferv(&o, iov, cnt);
 }
 
-ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
+BD_MEM_EXPORT ssize_t preadv(int fd, const struct iovec *iov, int cnt, off_t off)
 {
     return preadv64(fd, iov, cnt, (off64_t)off);
 }
 
-ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+BD_MEM_EXPORT ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
 {
     if (!iov_managed(iov, cnt) || off < -1)
         return REAL(preadv64v2)(fd, iov, cnt, off, flags);
@@ -596,12 +599,12 @@ ssize_t preadv64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int fl
     return transferv(&o, iov, cnt);
 }
 
-ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+BD_MEM_EXPORT ssize_t preadv2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
     return preadv64v2(fd, iov, cnt, (off64_t)off, flags);
 }
 
-ssize_t writev(int fd, const struct iovec *iov, int cnt)
+BD_MEM_EXPORT ssize_t writev(int fd, const struct iovec *iov, int cnt)
 {
     if (!iov_managed(iov, cnt))
         return REAL(writev)(fd, iov, cnt);
@@ -609,7 +612,7 @@ ssize_t writev(int fd, const struct iovec *iov, int cnt)
     return transferv(&o, iov, cnt);
 }
 
-ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
+BD_MEM_EXPORT ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
 {
     if (!iov_managed(iov, cnt) || off < 0)
         return REAL(pwritev64)(fd, iov, cnt, off);
@@ -617,12 +620,12 @@ ssize_t pwritev64(int fd, const struct iovec *iov, int cnt, off64_t off)
     return transferv(&o, iov, cnt);
 }
 
-ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
+BD_MEM_EXPORT ssize_t pwritev(int fd, const struct iovec *iov, int cnt, off_t off)
 {
     return pwritev64(fd, iov, cnt, (off64_t)off);
 }
 
-ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
+BD_MEM_EXPORT ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int flags)
 {
     if (!iov_managed(iov, cnt) || off < -1)
         return REAL(pwritev64v2)(fd, iov, cnt, off, flags);
@@ -630,7 +633,7 @@ ssize_t pwritev64v2(int fd, const struct iovec *iov, int cnt, off64_t off, int f
     return transferv(&o, iov, cnt);
 }
 
-ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
+BD_MEM_EXPORT ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 {
     return pwritev64v2(fd, iov, cnt, (off64_t)off, flags);
 }
@@ -638,7 +641,7 @@ ssize_t pwritev2(int fd, const struct iovec *iov, int cnt, off_t off, int flags)
 /* ------------------------------------------------------------------------ */
 /* sys/socket.h                                                              */
 
-ssize_t recv(int fd, void *buf, size_t n, int flags)
+BD_MEM_EXPORT ssize_t recv(int fd, void *buf, size_t n, int flags)
 {
     if (!managed(buf, n))
         return REAL(recv)(fd, buf, n, flags);
@@ -646,7 +649,7 @@ ssize_t recv(int fd, void *buf, size_t n, int flags)
     return transfer(&o, buf, n);
 }
 
-ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
+BD_MEM_EXPORT ssize_t __recv_chk(int fd, void *buf, size_t n, size_t buflen, int flags)
 {
     if (n > buflen)
         __chk_fail();
@@ -667,7 +670,8 @@ static int addr_prepare(struct sockaddr *a, socklen_t *alen)
     return rc;
 }
 
-ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from, socklen_t *fromlen)
+BD_MEM_EXPORT ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from,
+                               socklen_t *fromlen)
 {
     int buf_managed = managed(buf, n);
     if (!buf_managed && !addr_managed(from, fromlen))
@@ -687,15 +691,15 @@ ssize_t recvfrom(int fd, void *buf, size_t n, int flags, struct sockaddr *from, 
     return transfer(&o, buf, n);
 }
 
-ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags, struct sockaddr *from,
-                       socklen_t *fromlen)
+BD_MEM_EXPORT ssize_t __recvfrom_chk(int fd, void *buf, size_t n, size_t buflen, int flags,
+                                     struct sockaddr *from, socklen_t *fromlen)
 {
     if (n > buflen)
         __chk_fail();
     return recvfrom(fd, buf, n, flags, from, fromlen);
 }
 
-ssize_t send(int fd, const void *buf, size_t n, int flags)
+BD_MEM_EXPORT ssize_t send(int fd, const void *buf, size_t n, int flags)
 {
     if (!managed(buf, n))
         return REAL(send)(fd, buf, n, flags);
@@ -703,8 +707,8 @@ ssize_t send(int fd, const void *buf, size_t n, int flags)
     return transfer(&o, (void *)buf, n);
 }
 
-ssize_t sendto(int fd, const void *buf, size_t n, int flags, const struct sockaddr *to,
-               socklen_t tolen)
+BD_MEM_EXPORT ssize_t sendto(int fd, const void *buf, size_t n, int flags,
+                             const struct sockaddr *to, socklen_t tolen)
 {
     if (!managed(buf, n))
         return REAL(sendto)(fd, buf, n, flags, to, tolen);
@@ -734,7 +738,7 @@ static int msg_prepare(const struct msghdr *m, int in)
     return rc;
 }
 
-ssize_t recvmsg(int fd, struct msghdr *m, int flags)
+BD_MEM_EXPORT ssize_t recvmsg(int fd, struct msghdr *m, int flags)
 {
     if (msg_managed(m)) {
         int saved = errno, rc = msg_prepare(m, 1);
@@ -747,7 +751,7 @@ ssize_t recvmsg(int fd, struct msghdr *m, int flags)
     return REAL(recvmsg)(fd, m, flags);
 }
 
-ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
+BD_MEM_EXPORT ssize_t sendmsg(int fd, const struct msghdr *m, int flags)
 {
     if (msg_managed(m)) {
         int saved = errno, rc = msg_prepare(m, 0);
@@ -790,7 +794,8 @@ static int mmsg_prepare(struct mmsghdr *v, unsigned n, int in)
     return rc;
 }
 
-int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timespec *tmo)
+BD_MEM_EXPORT int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags,
+                           struct timespec *tmo)
 {
     int tmo_managed = tmo && managed(tmo, sizeof *tmo); /* the time left is written back */
     if (mmsg_managed(v, n) || tmo_managed) {
@@ -806,7 +811,7 @@ int recvmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags, struct timesp
     return REAL(recvmmsg)(fd, v, n, flags, tmo);
 }
 
-int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
+BD_MEM_EXPORT int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
 {
     if (mmsg_managed(v, n)) {
         int saved = errno, rc = mmsg_prepare(v, n, 0);
@@ -824,7 +829,7 @@ int sendmmsg(int fd, struct mmsghdr *v, unsigned int n, int flags)
 
 /* The direction is the one the kernel picks: a descriptor open for writing
  * is spliced into, else the pipe is read into user memory. */
-ssize_t vmsplice(int fd, const struct iovec *iov, size_t cnt, unsigned int flags)
+BD_MEM_EXPORT ssize_t vmsplice(int fd, const struct iovec *iov, size_t cnt, unsigned int flags)
 {
     if (cnt > MMSG_MAX || !iov_managed(iov, (int)cnt))
         return REAL(vmsplice)(fd, iov, cnt, flags);
@@ -839,7 +844,7 @@ ssize_t vmsplice(int fd, const struct iovec *iov, size_t cnt, unsigned int flags
     return transferv(&o, iov, (int)cnt);
 }
 
-ssize_t getrandom(void *buf, size_t n, unsigned int flags)
+BD_MEM_EXPORT ssize_t getrandom(void *buf, size_t n, unsigned int flags)
 {
     if (!managed(buf, n))
         return REAL(getrandom)(buf, n, flags);
@@ -847,7 +852,7 @@ ssize_t getrandom(void *buf, size_t n, unsigned int flags)
     return transfer(&o, buf, n);
 }
 
-int getentropy(void *buf, size_t n)
+BD_MEM_EXPORT int getentropy(void *buf, size_t n)
 {
     if (n <= 256 && managed(buf, n)) { /* longer: EIO without touching it */
         int saved = errno, rc = bd_mem_prepare(buf, n, 1);
@@ -882,24 +887,24 @@ static size_t stdio_xfer(enum kind k, void *p, size_t size, size_t n, FILE *fp)
     return r <= 0 ? 0 : (size_t)r / size;
 }
 
-size_t fread(void *p, size_t size, size_t n, FILE *fp)
+BD_MEM_EXPORT size_t fread(void *p, size_t size, size_t n, FILE *fp)
 {
     return stdio_xfer(K_FREAD, p, size, n, fp);
 }
-size_t fread_unlocked(void *p, size_t size, size_t n, FILE *fp)
+BD_MEM_EXPORT size_t fread_unlocked(void *p, size_t size, size_t n, FILE *fp)
 {
     return stdio_xfer(K_FREAD_UNLOCKED, p, size, n, fp);
 }
-size_t fwrite(const void *p, size_t size, size_t n, FILE *fp)
+BD_MEM_EXPORT size_t fwrite(const void *p, size_t size, size_t n, FILE *fp)
 {
     return stdio_xfer(K_FWRITE, (void *)p, size, n, fp);
 }
-size_t fwrite_unlocked(const void *p, size_t size, size_t n, FILE *fp)
+BD_MEM_EXPORT size_t fwrite_unlocked(const void *p, size_t size, size_t n, FILE *fp)
 {
     return stdio_xfer(K_FWRITE_UNLOCKED, (void *)p, size, n, fp);
 }
 
-size_t __fread_chk(void *p, size_t plen, size_t size, size_t n, FILE *fp)
+BD_MEM_EXPORT size_t __fread_chk(void *p, size_t plen, size_t size, size_t n, FILE *fp)
 {
     size_t bytes;
     if (__builtin_mul_overflow(size, n, &bytes) || bytes > plen)
@@ -907,7 +912,7 @@ size_t __fread_chk(void *p, size_t plen, size_t size, size_t n, FILE *fp)
     return fread(p, size, n, fp);
 }
 
-size_t __fread_unlocked_chk(void *p, size_t plen, size_t size, size_t n, FILE *fp)
+BD_MEM_EXPORT size_t __fread_unlocked_chk(void *p, size_t plen, size_t size, size_t n, FILE *fp)
 {
     size_t bytes;
     if (__builtin_mul_overflow(size, n, &bytes) || bytes > plen)
@@ -988,7 +993,7 @@ static subst_t *subst_take(FILE *fp)
     return mine;
 }
 
-int setvbuf(FILE *fp, char *buf, int mode, size_t size)
+BD_MEM_EXPORT int setvbuf(FILE *fp, char *buf, int mode, size_t size)
 {
     /* Without a buffer, or unbuffered, glibc does not use buf. */
     if (!buf || size == 0 || (mode != _IOFBF && mode != _IOLBF) || !managed(buf, size))
@@ -1006,7 +1011,7 @@ int setvbuf(FILE *fp, char *buf, int mode, size_t size)
     return r;
 }
 
-void setbuffer(FILE *fp, char *buf, size_t size)
+BD_MEM_EXPORT void setbuffer(FILE *fp, char *buf, size_t size)
 {
     if (!buf || size == 0 || !managed(buf, size)) {
         REAL(setbuffer)(fp, buf, size);
@@ -1024,9 +1029,9 @@ void setbuffer(FILE *fp, char *buf, size_t size)
 }
 
 /* glibc's setbuf calls its internal setbuffer. */
-void setbuf(FILE *fp, char *buf) { setbuffer(fp, buf, BUFSIZ); }
+BD_MEM_EXPORT void setbuf(FILE *fp, char *buf) { setbuffer(fp, buf, BUFSIZ); }
 
-int fclose(FILE *fp)
+BD_MEM_EXPORT int fclose(FILE *fp)
 {
     if (!__atomic_load_n(&subst_list, __ATOMIC_ACQUIRE))
         return REAL(fclose)(fp);
@@ -1036,7 +1041,7 @@ int fclose(FILE *fp)
     return r;
 }
 
-int pclose(FILE *fp)
+BD_MEM_EXPORT int pclose(FILE *fp)
 {
     if (!__atomic_load_n(&subst_list, __ATOMIC_ACQUIRE))
         return REAL(pclose)(fp);
