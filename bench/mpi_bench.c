@@ -1,0 +1,276 @@
+/* mpi_bench: message-passing micro-benchmark, built with bdmpicc and with
+ * MPICH's mpicc from the same source and run by bench/mpi_bench.py, which
+ * prints BDMPI/MPICH ratios (issue 12's targets).  Plain MPI 3.1, nothing
+ * BDMPI-specific.
+ *
+ * Tests (each prints one line per size: "RESULT test size value unit"):
+ *   pingpong   ranks 0 and 1, half the round-trip time          (us)
+ *   bandwidth  rank 0 streams a window of messages to rank 1     (MB/s)
+ *   msgrate    rank 0 -> 1, 8-byte messages in windows of 64     (msgs/s)
+ *   allreduce  MPI_Allreduce (MPI_SUM of doubles) over all ranks (us)
+ *   bcast      MPI_Bcast from rank 0                              (us)
+ *   alltoall   MPI_Alltoall, size bytes per pair                  (us)
+ *   ring       every rank sends to rank+1 and receives from rank-1 (us per step)
+ *
+ * A test's time is the best of --reps repetitions of --iters iterations
+ * (the iteration count shrinks for large sizes so a repetition stays short).
+ * The best, not the mean, because these machines are shared and noisy. */
+#include <mpi.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int g_rank, g_size;
+static int g_reps = 3;
+static double g_budget = 0.05; /* seconds one repetition aims at */
+static size_t g_min = 8, g_max = 16u << 20;
+
+static void *xmalloc(size_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p) {
+        fprintf(stderr, "mpi_bench: rank %d: out of memory (%zu bytes)\n", g_rank, n);
+        MPI_Abort(MPI_COMM_WORLD, 2);
+    }
+    memset(p, g_rank + 1, n);
+    return p;
+}
+
+/* Iterations for one repetition of an operation that moves `bytes`: a
+ * first guess from a 5 GB/s + 50 us model, at least 2, at most 10000; every
+ * rank computes the same number. */
+static int iters_for(size_t bytes)
+{
+    double per = 50e-6 + (double)bytes / 5e9;
+    long n = (long)(g_budget / per);
+    if (n < 2)
+        n = 2;
+    if (n > 10000)
+        n = 10000;
+    return (int)n;
+}
+
+static void result(const char *test, size_t size, double value, const char *unit)
+{
+    if (g_rank == 0)
+        printf("RESULT %s %zu %.3f %s\n", test, size, value, unit);
+}
+
+typedef double (*bench_fn)(size_t size, int iters, void *a, void *b);
+
+/* Best-of-reps seconds per iteration; every rank returns rank 0's. */
+static double measure(bench_fn fn, size_t size, void *a, void *b)
+{
+    int iters = iters_for(size);
+    fn(size, iters < 4 ? iters : 4, a, b); /* warm-up */
+    double best = 1e30;
+    for (int r = 0; r < g_reps; r++) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t = fn(size, iters, a, b) / iters;
+        if (t < best)
+            best = t;
+    }
+    MPI_Bcast(&best, 1, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+    return best;
+}
+
+static double pingpong(size_t size, int iters, void *a, void *b)
+{
+    (void)b;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {
+        if (g_rank == 0) {
+            MPI_Send(a, (int)size, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+            MPI_Recv(a, (int)size, MPI_BYTE, 1, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (g_rank == 1) {
+            MPI_Recv(a, (int)size, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(a, (int)size, MPI_BYTE, 0, 1, MPI_COMM_WORLD);
+        }
+    }
+    return MPI_Wtime() - t0;
+}
+
+#define WINDOW 16
+static double bandwidth(size_t size, int iters, void *a, void *b)
+{
+    (void)b;
+    MPI_Request rq[WINDOW];
+    MPI_Status st[WINDOW];
+    int w = size >= (1u << 20) ? 4 : WINDOW;
+    char ack = 0;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i += w) {
+        if (g_rank == 0) {
+            for (int k = 0; k < w; k++)
+                MPI_Isend(a, (int)size, MPI_BYTE, 1, 2, MPI_COMM_WORLD, &rq[k]);
+            MPI_Waitall(w, rq, st);
+            MPI_Recv(&ack, 1, MPI_BYTE, 1, 3, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (g_rank == 1) {
+            for (int k = 0; k < w; k++)
+                MPI_Irecv(a, (int)size, MPI_BYTE, 0, 2, MPI_COMM_WORLD, &rq[k]);
+            MPI_Waitall(w, rq, st);
+            MPI_Send(&ack, 1, MPI_BYTE, 0, 3, MPI_COMM_WORLD);
+        }
+    }
+    return (MPI_Wtime() - t0) * iters / (double)(((iters + w - 1) / w) * w);
+}
+
+static double msgrate(size_t size, int iters, void *a, void *b)
+{
+    (void)b;
+    enum { W = 64 };
+    MPI_Request rq[W];
+    MPI_Status st[W];
+    char ack = 0;
+    int rounds = (iters + W - 1) / W;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < rounds; i++) {
+        if (g_rank == 0) {
+            for (int k = 0; k < W; k++)
+                MPI_Isend(a, (int)size, MPI_BYTE, 1, 4, MPI_COMM_WORLD, &rq[k]);
+            MPI_Waitall(W, rq, st);
+            MPI_Recv(&ack, 1, MPI_BYTE, 1, 5, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        } else if (g_rank == 1) {
+            for (int k = 0; k < W; k++)
+                MPI_Irecv((char *)a + (size_t)k * size, (int)size, MPI_BYTE, 0, 4, MPI_COMM_WORLD,
+                          &rq[k]);
+            MPI_Waitall(W, rq, st);
+            MPI_Send(&ack, 1, MPI_BYTE, 0, 5, MPI_COMM_WORLD);
+        }
+    }
+    return (MPI_Wtime() - t0) * iters / (double)(rounds * W);
+}
+
+static double allreduce(size_t size, int iters, void *a, void *b)
+{
+    int n = (int)(size / sizeof(double));
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        MPI_Allreduce(a, b, n ? n : 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    return MPI_Wtime() - t0;
+}
+
+static double bcast(size_t size, int iters, void *a, void *b)
+{
+    (void)b;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        MPI_Bcast(a, (int)size, MPI_BYTE, 0, MPI_COMM_WORLD);
+    return MPI_Wtime() - t0;
+}
+
+static double alltoall(size_t size, int iters, void *a, void *b)
+{
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        MPI_Alltoall(a, (int)size, MPI_BYTE, b, (int)size, MPI_BYTE, MPI_COMM_WORLD);
+    return MPI_Wtime() - t0;
+}
+
+static double ring(size_t size, int iters, void *a, void *b)
+{
+    int next = (g_rank + 1) % g_size, prev = (g_rank + g_size - 1) % g_size;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        MPI_Sendrecv(a, (int)size, MPI_BYTE, next, 6, b, (int)size, MPI_BYTE, prev, 6,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return MPI_Wtime() - t0;
+}
+
+static int wanted(const char *list, const char *name)
+{
+    if (!list)
+        return 1;
+    size_t n = strlen(name);
+    for (const char *p = list; (p = strstr(p, name)); p += n)
+        if ((p == list || p[-1] == ',') && (p[n] == 0 || p[n] == ','))
+            return 1;
+    return 0;
+}
+
+static size_t parse_size(const char *s)
+{
+    char *end;
+    double v = strtod(s, &end);
+    switch (*end) {
+    case 'k':
+    case 'K': v *= 1024; break;
+    case 'm':
+    case 'M': v *= 1024 * 1024; break;
+    case 'g':
+    case 'G': v *= 1024.0 * 1024 * 1024; break;
+    default: break;
+    }
+    return (size_t)v;
+}
+
+static void usage(void)
+{
+    if (g_rank == 0)
+        fprintf(stderr,
+                "usage: mpi_bench [--tests LIST] [--min SIZE] [--max SIZE] [--reps N] "
+                "[--budget SECONDS]\n"
+                "  LIST: comma-separated of pingpong,bandwidth,msgrate,allreduce,bcast,alltoall,"
+                "ring\n"
+                "  (default: all; point-to-point tests need at least 2 ranks)\n");
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &g_size);
+    const char *tests = NULL;
+    for (int i = 1; i < argc; i++) {
+        const char *v = i + 1 < argc ? argv[i + 1] : NULL;
+        if (!strcmp(argv[i], "--tests") && v)
+            tests = argv[++i];
+        else if (!strcmp(argv[i], "--min") && v)
+            g_min = parse_size(argv[++i]);
+        else if (!strcmp(argv[i], "--max") && v)
+            g_max = parse_size(argv[++i]);
+        else if (!strcmp(argv[i], "--reps") && v)
+            g_reps = atoi(argv[++i]);
+        else if (!strcmp(argv[i], "--budget") && v)
+            g_budget = atof(argv[++i]);
+        else {
+            usage();
+            MPI_Finalize();
+            return 2;
+        }
+    }
+    if (g_reps < 1 || g_min < 1 || g_max < g_min || g_budget <= 0) {
+        usage();
+        MPI_Finalize();
+        return 2;
+    }
+    if (g_rank == 0)
+        printf("# mpi_bench: %d ranks, sizes %zu..%zu, best of %d\n", g_size, g_min, g_max, g_reps);
+    /* alltoall needs size x ranks; msgrate posts 64 receives of 8 bytes */
+    size_t amax = g_max * (size_t)g_size;
+    if (amax < 64 * 8)
+        amax = 64 * 8;
+    void *a = xmalloc(amax), *b = xmalloc(amax);
+    int p2p = g_size >= 2;
+    for (size_t s = g_min; s <= g_max; s *= 4) {
+        if (p2p && wanted(tests, "pingpong"))
+            result("pingpong", s, measure(pingpong, s, a, b) / 2 * 1e6, "us");
+        if (p2p && wanted(tests, "bandwidth") && s >= 1024)
+            result("bandwidth", s, (double)s / measure(bandwidth, s, a, b) / 1e6, "MB/s");
+        if (wanted(tests, "allreduce") && s <= (1u << 20))
+            result("allreduce", s, measure(allreduce, s, a, b) * 1e6, "us");
+        if (wanted(tests, "bcast"))
+            result("bcast", s, measure(bcast, s, a, b) * 1e6, "us");
+        if (wanted(tests, "alltoall") && s * (size_t)g_size <= (16u << 20))
+            result("alltoall", s, measure(alltoall, s, a, b) * 1e6, "us");
+        if (wanted(tests, "ring") && s <= (1u << 20))
+            result("ring", s, measure(ring, s, a, b) * 1e6, "us");
+    }
+    if (p2p && wanted(tests, "msgrate"))
+        result("msgrate", 8, 1.0 / measure(msgrate, 8, a, b), "msgs/s");
+    free(a);
+    free(b);
+    MPI_Finalize();
+    return 0;
+}
