@@ -50,8 +50,6 @@ enum {
     T_ALLTOALLW,
 };
 
-static int ictx(const bdl_comm_t *c) { return c->ctx | BDL_CTX_INTERNAL; }
-
 /* The hidden local communicator, reporting errors as the intercommunicator does. */
 static MPI_Comm local_of(const bdl_comm_t *c)
 {
@@ -68,24 +66,6 @@ static void *tmp_alloc(const bdl_dt_t *t, uint64_t count, void **base)
     char *p = malloc(span ? span : 1);
     *base = p ? p - t->true_lb : NULL;
     return p;
-}
-
-static int send_to(const bdl_comm_t *c, int remote, int tag, const void *buf, uint64_t count,
-                   const bdl_dt_t *t)
-{
-    return bdl_send_typed(ictx(c), c->rworld[remote], c->rank, tag, buf, count, t, 0, NULL);
-}
-
-static int recv_from(MPI_Comm comm, const char *call, const bdl_comm_t *c, int remote, int tag,
-                     void *buf, uint64_t count, const bdl_dt_t *t)
-{
-    int rc = bdl_recv_typed(ictx(c), remote, tag, buf, count, t, MPI_STATUS_IGNORE);
-    if (rc)
-        return bdl_error(comm, rc, call,
-                         "%llu bytes from remote rank %d truncated to the %llu-byte receive buffer",
-                         (unsigned long long)bdl_resp()->nbytes, remote,
-                         (unsigned long long)(count * t->psize));
-    return MPI_SUCCESS;
 }
 
 static int check_count(MPI_Comm comm, const char *call, int count, MPI_Datatype dt, bdl_dt_t **t,
@@ -124,8 +104,9 @@ int bdl_inter_barrier(bdl_comm_t *c, MPI_Comm comm)
     if (rc)
         return rc;
     if (c->rank == 0) {
-        send_to(c, 0, T_BARRIER, NULL, 0, bdl_dt_byte());
-        if ((rc = recv_from(comm, "MPI_Barrier", c, 0, T_BARRIER, NULL, 0, bdl_dt_byte())))
+        bdl_inter_send_to(c, 0, T_BARRIER, NULL, 0, bdl_dt_byte());
+        if ((rc =
+                 bdl_inter_recv_from(comm, "MPI_Barrier", c, 0, T_BARRIER, NULL, 0, bdl_dt_byte())))
             return rc;
     }
     return MPI_Barrier(local_of(c));
@@ -142,8 +123,9 @@ int bdl_inter_bcast(bdl_comm_t *c, MPI_Comm comm, void *buf, int count, MPI_Data
     if (root == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (root == MPI_ROOT)
-        return send_to(c, 0, T_BCAST, buf, (uint64_t)count, t);
-    if (c->rank == 0 && (rc = recv_from(comm, call, c, root, T_BCAST, buf, (uint64_t)count, t)))
+        return bdl_inter_send_to(c, 0, T_BCAST, buf, (uint64_t)count, t);
+    if (c->rank == 0 &&
+        (rc = bdl_inter_recv_from(comm, call, c, root, T_BCAST, buf, (uint64_t)count, t)))
         return rc;
     return MPI_Bcast(buf, count, dt, 0, local_of(c));
 }
@@ -182,12 +164,12 @@ int bdl_inter_reduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void *re
     if (root == MPI_PROC_NULL)
         return MPI_SUCCESS;
     if (root == MPI_ROOT)
-        return recv_from(comm, call, c, 0, T_REDUCE, recvbuf, (uint64_t)count, t);
+        return bdl_inter_recv_from(comm, call, c, 0, T_REDUCE, recvbuf, (uint64_t)count, t);
     void *acc, *mem;
     if ((rc = reduce_local(c, comm, call, sendbuf, count, dt, t, op, &acc, &mem)))
         return rc;
     if (c->rank == 0)
-        send_to(c, root, T_REDUCE, acc, (uint64_t)count, t);
+        bdl_inter_send_to(c, root, T_REDUCE, acc, (uint64_t)count, t);
     free(mem);
     return MPI_SUCCESS;
 }
@@ -205,9 +187,9 @@ int bdl_inter_allreduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void 
     if ((rc = reduce_local(c, comm, call, sendbuf, count, dt, t, op, &acc, &mem)))
         return rc;
     if (c->rank == 0) {
-        send_to(c, 0, T_ALLREDUCE, acc, (uint64_t)count, t);
+        bdl_inter_send_to(c, 0, T_ALLREDUCE, acc, (uint64_t)count, t);
         free(mem);
-        if ((rc = recv_from(comm, call, c, 0, T_ALLREDUCE, recvbuf, (uint64_t)count, t)))
+        if ((rc = bdl_inter_recv_from(comm, call, c, 0, T_ALLREDUCE, recvbuf, (uint64_t)count, t)))
             return rc;
     }
     return MPI_Bcast(recvbuf, count, dt, 0, local_of(c));
@@ -241,11 +223,11 @@ int bdl_inter_reduce_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, con
         return rc;
     void *res = NULL, *rmem = NULL;
     if (c->rank == 0) {
-        send_to(c, 0, T_REDSCAT, acc, (uint64_t)n, t);
+        bdl_inter_send_to(c, 0, T_REDSCAT, acc, (uint64_t)n, t);
         free(mem);
         if (!(rmem = tmp_alloc(t, (uint64_t)n, &res)))
             return no_mem(comm, call);
-        if ((rc = recv_from(comm, call, c, 0, T_REDSCAT, res, (uint64_t)n, t))) {
+        if ((rc = bdl_inter_recv_from(comm, call, c, 0, T_REDSCAT, res, (uint64_t)n, t))) {
             free(rmem);
             return rc;
         }
@@ -281,7 +263,7 @@ int bdl_inter_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void 
     if (root != MPI_ROOT) {
         if ((rc = check_count(comm, call, sendcount, sendtype, &t, "send")))
             return rc;
-        return bdl_send_typed(ictx(c), c->rworld[root], c->rank, T_GATHER, sendbuf,
+        return bdl_send_typed(bdl_inter_ictx(c), c->rworld[root], c->rank, T_GATHER, sendbuf,
                               (uint64_t)sendcount, t, 0, NULL);
     }
     if ((rc = recvcounts ? bdl_dt_check(comm, call, "receive", recvtype, &t)
@@ -295,7 +277,8 @@ int bdl_inter_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void 
             return bdl_error(comm, MPI_ERR_COUNT, call, "invalid receive count %d for rank %d", k,
                              r);
         int64_t off = (int64_t)(recvcounts ? displs[r] : (int64_t)r * recvcount) * t->extent;
-        if ((rc = recv_from(comm, call, c, r, T_GATHER, at(recvbuf, off), (uint64_t)k, t)))
+        if ((rc =
+                 bdl_inter_recv_from(comm, call, c, r, T_GATHER, at(recvbuf, off), (uint64_t)k, t)))
             return rc;
     }
     return MPI_SUCCESS;
@@ -316,7 +299,7 @@ int bdl_inter_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void
     if (root != MPI_ROOT) {
         if ((rc = check_count(comm, call, recvcount, recvtype, &t, "receive")))
             return rc;
-        return recv_from(comm, call, c, root, T_SCATTER, recvbuf, (uint64_t)recvcount, t);
+        return bdl_inter_recv_from(comm, call, c, root, T_SCATTER, recvbuf, (uint64_t)recvcount, t);
     }
     if ((rc = sendcounts ? bdl_dt_check(comm, call, "send", sendtype, &t)
                          : check_count(comm, call, sendcount, sendtype, &t, "send")))
@@ -328,7 +311,7 @@ int bdl_inter_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void
         if (k < 0)
             return bdl_error(comm, MPI_ERR_COUNT, call, "invalid send count %d for rank %d", k, r);
         int64_t off = (int64_t)(sendcounts ? displs[r] : (int64_t)r * sendcount) * t->extent;
-        send_to(c, r, T_SCATTER, at(sendbuf, off), (uint64_t)k, t);
+        bdl_inter_send_to(c, r, T_SCATTER, at(sendbuf, off), (uint64_t)k, t);
     }
     return MPI_SUCCESS;
 }
@@ -362,12 +345,12 @@ static int exchange(bdl_comm_t *c, MPI_Comm comm, const char *call, int tag, con
         int64_t off = sendcounts          ? (int64_t)sdispls[r] * st->extent
                       : tag == T_ALLTOALL ? (int64_t)r * sendcount * st->extent
                                           : 0;
-        send_to(c, r, tag, at(sendbuf, off), (uint64_t)k, st);
+        bdl_inter_send_to(c, r, tag, at(sendbuf, off), (uint64_t)k, st);
     }
     for (int r = 0; r < c->rsize; r++) {
         int k = recvcounts ? recvcounts[r] : recvcount;
         int64_t off = (recvcounts ? (int64_t)rdispls[r] : (int64_t)r * recvcount) * rt->extent;
-        if ((rc = recv_from(comm, call, c, r, tag, at(recvbuf, off), (uint64_t)k, rt)))
+        if ((rc = bdl_inter_recv_from(comm, call, c, r, tag, at(recvbuf, off), (uint64_t)k, rt)))
             return rc;
     }
     return MPI_SUCCESS;
@@ -418,10 +401,11 @@ int bdl_inter_alltoallw(bdl_comm_t *c, MPI_Comm comm, const char *call, const vo
             rc = bdl_dt_check(comm, call, "receive", recvtypes[r], &rt[r]);
     }
     for (int r = 0; r < n && !rc; r++)
-        send_to(c, r, T_ALLTOALLW, at(sendbuf, sdispls[r]), (uint64_t)sendcounts[r], st[r]);
+        bdl_inter_send_to(c, r, T_ALLTOALLW, at(sendbuf, sdispls[r]), (uint64_t)sendcounts[r],
+                          st[r]);
     for (int r = 0; r < n && !rc; r++)
-        rc = recv_from(comm, call, c, r, T_ALLTOALLW, at(recvbuf, rdispls[r]),
-                       (uint64_t)recvcounts[r], rt[r]);
+        rc = bdl_inter_recv_from(comm, call, c, r, T_ALLTOALLW, at(recvbuf, rdispls[r]),
+                                 (uint64_t)recvcounts[r], rt[r]);
     free(st);
     free(rt);
     return rc;

@@ -29,37 +29,36 @@
 #include "objects.h"
 #include "request.h"
 
-/* Tags between the groups on the internal context (the values mpi/intercomm.c
- * leaves to creation). */
-enum { T_MERGE = 10, T_SPLIT = 11 };
-/* Tags of the control exchanges within a group. */
-enum { C_INFO = 16, C_GROUP, C_HIGH, C_PAIRS, C_RCTX };
-
-static int ictx(const bdl_comm_t *c) { return c->ctx | BDL_CTX_INTERNAL; }
-
-/* The hidden local communicator, reporting errors as the intercommunicator does. */
-static MPI_Comm local_of(const bdl_comm_t *c)
+int bdl_inter_send_to(const bdl_comm_t *c, int remote, int tag, const void *buf, uint64_t count,
+                      const bdl_dt_t *t)
 {
-    bdl_g.comms[c->local].errh = c->errh;
-    return c->local;
+    return bdl_send_typed(bdl_inter_ictx(c), c->rworld[remote], c->rank, tag, buf, count, t, 0,
+                          NULL);
 }
 
-static int send_to(const bdl_comm_t *c, int remote, int tag, const void *buf, uint64_t count,
-                   const bdl_dt_t *t)
+int bdl_inter_recv_from(MPI_Comm comm, const char *call, const bdl_comm_t *c, int remote, int tag,
+                        void *buf, uint64_t count, const bdl_dt_t *t)
 {
-    return bdl_send_typed(ictx(c), c->rworld[remote], c->rank, tag, buf, count, t, 0, NULL);
-}
-
-static int recv_from(MPI_Comm comm, const char *call, const bdl_comm_t *c, int remote, int tag,
-                     void *buf, uint64_t count, const bdl_dt_t *t)
-{
-    int rc = bdl_recv_typed(ictx(c), remote, tag, buf, count, t, MPI_STATUS_IGNORE);
+    int rc = bdl_recv_typed(bdl_inter_ictx(c), remote, tag, buf, count, t, MPI_STATUS_IGNORE);
     if (rc)
         return bdl_error(comm, rc, call,
                          "%llu bytes from remote rank %d truncated to the %llu-byte receive buffer",
                          (unsigned long long)bdl_resp()->nbytes, remote,
                          (unsigned long long)(count * t->psize));
     return MPI_SUCCESS;
+}
+
+/* Tags between the groups on the internal context (the values mpi/intercomm.c
+ * leaves to creation). */
+enum { T_MERGE = 10, T_SPLIT = 11 };
+/* Tags of the control exchanges within a group. */
+enum { C_INFO = 16, C_GROUP, C_HIGH, C_PAIRS, C_RCTX };
+
+/* The hidden local communicator, reporting errors as the intercommunicator does. */
+static MPI_Comm local_of(const bdl_comm_t *c)
+{
+    bdl_g.comms[c->local].errh = c->errh;
+    return c->local;
 }
 
 static int no_mem(MPI_Comm comm, const char *call)
@@ -278,8 +277,9 @@ int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
     int32_t mine = high ? 1 : 0, theirs = 0;
     int rc;
     if (c->rank == 0) {
-        send_to(c, 0, T_MERGE, &mine, sizeof mine, bdl_dt_byte());
-        if ((rc = recv_from(intercomm, call, c, 0, T_MERGE, &theirs, sizeof theirs, bdl_dt_byte())))
+        bdl_inter_send_to(c, 0, T_MERGE, &mine, sizeof mine, bdl_dt_byte());
+        if ((rc = bdl_inter_recv_from(intercomm, call, c, 0, T_MERGE, &theirs, sizeof theirs,
+                                      bdl_dt_byte())))
             return rc;
     }
     if ((rc = bdl_ctl_bcast(&bdl_g.comms[local_of(c)], C_HIGH, &theirs, sizeof theirs, 0)))
@@ -316,8 +316,9 @@ int bdl_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const 
     int rc = bdl_ctl_gather(&bdl_g.comms[local_of(c)], C_PAIRS, ck, sizeof ck, lck, 0);
     c = bdl_comm_get(comm);
     if (!rc && c->rank == 0) {
-        send_to(c, 0, T_SPLIT, lck, (uint64_t)c->size * 8, bdl_dt_byte());
-        rc = recv_from(comm, call, c, 0, T_SPLIT, rck, (uint64_t)c->rsize * 8, bdl_dt_byte());
+        bdl_inter_send_to(c, 0, T_SPLIT, lck, (uint64_t)c->size * 8, bdl_dt_byte());
+        rc = bdl_inter_recv_from(comm, call, c, 0, T_SPLIT, rck, (uint64_t)c->rsize * 8,
+                                 bdl_dt_byte());
     }
     if (!rc)
         rc = bdl_ctl_bcast(&bdl_g.comms[local_of(c)], C_PAIRS, rck,
@@ -357,9 +358,9 @@ int bdl_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const 
         int32_t rctx = 0;
         if (m && bdl_g.comms[hidden].rank == 0) {
             int32_t mine = bdl_g.comms[hidden].ctx;
-            send_to(c, rfirst, T_SPLIT, &mine, sizeof mine, bdl_dt_byte());
-            if ((rc = recv_from(comm, call, c, rfirst, T_SPLIT, &rctx, sizeof rctx,
-                                bdl_dt_byte()))) {
+            bdl_inter_send_to(c, rfirst, T_SPLIT, &mine, sizeof mine, bdl_dt_byte());
+            if ((rc = bdl_inter_recv_from(comm, call, c, rfirst, T_SPLIT, &rctx, sizeof rctx,
+                                          bdl_dt_byte()))) {
                 free(rw);
                 free(all);
                 hidden_free(hidden);

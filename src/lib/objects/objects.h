@@ -19,6 +19,15 @@ int bdl_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const c
 int bdl_comm_create_members(MPI_Comm parent, const int *mem, int n, int tag, MPI_Comm *newcomm,
                             const char *call);
 
+/* intercomm_create.c: the library's own traffic with the remote group of
+ * an intercommunicator, on its hidden internal context. */
+static inline int bdl_inter_ictx(const bdl_comm_t *c) { return c->ctx | BDL_CTX_INTERNAL; }
+int bdl_inter_send_to(const bdl_comm_t *c, int remote, int tag, const void *buf, uint64_t count,
+                      const bdl_dt_t *t);
+/* A truncated message is reported on comm as call's error. */
+int bdl_inter_recv_from(MPI_Comm comm, const char *call, const bdl_comm_t *c, int remote, int tag,
+                        void *buf, uint64_t count, const bdl_dt_t *t);
+
 /* intercomm_create.c: the split of an intercommunicator (bdl_comm_split of one). */
 int bdl_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
 /* MPI_Comm_idup of an intercommunicator: the split of its union that made
