@@ -36,6 +36,19 @@ int BDMPI_Comm_lrank(MPI_Comm comm, int *lrank);
 /* Rank in comm of the lowest-ranked member of comm on the caller's node. */
 int BDMPI_Comm_rrank(MPI_Comm comm, int *rrank);
 
+/* The calling rank's storage-backed memory: *managed is 1 when the memory
+ * manager owns its large allocations (-mem-strategy other than none),
+ * *resident the bytes of them resident now, *track how first writes are
+ * tracked: BDMPI_MEM_TRACK_NONE (not managed), _UFFD (userfaultfd, system
+ * calls into unloaded memory handled by the kernel), _UFFD_USER
+ * (userfaultfd for user-mode faults only) or _MPROTECT.  Any argument may
+ * be NULL. */
+#define BDMPI_MEM_TRACK_NONE 0
+#define BDMPI_MEM_TRACK_UFFD 1
+#define BDMPI_MEM_TRACK_UFFD_USER 2
+#define BDMPI_MEM_TRACK_MPROTECT 3
+int BDMPI_Mem_info(int *managed, unsigned long long *resident, int *track);
+
 #if defined(__GNUC__)
 #pragma GCC visibility pop
 #endif

@@ -215,9 +215,8 @@ extern "C" {
 /* The manager is built with -fvisibility=hidden.  BD_MEM_EXPORT marks what
  * the shared library linking it (libbdmpi) must still export: the allocation
  * and system-call overrides (alloc-override.c, syscall-override.c), which
- * interpose on the C library's functions, and the three queries of the
- * rank's manager that test mem.syscalls (tests/runtime/syscall_io.c) makes
- * (bd_mem_active, bd_mem_resident_bytes, bd_mem_stats). */
+ * interpose on the C library's functions.  A program queries its manager
+ * through BDMPI_Mem_info (bdmpi.h). */
 #define BD_MEM_EXPORT __attribute__((visibility("default")))
 
 typedef enum { BD_MEM_ARAW = 0, BD_MEM_ARLW = 1, BD_MEM_LRLW = 2 } bd_mem_strategy_t;
@@ -290,7 +289,7 @@ int bd_mem_init(const bd_mem_config_t *cfg);
 /* Free every allocation, remove all backing files, release the arena.  All
  * managed pointers become invalid (later bd_mem_free() of them is a no-op). */
 void bd_mem_fini(void);
-BD_MEM_EXPORT int bd_mem_active(void);
+int bd_mem_active(void);
 
 /* Allocation size from which the malloc override manages memory; SIZE_MAX
  * while the manager is not active. */
@@ -339,8 +338,8 @@ int bd_mem_discard(void *addr, size_t len);
  * Returns 0 or -errno. */
 int bd_mem_prepare(const void *addr, size_t len, int for_write);
 
-BD_MEM_EXPORT size_t bd_mem_resident_bytes(void);
-BD_MEM_EXPORT void bd_mem_stats(bd_mem_stats_t *out);
+size_t bd_mem_resident_bytes(void);
+void bd_mem_stats(bd_mem_stats_t *out);
 
 #ifdef __cplusplus
 }

@@ -40,12 +40,7 @@ overrides=(
   # The fortified forms (_FORTIFY_SOURCE) of the overridden calls.
   '__read_chk|__pread_chk|__pread64_chk|__recv_chk|__recvfrom_chk|__fread_chk|__fread_unlocked_chk'
 )
-testing=(
-  # Queries of the rank's memory manager made by test mem.syscalls
-  # (tests/runtime/syscall_io.c); not an interface.
-  'bd_mem_active|bd_mem_resident_bytes|bd_mem_stats'
-)
-all=("${public[@]}" "${overrides[@]}" "${testing[@]}")
+all=("${public[@]}" "${overrides[@]}")
 allowed="^($(IFS='|'; echo "${all[*]}"))\$"
 
 exported=$(nm -D --defined-only "$lib" | awk 'NF >= 3 {sub(/@.*/, "", $3); print $3}' | sort -u)

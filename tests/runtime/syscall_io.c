@@ -22,8 +22,6 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
-#include "bd_mem.h" /* to ask the rank's memory manager what it runs on */
-
 static int rank, bad, evicted, calls;
 static size_t n;
 
@@ -54,7 +52,10 @@ static void check(const uint8_t *p, int seed, const char *what)
 static void before(void)
 {
     calls++;
-    if (bd_mem_active() && bd_mem_resident_bytes() == 0)
+    int managed;
+    unsigned long long resident;
+    BDMPI_Mem_info(&managed, &resident, NULL);
+    if (managed && resident == 0)
         evicted++;
 }
 
@@ -95,13 +96,12 @@ int main(int argc, char **argv)
 
     /* Which path are we on? */
     const char *path = "none";
-    if (bd_mem_active()) {
-        bd_mem_stats_t st;
-        bd_mem_stats(&st);
-        path = st.track == BD_MEM_TRACK_MPROTECT ? "mprotect"
-               : st.kernel_faults                ? "uffd"
+    int track;
+    BDMPI_Mem_info(NULL, NULL, &track);
+    if (track != BDMPI_MEM_TRACK_NONE)
+        path = track == BDMPI_MEM_TRACK_MPROTECT ? "mprotect"
+               : track == BDMPI_MEM_TRACK_UFFD   ? "uffd"
                                                  : "uffd-user";
-    }
     int skip = strcmp(path, expect) != 0, anyskip;
     MPI_Allreduce(&skip, &anyskip, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (anyskip) {

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bd_log.h"
+#include "bd_mem.h"
 #include "core.h"
 #include "mpi_int.h"
 #include "objects.h"
@@ -394,6 +395,27 @@ int BDMPI_Exit_critical(void)
     BDL_CHECK_INIT("BDMPI_Exit_critical");
     bdl_req_begin(BD_REQ_CRIT_EXIT);
     bdl_rpc();
+    return MPI_SUCCESS;
+}
+
+int BDMPI_Mem_info(int *managed, unsigned long long *resident, int *track)
+{
+    BDL_CHECK_INIT("BDMPI_Mem_info");
+    int on = bd_mem_active();
+    if (managed)
+        *managed = on;
+    if (resident)
+        *resident = on ? (unsigned long long)bd_mem_resident_bytes() : 0;
+    if (track) {
+        *track = BDMPI_MEM_TRACK_NONE;
+        if (on) {
+            bd_mem_stats_t st;
+            bd_mem_stats(&st);
+            *track = st.track == BD_MEM_TRACK_MPROTECT ? BDMPI_MEM_TRACK_MPROTECT
+                     : st.kernel_faults                ? BDMPI_MEM_TRACK_UFFD
+                                                       : BDMPI_MEM_TRACK_UFFD_USER;
+        }
+    }
     return MPI_SUCCESS;
 }
 
