@@ -317,23 +317,6 @@ int bdr_p2p_ready(slave_t *s);
 /* What blocked s waits for, for a deadlock report. */
 void bdr_p2p_describe(slave_t *s, char *buf, size_t len);
 
-/* p2p.c: point-to-point requests. */
-void bdr_p2p_req_send(slave_t *s, const bd_req_t *r);
-void bdr_p2p_req_irecv(slave_t *s, const bd_req_t *r);
-void bdr_p2p_req_recv(slave_t *s, const bd_req_t *r);
-void bdr_p2p_req_wait(slave_t *s, const bd_req_t *r);    /* WAIT, TEST */
-void bdr_p2p_req_waitany(slave_t *s, const bd_req_t *r); /* WAITANY, TESTANY */
-void bdr_p2p_req_probe(slave_t *s, const bd_req_t *r);   /* PROBE, IPROBE */
-void bdr_p2p_req_mprobe(slave_t *s, const bd_req_t *r);  /* MPROBE, IMPROBE */
-void bdr_p2p_req_mrecv(slave_t *s, const bd_req_t *r);
-void bdr_p2p_req_ssend_wait(slave_t *s, const bd_req_t *r); /* SSEND_WAIT, SSEND_TEST */
-void bdr_p2p_req_cancel(slave_t *s, const bd_req_t *r);
-void bdr_p2p_req_cancel_send(slave_t *s, const bd_req_t *r);
-/* Blocked s may go on (its receive is bound, its probe matches, ...). */
-int bdr_p2p_ready(slave_t *s);
-/* What blocked s waits for, for a deadlock report. */
-void bdr_p2p_describe(slave_t *s, char *buf, size_t len);
-
 /* rma.c: one-sided communication (RMA_* requests; wake targets with work) */
 void bdr_rma_req_enable(slave_t *s, const bd_req_t *r);
 void bdr_rma_req_next(slave_t *s, const bd_req_t *r);

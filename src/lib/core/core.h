@@ -54,6 +54,8 @@ typedef struct bdl_comm {
 
 /* Size of the group a communicator's point-to-point ranks name, and the
  * world rank of one of them. */
+/* The hidden context of the library's own point-to-point traffic on c. */
+static inline int bdl_comm_ictx(const bdl_comm_t *c) { return c->ctx | BDL_CTX_INTERNAL; }
 static inline int bdl_comm_peers(const bdl_comm_t *c) { return c->inter ? c->rsize : c->size; }
 static inline int bdl_comm_peer_world(const bdl_comm_t *c, int r)
 {

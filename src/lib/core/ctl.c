@@ -10,28 +10,26 @@
 #include "core.h"
 #include "request.h"
 
-static int ctl_ctx(const bdl_comm_t *c) { return c->ctx | BDL_CTX_INTERNAL; }
-
 int bdl_ctl_bcast(const bdl_comm_t *c, int tag, void *buf, uint64_t n, int root)
 {
     if (c->rank != root)
-        return bdl_recv_bytes(ctl_ctx(c), root, tag, buf, n, MPI_STATUS_IGNORE);
+        return bdl_recv_bytes(bdl_comm_ictx(c), root, tag, buf, n, MPI_STATUS_IGNORE);
     for (int r = 0; r < c->size; r++)
         if (r != root)
-            bdl_send_bytes(ctl_ctx(c), c->world[r], c->rank, tag, buf, n, 0, NULL);
+            bdl_send_bytes(bdl_comm_ictx(c), c->world[r], c->rank, tag, buf, n, 0, NULL);
     return MPI_SUCCESS;
 }
 
 int bdl_ctl_gather(const bdl_comm_t *c, int tag, const void *mine, uint64_t n, void *all, int root)
 {
     if (c->rank != root)
-        return bdl_send_bytes(ctl_ctx(c), c->world[root], c->rank, tag, mine, n, 0, NULL);
+        return bdl_send_bytes(bdl_comm_ictx(c), c->world[root], c->rank, tag, mine, n, 0, NULL);
     memcpy((char *)all + (uint64_t)root * n, mine, n);
     for (int r = 0; r < c->size; r++) {
         if (r == root)
             continue;
-        int rc =
-            bdl_recv_bytes(ctl_ctx(c), r, tag, (char *)all + (uint64_t)r * n, n, MPI_STATUS_IGNORE);
+        int rc = bdl_recv_bytes(bdl_comm_ictx(c), r, tag, (char *)all + (uint64_t)r * n, n,
+                                MPI_STATUS_IGNORE);
         if (rc)
             return rc;
     }

@@ -98,11 +98,4 @@ MPI_Request bdl_nbc_of_requests(MPI_Request *reqs, int n);
 int bdl_nbc_start_split(bdl_comm_t *c, int api, const void *in, uint64_t n, bdl_nbc_fin_t fin,
                         void *arg, MPI_Request *request);
 
-/* objects/comm_nbc.c: communicator creation as a nonblocking collective on
- * c (size > 1): a split with color and key, call api (BD_API_COMM_DUP);
- * once it completes, fin gets the new context.  request NULL: complete it
- * now.  (Declared here, below objects.h, for comm.c's callers.) */
-int bdl_nbc_split(bdl_comm_t *c, int color, int key, int api, bdl_nbc_fin_t fin, void *arg,
-                  MPI_Request *request);
-
 #endif

@@ -86,7 +86,6 @@ void bdl_req_free_slot(bdl_request_t *q);
 /* Complete the requests the program freed while still pending (MPI 3.1
  * 3.7.3) as far as they can be without waiting. */
 void bdl_req_reap_detached(void);
-static inline void bdl_p2p_reap_detached(void) { bdl_req_reap_detached(); } /* init.c's name */
 
 /* request.c: the completion engine (MPI_Wait, MPI_Test and their any,
  * some and all forms).  call names the MPI call for the errors reported;

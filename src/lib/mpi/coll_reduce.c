@@ -114,7 +114,7 @@ static int user_chain(bdl_comm_t *c, const void *in, int count, MPI_Datatype dt,
     /* The user function sees buffers laid out as dt, so the accumulators
      * are too; messages carry the packed stream. */
     uint64_t k = (uint64_t)count;
-    int ctx = c->ctx | BDL_CTX_INTERNAL;
+    int ctx = bdl_comm_ictx(c);
     void *acc, *tmp;
     void *acc_mem = bdl_dt_alloc(t, k, &acc), *tmp_mem = bdl_dt_alloc(t, k, &tmp);
     uint64_t n = k * t->psize;

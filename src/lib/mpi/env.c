@@ -299,7 +299,7 @@ int MPI_Finalize(void)
      * so programs can hook their own cleanup there. */
     bdl_attr_delete_all(MPI_COMM_SELF, "MPI_Finalize");
     if (bdl_g.ndetached)
-        bdl_p2p_reap_detached();
+        bdl_req_reap_detached();
     bdl_lib_mem_stats();
     atomic_store_explicit(&bdl_g.slot->stats[BD_STAT_RUN_NS], bdl_now_ns() - g_init_ns,
                           memory_order_relaxed);

@@ -263,7 +263,7 @@ int bdl_inter_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void 
     if (root != MPI_ROOT) {
         if ((rc = check_count(comm, call, sendcount, sendtype, &t, "send")))
             return rc;
-        return bdl_send_typed(bdl_inter_ictx(c), c->rworld[root], c->rank, T_GATHER, sendbuf,
+        return bdl_send_typed(bdl_comm_ictx(c), c->rworld[root], c->rank, T_GATHER, sendbuf,
                               (uint64_t)sendcount, t, 0, NULL);
     }
     if ((rc = recvcounts ? bdl_dt_check(comm, call, "receive", recvtype, &t)

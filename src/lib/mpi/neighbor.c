@@ -129,7 +129,7 @@ static void send_block(nctx_t *x, int k, const void *buf, MPI_Aint off, int coun
     if (dst == MPI_PROC_NULL)
         return;
     bdl_comm_t *c = x->c;
-    bdl_send_typed(c->ctx | BDL_CTX_INTERNAL, c->world[dst], c->rank, send_tag(x, k),
+    bdl_send_typed(bdl_comm_ictx(c), c->world[dst], c->rank, send_tag(x, k),
                    (const char *)buf + off, (uint64_t)count, t, 0, NULL);
 }
 
@@ -141,12 +141,12 @@ static int recv_block(nctx_t *x, int k, void *buf, MPI_Aint off, int count, cons
     bdl_comm_t *c = x->c;
     if (x->request) {
         /* Post it as the library's own receive request (as MPI_Irecv would). */
-        MPI_Request h = bdl_irecv_post(c->ctx | BDL_CTX_INTERNAL, src, recv_tag(x, k),
-                                       (char *)buf + off, (uint64_t)count, (bdl_dt_t *)t);
+        MPI_Request h = bdl_irecv_post(bdl_comm_ictx(c), src, recv_tag(x, k), (char *)buf + off,
+                                       (uint64_t)count, (bdl_dt_t *)t);
         x->reqs[x->nreqs++] = h;
         return MPI_SUCCESS;
     }
-    int rc = bdl_recv_typed(c->ctx | BDL_CTX_INTERNAL, src, recv_tag(x, k), (char *)buf + off,
+    int rc = bdl_recv_typed(bdl_comm_ictx(c), src, recv_tag(x, k), (char *)buf + off,
                             (uint64_t)count, t, MPI_STATUS_IGNORE);
     if (rc)
         return bdl_error(x->comm, rc, x->call,

@@ -5,6 +5,7 @@
 
 #include "core.h"
 #include "nbc.h"
+#include "objects.h"
 
 int bdl_nbc_split(bdl_comm_t *c, int color, int key, int api, bdl_nbc_fin_t fin, void *arg,
                   MPI_Request *request)

@@ -32,14 +32,14 @@
 int bdl_inter_send_to(const bdl_comm_t *c, int remote, int tag, const void *buf, uint64_t count,
                       const bdl_dt_t *t)
 {
-    return bdl_send_typed(bdl_inter_ictx(c), c->rworld[remote], c->rank, tag, buf, count, t, 0,
+    return bdl_send_typed(bdl_comm_ictx(c), c->rworld[remote], c->rank, tag, buf, count, t, 0,
                           NULL);
 }
 
 int bdl_inter_recv_from(MPI_Comm comm, const char *call, const bdl_comm_t *c, int remote, int tag,
                         void *buf, uint64_t count, const bdl_dt_t *t)
 {
-    int rc = bdl_recv_typed(bdl_inter_ictx(c), remote, tag, buf, count, t, MPI_STATUS_IGNORE);
+    int rc = bdl_recv_typed(bdl_comm_ictx(c), remote, tag, buf, count, t, MPI_STATUS_IGNORE);
     if (rc)
         return bdl_error(comm, rc, call,
                          "%llu bytes from remote rank %d truncated to the %llu-byte receive buffer",

@@ -19,9 +19,15 @@ int bdl_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const c
 int bdl_comm_create_members(MPI_Comm parent, const int *mem, int n, int tag, MPI_Comm *newcomm,
                             const char *call);
 
+/* objects/comm_nbc.c: communicator creation as a nonblocking collective on
+ * c (size > 1): a split with color and key, call api (BD_API_COMM_DUP);
+ * once it completes, fin gets the new context.  request NULL: complete it
+ * now. */
+int bdl_nbc_split(bdl_comm_t *c, int color, int key, int api, bdl_nbc_fin_t fin, void *arg,
+                  MPI_Request *request);
+
 /* intercomm_create.c: the library's own traffic with the remote group of
  * an intercommunicator, on its hidden internal context. */
-static inline int bdl_inter_ictx(const bdl_comm_t *c) { return c->ctx | BDL_CTX_INTERNAL; }
 int bdl_inter_send_to(const bdl_comm_t *c, int remote, int tag, const void *buf, uint64_t count,
                       const bdl_dt_t *t);
 /* A truncated message is reported on comm as call's error. */
