@@ -1,4 +1,5 @@
 #include "bd_ipc.h"
+#include "bd_mbox.h"
 
 #include <errno.h>
 #include <linux/futex.h>
@@ -9,14 +10,19 @@
 
 #define ROUND_UP(x, a) (((x) + (a)-1) / (a) * (a))
 
-uint64_t bd_shm_layout(bd_shm_hdr_t *h, uint32_t nslaves, uint64_t window)
+uint64_t bd_shm_layout(bd_shm_hdr_t *h, uint32_t nslaves, uint64_t window, uint64_t threshold)
 {
     const uint64_t page = 4096;
     h->nslaves = nslaves;
     h->window = ROUND_UP(window, page);
     h->slot_offset = ROUND_UP(sizeof(bd_shm_hdr_t), page);
     h->window_offset = ROUND_UP(sizeof(bd_slot_t), page);
-    h->slot_stride = h->window_offset + h->window;
+    /* Mailbox rings: room for many small messages in flight; smaller with
+     * many ranks (the pages of a ring stay resident once touched). */
+    h->mbox_ring = nslaves <= 64 ? 256 * 1024 : 64 * 1024;
+    h->eager = threshold < h->mbox_ring / 8 ? threshold : h->mbox_ring / 8;
+    h->mbox_offset = h->window_offset + h->window;
+    h->slot_stride = h->mbox_offset + ROUND_UP(sizeof(bd_mbox_t) + h->mbox_ring, page);
     h->total_size = h->slot_offset + h->slot_stride * nslaves;
     return h->total_size;
 }
@@ -33,6 +39,7 @@ void bd_job_config_fill(bd_job_config_t *job, const bd_opts_t *o)
     job->mem_predict = (int32_t)o->num[BD_OPT_MEM_PREDICT];
     job->mem_track = (int32_t)o->num[BD_OPT_MEM_TRACK];
     job->mem_wp = (int32_t)o->num[BD_OPT_MEM_WP];
+    job->spin_ns = (uint64_t)o->num[BD_OPT_SPIN] * 1000;
 }
 
 int bd_futex_wait(_Atomic uint32_t *addr, uint32_t expected, int timeout_ms)

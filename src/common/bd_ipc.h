@@ -21,6 +21,8 @@
 #include "bd_options.h"
 #include "bd_stats.h"
 
+struct bd_mbox;
+
 #define BD_SHM_MAGIC 0x42444d5049303031ull /* "BDMPI001" */
 #define BD_PATH_MAX 512
 
@@ -28,28 +30,12 @@ enum bd_req_code {
     BD_REQ_NONE = 0,
     BD_REQ_INIT, /* -> resp.arg[0]=world size, arg[1]=world rank */
     BD_REQ_FINALIZE,
-    BD_REQ_ABORT,   /* arg[0]=exit code; window: message */
-    BD_REQ_SEND,    /* ctx, peer=dest world rank, tag, myrank, nbytes, flags;
-                           small: data in window; large: arg[0]=spill file number;
-                           rid: nonzero for a nonblocking send, which CANCEL_SEND names */
-    BD_REQ_IRECV,   /* post: rid, ctx, peer=src comm rank|ANY, tag */
-    BD_REQ_RECV,    /* post + wait in one call (rid 0) */
-    BD_REQ_WAIT,    /* rid: block until matched, then deliver */
-    BD_REQ_TEST,    /* rid: deliver if matched, else flag=0 (a poll) */
-    BD_REQ_WAITANY, /* window: int64 rids[arg[0]]; blocks until one matched;
-                           resp.arg[0]=index (the lib then WAITs on it) */
-    BD_REQ_TESTANY, /* like WAITANY but a poll: resp.flag */
-    BD_REQ_PROBE,   /* ctx, peer, tag: block until a match; resp: src, tag, nbytes */
-    BD_REQ_IPROBE,
-    BD_REQ_SSEND_WAIT, /* arg[0]=message id of a synchronous send: block until matched */
-    BD_REQ_SSEND_TEST,
-    BD_REQ_CANCEL,      /* rid: cancel a posted receive not yet matched */
-    BD_REQ_CANCEL_SEND, /* peer=dest world rank, rid=send id: withdraw a nonblocking send's
-                           message nobody has received yet; resp.flag 1 if withdrawn */
-    BD_REQ_MPROBE,      /* like PROBE, and the message leaves the queue: only MRECV with
-                           resp.arg[0] (its id) can receive it */
-    BD_REQ_IMPROBE,
-    BD_REQ_MRECV,      /* rid=id from MPROBE: deliver that message (never blocks) */
+    BD_REQ_ABORT,      /* arg[0]=exit code; window: message */
+    BD_REQ_SEND,       /* to a rank of another node, or an RMA service message (messages
+                           between ranks of a node go through their mailboxes): ctx,
+                           peer=dest world rank, tag, myrank, nbytes, flags; small: data in
+                           window; large: arg[0]=spill file number; arg[1]=sync id of a
+                           synchronous send; rid: a nonblocking send's id */
     BD_REQ_COLL_BEGIN, /* ctx, arg: see bd_coll_desc_t in window */
     BD_REQ_COLL_PUT,   /* window: bd_seg_t list + data */
     BD_REQ_COLL_WAIT,  /* block until every rank of the collective has arrived */
@@ -78,6 +64,18 @@ enum bd_req_code {
                            receive (flag 0: none); never blocks */
     BD_REQ_RMA_DONE,   /* end of a BD_CMD_RMA service; not answered: the rank goes back
                            to waiting for the answer to the request it was blocked in */
+    /* The mailbox (bd_mbox.h, src/lib/core/match.c, src/master/mbox.c). */
+    BD_REQ_P2P_WAIT,    /* arg[0]=event_seq seen: block until the mailbox's event_seq
+                           differs; arg[1]=BD_WAIT_* and ctx, peer, tag say what for
+                           (deadlock reports); arg[2]: a poll (yield if others wait) */
+    BD_REQ_MBOX_FULL,   /* peer=world rank whose ring has no room for arg[0] bytes: answered
+                           when it has (or when the master has emptied it) */
+    BD_REQ_MBOX_FETCH,  /* window out: entries the master holds (overflow), resp.arg[0] of
+                           them, resp.arg[1] set when more remain */
+    BD_REQ_MBOX_CANCEL, /* peer=world rank, rid=send id: withdraw the message from the
+                           overflow the master holds for it; resp.flag 1 if withdrawn */
+    BD_REQ_SYNC_ACK,    /* peer=world rank on another node, arg[0]=its sync id: its
+                           synchronous send is matched */
     BD_REQ__COUNT
 };
 
@@ -246,6 +244,7 @@ typedef struct bd_job_config {
     int32_t mem_track;      /* -mem-track: BD_MEMT_* */
     int32_t mem_wp;         /* -mem-wp: BD_MEMW_* */
     uint32_t pad;
+    uint64_t spin_ns; /* -spin, in ns */
 } bd_job_config_t;
 
 /* Fill job from the (normalised) options; the master then sets what it
@@ -264,6 +263,9 @@ typedef struct bd_shm_hdr {
     uint64_t slot_offset;   /* offset of slot 0 */
     uint64_t window_offset; /* offset of the window inside a slot */
     uint64_t window;        /* window bytes: -window, raised to hold the message threshold */
+    uint64_t mbox_offset;   /* offset of the mailbox (bd_mbox_t + ring) inside a slot */
+    uint64_t mbox_ring;     /* ring bytes of each mailbox */
+    uint64_t eager;         /* largest payload carried inline in a mailbox entry */
     uint64_t total_size;
     _Atomic uint32_t runnable_waiting; /* ranks waiting for a run slot */
     _Atomic uint32_t mem_waiters;      /* loads waiting for memory: slaves ring after releasing */
@@ -281,9 +283,17 @@ static inline char *bd_slot_window(bd_shm_hdr_t *h, bd_slot_t *s)
     return (char *)s + h->window_offset;
 }
 
-/* Layout for nslaves slaves with the given window; fills the header's
- * geometry fields and returns the total size. */
-uint64_t bd_shm_layout(bd_shm_hdr_t *h, uint32_t nslaves, uint64_t window);
+static inline struct bd_mbox *bd_slot_mbox(bd_shm_hdr_t *h, bd_slot_t *s)
+{
+    return (struct bd_mbox *)((char *)s + h->mbox_offset);
+}
+
+/* What a rank waits for in BD_REQ_P2P_WAIT (for deadlock reports). */
+enum { BD_WAIT_RECV = 1, BD_WAIT_ANY, BD_WAIT_PROBE, BD_WAIT_MPROBE, BD_WAIT_SSEND };
+
+/* Layout for nslaves slaves with the given window and message threshold;
+ * fills the header's geometry fields and returns the total size. */
+uint64_t bd_shm_layout(bd_shm_hdr_t *h, uint32_t nslaves, uint64_t window, uint64_t threshold);
 
 /* futex on a 32-bit word in shared memory.  wait returns 0 when woken or the
  * value differs, -ETIMEDOUT, -EINTR; timeout_ms < 0 waits forever. */

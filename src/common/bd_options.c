@@ -18,11 +18,15 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
     [BD_OPT_NC] = {"nc", BD_OPT_INT, "1", 1, 4096,
                    "maximum ranks of a node inside BDMPI_Enter_critical at once"},
     [BD_OPT_MSG_THRESHOLD] = {"msg-threshold", BD_OPT_SIZE, "4K", 0, 1LL << 30,
-                              "messages up to this size are buffered in the master's memory, "
+                              "messages up to this size are buffered in memory (a rank of the "
+                              "node: in the receiver's mailbox, inline up to 1/8 of its ring), "
                               "larger ones in spill files"},
     [BD_OPT_WINDOW] = {"window", BD_OPT_SIZE, "256K", 16384, 1LL << 30,
                        "size of each rank's shared-memory transfer window "
                        "(raised to the message threshold if smaller)"},
+    [BD_OPT_SPIN] = {"spin", BD_OPT_INT, "50", 0, 1000000,
+                     "microseconds a rank waiting for a message spins before it sleeps in the "
+                     "master, when no rank waits for a run slot and -nr > 1 (0: never spin)"},
     [BD_OPT_WD] = {"wd", BD_OPT_STR, NULL, 0, 0,
                    "directory in which the job's private spill directory is made "
                    "(default: $TMPDIR, else /tmp)"},

@@ -17,6 +17,7 @@ typedef enum {
     BD_OPT_NC,
     BD_OPT_MSG_THRESHOLD,
     BD_OPT_WINDOW,
+    BD_OPT_SPIN,
     BD_OPT_WD,
     BD_OPT_MEM,
     BD_OPT_MEM_STRATEGY,

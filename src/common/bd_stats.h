@@ -8,7 +8,7 @@
 #include <stdio.h>
 
 #define BD_STATS(X)                                                                                \
-    X(SENDS_MEM, "count", "messages buffered in the master's memory")                              \
+    X(SENDS_MEM, "count", "messages buffered in memory")                                           \
     X(SENDS_FILE, "count", "messages buffered in spill files")                                     \
     X(BYTES_MEM, "bytes", "bytes of messages buffered in memory")                                  \
     X(BYTES_FILE, "bytes", "bytes of messages written to spill files")                             \

@@ -43,9 +43,11 @@ static int locally_stuck(void)
         return 0;
     /* A rank poked by a message that was just handled may be about to wake:
      * this can be asked in the middle of handling a batch of messages. */
-    for (int i = 0; i < g_m.ns; i++)
-        if (g_m.slaves[i].poke && g_m.slaves[i].state == SL_BLOCKED)
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *s = &g_m.slaves[i];
+        if (s->state == SL_BLOCKED && (s->poke || s->pin_head || bdr_mbox_ready(s)))
             return 0;
+    }
     return 1;
 }
 
@@ -60,7 +62,7 @@ void bdr_deadlock_report_local(void)
             else if (s->blk == BLK_CRIT)
                 snprintf(what, sizeof what, "waits in BDMPI_Enter_critical");
             else
-                bdr_p2p_describe(s, what, sizeof what);
+                bdr_mbox_describe(s, what, sizeof what);
         } else if (s->state == SL_EXITED && !s->inited) {
             snprintf(what, sizeof what, "exited without calling MPI_Init");
         } else if (s->state == SL_EXITED || s->state == SL_FINALIZED) {

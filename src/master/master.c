@@ -87,23 +87,13 @@ static const route_t g_routes[BD_REQ__COUNT] = {
     [BD_REQ_CRIT_ENTER] = {req_crit_enter, 0},
     [BD_REQ_CRIT_EXIT] = {req_crit_exit, 0},
     [BD_REQ_YIELD] = {req_yield, 0},
-    /* p2p.c */
+    /* p2p.c, mbox.c */
     [BD_REQ_SEND] = {bdr_p2p_req_send, 0},
-    [BD_REQ_IRECV] = {bdr_p2p_req_irecv, 0},
-    [BD_REQ_RECV] = {bdr_p2p_req_recv, 0},
-    [BD_REQ_WAIT] = {bdr_p2p_req_wait, 0},
-    [BD_REQ_TEST] = {bdr_p2p_req_wait, 0},
-    [BD_REQ_WAITANY] = {bdr_p2p_req_waitany, 0},
-    [BD_REQ_TESTANY] = {bdr_p2p_req_waitany, 0},
-    [BD_REQ_PROBE] = {bdr_p2p_req_probe, 0},
-    [BD_REQ_IPROBE] = {bdr_p2p_req_probe, 0},
-    [BD_REQ_MPROBE] = {bdr_p2p_req_mprobe, 0},
-    [BD_REQ_IMPROBE] = {bdr_p2p_req_mprobe, 0},
-    [BD_REQ_MRECV] = {bdr_p2p_req_mrecv, 0},
-    [BD_REQ_SSEND_WAIT] = {bdr_p2p_req_ssend_wait, 0},
-    [BD_REQ_SSEND_TEST] = {bdr_p2p_req_ssend_wait, 0},
-    [BD_REQ_CANCEL] = {bdr_p2p_req_cancel, 0},
-    [BD_REQ_CANCEL_SEND] = {bdr_p2p_req_cancel_send, 0},
+    [BD_REQ_P2P_WAIT] = {bdr_mbox_req_wait, 0},
+    [BD_REQ_MBOX_FULL] = {bdr_mbox_req_full, 0},
+    [BD_REQ_MBOX_FETCH] = {bdr_mbox_req_fetch, 0},
+    [BD_REQ_MBOX_CANCEL] = {bdr_mbox_req_cancel, 0},
+    [BD_REQ_SYNC_ACK] = {bdr_mbox_req_sync_ack, 0},
     /* coll.c, comm.c */
     [BD_REQ_COLL_BEGIN] = {bdr_coll_req_begin, 0},
     [BD_REQ_COLL_PUT] = {bdr_coll_req_put, 0},
@@ -164,11 +154,9 @@ static void resume(slave_t *s)
         else
             redo(s);
         break;
-    case BLK_COLL:
-    case BLK_RECV:
-    case BLK_ANY:
-    case BLK_PROBE:
-    case BLK_SSEND: redo(s); break;
+    case BLK_MBOX:
+    case BLK_ROOM: bdr_sched_respond(s); break; /* it looks again itself */
+    case BLK_COLL: redo(s); break;
     }
 }
 
@@ -186,14 +174,17 @@ static void recheck_blocked(void)
 {
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
-        if (s->state != SL_BLOCKED || !s->poke)
+        /* A mailbox moves without the master: look at every waiter. */
+        if (s->state != SL_BLOCKED || (!s->poke && s->blk != BLK_MBOX && s->blk != BLK_ROOM))
             continue;
         s->poke = 0;
         int ready = 0;
         switch (s->blk) {
         case BLK_COLL: ready = bdr_coll_ready(s); break;
         case BLK_CRIT: ready = s->crit_granted; break;
-        default: ready = bdr_p2p_ready(s); break;
+        case BLK_MBOX:
+        case BLK_ROOM: ready = bdr_mbox_ready(s); break;
+        default: break;
         }
         if (ready)
             bdr_sched_make_runnable(s);
@@ -465,7 +456,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
         window = thr + 4096;
     bd_shm_hdr_t tmp;
     memset(&tmp, 0, sizeof tmp);
-    uint64_t total = bd_shm_layout(&tmp, (uint32_t)g_m.ns, window);
+    uint64_t total = bd_shm_layout(&tmp, (uint32_t)g_m.ns, window, thr);
 
     /* memfd: nothing to clean up in /dev/shm whatever happens to us. */
     g_m.shm_fd = memfd_create("bdmpi-shm", 0);
@@ -533,6 +524,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
         s->state = SL_PREINIT;
         s->slot = bd_shm_slot(g_m.hdr, (uint32_t)i);
         s->win = bd_slot_window(g_m.hdr, s->slot);
+        bdr_mbox_attach(s);
         s->slot->world_rank = s->world;
     }
     g_m.ninit_pending = g_m.ns;
@@ -603,6 +595,7 @@ int main(int argc, char **argv)
                 }
             }
             bdr_memacct_poll();
+            bdr_mbox_poll();
             bdr_rma_poll();
             recheck_blocked();
             schedule();

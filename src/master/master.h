@@ -10,6 +10,7 @@
 #include <sys/types.h>
 
 #include "bd_ipc.h"
+#include "bd_mbox.h"
 #include "bd_options.h"
 
 typedef enum {
@@ -23,10 +24,8 @@ typedef enum {
 
 typedef enum {
     BLK_NONE,
-    BLK_RECV, /* WAIT/RECV on a posted receive */
-    BLK_ANY,  /* WAITANY on several posted receives */
-    BLK_PROBE,
-    BLK_SSEND,
+    BLK_MBOX, /* waits for its mailbox to move (a receive, probe, synchronous send) */
+    BLK_ROOM, /* a send waits for room in another rank's mailbox */
     BLK_COLL,
     BLK_CRIT,
     BLK_INIT,  /* waiting for its first run slot */
@@ -46,17 +45,12 @@ typedef struct msg {
     char *data;
 } msg_t;
 
-typedef struct precv {
-    struct precv *next;
-    uint64_t rid;
-    int32_t ctx, src, tag;
-    msg_t *bound;
-} precv_t;
-
-typedef struct sync_rec {
-    uint64_t id;
-    int matched;
-} sync_rec_t;
+/* A mailbox entry the master holds (overflow or inbound, mbox.c). */
+typedef struct ment {
+    struct ment *next;
+    bd_mentry_t e;
+    char data[]; /* inline payload */
+} ment_t;
 
 struct coll;
 
@@ -71,11 +65,15 @@ typedef struct slave {
     char *win;
     uint32_t seen_req; /* last req_seq handled */
     uint64_t runnable_order;
-    msg_t *unexp_head, *unexp_tail; /* unexpected messages, arrival order */
-    precv_t *posted_head, *posted_tail;
-    msg_t *matched; /* taken by MPI_Mprobe/Improbe, waiting for MPI_Mrecv */
-    sync_rec_t *syncs;
-    int nsyncs, capsyncs;
+    msg_t *unexp_head, *unexp_tail; /* one-sided service messages, arrival order */
+    /* its mailbox (mbox.c) */
+    struct bd_mbox *mb;
+    ment_t *ovf_head, *ovf_tail; /* taken from its ring while it waited: oldest */
+    uint32_t novf;
+    ment_t *pin_head, *pin_tail; /* from the master, waiting for room in its ring */
+    uint32_t wait_seen;          /* BLK_MBOX: the event count it saw */
+    int room_dst;                /* BLK_ROOM: the world rank whose ring it waits on */
+    uint64_t room_need;
     struct coll *coll; /* collective it is inside of */
     int coll_rank;     /* its rank in that collective's communicator */
     int crit_granted;
@@ -263,59 +261,44 @@ void bdr_memacct_poll(void);
  * until it is done. */
 void bdr_memacct_unload(slave_t *s);
 
-/* msgstore.c: per local rank, unexpected messages, posted receives, messages
- * taken by a matched probe, synchronous-send records; MPI's matching rule.
- * Taking a message matches it: its synchronous sender is told. */
+/* msgstore.c: what the master holds for a local rank until it takes it:
+ * one-sided service messages (BD_CTX_RMA_SVC); other messages pass on into
+ * the rank's mailbox. */
 /* Message m (from here or another node) arrives for world rank dst_world of
- * this node: bound to the first matching posted receive, else queued. */
+ * this node. */
 void bdr_msg_deliver(int dst_world, msg_t *m);
-/* The first unexpected message of s matching (ctx, src, tag), left queued. */
+/* The first service message of s matching (ctx, src, tag), left queued. */
 msg_t *bdr_msg_peek(slave_t *s, int ctx, int src, int tag);
-/* Remove and return the first unexpected message of s matching (ctx, src, tag). */
+/* Remove and return the first service message of s matching (ctx, src, tag). */
 msg_t *bdr_msg_take(slave_t *s, int ctx, int src, int tag);
-/* Withdraw from d's unexpected messages the send send_id of src_world (not a match). */
-msg_t *bdr_msg_take_send(slave_t *d, int src_world, uint64_t send_id);
-/* Keep m, taken by a matched probe of s, under a fresh match_id for MRECV. */
-void bdr_msg_keep_matched(slave_t *s, msg_t *m);
-/* Remove and return the message a matched probe of s kept as match_id. */
-msg_t *bdr_msg_take_matched(slave_t *s, uint64_t match_id);
-/* Answer s's receive with m (window or spill file) and free m. */
+/* Answer s's request with m (window or spill file) and free m. */
 void bdr_msg_hand_over(slave_t *s, msg_t *m);
 /* Free m; remove_file: also its spill file (nobody will read it). */
 void bdr_msg_free(msg_t *m, int remove_file);
-/* Post receive rid of s, bound at once to a matching unexpected message if any. */
-precv_t *bdr_msg_post(slave_t *s, uint64_t rid, int ctx, int src, int tag);
-/* The posted receive rid of s, or NULL. */
-precv_t *bdr_msg_posted(slave_t *s, uint64_t rid);
-/* Remove and free posted receive p (not its bound message). */
-void bdr_msg_unpost(slave_t *s, precv_t *p);
-/* Drop everything s has in the store (it finalized or exited). */
+/* Drop everything s has here and close its mailbox (it finalized or exited). */
 void bdr_msg_cleanup(slave_t *s);
-/* A fresh synchronous-send record of s; its id (0 when the job fails). */
-uint64_t bdr_msg_sync_new(slave_t *s);
-/* The synchronous-send record id of s, or NULL. */
-sync_rec_t *bdr_msg_sync_find(slave_t *s, uint64_t id);
-/* Forget record rec of s (its send completed or was cancelled). */
-void bdr_msg_sync_drop(slave_t *s, sync_rec_t *rec);
-/* The message of synchronous send sync_id of snd has been matched. */
+/* Synchronous send sync_id of local rank snd has been matched on another node. */
 void bdr_msg_sync_matched(slave_t *snd, uint64_t sync_id);
 
-/* p2p.c: point-to-point requests. */
+/* p2p.c: sends through the master (to other nodes, RMA service messages). */
 void bdr_p2p_req_send(slave_t *s, const bd_req_t *r);
-void bdr_p2p_req_irecv(slave_t *s, const bd_req_t *r);
-void bdr_p2p_req_recv(slave_t *s, const bd_req_t *r);
-void bdr_p2p_req_wait(slave_t *s, const bd_req_t *r);    /* WAIT, TEST */
-void bdr_p2p_req_waitany(slave_t *s, const bd_req_t *r); /* WAITANY, TESTANY */
-void bdr_p2p_req_probe(slave_t *s, const bd_req_t *r);   /* PROBE, IPROBE */
-void bdr_p2p_req_mprobe(slave_t *s, const bd_req_t *r);  /* MPROBE, IMPROBE */
-void bdr_p2p_req_mrecv(slave_t *s, const bd_req_t *r);
-void bdr_p2p_req_ssend_wait(slave_t *s, const bd_req_t *r); /* SSEND_WAIT, SSEND_TEST */
-void bdr_p2p_req_cancel(slave_t *s, const bd_req_t *r);
-void bdr_p2p_req_cancel_send(slave_t *s, const bd_req_t *r);
-/* Blocked s may go on (its receive is bound, its probe matches, ...). */
-int bdr_p2p_ready(slave_t *s);
+
+/* mbox.c: the ranks' mailboxes on the master's side. */
+void bdr_mbox_attach(slave_t *s); /* set up s's mailbox (before it runs) */
+/* The master produces entry *e (inline payload at data) for local rank d. */
+void bdr_mbox_push(slave_t *d, const bd_mentry_t *e, const void *data);
+/* Once a round: move held entries towards their ranks, release room waits. */
+void bdr_mbox_poll(void);
+/* Blocked s (BLK_MBOX, BLK_ROOM) may go on. */
+int bdr_mbox_ready(slave_t *s);
+void bdr_mbox_close(slave_t *s); /* s finalized or exited */
+void bdr_mbox_req_wait(slave_t *s, const bd_req_t *r);
+void bdr_mbox_req_full(slave_t *s, const bd_req_t *r);
+void bdr_mbox_req_fetch(slave_t *s, const bd_req_t *r);
+void bdr_mbox_req_cancel(slave_t *s, const bd_req_t *r);
+void bdr_mbox_req_sync_ack(slave_t *s, const bd_req_t *r);
 /* What blocked s waits for, for a deadlock report. */
-void bdr_p2p_describe(slave_t *s, char *buf, size_t len);
+void bdr_mbox_describe(slave_t *s, char *buf, size_t len);
 
 /* rma.c: one-sided communication (RMA_* requests; wake targets with work) */
 void bdr_rma_req_enable(slave_t *s, const bd_req_t *r);

@@ -1,10 +1,10 @@
-/* Point-to-point transfer on the rank's side, and the point-to-point
- * request kinds.  Sends are buffered (bdmpi.txt 5.3): up to the threshold
- * through the window into the master's memory, larger ones into a spill
- * file this rank writes and the receiver reads, so every send completes at
- * once and the sender keeps running.  Receives are posted to the master
- * when called (so matching follows MPI's order) and their data is
- * delivered when the rank waits or tests. */
+/* Point-to-point sending on the rank's side, and the point-to-point
+ * request kinds.  Sends are buffered (bdmpi.txt 5.3), so every send
+ * completes at once and the sender keeps running: to a rank of this node
+ * straight into its mailbox (match.c), inline up to the eager limit, larger
+ * ones in a spill file this rank writes and the receiver reads; to a rank
+ * of another node through the master.  Receives are matched in the rank
+ * (match.c). */
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -12,6 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bd_mbox.h"
 #include "core.h"
 #include "dt.h"
 #include "request.h"
@@ -63,40 +64,37 @@ static void spill_failed(const char *path, uint64_t n, int err)
               (unsigned long long)n, path, bdl_g.hdr->jobdir, strerror(err));
 }
 
-int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,
-                      const bdl_dt_t *t, int sync, uint64_t send_id, uint64_t *sync_id)
+/* Write the n bytes of a message to a new spill file; its number in *file_num. */
+static void write_spill(const void *buf, uint64_t count, const bdl_dt_t *t, const char *contig,
+                        uint64_t n, uint64_t *file_num)
 {
-    uint64_t n = count * t->psize;
-    const char *contig = bdl_dt_contig(t, buf, count);
-    uint64_t file_num = 0;
-    int in_file = n > bdl_g.threshold;
-    if (in_file) {
-        char path[BD_PATH_MAX + 64];
-        int fd = spill_open(n, &file_num, path, sizeof path);
-        if (contig) {
-            bdl_lib_mem_prepare(contig, n, 0);
-            int rc = bd_write_full(fd, contig, n);
+    char path[BD_PATH_MAX + 64];
+    int fd = spill_open(n, file_num, path, sizeof path);
+    if (contig) {
+        bdl_lib_mem_prepare(contig, n, 0);
+        int rc = bd_write_full(fd, contig, n);
+        if (rc < 0)
+            spill_failed(path, n, -rc);
+    } else {
+        /* Pack window-sized pieces and write each: no copy of the whole message. */
+        for (uint64_t off = 0; off < n;) {
+            uint64_t k = n - off < bdl_g.window ? n - off : bdl_g.window;
+            bdl_dt_pack(t, buf, count, off, bdl_g.win, k);
+            int rc = bd_write_full(fd, bdl_g.win, k);
             if (rc < 0)
                 spill_failed(path, n, -rc);
-        } else {
-            /* Pack window-sized pieces and write each: no copy of the whole message. */
-            for (uint64_t off = 0; off < n;) {
-                uint64_t k = n - off < bdl_g.window ? n - off : bdl_g.window;
-                bdl_dt_pack(t, buf, count, off, bdl_g.win, k);
-                int rc = bd_write_full(fd, bdl_g.win, k);
-                if (rc < 0)
-                    spill_failed(path, n, -rc);
-                off += k;
-            }
+            off += k;
         }
-        if (close(fd) < 0)
-            spill_failed(path, n, errno);
-    } else if (n) {
-        if (contig)
-            memcpy(bdl_g.win, contig, n);
-        else
-            bdl_dt_pack(t, buf, count, 0, bdl_g.win, n);
     }
+    if (close(fd) < 0)
+        spill_failed(path, n, errno);
+}
+
+/* A message to a rank of another node, or a one-sided service message:
+ * through the master (small in the window, large in a spill file). */
+static void send_via_master(int ctx, int world_dst, int myrank, int tag, uint64_t n, int in_file,
+                            uint64_t file_num, int sync, uint64_t send_id, uint64_t sync_id)
+{
     bd_req_t *r = bdl_req_begin(BD_REQ_SEND);
     r->ctx = ctx;
     r->peer = world_dst;
@@ -105,10 +103,59 @@ int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *b
     r->nbytes = n;
     r->flags = (in_file ? BD_SEND_FILE : 0) | (sync ? BD_SEND_SYNC : 0);
     r->arg[0] = (int64_t)file_num;
+    r->arg[1] = (int64_t)sync_id;
     r->rid = send_id;
     bdl_rpc();
+}
+
+static void count_send(int in_file, uint64_t n)
+{
+    _Atomic uint64_t *st = bdl_g.slot->stats;
+    atomic_fetch_add_explicit(&st[in_file ? BD_STAT_SENDS_FILE : BD_STAT_SENDS_MEM], 1,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&st[in_file ? BD_STAT_BYTES_FILE : BD_STAT_BYTES_MEM], n,
+                              memory_order_relaxed);
+}
+
+int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,
+                      const bdl_dt_t *t, int sync, uint64_t send_id, uint64_t *sync_id)
+{
+    uint64_t n = count * t->psize;
+    const char *contig = bdl_dt_contig(t, buf, count);
+    int direct = ctx != BD_CTX_RMA_SVC && bdl_p2p_local(world_dst);
+    uint64_t limit = direct ? bdl_g.hdr->eager : bdl_g.threshold;
+    uint64_t file_num = 0;
+    int in_file = n > limit;
+    uint64_t sid = sync ? bdl_p2p_sync_new() : 0;
     if (sync_id)
-        *sync_id = (uint64_t)bdl_resp()->arg[0];
+        *sync_id = sid;
+    count_send(in_file, n);
+    if (in_file)
+        write_spill(buf, count, t, contig, n, &file_num);
+    if (direct) {
+        bd_mentry_t e = {.kind = BD_ME_MSG,
+                         .flags = (in_file ? BD_SEND_FILE : 0) | (sync ? BD_SEND_SYNC : 0),
+                         .ctx = ctx,
+                         .src = myrank,
+                         .tag = tag,
+                         .src_world = bdl_g.world_rank,
+                         .nbytes = n,
+                         .send_id = send_id,
+                         .sync_id = sid,
+                         .file_num = file_num};
+        if (in_file || !n)
+            bdl_p2p_post(world_dst, &e, NULL, 0, NULL, NULL, 0);
+        else
+            bdl_p2p_post(world_dst, &e, contig, n, t, buf, count);
+        return MPI_SUCCESS;
+    }
+    if (!in_file && n) {
+        if (contig)
+            memcpy(bdl_g.win, contig, n);
+        else
+            bdl_dt_pack(t, buf, count, 0, bdl_g.win, n);
+    }
+    send_via_master(ctx, world_dst, myrank, tag, n, in_file, file_num, sync, send_id, sid);
     return MPI_SUCCESS;
 }
 
@@ -118,88 +165,12 @@ int bdl_send_typed(int ctx, int world_dst, int myrank, int tag, const void *buf,
     return bdl_send_typed_id(ctx, world_dst, myrank, tag, buf, count, t, sync, 0, sync_id);
 }
 
-void bdl_ssend_wait(uint64_t id)
-{
-    bd_req_t *r = bdl_req_begin(BD_REQ_SSEND_WAIT);
-    r->arg[0] = (int64_t)id;
-    bdl_rpc();
-}
+void bdl_ssend_wait(uint64_t id) { bdl_p2p_sync_done(id, 1); }
 
 int bdl_send_bytes(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t n,
                    int sync, uint64_t *sync_id)
 {
     return bdl_send_typed(ctx, world_dst, myrank, tag, buf, n, bdl_dt_byte(), sync, sync_id);
-}
-
-/* ---------------------------------------------------------------- receiving */
-
-/* The master has answered a receive with a message: unpack it into count
- * elements of t at buf. */
-int bdl_take_delivery(void *buf, const bdl_dt_t *t, uint64_t count, MPI_Status *st)
-{
-    bd_resp_t *rs = bdl_resp();
-    uint64_t cap = count * t->psize;
-    uint64_t n = rs->nbytes, take = n < cap ? n : cap;
-    char *contig = bdl_dt_contig(t, buf, count);
-    /* Only a buffer the message fills entirely may be discarded first. */
-    if (contig)
-        bdl_lib_mem_discard(contig, take);
-    if (rs->arg[2]) {
-        char path[BD_PATH_MAX + 64];
-        bd_spill_path(path, sizeof path, bdl_g.hdr->jobdir, (int)rs->arg[1], (uint64_t)rs->arg[0]);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
-        if (fd < 0)
-            bdl_fatal(MPI_ERR_OTHER, "cannot open spill file %s of a %llu-byte message: %s", path,
-                      (unsigned long long)n, strerror(errno));
-        int rc = 0;
-        if (contig) {
-            bdl_lib_mem_prepare(contig, take, 1);
-            rc = bd_pread_full(fd, contig, take, 0);
-        } else {
-            /* Read window-sized pieces and unpack each. */
-            for (uint64_t off = 0; off < take && rc == 0;) {
-                uint64_t k = take - off < bdl_g.window ? take - off : bdl_g.window;
-                rc = bd_pread_full(fd, bdl_g.win, k, off);
-                if (rc == 0)
-                    bdl_dt_unpack(t, buf, count, off, bdl_g.win, k);
-                off += k;
-            }
-        }
-        if (rc < 0)
-            bdl_fatal(MPI_ERR_OTHER, "cannot read %llu bytes from spill file %s: %s",
-                      (unsigned long long)take, path, strerror(-rc));
-        close(fd);
-        unlink(path);
-    } else if (take) {
-        if (contig)
-            memcpy(contig, bdl_g.win, take);
-        else
-            bdl_dt_unpack(t, buf, count, 0, bdl_g.win, take);
-    }
-    if (st != MPI_STATUS_IGNORE) {
-        st->MPI_SOURCE = rs->src;
-        st->MPI_TAG = rs->tag;
-        st->bd_cancelled = 0;
-        st->bd_nbytes = (long long)take;
-        st->MPI_ERROR = n > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
-    }
-    return n > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
-}
-
-int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const bdl_dt_t *t,
-                   MPI_Status *st)
-{
-    bd_req_t *r = bdl_req_begin(BD_REQ_RECV);
-    r->ctx = ctx;
-    r->peer = src;
-    r->tag = tag;
-    bdl_rpc();
-    return bdl_take_delivery(buf, t, count, st);
-}
-
-int bdl_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Status *st)
-{
-    return bdl_recv_typed(ctx, src, tag, buf, cap, bdl_dt_byte(), st);
 }
 
 /* ---------------------------------------------------------------- requests */
@@ -209,19 +180,8 @@ static void recv_progress(bdl_request_t *q, int blocking)
 {
     if (q->done)
         return;
-    bd_req_t *r = bdl_req_begin(blocking ? BD_REQ_WAIT : BD_REQ_TEST);
-    r->rid = q->rid;
-    bdl_rpc();
-    bd_resp_t *rs = bdl_resp();
-    if (rs->status == BD_RESP_ERROR)
-        bdl_fatal(MPI_ERR_INTERN, "the master does not know receive request %llu",
-                  (unsigned long long)q->rid);
-    if (!rs->flag)
-        return;
-    q->err = bdl_take_delivery(q->buf, q->dt, q->count, &q->status);
-    q->done = 1;
-    bdl_dt_release(q->dt);
-    q->dt = NULL;
+    if (!bdl_p2p_recv_poll(&q, 1, blocking) && !q->detached)
+        bdl_p2p_poll_failed();
 }
 
 /* Until it is received, a synchronous send is pending. */
@@ -229,10 +189,9 @@ static void ssend_progress(bdl_request_t *q, int blocking)
 {
     if (q->done)
         return;
-    bd_req_t *r = bdl_req_begin(blocking ? BD_REQ_SSEND_WAIT : BD_REQ_SSEND_TEST);
-    r->arg[0] = (int64_t)q->rid;
-    bdl_rpc();
-    q->done = bdl_resp()->flag || blocking;
+    q->done = bdl_p2p_sync_done(q->rid, blocking);
+    if (!q->done)
+        bdl_p2p_poll_failed();
 }
 
 /* A buffered send is complete from the start. */
@@ -242,42 +201,35 @@ static void send_progress(bdl_request_t *q, int blocking)
     (void)blocking;
 }
 
-/* Synchronous sends are polled one by one (the master cannot wait for
- * several). */
+/* Synchronous sends complete by acknowledgements in our mailbox: alone in
+ * the set they wait for it to move; with other kinds they only poll. */
 static int ssend_poll(bdl_request_t **qs, int n, const bdl_req_poll_t *p)
 {
-    (void)p;
-    int ndone = 0;
-    for (int i = 0; i < n; i++) {
-        ssend_progress(qs[i], 0);
-        ndone += qs[i]->done;
+    for (;;) {
+        uint32_t seen = bdl_p2p_event_seq();
+        int ndone = 0;
+        for (int i = 0; i < n; i++) {
+            if (!qs[i]->done)
+                qs[i]->done = bdl_p2p_sync_done(qs[i]->rid, 0);
+            ndone += qs[i]->done;
+        }
+        if (ndone)
+            return ndone;
+        if (!p->block || p->others) {
+            bdl_p2p_poll_failed();
+            return 0;
+        }
+        bdl_p2p_wait_event(seen, BD_WAIT_SSEND);
     }
-    return ndone;
 }
 
-/* Receives are polled in a single request to the master, which sleeps
- * until one has a message only when nothing else must be polled meanwhile. */
+/* Receives wait in the rank (on its mailbox) only when nothing else of the
+ * set needs polling meanwhile. */
 static int recv_poll(bdl_request_t **qs, int n, const bdl_req_poll_t *p)
 {
-    uint64_t max = (bdl_g.window - 64) / 9;
-    if ((uint64_t)n > max)
-        bdl_fatal(MPI_ERR_INTERN, "too many receive requests (%d) in one call", n);
-    int64_t *rids = (int64_t *)bdl_g.win;
-    for (int i = 0; i < n; i++)
-        rids[i] = (int64_t)qs[i]->rid;
-    bd_req_t *r = bdl_req_begin(p->block && !p->spinning ? BD_REQ_WAITANY : BD_REQ_TESTANY);
-    r->arg[0] = n;
-    bdl_rpc();
-    if (!bdl_resp()->flag)
-        return 0;
-    uint8_t flags[n];
-    memcpy(flags, bdl_g.win + (size_t)n * 8, (size_t)n);
-    int ndone = 0;
-    for (int i = 0; i < n; i++)
-        if (flags[i]) {
-            recv_progress(qs[i], 1);
-            ndone++;
-        }
+    int ndone = bdl_p2p_recv_poll(qs, n, p->block && !p->spinning);
+    if (!ndone && !p->block)
+        bdl_p2p_poll_failed();
     return ndone;
 }
 
@@ -285,12 +237,7 @@ static int recv_poll(bdl_request_t **qs, int n, const bdl_req_poll_t *p)
 static int recv_cancel(bdl_request_t *q, MPI_Request h)
 {
     (void)h;
-    if (q->done || !q->rid)
-        return MPI_SUCCESS;
-    bd_req_t *r = bdl_req_begin(BD_REQ_CANCEL);
-    r->rid = q->rid;
-    bdl_rpc();
-    if (!bdl_resp()->flag)
+    if (!bdl_p2p_cancel_recv(q))
         return MPI_SUCCESS;
     q->done = 1;
     bdl_status_empty(&q->status);
@@ -308,12 +255,10 @@ static int send_cancel(bdl_request_t *q, MPI_Request h)
     (void)h;
     if (!q->send_id || q->status.bd_cancelled)
         return MPI_SUCCESS;
-    bd_req_t *r = bdl_req_begin(BD_REQ_CANCEL_SEND);
-    r->peer = q->send_dst;
-    r->rid = q->send_id;
-    bdl_rpc();
-    if (!bdl_resp()->flag)
+    if (!bdl_p2p_cancel_send(q->send_dst, q->send_id))
         return MPI_SUCCESS;
+    if (q->rid)
+        bdl_p2p_sync_forget(q->rid);
     q->done = 1;
     q->send_id = 0;
     bdl_status_empty(&q->status);
@@ -380,13 +325,7 @@ MPI_Request bdl_irecv_post(int ctx, int src, int tag, void *buf, uint64_t count,
     /* The program may free the type before the receive completes. */
     q->dt = t;
     bdl_dt_retain(t);
-    q->rid = ++bdl_g.next_rid;
-    bd_req_t *r = bdl_req_begin(BD_REQ_IRECV);
-    r->rid = q->rid;
-    r->ctx = ctx;
-    r->peer = src;
-    r->tag = tag;
-    bdl_rpc();
+    bdl_p2p_post_recv(h, ctx, src, tag);
     return h;
 }
 

@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "bd_mbox.h"
 #include "core.h"
 #include "dt.h"
 
@@ -132,9 +133,6 @@ int bdl_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Statu
 /* Blocking receive into count elements of t at buf (unpacked on the way). */
 int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const struct bdl_dt *t,
                    MPI_Status *st);
-/* The master has answered a receive with a message: unpack it into count
- * elements of t at buf, fill st; MPI_SUCCESS or MPI_ERR_TRUNCATE. */
-int bdl_take_delivery(void *buf, const struct bdl_dt *t, uint64_t count, MPI_Status *st);
 /* Post a receive as a request (src MPI_PROC_NULL: complete at once); the
  * request holds a reference to t until delivery.  Returns its handle. */
 MPI_Request bdl_irecv_post(int ctx, int src, int tag, void *buf, uint64_t count, struct bdl_dt *t);
@@ -143,6 +141,39 @@ MPI_Request bdl_irecv_post(int ctx, int src, int tag, void *buf, uint64_t count,
 MPI_Request bdl_isend_req(int sync, uint64_t sync_id, uint64_t send_id, int send_dst);
 /* A receive request complete from the start, with status st and error err. */
 MPI_Request bdl_recv_done_req(void *buf, uint64_t count, const MPI_Status *st, int err);
+
+/* match.c: the mailbox and matching in the rank. */
+int bdl_p2p_local(int world); /* world rank is on this node */
+/* Append a message or acknowledgement entry to world rank dst's mailbox:
+ * payload nbytes at data, or packed from count elements of t at buf when
+ * data is NULL; waits (in the master) while the ring has no room. */
+void bdl_p2p_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t nbytes,
+                  const struct bdl_dt *t, const void *buf, uint64_t count);
+int bdl_p2p_drain(void);         /* take what the mailbox holds; how many entries */
+uint64_t bdl_p2p_sync_new(void); /* a synchronous send's id, pending until acknowledged */
+void bdl_p2p_sync_forget(uint64_t id);
+/* 1 once the synchronous send id is matched; blocking: wait for that. */
+int bdl_p2p_sync_done(uint64_t id, int blocking);
+void bdl_p2p_poll_failed(void); /* a poll found nothing: yield if a rank waits */
+/* The mailbox's event count; wait (spin, then sleep in the master) until it
+ * differs from seen, which was read before the last look (why: BD_WAIT_*). */
+uint32_t bdl_p2p_event_seq(void);
+void bdl_p2p_wait_event(uint32_t seen, int why);
+/* Post the receive request handle (its buf, dt, count set) on (ctx, src, tag). */
+void bdl_p2p_post_recv(int handle, int ctx, int src, int tag);
+/* Complete the receive requests of qs[n] whose message is here; block:
+ * until one is.  Returns how many are done. */
+int bdl_p2p_recv_poll(bdl_request_t **qs, int n, int block);
+int bdl_p2p_cancel_recv(bdl_request_t *q);             /* 1 if withdrawn before a match */
+void bdl_p2p_recv_moved(bdl_request_t *q, int handle); /* MPI_Start moved it */
+int bdl_p2p_cancel_send(int dst, uint64_t send_id);    /* 1 if withdrawn unseen */
+/* Probe (take: MPI_Mprobe, the message leaves the queue and *match_id names
+ * it for bdl_p2p_mrecv); 1 and st's source, tag and size when found. */
+int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, MPI_Status *st,
+                  uint64_t *match_id);
+int bdl_p2p_mrecv(uint64_t match_id, void *buf, const struct bdl_dt *t, uint64_t count,
+                  MPI_Status *st);
+
 /* The kinds of point-to-point requests (MPI_Start makes them again). */
 extern const bdl_req_ops_t bdl_req_send_ops, bdl_req_ssend_ops, bdl_req_recv_ops;
 

@@ -26,15 +26,8 @@ uint64_t bdl_now_ns(void)
 static int may_block(uint32_t code)
 {
     switch (code) {
-    case BD_REQ_RECV:
-    case BD_REQ_WAIT:
-    case BD_REQ_TEST:
-    case BD_REQ_WAITANY:
-    case BD_REQ_TESTANY:
-    case BD_REQ_PROBE:
-    case BD_REQ_IPROBE:
-    case BD_REQ_SSEND_WAIT:
-    case BD_REQ_SSEND_TEST:
+    case BD_REQ_P2P_WAIT:
+    case BD_REQ_MBOX_FULL:
     case BD_REQ_COLL_WAIT:
     case BD_REQ_CRIT_ENTER:
     case BD_REQ_YIELD:

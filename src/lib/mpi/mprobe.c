@@ -62,24 +62,21 @@ static int mprobe(const char *call, int source, int tag, MPI_Comm comm, int bloc
     if (source != MPI_ANY_SOURCE && (source < 0 || source >= bdl_comm_peers(c)))
         return bdl_error(comm, MPI_ERR_RANK, call, "invalid source rank %d (%s size %d)", source,
                          c->inter ? "remote group" : "communicator", bdl_comm_peers(c));
-    bd_req_t *r = bdl_req_begin(blocking ? BD_REQ_MPROBE : BD_REQ_IMPROBE);
-    r->ctx = c->ctx;
-    r->peer = source;
-    r->tag = tag;
-    bdl_rpc();
-    bd_resp_t *rs = bdl_resp();
+    MPI_Status st;
+    uint64_t id = 0;
+    int found = bdl_p2p_probe(c->ctx, source, tag, blocking, 1, &st, &id);
     if (flag)
-        *flag = rs->flag;
-    if (!rs->flag) {
+        *flag = found;
+    if (!found) {
         *message = MPI_MESSAGE_NULL;
         return MPI_SUCCESS;
     }
-    *message = msg_new((uint64_t)rs->arg[0], comm);
+    *message = msg_new(id, comm);
     if (status != MPI_STATUS_IGNORE) { /* MPI_ERROR is left alone (MPI 3.1 3.2.5) */
-        status->MPI_SOURCE = rs->src;
-        status->MPI_TAG = rs->tag;
+        status->MPI_SOURCE = st.MPI_SOURCE;
+        status->MPI_TAG = st.MPI_TAG;
         status->bd_cancelled = 0;
-        status->bd_nbytes = (long long)rs->nbytes;
+        status->bd_nbytes = st.bd_nbytes;
     }
     return MPI_SUCCESS;
 }
@@ -128,17 +125,11 @@ static int mrecv(const char *call, void *buf, int count, MPI_Datatype dt, MPI_Me
         return rc;
     if (count > 0 && !buf && t->predefined)
         return bdl_error(*comm, MPI_ERR_BUFFER, call, "NULL buffer with count %d", count);
-    bd_req_t *r = bdl_req_begin(BD_REQ_MRECV);
-    r->rid = g_msgs[h].id;
-    bdl_rpc();
-    if (bdl_resp()->status == BD_RESP_ERROR)
-        bdl_fatal(MPI_ERR_INTERN, "the master does not know matched message %llu",
-                  (unsigned long long)g_msgs[h].id);
     g_msgs[h].used = 0;
     *message = MPI_MESSAGE_NULL;
     /* A single receive leaves MPI_ERROR alone (MPI 3.1 3.2.5). */
     int err = st != MPI_STATUS_IGNORE ? st->MPI_ERROR : 0;
-    rc = bdl_take_delivery(buf, t, (uint64_t)count, st);
+    rc = bdl_p2p_mrecv(g_msgs[h].id, buf, t, (uint64_t)count, st);
     if (st != MPI_STATUS_IGNORE)
         st->MPI_ERROR = err;
     return rc;

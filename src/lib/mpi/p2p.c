@@ -207,20 +207,13 @@ static int probe(const char *call, int source, int tag, MPI_Comm comm, int block
     if (source != MPI_ANY_SOURCE && (source < 0 || source >= bdl_comm_peers(c)))
         return bdl_error(comm, MPI_ERR_RANK, call, "invalid source rank %d (%s size %d)", source,
                          c->inter ? "remote group" : "communicator", bdl_comm_peers(c));
-    bd_req_t *r = bdl_req_begin(blocking ? BD_REQ_PROBE : BD_REQ_IPROBE);
-    r->ctx = c->ctx;
-    r->peer = source;
-    r->tag = tag;
-    bdl_rpc();
-    bd_resp_t *rs = bdl_resp();
+    MPI_Status st;
+    int found = bdl_p2p_probe(c->ctx, source, tag, blocking, 0, &st, NULL);
     if (flag)
-        *flag = rs->flag;
-    if (rs->flag && status != MPI_STATUS_IGNORE) {
-        status->MPI_SOURCE = rs->src;
-        status->MPI_TAG = rs->tag;
-        status->MPI_ERROR = MPI_SUCCESS;
-        status->bd_cancelled = 0;
-        status->bd_nbytes = (long long)rs->nbytes;
+        *flag = found;
+    if (found && status != MPI_STATUS_IGNORE) {
+        st.MPI_ERROR = MPI_SUCCESS;
+        *status = st;
     }
     return MPI_SUCCESS;
 }

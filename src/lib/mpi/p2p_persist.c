@@ -100,7 +100,10 @@ int MPI_Start(MPI_Request *request)
     q->send_id = t->send_id;
     q->send_dst = t->send_dst;
     q->status = t->status;
+    q->impl = t->impl;
     q->inactive = 0;
+    if (q->ops == &bdl_req_recv_ops)
+        bdl_p2p_recv_moved(q, *request);
     bdl_req_free_slot(t);
     return MPI_SUCCESS;
 }

@@ -792,13 +792,10 @@ int MPI_Win_fence(int assert, MPI_Win win)
         w = bdl_win_get(win);
         int tag = T_FENCE + (int)(w->fence_seq % FENCE_TAGS);
         for (int k = 0; k < mine; k++) {
-            bd_req_t *r = bdl_req_begin(BD_REQ_PROBE);
-            r->ctx = w->dctx;
-            r->peer = MPI_ANY_SOURCE;
-            r->tag = tag;
-            bdl_rpc();
-            int src = bdl_resp()->src;
-            uint64_t n = bdl_resp()->nbytes;
+            MPI_Status st;
+            bdl_p2p_probe(w->dctx, MPI_ANY_SOURCE, tag, 1, 0, &st, NULL);
+            int src = st.MPI_SOURCE;
+            uint64_t n = (uint64_t)st.bd_nbytes;
             char *msg = xmalloc(n);
             recv_data(w, src, tag, msg, n);
             apply(w, msg, n);

@@ -1,0 +1,114 @@
+/* A rank's mailbox: the shared-memory queue through which every
+ * point-to-point message and synchronous-send acknowledgement reaches it.
+ *
+ * Producers are the other ranks of the node (and the master, for messages
+ * from other nodes); they append under the mailbox's lock, in their program
+ * order.  The consumer is the rank itself while it runs, or the master
+ * while the rank waits in a request the master has not answered: never both,
+ * so the consumer side needs no lock.  Each entry carries an atomic state a
+ * consumer and a cancelling sender race for (READY -> TAKEN or CANCELLED),
+ * so a send can be withdrawn until the receiver has seen it.
+ *
+ * The ring lives in the job's memfd, outside every rank's managed memory,
+ * so a message can be sent to a rank whose memory is unloaded.  Messages
+ * that do not fit inline (above the eager limit) are in spill files the
+ * entry names. */
+#ifndef BD_MBOX_H
+#define BD_MBOX_H
+
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+enum { BD_ME_FREE = 0, BD_ME_READY, BD_ME_TAKEN, BD_ME_CANCELLED };
+enum { BD_ME_MSG = 1, BD_ME_ACK, BD_ME_PAD };
+
+/* entry flags (besides BD_SEND_SYNC and BD_SEND_FILE of bd_ipc.h) */
+#define BD_ME_REMOTE_SYNC                                                                          \
+    0x10 /* a synchronous send from another node: acknowledge
+                                  through the master (BD_REQ_SYNC_ACK) */
+
+typedef struct bd_mentry {
+    _Atomic uint32_t state;
+    uint32_t size; /* bytes of the entry with its inline payload, a multiple of 64 */
+    uint32_t kind;
+    int32_t flags;
+    int32_t ctx, src, tag, src_world; /* src: the sender's rank in the communicator */
+    uint64_t nbytes;
+    uint64_t send_id; /* the sender's id of a nonblocking send (cancel), 0 if none */
+    uint64_t sync_id; /* synchronous send: the id the acknowledgement names; ACK: the id */
+    uint64_t file_num;
+} bd_mentry_t;
+
+#define BD_MENTRY_ALIGN 64
+
+static inline uint64_t bd_mentry_size(uint64_t inline_bytes)
+{
+    return (sizeof(bd_mentry_t) + inline_bytes + BD_MENTRY_ALIGN - 1) / BD_MENTRY_ALIGN *
+           BD_MENTRY_ALIGN;
+}
+
+static inline char *bd_mentry_data(bd_mentry_t *e) { return (char *)(e + 1); }
+
+typedef struct bd_mbox {
+    _Atomic uint32_t lock; /* producers' futex mutex: 0 free, 1 held, 2 held with waiters */
+    _Atomic uint32_t dead; /* the owner has exited: producers drop their messages */
+    _Atomic uint64_t head; /* bytes ever produced (under the lock) */
+    char pad0[48];
+    _Atomic uint64_t tail; /* bytes ever consumed (by the consumer) */
+    /* Bumped after every append: the owner waits for it to change. */
+    _Atomic uint32_t event_seq;
+    /* The owner waits in the master for event_seq to change: a producer
+     * that bumps it rings the master. */
+    _Atomic uint32_t sleeping;
+    /* Entries the master holds for the owner (taken from the ring while
+     * the owner waited): older than anything in the ring, so the owner
+     * fetches them (BD_REQ_MBOX_FETCH) before it reads the ring. */
+    _Atomic uint32_t overflow;
+    /* Someone waits in the master for room in the ring: the consumer
+     * rings the master when it frees some. */
+    _Atomic uint32_t room_wanted;
+    char pad1[40];
+    uint64_t size; /* ring bytes, a power of two */
+    char pad2[56];
+} bd_mbox_t;
+
+static inline char *bd_mbox_ring(bd_mbox_t *mb) { return (char *)(mb + 1); }
+
+void bd_mbox_init(bd_mbox_t *mb, uint64_t ring_size);
+void bd_mbox_lock(bd_mbox_t *mb);
+void bd_mbox_unlock(bd_mbox_t *mb);
+
+/* Append (under the lock, which the caller holds) an entry made of *proto
+ * (state and size are set here) and nbytes of payload at data (or, with
+ * pack, produced by pack(arg, dst, n) into the ring).  Returns 0,
+ * -ENOSPC when the ring has no room (nothing is written), -EPIPE when the
+ * owner is dead. */
+typedef void (*bd_mbox_pack_fn)(void *arg, char *dst, uint64_t n);
+int bd_mbox_append(bd_mbox_t *mb, const bd_mentry_t *proto, const void *data, uint64_t nbytes,
+                   bd_mbox_pack_fn pack, void *arg);
+
+/* Bump event_seq after appends; returns 1 when the owner sleeps in the
+ * master, which the caller must then ring. */
+int bd_mbox_notify(bd_mbox_t *mb);
+
+/* Whether an entry of inline_bytes could ever fit. */
+int bd_mbox_fits(const bd_mbox_t *mb, uint64_t inline_bytes);
+/* Bytes free for producers now. */
+uint64_t bd_mbox_room(bd_mbox_t *mb);
+
+/* Consumer: the entry at the consumer position, or NULL when the ring is
+ * empty (padding is skipped).  bd_mbox_consume moves past it.  After a
+ * batch, bd_mbox_consumed() publishes the new position and returns 1 when
+ * a producer waits for room (the caller rings the master). */
+bd_mentry_t *bd_mbox_peek(bd_mbox_t *mb, uint64_t *pos);
+void bd_mbox_advance(bd_mbox_t *mb, uint64_t *pos, const bd_mentry_t *e);
+int bd_mbox_consumed(bd_mbox_t *mb, uint64_t pos);
+
+/* A sender withdraws its unseen message (src_world, send_id): CANCELLED
+ * wins over a consumer only while the entry is READY.  The caller holds
+ * the lock (so the entries between tail and head stay in place).  Returns
+ * 1 and the entry's copy in *out when it was withdrawn. */
+int bd_mbox_cancel(bd_mbox_t *mb, int src_world, uint64_t send_id, bd_mentry_t *out);
+
+#endif

@@ -1,0 +1,636 @@
+/* Message matching in the rank (docs/design.md, "Point-to-point without the
+ * master").  Every message to this rank arrives in its mailbox (bd_mbox.h):
+ * from ranks of the node directly, from other nodes through the master.
+ * The rank alone matches: it drains the mailbox in arrival order, binding
+ * each message to the first posted receive it matches (posting order) or
+ * queueing it as unexpected; a new receive takes the first unexpected
+ * message it matches.  That is MPI's matching rule; since one sender's
+ * messages enter the mailbox in its program order, and the entries the
+ * master took out while the rank waited (overflow) are older than all
+ * still in the ring and are drained first, it also keeps MPI's
+ * non-overtaking order.
+ *
+ * The master hears only of waits: a rank with nothing to match spins
+ * briefly (when no rank waits for its run slot), then asks the master to
+ * block it until its mailbox's event count moves (BD_REQ_P2P_WAIT). */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bd_mbox.h"
+#include "core.h"
+#include "dt.h"
+#include "request.h"
+
+/* A posted receive, in posting order. */
+typedef struct precv {
+    struct precv *next;
+    int ctx, src, tag;
+    int handle; /* its request (0: a blocking receive, below) */
+    void *buf;
+    const bdl_dt_t *dt;
+    uint64_t count;
+    int done, err;
+    MPI_Status status;
+} precv_t;
+
+/* A message drained from the mailbox before a receive matched it. */
+typedef struct umsg {
+    struct umsg *next;
+    bd_mentry_t e;
+    uint64_t match_id; /* taken by MPI_Mprobe: the id MPI_Mrecv names */
+    char data[];       /* the inline payload */
+} umsg_t;
+
+static precv_t *g_posted, **g_posted_tail = &g_posted;
+static umsg_t *g_unexp, **g_unexp_tail = &g_unexp;
+static umsg_t *g_mprobed; /* taken by MPI_Mprobe, waiting for MPI_Mrecv */
+static uint64_t g_next_match_id;
+
+/* Synchronous sends of this rank not yet acknowledged. */
+static uint64_t *g_sync;
+static int g_nsync, g_capsync;
+static uint64_t g_next_sync_id;
+
+/* Acknowledgements owed to synchronous senders, sent after a drain (a
+ * drain never makes a request to the master: its position is unpublished). */
+typedef struct {
+    int world;
+    uint64_t id;
+    int remote;
+} ack_t;
+static ack_t *g_acks;
+static int g_nacks, g_capacks;
+
+static bd_mbox_t *mbox_of(int world)
+{
+    bd_shm_hdr_t *h = bdl_g.hdr;
+    return bd_slot_mbox(h, bd_shm_slot(h, (uint32_t)(world - (int)h->first_rank)));
+}
+
+static bd_mbox_t *my_mbox(void) { return bd_slot_mbox(bdl_g.hdr, bdl_g.slot); }
+
+int bdl_p2p_local(int world)
+{
+    int idx = world - (int)bdl_g.hdr->first_rank;
+    return idx >= 0 && idx < (int)bdl_g.hdr->nslaves;
+}
+
+static void ring_master(void)
+{
+    uint64_t one = 1;
+    while (write(bdl_g.event_fd, &one, sizeof one) < 0 && errno == EINTR)
+        ;
+}
+
+static int matches(int ctx, int src, int tag, const bd_mentry_t *e)
+{
+    return e->ctx == ctx && (src == MPI_ANY_SOURCE || src == e->src) &&
+           (tag == MPI_ANY_TAG || tag == e->tag);
+}
+
+static void *xrealloc(void *p, size_t n)
+{
+    void *q = realloc(p, n);
+    if (!q)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory (%zu bytes) in point-to-point matching", n);
+    return q;
+}
+
+/* ---------------------------------------------------------------- synchronous sends */
+
+uint64_t bdl_p2p_sync_new(void)
+{
+    if (g_nsync == g_capsync) {
+        g_capsync = g_capsync ? 2 * g_capsync : 16;
+        g_sync = xrealloc(g_sync, (size_t)g_capsync * sizeof *g_sync);
+    }
+    g_sync[g_nsync] = ++g_next_sync_id;
+    return g_sync[g_nsync++];
+}
+
+static int sync_index(uint64_t id)
+{
+    for (int i = 0; i < g_nsync; i++)
+        if (g_sync[i] == id)
+            return i;
+    return -1;
+}
+
+void bdl_p2p_sync_forget(uint64_t id)
+{
+    int i = sync_index(id);
+    if (i >= 0)
+        g_sync[i] = g_sync[--g_nsync];
+}
+
+static void owe_ack(const bd_mentry_t *e)
+{
+    if (!(e->flags & (BD_SEND_SYNC | BD_ME_REMOTE_SYNC)))
+        return;
+    if (g_nacks == g_capacks) {
+        g_capacks = g_capacks ? 2 * g_capacks : 16;
+        g_acks = xrealloc(g_acks, (size_t)g_capacks * sizeof *g_acks);
+    }
+    g_acks[g_nacks++] = (ack_t){e->src_world, e->sync_id, (e->flags & BD_ME_REMOTE_SYNC) != 0};
+}
+
+/* ---------------------------------------------------------------- delivery */
+
+static void spill_path_of(const bd_mentry_t *e, char *path, size_t len)
+{
+    bd_spill_path(path, len, bdl_g.hdr->jobdir, e->src_world, e->file_num);
+}
+
+static void drop_payload(const bd_mentry_t *e)
+{
+    if (e->flags & BD_SEND_FILE) {
+        char path[BD_PATH_MAX + 64];
+        spill_path_of(e, path, sizeof path);
+        unlink(path);
+    }
+}
+
+/* Put message e (inline payload at data) into count elements of t at buf;
+ * fill st.  Returns MPI_SUCCESS or MPI_ERR_TRUNCATE. */
+static int deliver(const bd_mentry_t *e, const char *data, void *buf, const bdl_dt_t *t,
+                   uint64_t count, MPI_Status *st)
+{
+    uint64_t cap = count * t->psize;
+    uint64_t n = e->nbytes, take = n < cap ? n : cap;
+    char *contig = bdl_dt_contig(t, buf, count);
+    if (contig)
+        bdl_lib_mem_discard(contig, take); /* only a buffer filled entirely may go first */
+    if (e->flags & BD_SEND_FILE) {
+        char path[BD_PATH_MAX + 64];
+        spill_path_of(e, path, sizeof path);
+        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        if (fd < 0)
+            bdl_fatal(MPI_ERR_OTHER, "cannot open spill file %s of a %llu-byte message: %s", path,
+                      (unsigned long long)n, strerror(errno));
+        int rc = 0;
+        if (contig) {
+            bdl_lib_mem_prepare(contig, take, 1);
+            rc = bd_pread_full(fd, contig, take, 0);
+        } else {
+            for (uint64_t off = 0; off < take && rc == 0;) {
+                uint64_t k = take - off < bdl_g.window ? take - off : bdl_g.window;
+                rc = bd_pread_full(fd, bdl_g.win, k, off);
+                if (rc == 0)
+                    bdl_dt_unpack(t, buf, count, off, bdl_g.win, k);
+                off += k;
+            }
+        }
+        if (rc < 0)
+            bdl_fatal(MPI_ERR_OTHER, "cannot read %llu bytes from spill file %s: %s",
+                      (unsigned long long)take, path, strerror(-rc));
+        close(fd);
+        unlink(path);
+    } else if (take) {
+        if (contig)
+            memcpy(contig, data, take);
+        else
+            bdl_dt_unpack(t, buf, count, 0, data, take);
+    }
+    atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_RECVS], 1, memory_order_relaxed);
+    if (st != MPI_STATUS_IGNORE) {
+        st->MPI_SOURCE = e->src;
+        st->MPI_TAG = e->tag;
+        st->bd_cancelled = 0;
+        st->bd_nbytes = (long long)take;
+        st->MPI_ERROR = n > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    }
+    return n > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+}
+
+static void complete_posted(precv_t *p, const bd_mentry_t *e, const char *data)
+{
+    p->err = deliver(e, data, p->buf, p->dt, p->count, &p->status);
+    p->done = 1;
+    owe_ack(e);
+    if (p->handle) {
+        bdl_request_t *q = &bdl_g.reqs[p->handle];
+        q->err = p->err;
+        q->status = p->status;
+        q->done = 1;
+        q->impl = NULL;
+        bdl_dt_release(q->dt);
+        q->dt = NULL;
+        free(p);
+    }
+}
+
+static void unlink_posted(precv_t *p)
+{
+    precv_t **pp = &g_posted;
+    while (*pp && *pp != p)
+        pp = &(*pp)->next;
+    if (!*pp)
+        return;
+    *pp = p->next;
+    if (g_posted_tail == &p->next)
+        g_posted_tail = pp;
+}
+
+/* A message arrives (in mailbox order): to the first posted receive it
+ * matches, else to the unexpected queue. */
+static void arrive(const bd_mentry_t *e, const char *data)
+{
+    if (e->kind == BD_ME_ACK) {
+        bdl_p2p_sync_forget(e->sync_id);
+        return;
+    }
+    for (precv_t *p = g_posted; p; p = p->next)
+        if (matches(p->ctx, p->src, p->tag, e)) {
+            unlink_posted(p);
+            complete_posted(p, e, data);
+            return;
+        }
+    uint64_t inl = e->flags & BD_SEND_FILE ? 0 : e->nbytes;
+    umsg_t *u = malloc(sizeof *u + inl);
+    if (!u)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory keeping a %llu-byte unexpected message",
+                  (unsigned long long)e->nbytes);
+    u->next = NULL;
+    u->e = *e;
+    u->match_id = 0;
+    if (inl)
+        memcpy(u->data, data, inl);
+    *g_unexp_tail = u;
+    g_unexp_tail = &u->next;
+}
+
+/* Entries the master holds for us: older than the ring's, so first. */
+static void fetch_overflow(bd_mbox_t *mb)
+{
+    while (atomic_load_explicit(&mb->overflow, memory_order_acquire)) {
+        bdl_req_begin(BD_REQ_MBOX_FETCH);
+        bdl_rpc();
+        int64_t n = bdl_resp()->arg[0];
+        char *p = bdl_g.win;
+        for (int64_t i = 0; i < n; i++) {
+            bd_mentry_t *e = (bd_mentry_t *)p;
+            arrive(e, bd_mentry_data(e));
+            p += e->size;
+        }
+        if (!n)
+            break;
+    }
+}
+
+static void send_acks(void);
+
+/* Take everything the mailbox holds.  Returns how many entries. */
+int bdl_p2p_drain(void)
+{
+    bd_mbox_t *mb = my_mbox();
+    fetch_overflow(mb);
+    uint64_t tail = atomic_load_explicit(&mb->tail, memory_order_relaxed), pos = tail;
+    int n = 0;
+    bd_mentry_t *e;
+    while ((e = bd_mbox_peek(mb, &pos))) {
+        uint32_t st = BD_ME_READY;
+        if (atomic_compare_exchange_strong_explicit(&e->state, &st, BD_ME_TAKEN,
+                                                    memory_order_acq_rel, memory_order_relaxed)) {
+            arrive(e, bd_mentry_data(e));
+            n++;
+        }
+        bd_mbox_advance(mb, &pos, e);
+    }
+    if (pos != tail && bd_mbox_consumed(mb, pos))
+        ring_master();
+    if (g_nacks)
+        send_acks();
+    return n;
+}
+
+/* ---------------------------------------------------------------- sending */
+
+typedef struct {
+    const bdl_dt_t *t;
+    const void *buf;
+    uint64_t count;
+} pack_arg_t;
+
+static void pack_into(void *arg, char *dst, uint64_t n)
+{
+    pack_arg_t *a = arg;
+    bdl_dt_pack(a->t, a->buf, a->count, 0, dst, n);
+}
+
+/* Append an entry to world rank dst's mailbox, waiting for room. */
+void bdl_p2p_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t nbytes,
+                  const bdl_dt_t *t, const void *buf, uint64_t count)
+{
+    bd_mbox_t *mb = mbox_of(dst);
+    pack_arg_t a = {t, buf, count};
+    for (;;) {
+        bd_mbox_lock(mb);
+        int rc = bd_mbox_append(mb, proto, data, nbytes, data || !nbytes ? NULL : pack_into, &a);
+        bd_mbox_unlock(mb);
+        if (rc == 0) {
+            if (bd_mbox_notify(mb))
+                ring_master();
+            return;
+        }
+        if (rc == -EPIPE) { /* nobody will ever receive it */
+            drop_payload(proto);
+            return;
+        }
+        if (dst == bdl_g.world_rank) {
+            bdl_p2p_drain(); /* our own ring: we are its consumer */
+            continue;
+        }
+        /* Full: the master empties it if its owner waits, else we wait for room. */
+        bd_req_t *r = bdl_req_begin(BD_REQ_MBOX_FULL);
+        r->peer = dst;
+        r->arg[0] = (int64_t)bd_mentry_size(nbytes);
+        bdl_rpc();
+    }
+}
+
+static void send_acks(void)
+{
+    /* Sending may drain (our own ring) and owe more: take the list first. */
+    while (g_nacks) {
+        ack_t a = g_acks[--g_nacks];
+        if (a.remote) {
+            bd_req_t *r = bdl_req_begin(BD_REQ_SYNC_ACK);
+            r->peer = a.world;
+            r->arg[0] = (int64_t)a.id;
+            bdl_rpc();
+            continue;
+        }
+        bd_mentry_t e = {.kind = BD_ME_ACK, .src_world = bdl_g.world_rank, .sync_id = a.id};
+        bdl_p2p_post(a.world, &e, NULL, 0, NULL, NULL, 0);
+    }
+}
+
+/* ---------------------------------------------------------------- waiting */
+
+static uint32_t event_seq(void)
+{
+    return atomic_load_explicit(&my_mbox()->event_seq, memory_order_acquire);
+}
+
+uint32_t bdl_p2p_event_seq(void) { return event_seq(); }
+
+/* Nothing matched since `seen` was read (before the last drain): wait for
+ * the mailbox to move.  Spins while no rank waits for a run slot (a peer
+ * on the other core is about to answer), then sleeps in the master, which
+ * gives our run slot away. */
+static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag)
+{
+    bd_mbox_t *mb = my_mbox();
+    uint64_t spin_ns = bdl_g.hdr->job.spin_ns;
+    if (spin_ns && bdl_g.hdr->job.nr > 1 &&
+        !atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed)) {
+        uint64_t t0 = bdl_now_ns();
+        for (unsigned i = 1;; i++) {
+            if (atomic_load_explicit(&mb->event_seq, memory_order_acquire) != seen ||
+                atomic_load_explicit(&mb->overflow, memory_order_relaxed))
+                return;
+#if defined(__x86_64__) || defined(__i386__)
+            __builtin_ia32_pause();
+#endif
+            if (!(i & 63) &&
+                (bdl_now_ns() - t0 > spin_ns ||
+                 atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed)))
+                break;
+        }
+    }
+    atomic_store_explicit(&mb->sleeping, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&mb->event_seq, memory_order_seq_cst) == seen) {
+        bd_req_t *r = bdl_req_begin(BD_REQ_P2P_WAIT);
+        r->arg[0] = seen;
+        r->arg[1] = why;
+        r->ctx = ctx;
+        r->peer = peer;
+        r->tag = tag;
+        bdl_rpc();
+    }
+    atomic_store_explicit(&mb->sleeping, 0, memory_order_relaxed);
+}
+
+void bdl_p2p_wait_event(uint32_t seen, int why) { wait_event(seen, why, -1, -1, -1); }
+
+/* A poll found nothing: give the run slot away if another rank wants it. */
+void bdl_p2p_poll_failed(void)
+{
+    atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_POLLS], 1, memory_order_relaxed);
+    if (atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed)) {
+        bdl_req_begin(BD_REQ_YIELD);
+        bdl_rpc();
+    }
+}
+
+/* ---------------------------------------------------------------- receiving */
+
+static umsg_t *find_unexpected(int ctx, int src, int tag, int remove)
+{
+    umsg_t **pp = &g_unexp;
+    for (; *pp; pp = &(*pp)->next) {
+        umsg_t *u = *pp;
+        if (!matches(ctx, src, tag, &u->e))
+            continue;
+        if (remove) {
+            *pp = u->next;
+            if (g_unexp_tail == &u->next)
+                g_unexp_tail = pp;
+            u->next = NULL;
+        }
+        return u;
+    }
+    return NULL;
+}
+
+static int take_unexpected(umsg_t *u, void *buf, const bdl_dt_t *t, uint64_t count, MPI_Status *st)
+{
+    int err = deliver(&u->e, u->data, buf, t, count, st);
+    owe_ack(&u->e);
+    free(u);
+    if (g_nacks)
+        send_acks();
+    return err;
+}
+
+int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const bdl_dt_t *t,
+                   MPI_Status *st)
+{
+    uint32_t seen = event_seq();
+    bdl_p2p_drain();
+    umsg_t *u = find_unexpected(ctx, src, tag, 1);
+    if (u)
+        return take_unexpected(u, buf, t, count, st);
+    precv_t *p = malloc(sizeof *p);
+    if (!p)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory posting a receive");
+    *p = (precv_t){.ctx = ctx, .src = src, .tag = tag, .buf = buf, .dt = t, .count = count};
+    *g_posted_tail = p;
+    g_posted_tail = &p->next;
+    while (!p->done) {
+        wait_event(seen, BD_WAIT_RECV, ctx, src, tag);
+        seen = event_seq();
+        bdl_p2p_drain();
+    }
+    if (st != MPI_STATUS_IGNORE)
+        *st = p->status;
+    int err = p->err;
+    free(p);
+    return err;
+}
+
+int bdl_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Status *st)
+{
+    return bdl_recv_typed(ctx, src, tag, buf, cap, bdl_dt_byte(), st);
+}
+
+void bdl_p2p_post_recv(int handle, int ctx, int src, int tag)
+{
+    bdl_request_t *q = &bdl_g.reqs[handle];
+    bdl_p2p_drain();
+    umsg_t *u = find_unexpected(ctx, src, tag, 1);
+    if (u) {
+        q->err = take_unexpected(u, q->buf, q->dt, q->count, &q->status);
+        q->done = 1;
+        bdl_dt_release(q->dt);
+        q->dt = NULL;
+        return;
+    }
+    precv_t *p = calloc(1, sizeof *p);
+    if (!p)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory posting a receive");
+    *p = (precv_t){.ctx = ctx,
+                   .src = src,
+                   .tag = tag,
+                   .handle = handle,
+                   .buf = q->buf,
+                   .dt = q->dt,
+                   .count = q->count};
+    q->impl = p;
+    *g_posted_tail = p;
+    g_posted_tail = &p->next;
+}
+
+/* Complete what has arrived for the receive requests qs[n]; with block,
+ * wait until one of them completes.  Returns how many are done. */
+int bdl_p2p_recv_poll(bdl_request_t **qs, int n, int block)
+{
+    for (;;) {
+        uint32_t seen = event_seq();
+        bdl_p2p_drain();
+        if (g_nacks)
+            send_acks();
+        int ndone = 0;
+        for (int i = 0; i < n; i++)
+            ndone += qs[i]->done;
+        if (ndone || !block)
+            return ndone;
+        wait_event(seen, n == 1 ? BD_WAIT_RECV : BD_WAIT_ANY, -1, -1, n);
+    }
+}
+
+int bdl_p2p_cancel_recv(bdl_request_t *q)
+{
+    precv_t *p = q->impl;
+    if (q->done || !p)
+        return 0;
+    unlink_posted(p);
+    free(p);
+    q->impl = NULL;
+    return 1;
+}
+
+void bdl_p2p_recv_moved(bdl_request_t *q, int handle)
+{
+    precv_t *p = q->impl;
+    if (p && !q->done)
+        p->handle = handle;
+}
+
+int bdl_p2p_cancel_send(int dst, uint64_t send_id)
+{
+    if (!bdl_p2p_local(dst))
+        return 0; /* already on its way to the other node */
+    bd_mbox_t *mb = mbox_of(dst);
+    bd_mentry_t e;
+    bd_mbox_lock(mb);
+    int got = bd_mbox_cancel(mb, bdl_g.world_rank, send_id, &e);
+    bd_mbox_unlock(mb);
+    if (got) {
+        drop_payload(&e);
+        return 1;
+    }
+    /* The master may hold it for a receiver that waited. */
+    bd_req_t *r = bdl_req_begin(BD_REQ_MBOX_CANCEL);
+    r->peer = dst;
+    r->rid = send_id;
+    bdl_rpc();
+    return bdl_resp()->flag;
+}
+
+/* ---------------------------------------------------------------- probing */
+
+int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, MPI_Status *st,
+                  uint64_t *match_id)
+{
+    for (;;) {
+        uint32_t seen = event_seq();
+        bdl_p2p_drain();
+        umsg_t *u = find_unexpected(ctx, src, tag, take);
+        if (u) {
+            if (st != MPI_STATUS_IGNORE) {
+                st->MPI_SOURCE = u->e.src;
+                st->MPI_TAG = u->e.tag;
+                st->bd_cancelled = 0;
+                st->bd_nbytes = (long long)u->e.nbytes;
+            }
+            if (take) {
+                u->match_id = ++g_next_match_id;
+                u->next = g_mprobed;
+                g_mprobed = u;
+                *match_id = u->match_id;
+                /* Matched now: the synchronous sender may go on. */
+                owe_ack(&u->e);
+                u->e.flags &= ~(BD_SEND_SYNC | BD_ME_REMOTE_SYNC);
+                if (g_nacks)
+                    send_acks();
+            }
+            return 1;
+        }
+        if (!blocking) {
+            bdl_p2p_poll_failed();
+            return 0;
+        }
+        wait_event(seen, take ? BD_WAIT_MPROBE : BD_WAIT_PROBE, ctx, src, tag);
+    }
+}
+
+int bdl_p2p_mrecv(uint64_t match_id, void *buf, const bdl_dt_t *t, uint64_t count, MPI_Status *st)
+{
+    umsg_t **pp = &g_mprobed;
+    while (*pp && (*pp)->match_id != match_id)
+        pp = &(*pp)->next;
+    umsg_t *u = *pp;
+    if (!u)
+        bdl_fatal(MPI_ERR_INTERN, "no matched message %llu", (unsigned long long)match_id);
+    *pp = u->next;
+    return take_unexpected(u, buf, t, count, st);
+}
+
+/* ---------------------------------------------------------------- synchronous waits */
+
+int bdl_p2p_sync_done(uint64_t id, int blocking)
+{
+    for (;;) {
+        uint32_t seen = event_seq();
+        bdl_p2p_drain();
+        if (sync_index(id) < 0)
+            return 1;
+        if (!blocking)
+            return 0;
+        wait_event(seen, BD_WAIT_SSEND, -1, -1, -1);
+    }
+}

@@ -1,0 +1,400 @@
+/* The ranks' mailboxes on the master's side (bd_mbox.h).  The master is not
+ * on the path of a message between two ranks of the node; it
+ *  - blocks a rank that waits for its mailbox to move (BD_REQ_P2P_WAIT) and
+ *    makes it runnable when it does;
+ *  - empties the ring of a rank that waits in a request (so consumes
+ *    nothing) when a producer needs room: the entries move, in order, to
+ *    the rank's overflow list, which the rank fetches before it reads its
+ *    ring again (BD_REQ_MBOX_FETCH);
+ *  - produces itself: messages from other nodes and acknowledgements of
+ *    synchronous sends to them.  When the ring of a running rank is full,
+ *    they wait in the rank's inbound list (newer than everything in the
+ *    ring), and move into the ring as room appears.
+ * Ordering: the overflow holds the oldest entries, then the ring, then the
+ * inbound list; every move keeps that order. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bd_mbox.h"
+#include "master.h"
+#include "mpi.h"
+
+static uint64_t g_master_file_seq;
+
+static ment_t *ment_new(const bd_mentry_t *e, const void *data, uint64_t inl)
+{
+    ment_t *m = malloc(sizeof *m + inl);
+    if (!m) {
+        bdr_master_fail(1, "master out of memory holding a %llu-byte message",
+                        (unsigned long long)inl);
+        return NULL;
+    }
+    m->next = NULL;
+    memcpy(&m->e, e, sizeof m->e);
+    if (inl)
+        memcpy(m->data, data, inl);
+    g_m.bytes_buffered += inl;
+    if (g_m.bytes_buffered > g_m.peak_buffered)
+        g_m.peak_buffered = g_m.bytes_buffered;
+    return m;
+}
+
+static uint64_t ment_inline(const bd_mentry_t *e)
+{
+    return e->kind == BD_ME_MSG && !(e->flags & BD_SEND_FILE) ? e->nbytes : 0;
+}
+
+static void ment_free(ment_t *m, int drop)
+{
+    g_m.bytes_buffered -= ment_inline(&m->e);
+    if (drop && (m->e.flags & BD_SEND_FILE)) {
+        char path[BD_PATH_MAX + 64];
+        bd_spill_path(path, sizeof path, g_m.jobdir, m->e.src_world, m->e.file_num);
+        unlink(path);
+    }
+    free(m);
+}
+
+static void list_add(ment_t **head, ment_t **tail, ment_t *m)
+{
+    if (*tail)
+        (*tail)->next = m;
+    else
+        *head = m;
+    *tail = m;
+}
+
+void bdr_mbox_attach(slave_t *s)
+{
+    s->mb = bd_slot_mbox(g_m.hdr, s->slot);
+    bd_mbox_init(s->mb, g_m.hdr->mbox_ring);
+}
+
+/* The owner consumes nothing until it is answered: the master may take
+ * its entries (a lent rank serving RMA counts as running). */
+static int owner_away(const slave_t *d) { return d->state != SL_RUNNING; }
+
+static void publish_overflow(slave_t *d)
+{
+    atomic_store_explicit(&d->mb->overflow, d->novf, memory_order_release);
+}
+
+/* Move d's ring (d away) to the end of its overflow list. */
+static void drain_ring(slave_t *d)
+{
+    bd_mbox_t *mb = d->mb;
+    uint64_t tail = atomic_load_explicit(&mb->tail, memory_order_relaxed), pos = tail;
+    bd_mentry_t *e;
+    while ((e = bd_mbox_peek(mb, &pos))) {
+        uint32_t st = BD_ME_READY;
+        if (atomic_compare_exchange_strong_explicit(&e->state, &st, BD_ME_TAKEN,
+                                                    memory_order_acq_rel, memory_order_relaxed)) {
+            ment_t *m = ment_new(e, bd_mentry_data(e), ment_inline(e));
+            if (!m)
+                return;
+            list_add(&d->ovf_head, &d->ovf_tail, m);
+            d->novf++;
+        }
+        bd_mbox_advance(mb, &pos, e);
+    }
+    if (pos != tail) {
+        bd_mbox_consumed(mb, pos);
+        publish_overflow(d);
+    }
+}
+
+/* Into the ring if it has room, else 0. */
+static int ring_put(slave_t *d, const bd_mentry_t *e, const void *data)
+{
+    bd_mbox_lock(d->mb);
+    int rc = bd_mbox_append(d->mb, e, data, ment_inline(e), NULL, NULL);
+    bd_mbox_unlock(d->mb);
+    return rc == 0;
+}
+
+static void notify(slave_t *d)
+{
+    bd_mbox_notify(d->mb);
+    bdr_sched_poke(d);
+}
+
+/* Move d's inbound list towards it: all of it behind the overflow when d
+ * is away, else into the ring as far as there is room. */
+static void flush_inbound(slave_t *d)
+{
+    int moved = 0;
+    if (owner_away(d)) {
+        if (d->pin_head)
+            drain_ring(d);
+        while (d->pin_head) {
+            ment_t *m = d->pin_head;
+            d->pin_head = m->next;
+            m->next = NULL;
+            list_add(&d->ovf_head, &d->ovf_tail, m);
+            d->novf++;
+            moved = 1;
+        }
+        d->pin_tail = NULL;
+        if (moved)
+            publish_overflow(d);
+    } else {
+        while (d->pin_head && ring_put(d, &d->pin_head->e, d->pin_head->data)) {
+            ment_t *m = d->pin_head;
+            d->pin_head = m->next;
+            if (!d->pin_head)
+                d->pin_tail = NULL;
+            ment_free(m, 0);
+            moved = 1;
+        }
+        if (d->pin_head)
+            atomic_store_explicit(&d->mb->room_wanted, 1, memory_order_seq_cst);
+    }
+    if (moved)
+        notify(d);
+}
+
+/* A message too large for the ring inline goes to a spill file of ours
+ * (numbers with the top bit set never clash with the ranks' own). */
+static int to_file(bd_mentry_t *e, const void *data)
+{
+    char path[BD_PATH_MAX + 64];
+    e->file_num = (1ull << 63) | ++g_master_file_seq;
+    bd_spill_path(path, sizeof path, g_m.jobdir, e->src_world, e->file_num);
+    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int rc = fd < 0 ? -errno : bd_write_full(fd, data, e->nbytes);
+    if (fd >= 0)
+        close(fd);
+    if (rc < 0) {
+        bdr_master_fail(1, "cannot write a %llu-byte message to %s: %s",
+                        (unsigned long long)e->nbytes, path, strerror(-rc));
+        return -1;
+    }
+    e->flags |= BD_SEND_FILE;
+    return 0;
+}
+
+void bdr_mbox_push(slave_t *d, const bd_mentry_t *proto, const void *data)
+{
+    bd_mentry_t e;
+    memcpy(&e, proto, sizeof e);
+    if (d->exited || atomic_load_explicit(&d->mb->dead, memory_order_relaxed)) {
+        if (e.flags & BD_SEND_FILE) {
+            char path[BD_PATH_MAX + 64];
+            bd_spill_path(path, sizeof path, g_m.jobdir, e.src_world, e.file_num);
+            unlink(path);
+        }
+        return;
+    }
+    if (ment_inline(&e) > g_m.hdr->eager && to_file(&e, data) < 0)
+        return;
+    if (!d->pin_head && !d->novf && ring_put(d, &e, data)) {
+        notify(d);
+        return;
+    }
+    ment_t *m = ment_new(&e, data, ment_inline(&e));
+    if (!m)
+        return;
+    list_add(&d->pin_head, &d->pin_tail, m);
+    flush_inbound(d);
+}
+
+void bdr_mbox_poll(void)
+{
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *s = &g_m.slaves[i];
+        if (s->pin_head && !s->exited)
+            flush_inbound(s);
+    }
+}
+
+int bdr_mbox_ready(slave_t *s)
+{
+    if (s->blk == BLK_MBOX)
+        return atomic_load_explicit(&s->mb->event_seq, memory_order_acquire) != s->wait_seen ||
+               s->novf;
+    if (s->blk == BLK_ROOM) {
+        slave_t *d = bdr_master_slave_by_world(s->room_dst);
+        if (!d || d->exited || atomic_load_explicit(&d->mb->dead, memory_order_relaxed))
+            return 1;
+        if (owner_away(d)) {
+            drain_ring(d);
+            return 1;
+        }
+        return bd_mbox_room(d->mb) >= s->room_need;
+    }
+    return 0;
+}
+
+/* ---------------------------------------------------------------- requests */
+
+void bdr_mbox_req_wait(slave_t *s, const bd_req_t *r)
+{
+    s->wait_seen = (uint32_t)r->arg[0];
+    if (atomic_load_explicit(&s->mb->event_seq, memory_order_acquire) != s->wait_seen || s->novf) {
+        bdr_sched_respond(s);
+        return;
+    }
+    bdr_sched_block(s, BLK_MBOX);
+}
+
+void bdr_mbox_req_full(slave_t *s, const bd_req_t *r)
+{
+    slave_t *d = bdr_master_slave_by_world(r->peer);
+    if (!d) {
+        bdr_master_fail(1, "rank %d waits for room in the mailbox of rank %d, not on this node",
+                        s->world, r->peer);
+        return;
+    }
+    s->room_dst = r->peer;
+    s->room_need = (uint64_t)r->arg[0];
+    s->blk = BLK_ROOM;
+    int ready = bdr_mbox_ready(s);
+    s->blk = BLK_NONE;
+    if (ready) {
+        bdr_sched_respond(s);
+        return;
+    }
+    atomic_store_explicit(&d->mb->room_wanted, 1, memory_order_seq_cst);
+    /* It may have made room since it last looked. */
+    if (bd_mbox_room(d->mb) >= s->room_need) {
+        bdr_sched_respond(s);
+        return;
+    }
+    bdr_sched_block(s, BLK_ROOM);
+}
+
+void bdr_mbox_req_fetch(slave_t *s, const bd_req_t *r)
+{
+    (void)r;
+    char *p = s->win;
+    uint64_t used = 0;
+    int64_t n = 0;
+    while (s->ovf_head) {
+        ment_t *m = s->ovf_head;
+        uint64_t sz = bd_mentry_size(ment_inline(&m->e));
+        if (used + sz > g_m.hdr->window)
+            break;
+        bd_mentry_t *e = (bd_mentry_t *)(p + used);
+        memcpy(e, &m->e, sizeof *e);
+        e->size = (uint32_t)sz;
+        memcpy(bd_mentry_data(e), m->data, ment_inline(&m->e));
+        used += sz;
+        n++;
+        s->ovf_head = m->next;
+        if (!s->ovf_head)
+            s->ovf_tail = NULL;
+        s->novf--;
+        ment_free(m, 0);
+    }
+    publish_overflow(s);
+    s->slot->resp.arg[0] = n;
+    s->slot->resp.arg[1] = s->novf != 0;
+    bdr_sched_respond(s);
+}
+
+void bdr_mbox_req_cancel(slave_t *s, const bd_req_t *r)
+{
+    slave_t *d = bdr_master_slave_by_world(r->peer);
+    s->slot->resp.flag = 0;
+    if (d) {
+        for (ment_t **pp = &d->ovf_head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next) {
+            ment_t *m = *pp;
+            if (m->e.kind != BD_ME_MSG || m->e.src_world != s->world || m->e.send_id != r->rid)
+                continue;
+            *pp = m->next;
+            if (d->ovf_tail == m)
+                d->ovf_tail = prev;
+            d->novf--;
+            publish_overflow(d);
+            ment_free(m, 1);
+            s->slot->resp.flag = 1;
+            break;
+        }
+    }
+    bdr_sched_respond(s);
+}
+
+void bdr_mbox_req_sync_ack(slave_t *s, const bd_req_t *r)
+{
+    if (bdr_master_slave_by_world(r->peer)) {
+        bdr_master_fail(1, "rank %d acknowledged through the master a send of rank %d of its node",
+                        s->world, r->peer);
+        return;
+    }
+    bdr_node_sync_matched(r->peer, (uint64_t)r->arg[0]);
+    bdr_sched_respond(s);
+}
+
+/* s finalized or exited: producers drop what they would send it. */
+void bdr_mbox_close(slave_t *s)
+{
+    if (!s->mb)
+        return;
+    bd_mbox_lock(s->mb);
+    atomic_store_explicit(&s->mb->dead, 1, memory_order_relaxed);
+    bd_mbox_unlock(s->mb);
+    while (s->ovf_head) {
+        ment_t *m = s->ovf_head;
+        s->ovf_head = m->next;
+        ment_free(m, 1);
+    }
+    s->ovf_tail = NULL;
+    s->novf = 0;
+    while (s->pin_head) {
+        ment_t *m = s->pin_head;
+        s->pin_head = m->next;
+        ment_free(m, 1);
+    }
+    s->pin_tail = NULL;
+}
+
+static void fmt_peer(char *buf, size_t len, int src, int tag)
+{
+    char a[32], b[32];
+    if (src == MPI_ANY_SOURCE)
+        snprintf(a, sizeof a, "any source");
+    else
+        snprintf(a, sizeof a, "rank %d", src);
+    if (tag == MPI_ANY_TAG)
+        snprintf(b, sizeof b, "any tag");
+    else
+        snprintf(b, sizeof b, "tag %d", tag);
+    snprintf(buf, len, "%s, %s", a, b);
+}
+
+void bdr_mbox_describe(slave_t *s, char *buf, size_t len)
+{
+    bd_req_t *r = &s->slot->req;
+    char who[96];
+    if (s->blk == BLK_ROOM) {
+        snprintf(buf, len, "waits in a send for room in the mailbox of rank %d", s->room_dst);
+        return;
+    }
+    switch (r->arg[1]) {
+    case BD_WAIT_RECV:
+        if (r->ctx == -1) {
+            snprintf(buf, len, "waits in MPI_Wait/Test for a receive request");
+            break;
+        }
+        fmt_peer(who, sizeof who, r->peer, r->tag);
+        snprintf(buf, len, "waits in MPI_Recv for a message from %s (communicator context %d)", who,
+                 r->ctx);
+        break;
+    case BD_WAIT_ANY:
+        snprintf(buf, len, "waits in MPI_Waitany/Waitsome/Waitall on %d receive requests", r->tag);
+        break;
+    case BD_WAIT_PROBE:
+    case BD_WAIT_MPROBE:
+        fmt_peer(who, sizeof who, r->peer, r->tag);
+        snprintf(buf, len, "waits in %s for a message from %s (communicator context %d)",
+                 r->arg[1] == BD_WAIT_MPROBE ? "MPI_Mprobe" : "MPI_Probe", who, r->ctx);
+        break;
+    case BD_WAIT_SSEND:
+        snprintf(buf, len, "waits in MPI_Ssend/Issend for its message to be received");
+        break;
+    default: snprintf(buf, len, "is blocked");
+    }
+}
