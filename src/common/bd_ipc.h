@@ -210,6 +210,8 @@ typedef struct bd_slot {
      * command is pending the master sends nothing else to that slave. */
     _Atomic uint32_t cmd;
     _Atomic uint32_t rma_pending; /* master -> rank: RMA service messages wait for it */
+    _Atomic uint32_t running;     /* master -> all: it holds a run slot (a hint) */
+    _Atomic uint32_t cma_ok;      /* rank -> all: others may read its memory (CMA) */
 } bd_slot_t;
 
 enum { BD_CMD_NONE = 0, BD_CMD_UNLOAD = 1, BD_CMD_RMA = 2 };
@@ -266,6 +268,7 @@ typedef struct bd_shm_hdr {
     uint64_t mbox_offset;   /* offset of the mailbox (bd_mbox_t + ring) inside a slot */
     uint64_t mbox_ring;     /* ring bytes of each mailbox */
     uint64_t eager;         /* largest payload carried inline in a mailbox entry */
+    uint64_t master_addr;   /* where the master maps this header (a rank's CMA probe) */
     uint64_t total_size;
     _Atomic uint32_t runnable_waiting; /* ranks waiting for a run slot */
     _Atomic uint32_t mem_waiters;      /* loads waiting for memory: slaves ring after releasing */

@@ -129,21 +129,41 @@ int bd_mbox_consumed(bd_mbox_t *mb, uint64_t pos)
     return atomic_load_explicit(&mb->room_wanted, memory_order_seq_cst) != 0;
 }
 
-int bd_mbox_cancel(bd_mbox_t *mb, int src_world, uint64_t send_id, bd_mentry_t *out)
+int bd_mbox_take(bd_mentry_t *e)
+{
+    for (;;) {
+        uint32_t st = BD_ME_READY;
+        if (atomic_compare_exchange_strong_explicit(&e->state, &st, BD_ME_TAKEN,
+                                                    memory_order_acq_rel, memory_order_acquire))
+            return 1;
+        if (st != BD_ME_BUSY)
+            return 0;
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+}
+
+bd_mentry_t *bd_mbox_find(bd_mbox_t *mb, int src_world, uint64_t send_id)
 {
     uint64_t head = atomic_load_explicit(&mb->head, memory_order_relaxed);
     uint64_t pos = atomic_load_explicit(&mb->tail, memory_order_acquire);
     while (pos != head) {
         bd_mentry_t *e = (bd_mentry_t *)(bd_mbox_ring(mb) + (pos & (mb->size - 1)));
         pos += e->size;
-        if (e->kind != BD_ME_MSG || e->src_world != src_world || e->send_id != send_id)
-            continue;
-        uint32_t st = BD_ME_READY;
-        if (!atomic_compare_exchange_strong_explicit(&e->state, &st, BD_ME_CANCELLED,
-                                                     memory_order_acq_rel, memory_order_relaxed))
-            return 0;
-        *out = *e;
-        return 1;
+        if (e->kind == BD_ME_MSG && e->src_world == src_world && e->send_id == send_id)
+            return e;
     }
-    return 0;
+    return NULL;
+}
+
+int bd_mbox_cancel(bd_mbox_t *mb, int src_world, uint64_t send_id, bd_mentry_t *out)
+{
+    bd_mentry_t *e = bd_mbox_find(mb, src_world, send_id);
+    uint32_t st = BD_ME_READY;
+    if (!e || !atomic_compare_exchange_strong_explicit(&e->state, &st, BD_ME_CANCELLED,
+                                                       memory_order_acq_rel, memory_order_relaxed))
+        return 0;
+    memcpy(out, e, sizeof *out);
+    return 1;
 }

@@ -20,13 +20,20 @@
 #include <stddef.h>
 #include <stdint.h>
 
-enum { BD_ME_FREE = 0, BD_ME_READY, BD_ME_TAKEN, BD_ME_CANCELLED };
+/* BUSY: its sender rewrites it in place (a single-copy send becoming a
+ * spill file); a consumer waits for it to be READY again. */
+enum { BD_ME_FREE = 0, BD_ME_READY, BD_ME_TAKEN, BD_ME_CANCELLED, BD_ME_BUSY };
 enum { BD_ME_MSG = 1, BD_ME_ACK, BD_ME_PAD };
 
 /* entry flags (besides BD_SEND_SYNC and BD_SEND_FILE of bd_ipc.h) */
-#define BD_ME_REMOTE_SYNC                                                                          \
-    0x10 /* a synchronous send from another node: acknowledge
-                                  through the master (BD_REQ_SYNC_ACK) */
+/* A synchronous send from another node: acknowledged through the master
+ * (BD_REQ_SYNC_ACK). */
+#define BD_ME_REMOTE_SYNC 0x10
+/* A single-copy message: the payload stays in the sender's memory at
+ * address file_num (process src_world) until the consumer has read it
+ * (process_vm_readv), which it acknowledges with an ACK entry carrying
+ * this flag and sync_id = the entry's send_id. */
+#define BD_ME_CMA 0x20
 
 typedef struct bd_mentry {
     _Atomic uint32_t state;
@@ -104,6 +111,14 @@ uint64_t bd_mbox_room(bd_mbox_t *mb);
 bd_mentry_t *bd_mbox_peek(bd_mbox_t *mb, uint64_t *pos);
 void bd_mbox_advance(bd_mbox_t *mb, uint64_t *pos, const bd_mentry_t *e);
 int bd_mbox_consumed(bd_mbox_t *mb, uint64_t pos);
+
+/* Consumer: claim entry e (READY -> TAKEN, waiting out BUSY); 0 if it
+ * was cancelled. */
+int bd_mbox_take(bd_mentry_t *e);
+
+/* The entry of message (src_world, send_id) between the consumer position
+ * and head (the caller holds the lock), or NULL. */
+bd_mentry_t *bd_mbox_find(bd_mbox_t *mb, int src_world, uint64_t send_id);
 
 /* A sender withdraws its unseen message (src_world, send_id): CANCELLED
  * wins over a consumer only while the entry is READY.  The caller holds

@@ -16,6 +16,7 @@
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 #include "bd_mbox.h"
@@ -44,7 +45,7 @@ static ment_t *ment_new(const bd_mentry_t *e, const void *data, uint64_t inl)
 
 static uint64_t ment_inline(const bd_mentry_t *e)
 {
-    return e->kind == BD_ME_MSG && !(e->flags & BD_SEND_FILE) ? e->nbytes : 0;
+    return e->kind == BD_ME_MSG && !(e->flags & (BD_SEND_FILE | BD_ME_CMA)) ? e->nbytes : 0;
 }
 
 static void ment_free(ment_t *m, int drop)
@@ -82,6 +83,47 @@ static void publish_overflow(slave_t *d)
     atomic_store_explicit(&d->mb->overflow, d->novf, memory_order_release);
 }
 
+static int to_file(bd_mentry_t *e, const void *data);
+
+/* A single-copy message taken from the ring of a rank that waits: read it
+ * from its sender now (we are the senders' parent, so may), keep it as an
+ * ordinary buffered message, and let the sender go on. */
+static ment_t *take_cma(const bd_mentry_t *e)
+{
+    slave_t *snd = bdr_master_slave_by_world(e->src_world);
+    bd_mentry_t copy;
+    memcpy(&copy, e, sizeof copy);
+    copy.flags &= ~BD_ME_CMA;
+    char *buf = malloc(e->nbytes ? e->nbytes : 1);
+    if (!snd || !buf) {
+        free(buf);
+        bdr_master_fail(1, "master cannot take a %llu-byte message of rank %d",
+                        (unsigned long long)e->nbytes, e->src_world);
+        return NULL;
+    }
+    for (uint64_t done = 0; done < e->nbytes;) {
+        struct iovec l = {buf + done, e->nbytes - done};
+        struct iovec r = {(void *)(uintptr_t)(e->file_num + done), e->nbytes - done};
+        ssize_t k = process_vm_readv(snd->pid, &l, 1, &r, 1, 0);
+        if (k <= 0) {
+            free(buf);
+            bdr_master_fail(1, "cannot read a %llu-byte message from the memory of rank %d: %s",
+                            (unsigned long long)e->nbytes, e->src_world,
+                            k < 0 ? strerror(errno) : "nothing read");
+            return NULL;
+        }
+        done += (uint64_t)k;
+    }
+    ment_t *m = NULL;
+    if (e->nbytes <= g_m.hdr->eager || to_file(&copy, buf) == 0)
+        m = ment_new(&copy, buf, ment_inline(&copy));
+    free(buf);
+    bd_mentry_t ack = {
+        .kind = BD_ME_ACK, .flags = BD_ME_CMA, .src_world = -1, .sync_id = e->send_id};
+    bdr_mbox_push(snd, &ack, NULL);
+    return m;
+}
+
 /* Move d's ring (d away) to the end of its overflow list. */
 static void drain_ring(slave_t *d)
 {
@@ -89,10 +131,9 @@ static void drain_ring(slave_t *d)
     uint64_t tail = atomic_load_explicit(&mb->tail, memory_order_relaxed), pos = tail;
     bd_mentry_t *e;
     while ((e = bd_mbox_peek(mb, &pos))) {
-        uint32_t st = BD_ME_READY;
-        if (atomic_compare_exchange_strong_explicit(&e->state, &st, BD_ME_TAKEN,
-                                                    memory_order_acq_rel, memory_order_relaxed)) {
-            ment_t *m = ment_new(e, bd_mentry_data(e), ment_inline(e));
+        if (bd_mbox_take(e)) {
+            ment_t *m =
+                e->flags & BD_ME_CMA ? take_cma(e) : ment_new(e, bd_mentry_data(e), ment_inline(e));
             if (!m)
                 return;
             list_add(&d->ovf_head, &d->ovf_tail, m);

@@ -13,6 +13,12 @@ void bdr_sched_respond(slave_t *s)
     bd_futex_wake(&sl->resp_seq, 1);
 }
 
+/* The run-slot hint ranks read (single-copy sends go only to running ranks). */
+static void set_running(slave_t *s, int on)
+{
+    atomic_store_explicit(&s->slot->running, (uint32_t)on, memory_order_relaxed);
+}
+
 void bdr_sched_make_runnable(slave_t *s)
 {
     if (s->state == SL_RUNNABLE)
@@ -26,6 +32,7 @@ void bdr_sched_block(slave_t *s, blk_t why)
 {
     if (s->state == SL_RUNNING)
         g_m.nrunning--;
+    set_running(s, 0);
     s->blk = why;
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_BLOCKS], 1, memory_order_relaxed);
     if (why == BLK_YIELD) {
@@ -58,6 +65,7 @@ void bdr_sched_inited(slave_t *s)
 
 void bdr_sched_finalized(slave_t *s)
 {
+    set_running(s, 0);
     s->state = SL_FINALIZED;
     g_m.nrunning--;
 }
@@ -72,17 +80,20 @@ sl_state_t bdr_sched_exited(slave_t *s)
         g_m.ninit_pending--;
     sl_state_t was = s->state;
     s->state = SL_EXITED;
+    set_running(s, 0);
     return was;
 }
 
 void bdr_sched_lend(slave_t *s)
 {
+    set_running(s, 1);
     s->state = SL_RUNNING;
     g_m.nrunning++;
 }
 
 void bdr_sched_lend_end(slave_t *s)
 {
+    set_running(s, 0);
     s->state = SL_BLOCKED;
     g_m.nrunning--;
     bdr_sched_poke(s);
@@ -134,6 +145,7 @@ slave_t *bdr_sched_next(void)
     g_m.nrunnable--;
     g_m.nrunning++;
     s->state = SL_RUNNING;
+    set_running(s, 1);
     return s;
 }
 

@@ -6,6 +6,7 @@
  * of another node through the master.  Receives are matched in the rank
  * (match.c). */
 #include <errno.h>
+#include <stdio.h>
 #include <fcntl.h>
 #include <limits.h>
 #include <stdlib.h>
@@ -64,9 +65,8 @@ static void spill_failed(const char *path, uint64_t n, int err)
               (unsigned long long)n, path, bdl_g.hdr->jobdir, strerror(err));
 }
 
-/* Write the n bytes of a message to a new spill file; its number in *file_num. */
-static void write_spill(const void *buf, uint64_t count, const bdl_dt_t *t, const char *contig,
-                        uint64_t n, uint64_t *file_num)
+void bdl_spill_write(const void *buf, uint64_t count, const bdl_dt_t *t, const char *contig,
+                     uint64_t n, uint64_t *file_num)
 {
     char path[BD_PATH_MAX + 64];
     int fd = spill_open(n, file_num, path, sizeof path);
@@ -118,7 +118,8 @@ static void count_send(int in_file, uint64_t n)
 }
 
 int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,
-                      const bdl_dt_t *t, int sync, uint64_t send_id, uint64_t *sync_id)
+                      const bdl_dt_t *t, int sync, uint64_t send_id, uint64_t *sync_id,
+                      uint64_t *cma_id)
 {
     uint64_t n = count * t->psize;
     const char *contig = bdl_dt_contig(t, buf, count);
@@ -129,9 +130,31 @@ int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *b
     uint64_t sid = sync ? bdl_p2p_sync_new() : 0;
     if (sync_id)
         *sync_id = sid;
+    if (cma_id)
+        *cma_id = 0;
+    if (direct && in_file && contig && bdl_p2p_cma_usable(world_dst)) {
+        /* Single copy: the receiver reads it from our memory. */
+        count_send(0, n);
+        bdl_lib_mem_prepare(contig, n, 0);
+        bd_mentry_t e = {.kind = BD_ME_MSG,
+                         .flags = sync ? BD_SEND_SYNC : 0,
+                         .ctx = ctx,
+                         .src = myrank,
+                         .tag = tag,
+                         .src_world = bdl_g.world_rank,
+                         .nbytes = n,
+                         .send_id = send_id ? send_id : ++bdl_g.next_rid,
+                         .sync_id = sid};
+        uint64_t id = bdl_p2p_cma_post(world_dst, &e, contig);
+        if (cma_id)
+            *cma_id = id;
+        else
+            bdl_p2p_cma_done(id, 1);
+        return MPI_SUCCESS;
+    }
     count_send(in_file, n);
     if (in_file)
-        write_spill(buf, count, t, contig, n, &file_num);
+        bdl_spill_write(buf, count, t, contig, n, &file_num);
     if (direct) {
         bd_mentry_t e = {.kind = BD_ME_MSG,
                          .flags = (in_file ? BD_SEND_FILE : 0) | (sync ? BD_SEND_SYNC : 0),
@@ -162,7 +185,7 @@ int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *b
 int bdl_send_typed(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,
                    const bdl_dt_t *t, int sync, uint64_t *sync_id)
 {
-    return bdl_send_typed_id(ctx, world_dst, myrank, tag, buf, count, t, sync, 0, sync_id);
+    return bdl_send_typed_id(ctx, world_dst, myrank, tag, buf, count, t, sync, 0, sync_id, NULL);
 }
 
 void bdl_ssend_wait(uint64_t id) { bdl_p2p_sync_done(id, 1); }
@@ -184,21 +207,46 @@ static void recv_progress(bdl_request_t *q, int blocking)
         bdl_p2p_poll_failed();
 }
 
+/* A single-copy send is pending until it has been read. */
+static int cma_pending(bdl_request_t *q, int blocking)
+{
+    if (q->cma_id && bdl_p2p_cma_done(q->cma_id, blocking))
+        q->cma_id = 0;
+    return q->cma_id != 0;
+}
+
 /* Until it is received, a synchronous send is pending. */
 static void ssend_progress(bdl_request_t *q, int blocking)
 {
     if (q->done)
         return;
-    q->done = bdl_p2p_sync_done(q->rid, blocking);
+    if (!cma_pending(q, blocking))
+        q->done = bdl_p2p_sync_done(q->rid, blocking);
     if (!q->done)
         bdl_p2p_poll_failed();
 }
 
-/* A buffered send is complete from the start. */
+/* A buffered send is complete from the start; a single-copy one once read. */
 static void send_progress(bdl_request_t *q, int blocking)
 {
-    (void)q;
-    (void)blocking;
+    if (!q->done)
+        q->done = !cma_pending(q, blocking);
+}
+
+/* Single-copy sends complete without anyone else waiting in the master:
+ * alone in a blocking set, wait for the first. */
+static int send_poll(bdl_request_t **qs, int n, const bdl_req_poll_t *p)
+{
+    int ndone = 0;
+    for (int i = 0; i < n; i++) {
+        send_progress(qs[i], 0);
+        ndone += qs[i]->done;
+    }
+    if (!ndone && n && p->block && !p->others) {
+        send_progress(qs[0], 1);
+        ndone = 1;
+    }
+    return ndone;
 }
 
 /* Synchronous sends complete by acknowledgements in our mailbox: alone in
@@ -261,6 +309,7 @@ static int send_cancel(bdl_request_t *q, MPI_Request h)
         bdl_p2p_sync_forget(q->rid);
     q->done = 1;
     q->send_id = 0;
+    q->cma_id = 0;
     bdl_status_empty(&q->status);
     q->status.bd_cancelled = 1;
     return MPI_SUCCESS;
@@ -289,6 +338,9 @@ static int p2p_free(bdl_request_t *q, MPI_Request *h)
 
 const bdl_req_ops_t bdl_req_send_ops = {
     .progress = send_progress,
+    .poll = send_poll,
+    .poll_order = 0,
+    .spins = 1,
     .cancel = send_cancel,
     .free = p2p_free,
 };
@@ -329,15 +381,17 @@ MPI_Request bdl_irecv_post(int ctx, int src, int tag, void *buf, uint64_t count,
     return h;
 }
 
-MPI_Request bdl_isend_req(int sync, uint64_t sync_id, uint64_t send_id, int send_dst)
+MPI_Request bdl_isend_req(int sync, uint64_t sync_id, uint64_t send_id, int send_dst,
+                          uint64_t cma_id)
 {
     int h = bdl_req_new(sync ? &bdl_req_ssend_ops : &bdl_req_send_ops);
     bdl_request_t *q = &bdl_g.reqs[h];
     q->rid = sync_id;
     q->send_id = send_id;
     q->send_dst = send_dst;
+    q->cma_id = cma_id;
     bdl_status_empty(&q->status);
-    q->done = !sync;
+    q->done = !sync && !cma_id;
     return h;
 }
 

@@ -65,6 +65,7 @@ struct bdl_request {
     struct bdl_dt *dt; /* receive datatype (a reference held until delivery) */
     uint64_t count;    /* receive count */
     uint64_t send_id;  /* a nonblocking send's id (MPI_Cancel names it), 0 if none */
+    uint64_t cma_id;   /* a single-copy send not yet complete (match.c), 0 if none */
     int send_dst;      /* ... and its destination's world rank */
     MPI_Status status;
     /* Persistent requests (MPI_Send_init, MPI_Recv_init, ...): the call to
@@ -125,7 +126,8 @@ int bdl_send_typed(int ctx, int world_dst, int myrank, int tag, const void *buf,
                    const struct bdl_dt *t, int sync, uint64_t *sync_id);
 /* ... and a send MPI_Cancel can withdraw by send_id (0: none). */
 int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,
-                      const struct bdl_dt *t, int sync, uint64_t send_id, uint64_t *sync_id);
+                      const struct bdl_dt *t, int sync, uint64_t send_id, uint64_t *sync_id,
+                      uint64_t *cma_id);
 /* Wait for the receipt of a synchronous send. */
 void bdl_ssend_wait(uint64_t sync_id);
 /* Blocking receive of up to cap bytes; fills st; returns MPI_SUCCESS or MPI_ERR_TRUNCATE. */
@@ -136,19 +138,35 @@ int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const s
 /* Post a receive as a request (src MPI_PROC_NULL: complete at once); the
  * request holds a reference to t until delivery.  Returns its handle. */
 MPI_Request bdl_irecv_post(int ctx, int src, int tag, void *buf, uint64_t count, struct bdl_dt *t);
-/* A nonblocking send's request (sync: pending until sync_id is received);
+/* A nonblocking send's request (sync: pending until sync_id is received;
+ * cma_id: until that single-copy send completes);
  * send_id 0 (MPI_PROC_NULL) cannot be cancelled. */
-MPI_Request bdl_isend_req(int sync, uint64_t sync_id, uint64_t send_id, int send_dst);
+MPI_Request bdl_isend_req(int sync, uint64_t sync_id, uint64_t send_id, int send_dst,
+                          uint64_t cma_id);
 /* A receive request complete from the start, with status st and error err. */
 MPI_Request bdl_recv_done_req(void *buf, uint64_t count, const MPI_Status *st, int err);
 
 /* match.c: the mailbox and matching in the rank. */
+void bdl_p2p_init(void);      /* MPI_Init: may others read our memory (CMA)? */
 int bdl_p2p_local(int world); /* world rank is on this node */
 /* Append a message or acknowledgement entry to world rank dst's mailbox:
  * payload nbytes at data, or packed from count elements of t at buf when
  * data is NULL; waits (in the master) while the ring has no room. */
-void bdl_p2p_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t nbytes,
-                  const struct bdl_dt *t, const void *buf, uint64_t count);
+int bdl_p2p_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t nbytes,
+                 const struct bdl_dt *t, const void *buf, uint64_t count);
+/* Single-copy sends (match.c): usable to world rank dst now; post message
+ * *proto (its send_id unique) whose n bytes stay at buf until read; 1 once
+ * it is complete (blocking: wait, never in the master); settle every one
+ * before this rank waits in the master; forget one (cancelled). */
+int bdl_p2p_cma_usable(int dst);
+uint64_t bdl_p2p_cma_post(int dst, const bd_mentry_t *proto, const void *buf);
+int bdl_p2p_cma_done(uint64_t id, int blocking);
+void bdl_p2p_settle(void);
+void bdl_p2p_cma_forget(uint64_t id);
+/* msg.c: write n bytes (count elements of t at buf; contig if contiguous)
+ * to a new spill file of this rank; its number in *file_num. */
+void bdl_spill_write(const void *buf, uint64_t count, const struct bdl_dt *t, const char *contig,
+                     uint64_t n, uint64_t *file_num);
 int bdl_p2p_drain(void);         /* take what the mailbox holds; how many entries */
 uint64_t bdl_p2p_sync_new(void); /* a synchronous send's id, pending until acknowledged */
 void bdl_p2p_sync_forget(uint64_t id);

@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include "core.h"
+#include "request.h"
 
 bdl_lib_t bdl_g;
 
@@ -67,6 +68,14 @@ void bdl_rpc(void)
     if (atomic_load_explicit(&sl->rma_pending, memory_order_relaxed) &&
         sl->req.code != BD_REQ_ABORT && g_service.pending)
         g_service.pending();
+    if (may_block(sl->req.code)) {
+        /* Our single-copy sends must not wait on us while we wait: they
+         * become spill files (or complete) first.  That may itself make
+         * requests, so the one being made is kept aside. */
+        bd_req_t keep = sl->req;
+        bdl_p2p_settle();
+        sl->req = keep;
+    }
     if (bdl_g.hdr->job.nr < bdl_g.hdr->nslaves && may_block(sl->req.code)) {
         report_resident();
         /* Another rank may run while this one waits: hold no unaccounted memory. */

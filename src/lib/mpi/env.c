@@ -264,6 +264,7 @@ static int do_init(int required, int *provided)
     snprintf(prefix, sizeof prefix, "bdmpi: rank %d", bdl_g.world_rank);
     bd_log_set_prefix(prefix);
     bdl_comm_setup_predefined();
+    bdl_p2p_init();
     bdl_lib_mem_init();
     bdl_g.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
     if (bdl_g.thread_level < MPI_THREAD_SINGLE)
@@ -300,6 +301,7 @@ int MPI_Finalize(void)
     bdl_attr_delete_all(MPI_COMM_SELF, "MPI_Finalize");
     if (bdl_g.ndetached)
         bdl_req_reap_detached();
+    bdl_p2p_settle();
     bdl_lib_mem_stats();
     atomic_store_explicit(&bdl_g.slot->stats[BD_STAT_RUN_NS], bdl_now_ns() - g_init_ns,
                           memory_order_relaxed);

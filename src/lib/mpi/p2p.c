@@ -40,7 +40,7 @@ static int send_check(const char *call, const void *buf, int count, MPI_Datatype
 
 /* send_id: the id MPI_Cancel withdraws the message by (0: none). */
 static int do_send(const char *call, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
-                   MPI_Comm comm, int sync, uint64_t send_id, uint64_t *sync_id)
+                   MPI_Comm comm, int sync, uint64_t send_id, uint64_t *sync_id, uint64_t *cma_id)
 {
     bdl_dt_t *t = NULL;
     bdl_comm_t *c;
@@ -48,19 +48,19 @@ static int do_send(const char *call, const void *buf, int count, MPI_Datatype dt
     if (rc)
         return rc;
     return bdl_send_typed_id(c->ctx, bdl_comm_peer_world(c, dest), c->rank, tag, buf,
-                             (uint64_t)count, t, sync, send_id, sync_id);
+                             (uint64_t)count, t, sync, send_id, sync_id, cma_id);
 }
 
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    int rc = do_send("MPI_Send", buf, count, datatype, dest, tag, comm, 0, 0, NULL);
+    int rc = do_send("MPI_Send", buf, count, datatype, dest, tag, comm, 0, 0, NULL, NULL);
     return rc < 0 ? MPI_SUCCESS : rc;
 }
 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     uint64_t id = 0;
-    int rc = do_send("MPI_Ssend", buf, count, datatype, dest, tag, comm, 1, 0, &id);
+    int rc = do_send("MPI_Ssend", buf, count, datatype, dest, tag, comm, 1, 0, &id, NULL);
     if (rc)
         return rc < 0 ? MPI_SUCCESS : rc;
     bdl_ssend_wait(id);
@@ -70,14 +70,15 @@ int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 static int isend(const char *call, const void *buf, int count, MPI_Datatype dt, int dest, int tag,
                  MPI_Comm comm, int sync, MPI_Request *request)
 {
-    uint64_t id = 0, send_id = ++bdl_g.next_rid;
-    int rc = do_send(call, buf, count, dt, dest, tag, comm, sync, send_id, &id);
+    uint64_t id = 0, send_id = ++bdl_g.next_rid, cma = 0;
+    int rc = do_send(call, buf, count, dt, dest, tag, comm, sync, send_id, &id, &cma);
     if (rc > 0)
         return rc;
     if (rc == 0)
-        *request = bdl_isend_req(sync, id, send_id, bdl_comm_peer_world(bdl_comm_get(comm), dest));
+        *request =
+            bdl_isend_req(sync, id, send_id, bdl_comm_peer_world(bdl_comm_get(comm), dest), cma);
     else /* MPI_PROC_NULL */
-        *request = bdl_isend_req(0, id, 0, 0);
+        *request = bdl_isend_req(0, id, 0, 0, 0);
     return MPI_SUCCESS;
 }
 
@@ -159,7 +160,8 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                  MPI_Comm comm, MPI_Status *status)
 {
     /* Sends are buffered, so send-then-receive cannot deadlock. */
-    int rc = do_send("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm, 0, 0, NULL);
+    int rc = do_send("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm, 0, 0, NULL,
+                     NULL);
     if (rc > 0)
         return rc;
     bdl_dt_t *t = NULL;
@@ -256,7 +258,8 @@ int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
         recv_check("MPI_Isendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm, &t, &c);
     if (rc > 0)
         return rc;
-    rc = do_send("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm, 0, 0, NULL);
+    rc = do_send("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm, 0, 0, NULL,
+                 NULL);
     if (rc > 0)
         return rc;
     return MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, request);

@@ -99,6 +99,7 @@ int MPI_Start(MPI_Request *request)
     q->count = t->count;
     q->send_id = t->send_id;
     q->send_dst = t->send_dst;
+    q->cma_id = t->cma_id;
     q->status = t->status;
     q->impl = t->impl;
     q->inactive = 0;
