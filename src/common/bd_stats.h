@@ -12,6 +12,8 @@
     X(SENDS_FILE, "count", "messages buffered in spill files")                                     \
     X(BYTES_MEM, "bytes", "bytes of messages buffered in memory")                                  \
     X(BYTES_FILE, "bytes", "bytes of messages written to spill files")                             \
+    X(SENDS_DIRECT, "count", "messages the receiver read once from the sender's memory")           \
+    X(BYTES_DIRECT, "bytes", "bytes of messages read once from the sender's memory")               \
     X(RECVS, "count", "messages received")                                                         \
     X(COLLS, "count", "collective calls")                                                          \
     X(COLL_BYTES_UP, "bytes", "bytes given to the master by collectives")                          \

@@ -489,6 +489,16 @@ static void cma_acked(uint64_t id)
         c->acked = 1;
 }
 
+/* c is complete: count it as what it became. */
+static void cma_count(const cma_send_t *c)
+{
+    _Atomic uint64_t *st = bdl_g.slot->stats;
+    atomic_fetch_add_explicit(&st[c->acked ? BD_STAT_SENDS_DIRECT : BD_STAT_SENDS_FILE], 1,
+                              memory_order_relaxed);
+    atomic_fetch_add_explicit(&st[c->acked ? BD_STAT_BYTES_DIRECT : BD_STAT_BYTES_FILE], c->n,
+                              memory_order_relaxed);
+}
+
 void bdl_p2p_cma_forget(uint64_t id)
 {
     cma_send_t *c = cma_find(id);
@@ -581,6 +591,7 @@ int bdl_p2p_cma_done(uint64_t id, int blocking)
         if (!c)
             return 1;
         if (cma_progress(c, 0)) {
+            cma_count(c);
             bdl_p2p_cma_forget(id);
             return 1;
         }
@@ -600,9 +611,10 @@ void bdl_p2p_settle(void)
     while (g_ncs) {
         bdl_p2p_drain();
         for (int i = 0; i < g_ncs;) {
-            if (cma_progress(&g_cs[i], 1))
+            if (cma_progress(&g_cs[i], 1)) {
+                cma_count(&g_cs[i]);
                 g_cs[i] = g_cs[--g_ncs];
-            else
+            } else
                 i++;
         }
     }

@@ -133,8 +133,8 @@ int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *b
     if (cma_id)
         *cma_id = 0;
     if (direct && in_file && contig && bdl_p2p_cma_usable(world_dst)) {
-        /* Single copy: the receiver reads it from our memory. */
-        count_send(0, n);
+        /* Single copy: the receiver reads it from our memory (counted when
+         * it completes, as what it became). */
         bdl_lib_mem_prepare(contig, n, 0);
         bd_mentry_t e = {.kind = BD_ME_MSG,
                          .flags = sync ? BD_SEND_SYNC : 0,
