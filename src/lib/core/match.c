@@ -209,9 +209,14 @@ static void drop_payload(const bd_mentry_t *e)
 
 /* Put message e (inline payload at data) into count elements of t at buf;
  * fill st.  Returns MPI_SUCCESS or MPI_ERR_TRUNCATE. */
+static bd_mentry_t g_last; /* the envelope of the last message delivered */
+
+const bd_mentry_t *bdl_p2p_last(void) { return &g_last; }
+
 static int deliver(const bd_mentry_t *e, const char *data, void *buf, const bdl_dt_t *t,
                    uint64_t count, MPI_Status *st)
 {
+    memcpy(&g_last, e, sizeof g_last);
     uint64_t cap = count * t->psize;
     uint64_t n = e->nbytes, take = n < cap ? n : cap;
     char *contig = bdl_dt_contig(t, buf, count);

@@ -147,6 +147,9 @@ MPI_Request bdl_isend_req(int sync, uint64_t sync_id, uint64_t send_id, int send
 MPI_Request bdl_recv_done_req(void *buf, uint64_t count, const MPI_Status *st, int err);
 
 /* match.c: the mailbox and matching in the rank. */
+/* The envelope (source, tag, size) of the last message a receive took:
+ * for the error a truncated receive reports. */
+const bd_mentry_t *bdl_p2p_last(void);
 void bdl_p2p_init(void);      /* MPI_Init: may others read our memory (CMA)? */
 int bdl_p2p_local(int world); /* world rank is on this node */
 /* Append a message or acknowledgement entry to world rank dst's mailbox:

@@ -141,7 +141,8 @@ static int truncated(MPI_Comm comm, const char *call, int count, MPI_Datatype dt
     return bdl_error(comm, MPI_ERR_TRUNCATE, call,
                      "message of %llu bytes from rank %d (tag %d) truncated to the %llu-byte "
                      "receive buffer",
-                     (unsigned long long)bdl_resp()->nbytes, bdl_resp()->src, bdl_resp()->tag,
+                     (unsigned long long)bdl_p2p_last()->nbytes, bdl_p2p_last()->src,
+                     bdl_p2p_last()->tag,
                      (unsigned long long)((uint64_t)count * (t ? t->psize : 0)));
 }
 

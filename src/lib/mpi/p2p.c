@@ -137,8 +137,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
         return bdl_error(comm, rc, "MPI_Recv",
                          "message of %llu bytes from rank %d (tag %d) truncated to the %llu-byte "
                          "receive buffer",
-                         (unsigned long long)bdl_resp()->nbytes, bdl_resp()->src, bdl_resp()->tag,
-                         (unsigned long long)((uint64_t)count * t->psize));
+                         (unsigned long long)bdl_p2p_last()->nbytes, bdl_p2p_last()->src,
+                         bdl_p2p_last()->tag, (unsigned long long)((uint64_t)count * t->psize));
     return MPI_SUCCESS;
 }
 
@@ -176,7 +176,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
     rc = bdl_recv_typed(c->ctx, source, recvtag, recvbuf, (uint64_t)recvcount, t, status);
     if (rc)
         return bdl_error(comm, rc, "MPI_Sendrecv", "message of %llu bytes truncated to %llu bytes",
-                         (unsigned long long)bdl_resp()->nbytes,
+                         (unsigned long long)bdl_p2p_last()->nbytes,
                          (unsigned long long)((uint64_t)recvcount * t->psize));
     return MPI_SUCCESS;
 }

@@ -43,7 +43,7 @@ int bdl_inter_recv_from(MPI_Comm comm, const char *call, const bdl_comm_t *c, in
     if (rc)
         return bdl_error(comm, rc, call,
                          "%llu bytes from remote rank %d truncated to the %llu-byte receive buffer",
-                         (unsigned long long)bdl_resp()->nbytes, remote,
+                         (unsigned long long)bdl_p2p_last()->nbytes, remote,
                          (unsigned long long)(count * t->psize));
     return MPI_SUCCESS;
 }
