@@ -57,6 +57,16 @@ int bdl_lc_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, void *
 /* A predefined op; in may be out (read before out is written). */
 int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
                   uint64_t count, const bdl_dt_t *t, MPI_Op op, int root, int all);
+/* The regular (not v or w) Gather, Allgather, Scatter and Alltoall (api,
+ * root 0 for those without one) after the caller has copied this rank's
+ * own block: every rank's block is count elements of its type, the send
+ * side's at sb (block r at r extents of scount for Scatter and Alltoall,
+ * else this rank's block), the receive side's at rb (block r at r extents
+ * of rcount; Scatter: its block).  err: the caller's own block did not fit
+ * (MPI_ERR_TRUNCATE, reported at the end). */
+int bdl_lc_blocks(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, int root, const void *sb,
+                  uint64_t scount, const bdl_dt_t *st, void *rb, uint64_t rcount,
+                  const bdl_dt_t *rt, int err);
 
 /* All-to-all in its three forms: regular (counts NULL), v (counts and
  * displacements in extents), w (per-peer types, displacements in bytes). */

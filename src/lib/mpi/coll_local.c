@@ -275,3 +275,52 @@ int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in
         bdl_dt_unpack(t, out, count, 0, acc, n);
     return lc_end(&x);
 }
+
+/* ---------------------------------------------------------------- gather, scatter, all-to-all */
+
+/* Send count elements of t at buf to rank r (packed into the scratch message). */
+static void send_block(lc_t *x, int r, const void *buf, uint64_t count, const bdl_dt_t *t)
+{
+    char *msg = scratch(0);
+    x->h.count = count * t->psize;
+    bdl_dt_pack(t, buf, count, 0, msg + LC_HDR, x->h.count);
+    lc_send(x, r, msg, LC_HDR + x->h.count);
+}
+
+/* Receive rank r's block into count elements of t at buf. */
+static void recv_block(lc_t *x, int r, void *buf, uint64_t count, const bdl_dt_t *t)
+{
+    char *msg = scratch(1);
+    uint64_t k = lc_fit(x, lc_recv(x, r, msg), count * t->psize);
+    if (k)
+        bdl_dt_unpack(t, buf, count, 0, msg + LC_HDR, k);
+}
+
+int bdl_lc_blocks(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, int root, const void *sb,
+                  uint64_t scount, const bdl_dt_t *st, void *rb, uint64_t rcount,
+                  const bdl_dt_t *rt, int err)
+{
+    lc_t x;
+    lc_start(&x, c, comm, call, api, root);
+    x.err = err;
+    int me = c->rank, size = c->size;
+    int each = api == BD_API_SCATTER || api == BD_API_ALLTOALL; /* a block for every rank */
+    /* Who sends to whom: everyone its own block to the root (Gather) or to
+     * all (Allgather); the root block r to rank r (Scatter); everyone block
+     * r to rank r (Alltoall). */
+    int sends = api == BD_API_GATHER ? me != root : api == BD_API_SCATTER ? me == root : 1;
+    int recvs = api == BD_API_GATHER ? me == root : api == BD_API_SCATTER ? me != root : 1;
+    for (int r = 0; sends && r < size; r++) {
+        if (r == me || (api == BD_API_GATHER && r != root))
+            continue;
+        const void *b = each ? bdl_at(sb, bdl_voff(NULL, (int)scount, r, st)) : sb;
+        send_block(&x, r, b, scount, st);
+    }
+    for (int r = 0; recvs && r < size; r++) {
+        if (r == me || (api == BD_API_SCATTER && r != root))
+            continue;
+        void *b = api == BD_API_SCATTER ? rb : bdl_at(rb, bdl_voff(NULL, (int)rcount, r, rt));
+        recv_block(&x, r, b, rcount, rt);
+    }
+    return lc_end(&x);
+}
