@@ -5,7 +5,8 @@
  * member is on one node and all can run at once (-nr >= size), larger ones
  * through the master: the same sums of doubles chosen so that the order of
  * the additions changes the result are made with 256 elements (in the
- * ranks) and 1024 (8 KiB: the master), on MPI_COMM_WORLD and on a split
+ * ranks, one mailbox entry), 1024 (8 KiB: in the ranks, several entries)
+ * and 4096 (32 KiB: the master), on MPI_COMM_WORLD and on a split
  * communicator, with MPI_IN_PLACE, a strided derived type, floats (PROD),
  * MINLOC, integers; then Bcast, Barrier, Gather, Allgather, Scatter and
  * Alltoall of small data.  MPICH folds in another order: there only the
@@ -20,7 +21,8 @@
 #include "mtest.h"
 
 #define N 256
-#define BIG 1024
+#define MID 1024
+#define BIG 4096
 
 /* Contributions of very different magnitudes, so the order of the sum matters. */
 static double val(int r, int i)
@@ -76,6 +78,9 @@ static void sums(MPI_Comm comm, const char *name)
     CHECK_MPI(MPI_Allreduce(in, out, N, MPI_DOUBLE, MPI_SUM, comm));
     snprintf(what, sizeof what, "%s: Allreduce of %d doubles", name, N);
     check_d(out, want, N, what);
+    CHECK_MPI(MPI_Allreduce(in, out, MID, MPI_DOUBLE, MPI_SUM, comm));
+    snprintf(what, sizeof what, "%s: Allreduce of %d doubles", name, MID);
+    check_d(out, want, MID, what);
     CHECK_MPI(MPI_Allreduce(in, out, BIG, MPI_DOUBLE, MPI_SUM, comm));
     snprintf(what, sizeof what, "%s: Allreduce of %d doubles", name, BIG);
     check_d(out, want, BIG, what);

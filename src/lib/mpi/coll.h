@@ -49,7 +49,7 @@ int bdl_coll_redscat_sizes(const bdl_comm_t *c, MPI_Comm comm, const char *call,
  * the data), so all members decide alike.  The calls below count the
  * collective, check it against the other members' calls and report their
  * errors as the master path does; arguments are checked already. */
-#define BDL_LC_MAX 4096 /* largest data per rank, in bytes */
+#define BDL_LC_MAX 16384 /* largest data per rank, in bytes */
 int bdl_lc_eligible(const bdl_comm_t *c, uint64_t bytes);
 int bdl_lc_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call);
 int bdl_lc_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, void *buf, uint64_t count,

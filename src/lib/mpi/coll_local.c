@@ -38,6 +38,8 @@ typedef struct lc_hdr {
     int32_t op;     /* ... */
     uint64_t count; /* reductions: basic elements; else bytes of data that follow */
     uint64_t seq;   /* the collective's number on the communicator (coll_seq) */
+    uint64_t bytes; /* data bytes that follow, in this and further entries */
+    uint64_t pad;   /* the data 16-byte aligned */
 } lc_hdr_t;
 
 #define LC_HDR ((uint64_t)sizeof(lc_hdr_t))
@@ -70,13 +72,17 @@ static char *scratch(int i)
 
 /* ---------------------------------------------------------------- when */
 
-/* How many ranks may run at once makes the choice between the algorithms:
- * with every member on a core, fewer hops; otherwise fewer wake-ups. */
+/* Every member may hold a run slot at once (-nr >= size).  Required for
+ * now: with fewer slots the path in the ranks is still 2-5x faster than the
+ * master's (docs/performance.md), but a rank that called a nonblocking
+ * collective where the others call the blocking one (erroneous) would then
+ * be reported as a deadlock of receives, not as a collective mismatch: the
+ * master's deadlock report does not know these receives yet. */
 static int all_run(const bdl_comm_t *c) { return (int)bdl_g.hdr->job.nr >= c->size; }
 
 int bdl_lc_eligible(const bdl_comm_t *c, uint64_t bytes)
 {
-    if (c->inter || c->size < 2 || bytes > BDL_LC_MAX || LC_HDR + bytes > bdl_g.hdr->eager ||
+    if (c->inter || c->size < 2 || bytes > BDL_LC_MAX || bdl_g.hdr->eager < 2 * LC_HDR ||
         !all_run(c))
         return 0;
     for (int r = 0; r < c->size; r++)
@@ -106,18 +112,26 @@ static void lc_start(lc_t *x, bdl_comm_t *c, MPI_Comm comm, const char *call, in
     atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_COLLS], 1, memory_order_relaxed);
 }
 
-/* Send n bytes at msg (the header is written here) to rank r: one mailbox
- * entry, inline (n <= the eager limit); not counted as a program message. */
+/* Send n bytes at msg (the header is written here) to rank r, in mailbox
+ * entries with their payload inline (at most the eager limit each: never a
+ * spill file); not counted as program messages. */
 static void lc_send(const lc_t *x, int r, char *msg, uint64_t n)
 {
-    memcpy(msg, &x->h, LC_HDR);
-    bd_mentry_t e = {.kind = BD_ME_MSG,
-                     .ctx = x->ctx,
-                     .src = x->c->rank,
-                     .tag = LC_TAG,
-                     .src_world = bdl_g.world_rank,
-                     .nbytes = n};
-    bdl_p2p_post(x->c->world[r], &e, msg, n, NULL, NULL, 0);
+    lc_hdr_t h = x->h;
+    h.bytes = n - LC_HDR;
+    memcpy(msg, &h, LC_HDR);
+    uint64_t eager = bdl_g.hdr->eager;
+    for (uint64_t off = 0; off < n || !off;) {
+        uint64_t k = n - off < eager ? n - off : eager;
+        bd_mentry_t e = {.kind = BD_ME_MSG,
+                         .ctx = x->ctx,
+                         .src = x->c->rank,
+                         .tag = LC_TAG,
+                         .src_world = bdl_g.world_rank,
+                         .nbytes = k};
+        bdl_p2p_post(x->c->world[r], &e, msg + off, k, NULL, NULL, 0);
+        off += k;
+    }
 }
 
 /* A message of another call than ours: the collective mismatch the master
@@ -151,17 +165,24 @@ static _Noreturn void mismatch(const lc_t *x, const lc_hdr_t *h, int r)
 static uint64_t lc_recv(lc_t *x, int r, char *msg)
 {
     MPI_Status st;
-    int rc = bdl_recv_bytes(x->ctx, r, LC_TAG, msg, LC_HDR + BDL_LC_MAX, &st);
-    atomic_fetch_sub_explicit(&bdl_g.slot->stats[BD_STAT_RECVS], 1, memory_order_relaxed);
     lc_hdr_t h;
-    if (rc != MPI_SUCCESS || (uint64_t)st.bd_nbytes < LC_HDR)
-        bdl_fatal(MPI_ERR_INTERN, "%s: a malformed collective message from rank %d", x->call,
-                  x->c->world[r]);
-    memcpy(&h, msg, LC_HDR);
+    uint64_t got = 0, total = 0;
+    do {
+        int rc = bdl_recv_bytes(x->ctx, r, LC_TAG, msg + got, LC_HDR + BDL_LC_MAX - got, &st);
+        atomic_fetch_sub_explicit(&bdl_g.slot->stats[BD_STAT_RECVS], 1, memory_order_relaxed);
+        got += (uint64_t)st.bd_nbytes;
+        if (got == (uint64_t)st.bd_nbytes && got >= LC_HDR) {
+            memcpy(&h, msg, LC_HDR);
+            total = LC_HDR + h.bytes;
+        }
+        if (rc != MPI_SUCCESS || got < LC_HDR || got > total || total > LC_HDR + BDL_LC_MAX)
+            bdl_fatal(MPI_ERR_INTERN, "%s: a malformed collective message from rank %d", x->call,
+                      x->c->world[r]);
+    } while (got < total);
     if (h.seq != x->h.seq || h.api != x->h.api || h.root != x->h.root ||
         (x->fold && (h.op != x->h.op || h.dtype != x->h.dtype || h.count != x->h.count)))
         mismatch(x, &h, r);
-    return (uint64_t)st.bd_nbytes - LC_HDR;
+    return h.bytes;
 }
 
 /* The data of a message is n bytes where this rank expects want: the
