@@ -105,36 +105,41 @@ static void sums(MPI_Comm comm, const char *name)
     snprintf(what, sizeof what, "%s: Allreduce in place", name);
     check_d(out, want, N, what);
 
-    /* A strided type: 4 doubles 2 apart; 16 of them.  The gaps stay as they were. */
-    MPI_Datatype vec;
-    MPI_Type_vector(4, 1, 2, MPI_DOUBLE, &vec);
-    MPI_Type_commit(&vec);
-    MPI_Aint lb, ext;
-    MPI_Type_get_extent(vec, &lb, &ext);
-    int stride = (int)(ext / (MPI_Aint)sizeof(double)), k = 16, span = k * stride + 1;
-    double *vin = malloc(sizeof(double) * (size_t)span),
-           *vout = malloc(sizeof(double) * (size_t)span);
-    for (int i = 0; i < span; i++) {
-        vin[i] = -1.0;
-        vout[i] = -2.0;
-    }
-    for (int e = 0, j = 0; e < k; e++)
-        for (int b = 0; b < 4; b++, j++)
-            vin[e * stride + 2 * b] = val(wrank, j);
-    CHECK_MPI(MPI_Allreduce(vin, vout, k, vec, MPI_SUM, comm));
-    for (int e = 0, j = 0; e < k; e++)
-        for (int b = 0; b < 4; b++, j++) {
-            double g = vout[e * stride + 2 * b];
-            CHECK(g_mpich ? fabs(g - want[j]) <= 1e-6 * (fabs(want[j]) + 1e-300)
-                          : !memcmp(&g, &want[j], sizeof g),
-                  "%s: strided Allreduce element %d is %.17g, expected %.17g", name, j, g, want[j]);
-            vout[e * stride + 2 * b] = -2.0;
+    /* A strided type: 4 doubles 2 apart; 16 of them.  The gaps stay as they
+     * were.  (A predefined op on a derived type: BDMPI folds its basic
+     * elements; MPICH refuses it.) */
+    if (!g_mpich) {
+        MPI_Datatype vec;
+        MPI_Type_vector(4, 1, 2, MPI_DOUBLE, &vec);
+        MPI_Type_commit(&vec);
+        MPI_Aint lb, ext;
+        MPI_Type_get_extent(vec, &lb, &ext);
+        int stride = (int)(ext / (MPI_Aint)sizeof(double)), k = 16, span = k * stride + 1;
+        double *vin = malloc(sizeof(double) * (size_t)span),
+               *vout = malloc(sizeof(double) * (size_t)span);
+        for (int i = 0; i < span; i++) {
+            vin[i] = -1.0;
+            vout[i] = -2.0;
         }
-    for (int i = 0; i < span; i++)
-        CHECK(vout[i] == -2.0, "%s: strided Allreduce wrote into a gap at %d", name, i);
-    MPI_Type_free(&vec);
-    free(vin);
-    free(vout);
+        for (int e = 0, j = 0; e < k; e++)
+            for (int b = 0; b < 4; b++, j++)
+                vin[e * stride + 2 * b] = val(wrank, j);
+        CHECK_MPI(MPI_Allreduce(vin, vout, k, vec, MPI_SUM, comm));
+        for (int e = 0, j = 0; e < k; e++)
+            for (int b = 0; b < 4; b++, j++) {
+                double g = vout[e * stride + 2 * b];
+                CHECK(g_mpich ? fabs(g - want[j]) <= 1e-6 * (fabs(want[j]) + 1e-300)
+                              : !memcmp(&g, &want[j], sizeof g),
+                      "%s: strided Allreduce element %d is %.17g, expected %.17g", name, j, g,
+                      want[j]);
+                vout[e * stride + 2 * b] = -2.0;
+            }
+        for (int i = 0; i < span; i++)
+            CHECK(vout[i] == -2.0, "%s: strided Allreduce wrote into a gap at %d", name, i);
+        MPI_Type_free(&vec);
+        free(vin);
+        free(vout);
+    }
 
     /* Floats, PROD: near 1, so that rounding depends on the order. */
     float fin[N], fout[N];
