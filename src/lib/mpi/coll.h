@@ -42,6 +42,32 @@ int bdl_coll_check_counts(MPI_Comm comm, const char *call, const int counts[], c
 int bdl_coll_redscat_sizes(const bdl_comm_t *c, MPI_Comm comm, const char *call, const int counts[],
                            int block, uint64_t *total, uint64_t *myoff, uint64_t *mine);
 
+/* coll_local.c: collectives in the ranks (docs/design.md, "Collectives in
+ * the ranks").  A blocking collective on c whose data is at most bytes per
+ * rank runs there when bdl_lc_eligible says so, which depends only on
+ * what every member shares (the communicator, the job's -nr, the size of
+ * the data), so all members decide alike.  The calls below count the
+ * collective, check it against the other members' calls and report their
+ * errors as the master path does; arguments are checked already. */
+#define BDL_LC_MAX 16384 /* largest data per rank, in bytes */
+int bdl_lc_eligible(const bdl_comm_t *c, uint64_t bytes);
+int bdl_lc_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call);
+int bdl_lc_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, void *buf, uint64_t count,
+                 const bdl_dt_t *t, int root);
+/* A predefined op; in may be out (read before out is written). */
+int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
+                  uint64_t count, const bdl_dt_t *t, MPI_Op op, int root, int all);
+/* The regular (not v or w) Gather, Allgather, Scatter and Alltoall (api,
+ * root 0 for those without one) after the caller has copied this rank's
+ * own block: every rank's block is count elements of its type, the send
+ * side's at sb (block r at r extents of scount for Scatter and Alltoall,
+ * else this rank's block), the receive side's at rb (block r at r extents
+ * of rcount; Scatter: its block).  err: the caller's own block did not fit
+ * (MPI_ERR_TRUNCATE, reported at the end). */
+int bdl_lc_blocks(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, int root, const void *sb,
+                  uint64_t scount, const bdl_dt_t *st, void *rb, uint64_t rcount,
+                  const bdl_dt_t *rt, int err);
+
 /* All-to-all in its three forms: regular (counts NULL), v (counts and
  * displacements in extents), w (per-peer types, displacements in bytes). */
 typedef struct bdl_a2a_side {

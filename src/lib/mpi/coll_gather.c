@@ -68,6 +68,16 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
                     bdl_at(rb, bdl_voff(displs, recvcount, me, rt)),
                     bdl_vcount(recvcounts, recvcount, me), own_err ? expect : mine);
     }
+    if (!vector && !request) {
+        /* Every rank's block is the same size in a correct program: the
+         * send block's, or at an in-place root its receive block's. */
+        const void *ob = inplace ? bdl_at(rb, bdl_voff(NULL, recvcount, me, rt)) : sendbuf;
+        uint64_t ocount = inplace ? (uint64_t)recvcount : (uint64_t)sendcount;
+        const bdl_dt_t *ot = inplace ? rt : st;
+        if (bdl_lc_eligible(c, ocount * ot->psize))
+            return bdl_lc_blocks(c, comm, call, api, all ? 0 : root, ob, ocount, ot, rb,
+                                 (uint64_t)recvcount, rt, own_err ? MPI_ERR_TRUNCATE : 0);
+    }
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
     if (own_err)
@@ -202,6 +212,11 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
                     bdl_vcount(sendcounts, sendcount, root), rt, recvbuf, (uint64_t)recvcount,
                     own_err ? cap : n);
     }
+    /* The block size every rank knows: the root's send block, the others'
+     * receive block. */
+    if (!vector && !request && bdl_lc_eligible(c, is_root ? (uint64_t)sendcount * st->psize : cap))
+        return bdl_lc_blocks(c, comm, call, api, root, sendbuf, (uint64_t)sendcount, st, recvbuf,
+                             (uint64_t)recvcount, rt, own_err ? MPI_ERR_TRUNCATE : 0);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
     if (own_err)
@@ -330,6 +345,11 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
         bdl_dt_copy(a2a_type(s, me), a2a_block(s, me), bdl_vcount(s->counts, s->count, me),
                     a2a_type(rv, me), a2a_block(rv, me), bdl_vcount(rv->counts, rv->count, me),
                     own_err ? room : own);
+    if (!vector && !request && !rv->tv && bdl_lc_eligible(c, own)) {
+        rc = bdl_lc_blocks(c, comm, call, api, 0, s->buf, (uint64_t)s->count, s->t, (void *)rv->buf,
+                           (uint64_t)rv->count, rv->t, own_err ? MPI_ERR_TRUNCATE : 0);
+        goto out;
+    }
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
     if (own_err)

@@ -23,6 +23,8 @@ static int barrier(const char *call, MPI_Comm comm, MPI_Request *request, int nb
     BDL_COLL_GET_COMM(call);
     if (c->inter)
         return request ? bdl_ic_barrier(c, call, request) : bdl_inter_barrier(c, comm);
+    if (!request && bdl_lc_eligible(c, 0))
+        return bdl_lc_barrier(c, comm, call);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
     if (c->size > 1)
@@ -65,6 +67,10 @@ static void bcast_start(bdl_comm_t *c, bdl_nbc_t *nb, void *buf, uint64_t count,
 static void bcast_typed(bdl_comm_t *c, const char *call, void *buf, uint64_t count, bdl_dt_t *t,
                         int root)
 {
+    if (bdl_lc_eligible(c, count * t->psize)) {
+        bdl_lc_bcast(c, (MPI_Comm)(c - bdl_g.comms), call, BD_API_BCAST, buf, count, t, root);
+        return;
+    }
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
     bcast_start(c, &nb, buf, count, t, root, BD_API_BCAST);
@@ -83,6 +89,8 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
     if ((rc = bdl_coll_check_buf(comm, call, count, datatype, &t, "")) ||
         (rc = bdl_coll_check_root(c, comm, call, root)))
         return rc;
+    if (!request && bdl_lc_eligible(c, (uint64_t)count * t->psize))
+        return bdl_lc_bcast(c, comm, call, BD_API_BCAST, buffer, (uint64_t)count, t, root);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
     if (c->size > 1)
@@ -212,6 +220,8 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
         return bdl_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
     if (receives && (rc = bdl_coll_check_alias(comm, call, sendbuf, k, t, recvbuf, k, t)))
         return rc;
+    if (!u && !request && bdl_lc_eligible(c, k * t->psize))
+        return bdl_lc_reduce(c, comm, call, in, recvbuf, k, t, op, root, all);
     int api = bdl_coll_api(all ? BD_API_ALLREDUCE : BD_API_REDUCE, request);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
