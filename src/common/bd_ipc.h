@@ -293,6 +293,9 @@ static inline struct bd_mbox *bd_slot_mbox(bd_shm_hdr_t *h, bd_slot_t *s)
 
 /* What a rank waits for in BD_REQ_P2P_WAIT (for deadlock reports). */
 enum { BD_WAIT_RECV = 1, BD_WAIT_ANY, BD_WAIT_PROBE, BD_WAIT_MPROBE, BD_WAIT_SSEND };
+/* ... a collective the ranks run among themselves: ctx is its communicator's
+ * context, arg[3] its BD_API_* code, arg[4] its root. */
+#define BD_WAIT_LCOLL 16
 
 /* Layout for nslaves slaves with the given window and message threshold;
  * fills the header's geometry fields and returns the total size. */

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "bd_log.h"
+#include "coll.h"
 #include "master.h"
 #include "net.h"
 
@@ -74,8 +75,37 @@ void bdr_deadlock_report_local(void)
     }
 }
 
+/* A rank waiting in a collective the ranks run among themselves while
+ * another waits in one through the master on the same communicator: they
+ * called different collectives (bdmpi.txt's cblocked ranks would wait for
+ * ever).  Report it as BEGIN reports a mismatch. */
+static int mismatch_found(void)
+{
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *a = &g_m.slaves[i];
+        const bd_req_t *r = &a->slot->req;
+        if (a->state != SL_BLOCKED || a->blk != BLK_MBOX || r->arg[1] != BD_WAIT_LCOLL)
+            continue;
+        for (int j = 0; j < g_m.ns; j++) {
+            slave_t *b = &g_m.slaves[j];
+            if (b->state != SL_BLOCKED || b->blk != BLK_COLL || !b->coll || b->coll->ctx != r->ctx)
+                continue;
+            bd_coll_desc_t d = {.api = (int32_t)r->arg[3], .root = (int32_t)r->arg[4]};
+            bdr_master_fail(1,
+                            "collective mismatch on communicator context %d: rank %d called %s "
+                            "(root %d) where another rank called %s (root %d)",
+                            r->ctx, b->world, bdr_coll_call_name(&b->coll->d), b->coll->d.root,
+                            bdr_coll_call_name(&d), d.root);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static void declare(void)
 {
+    if (mismatch_found())
+        return;
     if (g_m.nnodes > 1)
         bd_log_error("deadlock on node %d: every live rank of the job is blocked in MPI and "
                      "none can proceed:",

@@ -20,6 +20,7 @@
 #include <unistd.h>
 
 #include "bd_mbox.h"
+#include "coll.h"
 #include "master.h"
 #include "mpi.h"
 
@@ -436,6 +437,12 @@ void bdr_mbox_describe(slave_t *s, char *buf, size_t len)
     case BD_WAIT_SSEND:
         snprintf(buf, len, "waits in MPI_Ssend/Issend for its message to be received");
         break;
+    case BD_WAIT_LCOLL: {
+        bd_coll_desc_t d = {.api = (int32_t)r->arg[3], .root = (int32_t)r->arg[4]};
+        snprintf(buf, len, "waits in %s (root %d) for rank %d (communicator context %d)",
+                 bdr_coll_call_name(&d), d.root, r->peer, r->ctx);
+        break;
+    }
     default: snprintf(buf, len, "is blocked");
     }
 }

@@ -88,6 +88,11 @@ typedef struct bdl_lib {
     int nops;
     int mem_active; /* the memory manager owns large allocations */
     int ndetached;  /* freed receives still posted (p2p.c) */
+    /* A collective in the ranks (mpi/coll_local.c) is receiving: its API
+     * code (0: none), root and communicator context, which a wait in the
+     * master names so a deadlock against a collective through the master
+     * is reported as the mismatch it is. */
+    int lc_api, lc_root, lc_ctx;
 } bdl_lib_t;
 
 extern bdl_lib_t bdl_g;

@@ -667,6 +667,12 @@ static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag)
         r->ctx = ctx;
         r->peer = peer;
         r->tag = tag;
+        if (bdl_g.lc_api) {
+            r->arg[1] = BD_WAIT_LCOLL;
+            r->ctx = bdl_g.lc_ctx;
+            r->arg[3] = bdl_g.lc_api;
+            r->arg[4] = bdl_g.lc_root;
+        }
         bdl_rpc();
     }
     atomic_store_explicit(&mb->sleeping, 0, memory_order_relaxed);

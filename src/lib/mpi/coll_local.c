@@ -72,18 +72,17 @@ static char *scratch(int i)
 
 /* ---------------------------------------------------------------- when */
 
-/* Every member may hold a run slot at once (-nr >= size).  Required for
- * now: with fewer slots the path in the ranks is still 2-5x faster than the
- * master's (docs/performance.md), but a rank that called a nonblocking
- * collective where the others call the blocking one (erroneous) would then
- * be reported as a deadlock of receives, not as a collective mismatch: the
- * master's deadlock report does not know these receives yet. */
+/* Every member may hold a run slot at once (-nr >= size): Allreduce then
+ * spreads every contribution in one hop.  With fewer slots the path in the
+ * ranks is still 2-5x faster than the master's (docs/performance.md); a
+ * rank waiting in it names its call to the master (bdl_g.lc_api), so a
+ * deadlock against a collective through the master (a nonblocking call
+ * where the others call the blocking one) is reported as the mismatch. */
 static int all_run(const bdl_comm_t *c) { return (int)bdl_g.hdr->job.nr >= c->size; }
 
 int bdl_lc_eligible(const bdl_comm_t *c, uint64_t bytes)
 {
-    if (c->inter || c->size < 2 || bytes > BDL_LC_MAX || bdl_g.hdr->eager < 2 * LC_HDR ||
-        !all_run(c))
+    if (c->inter || c->size < 2 || bytes > BDL_LC_MAX || bdl_g.hdr->eager < 2 * LC_HDR)
         return 0;
     for (int r = 0; r < c->size; r++)
         if (!bdl_p2p_local(c->world[r]))
@@ -168,7 +167,11 @@ static uint64_t lc_recv(lc_t *x, int r, char *msg)
     lc_hdr_t h;
     uint64_t got = 0, total = 0;
     do {
+        bdl_g.lc_api = x->h.api;
+        bdl_g.lc_root = x->h.root;
+        bdl_g.lc_ctx = x->c->ctx;
         int rc = bdl_recv_bytes(x->ctx, r, LC_TAG, msg + got, LC_HDR + BDL_LC_MAX - got, &st);
+        bdl_g.lc_api = 0;
         atomic_fetch_sub_explicit(&bdl_g.slot->stats[BD_STAT_RECVS], 1, memory_order_relaxed);
         got += (uint64_t)st.bd_nbytes;
         if (got == (uint64_t)st.bd_nbytes && got >= LC_HDR) {
