@@ -643,7 +643,7 @@ int main(int argc, char **argv)
             else if (net_wait_ms < 16)
                 net_wait_ms *= 2;
         }
-        if (n == 0 && (wait.tv_sec || wait.tv_nsec >= 1000000L))
+        if (n == 0)
             reap();
     }
     /* Every master ends through MPI_Finalize, also after a failure (all of

@@ -24,6 +24,8 @@
 #include <fcntl.h>
 #include <netdb.h>
 #include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -145,8 +147,22 @@ static void bells_init(void)
 
 int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes)
 {
+    /* MPICH starts threads of its own (UCX's progress thread).  They must
+     * block the signals the master takes through its signalfd, else the
+     * kernel delivers SIGCHLD to one of them (lost: our ranks are reaped
+     * only by the poll's timeout) and SIGTERM kills the master with no
+     * clean-up. */
+    sigset_t mask, old;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &mask, &old);
     int provided;
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+    int rc = MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != MPI_SUCCESS) {
         bd_log_error("MPI_Init_thread of the masters failed");
         return -1;
     }
