@@ -565,9 +565,10 @@ int main(int argc, char **argv)
         struct epoll_event ev = {.events = EPOLLIN, .data.fd = bell_fd};
         epoll_ctl(g_m.epoll_fd, EPOLL_CTL_ADD, bell_fd, &ev);
     }
-    const char *e;
-    double spin_s = (e = getenv("BDMPI_NET_SPIN_US")) ? atof(e) * 1e-6 : 50e-6;
-    long nap_ns = (e = getenv("BDMPI_NET_NAP_US")) ? atol(e) * 1000 : 50000;
+    /* Spin and nap lengths: 0-200 us spins and 10-50 us naps measured the
+     * same here (docs/performance.md "Inter-node progress"). */
+    const double spin_s = 50e-6;
+    const long nap_ns = 50000;
     int net_wait_ms = 1, again = 0;
     double last_net = 0;
     for (;;) {
