@@ -550,7 +550,23 @@ int main(int argc, char **argv)
     for (int i = 0; i < g_m.ns && !g_m.stopping; i++)
         spawn_slave(&g_m.slaves[i], me, &orig_mask);
 
-    int net_wait_ms = 1;
+    /* Other nodes: MPICH cannot wake us, so each master rings the
+     * doorbell of the masters it has sent to (net_mpich.c) and we sleep on
+     * it with the rest.  While MPICH holds work of ours (bdr_net_busy), we
+     * poll it without sleeping for a short spin, then in short naps, since
+     * the data is there or on its way; otherwise we sleep until woken, with
+     * a backing-off safety-net poll (1-16 ms) in case a doorbell is lost. */
+    int bell_fd = g_m.nnodes > 1 ? bdr_net_fd() : -1;
+    if (bell_fd >= 0) {
+        struct epoll_event ev = {.events = EPOLLIN, .data.fd = bell_fd};
+        epoll_ctl(g_m.epoll_fd, EPOLL_CTL_ADD, bell_fd, &ev);
+    }
+    /* Spin and nap lengths: 0-200 us spins and 10-50 us naps measured the
+     * same here (docs/performance.md "Inter-node progress"). */
+    const double spin_s = 50e-6;
+    const long nap_ns = 50000;
+    int net_wait_ms = 1, again = 0;
+    double last_net = 0;
     for (;;) {
         if (g_m.nlive == 0) {
             /* Our ranks are gone: nothing here needs the spill files any more,
@@ -560,9 +576,18 @@ int main(int argc, char **argv)
                 break;
         }
         struct epoll_event evs[4];
-        /* With other nodes, MPICH must be polled: every millisecond while
-         * messages flow, backing off to 16 ms when the network is quiet. */
-        int n = epoll_wait(g_m.epoll_fd, evs, 4, g_m.nnodes > 1 ? net_wait_ms : 1000);
+        struct timespec wait = {.tv_sec = 1};
+        if (g_m.nnodes > 1) {
+            if (again) {
+                wait.tv_sec = 0, wait.tv_nsec = 0;
+            } else if (bdr_net_busy()) {
+                wait.tv_sec = 0;
+                wait.tv_nsec = bdr_master_now() - last_net < spin_s ? 0 : nap_ns;
+            } else {
+                wait.tv_sec = 0, wait.tv_nsec = net_wait_ms * 1000000L;
+            }
+        }
+        int n = epoll_pwait2(g_m.epoll_fd, evs, 4, &wait, NULL);
         if (n < 0 && errno != EINTR) {
             bdr_master_fail(1, "epoll_wait failed: %s", strerror(errno));
             break;
@@ -578,16 +603,15 @@ int main(int argc, char **argv)
                                     strsignal((int)si.ssi_signo));
                 }
                 reap();
+            } else if (evs[k].data.fd == bell_fd) {
+                bdr_net_doorbell();
             } else {
                 uint64_t cnt;
                 if (read(g_m.event_fd, &cnt, sizeof cnt) < 0 && errno != EAGAIN)
                     bdr_master_fail(1, "eventfd read failed: %s", strerror(errno));
             }
         }
-        if (bdr_node_progress() || !bdr_node_quiet())
-            net_wait_ms = 1;
-        else if (net_wait_ms < 16)
-            net_wait_ms *= 2;
+        int got = bdr_node_progress();
         /* Always scan: a ring of the eventfd may cover many requests. */
         if (!g_m.stopping) {
             for (int i = 0; i < g_m.ns; i++) {
@@ -604,6 +628,18 @@ int main(int argc, char **argv)
             recheck_blocked();
             schedule();
             bdr_deadlock_check();
+        }
+        if (g_m.nnodes > 1) {
+            /* What the requests queued for other nodes leaves now, with
+             * its doorbells, not after the next sleep; what arrives
+             * meanwhile is handled at once. */
+            again = bdr_node_progress();
+            if (got || again)
+                last_net = bdr_master_now();
+            if (got || again || !bdr_node_quiet())
+                net_wait_ms = 1;
+            else if (net_wait_ms < 16)
+                net_wait_ms *= 2;
         }
         if (n == 0)
             reap();

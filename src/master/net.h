@@ -2,7 +2,7 @@
  * Only net_mpich.c sees MPICH's header; the rest of the master uses this
  * neutral interface.  Everything is non-blocking so the master's single
  * event loop keeps serving its ranks: sends are queued and progressed by
- * bd_net_progress(), received messages are handed out one at a time.
+ * bdr_net_poll(), received messages are handed out one at a time.
  *
  * A message is a fixed header plus an optional payload.  Messages from one
  * master to another arrive in the order they were queued. */
@@ -31,6 +31,22 @@ int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes);
 int bdr_net_send(int dst, const bdr_net_hdr_t *h, const void *payload, size_t len);
 /* Bytes queued or in flight towards dst (for flow control). */
 size_t bdr_net_pending(int dst);
+/* Sending without a copy: a payload buffer of len bytes, filled by the
+ * caller and given away by bdr_net_send_buf (or freed by bdr_net_free_buf). */
+void *bdr_net_buf(size_t len);
+int bdr_net_send_buf(int dst, const bdr_net_hdr_t *h, void *payload, size_t len);
+void bdr_net_free_buf(void *payload);
+/* Tell the nodes sent to since the last call that MPICH has messages for
+ * them (their doorbells); call before sleeping. */
+void bdr_net_flush(void);
+/* The doorbell: readable when another master has sent us messages, then
+ * drained by bdr_net_doorbell().  -1 if there is none. */
+int bdr_net_fd(void);
+void bdr_net_doorbell(void);
+/* MPICH holds work of ours: a send not complete, a receive under way, or
+ * messages announced by a doorbell not received yet.  While it does, the
+ * caller keeps calling bdr_net_poll() instead of sleeping. */
+int bdr_net_busy(void);
 /* Progress sends; return the next received message (free with free()) or NULL. */
 bdr_net_msg_t *bdr_net_poll(void);
 /* All queued sends have completed. */

@@ -1,17 +1,42 @@
 /* The multi-node transport on MPICH: each message is one MPI message on a
  * single tag (so MPI's ordering between a pair of masters is ours), sent
- * with MPI_Isend from a private copy and received with MPI_Improbe/Mrecv.
+ * with MPI_Isend from a buffer the transport owns and received with
+ * MPI_Improbe/MPI_Imrecv, never a blocking call.
+ *
+ * Progress is event-driven through doorbells.  MPICH offers no file
+ * descriptor to wait on, and its blocking calls spin (a thread blocked in
+ * MPI_Probe burns a whole core; docs/performance.md "Inter-node
+ * progress").  So after a master has handed messages to MPICH it sends each
+ * destination master a small UDP datagram carrying how many messages it
+ * has sent it so far; the destination's event loop wakes on the socket and
+ * then knows exactly how many messages MPICH still holds for it: it keeps
+ * polling (bdr_net_busy) until it has received them, and may sleep once it
+ * has.  A doorbell is only a hint: a lost one costs the safety-net poll
+ * period, never a message.  Datagrams carry a job cookie so strays are
+ * dropped.
+ *
  * Only this file includes MPICH's mpi.h (by full path: BDMPI's own mpi.h is
  * on the include path of everything else). */
 #include BD_MPICH_HEADER
 
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <netinet/in.h>
+#include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/random.h>
+#include <sys/socket.h>
+#include <unistd.h>
 
 #include "bd_log.h"
 #include "net.h"
 
 #define BDR_NET_TAG 4242
+#define HOSTLEN 256
 
 typedef struct out {
     struct out *next;
@@ -21,53 +46,230 @@ typedef struct out {
     char *buf;
 } out_t;
 
+typedef struct bell {
+    uint64_t cookie;
+    int32_t src;
+    uint32_t pad;
+    uint64_t count; /* messages src has sent to the receiver so far */
+} bell_t;
+
 static out_t *g_out;
 static size_t *g_pending;
-static int g_nnodes;
+static int g_node, g_nnodes;
+
+/* The receive in progress (a large message MPICH is still moving). */
+static MPI_Request g_rx_req = MPI_REQUEST_NULL;
+static bdr_net_msg_t *g_rx_msg;
+
+static int g_bell_fd = -1;
+static uint64_t g_cookie;
+static struct sockaddr_in *g_bell_addr; /* per node; sin_port 0: no doorbell */
+static uint64_t *g_sent_msgs, *g_rung;  /* per destination */
+static uint64_t *g_announced, *g_recvd; /* per source */
+
+static void check(int rc, const char *what)
+{
+    if (rc == MPI_SUCCESS)
+        return;
+    char s[MPI_MAX_ERROR_STRING];
+    int n = 0;
+    MPI_Error_string(rc, s, &n);
+    bd_log_error("%s failed between the masters: %s", what, s);
+    MPI_Abort(MPI_COMM_WORLD, 1);
+}
+
+/* Where node n's doorbell rings: loopback for a master on our host, else
+ * the address its host name resolves to here.  0 if it cannot be found
+ * (that node is then only polled). */
+static int resolve(const char *host, const char *myhost, struct sockaddr_in *a)
+{
+    if (!strcmp(host, myhost)) {
+        a->sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        return 1;
+    }
+    struct addrinfo hints = {.ai_family = AF_INET, .ai_socktype = SOCK_DGRAM}, *res = NULL;
+    if (getaddrinfo(host, NULL, &hints, &res) != 0 || !res)
+        return 0;
+    a->sin_addr = ((struct sockaddr_in *)res->ai_addr)->sin_addr;
+    freeaddrinfo(res);
+    return 1;
+}
+
+static void bells_init(void)
+{
+    char *hosts = calloc((size_t)g_nnodes, HOSTLEN);
+    uint32_t *ports = calloc((size_t)g_nnodes, sizeof *ports);
+    g_bell_addr = calloc((size_t)g_nnodes, sizeof *g_bell_addr);
+    char me[HOSTLEN] = {0};
+    if (gethostname(me, sizeof me - 1) < 0)
+        strcpy(me, "localhost");
+    check(MPI_Allgather(me, HOSTLEN, MPI_CHAR, hosts, HOSTLEN, MPI_CHAR, MPI_COMM_WORLD),
+          "MPI_Allgather of host names");
+    int all_local = 1;
+    for (int n = 0; n < g_nnodes; n++)
+        all_local &= !strcmp(hosts + (size_t)n * HOSTLEN, me);
+
+    /* All masters on this host (the usual test setup): listen on loopback
+     * only, so nothing outside the machine can ring. */
+    uint32_t port = 0;
+    int fd = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK | SOCK_CLOEXEC, 0);
+    struct sockaddr_in a = {.sin_family = AF_INET};
+    a.sin_addr.s_addr = htonl(all_local ? INADDR_LOOPBACK : INADDR_ANY);
+    socklen_t alen = sizeof a;
+    if (fd >= 0 && bind(fd, (struct sockaddr *)&a, sizeof a) == 0 &&
+        getsockname(fd, (struct sockaddr *)&a, &alen) == 0) {
+        port = ntohs(a.sin_port);
+        g_bell_fd = fd;
+    } else {
+        bd_log_info("no doorbell socket (%s): other masters will poll this one", strerror(errno));
+        if (fd >= 0)
+            close(fd);
+    }
+    if (g_node == 0 && getrandom(&g_cookie, sizeof g_cookie, 0) != sizeof g_cookie)
+        g_cookie = (uint64_t)getpid() * 0x9e3779b97f4a7c15ull;
+    check(MPI_Bcast(&g_cookie, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), "MPI_Bcast of the cookie");
+    check(MPI_Allgather(&port, 1, MPI_UINT32_T, ports, 1, MPI_UINT32_T, MPI_COMM_WORLD),
+          "MPI_Allgather of doorbell ports");
+    for (int n = 0; n < g_nnodes; n++) {
+        if (n == g_node || !ports || !ports[n])
+            continue;
+        struct sockaddr_in *p = &g_bell_addr[n];
+        p->sin_family = AF_INET;
+        if (resolve(hosts + (size_t)n * HOSTLEN, me, p))
+            p->sin_port = htons((uint16_t)ports[n]);
+        else
+            bd_log_info("cannot resolve host %s of node %d: it is polled, not rung",
+                        hosts + (size_t)n * HOSTLEN, n);
+    }
+    free(hosts);
+    free(ports);
+}
 
 int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes)
 {
+    /* MPICH starts threads of its own (UCX's progress thread).  They must
+     * block the signals the master takes through its signalfd, else the
+     * kernel delivers SIGCHLD to one of them (lost: our ranks are reaped
+     * only by the poll's timeout) and SIGTERM kills the master with no
+     * clean-up. */
+    sigset_t mask, old;
+    sigemptyset(&mask);
+    sigaddset(&mask, SIGCHLD);
+    sigaddset(&mask, SIGTERM);
+    sigaddset(&mask, SIGINT);
+    sigaddset(&mask, SIGHUP);
+    pthread_sigmask(SIG_BLOCK, &mask, &old);
     int provided;
-    if (MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided) != MPI_SUCCESS) {
+    int rc = MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc != MPI_SUCCESS) {
         bd_log_error("MPI_Init_thread of the masters failed");
         return -1;
     }
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     MPI_Comm_rank(MPI_COMM_WORLD, node);
     MPI_Comm_size(MPI_COMM_WORLD, nnodes);
+    g_node = *node;
     g_nnodes = *nnodes;
-    g_pending = calloc((size_t)*nnodes, sizeof *g_pending);
-    return g_pending ? 0 : -1;
+    size_t n = (size_t)*nnodes;
+    g_pending = calloc(n, sizeof *g_pending);
+    g_sent_msgs = calloc(n, sizeof *g_sent_msgs);
+    g_rung = calloc(n, sizeof *g_rung);
+    g_announced = calloc(n, sizeof *g_announced);
+    g_recvd = calloc(n, sizeof *g_recvd);
+    if (!g_pending || !g_sent_msgs || !g_rung || !g_announced || !g_recvd)
+        return -1;
+    bells_init();
+    return g_bell_addr ? 0 : -1;
 }
 
-int bdr_net_send(int dst, const bdr_net_hdr_t *h, const void *payload, size_t len)
+int bdr_net_fd(void) { return g_bell_fd; }
+
+/* Hand buf (header + len payload bytes, from malloc) to MPICH; it is ours
+ * until the send completes. */
+static int send_owned(int dst, char *buf, size_t bytes)
 {
     out_t *o = malloc(sizeof *o);
-    char *buf = malloc(sizeof *h + len);
-    if (!o || !buf) {
+    if (!o || bytes > (size_t)0x7fffffff) {
         free(o);
         free(buf);
         return -1;
     }
-    memcpy(buf, h, sizeof *h);
-    if (len)
-        memcpy(buf + sizeof *h, payload, len);
-    if (MPI_Isend(buf, (int)(sizeof *h + len), MPI_BYTE, dst, BDR_NET_TAG, MPI_COMM_WORLD,
-                  &o->req) != MPI_SUCCESS) {
+    int rc = MPI_Isend(buf, (int)bytes, MPI_BYTE, dst, BDR_NET_TAG, MPI_COMM_WORLD, &o->req);
+    if (rc != MPI_SUCCESS) {
         free(o);
         free(buf);
         return -1;
     }
     o->dst = dst;
-    o->bytes = sizeof *h + len;
+    o->bytes = bytes;
     o->buf = buf;
     o->next = g_out;
     g_out = o;
-    g_pending[dst] += o->bytes;
+    g_pending[dst] += bytes;
+    g_sent_msgs[dst]++;
     return 0;
 }
 
+int bdr_net_send(int dst, const bdr_net_hdr_t *h, const void *payload, size_t len)
+{
+    char *buf = malloc(sizeof *h + len);
+    if (!buf)
+        return -1;
+    memcpy(buf, h, sizeof *h);
+    if (len)
+        memcpy(buf + sizeof *h, payload, len);
+    return send_owned(dst, buf, sizeof *h + len);
+}
+
+void *bdr_net_buf(size_t len)
+{
+    char *buf = malloc(sizeof(bdr_net_hdr_t) + len);
+    return buf ? buf + sizeof(bdr_net_hdr_t) : NULL;
+}
+
+int bdr_net_send_buf(int dst, const bdr_net_hdr_t *h, void *payload, size_t len)
+{
+    char *buf = (char *)payload - sizeof *h;
+    memcpy(buf, h, sizeof *h);
+    return send_owned(dst, buf, sizeof *h + len);
+}
+
+void bdr_net_free_buf(void *payload)
+{
+    if (payload)
+        free((char *)payload - sizeof(bdr_net_hdr_t));
+}
+
 size_t bdr_net_pending(int dst) { return dst >= 0 && dst < g_nnodes ? g_pending[dst] : 0; }
+
+void bdr_net_flush(void)
+{
+    for (int n = 0; n < g_nnodes; n++) {
+        if (g_sent_msgs[n] == g_rung[n])
+            continue;
+        g_rung[n] = g_sent_msgs[n];
+        if (g_bell_fd < 0 || !g_bell_addr[n].sin_port)
+            continue;
+        bell_t b = {.cookie = g_cookie, .src = g_node, .count = g_sent_msgs[n]};
+        /* A full socket buffer means the receiver has unread bells, which
+         * already make it poll; any other failure leaves the safety net. */
+        (void)sendto(g_bell_fd, &b, sizeof b, MSG_DONTWAIT, (struct sockaddr *)&g_bell_addr[n],
+                     sizeof g_bell_addr[n]);
+    }
+}
+
+void bdr_net_doorbell(void)
+{
+    bell_t b;
+    ssize_t r;
+    while ((r = recv(g_bell_fd, &b, sizeof b, MSG_DONTWAIT)) >= 0 || errno == EINTR) {
+        if (r != (ssize_t)sizeof b || b.cookie != g_cookie || b.src < 0 || b.src >= g_nnodes)
+            continue; /* not from this job */
+        if (b.count > g_announced[b.src])
+            g_announced[b.src] = b.count;
+    }
+}
 
 static void reap_sends(void)
 {
@@ -75,7 +277,7 @@ static void reap_sends(void)
     while (*pp) {
         out_t *o = *pp;
         int done = 0;
-        MPI_Test(&o->req, &done, MPI_STATUS_IGNORE);
+        check(MPI_Test(&o->req, &done, MPI_STATUS_IGNORE), "MPI_Test of a send");
         if (done) {
             g_pending[o->dst] -= o->bytes;
             *pp = o->next;
@@ -87,28 +289,56 @@ static void reap_sends(void)
     }
 }
 
+int bdr_net_busy(void)
+{
+    if (g_out || g_rx_msg)
+        return 1;
+    for (int n = 0; n < g_nnodes; n++)
+        if (g_announced[n] > g_recvd[n])
+            return 1;
+    return 0;
+}
+
 bdr_net_msg_t *bdr_net_poll(void)
 {
     reap_sends();
-    int flag = 0;
-    MPI_Message mh;
-    MPI_Status st;
-    MPI_Improbe(MPI_ANY_SOURCE, BDR_NET_TAG, MPI_COMM_WORLD, &flag, &mh, &st);
-    if (!flag)
-        return NULL;
-    int n = 0;
-    MPI_Get_count(&st, MPI_BYTE, &n);
-    bdr_net_msg_t *m = malloc(sizeof *m + (size_t)n);
-    if (!m) {
-        bd_log_error("out of memory receiving %d bytes from master %d", n, st.MPI_SOURCE);
-        bdr_net_abort(1);
-        return NULL;
+    if (!g_rx_msg) {
+        /* One receive at a time, so messages are handed out in the order
+         * MPI matched them (MPI's order between a pair of masters). */
+        int flag = 0;
+        MPI_Message mh;
+        MPI_Status st;
+        check(MPI_Improbe(MPI_ANY_SOURCE, BDR_NET_TAG, MPI_COMM_WORLD, &flag, &mh, &st),
+              "MPI_Improbe");
+        if (!flag)
+            return NULL;
+        int n = 0;
+        MPI_Get_count(&st, MPI_BYTE, &n);
+        if (n < (int)sizeof(bdr_net_hdr_t) || st.MPI_SOURCE < 0 || st.MPI_SOURCE >= g_nnodes) {
+            bd_log_error("malformed %d-byte message from master %d", n, st.MPI_SOURCE);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+        bdr_net_msg_t *m = malloc(sizeof *m + (size_t)n);
+        if (!m) {
+            bd_log_error("out of memory receiving %d bytes from master %d", n, st.MPI_SOURCE);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+            return NULL;
+        }
+        m->len = (size_t)n;
+        m->payload = (char *)(m + 1);
+        g_recvd[st.MPI_SOURCE]++;
+        check(MPI_Imrecv(m->payload, n, MPI_BYTE, &mh, &g_rx_req), "MPI_Imrecv");
+        g_rx_msg = m;
     }
-    char *raw = (char *)(m + 1);
-    MPI_Mrecv(raw, n, MPI_BYTE, &mh, MPI_STATUS_IGNORE);
-    memcpy(&m->h, raw, sizeof m->h);
-    m->payload = raw + sizeof m->h;
-    m->len = (size_t)n - sizeof m->h;
+    int done = 0;
+    check(MPI_Test(&g_rx_req, &done, MPI_STATUS_IGNORE), "MPI_Test of a receive");
+    if (!done)
+        return NULL;
+    bdr_net_msg_t *m = g_rx_msg;
+    g_rx_msg = NULL;
+    memcpy(&m->h, m->payload, sizeof m->h);
+    m->payload += sizeof m->h;
+    m->len -= sizeof m->h;
     return m;
 }
 
@@ -126,16 +356,18 @@ void bdr_net_fini(void)
     while (!bdr_net_idle())
         ;
     MPI_Request bar;
-    MPI_Ibarrier(MPI_COMM_WORLD, &bar);
+    check(MPI_Ibarrier(MPI_COMM_WORLD, &bar), "MPI_Ibarrier");
     for (int done = 0; !done;) {
         bdr_net_msg_t *m;
         while ((m = bdr_net_poll()))
             free(m);
-        MPI_Test(&bar, &done, MPI_STATUS_IGNORE);
+        check(MPI_Test(&bar, &done, MPI_STATUS_IGNORE), "MPI_Test of the final barrier");
     }
     bdr_net_msg_t *m;
-    while ((m = bdr_net_poll()))
+    while ((m = bdr_net_poll()) || g_rx_msg)
         free(m);
+    if (g_bell_fd >= 0)
+        close(g_bell_fd);
     MPI_Finalize();
 }
 

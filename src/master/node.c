@@ -135,11 +135,6 @@ static int counted_send(int dst, const bdr_net_hdr_t *h, const void *p, size_t l
 
 static void progress_out(void)
 {
-    static char *chunk;
-    if (!chunk && !(chunk = malloc(BDR_NODE_CHUNK))) {
-        bdr_master_fail(1, "master out of memory");
-        return;
-    }
     for (int dst = 0; dst < g_m.nnodes; dst++) {
         while (g_q_head[dst]) {
             xfer_t *x = g_q_head[dst];
@@ -161,18 +156,27 @@ static void progress_out(void)
                     uint64_t n = x->total - x->off;
                     if (n > BDR_NODE_CHUNK)
                         n = BDR_NODE_CHUNK;
+                    /* Read straight into the buffer MPICH sends from: one
+                     * copy less per chunk. */
+                    char *chunk = bdr_net_buf(n);
+                    if (!chunk) {
+                        bdr_master_fail(1, "master out of memory");
+                        return;
+                    }
                     int rc = bd_pread_full(x->fd, chunk, n, x->file_base + x->off);
                     if (rc < 0) {
+                        bdr_net_free_buf(chunk);
                         bdr_master_fail(1, "cannot read %llu bytes to send to node %d: %s",
                                         (unsigned long long)n, dst, strerror(-rc));
                         return;
                     }
                     bdr_net_hdr_t ch = {.type = BDR_NH_CHUNK, .src_node = g_m.node};
                     ch.u[0] = x->off;
-                    if (counted_send(dst, &ch, chunk, n) < 0) {
+                    if (bdr_net_send_buf(dst, &ch, chunk, n) < 0) {
                         bdr_master_fail(1, "cannot send to the master of node %d", dst);
                         return;
                     }
+                    g_net_sent++;
                     x->off += n;
                 }
                 if (x->off < x->total)
@@ -349,6 +353,7 @@ void bdr_node_abort_all(int code, const char *msg)
     for (int n = 0; n < g_m.nnodes; n++)
         if (n != g_m.node)
             bdr_net_send(n, &h, msg, strlen(msg) + 1);
+    bdr_net_flush();
 }
 
 /* All our ranks are gone: tell the others, and finish when they all have. */
@@ -364,6 +369,7 @@ int bdr_node_all_done(void)
         g_ndone++;
     }
     progress_out();
+    bdr_net_flush();
     for (int n = 0; n < g_m.nnodes; n++)
         if (g_q_head[n])
             return 0; /* our DONE (or data before it) has not left yet */
@@ -421,6 +427,7 @@ int bdr_node_progress(void)
         n++;
     }
     progress_out();
+    bdr_net_flush();
     return n;
 }
 
