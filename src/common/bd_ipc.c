@@ -22,7 +22,7 @@ uint64_t bd_shm_layout(bd_shm_hdr_t *h, uint32_t nslaves, uint64_t window, uint6
     h->mbox_ring = nslaves <= 64 ? 256 * 1024 : 64 * 1024;
     h->eager = threshold < h->mbox_ring / 8 ? threshold : h->mbox_ring / 8;
     h->mbox_offset = h->window_offset + h->window;
-    h->slot_stride = h->mbox_offset + ROUND_UP(sizeof(bd_mbox_t) + h->mbox_ring, page);
+    h->slot_stride = h->mbox_offset + ROUND_UP(bd_mbox_bytes(h->mbox_ring), page);
     h->total_size = h->slot_offset + h->slot_stride * nslaves;
     return h->total_size;
 }

@@ -161,9 +161,60 @@ int bd_mbox_cancel(bd_mbox_t *mb, int src_world, uint64_t send_id, bd_mentry_t *
 {
     bd_mentry_t *e = bd_mbox_find(mb, src_world, send_id);
     uint32_t st = BD_ME_READY;
-    if (!e || !atomic_compare_exchange_strong_explicit(&e->state, &st, BD_ME_CANCELLED,
-                                                       memory_order_acq_rel, memory_order_relaxed))
+    if (!e)
         return 0;
+    if (!atomic_compare_exchange_strong_explicit(&e->state, &st, BD_ME_CANCELLED,
+                                                 memory_order_acq_rel, memory_order_relaxed))
+        return st == BD_ME_CANCELLED ? 0 : -1;
     memcpy(out, e, sizeof *out);
     return 1;
+}
+
+int bd_mbox_unexp_add(bd_mbox_t *mb, int src_world, uint64_t send_id)
+{
+    bd_unexp_t *t = bd_mbox_unexp(mb);
+    for (int i = 0; i < BD_MBOX_UNEXP; i++) {
+        uint64_t w = atomic_load_explicit(&t[i].word, memory_order_relaxed);
+        if ((w & 3) != BD_UX_FREE)
+            continue;
+        t[i].src_world = src_world;
+        t[i].send_id = send_id;
+        /* Release: a canceller that sees WAITING sees the ids. */
+        atomic_store_explicit(&t[i].word, (w & ~3ull) | BD_UX_WAITING, memory_order_release);
+        return i;
+    }
+    return -1;
+}
+
+int bd_mbox_unexp_claim(bd_mbox_t *mb, int i)
+{
+    bd_unexp_t *u = &bd_mbox_unexp(mb)[i];
+    uint64_t w = atomic_load_explicit(&u->word, memory_order_acquire);
+    uint64_t next = ((w >> 2) + 1) << 2 | BD_UX_FREE;
+    /* Only the owner frees; a canceller changes WAITING to CANCELLED only. */
+    while (!atomic_compare_exchange_weak_explicit(&u->word, &w, next, memory_order_acq_rel,
+                                                  memory_order_acquire))
+        ;
+    return (w & 3) == BD_UX_WAITING;
+}
+
+int bd_mbox_unexp_cancelled(bd_mbox_t *mb, int i)
+{
+    return (atomic_load_explicit(&bd_mbox_unexp(mb)[i].word, memory_order_acquire) & 3) ==
+           BD_UX_CANCELLED;
+}
+
+int bd_mbox_unexp_cancel(bd_mbox_t *mb, int src_world, uint64_t send_id)
+{
+    bd_unexp_t *t = bd_mbox_unexp(mb);
+    for (int i = 0; i < BD_MBOX_UNEXP; i++) {
+        uint64_t w = atomic_load_explicit(&t[i].word, memory_order_acquire);
+        if ((w & 3) != BD_UX_WAITING || t[i].src_world != src_world || t[i].send_id != send_id)
+            continue;
+        uint64_t want = (w & ~3ull) | BD_UX_CANCELLED;
+        /* The generation in w: a slot freed and reused since is left alone. */
+        return atomic_compare_exchange_strong_explicit(&t[i].word, &w, want, memory_order_acq_rel,
+                                                       memory_order_relaxed);
+    }
+    return 0;
 }

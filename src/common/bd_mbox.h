@@ -82,6 +82,45 @@ typedef struct bd_mbox {
 
 static inline char *bd_mbox_ring(bd_mbox_t *mb) { return (char *)(mb + 1); }
 
+/* Messages of nonblocking sends that the owner has drained but not matched
+ * yet (its unexpected queue is private) stay cancellable through this
+ * table after the ring: the owner registers them, a sender cancels by
+ * compare-and-swap, the owner claims one when a receive or a matched probe
+ * takes it.  word = generation << 2 | BD_UX_*, so a slot freed and reused
+ * is never cancelled by mistake.  A full table leaves further messages
+ * uncancellable (a cancel then fails, which MPI allows for a standard send;
+ * see docs/design.md). */
+#define BD_MBOX_UNEXP 1024
+enum { BD_UX_FREE = 0, BD_UX_WAITING = 1, BD_UX_CANCELLED = 2 };
+typedef struct bd_unexp {
+    _Atomic uint64_t word;
+    int32_t src_world;
+    int32_t pad;
+    uint64_t send_id;
+} bd_unexp_t;
+
+static inline bd_unexp_t *bd_mbox_unexp(bd_mbox_t *mb)
+{
+    return (bd_unexp_t *)(bd_mbox_ring(mb) + mb->size);
+}
+
+/* Bytes of a mailbox with a ring of ring_size bytes. */
+static inline uint64_t bd_mbox_bytes(uint64_t ring_size)
+{
+    return sizeof(bd_mbox_t) + ring_size + BD_MBOX_UNEXP * sizeof(bd_unexp_t);
+}
+
+/* Owner: register a drained message; its slot, or -1 when the table is full. */
+int bd_mbox_unexp_add(bd_mbox_t *mb, int src_world, uint64_t send_id);
+/* Owner: take slot i (freeing it): 1 if the message is still there, 0 if
+ * its sender cancelled it. */
+int bd_mbox_unexp_claim(bd_mbox_t *mb, int i);
+/* Owner: 1 if slot i's message has been cancelled (the slot is kept). */
+int bd_mbox_unexp_cancelled(bd_mbox_t *mb, int i);
+/* Sender: cancel its message (src_world, send_id) if the owner holds it
+ * unmatched; 1 if cancelled. */
+int bd_mbox_unexp_cancel(bd_mbox_t *mb, int src_world, uint64_t send_id);
+
 void bd_mbox_init(bd_mbox_t *mb, uint64_t ring_size);
 void bd_mbox_lock(bd_mbox_t *mb);
 void bd_mbox_unlock(bd_mbox_t *mb);
@@ -123,7 +162,9 @@ bd_mentry_t *bd_mbox_find(bd_mbox_t *mb, int src_world, uint64_t send_id);
 /* A sender withdraws its unseen message (src_world, send_id): CANCELLED
  * wins over a consumer only while the entry is READY.  The caller holds
  * the lock (so the entries between tail and head stay in place).  Returns
- * 1 and the entry's copy in *out when it was withdrawn. */
+ * 1 and the entry's copy in *out when it was withdrawn, -1 while a
+ * consumer is taking it (it will be past the consumer position soon),
+ * 0 when it is not in the ring. */
 int bd_mbox_cancel(bd_mbox_t *mb, int src_world, uint64_t send_id, bd_mentry_t *out);
 
 #endif

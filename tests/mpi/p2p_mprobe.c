@@ -173,6 +173,7 @@ static void cancels(void)
     MPI_Comm_group(node, &ng);
     int mpich = mtest_is_mpich();
     int to_near = near(wg, ng, dst) && !mpich, from_near = near(wg, ng, src) && !mpich;
+    int pair_near = size > 1 && rank < 2 && near(wg, ng, 1 - rank) && !mpich;
     MPI_Group_free(&wg);
     MPI_Group_free(&ng);
     MPI_Comm_free(&node);
@@ -228,6 +229,26 @@ static void cancels(void)
         MPI_Request_free(&pq);
     }
     free(bigbuf);
+
+    /* A synchronous send the receiver has already seen (it took a later
+     * message from the same sender) but not matched is still cancellable:
+     * its MPI_Wait must return (MPI 3.1 3.8.4). */
+    if (pair_near) {
+        int one = 1, z = 0;
+        if (rank == 0) {
+            MPI_Issend(&v, 1, MPI_INT, 1, 28, MPI_COMM_WORLD, &q);
+            MPI_Send(&one, 1, MPI_INT, 1, 29, MPI_COMM_WORLD);
+            MPI_Recv(&z, 1, MPI_INT, 1, 30, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            cancel_one("MPI_Issend seen by its receiver", &q);
+            MPI_Send(&one, 1, MPI_INT, 1, 31, MPI_COMM_WORLD);
+        } else {
+            MPI_Recv(&z, 1, MPI_INT, 0, 29, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Send(&one, 1, MPI_INT, 0, 30, MPI_COMM_WORLD);
+            MPI_Recv(&z, 1, MPI_INT, 0, 31, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            MPI_Iprobe(0, 28, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            CHECK(!flag, "the cancelled synchronous send still arrived");
+        }
+    }
 
     /* Either cancelled, or it arrives (and only then). */
     v = 100 + rank;

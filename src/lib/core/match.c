@@ -43,6 +43,7 @@ typedef struct umsg {
     struct umsg *next;
     bd_mentry_t e;
     uint64_t match_id; /* taken by MPI_Mprobe: the id MPI_Mrecv names */
+    int ux;            /* its slot in the mailbox's cancellable table, or -1 */
     char data[];       /* the inline payload */
 } umsg_t;
 
@@ -331,6 +332,10 @@ static void arrive(const bd_mentry_t *e, const char *data)
     u->next = NULL;
     u->e = *e;
     u->match_id = 0;
+    /* A nonblocking send of this node stays cancellable until matched. */
+    u->ux = e->send_id && bdl_p2p_local(e->src_world)
+                ? bd_mbox_unexp_add(my_mbox(), e->src_world, e->send_id)
+                : -1;
     if (e->flags & BD_ME_CMA) {
         /* Unexpected: copy it out now, so its sender does not wait for our receive. */
         cma_read(e, 0, u->data, inl);
@@ -692,18 +697,35 @@ void bdl_p2p_poll_failed(void)
 
 /* ---------------------------------------------------------------- receiving */
 
+/* The first unexpected message matching (ctx, src, tag); with remove, it
+ * leaves the queue (matched: its sender can no longer cancel it).
+ * Messages their senders cancelled are dropped on the way. */
 static umsg_t *find_unexpected(int ctx, int src, int tag, int remove)
 {
     umsg_t **pp = &g_unexp;
-    for (; *pp; pp = &(*pp)->next) {
+    while (*pp) {
         umsg_t *u = *pp;
-        if (!matches(ctx, src, tag, &u->e))
+        if (!matches(ctx, src, tag, &u->e)) {
+            pp = &u->next;
             continue;
-        if (remove) {
+        }
+        int gone = 0;
+        if (u->ux >= 0) {
+            if (remove || bd_mbox_unexp_cancelled(my_mbox(), u->ux)) {
+                gone = !bd_mbox_unexp_claim(my_mbox(), u->ux);
+                u->ux = -1;
+            }
+        }
+        if (gone || remove) {
             *pp = u->next;
             if (g_unexp_tail == &u->next)
                 g_unexp_tail = pp;
             u->next = NULL;
+        }
+        if (gone) {
+            drop_payload(&u->e);
+            free(u);
+            continue;
         }
         return u;
     }
@@ -820,9 +842,19 @@ int bdl_p2p_cancel_send(int dst, uint64_t send_id)
         return 0; /* already on its way to the other node */
     bd_mbox_t *mb = mbox_of(dst);
     bd_mentry_t e;
-    bd_mbox_lock(mb);
-    int got = bd_mbox_cancel(mb, bdl_g.world_rank, send_id, &e);
-    bd_mbox_unlock(mb);
+    int got;
+    for (;;) {
+        bd_mbox_lock(mb);
+        got = bd_mbox_cancel(mb, bdl_g.world_rank, send_id, &e);
+        bd_mbox_unlock(mb);
+        if (got >= 0)
+            break;
+            /* Being taken: once past the ring it is in the table below (the
+         * owner registers it before it moves on), or with the master. */
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
     if (got) {
         if (e.flags & BD_ME_CMA)
             bdl_p2p_cma_forget(send_id);
@@ -830,6 +862,9 @@ int bdl_p2p_cancel_send(int dst, uint64_t send_id)
             drop_payload(&e);
         return 1;
     }
+    /* Drained by the receiver, not matched yet. */
+    if (bd_mbox_unexp_cancel(mb, bdl_g.world_rank, send_id))
+        return 1;
     /* The master may hold it for a receiver that waited. */
     bd_req_t *r = bdl_req_begin(BD_REQ_MBOX_CANCEL);
     r->peer = dst;
