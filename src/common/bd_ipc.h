@@ -271,6 +271,7 @@ typedef struct bd_shm_hdr {
     uint64_t master_addr;   /* where the master maps this header (a rank's CMA probe) */
     uint64_t total_size;
     _Atomic uint32_t runnable_waiting; /* ranks waiting for a run slot */
+    _Atomic uint32_t free_slots;       /* run slots nobody holds */
     _Atomic uint32_t mem_waiters;      /* loads waiting for memory: slaves ring after releasing */
     bd_job_config_t job;
     char jobdir[BD_PATH_MAX];

@@ -24,7 +24,7 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
     [BD_OPT_WINDOW] = {"window", BD_OPT_SIZE, "256K", 16384, 1LL << 30,
                        "size of each rank's shared-memory transfer window "
                        "(raised to the message threshold if smaller)"},
-    [BD_OPT_SPIN] = {"spin", BD_OPT_INT, "50", 0, 1000000,
+    [BD_OPT_SPIN] = {"spin", BD_OPT_INT, "200", 0, 1000000,
                      "microseconds a rank waiting for a message spins before it sleeps in the "
                      "master, when no rank waits for a run slot and -nr > 1 (0: never spin)"},
     [BD_OPT_WD] = {"wd", BD_OPT_STR, NULL, 0, 0,

@@ -153,4 +153,7 @@ void bdr_sched_publish(void)
 {
     atomic_store_explicit(&g_m.hdr->runnable_waiting, (uint32_t)g_m.nrunnable,
                           memory_order_relaxed);
+    atomic_store_explicit(&g_m.hdr->free_slots,
+                          (uint32_t)(g_m.nrunning < g_m.nr ? g_m.nr - g_m.nrunning : 0),
+                          memory_order_relaxed);
 }

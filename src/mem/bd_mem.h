@@ -333,6 +333,10 @@ void bd_mem_idle(void);
  * inside the range are dropped without write-back and read as zeros
  * afterwards.  Partially covered sbpages are kept.  Returns 0 or -errno. */
 int bd_mem_discard(void *addr, size_t len);
+/* The same for the sbpages of the range that are not resident (their
+ * stored copy is dropped, so preparing them does not read it); resident
+ * ones are left as they are, to be overwritten in place. */
+int bd_mem_discard_stored(void *addr, size_t len);
 /* Make [addr, addr+len) resident (and writable if for_write) now, so that
  * the kernel can access it in a syscall.  Unmanaged ranges are ignored.
  * Returns 0 or -errno. */

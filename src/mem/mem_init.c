@@ -301,7 +301,13 @@ void bd_mem_idle(void)
     UNLOCK();
 }
 
-int bd_mem_discard(void *addr, size_t len)
+static int discard(void *addr, size_t len, int keep_resident);
+
+int bd_mem_discard(void *addr, size_t len) { return discard(addr, len, 0); }
+
+int bd_mem_discard_stored(void *addr, size_t len) { return discard(addr, len, 1); }
+
+static int discard(void *addr, size_t len, int keep_resident)
 {
     if (!bd_mem_active() || len == 0)
         return 0;
@@ -328,6 +334,10 @@ int bd_mem_discard(void *addr, size_t len)
             size_t e = s + 1;
             while (e < s1 && (a->st[e] & (SB_RES | SB_DISK)) == f)
                 e++;
+            if ((f & SB_RES) && keep_resident) {
+                s = e;
+                continue;
+            }
             if (f & SB_RES) {
                 int rc = bdm_release_mem(a, s, e);
                 if (rc && !first)

@@ -481,8 +481,8 @@ static cma_send_t *g_cs;
 static int g_ncs, g_capcs;
 static int g_settling;
 
-#define BDL_CMA_STALE_RUNNING_NS 1000000ull /* a running receiver that does not drain */
-#define BDL_CMA_STALE_AWAY_NS 100000ull     /* a receiver without a run slot */
+#define BDL_CMA_STALE_RUNNING_NS 1000000ull /* a reader near (reader_near) that does not drain */
+#define BDL_CMA_STALE_AWAY_NS 100000ull     /* a receiver that cannot run soon */
 
 static cma_send_t *cma_find(uint64_t id)
 {
@@ -516,14 +516,25 @@ void bdl_p2p_cma_forget(uint64_t id)
         *c = g_cs[--g_ncs];
 }
 
+/* dst will read soon: it holds a run slot, or it sleeps on its mailbox
+ * and a run slot is free for it (the master resumes it at our ring). */
+static int reader_near(int dst)
+{
+    bd_shm_hdr_t *h = bdl_g.hdr;
+    bd_slot_t *d = bd_shm_slot(h, (uint32_t)(dst - (int)h->first_rank));
+    if (atomic_load_explicit(&d->running, memory_order_relaxed))
+        return 1;
+    return atomic_load_explicit(&bd_slot_mbox(h, d)->sleeping, memory_order_relaxed) &&
+           atomic_load_explicit(&h->free_slots, memory_order_relaxed) > 0;
+}
+
 int bdl_p2p_cma_usable(int dst)
 {
     if (dst == bdl_g.world_rank || !atomic_load_explicit(&bdl_g.slot->cma_ok, memory_order_relaxed))
         return 0;
     bd_shm_hdr_t *h = bdl_g.hdr;
     bd_slot_t *d = bd_shm_slot(h, (uint32_t)(dst - (int)h->first_rank));
-    return atomic_load_explicit(&d->cma_ok, memory_order_relaxed) &&
-           atomic_load_explicit(&d->running, memory_order_relaxed);
+    return atomic_load_explicit(&d->cma_ok, memory_order_relaxed) && reader_near(dst);
 }
 
 uint64_t bdl_p2p_cma_post(int dst, const bd_mentry_t *proto, const void *buf)
@@ -546,30 +557,27 @@ uint64_t bdl_p2p_cma_post(int dst, const bd_mentry_t *proto, const void *buf)
     return e.send_id;
 }
 
-/* Turn c's entry into a spill file where it stands; 0 if a consumer has it. */
+/* Turn c's entry into a spill file where it stands; 0 if a consumer has it.
+ * The entry is claimed (BUSY) before the file is written, so a consumer
+ * already reading it is never duplicated, and one that comes meanwhile
+ * waits for the file. */
 static int cma_to_file(cma_send_t *c)
 {
-    uint64_t file_num;
-    bdl_spill_write(c->buf, c->n, bdl_dt_byte(), c->buf, c->n, &file_num);
     bd_mbox_t *mb = mbox_of(c->dst);
-    int done = 0;
     bd_mbox_lock(mb);
     bd_mentry_t *e = bd_mbox_find(mb, bdl_g.world_rank, c->id);
     uint32_t st = BD_ME_READY;
-    if (e && atomic_compare_exchange_strong_explicit(&e->state, &st, BD_ME_BUSY,
-                                                     memory_order_acq_rel, memory_order_relaxed)) {
-        e->flags = (e->flags & ~BD_ME_CMA) | BD_SEND_FILE;
-        e->file_num = file_num;
-        atomic_store_explicit(&e->state, BD_ME_READY, memory_order_release);
-        done = 1;
-    }
+    int mine = e && atomic_compare_exchange_strong_explicit(
+                        &e->state, &st, BD_ME_BUSY, memory_order_acq_rel, memory_order_relaxed);
     bd_mbox_unlock(mb);
-    if (!done) {
-        bd_mentry_t tmp = {
-            .flags = BD_SEND_FILE, .src_world = bdl_g.world_rank, .file_num = file_num};
-        drop_payload(&tmp);
-    }
-    return done;
+    if (!mine)
+        return 0;
+    uint64_t file_num;
+    bdl_spill_write(c->buf, c->n, bdl_dt_byte(), c->buf, c->n, &file_num);
+    e->flags = (e->flags & ~BD_ME_CMA) | BD_SEND_FILE;
+    e->file_num = file_num;
+    atomic_store_explicit(&e->state, BD_ME_READY, memory_order_release);
+    return 1;
 }
 
 /* One look at c: 1 when it is complete. */
@@ -584,10 +592,7 @@ static int cma_progress(cma_send_t *c, int force)
         c->tail_seen = tail;
         c->t_tail = now;
     }
-    bd_shm_hdr_t *h = bdl_g.hdr;
-    int running = atomic_load_explicit(
-        &bd_shm_slot(h, (uint32_t)(c->dst - (int)h->first_rank))->running, memory_order_relaxed);
-    uint64_t stale = running ? BDL_CMA_STALE_RUNNING_NS : BDL_CMA_STALE_AWAY_NS;
+    uint64_t stale = reader_near(c->dst) ? BDL_CMA_STALE_RUNNING_NS : BDL_CMA_STALE_AWAY_NS;
     if (force || now - c->t_tail > stale)
         return cma_to_file(c);
     return 0;

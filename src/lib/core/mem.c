@@ -137,8 +137,10 @@ uint64_t bdl_lib_mem_resident(void) { return bdl_g.mem_active ? bd_mem_resident_
  * held without writing it back or reading it in. */
 void bdl_lib_mem_discard(void *buf, uint64_t len)
 {
+    /* Resident sbpages stay: releasing them only to fault them back in at
+     * once costs a round of accounting and faults per message. */
     if (bdl_g.mem_active && len >= bdl_g.hdr->job.sbpage && bd_mem_owns(buf))
-        bd_mem_discard(buf, len);
+        bd_mem_discard_stored(buf, len);
 }
 
 /* The kernel is about to read (for_write=0) or fill (1) buf. */
