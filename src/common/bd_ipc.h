@@ -204,7 +204,7 @@ typedef struct bd_slot {
     _Atomic uint64_t mem_req_bytes;
     _Atomic uint32_t mem_req_seq;
     _Atomic uint32_t mem_resp_seq;
-    _Atomic int32_t mem_resp_status; /* 0 granted, else -errno */
+    _Atomic int32_t mem_resp_status; /* 0 granted, BD_MEM_RESP_SHRINK, else -errno */
     /* Master -> blocked slave command (BD_CMD_*), delivered by bumping
      * resp_seq; the slave clears it and rings the eventfd when done.  While a
      * command is pending the master sends nothing else to that slave. */
@@ -215,6 +215,11 @@ typedef struct bd_slot {
 } bd_slot_t;
 
 enum { BD_CMD_NONE = 0, BD_CMD_UNLOAD = 1, BD_CMD_RMA = 2 };
+
+/* Answer to a memory request: not granted; store everything resident and ask
+ * again (every rank holding memory was waiting for more).  Equal to the
+ * memory manager's BD_MEM_ACQUIRE_SHRINK. */
+#define BD_MEM_RESP_SHRINK 1
 
 /* One-sided communication.  Requests to a target (lock, unlock, flush,
  * operations of passive-target and post/start epochs) travel as messages on

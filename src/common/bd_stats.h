@@ -34,7 +34,8 @@
     X(MEM_PEAK, "bytes", "peak resident managed memory")                                           \
     X(MEM_HASHED, "bytes", "managed memory hashed at unloads (write prediction)")                  \
     X(MEM_PREDICT_MISS, "bytes", "managed memory loaded as written that proved unchanged")         \
-    X(MEM_ACQUIRES, "count", "requests to the master for memory")
+    X(MEM_ACQUIRES, "count", "requests to the master for memory")                                 \
+    X(MEM_SHRINKS, "count", "times a running rank gave all its memory back to the budget")
 
 typedef enum {
 #define BD_STAT_ENUM(name, unit, help) BD_STAT_##name,

@@ -44,6 +44,8 @@ static void mem_answer(slave_t *s, int status)
 {
     bd_slot_t *sl = s->slot;
     if (status == 0) {
+        if (g_m.mem_keep == s)
+            g_m.mem_keep = NULL;
         atomic_fetch_add_explicit(&sl->mem_resident, s->mem_want, memory_order_relaxed);
         atomic_fetch_add_explicit(&sl->stats[BD_STAT_MEM_ACQUIRES], 1, memory_order_relaxed);
     }
@@ -69,13 +71,19 @@ void bdr_memacct_unload(slave_t *s)
 /* Unloading under a slave is only possible while it waits in a request. */
 static int can_unload(slave_t *s)
 {
-    return !s->exited && !s->unload_sent && (s->state == SL_BLOCKED || s->state == SL_RUNNABLE) &&
+    return !s->exited && !s->unload_sent && !s->mem_pending && (s->state == SL_BLOCKED || s->state == SL_RUNNABLE) &&
            s->blk != BLK_INIT &&
            atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0;
 }
 
-static slave_t *oldest_pending(void)
+/* The pending request served first: the oldest, unless a rank was chosen
+ * to go first when every holder of memory was stuck (see resolve_stuck). */
+static slave_t *next_pending(void)
 {
+    slave_t *k = g_m.mem_keep;
+    if (k && k->mem_pending && !k->exited)
+        return k;
+    g_m.mem_keep = NULL;
     slave_t *best = NULL;
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
@@ -83,6 +91,58 @@ static slave_t *oldest_pending(void)
             best = s;
     }
     return best;
+}
+
+static uint64_t resident_of(const slave_t *s)
+{
+    return atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed);
+}
+
+/* s cannot be granted, nothing is being unloaded and no waiting rank can be
+ * unloaded.  If some other rank still runs, it will block (and become
+ * unloadable), ask, or end: wait for it.  Otherwise every rank that could
+ * give memory back waits for memory itself, and nothing would ever change:
+ * the pending rank holding the most keeps its memory and goes first, the
+ * other pending holders store theirs and ask again (BD_MEM_RESP_SHRINK).
+ * With nobody left to shrink, the one kept cannot fit even alone, and the
+ * job ends with a message.  Returns 0 to wait, 1 to look at the pending
+ * requests again, -1 when the job was ended. */
+static int resolve_stuck(slave_t *s)
+{
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *c = &g_m.slaves[i];
+        if (c != s && !c->exited && !c->mem_pending &&
+            (c->state == SL_RUNNING || c->state == SL_FINALIZED))
+            return 0;
+    }
+    slave_t *keep = s;
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *c = &g_m.slaves[i];
+        if (c->mem_pending && !c->exited && resident_of(c) > resident_of(keep))
+            keep = c;
+    }
+    int shrunk = 0;
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *c = &g_m.slaves[i];
+        if (c != keep && c->mem_pending && !c->exited && resident_of(c) > 0) {
+            mem_answer(c, BD_MEM_RESP_SHRINK);
+            shrunk = 1;
+        }
+    }
+    g_m.mem_keep = keep;
+    if (keep != s)
+        return 1;
+    if (shrunk)
+        return 0; /* served when their memory is back */
+    uint64_t budget = g_m.hdr->job.mem_budget;
+    bdr_master_fail(1,
+                    "rank %d needs %llu more bytes of memory with %llu resident, but the node's "
+                    "budget (-mem) is %llu bytes and %llu of it is held by buffered messages: "
+                    "its working set cannot fit; use more ranks or a larger -mem",
+                    s->world, (unsigned long long)s->mem_want, (unsigned long long)resident_of(s),
+                    (unsigned long long)budget, (unsigned long long)g_m.bytes_buffered);
+    mem_answer(s, -12);
+    return -1;
 }
 
 void bdr_memacct_poll(void)
@@ -107,7 +167,7 @@ void bdr_memacct_poll(void)
     }
     uint64_t budget = g_m.hdr->job.mem_budget;
     for (;;) {
-        slave_t *s = oldest_pending();
+        slave_t *s = next_pending();
         if (!s)
             break;
         uint64_t total = node_resident();
@@ -138,28 +198,11 @@ void bdr_memacct_poll(void)
             coming += vr;
         }
         if (coming == 0 && !g_m.nunloading) {
-            /* Nothing can be freed for it now.  If the memory held by others
-             * will never go away under it (no other running rank), it cannot fit. */
-            uint64_t mine = atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed);
-            uint64_t others_running = 0;
-            for (int i = 0; i < g_m.ns; i++) {
-                slave_t *c = &g_m.slaves[i];
-                if (c != s && !c->exited &&
-                    (c->state == SL_RUNNING || c->state == SL_FINALIZED || c->mem_pending))
-                    others_running +=
-                        atomic_load_explicit(&c->slot->mem_resident, memory_order_relaxed);
-            }
-            if (!others_running) {
-                bdr_master_fail(1,
-                                "rank %d needs %llu more bytes of memory with %llu resident, but "
-                                "the node's budget (-mem) is %llu bytes and %llu of it is held by "
-                                "buffered messages: its working set cannot fit; use more ranks "
-                                "or a larger -mem",
-                                s->world, (unsigned long long)s->mem_want, (unsigned long long)mine,
-                                (unsigned long long)budget, (unsigned long long)g_m.bytes_buffered);
-                mem_answer(s, -12);
+            int r = resolve_stuck(s);
+            if (r < 0)
                 return;
-            }
+            if (r > 0)
+                continue;
         }
         waiting = 1;
         break;

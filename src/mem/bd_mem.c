@@ -611,6 +611,8 @@ void bdm_io_progress(void)
 int bdm_ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
 {
     size_t sb = G.sbpage;
+    int shrunk = 0;
+again:
     LOCK();
     reap_done();
     alloc_t *a = bdm_lookup(lo);
@@ -618,7 +620,7 @@ int bdm_ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
         UNLOCK();
         return 1;
     }
-    if (in_fault)
+    if (in_fault && !shrunk)
         G.st.faults++;
     if (hi > a->base + a->len)
         hi = a->base + a->len;
@@ -672,6 +674,23 @@ int bdm_ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
                 uint64_t id = a->id;
                 UNLOCK();
                 int rc = G.acquire(G.ctx, need);
+                if (rc == BD_MEM_ACQUIRE_SHRINK) {
+                    /* Every process holding memory waits for more: store ours and
+                     * ask again with nothing resident (the master serves another
+                     * rank first).  What this load wanted is recomputed. */
+                    rc = bd_mem_unload_all();
+                    if (rc == 0) {
+                        LOCK();
+                        G.st.shrinks++;
+                        UNLOCK();
+                        shrunk = 1;
+                        goto again;
+                    }
+                    if (in_fault)
+                        bdm_die("cannot store managed memory to give it back to the budget", -rc,
+                                need);
+                    return rc;
+                }
                 if (rc != 0) {
                     if (in_fault)
                         bdm_die("memory budget refused loading managed memory (acquire failed)",

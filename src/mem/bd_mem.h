@@ -248,10 +248,14 @@ typedef struct {
     int predict;       /* write prediction (see "Write prediction" above): 0 = on when
                         * a fast hash exists (PCLMULQDQ), 1 = on, -1 = off */
     /* Memory budget accounting.  acquire(ctx, n) is called before n more bytes
-   * become resident and must return 0 (it may block, e.g. while the master
-   * makes other slaves unload).  A nonzero return aborts the program when it
-   * happens in the fault handler; bd_mem_prepare() returns it instead (as is
-   * if negative, else -ENOMEM).  release(ctx, n) is called after n bytes
+   * become resident and returns 0 when granted (it may block, e.g. while the
+   * master makes other slaves unload).  BD_MEM_ACQUIRE_SHRINK means "not
+   * granted: give back what you hold, then ask again": the manager unloads
+   * all its memory (storing what changed, as bd_mem_unload_all) and retries
+   * a demand load; an optional read-ahead just stops.  The runtime answers
+   * so when every process holding memory waits for more and none can be
+   * unloaded under it.  A negative return aborts the program when it
+   * happens in the fault handler; bd_mem_prepare() returns it instead.  release(ctx, n) is called after n bytes
    * stopped being resident (unload, discard, shrink, free, fini).  AR
    * strategies account a whole allocation at its first touch; LRLW accounts
    * each loaded chunk (the runtime may batch requests to the master).
@@ -261,11 +265,15 @@ typedef struct {
     void *ctx;
 } bd_mem_config_t;
 
+#define BD_MEM_ACQUIRE_SHRINK 1
+
 typedef struct {
     uint64_t bytes_written;  /* bytes written to backing files */
     uint64_t bytes_read;     /* bytes read from backing files */
     uint64_t loads;          /* load operations (chunks or whole allocations) */
     uint64_t unloads;        /* allocations unloaded (memory released) */
+    uint64_t shrinks;        /* times all memory was given back on the budget's request
+                              * while running (BD_MEM_ACQUIRE_SHRINK) */
     uint64_t faults;         /* fault events handled (uffd messages or SIGSEGVs) */
     uint64_t io_ns;          /* wall time spent in storage I/O */
     uint64_t resident;       /* bytes currently accounted as resident */

@@ -76,6 +76,7 @@ void bdl_lib_mem_init(void)
         .acquire = job->mem_budget ? acquire_cb : NULL,
         .release = job->mem_budget ? release_cb : NULL,
     };
+    _Static_assert(BD_MEM_RESP_SHRINK == BD_MEM_ACQUIRE_SHRINK, "acquire answers differ");
     int rc = bd_mem_init(&cfg);
     if (rc < 0)
         bdl_fatal(MPI_ERR_OTHER, "cannot start the memory manager in %s: %s", cfg.dir,
@@ -99,6 +100,7 @@ void bdl_lib_mem_stats(void)
     atomic_store_explicit(&o[BD_STAT_MEM_PEAK], st.peak_resident, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_HASHED], st.bytes_hashed, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_PREDICT_MISS], st.verified_clean, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_SHRINKS], st.shrinks, memory_order_relaxed);
 }
 
 /* The master told this (blocked) rank to write its memory out. */
