@@ -127,6 +127,8 @@ static int resolve_stuck(slave_t *s)
         if (c != s && !c->exited && !c->mem_pending &&
             (c->state == SL_RUNNING || c->state == SL_FINALIZED))
             return 0;
+        if (c->pf_sent && !c->exited)
+            return 0; /* unloadable once it has acknowledged its look-ahead */
     }
     slave_t *keep = s;
     for (int i = 0; i < g_m.ns; i++) {
