@@ -164,7 +164,7 @@ typedef struct master {
     uint64_t coll_file_bytes;
     int nunloading;
     uint64_t peak_node_resident;
-    slave_t *mem_keep;    /* served first after a stuck state (memacct.c resolve_stuck) */
+    slave_t *mem_keep; /* served first after a stuck state (memacct.c resolve_stuck) */
     char jobdir[BD_PATH_MAX];
 } master_t;
 

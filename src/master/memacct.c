@@ -89,8 +89,8 @@ static int prefetch_wanted(const slave_t *s)
 /* Unloading under a slave is only possible while it waits in a request. */
 static int can_unload(slave_t *s)
 {
-    return !s->exited && !s->unload_sent && !s->mem_pending && !s->pf_sent && (s->state == SL_BLOCKED || s->state == SL_RUNNABLE) &&
-           s->blk != BLK_INIT &&
+    return !s->exited && !s->unload_sent && !s->mem_pending && !s->pf_sent &&
+           (s->state == SL_BLOCKED || s->state == SL_RUNNABLE) && s->blk != BLK_INIT &&
            atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0;
 }
 
