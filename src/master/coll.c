@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bd_dtype.h"
+#include "bd_fs.h"
 #include "coll.h"
 #include "mpi.h"
 
@@ -183,8 +184,7 @@ static void coll_free(coll_t *c)
             free(c->results[i].data);
     free(c->results);
     free(c->pieces);
-    if (c->fd >= 0)
-        close(c->fd);
+    bdr_stage_close(c);
     free(c->rank_arrived);
     free(c->node_in);
     free(c->done_from);
@@ -254,29 +254,25 @@ coll_t *bdr_coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
 }
 
 /* Large pieces of data-moving collectives go to a spill file, so an
- * all-to-all of big buffers does not live in the master's memory.  The file
- * is unlinked as soon as it is made: nothing can outlive the master. */
+ * all-to-all of big buffers does not live in the master's memory (nor, with
+ * direct I/O, in the page cache: coll_stage.c).  The file is unlinked as
+ * soon as it is made: nothing can outlive the master. */
 int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total)
 {
     p->total = total;
     if (!total)
         return 0;
     if (total > g_m.hdr->job.msg_threshold && !is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT) {
-        if (c->fd < 0) {
-            char path[BD_PATH_MAX + 64];
-            snprintf(path, sizeof path, "%s/coll-%d-%llu", g_m.jobdir, c->ctx,
-                     (unsigned long long)c->seq);
-            c->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-            if (c->fd < 0) {
-                bdr_master_fail(1, "cannot create collective spill file %s: %s", path,
-                                strerror(errno));
-                return -1;
-            }
-            unlink(path);
+        int rc = c->fd < 0 ? bdr_stage_open(c) : 0;
+        if (rc < 0) {
+            bdr_master_fail(1, "cannot create a spill file for %s in %s: %s",
+                            bdr_coll_call_name(&c->d), g_m.jobdir, strerror(-rc));
+            return -1;
         }
+        /* each piece on blocks of its own (coll_stage.c pads its end) */
         p->in_file = 1;
         p->file_off = c->file_end;
-        c->file_end += (total + 4095) & ~4095ull;
+        c->file_end += (total + BD_FS_DIO_ALIGN - 1) & ~(uint64_t)(BD_FS_DIO_ALIGN - 1);
         g_m.coll_file_bytes += total;
         return 0;
     }
@@ -292,7 +288,7 @@ int bdr_coll_piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, co
     if (total != p->total || off + len > p->total)
         return -1;
     if (p->in_file) {
-        int rc = bd_pwrite_full(c->fd, src, len, p->file_off + off);
+        int rc = bdr_stage_write(c, p, off, src, len);
         if (rc < 0) {
             bdr_master_fail(1, "cannot write %u bytes of %s data to the spill file in %s: %s", len,
                             bdr_coll_call_name(&c->d), g_m.jobdir, strerror(-rc));
@@ -313,7 +309,7 @@ static int piece_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint
         memcpy(dst, p->data + off, len);
         return 0;
     }
-    int rc = bd_pread_full(c->fd, dst, len, p->file_off + off);
+    int rc = bdr_stage_read(c, p, off, dst, len);
     if (rc < 0)
         bdr_master_fail(1, "cannot read %u bytes of %s data from the spill file in %s: %s", len,
                         bdr_coll_call_name(&c->d), g_m.jobdir, strerror(-rc));
