@@ -54,12 +54,12 @@ int bd_fs_remove_tree(const char *dir)
     return rmdir(dir) < 0 ? -errno : 0;
 }
 
-int bd_fs_spill_create(const char *path, int *direct)
+int bd_fs_spill_create(const char *path, int want_direct, int *direct)
 {
     int flags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC;
-    int fd = open(path, flags | O_DIRECT, 0600);
+    int fd = want_direct ? open(path, flags | O_DIRECT, 0600) : -1;
     *direct = fd >= 0;
-    if (fd < 0 && errno == EINVAL) /* the file system has no direct I/O */
+    if (fd < 0 && (!want_direct || errno == EINVAL)) /* not wanted, or no direct I/O there */
         fd = open(path, flags, 0600);
     if (fd < 0)
         return -errno;

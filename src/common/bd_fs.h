@@ -19,10 +19,10 @@ int bd_fs_remove_tree(const char *dir);
  * BD_FS_DIO_ALIGN (the largest logical block size of common devices). */
 #define BD_FS_DIO_ALIGN 4096
 /* Create path (O_EXCL, mode 0600) for reading and writing, with O_DIRECT
- * where the file system allows it (*direct says whether it did), and
- * unlink it at once: nothing outlives the descriptor.  Returns the
- * descriptor, or -errno. */
-int bd_fs_spill_create(const char *path, int *direct);
+ * if want_direct and the file system allows it (*direct says whether it
+ * did), and unlink it at once: nothing outlives the descriptor.  Returns
+ * the descriptor, or -errno. */
+int bd_fs_spill_create(const char *path, int want_direct, int *direct);
 /* A second, buffered descriptor of the same (possibly unlinked) file, for
  * readers that cannot align what they read; -errno on failure. */
 int bd_fs_reopen_buffered(int fd, int flags);

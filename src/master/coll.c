@@ -8,6 +8,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -217,6 +218,16 @@ coll_t *bdr_coll_find(int ctx, uint64_t seq)
 
 coll_t *bdr_coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
 {
+    static int once;
+    if (!once++) {
+        /* Pieces are large and short-lived: allocations from 128 KiB on
+         * always get their own mapping, which free() gives back, so what
+         * the budget counts (bdr_coll_staging_bytes) is what the master
+         * holds.  glibc's default raises that threshold to the largest
+         * block freed (up to 32 MiB), after which freed pieces stay in the
+         * heap, resident but no longer counted. */
+        mallopt(M_MMAP_THRESHOLD, 128 << 10);
+    }
     coll_t *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
@@ -257,12 +268,18 @@ coll_t *bdr_coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
  * all-to-all of big buffers does not live in the master's memory (nor, with
  * direct I/O, in the page cache: coll_stage.c).  The file is unlinked as
  * soon as it is made: nothing can outlive the master. */
-int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total)
+static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep);
+
+int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total) { return place(c, p, total, 1); }
+
+/* may_keep: a large piece may stay in memory while the budget has room. */
+static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep)
 {
     p->total = total;
     if (!total)
         return 0;
-    if (total > g_m.hdr->job.msg_threshold && !is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT) {
+    if (total > g_m.hdr->job.msg_threshold && !is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT &&
+        !(may_keep && bdr_stage_fits(total))) {
         int rc = c->fd < 0 ? bdr_stage_open(c) : 0;
         if (rc < 0) {
             bdr_master_fail(1, "cannot create a spill file for %s in %s: %s",
@@ -278,6 +295,36 @@ int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total)
     }
     p->data = malloc(total);
     return p->data ? 0 : -1;
+}
+
+/* The budget needs `need` bytes: store complete large pieces kept in
+ * memory (they were placed there while it had room) and free them. */
+uint64_t bdr_coll_shrink(uint64_t need)
+{
+    uint64_t freed = 0;
+    for (coll_t *c = g_m.colls; c && freed < need && !g_m.stopping; c = c->next) {
+        if (is_fold(c->d.kind) || c->d.kind == BD_COLL_SPLIT)
+            continue;
+        for (size_t i = 0; i < c->npieces && freed < need; i++) {
+            piece_t *p = &c->pieces[i];
+            uint64_t total = p->total;
+            if (!p->data || p->filled != total || total <= g_m.hdr->job.msg_threshold)
+                continue;
+            char *d = p->data;
+            p->data = NULL;
+            p->filled = 0;
+            int rc = place(c, p, total, 0);
+            for (uint64_t off = 0; rc == 0 && off < total; off += 1u << 30) {
+                uint32_t n = (uint32_t)(total - off < (1u << 30) ? total - off : (1u << 30));
+                rc = bdr_coll_piece_write(c, p, total, off, d + off, n);
+            }
+            free(d);
+            if (rc < 0)
+                return freed; /* the job fails (piece_place, piece_write) */
+            freed += total;
+        }
+    }
+    return freed;
 }
 
 int bdr_coll_piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, const char *src,

@@ -35,6 +35,9 @@ void bdr_coll_progress(coll_t *c);
 void bdr_coll_maybe_free(coll_t *c);
 
 /* coll_stage.c: the spill file of an instance, through direct I/O. */
+/* May a piece of `bytes` stay in the master's memory?  Only while the
+ * node's budget has room for it and no rank waits for memory. */
+int bdr_stage_fits(uint64_t bytes);
 /* Create c's spill file (c->fd); 0 or -errno. */
 int bdr_stage_open(coll_t *c);
 /* Write len bytes at off of piece p (placed in c's file); 0 or -errno. */

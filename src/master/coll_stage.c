@@ -19,10 +19,13 @@
  *     bytes still in a writer are read from there.
  * These buffers are the master's memory for collective data, with the
  * pieces it keeps in memory (small pieces, contributions to reductions and
- * their results): bdr_coll_staging_bytes() counts all of it in the node's
- * budget (memacct.c).  Buffers are kept for reuse while a spill file is
- * open and given back when the last one closes.  Where the file system has
- * no direct I/O the same code runs on a buffered descriptor. */
+ * their results, and large pieces while the budget has room for them:
+ * bdr_stage_fits; memacct.c has them stored, bdr_coll_shrink in coll.c,
+ * before it makes any rank unload): bdr_coll_staging_bytes() counts all of
+ * it in the node's budget.  Buffers are kept for reuse while a spill file
+ * is open and given back when the last one closes.  Where the file system
+ * has no direct I/O, and without a budget (-mem-strategy none), the same
+ * code runs on a buffered descriptor. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -167,7 +170,9 @@ int bdr_stage_open(coll_t *c)
         return -ENOMEM;
     char path[BD_PATH_MAX + 64];
     snprintf(path, sizeof path, "%s/coll-%d-%llu", g_m.jobdir, c->ctx, (unsigned long long)c->seq);
-    int fd = bd_fs_spill_create(path, &f->direct);
+    /* Without a budget (-mem-strategy none: the job is in memory) the page
+     * cache may keep what is staged, as it keeps the ranks' own files. */
+    int fd = bd_fs_spill_create(path, g_m.hdr->job.mem_budget != 0, &f->direct);
     if (fd < 0) {
         free(f);
         return fd;
@@ -346,6 +351,18 @@ void bdr_stage_close(coll_t *c)
             g_buf_bytes -= STAGE_BUF;
         }
     }
+}
+
+int bdr_stage_fits(uint64_t bytes)
+{
+    uint64_t budget = g_m.hdr->job.mem_budget;
+    if (!budget || atomic_load_explicit(&g_m.hdr->mem_waiters, memory_order_relaxed))
+        return 0;
+    uint64_t t = g_m.bytes_buffered + bdr_node_transient_bytes() + bdr_coll_staging_bytes();
+    for (int i = 0; i < g_m.ns; i++)
+        if (!g_m.slaves[i].exited)
+            t += atomic_load_explicit(&g_m.slaves[i].slot->mem_resident, memory_order_relaxed);
+    return t + bytes <= budget;
 }
 
 uint64_t bdr_coll_staging_bytes(void)

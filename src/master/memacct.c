@@ -116,6 +116,8 @@ void bdr_memacct_poll(void)
             mem_answer(s, 0);
             continue;
         }
+        if (bdr_coll_shrink(total + s->mem_want - budget))
+            continue; /* collective data kept in memory went to storage: look again */
         uint64_t need = total + s->mem_want - budget, coming = 0;
         for (int i = 0; i < g_m.ns; i++)
             if (g_m.slaves[i].unload_sent)
