@@ -13,7 +13,8 @@ One command runs a matrix  application x runtime x memory budget x data size:
 
 For every run it drops the page cache of the input and of the spill
 directories first, keeps dropping it while the run goes (see --no-evict),
-samples the resident memory of every process of the run every 50 ms,
+samples the resident memory of the run every 50 ms (PSS of anonymous and
+shared-memory pages, summed over the master and the ranks; see "Memory"),
 counts the bytes the run's processes read from and wrote to storage, parses
 the per-iteration times and --stats, and compares the result with the
 reference program's output (apps/check.py).  The device's sequential
@@ -27,6 +28,20 @@ gives the I/O lower bound of each configuration:
   lower bound per iteration = max(0, D - M) / measured read bandwidth:
        whatever does not fit in the budget must be read from storage at
        least once per iteration (writes are not counted, so it is a bound).
+
+Memory: the job's resident memory is Pss_Anon + Pss_Shmem from
+/proc/PID/smaps_rollup summed over its processes (for BDMPI runs the master
+and the ranks, not the launcher), as issue 13 states the budget.  Every
+BDMPI run is checked against -mem + 16 MiB + 512 KiB per rank (in-memory
+runs, -mem-strategy none, are not bounded); the ratio of its peak to that
+bound is in runs.csv (bound_ratio) and results.md, and the worst one of the
+bdmpi runs (the runtime's memory manager; BDMPI-ooc's ratio is shown too,
+but its memory is the program's own) is printed at the end.  The samples are taken while the processes run, so
+memory handed from one rank to the next between two reads can count twice
+(tests/runtime/rss_watch.c stops the job for exact snapshots; a benchmark
+cannot).  The memory manager's bytes read and written (--stats MEM_READ,
+MEM_WRITTEN, setup included) are divided by the iterations and compared
+with D and D - M.
 
 Output in --results: runs.csv (one line per run), results.md (tables shaped
 like the paper's Tables 3-5), machine.json, runs/ (each run's stdout,
@@ -68,10 +83,17 @@ CHECK_RTOL = {"pagerank": "1e-9", "kmeans": "0", "sgd": "0"}
 # The two settings.  Sizes are derived from the budget: D = ratio * M.
 QUICK = dict(apps="pagerank,kmeans,sgd", mem="8M", ratios="4", shapes="16:1", iters=3,
              mem_threshold="64K", sbpage="16K", bw_size="64M", timeout=120, mpich_np=1)
-FULL = dict(apps="pagerank,kmeans,sgd", mem="48M", ratios="4,6,8", shapes="16:1", iters=5,
+FULL = dict(apps="pagerank,kmeans,sgd", mem="48M", ratios="4,6,8", shapes="16:1,16:2", iters=5,
             mem_threshold="256K", sbpage="64K", bw_size="512M", timeout=900, mpich_np=1)
 
 SAMPLE_DT = 0.05
+# The stated overhead of a BDMPI job beyond -mem (issue 13).
+BOUND_FIXED = 16 << 20
+BOUND_PER_RANK = 512 << 10
+
+
+def mem_bound(budget, ns):
+    return budget + BOUND_FIXED + BOUND_PER_RANK * ns
 
 
 def log(msg):
@@ -327,9 +349,10 @@ class Sampler(threading.Thread):
     just read, or that the kernel has just read ahead for it, is not thrown
     away under its feet."""
 
-    def __init__(self, pid, evict_roots, evict_files):
+    def __init__(self, pid, evict_roots, evict_files, skip_root=False):
         super().__init__(daemon=True)
         self.pid = pid
+        self.skip_root = skip_root  # the launcher (bdmpiexec) is not counted
         self.roots = [os.path.realpath(r) + os.sep for r in evict_roots]
         self.files = list(evict_files)
         self.timeline = []  # (t, own, rss, nprocs)
@@ -387,6 +410,8 @@ class Sampler(threading.Thread):
             pids = tree_pids(self.pid)
             own = rss = 0
             for p in pids:
+                if self.skip_root and p == self.pid:
+                    continue
                 a, b = proc_mem(p)
                 own += a
                 rss += b
@@ -413,7 +438,7 @@ def read_proc_io(pid):
     return out
 
 
-def run_measured(cmd, out_path, err_path, env, timeout, evict_roots, evict_files):
+def run_measured(cmd, out_path, err_path, env, timeout, evict_roots, evict_files, skip_root=False):
     """Run CMD in its own session; returns a dict with status, wall time,
     the storage I/O of the whole process tree (/proc/PID/io of the top
     process read while it is a zombie: the kernel has added every reaped
@@ -421,7 +446,7 @@ def run_measured(cmd, out_path, err_path, env, timeout, evict_roots, evict_files
     with open(out_path, "wb") as fo, open(err_path, "wb") as fe:
         t0 = time.monotonic()
         p = subprocess.Popen(cmd, stdout=fo, stderr=fe, env=env, start_new_session=True)
-        sampler = Sampler(p.pid, evict_roots, evict_files)
+        sampler = Sampler(p.pid, evict_roots, evict_files, skip_root)
         sampler.t0 = t0
         sampler.start()
         timed_out = threading.Event()
@@ -804,7 +829,8 @@ class Bench:
         drop_cache_tree(self.spill)
         log("%s ..." % tag)
         r = run_measured(cmd, out, err, self.env, self.a.timeout,
-                         [] if self.a.no_evict else [self.spill], [] if self.a.no_evict else [inp])
+                         [] if self.a.no_evict else [self.spill], [] if self.a.no_evict else [inp],
+                         skip_root=row["runtime"] in ("bdmpi", "bdmpi-ooc"))
         clear_dir(self.spill)
         with open(out, errors="replace") as f:
             text = f.read()
@@ -829,6 +855,12 @@ class Bench:
                    mem_io_s=st.get("mem_io_s"), compute_s=st.get("compute_s"), wait_s=st.get("wait_s"),
                    ooc_read_rank0=p.get("ooc_read_rank0"), ooc_written_rank0=p.get("ooc_written_rank0"))
         row["x_lb_ok"] = not (row["runtime"] == "mpich" or (row["runtime"] == "bdmpi" and row["strategy"] == "none"))
+        if row["runtime"] in ("bdmpi", "bdmpi-ooc") and row["x_lb_ok"]:
+            row["mem_bound"] = mem_bound(row["budget"], row["ns"])
+            row["bound_ratio"] = round(smp.peak_own / float(row["mem_bound"]), 3)
+        for k in ("mem_read", "mem_written"):
+            if row.get(k) is not None and row.get("iters"):
+                row[k + "_iter"] = int(row[k] / row["iters"])
         if ap.name == "sgd" and "a block needs" in etext:
             row["note"] = "serial-ooc block over budget"
         if r["timed_out"]:
@@ -848,10 +880,15 @@ class Bench:
                                     "mismatch" else "", tail))
             return
         lb = row["lb_s"] if row["x_lb_ok"] else 0
-        log("%s: %.3f s/iter (%s), wall %.1f s, peak %s, read %s written %s, checksum ok" % (
+        bound = (" (%.2f of -mem + 16M + 512K x %d%s)" % (row["bound_ratio"], row["ns"],
+                                                           ", OVER" if row["bound_ratio"] > 1 else "")
+                 if row.get("bound_ratio") is not None else "")
+        mio = (", manager read %s written %s per iter" % (human(row["mem_read_iter"]), human(row["mem_written_iter"]))
+               if row.get("mem_read_iter") is not None else "")
+        log("%s: %.3f s/iter (%s), wall %.1f s, peak %s%s, read %s written %s%s, checksum ok" % (
             tag, p["per_iter"], ("%.1fx LB" % (p["per_iter"] / lb)) if lb > 0 else "in memory" if not row["x_lb_ok"]
             else "LB 0", r["wall"],
-            human(smp.peak_own), human(row["dev_read"]), human(row["dev_written"])))
+            human(smp.peak_own), bound, human(row["dev_read"]), human(row["dev_written"]), mio))
 
     # ---- outputs
     CSV_FIELDS = ["run_id", "app", "runtime", "strategy", "ns", "nr", "q", "variant", "budget", "data_bytes",
@@ -859,7 +896,8 @@ class Bench:
                   "total_s", "wall_s", "iter_times", "lb_bytes", "lb_s", "x_lb", "x_serial", "read_bw", "write_bw",
                   "dev_read", "dev_written", "rchar", "wchar", "mem_read", "mem_written", "mem_peak_managed",
                   "msg_spill_bytes", "coll_spill_bytes", "ooc_read_rank0", "ooc_written_rank0", "mem_io_s",
-                  "compute_s", "wait_s", "peak_resident", "peak_rss", "max_procs", "sampler_cpu_s", "rc", "note", "check_msg",
+                  "compute_s", "wait_s", "peak_resident", "peak_rss", "mem_bound", "bound_ratio", "mem_read_iter",
+                  "mem_written_iter", "max_procs", "sampler_cpu_s", "rc", "note", "check_msg",
                   "command"]
 
     def serial_time(self, row):
@@ -947,13 +985,41 @@ class Bench:
                 out.append("\nThe result of SGD depends on the q x q block split: the MPI programs use q = sqrt(ranks) "
                            "and Serial-ooc the smallest q whose blocks fit in M (q = %s); every run is checked "
                            "against the reference computed with its own q." % (qs or "-"))
-            out.append("\nPeak resident memory of all the run's processes (and its ratio to M) / bytes read from "
-                       "the device (bytes the processes asked to read) / bytes written to the device; whole run, "
-                       "setup included:\n")
+            out.append("\nPeak resident memory of the run (PSS of anonymous and shared-memory pages, BDMPI: master "
+                       "and ranks; its ratio to M and, for BDMPI runs, to the bound -mem + 16 MiB + 512 KiB x ranks) / "
+                       "bytes read from the device (bytes the processes asked to read) / bytes written to the device; "
+                       "whole run, setup included:\n")
             out.append("| " + " | ".join(["runtime"] + ["D %s, M %s" % (human(d), human(b)) for b, d in cfgs]) + " |")
             out.append("|" + "---|" * (len(cfgs) + 1))
             for mc in mem_rows:
                 out.append("| " + " | ".join(mc) + " |")
+            io_rows = []
+            for v in variants:
+                cells, any_io = [v], False
+                for c in cfgs:
+                    r = next((x for x in rows if x["variant"] == v and (x["budget"], x["data_bytes"]) == c), None)
+                    if (r is None or r.get("mem_read_iter") is None or r.get("status") not in ("ok", "mismatch")
+                            or r["runtime"] != "bdmpi" or r["strategy"] == "none"):
+                        cells.append("-")
+                        continue
+                    any_io = True
+                    d, dm = float(r["data_bytes"]), float(max(1, r["data_bytes"] - r["budget"]))
+                    cells.append("%s (%.2fx D, %.2fx D-M) / %s (%.2fx D)" % (
+                        human(r["mem_read_iter"]), r["mem_read_iter"] / d, r["mem_read_iter"] / dm,
+                        human(r["mem_written_iter"]), r["mem_written_iter"] / d))
+                if any_io:
+                    io_rows.append(cells)
+            if io_rows:
+                out.append("\nThe memory manager's storage I/O per iteration (--stats MEM_READ / MEM_WRITTEN divided "
+                           "by the iterations, setup included): read (against D and D - M) / written (against D):\n")
+                out.append("| " + " | ".join(["runtime"] + ["D %s, M %s" % (human(d), human(b)) for b, d in cfgs]) + " |")
+                out.append("|" + "---|" * (len(cfgs) + 1))
+                for cells in io_rows:
+                    out.append("| " + " | ".join(cells) + " |")
+        worst = self.worst_bound()
+        if worst:
+            out.append("\nMemory bound (-mem + 16 MiB + 512 KiB x ranks, every bdmpi run but the in-memory ones): "
+                       "worst ratio %.2f (%s); %d of %d runs over it.\n" % worst)
         if self.failures:
             out.append("\nRuns that failed or did not match the reference:\n")
             for f in self.failures:
@@ -979,8 +1045,22 @@ class Bench:
     def mem_cell(self, r):
         if r is None or r.get("status") in (None, "skipped", "failed", "timeout"):
             return "-"
+        if r.get("bound_ratio") is not None:
+            return "%s (%.1fx M, %.2fx bound) / %s (%s) / %s" % (
+                human(r["peak_resident"]), r["peak_resident"] / float(r["budget"]), r["bound_ratio"],
+                human(r["dev_read"]), human(r["rchar"]), human(r["dev_written"]))
         return "%s (%.1fx M) / %s (%s) / %s" % (human(r["peak_resident"]), r["peak_resident"] / float(r["budget"]),
                                                 human(r["dev_read"]), human(r["rchar"]), human(r["dev_written"]))
+
+    def worst_bound(self):
+        """(worst ratio, its run, runs over the bound, runs checked), or None."""
+        checked = [r for r in self.rows if r.get("bound_ratio") is not None and r["runtime"] == "bdmpi"]
+        if not checked:
+            return None
+        w = max(checked, key=lambda r: r["bound_ratio"])
+        over = sum(1 for r in checked if r["bound_ratio"] > 1)
+        return (w["bound_ratio"], "%s, %s, D %s" % (w["app"], w["variant"], human(w["data_bytes"])), over,
+                len(checked))
 
     def finish(self, elapsed):
         self.write_outputs()
@@ -993,6 +1073,10 @@ class Bench:
             sum(1 for r in self.rows if r.get("status") == "skipped"), elapsed))
         for f in bad:
             log("  " + f)
+        worst = self.worst_bound()
+        if worst:
+            log("memory bound (-mem + 16 MiB + 512 KiB x ranks, PSS of master and ranks): worst ratio %.2f (%s); "
+                "%d of %d bdmpi runs over it" % worst)
         missing = [p for p in ("runs.csv", "results.md", "machine.json") if not os.path.exists(os.path.join(self.res, p))]
         if missing:
             self.failures.append("missing outputs: " + " ".join(missing))

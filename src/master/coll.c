@@ -8,12 +8,14 @@
 #include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "bd_dtype.h"
+#include "bd_fs.h"
 #include "coll.h"
 #include "mpi.h"
 
@@ -183,8 +185,7 @@ static void coll_free(coll_t *c)
             free(c->results[i].data);
     free(c->results);
     free(c->pieces);
-    if (c->fd >= 0)
-        close(c->fd);
+    bdr_stage_close(c);
     free(c->rank_arrived);
     free(c->node_in);
     free(c->done_from);
@@ -217,6 +218,16 @@ coll_t *bdr_coll_find(int ctx, uint64_t seq)
 
 coll_t *bdr_coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
 {
+    static int once;
+    if (!once++) {
+        /* Pieces are large and short-lived: allocations from 128 KiB on
+         * always get their own mapping, which free() gives back, so what
+         * the budget counts (bdr_coll_staging_bytes) is what the master
+         * holds.  glibc's default raises that threshold to the largest
+         * block freed (up to 32 MiB), after which freed pieces stay in the
+         * heap, resident but no longer counted. */
+        mallopt(M_MMAP_THRESHOLD, 128 << 10);
+    }
     coll_t *c = calloc(1, sizeof *c);
     if (!c)
         return NULL;
@@ -254,34 +265,66 @@ coll_t *bdr_coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
 }
 
 /* Large pieces of data-moving collectives go to a spill file, so an
- * all-to-all of big buffers does not live in the master's memory.  The file
- * is unlinked as soon as it is made: nothing can outlive the master. */
-int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total)
+ * all-to-all of big buffers does not live in the master's memory (nor, with
+ * direct I/O, in the page cache: coll_stage.c).  The file is unlinked as
+ * soon as it is made: nothing can outlive the master. */
+static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep);
+
+int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total) { return place(c, p, total, 1); }
+
+/* may_keep: a large piece may stay in memory while the budget has room. */
+static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep)
 {
     p->total = total;
     if (!total)
         return 0;
-    if (total > g_m.hdr->job.msg_threshold && !is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT) {
-        if (c->fd < 0) {
-            char path[BD_PATH_MAX + 64];
-            snprintf(path, sizeof path, "%s/coll-%d-%llu", g_m.jobdir, c->ctx,
-                     (unsigned long long)c->seq);
-            c->fd = open(path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-            if (c->fd < 0) {
-                bdr_master_fail(1, "cannot create collective spill file %s: %s", path,
-                                strerror(errno));
-                return -1;
-            }
-            unlink(path);
+    if (total > g_m.hdr->job.msg_threshold && !is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT &&
+        !(may_keep && bdr_stage_fits(total))) {
+        int rc = c->fd < 0 ? bdr_stage_open(c) : 0;
+        if (rc < 0) {
+            bdr_master_fail(1, "cannot create a spill file for %s in %s: %s",
+                            bdr_coll_call_name(&c->d), g_m.jobdir, strerror(-rc));
+            return -1;
         }
+        /* each piece on blocks of its own (coll_stage.c pads its end) */
         p->in_file = 1;
         p->file_off = c->file_end;
-        c->file_end += (total + 4095) & ~4095ull;
+        c->file_end += (total + BD_FS_DIO_ALIGN - 1) & ~(uint64_t)(BD_FS_DIO_ALIGN - 1);
         g_m.coll_file_bytes += total;
         return 0;
     }
     p->data = malloc(total);
     return p->data ? 0 : -1;
+}
+
+/* The budget needs `need` bytes: store complete large pieces kept in
+ * memory (they were placed there while it had room) and free them. */
+uint64_t bdr_coll_shrink(uint64_t need)
+{
+    uint64_t freed = 0;
+    for (coll_t *c = g_m.colls; c && freed < need && !g_m.stopping; c = c->next) {
+        if (is_fold(c->d.kind) || c->d.kind == BD_COLL_SPLIT)
+            continue;
+        for (size_t i = 0; i < c->npieces && freed < need; i++) {
+            piece_t *p = &c->pieces[i];
+            uint64_t total = p->total;
+            if (!p->data || p->filled != total || total <= g_m.hdr->job.msg_threshold)
+                continue;
+            char *d = p->data;
+            p->data = NULL;
+            p->filled = 0;
+            int rc = place(c, p, total, 0);
+            for (uint64_t off = 0; rc == 0 && off < total; off += 1u << 30) {
+                uint32_t n = (uint32_t)(total - off < (1u << 30) ? total - off : (1u << 30));
+                rc = bdr_coll_piece_write(c, p, total, off, d + off, n);
+            }
+            free(d);
+            if (rc < 0)
+                return freed; /* the job fails (piece_place, piece_write) */
+            freed += total;
+        }
+    }
+    return freed;
 }
 
 int bdr_coll_piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, const char *src,
@@ -292,7 +335,7 @@ int bdr_coll_piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, co
     if (total != p->total || off + len > p->total)
         return -1;
     if (p->in_file) {
-        int rc = bd_pwrite_full(c->fd, src, len, p->file_off + off);
+        int rc = bdr_stage_write(c, p, off, src, len);
         if (rc < 0) {
             bdr_master_fail(1, "cannot write %u bytes of %s data to the spill file in %s: %s", len,
                             bdr_coll_call_name(&c->d), g_m.jobdir, strerror(-rc));
@@ -313,7 +356,7 @@ static int piece_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint
         memcpy(dst, p->data + off, len);
         return 0;
     }
-    int rc = bd_pread_full(c->fd, dst, len, p->file_off + off);
+    int rc = bdr_stage_read(c, p, off, dst, len);
     if (rc < 0)
         bdr_master_fail(1, "cannot read %u bytes of %s data from the spill file in %s: %s", len,
                         bdr_coll_call_name(&c->d), g_m.jobdir, strerror(-rc));

@@ -34,6 +34,22 @@ void bdr_coll_progress(coll_t *c);
 /* Free c once every local rank ended it and every node sent its part. */
 void bdr_coll_maybe_free(coll_t *c);
 
+/* coll_stage.c: the spill file of an instance, through direct I/O. */
+/* May a piece of `bytes` stay in the master's memory?  Only while the
+ * node's budget has room for it and no rank waits for memory. */
+int bdr_stage_fits(uint64_t bytes);
+/* Create c's spill file (c->fd); 0 or -errno. */
+int bdr_stage_open(coll_t *c);
+/* Write len bytes at off of piece p (placed in c's file); 0 or -errno. */
+int bdr_stage_write(coll_t *c, piece_t *p, uint64_t off, const char *src, uint32_t len);
+/* Read len bytes at off of piece p; 0 or -errno. */
+int bdr_stage_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_t len);
+/* A descriptor of c's file for readers that do not align (node.c ships
+ * whole pieces to other nodes from it); -errno on failure. */
+int bdr_stage_ship_fd(coll_t *c);
+/* c is freed: close its file, drop what is staged for it. */
+void bdr_stage_close(coll_t *c);
+
 /* coll_net.c */
 /* This node's ranks have given what the other nodes need: send it. */
 void bdr_coll_ship_local(coll_t *c);

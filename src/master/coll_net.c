@@ -39,7 +39,7 @@ static void ship_piece(coll_t *c, int dst, int what, int idx, const piece_t *p)
     if (p->in_file) {
         h.a[7] = 1;
         h.u[5] = p->total;
-        bdr_node_send_file(dst, &h, c->fd, p->file_off, p->total, NULL);
+        bdr_node_send_file(dst, &h, bdr_stage_ship_fd(c), p->file_off, p->total, NULL);
     } else {
         bdr_node_send(dst, &h, p->data, p->data ? p->filled : 0);
     }

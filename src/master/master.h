@@ -249,6 +249,10 @@ int bdr_node_progress(void);
 int bdr_node_quiet(void);
 /* Memory the transport holds for other nodes, counted against the budget. */
 uint64_t bdr_node_transient_bytes(void);
+/* coll_stage.c: memory the master holds for collectives (counted in the budget). */
+uint64_t bdr_coll_staging_bytes(void);
+/* coll.c: store collective pieces kept in memory, up to need bytes; returns what it freed. */
+uint64_t bdr_coll_shrink(uint64_t need);
 
 /* deadlock.c: every live rank of the job blocked and nothing in flight. */
 /* A BDR_NH_DEADLOCK message of the detection wave. */

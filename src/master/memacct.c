@@ -31,7 +31,7 @@ uint64_t bdr_memacct_default_budget(void) { return meminfo_available() / 4 * 3; 
 
 static uint64_t node_resident(void)
 {
-    uint64_t t = g_m.bytes_buffered + bdr_node_transient_bytes();
+    uint64_t t = g_m.bytes_buffered + bdr_node_transient_bytes() + bdr_coll_staging_bytes();
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         if (!s->exited)
@@ -261,6 +261,8 @@ void bdr_memacct_poll(void)
             mem_answer(s, 0);
             continue;
         }
+        if (bdr_coll_shrink(total + s->mem_want - budget))
+            continue; /* collective data kept in memory went to storage: look again */
         uint64_t need = total + s->mem_want - budget, coming = 0;
         for (int i = 0; i < g_m.ns; i++)
             if (g_m.slaves[i].unload_sent)

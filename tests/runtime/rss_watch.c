@@ -4,8 +4,13 @@
  * Every INTERVAL_MS (default 20) while LAUNCHER_PID lives: find its master
  * (the child named bdmprun) and the master's children (the ranks), stop
  * them all with SIGSTOP, wait until every thread of each is stopped, read
- * each one's resident memory (VmRSS, and RssAnon/RssFile/RssShmem for the
- * report), and continue them.  Reading the processes one after another
+ * each one's memory from /proc/PID/smaps_rollup, and continue them.  What
+ * counts is the job's own memory as issue 13 states the budget: the
+ * proportional set size of anonymous and shared-memory pages (Pss_Anon +
+ * Pss_Shmem), so the shared-memory file the master and the ranks all map
+ * counts once, and pages of the executable and libraries (file pages, the
+ * same for any job) do not count; RSS and file PSS are printed for the
+ * report.  (Kernels without smaps_rollup: RssAnon + RssShmem of status.)  Reading the processes one after another
  * while they run is not a snapshot: memory that one rank gives back after
  * it was read and another rank loads before it is read counts twice.  A
  * budget handover between two ranks is fast enough for that to add tens of
@@ -31,7 +36,8 @@
 
 typedef struct {
     pid_t pid;
-    long rss, anon, file, shmem; /* KiB */
+    long own;                                /* KiB: Pss_Anon + Pss_Shmem, what counts */
+    long rss, pss_anon, pss_shmem, pss_file; /* KiB, for the report */
 } proc_rss_t;
 
 static pid_t g_stopped[MAXP];
@@ -134,22 +140,35 @@ static void on_signal(int sig)
 static int read_rss(pid_t pid, proc_rss_t *p)
 {
     char path[64], line[256];
-    snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return -1;
     memset(p, 0, sizeof *p);
     p->pid = pid;
+    snprintf(path, sizeof path, "/proc/%d/smaps_rollup", (int)pid);
+    FILE *f = fopen(path, "r");
     int have = 0;
-    while (fgets(line, sizeof line, f)) {
-        if (sscanf(line, "VmRSS: %ld", &p->rss) == 1)
-            have = 1;
-        sscanf(line, "RssAnon: %ld", &p->anon);
-        sscanf(line, "RssFile: %ld", &p->file);
-        sscanf(line, "RssShmem: %ld", &p->shmem);
+    if (f) {
+        while (fgets(line, sizeof line, f)) {
+            have |= sscanf(line, "Rss: %ld", &p->rss) == 1;
+            have |= (sscanf(line, "Pss_Anon: %ld", &p->pss_anon) == 1) << 1;
+            sscanf(line, "Pss_Shmem: %ld", &p->pss_shmem);
+            sscanf(line, "Pss_File: %ld", &p->pss_file);
+        }
+        fclose(f);
     }
-    fclose(f);
-    return have ? 0 : -1;
+    if (!(have & 2)) { /* no smaps_rollup or no Pss_Anon: status */
+        snprintf(path, sizeof path, "/proc/%d/status", (int)pid);
+        f = fopen(path, "r");
+        if (!f)
+            return -1;
+        while (fgets(line, sizeof line, f)) {
+            have |= sscanf(line, "VmRSS: %ld", &p->rss) == 1;
+            have |= (sscanf(line, "RssAnon: %ld", &p->pss_anon) == 1) << 1;
+            sscanf(line, "RssShmem: %ld", &p->pss_shmem);
+            sscanf(line, "RssFile: %ld", &p->pss_file);
+        }
+        fclose(f);
+    }
+    p->own = p->pss_anon + p->pss_shmem;
+    return have & 2 ? 0 : -1;
 }
 
 int main(int argc, char **argv)
@@ -195,7 +214,7 @@ int main(int argc, char **argv)
             if (frozen)
                 for (int i = 0; i < g_nstopped; i++)
                     if (read_rss(g_stopped[i], &snap[m]) == 0)
-                        tot += snap[m++].rss;
+                        tot += snap[m++].own;
             resume_all();
             if (!frozen)
                 slow++; /* a thread did not stop within ~1 s: no snapshot */
@@ -208,9 +227,11 @@ int main(int argc, char **argv)
         }
         sleep_us(interval_us);
     }
-    printf("peak %ld KiB in %ld snapshots (%ld skipped)\n", peak, samples, slow);
+    printf("peak %ld KiB (Pss_Anon + Pss_Shmem) in %ld snapshots (%ld skipped)\n", peak, samples,
+           slow);
     for (int i = 0; i < nbest; i++)
-        printf("  %s pid %d: %ld KiB (anon %ld, file %ld, shmem %ld)\n", i ? "rank  " : "master",
-               (int)best[i].pid, best[i].rss, best[i].anon, best[i].file, best[i].shmem);
+        printf("  %s pid %d: %ld KiB (Pss_Anon %ld, Pss_Shmem %ld; Pss_File %ld, Rss %ld)\n",
+               i ? "rank  " : "master", (int)best[i].pid, best[i].own, best[i].pss_anon,
+               best[i].pss_shmem, best[i].pss_file, best[i].rss);
     return 0;
 }

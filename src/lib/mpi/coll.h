@@ -42,6 +42,42 @@ int bdl_coll_check_counts(MPI_Comm comm, const char *call, const int counts[], c
 int bdl_coll_redscat_sizes(const bdl_comm_t *c, MPI_Comm comm, const char *call, const int counts[],
                            int block, uint64_t *total, uint64_t *myoff, uint64_t *mine);
 
+/* coll_check.c: receive buffers in managed memory.  What a collective
+ * will overwrite entirely loses its stored copy before anything is
+ * written into it (whole sbpages only; resident ones stay, to be
+ * overwritten in place), so it is never read back from storage only to be
+ * overwritten: without it the first byte received into a non-resident
+ * buffer loads the buffer (an AR allocation streams in whole).  Called
+ * before the rank writes its own block and before it may block, so a
+ * buffer unloaded meanwhile has nothing stored to read back either.  MPI
+ * lets a collective write its receive buffer at any time before it
+ * completes (MPI 3.1 5.12), so this is right for nonblocking calls too.
+ * Non-contiguous types lose only their blocks of at least an sbpage. */
+void bdl_coll_discard(void *buf, uint64_t count, const bdl_dt_t *t);
+/* The ranges one call overwrites, gathered one buffer at a time: init
+ * (returns 0 when there is nothing to do: no memory manager), add each
+ * (count elements of t at buf), drop them all (ranges that touch are
+ * merged first, so an sbpage across two blocks' boundary goes too). */
+typedef struct bdl_ivl {
+    uintptr_t lo, hi;
+} bdl_ivl_t;
+typedef struct bdl_ovw {
+    bdl_ivl_t *v;
+    size_t n, cap;
+    uint64_t sb;
+    bdl_ivl_t small[32];
+} bdl_ovw_t;
+int bdl_ovw_init(bdl_ovw_t *o);
+void bdl_ovw_add(bdl_ovw_t *o, const void *buf, uint64_t count, const bdl_dt_t *t);
+void bdl_ovw_drop(bdl_ovw_t *o);
+/* The same for n blocks laid out as a v-style receive buffer (count,
+ * counts and displs in extents of t; or, Alltoallw, per-block types tv and
+ * byte displacements bdispls), block skip (-1: none) excepted; blocks that
+ * touch are dropped as one range, so sbpages across their boundaries go
+ * too, and gaps between blocks are kept. */
+void bdl_coll_discard_blocks(void *buf, int n, int count, const int counts[], const int displs[],
+                             const bdl_dt_t *t, bdl_dt_t *const *tv, const int bdispls[], int skip);
+
 /* coll_local.c: collectives in the ranks (docs/design.md, "Collectives in
  * the ranks").  A blocking collective on c whose data is at most bytes per
  * rank runs there when bdl_lc_eligible says so, which depends only on

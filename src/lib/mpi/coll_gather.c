@@ -11,6 +11,35 @@
 #include "objects.h"
 #include "xfer.h"
 
+/* This rank's own block of a gather, scatter or all-to-all goes straight
+ * from its send buffer to its receive buffer.  A blocking call copies it
+ * after it has waited for the others: copied before, it would be stored if
+ * the rank is unloaded while it waits, and read back to be completed.  A
+ * nonblocking call copies it at once (its completion is the engine's). */
+typedef struct own_copy {
+    const bdl_dt_t *st, *rt;
+    const void *sbuf;
+    void *rbuf;
+    uint64_t scount, rcount, len;
+    int on;
+} own_copy_t;
+
+static void own_do(own_copy_t *o)
+{
+    if (o->on)
+        bdl_dt_copy(o->st, o->sbuf, o->scount, o->rt, o->rbuf, o->rcount, o->len);
+    o->on = 0;
+}
+
+static int own_launch(bdl_nbc_t *nb, MPI_Request *request, own_copy_t *o)
+{
+    if (request)
+        own_do(o);
+    int rc = bdl_nbc_launch(nb, request);
+    own_do(o);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- gather family */
 
 static int gather_common(const char *call, int api, const void *sendbuf, int sendcount,
@@ -58,15 +87,24 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
                                        bdl_at(rb, bdl_voff(displs, recvcount, r, rt)),
                                        bdl_vcount(recvcounts, recvcount, r), rt)))
             return rc;
+    if (is_root)
+        bdl_coll_discard_blocks(rb, c->size, recvcount, recvcounts, displs, rt, NULL, NULL,
+                                inplace ? me : -1);
     /* A root whose own block does not fit still takes part (the others
      * cannot know), and reports MPI_ERR_TRUNCATE when the call completes. */
     int own_err = 0;
+    own_copy_t own = {0};
     if (is_root && !inplace) {
         uint64_t expect = bdl_vcount(recvcounts, recvcount, me) * rt->psize;
         own_err = mine > expect;
-        bdl_dt_copy(st, sendbuf, (uint64_t)sendcount, rt,
-                    bdl_at(rb, bdl_voff(displs, recvcount, me, rt)),
-                    bdl_vcount(recvcounts, recvcount, me), own_err ? expect : mine);
+        own = (own_copy_t){st,
+                           rt,
+                           sendbuf,
+                           bdl_at(rb, bdl_voff(displs, recvcount, me, rt)),
+                           (uint64_t)sendcount,
+                           bdl_vcount(recvcounts, recvcount, me),
+                           own_err ? expect : mine,
+                           1};
     }
     if (!vector && !request) {
         /* Every rank's block is the same size in a correct program: the
@@ -74,9 +112,11 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
         const void *ob = inplace ? bdl_at(rb, bdl_voff(NULL, recvcount, me, rt)) : sendbuf;
         uint64_t ocount = inplace ? (uint64_t)recvcount : (uint64_t)sendcount;
         const bdl_dt_t *ot = inplace ? rt : st;
-        if (bdl_lc_eligible(c, ocount * ot->psize))
+        if (bdl_lc_eligible(c, ocount * ot->psize)) {
+            own_do(&own);
             return bdl_lc_blocks(c, comm, call, api, all ? 0 : root, ob, ocount, ot, rb,
                                  (uint64_t)recvcount, rt, own_err ? MPI_ERR_TRUNCATE : 0);
+        }
     }
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
@@ -104,7 +144,7 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
             nb.t = rt;
         }
     }
-    return bdl_nbc_launch(&nb, request);
+    return own_launch(&nb, request, &own);
 }
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -204,19 +244,30 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
                                        bdl_vcount(sendcounts, sendcount, r), st, recvbuf,
                                        (uint64_t)recvcount, rt)))
             return rc;
+    if (!inplace)
+        bdl_coll_discard(recvbuf, (uint64_t)recvcount, rt);
     int own_err = 0;
+    own_copy_t own = {0};
     if (is_root && !inplace) {
         uint64_t n = bdl_vcount(sendcounts, sendcount, root) * st->psize;
         own_err = n > cap;
-        bdl_dt_copy(st, bdl_at(sb, bdl_voff(displs, sendcount, root, st)),
-                    bdl_vcount(sendcounts, sendcount, root), rt, recvbuf, (uint64_t)recvcount,
-                    own_err ? cap : n);
+        own = (own_copy_t){st,
+                           rt,
+                           bdl_at(sb, bdl_voff(displs, sendcount, root, st)),
+                           recvbuf,
+                           bdl_vcount(sendcounts, sendcount, root),
+                           (uint64_t)recvcount,
+                           own_err ? cap : n,
+                           1};
     }
     /* The block size every rank knows: the root's send block, the others'
      * receive block. */
-    if (!vector && !request && bdl_lc_eligible(c, is_root ? (uint64_t)sendcount * st->psize : cap))
+    if (!vector && !request &&
+        bdl_lc_eligible(c, is_root ? (uint64_t)sendcount * st->psize : cap)) {
+        own_do(&own);
         return bdl_lc_blocks(c, comm, call, api, root, sendbuf, (uint64_t)sendcount, st, recvbuf,
                              (uint64_t)recvcount, rt, own_err ? MPI_ERR_TRUNCATE : 0);
+    }
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
     if (own_err)
@@ -239,7 +290,7 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
             nb.t = rt;
         }
     }
-    return bdl_nbc_launch(&nb, request);
+    return own_launch(&nb, request, &own);
 }
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -342,10 +393,21 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
     uint64_t room = bdl_vcount(rv->counts, rv->count, me) * a2a_type(rv, me)->psize;
     int own_err = own > room;
     if (!inplace)
-        bdl_dt_copy(a2a_type(s, me), a2a_block(s, me), bdl_vcount(s->counts, s->count, me),
-                    a2a_type(rv, me), a2a_block(rv, me), bdl_vcount(rv->counts, rv->count, me),
-                    own_err ? room : own);
+        bdl_coll_discard_blocks((void *)rv->buf, c->size, rv->count, rv->counts,
+                                rv->tv ? NULL : rv->displs, rv->t, rv->tv,
+                                rv->tv ? rv->displs : NULL, -1);
+    own_copy_t oc = {0};
+    if (!inplace)
+        oc = (own_copy_t){a2a_type(s, me),
+                          a2a_type(rv, me),
+                          a2a_block(s, me),
+                          a2a_block(rv, me),
+                          bdl_vcount(s->counts, s->count, me),
+                          bdl_vcount(rv->counts, rv->count, me),
+                          own_err ? room : own,
+                          1};
     if (!vector && !request && !rv->tv && bdl_lc_eligible(c, own)) {
+        own_do(&oc);
         rc = bdl_lc_blocks(c, comm, call, api, 0, s->buf, (uint64_t)s->count, s->t, (void *)rv->buf,
                            (uint64_t)rv->count, rv->t, own_err ? MPI_ERR_TRUNCATE : 0);
         goto out;
@@ -362,6 +424,10 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
                 bdl_put_typed(&p, r, a2a_block(s, r), bdl_vcount(s->counts, s->count, r),
                               a2a_type(s, r));
         bdl_put_flush(&p);
+        if (inplace) /* what this rank sends is with the master now */
+            bdl_coll_discard_blocks((void *)rv->buf, c->size, rv->count, rv->counts,
+                                    rv->tv ? NULL : rv->displs, rv->t, rv->tv,
+                                    rv->tv ? rv->displs : NULL, me);
         nb.gkind = BDL_GET_BLOCKS;
         nb.whole = 1;
         nb.buf = (void *)rv->buf;
@@ -375,7 +441,7 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
             nb.displs = (int *)rv->displs;
         }
     }
-    rc = bdl_nbc_launch(&nb, request);
+    rc = own_launch(&nb, request, &oc);
 out:
     free(s->tv);
     free(rv->tv);

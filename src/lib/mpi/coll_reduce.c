@@ -67,6 +67,8 @@ static void bcast_start(bdl_comm_t *c, bdl_nbc_t *nb, void *buf, uint64_t count,
 static void bcast_typed(bdl_comm_t *c, const char *call, void *buf, uint64_t count, bdl_dt_t *t,
                         int root)
 {
+    if (c->rank != root)
+        bdl_coll_discard(buf, count, t);
     if (bdl_lc_eligible(c, count * t->psize)) {
         bdl_lc_bcast(c, (MPI_Comm)(c - bdl_g.comms), call, BD_API_BCAST, buf, count, t, root);
         return;
@@ -89,6 +91,8 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
     if ((rc = bdl_coll_check_buf(comm, call, count, datatype, &t, "")) ||
         (rc = bdl_coll_check_root(c, comm, call, root)))
         return rc;
+    if (c->rank != root)
+        bdl_coll_discard(buffer, (uint64_t)count, t);
     if (!request && bdl_lc_eligible(c, (uint64_t)count * t->psize))
         return bdl_lc_bcast(c, comm, call, BD_API_BCAST, buffer, (uint64_t)count, t, root);
     bdl_nbc_t nb;
@@ -220,6 +224,8 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
         return bdl_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
     if (receives && (rc = bdl_coll_check_alias(comm, call, sendbuf, k, t, recvbuf, k, t)))
         return rc;
+    if (receives && sendbuf != MPI_IN_PLACE)
+        bdl_coll_discard(recvbuf, k, t);
     if (!u && !request && bdl_lc_eligible(c, k * t->psize))
         return bdl_lc_reduce(c, comm, call, in, recvbuf, k, t, op, root, all);
     int api = bdl_coll_api(all ? BD_API_ALLREDUCE : BD_API_REDUCE, request);
@@ -297,6 +303,8 @@ static int scan_common(const char *call, const void *sendbuf, void *recvbuf, int
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if ((rc = bdl_coll_check_alias(comm, call, sendbuf, k, t, recvbuf, k, t)))
         return rc;
+    if (sendbuf != MPI_IN_PLACE && !(exclusive && c->rank == 0))
+        bdl_coll_discard(recvbuf, k, t);
     int api = bdl_coll_api(exclusive ? BD_API_EXSCAN : BD_API_SCAN, request);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
@@ -371,6 +379,8 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if ((rc = bdl_coll_check_alias(comm, call, sendbuf, total, t, recvbuf, mine, t)))
         return rc;
+    if (sendbuf != MPI_IN_PLACE)
+        bdl_coll_discard(recvbuf, mine, t);
     int api =
         bdl_coll_api(block >= 0 ? BD_API_REDUCE_SCATTER_BLOCK : BD_API_REDUCE_SCATTER, request);
     bdl_nbc_t nb;

@@ -23,6 +23,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "coll.h"
 #include "core.h"
 #include "dt.h"
 #include "nbc.h"
@@ -184,6 +185,16 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
     }
     for (int k = 0; k < x.nb.outdeg; k++)
         send_block(&x, k, sendbuf, 0, sendcount, st);
+    bdl_ovw_t o;
+    if (bdl_ovw_init(&o)) {
+        for (int k = 0; k < in; k++)
+            if (x.nb.in[k] != MPI_PROC_NULL)
+                bdl_ovw_add(
+                    &o,
+                    bdl_at(recvbuf, (recvcounts ? displs[k] : (long long)k * rcount) * rt->extent),
+                    (uint64_t)(recvcounts ? recvcounts[k] : rcount), rt);
+        bdl_ovw_drop(&o);
+    }
     for (int k = 0; k < in && !rc; k++) {
         MPI_Aint off = (MPI_Aint)(recvcounts ? displs[k] : (long long)k * rcount) * rt->extent;
         rc = recv_block(&x, k, recvbuf, off, recvcounts ? recvcounts[k] : rcount, rt);
@@ -308,6 +319,14 @@ static int alltoall(const char *call, const void *sendbuf, const side_t *snd, vo
         goto done;
     for (int k = 0; k < out; k++)
         send_block(&x, k, sendbuf, side_off(snd, k, st[k]), side_count(snd, k), st[k]);
+    bdl_ovw_t o;
+    if (bdl_ovw_init(&o)) {
+        for (int k = 0; k < in; k++)
+            if (x.nb.in[k] != MPI_PROC_NULL)
+                bdl_ovw_add(&o, bdl_at(recvbuf, side_off(rcv, k, rt[k])),
+                            (uint64_t)side_count(rcv, k), rt[k]);
+        bdl_ovw_drop(&o);
+    }
     for (int k = 0; k < in && !rc; k++)
         rc = recv_block(&x, k, recvbuf, side_off(rcv, k, rt[k]), side_count(rcv, k), rt[k]);
 done:
