@@ -503,7 +503,7 @@ int bd_trace_write_json(FILE *f, bd_trace_rec_t *recs, size_t nrec,
     }
     free(ev.v);
     /* The node's counters. */
-    if (nrec && info->budget) {
+    if (nrec) { /* 0: no budget (-mem-strategy none) */
         counter(&o, first, "budget", "bytes", (double)info->budget);
         counter(&o, last, "budget", "bytes", (double)info->budget);
     }
