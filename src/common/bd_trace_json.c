@@ -65,14 +65,16 @@ static void ev_start(out_t *o) { fputs(o->nev++ ? "\n," : "\n", o->f); }
 /* Names come from the ranks' records: keep only harmless characters. */
 static void put_str(FILE *f, const char *s)
 {
-    fputc('"', f);
-    for (; *s; s++)
-        fputc((*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
-                      strchr(" _-+.,:()/", *s)
-                  ? *s
-                  : '?',
-              f);
-    fputc('"', f);
+    char b[128];
+    size_t n = 0;
+    b[n++] = '"';
+    for (; *s && n < sizeof b - 2; s++)
+        b[n++] = (*s >= 'A' && *s <= 'Z') || (*s >= 'a' && *s <= 'z') || (*s >= '0' && *s <= '9') ||
+                         strchr(" _-+.,:()/", *s)
+                     ? *s
+                     : '?';
+    b[n++] = '"';
+    fwrite(b, 1, n, f);
 }
 
 static void counter(out_t *o, uint64_t t, const char *name, const char *key, double v)
@@ -150,12 +152,17 @@ static const char *req_name(uint32_t code)
     }
 }
 
-static int cmp_ev(const void *x, const void *y)
+/* Order of writing: by start as written (whole microseconds), parents
+ * (smaller depth) first. */
+typedef struct {
+    uint64_t key;
+    size_t i;
+} ord_t;
+
+static int cmp_ord(const void *x, const void *y)
 {
-    const ev_t *a = x, *b = y;
-    if (a->s / 1000 != b->s / 1000) /* whole microseconds, as written */
-        return a->s < b->s ? -1 : 1;
-    return a->depth - b->depth;
+    const ord_t *a = x, *b = y;
+    return a->key < b->key ? -1 : a->key > b->key;
 }
 
 typedef struct {
@@ -379,9 +386,20 @@ static void emit_rank(out_t *o, const bd_trace_rec_t *x, size_t n, int world, ev
     free(st);
     free(mem);
     /* Write them, parents before their children. */
-    qsort(ev->v + top0, ev->n - top0, sizeof *ev->v, cmp_ev);
-    for (size_t i = top0; i < ev->n; i++) {
-        ev_t *e = &ev->v[i];
+    size_t no = ev->n - top0;
+    ord_t *ord = malloc((no ? no : 1) * sizeof *ord);
+    if (!ord) {
+        ev->oom = 1;
+        ev->n = top0;
+        return;
+    }
+    for (size_t i = 0; i < no; i++)
+        ord[i] = (ord_t){(uint64_t)(us(o, ev->v[top0 + i].s) + (1ll << 50)) << 2 |
+                             (uint64_t)ev->v[top0 + i].depth,
+                         top0 + i};
+    qsort(ord, no, sizeof *ord, cmp_ord);
+    for (size_t k = 0; k < no; k++) {
+        ev_t *e = &ev->v[ord[k].i];
         long long ts = us(o, e->s), dur = us(o, e->e) - ts;
         if (dur <= 0)
             continue;
@@ -411,18 +429,28 @@ static void emit_rank(out_t *o, const bd_trace_rec_t *x, size_t n, int world, ev
         }
         fputs("}", o->f);
     }
+    free(ord);
     ev->n = top0;
 }
 
 /* ------------------------------------------------------- node counters */
 
+/* An I/O record's start, within the records' time (a start before the
+ * first record is not believed). */
+static uint64_t io_start(const bd_trace_rec_t *x, uint64_t first)
+{
+    return x->b < x->t && x->b >= first ? x->b : x->t;
+}
+
 static void emit_bandwidth(out_t *o, const bd_trace_rec_t *x, size_t n)
 {
-    uint64_t S = UINT64_MAX, E = 0;
+    uint64_t S = UINT64_MAX, E = 0, first = UINT64_MAX;
+    for (size_t i = 0; i < n; i++)
+        first = x[i].t < first ? x[i].t : first;
     for (size_t i = 0; i < n; i++) {
         if (x[i].kind != BD_TR_IO)
             continue;
-        uint64_t b = x[i].b < x[i].t ? x[i].b : x[i].t;
+        uint64_t b = io_start(&x[i], first);
         S = b < S ? b : S;
         E = x[i].t > E ? x[i].t : E;
     }
@@ -442,7 +470,7 @@ static void emit_bandwidth(out_t *o, const bd_trace_rec_t *x, size_t n)
         if (x[i].kind != BD_TR_IO)
             continue;
         double *acc = x[i].aux ? wr : rd;
-        uint64_t b = x[i].b < x[i].t ? x[i].b : x[i].t, e = x[i].t;
+        uint64_t b = io_start(&x[i], first), e = x[i].t;
         if (e == b) {
             acc[(e - S) / W] += (double)x[i].a;
             continue;
