@@ -74,10 +74,11 @@ static int acct_part(uint64_t w)
     return (w & A_GRANT) ? BD_STAT_TIME_GRANT_NS : BD_STAT_TIME_COMPUTE_NS;
 }
 
-static void account(uint64_t set, uint64_t clear, int dio)
+/* Returns the time of the change (CLOCK_MONOTONIC ns), for its record. */
+static uint64_t account(uint64_t set, uint64_t clear, int dio)
 {
     if (!R.stats)
-        return;
+        return now_ns();
     uint64_t old = atomic_load_explicit(&R.acct, memory_order_relaxed), nw, now;
     do {
         /* Read after the word: never before the last change's time. */
@@ -92,6 +93,7 @@ static void account(uint64_t set, uint64_t clear, int dio)
     uint64_t last = old >> 8;
     if ((old & A_ON) && now > last)
         atomic_fetch_add_explicit(&R.stats[acct_part(old)], now - last, memory_order_relaxed);
+    return now + R.base;
 }
 
 static void put(uint64_t t, uint16_t kind, uint16_t aux, uint64_t a, uint64_t b)
@@ -182,13 +184,13 @@ uint32_t bd_trace_wait_begin(const bd_req_t *r, const char *call)
     if (R.depth++)
         return code;
     /* MPI_Finalize ends the accounted time. */
-    account(A_WAIT, code == BD_REQ_FINALIZE ? A_ON : 0, 0);
+    uint64_t t = account(A_WAIT, code == BD_REQ_FINALIZE ? A_ON : 0, 0);
     if (R.ring && recorded(code)) {
         uint64_t why = code == BD_REQ_P2P_WAIT
                            ? ((uint64_t)r->arg[1] & 0xffff) | ((uint64_t)r->arg[3] & 0xffff) << 16
                            : 0;
         uint16_t id = code == BD_REQ_INIT ? 0 : name_id(call);
-        put(now_ns(), BD_TR_WAIT_BEGIN, (uint16_t)code, why, id);
+        put(t, BD_TR_WAIT_BEGIN, (uint16_t)code, why, id);
     }
     return code;
 }
@@ -198,9 +200,9 @@ void bd_trace_wait_end(uint32_t code)
     if (R.depth > 0 && --R.depth)
         return;
     /* MPI_Init's answer starts the accounted time. */
-    account(code == BD_REQ_INIT ? A_ON : 0, A_WAIT, 0);
+    uint64_t t = account(code == BD_REQ_INIT ? A_ON : 0, A_WAIT, 0);
     if (R.ring && recorded(code))
-        put(now_ns(), BD_TR_WAIT_END, (uint16_t)code, 0, 0);
+        put(t, BD_TR_WAIT_END, (uint16_t)code, 0, 0);
 }
 
 void bd_trace_io_begin(void *ctx, int write)
@@ -213,22 +215,18 @@ void bd_trace_io_begin(void *ctx, int write)
 void bd_trace_io_end(void *ctx, int write, size_t bytes, uint64_t t0_ns)
 {
     (void)ctx;
-    account(0, 0, -1);
+    uint64_t t = account(0, 0, -1);
     if (R.ring)
-        put(now_ns(), BD_TR_IO, (uint16_t)(write != 0), bytes, t0_ns);
+        put(t, BD_TR_IO, (uint16_t)(write != 0), bytes, t0_ns);
 }
 
-uint64_t bd_trace_grant_begin(void)
-{
-    account(A_GRANT, 0, 0);
-    return now_ns();
-}
+uint64_t bd_trace_grant_begin(void) { return account(A_GRANT, 0, 0); }
 
 void bd_trace_grant_end(uint64_t t0_ns, size_t bytes)
 {
-    account(0, A_GRANT, 0);
+    uint64_t t = account(0, A_GRANT, 0);
     if (R.ring)
-        put(now_ns(), BD_TR_GRANT, 0, bytes, t0_ns);
+        put(t, BD_TR_GRANT, 0, bytes, t0_ns);
 }
 
 /* ----------------------------------------------------------- master side */
