@@ -113,9 +113,11 @@ static void put(uint64_t t, uint16_t kind, uint16_t aux, uint64_t a, uint64_t b)
      * for nothing for a long time. */
     if (idx + 1 - atomic_load_explicit(&r->tail, memory_order_relaxed) >= r->cap / 2 &&
         !atomic_exchange_explicit(&r->kicked, 1, memory_order_relaxed)) {
+        int saved = errno; /* we may be in a signal handler */
         uint64_t one = 1;
         while (write(R.event_fd, &one, sizeof one) < 0 && errno == EINTR)
             ;
+        errno = saved;
     }
 }
 
