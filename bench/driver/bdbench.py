@@ -45,7 +45,8 @@ with D and D - M.
 
 Output in --results: runs.csv (one line per run), results.md (tables shaped
 like the paper's Tables 3-5), machine.json, runs/ (each run's stdout,
-stderr, memory timeline) and PNG plots (if matplotlib can be imported by
+stderr, memory timeline; with --trace DIR, the timeline of every bdmpiexec
+run is DIR/<run id>.trace.json, drawn as timeline-<run id>.png) and PNG plots (if matplotlib can be imported by
 this interpreter or by /usr/bin/python3; otherwise plots are skipped with a
 message).  Exit status 0 when every run succeeded and matched the
 reference, 1 otherwise.
@@ -54,6 +55,7 @@ reference, 1 otherwise.
   bench/driver/bdbench.py                         # the default (full) matrix
   bench/driver/bdbench.py --apps pagerank --mem 64M --ratios 4,8 --shapes 16:1,16:2
   bench/driver/bdbench.py --dry-run               # print the matrix and commands
+  bench/driver/bdbench.py --quick --apps pagerank --trace /tmp/traces   # with timelines
 """
 
 import argparse
@@ -504,12 +506,17 @@ def parse_stats(text):
         m = re.search(r"bytes of collective data in spill files (\d+)", line)
         if m:
             st["COLL_SPILL"] = int(m.group(1))
-        m = re.search(r"where the time went: ([0-9.]+) s wall; ranks ran for ([0-9.]+) s in total, of which "
-                      r"([0-9.]+) s computing and ([0-9.]+) s moving.*waited ([0-9.]+) s", line)
+        # the five parts of the ranks' time, which add up (bd_stats.c)
+        m = re.search(r"where the time went: ([0-9.]+) s wall; the ranks' time from MPI_Init to MPI_Finalize, "
+                      r"([0-9.]+) s in total, = ([0-9.]+) s computing \+ ([0-9.]+) s storage I/O while running "
+                      r"\+ ([0-9.]+) s waiting for memory grants \+ ([0-9.]+) s storage I/O while waiting in MPI "
+                      r"\+ ([0-9.]+) s waiting in MPI", line)
         if m:
+            v = [float(m.group(i)) for i in range(1, 8)]
             st["where"] = line.strip()
-            st["ranks_active_s"], st["compute_s"], st["mem_io_s"], st["wait_s"] = (
-                float(m.group(i)) for i in (2, 3, 4, 5))
+            st["ranks_time_s"], st["compute_s"] = v[1], v[2]
+            st["mem_io_s"] = round(v[3] + v[5], 3)
+            st["grant_s"], st["wait_s"] = v[4], v[6]
     return st
 
 
@@ -827,6 +834,9 @@ class Bench:
         clear_dir(self.spill)
         drop_cache_tree(inp)
         drop_cache_tree(self.spill)
+        if self.a.trace and os.path.basename(cmd[0]) == "bdmpiexec":
+            row["trace"] = os.path.join(self.a.trace, rid + ".trace.json")
+            cmd = cmd[:1] + ["-trace", row["trace"]] + cmd[1:]
         log("%s ..." % tag)
         r = run_measured(cmd, out, err, self.env, self.a.timeout,
                          [] if self.a.no_evict else [self.spill], [] if self.a.no_evict else [inp],
@@ -853,6 +863,7 @@ class Bench:
                    mem_read=st.get("MEM_READ"), mem_written=st.get("MEM_WRITTEN"), mem_peak_managed=st.get("MEM_PEAK"),
                    msg_spill_bytes=st.get("BYTES_FILE"), coll_spill_bytes=st.get("COLL_SPILL"),
                    mem_io_s=st.get("mem_io_s"), compute_s=st.get("compute_s"), wait_s=st.get("wait_s"),
+                   grant_s=st.get("grant_s"),
                    ooc_read_rank0=p.get("ooc_read_rank0"), ooc_written_rank0=p.get("ooc_written_rank0"))
         row["x_lb_ok"] = not (row["runtime"] == "mpich" or (row["runtime"] == "bdmpi" and row["strategy"] == "none"))
         if row["runtime"] in ("bdmpi", "bdmpi-ooc") and row["x_lb_ok"]:
@@ -896,9 +907,9 @@ class Bench:
                   "total_s", "wall_s", "iter_times", "lb_bytes", "lb_s", "x_lb", "x_serial", "read_bw", "write_bw",
                   "dev_read", "dev_written", "rchar", "wchar", "mem_read", "mem_written", "mem_peak_managed",
                   "msg_spill_bytes", "coll_spill_bytes", "ooc_read_rank0", "ooc_written_rank0", "mem_io_s",
-                  "compute_s", "wait_s", "peak_resident", "peak_rss", "mem_bound", "bound_ratio", "mem_read_iter",
-                  "mem_written_iter", "max_procs", "sampler_cpu_s", "rc", "note", "check_msg",
-                  "command"]
+                  "compute_s", "wait_s", "grant_s", "peak_resident", "peak_rss", "mem_bound", "bound_ratio",
+                  "mem_read_iter", "mem_written_iter", "max_procs", "sampler_cpu_s", "rc", "note", "check_msg",
+                  "trace", "command"]
 
     def serial_time(self, row):
         for r in self.rows:
@@ -1189,6 +1200,9 @@ def main(argv=None):
     ap.add_argument("--mpicc", default="mpicc")
     ap.add_argument("--mpiexec", default="mpiexec")
     ap.add_argument("--dry-run", action="store_true", help="print the matrix and the commands, run nothing")
+    ap.add_argument("--trace", metavar="DIR",
+                    help="pass -trace DIR/<run id>.trace.json to every bdmpiexec run; bdplots.py draws "
+                         "each as timeline-<run id>.png in the results")
     a = ap.parse_args(argv)
     base = QUICK if a.quick else FULL
     a.full_defaults = not a.quick and not any(getattr(a, k) for k in ("apps", "mem", "ratios", "sizes", "shapes"))
@@ -1197,6 +1211,9 @@ def main(argv=None):
             setattr(a, k, v)
     a.bin_dir = os.path.abspath(a.bin_dir or os.path.join(a.build_dir, "bin"))
     a.apps_dir = os.path.abspath(a.apps_dir or os.path.join(a.build_dir, "apps"))
+    if a.trace:
+        a.trace = os.path.abspath(a.trace)
+        os.makedirs(a.trace, exist_ok=True)
     if not a.dry_run:
         for p in (os.path.join(a.bin_dir, "bdmpiexec"), os.path.join(a.apps_dir, "bdmpi-gen")):
             if not os.access(p, os.X_OK):

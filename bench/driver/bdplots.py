@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
-"""Plots of a bdbench results directory (needs matplotlib).
+"""Plots of a bdbench results directory, or of one timeline (needs matplotlib).
 
   bdplots.py RESULTS_DIR
+  bdplots.py --trace TRACE.json [-o OUT.png]
 
 time_vs_ratio.png: seconds per iteration against D/M (data over memory
 budget), one panel per application, one line per runtime variant, the I/O
@@ -10,8 +11,16 @@ memory_over_time.png: resident memory of all processes of each run against
 time, for one configuration per application (of those with the most
 finished runs, the largest D/M), with the
 budget as a horizontal line.
+timeline-<run id>.png: for each run that bdbench ran with --trace, its
+timeline (see --trace below).
+--trace: a timeline written by bdmpiexec -trace FILE (Chrome trace-event
+JSON) drawn as three panels over time: each rank's state (running, in an MPI
+call, blocked, waiting for a run slot, and below it loading, unloading and
+waiting for memory), the accounted resident memory of each node against its
+budget, and the storage bandwidth of the memory manager.
 Prints the names of the files it wrote."""
 import csv
+import json
 import os
 import sys
 
@@ -136,13 +145,111 @@ def memory_over_time(rows, res):
     return out
 
 
+# Colours of the states on a rank's row (full height) and of the memory
+# manager's work (a thinner bar at the bottom of the row).
+STATE_COLOURS = [("running", "tab:green"), ("in MPI", "lightgray"), ("blocked", "tab:red"),
+                 ("waiting for a run slot", "tab:orange")]
+MEM_COLOURS = [("loading", "tab:blue"), ("unloading", "tab:purple"), ("waiting for memory", "gold")]
+
+
+def state_of(e):
+    """Which colour a slice of a rank's track gets (None: not drawn)."""
+    n = e["name"]
+    if n == "running":
+        return "running"
+    if n.startswith("blocked in "):
+        return "blocked"
+    if n == "waiting for a run slot":
+        return "waiting for a run slot"
+    if e.get("cat") == "mpi":
+        return "in MPI"
+    if e.get("cat") == "memory":
+        if "unloading" in n:
+            return "unloading"
+        return "loading" if "loading" in n else "waiting for memory"
+    return None
+
+
+def timeline(path, out):
+    """Draw a -trace timeline to out (PNG)."""
+    from matplotlib.patches import Patch
+    with open(path) as f:
+        evs = json.load(f)["traceEvents"]
+    ranks = {}
+    for e in evs:
+        if e.get("ph") == "M" and e.get("name") == "thread_name" and e["args"]["name"].startswith("rank "):
+            ranks[(e["pid"], e["tid"])] = int(e["args"]["name"][5:])
+    bars, counters = {}, {}
+    t0 = min((e["ts"] for e in evs if "ts" in e), default=0)
+    for e in evs:
+        if e.get("ph") == "X" and (e["pid"], e["tid"]) in ranks:
+            k = state_of(e)
+            if k:
+                bars.setdefault((ranks[(e["pid"], e["tid"])], k), []).append(((e["ts"] - t0) / 1e6, e["dur"] / 1e6))
+        elif e.get("ph") == "C":
+            for key, v in e["args"].items():
+                counters.setdefault((e["pid"], e["name"]), []).append(((e["ts"] - t0) / 1e6, v))
+    nr = max(ranks.values(), default=0) + 1
+    fig, axes = plt.subplots(3, 1, figsize=(12, 3 + 0.25 * nr + 5), sharex=True,
+                             gridspec_kw=dict(height_ratios=[max(2.0, 0.25 * nr), 1.6, 1.2]))
+    ax = axes[0]
+    for r in range(nr):
+        for k, c in STATE_COLOURS:
+            if (r, k) in bars:
+                ax.broken_barh(bars[(r, k)], (r - 0.4, 0.8), facecolors=c, linewidth=0)
+        for k, c in MEM_COLOURS:
+            if (r, k) in bars:
+                ax.broken_barh(bars[(r, k)], (r - 0.4, 0.3), facecolors=c, linewidth=0)
+    ax.set_ylim(nr - 0.5, -0.5)
+    ax.set_ylabel("rank")
+    ax.set_yticks(range(nr) if nr <= 32 else range(0, nr, max(1, nr // 16)))
+    ax.legend(handles=[Patch(color=c, label=k) for k, c in STATE_COLOURS + MEM_COLOURS], loc="upper center",
+              bbox_to_anchor=(0.5, 1.0 + 1.2 / max(2.0, 0.25 * nr + 2)), ncol=7, fontsize=8, frameon=False)
+    ax.set_title(os.path.basename(path), pad=28)
+
+    def steps(ax, key, **kw):
+        pts = sorted(counters.get(key, []))
+        if pts:
+            ax.step([p[0] for p in pts], [p[1] for p in pts], where="post", **kw)
+
+    pids = sorted(set(p for p, _ in counters))
+    for pid in pids:
+        lab = (" node %d" % pid) if len(pids) > 1 else ""
+        steps(axes[1], (pid, "accounted resident"), label="accounted resident" + lab, linewidth=1.2)
+        pts = counters.get((pid, "budget"))
+        if pts and pts[0][1]:
+            axes[1].axhline(pts[0][1], color="k", linestyle=":", label="budget" + lab)
+        steps(axes[2], (pid, "storage read"), label="read" + lab, color="tab:blue")
+        steps(axes[2], (pid, "storage written"), label="written" + lab, color="tab:purple")
+    axes[1].set_ylabel("bytes")
+    axes[1].set_ylim(bottom=0)
+    axes[2].set_ylabel("storage MB/s")
+    axes[2].set_xlabel("seconds since the first event")
+    for a in axes[1:]:
+        a.grid(True, alpha=0.3)
+        if a.get_legend_handles_labels()[0]:
+            a.legend(fontsize=8, loc="upper right")
+    fig.tight_layout()
+    fig.savefig(out, dpi=110)
+    plt.close(fig)
+    return out
+
+
 def main():
+    if len(sys.argv) >= 3 and sys.argv[1] == "--trace":
+        out = sys.argv[4] if len(sys.argv) == 5 and sys.argv[3] == "-o" else \
+            os.path.splitext(sys.argv[2])[0] + ".png"
+        print(timeline(sys.argv[2], out))
+        return 0
     if len(sys.argv) != 2:
         print(__doc__)
         return 2
     res = sys.argv[1]
     rows = load(res)
     outs = [time_vs_ratio(rows, res), memory_over_time(rows, res)]
+    for r in rows:
+        if r.get("trace") and os.path.exists(r["trace"]):
+            outs.append(timeline(r["trace"], os.path.join(res, "timeline-%s.png" % r["run_id"])))
     print(" ".join(os.path.basename(o) for o in outs if o))
     return 0
 

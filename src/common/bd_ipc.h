@@ -281,6 +281,8 @@ typedef struct bd_shm_hdr {
     _Atomic uint32_t runnable_waiting; /* ranks waiting for a run slot */
     _Atomic uint32_t free_slots;       /* run slots nobody holds */
     _Atomic uint32_t mem_waiters;      /* loads waiting for memory: slaves ring after releasing */
+    uint64_t trace_offset; /* the ranks' trace rings (bd_trace.h) after the slots; 0: no trace */
+    uint64_t trace_stride; /* bytes from one rank's ring to the next */
     bd_job_config_t job;
     char jobdir[BD_PATH_MAX];
 } bd_shm_hdr_t;

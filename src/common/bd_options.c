@@ -74,6 +74,12 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                              "within the budget, so storage works while the CPU computes",
                              "on|off"},
     [BD_OPT_STATS] = {"stats", BD_OPT_FLAG, "0", 0, 1, "print statistics at the end of the run"},
+    [BD_OPT_TRACE] = {"trace", BD_OPT_STR, NULL, 0, 0,
+                      "write a timeline of the run to FILE, Chrome trace-event JSON for Perfetto "
+                      "or chrome://tracing: per rank, running, blocked in MPI calls, waiting for "
+                      "a run slot, loading and unloading memory; counters of memory, queued "
+                      "messages and storage bandwidth (with -nn > 1 each node writes FILE.nodeK, "
+                      "merged into FILE when all are readable here)"},
     [BD_OPT_VERBOSE] = {"verbose", BD_OPT_INT, "0", 0, 2, "log level: 0 errors, 1 info, 2 debug"},
 };
 

@@ -29,6 +29,7 @@ typedef enum {
     BD_OPT_MEM_WP,
     BD_OPT_MEM_PREFETCH,
     BD_OPT_STATS,
+    BD_OPT_TRACE,
     BD_OPT_VERBOSE,
     BD_OPT__COUNT
 } bd_opt_id_t;

@@ -9,18 +9,23 @@ const bd_stat_desc_t bd_stat_table[BD_STAT__COUNT] = {
 void bd_stats_print(FILE *f, const uint64_t (*per_rank)[BD_STAT__COUNT], int nranks,
                     double elapsed_s)
 {
-    double run = 0, wait = 0, io = 0;
-    for (int r = 0; r < nranks; r++) {
-        run += (double)per_rank[r][BD_STAT_RUN_NS] * 1e-9;
-        wait += (double)per_rank[r][BD_STAT_WAIT_NS] * 1e-9;
-        io += (double)per_rank[r][BD_STAT_MEM_IO_NS] * 1e-9;
-    }
-    double active = run - wait, comp = active - io;
+    /* The five parts of each rank's time between MPI_Init and MPI_Finalize
+     * (bd_trace.c accounts them; their sum is the ranks' time exactly). */
+    static const int part[] = {BD_STAT_TIME_COMPUTE_NS, BD_STAT_TIME_IO_RUN_NS,
+                               BD_STAT_TIME_GRANT_NS, BD_STAT_TIME_IO_WAIT_NS,
+                               BD_STAT_TIME_WAIT_NS};
+    double sec[5] = {0}, total = 0;
+    for (int r = 0; r < nranks; r++)
+        for (int k = 0; k < 5; k++)
+            sec[k] += (double)per_rank[r][part[k]] * 1e-9;
+    for (int k = 0; k < 5; k++)
+        total += sec[k];
     fprintf(f,
-            "bdmpi: where the time went: %.2f s wall; ranks ran for %.2f s in total, of which "
-            "%.2f s computing and %.2f s moving managed memory to and from storage; they "
-            "waited %.2f s in total in MPI calls (blocked, or for a run slot)\n",
-            elapsed_s, active > 0 ? active : 0, comp > 0 ? comp : 0, io, wait);
+            "bdmpi: where the time went: %.2f s wall; the ranks' time from MPI_Init to "
+            "MPI_Finalize, %.2f s in total, = %.2f s computing + %.2f s storage I/O while running "
+            "+ %.2f s waiting for memory grants + %.2f s storage I/O while waiting in MPI + "
+            "%.2f s waiting in MPI (blocked, for a run slot, or being served)\n",
+            elapsed_s, total, sec[0], sec[1], sec[2], sec[3], sec[4]);
     fprintf(f, "bdmpi stats: %d ranks, %.3f s\n", nranks, elapsed_s);
     fprintf(f, "  %-16s %14s %12s %12s %12s  %s\n", "stat", "total", "min/rank", "avg/rank",
             "max/rank", "meaning");

@@ -25,12 +25,29 @@
     X(YIELDS, "count", "polls that handed the run slot to another rank")                           \
     X(WAIT_NS, "ns", "time spent waiting for the master (blocked or descheduled)")                 \
     X(RUN_NS, "ns", "time from MPI_Init to MPI_Finalize")                                          \
+    X(TIME_COMPUTE_NS, "ns",                                                                       \
+      "computing: running, not in a request to the master, no storage I/O or memory grant of "     \
+      "its own in progress")                                                                       \
+    X(TIME_IO_RUN_NS, "ns",                                                                        \
+      "storage while running: not in a request to the master, managed-memory I/O of the rank "     \
+      "in progress (loads on faults, read-ahead)")                                                 \
+    X(TIME_GRANT_NS, "ns",                                                                         \
+      "waiting for memory: not in a request to the master, a load waits for the master's "         \
+      "grant (other ranks unloading), no I/O of its own")                                          \
+    X(TIME_IO_WAIT_NS, "ns",                                                                       \
+      "storage while waiting: in a request to the master, managed-memory I/O of the rank in "      \
+      "progress (unloads the master ordered)")                                                     \
+    X(TIME_WAIT_NS, "ns",                                                                          \
+      "waiting: in a request to the master (blocked, for a run slot, or being served), no I/O "    \
+      "of its own")                                                                                \
     X(MEM_WRITTEN, "bytes", "managed memory written to storage")                                   \
     X(MEM_READ, "bytes", "managed memory read from storage")                                       \
     X(MEM_LOADS, "count", "loads of managed memory (chunks or allocations)")                       \
     X(MEM_UNLOADS, "count", "allocations unloaded to storage")                                     \
     X(MEM_FAULTS, "count", "faults on managed memory")                                             \
-    X(MEM_IO_NS, "ns", "time in managed-memory storage I/O")                                       \
+    X(MEM_IO_NS, "ns",                                                                             \
+      "time in managed-memory storage I/O, summed over the requests in flight at once (can "       \
+      "exceed the wall time)")                                                                     \
     X(MEM_PEAK, "bytes", "peak resident managed memory")                                           \
     X(MEM_HASHED, "bytes", "managed memory hashed at unloads (write prediction)")                  \
     X(MEM_PREDICT_MISS, "bytes", "managed memory loaded as written that proved unchanged")         \

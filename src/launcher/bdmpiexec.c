@@ -11,11 +11,13 @@
 #include <string.h>
 #include <sys/prctl.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include "bd_fs.h"
 #include "bd_log.h"
 #include "bd_options.h"
+#include "bd_trace.h"
 
 static const char *usage =
     "usage: bdmpiexec [options] PROGRAM [ARGS...]\n"
@@ -64,6 +66,35 @@ static int process_alive(pid_t pid)
     buf[n] = 0;
     const char *paren = strrchr(buf, ')');
     return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+}
+
+/* -trace FILE: made absolute (the masters may start elsewhere) and checked
+ * now, so a run is not lost for a file that cannot be written; ts 0 of the
+ * timeline is now, for every node (BDMPI_TRACE_T0). */
+static int trace_setup(bd_opts_t *o, char *abs, size_t len)
+{
+    const char *p = o->str[BD_OPT_TRACE];
+    if (!p)
+        return 0;
+    char cwd[PATH_MAX];
+    if (p[0] != '/' && getcwd(cwd, sizeof cwd))
+        snprintf(abs, len, "%s/%s", cwd, p);
+    else
+        snprintf(abs, len, "%s", p);
+    FILE *f = fopen(abs, "w");
+    if (!f) {
+        bd_log_error("-trace: cannot write the timeline to '%s': %s", abs, strerror(errno));
+        return -1;
+    }
+    fclose(f);
+    o->str[BD_OPT_TRACE] = abs;
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    char v[32];
+    snprintf(v, sizeof v, "%llu",
+             (unsigned long long)ts.tv_sec * 1000000000ull + (unsigned long long)ts.tv_nsec);
+    setenv("BDMPI_TRACE_T0", v, 1);
+    return 0;
 }
 
 static int find_master(char *out, size_t len)
@@ -116,6 +147,9 @@ int main(int argc, char **argv)
         bd_log_error("cannot find bdmprun next to bdmpiexec (%s)", master);
         return 2;
     }
+    static char trace_path[PATH_MAX + 64];
+    if (trace_setup(&opts, trace_path, sizeof trace_path) < 0)
+        return 2;
     char jobdir[1024];
     if (bd_fs_make_jobdir(opts.str[BD_OPT_WD], jobdir, sizeof jobdir, err, sizeof err) < 0) {
         bd_log_error("%s", err);
@@ -223,6 +257,16 @@ int main(int argc, char **argv)
     }
     free(margv);
     free(extra);
+    if (opts.str[BD_OPT_TRACE]) {
+        /* One file: the nodes' parts merged (when they are readable here). */
+        int ok = opts.num[BD_OPT_NN] == 1 ||
+                 bd_trace_merge_parts(opts.str[BD_OPT_TRACE], (int)opts.num[BD_OPT_NN]) == 0;
+        if (ok)
+            fprintf(stderr,
+                    "bdmpiexec: timeline in %s (open it in https://ui.perfetto.dev or "
+                    "chrome://tracing)\n",
+                    opts.str[BD_OPT_TRACE]);
+    }
     if (WIFSIGNALED(st)) {
         bd_log_error("the master (bdmprun, pid %d) was killed by signal %d (%s)", (int)pid,
                      WTERMSIG(st), strsignal(WTERMSIG(st)));

@@ -382,6 +382,7 @@ static void print_stats(void)
                 "(managed memory + buffered messages)\n",
                 (unsigned long long)g_m.hdr->job.mem_budget,
                 (unsigned long long)g_m.peak_node_resident);
+    bdr_trace_stats(stderr);
     free(per);
 }
 
@@ -457,6 +458,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     bd_shm_hdr_t tmp;
     memset(&tmp, 0, sizeof tmp);
     uint64_t total = bd_shm_layout(&tmp, (uint32_t)g_m.ns, window, thr);
+    total = bdr_trace_layout(&tmp, total);
 
     /* memfd: nothing to clean up in /dev/shm whatever happens to us. */
     g_m.shm_fd = memfd_create("bdmpi-shm", 0);
@@ -492,6 +494,8 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     else if (!job->mem_budget)
         job->mem_budget = bdr_memacct_default_budget();
     snprintf(g_m.hdr->jobdir, sizeof g_m.hdr->jobdir, "%s", g_m.jobdir);
+    if (bdr_trace_open() < 0)
+        return -1;
 
     g_m.event_fd = eventfd(0, EFD_NONBLOCK);
     if (g_m.event_fd < 0) {
@@ -643,7 +647,9 @@ int main(int argc, char **argv)
         }
         if (n == 0)
             reap();
+        bdr_trace_poll();
     }
+    bdr_trace_finish();
     /* Every master ends through MPI_Finalize, also after a failure (all of
      * them have been told), so they all exit with the job's status and the
      * MPI launcher has nothing to tear down. */

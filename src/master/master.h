@@ -348,6 +348,18 @@ int bdr_coll_ready(slave_t *s);
 /* What s, blocked in a collective, waits for, for a deadlock report. */
 void bdr_coll_describe(slave_t *s, char *buf, size_t len);
 
+/* trace.c: the master's part of the timeline (-trace FILE, bd_trace.h). */
+/* Room for the ranks' trace rings after the slots: the new total size. */
+uint64_t bdr_trace_layout(bd_shm_hdr_t *h, uint64_t total);
+/* Start tracing (shared memory set up, ranks not started); 0 or -1. */
+int bdr_trace_open(void);
+/* Once a round: drain the rings, record states and counters. */
+void bdr_trace_poll(void);
+/* After the job: write the timeline. */
+void bdr_trace_finish(void);
+/* Its line of --stats. */
+void bdr_trace_stats(FILE *f);
+
 /* coll_net.c: collective data from other nodes (BDR_NH_COLL). */
 /* A message; its data may follow in chunks. */
 void bdr_coll_remote(struct bdr_net_msg *nm);

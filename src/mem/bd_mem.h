@@ -263,6 +263,15 @@ typedef struct {
     int (*acquire)(void *ctx, size_t bytes);
     void (*release)(void *ctx, size_t bytes);
     void *ctx;
+    /* Storage I/O notifications (time accounting, tracing), NULL = none:
+     * io_begin(ctx, write) just before a read (write = 0) or write of a
+     * backing file starts, io_end(ctx, write, bytes, t0) just after it
+     * ended, t0 being its CLOCK_MONOTONIC start in ns.  Called by whichever
+     * thread does the I/O (I/O workers, the fault handler, a SIGSEGV
+     * handler, the caller of an unload), with or without the manager's
+     * lock: they must be async-signal-safe and take no lock. */
+    void (*io_begin)(void *ctx, int write);
+    void (*io_end)(void *ctx, int write, size_t bytes, uint64_t t0_ns);
 } bd_mem_config_t;
 
 #define BD_MEM_ACQUIRE_SHRINK 1

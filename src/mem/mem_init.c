@@ -100,6 +100,8 @@ int bd_mem_init(const bd_mem_config_t *cfg)
     G.acquire = cfg->acquire;
     G.release = cfg->release;
     G.ctx = cfg->ctx;
+    G.io_begin = cfg->io_begin;
+    G.io_end = cfg->io_end;
     G.direct_io = 1;
     G.nfds = 0;
     memset(&G.st, 0, sizeof G.st);

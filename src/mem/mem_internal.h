@@ -82,6 +82,8 @@ typedef struct {
     int (*acquire)(void *, size_t);
     void (*release)(void *, size_t);
     void *ctx;
+    void (*io_begin)(void *, int);
+    void (*io_end)(void *, int, size_t, uint64_t);
 
     /* arena */
     uintptr_t arena_lo;

@@ -117,7 +117,7 @@ uint64_t bdm_now_ns(void)
  * directly so that it never goes through the program-level pread/pwrite
  * wrappers of syscall-override.c (they would take the lock again) and is
  * never a thread-cancellation point while the lock is held. */
-int bdm_pread_all(int fd, void *buf, size_t len, off_t off)
+static int pread_loop(int fd, void *buf, size_t len, off_t off)
 {
     uint8_t *p = buf;
     while (len > 0) {
@@ -136,7 +136,7 @@ int bdm_pread_all(int fd, void *buf, size_t len, off_t off)
     return 0;
 }
 
-int bdm_pwrite_all(int fd, const void *buf, size_t len, off_t off)
+static int pwrite_loop(int fd, const void *buf, size_t len, off_t off)
 {
     const uint8_t *p = buf;
     while (len > 0) {
@@ -153,6 +153,30 @@ int bdm_pwrite_all(int fd, const void *buf, size_t len, off_t off)
         len -= (size_t)w;
     }
     return 0;
+}
+
+/* Every read and write of backing storage goes through these two, which
+ * tell the runtime (cfg.io_begin, cfg.io_end). */
+int bdm_pread_all(int fd, void *buf, size_t len, off_t off)
+{
+    if (!bdm_g.io_begin || !bdm_g.io_end)
+        return pread_loop(fd, buf, len, off);
+    bdm_g.io_begin(bdm_g.ctx, 0);
+    uint64_t t0 = bdm_now_ns();
+    int rc = pread_loop(fd, buf, len, off);
+    bdm_g.io_end(bdm_g.ctx, 0, rc == 0 ? len : 0, t0);
+    return rc;
+}
+
+int bdm_pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+    if (!bdm_g.io_begin || !bdm_g.io_end)
+        return pwrite_loop(fd, buf, len, off);
+    bdm_g.io_begin(bdm_g.ctx, 1);
+    uint64_t t0 = bdm_now_ns();
+    int rc = pwrite_loop(fd, buf, len, off);
+    bdm_g.io_end(bdm_g.ctx, 1, rc == 0 ? len : 0, t0);
+    return rc;
 }
 
 void *bdm_map(size_t len)

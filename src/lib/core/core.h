@@ -93,6 +93,9 @@ typedef struct bdl_lib {
      * master names so a deadlock against a collective through the master
      * is reported as the mismatch it is. */
     int lc_api, lc_root, lc_ctx;
+    /* The MPI function in progress (set by BDL_CHECK_INIT), which the
+     * timeline names when the rank waits in the master. */
+    const char *mpi_call;
 } bdl_lib_t;
 
 extern bdl_lib_t bdl_g;
@@ -162,6 +165,7 @@ void bdl_abort(int code, const char *msg);
 _Noreturn void bdl_fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 #define BDL_CHECK_INIT(call)                                                                       \
     do {                                                                                           \
+        bdl_g.mpi_call = (call);                                                                   \
         if (!bdl_g.initialized || bdl_g.finalized)                                                 \
             bdl_fatal(MPI_ERR_OTHER, "%s called %s MPI_Init", call,                                \
                       bdl_g.finalized ? "after MPI_Finalize, not between it and" : "before");      \

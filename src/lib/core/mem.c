@@ -10,6 +10,7 @@
 #include "bd_log.h"
 #include "bd_mem.h"
 #include "bd_options.h"
+#include "bd_trace.h"
 #include "core.h"
 
 static atomic_flag g_acq_lock = ATOMIC_FLAG_INIT;
@@ -30,10 +31,12 @@ static int acquire_cb(void *ctx, size_t bytes)
         sched_yield();
     atomic_store_explicit(&sl->mem_req_bytes, bytes, memory_order_relaxed);
     uint32_t seq = atomic_fetch_add_explicit(&sl->mem_req_seq, 1, memory_order_release) + 1;
+    uint64_t t0 = bd_trace_grant_begin();
     ring_master();
     uint32_t v;
     while ((v = atomic_load_explicit(&sl->mem_resp_seq, memory_order_acquire)) != seq)
         bd_futex_wait(&sl->mem_resp_seq, v, -1);
+    bd_trace_grant_end(t0, bytes);
     int rc = atomic_load_explicit(&sl->mem_resp_status, memory_order_relaxed);
     atomic_flag_clear_explicit(&g_acq_lock, memory_order_release);
     return rc;
@@ -75,6 +78,8 @@ void bdl_lib_mem_init(void)
         .label = label,
         .acquire = job->mem_budget ? acquire_cb : NULL,
         .release = job->mem_budget ? release_cb : NULL,
+        .io_begin = bd_trace_io_begin, /* time accounting, timeline */
+        .io_end = bd_trace_io_end,
     };
     _Static_assert(BD_MEM_RESP_SHRINK == BD_MEM_ACQUIRE_SHRINK, "acquire answers differ");
     int rc = bd_mem_init(&cfg);

@@ -5,6 +5,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bd_trace.h"
 #include "core.h"
 #include "request.h"
 
@@ -84,6 +85,9 @@ void bdl_rpc(void)
         bdl_lib_mem_idle();
     }
     uint64_t t0 = bdl_now_ns();
+    if (sl->req.code == BD_REQ_INIT)
+        bd_trace_rank_init(bdl_g.hdr, sl, bdl_g.event_fd);
+    uint32_t trace = bd_trace_wait_begin(&sl->req, bdl_g.mpi_call);
     uint32_t seen = atomic_load_explicit(&sl->resp_seq, memory_order_relaxed);
     uint32_t seq = atomic_load_explicit(&sl->req_seq, memory_order_relaxed) + 1;
     atomic_store_explicit(&sl->req_seq, seq, memory_order_release);
@@ -109,6 +113,7 @@ void bdl_rpc(void)
         }
         bdl_lib_mem_command();
     }
+    bd_trace_wait_end(trace);
     atomic_fetch_add_explicit(&sl->stats[BD_STAT_WAIT_NS], bdl_now_ns() - t0, memory_order_relaxed);
     if (shared)
         bdl_lib_mem_phase(phase); /* what runs from here on belongs to this call */
