@@ -11,6 +11,8 @@
  *   bcast      MPI_Bcast from rank 0                              (us)
  *   alltoall   MPI_Alltoall, size bytes per pair                  (us)
  *   ring       every rank sends to rank+1 and receives from rank-1 (us per step)
+ *   sendrecv   ranks in pairs (0-1, 2-3, ...) exchange size bytes each way
+ *              with one MPI_Sendrecv                            (us per exchange)
  *
  * A test's time is the best of --reps repetitions of --iters iterations
  * (the iteration count shrinks for large sizes so a repetition stays short).
@@ -178,6 +180,19 @@ static double ring(size_t size, int iters, void *a, void *b)
     return MPI_Wtime() - t0;
 }
 
+/* Pairs 2k and 2k+1 swap buffers; an odd last rank sits out. */
+static double sendrecv(size_t size, int iters, void *a, void *b)
+{
+    int peer = g_rank ^ 1;
+    if (peer >= g_size)
+        peer = MPI_PROC_NULL;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        MPI_Sendrecv(a, (int)size, MPI_BYTE, peer, 7, b, (int)size, MPI_BYTE, peer, 7,
+                     MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+    return MPI_Wtime() - t0;
+}
+
 static int wanted(const char *list, const char *name)
 {
     if (!list)
@@ -212,7 +227,7 @@ static void usage(void)
                 "usage: mpi_bench [--tests LIST] [--min SIZE] [--max SIZE] [--reps N] "
                 "[--budget SECONDS]\n"
                 "  LIST: comma-separated of pingpong,bandwidth,msgrate,allreduce,bcast,alltoall,"
-                "ring\n"
+                "ring,sendrecv\n"
                 "  (default: all; point-to-point tests need at least 2 ranks)\n");
 }
 
@@ -266,6 +281,8 @@ int main(int argc, char **argv)
             result("alltoall", s, measure(alltoall, s, a, b) * 1e6, "us");
         if (wanted(tests, "ring") && s <= (1u << 20))
             result("ring", s, measure(ring, s, a, b) * 1e6, "us");
+        if (p2p && wanted(tests, "sendrecv"))
+            result("sendrecv", s, measure(sendrecv, s, a, b) * 1e6, "us");
     }
     if (p2p && wanted(tests, "msgrate"))
         result("msgrate", 8, 1.0 / measure(msgrate, 8, a, b), "msgs/s");

@@ -481,8 +481,16 @@ static cma_send_t *g_cs;
 static int g_ncs, g_capcs;
 static int g_settling;
 
-#define BDL_CMA_STALE_RUNNING_NS 1000000ull /* a reader near (reader_near) that does not drain */
-#define BDL_CMA_STALE_AWAY_NS 100000ull     /* a receiver that cannot run soon */
+/* How long a sender waits for a receiver that will read soon (reader_near)
+ * but does not drain, before it writes the spill file instead: 1 ms, plus
+ * as long as writing the file and reading it back would take (about 1 ns
+ * a byte here), so waiting never costs more than twice what the file
+ * would.  A receiver busy copying an earlier large message does not drain
+ * meanwhile; with a fixed 1 ms, 2-8 MiB exchanges went to files a third
+ * of the time.  A receiver that cannot run soon: 100 us. */
+#define BDL_CMA_STALE_RUNNING_NS 1000000ull
+#define BDL_CMA_STALE_NS_PER_BYTE 1
+#define BDL_CMA_STALE_AWAY_NS 100000ull
 
 static cma_send_t *cma_find(uint64_t id)
 {
@@ -592,7 +600,9 @@ static int cma_progress(cma_send_t *c, int force)
         c->tail_seen = tail;
         c->t_tail = now;
     }
-    uint64_t stale = reader_near(c->dst) ? BDL_CMA_STALE_RUNNING_NS : BDL_CMA_STALE_AWAY_NS;
+    uint64_t stale = reader_near(c->dst)
+                         ? BDL_CMA_STALE_RUNNING_NS + c->n * BDL_CMA_STALE_NS_PER_BYTE
+                         : BDL_CMA_STALE_AWAY_NS;
     if (force || now - c->t_tail > stale)
         return cma_to_file(c);
     return 0;
@@ -747,30 +757,52 @@ static int take_unexpected(umsg_t *u, void *buf, const bdl_dt_t *t, uint64_t cou
     return err;
 }
 
-int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const bdl_dt_t *t,
-                   MPI_Status *st)
+/* A blocking receive in two halves, so MPI_Sendrecv can post it before it
+ * sends.  The unexpected queue holds only messages older than everything
+ * still in the mailbox, so it is searched without draining first; a
+ * receive not satisfied there is posted before the mailbox is drained, and
+ * a large message still in the ring is then read once, straight into buf. */
+bdl_precv_t *bdl_recv_begin(int ctx, int src, int tag, void *buf, uint64_t count, const bdl_dt_t *t,
+                            MPI_Status *st, int *err)
 {
-    uint32_t seen = event_seq();
-    bdl_p2p_drain();
     umsg_t *u = find_unexpected(ctx, src, tag, 1);
-    if (u)
-        return take_unexpected(u, buf, t, count, st);
+    if (u) {
+        *err = take_unexpected(u, buf, t, count, st);
+        return NULL;
+    }
     precv_t *p = malloc(sizeof *p);
     if (!p)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory posting a receive");
     *p = (precv_t){.ctx = ctx, .src = src, .tag = tag, .buf = buf, .dt = t, .count = count};
     *g_posted_tail = p;
     g_posted_tail = &p->next;
+    return p;
+}
+
+int bdl_recv_end(bdl_precv_t *p, MPI_Status *st)
+{
+    /* Done already (the send drained): no drain, which could only take the
+     * peer's next message before its receive is posted. */
     while (!p->done) {
-        wait_event(seen, BD_WAIT_RECV, ctx, src, tag);
-        seen = event_seq();
+        uint32_t seen = event_seq();
         bdl_p2p_drain();
+        if (p->done)
+            break;
+        wait_event(seen, BD_WAIT_RECV, p->ctx, p->src, p->tag);
     }
     if (st != MPI_STATUS_IGNORE)
         *st = p->status;
     int err = p->err;
     free(p);
     return err;
+}
+
+int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const bdl_dt_t *t,
+                   MPI_Status *st)
+{
+    int err = MPI_SUCCESS;
+    bdl_precv_t *p = bdl_recv_begin(ctx, src, tag, buf, count, t, st, &err);
+    return p ? bdl_recv_end(p, st) : err;
 }
 
 int bdl_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Status *st)
@@ -781,7 +813,7 @@ int bdl_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Statu
 void bdl_p2p_post_recv(int handle, int ctx, int src, int tag)
 {
     bdl_request_t *q = &bdl_g.reqs[handle];
-    bdl_p2p_drain();
+    /* As bdl_recv_begin: the unexpected queue first, then post, then drain. */
     umsg_t *u = find_unexpected(ctx, src, tag, 1);
     if (u) {
         q->err = take_unexpected(u, q->buf, q->dt, q->count, &q->status);
@@ -803,6 +835,7 @@ void bdl_p2p_post_recv(int handle, int ctx, int src, int tag)
     q->impl = p;
     *g_posted_tail = p;
     g_posted_tail = &p->next;
+    bdl_p2p_drain();
 }
 
 /* Complete what has arrived for the receive requests qs[n]; with block,
