@@ -87,8 +87,8 @@ static void publish_overflow(slave_t *d)
 static int to_file(bd_mentry_t *e, const void *data);
 
 /* A single-copy message taken from the ring of a rank that waits: read it
- * from its sender now (we are the senders' parent, so may), keep it as an
- * ordinary buffered message, and let the sender go on. */
+ * from its sender now (we are the senders' parent, so may) and keep it as
+ * an ordinary buffered message. */
 static ment_t *take_cma(const bd_mentry_t *e)
 {
     slave_t *snd = bdr_master_slave_by_world(e->src_world);
@@ -119,9 +119,8 @@ static ment_t *take_cma(const bd_mentry_t *e)
     if (e->nbytes <= g_m.hdr->eager || to_file(&copy, buf) == 0)
         m = ment_new(&copy, buf, ment_inline(&copy));
     free(buf);
-    bd_mentry_t ack = {
-        .kind = BD_ME_ACK, .flags = BD_ME_CMA, .src_world = -1, .sync_id = e->send_id};
-    bdr_mbox_push(snd, &ack, NULL);
+    /* The sender sees the read done when the ring's tail passes the entry
+     * (drain_ring moves it after the batch). */
     return m;
 }
 
