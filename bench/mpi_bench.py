@@ -77,6 +77,7 @@ def main():
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
     ap.add_argument("--baseline-build", help="another BDMPI build to compare against (old/new)")
     ap.add_argument("--shapes", default="2:2,8:2")
+    ap.add_argument("--min", default="8", help="smallest message size (sizes grow by 4x)")
     ap.add_argument("--max", default="16M", help="largest message size")
     ap.add_argument("--reps", default="3", help="repetitions inside the program (best is kept)")
     ap.add_argument("--rounds", type=int, default=2, help="alternating runs of each runtime")
@@ -98,7 +99,7 @@ def main():
         ob = os.path.abspath(args.baseline_build)
         prog_old = build(os.path.join(ob, "bin", "bdmpicc"), os.path.join(tmp, "bench_old"))
         old_exec = os.path.join(ob, "bin", "bdmpiexec")
-    common = ["--max", args.max, "--reps", args.reps, "--budget", args.budget]
+    common = ["--min", args.min, "--max", args.max, "--reps", args.reps, "--budget", args.budget]
     if args.tests:
         common += ["--tests", args.tests]
     print(f"# mpi_bench.py: build {bd}, MPICH {mpicc}, {args.rounds} alternating rounds")

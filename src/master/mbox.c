@@ -124,6 +124,21 @@ static ment_t *take_cma(const bd_mentry_t *e)
     return m;
 }
 
+/* An entry taken from the ring of a rank that waits, kept for it: a
+ * message inline above the eager limit (a rank sends up to 1/8 of a ring
+ * inline to a rank that reads soon) goes to a spill file, since only
+ * messages up to -msg-threshold are held in memory. */
+static ment_t *take_inline(const bd_mentry_t *e)
+{
+    if (ment_inline(e) <= g_m.hdr->eager)
+        return ment_new(e, bd_mentry_data((bd_mentry_t *)e), ment_inline(e));
+    bd_mentry_t copy;
+    memcpy(&copy, e, sizeof copy);
+    if (to_file(&copy, bd_mentry_data((bd_mentry_t *)e)) < 0)
+        return NULL;
+    return ment_new(&copy, NULL, 0);
+}
+
 /* Move d's ring (d away) to the end of its overflow list. */
 static void drain_ring(slave_t *d)
 {
@@ -132,8 +147,7 @@ static void drain_ring(slave_t *d)
     bd_mentry_t *e;
     while ((e = bd_mbox_peek(mb, &pos))) {
         if (bd_mbox_take(e)) {
-            ment_t *m =
-                e->flags & BD_ME_CMA ? take_cma(e) : ment_new(e, bd_mentry_data(e), ment_inline(e));
+            ment_t *m = e->flags & BD_ME_CMA ? take_cma(e) : take_inline(e);
             if (!m)
                 return;
             list_add(&d->ovf_head, &d->ovf_tail, m);

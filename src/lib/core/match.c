@@ -436,6 +436,19 @@ int bdl_p2p_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t n
     return post(dst, proto, data, nbytes, t, buf, count, NULL);
 }
 
+int bdl_p2p_try_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t nbytes,
+                     const bdl_dt_t *t, const void *buf, uint64_t count)
+{
+    bd_mbox_t *mb = mbox_of(dst);
+    pack_arg_t a = {t, buf, count};
+    bd_mbox_lock(mb);
+    int rc = bd_mbox_append(mb, proto, data, nbytes, data || !nbytes ? NULL : pack_into, &a);
+    bd_mbox_unlock(mb);
+    if (rc == 0 && bd_mbox_notify(mb))
+        ring_master();
+    return rc == -EPIPE ? 0 : rc;
+}
+
 static void send_acks(void)
 {
     /* Sending may drain (our own ring) and owe more: take the list first. */
@@ -527,6 +540,8 @@ static int reader_near(int dst)
     return atomic_load_explicit(&bd_slot_mbox(h, d)->sleeping, memory_order_relaxed) &&
            atomic_load_explicit(&h->free_slots, memory_order_relaxed) > 0;
 }
+
+int bdl_p2p_reader_near(int dst) { return reader_near(dst); }
 
 int bdl_p2p_cma_usable(int dst)
 {

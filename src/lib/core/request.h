@@ -165,6 +165,13 @@ int bdl_p2p_local(int world); /* world rank is on this node */
  * data is NULL; waits (in the master) while the ring has no room. */
 int bdl_p2p_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t nbytes,
                  const struct bdl_dt *t, const void *buf, uint64_t count);
+/* The same without waiting: 0 (also when dst is gone), or -ENOSPC when
+ * the ring has no room for it now. */
+int bdl_p2p_try_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t nbytes,
+                     const struct bdl_dt *t, const void *buf, uint64_t count);
+/* World rank dst of this node will read its mailbox soon: it holds a run
+ * slot, or sleeps on its mailbox while a run slot is free. */
+int bdl_p2p_reader_near(int dst);
 /* Single-copy sends (match.c): usable to world rank dst now; post message
  * *proto (its send_id unique) whose n bytes stay at buf until read; 1 once
  * it is complete (blocking: wait, never in the master); settle every one
