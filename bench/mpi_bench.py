@@ -9,11 +9,14 @@ higher is better, and the ratio is still BDMPI/MPICH).
 Shapes (issue 12's targets):
   2:2   bdmpiexec -ns 2 -nr 2   vs  mpiexec -n 2
   8:2   bdmpiexec -ns 8 -nr 2   vs  mpiexec -n 8
-  16:1  bdmpiexec -ns 16 -nr 1  (ring and allreduce); with --baseline-build
-        the same program linked against another BDMPI build, as old/new
+  16:1  bdmpiexec -ns 16 -nr 1  (ring and allreduce)
+  With --baseline-build, every shape also runs the same program linked
+  against another BDMPI build, alternating with the others, and prints
+  baseline/current (for times, > 1: current faster).
 
   bench/mpi_bench.py --build-dir build                      # 2:2 and 8:2
   bench/mpi_bench.py --shapes 2:2 --max 1M --reps 5
+  bench/mpi_bench.py --shapes 2:2,8:2 --tests sendrecv,pingpong
   bench/mpi_bench.py --shapes 16:1 --baseline-build /tmp/build-old
 """
 import argparse
@@ -72,13 +75,15 @@ def table(title, a_name, a, b_name, b):
 def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build-dir", default=os.path.join(ROOT, "build"))
-    ap.add_argument("--baseline-build", help="another BDMPI build for the 16:1 old/new comparison")
+    ap.add_argument("--baseline-build", help="another BDMPI build to compare against (old/new)")
     ap.add_argument("--shapes", default="2:2,8:2")
+    ap.add_argument("--min", default="8", help="smallest message size (sizes grow by 4x)")
     ap.add_argument("--max", default="16M", help="largest message size")
     ap.add_argument("--reps", default="3", help="repetitions inside the program (best is kept)")
     ap.add_argument("--rounds", type=int, default=2, help="alternating runs of each runtime")
     ap.add_argument("--budget", default="0.05", help="seconds per repetition")
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--tests", help="comma-separated tests of mpi_bench (default: all)")
     args = ap.parse_args()
 
     bd = os.path.abspath(args.build_dir)
@@ -94,12 +99,14 @@ def main():
         ob = os.path.abspath(args.baseline_build)
         prog_old = build(os.path.join(ob, "bin", "bdmpicc"), os.path.join(tmp, "bench_old"))
         old_exec = os.path.join(ob, "bin", "bdmpiexec")
-    common = ["--max", args.max, "--reps", args.reps, "--budget", args.budget]
+    common = ["--min", args.min, "--max", args.max, "--reps", args.reps, "--budget", args.budget]
+    if args.tests:
+        common += ["--tests", args.tests]
     print(f"# mpi_bench.py: build {bd}, MPICH {mpicc}, {args.rounds} alternating rounds")
     for shape in args.shapes.split(","):
         ns, nr = (int(x) for x in shape.split(":"))
         if nr == 1 and ns > 2:
-            opts = common + ["--tests", "ring,allreduce", "--max", "64K"]
+            opts = common + ([] if args.tests else ["--tests", "ring,allreduce"]) + ["--max", "64K"]
             new_runs, old_runs = [], []
             for _ in range(args.rounds):
                 r = run([bdmpiexec, "-ns", str(ns), "-nr", "1", prog_bd, *opts], args.timeout)
@@ -118,7 +125,7 @@ def main():
         if not prog_mp:
             print("mpi_bench: MPICH's mpicc not found: no comparison", file=sys.stderr)
             return 1
-        bd_runs, mp_runs = [], []
+        bd_runs, mp_runs, old_runs = [], [], []
         for _ in range(args.rounds):
             r = run([bdmpiexec, "-ns", str(ns), "-nr", str(nr), prog_bd, *common], args.timeout)
             if r:
@@ -126,10 +133,17 @@ def main():
             r = run([mpiexec, "-n", str(ns), prog_mp, *common], args.timeout)
             if r:
                 mp_runs.append(r)
+            if prog_old:
+                r = run([old_exec, "-ns", str(ns), "-nr", str(nr), prog_old, *common], args.timeout)
+                if r:
+                    old_runs.append(r)
         if not bd_runs or not mp_runs:
             return 1
         table(f"{ns} ranks: bdmpiexec -ns {ns} -nr {nr} vs mpiexec -n {ns}",
               "BDMPI", best(bd_runs), "MPICH", best(mp_runs))
+        if old_runs:
+            table(f"{ns} ranks, -nr {nr}: baseline against current (same invocation)",
+                  "baseline", best(old_runs), "current", best(bd_runs))
     shutil.rmtree(tmp, ignore_errors=True)
     return 0
 

@@ -31,8 +31,9 @@ enum { BD_ME_MSG = 1, BD_ME_ACK, BD_ME_PAD };
 #define BD_ME_REMOTE_SYNC 0x10
 /* A single-copy message: the payload stays in the sender's memory at
  * address file_num (process src_world) until the consumer has read it
- * (process_vm_readv), which it acknowledges with an ACK entry carrying
- * this flag and sync_id = the entry's send_id. */
+ * (process_vm_readv).  Every consumer reads it before it moves the ring's
+ * tail past the entry, so the tail passing it tells the sender the read
+ * is over: no acknowledgement entry. */
 #define BD_ME_CMA 0x20
 
 typedef struct bd_mentry {

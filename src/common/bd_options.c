@@ -27,6 +27,13 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
     [BD_OPT_SPIN] = {"spin", BD_OPT_INT, "200", 0, 1000000,
                      "microseconds a rank waiting for a message spins before it sleeps in the "
                      "master, when no rank waits for a run slot and -nr > 1 (0: never spin)"},
+    [BD_OPT_PIN] = {"pin", BD_OPT_ENUM, "auto", 0, 0,
+                    "place the master and its ranks on one CPU (each node's master on a "
+                    "different one), so that handing the run slot from rank to rank is a "
+                    "same-CPU wake-up; auto: with -nr 1 (one rank runs at a time) unless "
+                    "-mem-strategy araw (its background unloading wants the other CPUs), "
+                    "on: always, off: never",
+                    "auto|on|off"},
     [BD_OPT_WD] = {"wd", BD_OPT_STR, NULL, 0, 0,
                    "directory in which the job's private spill directory is made "
                    "(default: $TMPDIR, else /tmp)"},

@@ -18,6 +18,7 @@ typedef enum {
     BD_OPT_MSG_THRESHOLD,
     BD_OPT_WINDOW,
     BD_OPT_SPIN,
+    BD_OPT_PIN,
     BD_OPT_WD,
     BD_OPT_MEM,
     BD_OPT_MEM_STRATEGY,
@@ -33,6 +34,9 @@ typedef enum {
     BD_OPT_VERBOSE,
     BD_OPT__COUNT
 } bd_opt_id_t;
+
+/* -pin values */
+enum { BD_PIN_AUTO = 0, BD_PIN_ON, BD_PIN_OFF };
 
 typedef enum { BD_OPT_INT, BD_OPT_SIZE, BD_OPT_STR, BD_OPT_FLAG, BD_OPT_ENUM } bd_opt_type_t;
 

@@ -551,6 +551,7 @@ int main(int argc, char **argv)
     }
     g_m.t_start = bdr_master_now();
     pid_t me = getpid();
+    bdr_affinity_setup();
     for (int i = 0; i < g_m.ns && !g_m.stopping; i++)
         spawn_slave(&g_m.slaves[i], me, &orig_mask);
 

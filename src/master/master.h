@@ -184,6 +184,8 @@ slave_t *bdr_master_slave_by_world(int world);
 /* End the job with exit status `status` (the first failure only): report,
  * tell the other nodes, kill every rank. */
 void bdr_master_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* affinity.c: bind the master (and so the ranks it forks) to one CPU (-pin). */
+void bdr_affinity_setup(void);
 /* Monotonic seconds. */
 double bdr_master_now(void);
 /* SIGKILL every live rank of this node. */

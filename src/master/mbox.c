@@ -87,8 +87,8 @@ static void publish_overflow(slave_t *d)
 static int to_file(bd_mentry_t *e, const void *data);
 
 /* A single-copy message taken from the ring of a rank that waits: read it
- * from its sender now (we are the senders' parent, so may), keep it as an
- * ordinary buffered message, and let the sender go on. */
+ * from its sender now (we are the senders' parent, so may) and keep it as
+ * an ordinary buffered message. */
 static ment_t *take_cma(const bd_mentry_t *e)
 {
     slave_t *snd = bdr_master_slave_by_world(e->src_world);
@@ -119,10 +119,24 @@ static ment_t *take_cma(const bd_mentry_t *e)
     if (e->nbytes <= g_m.hdr->eager || to_file(&copy, buf) == 0)
         m = ment_new(&copy, buf, ment_inline(&copy));
     free(buf);
-    bd_mentry_t ack = {
-        .kind = BD_ME_ACK, .flags = BD_ME_CMA, .src_world = -1, .sync_id = e->send_id};
-    bdr_mbox_push(snd, &ack, NULL);
+    /* The sender sees the read done when the ring's tail passes the entry
+     * (drain_ring moves it after the batch). */
     return m;
+}
+
+/* An entry taken from the ring of a rank that waits, kept for it: a
+ * message inline above the eager limit (a rank sends up to 1/8 of a ring
+ * inline to a rank that reads soon) goes to a spill file, since only
+ * messages up to -msg-threshold are held in memory. */
+static ment_t *take_inline(const bd_mentry_t *e)
+{
+    if (ment_inline(e) <= g_m.hdr->eager)
+        return ment_new(e, bd_mentry_data((bd_mentry_t *)e), ment_inline(e));
+    bd_mentry_t copy;
+    memcpy(&copy, e, sizeof copy);
+    if (to_file(&copy, bd_mentry_data((bd_mentry_t *)e)) < 0)
+        return NULL;
+    return ment_new(&copy, NULL, 0);
 }
 
 /* Move d's ring (d away) to the end of its overflow list. */
@@ -133,8 +147,7 @@ static void drain_ring(slave_t *d)
     bd_mentry_t *e;
     while ((e = bd_mbox_peek(mb, &pos))) {
         if (bd_mbox_take(e)) {
-            ment_t *m =
-                e->flags & BD_ME_CMA ? take_cma(e) : ment_new(e, bd_mentry_data(e), ment_inline(e));
+            ment_t *m = e->flags & BD_ME_CMA ? take_cma(e) : take_inline(e);
             if (!m)
                 return;
             list_add(&d->ovf_head, &d->ovf_tail, m);

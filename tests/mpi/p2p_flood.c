@@ -3,7 +3,10 @@
  * mailbox ring holds, while the receiver waits elsewhere (a barrier) or
  * computes without calling MPI.  Every message must arrive, and those of
  * one sender in the order sent (MPI 3.1 3.5), also when received with
- * MPI_ANY_SOURCE.
+ * MPI_ANY_SOURCE.  Phase 3 does the same with messages of 3-40 KiB (under
+ * BDMPI: inline in the ring up to 1/8 of it when the receiver runs, which
+ * the master turns into spill files when it must hold them for a receiver
+ * that waits; single copy or spill files above).
  */
 #include <time.h>
 
@@ -80,6 +83,30 @@ int main(int argc, char **argv)
         CHECK(bad == 0, "phase 2: %d messages out of order", bad);
         free(next);
     }
+    /* Phase 3: mid-size messages to the right neighbour, in a barrier. */
+    enum { N3 = 300, MAXI = 10240 };
+    int *big = malloc((size_t)N3 * MAXI * sizeof(int)), *in3 = malloc(MAXI * sizeof(int));
+    for (int k = 0; k < N3; k++) {
+        int n = 768 + (k * 997) % (MAXI - 768);
+        fill(big + (size_t)k * MAXI, n, rank, k);
+        MPI_Isend(big + (size_t)k * MAXI, n, MPI_INT, right, 3, MPI_COMM_WORLD, &rq[k]);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    bad = 0;
+    for (int k = 0; k < N3; k++) {
+        int n = 768 + (k * 997) % (MAXI - 768), cnt;
+        MPI_Recv(in3, MAXI, MPI_INT, left, 3, MPI_COMM_WORLD, &st);
+        MPI_Get_count(&st, MPI_INT, &cnt);
+        int ok = cnt == n;
+        for (int i = 0; ok && i < n; i++)
+            ok = in3[i] == left * 100000 + k + i;
+        bad += !ok;
+    }
+    CHECK(bad == 0, "phase 3: %d of %d mid-size messages wrong or out of order", bad, N3);
+    MPI_Waitall(N3, rq, MPI_STATUSES_IGNORE);
+    free(big);
+    free(in3);
+
     free(out);
     free(rq);
     return mtest_finalize();

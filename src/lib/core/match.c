@@ -63,7 +63,6 @@ typedef struct {
     int world;
     uint64_t id;
     int remote;
-    int cma; /* the payload was read: the single-copy sender may go on */
 } ack_t;
 static ack_t *g_acks;
 static int g_nacks, g_capacks;
@@ -158,10 +157,8 @@ static void add_ack(ack_t a)
 static void owe_ack(const bd_mentry_t *e)
 {
     if (e->flags & (BD_SEND_SYNC | BD_ME_REMOTE_SYNC))
-        add_ack((ack_t){e->src_world, e->sync_id, (e->flags & BD_ME_REMOTE_SYNC) != 0, 0});
+        add_ack((ack_t){e->src_world, e->sync_id, (e->flags & BD_ME_REMOTE_SYNC) != 0});
 }
-
-static void cma_acked(uint64_t id);
 
 /* ---------------------------------------------------------------- single-copy reads */
 
@@ -188,9 +185,6 @@ static void cma_read(const bd_mentry_t *e, uint64_t off, void *dst, uint64_t n)
         done += (uint64_t)k;
     }
 }
-
-/* The payload of single-copy message e has been read: tell its sender. */
-static void owe_cma_ack(const bd_mentry_t *e) { add_ack((ack_t){e->src_world, e->send_id, 0, 1}); }
 
 /* ---------------------------------------------------------------- delivery */
 
@@ -260,7 +254,6 @@ static int deliver(const bd_mentry_t *e, const char *data, void *buf, const bdl_
                 off += k;
             }
         }
-        owe_cma_ack(e);
     } else if (take) {
         if (contig)
             memcpy(contig, data, take);
@@ -351,10 +344,7 @@ static void prepare_cma_dest(const bd_mentry_t *e)
 static void arrive(const bd_mentry_t *e, const char *data)
 {
     if (e->kind == BD_ME_ACK) {
-        if (e->flags & BD_ME_CMA)
-            cma_acked(e->sync_id);
-        else
-            bdl_p2p_sync_forget(e->sync_id);
+        bdl_p2p_sync_forget(e->sync_id);
         return;
     }
     for (precv_t *p = g_posted; p; p = p->next)
@@ -386,7 +376,6 @@ static void arrive(const bd_mentry_t *e, const char *data)
         /* Unexpected: copy it out now, so its sender does not wait for our receive. */
         cma_read(e, 0, u->data, inl);
         u->e.flags &= ~BD_ME_CMA;
-        owe_cma_ack(e);
     } else if (inl) {
         memcpy(u->data, data, inl);
     }
@@ -456,16 +445,19 @@ static void pack_into(void *arg, char *dst, uint64_t n)
     bdl_dt_pack(a->t, a->buf, a->count, 0, dst, n);
 }
 
-/* Append an entry to world rank dst's mailbox, waiting for room.  Returns
- * 0, or -1 when dst is gone (the message is dropped). */
-int bdl_p2p_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t nbytes,
-                 const bdl_dt_t *t, const void *buf, uint64_t count)
+/* Append an entry to world rank dst's mailbox, waiting for room; *end:
+ * the ring position just past it.  Returns 0, or -1 when dst is gone (the
+ * message is dropped). */
+static int post(int dst, const bd_mentry_t *proto, const void *data, uint64_t nbytes,
+                const bdl_dt_t *t, const void *buf, uint64_t count, uint64_t *end)
 {
     bd_mbox_t *mb = mbox_of(dst);
     pack_arg_t a = {t, buf, count};
     for (;;) {
         bd_mbox_lock(mb);
         int rc = bd_mbox_append(mb, proto, data, nbytes, data || !nbytes ? NULL : pack_into, &a);
+        if (end)
+            *end = atomic_load_explicit(&mb->head, memory_order_relaxed);
         bd_mbox_unlock(mb);
         if (rc == 0) {
             if (bd_mbox_notify(mb))
@@ -488,6 +480,25 @@ int bdl_p2p_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t n
     }
 }
 
+int bdl_p2p_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t nbytes,
+                 const bdl_dt_t *t, const void *buf, uint64_t count)
+{
+    return post(dst, proto, data, nbytes, t, buf, count, NULL);
+}
+
+int bdl_p2p_try_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t nbytes,
+                     const bdl_dt_t *t, const void *buf, uint64_t count)
+{
+    bd_mbox_t *mb = mbox_of(dst);
+    pack_arg_t a = {t, buf, count};
+    bd_mbox_lock(mb);
+    int rc = bd_mbox_append(mb, proto, data, nbytes, data || !nbytes ? NULL : pack_into, &a);
+    bd_mbox_unlock(mb);
+    if (rc == 0 && bd_mbox_notify(mb))
+        ring_master();
+    return rc == -EPIPE ? 0 : rc;
+}
+
 static void send_acks(void)
 {
     /* Sending may drain (our own ring) and owe more: take the list first. */
@@ -500,10 +511,7 @@ static void send_acks(void)
             bdl_rpc();
             continue;
         }
-        bd_mentry_t e = {.kind = BD_ME_ACK,
-                         .flags = a.cma ? BD_ME_CMA : 0,
-                         .src_world = bdl_g.world_rank,
-                         .sync_id = a.id};
+        bd_mentry_t e = {.kind = BD_ME_ACK, .src_world = bdl_g.world_rank, .sync_id = a.id};
         bdl_p2p_post(a.world, &e, NULL, 0, NULL, NULL, 0);
     }
 }
@@ -513,7 +521,10 @@ static void send_acks(void)
 /* A large message to a running rank of the node stays in our memory until
  * the receiver has read it (once, with process_vm_readv, straight into the
  * posted buffer when a receive is posted, else into its unexpected queue
- * at once) and acknowledged it.  A receiver that does not look at its
+ * at once).  No acknowledgement: every consumer (the receiver's drain, the
+ * master emptying a ring) reads a single-copy payload before it moves the
+ * ring's consumer position past the entry, so the position passing the
+ * end of our entry says it has been read.  A receiver that does not look at its
  * mailbox (its ring's consumer position stands still), or a wait of ours
  * in the master, turns the entry in place into a spill file: same place in
  * the ring, so the order holds, and we never wait for a receive (sends stay
@@ -521,9 +532,10 @@ static void send_acks(void)
 typedef struct {
     uint64_t id;
     int dst;
-    int acked;
+    int acked; /* read (or dst is gone) */
     const void *buf;
     uint64_t n;
+    uint64_t end; /* the ring position just past our entry */
     uint64_t tail_seen, t_tail;
 } cma_send_t;
 
@@ -531,8 +543,16 @@ static cma_send_t *g_cs;
 static int g_ncs, g_capcs;
 static int g_settling;
 
-#define BDL_CMA_STALE_RUNNING_NS 1000000ull /* a reader near (reader_near) that does not drain */
-#define BDL_CMA_STALE_AWAY_NS 100000ull     /* a receiver that cannot run soon */
+/* How long a sender waits for a receiver that will read soon (reader_near)
+ * but does not drain, before it writes the spill file instead: 1 ms, plus
+ * as long as writing the file and reading it back would take (about 1 ns
+ * a byte here), so waiting never costs more than twice what the file
+ * would.  A receiver busy copying an earlier large message does not drain
+ * meanwhile; with a fixed 1 ms, 2-8 MiB exchanges went to files a third
+ * of the time.  A receiver that cannot run soon: 100 us. */
+#define BDL_CMA_STALE_RUNNING_NS 1000000ull
+#define BDL_CMA_STALE_NS_PER_BYTE 1
+#define BDL_CMA_STALE_AWAY_NS 100000ull
 
 static cma_send_t *cma_find(uint64_t id)
 {
@@ -540,13 +560,6 @@ static cma_send_t *cma_find(uint64_t id)
         if (g_cs[i].id == id)
             return &g_cs[i];
     return NULL;
-}
-
-static void cma_acked(uint64_t id)
-{
-    cma_send_t *c = cma_find(id);
-    if (c)
-        c->acked = 1;
 }
 
 /* c is complete: count it as what it became. */
@@ -578,6 +591,8 @@ static int reader_near(int dst)
            atomic_load_explicit(&h->free_slots, memory_order_relaxed) > 0;
 }
 
+int bdl_p2p_reader_near(int dst) { return reader_near(dst); }
+
 int bdl_p2p_cma_usable(int dst)
 {
     if (dst == bdl_g.world_rank || !atomic_load_explicit(&bdl_g.slot->cma_ok, memory_order_relaxed))
@@ -589,21 +604,23 @@ int bdl_p2p_cma_usable(int dst)
 
 uint64_t bdl_p2p_cma_post(int dst, const bd_mentry_t *proto, const void *buf)
 {
-    if (g_ncs == g_capcs) {
-        g_capcs = g_capcs ? 2 * g_capcs : 16;
-        g_cs = xrealloc(g_cs, (size_t)g_capcs * sizeof *g_cs);
-    }
     bd_mentry_t e;
     memcpy(&e, proto, sizeof e);
     e.flags |= BD_ME_CMA;
     e.file_num = (uint64_t)(uintptr_t)buf;
-    bd_mbox_t *mb = mbox_of(dst);
+    /* Tracked only once it is in the ring: waiting for room (in the
+     * master) settles the sends already tracked, never this one. */
+    uint64_t end = 0;
+    int gone = post(dst, &e, NULL, 0, NULL, NULL, 0, &end) < 0;
+    if (g_ncs == g_capcs) {
+        g_capcs = g_capcs ? 2 * g_capcs : 16;
+        g_cs = xrealloc(g_cs, (size_t)g_capcs * sizeof *g_cs);
+    }
     cma_send_t *c = &g_cs[g_ncs++];
-    *c = (cma_send_t){.id = e.send_id, .dst = dst, .buf = buf, .n = e.nbytes};
-    c->tail_seen = atomic_load_explicit(&mb->tail, memory_order_relaxed);
+    *c = (cma_send_t){
+        .id = e.send_id, .dst = dst, .acked = gone, .buf = buf, .n = e.nbytes, .end = end};
+    c->tail_seen = atomic_load_explicit(&mbox_of(dst)->tail, memory_order_relaxed);
     c->t_tail = bdl_now_ns();
-    if (bdl_p2p_post(dst, &e, NULL, 0, NULL, NULL, 0) < 0)
-        cma_find(e.send_id)->acked = 1;
     return e.send_id;
 }
 
@@ -635,14 +652,21 @@ static int cma_progress(cma_send_t *c, int force)
 {
     if (c->acked)
         return 1;
-    uint64_t now = bdl_now_ns();
     bd_mbox_t *mb = mbox_of(c->dst);
+    /* Acquire: the consumer's read of our memory is over. */
     uint64_t tail = atomic_load_explicit(&mb->tail, memory_order_acquire);
+    if ((int64_t)(tail - c->end) >= 0) {
+        c->acked = 1;
+        return 1;
+    }
+    uint64_t now = bdl_now_ns();
     if (tail != c->tail_seen) {
         c->tail_seen = tail;
         c->t_tail = now;
     }
-    uint64_t stale = reader_near(c->dst) ? BDL_CMA_STALE_RUNNING_NS : BDL_CMA_STALE_AWAY_NS;
+    uint64_t stale = reader_near(c->dst)
+                         ? BDL_CMA_STALE_RUNNING_NS + c->n * BDL_CMA_STALE_NS_PER_BYTE
+                         : BDL_CMA_STALE_AWAY_NS;
     if (force || now - c->t_tail > stale)
         return cma_to_file(c);
     return 0;
@@ -797,30 +821,52 @@ static int take_unexpected(umsg_t *u, void *buf, const bdl_dt_t *t, uint64_t cou
     return err;
 }
 
-int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const bdl_dt_t *t,
-                   MPI_Status *st)
+/* A blocking receive in two halves, so MPI_Sendrecv can post it before it
+ * sends.  The unexpected queue holds only messages older than everything
+ * still in the mailbox, so it is searched without draining first; a
+ * receive not satisfied there is posted before the mailbox is drained, and
+ * a large message still in the ring is then read once, straight into buf. */
+bdl_precv_t *bdl_recv_begin(int ctx, int src, int tag, void *buf, uint64_t count, const bdl_dt_t *t,
+                            MPI_Status *st, int *err)
 {
-    uint32_t seen = event_seq();
-    bdl_p2p_drain();
     umsg_t *u = find_unexpected(ctx, src, tag, 1);
-    if (u)
-        return take_unexpected(u, buf, t, count, st);
+    if (u) {
+        *err = take_unexpected(u, buf, t, count, st);
+        return NULL;
+    }
     precv_t *p = malloc(sizeof *p);
     if (!p)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory posting a receive");
     *p = (precv_t){.ctx = ctx, .src = src, .tag = tag, .buf = buf, .dt = t, .count = count};
     *g_posted_tail = p;
     g_posted_tail = &p->next;
+    return p;
+}
+
+int bdl_recv_end(bdl_precv_t *p, MPI_Status *st)
+{
+    /* Done already (the send drained): no drain, which could only take the
+     * peer's next message before its receive is posted. */
     while (!p->done) {
-        wait_event(seen, BD_WAIT_RECV, ctx, src, tag);
-        seen = event_seq();
+        uint32_t seen = event_seq();
         bdl_p2p_drain();
+        if (p->done)
+            break;
+        wait_event(seen, BD_WAIT_RECV, p->ctx, p->src, p->tag);
     }
     if (st != MPI_STATUS_IGNORE)
         *st = p->status;
     int err = p->err;
     free(p);
     return err;
+}
+
+int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const bdl_dt_t *t,
+                   MPI_Status *st)
+{
+    int err = MPI_SUCCESS;
+    bdl_precv_t *p = bdl_recv_begin(ctx, src, tag, buf, count, t, st, &err);
+    return p ? bdl_recv_end(p, st) : err;
 }
 
 int bdl_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Status *st)
@@ -831,7 +877,7 @@ int bdl_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Statu
 void bdl_p2p_post_recv(int handle, int ctx, int src, int tag)
 {
     bdl_request_t *q = &bdl_g.reqs[handle];
-    bdl_p2p_drain();
+    /* As bdl_recv_begin: the unexpected queue first, then post, then drain. */
     umsg_t *u = find_unexpected(ctx, src, tag, 1);
     if (u) {
         q->err = take_unexpected(u, q->buf, q->dt, q->count, &q->status);
@@ -853,6 +899,7 @@ void bdl_p2p_post_recv(int handle, int ctx, int src, int tag)
     q->impl = p;
     *g_posted_tail = p;
     g_posted_tail = &p->next;
+    bdl_p2p_drain();
 }
 
 /* Complete what has arrived for the receive requests qs[n]; with block,

@@ -135,6 +135,14 @@ int bdl_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Statu
 /* Blocking receive into count elements of t at buf (unpacked on the way). */
 int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const struct bdl_dt *t,
                    MPI_Status *st);
+/* The same in two halves (MPI_Sendrecv posts before it sends): begin
+ * takes a message already unexpected (NULL, *err set, st filled) or posts
+ * the receive; end waits for it and frees it.  Nothing is delivered into
+ * buf between the two except by a drain of the mailbox. */
+typedef struct precv bdl_precv_t;
+bdl_precv_t *bdl_recv_begin(int ctx, int src, int tag, void *buf, uint64_t count,
+                            const struct bdl_dt *t, MPI_Status *st, int *err);
+int bdl_recv_end(bdl_precv_t *p, MPI_Status *st);
 /* Post a receive as a request (src MPI_PROC_NULL: complete at once); the
  * request holds a reference to t until delivery.  Returns its handle. */
 MPI_Request bdl_irecv_post(int ctx, int src, int tag, void *buf, uint64_t count, struct bdl_dt *t);
@@ -157,6 +165,13 @@ int bdl_p2p_local(int world); /* world rank is on this node */
  * data is NULL; waits (in the master) while the ring has no room. */
 int bdl_p2p_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t nbytes,
                  const struct bdl_dt *t, const void *buf, uint64_t count);
+/* The same without waiting: 0 (also when dst is gone), or -ENOSPC when
+ * the ring has no room for it now. */
+int bdl_p2p_try_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t nbytes,
+                     const struct bdl_dt *t, const void *buf, uint64_t count);
+/* World rank dst of this node will read its mailbox soon: it holds a run
+ * slot, or sleeps on its mailbox while a run slot is free. */
+int bdl_p2p_reader_near(int dst);
 /* Single-copy sends (match.c): usable to world rank dst now; post message
  * *proto (its send_id unique) whose n bytes stay at buf until read; 1 once
  * it is complete (blocking: wait, never in the master); settle every one

@@ -4,6 +4,7 @@
  * posted when called and delivered when the rank waits or tests); matched
  * probes, persistent requests and the Wait/Test calls have their own files. */
 #include <stdint.h>
+#include <stdlib.h>
 
 #include "core.h"
 #include "dt.h"
@@ -155,38 +156,86 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     return MPI_SUCCESS;
 }
 
+/* The receive is posted before the message leaves: a large message of a
+ * peer that runs is then read once, straight into recvbuf, instead of into
+ * the unexpected queue first (the send waits until its single-copy message
+ * is read, and drains meanwhile).  Sends are buffered, so this cannot
+ * deadlock either way. */
+static int sendrecv(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                    int dest, int sendtag, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Status *status)
+{
+    bdl_dt_t *st = NULL, *rt = NULL;
+    bdl_comm_t *c;
+    int src = send_check(call, sendbuf, sendcount, sendtype, dest, sendtag, comm, &st, &c);
+    if (src > 0)
+        return src;
+    int rrc = recv_check(call, recvbuf, recvcount, recvtype, source, recvtag, comm, &rt, &c);
+    if (rrc > 0)
+        return rrc;
+    int err = MPI_SUCCESS;
+    bdl_precv_t *p = NULL;
+    if (rrc == 0)
+        p = bdl_recv_begin(c->ctx, source, recvtag, recvbuf, (uint64_t)recvcount, rt, status, &err);
+    if (src == 0)
+        bdl_send_typed_id(c->ctx, bdl_comm_peer_world(c, dest), c->rank, sendtag, sendbuf,
+                          (uint64_t)sendcount, st, 0, 0, NULL, NULL);
+    if (p)
+        err = bdl_recv_end(p, status);
+    if (rrc < 0)
+        bdl_status_proc_null(status);
+    if (err)
+        return bdl_error(comm, err, call,
+                         "message of %llu bytes from rank %d (tag %d) truncated to the %llu-byte "
+                         "receive buffer",
+                         (unsigned long long)bdl_p2p_last()->nbytes, bdl_p2p_last()->src,
+                         bdl_p2p_last()->tag,
+                         (unsigned long long)((uint64_t)recvcount * rt->psize));
+    return MPI_SUCCESS;
+}
+
 int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status *status)
 {
-    /* Sends are buffered, so send-then-receive cannot deadlock. */
-    int rc = do_send("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm, 0, 0, NULL,
-                     NULL);
-    if (rc > 0)
-        return rc;
-    bdl_dt_t *t = NULL;
-    bdl_comm_t *c;
-    rc = recv_check("MPI_Sendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm, &t, &c);
-    if (rc < 0) {
-        bdl_status_proc_null(status);
-        return MPI_SUCCESS;
-    }
-    if (rc)
-        return rc;
-    rc = bdl_recv_typed(c->ctx, source, recvtag, recvbuf, (uint64_t)recvcount, t, status);
-    if (rc)
-        return bdl_error(comm, rc, "MPI_Sendrecv", "message of %llu bytes truncated to %llu bytes",
-                         (unsigned long long)bdl_p2p_last()->nbytes,
-                         (unsigned long long)((uint64_t)recvcount * t->psize));
-    return MPI_SUCCESS;
+    return sendrecv("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
+                    recvtype, source, recvtag, comm, status);
 }
 
+/* buf is both ends: a message that stays in buf until it is read (single
+ * copy) would be overwritten by the one received, so a large one leaves
+ * from a packed copy and the receive is posted before it, as above (the
+ * copy is local; the message received still moves once).  A small one (or
+ * one over 2 GiB) is copied out by the send, which then goes first. */
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
-    /* The send is buffered before the receive starts, so buf can be reused at once. */
-    return MPI_Sendrecv(buf, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag,
-                        comm, status);
+    static const char call[] = "MPI_Sendrecv_replace";
+    bdl_dt_t *t = NULL;
+    bdl_comm_t *c;
+    int rc = send_check(call, buf, count, datatype, dest, sendtag, comm, &t, &c);
+    if (rc > 0)
+        return rc;
+    uint64_t n = (uint64_t)count * t->psize;
+    if (rc < 0 || n <= bdl_g.hdr->eager || n > INT32_MAX) {
+        int src = do_send(call, buf, count, datatype, dest, sendtag, comm, 0, 0, NULL, NULL);
+        if (src > 0)
+            return src;
+        return sendrecv(call, NULL, 0, MPI_BYTE, MPI_PROC_NULL, 0, buf, count, datatype, source,
+                        recvtag, comm, status);
+    }
+    rc = recv_check(call, buf, count, datatype, source, recvtag, comm, &t, &c);
+    if (rc > 0)
+        return rc;
+    char *tmp = malloc(n);
+    if (!tmp)
+        return bdl_error(comm, MPI_ERR_NO_MEM, call,
+                         "no memory for a %llu-byte copy of the message", (unsigned long long)n);
+    bdl_dt_pack(t, buf, (uint64_t)count, 0, tmp, n);
+    rc = sendrecv(call, tmp, (int)n, MPI_BYTE, dest, sendtag, buf, count, datatype, source, recvtag,
+                  comm, status);
+    free(tmp);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- probing */
