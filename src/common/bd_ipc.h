@@ -204,7 +204,7 @@ typedef struct bd_slot {
     _Atomic uint64_t mem_req_bytes;
     _Atomic uint32_t mem_req_seq;
     _Atomic uint32_t mem_resp_seq;
-    _Atomic int32_t mem_resp_status; /* 0 granted, else -errno */
+    _Atomic int32_t mem_resp_status; /* 0 granted, BD_MEM_RESP_SHRINK, else -errno */
     /* Master -> blocked slave command (BD_CMD_*), delivered by bumping
      * resp_seq; the slave clears it and rings the eventfd when done.  While a
      * command is pending the master sends nothing else to that slave. */
@@ -214,7 +214,14 @@ typedef struct bd_slot {
     _Atomic uint32_t cma_ok;      /* rank -> all: others may read its memory (CMA) */
 } bd_slot_t;
 
-enum { BD_CMD_NONE = 0, BD_CMD_UNLOAD = 1, BD_CMD_RMA = 2 };
+/* BD_CMD_PREFETCH: a rank waiting for its run slot starts loading, in the
+ * background, what it had resident at its last unload (bd_mem_prefetch). */
+enum { BD_CMD_NONE = 0, BD_CMD_UNLOAD = 1, BD_CMD_RMA = 2, BD_CMD_PREFETCH = 3 };
+
+/* Answer to a memory request: not granted; store everything resident and ask
+ * again (every rank holding memory was waiting for more).  Equal to the
+ * memory manager's BD_MEM_ACQUIRE_SHRINK. */
+#define BD_MEM_RESP_SHRINK 1
 
 /* One-sided communication.  Requests to a target (lock, unlock, flush,
  * operations of passive-target and post/start epochs) travel as messages on
@@ -243,6 +250,7 @@ typedef struct bd_job_config {
     uint64_t mem_threshold; /* -mem-threshold */
     uint64_t mem_readahead; /* -mem-readahead in bytes; 0: off */
     int32_t mem_predict;    /* -mem-predict: BD_MEMP_* */
+    int32_t mem_prefetch;   /* -mem-prefetch: 0 on, 1 off */
     int32_t mem_track;      /* -mem-track: BD_MEMT_* */
     int32_t mem_wp;         /* -mem-wp: BD_MEMW_* */
     uint32_t pad;

@@ -27,6 +27,7 @@ typedef enum {
     BD_OPT_MEM_PREDICT,
     BD_OPT_MEM_TRACK,
     BD_OPT_MEM_WP,
+    BD_OPT_MEM_PREFETCH,
     BD_OPT_STATS,
     BD_OPT_TRACE,
     BD_OPT_VERBOSE,

@@ -36,7 +36,7 @@
       "grant (other ranks unloading), no I/O of its own")                                          \
     X(TIME_IO_WAIT_NS, "ns",                                                                       \
       "storage while waiting: in a request to the master, managed-memory I/O of the rank in "      \
-      "progress (unloads the master ordered)")                                                     \
+      "progress (unloads the master ordered, loading ahead of its turn)")                          \
     X(TIME_WAIT_NS, "ns",                                                                          \
       "waiting: in a request to the master (blocked, for a run slot, or being served), no I/O "    \
       "of its own")                                                                                \
@@ -51,7 +51,10 @@
     X(MEM_PEAK, "bytes", "peak resident managed memory")                                           \
     X(MEM_HASHED, "bytes", "managed memory hashed at unloads (write prediction)")                  \
     X(MEM_PREDICT_MISS, "bytes", "managed memory loaded as written that proved unchanged")         \
-    X(MEM_ACQUIRES, "count", "requests to the master for memory")
+    X(MEM_ACQUIRES, "count", "requests to the master for memory")                                  \
+    X(MEM_SHRINKS, "count", "times a running rank gave all its memory back to the budget")         \
+    X(MEM_PREFETCHES, "count", "times the rank was told to load its memory ahead of its turn")     \
+    X(MEM_PREFETCHED, "bytes", "managed memory loaded ahead while the rank waited for its slot")
 
 typedef enum {
 #define BD_STAT_ENUM(name, unit, help) BD_STAT_##name,

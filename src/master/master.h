@@ -85,6 +85,9 @@ typedef struct slave {
     uint64_t mem_want;
     uint64_t mem_order;
     int unload_sent; /* told to unload; nothing else is sent until it is done */
+    uint64_t warm;   /* resident when last told to unload: what a look-ahead loads */
+    int pf_sent;     /* told to load ahead (BD_CMD_PREFETCH), not yet acknowledged */
+    int pf_done;     /* loaded ahead since its last unload */
 } slave_t;
 
 typedef struct comm {
@@ -161,6 +164,7 @@ typedef struct master {
     uint64_t coll_file_bytes;
     int nunloading;
     uint64_t peak_node_resident;
+    slave_t *mem_keep; /* served first after a stuck state (memacct.c resolve_stuck) */
     char jobdir[BD_PATH_MAX];
 } master_t;
 
@@ -198,6 +202,9 @@ static inline void bdr_sched_poke(slave_t *s) { s->poke = 1; }
 void bdr_sched_poll_failed(slave_t *s);
 /* Give a free run slot to the run queue's choice and return it (now
  * SL_RUNNING, to be resumed by the caller); NULL when no slot or no rank. */
+/* The rank bdr_sched_next() would pick first among those want() accepts
+ * (without giving it a slot); NULL if none. */
+slave_t *bdr_sched_peek(int (*want)(const slave_t *));
 slave_t *bdr_sched_next(void);
 /* Tell the ranks how many wait for a slot (read by their polls). */
 void bdr_sched_publish(void);

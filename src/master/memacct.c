@@ -40,10 +40,17 @@ static uint64_t node_resident(void)
     return t;
 }
 
+static uint64_t resident_of(const slave_t *s)
+{
+    return atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed);
+}
+
 static void mem_answer(slave_t *s, int status)
 {
     bd_slot_t *sl = s->slot;
     if (status == 0) {
+        if (g_m.mem_keep == s)
+            g_m.mem_keep = NULL;
         atomic_fetch_add_explicit(&sl->mem_resident, s->mem_want, memory_order_relaxed);
         atomic_fetch_add_explicit(&sl->stats[BD_STAT_MEM_ACQUIRES], 1, memory_order_relaxed);
     }
@@ -58,24 +65,43 @@ static void mem_answer(slave_t *s, int status)
 
 void bdr_memacct_unload(slave_t *s)
 {
-    if (s->unload_sent || s->exited)
+    if (s->unload_sent || s->exited || s->pf_sent) /* one command at a time */
         return;
     s->unload_sent = 1;
     g_m.nunloading++;
+    uint64_t r = resident_of(s);
+    if (r)
+        s->warm = r; /* an unload of nothing keeps what the last one saw (as the rank does) */
+    s->pf_done = 0;
     atomic_store_explicit(&s->slot->cmd, BD_CMD_UNLOAD, memory_order_relaxed);
     bdr_sched_respond(s); /* wakes it; it sees the command, not an answer */
+}
+
+/* A queued rank worth loading ahead: it had memory resident when it was
+ * last unloaded and has not got it back. */
+static int prefetch_wanted(const slave_t *s)
+{
+    return !s->pf_done && !s->unload_sent && !s->mem_pending && !s->exited && s->blk != BLK_INIT &&
+           atomic_load_explicit(&s->slot->cmd, memory_order_relaxed) == BD_CMD_NONE &&
+           s->warm > resident_of(s);
 }
 
 /* Unloading under a slave is only possible while it waits in a request. */
 static int can_unload(slave_t *s)
 {
-    return !s->exited && !s->unload_sent && (s->state == SL_BLOCKED || s->state == SL_RUNNABLE) &&
-           s->blk != BLK_INIT &&
+    return !s->exited && !s->unload_sent && !s->mem_pending && !s->pf_sent &&
+           (s->state == SL_BLOCKED || s->state == SL_RUNNABLE) && s->blk != BLK_INIT &&
            atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0;
 }
 
-static slave_t *oldest_pending(void)
+/* The pending request served first: the oldest, unless a rank was chosen
+ * to go first when every holder of memory was stuck (see resolve_stuck). */
+static slave_t *next_pending(void)
 {
+    slave_t *k = g_m.mem_keep;
+    if (k && k->mem_pending && !k->exited)
+        return k;
+    g_m.mem_keep = NULL;
     slave_t *best = NULL;
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
@@ -83,6 +109,111 @@ static slave_t *oldest_pending(void)
             best = s;
     }
     return best;
+}
+
+/* s cannot be granted, nothing is being unloaded and no waiting rank can be
+ * unloaded.  If some other rank still runs, it will block (and become
+ * unloadable), ask, or end: wait for it.  Otherwise every rank that could
+ * give memory back waits for memory itself, and nothing would ever change:
+ * the pending rank holding the most keeps its memory and goes first, the
+ * other pending holders store theirs and ask again (BD_MEM_RESP_SHRINK).
+ * With nobody left to shrink, the one kept cannot fit even alone, and the
+ * job ends with a message.  Returns 0 to wait, 1 to look at the pending
+ * requests again, -1 when the job was ended. */
+static int resolve_stuck(slave_t *s)
+{
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *c = &g_m.slaves[i];
+        if (c != s && !c->exited && !c->mem_pending &&
+            (c->state == SL_RUNNING || c->state == SL_FINALIZED))
+            return 0;
+        if (c->pf_sent && !c->exited)
+            return 0; /* unloadable once it has acknowledged its look-ahead */
+    }
+    slave_t *keep = s;
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *c = &g_m.slaves[i];
+        if (c->mem_pending && !c->exited && resident_of(c) > resident_of(keep))
+            keep = c;
+    }
+    int shrunk = 0;
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *c = &g_m.slaves[i];
+        if (c != keep && c->mem_pending && !c->exited && resident_of(c) > 0) {
+            mem_answer(c, BD_MEM_RESP_SHRINK);
+            shrunk = 1;
+        }
+    }
+    g_m.mem_keep = keep;
+    if (keep != s)
+        return 1;
+    if (shrunk)
+        return 0; /* served when their memory is back */
+    uint64_t budget = g_m.hdr->job.mem_budget;
+    bdr_master_fail(1,
+                    "rank %d needs %llu more bytes of memory with %llu resident, but the node's "
+                    "budget (-mem) is %llu bytes and %llu of it is held by buffered messages: "
+                    "its working set cannot fit; use more ranks or a larger -mem",
+                    s->world, (unsigned long long)s->mem_want, (unsigned long long)resident_of(s),
+                    (unsigned long long)budget, (unsigned long long)g_m.bytes_buffered);
+    mem_answer(s, -12);
+    return -1;
+}
+
+/* Look-ahead loading (issue 13): while ranks run, the rank the run queue
+ * serves next reads back what it had resident at its last unload, so that
+ * storage works while the CPU computes and the rank finds its working set
+ * in memory when its turn comes.  One rank loads ahead at a time, only when
+ * no rank waits for memory, into memory that is free or held by ranks that
+ * wait in MPI and are not queued (the next rank's loads would push those
+ * out anyway).  Running and queued ranks are never unloaded for it. */
+static void prefetch_next(void)
+{
+    uint64_t budget = g_m.hdr->job.mem_budget;
+    /* with a run slot free, the next rank runs now instead */
+    if (!budget || g_m.hdr->job.mem_prefetch != 0 || g_m.stopping || g_m.nrunning < g_m.nr)
+        return;
+    for (int i = 0; i < g_m.ns; i++)
+        if (g_m.slaves[i].pf_sent)
+            return;
+    slave_t *c = bdr_sched_peek(prefetch_wanted);
+    if (!c)
+        return;
+    /* Running ranks come first: they will likely touch again what they
+     * had resident at their last unload, so that much stays free. */
+    uint64_t want = c->warm - resident_of(c), total = node_resident();
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *r = &g_m.slaves[i];
+        if (r->state == SL_RUNNING && r->warm > resident_of(r))
+            total += r->warm - resident_of(r);
+    }
+    if (total + want > budget) {
+        uint64_t need = total + want - budget, coming = 0;
+        for (int i = 0; i < g_m.ns; i++)
+            if (g_m.slaves[i].unload_sent)
+                coming += resident_of(&g_m.slaves[i]);
+        while (coming < need) {
+            slave_t *v = NULL;
+            for (int i = 0; i < g_m.ns; i++) {
+                slave_t *o = &g_m.slaves[i];
+                if (o != c && o->state == SL_BLOCKED && can_unload(o) &&
+                    (!v || resident_of(o) > resident_of(v)))
+                    v = o;
+            }
+            if (!v)
+                break;
+            coming += resident_of(v);
+            bdr_memacct_unload(v);
+        }
+        if (coming < need)
+            c->pf_done = 1; /* it cannot fit beside the running ranks: loaded when touched */
+        return;             /* asked again when the unloads are done */
+    }
+    c->pf_sent = 1;
+    c->pf_done = 1;
+    atomic_fetch_add_explicit(&c->slot->stats[BD_STAT_MEM_PREFETCHES], 1, memory_order_relaxed);
+    atomic_store_explicit(&c->slot->cmd, BD_CMD_PREFETCH, memory_order_relaxed);
+    bdr_sched_respond(c); /* wakes it; it sees the command, not an answer */
 }
 
 void bdr_memacct_poll(void)
@@ -104,10 +235,24 @@ void bdr_memacct_poll(void)
             g_m.nunloading--;
             bdr_sched_poke(s);
         }
+        if (s->pf_sent && atomic_load_explicit(&s->slot->cmd, memory_order_acquire) == 0) {
+            s->pf_sent = 0;
+            bdr_sched_poke(s);
+        }
     }
     uint64_t budget = g_m.hdr->job.mem_budget;
+    /* A look-ahead load is answered at once: granted only into free memory
+     * that no other request waits for, else refused (it is optional). */
+    int demand = 0;
+    for (int i = 0; i < g_m.ns; i++)
+        demand |= g_m.slaves[i].mem_pending && !g_m.slaves[i].pf_sent;
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *s = &g_m.slaves[i];
+        if (s->mem_pending && s->pf_sent)
+            mem_answer(s, !demand && node_resident() + s->mem_want <= budget ? 0 : -11);
+    }
     for (;;) {
-        slave_t *s = oldest_pending();
+        slave_t *s = next_pending();
         if (!s)
             break;
         uint64_t total = node_resident();
@@ -124,10 +269,16 @@ void bdr_memacct_poll(void)
         while (coming < need) {
             slave_t *v = NULL;
             uint64_t vr = 0;
+            int vahead = 0;
             for (int i = 0; i < g_m.ns; i++) {
                 slave_t *c = &g_m.slaves[i];
                 uint64_t r = atomic_load_explicit(&c->slot->mem_resident, memory_order_relaxed);
-                if (c != s && can_unload(c) && r > vr) {
+                if (c == s || !can_unload(c))
+                    continue;
+                /* what was loaded ahead for the next turn goes last */
+                int ahead = c->pf_done && c->state == SL_RUNNABLE;
+                if (!v || (vahead && !ahead) || (vahead == ahead && r > vr)) {
+                    vahead = ahead;
                     v = c;
                     vr = r;
                 }
@@ -138,28 +289,11 @@ void bdr_memacct_poll(void)
             coming += vr;
         }
         if (coming == 0 && !g_m.nunloading) {
-            /* Nothing can be freed for it now.  If the memory held by others
-             * will never go away under it (no other running rank), it cannot fit. */
-            uint64_t mine = atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed);
-            uint64_t others_running = 0;
-            for (int i = 0; i < g_m.ns; i++) {
-                slave_t *c = &g_m.slaves[i];
-                if (c != s && !c->exited &&
-                    (c->state == SL_RUNNING || c->state == SL_FINALIZED || c->mem_pending))
-                    others_running +=
-                        atomic_load_explicit(&c->slot->mem_resident, memory_order_relaxed);
-            }
-            if (!others_running) {
-                bdr_master_fail(1,
-                                "rank %d needs %llu more bytes of memory with %llu resident, but "
-                                "the node's budget (-mem) is %llu bytes and %llu of it is held by "
-                                "buffered messages: its working set cannot fit; use more ranks "
-                                "or a larger -mem",
-                                s->world, (unsigned long long)s->mem_want, (unsigned long long)mine,
-                                (unsigned long long)budget, (unsigned long long)g_m.bytes_buffered);
-                mem_answer(s, -12);
+            int r = resolve_stuck(s);
+            if (r < 0)
                 return;
-            }
+            if (r > 0)
+                continue;
         }
         waiting = 1;
         break;
@@ -167,4 +301,6 @@ void bdr_memacct_poll(void)
     for (int i = 0; i < g_m.ns; i++)
         waiting += g_m.slaves[i].mem_pending;
     atomic_store_explicit(&g_m.hdr->mem_waiters, waiting, memory_order_relaxed);
+    if (!waiting)
+        prefetch_next();
 }

@@ -105,12 +105,13 @@ void bdr_sched_lend_end(slave_t *s)
 /* The run queue's choice: ranks whose wait is over come before ranks that
  * only yielded a poll; among them, the one with most memory resident
  * (bdmpi.txt 5.2), then FIFO.  A rank being unloaded waits. */
-static slave_t *pick_runnable(void)
+static slave_t *pick_runnable(int (*want)(const slave_t *))
 {
     slave_t *best = NULL;
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
-        if (s->state != SL_RUNNABLE || s->unload_sent)
+        /* a command it has not acknowledged would swallow the answer */
+        if (s->state != SL_RUNNABLE || s->unload_sent || s->pf_sent || (want && !want(s)))
             continue;
         if (!best) {
             best = s;
@@ -139,7 +140,7 @@ slave_t *bdr_sched_next(void)
 {
     if (g_m.stopping || g_m.nrunning >= g_m.nr)
         return NULL;
-    slave_t *s = pick_runnable();
+    slave_t *s = pick_runnable(NULL);
     if (!s)
         return NULL;
     g_m.nrunnable--;
@@ -148,6 +149,8 @@ slave_t *bdr_sched_next(void)
     set_running(s, 1);
     return s;
 }
+
+slave_t *bdr_sched_peek(int (*want)(const slave_t *)) { return pick_runnable(want); }
 
 void bdr_sched_publish(void)
 {

@@ -68,7 +68,7 @@ static size_t acct_target(const alloc_t *a)
 {
     if (is_ar() && a->loaded)
         return a->len;
-    return (a->nres + a->nload) * G.sbpage;
+    return (a->nres + a->nload + a->npf) * G.sbpage;
 }
 
 static void acct_add(alloc_t *a, size_t n)
@@ -77,6 +77,26 @@ static void acct_add(alloc_t *a, size_t n)
     G.st.resident += n;
     if (G.st.resident > G.st.peak_resident)
         G.st.peak_resident = G.st.resident;
+}
+
+void bdm_pf_stop(alloc_t *a)
+{
+    if (!a->pf)
+        return;
+    a->pf = 0;
+    a->npf = 0;
+    a->ra_end = a->ra_next;
+    G.rel_pending += bdm_acct_trim(a);
+}
+
+void bdm_note_warm(alloc_t *a, int touched, int k)
+{
+    a->warm = (a->warm & ~(1 << k)) | (touched << k);
+    if (is_ar())
+        return;
+    uint8_t w = (uint8_t)(SB_WARM << k);
+    for (size_t i = 0; i < a->nsb; i++)
+        a->st[i] = (uint8_t)((a->st[i] & ~w) | ((a->st[i] & SB_RES) ? w : 0));
 }
 
 /* Give back accounted bytes above the target; returns bytes to release. */
@@ -501,6 +521,12 @@ static void ra_note(alloc_t *a, size_t i)
         a->ra_end = e;
 }
 
+static inline int pf_skip(uint8_t f)
+{
+    uint8_t w = (uint8_t)(SB_WARM << G.pf_slot);
+    return (f & (w | SB_DISK)) != (w | SB_DISK);
+}
+
 /* Keep free I/O slots busy with the stream [ra_next, ra_end) of a: stored
  * sbpages are read (and installed by the workers), others are made resident
  * as zeros (mprotect path; the uffd path fills them when touched).  AR
@@ -514,22 +540,29 @@ static void pump(alloc_t *a)
     G.pumping = 1;
     while (a->ra_next < a->ra_end && slot_free()) {
         size_t i = a->ra_next;
-        while (i < a->ra_end && (a->st[i] & (SB_RES | SB_LOADING)))
+        /* a look-ahead load reads only what was resident (and stored) */
+        uint8_t skip = SB_RES | SB_LOADING;
+        while (i < a->ra_end && ((a->st[i] & skip) || (a->pf && pf_skip(a->st[i]))))
             i++;
         a->ra_next = i;
-        if (i >= a->ra_end)
+        if (i >= a->ra_end) {
+            if (a->pf)
+                bdm_pf_stop(a);
             break;
+        }
         uint8_t d = a->st[i] & SB_DISK;
         int un = untracked_sb(a, i);
         size_t j = i + 1;
-        while (j < a->ra_end && j - i < per && !(a->st[j] & (SB_RES | SB_LOADING)) &&
-               same_load(a, i, j))
+        while (j < a->ra_end && j - i < per && !(a->st[j] & skip) && same_load(a, i, j) &&
+               !(a->pf && pf_skip(a->st[j])))
             j++;
         if (!d && (bdm_is_uffd() || !is_ar())) { /* nothing to read ahead: filled when touched */
             a->ra_next = j;
             continue;
         }
-        if (!is_ar()) {
+        if (!is_ar() && a->pf && a->npf >= j - i) {
+            a->npf -= j - i; /* accounted by bd_mem_prefetch */
+        } else if (!is_ar()) {
             size_t need = (j - i) * sb;
             if (G.acquire) {
                 uintptr_t base = a->base;
@@ -594,6 +627,18 @@ static void pump_all(void)
     }
 }
 
+/* No I/O slot busy and no stream left to pump. */
+static int io_idle(void)
+{
+    for (int k = 0; k < IO_NSLOT; k++)
+        if (__atomic_load_n(&G.io[k].state, __ATOMIC_ACQUIRE) != IO_FREE)
+            return 0;
+    for (size_t k = 0; k < G.ntab; k++)
+        if (G.tab[k]->ra_next < G.tab[k]->ra_end)
+            return 0;
+    return 1;
+}
+
 /* uffd handler thread: I/O slots finished. */
 void bdm_io_progress(void)
 {
@@ -601,8 +646,131 @@ void bdm_io_progress(void)
     if (G.active) {
         reap_done();
         pump_all();
+        if (G.pf_active && io_idle()) {
+            /* the look-ahead load is over; the rank may still wait */
+            G.pf_active = 0;
+            bdm_bounce_idle();
+        }
     }
     UNLOCK();
+}
+
+/* What a look-ahead load of a must account: AR, the whole allocation if it
+ * was touched before its last unload and has stored data; LRLW, its warm
+ * stored sbpages that are not resident. */
+static size_t pf_need(const alloc_t *a)
+{
+    if (is_ar())
+        return (a->warm >> G.pf_slot & 1) && !a->loaded && a->has_file && a->len > a->acct
+                   ? a->len - a->acct
+                   : 0;
+    size_t n = 0;
+    for (size_t i = 0; i < a->nsb; i++)
+        if (!(a->st[i] & (SB_RES | SB_LOADING)) && !pf_skip(a->st[i]))
+            n++;
+    return n * G.sbpage;
+}
+
+static int phase_slot(uint64_t key)
+{
+    for (int k = 0; k < BDM_NPHASE; k++)
+        if (G.phase_used[k] && G.phase_key[k] == key)
+            return k;
+    return -1;
+}
+
+void bd_mem_phase(uint64_t key)
+{
+    if (!G.active)
+        return;
+    LOCK();
+    int k = phase_slot(key);
+    if (k < 0) { /* the least recently used slot describes this call from now on */
+        k = 0;
+        for (int j = 1; j < BDM_NPHASE; j++)
+            if (G.phase_used[j] < G.phase_used[k])
+                k = j;
+        G.phase_key[k] = key;
+        for (size_t i = 0; i < G.ntab; i++)
+            bdm_note_warm(G.tab[i], 0, k);
+    }
+    G.phase_used[k] = ++G.io_seq;
+    G.phase_cur = k;
+    UNLOCK();
+}
+
+int64_t bd_mem_prefetch(uint64_t key)
+{
+    if (!G.active)
+        return 0;
+    size_t sb = G.sbpage, need = 0;
+    LOCK();
+    reap_done();
+    /* one look-ahead at a time: pf_slot is read by the streams it starts */
+    for (size_t k = 0; k < G.ntab; k++)
+        if (G.tab[k]->pf) {
+            UNLOCK();
+            return 0;
+        }
+    G.pf_slot = phase_slot(key);
+    if (G.pf_slot < 0) {
+        G.pf_slot = 0;
+        UNLOCK();
+        return 0;
+    }
+    for (size_t k = 0; k < G.ntab; k++)
+        need += pf_need(G.tab[k]);
+    UNLOCK();
+    if (!need)
+        return 0;
+    if (G.acquire) {
+        int rc = G.acquire(G.ctx, need);
+        if (rc != 0)
+            return rc < 0 ? rc : -EAGAIN;
+    }
+    LOCK();
+    size_t used = 0;
+    for (size_t k = 0; k < G.ntab; k++) {
+        alloc_t *a = G.tab[k];
+        size_t n = pf_need(a);
+        if (!n || used + n > need)
+            continue;
+        used += n;
+        acct_add(a, n);
+        if (is_ar()) {
+            a->loaded = 1;
+            a->ra_next = 0;
+            a->ra_end = a->nsb;
+        } else {
+            size_t lo = a->nsb, hi = 0;
+            for (size_t i = 0; i < a->nsb; i++)
+                if (!(a->st[i] & (SB_RES | SB_LOADING)) && !pf_skip(a->st[i])) {
+                    lo = i < lo ? i : lo;
+                    hi = i + 1;
+                }
+            a->pf = 1;
+            a->npf = n / sb;
+            a->ra_win = 0;
+            a->ra_next = lo;
+            a->ra_end = hi;
+        }
+    }
+    G.rel_pending += need - used; /* the table changed meanwhile */
+    G.st.prefetched += used;
+    G.pf_active = 1;
+    pump_all();
+    if (!bdm_is_uffd()) {
+        /* no handler thread carries the streams on: finish them here */
+        while (!io_idle()) {
+            for (int k = 0; k < IO_NSLOT; k++)
+                bdm_io_wait(&G.io[k]);
+            reap_done();
+            pump_all();
+        }
+        G.pf_active = 0;
+    }
+    UNLOCK();
+    return (int64_t)used;
 }
 
 /* Make [lo, hi) (inside one allocation) resident; for a fault, the chunk
@@ -611,6 +779,8 @@ void bdm_io_progress(void)
 int bdm_ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
 {
     size_t sb = G.sbpage;
+    int shrunk = 0;
+again:
     LOCK();
     reap_done();
     alloc_t *a = bdm_lookup(lo);
@@ -618,15 +788,20 @@ int bdm_ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
         UNLOCK();
         return 1;
     }
-    if (in_fault)
+    if (in_fault && !shrunk)
         G.st.faults++;
     if (hi > a->base + a->len)
         hi = a->base + a->len;
     size_t i0 = (lo - a->base) / sb, i1 = (hi - 1 - a->base) / sb + 1;
     /* uffd faults need not wait: the worker's UFFDIO_COPY wakes the thread */
     int nowait = in_fault && bdm_is_uffd();
-    if (in_fault && !is_ar())
+    if (in_fault && !is_ar()) {
+        /* the program runs ahead of the look-ahead load: fault-driven
+         * read-ahead takes over from here */
+        if (a->pf && !(a->st[i0] & (SB_RES | SB_LOADING)))
+            bdm_pf_stop(a);
         ra_note(a, i0);
+    }
     if (!nowait && any_loading(a, i0, i1))
         drain_range(a, i0, i1);
     if (a->degrade_pending)
@@ -672,6 +847,23 @@ int bdm_ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
                 uint64_t id = a->id;
                 UNLOCK();
                 int rc = G.acquire(G.ctx, need);
+                if (rc == BD_MEM_ACQUIRE_SHRINK) {
+                    /* Every process holding memory waits for more: store ours and
+                     * ask again with nothing resident (the master serves another
+                     * rank first).  What this load wanted is recomputed. */
+                    rc = bd_mem_unload_all();
+                    if (rc == 0) {
+                        LOCK();
+                        G.st.shrinks++;
+                        UNLOCK();
+                        shrunk = 1;
+                        goto again;
+                    }
+                    if (in_fault)
+                        bdm_die("cannot store managed memory to give it back to the budget", -rc,
+                                need);
+                    return rc;
+                }
                 if (rc != 0) {
                     if (in_fault)
                         bdm_die("memory budget refused loading managed memory (acquire failed)",
@@ -853,6 +1045,8 @@ int bdm_unload_one(alloc_t *a, size_t *rel)
 {
     size_t sb = G.sbpage, per = G.io_piece / sb;
     a->ra_lo = a->ra_next = a->ra_end = a->ra_win = 0;
+    a->pf = 0;
+    a->npf = 0;
     if (a->nres == 0 && !a->loaded) {
         *rel += a->acct;
         G.st.resident -= a->acct;

@@ -248,10 +248,14 @@ typedef struct {
     int predict;       /* write prediction (see "Write prediction" above): 0 = on when
                         * a fast hash exists (PCLMULQDQ), 1 = on, -1 = off */
     /* Memory budget accounting.  acquire(ctx, n) is called before n more bytes
-   * become resident and must return 0 (it may block, e.g. while the master
-   * makes other slaves unload).  A nonzero return aborts the program when it
-   * happens in the fault handler; bd_mem_prepare() returns it instead (as is
-   * if negative, else -ENOMEM).  release(ctx, n) is called after n bytes
+   * become resident and returns 0 when granted (it may block, e.g. while the
+   * master makes other slaves unload).  BD_MEM_ACQUIRE_SHRINK means "not
+   * granted: give back what you hold, then ask again": the manager unloads
+   * all its memory (storing what changed, as bd_mem_unload_all) and retries
+   * a demand load; an optional read-ahead just stops.  The runtime answers
+   * so when every process holding memory waits for more and none can be
+   * unloaded under it.  A negative return aborts the program when it
+   * happens in the fault handler; bd_mem_prepare() returns it instead.  release(ctx, n) is called after n bytes
    * stopped being resident (unload, discard, shrink, free, fini).  AR
    * strategies account a whole allocation at its first touch; LRLW accounts
    * each loaded chunk (the runtime may batch requests to the master).
@@ -270,11 +274,16 @@ typedef struct {
     void (*io_end)(void *ctx, int write, size_t bytes, uint64_t t0_ns);
 } bd_mem_config_t;
 
+#define BD_MEM_ACQUIRE_SHRINK 1
+
 typedef struct {
     uint64_t bytes_written;  /* bytes written to backing files */
     uint64_t bytes_read;     /* bytes read from backing files */
     uint64_t loads;          /* load operations (chunks or whole allocations) */
     uint64_t unloads;        /* allocations unloaded (memory released) */
+    uint64_t prefetched;     /* bytes accounted for look-ahead loads (bd_mem_prefetch) */
+    uint64_t shrinks;        /* times all memory was given back on the budget's request
+                              * while running (BD_MEM_ACQUIRE_SHRINK) */
     uint64_t faults;         /* fault events handled (uffd messages or SIGSEGVs) */
     uint64_t io_ns;          /* wall time spent in storage I/O */
     uint64_t resident;       /* bytes currently accounted as resident */
@@ -331,6 +340,24 @@ int bd_mem_overlaps(const void *p, size_t len)
  * allocations that could not be written stay resident and dirty, and
  * bd_mem_stats_t.unwritten says how many bytes still need storing. */
 int bd_mem_unload_all(void);
+
+/* Phases: the runtime calls bd_mem_phase(key) when the process resumes
+ * from a call in which it waited (key names that call); what the residency
+ * that follows touches is recorded, at the next full unload, for that key
+ * (the last two keys are kept). */
+void bd_mem_phase(uint64_t key);
+
+/* Look-ahead loading, for a process that waits in the call named key while
+ * another runs: start reading back, in the background, what the last
+ * residency that began in that call had resident (AR: the allocations it
+ * had touched, whole; LRLW: the sbpages), after one request to the budget
+ * for all of it.  Returns the
+ * bytes it accounted (0: nothing to load), or the budget's refusal (<0).
+ * It does not wait for the reads on the uffd path (the I/O workers install
+ * the data, the handler thread keeps the streams going, a fault on data
+ * still loading waits for it); on the mprotect path it reads everything
+ * before it returns.  bd_mem_idle() and unloads stop what is left. */
+int64_t bd_mem_prefetch(uint64_t key);
 /* Called by the runtime when the slave is about to block: unloads
  * everything under ARAW, does nothing otherwise. */
 int bd_mem_block_point(void);

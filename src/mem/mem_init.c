@@ -106,6 +106,9 @@ int bd_mem_init(const bd_mem_config_t *cfg)
     G.nfds = 0;
     memset(&G.st, 0, sizeof G.st);
     G.st.direct_io = 1;
+    G.phase_cur = -1;
+    G.pf_slot = 0;
+    memset(G.phase_used, 0, sizeof G.phase_used);
 
     int track = cfg->track;
 
@@ -256,6 +259,16 @@ int bd_mem_unload_all(void)
     int first = 0;
     LOCK();
     bdm_io_drain();
+    /* What the next look-ahead load brings back: what this residency
+     * touched.  A residency that touched nothing (a rank that ran from one
+     * MPI call to the next) keeps what the one before it recorded. */
+    int touched = 0;
+    for (size_t i = 0; i < G.ntab; i++)
+        touched |= G.tab[i]->nres > 0 || G.tab[i]->loaded;
+    for (size_t i = 0; touched && G.phase_cur >= 0 && i < G.ntab; i++)
+        bdm_note_warm(G.tab[i], G.tab[i]->nres > 0 || G.tab[i]->loaded, G.phase_cur);
+    if (touched)
+        G.phase_cur = -1;
     for (size_t i = 0; i < G.ntab; i++) {
         int rc = bdm_unload_one(G.tab[i], &rel);
         if (rc && !first)
@@ -296,10 +309,13 @@ void bd_mem_idle(void)
    * through the bounce buffers while the rank waits, and nothing would give
    * them back afterwards.  What it has not read is loaded when touched (a
    * fault restarts an AR stream).  At most IO_NSLOT requests are waited for. */
-    for (size_t k = 0; k < G.ntab; k++)
+    for (size_t k = 0; k < G.ntab; k++) {
+        bdm_pf_stop(G.tab[k]);
         G.tab[k]->ra_end = G.tab[k]->ra_next;
+    }
     bdm_io_drain();
     bdm_bounce_idle();
+    G.pf_active = 0;
     UNLOCK();
 }
 

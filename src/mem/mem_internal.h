@@ -22,6 +22,13 @@
  * it is tracked exactly the next time.  Fresh sbpages are not cold. */
 #define SB_VERIFY 0x10 /* resident, writable, untracked: changed or not is decided by hashing */
 #define SB_COLD 0x20   /* was not written during its last residency */
+/* Look-ahead loading (bd_mem_prefetch): what a residency touched is kept
+ * for the phase it began in (the MPI call the process returned from, see
+ * bd_mem_phase): per allocation (AR) and per sbpage (LRLW), SB_WARM << k for
+ * phase slot k.  A look-ahead load brings back what the phase the process
+ * will resume from touched last time. */
+#define SB_WARM 0x40
+#define BDM_NPHASE 2
 
 /* Asynchronous I/O slots: one worker thread per slot runs one pread or
  * pwrite at a time, so that loads and write-back keep IO_NSLOT requests in
@@ -53,6 +60,9 @@ typedef struct alloc {
     int degrade_pending; /* mprotect failed with ENOMEM in an I/O worker */
     size_t nload;        /* sbpages SB_LOADING */
     size_t ra_lo, ra_next, ra_end, ra_win; /* read-ahead stream (sbpage indices) */
+    int warm;   /* bit k: touched in the last residency of phase slot k (AR look-ahead) */
+    int pf;     /* the stream [ra_next, ra_end) is a look-ahead load of warm sbpages */
+    size_t npf; /* sbpages that stream has accounted but not started reading */
     struct alloc *next_free;
 } alloc_t;
 
@@ -116,6 +126,11 @@ typedef struct {
     size_t rel_pending; /* accounted bytes to give back once unlocked */
     size_t ra_max_sb;   /* read-ahead window limit in sbpages (LRLW) */
     int pumping;
+    int pf_active; /* a look-ahead load may still run: give the bounce buffers back after it */
+    uint64_t phase_key[BDM_NPHASE]; /* the calls whose residencies the slots describe */
+    uint64_t phase_used[BDM_NPHASE];
+    int phase_cur; /* slot of the current residency, -1 none (or already recorded) */
+    int pf_slot;   /* slot the look-ahead load in progress reads */
 
     bd_mem_stats_t st;
 } mem_global_t;
@@ -171,6 +186,11 @@ static inline size_t bdm_round_up(size_t v, size_t m) { return (v + m - 1) / m *
 /* bd_mem.c: accounting, I/O slots, loading, unloading. */
 /* Give back accounted bytes above a's target; returns bytes to release. */
 size_t bdm_acct_trim(alloc_t *a);
+/* End a's look-ahead stream, giving back what it accounted and did not start. */
+void bdm_pf_stop(alloc_t *a);
+/* Record which sbpages of a are resident before a full unload, for phase
+ * slot k (SB_WARM << k). */
+void bdm_note_warm(alloc_t *a, int touched, int k);
 /* Tell the budget (cfg.release) that n bytes stopped being resident; call
  * without the lock. */
 void bdm_do_release(size_t n);

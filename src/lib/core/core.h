@@ -177,6 +177,8 @@ void bdl_lib_mem_stats(void);
 void bdl_lib_mem_command(void);
 void bdl_lib_mem_idle(void);
 uint64_t bdl_lib_mem_resident(void);
+uint64_t bdl_lib_mem_phase_key(const bd_req_t *r);
+void bdl_lib_mem_phase(uint64_t key);
 void bdl_lib_mem_discard(void *buf, uint64_t len);
 void bdl_lib_mem_prepare(const void *buf, uint64_t len, int for_write);
 

@@ -307,6 +307,45 @@ static void unlink_posted(precv_t *p)
         g_posted_tail = pp;
 }
 
+/* A single-copy entry is read while it is claimed, and its sender waits
+ * for the claim to end.  A read into managed memory that is not resident
+ * would wait for a grant from the budget, and that grant may wait for the
+ * sender's memory: a cycle nobody breaks.  So the destination is made
+ * resident before the entry is claimed: the posted receive it matches, or
+ * the buffer it will be kept in when unexpected (g_spare, used by arrive). */
+static umsg_t *g_spare;
+static uint64_t g_spare_len;
+
+static void prepare_cma_dest(const bd_mentry_t *e)
+{
+    if (!bdl_g.mem_active || e->kind == BD_ME_ACK)
+        return;
+    for (precv_t *p = g_posted; p; p = p->next)
+        if (matches(p->ctx, p->src, p->tag, e)) {
+            const bdl_dt_t *t = p->dt;
+            uint64_t cap = p->count * t->psize, take = e->nbytes < cap ? e->nbytes : cap;
+            char *contig = bdl_dt_contig(t, p->buf, p->count);
+            if (contig) {
+                bdl_lib_mem_discard(contig, take);
+                bdl_lib_mem_prepare(contig, take, 1);
+            } else if (p->count && t->true_extent > 0) {
+                uint64_t span = (uint64_t)t->extent * (p->count - 1) + (uint64_t)t->true_extent;
+                bdl_lib_mem_prepare((char *)p->buf + t->true_lb, span, 1);
+            }
+            return;
+        }
+    if (g_spare && g_spare_len != e->nbytes) {
+        free(g_spare);
+        g_spare = NULL;
+    }
+    if (!g_spare)
+        g_spare = malloc(sizeof *g_spare + e->nbytes);
+    if (g_spare) {
+        g_spare_len = e->nbytes;
+        bdl_lib_mem_prepare(g_spare->data, e->nbytes, 1);
+    }
+}
+
 /* A message arrives (in mailbox order): to the first posted receive it
  * matches, else to the unexpected queue. */
 static void arrive(const bd_mentry_t *e, const char *data)
@@ -325,7 +364,14 @@ static void arrive(const bd_mentry_t *e, const char *data)
             return;
         }
     uint64_t inl = e->flags & BD_SEND_FILE ? 0 : e->nbytes;
-    umsg_t *u = malloc(sizeof *u + inl);
+    umsg_t *u = NULL;
+    if (g_spare && g_spare_len == inl)
+        u = g_spare;
+    else
+        free(g_spare);
+    g_spare = NULL;
+    if (!u)
+        u = malloc(sizeof *u + inl);
     if (!u)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory keeping a %llu-byte unexpected message",
                   (unsigned long long)e->nbytes);
@@ -377,6 +423,10 @@ int bdl_p2p_drain(void)
     int n = 0;
     bd_mentry_t *e;
     while ((e = bd_mbox_peek(mb, &pos))) {
+        /* the flags are a hint here: the sender may turn it into a file */
+        if (atomic_load_explicit(&e->state, memory_order_acquire) == BD_ME_READY &&
+            (e->flags & BD_ME_CMA))
+            prepare_cma_dest(e);
         if (bd_mbox_take(e)) {
             arrive(e, bd_mentry_data(e));
             n++;

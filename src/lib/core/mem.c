@@ -81,6 +81,7 @@ void bdl_lib_mem_init(void)
         .io_begin = bd_trace_io_begin, /* time accounting, timeline */
         .io_end = bd_trace_io_end,
     };
+    _Static_assert(BD_MEM_RESP_SHRINK == BD_MEM_ACQUIRE_SHRINK, "acquire answers differ");
     int rc = bd_mem_init(&cfg);
     if (rc < 0)
         bdl_fatal(MPI_ERR_OTHER, "cannot start the memory manager in %s: %s", cfg.dir,
@@ -104,13 +105,19 @@ void bdl_lib_mem_stats(void)
     atomic_store_explicit(&o[BD_STAT_MEM_PEAK], st.peak_resident, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_HASHED], st.bytes_hashed, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_PREDICT_MISS], st.verified_clean, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_SHRINKS], st.shrinks, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_PREFETCHED], st.prefetched, memory_order_relaxed);
 }
 
-/* The master told this (blocked) rank to write its memory out. */
+/* The master told this (waiting) rank to write its memory out, or to load
+ * it back ahead of its turn. */
 void bdl_lib_mem_command(void)
 {
     uint32_t cmd = atomic_load_explicit(&bdl_g.slot->cmd, memory_order_acquire);
-    if (cmd == BD_CMD_UNLOAD && bdl_g.mem_active) {
+    if (cmd == BD_CMD_PREFETCH && bdl_g.mem_active) {
+        /* what it touched after this call last time; refused: loaded when touched */
+        bd_mem_prefetch(bdl_lib_mem_phase_key(&bdl_g.slot->req));
+    } else if (cmd == BD_CMD_UNLOAD && bdl_g.mem_active) {
         int rc = bd_mem_unload_all();
         if (rc < 0) {
             bd_mem_stats_t st;
@@ -128,6 +135,23 @@ void bdl_lib_mem_command(void)
     }
     atomic_store_explicit(&bdl_g.slot->cmd, BD_CMD_NONE, memory_order_release);
     ring_master();
+}
+
+/* Names the call a rank waits in, for the memory manager's phases: the
+ * request, and for a mailbox wait what it waits for (a receive, an
+ * in-rank collective, ...). */
+uint64_t bdl_lib_mem_phase_key(const bd_req_t *r)
+{
+    uint64_t k = r->code;
+    if (r->code == BD_REQ_P2P_WAIT)
+        k |= (uint64_t)(r->arg[1] & 0xff) << 16;
+    return k;
+}
+
+void bdl_lib_mem_phase(uint64_t key)
+{
+    if (bdl_g.mem_active)
+        bd_mem_phase(key);
 }
 
 void bdl_lib_mem_idle(void)

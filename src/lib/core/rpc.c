@@ -77,7 +77,9 @@ void bdl_rpc(void)
         bdl_p2p_settle();
         sl->req = keep;
     }
-    if (bdl_g.hdr->job.nr < bdl_g.hdr->nslaves && may_block(sl->req.code)) {
+    int shared = bdl_g.hdr->job.nr < bdl_g.hdr->nslaves && may_block(sl->req.code);
+    uint64_t phase = shared ? bdl_lib_mem_phase_key(&sl->req) : 0;
+    if (shared) {
         report_resident();
         /* Another rank may run while this one waits: hold no unaccounted memory. */
         bdl_lib_mem_idle();
@@ -113,4 +115,6 @@ void bdl_rpc(void)
     }
     bd_trace_wait_end(trace);
     atomic_fetch_add_explicit(&sl->stats[BD_STAT_WAIT_NS], bdl_now_ns() - t0, memory_order_relaxed);
+    if (shared)
+        bdl_lib_mem_phase(phase); /* what runs from here on belongs to this call */
 }
