@@ -36,7 +36,7 @@
       "grant (other ranks unloading), no I/O of its own")                                          \
     X(TIME_IO_WAIT_NS, "ns",                                                                       \
       "storage while waiting: in a request to the master, managed-memory I/O of the rank in "      \
-      "progress (unloads the master ordered)")                                                     \
+      "progress (unloads the master ordered, loading ahead of its turn)")                          \
     X(TIME_WAIT_NS, "ns",                                                                          \
       "waiting: in a request to the master (blocked, for a run slot, or being served), no I/O "    \
       "of its own")                                                                                \
