@@ -297,11 +297,12 @@ static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep)
     return p->data ? 0 : -1;
 }
 
-/* The budget needs `need` bytes: store complete large pieces kept in
- * memory (they were placed there while it had room) and free them. */
+/* The budget needs `need` bytes: give back staging buffers not in use,
+ * then store complete large pieces kept in memory (they were placed there
+ * while it had room) and free them. */
 uint64_t bdr_coll_shrink(uint64_t need)
 {
-    uint64_t freed = 0;
+    uint64_t freed = bdr_stage_trim();
     for (coll_t *c = g_m.colls; c && freed < need && !g_m.stopping; c = c->next) {
         if (is_fold(c->d.kind) || c->d.kind == BD_COLL_SPLIT)
             continue;

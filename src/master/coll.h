@@ -49,6 +49,9 @@ int bdr_stage_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_
 int bdr_stage_ship_fd(coll_t *c);
 /* c is freed: close its file, drop what is staged for it. */
 void bdr_stage_close(coll_t *c);
+/* Give back the buffers not in use (the pool, the read cache); returns
+ * the bytes freed. */
+uint64_t bdr_stage_trim(void);
 
 /* coll_net.c */
 /* This node's ranks have given what the other nodes need: send it. */

@@ -5,7 +5,8 @@
  * budget does not see them.  Direct I/O moves whole aligned blocks from
  * aligned memory, so:
  *   - a piece is written in order (the ranks PUT it so, other nodes send
- *     it so) through a writer: an aligned buffer of STAGE_BUF bytes that
+ *     it so) through a writer: an aligned buffer of STAGE_BUF bytes (1 MiB,
+ *     or a 32nd of a small budget) that
  *     is written out whenever it is full, and once more, padded with zeros
  *     to the block, when the piece is complete.  Each piece starts on a
  *     block of its own (coll.c places it), so padding never hits a
@@ -38,7 +39,20 @@
 #include "coll.h"
 
 #define ALIGN BD_FS_DIO_ALIGN
-#define STAGE_BUF (1u << 20)
+/* The buffers' size: 1 MiB (a good direct-I/O request), but at most a
+ * 32nd of the budget (never below 64 KiB), so that small budgets are not
+ * taken up by the staging itself. */
+static uint64_t stage_buf(void)
+{
+    static uint64_t n;
+    if (!n) {
+        uint64_t b = g_m.hdr->job.mem_budget / 32;
+        n = b && b < (1u << 20) ? b : (1u << 20);
+        n = n < (64u << 10) ? (64u << 10) : n & ~(uint64_t)(ALIGN - 1);
+    }
+    return n;
+}
+#define STAGE_BUF stage_buf()
 #define POOL_MAX 2
 
 static uint64_t up(uint64_t x) { return (x + ALIGN - 1) & ~(uint64_t)(ALIGN - 1); }
@@ -339,18 +353,8 @@ void bdr_stage_close(coll_t *c)
     if (c->fd >= 0)
         close(c->fd);
     c->fd = -1;
-    if (!g_files) {
-        /* no spill file open: give the buffers back */
-        while (g_npool) {
-            free(g_pool[--g_npool]);
-            g_buf_bytes -= STAGE_BUF;
-        }
-        if (g_cache.buf) {
-            free(g_cache.buf);
-            g_cache.buf = NULL;
-            g_buf_bytes -= STAGE_BUF;
-        }
-    }
+    if (!g_files)
+        bdr_stage_trim(); /* no spill file open: give the buffers back */
 }
 
 int bdr_stage_fits(uint64_t bytes)
@@ -363,6 +367,24 @@ int bdr_stage_fits(uint64_t bytes)
         if (!g_m.slaves[i].exited)
             t += atomic_load_explicit(&g_m.slaves[i].slot->mem_resident, memory_order_relaxed);
     return t + bytes <= budget;
+}
+
+uint64_t bdr_stage_trim(void)
+{
+    uint64_t freed = 0;
+    while (g_npool) {
+        free(g_pool[--g_npool]);
+        g_buf_bytes -= STAGE_BUF;
+        freed += STAGE_BUF;
+    }
+    if (g_cache.buf) {
+        free(g_cache.buf);
+        g_cache.buf = NULL;
+        g_cache.c = NULL;
+        g_buf_bytes -= STAGE_BUF;
+        freed += STAGE_BUF;
+    }
+    return freed;
 }
 
 uint64_t bdr_coll_staging_bytes(void)
