@@ -211,6 +211,7 @@ typedef struct bd_slot {
     _Atomic uint32_t cmd;
     _Atomic uint32_t rma_pending; /* master -> rank: RMA service messages wait for it */
     _Atomic uint32_t running;     /* master -> all: it holds a run slot (a hint) */
+    _Atomic uint32_t cma_out;     /* rank -> master: its single-copy sends being read */
     _Atomic uint32_t cma_ok;      /* rank -> all: others may read its memory (CMA) */
 } bd_slot_t;
 

@@ -136,9 +136,14 @@ static int resolve_stuck(slave_t *s)
         if (c->mem_pending && !c->exited && resident_of(c) > resident_of(keep))
             keep = c;
     }
-    int shrunk = 0;
+    int shrunk = 0, reading = 0;
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *c = &g_m.slaves[i];
+        if (c != keep && c->mem_pending && !c->exited && resident_of(c) > 0 &&
+            atomic_load_explicit(&c->slot->cma_out, memory_order_acquire)) {
+            reading = 1; /* others read its buffers: they finish first */
+            continue;
+        }
         if (c != keep && c->mem_pending && !c->exited && resident_of(c) > 0) {
             mem_answer(c, BD_MEM_RESP_SHRINK);
             shrunk = 1;
@@ -147,15 +152,17 @@ static int resolve_stuck(slave_t *s)
     g_m.mem_keep = keep;
     if (keep != s)
         return 1;
-    if (shrunk)
+    if (shrunk || reading)
         return 0; /* served when their memory is back */
     uint64_t budget = g_m.hdr->job.mem_budget;
     bdr_master_fail(1,
                     "rank %d needs %llu more bytes of memory with %llu resident, but the node's "
-                    "budget (-mem) is %llu bytes and %llu of it is held by buffered messages: "
-                    "its working set cannot fit; use more ranks or a larger -mem",
+                    "budget (-mem) is %llu bytes and %llu of it is held by buffered messages "
+                    "and %llu by collective data in the master: its working set cannot fit; use "
+                    "more ranks or a larger -mem",
                     s->world, (unsigned long long)s->mem_want, (unsigned long long)resident_of(s),
-                    (unsigned long long)budget, (unsigned long long)g_m.bytes_buffered);
+                    (unsigned long long)budget, (unsigned long long)g_m.bytes_buffered,
+                    (unsigned long long)bdr_coll_staging_bytes());
     mem_answer(s, -12);
     return -1;
 }

@@ -541,6 +541,13 @@ typedef struct {
 
 static cma_send_t *g_cs;
 static int g_ncs, g_capcs;
+
+/* The master never tells a rank whose send buffers others are reading to
+ * give its memory back (memacct.c): a reader would wait on that rank. */
+static void publish_cma_out(void)
+{
+    atomic_store_explicit(&bdl_g.slot->cma_out, (uint32_t)g_ncs, memory_order_release);
+}
 static int g_settling;
 
 /* How long a sender waits for a receiver that will read soon (reader_near)
@@ -575,8 +582,10 @@ static void cma_count(const cma_send_t *c)
 void bdl_p2p_cma_forget(uint64_t id)
 {
     cma_send_t *c = cma_find(id);
-    if (c)
+    if (c) {
         *c = g_cs[--g_ncs];
+        publish_cma_out();
+    }
 }
 
 /* dst will read soon: it holds a run slot, or it sleeps on its mailbox
@@ -617,6 +626,7 @@ uint64_t bdl_p2p_cma_post(int dst, const bd_mentry_t *proto, const void *buf)
         g_cs = xrealloc(g_cs, (size_t)g_capcs * sizeof *g_cs);
     }
     cma_send_t *c = &g_cs[g_ncs++];
+    publish_cma_out();
     *c = (cma_send_t){
         .id = e.send_id, .dst = dst, .acked = gone, .buf = buf, .n = e.nbytes, .end = end};
     c->tail_seen = atomic_load_explicit(&mbox_of(dst)->tail, memory_order_relaxed);
@@ -703,6 +713,7 @@ void bdl_p2p_settle(void)
             if (cma_progress(&g_cs[i], 1)) {
                 cma_count(&g_cs[i]);
                 g_cs[i] = g_cs[--g_ncs];
+                publish_cma_out();
             } else
                 i++;
         }
