@@ -116,7 +116,10 @@ void bdl_lib_mem_command(void)
     uint32_t cmd = atomic_load_explicit(&bdl_g.slot->cmd, memory_order_acquire);
     if (cmd == BD_CMD_PREFETCH && bdl_g.mem_active) {
         /* what it touched after this call last time; refused: loaded when touched */
-        bd_mem_prefetch(bdl_lib_mem_phase_key(&bdl_g.slot->req));
+        int64_t got = bd_mem_prefetch(bdl_lib_mem_phase_key(&bdl_g.slot->req));
+        if (got > 0) /* not bdl_lib_mem_stats(): it would wait for the reads */
+            atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_MEM_PREFETCHED], (uint64_t)got,
+                                      memory_order_relaxed);
     } else if (cmd == BD_CMD_UNLOAD && bdl_g.mem_active) {
         int rc = bd_mem_unload_all();
         if (rc < 0) {
