@@ -31,7 +31,8 @@
 typedef struct precv {
     struct precv *next;
     int ctx, src, tag;
-    int handle; /* its request (0: a blocking receive, below) */
+    int src_world; /* the source's world rank when known (a blocking receive), else -1 */
+    int handle;    /* its request (0: a blocking receive, below) */
     void *buf;
     const bdl_dt_t *dt;
     uint64_t count;
@@ -686,25 +687,36 @@ static void spin_step(unsigned i)
         sched_yield();
 }
 
+/* Spinning is worth it while no rank waits for a run slot, or while the
+ * one rank we wait for (world rank `from`, -1: any) holds one: its answer
+ * comes in microseconds, where giving our slot away costs two wake-ups
+ * through the master now and two more to get it back. */
+static int spin_worth(int from)
+{
+    bd_shm_hdr_t *h = bdl_g.hdr;
+    if (!atomic_load_explicit(&h->runnable_waiting, memory_order_relaxed))
+        return 1;
+    if (from < 0 || from == bdl_g.world_rank || !bdl_p2p_local(from))
+        return 0;
+    bd_slot_t *d = bd_shm_slot(h, (uint32_t)(from - (int)h->first_rank));
+    return atomic_load_explicit(&d->running, memory_order_relaxed) != 0;
+}
+
 /* Nothing matched since `seen` was read (before the last drain): wait for
- * the mailbox to move.  Spins while no rank waits for a run slot (a peer
- * on the other core is about to answer), then sleeps in the master, which
- * gives our run slot away. */
-static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag)
+ * the mailbox to move.  Spins for up to -spin while that is worth it (see
+ * spin_worth), then sleeps in the master, which gives our run slot away. */
+static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag, int from)
 {
     bd_mbox_t *mb = my_mbox();
     uint64_t spin_ns = bdl_g.hdr->job.spin_ns;
-    if (spin_ns && bdl_g.hdr->job.nr > 1 &&
-        !atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed)) {
+    if (spin_ns && bdl_g.hdr->job.nr > 1 && spin_worth(from)) {
         uint64_t t0 = bdl_now_ns();
         for (unsigned i = 1;; i++) {
             if (atomic_load_explicit(&mb->event_seq, memory_order_acquire) != seen ||
                 atomic_load_explicit(&mb->overflow, memory_order_relaxed))
                 return;
             spin_step(i);
-            if (!(i & 63) &&
-                (bdl_now_ns() - t0 > spin_ns ||
-                 atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed)))
+            if (!(i & 63) && (bdl_now_ns() - t0 > spin_ns || !spin_worth(from)))
                 break;
         }
     }
@@ -727,7 +739,7 @@ static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag)
     atomic_store_explicit(&mb->sleeping, 0, memory_order_relaxed);
 }
 
-void bdl_p2p_wait_event(uint32_t seen, int why) { wait_event(seen, why, -1, -1, -1); }
+void bdl_p2p_wait_event(uint32_t seen, int why) { wait_event(seen, why, -1, -1, -1, -1); }
 
 /* A poll found nothing: give the run slot away if another rank wants it. */
 void bdl_p2p_poll_failed(void)
@@ -791,8 +803,8 @@ static int take_unexpected(umsg_t *u, void *buf, const bdl_dt_t *t, uint64_t cou
  * still in the mailbox, so it is searched without draining first; a
  * receive not satisfied there is posted before the mailbox is drained, and
  * a large message still in the ring is then read once, straight into buf. */
-bdl_precv_t *bdl_recv_begin(int ctx, int src, int tag, void *buf, uint64_t count, const bdl_dt_t *t,
-                            MPI_Status *st, int *err)
+bdl_precv_t *bdl_recv_begin(int ctx, int src, int src_world, int tag, void *buf, uint64_t count,
+                            const bdl_dt_t *t, MPI_Status *st, int *err)
 {
     umsg_t *u = find_unexpected(ctx, src, tag, 1);
     if (u) {
@@ -802,7 +814,13 @@ bdl_precv_t *bdl_recv_begin(int ctx, int src, int tag, void *buf, uint64_t count
     precv_t *p = malloc(sizeof *p);
     if (!p)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory posting a receive");
-    *p = (precv_t){.ctx = ctx, .src = src, .tag = tag, .buf = buf, .dt = t, .count = count};
+    *p = (precv_t){.ctx = ctx,
+                   .src = src,
+                   .src_world = src_world,
+                   .tag = tag,
+                   .buf = buf,
+                   .dt = t,
+                   .count = count};
     *g_posted_tail = p;
     g_posted_tail = &p->next;
     return p;
@@ -817,7 +835,7 @@ int bdl_recv_end(bdl_precv_t *p, MPI_Status *st)
         bdl_p2p_drain();
         if (p->done)
             break;
-        wait_event(seen, BD_WAIT_RECV, p->ctx, p->src, p->tag);
+        wait_event(seen, BD_WAIT_RECV, p->ctx, p->src, p->tag, p->src_world);
     }
     if (st != MPI_STATUS_IGNORE)
         *st = p->status;
@@ -830,7 +848,7 @@ int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const b
                    MPI_Status *st)
 {
     int err = MPI_SUCCESS;
-    bdl_precv_t *p = bdl_recv_begin(ctx, src, tag, buf, count, t, st, &err);
+    bdl_precv_t *p = bdl_recv_begin(ctx, src, -1, tag, buf, count, t, st, &err);
     return p ? bdl_recv_end(p, st) : err;
 }
 
@@ -856,6 +874,7 @@ void bdl_p2p_post_recv(int handle, int ctx, int src, int tag)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory posting a receive");
     *p = (precv_t){.ctx = ctx,
                    .src = src,
+                   .src_world = -1,
                    .tag = tag,
                    .handle = handle,
                    .buf = q->buf,
@@ -881,7 +900,7 @@ int bdl_p2p_recv_poll(bdl_request_t **qs, int n, int block)
             ndone += qs[i]->done;
         if (ndone || !block)
             return ndone;
-        wait_event(seen, n == 1 ? BD_WAIT_RECV : BD_WAIT_ANY, -1, -1, n);
+        wait_event(seen, n == 1 ? BD_WAIT_RECV : BD_WAIT_ANY, -1, -1, n, -1);
     }
 }
 
@@ -973,7 +992,7 @@ int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, MPI_Status 
             bdl_p2p_poll_failed();
             return 0;
         }
-        wait_event(seen, take ? BD_WAIT_MPROBE : BD_WAIT_PROBE, ctx, src, tag);
+        wait_event(seen, take ? BD_WAIT_MPROBE : BD_WAIT_PROBE, ctx, src, tag, -1);
     }
 }
 
@@ -1000,6 +1019,6 @@ int bdl_p2p_sync_done(uint64_t id, int blocking)
             return 1;
         if (!blocking)
             return 0;
-        wait_event(seen, BD_WAIT_SSEND, -1, -1, -1);
+        wait_event(seen, BD_WAIT_SSEND, -1, -1, -1, -1);
     }
 }

@@ -133,7 +133,11 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
     }
     if (rc)
         return rc;
-    rc = bdl_recv_typed(c->ctx, source, tag, buf, (uint64_t)count, t, status);
+    bdl_precv_t *p = bdl_recv_begin(c->ctx, source,
+                                    source == MPI_ANY_SOURCE ? -1 : bdl_comm_peer_world(c, source),
+                                    tag, buf, (uint64_t)count, t, status, &rc);
+    if (p)
+        rc = bdl_recv_end(p, status);
     if (rc)
         return bdl_error(comm, rc, "MPI_Recv",
                          "message of %llu bytes from rank %d (tag %d) truncated to the %llu-byte "
@@ -176,7 +180,9 @@ static int sendrecv(const char *call, const void *sendbuf, int sendcount, MPI_Da
     int err = MPI_SUCCESS;
     bdl_precv_t *p = NULL;
     if (rrc == 0)
-        p = bdl_recv_begin(c->ctx, source, recvtag, recvbuf, (uint64_t)recvcount, rt, status, &err);
+        p = bdl_recv_begin(c->ctx, source,
+                           source == MPI_ANY_SOURCE ? -1 : bdl_comm_peer_world(c, source), recvtag,
+                           recvbuf, (uint64_t)recvcount, rt, status, &err);
     if (src == 0)
         bdl_send_typed_id(c->ctx, bdl_comm_peer_world(c, dest), c->rank, sendtag, sendbuf,
                           (uint64_t)sendcount, st, 0, 0, NULL, NULL);
