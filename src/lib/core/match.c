@@ -624,10 +624,11 @@ static int cma_progress(cma_send_t *c, int force)
     return 0;
 }
 
-static void spin_step(unsigned i);
+static void spin_step(unsigned i, uint64_t t0);
 
 int bdl_p2p_cma_done(uint64_t id, int blocking)
 {
+    uint64_t t0 = blocking ? bdl_now_ns() : 0;
     for (unsigned i = 1;; i++) {
         bdl_p2p_drain();
         cma_send_t *c = cma_find(id);
@@ -640,7 +641,7 @@ int bdl_p2p_cma_done(uint64_t id, int blocking)
         }
         if (!blocking)
             return 0;
-        spin_step(i);
+        spin_step(i, t0);
     }
 }
 
@@ -649,9 +650,10 @@ void bdl_p2p_settle(void)
     if (!g_ncs || g_settling)
         return;
     g_settling = 1;
+    uint64_t t0 = bdl_now_ns();
     for (unsigned k = 1; g_ncs; k++) {
         if (k > 1)
-            spin_step(k);
+            spin_step(k, t0);
         bdl_p2p_drain();
         for (int i = 0; i < g_ncs;) {
             if (cma_progress(&g_cs[i], 1)) {
@@ -673,17 +675,21 @@ static uint32_t event_seq(void)
 
 uint32_t bdl_p2p_event_seq(void) { return event_seq(); }
 
-/* One step of a busy wait; every 64th gives the CPU to any other runnable
- * task on it.  The scheduler often wakes two ranks onto the CPU their
- * master runs on: a rank spinning for its peer's answer then kept that
- * peer from running until the spin ended, and -ns 8 -nr 2 exchanges ran
- * 15x slower in that state (bandwidth 8 KiB: 220 MB/s against 3.7 GB/s). */
-static void spin_step(unsigned i)
+/* One step of a busy wait that began at t0; once it has lasted 4 us, every
+ * 64th step gives the CPU to any other runnable task on it.  The scheduler
+ * often wakes two ranks onto the CPU their master runs on: a rank spinning
+ * for its peer's answer then kept that peer from running until the spin
+ * ended (80-215 us per 8-byte ping-pong at -ns 2 -nr 2, 220 MB/s against
+ * 3.7 GB/s for 8 KiB at -ns 8 -nr 2).  Not from the first step: an answer
+ * from another CPU mostly comes within a few microseconds, and a yield
+ * then only added its system call (20-70% on 0.2-1.5 us exchanges). */
+#define BDL_YIELD_AFTER_NS 4000
+static void spin_step(unsigned i, uint64_t t0)
 {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
-    if (!(i & 63))
+    if (!(i & 63) && bdl_now_ns() - t0 > BDL_YIELD_AFTER_NS)
         sched_yield();
 }
 
@@ -715,7 +721,7 @@ static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag, int f
             if (atomic_load_explicit(&mb->event_seq, memory_order_acquire) != seen ||
                 atomic_load_explicit(&mb->overflow, memory_order_relaxed))
                 return;
-            spin_step(i);
+            spin_step(i, t0);
             if (!(i & 63) && (bdl_now_ns() - t0 > spin_ns || !spin_worth(from)))
                 break;
         }
