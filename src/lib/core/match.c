@@ -16,6 +16,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -624,11 +625,19 @@ static int cma_progress(cma_send_t *c, int force)
     return 0;
 }
 
-static void spin_step(unsigned i, uint64_t t0);
+typedef struct spin spin_t;
+static void spin_start(spin_t *s, int peer);
+static int spin_step(spin_t *s, unsigned i);
+struct spin {
+    uint64_t t0;
+    int peer;    /* the world rank whose action ends the wait, or -1 */
+    int checked; /* whether it shares our CPU has been looked at */
+};
 
 int bdl_p2p_cma_done(uint64_t id, int blocking)
 {
-    uint64_t t0 = blocking ? bdl_now_ns() : 0;
+    spin_t sp; /* no peer: a single-copy sender must not sleep in the master */
+    spin_start(&sp, -1);
     for (unsigned i = 1;; i++) {
         bdl_p2p_drain();
         cma_send_t *c = cma_find(id);
@@ -641,7 +650,7 @@ int bdl_p2p_cma_done(uint64_t id, int blocking)
         }
         if (!blocking)
             return 0;
-        spin_step(i, t0);
+        (void)spin_step(&sp, i);
     }
 }
 
@@ -650,10 +659,11 @@ void bdl_p2p_settle(void)
     if (!g_ncs || g_settling)
         return;
     g_settling = 1;
-    uint64_t t0 = bdl_now_ns();
+    spin_t sp;
+    spin_start(&sp, -1);
     for (unsigned k = 1; g_ncs; k++) {
         if (k > 1)
-            spin_step(k, t0);
+            (void)spin_step(&sp, k);
         bdl_p2p_drain();
         for (int i = 0; i < g_ncs;) {
             if (cma_progress(&g_cs[i], 1)) {
@@ -675,22 +685,54 @@ static uint32_t event_seq(void)
 
 uint32_t bdl_p2p_event_seq(void) { return event_seq(); }
 
-/* One step of a busy wait that began at t0; once it has lasted 4 us, every
- * 64th step gives the CPU to any other runnable task on it.  The scheduler
- * often wakes two ranks onto the CPU their master runs on: a rank spinning
- * for its peer's answer then kept that peer from running until the spin
- * ended (80-215 us per 8-byte ping-pong at -ns 2 -nr 2, 220 MB/s against
- * 3.7 GB/s for 8 KiB at -ns 8 -nr 2).  Not from the first step: an answer
- * from another CPU mostly comes within a few microseconds, and a yield
- * then only added its system call (20-70% on 0.2-1.5 us exchanges). */
-#define BDL_YIELD_AFTER_NS 4000
-static void spin_step(unsigned i, uint64_t t0)
+/* The CPU world rank w's process runs on, or waits to run on (field 39
+ * of /proc/PID/stat); -1 if unknown. */
+static int cpu_of(int w)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid_of(w));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* the command may hold spaces */
+    if (!p)
+        return -1;
+    int field = 2;
+    for (p++; *p && field < 39; p++)
+        if (*p == ' ')
+            field++;
+    return field == 39 ? atoi(p) : -1;
+}
+
+static void spin_start(spin_t *s, int peer) { *s = (spin_t){.t0 = bdl_now_ns(), .peer = peer}; }
+
+/* One step of a busy wait; 1 when it should stop because the rank it waits
+ * for shares our CPU.  The scheduler sometimes wakes two ranks onto one CPU
+ * (their master's): a rank spinning for its peer's answer then kept that
+ * peer from running until the spin ended (80-215 us per 8-byte ping-pong at
+ * -ns 2 -nr 2; 220 MB/s against 3.7 GB/s for 8 KiB at -ns 8 -nr 2).  So a
+ * wait for a known rank that has lasted 20 us looks once where that rank
+ * is (/proc, some microseconds), and if it is on our CPU, the waiter
+ * sleeps instead (in the master, which the peer's message rings).  Not
+ * sched_yield: with other busy processes on the CPU, a yield may hand one
+ * of them its whole time slice (2 ms per ping-pong with two CPU hogs). */
+#define BDL_COLOC_CHECK_NS 20000
+static int spin_step(spin_t *s, unsigned i)
 {
 #if defined(__x86_64__) || defined(__i386__)
     __builtin_ia32_pause();
 #endif
-    if (!(i & 63) && bdl_now_ns() - t0 > BDL_YIELD_AFTER_NS)
-        sched_yield();
+    if ((i & 63) || s->checked || s->peer < 0 || s->peer == bdl_g.world_rank ||
+        !bdl_p2p_local(s->peer) || bdl_now_ns() - s->t0 < BDL_COLOC_CHECK_NS)
+        return 0;
+    s->checked = 1;
+    int cpu = cpu_of(s->peer);
+    return cpu >= 0 && cpu == sched_getcpu();
 }
 
 /* Spinning is worth it while no rank waits for a run slot, or while the
@@ -716,12 +758,15 @@ static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag, int f
     bd_mbox_t *mb = my_mbox();
     uint64_t spin_ns = bdl_g.hdr->job.spin_ns;
     if (spin_ns && bdl_g.hdr->job.nr > 1 && spin_worth(from)) {
-        uint64_t t0 = bdl_now_ns();
+        spin_t sp;
+        spin_start(&sp, from);
+        uint64_t t0 = sp.t0;
         for (unsigned i = 1;; i++) {
             if (atomic_load_explicit(&mb->event_seq, memory_order_acquire) != seen ||
                 atomic_load_explicit(&mb->overflow, memory_order_relaxed))
                 return;
-            spin_step(i, t0);
+            if (spin_step(&sp, i))
+                break;
             if (!(i & 63) && (bdl_now_ns() - t0 > spin_ns || !spin_worth(from)))
                 break;
         }
