@@ -15,7 +15,8 @@
  *              with one MPI_Sendrecv                            (us per exchange)
  *
  * A test's time is the best of --reps repetitions, each of as many
- * iterations as fill --budget seconds (from a short calibration run).
+ * iterations as fill --budget seconds (from calibration runs of growing
+ * length).
  * The best, not the mean, because these machines are shared and noisy. */
 #include <mpi.h>
 #include <stdint.h>
@@ -39,20 +40,31 @@ static void *xmalloc(size_t n)
     return p;
 }
 
-/* Iterations for one repetition: --budget over the time of one iteration
- * in a short calibration run (the slowest rank's, so every rank computes
- * the same number), at least 2, at most 100000.  Measured rather than
- * modelled: 8 busy-polling MPICH processes on 2 cores take 50-100 ms for
- * an 8-byte Allreduce, and a fixed model gave them 1000 iterations. */
-static int iters_for(double per)
+typedef double (*bench_fn)(size_t size, int iters, void *a, void *b);
+
+/* Iterations for one repetition: runs of 2, 8, 32, ... iterations until
+ * one takes a tenth of --budget (the slowest rank's time, so every rank
+ * computes the same number), then as many as fill --budget at that rate;
+ * at least 2, at most 100000.  Measured rather than modelled: 8
+ * busy-polling MPICH processes on 2 cores take 50-100 ms for an 8-byte
+ * Allreduce, and a fixed model gave them 1000 iterations.  Not from a
+ * single short run: one descheduling in 4 iterations left 2 iterations a
+ * repetition, and the best of such repetitions measured wake-ups. */
+static int iters_for(bench_fn fn, size_t size, void *a, void *b)
 {
-    MPI_Allreduce(MPI_IN_PLACE, &per, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
-    double n = per > 0 ? g_budget / per : 1e9;
-    if (n < 2)
-        n = 2;
-    if (n > 100000)
-        n = 100000;
-    return (int)n;
+    for (int k = 2;; k *= 4) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        double t = fn(size, k, a, b);
+        MPI_Allreduce(MPI_IN_PLACE, &t, 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD);
+        if (t >= g_budget / 10 || k >= 100000) {
+            double n = t > 0 ? g_budget * k / t : 1e9;
+            if (n < 2)
+                n = 2;
+            if (n > 100000)
+                n = 100000;
+            return (int)n;
+        }
+    }
 }
 
 static void result(const char *test, size_t size, double value, const char *unit)
@@ -61,14 +73,11 @@ static void result(const char *test, size_t size, double value, const char *unit
         printf("RESULT %s %zu %.3f %s\n", test, size, value, unit);
 }
 
-typedef double (*bench_fn)(size_t size, int iters, void *a, void *b);
-
 /* Best-of-reps seconds per iteration; every rank returns rank 0's. */
 static double measure(bench_fn fn, size_t size, void *a, void *b)
 {
     fn(size, 2, a, b); /* warm-up */
-    MPI_Barrier(MPI_COMM_WORLD);
-    int iters = iters_for(fn(size, 4, a, b) / 4);
+    int iters = iters_for(fn, size, a, b);
     double best = 1e30;
     for (int r = 0; r < g_reps; r++) {
         MPI_Barrier(MPI_COMM_WORLD);

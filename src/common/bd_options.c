@@ -20,7 +20,10 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
     [BD_OPT_MSG_THRESHOLD] = {"msg-threshold", BD_OPT_SIZE, "4K", 0, 1LL << 30,
                               "messages up to this size are buffered in memory (a rank of the "
                               "node: in the receiver's mailbox, inline up to 1/8 of its ring), "
-                              "larger ones in spill files"},
+                              "larger ones in spill files; between ranks of a node, larger ones "
+                              "up to 1/8 of a ring also go inline while the receiver's ring has "
+                              "room, and a receiver that runs reads larger ones once from the "
+                              "sender's memory"},
     [BD_OPT_WINDOW] = {"window", BD_OPT_SIZE, "256K", 16384, 1LL << 30,
                        "size of each rank's shared-memory transfer window "
                        "(raised to the message threshold if smaller)"},

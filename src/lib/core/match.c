@@ -15,6 +15,8 @@
  * block it until its mailbox's event count moves (BD_REQ_P2P_WAIT). */
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
@@ -30,7 +32,8 @@
 typedef struct precv {
     struct precv *next;
     int ctx, src, tag;
-    int handle; /* its request (0: a blocking receive, below) */
+    int src_world; /* the source's world rank when known (a blocking receive), else -1 */
+    int handle;    /* its request (0: a blocking receive, below) */
     void *buf;
     const bdl_dt_t *dt;
     uint64_t count;
@@ -682,9 +685,20 @@ static int cma_progress(cma_send_t *c, int force)
     return 0;
 }
 
+typedef struct spin spin_t;
+static void spin_start(spin_t *s, int peer);
+static int spin_step(spin_t *s, unsigned i);
+struct spin {
+    uint64_t t0;
+    int peer;    /* the world rank whose action ends the wait, or -1 */
+    int checked; /* whether it shares our CPU has been looked at */
+};
+
 int bdl_p2p_cma_done(uint64_t id, int blocking)
 {
-    for (;;) {
+    spin_t sp; /* no peer: a single-copy sender must not sleep in the master */
+    spin_start(&sp, -1);
+    for (unsigned i = 1;; i++) {
         bdl_p2p_drain();
         cma_send_t *c = cma_find(id);
         if (!c)
@@ -696,9 +710,7 @@ int bdl_p2p_cma_done(uint64_t id, int blocking)
         }
         if (!blocking)
             return 0;
-#if defined(__x86_64__) || defined(__i386__)
-        __builtin_ia32_pause();
-#endif
+        (void)spin_step(&sp, i);
     }
 }
 
@@ -707,7 +719,11 @@ void bdl_p2p_settle(void)
     if (!g_ncs || g_settling)
         return;
     g_settling = 1;
-    while (g_ncs) {
+    spin_t sp;
+    spin_start(&sp, -1);
+    for (unsigned k = 1; g_ncs; k++) {
+        if (k > 1)
+            (void)spin_step(&sp, k);
         bdl_p2p_drain();
         for (int i = 0; i < g_ncs;) {
             if (cma_progress(&g_cs[i], 1)) {
@@ -730,27 +746,89 @@ static uint32_t event_seq(void)
 
 uint32_t bdl_p2p_event_seq(void) { return event_seq(); }
 
+/* The CPU world rank w's process runs on, or waits to run on (field 39
+ * of /proc/PID/stat); -1 if unknown. */
+static int cpu_of(int w)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid_of(w));
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* the command may hold spaces */
+    if (!p)
+        return -1;
+    int field = 2;
+    for (p++; *p && field < 39; p++)
+        if (*p == ' ')
+            field++;
+    return field == 39 ? atoi(p) : -1;
+}
+
+static void spin_start(spin_t *s, int peer) { *s = (spin_t){.t0 = bdl_now_ns(), .peer = peer}; }
+
+/* One step of a busy wait; 1 when it should stop because the rank it waits
+ * for shares our CPU.  The scheduler sometimes wakes two ranks onto one CPU
+ * (their master's): a rank spinning for its peer's answer then kept that
+ * peer from running until the spin ended (80-215 us per 8-byte ping-pong at
+ * -ns 2 -nr 2; 220 MB/s against 3.7 GB/s for 8 KiB at -ns 8 -nr 2).  So a
+ * wait for a known rank that has lasted 20 us looks once where that rank
+ * is (/proc, some microseconds), and if it is on our CPU, the waiter
+ * sleeps instead (in the master, which the peer's message rings).  Not
+ * sched_yield: with other busy processes on the CPU, a yield may hand one
+ * of them its whole time slice (2 ms per ping-pong with two CPU hogs). */
+#define BDL_COLOC_CHECK_NS 20000
+static int spin_step(spin_t *s, unsigned i)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if ((i & 63) || s->checked || s->peer < 0 || s->peer == bdl_g.world_rank ||
+        !bdl_p2p_local(s->peer) || bdl_now_ns() - s->t0 < BDL_COLOC_CHECK_NS)
+        return 0;
+    s->checked = 1;
+    int cpu = cpu_of(s->peer);
+    return cpu >= 0 && cpu == sched_getcpu();
+}
+
+/* Spinning is worth it while no rank waits for a run slot, or while the
+ * one rank we wait for (world rank `from`, -1: any) holds one: its answer
+ * comes in microseconds, where giving our slot away costs two wake-ups
+ * through the master now and two more to get it back. */
+static int spin_worth(int from)
+{
+    bd_shm_hdr_t *h = bdl_g.hdr;
+    if (!atomic_load_explicit(&h->runnable_waiting, memory_order_relaxed))
+        return 1;
+    if (from < 0 || from == bdl_g.world_rank || !bdl_p2p_local(from))
+        return 0;
+    bd_slot_t *d = bd_shm_slot(h, (uint32_t)(from - (int)h->first_rank));
+    return atomic_load_explicit(&d->running, memory_order_relaxed) != 0;
+}
+
 /* Nothing matched since `seen` was read (before the last drain): wait for
- * the mailbox to move.  Spins while no rank waits for a run slot (a peer
- * on the other core is about to answer), then sleeps in the master, which
- * gives our run slot away. */
-static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag)
+ * the mailbox to move.  Spins for up to -spin while that is worth it (see
+ * spin_worth), then sleeps in the master, which gives our run slot away. */
+static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag, int from)
 {
     bd_mbox_t *mb = my_mbox();
     uint64_t spin_ns = bdl_g.hdr->job.spin_ns;
-    if (spin_ns && bdl_g.hdr->job.nr > 1 &&
-        !atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed)) {
-        uint64_t t0 = bdl_now_ns();
+    if (spin_ns && bdl_g.hdr->job.nr > 1 && spin_worth(from)) {
+        spin_t sp;
+        spin_start(&sp, from);
+        uint64_t t0 = sp.t0;
         for (unsigned i = 1;; i++) {
             if (atomic_load_explicit(&mb->event_seq, memory_order_acquire) != seen ||
                 atomic_load_explicit(&mb->overflow, memory_order_relaxed))
                 return;
-#if defined(__x86_64__) || defined(__i386__)
-            __builtin_ia32_pause();
-#endif
-            if (!(i & 63) &&
-                (bdl_now_ns() - t0 > spin_ns ||
-                 atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed)))
+            if (spin_step(&sp, i))
+                break;
+            if (!(i & 63) && (bdl_now_ns() - t0 > spin_ns || !spin_worth(from)))
                 break;
         }
     }
@@ -773,7 +851,7 @@ static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag)
     atomic_store_explicit(&mb->sleeping, 0, memory_order_relaxed);
 }
 
-void bdl_p2p_wait_event(uint32_t seen, int why) { wait_event(seen, why, -1, -1, -1); }
+void bdl_p2p_wait_event(uint32_t seen, int why) { wait_event(seen, why, -1, -1, -1, -1); }
 
 /* A poll found nothing: give the run slot away if another rank wants it. */
 void bdl_p2p_poll_failed(void)
@@ -837,8 +915,8 @@ static int take_unexpected(umsg_t *u, void *buf, const bdl_dt_t *t, uint64_t cou
  * still in the mailbox, so it is searched without draining first; a
  * receive not satisfied there is posted before the mailbox is drained, and
  * a large message still in the ring is then read once, straight into buf. */
-bdl_precv_t *bdl_recv_begin(int ctx, int src, int tag, void *buf, uint64_t count, const bdl_dt_t *t,
-                            MPI_Status *st, int *err)
+bdl_precv_t *bdl_recv_begin(int ctx, int src, int src_world, int tag, void *buf, uint64_t count,
+                            const bdl_dt_t *t, MPI_Status *st, int *err)
 {
     umsg_t *u = find_unexpected(ctx, src, tag, 1);
     if (u) {
@@ -848,7 +926,13 @@ bdl_precv_t *bdl_recv_begin(int ctx, int src, int tag, void *buf, uint64_t count
     precv_t *p = malloc(sizeof *p);
     if (!p)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory posting a receive");
-    *p = (precv_t){.ctx = ctx, .src = src, .tag = tag, .buf = buf, .dt = t, .count = count};
+    *p = (precv_t){.ctx = ctx,
+                   .src = src,
+                   .src_world = src_world,
+                   .tag = tag,
+                   .buf = buf,
+                   .dt = t,
+                   .count = count};
     *g_posted_tail = p;
     g_posted_tail = &p->next;
     return p;
@@ -863,7 +947,7 @@ int bdl_recv_end(bdl_precv_t *p, MPI_Status *st)
         bdl_p2p_drain();
         if (p->done)
             break;
-        wait_event(seen, BD_WAIT_RECV, p->ctx, p->src, p->tag);
+        wait_event(seen, BD_WAIT_RECV, p->ctx, p->src, p->tag, p->src_world);
     }
     if (st != MPI_STATUS_IGNORE)
         *st = p->status;
@@ -876,7 +960,7 @@ int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const b
                    MPI_Status *st)
 {
     int err = MPI_SUCCESS;
-    bdl_precv_t *p = bdl_recv_begin(ctx, src, tag, buf, count, t, st, &err);
+    bdl_precv_t *p = bdl_recv_begin(ctx, src, -1, tag, buf, count, t, st, &err);
     return p ? bdl_recv_end(p, st) : err;
 }
 
@@ -902,6 +986,7 @@ void bdl_p2p_post_recv(int handle, int ctx, int src, int tag)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory posting a receive");
     *p = (precv_t){.ctx = ctx,
                    .src = src,
+                   .src_world = -1,
                    .tag = tag,
                    .handle = handle,
                    .buf = q->buf,
@@ -927,7 +1012,7 @@ int bdl_p2p_recv_poll(bdl_request_t **qs, int n, int block)
             ndone += qs[i]->done;
         if (ndone || !block)
             return ndone;
-        wait_event(seen, n == 1 ? BD_WAIT_RECV : BD_WAIT_ANY, -1, -1, n);
+        wait_event(seen, n == 1 ? BD_WAIT_RECV : BD_WAIT_ANY, -1, -1, n, -1);
     }
 }
 
@@ -1019,7 +1104,7 @@ int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, MPI_Status 
             bdl_p2p_poll_failed();
             return 0;
         }
-        wait_event(seen, take ? BD_WAIT_MPROBE : BD_WAIT_PROBE, ctx, src, tag);
+        wait_event(seen, take ? BD_WAIT_MPROBE : BD_WAIT_PROBE, ctx, src, tag, -1);
     }
 }
 
@@ -1046,6 +1131,6 @@ int bdl_p2p_sync_done(uint64_t id, int blocking)
             return 1;
         if (!blocking)
             return 0;
-        wait_event(seen, BD_WAIT_SSEND, -1, -1, -1);
+        wait_event(seen, BD_WAIT_SSEND, -1, -1, -1, -1);
     }
 }

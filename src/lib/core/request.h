@@ -138,9 +138,10 @@ int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const s
 /* The same in two halves (MPI_Sendrecv posts before it sends): begin
  * takes a message already unexpected (NULL, *err set, st filled) or posts
  * the receive; end waits for it and frees it.  Nothing is delivered into
- * buf between the two except by a drain of the mailbox. */
+ * buf between the two except by a drain of the mailbox.  src_world: the
+ * source's world rank if known (-1): the wait spins while it runs. */
 typedef struct precv bdl_precv_t;
-bdl_precv_t *bdl_recv_begin(int ctx, int src, int tag, void *buf, uint64_t count,
+bdl_precv_t *bdl_recv_begin(int ctx, int src, int src_world, int tag, void *buf, uint64_t count,
                             const struct bdl_dt *t, MPI_Status *st, int *err);
 int bdl_recv_end(bdl_precv_t *p, MPI_Status *st);
 /* Post a receive as a request (src MPI_PROC_NULL: complete at once); the

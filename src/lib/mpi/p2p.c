@@ -133,7 +133,11 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
     }
     if (rc)
         return rc;
-    rc = bdl_recv_typed(c->ctx, source, tag, buf, (uint64_t)count, t, status);
+    bdl_precv_t *p = bdl_recv_begin(c->ctx, source,
+                                    source == MPI_ANY_SOURCE ? -1 : bdl_comm_peer_world(c, source),
+                                    tag, buf, (uint64_t)count, t, status, &rc);
+    if (p)
+        rc = bdl_recv_end(p, status);
     if (rc)
         return bdl_error(comm, rc, "MPI_Recv",
                          "message of %llu bytes from rank %d (tag %d) truncated to the %llu-byte "
@@ -176,7 +180,9 @@ static int sendrecv(const char *call, const void *sendbuf, int sendcount, MPI_Da
     int err = MPI_SUCCESS;
     bdl_precv_t *p = NULL;
     if (rrc == 0)
-        p = bdl_recv_begin(c->ctx, source, recvtag, recvbuf, (uint64_t)recvcount, rt, status, &err);
+        p = bdl_recv_begin(c->ctx, source,
+                           source == MPI_ANY_SOURCE ? -1 : bdl_comm_peer_world(c, source), recvtag,
+                           recvbuf, (uint64_t)recvcount, rt, status, &err);
     if (src == 0)
         bdl_send_typed_id(c->ctx, bdl_comm_peer_world(c, dest), c->rank, sendtag, sendbuf,
                           (uint64_t)sendcount, st, 0, 0, NULL, NULL);
@@ -294,30 +300,46 @@ int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int 
 
 /* ---------------------------------------------------------------- MPI_Isendrecv */
 
-/* MPI 4.0: the send is buffered at once, so the request is the receive's. */
+/* MPI 4.0: the send is buffered at once, so the request is the receive's.
+ * Posted before the send, as in MPI_Sendrecv. */
 int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int dest, int sendtag,
                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                   MPI_Comm comm, MPI_Request *request)
 {
+    static const char call[] = "MPI_Isendrecv";
     if (!request)
-        return bdl_error(comm, MPI_ERR_ARG, "MPI_Isendrecv", "NULL request argument");
-    bdl_dt_t *t = NULL;
+        return bdl_error(comm, MPI_ERR_ARG, call, "NULL request argument");
+    bdl_dt_t *st = NULL, *rt = NULL;
     bdl_comm_t *c;
-    int rc =
-        recv_check("MPI_Isendrecv", recvbuf, recvcount, recvtype, source, recvtag, comm, &t, &c);
+    int src = send_check(call, sendbuf, sendcount, sendtype, dest, sendtag, comm, &st, &c);
+    if (src > 0)
+        return src;
+    int rc = recv_check(call, recvbuf, recvcount, recvtype, source, recvtag, comm, &rt, &c);
     if (rc > 0)
         return rc;
-    rc = do_send("MPI_Isendrecv", sendbuf, sendcount, sendtype, dest, sendtag, comm, 0, 0, NULL,
-                 NULL);
-    if (rc > 0)
-        return rc;
-    return MPI_Irecv(recvbuf, recvcount, recvtype, source, recvtag, comm, request);
+    *request = bdl_irecv_post(rc < 0 ? 0 : c->ctx, rc < 0 ? MPI_PROC_NULL : source, recvtag,
+                              recvbuf, (uint64_t)recvcount, rt);
+    if (src == 0)
+        bdl_send_typed_id(c->ctx, bdl_comm_peer_world(c, dest), c->rank, sendtag, sendbuf,
+                          (uint64_t)sendcount, st, 0, 0, NULL, NULL);
+    return MPI_SUCCESS;
 }
 
 int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
-    /* The message leaves buf before the receive is posted. */
-    return MPI_Isendrecv(buf, count, datatype, dest, sendtag, buf, count, datatype, source, recvtag,
-                         comm, request);
+    /* The message leaves buf (a single-copy one is waited for) before the
+     * receive is posted: posted first, it could be filled at once. */
+    static const char call[] = "MPI_Isendrecv_replace";
+    if (!request)
+        return bdl_error(comm, MPI_ERR_ARG, call, "NULL request argument");
+    bdl_dt_t *t = NULL;
+    bdl_comm_t *c;
+    int rc = recv_check(call, buf, count, datatype, source, recvtag, comm, &t, &c);
+    if (rc > 0)
+        return rc;
+    rc = do_send(call, buf, count, datatype, dest, sendtag, comm, 0, 0, NULL, NULL);
+    if (rc > 0)
+        return rc;
+    return MPI_Irecv(buf, count, datatype, source, recvtag, comm, request);
 }
