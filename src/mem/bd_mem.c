@@ -1036,6 +1036,47 @@ static void classify(alloc_t *a, size_t i)
     }
 }
 
+/* The first pass of an unload: find what is dirty, and release every clean
+ * resident run at once, so that the budget gets that memory back before the
+ * write-back of the dirty runs begins; the rank waiting for memory can then
+ * load while the writes go on (issue 13: unloads were a rank's whole
+ * residency written and released in one piece, all of it on the waiting
+ * rank's critical path).  Streams stop here, before the caller drops the
+ * lock to report the release.  Contract: as for bdm_unload_one, the rank's
+ * threads do not write managed memory during an unload (the rank waits in
+ * MPI), so the dirty state found here stays true. */
+int bdm_unload_clean(alloc_t *a, size_t *rel)
+{
+    a->ra_lo = a->ra_next = a->ra_end = a->ra_win = 0;
+    a->pf = 0;
+    a->npf = 0;
+    if (a->nres == 0)
+        return 0;
+    if (bdm_is_uffd()) {
+        int rc = bdm_uffd_scan_dirty(a);
+        if (rc)
+            return rc;
+    }
+    for (size_t i = 0; i < a->nsb; i++)
+        classify(a, i);
+    a->classified = 1;
+    for (size_t i = 0; i < a->nsb;) {
+        if ((a->st[i] & (SB_RES | SB_DIRTY)) != SB_RES) {
+            i++;
+            continue;
+        }
+        size_t j = i + 1;
+        while (j < a->nsb && (a->st[j] & (SB_RES | SB_DIRTY)) == SB_RES)
+            j++;
+        release_mem_or_die(a, i, j);
+        i = j;
+    }
+    /* AR: no longer loaded whole; what stays accounted is the dirty part */
+    a->loaded = 0;
+    *rel += bdm_acct_trim(a);
+    return 0;
+}
+
 /* Write dirty sbpages and release all memory of a.  Adds the bytes to give
  * back to *rel.  Clean runs are released at once; dirty runs are written
  * through the I/O slots (IO_NSLOT requests of at most G.io_piece bytes in
@@ -1047,21 +1088,23 @@ int bdm_unload_one(alloc_t *a, size_t *rel)
     a->ra_lo = a->ra_next = a->ra_end = a->ra_win = 0;
     a->pf = 0;
     a->npf = 0;
-    if (a->nres == 0 && !a->loaded) {
+    int classified = a->classified;
+    a->classified = 0;
+    if (a->nres == 0 && !a->loaded && !classified) {
         *rel += a->acct;
         G.st.resident -= a->acct;
         a->acct = 0;
         return 0;
     }
-    if (bdm_is_uffd()) {
+    if (bdm_is_uffd() && !classified) {
         int rc = bdm_uffd_scan_dirty(a);
         if (rc)
             return rc;
     }
     G.io_err = 0;
     int rc = 0, fd = -1;
-    size_t cl = 0; /* sbpages [0, cl) are classified */
-    a->inflight++; /* keeps the descriptor open while slots are reaped */
+    size_t cl = classified ? a->nsb : 0; /* sbpages [0, cl) are classified */
+    a->inflight++;                       /* keeps the descriptor open while slots are reaped */
     for (size_t i = 0; i < a->nsb && !G.io_err;) {
         if (i >= cl)
             classify(a, cl++);

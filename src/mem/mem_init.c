@@ -269,7 +269,20 @@ int bd_mem_unload_all(void)
         bdm_note_warm(G.tab[i], G.tab[i]->nres > 0 || G.tab[i]->loaded, G.phase_cur);
     if (touched)
         G.phase_cur = -1;
+    /* Clean memory first, reported at once; then the write-back, each
+     * allocation's memory reported as soon as it is on storage. */
     for (size_t i = 0; i < G.ntab; i++) {
+        int rc = bdm_unload_clean(G.tab[i], &rel);
+        if (rc && !first)
+            first = rc;
+    }
+    for (size_t i = 0; i < G.ntab; i++) {
+        if (rel) {
+            UNLOCK();
+            bdm_do_release(rel);
+            rel = 0;
+            LOCK();
+        }
         int rc = bdm_unload_one(G.tab[i], &rel);
         if (rc && !first)
             first = rc;

@@ -60,9 +60,10 @@ typedef struct alloc {
     int degrade_pending; /* mprotect failed with ENOMEM in an I/O worker */
     size_t nload;        /* sbpages SB_LOADING */
     size_t ra_lo, ra_next, ra_end, ra_win; /* read-ahead stream (sbpage indices) */
-    int warm;   /* bit k: touched in the last residency of phase slot k (AR look-ahead) */
-    int pf;     /* the stream [ra_next, ra_end) is a look-ahead load of warm sbpages */
-    size_t npf; /* sbpages that stream has accounted but not started reading */
+    int warm;       /* bit k: touched in the last residency of phase slot k (AR look-ahead) */
+    int pf;         /* the stream [ra_next, ra_end) is a look-ahead load of warm sbpages */
+    size_t npf;     /* sbpages that stream has accounted but not started reading */
+    int classified; /* bdm_unload_clean ran: dirty state scanned, every sbpage classified */
     struct alloc *next_free;
 } alloc_t;
 
@@ -208,6 +209,9 @@ int bdm_ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault);
 int bdm_release_mem(alloc_t *a, size_t s0, size_t s1);
 /* Write dirty sbpages and release all memory of a; adds the bytes to give
  * back to *rel.  On error what was not written stays resident and dirty. */
+/* First pass of an unload: release the clean resident sbpages of a (adds
+ * their accounted bytes to *rel) before any write-back starts. */
+int bdm_unload_clean(alloc_t *a, size_t *rel);
 int bdm_unload_one(alloc_t *a, size_t *rel);
 /* Free everything that belongs to a (memory, file, record); the caller
  * removes it from the table.  Returns accounted bytes to release. */
