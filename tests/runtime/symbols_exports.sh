@@ -37,6 +37,8 @@ overrides=(
   'recv|recvfrom|recvmsg|recvmmsg|send|sendto|sendmsg|sendmmsg|vmsplice|getrandom|getentropy'
   # ... and stdio.h.
   'fread|fread_unlocked|fwrite|fwrite_unlocked|setvbuf|setbuffer|setbuf|fclose|pclose'
+  # memset (src/mem/fill-override.c).
+  'memset'
   # The fortified forms (_FORTIFY_SOURCE) of the overridden calls.
   '__read_chk|__pread_chk|__pread64_chk|__recv_chk|__recvfrom_chk|__fread_chk|__fread_unlocked_chk'
 )
