@@ -45,6 +45,7 @@ void bdl_inter_idup_done(MPI_Comm h, int ctx, int urank, int un, int *uworld);
 /* info.c: MPI_SUCCESS if info is MPI_INFO_NULL or a valid info object;
  * otherwise the error, reported on MPI_COMM_WORLD for call. */
 int bdl_info_check(const char *call, MPI_Info info);
+int bdl_info_valid(MPI_Info info); /* the same without reporting: 1 if valid */
 
 /* group.c: groups, attributes */
 int bdl_group_new(int n, const int *world);        /* a group handle (copies world), or -1 */

@@ -1,0 +1,89 @@
+/* libbdmpi, I/O room (MPI 3.1 chapter 13, MPI-IO): file handles, views,
+ * data access and shared file pointers, at the level of mpi/ and built on
+ * the rooms below it (objects/, core/).  See docs/design.md, "MPI-IO". */
+#ifndef BDL_IO_H
+#define BDL_IO_H
+
+#include <stdint.h>
+
+#include "core.h"
+#include "dt.h"
+#include "objects.h"
+#include "request.h"
+
+/* Data representations of a view. */
+enum { BDL_REP_NATIVE, BDL_REP_EXTERNAL32, BDL_REP_USER };
+
+typedef struct bdl_file {
+    int used;
+    int fd;
+    MPI_Comm comm; /* private duplicate of the communicator it was opened on */
+    int rank, size;
+    int amode;
+    char *path; /* as opened (prefix removed), for DELETE_ON_CLOSE and messages */
+    MPI_Errhandler errh;
+    MPI_Info info; /* hints given (MPI_INFO_NULL: none) */
+    int atomic;
+
+    /* The view (13.3): disp, etype, filetype and data representation.
+     * etype_h and ftype_h are hidden handles (bdl_dt_alias) so the program
+     * may free its own; esize is an etype's size in the file. */
+    MPI_Offset disp;
+    MPI_Datatype etype_h, ftype_h;
+    bdl_dt_t *etype, *ftype;
+    int rep;  /* BDL_REP_* */
+    int urep; /* BDL_REP_USER: index of the registered representation */
+    uint64_t esize;
+    /* The filetype's data in the file is contiguous from disp + fstart:
+     * view byte v lies at disp + fstart + v (the default view is). */
+    int fcontig;
+    int64_t fstart;
+
+    MPI_Offset pos; /* individual file pointer, in etypes */
+
+    /* Shared file pointer (13.4.4): in memory for a one-process file,
+     * otherwise an 8-byte counter in a hidden file every process opened
+     * (shfd), updated under an fcntl lock (io/shared.c). */
+    int shfd;
+    MPI_Offset shpos;
+
+    /* A split collective in progress (13.4.5): its kind and result. */
+    int split;
+    int split_err;
+    MPI_Status split_status;
+} bdl_file_t;
+
+/* file.c */
+bdl_file_t *bdl_file_get(MPI_File fh); /* NULL unless fh is an open file */
+/* Report an error through fh's error handler (MPI_FILE_NULL's when fh is
+ * not an open file); returns code when the handler returns. */
+int bdl_file_error(MPI_File fh, int code, const char *call, const char *fmt, ...)
+    __attribute__((format(printf, 4, 5)));
+/* The error class for a failed system call's errno. */
+int bdl_io_errno_class(int err);
+
+/* view.c: set the default view (disp 0, MPI_BYTE, MPI_BYTE, "native"). */
+void bdl_view_default(bdl_file_t *f);
+void bdl_view_release(bdl_file_t *f);
+/* The view's byte position v (bytes of etypes from the view's start) in
+ * the file, and the file byte position after which the data of file byte
+ * size `bytes` ends, as view bytes (the view bytes that lie before it). */
+int64_t bdl_view_file_offset(const bdl_file_t *f, uint64_t v);
+uint64_t bdl_view_bytes_below(const bdl_file_t *f, int64_t bytes);
+
+/* access.c: transfer count elements of memtype t at buf to (write) or from
+ * the view at etype position pos; *moved gets the memory bytes moved.
+ * Returns MPI_SUCCESS or an error class, with *msg naming the failure. */
+int bdl_io_transfer(bdl_file_t *f, int write, MPI_Offset pos, void *buf, uint64_t count,
+                    const bdl_dt_t *t, uint64_t *moved, const char **msg);
+/* Memory bytes of a count of t in the file with f's representation. */
+uint64_t bdl_io_file_bytes(const bdl_file_t *f, const bdl_dt_t *t, uint64_t count);
+
+/* shared.c: the shared file pointer. */
+int bdl_shared_open(bdl_file_t *f, const char *call);
+void bdl_shared_close(bdl_file_t *f);
+/* Add delta etypes to it and return its value before (-1: error, errno set). */
+MPI_Offset bdl_shared_fetch_add(bdl_file_t *f, MPI_Offset delta);
+int bdl_shared_set(bdl_file_t *f, MPI_Offset pos);
+
+#endif

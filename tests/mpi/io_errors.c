@@ -1,0 +1,93 @@
+/*
+ * io_errors: the error classes of file calls (MPI 3.1 13.2.1, 13.7), all
+ * returned (files default to MPI_ERRORS_RETURN) and the same on every
+ * process of a collective call.
+ *
+ *  1. Bad amodes: none or two of RDONLY/RDWR/WRONLY, RDONLY with CREATE or
+ *     EXCL, RDWR with SEQUENTIAL: MPI_ERR_AMODE.
+ *  2. Opening a file that does not exist without MPI_MODE_CREATE:
+ *     MPI_ERR_NO_SUCH_FILE; deleting one: MPI_ERR_NO_SUCH_FILE.
+ *  3. MPI_MODE_EXCL on an existing file: MPI_ERR_FILE_EXISTS.
+ *  4. A file without read permission (unless running as root):
+ *     MPI_ERR_ACCESS.
+ *  5. Calls on an invalid file handle: MPI_ERR_FILE.
+ *  6. set_size with a negative size: MPI_ERR_ARG.
+ */
+#include <sys/stat.h>
+
+#include "mtest.h"
+
+#define EXPECT(call, cls)                                                                          \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        CHECK(mtest_class(rc_) == (cls), "%s: class %d, expected %s (%d)", #call,                  \
+              mtest_class(rc_), #cls, (cls));                                                      \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    char name[512], missing[600];
+    MPI_File fh = MPI_FILE_NULL;
+    MPI_Offset size;
+    int rank;
+
+    mtest_init(&argc, &argv, "io_errors");
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    mtest_tmpname(name, sizeof name, "io_errors", MPI_COMM_WORLD);
+    snprintf(missing, sizeof missing, "%s.missing", name);
+
+    /* 1 */
+    EXPECT(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE, MPI_INFO_NULL, &fh), MPI_ERR_AMODE);
+    EXPECT(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY | MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
+           MPI_ERR_AMODE);
+    EXPECT(
+        MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh),
+        MPI_ERR_AMODE);
+    EXPECT(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY | MPI_MODE_EXCL, MPI_INFO_NULL, &fh),
+           MPI_ERR_AMODE);
+    EXPECT(MPI_File_open(MPI_COMM_WORLD, name,
+                         MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_SEQUENTIAL, MPI_INFO_NULL, &fh),
+           MPI_ERR_AMODE);
+
+    /* 2 */
+    EXPECT(MPI_File_open(MPI_COMM_WORLD, missing, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
+           MPI_ERR_NO_SUCH_FILE);
+    EXPECT(MPI_File_open(MPI_COMM_WORLD, missing, MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
+           MPI_ERR_NO_SUCH_FILE);
+    if (rank == 0)
+        EXPECT(MPI_File_delete(missing, MPI_INFO_NULL), MPI_ERR_NO_SUCH_FILE);
+
+    /* 3 */
+    CHECK_MPI(
+        MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    CHECK_MPI(MPI_File_close(&fh));
+    EXPECT(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY,
+                         MPI_INFO_NULL, &fh),
+           MPI_ERR_FILE_EXISTS);
+
+    /* 4 */
+    if (geteuid() != 0) {
+        if (rank == 0)
+            chmod(name, 0);
+        MPI_Barrier(MPI_COMM_WORLD);
+        EXPECT(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
+               MPI_ERR_ACCESS);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0)
+            chmod(name, 0600);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+
+    /* 5 */
+    EXPECT(MPI_File_get_size(MPI_FILE_NULL, &size), MPI_ERR_FILE);
+
+    /* 6 */
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    EXPECT(MPI_File_set_size(fh, -5), MPI_ERR_ARG);
+    CHECK_MPI(MPI_File_close(&fh));
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK_MPI(MPI_File_delete(name, MPI_INFO_NULL));
+    return mtest_finalize();
+}
