@@ -12,6 +12,10 @@
  *     MPI_ERR_ACCESS.
  *  5. Calls on an invalid file handle: MPI_ERR_FILE.
  *  6. set_size with a negative size: MPI_ERR_ARG.
+ *  7. Writing to a file opened MPI_MODE_RDONLY: MPI_ERR_READ_ONLY (what
+ *     MPICH gives); reading one opened MPI_MODE_WRONLY: MPI_ERR_ACCESS; explicit offsets on a file opened
+ *     MPI_MODE_SEQUENTIAL: MPI_ERR_UNSUPPORTED_OPERATION; a negative
+ *     offset: MPI_ERR_ARG; a negative count: MPI_ERR_COUNT.
  */
 #include <sys/stat.h>
 
@@ -84,6 +88,24 @@ int main(int argc, char **argv)
     /* 6 */
     CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
     EXPECT(MPI_File_set_size(fh, -5), MPI_ERR_ARG);
+    CHECK_MPI(MPI_File_close(&fh));
+
+    /* 7 */
+    int buf[4] = {1, 2, 3, 4};
+    MPI_Status st;
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    EXPECT(MPI_File_write_at(fh, 0, buf, 4, MPI_INT, &st), MPI_ERR_READ_ONLY);
+    EXPECT(MPI_File_write(fh, buf, 4, MPI_INT, &st), MPI_ERR_READ_ONLY);
+    EXPECT(MPI_File_read_at(fh, -1, buf, 4, MPI_INT, &st), MPI_ERR_ARG);
+    EXPECT(MPI_File_read_at(fh, 0, buf, -1, MPI_INT, &st), MPI_ERR_COUNT);
+    CHECK_MPI(MPI_File_close(&fh));
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    EXPECT(MPI_File_read_at(fh, 0, buf, 4, MPI_INT, &st), MPI_ERR_ACCESS);
+    EXPECT(MPI_File_read(fh, buf, 4, MPI_INT, &st), MPI_ERR_ACCESS);
+    CHECK_MPI(MPI_File_close(&fh));
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL,
+                            MPI_INFO_NULL, &fh));
+    EXPECT(MPI_File_write_at(fh, 0, buf, 4, MPI_INT, &st), MPI_ERR_UNSUPPORTED_OPERATION);
     CHECK_MPI(MPI_File_close(&fh));
 
     MPI_Barrier(MPI_COMM_WORLD);

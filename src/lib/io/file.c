@@ -429,7 +429,7 @@ static int resize(MPI_File fh, MPI_Offset size, int prealloc, const char *call)
     else if (f->amode & MPI_MODE_SEQUENTIAL)
         err = MPI_ERR_UNSUPPORTED_OPERATION, why = "the file was opened with MPI_MODE_SEQUENTIAL";
     else if (f->amode & MPI_MODE_RDONLY)
-        err = MPI_ERR_ACCESS, why = "the file was opened with MPI_MODE_RDONLY";
+        err = MPI_ERR_READ_ONLY, why = "the file was opened with MPI_MODE_RDONLY";
     int all = agree(f->comm, err, size);
     if (all)
         return bdl_file_error(fh, err ? err : all, call, "size %lld: %s", (long long)size,

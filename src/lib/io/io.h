@@ -79,6 +79,28 @@ int bdl_io_transfer(bdl_file_t *f, int write, MPI_Offset pos, void *buf, uint64_
 /* Memory bytes of a count of t in the file with f's representation. */
 uint64_t bdl_io_file_bytes(const bdl_file_t *f, const bdl_dt_t *t, uint64_t count);
 
+/* Where an access starts: an explicit offset, the individual or the
+ * shared file pointer. */
+enum { BDL_IO_AT, BDL_IO_INDIV, BDL_IO_SHARED };
+/* The checks every access makes (amode, count, offset, datatype), errors
+ * reported on fh for call; *t gets the memory datatype. */
+int bdl_io_check(bdl_file_t *f, MPI_File fh, const char *call, int write, int where,
+                 MPI_Offset offset, int count, MPI_Datatype dt, bdl_dt_t **t);
+/* One blocking access (where: BDL_IO_*; offset for BDL_IO_AT), the whole
+ * call: checks, file pointer update, status, errors reported. */
+int bdl_io_access(MPI_File fh, const char *call, int write, int where, MPI_Offset offset, void *buf,
+                  int count, MPI_Datatype dt, MPI_Status *status);
+/* The same as a nonblocking call: done now, its request complete already. */
+int bdl_io_iaccess(MPI_File fh, const char *call, int write, int where, MPI_Offset offset,
+                   void *buf, int count, MPI_Datatype dt, MPI_Request *request);
+/* The view's end of file as an etype position (a partial etype counts);
+ * 0 or -errno. */
+int bdl_io_eof_pos(bdl_file_t *f, MPI_Offset *pos);
+/* The position a seek from cur by offset with whence gives; errors
+ * (a bad whence, a negative result) reported on fh. */
+int bdl_io_seek_pos(bdl_file_t *f, MPI_File fh, const char *call, MPI_Offset cur, MPI_Offset offset,
+                    int whence, MPI_Offset *out);
+
 /* shared.c: the shared file pointer. */
 int bdl_shared_open(bdl_file_t *f, const char *call);
 void bdl_shared_close(bdl_file_t *f);
