@@ -34,7 +34,6 @@
 #include "io.h"
 
 #define IO_STEP ((uint64_t)8 << 20) /* largest piece prepared and moved at once */
-#define BOUNCE ((uint64_t)4 << 20)  /* bounce buffer for noncontiguous memory */
 
 /* The next contiguous piece of the file from view byte v, at most max bytes. */
 static void segment(const bdl_file_t *f, uint64_t v, uint64_t max, int64_t *off, uint64_t *len)
@@ -127,7 +126,7 @@ static ssize_t sys_prw(int write, int fd, void *p, size_t n, int64_t off)
 /* n bytes between contiguous memory mem and view bytes [v, v + n) of f:
  * the bytes moved (fewer only when a read meets the end of the file), or
  * -errno. */
-static int64_t view_rw(bdl_file_t *f, int write, uint64_t v, char *mem, uint64_t n)
+int64_t bdl_io_view_rw(bdl_file_t *f, int write, uint64_t v, char *mem, uint64_t n)
 {
     uint64_t done = 0;
     while (done < n) {
@@ -170,22 +169,28 @@ static int range_lock(bdl_file_t *f, short type, uint64_t v, uint64_t n)
     return 0;
 }
 
-static void *bounce_map(uint64_t n)
+void *bdl_io_bounce(uint64_t n)
 {
-    void *p = mmap(NULL, n, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    void *p = mmap(NULL, n ? n : 1, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     return p == MAP_FAILED ? NULL : p;
+}
+
+void bdl_io_unbounce(void *p, uint64_t n)
+{
+    if (p)
+        munmap(p, n ? n : 1);
 }
 
 uint64_t bdl_io_file_bytes(const bdl_file_t *f, const bdl_dt_t *t, uint64_t count)
 {
-    (void)f;
-    return count * t->size;
+    return count * bdl_view_rep_size(f, t);
 }
 
 int bdl_io_transfer(bdl_file_t *f, int write, MPI_Offset pos, void *buf, uint64_t count,
-                    const bdl_dt_t *t, uint64_t *moved, const char **msg)
+                    const bdl_dt_t *t, MPI_Datatype dt, uint64_t *moved, uint64_t *fmoved,
+                    const char **msg)
 {
-    *moved = 0;
+    *moved = *fmoved = 0;
     uint64_t v = (uint64_t)pos * f->esize;
     uint64_t nfile = bdl_io_file_bytes(f, t, count);
     if (!nfile)
@@ -197,19 +202,22 @@ int bdl_io_transfer(bdl_file_t *f, int write, MPI_Offset pos, void *buf, uint64_
     }
     int64_t got;
     char *contig = bdl_dt_contig(t, buf, count);
-    if (contig) {
-        got = view_rw(f, write, v, contig, nfile);
+    uint64_t fgot = 0;
+    if (f->rep != BDL_REP_NATIVE) {
+        got = bdl_view_convert_rw(f, write, v, buf, count, t, dt, &fgot);
+    } else if (contig) {
+        got = bdl_io_view_rw(f, write, v, contig, nfile);
     } else {
         /* noncontiguous memory: through a bounce buffer outside the
          * memory manager, packed and unpacked by the datatype engine */
-        uint64_t cap = nfile < BOUNCE ? nfile : BOUNCE;
-        char *b = bounce_map(cap);
+        uint64_t cap = nfile < BDL_IO_BOUNCE ? nfile : BDL_IO_BOUNCE;
+        char *b = bdl_io_bounce(cap);
         got = b ? 0 : -ENOMEM;
         for (uint64_t p = 0; b && p < nfile;) {
             uint64_t k = nfile - p < cap ? nfile - p : cap;
             if (write)
                 bdl_dt_pack(t, buf, count, p, b, k);
-            int64_t r = view_rw(f, write, v + p, b, k);
+            int64_t r = bdl_io_view_rw(f, write, v + p, b, k);
             if (r < 0) {
                 got = r;
                 break;
@@ -221,8 +229,7 @@ int bdl_io_transfer(bdl_file_t *f, int write, MPI_Offset pos, void *buf, uint64_
             if ((uint64_t)r < k)
                 break;
         }
-        if (b)
-            munmap(b, cap);
+        bdl_io_unbounce(b, cap);
     }
     if (f->atomic) {
         struct flock fl = {.l_type = F_UNLCK, .l_whence = SEEK_SET, .l_start = 0, .l_len = 0};
@@ -233,6 +240,7 @@ int bdl_io_transfer(bdl_file_t *f, int write, MPI_Offset pos, void *buf, uint64_
         return bdl_io_errno_class((int)-got);
     }
     *moved = (uint64_t)got;
+    *fmoved = f->rep != BDL_REP_NATIVE ? fgot : (uint64_t)got;
     return MPI_SUCCESS;
 }
 
@@ -269,11 +277,11 @@ int bdl_io_check(bdl_file_t *f, MPI_File fh, const char *call, int write, int wh
         return bdl_file_error(fh, MPI_ERR_TYPE, call, "datatype %d %s", dt, bdl_dt_bad_why(dt));
     if (!d->committed)
         return bdl_file_error(fh, MPI_ERR_TYPE, call, "datatype %d is not committed", dt);
-    if (f->etype->size && ((uint64_t)count * d->size) % f->etype->size)
+    if (bdl_io_file_bytes(f, d, (uint64_t)count) % f->esize)
         return bdl_file_error(fh, MPI_ERR_IO, call,
                               "%d elements of datatype %d are not a whole number of etypes "
                               "(%llu bytes each)",
-                              count, dt, (unsigned long long)f->etype->size);
+                              count, dt, (unsigned long long)f->esize);
     *t = d;
     return MPI_SUCCESS;
 }
@@ -294,8 +302,8 @@ int bdl_io_access(MPI_File fh, const char *call, int write, int where, MPI_Offse
     int rc = bdl_io_check(f, fh, call, write, where, offset, count, dt, &t);
     if (rc)
         return rc;
-    uint64_t es = f->etype->size ? f->etype->size : 1;
-    uint64_t netypes = (uint64_t)count * t->size / es;
+    uint64_t es = f->esize;
+    uint64_t netypes = bdl_io_file_bytes(f, t, (uint64_t)count) / es;
     MPI_Offset pos = offset;
     if (where == BDL_IO_INDIV) {
         pos = f->pos;
@@ -305,11 +313,11 @@ int bdl_io_access(MPI_File fh, const char *call, int write, int where, MPI_Offse
             return bdl_file_error(fh, bdl_io_errno_class(errno), call,
                                   "shared file pointer of \"%s\": %s", f->path, strerror(errno));
     }
-    uint64_t moved;
+    uint64_t moved, fmoved;
     const char *msg = "";
-    rc = bdl_io_transfer(f, write, pos, buf, (uint64_t)count, t, &moved, &msg);
+    rc = bdl_io_transfer(f, write, pos, buf, (uint64_t)count, t, dt, &moved, &fmoved, &msg);
     if (where == BDL_IO_INDIV)
-        f->pos += (MPI_Offset)(moved / es);
+        f->pos += (MPI_Offset)(fmoved / es);
     if (rc)
         return bdl_file_error(fh, rc, call, "%s %llu bytes %s \"%s\" at etype %lld: %s",
                               write ? "writing" : "reading",

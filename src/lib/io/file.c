@@ -55,6 +55,7 @@ int bdl_io_errno_class(int err)
     case EISDIR:
     case ELOOP: return MPI_ERR_BAD_FILE;
     case ENOMEM: return MPI_ERR_NO_MEM;
+    case EILSEQ: return MPI_ERR_CONVERSION; /* a conversion function failed (view.c) */
     default: return MPI_ERR_IO;
     }
 }
@@ -170,12 +171,7 @@ MPI_File MPI_File_f2c(MPI_Fint file) { return (MPI_File)file; }
 
 /* ---------------------------------------------------------------- agreement */
 
-/* The collective verdict over f's communicator (comm): every process
- * passes its own error class (0: none) and a value that must be the same
- * everywhere; returns the largest class, MPI_ERR_NOT_SAME when the values
- * differ (and no process had an error of its own), or an MPI error of the
- * reduction itself. */
-static int agree(MPI_Comm comm, int err, long long same)
+int bdl_io_agree(MPI_Comm comm, int err, long long same)
 {
     long long v[3] = {err, same, -same}, r[3];
     int rc = MPI_Allreduce(v, r, 3, MPI_LONG_LONG, MPI_MAX, comm);
@@ -268,7 +264,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     int rc = MPI_Comm_dup(comm, &dup);
     if (rc)
         return bdl_file_error(MPI_FILE_NULL, rc, call, "cannot duplicate communicator %d", comm);
-    int all = agree(dup, err, amode);
+    int all = bdl_io_agree(dup, err, amode);
     if (all) {
         MPI_Comm_free(&dup);
         if (!err && all == MPI_ERR_NOT_SAME)
@@ -307,7 +303,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
             res[0] = MPI_ERR_BAD_FILE, res[1] = EISDIR;
     }
     int mine = res[0];
-    if (size > 1 && (all = agree(dup, res[0], 0)) && !res[0])
+    if (size > 1 && (all = bdl_io_agree(dup, res[0], 0)) && !res[0])
         res[0] = all, res[1] = 0;
     if (res[0]) {
         if (fd >= 0)
@@ -430,7 +426,7 @@ static int resize(MPI_File fh, MPI_Offset size, int prealloc, const char *call)
         err = MPI_ERR_UNSUPPORTED_OPERATION, why = "the file was opened with MPI_MODE_SEQUENTIAL";
     else if (f->amode & MPI_MODE_RDONLY)
         err = MPI_ERR_READ_ONLY, why = "the file was opened with MPI_MODE_RDONLY";
-    int all = agree(f->comm, err, size);
+    int all = bdl_io_agree(f->comm, err, size);
     if (all)
         return bdl_file_error(fh, err ? err : all, call, "size %lld: %s", (long long)size,
                               err ? why : "the processes' arguments differ or are wrong");

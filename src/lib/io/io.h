@@ -71,13 +71,39 @@ void bdl_view_release(bdl_file_t *f);
 int64_t bdl_view_file_offset(const bdl_file_t *f, uint64_t v);
 uint64_t bdl_view_bytes_below(const bdl_file_t *f, int64_t bytes);
 
-/* access.c: transfer count elements of memtype t at buf to (write) or from
- * the view at etype position pos; *moved gets the memory bytes moved.
- * Returns MPI_SUCCESS or an error class, with *msg naming the failure. */
+/* view.c: bytes of one element of t in f's data representation. */
+uint64_t bdl_view_rep_size(const bdl_file_t *f, const bdl_dt_t *t);
+/* Transfer with conversion to or from f's (non-native) representation:
+ * see bdl_io_transfer; returns memory bytes or -errno (-EILSEQ: a
+ * conversion failed), the file bytes in *fmoved. */
+int64_t bdl_view_convert_rw(bdl_file_t *f, int write, uint64_t v, void *buf, uint64_t count,
+                            const bdl_dt_t *t, MPI_Datatype dt, uint64_t *fmoved);
+
+/* file.c: the verdict of a collective call over comm: every process passes
+ * its own error class (0: none) and a value that must be the same
+ * everywhere; returns the largest class, MPI_ERR_NOT_SAME when the values
+ * differ (and no process had an error of its own), or an MPI error of the
+ * reduction itself. */
+int bdl_io_agree(MPI_Comm comm, int err, long long same);
+
+/* access.c: transfer count elements of memtype t (handle dt) at buf to
+ * (write) or from the view at etype position pos; *moved gets the memory
+ * bytes moved, *fmoved the file bytes.  Returns MPI_SUCCESS or an error
+ * class, with *msg naming the failure. */
 int bdl_io_transfer(bdl_file_t *f, int write, MPI_Offset pos, void *buf, uint64_t count,
-                    const bdl_dt_t *t, uint64_t *moved, const char **msg);
-/* Memory bytes of a count of t in the file with f's representation. */
+                    const bdl_dt_t *t, MPI_Datatype dt, uint64_t *moved, uint64_t *fmoved,
+                    const char **msg);
+/* File bytes of count elements of t in f's representation. */
 uint64_t bdl_io_file_bytes(const bdl_file_t *f, const bdl_dt_t *t, uint64_t count);
+/* n bytes between contiguous memory mem (managed memory prepared piece by
+ * piece) and view bytes [v, v + n): the bytes moved (fewer only when a read
+ * meets the end of the file), or -errno. */
+int64_t bdl_io_view_rw(bdl_file_t *f, int write, uint64_t v, char *mem, uint64_t n);
+/* Bounce buffers outside the memory manager (mmap), BDL_IO_BOUNCE bytes
+ * at most per transfer. */
+#define BDL_IO_BOUNCE ((uint64_t)4 << 20)
+void *bdl_io_bounce(uint64_t n);
+void bdl_io_unbounce(void *p, uint64_t n);
 
 /* Where an access starts: an explicit offset, the individual or the
  * shared file pointer. */

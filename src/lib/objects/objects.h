@@ -94,6 +94,12 @@ static inline int bdl_type_nomem(bdl_dt_builder_t *b, const char *call)
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL output argument");           \
     } while (0)
 
+/* pack_ext.c: external32 (MPI-IO's data representation too): the bytes of
+ * one element of t, and the conversion of count elements between t's
+ * native packed stream at nat and external32 at ext (to_ext: nat -> ext). */
+uint64_t bdl_dt_ext_size(const bdl_dt_t *t);
+void bdl_dt_ext_convert(const bdl_dt_t *t, uint64_t count, void *nat, void *ext, int to_ext);
+
 /* typeattr.c: datatype attributes (MPI_Type_dup, MPI_Type_free) */
 int bdl_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype, const char *call);
 int bdl_type_attr_delete_all(MPI_Datatype dt, const char *call);
