@@ -255,7 +255,7 @@ int bdl_io_transfer(bdl_file_t *f, int write, MPI_Offset pos, void *buf, uint64_
 int bdl_io_check(bdl_file_t *f, MPI_File fh, const char *call, int write, int where,
                  MPI_Offset offset, int count, MPI_Datatype dt, bdl_dt_t **t)
 {
-    if (where != BDL_IO_SHARED && (f->amode & MPI_MODE_SEQUENTIAL))
+    if ((where == BDL_IO_AT || where == BDL_IO_INDIV) && (f->amode & MPI_MODE_SEQUENTIAL))
         return bdl_file_error(fh, MPI_ERR_UNSUPPORTED_OPERATION, call,
                               "file %d was opened with MPI_MODE_SEQUENTIAL: only shared file "
                               "pointers may access it",
@@ -304,7 +304,7 @@ int bdl_io_access(MPI_File fh, const char *call, int write, int where, MPI_Offse
         return rc;
     uint64_t es = f->esize;
     uint64_t netypes = bdl_io_file_bytes(f, t, (uint64_t)count) / es;
-    MPI_Offset pos = offset;
+    MPI_Offset pos = offset; /* BDL_IO_AT, BDL_IO_ORDERED */
     if (where == BDL_IO_INDIV) {
         pos = f->pos;
     } else if (where == BDL_IO_SHARED) {

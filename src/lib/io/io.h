@@ -47,7 +47,8 @@ typedef struct bdl_file {
     int shfd;
     MPI_Offset shpos;
 
-    /* A split collective in progress (13.4.5): its kind and result. */
+    /* A split collective in progress (13.4.5): its kind (BDL_SPLIT_*, 0:
+     * none) and result. */
     int split;
     int split_err;
     MPI_Status split_status;
@@ -106,8 +107,9 @@ void *bdl_io_bounce(uint64_t n);
 void bdl_io_unbounce(void *p, uint64_t n);
 
 /* Where an access starts: an explicit offset, the individual or the
- * shared file pointer. */
-enum { BDL_IO_AT, BDL_IO_INDIV, BDL_IO_SHARED };
+ * shared file pointer, or (ordered access) a position the shared file
+ * pointer gave already. */
+enum { BDL_IO_AT, BDL_IO_INDIV, BDL_IO_SHARED, BDL_IO_ORDERED };
 /* The checks every access makes (amode, count, offset, datatype), errors
  * reported on fh for call; *t gets the memory datatype. */
 int bdl_io_check(bdl_file_t *f, MPI_File fh, const char *call, int write, int where,

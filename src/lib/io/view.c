@@ -174,6 +174,17 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
                  "supports such views only where every etype keeps its size)",
                  datarep);
     }
+    /* MPI_DISPLACEMENT_CURRENT: where the shared pointer is, read by
+     * everyone before the agreement, after which rank 0 resets it */
+    if (!err && disp == MPI_DISPLACEMENT_CURRENT) {
+        MPI_Offset sp = bdl_shared_fetch_add(f, 0);
+        if (sp < 0) {
+            err = bdl_io_errno_class(errno);
+            snprintf(why, sizeof why, "shared file pointer: %s", strerror(errno));
+        } else {
+            disp = bdl_view_file_offset(f, (uint64_t)sp * f->esize);
+        }
+    }
     /* etype sizes and the representation must agree everywhere */
     long long same = err ? 0 : (long long)e->size * 64 + rep * 16 + u + 1;
     int all = bdl_io_agree(f->comm, err, same);
@@ -187,10 +198,6 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
         bdl_dt_alias_free(eh);
         bdl_dt_alias_free(th);
         return bdl_file_error(fh, MPI_ERR_NO_MEM, call, "out of datatype handles");
-    }
-    if (disp == MPI_DISPLACEMENT_CURRENT) {
-        MPI_Offset sp = bdl_shared_fetch_add(f, 0);
-        disp = sp < 0 ? 0 : bdl_view_file_offset(f, (uint64_t)sp * f->esize);
     }
     bdl_view_release(f);
     f->disp = disp;
