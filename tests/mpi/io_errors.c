@@ -16,6 +16,14 @@
  *     MPICH gives); reading one opened MPI_MODE_WRONLY: MPI_ERR_ACCESS; explicit offsets on a file opened
  *     MPI_MODE_SEQUENTIAL: MPI_ERR_UNSUPPORTED_OPERATION; a negative
  *     offset: MPI_ERR_ARG; a negative count: MPI_ERR_COUNT.
+ *  8. Views and positions: an uncommitted filetype, MPI_ERR_TYPE; a
+ *     filetype not made of whole etypes, MPI_ERR_ARG (MPICH's class); an
+ *     unknown data representation, MPI_ERR_UNSUPPORTED_DATAREP; seek with
+ *     a bad whence or to a negative position, MPI_ERR_ARG; ending a split
+ *     collective never begun and beginning a second one, MPI_ERR_IO (what
+ *     MPICH gives); seek on an MPI_MODE_SEQUENTIAL file,
+ *     MPI_ERR_UNSUPPORTED_OPERATION; a shared-pointer read of a write-only
+ *     file, MPI_ERR_ACCESS.
  */
 #include <sys/stat.h>
 
@@ -107,6 +115,31 @@ int main(int argc, char **argv)
                             MPI_INFO_NULL, &fh));
     EXPECT(MPI_File_write_at(fh, 0, buf, 4, MPI_INT, &st), MPI_ERR_UNSUPPORTED_OPERATION);
     CHECK_MPI(MPI_File_close(&fh));
+
+    /* 8 */
+    MPI_Datatype loose, three;
+    MPI_Type_contiguous(2, MPI_INT, &loose); /* never committed */
+    MPI_Type_contiguous(3, MPI_BYTE, &three);
+    MPI_Type_commit(&three);
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    EXPECT(MPI_File_set_view(fh, 0, MPI_INT, loose, "native", MPI_INFO_NULL), MPI_ERR_TYPE);
+    EXPECT(MPI_File_set_view(fh, 0, MPI_INT, three, "native", MPI_INFO_NULL), MPI_ERR_ARG);
+    EXPECT(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "bogus-rep", MPI_INFO_NULL),
+           MPI_ERR_UNSUPPORTED_DATAREP);
+    EXPECT(MPI_File_seek(fh, 0, 12345), MPI_ERR_ARG);
+    EXPECT(MPI_File_seek(fh, -1, MPI_SEEK_SET), MPI_ERR_ARG);
+    EXPECT(MPI_File_read_all_end(fh, buf, &st), MPI_ERR_IO);
+    CHECK_MPI(MPI_File_read_at_all_begin(fh, 0, buf, 1, MPI_INT));
+    EXPECT(MPI_File_read_at_all_begin(fh, 0, buf, 1, MPI_INT), MPI_ERR_IO);
+    CHECK_MPI(MPI_File_read_at_all_end(fh, buf, &st));
+    CHECK_MPI(MPI_File_close(&fh));
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL,
+                            MPI_INFO_NULL, &fh));
+    EXPECT(MPI_File_seek(fh, 0, MPI_SEEK_SET), MPI_ERR_UNSUPPORTED_OPERATION);
+    EXPECT(MPI_File_read_shared(fh, buf, 1, MPI_INT, &st), MPI_ERR_ACCESS);
+    CHECK_MPI(MPI_File_close(&fh));
+    MPI_Type_free(&loose);
+    MPI_Type_free(&three);
 
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)

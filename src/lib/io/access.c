@@ -288,7 +288,7 @@ int bdl_io_check(bdl_file_t *f, MPI_File fh, const char *call, int write, int wh
 
 static void set_status(MPI_Status *status, uint64_t moved)
 {
-    if (status == MPI_STATUS_IGNORE)
+    if (status == MPI_STATUS_IGNORE || !status)
         return;
     bdl_status_empty(status);
     status->bd_nbytes = (long long)moved;

@@ -331,7 +331,7 @@ static int split_end(MPI_File fh, int kind, const char *call, MPI_Status *status
                               g_split_name[kind], fh, f->split ? " (in progress: " : "",
                               f->split ? g_split_name[f->split] : "");
     f->split = 0;
-    if (status != MPI_STATUS_IGNORE)
+    if (status != MPI_STATUS_IGNORE && status)
         *status = f->split_status;
     return MPI_SUCCESS;
 }

@@ -146,7 +146,7 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
         snprintf(why, sizeof why, "%s %d is not committed", e->committed ? "filetype" : "etype",
                  e->committed ? filetype : etype);
     } else if (!e->size || t->size % e->size) {
-        err = MPI_ERR_TYPE;
+        err = MPI_ERR_ARG; /* MPICH's class for it */
         snprintf(why, sizeof why,
                  "the filetype (%llu bytes) is not made of whole etypes (%llu bytes)",
                  (unsigned long long)t->size, (unsigned long long)e->size);
