@@ -190,6 +190,14 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_File_read_at(fh, 32, dback, 2, MPI_DOUBLE, &st));
     CHECK(dback[0] == dv[0] && dback[1] == dv[1], "external32 doubles read back: %g %g", dback[0],
           dback[1]);
+    /* a memory type whose size in external32 may differ from its native
+     * one (MPI 3.1 Table 13.2 gives C long 4 bytes; MPICH takes 8) */
+    long lv[2] = {-2, 0x12345678}, lback[2] = {0, 0};
+    CHECK_MPI(MPI_File_write_at(fh, 8, lv, 2, MPI_LONG, &st));
+    CHECK_MPI(MPI_File_read_at(fh, 8, lback, 2, MPI_LONG, &st));
+    CHECK(lback[0] == -2 && lback[1] == 0x12345678, "external32 longs read back: %ld %ld", lback[0],
+          lback[1]);
+    CHECK_MPI(MPI_File_write_at(fh, 0, iv, 8, MPI_INT, &st)); /* restore what they overwrote */
     unsigned char raw[48];
     CHECK_MPI(MPI_File_set_view(fh, mine, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
     CHECK_MPI(MPI_File_read_at(fh, 0, raw, 48, MPI_BYTE, &st));
