@@ -8,7 +8,8 @@
  * and through a noncontiguous datatype (the bounce buffer); every byte is
  * checked after the next barrier, so what the reads wrote must have been
  * tracked as written.  Some reads must find the rank's memory unloaded
- * (unless the manager is off: argv[1] "none"), or the test proves nothing.
+ * (unless the manager is off: argv[1] "none"), and the buffers must have
+ * counted as resident managed memory once, or the test proves nothing.
  * Exit 0 pass, 1 fail. */
 #include <mpi.h>
 #include <stdint.h>
@@ -30,7 +31,7 @@ static uint8_t pat(size_t i, int rank, int piece)
 int main(int argc, char **argv)
 {
     char name[512];
-    int rank, np, evicted = 0;
+    int rank, np, evicted = 0, loaded = 0;
     MPI_File fh;
     MPI_Status st;
 
@@ -53,6 +54,11 @@ int main(int argc, char **argv)
         uint8_t *p = k % 2 ? b : a;
         for (size_t i = 0; i < BUF; i++)
             p[i] = pat(i, rank, k);
+        int managed;
+        unsigned long long resident;
+        BDMPI_Mem_info(&managed, &resident, NULL);
+        if (managed && resident >= BUF)
+            loaded++; /* the buffers are managed memory: they count as resident */
         MPI_Barrier(MPI_COMM_WORLD);
         CHECK_MPI(
             MPI_File_write_at(fh, rank * region + k * (MPI_Offset)BUF, p, (int)BUF, MPI_BYTE, &st));
@@ -103,8 +109,10 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_File_close(&fh));
     int any = 0;
     MPI_Allreduce(&evicted, &any, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
-    if (expect_evict)
+    if (expect_evict) {
+        CHECK(loaded > 0, "the buffers never counted as resident managed memory");
         CHECK(rank != 0 || any > 0, "no read found its buffer unloaded: the test proves nothing");
+    }
     free(a);
     free(b);
     return mtest_finalize();

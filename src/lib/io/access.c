@@ -282,6 +282,11 @@ int bdl_io_check(bdl_file_t *f, MPI_File fh, const char *call, int write, int wh
                               "%d elements of datatype %d are not a whole number of etypes "
                               "(%llu bytes each)",
                               count, dt, (unsigned long long)f->esize);
+    if (!f->ftype->size && count && d->size)
+        return bdl_file_error(fh, MPI_ERR_IO, call,
+                              "the view of file %d has a filetype without data: nothing can be "
+                              "%s through it",
+                              fh, write ? "written" : "read");
     *t = d;
     return MPI_SUCCESS;
 }
