@@ -7,7 +7,8 @@
  * the buffers while they are unloaded, contiguous (straight to the kernel)
  * and through a noncontiguous datatype (the bounce buffer); every byte is
  * checked after the next barrier, so what the reads wrote must have been
- * tracked as written.  Some reads must find the rank's memory unloaded
+ * tracked as written.  Last, every other 4 KiB of a piece is read through a
+ * file view (sieved: one pread of the span, copied out) into a.  Some reads must find the rank's memory unloaded
  * (unless the manager is off: argv[1] "none"), and the buffers must have
  * counted as resident managed memory once, or the test proves nothing.
  * Exit 0 pass, 1 fail. */
@@ -105,6 +106,33 @@ int main(int argc, char **argv)
             }
         }
     }
+    /* the same the other way round: every other 4 KiB of the neighbour's
+     * first piece through a file view (read sieved), into contiguous a */
+    MPI_Datatype every2;
+    MPI_Type_vector(1, 4096, 8192, MPI_BYTE, &every2);
+    MPI_Datatype tile;
+    MPI_Type_create_resized(every2, 0, 8192, &tile);
+    MPI_Type_commit(&tile);
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_File_set_view(fh, nb * region, MPI_BYTE, tile, "native", MPI_INFO_NULL));
+    {
+        int managed;
+        unsigned long long resident;
+        BDMPI_Mem_info(&managed, &resident, NULL);
+        if (managed && resident == 0)
+            evicted++;
+    }
+    CHECK_MPI(MPI_File_read_at(fh, 0, a, (int)(BUF / 2), MPI_BYTE, &st));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (size_t i = 0; i < BUF / 2; i++) {
+        size_t m = (i / 4096) * 8192 + i % 4096;
+        if (a[i] != pat(m, nb, 0)) {
+            CHECK(0, "through a view, byte %zu: %u, expected %u", i, a[i], pat(m, nb, 0));
+            break;
+        }
+    }
+    MPI_Type_free(&every2);
+    MPI_Type_free(&tile);
     MPI_Type_free(&half);
     CHECK_MPI(MPI_File_close(&fh));
     int any = 0;

@@ -7,7 +7,9 @@
  * segments (runs of the filetype, merged when they touch) and each goes to
  * the kernel with pread/pwrite.  Memory that is contiguous goes to the
  * kernel directly; other memory passes through an unmanaged bounce buffer,
- * packed and unpacked by the datatype engine.
+ * packed and unpacked by the datatype engine.  Reads through a
+ * noncontiguous view are sieved: pieces close together in the file are
+ * read with one pread of the span they cover (sieve_read).
  *
  * Managed memory: before the kernel reads or fills a piece of it, the piece
  * is made resident at once (bdl_lib_mem_prepare, one bulk load and one
@@ -21,7 +23,8 @@
  * completes it); collective calls need no coordination, because every
  * process's part is independent of the others'.  What is not done: the
  * collective calls are not aggregated (two-phase I/O by the master), and
- * noncontiguous views cost one system call per contiguous piece. */
+ * writes through noncontiguous views cost one system call per contiguous
+ * piece. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -123,34 +126,116 @@ static ssize_t sys_prw(int write, int fd, void *p, size_t n, int64_t off)
                  : syscall(SYS_pread64, fd, p, n, (off_t)off);
 }
 
-/* n bytes between contiguous memory mem and view bytes [v, v + n) of f:
- * the bytes moved (fewer only when a read meets the end of the file), or
- * -errno. */
+/* One contiguous piece: len bytes at file offset off to (write) or from
+ * mem, managed memory prepared step by step; the bytes moved (fewer only
+ * when a read meets the end of the file), or -errno. */
+static int64_t piece_rw(bdl_file_t *f, int write, int64_t off, char *mem, uint64_t len)
+{
+    for (uint64_t s = 0; s < len;) {
+        uint64_t k = len - s < IO_STEP ? len - s : IO_STEP;
+        bdl_lib_mem_prepare(mem + s, k, !write);
+        ssize_t r = sys_prw(write, f->fd, mem + s, k, off + (int64_t)s);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        if (r == 0)
+            return write ? -EIO : (int64_t)s; /* end of file */
+        s += (uint64_t)r;
+    }
+    return (int64_t)len;
+}
+
+/* Data sieving, for reads through a noncontiguous view: the pieces from
+ * view byte v on that lie within BDL_IO_BOUNCE bytes of the first one's
+ * start are read with one pread of the span they cover, when there are
+ * several and they fill at least an eighth of it, and copied out; *data
+ * gets the view bytes they hold.  Returns the view bytes delivered (fewer
+ * than *data at the end of the file), 0 when sieving does not pay here
+ * (*data 0), or -errno.  Writes are never sieved: that would need a
+ * read-modify-write under a lock. */
+static int64_t sieve_read(bdl_file_t *f, uint64_t v, char *mem, uint64_t n, char **bounce,
+                          uint64_t *data)
+{
+    int64_t first, end;
+    uint64_t len;
+    segment(f, v, n, &first, &len);
+    *data = len;
+    end = first + (int64_t)len;
+    int pieces = 1;
+    while (*data < n) {
+        int64_t o;
+        uint64_t l;
+        segment(f, v + *data, n - *data, &o, &l);
+        if (o < end || o - first >= (int64_t)BDL_IO_BOUNCE)
+            break;
+        if (o + (int64_t)l - first > (int64_t)BDL_IO_BOUNCE)
+            l = BDL_IO_BOUNCE - (uint64_t)(o - first);
+        *data += l;
+        end = o + (int64_t)l;
+        pieces++;
+    }
+    if (pieces == 1 || *data * 8 < (uint64_t)(end - first)) {
+        *data = 0;
+        return 0;
+    }
+    if (!*bounce && !(*bounce = bdl_io_bounce(BDL_IO_BOUNCE)))
+        return -ENOMEM;
+    int64_t got = piece_rw(f, 0, first, *bounce, (uint64_t)(end - first));
+    if (got < 0)
+        return got;
+    bdl_lib_mem_prepare(mem, *data, 1); /* one bulk load before the copies */
+    uint64_t k = 0;
+    while (k < *data) {
+        int64_t o;
+        uint64_t l;
+        segment(f, v + k, *data - k, &o, &l);
+        if (o - first >= got)
+            break;
+        uint64_t avail = (uint64_t)(got - (o - first));
+        if (avail > l)
+            avail = l;
+        memcpy(mem + k, *bounce + (o - first), avail);
+        k += avail;
+        if (avail < l)
+            break;
+    }
+    return (int64_t)k;
+}
+
 int64_t bdl_io_view_rw(bdl_file_t *f, int write, uint64_t v, char *mem, uint64_t n)
 {
     uint64_t done = 0;
+    char *bounce = NULL;
+    int64_t ret = 0;
     while (done < n) {
+        if (!write && !f->fcontig) {
+            uint64_t data;
+            int64_t r = sieve_read(f, v + done, mem + done, n - done, &bounce, &data);
+            if (r < 0) {
+                ret = r;
+                break;
+            }
+            done += (uint64_t)r;
+            if (data && (uint64_t)r < data)
+                break; /* end of file */
+            if (data)
+                continue;
+        }
         int64_t off;
         uint64_t len;
         segment(f, v + done, n - done, &off, &len);
-        for (uint64_t s = 0; s < len;) {
-            uint64_t k = len - s < IO_STEP ? len - s : IO_STEP;
-            bdl_lib_mem_prepare(mem + done + s, k, !write);
-            ssize_t r = sys_prw(write, f->fd, mem + done + s, k, off + (int64_t)s);
-            if (r < 0 && errno == EINTR)
-                continue;
-            if (r < 0)
-                return -errno;
-            if (r == 0) {
-                if (write)
-                    return -EIO;
-                return (int64_t)(done + s); /* end of file */
-            }
-            s += (uint64_t)r;
+        int64_t r = piece_rw(f, write, off, mem + done, len);
+        if (r < 0) {
+            ret = r;
+            break;
         }
-        done += len;
+        done += (uint64_t)r;
+        if ((uint64_t)r < len)
+            break;
     }
-    return (int64_t)done;
+    bdl_io_unbounce(bounce, BDL_IO_BOUNCE);
+    return ret < 0 ? ret : (int64_t)done;
 }
 
 /* Atomic mode: the file bytes an access spans are locked for its duration
