@@ -8,7 +8,8 @@
  * and through a noncontiguous datatype (the bounce buffer); every byte is
  * checked after the next barrier, so what the reads wrote must have been
  * tracked as written.  Last, every other 4 KiB of a piece is read through a
- * file view (sieved: one pread of the span, copied out) into a.  Some reads must find the rank's memory unloaded
+ * file view (sieved: one pread of the span, copied out) into a, and a
+ * piece in atomic mode into b.  Some reads must find the rank's memory unloaded
  * (unless the manager is off: argv[1] "none"), and the buffers must have
  * counted as resident managed memory once, or the test proves nothing.
  * Exit 0 pass, 1 fail. */
@@ -131,6 +132,19 @@ int main(int argc, char **argv)
             break;
         }
     }
+    /* atomic mode (the buffer is made resident before the range lock):
+     * this rank's first piece read back into b after the others ran */
+    CHECK_MPI(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "native", MPI_INFO_NULL));
+    CHECK_MPI(MPI_File_set_atomicity(fh, 1));
+    MPI_Barrier(MPI_COMM_WORLD);
+    CHECK_MPI(MPI_File_read_at(fh, rank * region, b, (int)BUF, MPI_BYTE, &st));
+    MPI_Barrier(MPI_COMM_WORLD);
+    for (size_t i = 0; i < BUF; i++)
+        if (b[i] != pat(i, rank, 0)) {
+            CHECK(0, "atomic read, byte %zu: %u, expected %u", i, b[i], pat(i, rank, 0));
+            break;
+        }
+    CHECK_MPI(MPI_File_set_atomicity(fh, 0));
     MPI_Type_free(&every2);
     MPI_Type_free(&tile);
     MPI_Type_free(&half);

@@ -280,6 +280,15 @@ int bdl_io_transfer(bdl_file_t *f, int write, MPI_Offset pos, void *buf, uint64_
     uint64_t nfile = bdl_io_file_bytes(f, t, count);
     if (!nfile)
         return MPI_SUCCESS;
+    if (f->atomic && count && t->size) {
+        /* Nothing may ask the master for memory while the range lock is
+         * held: a process waiting for the lock runs outside MPI and cannot
+         * unload to make room, so a grant could wait for it forever.  The
+         * buffer's whole span is made resident first. */
+        int64_t lo = t->true_lb + (t->extent < 0 ? (int64_t)(count - 1) * t->extent : 0);
+        uint64_t span = (uint64_t)t->true_extent + (count - 1) * (uint64_t)llabs(t->extent);
+        bdl_lib_mem_prepare((char *)buf + lo, span, !write);
+    }
     int rc = range_lock(f, write ? F_WRLCK : F_RDLCK, v, nfile);
     if (rc < 0) {
         *msg = strerror(-rc);
