@@ -135,6 +135,14 @@ int main(int argc, char **argv)
         }
     MPI_Type_free(&inter);
 
+    /* "internal" (native in BDMPI and in MPICH, whose get_view then says
+     * "native") reads this file back */
+    CHECK_MPI(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "internal", MPI_INFO_NULL));
+    in[0] = -1;
+    CHECK_MPI(MPI_File_read_at(fh, 1, in, 1, MPI_INT, &st));
+    MPI_Get_count(&st, MPI_INT, &cnt);
+    CHECK(cnt == 1 && in[0] == 1, "internal view: read %d ints, [0] = %d", cnt, in[0]);
+
     /* 3: a 6 x (3 np) array of ints; the process owns columns 3r..3r+2 */
     MPI_File_sync(fh);
     MPI_Barrier(MPI_COMM_WORLD);
@@ -186,6 +194,8 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_File_set_view(fh, mine, MPI_BYTE, MPI_BYTE, "external32", MPI_INFO_NULL));
     CHECK_MPI(MPI_File_get_view(fh, &disp, &e, &ft, rep));
     CHECK(!strcmp(rep, "external32"), "get_view datarep \"%s\"", rep);
+    if (ft != MPI_BYTE)
+        MPI_Type_free(&ft);
     MPI_Aint fext;
     CHECK_MPI(MPI_File_get_type_extent(fh, MPI_INT, &fext));
     CHECK_INT(fext, 4, "external32 extent of MPI_INT");
