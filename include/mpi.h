@@ -886,6 +886,151 @@ int MPI_Win_flush_local(int rank, MPI_Win win);
 int MPI_Win_flush_local_all(MPI_Win win);
 int MPI_Win_sync(MPI_Win win);
 
+/* ---- MPI-IO (MPI 3.1 chapter 13; src/lib/io) ---- */
+typedef int MPI_File;
+#define MPI_FILE_NULL ((MPI_File)0)
+
+/* access modes (MPI_File_open's amode: a bitwise or of these) */
+#define MPI_MODE_CREATE 1
+#define MPI_MODE_RDONLY 2
+#define MPI_MODE_WRONLY 4
+#define MPI_MODE_RDWR 8
+#define MPI_MODE_DELETE_ON_CLOSE 16
+#define MPI_MODE_UNIQUE_OPEN 32
+#define MPI_MODE_EXCL 64
+#define MPI_MODE_APPEND 128
+#define MPI_MODE_SEQUENTIAL 256
+
+/* whence of MPI_File_seek and MPI_File_seek_shared */
+#define MPI_SEEK_SET 600
+#define MPI_SEEK_CUR 602
+#define MPI_SEEK_END 604
+
+/* MPI_File_set_view's disp in sequential mode: the shared file pointer's position */
+#define MPI_DISPLACEMENT_CURRENT ((MPI_Offset)-54278278)
+#define MPI_MAX_DATAREP_STRING 128
+
+/* error classes of I/O (MPI 3.1 13.7) */
+#define MPI_ERR_FILE 36
+#define MPI_ERR_NOT_SAME 37
+#define MPI_ERR_AMODE 38
+#define MPI_ERR_UNSUPPORTED_DATAREP 39
+#define MPI_ERR_NO_SUCH_FILE 40
+#define MPI_ERR_FILE_EXISTS 41
+#define MPI_ERR_BAD_FILE 42
+#define MPI_ERR_ACCESS 43
+#define MPI_ERR_NO_SPACE 44
+#define MPI_ERR_QUOTA 45
+#define MPI_ERR_READ_ONLY 46
+#define MPI_ERR_FILE_IN_USE 47
+#define MPI_ERR_DUP_DATAREP 48
+#define MPI_ERR_CONVERSION 49
+#define MPI_ERR_IO 50
+
+typedef void MPI_File_errhandler_function(MPI_File *file, int *errcode, ...);
+typedef MPI_File_errhandler_function MPI_File_errhandler_fn; /* the MPI 2.2 name */
+
+/* file handling (13.2) */
+int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh);
+int MPI_File_close(MPI_File *fh);
+int MPI_File_delete(const char *filename, MPI_Info info);
+int MPI_File_set_size(MPI_File fh, MPI_Offset size);
+int MPI_File_preallocate(MPI_File fh, MPI_Offset size);
+int MPI_File_get_size(MPI_File fh, MPI_Offset *size);
+int MPI_File_get_group(MPI_File fh, MPI_Group *group);
+int MPI_File_get_amode(MPI_File fh, int *amode);
+int MPI_File_set_info(MPI_File fh, MPI_Info info);
+int MPI_File_get_info(MPI_File fh, MPI_Info *info_used);
+/* file error handlers (8.3.3); files start with MPI_FILE_NULL's handler,
+ * MPI_ERRORS_RETURN unless the program set another one on MPI_FILE_NULL */
+int MPI_File_create_errhandler(MPI_File_errhandler_function *file_errhandler_fn,
+                               MPI_Errhandler *errhandler);
+int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler);
+int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler);
+int MPI_File_call_errhandler(MPI_File fh, int errorcode);
+MPI_Fint MPI_File_c2f(MPI_File file);
+MPI_File MPI_File_f2c(MPI_Fint file);
+/* data access with explicit offsets, individual file pointers, their
+ * collective and nonblocking forms (13.4.2-13.4.3), consistency (13.6) */
+int MPI_File_read_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                     MPI_Status *status);
+int MPI_File_read_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                         MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                      MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                          MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_iread_at(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,
+                      MPI_Request *request);
+int MPI_File_iread_at_all(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                          MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                       MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at_all(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                           MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_read(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                   MPI_Status *status);
+int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                       MPI_Status *status);
+int MPI_File_iread(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iread_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                       MPI_Request *request);
+int MPI_File_iwrite(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                    MPI_Request *request);
+int MPI_File_iwrite_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                        MPI_Request *request);
+int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence);
+int MPI_File_get_position(MPI_File fh, MPI_Offset *offset);
+int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp);
+int MPI_File_set_atomicity(MPI_File fh, int flag);
+int MPI_File_get_atomicity(MPI_File fh, int *flag);
+int MPI_File_sync(MPI_File fh);
+/* views and data representations (13.3, 13.5): "native" (also
+ * "internal"), "external32", and those the program registers */
+typedef int MPI_Datarep_extent_function(MPI_Datatype datatype, MPI_Aint *extent, void *extra_state);
+typedef int MPI_Datarep_conversion_function(void *userbuf, MPI_Datatype datatype, int count,
+                                            void *filebuf, MPI_Offset position, void *extra_state);
+#define MPI_CONVERSION_FN_NULL ((MPI_Datarep_conversion_function *)0)
+int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
+                      const char *datarep, MPI_Info info);
+int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
+                      char *datarep);
+int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent);
+/* shared file pointers, ordered and split collective access (13.4.4-13.4.5) */
+int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                         MPI_Status *status);
+int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                          MPI_Status *status);
+int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                          MPI_Request *request);
+int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                           MPI_Request *request);
+int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
+                          MPI_Status *status);
+int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                           MPI_Status *status);
+int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence);
+int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset);
+int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
+                               MPI_Datatype datatype);
+int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
+                                MPI_Datatype datatype);
+int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
+int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype);
+int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status);
+int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype);
+int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status);
+int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
+                         MPI_Datarep_conversion_function *write_conversion_fn,
+                         MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
+
 /* ---- profiling interface (MPI 3.1 section 14.2) ----
  * Every MPI function is also PMPI_<name>, the same code: a tool defines
  * MPI_<name>, does its work and calls PMPI_<name>.  The library's own calls
@@ -906,45 +1051,56 @@ int MPI_Win_sync(MPI_Win win);
     X(Comm_set_name) X(Comm_size) X(Comm_split) X(Comm_split_type) X(Comm_test_inter) X(Compare_and_swap) \
     X(Dims_create) X(Dist_graph_create) X(Dist_graph_create_adjacent) X(Dist_graph_neighbors) X(Dist_graph_neighbors_count) X(Errhandler_c2f) \
     X(Errhandler_create) X(Errhandler_f2c) X(Errhandler_free) X(Errhandler_get) X(Errhandler_set) X(Error_class) \
-    X(Error_string) X(Exscan) X(Fetch_and_op) X(Finalize) X(Finalized) X(Free_mem) \
-    X(Gather) X(Gatherv) X(Get) X(Get_accumulate) X(Get_address) X(Get_count) \
-    X(Get_elements) X(Get_elements_x) X(Get_library_version) X(Get_processor_name) X(Get_version) X(Graph_create) \
-    X(Graph_get) X(Graph_map) X(Graph_neighbors) X(Graph_neighbors_count) X(Graphdims_get) X(Grequest_complete) \
-    X(Grequest_start) X(Group_c2f) X(Group_compare) X(Group_difference) X(Group_excl) X(Group_f2c) \
-    X(Group_free) X(Group_incl) X(Group_intersection) X(Group_range_excl) X(Group_range_incl) X(Group_rank) \
-    X(Group_size) X(Group_translate_ranks) X(Group_union) X(Iallgather) X(Iallgatherv) X(Iallreduce) \
-    X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Ibarrier) X(Ibcast) X(Ibsend) \
-    X(Iexscan) X(Igather) X(Igatherv) X(Improbe) X(Imrecv) X(Ineighbor_allgather) \
-    X(Ineighbor_allgatherv) X(Ineighbor_alltoall) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) X(Info_c2f) X(Info_create) \
-    X(Info_delete) X(Info_dup) X(Info_f2c) X(Info_free) X(Info_get) X(Info_get_nkeys) \
-    X(Info_get_nthkey) X(Info_get_string) X(Info_get_valuelen) X(Info_set) X(Init) X(Init_thread) \
-    X(Initialized) X(Intercomm_create) X(Intercomm_merge) X(Iprobe) X(Irecv) X(Ireduce) \
-    X(Ireduce_scatter) X(Ireduce_scatter_block) X(Irsend) X(Is_thread_main) X(Iscan) X(Iscatter) \
-    X(Iscatterv) X(Isend) X(Isendrecv) X(Isendrecv_replace) X(Issend) X(Keyval_create) \
-    X(Keyval_free) X(Message_c2f) X(Message_f2c) X(Mprobe) X(Mrecv) X(Neighbor_allgather) \
-    X(Neighbor_allgatherv) X(Neighbor_alltoall) X(Neighbor_alltoallv) X(Neighbor_alltoallw) X(Op_c2f) X(Op_commutative) \
-    X(Op_create) X(Op_f2c) X(Op_free) X(Pack) X(Pack_external) X(Pack_external_size) \
-    X(Pack_size) X(Pcontrol) X(Probe) X(Put) X(Query_thread) X(Raccumulate) \
-    X(Recv) X(Recv_init) X(Reduce) X(Reduce_local) X(Reduce_scatter) X(Reduce_scatter_block) \
-    X(Request_c2f) X(Request_f2c) X(Request_free) X(Request_get_status) X(Rget) X(Rget_accumulate) \
-    X(Rput) X(Rsend) X(Rsend_init) X(Scan) X(Scatter) X(Scatterv) \
-    X(Send) X(Send_init) X(Sendrecv) X(Sendrecv_replace) X(Ssend) X(Ssend_init) \
-    X(Start) X(Startall) X(Status_c2f) X(Status_f2c) X(Status_set_cancelled) X(Status_set_elements) \
-    X(Status_set_elements_x) X(Test) X(Test_cancelled) X(Testall) X(Testany) X(Testsome) \
-    X(Topo_test) X(Type_c2f) X(Type_commit) X(Type_contiguous) X(Type_create_darray) X(Type_create_hindexed) \
-    X(Type_create_hindexed_block) X(Type_create_hvector) X(Type_create_indexed_block) X(Type_create_keyval) X(Type_create_resized) X(Type_create_struct) \
-    X(Type_create_subarray) X(Type_delete_attr) X(Type_dup) X(Type_extent) X(Type_f2c) X(Type_free) \
-    X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) X(Type_get_envelope) X(Type_get_extent) X(Type_get_extent_x) \
-    X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) X(Type_indexed) \
-    X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) X(Type_size) X(Type_size_x) \
-    X(Type_struct) X(Type_ub) X(Type_vector) X(Unpack) X(Unpack_external) X(Wait) \
-    X(Waitall) X(Waitany) X(Waitsome) X(Win_allocate) X(Win_attach) X(Win_c2f) \
-    X(Win_call_errhandler) X(Win_complete) X(Win_create) X(Win_create_dynamic) X(Win_create_errhandler) X(Win_create_keyval) \
-    X(Win_delete_attr) X(Win_detach) X(Win_f2c) X(Win_fence) X(Win_flush) X(Win_flush_all) \
-    X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) \
-    X(Win_get_group) X(Win_get_info) X(Win_get_name) X(Win_lock) X(Win_lock_all) X(Win_post) \
-    X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) X(Win_set_name) X(Win_start) X(Win_sync) \
-    X(Win_test) X(Win_unlock) X(Win_unlock_all) X(Win_wait) X(Wtick) X(Wtime)
+    X(Error_string) X(Exscan) X(Fetch_and_op) X(File_c2f) X(File_call_errhandler) X(File_close) \
+    X(File_create_errhandler) X(File_delete) X(File_f2c) X(File_get_amode) X(File_get_atomicity) X(File_get_byte_offset) \
+    X(File_get_errhandler) X(File_get_group) X(File_get_info) X(File_get_position) X(File_get_position_shared) X(File_get_size) \
+    X(File_get_type_extent) X(File_get_view) X(File_iread) X(File_iread_all) X(File_iread_at) X(File_iread_at_all) \
+    X(File_iread_shared) X(File_iwrite) X(File_iwrite_all) X(File_iwrite_at) X(File_iwrite_at_all) X(File_iwrite_shared) \
+    X(File_open) X(File_preallocate) X(File_read) X(File_read_all) X(File_read_all_begin) X(File_read_all_end) \
+    X(File_read_at) X(File_read_at_all) X(File_read_at_all_begin) X(File_read_at_all_end) X(File_read_ordered) X(File_read_ordered_begin) \
+    X(File_read_ordered_end) X(File_read_shared) X(File_seek) X(File_seek_shared) X(File_set_atomicity) X(File_set_errhandler) \
+    X(File_set_info) X(File_set_size) X(File_set_view) X(File_sync) X(File_write) X(File_write_all) \
+    X(File_write_all_begin) X(File_write_all_end) X(File_write_at) X(File_write_at_all) X(File_write_at_all_begin) X(File_write_at_all_end) \
+    X(File_write_ordered) X(File_write_ordered_begin) X(File_write_ordered_end) X(File_write_shared) X(Finalize) X(Finalized) \
+    X(Free_mem) X(Gather) X(Gatherv) X(Get) X(Get_accumulate) X(Get_address) \
+    X(Get_count) X(Get_elements) X(Get_elements_x) X(Get_library_version) X(Get_processor_name) X(Get_version) \
+    X(Graph_create) X(Graph_get) X(Graph_map) X(Graph_neighbors) X(Graph_neighbors_count) X(Graphdims_get) \
+    X(Grequest_complete) X(Grequest_start) X(Group_c2f) X(Group_compare) X(Group_difference) X(Group_excl) \
+    X(Group_f2c) X(Group_free) X(Group_incl) X(Group_intersection) X(Group_range_excl) X(Group_range_incl) \
+    X(Group_rank) X(Group_size) X(Group_translate_ranks) X(Group_union) X(Iallgather) X(Iallgatherv) \
+    X(Iallreduce) X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Ibarrier) X(Ibcast) \
+    X(Ibsend) X(Iexscan) X(Igather) X(Igatherv) X(Improbe) X(Imrecv) \
+    X(Ineighbor_allgather) X(Ineighbor_allgatherv) X(Ineighbor_alltoall) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) X(Info_c2f) \
+    X(Info_create) X(Info_delete) X(Info_dup) X(Info_f2c) X(Info_free) X(Info_get) \
+    X(Info_get_nkeys) X(Info_get_nthkey) X(Info_get_string) X(Info_get_valuelen) X(Info_set) X(Init) \
+    X(Init_thread) X(Initialized) X(Intercomm_create) X(Intercomm_merge) X(Iprobe) X(Irecv) \
+    X(Ireduce) X(Ireduce_scatter) X(Ireduce_scatter_block) X(Irsend) X(Is_thread_main) X(Iscan) \
+    X(Iscatter) X(Iscatterv) X(Isend) X(Isendrecv) X(Isendrecv_replace) X(Issend) \
+    X(Keyval_create) X(Keyval_free) X(Message_c2f) X(Message_f2c) X(Mprobe) X(Mrecv) \
+    X(Neighbor_allgather) X(Neighbor_allgatherv) X(Neighbor_alltoall) X(Neighbor_alltoallv) X(Neighbor_alltoallw) X(Op_c2f) \
+    X(Op_commutative) X(Op_create) X(Op_f2c) X(Op_free) X(Pack) X(Pack_external) \
+    X(Pack_external_size) X(Pack_size) X(Pcontrol) X(Probe) X(Put) X(Query_thread) \
+    X(Raccumulate) X(Recv) X(Recv_init) X(Reduce) X(Reduce_local) X(Reduce_scatter) \
+    X(Reduce_scatter_block) X(Register_datarep) X(Request_c2f) X(Request_f2c) X(Request_free) X(Request_get_status) \
+    X(Rget) X(Rget_accumulate) X(Rput) X(Rsend) X(Rsend_init) X(Scan) \
+    X(Scatter) X(Scatterv) X(Send) X(Send_init) X(Sendrecv) X(Sendrecv_replace) \
+    X(Ssend) X(Ssend_init) X(Start) X(Startall) X(Status_c2f) X(Status_f2c) \
+    X(Status_set_cancelled) X(Status_set_elements) X(Status_set_elements_x) X(Test) X(Test_cancelled) X(Testall) \
+    X(Testany) X(Testsome) X(Topo_test) X(Type_c2f) X(Type_commit) X(Type_contiguous) \
+    X(Type_create_darray) X(Type_create_hindexed) X(Type_create_hindexed_block) X(Type_create_hvector) X(Type_create_indexed_block) X(Type_create_keyval) \
+    X(Type_create_resized) X(Type_create_struct) X(Type_create_subarray) X(Type_delete_attr) X(Type_dup) X(Type_extent) \
+    X(Type_f2c) X(Type_free) X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) X(Type_get_envelope) \
+    X(Type_get_extent) X(Type_get_extent_x) X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_x) X(Type_hindexed) \
+    X(Type_hvector) X(Type_indexed) X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) \
+    X(Type_size) X(Type_size_x) X(Type_struct) X(Type_ub) X(Type_vector) X(Unpack) \
+    X(Unpack_external) X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Win_allocate) \
+    X(Win_attach) X(Win_c2f) X(Win_call_errhandler) X(Win_complete) X(Win_create) X(Win_create_dynamic) \
+    X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) X(Win_detach) X(Win_f2c) X(Win_fence) \
+    X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_free_keyval) \
+    X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) X(Win_get_name) X(Win_lock) \
+    X(Win_lock_all) X(Win_post) X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) X(Win_set_name) \
+    X(Win_start) X(Win_sync) X(Win_test) X(Win_unlock) X(Win_unlock_all) X(Win_wait) \
+    X(Wtick) X(Wtime)
 /* END PMPI LIST */
 /* clang-format on */
 #ifdef BDMPI_PMPI_FUNCTIONS

@@ -27,6 +27,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /*
  * MPICH defines MPI_STATUSES_IGNORE as (MPI_Status *)1; GCC >= 11 then warns
@@ -186,6 +187,32 @@ static inline int mtest_status_is_empty(const MPI_Status *st)
     int count = -1;
     MPI_Get_count(st, MPI_BYTE, &count);
     return st->MPI_SOURCE == MPI_ANY_SOURCE && st->MPI_TAG == MPI_ANY_TAG && count == 0;
+}
+
+/*
+ * A file name no other job uses (the I/O tests run concurrently at several
+ * shapes): "<TMPDIR or /tmp>/mtest-<tag>-<pid of rank 0>-<time>", made by
+ * rank 0 and broadcast over comm, so all its processes name the same file.
+ */
+static inline void mtest_tmpname(char *buf, int cap, const char *tag, MPI_Comm comm)
+{
+    int rank;
+    MPI_Comm_rank(comm, &rank);
+    if (rank == 0) {
+        const char *dir = getenv("TMPDIR");
+        unsigned long salt = (unsigned long)(MPI_Wtime() * 1e6);
+        snprintf(buf, (size_t)cap, "%s/mtest-%s-%lu-%lu", dir && *dir ? dir : "/tmp", tag,
+                 (unsigned long)getpid(), salt);
+    }
+    MPI_Bcast(buf, cap, MPI_CHAR, 0, comm);
+}
+
+/* The error class of an MPI return code (-1 if MPI_Error_class refuses it). */
+static inline int mtest_class(int rc)
+{
+    int cls = -1;
+    MPI_Error_class(rc, &cls);
+    return cls;
 }
 
 #endif /* MTEST_H */

@@ -18,6 +18,8 @@ declare -A may=(
   [core]="core common mem public"
   [objects]="objects core common mem public"
   [mpi]="mpi objects core common mem public"
+  # MPI-IO sits beside mpi/, on the same rooms.
+  [io]="io objects core common mem public"
   # The master includes mpi.h for the handle and datatype constants.
   [master]="master common public"
   [launcher]="launcher common"
@@ -32,6 +34,7 @@ room_of() {
     src/lib/core/*) echo core ;;
     src/lib/objects/*) echo objects ;;
     src/lib/mpi/*) echo mpi ;;
+    src/lib/io/*) echo io ;;
     src/master/*) echo master ;;
     src/launcher/*) echo launcher ;;
     *) echo "" ;;

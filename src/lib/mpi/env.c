@@ -61,6 +61,21 @@ static const char *const g_err_strings[] = {
     [MPI_ERR_RMA_ATTACH] = "memory cannot be attached to the window",
     [MPI_ERR_RMA_SHARED] = "memory cannot be shared",
     [MPI_ERR_RMA_FLAVOR] = "wrong window flavor",
+    [MPI_ERR_FILE] = "invalid file handle",
+    [MPI_ERR_NOT_SAME] = "arguments differ among the processes of a collective I/O call",
+    [MPI_ERR_AMODE] = "invalid access mode",
+    [MPI_ERR_UNSUPPORTED_DATAREP] = "unsupported data representation",
+    [MPI_ERR_NO_SUCH_FILE] = "file does not exist",
+    [MPI_ERR_FILE_EXISTS] = "file exists",
+    [MPI_ERR_BAD_FILE] = "invalid file name",
+    [MPI_ERR_ACCESS] = "permission denied",
+    [MPI_ERR_NO_SPACE] = "not enough space",
+    [MPI_ERR_QUOTA] = "quota exceeded",
+    [MPI_ERR_READ_ONLY] = "read-only file or file system",
+    [MPI_ERR_FILE_IN_USE] = "file in use by some process",
+    [MPI_ERR_DUP_DATAREP] = "data representation already registered",
+    [MPI_ERR_CONVERSION] = "data conversion failed",
+    [MPI_ERR_IO] = "I/O error",
 };
 
 int MPI_Error_class(int errorcode, int *errorclass)

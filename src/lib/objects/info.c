@@ -39,6 +39,8 @@ static int bad_info(const char *call, MPI_Info h)
     return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO, call, "invalid info object %d", h);
 }
 
+int bdl_info_valid(MPI_Info info) { return info == MPI_INFO_NULL || info_get(info); }
+
 int bdl_info_check(const char *call, MPI_Info info)
 {
     return info == MPI_INFO_NULL || info_get(info) ? MPI_SUCCESS : bad_info(call, info);

@@ -45,6 +45,7 @@ void bdl_inter_idup_done(MPI_Comm h, int ctx, int urank, int un, int *uworld);
 /* info.c: MPI_SUCCESS if info is MPI_INFO_NULL or a valid info object;
  * otherwise the error, reported on MPI_COMM_WORLD for call. */
 int bdl_info_check(const char *call, MPI_Info info);
+int bdl_info_valid(MPI_Info info); /* the same without reporting: 1 if valid */
 
 /* group.c: groups, attributes */
 int bdl_group_new(int n, const int *world);        /* a group handle (copies world), or -1 */
@@ -92,6 +93,12 @@ static inline int bdl_type_nomem(bdl_dt_builder_t *b, const char *call)
         if (!(p))                                                                                  \
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL output argument");           \
     } while (0)
+
+/* pack_ext.c: external32 (MPI-IO's data representation too): the bytes of
+ * one element of t, and the conversion of count elements between t's
+ * native packed stream at nat and external32 at ext (to_ext: nat -> ext). */
+uint64_t bdl_dt_ext_size(const bdl_dt_t *t);
+void bdl_dt_ext_convert(const bdl_dt_t *t, uint64_t count, void *nat, void *ext, int to_ext);
 
 /* typeattr.c: datatype attributes (MPI_Type_dup, MPI_Type_free) */
 int bdl_type_attr_copy_all(MPI_Datatype oldtype, MPI_Datatype newtype, const char *call);

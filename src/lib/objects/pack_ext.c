@@ -278,6 +278,14 @@ static void conv_type(const bdl_dt_t *t, uint64_t count, unsigned char **nat, un
             conv_type(t->sig[i].t, t->sig[i].reps, nat, ext, to_ext);
 }
 
+uint64_t bdl_dt_ext_size(const bdl_dt_t *t) { return ext_size(t); }
+
+void bdl_dt_ext_convert(const bdl_dt_t *t, uint64_t count, void *nat, void *ext, int to_ext)
+{
+    unsigned char *n = nat, *e = ext;
+    conv_type(t, count, &n, &e, to_ext);
+}
+
 /* ---------------------------------------------------------------- the calls */
 
 static int check_rep(const char *call, const char *datarep)

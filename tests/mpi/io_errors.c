@@ -1,0 +1,148 @@
+/*
+ * io_errors: the error classes of file calls (MPI 3.1 13.2.1, 13.7), all
+ * returned (files default to MPI_ERRORS_RETURN) and the same on every
+ * process of a collective call.
+ *
+ *  1. Bad amodes: none or two of RDONLY/RDWR/WRONLY, RDONLY with CREATE or
+ *     EXCL, RDWR with SEQUENTIAL: MPI_ERR_AMODE.
+ *  2. Opening a file that does not exist without MPI_MODE_CREATE:
+ *     MPI_ERR_NO_SUCH_FILE; deleting one: MPI_ERR_NO_SUCH_FILE.
+ *  3. MPI_MODE_EXCL on an existing file: MPI_ERR_FILE_EXISTS.
+ *  4. A file without read permission (unless running as root):
+ *     MPI_ERR_ACCESS.
+ *  5. Calls on an invalid file handle: MPI_ERR_FILE.
+ *  6. set_size with a negative size: MPI_ERR_ARG.
+ *  7. Writing to a file opened MPI_MODE_RDONLY: MPI_ERR_READ_ONLY (what
+ *     MPICH gives); reading one opened MPI_MODE_WRONLY: MPI_ERR_ACCESS; explicit offsets on a file opened
+ *     MPI_MODE_SEQUENTIAL: MPI_ERR_UNSUPPORTED_OPERATION; a negative
+ *     offset: MPI_ERR_ARG; a negative count: MPI_ERR_COUNT.
+ *  8. Views and positions: an uncommitted filetype, MPI_ERR_TYPE; a
+ *     filetype not made of whole etypes, MPI_ERR_ARG (MPICH's class); an
+ *     unknown data representation, MPI_ERR_UNSUPPORTED_DATAREP; seek with
+ *     a bad whence or to a negative position, MPI_ERR_ARG; ending a split
+ *     collective never begun and beginning a second one, MPI_ERR_IO (what
+ *     MPICH gives); seek on an MPI_MODE_SEQUENTIAL file,
+ *     MPI_ERR_UNSUPPORTED_OPERATION; a shared-pointer read of a write-only
+ *     file, MPI_ERR_ACCESS.
+ */
+#include <sys/stat.h>
+
+#include "mtest.h"
+
+#define EXPECT(call, cls)                                                                          \
+    do {                                                                                           \
+        int rc_ = (call);                                                                          \
+        CHECK(mtest_class(rc_) == (cls), "%s: class %d, expected %s (%d)", #call,                  \
+              mtest_class(rc_), #cls, (cls));                                                      \
+    } while (0)
+
+int main(int argc, char **argv)
+{
+    char name[512], missing[600];
+    MPI_File fh = MPI_FILE_NULL;
+    MPI_Offset size;
+    int rank;
+
+    mtest_init(&argc, &argv, "io_errors");
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    mtest_tmpname(name, sizeof name, "io_errors", MPI_COMM_WORLD);
+    snprintf(missing, sizeof missing, "%s.missing", name);
+
+    /* 1 */
+    EXPECT(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE, MPI_INFO_NULL, &fh), MPI_ERR_AMODE);
+    EXPECT(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY | MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
+           MPI_ERR_AMODE);
+    EXPECT(
+        MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY | MPI_MODE_CREATE, MPI_INFO_NULL, &fh),
+        MPI_ERR_AMODE);
+    EXPECT(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY | MPI_MODE_EXCL, MPI_INFO_NULL, &fh),
+           MPI_ERR_AMODE);
+    EXPECT(MPI_File_open(MPI_COMM_WORLD, name,
+                         MPI_MODE_RDWR | MPI_MODE_CREATE | MPI_MODE_SEQUENTIAL, MPI_INFO_NULL, &fh),
+           MPI_ERR_AMODE);
+
+    /* 2 */
+    EXPECT(MPI_File_open(MPI_COMM_WORLD, missing, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
+           MPI_ERR_NO_SUCH_FILE);
+    EXPECT(MPI_File_open(MPI_COMM_WORLD, missing, MPI_MODE_RDWR, MPI_INFO_NULL, &fh),
+           MPI_ERR_NO_SUCH_FILE);
+    if (rank == 0)
+        EXPECT(MPI_File_delete(missing, MPI_INFO_NULL), MPI_ERR_NO_SUCH_FILE);
+
+    /* 3 */
+    CHECK_MPI(
+        MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    CHECK_MPI(MPI_File_close(&fh));
+    EXPECT(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_CREATE | MPI_MODE_EXCL | MPI_MODE_WRONLY,
+                         MPI_INFO_NULL, &fh),
+           MPI_ERR_FILE_EXISTS);
+
+    /* 4 */
+    if (geteuid() != 0) {
+        if (rank == 0)
+            chmod(name, 0);
+        MPI_Barrier(MPI_COMM_WORLD);
+        EXPECT(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh),
+               MPI_ERR_ACCESS);
+        MPI_Barrier(MPI_COMM_WORLD);
+        if (rank == 0)
+            chmod(name, 0600);
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+
+    /* 5 */
+    EXPECT(MPI_File_get_size(MPI_FILE_NULL, &size), MPI_ERR_FILE);
+
+    /* 6 */
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    EXPECT(MPI_File_set_size(fh, -5), MPI_ERR_ARG);
+    CHECK_MPI(MPI_File_close(&fh));
+
+    /* 7 */
+    int buf[4] = {1, 2, 3, 4};
+    MPI_Status st;
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    EXPECT(MPI_File_write_at(fh, 0, buf, 4, MPI_INT, &st), MPI_ERR_READ_ONLY);
+    EXPECT(MPI_File_write(fh, buf, 4, MPI_INT, &st), MPI_ERR_READ_ONLY);
+    EXPECT(MPI_File_read_at(fh, -1, buf, 4, MPI_INT, &st), MPI_ERR_ARG);
+    EXPECT(MPI_File_read_at(fh, 0, buf, -1, MPI_INT, &st), MPI_ERR_COUNT);
+    CHECK_MPI(MPI_File_close(&fh));
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_WRONLY, MPI_INFO_NULL, &fh));
+    EXPECT(MPI_File_read_at(fh, 0, buf, 4, MPI_INT, &st), MPI_ERR_ACCESS);
+    EXPECT(MPI_File_read(fh, buf, 4, MPI_INT, &st), MPI_ERR_ACCESS);
+    CHECK_MPI(MPI_File_close(&fh));
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL,
+                            MPI_INFO_NULL, &fh));
+    EXPECT(MPI_File_write_at(fh, 0, buf, 4, MPI_INT, &st), MPI_ERR_UNSUPPORTED_OPERATION);
+    CHECK_MPI(MPI_File_close(&fh));
+
+    /* 8 */
+    MPI_Datatype loose, three;
+    MPI_Type_contiguous(2, MPI_INT, &loose); /* never committed */
+    MPI_Type_contiguous(3, MPI_BYTE, &three);
+    MPI_Type_commit(&three);
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    EXPECT(MPI_File_set_view(fh, 0, MPI_INT, loose, "native", MPI_INFO_NULL), MPI_ERR_TYPE);
+    EXPECT(MPI_File_set_view(fh, 0, MPI_INT, three, "native", MPI_INFO_NULL), MPI_ERR_ARG);
+    EXPECT(MPI_File_set_view(fh, 0, MPI_BYTE, MPI_BYTE, "bogus-rep", MPI_INFO_NULL),
+           MPI_ERR_UNSUPPORTED_DATAREP);
+    EXPECT(MPI_File_seek(fh, 0, 12345), MPI_ERR_ARG);
+    EXPECT(MPI_File_seek(fh, -1, MPI_SEEK_SET), MPI_ERR_ARG);
+    EXPECT(MPI_File_read_all_end(fh, buf, &st), MPI_ERR_IO);
+    CHECK_MPI(MPI_File_read_at_all_begin(fh, 0, buf, 1, MPI_INT));
+    EXPECT(MPI_File_read_at_all_begin(fh, 0, buf, 1, MPI_INT), MPI_ERR_IO);
+    CHECK_MPI(MPI_File_read_at_all_end(fh, buf, &st));
+    CHECK_MPI(MPI_File_close(&fh));
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_WRONLY | MPI_MODE_SEQUENTIAL,
+                            MPI_INFO_NULL, &fh));
+    EXPECT(MPI_File_seek(fh, 0, MPI_SEEK_SET), MPI_ERR_UNSUPPORTED_OPERATION);
+    EXPECT(MPI_File_read_shared(fh, buf, 1, MPI_INT, &st), MPI_ERR_ACCESS);
+    CHECK_MPI(MPI_File_close(&fh));
+    MPI_Type_free(&loose);
+    MPI_Type_free(&three);
+
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (rank == 0)
+        CHECK_MPI(MPI_File_delete(name, MPI_INFO_NULL));
+    return mtest_finalize();
+}
