@@ -1050,13 +1050,16 @@ int bdm_unload_clean(alloc_t *a, size_t *rel)
     a->ra_lo = a->ra_next = a->ra_end = a->ra_win = 0;
     a->pf = 0;
     a->npf = 0;
-    if (a->nres == 0)
+    /* The mprotect path releases with PROT_NONE: clean runs made PROT_NONE
+     * between dirty ones still mapped would split the allocation into a
+     * mapping per run and exhaust vm.max_map_count (mem.mem_maxmap).  There
+     * the single pass of bdm_unload_one, which releases in address order so
+     * neighbouring released runs merge, does everything. */
+    if (a->nres == 0 || !bdm_is_uffd())
         return 0;
-    if (bdm_is_uffd()) {
-        int rc = bdm_uffd_scan_dirty(a);
-        if (rc)
-            return rc;
-    }
+    int rc = bdm_uffd_scan_dirty(a);
+    if (rc)
+        return rc;
     for (size_t i = 0; i < a->nsb; i++)
         classify(a, i);
     a->classified = 1;
