@@ -114,6 +114,7 @@ typedef struct job {
     uint64_t len, off;
     int fd;
     int pooled; /* buf is a staging buffer (back to the pool), else its own */
+    int writer; /* a writer's output (bounded by flight_max), not a stored piece */
     int state;  /* J_QUEUED, J_WRITING, J_DONE; under g_io.mu */
     int rc;     /* the write's result once J_DONE */
 } job_t;
@@ -138,7 +139,7 @@ static char *g_pool[POOL_MAX];
 static int g_npool;
 static uint64_t g_buf_bytes;   /* aligned staging buffers held: writers, pool, cache, jobs */
 static uint64_t g_flight;      /* bytes of buffers of jobs not reaped */
-static uint64_t g_flight_pool; /* of which staging buffers (writers' output: bounded) */
+static uint64_t g_flight_wr;   /* of which writers' output (bounded: flight_max) */
 static uint64_t g_flight_hits; /* piece bytes GETs read from writes in flight */
 static uint64_t g_stored;      /* piece bytes bdr_stage_store wrote from memory */
 static struct {
@@ -295,9 +296,10 @@ static int fall_back(coll_t *c, sfile_t *f, int rc)
 /* Release what a reaped job holds. */
 static void job_release(job_t *j)
 {
+    if (j->writer)
+        g_flight_wr -= j->pooled ? STAGE_BUF : j->len;
     if (j->pooled) {
         buf_put(j->buf);
-        g_flight_pool -= STAGE_BUF;
         g_flight -= STAGE_BUF;
     } else {
         free(j->buf);
@@ -398,7 +400,7 @@ static uint64_t flight_max(void)
  * staging buffer).  While writers' buffers in flight exceed flight_max(),
  * wait for writes to finish.  0 or -errno (buf is released then). */
 static int submit(coll_t *c, const piece_t *p, uint64_t poff, uint64_t n, char *buf, uint64_t len,
-                  uint64_t off, int pooled)
+                  uint64_t off, int pooled, int writer)
 {
     job_t *j = calloc(1, sizeof *j);
     int rc = j ? io_start() : -ENOMEM;
@@ -421,14 +423,12 @@ static int submit(coll_t *c, const piece_t *p, uint64_t poff, uint64_t n, char *
                  .off = off,
                  .fd = c->fd,
                  .pooled = pooled,
+                 .writer = writer,
                  .state = J_QUEUED};
     cache_drop(c, off, off + len);
-    if (pooled) {
-        g_flight_pool += STAGE_BUF;
-        g_flight += STAGE_BUF;
-    } else {
-        g_flight += len;
-    }
+    g_flight += pooled ? STAGE_BUF : len;
+    if (writer)
+        g_flight_wr += pooled ? STAGE_BUF : len;
     pthread_mutex_lock(&g_io.mu);
     job_t **pp = &g_io.head;
     while (*pp)
@@ -436,7 +436,7 @@ static int submit(coll_t *c, const piece_t *p, uint64_t poff, uint64_t n, char *
     *pp = j;
     pthread_cond_signal(&g_io.work);
     pthread_mutex_unlock(&g_io.mu);
-    while (g_flight_pool > flight_max()) {
+    while (g_flight_wr > flight_max()) {
         pthread_mutex_lock(&g_io.mu);
         for (;;) {
             const job_t *d = g_io.head;
@@ -523,7 +523,7 @@ static int writer_flush(writer_t *w, int final)
     }
     uint64_t base = w->base;
     w->base = w->pos;
-    int rc = submit(w->c, w->p, base, n, b, len, w->p->file_off + base, pooled);
+    int rc = submit(w->c, w->p, base, n, b, len, w->p->file_off + base, pooled, 1);
     if (rc == 0 && !w->buf && !final)
         rc = -ENOMEM;
     return rc;
@@ -609,7 +609,7 @@ int bdr_stage_store(coll_t *c, piece_t *p, char *data)
     memset(data + p->total, 0, len - p->total);
     /* data now counts as a buffer of the stage until its write is reaped */
     g_buf_bytes += len;
-    int rc = submit(c, p, 0, p->total, data, len, p->file_off, 0);
+    int rc = submit(c, p, 0, p->total, data, len, p->file_off, 0, 0);
     if (rc == 0) {
         p->filled = p->total;
         g_stored += p->total;
