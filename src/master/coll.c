@@ -293,20 +293,33 @@ static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep)
         g_m.coll_file_bytes += total;
         return 0;
     }
-    p->data = malloc(total);
+    /* A piece that may go to the file later (bdr_coll_shrink) is kept
+     * aligned and padded to the block, so its own memory can be written
+     * with direct I/O (bdr_stage_store). */
+    if (total > g_m.hdr->job.msg_threshold && !is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT) {
+        void *d = NULL;
+        uint64_t len = (total + BD_FS_DIO_ALIGN - 1) & ~(uint64_t)(BD_FS_DIO_ALIGN - 1);
+        p->data = posix_memalign(&d, BD_FS_DIO_ALIGN, len) ? NULL : d;
+    } else {
+        p->data = malloc(total);
+    }
     return p->data ? 0 : -1;
 }
 
 /* The budget needs `need` bytes: give back staging buffers not in use,
  * then store complete large pieces kept in memory (they were placed there
- * while it had room) and free them. */
-uint64_t bdr_coll_shrink(uint64_t need)
+ * while it had room).  Their memory is written from where it is, by the
+ * stage's I/O thread, and is freed when the write completes: *coming gets
+ * every byte being written then (these and earlier ones), which memacct.c
+ * counts like the memory of ranks being unloaded. */
+uint64_t bdr_coll_shrink(uint64_t need, uint64_t *coming)
 {
     uint64_t freed = bdr_stage_trim();
-    for (coll_t *c = g_m.colls; c && freed < need && !g_m.stopping; c = c->next) {
+    *coming = bdr_stage_writing_bytes();
+    for (coll_t *c = g_m.colls; c && freed + *coming < need && !g_m.stopping; c = c->next) {
         if (is_fold(c->d.kind) || c->d.kind == BD_COLL_SPLIT)
             continue;
-        for (size_t i = 0; i < c->npieces && freed < need; i++) {
+        for (size_t i = 0; i < c->npieces && freed + *coming < need; i++) {
             piece_t *p = &c->pieces[i];
             uint64_t total = p->total;
             if (!p->data || p->filled != total || total <= g_m.hdr->job.msg_threshold)
@@ -314,15 +327,18 @@ uint64_t bdr_coll_shrink(uint64_t need)
             char *d = p->data;
             p->data = NULL;
             p->filled = 0;
-            int rc = place(c, p, total, 0);
-            for (uint64_t off = 0; rc == 0 && off < total; off += 1u << 30) {
-                uint32_t n = (uint32_t)(total - off < (1u << 30) ? total - off : (1u << 30));
-                rc = bdr_coll_piece_write(c, p, total, off, d + off, n);
+            if (place(c, p, total, 0) < 0) {
+                free(d);
+                return freed; /* the job fails (place) */
             }
-            free(d);
-            if (rc < 0)
-                return freed; /* the job fails (piece_place, piece_write) */
-            freed += total;
+            int rc = bdr_stage_store(c, p, d);
+            if (rc < 0) {
+                bdr_master_fail(1, "cannot write %llu bytes of %s data to the spill file in %s: %s",
+                                (unsigned long long)total, bdr_coll_call_name(&c->d), g_m.jobdir,
+                                strerror(-rc));
+                return freed;
+            }
+            *coming = bdr_stage_writing_bytes();
         }
     }
     return freed;

@@ -42,6 +42,14 @@ int bdr_stage_fits(uint64_t bytes);
 int bdr_stage_open(coll_t *c);
 /* Write len bytes at off of piece p (placed in c's file); 0 or -errno. */
 int bdr_stage_write(coll_t *c, piece_t *p, uint64_t off, const char *src, uint32_t len);
+/* Store piece p, just placed in c's file, from data (the piece's memory
+ * as place() in coll.c allocates it: aligned to BD_FS_DIO_ALIGN, with room
+ * for p->total rounded up to it), which the stage owns from now on: its
+ * write is queued, and data stays counted in bdr_coll_staging_bytes()
+ * until the write completes and it is freed.  0 or -errno. */
+int bdr_stage_store(coll_t *c, piece_t *p, char *data);
+/* Bytes of staging memory being written, freed when the writes complete. */
+uint64_t bdr_stage_writing_bytes(void);
 /* Read len bytes at off of piece p; 0 or -errno. */
 int bdr_stage_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_t len);
 /* A descriptor of c's file for readers that do not align (node.c ships

@@ -26,9 +26,34 @@
  * it in the node's budget.  Buffers are kept for reuse while a spill file
  * is open and given back when the last one closes.  Where the file system
  * has no direct I/O, and without a budget (-mem-strategy none), the same
- * code runs on a buffered descriptor. */
+ * code runs on a buffered descriptor.
+ *
+ * Writes leave the master's event loop (issue 13): the loop is the only
+ * one serving every rank's requests, memory grants and unload commands, so
+ * a synchronous write of collective data stalls them all.  A full writer
+ * buffer, a piece's last bytes (copied into a buffer of their size when
+ * small, so the staging buffer is reused at once) and a piece
+ * bdr_coll_shrink stores (from the piece's own memory, which place() in
+ * coll.c keeps aligned and padded) become jobs of one I/O thread, written
+ * in the order they were queued.  Their memory stays counted
+ * (bdr_coll_staging_bytes) until the loop reaps them: the thread rings
+ * g_m.event_fd when a write completes, bdr_stage_poll frees the memory (or
+ * ends the job, with the message a synchronous write gave) and the budget
+ * is looked at again, where bytes being written count as coming, like a
+ * rank's unload.  Writers' buffers in flight are bounded (flight_max): past
+ * that the loop waits.  A GET of bytes still being written reads them from
+ * the job's buffer (never changed while queued); the read cache is filled
+ * only from blocks no queued write touches, and dropped where one is
+ * queued.  Whatever needs the file itself (an out-of-order patch, shipping
+ * a piece to another node, a fallback from direct I/O) first waits for the
+ * writes of its instance; freeing an instance drops its writes not started.
+ * BDMPI_STAGE_WRITE_DELAY_US (tests only) delays each write, so that tests
+ * see GETs of data in flight. */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,11 +101,47 @@ typedef struct writer {
     uint64_t base, pos;
 } writer_t;
 
+/* A write handed to the I/O thread: len bytes of buf at off of fd, which
+ * hold bytes [poff, poff + n) of piece p of c (the rest is padding).
+ * Everything but state and rc is set before it is queued and not changed
+ * until it is reaped, so the loop reads those fields without the lock. */
+typedef struct job {
+    struct job *next;
+    coll_t *c;
+    const piece_t *p;
+    uint64_t poff, n;
+    char *buf;
+    uint64_t len, off;
+    int fd;
+    int pooled; /* buf is a staging buffer (back to the pool), else its own */
+    int writer; /* a writer's output (bounded by flight_max), not a stored piece */
+    int state;  /* J_QUEUED, J_WRITING, J_DONE; under g_io.mu */
+    int rc;     /* the write's result once J_DONE */
+} job_t;
+
+enum { J_QUEUED, J_WRITING, J_DONE };
+
+/* The I/O thread and its jobs.  Only the loop links and unlinks jobs (under
+ * mu), so it may walk the list without the lock; the thread finds queued
+ * jobs under mu. */
+static struct {
+    pthread_mutex_t mu;
+    pthread_cond_t work, done;
+    int started;
+    job_t *head;
+    unsigned delay_us; /* BDMPI_STAGE_WRITE_DELAY_US (tests only) */
+} g_io = {
+    PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, NULL, 0};
+
 static sfile_t *g_files;
 static writer_t *g_writers;
 static char *g_pool[POOL_MAX];
 static int g_npool;
-static uint64_t g_buf_bytes; /* aligned buffers held: writers, pool, cache */
+static uint64_t g_buf_bytes;   /* aligned staging buffers held: writers, pool, cache, jobs */
+static uint64_t g_flight;      /* bytes of buffers of jobs not reaped */
+static uint64_t g_flight_wr;   /* of which writers' output (bounded: flight_max) */
+static uint64_t g_flight_hits; /* piece bytes GETs read from writes in flight */
+static uint64_t g_stored;      /* piece bytes bdr_stage_store wrote from memory */
 static struct {
     const coll_t *c; /* whose file the cached bytes are from; NULL: none */
     uint64_t lo, hi; /* file offsets */
@@ -143,12 +204,84 @@ static void cache_drop(const coll_t *c, uint64_t lo, uint64_t hi)
         g_cache.c = NULL;
 }
 
+/* ---- The I/O thread ---- */
+
+static void *io_main(void *arg)
+{
+    (void)arg;
+    pthread_mutex_lock(&g_io.mu);
+    for (;;) {
+        job_t *j = g_io.head;
+        while (j && j->state != J_QUEUED)
+            j = j->next;
+        if (!j) {
+            pthread_cond_wait(&g_io.work, &g_io.mu);
+            continue;
+        }
+        j->state = J_WRITING;
+        pthread_mutex_unlock(&g_io.mu);
+        if (g_io.delay_us)
+            usleep(g_io.delay_us);
+        int rc = bd_fs_pwrite_all(j->fd, j->buf, j->len, j->off);
+        pthread_mutex_lock(&g_io.mu);
+        j->rc = rc;
+        j->state = J_DONE;
+        pthread_cond_broadcast(&g_io.done);
+        /* wake the loop: it reaps the job and looks at the budget again */
+        uint64_t one = 1;
+        if (write(g_m.event_fd, &one, sizeof one) < 0) {
+            /* the counter is saturated: the loop is awake anyway */
+        }
+    }
+    return NULL;
+}
+
+static int io_start(void)
+{
+    if (g_io.started)
+        return 0;
+    const char *d = getenv("BDMPI_STAGE_WRITE_DELAY_US");
+    g_io.delay_us = d ? (unsigned)strtoul(d, NULL, 10) : 0;
+    /* Signals stay with the loop (signalfd): the thread blocks them all. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_BLOCK, &all, &old);
+    pthread_t t;
+    int rc = pthread_create(&t, NULL, io_main, NULL);
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
+    if (rc)
+        return -rc;
+    pthread_detach(t);
+    g_io.started = 1;
+    return 0;
+}
+
+/* Has c a job queued or being written?  Under g_io.mu. */
+static int busy_locked(const coll_t *c)
+{
+    for (const job_t *j = g_io.head; j; j = j->next)
+        if (j->c == c && j->state != J_DONE)
+            return 1;
+    return 0;
+}
+
+/* Wait until no write of c is queued or running (without reaping). */
+static void wait_idle(const coll_t *c)
+{
+    pthread_mutex_lock(&g_io.mu);
+    while (busy_locked(c))
+        pthread_cond_wait(&g_io.done, &g_io.mu);
+    pthread_mutex_unlock(&g_io.mu);
+}
+
 /* The file system may refuse direct I/O on a transfer (a device with
- * larger blocks): go on buffered. */
+ * larger blocks): go on buffered.  The writes still queued on the old
+ * descriptor finish first (it is closed here). */
 static int fall_back(coll_t *c, sfile_t *f, int rc)
 {
     if (rc != -EINVAL || !f->direct)
         return 0;
+    wait_idle(c);
     int nfd = bd_fs_reopen_buffered(c->fd, O_RDWR);
     if (nfd < 0)
         return 0;
@@ -158,6 +291,175 @@ static int fall_back(coll_t *c, sfile_t *f, int rc)
     bd_log_info("collective spill files: direct I/O refused in %s, using the page cache",
                 g_m.jobdir);
     return 1;
+}
+
+/* Release what a reaped job holds. */
+static void job_release(job_t *j)
+{
+    if (j->writer)
+        g_flight_wr -= j->pooled ? STAGE_BUF : j->len;
+    if (j->pooled) {
+        buf_put(j->buf);
+        g_flight -= STAGE_BUF;
+    } else {
+        free(j->buf);
+        g_buf_bytes -= j->len;
+        g_flight -= j->len;
+    }
+    free(j);
+}
+
+/* A reaped job's result: a direct write the file system refused is done
+ * again on a buffered descriptor; any other failure ends the job, with the
+ * message a synchronous write gave (unless quiet: c is being freed and
+ * nobody reads these bytes any more).  0 or -1. */
+static int job_finish(job_t *j, int quiet)
+{
+    int rc = j->rc;
+    sfile_t *f = rc == -EINVAL ? file_of(j->c) : NULL;
+    if (f) {
+        fall_back(j->c, f, rc);
+        if (!f->direct && j->fd != j->c->fd)
+            rc = bd_fs_pwrite_all(j->c->fd, j->buf, j->len, j->off);
+    }
+    if (rc < 0 && !quiet)
+        bdr_master_fail(1, "cannot write %llu bytes of %s data to the spill file in %s: %s",
+                        (unsigned long long)j->n, bdr_coll_call_name(&j->c->d), g_m.jobdir,
+                        strerror(-rc));
+    job_release(j);
+    return rc < 0 ? -1 : 0;
+}
+
+/* Reap the finished writes (of c only, unless c is NULL). 0 or -1. */
+static int reap(const coll_t *c, int quiet)
+{
+    job_t *done = NULL, **dt = &done;
+    pthread_mutex_lock(&g_io.mu);
+    for (job_t **pp = &g_io.head; *pp;) {
+        job_t *j = *pp;
+        if (j->state == J_DONE && (!c || j->c == c)) {
+            *pp = j->next;
+            j->next = NULL;
+            *dt = j;
+            dt = &j->next;
+        } else {
+            pp = &j->next;
+        }
+    }
+    pthread_mutex_unlock(&g_io.mu);
+    int rc = 0;
+    for (job_t *j = done, *n; j; j = n) {
+        n = j->next;
+        if (job_finish(j, quiet) < 0)
+            rc = -1;
+    }
+    return rc;
+}
+
+/* Every write of c is on storage (or, with cancel, dropped if it had not
+ * started); 0 or -1 when one failed (the job is ended). */
+static int drain(coll_t *c, int cancel)
+{
+    if (!g_io.started)
+        return 0;
+    job_t *gone = NULL;
+    pthread_mutex_lock(&g_io.mu);
+    if (cancel)
+        for (job_t **pp = &g_io.head; *pp;) {
+            job_t *j = *pp;
+            if (j->c == c && j->state == J_QUEUED) {
+                *pp = j->next;
+                j->next = gone;
+                gone = j;
+            } else {
+                pp = &j->next;
+            }
+        }
+    while (busy_locked(c))
+        pthread_cond_wait(&g_io.done, &g_io.mu);
+    pthread_mutex_unlock(&g_io.mu);
+    for (job_t *j = gone, *n; j; j = n) {
+        n = j->next;
+        job_release(j);
+    }
+    return reap(c, cancel);
+}
+
+/* How many bytes of writers' buffers may be in flight: a budget's 8th (at
+ * least four buffers); without a budget 16 MiB. */
+static uint64_t flight_max(void)
+{
+    uint64_t b = g_m.hdr->job.mem_budget / 8;
+    if (!g_m.hdr->job.mem_budget)
+        b = 16u << 20;
+    return b > 4 * STAGE_BUF ? b : 4 * STAGE_BUF;
+}
+
+/* Queue the write of len bytes of buf at off of c's file, holding bytes
+ * [poff, poff + n) of piece p; buf is the job's from now on (pooled: a
+ * staging buffer).  While writers' buffers in flight exceed flight_max(),
+ * wait for writes to finish.  0 or -errno (buf is released then). */
+static int submit(coll_t *c, const piece_t *p, uint64_t poff, uint64_t n, char *buf, uint64_t len,
+                  uint64_t off, int pooled, int writer)
+{
+    job_t *j = calloc(1, sizeof *j);
+    int rc = j ? io_start() : -ENOMEM;
+    if (rc < 0) {
+        free(j);
+        if (pooled) {
+            buf_put(buf);
+        } else {
+            free(buf);
+            g_buf_bytes -= len;
+        }
+        return rc;
+    }
+    *j = (job_t){.c = c,
+                 .p = p,
+                 .poff = poff,
+                 .n = n,
+                 .buf = buf,
+                 .len = len,
+                 .off = off,
+                 .fd = c->fd,
+                 .pooled = pooled,
+                 .writer = writer,
+                 .state = J_QUEUED};
+    cache_drop(c, off, off + len);
+    g_flight += pooled ? STAGE_BUF : len;
+    if (writer)
+        g_flight_wr += pooled ? STAGE_BUF : len;
+    pthread_mutex_lock(&g_io.mu);
+    job_t **pp = &g_io.head;
+    while (*pp)
+        pp = &(*pp)->next;
+    *pp = j;
+    pthread_cond_signal(&g_io.work);
+    pthread_mutex_unlock(&g_io.mu);
+    while (g_flight_wr > flight_max()) {
+        pthread_mutex_lock(&g_io.mu);
+        for (;;) {
+            const job_t *d = g_io.head;
+            while (d && d->state != J_DONE)
+                d = d->next;
+            if (d)
+                break;
+            pthread_cond_wait(&g_io.done, &g_io.mu);
+        }
+        pthread_mutex_unlock(&g_io.mu);
+        if (reap(NULL, 0) < 0)
+            return -EIO; /* the job was ended with the write's own message */
+    }
+    return 0;
+}
+
+/* The write not yet reaped that holds byte off of piece p, or NULL. */
+static const job_t *job_at(const coll_t *c, const piece_t *p, uint64_t off)
+{
+    for (const job_t *j = g_io.head; j; j = j->next)
+        if (j->c == c && j->p == p && off >= j->poff && off < j->poff + j->n)
+            return j;
+    return NULL;
 }
 
 static int file_write(coll_t *c, sfile_t *f, const char *buf, uint64_t len, uint64_t off)
@@ -199,22 +501,40 @@ int bdr_stage_open(coll_t *c)
     return 0;
 }
 
-/* Write out what w holds: all of it padded to the block when final, else
- * (a full buffer) exactly. */
-static int writer_flush(sfile_t *f, writer_t *w, int final)
+/* Hand what w holds to the I/O thread: all of it padded to the block when
+ * final, else (a full buffer) exactly.  A small final part is copied into
+ * a buffer of its size, so the staging buffer goes back to the pool. */
+static int writer_flush(writer_t *w, int final)
 {
     uint64_t n = w->pos - w->base, len = final ? up(n) : n;
     if (!len)
         return 0;
     memset(w->buf + n, 0, len - n);
-    int rc = file_write(w->c, f, w->buf, len, w->p->file_off + w->base);
+    char *b = w->buf;
+    int pooled = 1;
+    void *own = NULL;
+    if (final && len <= STAGE_BUF / 2 && !posix_memalign(&own, ALIGN, len)) {
+        memcpy(own, w->buf, len);
+        g_buf_bytes += len;
+        b = own;
+        pooled = 0;
+    } else {
+        w->buf = final ? NULL : buf_get();
+    }
+    uint64_t base = w->base;
     w->base = w->pos;
+    int rc = submit(w->c, w->p, base, n, b, len, w->p->file_off + base, pooled, 1);
+    if (rc == 0 && !w->buf && !final)
+        rc = -ENOMEM;
     return rc;
 }
 
-/* Out of order: read the blocks, patch them, write them back. */
+/* Out of order: read the blocks, patch them, write them back (after the
+ * writes of c in flight, which may hold them). */
 static int patch(coll_t *c, sfile_t *f, piece_t *p, uint64_t off, const char *src, uint64_t len)
 {
+    if (drain(c, 0) < 0)
+        return -EIO;
     if (!g_cache.buf && !(g_cache.buf = buf_get()))
         return -ENOMEM;
     g_cache.c = NULL;
@@ -252,7 +572,7 @@ int bdr_stage_write(coll_t *c, piece_t *p, uint64_t off, const char *src, uint32
         g_writers = w;
     }
     if (w && off != w->pos) {
-        int rc = writer_flush(f, w, 1);
+        int rc = writer_flush(w, 1);
         writer_free(w);
         return rc < 0 ? rc : patch(c, f, p, off, src, len);
     }
@@ -266,17 +586,35 @@ int bdr_stage_write(coll_t *c, piece_t *p, uint64_t off, const char *src, uint32
         src += k;
         left -= k;
         if (w->pos - w->base == STAGE_BUF) {
-            int rc = writer_flush(f, w, 0);
+            int rc = writer_flush(w, 0);
             if (rc < 0)
                 return rc;
         }
     }
     if (w->pos >= p->total) {
-        int rc = writer_flush(f, w, 1);
+        int rc = writer_flush(w, 1);
         writer_free(w);
         return rc;
     }
     return 0;
+}
+
+int bdr_stage_store(coll_t *c, piece_t *p, char *data)
+{
+    if (!file_of(c)) {
+        free(data);
+        return -EBADF;
+    }
+    uint64_t len = up(p->total);
+    memset(data + p->total, 0, len - p->total);
+    /* data now counts as a buffer of the stage until its write is reaped */
+    g_buf_bytes += len;
+    int rc = submit(c, p, 0, p->total, data, len, p->file_off, 0, 0);
+    if (rc == 0) {
+        p->filled = p->total;
+        g_stored += p->total;
+    }
+    return rc;
 }
 
 int bdr_stage_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_t len)
@@ -285,10 +623,11 @@ int bdr_stage_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_
     if (!f)
         return -EBADF;
     const writer_t *w = writer_of(p);
-    uint64_t stored = w ? w->base : p->total; /* [0, stored) of the piece is in the file */
+    uint64_t stored = w ? w->base : p->total; /* [0, stored) is in the file or being written */
     uint64_t left = len;
     while (left) {
         uint64_t k;
+        const job_t *j;
         if (off >= stored) {
             k = left;
             if (w && off < w->pos) {
@@ -297,12 +636,22 @@ int bdr_stage_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_
             } else {
                 memset(dst, 0, k); /* not written yet */
             }
+        } else if ((j = job_at(c, p, off))) {
+            /* still being written: its buffer has the bytes */
+            k = min64(left, j->poff + j->n - off);
+            memcpy(dst, j->buf + (off - j->poff), k);
+            g_flight_hits += k;
         } else {
             uint64_t at = p->file_off + off;
             if (g_cache.c != c || at < g_cache.lo || at >= g_cache.hi) {
                 if (!g_cache.buf && !(g_cache.buf = buf_get()))
                     return -ENOMEM;
                 uint64_t lo = down(at), hi = min64(lo + STAGE_BUF, p->file_off + up(stored));
+                /* not into blocks still being written (they start on a
+                 * block after at: at itself is on storage) */
+                for (const job_t *q = g_io.head; q; q = q->next)
+                    if (q->c == c && q->off > at && q->off < hi)
+                        hi = q->off;
                 g_cache.c = NULL;
                 int rc = file_read(c, f, g_cache.buf, hi - lo, lo);
                 if (rc < 0)
@@ -324,6 +673,8 @@ int bdr_stage_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_
 int bdr_stage_ship_fd(coll_t *c)
 {
     sfile_t *f = file_of(c);
+    if (f && drain(c, 0) < 0)
+        return -EIO;
     if (!f || !f->direct)
         return c->fd;
     if (f->ship_fd < 0)
@@ -333,6 +684,7 @@ int bdr_stage_ship_fd(coll_t *c)
 
 void bdr_stage_close(coll_t *c)
 {
+    drain(c, 1); /* nobody reads c's data any more: what has not started is dropped */
     for (writer_t *w = g_writers, *n; w; w = n) {
         n = w->next;
         if (w->c == c)
@@ -355,6 +707,20 @@ void bdr_stage_close(coll_t *c)
     c->fd = -1;
     if (!g_files)
         bdr_stage_trim(); /* no spill file open: give the buffers back */
+}
+
+void bdr_stage_poll(void)
+{
+    if (g_io.started)
+        reap(NULL, 0);
+}
+
+uint64_t bdr_stage_writing_bytes(void) { return g_flight; }
+
+void bdr_stage_stats(uint64_t *hits, uint64_t *stored)
+{
+    *hits = g_flight_hits;
+    *stored = g_stored;
 }
 
 int bdr_stage_fits(uint64_t bytes)

@@ -376,6 +376,12 @@ static void print_stats(void)
             (unsigned long long)g_m.peak_buffered);
     fprintf(stderr, "  master: bytes of collective data in spill files %llu\n",
             (unsigned long long)g_m.coll_file_bytes);
+    uint64_t hits, stored;
+    bdr_stage_stats(&hits, &stored);
+    fprintf(stderr,
+            "  master: bytes of collective data moved from memory to spill files %llu, read "
+            "while being written %llu\n",
+            (unsigned long long)stored, (unsigned long long)hits);
     if (g_m.hdr->job.mem_strategy != BD_MEMS_NONE)
         fprintf(stderr,
                 "  master: memory budget %llu bytes, peak accounted resident %llu bytes "
@@ -619,6 +625,7 @@ int main(int argc, char **argv)
         int got = bdr_node_progress();
         /* Always scan: a ring of the eventfd may cover many requests. */
         if (!g_m.stopping) {
+            bdr_stage_poll(); /* completed staging writes free memory first */
             for (int i = 0; i < g_m.ns; i++) {
                 slave_t *s = &g_m.slaves[i];
                 uint32_t seq = atomic_load_explicit(&s->slot->req_seq, memory_order_acquire);

@@ -253,8 +253,17 @@ int bdr_node_quiet(void);
 uint64_t bdr_node_transient_bytes(void);
 /* coll_stage.c: memory the master holds for collectives (counted in the budget). */
 uint64_t bdr_coll_staging_bytes(void);
-/* coll.c: store collective pieces kept in memory, up to need bytes; returns what it freed. */
-uint64_t bdr_coll_shrink(uint64_t need);
+/* coll.c: store collective pieces kept in memory, up to need bytes; returns
+ * what it freed now, and in *coming what the writes under way free when
+ * they complete (bdr_stage_poll, then memacct looks again). */
+uint64_t bdr_coll_shrink(uint64_t need, uint64_t *coming);
+/* coll_stage.c: reap the collective staging writes that completed (the I/O
+ * thread rings g_m.event_fd): free their memory, end the job on a failed
+ * one.  Called by the loop before the budget is looked at. */
+void bdr_stage_poll(void);
+/* For --stats: bytes GETs read from staging writes still in flight, and
+ * bytes of pieces kept in memory that bdr_coll_shrink stored. */
+void bdr_stage_stats(uint64_t *hits, uint64_t *stored);
 
 /* deadlock.c: every live rank of the job blocked and nothing in flight. */
 /* A BDR_NH_DEADLOCK message of the detection wave. */

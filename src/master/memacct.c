@@ -268,9 +268,14 @@ void bdr_memacct_poll(void)
             mem_answer(s, 0);
             continue;
         }
-        if (bdr_coll_shrink(total + s->mem_want - budget))
-            continue; /* collective data kept in memory went to storage: look again */
-        uint64_t need = total + s->mem_want - budget, coming = 0;
+        /* Collective data kept in memory goes to storage: what is freed
+         * now is looked at again at once; what is being written counts as
+         * coming, like the memory of ranks being unloaded, and its
+         * completion wakes the loop (bdr_stage_poll). */
+        uint64_t writing = 0;
+        if (bdr_coll_shrink(total + s->mem_want - budget, &writing))
+            continue;
+        uint64_t need = total + s->mem_want - budget, coming = writing;
         for (int i = 0; i < g_m.ns; i++)
             if (g_m.slaves[i].unload_sent)
                 coming +=
