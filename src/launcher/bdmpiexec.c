@@ -20,8 +20,9 @@
 #include "bd_trace.h"
 
 static const char *usage =
-    "usage: bdmpiexec [options] PROGRAM [ARGS...]\n"
-    "Runs PROGRAM (built with bdmpicc) as -ns MPI ranks on this node, at most -nr at a time.";
+    "usage: bdmpiexec [-n N | -ns N] [-nn NODES] [options] PROGRAM [ARGS...]\n"
+    "Runs PROGRAM (built with bdmpicc) as MPI ranks: -ns ranks on each of -nn nodes (or -n\n"
+    "in all, spread evenly over the nodes), at most -nr of a node running at a time.";
 
 static volatile sig_atomic_t g_child = -1;
 
@@ -128,11 +129,15 @@ int main(int argc, char **argv)
         bd_opts_print_help(stdout, usage);
         return 0;
     }
+    if (r == 2) {
+        printf("bdmpiexec: BDMPI %s\n", BDMPI_VERSION);
+        return 0;
+    }
     if (argc == 2 && !strcmp(argv[1], "--help-md")) {
         bd_opts_print_markdown(stdout);
         return 0;
     }
-    if (r < 0) {
+    if (r < 0 || bd_opts_resolve_total(&opts, err, sizeof err) < 0) {
         bd_log_error("%s", err);
         return 2;
     }
@@ -155,7 +160,10 @@ int main(int argc, char **argv)
         bd_log_error("%s", err);
         return 2;
     }
-    if (bd_opts_export_env(&opts) < 0 || setenv("BDMPI_JOBDIR", jobdir, 1) < 0) {
+    /* -genv/-x first, so that BDMPI's own variables keep the values of its
+     * options. */
+    if (bd_opts_apply_envsets(&opts) < 0 || bd_opts_export_env(&opts) < 0 ||
+        setenv("BDMPI_JOBDIR", jobdir, 1) < 0) {
         bd_log_error("cannot set the environment: %s", strerror(errno));
         bd_fs_remove_tree(jobdir);
         return 2;
