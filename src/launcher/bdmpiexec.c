@@ -32,13 +32,18 @@ static void forward(int sig)
         kill((pid_t)g_child, sig);
 }
 
-/* MPICH's launcher: $BDMPI_MPIEXEC, else mpiexec.mpich or mpiexec on PATH. */
+/* MPICH's launcher: $BDMPI_MPIEXEC, else mpiexec.mpich or mpiexec on PATH,
+ * but never bdmpiexec itself: with BDMPI's compatibility directory
+ * (libexec/bdmpi/compat/bin) first on PATH, "mpiexec" is a link to us. */
 static const char *find_mpiexec(void)
 {
     const char *e = getenv("BDMPI_MPIEXEC");
     if (e && *e)
         return e;
     static char buf[PATH_MAX];
+    char self[PATH_MAX], real[PATH_MAX];
+    if (!realpath("/proc/self/exe", self))
+        self[0] = 0;
     const char *path = getenv("PATH");
     const char *names[] = {"mpiexec.mpich", "mpiexec.hydra", "mpiexec"};
     for (int k = 0; k < 3; k++) {
@@ -46,7 +51,7 @@ static const char *find_mpiexec(void)
             const char *colon = strchr(p, ':');
             size_t n = colon ? (size_t)(colon - p) : strlen(p);
             snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, names[k]);
-            if (access(buf, X_OK) == 0)
+            if (access(buf, X_OK) == 0 && !(realpath(buf, real) && !strcmp(real, self)))
                 return buf;
             p = colon ? colon + 1 : NULL;
         }
