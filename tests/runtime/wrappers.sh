@@ -38,6 +38,14 @@ out=$("$cc" -show -o "a b" "it's.c")
 check "-show quotes words the shell would split" '[[ "$out" == *"-o '"'"'a b'"'"'"* ]]'
 "$cc" --showme:nonsense > /dev/null 2> "$tmp/err"; rc=$?
 check "an unknown --showme: query fails with a message" '[ $rc -eq 2 ] && grep -q "unknown option" "$tmp/err"'
+if [ -x "$build/bin/bdmpifort" ]; then
+  fc=$build/bin/bdmpifort
+  out=$("$fc" -show)
+  check "bdmpifort -show links the Fortran bindings before libbdmpi" '[[ "$out" == *" -I"*" -lbdmpi_f -lbdmpi"* ]]'
+  out=$(BDMPI_FC=my-fc "$fc" -show -c x.f90)
+  check "BDMPI_FC overrides the Fortran compiler" '[[ "$out" == "my-fc "* && "$out" != *"-lbdmpi"* ]]'
+  check "bdmpif90 and bdmpif77 are bdmpifort" '[ "$("$build/bin/bdmpif90" -show)" = "$("$fc" -show)" ] && [ "$("$build/bin/bdmpif77" -show)" = "$("$fc" -show)" ]'
+fi
 out=$("$cc" -h)
 check "-h describes the queries" '[[ "$out" == *"--showme:link"* && "$out" == *"BDMPI_CC"* ]]'
 
