@@ -60,6 +60,11 @@ check "  and its programs run under BDMPI_MPIEXEC" '[ $? -eq 0 ] && [ "$(cd "$tm
 out=$(cd "$tmp" && cmake -DCMAKE_PREFIX_PATH="$p" --find-package -DNAME=BDMPI -DCOMPILER_ID=GNU -DLANGUAGE=C -DMODE=EXIST 2>&1)
 check "cmake --find-package finds BDMPI" '[[ "$out" == *"BDMPI found"* ]]'
 
+# The man pages
+if [ -d "$build/man" ]; then
+  check "the man pages are installed and man shows them" '[ -f "$p/share/man/man1/bdmpiexec.1" ] && [[ "$(MANWIDTH=100 man -M "$p/share/man" -P cat bdmpiexec 2>&1)" == *"BDMPIEXEC(1)"*"-genv NAME VALUE"* ]] && [[ "$(man -M "$p/share/man" -P cat 3 BDMPI_Mem_info 2>&1)" == *"BDMPI_Mem_info("* ]]'
+fi
+
 # The installed wrappers
 out=$("$p/bin/bdmpicc" -show)
 check "the installed bdmpicc points into its tree" '[[ "$out" == *"-I$p/"* && "$out" == *"-L$p/"* ]]'
