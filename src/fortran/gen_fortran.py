@@ -10,6 +10,7 @@ prototypes and #define constants.  From them this script writes
   mpi.f90    module mpi: the same constants and explicit interfaces of every
              bound routine (choice buffers accept any type and rank through
              gfortran's NO_ARG_CHECK);
+  mpi_f08.f90  module mpi_f08 over the same C side (gen_f08.py);
   bdmpi_f.c  the C side: one function per routine, named as gfortran names
              external procedures (lower case, one trailing underscore), that
              converts Fortran arguments (all by reference, strings with a
@@ -30,6 +31,8 @@ import argparse
 import os
 import re
 import sys
+
+import gen_f08
 
 # C argument names that are choice buffers (any type, any rank in Fortran).
 CHOICE_NAMES = {
@@ -545,6 +548,12 @@ def main():
     with open(os.path.join(opt.outdir, "mpi.f90"), "w") as f:
         f.write("\n".join(m) + "\n")
 
+    # ---- mpi_f08.f90 ----
+    handle_types = {n for n, k in typekinds.items() if k == "int" and n != "MPI_Fint"}
+    f08_skipped = gen_f08.write(os.path.join(opt.outdir, "mpi_f08.f90"), consts,
+                                gen_f08.handle_casts(texts, handle_types), bindings, specials,
+                                handle_types, SENTINELS, LOGICAL_NAMES)
+
     # ---- bdmpi_f.c ----
     c = ["/* BDMPI's Fortran bindings, generated from mpi.h by src/fortran/gen_fortran.py;",
          " * do not edit.  See that script for the conventions. */",
@@ -611,6 +620,8 @@ def main():
             f.write("bound %s (written by hand in gen_fortran.py)\n" % s)
         for n, why in skipped:
             f.write("not bound %s: %s\n" % (n, why))
+        for n, why in f08_skipped:
+            f.write("not in mpi_f08 %s: %s\n" % (n, why))
         for n in skipped_consts:
             f.write("not a Fortran constant %s\n" % n)
 

@@ -17,5 +17,13 @@ for f in $(awk '/^bound/ {print $2}' "$list"); do
   grep -qx "$(echo "$f" | tr A-Z a-z)_" <<<"$syms" || { echo "FAIL: no symbol for $f"; fail=1; }
 done
 [ "$n" -gt 0 ] || { echo "FAIL: nothing bound"; fail=1; }
+# mpi_f08: a module procedure for each bound routine it does not leave out.
+n08=0
+for f in $(awk '/^bound/ {print $2}' "$list"); do
+  grep -q "^not in mpi_f08 $f:" "$list" && continue
+  n08=$((n08 + 1))
+  grep -qx "__mpi_f08_MOD_$(echo "$f" | tr A-Z a-z)" <<<"$syms" || { echo "FAIL: no mpi_f08 procedure for $f"; fail=1; }
+done
+echo "$n08 routines in mpi_f08"
 echo "$n routines bound; not bound: $(grep -c '^not bound' "$list") (see $list)"
 exit $fail

@@ -23,6 +23,10 @@ rc=$?
 cat "$tmp/conf"
 [ $rc -eq 0 ] || { echo "FAIL: find_package(MPI) did not succeed"; exit 1; }
 grep -q "USER MPI_C_LIBRARIES=.*libbdmpi" "$tmp/conf" || { echo "FAIL: MPI_C_LIBRARIES is not libbdmpi"; exit 1; }
+if [[ ";$langs;" == *";Fortran;"* ]]; then
+  grep -q "USER Fortran mpif.h=TRUE mpi=TRUE mpi_f08=TRUE" "$tmp/conf" ||
+    { echo "FAIL: FindMPI does not see mpif.h, the module mpi and mpi_f08"; exit 1; }
+fi
 echo "== build"
 cmake --build "$tmp/b" -j2 || { echo "FAIL: the project does not build"; exit 1; }
 echo "== run"

@@ -27,7 +27,7 @@ p=$tmp/moved
 lib=$(ls -d "$p"/lib*/ | head -1); lib=${lib%/}
 check "the packages are installed" '[ -f "$lib/pkgconfig/bdmpi.pc" ] && [ -f "$lib/cmake/BDMPI/BDMPIConfig.cmake" ] && [ -f "$lib/cmake/BDMPI/BDMPIConfigVersion.cmake" ]'
 if has Fortran; then
-  check "bdmpi-fort.pc, mpif.h, mpi.mod and bdmpifort are installed" '[ -f "$lib/pkgconfig/bdmpi-fort.pc" ] && [ -f "$p/include/mpif.h" ] && [ -f "$p/include/mpi.mod" ] && [ -x "$p/bin/bdmpifort" ]'
+  check "bdmpi-fort.pc, mpif.h, mpi.mod, mpi_f08.mod and bdmpifort are installed" '[ -f "$lib/pkgconfig/bdmpi-fort.pc" ] && [ -f "$p/include/mpif.h" ] && [ -f "$p/include/mpi.mod" ] && [ -f "$p/include/mpi_f08.mod" ] && [ -x "$p/bin/bdmpifort" ]'
 fi
 run() {  # run WHAT PROG: 4 ranks under the installed bdmpiexec, output names BDMPI
   local out rc name
