@@ -38,7 +38,19 @@ CALLBACKS = {
         "  INTEGER(C_INT) :: error_code",
         "END SUBROUTINE MPI_Win_errhandler_function"],
 }
+CALLBACKS["MPI_File_errhandler_function"] = [
+    "SUBROUTINE MPI_File_errhandler_function(file, error_code) BIND(C)",
+    "  IMPORT :: C_INT, MPI_File",
+    "  TYPE(MPI_File) :: file",
+    "  INTEGER(C_INT) :: error_code",
+    "END SUBROUTINE MPI_File_errhandler_function"]
 CALLBACKS["MPI_Handler_function"] = None  # deprecated: not in mpi_f08
+
+
+def callback_ok(name, handle_types):
+    """The abstract interface exists and the handle types it names do."""
+    lines = CALLBACKS.get(name)
+    return bool(lines) and all(t in handle_types for t in re.findall(r"TYPE\((MPI_\w+)\)", " ".join(lines)))
 
 # The routines gen_fortran.py writes by hand, in their mpi_f08 form:
 # (name, C symbol, [(argument, f08 declaration)]).
@@ -101,7 +113,7 @@ def f08_arg(a, handle_types, logical_names):
     if k == "statuses":
         return (["TYPE(MPI_Status) :: %s(*)" % n], ["TYPE(*), DIMENSION(*) :: %s" % n], n)
     if k == "callback":
-        if not CALLBACKS.get(a.base):
+        if not callback_ok(a.base, handle_types):
             raise ValueError("callback %s has no mpi_f08 form" % a.base)
         return (["PROCEDURE(%s) :: %s" % (a.base, n)], ["TYPE(C_FUNPTR), VALUE :: %s" % n],
                 "C_FUNLOC(%s)" % n)
@@ -159,7 +171,7 @@ def routine(fname, csym, kind, args, decl_rows):
     return iface, body
 
 
-def write(path, consts, casts, bindings, specials, handle_types, sentinels, logical_names):
+def write(path, consts, kinds, casts, bindings, specials, handle_types, sentinels, logical_names):
     """Write mpi_f08.f90; return [(routine, reason)] of those left out."""
     skipped = []
     m = ["! module mpi_f08: BDMPI's MPI for Fortran 2008 (USE mpi_f08).",
@@ -183,6 +195,8 @@ def write(path, consts, casts, bindings, specials, handle_types, sentinels, logi
             continue  # the components of TYPE(MPI_Status) in mpi_f08
         if name in casts:
             m.append("  TYPE(%s), PARAMETER :: %s = %s(%d)" % (casts[name], name, casts[name], v))
+        elif name in kinds:
+            m.append("  INTEGER(KIND=%s), PARAMETER :: %s = %d" % (kinds[name], name, v))
         else:
             m.append("  INTEGER, PARAMETER :: %s = %d" % (name, v))
     m += ["  LOGICAL, PARAMETER :: MPI_SUBARRAYS_SUPPORTED = .FALSE.",
@@ -198,8 +212,8 @@ def write(path, consts, casts, bindings, specials, handle_types, sentinels, logi
                                                      for t in sorted(handle_types)), "    ")
         m.append("  END INTERFACE")
     m.append("  ABSTRACT INTERFACE")
-    for lines in CALLBACKS.values():
-        if lines:
+    for name, lines in CALLBACKS.items():
+        if callback_ok(name, handle_types):
             m += ["    " + ln for ln in lines]
     m.append("  END INTERFACE")
 

@@ -45,7 +45,7 @@ LOGICAL_NAMES = {"flag", "commute", "reorder", "periods", "remain_dims", "weight
 # argument by reference, no ierror, no address-sized values).
 PASSABLE_CALLBACKS = {
     "MPI_User_function", "MPI_Comm_errhandler_function", "MPI_Handler_function",
-    "MPI_Win_errhandler_function",
+    "MPI_Win_errhandler_function", "MPI_File_errhandler_function",
 }
 # Constants that are not integer PARAMETERs in Fortran: sentinels (common
 # blocks below) and the C-only description of a Fortran status.
@@ -154,6 +154,35 @@ def parse_prototypes(texts):
                 continue
             protos.append((ret, name, params))
     return protos
+
+
+def declared_names(texts):
+    """Every MPI_/BDMPI_ function the headers declare, parsed or not."""
+    names = []
+    for text in texts:
+        t = strip_c(text)
+        t = re.sub(r"^\s*#(?:[^\n]*\\\n)*[^\n]*", " ", t, flags=re.M)
+        for stmt in re.sub(r"\s+", " ", t).split(";"):
+            m = re.match(r"\s*(?:extern \s*)?[A-Za-z_][\w ]*?[\w*]\s*\b((?:MPI|BDMPI)_\w+)\s*\(", stmt)
+            if m and "typedef" not in stmt.split(m.group(1))[0]:
+                names.append(m.group(1))
+    return names
+
+
+# Constants whose C type is an address-sized or offset-sized integer have
+# that kind in Fortran too.
+KIND_OF_CAST = {"MPI_Aint": "MPI_ADDRESS_KIND", "MPI_Offset": "MPI_OFFSET_KIND",
+                "MPI_Count": "MPI_COUNT_KIND"}
+
+
+def const_kinds(texts):
+    """{constant: Fortran kind name} for constants cast to MPI_Aint/Offset/Count."""
+    out = {}
+    for text in texts:
+        for m in re.finditer(r"#\s*define\s+((?:MPI|BDMPI)_\w+)\s+\(\s*\(\s*(MPI_\w+)\s*\)", text):
+            if m.group(2) in KIND_OF_CAST:
+                out[m.group(1)] = KIND_OF_CAST[m.group(2)]
+    return out
 
 
 class Arg:
@@ -483,6 +512,11 @@ def main():
         except ValueError as e:
             skipped.append((name, str(e)))
     specials = sorted(SPECIAL & seen)
+    for name in declared_names(texts):
+        if name not in seen:
+            seen.add(name)
+            skipped.append((name, "declaration not understood by gen_fortran.py"))
+    kinds = const_kinds(texts)
 
     # ---- mpif.h ----
     fh = ["! mpif.h: BDMPI's MPI for Fortran (INCLUDE 'mpif.h').",
@@ -490,7 +524,7 @@ def main():
           "! Valid as fixed and as free source form."]
     decl = []
     for n, v in consts:
-        decl.append("      INTEGER %s" % n)
+        decl.append("      INTEGER%s %s" % ("(KIND=%s)" % kinds[n] if n in kinds else "", n))
         decl.append("      PARAMETER (%s=%d)" % (n, v))
     decl += ["      LOGICAL MPI_SUBARRAYS_SUPPORTED",
              "      PARAMETER (MPI_SUBARRAYS_SUPPORTED=.FALSE.)",
@@ -550,7 +584,7 @@ def main():
 
     # ---- mpi_f08.f90 ----
     handle_types = {n for n, k in typekinds.items() if k == "int" and n != "MPI_Fint"}
-    f08_skipped = gen_f08.write(os.path.join(opt.outdir, "mpi_f08.f90"), consts,
+    f08_skipped = gen_f08.write(os.path.join(opt.outdir, "mpi_f08.f90"), consts, kinds,
                                 gen_f08.handle_casts(texts, handle_types), bindings, specials,
                                 handle_types, SENTINELS, LOGICAL_NAMES)
 
