@@ -450,7 +450,7 @@ void bd_opts_print_help(FILE *f, const char *usage)
             snprintf(arg, sizeof arg, " %s", d->choices);
         else if (d->type == BD_OPT_ENV)
             snprintf(arg, sizeof arg, "%s", i == BD_OPT_GENV ? " NAME VALUE" : " NAME[=VALUE]");
-        char names[64];
+        char names[160];
         if (d->alias)
             snprintf(names, sizeof names, "-%s%s, -%s%s", d->name, arg, d->alias, arg);
         else
@@ -471,7 +471,7 @@ void bd_opts_print_markdown(FILE *f)
         const bd_opt_desc_t *d = &bd_opt_table[i];
         char env[64];
         env_name(d->name, env, sizeof env);
-        char names[64];
+        char names[160];
         if (d->alias)
             snprintf(names, sizeof names, "`-%s`, `-%s`", d->name, d->alias);
         else

@@ -1,8 +1,8 @@
 #!/bin/bash
-# install.sh BUILD_DIR SOURCE_DIR LANGS: an installed BDMPI (cmake --install
-# into a temporary prefix, then moved elsewhere: every installed file finds
-# its tree from where it is) serves a user's build in each way the README
-# gives:
+# install.sh BUILD_DIR SOURCE_DIR LANGS [CMAKE ARGS...]: an installed BDMPI
+# (cmake --install into a temporary prefix, then moved elsewhere: every
+# installed file finds its tree from where it is) serves a user's build in
+# each way the README gives:
 #   - pkg-config (bdmpi.pc, bdmpi-fort.pc) with a plain compiler;
 #   - the CMake package: find_package(BDMPI), targets BDMPI::mpi_c/_cxx/_f;
 #   - the installed wrappers (bdmpicc -show points into the tree);
@@ -12,7 +12,8 @@
 # Every program is run with the installed bdmpiexec and checked to be BDMPI.
 # LANGS: ";"-separated, e.g. "C;CXX" or "C;CXX;Fortran".  Exit 0 pass, 1 fail.
 set -u
-build=$(cd "$1" && pwd); src=$(cd "$2" && pwd); langs=$3
+build=$(cd "$1" && pwd); src=$(cd "$2" && pwd); langs=$3; shift 3
+user_args=("$@")  # for the find_package(MPI) project (see tests/tools/CMakeLists.txt)
 tmp=$(mktemp -d /tmp/bdmpi-install.XXXXXX)
 trap 'rm -rf "$tmp"' EXIT
 fail=0
@@ -78,7 +79,7 @@ mkdir -p "$tmp/cd"
  cd "$tmp/cd" && mpicc -o hello_c "$hello/hello_c.c" && mpiexec -n 4 -nr 2 ./hello_c > out 2>&1)
 check "compat: mpicc and mpiexec are BDMPI's" '[ $? -eq 0 ] && grep -q "hello_c: 4 ranks, BDMPI" "$tmp/cd/out"'
 (export PATH=$compat:$PATH
- cmake -S "$src/tests/tools/findmpi" -B "$tmp/fm" "-DUSER_LANGS=$langs" > "$tmp/fm.log" 2>&1 \
+ cmake -S "$src/tests/tools/findmpi" -B "$tmp/fm" "-DUSER_LANGS=$langs" "${user_args[@]}" > "$tmp/fm.log" 2>&1 \
    && cmake --build "$tmp/fm" > /dev/null 2>&1 && cd "$tmp/fm" && ctest --output-on-failure > "$tmp/fm-test.log" 2>&1)
 check "compat: find_package(MPI) with no hints finds BDMPI's compilers and mpiexec, whose programs run" \
   '[ $? -eq 0 ] && grep -q "USER MPI_C_LIBRARIES=$p/.*libbdmpi" "$tmp/fm.log" && grep -q "USER MPIEXEC_EXECUTABLE=$compat/mpiexec" "$tmp/fm.log"' \
