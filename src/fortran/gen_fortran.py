@@ -32,7 +32,8 @@ import os
 import re
 import sys
 
-import gen_f08
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree at build time
+import gen_f08  # noqa: E402
 
 # C argument names that are choice buffers (any type, any rank in Fortran).
 CHOICE_NAMES = {
