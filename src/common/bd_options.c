@@ -8,12 +8,16 @@
 #define BIG (1LL << 62)
 
 const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
+    [BD_OPT_N] = {"n", BD_OPT_INT, NULL, 1, 4096LL * 4096,
+                  "total number of ranks, as mpiexec's -n: -ns becomes N / -nn (an error if N "
+                  "is not a multiple of -nn, or if -ns is also given and disagrees)",
+                  NULL, "np"},
     [BD_OPT_NN] = {"nn", BD_OPT_INT, "1", 1, 4096,
                    "number of nodes, one master each, started with MPICH's mpiexec (without -f, "
                    "all on this machine, each with its own directory and memory budget)"},
     [BD_OPT_HOSTFILE] = {"f", BD_OPT_STR, NULL, 0, 0,
                          "hostfile for mpiexec when -nn > 1 (one host per line)"},
-    [BD_OPT_NS] = {"ns", BD_OPT_INT, "1", 1, 4096, "ranks (slave processes) per node"},
+    [BD_OPT_NS] = {"ns", BD_OPT_INT, "1", 1, 4096, "ranks (slave processes) per node", NULL, "ppn"},
     [BD_OPT_NR] = {"nr", BD_OPT_INT, "1", 1, 4096, "maximum ranks of a node running at once"},
     [BD_OPT_NC] = {"nc", BD_OPT_INT, "1", 1, 4096,
                    "maximum ranks of a node inside BDMPI_Enter_critical at once"},
@@ -92,6 +96,12 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                       "messages and storage bandwidth (with -nn > 1 each node writes FILE.nodeK, "
                       "merged into FILE when all are readable here)"},
     [BD_OPT_VERBOSE] = {"verbose", BD_OPT_INT, "0", 0, 2, "log level: 0 errors, 1 info, 2 debug"},
+    [BD_OPT_GENV] = {"genv", BD_OPT_ENV, NULL, 0, 0,
+                     "set the environment variable NAME to VALUE for the ranks (MPICH's "
+                     "-genv; also -genv NAME=VALUE); may be repeated"},
+    [BD_OPT_X] = {"x", BD_OPT_ENV, NULL, 0, 0,
+                  "pass the environment variable NAME, with this value or the one it has here, "
+                  "to the ranks (Open MPI's -x); may be repeated"},
 };
 
 static void env_name(const char *name, char *out, size_t len)
@@ -140,6 +150,9 @@ static int set_value(bd_opts_t *o, int id, const char *val, const char *from, ch
     const bd_opt_desc_t *d = &bd_opt_table[id];
     long long v = 0;
     switch (d->type) {
+    case BD_OPT_ENV: /* parsed by parse_envset, never given a value here */
+        snprintf(err, errlen, "%s: option '%s' cannot be set this way", from, d->name);
+        return -1;
     case BD_OPT_ENUM: {
         const char *c = d->choices;
         size_t vl = val ? strlen(val) : 0;
@@ -217,10 +230,13 @@ int bd_opts_load_env(bd_opts_t *o, char *err, size_t errlen)
     }
     for (int i = 0; i < BD_OPT__COUNT; i++) {
         char name[64];
+        if (bd_opt_table[i].type == BD_OPT_ENV)
+            continue;
         env_name(bd_opt_table[i].name, name, sizeof name);
         const char *v = getenv(name);
         if (v && set_value(o, i, v, name, err, errlen) < 0)
             return -1;
+        o->set_in_env[i] = v != NULL;
     }
     return 0;
 }
@@ -231,12 +247,67 @@ void bd_opts_normalise(bd_opts_t *o)
         o->num[BD_OPT_NR] = o->num[BD_OPT_NS];
 }
 
+static int name_is(const char *want, const char *name, size_t len)
+{
+    return want && strlen(want) == len && !strncmp(want, name, len);
+}
+
 static int find_opt(const char *name, size_t len)
 {
     for (int i = 0; i < BD_OPT__COUNT; i++)
-        if (strlen(bd_opt_table[i].name) == len && !strncmp(bd_opt_table[i].name, name, len))
+        if (name_is(bd_opt_table[i].name, name, len) || name_is(bd_opt_table[i].alias, name, len))
             return i;
     return -1;
+}
+
+/* A -genv or -x setting from its argument(s); argv[*i] is the option. */
+static int parse_envset(bd_opts_t *o, int id, int argc, char **argv, int *i, const char *inline_val,
+                        char *err, size_t errlen)
+{
+    const char *opt = argv[*i];
+    const char *a = inline_val;
+    if (!a) {
+        if (*i + 1 >= argc) {
+            snprintf(err, errlen, "option '%s' needs %s", opt,
+                     id == BD_OPT_GENV ? "NAME VALUE" : "NAME or NAME=VALUE");
+            return -1;
+        }
+        a = argv[++*i];
+    }
+    const char *eq = strchr(a, '=');
+    size_t namelen = eq ? (size_t)(eq - a) : strlen(a);
+    const char *value = eq ? eq + 1 : NULL;
+    int ok = namelen > 0 && (isalpha((unsigned char)a[0]) || a[0] == '_');
+    for (size_t k = 0; ok && k < namelen; k++)
+        ok = isalnum((unsigned char)a[k]) || a[k] == '_';
+    if (!ok) {
+        snprintf(err, errlen, "option '%s': '%.*s' is not an environment variable name", opt,
+                 (int)namelen, a);
+        return -1;
+    }
+    if (!value && id == BD_OPT_GENV) {
+        if (*i + 1 >= argc) {
+            snprintf(err, errlen, "option '%s %s' needs a VALUE", opt, a);
+            return -1;
+        }
+        value = argv[++*i];
+    }
+    if (!value) {
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)namelen, a);
+        value = getenv(name);
+        if (!value) {
+            snprintf(err, errlen, "option '%s %s': %s is not set here (give %s %s=VALUE)", opt, a,
+                     name, opt, name);
+            return -1;
+        }
+    }
+    if (o->n_envset >= BD_OPT_MAX_ENVSETS) {
+        snprintf(err, errlen, "more than %d -genv/-x options", BD_OPT_MAX_ENVSETS);
+        return -1;
+    }
+    o->envset[o->n_envset++] = (bd_opt_envset_t){a, namelen, value};
+    return 0;
 }
 
 int bd_opts_parse_argv(bd_opts_t *o, int argc, char **argv, int *first_arg, char *err,
@@ -254,6 +325,8 @@ int bd_opts_parse_argv(bd_opts_t *o, int argc, char **argv, int *first_arg, char
         const char *name = a + 1 + (a[1] == '-');
         if (!strcmp(name, "h") || !strcmp(name, "help"))
             return 1;
+        if (!strcmp(name, "version"))
+            return 2;
         const char *eq = strchr(name, '=');
         size_t len = eq ? (size_t)(eq - name) : strlen(name);
         int id = find_opt(name, len);
@@ -262,6 +335,11 @@ int bd_opts_parse_argv(bd_opts_t *o, int argc, char **argv, int *first_arg, char
             return -1;
         }
         const char *val = eq ? eq + 1 : NULL;
+        if (bd_opt_table[id].type == BD_OPT_ENV) {
+            if (parse_envset(o, id, argc, argv, &i, val, err, errlen) < 0)
+                return -1;
+            continue;
+        }
         if (!val && bd_opt_table[id].type != BD_OPT_FLAG) {
             if (i + 1 >= argc) {
                 snprintf(err, errlen, "option '%s' needs a value", a);
@@ -277,10 +355,58 @@ int bd_opts_parse_argv(bd_opts_t *o, int argc, char **argv, int *first_arg, char
     return 0;
 }
 
+int bd_opts_resolve_total(bd_opts_t *o, char *err, size_t errlen)
+{
+    long long n = o->num[BD_OPT_N], nn = o->num[BD_OPT_NN], ns = o->num[BD_OPT_NS];
+    if (!n)
+        return 0;
+    /* -ns counts against -n if it was given where -n was, or higher. */
+    int ns_given =
+        o->set_on_cmdline[BD_OPT_NS] || (o->set_in_env[BD_OPT_NS] && !o->set_on_cmdline[BD_OPT_N]);
+    if (ns_given && ns * nn != n) {
+        snprintf(
+            err, errlen,
+            "-n %lld asks for %lld ranks in all, but -ns %lld on %lld node%s (-nn) makes %lld; "
+            "give -n (the total) or -ns (the ranks per node), not both",
+            n, n, ns, nn, nn > 1 ? "s" : "", ns * nn);
+        return -1;
+    }
+    if (n % nn) {
+        snprintf(err, errlen,
+                 "-n %lld: %lld ranks cannot be spread evenly over -nn %lld nodes; give -n a "
+                 "multiple of %lld, or -ns, the ranks per node",
+                 n, n, nn, nn);
+        return -1;
+    }
+    if (n / nn > bd_opt_table[BD_OPT_NS].max) {
+        snprintf(err, errlen,
+                 "-n %lld makes %lld ranks per node, more than the %lld a node can run", n, n / nn,
+                 bd_opt_table[BD_OPT_NS].max);
+        return -1;
+    }
+    o->num[BD_OPT_NS] = n / nn;
+    return 0;
+}
+
+int bd_opts_apply_envsets(const bd_opts_t *o)
+{
+    for (int k = 0; k < o->n_envset; k++) {
+        char name[256];
+        snprintf(name, sizeof name, "%.*s", (int)o->envset[k].namelen, o->envset[k].name);
+        if (setenv(name, o->envset[k].value, 1) < 0)
+            return -errno;
+    }
+    return 0;
+}
+
 int bd_opts_export_env(const bd_opts_t *o)
 {
     for (int i = 0; i < BD_OPT__COUNT; i++) {
         char name[64], val[64];
+        /* -genv/-x are not options of the runtime; an unset -n is not
+         * passed on (the ranks per node are in BDMPI_NS). */
+        if (bd_opt_table[i].type == BD_OPT_ENV || (i == BD_OPT_N && !o->num[i]))
+            continue;
         env_name(bd_opt_table[i].name, name, sizeof name);
         if (bd_opt_table[i].type == BD_OPT_STR) {
             if (o->str[i] && setenv(name, o->str[i], 1) < 0)
@@ -322,10 +448,20 @@ void bd_opts_print_help(FILE *f, const char *usage)
             snprintf(arg, sizeof arg, " %s", i == BD_OPT_WD ? "DIR" : "FILE");
         else if (d->type == BD_OPT_ENUM)
             snprintf(arg, sizeof arg, " %s", d->choices);
-        fprintf(f, "  -%s%s\n      %s\n      [%s, default %s]\n", d->name, arg, d->help, env,
-                d->def ? d->def : "none");
+        else if (d->type == BD_OPT_ENV)
+            snprintf(arg, sizeof arg, "%s", i == BD_OPT_GENV ? " NAME VALUE" : " NAME[=VALUE]");
+        char names[160];
+        if (d->alias)
+            snprintf(names, sizeof names, "-%s%s, -%s%s", d->name, arg, d->alias, arg);
+        else
+            snprintf(names, sizeof names, "-%s%s", d->name, arg);
+        if (d->type == BD_OPT_ENV)
+            fprintf(f, "  %s\n      %s\n", names, d->help);
+        else
+            fprintf(f, "  %s\n      %s\n      [%s, default %s]\n", names, d->help, env,
+                    d->def ? d->def : "none");
     }
-    fprintf(f, "  -h, --help\n      print this help\n");
+    fprintf(f, "  -h, --help\n      print this help\n  --version\n      print BDMPI's version\n");
 }
 
 void bd_opts_print_markdown(FILE *f)
@@ -335,6 +471,14 @@ void bd_opts_print_markdown(FILE *f)
         const bd_opt_desc_t *d = &bd_opt_table[i];
         char env[64];
         env_name(d->name, env, sizeof env);
-        fprintf(f, "| `-%s` | `%s` | %s | %s |\n", d->name, env, d->def ? d->def : "-", d->help);
+        char names[160];
+        if (d->alias)
+            snprintf(names, sizeof names, "`-%s`, `-%s`", d->name, d->alias);
+        else
+            snprintf(names, sizeof names, "`-%s`", d->name);
+        char envcol[80] = "-";
+        if (d->type != BD_OPT_ENV)
+            snprintf(envcol, sizeof envcol, "`%s`", env);
+        fprintf(f, "| %s | %s | %s | %s |\n", names, envcol, d->def ? d->def : "-", d->help);
     }
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 
 typedef enum {
+    BD_OPT_N,
     BD_OPT_NN,
     BD_OPT_HOSTFILE,
     BD_OPT_NS,
@@ -32,13 +33,24 @@ typedef enum {
     BD_OPT_STATS,
     BD_OPT_TRACE,
     BD_OPT_VERBOSE,
+    BD_OPT_GENV,
+    BD_OPT_X,
     BD_OPT__COUNT
 } bd_opt_id_t;
 
 /* -pin values */
 enum { BD_PIN_AUTO = 0, BD_PIN_ON, BD_PIN_OFF };
 
-typedef enum { BD_OPT_INT, BD_OPT_SIZE, BD_OPT_STR, BD_OPT_FLAG, BD_OPT_ENUM } bd_opt_type_t;
+/* BD_OPT_ENV: an environment variable for the ranks (-genv NAME VALUE,
+ * -x NAME[=VALUE]); may repeat; has no BDMPI_* variable of its own. */
+typedef enum {
+    BD_OPT_INT,
+    BD_OPT_SIZE,
+    BD_OPT_STR,
+    BD_OPT_FLAG,
+    BD_OPT_ENUM,
+    BD_OPT_ENV
+} bd_opt_type_t;
 
 typedef struct {
     const char *name;
@@ -48,6 +60,7 @@ typedef struct {
     const char *help;
     const char *choices; /* ENUM: "a|b|c"; the value is the index of the choice.
                              * SIZE: a word that also means 0 (e.g. "off"), or NULL */
+    const char *alias;   /* another name of the option (mpiexec's), or NULL */
 } bd_opt_desc_t;
 
 /* Values of -mem-strategy. */
@@ -59,10 +72,22 @@ enum { BD_MEMT_AUTO = 0, BD_MEMT_UFFD, BD_MEMT_MPROTECT };
 /* Values of -mem-wp (in the order of bd_mem_wp_t). */
 enum { BD_MEMW_AUTO = 0, BD_MEMW_ASYNC, BD_MEMW_SYNC };
 
+/* One -genv/-x setting: NAME (namelen bytes of name) = value. */
+typedef struct {
+    const char *name;
+    size_t namelen;
+    const char *value;
+} bd_opt_envset_t;
+
+#define BD_OPT_MAX_ENVSETS 256
+
 typedef struct {
     long long num[BD_OPT__COUNT];
     const char *str[BD_OPT__COUNT];
     int set_on_cmdline[BD_OPT__COUNT];
+    int set_in_env[BD_OPT__COUNT];
+    bd_opt_envset_t envset[BD_OPT_MAX_ENVSETS]; /* -genv and -x, in command-line order */
+    int n_envset;
 } bd_opts_t;
 
 extern const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT];
@@ -72,13 +97,23 @@ extern const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT];
 int bd_opts_load_env(bd_opts_t *o, char *err, size_t errlen);
 /* Apply command-line options from argv[1..]; stops at the first argument
  * that is not an option (the program) or after "--".  *first_arg gets its
- * index.  Returns 0, 1 when help was requested, -1 on error (message in err). */
+ * index.  Values point into argv, which must outlive o.  Returns 0, 1 when
+ * help was requested (-h, --help), 2 for --version, -1 on error (message in
+ * err). */
 int bd_opts_parse_argv(bd_opts_t *o, int argc, char **argv, int *first_arg, char *err,
                        size_t errlen);
 /* Apply the limits between options, after loading and parsing them and
  * before anything uses them: -nr is at most -ns.  Every process that reads
  * the options (bdmpiexec, bdmprun) calls it, so each sees the same values. */
 void bd_opts_normalise(bd_opts_t *o);
+/* -n N (mpiexec's total number of ranks): sets -ns to N / -nn.  An error
+ * (-1, message in err) if N is not a multiple of -nn, or if -ns was also
+ * given, at the same or a higher priority (command line over environment),
+ * and says otherwise.  Called by bdmpiexec after parsing; 0 if -n is unset. */
+int bd_opts_resolve_total(bd_opts_t *o, char *err, size_t errlen);
+/* Set the -genv/-x variables in this process (whose environment the ranks
+ * inherit).  Returns 0 or -errno. */
+int bd_opts_apply_envsets(const bd_opts_t *o);
 /* Export every option as BDMPI_* so child processes see the same values. */
 int bd_opts_export_env(const bd_opts_t *o);
 void bd_opts_print_help(FILE *f, const char *usage);

@@ -20,8 +20,9 @@
 #include "bd_trace.h"
 
 static const char *usage =
-    "usage: bdmpiexec [options] PROGRAM [ARGS...]\n"
-    "Runs PROGRAM (built with bdmpicc) as -ns MPI ranks on this node, at most -nr at a time.";
+    "usage: bdmpiexec [-n N | -ns N] [-nn NODES] [options] PROGRAM [ARGS...]\n"
+    "Runs PROGRAM (built with bdmpicc) as MPI ranks: -ns ranks on each of -nn nodes (or -n\n"
+    "in all, spread evenly over the nodes), at most -nr of a node running at a time.";
 
 static volatile sig_atomic_t g_child = -1;
 
@@ -31,13 +32,18 @@ static void forward(int sig)
         kill((pid_t)g_child, sig);
 }
 
-/* MPICH's launcher: $BDMPI_MPIEXEC, else mpiexec.mpich or mpiexec on PATH. */
+/* MPICH's launcher: $BDMPI_MPIEXEC, else mpiexec.mpich or mpiexec on PATH,
+ * but never bdmpiexec itself: with BDMPI's compatibility directory
+ * (libexec/bdmpi/compat/bin) first on PATH, "mpiexec" is a link to us. */
 static const char *find_mpiexec(void)
 {
     const char *e = getenv("BDMPI_MPIEXEC");
     if (e && *e)
         return e;
     static char buf[PATH_MAX];
+    char self[PATH_MAX], real[PATH_MAX];
+    if (!realpath("/proc/self/exe", self))
+        self[0] = 0;
     const char *path = getenv("PATH");
     const char *names[] = {"mpiexec.mpich", "mpiexec.hydra", "mpiexec"};
     for (int k = 0; k < 3; k++) {
@@ -45,7 +51,7 @@ static const char *find_mpiexec(void)
             const char *colon = strchr(p, ':');
             size_t n = colon ? (size_t)(colon - p) : strlen(p);
             snprintf(buf, sizeof buf, "%.*s/%s", (int)n, p, names[k]);
-            if (access(buf, X_OK) == 0)
+            if (access(buf, X_OK) == 0 && !(realpath(buf, real) && !strcmp(real, self)))
                 return buf;
             p = colon ? colon + 1 : NULL;
         }
@@ -128,11 +134,15 @@ int main(int argc, char **argv)
         bd_opts_print_help(stdout, usage);
         return 0;
     }
+    if (r == 2) {
+        printf("bdmpiexec: BDMPI %s\n", BDMPI_VERSION);
+        return 0;
+    }
     if (argc == 2 && !strcmp(argv[1], "--help-md")) {
         bd_opts_print_markdown(stdout);
         return 0;
     }
-    if (r < 0) {
+    if (r < 0 || bd_opts_resolve_total(&opts, err, sizeof err) < 0) {
         bd_log_error("%s", err);
         return 2;
     }
@@ -155,7 +165,10 @@ int main(int argc, char **argv)
         bd_log_error("%s", err);
         return 2;
     }
-    if (bd_opts_export_env(&opts) < 0 || setenv("BDMPI_JOBDIR", jobdir, 1) < 0) {
+    /* -genv/-x first, so that BDMPI's own variables keep the values of its
+     * options. */
+    if (bd_opts_apply_envsets(&opts) < 0 || bd_opts_export_env(&opts) < 0 ||
+        setenv("BDMPI_JOBDIR", jobdir, 1) < 0) {
         bd_log_error("cannot set the environment: %s", strerror(errno));
         bd_fs_remove_tree(jobdir);
         return 2;

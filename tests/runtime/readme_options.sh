@@ -15,7 +15,8 @@ fi
 table=$("$exe" --help-md)
 for o in $(grep -o '`-[a-z][a-z-]*`' <<<"$sec" | tr -d '`' | sort -u); do
   [ "$o" = -h ] && continue
-  grep -q "^| \`$o\` |" <<<"$table" || { echo "FAIL: the README names $o, which is not an option"; fail=1; }
+  # The first column holds the option and its alias: | `-ns`, `-ppn` |
+  grep -q "^| \(\`-[a-z-]*\`, \)\?\`$o\`[,| ]" <<<"$table" || { echo "FAIL: the README names $o, which is not an option"; fail=1; }
 done
 [ $fail = 0 ] && echo "PASS readme_options"
 exit $fail

@@ -15,6 +15,39 @@ out=$("$cc" -show -O2 -o prog prog.c)
 check "-show prints include and link flags" '[[ "$out" == *"-I"*"prog.c"*"-lbdmpi"* ]]'
 out=$("$cc" -show -c prog.c)
 check "-show -c has no link flags" '[[ "$out" != *"-lbdmpi"* ]]'
+out=$("$cc" -show)
+check "-show alone prints the whole compile-and-link command (as MPICH's)" '[[ "$out" == *" -I"*" -L"*"-Wl,-rpath,"*" -lbdmpi"* ]]'
+out=$("$cc" -compile-info)
+check "-compile-info: compiler and include flags" '[[ "$out" == *" -I"* && "$out" != *"-lbdmpi"* ]]'
+out=$("$cc" -link-info)
+check "-link-info: compiler and link flags" '[[ "$out" == *" -L"*" -lbdmpi"* ]]'
+out=$("$cc" --showme:compile)
+check "--showme:compile: only the compile flags" '[[ "$out" == "-I"* && "$out" != *"-lbdmpi"* ]]'
+out=$("$cc" -showme:link)
+check "-showme:link: only the link flags" '[[ "$out" == "-L"*"-lbdmpi"* && "$out" != *"-I"* ]]'
+out=$("$cxx" --showme)
+check "--showme: the whole command" '[[ "$out" == *" -I"*" -lbdmpi"* ]]'
+want=$(sed -n 's/^#define BDMPI_VERSION_STRING "\(.*\)"/\1/p' "$src/include/mpi.h")
+out=$("$cc" --showme:version)
+check "--showme:version prints mpi.h's version ($want)" '[ -n "$want" ] && [ "$out" = "bdmpicc: $want" ]'
+out=$(BDMPI_CC=my-cc "$cc" -show -c x.c)
+check "BDMPI_CC overrides the C compiler" '[[ "$out" == "my-cc "* ]]'
+out=$(BDMPI_CXX=my-cxx "$cxx" -show -c x.cpp)
+check "BDMPI_CXX overrides the C++ compiler" '[[ "$out" == "my-cxx "* ]]'
+out=$("$cc" -show -o "a b" "it's.c")
+check "-show quotes words the shell would split" '[[ "$out" == *"-o '"'"'a b'"'"'"* ]]'
+"$cc" --showme:nonsense > /dev/null 2> "$tmp/err"; rc=$?
+check "an unknown --showme: query fails with a message" '[ $rc -eq 2 ] && grep -q "unknown option" "$tmp/err"'
+if [ -x "$build/bin/bdmpifort" ]; then
+  fc=$build/bin/bdmpifort
+  out=$("$fc" -show)
+  check "bdmpifort -show links the Fortran bindings before libbdmpi" '[[ "$out" == *" -I"*" -lbdmpi_f -lbdmpi"* ]]'
+  out=$(BDMPI_FC=my-fc "$fc" -show -c x.f90)
+  check "BDMPI_FC overrides the Fortran compiler" '[[ "$out" == "my-fc "* && "$out" != *"-lbdmpi"* ]]'
+  check "bdmpif90 and bdmpif77 are bdmpifort" '[ "$("$build/bin/bdmpif90" -show)" = "$("$fc" -show)" ] && [ "$("$build/bin/bdmpif77" -show)" = "$("$fc" -show)" ]'
+fi
+out=$("$cc" -h)
+check "-h describes the queries" '[[ "$out" == *"--showme:link"* && "$out" == *"BDMPI_CC"* ]]'
 
 printf 'int main(void) { return syntax error; }\n' > "$tmp/bad.c"
 "$cc" -c "$tmp/bad.c" -o "$tmp/bad.o" 2> "$tmp/err"; rc=$?
