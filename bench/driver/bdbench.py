@@ -763,6 +763,14 @@ class Bench:
                         log("    %-32s %s" % (self.label(*v), " ".join(self.command(
                             ap, v[0], v[1], v[2], v[3], "INPUT", b, 1))))
             return 0
+        if a.prepare:
+            # Inputs of the big configurations take minutes to generate:
+            # make them (and the references) ahead, while the machine may be busy.
+            for ap in apps:
+                for b, t in configs:
+                    inp, _ = self.gen_input(ap, t)
+                    self.reference(ap, inp, 1)
+            return 0
 
         t_start = time.monotonic()
         self.machine = machine_facts(self.data, self.bin)
@@ -1200,6 +1208,8 @@ def main(argv=None):
     ap.add_argument("--mpicc", default="mpicc")
     ap.add_argument("--mpiexec", default="mpiexec")
     ap.add_argument("--dry-run", action="store_true", help="print the matrix and the commands, run nothing")
+    ap.add_argument("--prepare", action="store_true",
+                    help="generate the inputs and the reference outputs of the matrix, run nothing else")
     ap.add_argument("--trace", metavar="DIR",
                     help="pass -trace DIR/<run id>.trace.json to every bdmpiexec run; bdplots.py draws "
                          "each as timeline-<run id>.png in the results")
