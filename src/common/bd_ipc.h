@@ -209,6 +209,8 @@ typedef struct bd_slot {
      * resp_seq; the slave clears it and rings the eventfd when done.  While a
      * command is pending the master sends nothing else to that slave. */
     _Atomic uint32_t cmd;
+    /* BD_CMD_PREFETCH: load ahead at most this many bytes (set before cmd). */
+    _Atomic uint64_t cmd_limit;
     _Atomic uint32_t rma_pending; /* master -> rank: RMA service messages wait for it */
     _Atomic uint32_t running;     /* master -> all: it holds a run slot (a hint) */
     _Atomic uint32_t cma_out;     /* rank -> master: its single-copy sends being read */

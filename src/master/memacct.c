@@ -173,7 +173,11 @@ static int resolve_stuck(slave_t *s)
  * in memory when its turn comes.  One rank loads ahead at a time, only when
  * no rank waits for memory, into memory that is free or held by ranks that
  * wait in MPI and are not queued (the next rank's loads would push those
- * out anyway).  Running and queued ranks are never unloaded for it. */
+ * out anyway).  Running and queued ranks are never unloaded for it.  When
+ * even then not all of it fits, it loads the part that does (cmd_limit):
+ * one rank's working set that takes most of the budget still leaves room
+ * for part of the next one's, and every byte loaded ahead is one fewer
+ * loaded while the CPU waits. */
 static void prefetch_next(void)
 {
     uint64_t budget = g_m.hdr->job.mem_budget;
@@ -212,12 +216,22 @@ static void prefetch_next(void)
             coming += resident_of(v);
             bdr_memacct_unload(v);
         }
-        if (coming < need)
-            c->pf_done = 1; /* it cannot fit beside the running ranks: loaded when touched */
-        return;             /* asked again when the unloads are done */
+        if (coming)
+            return; /* asked again when the unloads are done */
+        /* All of it cannot fit beside the running ranks: load ahead the part
+         * that does (the rest is loaded when touched), unless that is too
+         * little to be worth a command. */
+        uint64_t room = budget > total ? budget - total : 0, least = budget / 16;
+        least = least < (1u << 20) ? least : (1u << 20);
+        if (room < least) {
+            c->pf_done = 1;
+            return;
+        }
+        want = room;
     }
     c->pf_sent = 1;
     c->pf_done = 1;
+    atomic_store_explicit(&c->slot->cmd_limit, want, memory_order_relaxed);
     atomic_fetch_add_explicit(&c->slot->stats[BD_STAT_MEM_PREFETCHES], 1, memory_order_relaxed);
     atomic_store_explicit(&c->slot->cmd, BD_CMD_PREFETCH, memory_order_relaxed);
     bdr_sched_respond(c); /* wakes it; it sees the command, not an answer */

@@ -699,7 +699,43 @@ void bd_mem_phase(uint64_t key)
     UNLOCK();
 }
 
-int64_t bd_mem_prefetch(uint64_t key)
+/* Which of the look-ahead loads to make under limit bytes: AR loads whole
+ * allocations, so the largest that still fit go first (most bytes for the
+ * room); LRLW takes the first warm sbpages of each allocation in table
+ * order.  Each allocation's pf_take gets its bytes to load; returns the
+ * sum.  Under the lock. */
+static size_t pf_choose(size_t limit)
+{
+    size_t used = 0;
+    for (size_t k = 0; k < G.ntab; k++)
+        G.tab[k]->pf_take = 0;
+    if (!is_ar()) {
+        for (size_t k = 0; k < G.ntab && used < limit; k++) {
+            size_t n = pf_need(G.tab[k]);
+            n = n < limit - used ? n : (limit - used) / G.sbpage * G.sbpage;
+            G.tab[k]->pf_take = n;
+            used += n;
+        }
+        return used;
+    }
+    for (;;) {
+        alloc_t *best = NULL;
+        size_t bn = 0;
+        for (size_t k = 0; k < G.ntab; k++) {
+            size_t n = G.tab[k]->pf_take ? 0 : pf_need(G.tab[k]);
+            if (n && used + n <= limit && n > bn) {
+                best = G.tab[k];
+                bn = n;
+            }
+        }
+        if (!best)
+            return used;
+        best->pf_take = bn;
+        used += bn;
+    }
+}
+
+int64_t bd_mem_prefetch(uint64_t key, uint64_t limit)
 {
     if (!G.active)
         return 0;
@@ -718,8 +754,7 @@ int64_t bd_mem_prefetch(uint64_t key)
         UNLOCK();
         return 0;
     }
-    for (size_t k = 0; k < G.ntab; k++)
-        need += pf_need(G.tab[k]);
+    need = pf_choose(limit);
     UNLOCK();
     if (!need)
         return 0;
@@ -729,10 +764,12 @@ int64_t bd_mem_prefetch(uint64_t key)
             return rc < 0 ? rc : -EAGAIN;
     }
     LOCK();
+    /* chosen again: the table may have changed while the budget answered */
+    pf_choose(need);
     size_t used = 0;
     for (size_t k = 0; k < G.ntab; k++) {
         alloc_t *a = G.tab[k];
-        size_t n = pf_need(a);
+        size_t n = a->pf_take;
         if (!n || used + n > need)
             continue;
         used += n;
@@ -742,11 +779,14 @@ int64_t bd_mem_prefetch(uint64_t key)
             a->ra_next = 0;
             a->ra_end = a->nsb;
         } else {
-            size_t lo = a->nsb, hi = 0;
-            for (size_t i = 0; i < a->nsb; i++)
+            /* the stream covers the first n / sb warm sbpages only: past
+             * them it would ask the budget for more than was granted */
+            size_t lo = a->nsb, hi = 0, left = n / sb;
+            for (size_t i = 0; i < a->nsb && left; i++)
                 if (!(a->st[i] & (SB_RES | SB_LOADING)) && !pf_skip(a->st[i])) {
                     lo = i < lo ? i : lo;
                     hi = i + 1;
+                    left--;
                 }
             a->pf = 1;
             a->npf = n / sb;

@@ -351,13 +351,16 @@ void bd_mem_phase(uint64_t key);
  * another runs: start reading back, in the background, what the last
  * residency that began in that call had resident (AR: the allocations it
  * had touched, whole; LRLW: the sbpages), after one request to the budget
- * for all of it.  Returns the
+ * for all of it.  At most limit bytes: when not all of it fits, the
+ * largest allocations that fit (AR) or the first sbpages of each
+ * allocation (LRLW) are chosen, so that a budget with room for part of a
+ * working set still loads that part ahead.  Returns the
  * bytes it accounted (0: nothing to load), or the budget's refusal (<0).
  * It does not wait for the reads on the uffd path (the I/O workers install
  * the data, the handler thread keeps the streams going, a fault on data
  * still loading waits for it); on the mprotect path it reads everything
  * before it returns.  bd_mem_idle() and unloads stop what is left. */
-int64_t bd_mem_prefetch(uint64_t key);
+int64_t bd_mem_prefetch(uint64_t key, uint64_t limit);
 /* Called by the runtime when the slave is about to block: unloads
  * everything under ARAW, does nothing otherwise. */
 int bd_mem_block_point(void);

@@ -54,6 +54,7 @@ typedef struct alloc {
     size_t acct;         /* bytes acquired from the budget */
     uint64_t id;         /* unique, names the backing file */
     int loaded;          /* AR: every stored sbpage was brought in since the last unload */
+    size_t pf_take;      /* bytes a look-ahead load chose to load (bd_mem_prefetch) */
     int fd;              /* backing file descriptor or -1 */
     int has_file;        /* backing file exists */
     int inflight;        /* I/O slots working on this allocation */

@@ -116,7 +116,9 @@ void bdl_lib_mem_command(void)
     uint32_t cmd = atomic_load_explicit(&bdl_g.slot->cmd, memory_order_acquire);
     if (cmd == BD_CMD_PREFETCH && bdl_g.mem_active) {
         /* what it touched after this call last time; refused: loaded when touched */
-        int64_t got = bd_mem_prefetch(bdl_lib_mem_phase_key(&bdl_g.slot->req));
+        int64_t got =
+            bd_mem_prefetch(bdl_lib_mem_phase_key(&bdl_g.slot->req),
+                            atomic_load_explicit(&bdl_g.slot->cmd_limit, memory_order_relaxed));
         if (got > 0) /* not bdl_lib_mem_stats(): it would wait for the reads */
             atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_MEM_PREFETCHED], (uint64_t)got,
                                       memory_order_relaxed);
