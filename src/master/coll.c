@@ -931,3 +931,35 @@ void bdr_coll_describe(slave_t *s, char *buf, size_t len)
              in, bdr_coll_call_name(&c->d), c->d.root, c->ctx, (unsigned long long)c->seq,
              c->arrived, c->nlocal, missing, nodes);
 }
+
+/* Reads ahead (coll_stage.c): the rank the run queue serves next, when it
+ * waits in a collective whose results it may GET, gets its pieces read
+ * while another rank runs.  Only kinds whose pieces have one reader. */
+static int ra_wanted(const slave_t *s)
+{
+    coll_t *c = s->coll;
+    if (!c || c->fd < 0 || (s->ra_ctx == c->ctx && s->ra_seq == c->seq + 1))
+        return 0;
+    int k = c->d.kind;
+    if (k != BD_COLL_ALLTOALL && k != BD_COLL_SCATTER &&
+        !(k == BD_COLL_GATHER && s->coll_rank == c->d.root))
+        return 0;
+    return rank_ready(c, s->coll_rank);
+}
+
+void bdr_coll_readahead(void)
+{
+    if (!g_m.colls || !g_m.hdr->job.mem_budget || g_m.stopping)
+        return;
+    slave_t *s = bdr_sched_peek(NULL);
+    if (!s || !ra_wanted(s))
+        return;
+    coll_t *c = s->coll;
+    for (int peer = 0; peer < c->comm->size; peer++) {
+        const piece_t *p = get_piece(c, s->coll_rank, peer);
+        if (p && bdr_stage_readahead(c, p) < 0)
+            return; /* no room now: the loop tries again at its next turn */
+    }
+    s->ra_ctx = c->ctx;
+    s->ra_seq = c->seq + 1; /* 0 never names an instance */
+}

@@ -57,6 +57,10 @@ int bdr_stage_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_
 int bdr_stage_ship_fd(coll_t *c);
 /* c is freed: close its file, drop what is staged for it. */
 void bdr_stage_close(coll_t *c);
+/* Start reading piece p of c (complete, in the file, with one reader)
+ * whole into memory for the GETs to come: 1 started, 0 nothing to do, -1
+ * no room (the budget or the bound of reads ahead). */
+int bdr_stage_readahead(coll_t *c, const piece_t *p);
 /* Give back the buffers not in use (the pool, the read cache); returns
  * the bytes freed. */
 uint64_t bdr_stage_trim(void);

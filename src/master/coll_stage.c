@@ -48,7 +48,17 @@
  * a piece to another node, a fallback from direct I/O) first waits for the
  * writes of its instance; freeing an instance drops its writes not started.
  * BDMPI_STAGE_WRITE_DELAY_US (tests only) delays each write, so that tests
- * see GETs of data in flight. */
+ * see GETs of data in flight.
+ *
+ * Reads ahead: the rank the run queue serves next will GET its pieces as
+ * soon as it runs, and each GET read from storage in the loop stalls the
+ * loop and the rank.  bdr_coll_readahead (coll.c) has the same thread read
+ * that rank's pieces whole while another rank computes (reads before
+ * writes in the thread's queue), into buffers counted like the others and
+ * bounded like the writers' (flight_max), only into memory the budget has
+ * free (bdr_stage_fits).  A GET then copies from the buffer (waiting for
+ * the read if it is still running), and the buffer goes once the piece's
+ * one reader has had all of it. */
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -148,6 +158,26 @@ static struct {
     char *buf;
 } g_cache;
 
+/* Read-ahead (bdr_stage_readahead): a whole piece read by the I/O thread
+ * into a buffer of its own before the rank that GETs it runs.  Only pieces
+ * with one reader (an all-to-all's, a scatter's, a gather's at the root)
+ * are read ahead, so a piece's buffer goes when its last byte was served.
+ * Linked and unlinked by the loop under g_io.mu; the thread changes only
+ * state and rc. */
+typedef struct rjob {
+    struct rjob *next;
+    coll_t *c;
+    const piece_t *p;
+    char *buf;
+    uint64_t len; /* up(p->total), read from p->file_off */
+    int fd;
+    int state, rc;
+    uint64_t served; /* piece bytes given to GETs */
+} rjob_t;
+static rjob_t *g_reads;
+static uint64_t g_ra_bytes; /* buffers of reads ahead (also in g_buf_bytes) */
+static uint64_t g_ra_hits;  /* piece bytes GETs found read ahead */
+
 static char *buf_get(void)
 {
     if (g_npool)
@@ -211,6 +241,20 @@ static void *io_main(void *arg)
     (void)arg;
     pthread_mutex_lock(&g_io.mu);
     for (;;) {
+        /* a read ahead is for the rank that runs next: before the writes */
+        rjob_t *r = g_reads;
+        while (r && r->state != J_QUEUED)
+            r = r->next;
+        if (r) {
+            r->state = J_WRITING;
+            pthread_mutex_unlock(&g_io.mu);
+            int rc = bd_fs_pread_zero(r->fd, r->buf, r->len, (off_t)r->p->file_off);
+            pthread_mutex_lock(&g_io.mu);
+            r->rc = rc;
+            r->state = J_DONE;
+            pthread_cond_broadcast(&g_io.done);
+            continue;
+        }
         job_t *j = g_io.head;
         while (j && j->state != J_QUEUED)
             j = j->next;
@@ -479,6 +523,60 @@ static int file_read(coll_t *c, sfile_t *f, char *buf, uint64_t len, uint64_t of
     return rc;
 }
 
+static rjob_t *ra_of(const coll_t *c, const piece_t *p)
+{
+    for (rjob_t *r = g_reads; r; r = r->next)
+        if (r->c == c && r->p == p)
+            return r;
+    return NULL;
+}
+
+/* Wait for r's read (it cannot be called back once started) and free it. */
+static void ra_drop(rjob_t *r)
+{
+    pthread_mutex_lock(&g_io.mu);
+    while (r->state == J_WRITING)
+        pthread_cond_wait(&g_io.done, &g_io.mu);
+    rjob_t **pp = &g_reads;
+    while (*pp && *pp != r)
+        pp = &(*pp)->next;
+    if (*pp)
+        *pp = r->next;
+    pthread_mutex_unlock(&g_io.mu);
+    free(r->buf);
+    g_buf_bytes -= r->len;
+    g_ra_bytes -= r->len;
+    free(r);
+}
+
+int bdr_stage_readahead(coll_t *c, const piece_t *p)
+{
+    sfile_t *f = file_of(c);
+    if (!f || !p->in_file || !p->total || p->filled != p->total || writer_of(p) || ra_of(c, p))
+        return 0;
+    for (const job_t *j = g_io.head; j; j = j->next)
+        if (j->c == c && j->p == p && j->state != J_DONE)
+            return 0; /* GETs read those bytes from the write's own buffer */
+    uint64_t len = up(p->total);
+    if (g_ra_bytes + len > flight_max() || !bdr_stage_fits(len))
+        return -1;
+    rjob_t *r = calloc(1, sizeof *r);
+    void *b = NULL;
+    if (!r || io_start() < 0 || posix_memalign(&b, ALIGN, len)) {
+        free(r);
+        return -1;
+    }
+    *r = (rjob_t){.c = c, .p = p, .buf = b, .len = len, .fd = c->fd, .state = J_QUEUED};
+    g_buf_bytes += len;
+    g_ra_bytes += len;
+    pthread_mutex_lock(&g_io.mu);
+    r->next = g_reads;
+    g_reads = r;
+    pthread_cond_signal(&g_io.work);
+    pthread_mutex_unlock(&g_io.mu);
+    return 1;
+}
+
 int bdr_stage_open(coll_t *c)
 {
     sfile_t *f = calloc(1, sizeof *f);
@@ -622,6 +720,22 @@ int bdr_stage_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_
     sfile_t *f = file_of(c);
     if (!f)
         return -EBADF;
+    rjob_t *r = g_reads ? ra_of(c, p) : NULL;
+    if (r) {
+        pthread_mutex_lock(&g_io.mu);
+        while (r->state != J_DONE)
+            pthread_cond_wait(&g_io.done, &g_io.mu);
+        pthread_mutex_unlock(&g_io.mu);
+        if (r->rc == 0 && off + len <= p->total) {
+            memcpy(dst, r->buf + off, len);
+            g_ra_hits += len;
+            r->served += len;
+            if (r->served >= p->total)
+                ra_drop(r); /* one reader: it has had all of it */
+            return 0;
+        }
+        ra_drop(r); /* failed: the read below reports it */
+    }
     const writer_t *w = writer_of(p);
     uint64_t stored = w ? w->base : p->total; /* [0, stored) is in the file or being written */
     uint64_t left = len;
@@ -685,6 +799,11 @@ int bdr_stage_ship_fd(coll_t *c)
 void bdr_stage_close(coll_t *c)
 {
     drain(c, 1); /* nobody reads c's data any more: what has not started is dropped */
+    for (rjob_t *r = g_reads, *n; r; r = n) {
+        n = r->next;
+        if (r->c == c)
+            ra_drop(r);
+    }
     for (writer_t *w = g_writers, *n; w; w = n) {
         n = w->next;
         if (w->c == c)
@@ -717,10 +836,11 @@ void bdr_stage_poll(void)
 
 uint64_t bdr_stage_writing_bytes(void) { return g_flight; }
 
-void bdr_stage_stats(uint64_t *hits, uint64_t *stored)
+void bdr_stage_stats(uint64_t *hits, uint64_t *stored, uint64_t *ahead)
 {
     *hits = g_flight_hits;
     *stored = g_stored;
+    *ahead = g_ra_hits;
 }
 
 int bdr_stage_fits(uint64_t bytes)

@@ -376,12 +376,12 @@ static void print_stats(void)
             (unsigned long long)g_m.peak_buffered);
     fprintf(stderr, "  master: bytes of collective data in spill files %llu\n",
             (unsigned long long)g_m.coll_file_bytes);
-    uint64_t hits, stored;
-    bdr_stage_stats(&hits, &stored);
+    uint64_t hits, stored, ahead;
+    bdr_stage_stats(&hits, &stored, &ahead);
     fprintf(stderr,
             "  master: bytes of collective data moved from memory to spill files %llu, read "
-            "while being written %llu\n",
-            (unsigned long long)stored, (unsigned long long)hits);
+            "while being written %llu, read ahead of the GETs %llu\n",
+            (unsigned long long)stored, (unsigned long long)hits, (unsigned long long)ahead);
     if (g_m.hdr->job.mem_strategy != BD_MEMS_NONE)
         fprintf(stderr,
                 "  master: memory budget %llu bytes, peak accounted resident %llu bytes "
@@ -639,6 +639,7 @@ int main(int argc, char **argv)
             bdr_rma_poll();
             recheck_blocked();
             schedule();
+            bdr_coll_readahead();
             bdr_deadlock_check();
         }
         if (g_m.nnodes > 1) {

@@ -88,6 +88,10 @@ typedef struct slave {
     uint64_t warm;   /* resident when last told to unload: what a look-ahead loads */
     int pf_sent;     /* told to load ahead (BD_CMD_PREFETCH), not yet acknowledged */
     int pf_done;     /* loaded ahead since its last unload */
+    /* the collective instance (ctx, seq + 1) whose pieces were read ahead
+     * for it (coll.c bdr_coll_readahead) */
+    int ra_ctx;
+    uint64_t ra_seq;
 } slave_t;
 
 typedef struct comm {
@@ -261,9 +265,13 @@ uint64_t bdr_coll_shrink(uint64_t need, uint64_t *coming);
  * thread rings g_m.event_fd): free their memory, end the job on a failed
  * one.  Called by the loop before the budget is looked at. */
 void bdr_stage_poll(void);
-/* For --stats: bytes GETs read from staging writes still in flight, and
- * bytes of pieces kept in memory that bdr_coll_shrink stored. */
-void bdr_stage_stats(uint64_t *hits, uint64_t *stored);
+/* For --stats: bytes GETs read from staging writes still in flight,
+ * bytes of pieces kept in memory that bdr_coll_shrink stored, and bytes
+ * GETs found read ahead. */
+void bdr_stage_stats(uint64_t *hits, uint64_t *stored, uint64_t *ahead);
+/* coll.c: read ahead the collective pieces of the rank the run queue
+ * serves next (called by the loop after it scheduled). */
+void bdr_coll_readahead(void);
 
 /* deadlock.c: every live rank of the job blocked and nothing in flight. */
 /* A BDR_NH_DEADLOCK message of the detection wave. */
