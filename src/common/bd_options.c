@@ -46,7 +46,9 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                    "(default: $TMPDIR, else /tmp)"},
     [BD_OPT_MEM] = {"mem", BD_OPT_SIZE, "0", 0, 1LL << 50,
                     "memory budget of the node for ranks' managed memory and buffered messages "
-                    "(0: three quarters of the memory available when the job starts)"},
+                    "(0: three quarters of the memory available when the job starts, the "
+                    "smaller of MemAvailable and the room left under the job's cgroup memory "
+                    "limit)"},
     [BD_OPT_MEM_STRATEGY] = {"mem-strategy", BD_OPT_ENUM, "arlw", 0, 0,
                              "how ranks' memory moves to storage: none (leave it to the OS), "
                              "araw (unload whenever a rank blocks), arlw (unload only when the "
@@ -88,6 +90,16 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                              "from the call it waits in, within the budget, so storage works "
                              "while the CPU computes (off by default until its gain is measured)",
                              "on|off"},
+    [BD_OPT_MEM_ADAPT] = {"mem-adapt", BD_OPT_ENUM, "auto", 0, 0,
+                          "adaptive budget: the node's budget follows the memory other "
+                          "processes leave free (the cgroup's limit and usage, MemAvailable, "
+                          "memory pressure stalls), shrinking at once and growing back slowly "
+                          "up to the budget given or computed at the start; auto: on when -mem "
+                          "is not given",
+                          "auto|on|off"},
+    [BD_OPT_MEM_MIN] = {"mem-min", BD_OPT_SIZE, "0", 0, 1LL << 50,
+                        "the adaptive budget never goes below this (nor below what the "
+                        "running ranks hold)"},
     [BD_OPT_STATS] = {"stats", BD_OPT_FLAG, "0", 0, 1, "print statistics at the end of the run"},
     [BD_OPT_TRACE] = {"trace", BD_OPT_STR, NULL, 0, 0,
                       "write a timeline of the run to FILE, Chrome trace-event JSON for Perfetto "

@@ -30,6 +30,8 @@ typedef enum {
     BD_OPT_MEM_TRACK,
     BD_OPT_MEM_WP,
     BD_OPT_MEM_PREFETCH,
+    BD_OPT_MEM_ADAPT,
+    BD_OPT_MEM_MIN,
     BD_OPT_STATS,
     BD_OPT_TRACE,
     BD_OPT_VERBOSE,
@@ -40,6 +42,8 @@ typedef enum {
 
 /* -pin values */
 enum { BD_PIN_AUTO = 0, BD_PIN_ON, BD_PIN_OFF };
+/* -mem-adapt values */
+enum { BD_ADAPT_AUTO = 0, BD_ADAPT_ON, BD_ADAPT_OFF };
 
 /* BD_OPT_ENV: an environment variable for the ranks (-genv NAME VALUE,
  * -x NAME[=VALUE]); may repeat; has no BDMPI_* variable of its own. */

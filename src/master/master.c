@@ -388,6 +388,7 @@ static void print_stats(void)
                 "(managed memory + buffered messages)\n",
                 (unsigned long long)g_m.hdr->job.mem_budget,
                 (unsigned long long)g_m.peak_node_resident);
+    bdr_pressure_stats(stderr);
     bdr_trace_stats(stderr);
     free(per);
 }
@@ -499,6 +500,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
         job->mem_budget = 0; /* nothing is managed: nothing to account */
     else if (!job->mem_budget)
         job->mem_budget = bdr_memacct_default_budget();
+    bdr_pressure_init();
     snprintf(g_m.hdr->jobdir, sizeof g_m.hdr->jobdir, "%s", g_m.jobdir);
     if (bdr_trace_open() < 0)
         return -1;
@@ -588,6 +590,8 @@ int main(int argc, char **argv)
         }
         struct epoll_event evs[4];
         struct timespec wait = {.tv_sec = 1};
+        if (bdr_pressure_on()) /* the adaptive budget samples every 100 ms */
+            wait.tv_sec = 0, wait.tv_nsec = 100000000L;
         if (g_m.nnodes > 1) {
             if (again) {
                 wait.tv_sec = 0, wait.tv_nsec = 0;
@@ -634,6 +638,7 @@ int main(int argc, char **argv)
                     handle_request(s);
                 }
             }
+            bdr_pressure_poll();
             bdr_memacct_poll();
             bdr_mbox_poll();
             bdr_rma_poll();

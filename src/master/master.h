@@ -290,6 +290,31 @@ void bdr_memacct_poll(void);
 /* Tell s (not running) to write its memory out; nothing else is sent to it
  * until it is done. */
 void bdr_memacct_unload(slave_t *s);
+/* The node's accounted resident memory: ranks' managed memory, buffered
+ * messages, transient inter-node data, collective staging. */
+uint64_t bdr_memacct_node_resident(void);
+/* The budget went down: store collective data kept in memory and unload
+ * ranks that wait (blocked ones first, the largest first) until the node
+ * fits in it or nothing more can be unloaded. */
+void bdr_memacct_fit(void);
+
+/* pressure.c: the adaptive budget (-mem-adapt, issue 16). */
+/* 3/4 of the memory available to the job now: the smaller of MemAvailable
+ * and the room under its cgroup's memory limits; 0 if neither is known. */
+uint64_t bdr_pressure_default_budget(void);
+/* After the budget is set: decide whether it adapts. */
+void bdr_pressure_init(void);
+/* Does the budget adapt? */
+int bdr_pressure_on(void);
+/* Once a round of the loop: every PERIOD, sample the signals and move the
+ * budget (down at once, up slowly), unloading when it went down. */
+void bdr_pressure_poll(void);
+/* A running rank cannot fit unless the node has need bytes: an adapted
+ * budget below that goes up to it (at most to the ceiling), and the job
+ * says once that it runs at its minimum.  1 if the budget went up. */
+int bdr_pressure_floor(uint64_t need);
+/* For --stats. */
+void bdr_pressure_stats(FILE *f);
 
 /* msgstore.c: what the master holds for a local rank until it takes it:
  * one-sided service messages (BD_CTX_RMA_SVC); other messages pass on into

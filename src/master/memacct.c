@@ -27,7 +27,11 @@ static uint64_t meminfo_available(void)
     return (uint64_t)kb * 1024;
 }
 
-uint64_t bdr_memacct_default_budget(void) { return meminfo_available() / 4 * 3; }
+uint64_t bdr_memacct_default_budget(void)
+{
+    uint64_t b = bdr_pressure_default_budget();
+    return b ? b : meminfo_available() / 4 * 3;
+}
 
 static uint64_t node_resident(void)
 {
@@ -39,6 +43,8 @@ static uint64_t node_resident(void)
     }
     return t;
 }
+
+uint64_t bdr_memacct_node_resident(void) { return node_resident(); }
 
 static uint64_t resident_of(const slave_t *s)
 {
@@ -92,6 +98,35 @@ static int can_unload(slave_t *s)
     return !s->exited && !s->unload_sent && !s->mem_pending && !s->pf_sent &&
            (s->state == SL_BLOCKED || s->state == SL_RUNNABLE) && s->blk != BLK_INIT &&
            atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) > 0;
+}
+
+void bdr_memacct_fit(void)
+{
+    uint64_t budget = g_m.hdr->job.mem_budget, total = node_resident();
+    if (!budget || total <= budget)
+        return;
+    uint64_t writing = 0, need = total - budget;
+    if (bdr_coll_shrink(need, &writing) >= need)
+        return;
+    uint64_t coming = writing;
+    for (int i = 0; i < g_m.ns; i++)
+        if (g_m.slaves[i].unload_sent)
+            coming += resident_of(&g_m.slaves[i]);
+    /* blocked ranks first, then queued ones; the largest first; never a running one */
+    for (int queued = 0; queued < 2 && coming < need; queued++)
+        while (coming < need) {
+            slave_t *v = NULL;
+            for (int i = 0; i < g_m.ns; i++) {
+                slave_t *c = &g_m.slaves[i];
+                if (can_unload(c) && (c->state == SL_RUNNABLE) == queued &&
+                    (!v || resident_of(c) > resident_of(v)))
+                    v = c;
+            }
+            if (!v)
+                break;
+            coming += resident_of(v);
+            bdr_memacct_unload(v);
+        }
 }
 
 /* The pending request served first: the oldest, unless a rank was chosen
@@ -154,6 +189,9 @@ static int resolve_stuck(slave_t *s)
         return 1;
     if (shrunk || reading)
         return 0; /* served when their memory is back */
+    /* an adaptive budget lowered under pressure goes up to the least it needs */
+    if (bdr_pressure_floor(node_resident() + s->mem_want))
+        return 1;
     uint64_t budget = g_m.hdr->job.mem_budget;
     bdr_master_fail(1,
                     "rank %d needs %llu more bytes of memory with %llu resident, but the node's "
@@ -277,6 +315,7 @@ void bdr_memacct_poll(void)
         if (!s)
             break;
         uint64_t total = node_resident();
+        budget = g_m.hdr->job.mem_budget; /* the adaptive budget may have gone up */
         /* A finalized rank is no longer scheduled: let it finish. */
         if (!budget || total + s->mem_want <= budget || s->state == SL_FINALIZED) {
             mem_answer(s, 0);

@@ -85,8 +85,10 @@ void bdr_trace_poll(void)
             queued += atomic_load_explicit(&s->mb->head, memory_order_relaxed) -
                       atomic_load_explicit(&s->mb->tail, memory_order_relaxed);
     }
-    if (node != g_node_mem) {
+    static uint64_t budget_seen;
+    if (node != g_node_mem || g_m.hdr->job.mem_budget != budget_seen) {
         g_node_mem = node;
+        budget_seen = g_m.hdr->job.mem_budget;
         bd_trace_put(BD_TRACE_NODE, BD_TR_NODE_MEM, 0, node, g_m.hdr->job.mem_budget);
     }
     if (queued != g_queued) {
