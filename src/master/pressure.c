@@ -67,8 +67,8 @@ static struct {
     int ncg;
     double next;
     int streak;
-    int at_floor; /* said so for this episode */
-    uint64_t prev_x; /* held + room at the previous sample */
+    int at_floor;        /* said so for this episode */
+    uint64_t prev_x;     /* held + room at the previous sample */
     double prev_t, rate; /* how fast the others take memory (bytes/s, smoothed) */
     /* for --stats */
     uint64_t lowest, changes;
