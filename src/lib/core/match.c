@@ -956,6 +956,13 @@ int bdl_recv_end(bdl_precv_t *p, MPI_Status *st)
     return err;
 }
 
+void bdl_recv_drop(bdl_precv_t *p)
+{
+    if (!p->done)
+        unlink_posted(p);
+    free(p);
+}
+
 int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const bdl_dt_t *t,
                    MPI_Status *st)
 {

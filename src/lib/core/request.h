@@ -144,6 +144,9 @@ typedef struct precv bdl_precv_t;
 bdl_precv_t *bdl_recv_begin(int ctx, int src, int src_world, int tag, void *buf, uint64_t count,
                             const struct bdl_dt *t, MPI_Status *st, int *err);
 int bdl_recv_end(bdl_precv_t *p, MPI_Status *st);
+/* Withdraw a receive bdl_recv_begin posted and free it (whatever it took
+ * is dropped; for a collective that learned its data came another way). */
+void bdl_recv_drop(bdl_precv_t *p);
 /* Post a receive as a request (src MPI_PROC_NULL: complete at once); the
  * request holds a reference to t until delivery.  Returns its handle. */
 MPI_Request bdl_irecv_post(int ctx, int src, int tag, void *buf, uint64_t count, struct bdl_dt *t);
