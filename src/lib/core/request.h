@@ -184,6 +184,9 @@ int bdl_p2p_cma_usable(int dst);
 uint64_t bdl_p2p_cma_post(int dst, const bd_mentry_t *proto, const void *buf);
 int bdl_p2p_cma_done(uint64_t id, int blocking);
 void bdl_p2p_settle(void);
+/* Wait for a single-copy send of a collective in the ranks, whose
+ * receiver reads it in the same call: a running one is given longer. */
+void bdl_p2p_cma_wait_coll(uint64_t id);
 void bdl_p2p_cma_forget(uint64_t id);
 /* msg.c: write n bytes (count elements of t at buf; contig if contiguous)
  * to a new spill file of this rank; its number in *file_num. */
