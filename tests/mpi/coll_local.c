@@ -24,7 +24,8 @@
  *
  * With the argument "mismatch" (BDMPI only, a runtime test): rank 0 calls
  * MPI_Allreduce where the others call MPI_Barrier; the job must end with a
- * collective-mismatch error.
+ * collective-mismatch error.  "mismatch_large": the same between a large
+ * MPI_Allreduce and a large MPI_Bcast.
  */
 #include <math.h>
 
@@ -590,6 +591,18 @@ int main(int argc, char **argv)
         else
             MPI_Barrier(MPI_COMM_WORLD);
         fprintf(stderr, "rank %d: the mismatched collective returned\n", rank);
+        return mtest_finalize();
+    }
+    if (argc > 1 && !strcmp(argv[1], "mismatch_large")) {
+        /* The same with large data: a 2 MiB Allreduce against a 1 MiB Bcast. */
+        double *x = calloc(LD, sizeof(double)), *y = calloc(LD, sizeof(double));
+        if (rank == 0)
+            MPI_Allreduce(x, y, LD, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        else
+            MPI_Bcast(x, LD / 2, MPI_DOUBLE, 0, MPI_COMM_WORLD);
+        fprintf(stderr, "rank %d: the mismatched collective returned\n", rank);
+        free(x);
+        free(y);
         return mtest_finalize();
     }
     sums(MPI_COMM_WORLD, "world");
