@@ -549,8 +549,11 @@ static int reduce_large(lc_t *x, const void *in, void *out, uint64_t count, uint
         pout = big(LC_BIG_OUT, n);
         pout_own = 1;
     }
-    /* Segment me of everyone's contribution (slot r), and our result (slot me). */
-    char *slots = big(LC_BIG_SLOTS, (uint64_t)size * seg), *acc = slots + (uint64_t)me * seg;
+    /* Segment me of everyone's contribution (slot r).  The fold runs where
+     * our result goes when that is not an input (not in place), else in
+     * slot me; rank 0's contribution is received straight into it. */
+    char *slots = big(LC_BIG_SLOTS, (uint64_t)size * seg);
+    char *acc = wants && pout != pin ? pout + lo[me] * esz : slots + (uint64_t)me * seg;
     lc_blk_t *sv = calloc((size_t)size, sizeof *sv), *rv = calloc((size_t)size, sizeof *rv),
              *rv2 = calloc((size_t)size, sizeof *rv2);
     if (!sv || !rv || !rv2)
@@ -573,18 +576,19 @@ static int reduce_large(lc_t *x, const void *in, void *out, uint64_t count, uint
         int r = (me + k) % size, f = (me - k + size) % size;
         sv[k - 1] = (lc_blk_t){
             .peer = r, .buf = pin + lo[r] * esz, .count = (lo[r + 1] - lo[r]) * esz, .t = byte};
-        rv[k - 1] =
-            (lc_blk_t){.peer = f, .buf = slots + (uint64_t)f * seg, .count = seg, .t = byte};
+        rv[k - 1] = (lc_blk_t){
+            .peer = f, .buf = f == 0 ? acc : slots + (uint64_t)f * seg, .count = seg, .t = byte};
     }
     lg_xchg(x, sv, size - 1, rv, size - 1, LC_DTAG, 0);
     uint64_t elems = seg / esz;
     char *mine_in = pin + lo[me] * esz;
-    /* In place, acc never aliases an input: it is a slot of its own. */
-    memcpy(acc, me == 0 ? mine_in : slots, seg);
+    /* acc never aliases an input (in place, it is a slot of its own). */
+    if (me == 0)
+        memcpy(acc, mine_in, seg);
     for (int r = 1; r < size && elems; r++)
         bd_op_apply(op, t->basic, r == me ? mine_in : slots + (uint64_t)r * seg, acc,
                     (size_t)elems);
-    if (wants)
+    if (wants && acc != pout + lo[me] * esz)
         memcpy(pout + lo[me] * esz, acc, seg);
     int ns = 0;
     const char *res = wants ? pout + lo[me] * esz : acc;
