@@ -104,8 +104,12 @@ int bdl_lc_eligible(const bdl_comm_t *c, uint64_t bytes)
     /* Larger data only while every member runs: single copies need a
      * reader that runs (a sender that waits turns its data into a spill
      * file, match.c), and the master path stages large data under the
-     * memory budget when ranks wait unloaded (docs/design.md). */
-    if (bytes > BDL_LC_MAX && !all_run(c))
+     * memory budget when ranks wait unloaded (docs/design.md).  And only
+     * where ranks may read each other's memory (a property of the node,
+     * the same for every rank there): else every block would be a spill
+     * file. */
+    if (bytes > BDL_LC_MAX &&
+        (!all_run(c) || !atomic_load_explicit(&bdl_g.slot->cma_ok, memory_order_relaxed)))
         return 0;
     for (int r = 0; r < c->size; r++)
         if (!bdl_p2p_local(c->world[r]))
