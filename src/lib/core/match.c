@@ -563,6 +563,12 @@ static int g_settling;
 #define BDL_CMA_STALE_RUNNING_NS 1000000ull
 #define BDL_CMA_STALE_NS_PER_BYTE 1
 #define BDL_CMA_STALE_AWAY_NS 100000ull
+/* A collective in the ranks (mpi/coll_local.c) waits longer for a running
+ * receiver: it is in the same call or about to be, and its mailbox stands
+ * still only while it copies or folds another rank's data, or while the
+ * machine's other load keeps it off its CPU (with 1 ms, half the sends of
+ * a 1 MiB Allreduce at -nr 2 went to spill files on a loaded machine). */
+#define BDL_CMA_STALE_COLL_NS 20000000ull
 
 static cma_send_t *cma_find(uint64_t id)
 {
@@ -660,8 +666,9 @@ static int cma_to_file(cma_send_t *c)
     return 1;
 }
 
-/* One look at c: 1 when it is complete. */
-static int cma_progress(cma_send_t *c, int force)
+/* One look at c: 1 when it is complete.  patient: the receiver will read
+ * it as part of the same collective (BDL_CMA_STALE_COLL_NS). */
+static int cma_progress_as(cma_send_t *c, int force, int patient)
 {
     if (c->acked)
         return 1;
@@ -677,13 +684,15 @@ static int cma_progress(cma_send_t *c, int force)
         c->tail_seen = tail;
         c->t_tail = now;
     }
-    uint64_t stale = reader_near(c->dst)
-                         ? BDL_CMA_STALE_RUNNING_NS + c->n * BDL_CMA_STALE_NS_PER_BYTE
-                         : BDL_CMA_STALE_AWAY_NS;
+    uint64_t stale = !reader_near(c->dst) ? BDL_CMA_STALE_AWAY_NS
+                     : patient            ? BDL_CMA_STALE_COLL_NS + c->n * BDL_CMA_STALE_NS_PER_BYTE
+                               : BDL_CMA_STALE_RUNNING_NS + c->n * BDL_CMA_STALE_NS_PER_BYTE;
     if (force || now - c->t_tail > stale)
         return cma_to_file(c);
     return 0;
 }
+
+static int cma_progress(cma_send_t *c, int force) { return cma_progress_as(c, force, 0); }
 
 typedef struct spin spin_t;
 static void spin_start(spin_t *s, int peer);
@@ -694,7 +703,7 @@ struct spin {
     int checked; /* whether it shares our CPU has been looked at */
 };
 
-int bdl_p2p_cma_done(uint64_t id, int blocking)
+static int cma_done_as(uint64_t id, int blocking, int patient)
 {
     spin_t sp; /* no peer: a single-copy sender must not sleep in the master */
     spin_start(&sp, -1);
@@ -703,7 +712,7 @@ int bdl_p2p_cma_done(uint64_t id, int blocking)
         cma_send_t *c = cma_find(id);
         if (!c)
             return 1;
-        if (cma_progress(c, 0)) {
+        if (cma_progress_as(c, 0, patient)) {
             cma_count(c);
             bdl_p2p_cma_forget(id);
             return 1;
@@ -713,6 +722,10 @@ int bdl_p2p_cma_done(uint64_t id, int blocking)
         (void)spin_step(&sp, i);
     }
 }
+
+int bdl_p2p_cma_done(uint64_t id, int blocking) { return cma_done_as(id, blocking, 0); }
+
+void bdl_p2p_cma_wait_coll(uint64_t id) { (void)cma_done_as(id, 1, 1); }
 
 void bdl_p2p_settle(void)
 {
@@ -954,6 +967,13 @@ int bdl_recv_end(bdl_precv_t *p, MPI_Status *st)
     int err = p->err;
     free(p);
     return err;
+}
+
+void bdl_recv_drop(bdl_precv_t *p)
+{
+    if (!p->done)
+        unlink_posted(p);
+    free(p);
 }
 
 int bdl_recv_typed(int ctx, int src, int tag, void *buf, uint64_t count, const bdl_dt_t *t,

@@ -144,6 +144,9 @@ typedef struct precv bdl_precv_t;
 bdl_precv_t *bdl_recv_begin(int ctx, int src, int src_world, int tag, void *buf, uint64_t count,
                             const struct bdl_dt *t, MPI_Status *st, int *err);
 int bdl_recv_end(bdl_precv_t *p, MPI_Status *st);
+/* Withdraw a receive bdl_recv_begin posted and free it (whatever it took
+ * is dropped; for a collective that learned its data came another way). */
+void bdl_recv_drop(bdl_precv_t *p);
 /* Post a receive as a request (src MPI_PROC_NULL: complete at once); the
  * request holds a reference to t until delivery.  Returns its handle. */
 MPI_Request bdl_irecv_post(int ctx, int src, int tag, void *buf, uint64_t count, struct bdl_dt *t);
@@ -181,6 +184,9 @@ int bdl_p2p_cma_usable(int dst);
 uint64_t bdl_p2p_cma_post(int dst, const bd_mentry_t *proto, const void *buf);
 int bdl_p2p_cma_done(uint64_t id, int blocking);
 void bdl_p2p_settle(void);
+/* Wait for a single-copy send of a collective in the ranks, whose
+ * receiver reads it in the same call: a running one is given longer. */
+void bdl_p2p_cma_wait_coll(uint64_t id);
 void bdl_p2p_cma_forget(uint64_t id);
 /* msg.c: write n bytes (count elements of t at buf; contig if contiguous)
  * to a new spill file of this rank; its number in *file_num. */

@@ -78,11 +78,27 @@ void bdl_ovw_drop(bdl_ovw_t *o);
 void bdl_coll_discard_blocks(void *buf, int n, int count, const int counts[], const int displs[],
                              const bdl_dt_t *t, bdl_dt_t *const *tv, const int bdispls[], int skip);
 
+/* One side of a gather, scatter or all-to-all, in the all-to-all's three
+ * forms: regular (counts NULL), v (counts and displacements in extents),
+ * w (per-peer types, displacements in bytes). */
+typedef struct bdl_a2a_side {
+    const void *buf;
+    int count;
+    const int *counts, *displs;
+    MPI_Datatype type;
+    const MPI_Datatype *types; /* w: per peer */
+    bdl_dt_t *t;
+    bdl_dt_t **tv;
+} bdl_a2a_side_t;
+
 /* coll_local.c: collectives in the ranks (docs/design.md, "Collectives in
  * the ranks").  A blocking collective on c whose data is at most bytes per
  * rank runs there when bdl_lc_eligible says so, which depends only on
  * what every member shares (the communicator, the job's -nr, the size of
- * the data), so all members decide alike.  The calls below count the
+ * the data), so all members decide alike.  Above BDL_LC_MAX it says yes
+ * only when every member holds a run slot at once (-nr >= size); the v
+ * and w forms, whose sizes the members do not all know, ask with
+ * UINT64_MAX.  The calls below count the
  * collective, check it against the other members' calls and report their
  * errors as the master path does; arguments are checked already. */
 #define BDL_LC_MAX 16384 /* largest data per rank, in bytes */
@@ -93,28 +109,20 @@ int bdl_lc_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, void *
 /* A predefined op; in may be out (read before out is written). */
 int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
                   uint64_t count, const bdl_dt_t *t, MPI_Op op, int root, int all);
-/* The regular (not v or w) Gather, Allgather, Scatter and Alltoall (api,
+/* Gather, Allgather, Scatter, Alltoall and their v and w forms (api,
  * root 0 for those without one) after the caller has copied this rank's
- * own block: every rank's block is count elements of its type, the send
- * side's at sb (block r at r extents of scount for Scatter and Alltoall,
- * else this rank's block), the receive side's at rb (block r at r extents
- * of rcount; Scatter: its block).  err: the caller's own block did not fit
- * (MPI_ERR_TRUNCATE, reported at the end). */
-int bdl_lc_blocks(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, int root, const void *sb,
-                  uint64_t scount, const bdl_dt_t *st, void *rb, uint64_t rcount,
-                  const bdl_dt_t *rt, int err);
-
-/* All-to-all in its three forms: regular (counts NULL), v (counts and
- * displacements in extents), w (per-peer types, displacements in bytes). */
-typedef struct bdl_a2a_side {
-    const void *buf;
-    int count;
-    const int *counts, *displs;
-    MPI_Datatype type;
-    const MPI_Datatype *types; /* w: per peer */
-    bdl_dt_t *t;
-    bdl_dt_t **tv;
-} bdl_a2a_side_t;
+ * own block.  s and rv describe the send and receive buffers; a side
+ * with a block per rank (the send side of Scatter and Alltoall, the
+ * receive side of Gather, Allgather and Alltoall) is read as such (t and
+ * tv set, counts and displs NULL when regular), the other side's block is
+ * its buf, count and t.  Alltoall in place: s->buf is rv->buf.  err: the
+ * caller's own block did not fit (MPI_ERR_TRUNCATE, reported at the end). */
+int bdl_lc_blocks(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, int root,
+                  const bdl_a2a_side_t *s, const bdl_a2a_side_t *rv, int err);
+/* Reduce_scatter (counts) and Reduce_scatter_block (block >= 0) with a
+ * predefined op; in may be out.  Only where bdl_lc_eligible(c, UINT64_MAX). */
+int bdl_lc_redscat(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *in,
+                   void *out, const int counts[], int block, const bdl_dt_t *t, MPI_Op op);
 
 /* intercomm_nbc.c: nonblocking collectives on intercommunicators (c is
  * valid, c->inter is set, request is not NULL). */

@@ -106,16 +106,20 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
                            own_err ? expect : mine,
                            1};
     }
-    if (!vector && !request) {
-        /* Every rank's block is the same size in a correct program: the
-         * send block's, or at an in-place root its receive block's. */
-        const void *ob = inplace ? bdl_at(rb, bdl_voff(NULL, recvcount, me, rt)) : sendbuf;
-        uint64_t ocount = inplace ? (uint64_t)recvcount : (uint64_t)sendcount;
-        const bdl_dt_t *ot = inplace ? rt : st;
-        if (bdl_lc_eligible(c, ocount * ot->psize)) {
+    if (!request) {
+        /* Every rank's block is the same size in a correct program of the
+         * regular form: the send block's, or at an in-place root its
+         * receive block's. */
+        bdl_a2a_side_t os = {
+            .buf = inplace ? bdl_at(rb, bdl_voff(displs, recvcount, me, rt)) : sendbuf,
+            .count = inplace ? (int)bdl_vcount(recvcounts, recvcount, me) : sendcount,
+            .t = inplace ? rt : st};
+        bdl_a2a_side_t rs = {
+            .buf = rb, .count = recvcount, .counts = recvcounts, .displs = displs, .t = rt};
+        if (bdl_lc_eligible(c, vector ? UINT64_MAX : (uint64_t)os.count * os.t->psize)) {
             own_do(&own);
-            return bdl_lc_blocks(c, comm, call, api, all ? 0 : root, ob, ocount, ot, rb,
-                                 (uint64_t)recvcount, rt, own_err ? MPI_ERR_TRUNCATE : 0);
+            return bdl_lc_blocks(c, comm, call, api, all ? 0 : root, &os, &rs,
+                                 own_err ? MPI_ERR_TRUNCATE : 0);
         }
     }
     bdl_nbc_t nb;
@@ -262,11 +266,14 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
     }
     /* The block size every rank knows: the root's send block, the others'
      * receive block. */
-    if (!vector && !request &&
-        bdl_lc_eligible(c, is_root ? (uint64_t)sendcount * st->psize : cap)) {
+    if (!request && bdl_lc_eligible(c, vector    ? UINT64_MAX
+                                       : is_root ? (uint64_t)sendcount * st->psize
+                                                 : cap)) {
         own_do(&own);
-        return bdl_lc_blocks(c, comm, call, api, root, sendbuf, (uint64_t)sendcount, st, recvbuf,
-                             (uint64_t)recvcount, rt, own_err ? MPI_ERR_TRUNCATE : 0);
+        bdl_a2a_side_t ss = {
+            .buf = sendbuf, .count = sendcount, .counts = sendcounts, .displs = displs, .t = st};
+        bdl_a2a_side_t rs = {.buf = recvbuf, .count = recvcount, .t = rt};
+        return bdl_lc_blocks(c, comm, call, api, root, &ss, &rs, own_err ? MPI_ERR_TRUNCATE : 0);
     }
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
@@ -406,10 +413,9 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
                           bdl_vcount(rv->counts, rv->count, me),
                           own_err ? room : own,
                           1};
-    if (!vector && !request && !rv->tv && bdl_lc_eligible(c, own)) {
+    if (!request && bdl_lc_eligible(c, vector ? UINT64_MAX : own)) {
         own_do(&oc);
-        rc = bdl_lc_blocks(c, comm, call, api, 0, s->buf, (uint64_t)s->count, s->t, (void *)rv->buf,
-                           (uint64_t)rv->count, rv->t, own_err ? MPI_ERR_TRUNCATE : 0);
+        rc = bdl_lc_blocks(c, comm, call, api, 0, s, rv, own_err ? MPI_ERR_TRUNCATE : 0);
         goto out;
     }
     bdl_nbc_t nb;

@@ -11,7 +11,18 @@
  * reductions fold the packed basic elements in rank order, acc = v0, then
  * acc = v_r op acc for r = 1, 2, ... (bd_op_apply), exactly as the master
  * does (src/master/coll.c:try_fold), so results are bit-identical whichever
- * path a call takes. */
+ * path a call takes.
+ *
+ * Larger data (above BDL_LC_MAX a message) runs here too when every member
+ * holds a run slot at once (-nr >= size): the header goes alone and the
+ * data follows as a message of its own (tag in the header's sep), which
+ * the point-to-point path moves with a single copy (the receiver reads it
+ * from the sender's memory, core/match.c), straight between the programs'
+ * buffers when they are contiguous.  Receives of such data are posted
+ * before anything is sent, so the data lands in the receive buffer, never
+ * in the unexpected queue.  Each message decides alone (its size as its
+ * sender knows it) and the header says which way it went, so ranks whose
+ * counts disagree still meet and report MPI_ERR_TRUNCATE. */
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,6 +40,10 @@
  * 16..20 (core/ctl.c's exchanges for objects/intercomm_create.c), 0x4e42xxxx
  * (neighbourhood collectives, neighbor.c). */
 #define LC_TAG 0x434c4300
+/* Data sent apart from its header (the header's sep): the blocks of a
+ * call, and the second phase of a large reduction. */
+#define LC_DTAG (LC_TAG + 1)
+#define LC_DTAG2 (LC_TAG + 2)
 
 /* Each message: this header, then the packed data. */
 typedef struct lc_hdr {
@@ -39,7 +54,7 @@ typedef struct lc_hdr {
     uint64_t count; /* reductions: basic elements; else bytes of data that follow */
     uint64_t seq;   /* the collective's number on the communicator (coll_seq) */
     uint64_t bytes; /* data bytes that follow, in this and further entries */
-    uint64_t pad;   /* the data 16-byte aligned */
+    uint64_t sep;   /* 0: the data follows inline; else the tag of the message it is in */
 } lc_hdr_t;
 
 #define LC_HDR ((uint64_t)sizeof(lc_hdr_t))
@@ -52,7 +67,9 @@ typedef struct lc {
     int ctx;
     int fold; /* compare op, dtype and count too */
     int err;  /* MPI_ERR_TRUNCATE: counts disagree (reported at the end) */
+    int big;  /* every message's data apart from its header (large reductions) */
     lc_hdr_t h;
+    lc_hdr_t in; /* the header lc_recv took last */
 } lc_t;
 
 /* Scratch buffers: a message (header and data) each.  The library runs
@@ -82,7 +99,17 @@ static int all_run(const bdl_comm_t *c) { return (int)bdl_g.hdr->job.nr >= c->si
 
 int bdl_lc_eligible(const bdl_comm_t *c, uint64_t bytes)
 {
-    if (c->inter || c->size < 2 || bytes > BDL_LC_MAX || bdl_g.hdr->eager < 2 * LC_HDR)
+    if (c->inter || c->size < 2 || bdl_g.hdr->eager < 2 * LC_HDR)
+        return 0;
+    /* Larger data only while every member runs: single copies need a
+     * reader that runs (a sender that waits turns its data into a spill
+     * file, match.c), and the master path stages large data under the
+     * memory budget when ranks wait unloaded (docs/design.md).  And only
+     * where ranks may read each other's memory (a property of the node,
+     * the same for every rank there): else every block would be a spill
+     * file. */
+    if (bytes > BDL_LC_MAX &&
+        (!all_run(c) || !atomic_load_explicit(&bdl_g.slot->cma_ok, memory_order_relaxed)))
         return 0;
     for (int r = 0; r < c->size; r++)
         if (!bdl_p2p_local(c->world[r]))
@@ -93,10 +120,21 @@ int bdl_lc_eligible(const bdl_comm_t *c, uint64_t bytes)
 /* ---------------------------------------------------------------- messages */
 
 static const char *const g_api_names[BD_API__COUNT] = {
-    [BD_API_BARRIER] = "MPI_Barrier",     [BD_API_BCAST] = "MPI_Bcast",
-    [BD_API_REDUCE] = "MPI_Reduce",       [BD_API_ALLREDUCE] = "MPI_Allreduce",
-    [BD_API_GATHER] = "MPI_Gather",       [BD_API_SCATTER] = "MPI_Scatter",
-    [BD_API_ALLGATHER] = "MPI_Allgather", [BD_API_ALLTOALL] = "MPI_Alltoall",
+    [BD_API_BARRIER] = "MPI_Barrier",
+    [BD_API_BCAST] = "MPI_Bcast",
+    [BD_API_REDUCE] = "MPI_Reduce",
+    [BD_API_ALLREDUCE] = "MPI_Allreduce",
+    [BD_API_GATHER] = "MPI_Gather",
+    [BD_API_SCATTER] = "MPI_Scatter",
+    [BD_API_ALLGATHER] = "MPI_Allgather",
+    [BD_API_ALLTOALL] = "MPI_Alltoall",
+    [BD_API_GATHERV] = "MPI_Gatherv",
+    [BD_API_SCATTERV] = "MPI_Scatterv",
+    [BD_API_ALLGATHERV] = "MPI_Allgatherv",
+    [BD_API_ALLTOALLV] = "MPI_Alltoallv",
+    [BD_API_ALLTOALLW] = "MPI_Alltoallw",
+    [BD_API_REDUCE_SCATTER] = "MPI_Reduce_scatter",
+    [BD_API_REDUCE_SCATTER_BLOCK] = "MPI_Reduce_scatter_block",
 };
 
 static const char *api_name(int api)
@@ -109,6 +147,14 @@ static void lc_start(lc_t *x, bdl_comm_t *c, MPI_Comm comm, const char *call, in
     *x = (lc_t){.c = c, .comm = comm, .call = call, .ctx = bdl_comm_ictx(c)};
     x->h = (lc_hdr_t){.api = api, .root = root, .seq = c->coll_seq++};
     atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_COLLS], 1, memory_order_relaxed);
+}
+
+/* Name the call to the master while this rank may wait in it. */
+static void lc_waiting(const lc_t *x, int on)
+{
+    bdl_g.lc_api = on ? x->h.api : 0;
+    bdl_g.lc_root = x->h.root;
+    bdl_g.lc_ctx = x->c->ctx;
 }
 
 /* Send n bytes at msg (the header is written here) to rank r, in mailbox
@@ -160,18 +206,17 @@ static _Noreturn void mismatch(const lc_t *x, const lc_hdr_t *h, int r)
 }
 
 /* Receive rank r's next message into msg (room for a header and BDL_LC_MAX
- * bytes) and check that it belongs to this call.  Returns its data bytes. */
+ * bytes) and check that it belongs to this call; its header goes to x->in.
+ * Returns its inline data bytes (0 when the data follows apart, x->in.sep). */
 static uint64_t lc_recv(lc_t *x, int r, char *msg)
 {
     MPI_Status st;
     lc_hdr_t h;
     uint64_t got = 0, total = 0;
     do {
-        bdl_g.lc_api = x->h.api;
-        bdl_g.lc_root = x->h.root;
-        bdl_g.lc_ctx = x->c->ctx;
+        lc_waiting(x, 1);
         int rc = bdl_recv_bytes(x->ctx, r, LC_TAG, msg + got, LC_HDR + BDL_LC_MAX - got, &st);
-        bdl_g.lc_api = 0;
+        lc_waiting(x, 0);
         atomic_fetch_sub_explicit(&bdl_g.slot->stats[BD_STAT_RECVS], 1, memory_order_relaxed);
         got += (uint64_t)st.bd_nbytes;
         if (got == (uint64_t)st.bd_nbytes && got >= LC_HDR) {
@@ -185,6 +230,10 @@ static uint64_t lc_recv(lc_t *x, int r, char *msg)
     if (h.seq != x->h.seq || h.api != x->h.api || h.root != x->h.root ||
         (x->fold && (h.op != x->h.op || h.dtype != x->h.dtype || h.count != x->h.count)))
         mismatch(x, &h, r);
+    if (h.sep && (h.bytes || (h.sep != LC_DTAG && h.sep != LC_DTAG2)))
+        bdl_fatal(MPI_ERR_INTERN, "%s: a malformed collective message from rank %d", x->call,
+                  x->c->world[r]);
+    x->in = h;
     return h.bytes;
 }
 
@@ -206,6 +255,224 @@ static int lc_end(const lc_t *x)
                          "the data received does not match the receive buffer (the ranks' "
                          "counts or type signatures disagree)");
     return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- data apart from headers */
+
+/* What this call's sends still need: single-copy sends others read from
+ * our memory, and the packed copies some of them read from.  One blocking
+ * collective runs at a time; lg_settle empties them. */
+static uint64_t *g_cma;
+static void **g_tmp;
+static int g_ncma, g_capcma, g_ntmp, g_captmp;
+
+static void *grow(void *p, int *cap, int n, size_t elem)
+{
+    if (n < *cap)
+        return p;
+    *cap = *cap ? 2 * *cap : 16;
+    p = realloc(p, (size_t)*cap * elem);
+    if (!p)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory in a collective");
+    return p;
+}
+
+static void *lc_malloc(uint64_t n)
+{
+    void *p = malloc(n ? n : 1);
+    if (!p)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory in a collective (%llu bytes)",
+                  (unsigned long long)n);
+    return p;
+}
+
+/* Large working buffers, kept from call to call and grown as needed: a
+ * fresh allocation of managed memory costs a grant from the master at its
+ * first touch (an RPC; 0.6 ms a call measured for a 1 MiB Allreduce under
+ * load), and the rank that waits for it reads no message meanwhile, so
+ * its peers' single-copy sends went to spill files.  They stay managed
+ * memory, in the budget, and are unloaded with the rest of the rank. */
+enum { LC_BIG_SLOTS, LC_BIG_IN, LC_BIG_OUT, LC_NBIG };
+static char *g_big[LC_NBIG];
+static uint64_t g_big_len[LC_NBIG];
+
+static char *big(int i, uint64_t n)
+{
+    if (n > g_big_len[i]) {
+        free(g_big[i]);
+        g_big[i] = lc_malloc(n);
+        g_big_len[i] = n;
+    }
+    return g_big[i];
+}
+
+/* A collective's own messages are not the program's: what a send adds to
+ * the point-to-point counters is taken back. */
+enum { LC_NSTAT = 6 };
+static const int g_send_stat[LC_NSTAT] = {BD_STAT_SENDS_MEM,    BD_STAT_SENDS_FILE,
+                                          BD_STAT_SENDS_DIRECT, BD_STAT_BYTES_MEM,
+                                          BD_STAT_BYTES_FILE,   BD_STAT_BYTES_DIRECT};
+typedef struct lc_stats {
+    uint64_t v[LC_NSTAT];
+} lc_stats_t;
+
+static void stats_save(lc_stats_t *sv)
+{
+    for (int i = 0; i < LC_NSTAT; i++)
+        sv->v[i] = atomic_load_explicit(&bdl_g.slot->stats[g_send_stat[i]], memory_order_relaxed);
+}
+
+static void stats_drop(const lc_stats_t *sv)
+{
+    for (int i = 0; i < LC_NSTAT; i++) {
+        _Atomic uint64_t *p = &bdl_g.slot->stats[g_send_stat[i]];
+        atomic_fetch_sub_explicit(p, atomic_load_explicit(p, memory_order_relaxed) - sv->v[i],
+                                  memory_order_relaxed);
+    }
+}
+
+/* Send count elements of t at buf to rank r: inline after the header up
+ * to BDL_LC_MAX bytes (unless x->big), else the header alone and the data
+ * as a message of its own with tag `tag`: read once from our memory when
+ * it is contiguous, from a packed copy otherwise (point-to-point would
+ * write a spill file for a non-contiguous one); lg_settle waits for it. */
+static void lg_send(lc_t *x, int r, const void *buf, uint64_t count, const bdl_dt_t *t, int tag)
+{
+    uint64_t n = count * t->psize;
+    char *msg = scratch(0);
+    lc_hdr_t keep = x->h;
+    if (!x->fold)
+        x->h.count = n;
+    if (!x->big && n <= BDL_LC_MAX) {
+        bdl_dt_pack(t, buf, count, 0, msg + LC_HDR, n);
+        lc_send(x, r, msg, LC_HDR + n);
+        x->h = keep;
+        return;
+    }
+    x->h.sep = (uint64_t)tag;
+    lc_send(x, r, msg, LC_HDR);
+    x->h = keep;
+    if (!bdl_dt_contig(t, buf, count) && n > bdl_g.hdr->eager) {
+        void *tmp = lc_malloc(n);
+        bdl_dt_pack(t, buf, count, 0, tmp, n);
+        g_tmp = grow(g_tmp, &g_captmp, g_ntmp, sizeof *g_tmp);
+        g_tmp[g_ntmp++] = tmp;
+        buf = tmp;
+        count = n;
+        t = bdl_dt_byte();
+    }
+    lc_stats_t sv;
+    stats_save(&sv);
+    uint64_t id = 0;
+    bdl_send_typed_id(x->ctx, x->c->world[r], x->c->rank, tag, buf, count, t, 0, 0, NULL, &id);
+    stats_drop(&sv);
+    if (id) {
+        g_cma = grow(g_cma, &g_capcma, g_ncma, sizeof *g_cma);
+        g_cma[g_ncma++] = id;
+    }
+}
+
+/* Wait until every receiver has read what this call sent from our memory
+ * (draining our mailbox meanwhile, so our own posted receives progress; a
+ * receiver that does not read in time gets a spill file instead, match.c),
+ * then free the packed copies. */
+static void lg_settle(void)
+{
+    for (int i = 0; i < g_ncma; i++) {
+        lc_stats_t sv;
+        stats_save(&sv);
+        bdl_p2p_cma_wait_coll(g_cma[i]);
+        stats_drop(&sv);
+    }
+    g_ncma = 0;
+    for (int i = 0; i < g_ntmp; i++)
+        free(g_tmp[i]);
+    g_ntmp = 0;
+}
+
+/* One block this rank sends or receives. */
+typedef struct lc_blk {
+    int peer;
+    void *buf;
+    uint64_t count;
+    const bdl_dt_t *t;
+    bdl_precv_t *p; /* the posted receive of data sent apart */
+    int posted, err;
+    MPI_Status st;
+} lc_blk_t;
+
+/* Post the receive of b's data if it will come apart from its header (it
+ * does above BDL_LC_MAX), so it lands in b's buffer when it arrives. */
+static void lg_post(const lc_t *x, lc_blk_t *b, int tag)
+{
+    if (!x->big && b->count * b->t->psize <= BDL_LC_MAX)
+        return;
+    b->posted = 1;
+    b->err = MPI_SUCCESS;
+    b->p = bdl_recv_begin(x->ctx, b->peer, x->c->world[b->peer], tag, b->buf, b->count, b->t,
+                          &b->st, &b->err);
+}
+
+/* Take b's header: inline data is unpacked here; data apart is received
+ * by lg_end (posted now if its sender's size differs from ours). */
+static void lg_hdr(lc_t *x, lc_blk_t *b, int tag)
+{
+    char *msg = scratch(1);
+    uint64_t got = lc_recv(x, b->peer, msg);
+    if (x->in.sep) {
+        if (x->in.sep != (uint64_t)tag)
+            bdl_fatal(MPI_ERR_INTERN, "%s: a malformed collective message from rank %d", x->call,
+                      x->c->world[b->peer]);
+        if (!b->posted) {
+            b->posted = 1;
+            b->err = MPI_SUCCESS;
+            b->p = bdl_recv_begin(x->ctx, b->peer, x->c->world[b->peer], tag, b->buf, b->count,
+                                  b->t, &b->st, &b->err);
+        }
+        return;
+    }
+    if (b->posted) {
+        /* Its sender sent it inline (their sizes disagree): nothing comes apart. */
+        if (b->p)
+            bdl_recv_drop(b->p);
+        b->p = NULL;
+        b->posted = 0;
+    }
+    uint64_t k = lc_fit(x, got, b->count * b->t->psize);
+    if (k)
+        bdl_dt_unpack(b->t, b->buf, b->count, 0, msg + LC_HDR, k);
+}
+
+static void lg_end(lc_t *x, lc_blk_t *b)
+{
+    if (!b->posted)
+        return;
+    if (b->p) {
+        lc_waiting(x, 1);
+        b->err = bdl_recv_end(b->p, &b->st);
+        lc_waiting(x, 0);
+        b->p = NULL;
+    }
+    b->posted = 0;
+    atomic_fetch_sub_explicit(&bdl_g.slot->stats[BD_STAT_RECVS], 1, memory_order_relaxed);
+    if (b->err != MPI_SUCCESS || (uint64_t)b->st.bd_nbytes != b->count * b->t->psize)
+        x->err = MPI_ERR_TRUNCATE;
+}
+
+/* One exchange: post the receives whose data comes apart (unless the
+ * caller did: posted), send everything, wait until our sends are read,
+ * then take the headers and the data in order. */
+static void lg_xchg(lc_t *x, lc_blk_t *sv, int ns, lc_blk_t *rv, int nr, int tag, int posted)
+{
+    for (int i = 0; !posted && i < nr; i++)
+        lg_post(x, &rv[i], tag);
+    for (int i = 0; i < ns; i++)
+        lg_send(x, sv[i].peer, sv[i].buf, sv[i].count, sv[i].t, tag);
+    lg_settle();
+    for (int i = 0; i < nr; i++)
+        lg_hdr(x, &rv[i], tag);
+    for (int i = 0; i < nr; i++)
+        lg_end(x, &rv[i]);
 }
 
 /* ---------------------------------------------------------------- barrier, bcast */
@@ -231,23 +498,123 @@ int bdl_lc_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, void *
     lc_start(&x, c, comm, call, api, root);
     uint64_t n = count * t->psize;
     char *msg = scratch(0);
-    if (c->rank == root) {
+    if (c->rank == root && n <= BDL_LC_MAX) {
+        /* Packed once, inline to each. */
         x.h.count = n;
         bdl_dt_pack(t, buf, count, 0, msg + LC_HDR, n);
         for (int r = 0; r < c->size; r++)
             if (r != root)
                 lc_send(&x, r, msg, LC_HDR + n);
+    } else if (c->rank == root) {
+        /* Every member runs (bdl_lc_eligible): each reads the data from
+         * our buffer itself, in parallel, where a tree would copy it
+         * log2(size) times one after the other. */
+        for (int k = 1; k < c->size; k++)
+            lg_send(&x, (root + k) % c->size, buf, count, t, LC_DTAG);
+        lg_settle();
     } else {
-        x.h.count = n;
-        uint64_t got = lc_recv(&x, root, msg);
-        uint64_t k = lc_fit(&x, got, n);
-        if (k)
-            bdl_dt_unpack(t, buf, count, 0, msg + LC_HDR, k);
+        lc_blk_t b = {.peer = root, .buf = buf, .count = count, .t = t};
+        lg_xchg(&x, NULL, 0, &b, 1, LC_DTAG, 0);
     }
     return lc_end(&x);
 }
 
 /* ---------------------------------------------------------------- reductions */
+
+/* Large reductions (every member runs): rank r folds segment r of the
+ * packed basic elements, elements [lo[r], lo[r+1]), of every rank's
+ * contribution in rank order, acc = v0, then acc = v_r op acc, which is
+ * the master's fold for each element, so the result is the same bit for
+ * bit.  Then the segments go to every rank (mode LC_ALL), to the root
+ * (LC_ROOT), or stay where they are (LC_SCATTER: out is this rank's
+ * segment, mine elements of t).  Each rank reads p-1 segments and folds
+ * one, in parallel, instead of the root reading and folding everything. */
+enum { LC_ROOT, LC_ALL, LC_SCATTER };
+
+static int reduce_large(lc_t *x, const void *in, void *out, uint64_t count, uint64_t mine,
+                        const bdl_dt_t *t, MPI_Op op, const uint64_t *lo, int mode)
+{
+    bdl_comm_t *c = x->c;
+    int me = c->rank, size = c->size, root = x->h.root;
+    uint64_t n = count * t->psize, esz = t->psize / t->nelem;
+    uint64_t seg = (lo[me + 1] - lo[me]) * esz;
+    x->big = 1;
+    /* Contributions and results as packed streams: the program's buffers
+     * when contiguous, else copies. */
+    char *pin = bdl_dt_contig(t, in, count);
+    if (!pin) {
+        pin = big(LC_BIG_IN, n);
+        bdl_dt_pack(t, in, count, 0, pin, n);
+    }
+    int wants = mode == LC_ALL || (mode == LC_ROOT && me == root);
+    char *pout = NULL;
+    int pout_own = 0;
+    if (wants && !(pout = bdl_dt_contig(t, out, count))) {
+        pout = big(LC_BIG_OUT, n);
+        pout_own = 1;
+    }
+    /* Segment me of everyone's contribution (slot r).  The fold runs where
+     * our result goes when that is not an input (not in place), else in
+     * slot me; rank 0's contribution is received straight into it. */
+    char *slots = big(LC_BIG_SLOTS, (uint64_t)size * seg);
+    char *acc = wants && pout != pin ? pout + lo[me] * esz : slots + (uint64_t)me * seg;
+    lc_blk_t *sv = calloc((size_t)size, sizeof *sv), *rv = calloc((size_t)size, sizeof *rv),
+             *rv2 = calloc((size_t)size, sizeof *rv2);
+    if (!sv || !rv || !rv2)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory in a collective");
+    const bdl_dt_t *byte = bdl_dt_byte();
+    int n2 = 0;
+    /* The second phase's receives first: a result segment may come while
+     * we still fold.  In place (pout is pin), segment r of it is what rank
+     * r reads from us in the first phase; r sends its result only after
+     * that read is over, so the receive may wait there already. */
+    for (int k = 1; wants && k < size; k++) {
+        int r = (me - k + size) % size;
+        if (mode == LC_ROOT && r == root)
+            continue;
+        rv2[n2] = (lc_blk_t){
+            .peer = r, .buf = pout + lo[r] * esz, .count = (lo[r + 1] - lo[r]) * esz, .t = byte};
+        lg_post(x, &rv2[n2++], LC_DTAG2);
+    }
+    for (int k = 1; k < size; k++) {
+        int r = (me + k) % size, f = (me - k + size) % size;
+        sv[k - 1] = (lc_blk_t){
+            .peer = r, .buf = pin + lo[r] * esz, .count = (lo[r + 1] - lo[r]) * esz, .t = byte};
+        rv[k - 1] = (lc_blk_t){
+            .peer = f, .buf = f == 0 ? acc : slots + (uint64_t)f * seg, .count = seg, .t = byte};
+    }
+    lg_xchg(x, sv, size - 1, rv, size - 1, LC_DTAG, 0);
+    uint64_t elems = seg / esz;
+    char *mine_in = pin + lo[me] * esz;
+    /* acc never aliases an input (in place, it is a slot of its own). */
+    if (me == 0)
+        memcpy(acc, mine_in, seg);
+    for (int r = 1; r < size && elems; r++)
+        bd_op_apply(op, t->basic, r == me ? mine_in : slots + (uint64_t)r * seg, acc,
+                    (size_t)elems);
+    if (wants && acc != pout + lo[me] * esz)
+        memcpy(pout + lo[me] * esz, acc, seg);
+    int ns = 0;
+    const char *res = wants ? pout + lo[me] * esz : acc;
+    for (int k = 1; mode != LC_SCATTER && k < size; k++) {
+        int r = (me + k) % size;
+        if (mode == LC_ROOT && r != root)
+            continue;
+        sv[ns++] = (lc_blk_t){.peer = r, .buf = (void *)res, .count = seg, .t = byte};
+    }
+    if (mode == LC_ROOT && me == root)
+        ns = 0;
+    if (mode != LC_SCATTER)
+        lg_xchg(x, sv, ns, rv2, n2, LC_DTAG2, 1);
+    if (mode == LC_SCATTER)
+        bdl_dt_unpack(t, out, mine, 0, acc, seg);
+    else if (pout_own)
+        bdl_dt_unpack(t, out, count, 0, pout, n);
+    free(sv);
+    free(rv);
+    free(rv2);
+    return lc_end(x);
+}
 
 int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
                   uint64_t count, const bdl_dt_t *t, MPI_Op op, int root, int all)
@@ -259,6 +626,14 @@ int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in
     x.h.dtype = t->basic;
     x.h.op = op;
     x.h.count = elems;
+    if (n > BDL_LC_MAX) {
+        uint64_t *lo = lc_malloc((uint64_t)(c->size + 1) * sizeof *lo);
+        for (int r = 0; r <= c->size; r++)
+            lo[r] = elems * (uint64_t)r / (uint64_t)c->size;
+        int rc = reduce_large(&x, in, out, count, 0, t, op, lo, all ? LC_ALL : LC_ROOT);
+        free(lo);
+        return rc;
+    }
     char *mine = scratch(0), *accm = scratch(1), *tmp = scratch(2);
     char *acc = accm + LC_HDR;
     /* Read in first: in place, it is also out. */
@@ -300,51 +675,101 @@ int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in
     return lc_end(&x);
 }
 
+int bdl_lc_redscat(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *in,
+                   void *out, const int counts[], int block, const bdl_dt_t *t, MPI_Op op)
+{
+    lc_t x;
+    lc_start(&x, c, comm, call, api, 0);
+    uint64_t *lo = lc_malloc((uint64_t)(c->size + 1) * sizeof *lo), total = 0;
+    for (int r = 0; r < c->size; r++) {
+        lo[r] = total * t->nelem;
+        total += (uint64_t)(block >= 0 ? block : counts[r]);
+    }
+    lo[c->size] = total * t->nelem;
+    x.fold = 1;
+    x.h.dtype = t->basic;
+    x.h.op = op;
+    x.h.count = total * t->nelem;
+    uint64_t mine = (uint64_t)(block >= 0 ? block : counts[c->rank]);
+    int rc = reduce_large(&x, in, out, total, mine, t, op, lo, LC_SCATTER);
+    free(lo);
+    return rc;
+}
+
 /* ---------------------------------------------------------------- gather, scatter, all-to-all */
 
-/* Send count elements of t at buf to rank r (packed into the scratch message). */
-static void send_block(lc_t *x, int r, const void *buf, uint64_t count, const bdl_dt_t *t)
+static const bdl_dt_t *side_type(const bdl_a2a_side_t *x, int r) { return x->tv ? x->tv[r] : x->t; }
+
+static char *side_block(const bdl_a2a_side_t *x, int r)
 {
-    char *msg = scratch(0);
-    x->h.count = count * t->psize;
-    bdl_dt_pack(t, buf, count, 0, msg + LC_HDR, x->h.count);
-    lc_send(x, r, msg, LC_HDR + x->h.count);
+    return bdl_at(x->buf, x->tv ? x->displs[r] : bdl_voff(x->displs, x->count, r, x->t));
 }
 
-/* Receive rank r's block into count elements of t at buf. */
-static void recv_block(lc_t *x, int r, void *buf, uint64_t count, const bdl_dt_t *t)
+static lc_blk_t side_blk(const bdl_a2a_side_t *x, int r, int peer)
 {
-    char *msg = scratch(1);
-    uint64_t k = lc_fit(x, lc_recv(x, r, msg), count * t->psize);
-    if (k)
-        bdl_dt_unpack(t, buf, count, 0, msg + LC_HDR, k);
+    return (lc_blk_t){.peer = peer,
+                      .buf = side_block(x, r),
+                      .count = bdl_vcount(x->counts, x->count, r),
+                      .t = side_type(x, r)};
 }
 
-int bdl_lc_blocks(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, int root, const void *sb,
-                  uint64_t scount, const bdl_dt_t *st, void *rb, uint64_t rcount,
-                  const bdl_dt_t *rt, int err)
+int bdl_lc_blocks(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, int root,
+                  const bdl_a2a_side_t *s, const bdl_a2a_side_t *rv, int err)
 {
     lc_t x;
     lc_start(&x, c, comm, call, api, root);
     x.err = err;
     int me = c->rank, size = c->size;
-    int each = api == BD_API_SCATTER || api == BD_API_ALLTOALL; /* a block for every rank */
+    int fam = api == BD_API_GATHERV                                ? BD_API_GATHER
+              : api == BD_API_SCATTERV                             ? BD_API_SCATTER
+              : api == BD_API_ALLGATHERV                           ? BD_API_ALLGATHER
+              : api == BD_API_ALLTOALLV || api == BD_API_ALLTOALLW ? BD_API_ALLTOALL
+                                                                   : api;
     /* Who sends to whom: everyone its own block to the root (Gather) or to
      * all (Allgather); the root block r to rank r (Scatter); everyone block
-     * r to rank r (Alltoall). */
-    int sends = api == BD_API_GATHER ? me != root : api == BD_API_SCATTER ? me == root : 1;
-    int recvs = api == BD_API_GATHER ? me == root : api == BD_API_SCATTER ? me != root : 1;
-    for (int r = 0; sends && r < size; r++) {
-        if (r == me || (api == BD_API_GATHER && r != root))
+     * r to rank r (Alltoall).  Sends start at the next rank and receives
+     * at the previous one, so the ranks do not all read from one at once. */
+    int sends = fam == BD_API_GATHER ? me != root : fam == BD_API_SCATTER ? me == root : 1;
+    int recvs = fam == BD_API_GATHER ? me == root : fam == BD_API_SCATTER ? me != root : 1;
+    int each_s = fam == BD_API_SCATTER || fam == BD_API_ALLTOALL;
+    lc_blk_t *sv = calloc((size_t)size, sizeof *sv), *rb = calloc((size_t)size, sizeof *rb);
+    if (!sv || !rb)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory in a collective");
+    int ns = 0, nr = 0;
+    for (int k = 1; sends && k < size; k++) {
+        int r = (me + k) % size;
+        if (fam == BD_API_GATHER && r != root)
             continue;
-        const void *b = each ? bdl_at(sb, bdl_voff(NULL, (int)scount, r, st)) : sb;
-        send_block(&x, r, b, scount, st);
+        sv[ns++] = side_blk(s, each_s ? r : 0, r);
     }
-    for (int r = 0; recvs && r < size; r++) {
-        if (r == me || (api == BD_API_SCATTER && r != root))
+    for (int k = 1; recvs && k < size; k++) {
+        int r = (me - k + size) % size;
+        if (fam == BD_API_SCATTER && r != root)
             continue;
-        void *b = api == BD_API_SCATTER ? rb : bdl_at(rb, bdl_voff(NULL, (int)rcount, r, rt));
-        recv_block(&x, r, b, rcount, rt);
+        rb[nr++] = side_blk(rv, fam == BD_API_SCATTER ? 0 : r, r);
     }
+    char *packed = NULL;
+    if (fam == BD_API_ALLTOALL && s->buf == rv->buf) {
+        /* In place: block r is sent from where rank r's block lands, so
+         * what goes out is packed first. */
+        uint64_t total = 0;
+        for (int i = 0; i < ns; i++)
+            total += sv[i].count * sv[i].t->psize;
+        packed = big(LC_BIG_IN, total);
+        uint64_t off = 0;
+        for (int i = 0; i < ns; i++) {
+            uint64_t n = sv[i].count * sv[i].t->psize;
+            bdl_dt_pack(sv[i].t, sv[i].buf, sv[i].count, 0, packed + off, n);
+            sv[i] =
+                (lc_blk_t){.peer = sv[i].peer, .buf = packed + off, .count = n, .t = bdl_dt_byte()};
+            off += n;
+        }
+        bdl_coll_discard_blocks((void *)rv->buf, size, rv->count, rv->counts,
+                                rv->tv ? NULL : rv->displs, rv->t, rv->tv,
+                                rv->tv ? rv->displs : NULL, me);
+    }
+    lg_xchg(&x, sv, ns, rb, nr, LC_DTAG, 0);
+    free(sv);
+    free(rb);
     return lc_end(&x);
 }

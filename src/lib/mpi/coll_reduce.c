@@ -383,6 +383,9 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
         bdl_coll_discard(recvbuf, mine, t);
     int api =
         bdl_coll_api(block >= 0 ? BD_API_REDUCE_SCATTER_BLOCK : BD_API_REDUCE_SCATTER, request);
+    if (!u && !request && c->size > 1 && t->nelem && t->psize % t->nelem == 0 &&
+        bdl_lc_eligible(c, UINT64_MAX))
+        return bdl_lc_redscat(c, comm, call, api, in, recvbuf, counts, block, t, op);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
     if (c->size == 1) {
