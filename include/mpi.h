@@ -1099,6 +1099,16 @@ int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
                                 void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
                                 const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
                                 MPI_Request *request);
+/* partitioned point-to-point (MPI 4.0 4.2): one message per round, sent
+ * when the last partition is ready */
+int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+                   int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source,
+                   int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Pready(int partition, MPI_Request request);
+int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
+int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request);
+int MPI_Parrived(MPI_Request request, int partition, int *flag);
 /* ==== end of MPI 4.0 ==== */
 
 /* ---- profiling interface (MPI 3.1 section 14.2) ----
@@ -1152,7 +1162,8 @@ int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
     X(Neighbor_allgather_init) X(Neighbor_allgatherv) X(Neighbor_allgatherv_init) X(Neighbor_alltoall) X(Neighbor_alltoall_init) X(Neighbor_alltoallv) \
     X(Neighbor_alltoallv_init) X(Neighbor_alltoallw) X(Neighbor_alltoallw_init) X(Op_c2f) X(Op_commutative) X(Op_create) \
     X(Op_f2c) X(Op_free) X(Pack) X(Pack_external) X(Pack_external_size) X(Pack_size) \
-    X(Pcontrol) X(Probe) X(Put) X(Query_thread) X(Raccumulate) X(Recv) \
+    X(Parrived) X(Pcontrol) X(Pready) X(Pready_list) X(Pready_range) X(Precv_init) \
+    X(Probe) X(Psend_init) X(Put) X(Query_thread) X(Raccumulate) X(Recv) \
     X(Recv_init) X(Reduce) X(Reduce_init) X(Reduce_local) X(Reduce_scatter) X(Reduce_scatter_block) \
     X(Reduce_scatter_block_init) X(Reduce_scatter_init) X(Register_datarep) X(Request_c2f) X(Request_f2c) X(Request_free) \
     X(Request_get_status) X(Rget) X(Rget_accumulate) X(Rput) X(Rsend) X(Rsend_init) \
