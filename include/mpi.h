@@ -1109,6 +1109,40 @@ int MPI_Pready(int partition, MPI_Request request);
 int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
 int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request);
 int MPI_Parrived(MPI_Request request, int partition, int *flag);
+/* the Sessions Model (MPI 4.0 11.3): process sets "mpi://WORLD" and
+ * "mpi://SELF"; communicators from groups without a parent */
+typedef int MPI_Session;
+#define MPI_SESSION_NULL ((MPI_Session)0)
+#define MPI_MAX_PSET_NAME_LEN 256
+#define MPI_MAX_STRINGTAG_LEN 256
+typedef void MPI_Session_errhandler_function(MPI_Session *session, int *errcode, ...);
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+int MPI_Session_finalize(MPI_Session *session);
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
+                             char *pset_name);
+int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+                                  MPI_Errhandler *errhandler);
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
+MPI_Fint MPI_Session_c2f(MPI_Session session);
+MPI_Session MPI_Session_f2c(MPI_Fint session);
+int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                               MPI_Errhandler errhandler, MPI_Comm *newcomm);
+int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
+/* error classes (values kept clear of the other MPI 4.0 additions' range) */
+#define MPI_ERR_SESSION 60
+#define MPI_ERR_PROC_ABORTED 61
+#define MPI_ERR_VALUE_TOO_LARGE 62
+/* MPI_Comm_split_type: the hardware levels (MPI 4.0 7.4.2); BDMPI's one
+ * level below the job is the node */
+#define MPI_COMM_TYPE_HW_GUIDED 2
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
+#define MPI_COMM_TYPE_RESOURCE_GUIDED 4
 /* ==== end of MPI 4.0 ==== */
 
 /* ---- profiling interface (MPI 3.1 section 14.2) ----
@@ -1125,66 +1159,69 @@ int MPI_Parrived(MPI_Request request, int partition, int *flag);
     X(Barrier) X(Barrier_init) X(Bcast) X(Bcast_init) X(Bsend) X(Bsend_init) \
     X(Buffer_attach) X(Buffer_detach) X(Cancel) X(Cart_coords) X(Cart_create) X(Cart_get) \
     X(Cart_map) X(Cart_rank) X(Cart_shift) X(Cart_sub) X(Cartdim_get) X(Comm_c2f) \
-    X(Comm_call_errhandler) X(Comm_compare) X(Comm_create) X(Comm_create_errhandler) X(Comm_create_group) X(Comm_create_keyval) \
-    X(Comm_delete_attr) X(Comm_dup) X(Comm_dup_with_info) X(Comm_f2c) X(Comm_free) X(Comm_free_keyval) \
-    X(Comm_get_attr) X(Comm_get_errhandler) X(Comm_get_info) X(Comm_get_name) X(Comm_get_parent) X(Comm_group) \
-    X(Comm_idup) X(Comm_idup_with_info) X(Comm_rank) X(Comm_remote_group) X(Comm_remote_size) X(Comm_set_attr) \
-    X(Comm_set_errhandler) X(Comm_set_info) X(Comm_set_name) X(Comm_size) X(Comm_split) X(Comm_split_type) \
-    X(Comm_test_inter) X(Compare_and_swap) X(Dims_create) X(Dist_graph_create) X(Dist_graph_create_adjacent) X(Dist_graph_neighbors) \
-    X(Dist_graph_neighbors_count) X(Errhandler_c2f) X(Errhandler_create) X(Errhandler_f2c) X(Errhandler_free) X(Errhandler_get) \
-    X(Errhandler_set) X(Error_class) X(Error_string) X(Exscan) X(Exscan_init) X(Fetch_and_op) \
-    X(File_c2f) X(File_call_errhandler) X(File_close) X(File_create_errhandler) X(File_delete) X(File_f2c) \
-    X(File_get_amode) X(File_get_atomicity) X(File_get_byte_offset) X(File_get_errhandler) X(File_get_group) X(File_get_info) \
-    X(File_get_position) X(File_get_position_shared) X(File_get_size) X(File_get_type_extent) X(File_get_view) X(File_iread) \
-    X(File_iread_all) X(File_iread_at) X(File_iread_at_all) X(File_iread_shared) X(File_iwrite) X(File_iwrite_all) \
-    X(File_iwrite_at) X(File_iwrite_at_all) X(File_iwrite_shared) X(File_open) X(File_preallocate) X(File_read) \
-    X(File_read_all) X(File_read_all_begin) X(File_read_all_end) X(File_read_at) X(File_read_at_all) X(File_read_at_all_begin) \
-    X(File_read_at_all_end) X(File_read_ordered) X(File_read_ordered_begin) X(File_read_ordered_end) X(File_read_shared) X(File_seek) \
-    X(File_seek_shared) X(File_set_atomicity) X(File_set_errhandler) X(File_set_info) X(File_set_size) X(File_set_view) \
-    X(File_sync) X(File_write) X(File_write_all) X(File_write_all_begin) X(File_write_all_end) X(File_write_at) \
-    X(File_write_at_all) X(File_write_at_all_begin) X(File_write_at_all_end) X(File_write_ordered) X(File_write_ordered_begin) X(File_write_ordered_end) \
-    X(File_write_shared) X(Finalize) X(Finalized) X(Free_mem) X(Gather) X(Gather_init) \
-    X(Gatherv) X(Gatherv_init) X(Get) X(Get_accumulate) X(Get_address) X(Get_count) \
-    X(Get_elements) X(Get_elements_x) X(Get_library_version) X(Get_processor_name) X(Get_version) X(Graph_create) \
-    X(Graph_get) X(Graph_map) X(Graph_neighbors) X(Graph_neighbors_count) X(Graphdims_get) X(Grequest_complete) \
-    X(Grequest_start) X(Group_c2f) X(Group_compare) X(Group_difference) X(Group_excl) X(Group_f2c) \
-    X(Group_free) X(Group_incl) X(Group_intersection) X(Group_range_excl) X(Group_range_incl) X(Group_rank) \
-    X(Group_size) X(Group_translate_ranks) X(Group_union) X(Iallgather) X(Iallgatherv) X(Iallreduce) \
-    X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Ibarrier) X(Ibcast) X(Ibsend) \
-    X(Iexscan) X(Igather) X(Igatherv) X(Improbe) X(Imrecv) X(Ineighbor_allgather) \
-    X(Ineighbor_allgatherv) X(Ineighbor_alltoall) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) X(Info_c2f) X(Info_create) \
-    X(Info_delete) X(Info_dup) X(Info_f2c) X(Info_free) X(Info_get) X(Info_get_nkeys) \
-    X(Info_get_nthkey) X(Info_get_string) X(Info_get_valuelen) X(Info_set) X(Init) X(Init_thread) \
-    X(Initialized) X(Intercomm_create) X(Intercomm_merge) X(Iprobe) X(Irecv) X(Ireduce) \
-    X(Ireduce_scatter) X(Ireduce_scatter_block) X(Irsend) X(Is_thread_main) X(Iscan) X(Iscatter) \
-    X(Iscatterv) X(Isend) X(Isendrecv) X(Isendrecv_replace) X(Issend) X(Keyval_create) \
-    X(Keyval_free) X(Message_c2f) X(Message_f2c) X(Mprobe) X(Mrecv) X(Neighbor_allgather) \
-    X(Neighbor_allgather_init) X(Neighbor_allgatherv) X(Neighbor_allgatherv_init) X(Neighbor_alltoall) X(Neighbor_alltoall_init) X(Neighbor_alltoallv) \
-    X(Neighbor_alltoallv_init) X(Neighbor_alltoallw) X(Neighbor_alltoallw_init) X(Op_c2f) X(Op_commutative) X(Op_create) \
-    X(Op_f2c) X(Op_free) X(Pack) X(Pack_external) X(Pack_external_size) X(Pack_size) \
-    X(Parrived) X(Pcontrol) X(Pready) X(Pready_list) X(Pready_range) X(Precv_init) \
-    X(Probe) X(Psend_init) X(Put) X(Query_thread) X(Raccumulate) X(Recv) \
-    X(Recv_init) X(Reduce) X(Reduce_init) X(Reduce_local) X(Reduce_scatter) X(Reduce_scatter_block) \
-    X(Reduce_scatter_block_init) X(Reduce_scatter_init) X(Register_datarep) X(Request_c2f) X(Request_f2c) X(Request_free) \
-    X(Request_get_status) X(Rget) X(Rget_accumulate) X(Rput) X(Rsend) X(Rsend_init) \
-    X(Scan) X(Scan_init) X(Scatter) X(Scatter_init) X(Scatterv) X(Scatterv_init) \
-    X(Send) X(Send_init) X(Sendrecv) X(Sendrecv_replace) X(Ssend) X(Ssend_init) \
-    X(Start) X(Startall) X(Status_c2f) X(Status_f2c) X(Status_set_cancelled) X(Status_set_elements) \
-    X(Status_set_elements_x) X(Test) X(Test_cancelled) X(Testall) X(Testany) X(Testsome) \
-    X(Topo_test) X(Type_c2f) X(Type_commit) X(Type_contiguous) X(Type_create_darray) X(Type_create_hindexed) \
-    X(Type_create_hindexed_block) X(Type_create_hvector) X(Type_create_indexed_block) X(Type_create_keyval) X(Type_create_resized) X(Type_create_struct) \
-    X(Type_create_subarray) X(Type_delete_attr) X(Type_dup) X(Type_extent) X(Type_f2c) X(Type_free) \
-    X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) X(Type_get_envelope) X(Type_get_extent) X(Type_get_extent_x) \
-    X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) X(Type_indexed) \
-    X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) X(Type_size) X(Type_size_x) \
-    X(Type_struct) X(Type_ub) X(Type_vector) X(Unpack) X(Unpack_external) X(Wait) \
-    X(Waitall) X(Waitany) X(Waitsome) X(Win_allocate) X(Win_attach) X(Win_c2f) \
-    X(Win_call_errhandler) X(Win_complete) X(Win_create) X(Win_create_dynamic) X(Win_create_errhandler) X(Win_create_keyval) \
-    X(Win_delete_attr) X(Win_detach) X(Win_f2c) X(Win_fence) X(Win_flush) X(Win_flush_all) \
-    X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) \
-    X(Win_get_group) X(Win_get_info) X(Win_get_name) X(Win_lock) X(Win_lock_all) X(Win_post) \
-    X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) X(Win_set_name) X(Win_start) X(Win_sync) \
-    X(Win_test) X(Win_unlock) X(Win_unlock_all) X(Win_wait) X(Wtick) X(Wtime)
+    X(Comm_call_errhandler) X(Comm_compare) X(Comm_create) X(Comm_create_errhandler) X(Comm_create_from_group) X(Comm_create_group) \
+    X(Comm_create_keyval) X(Comm_delete_attr) X(Comm_dup) X(Comm_dup_with_info) X(Comm_f2c) X(Comm_free) \
+    X(Comm_free_keyval) X(Comm_get_attr) X(Comm_get_errhandler) X(Comm_get_info) X(Comm_get_name) X(Comm_get_parent) \
+    X(Comm_group) X(Comm_idup) X(Comm_idup_with_info) X(Comm_rank) X(Comm_remote_group) X(Comm_remote_size) \
+    X(Comm_set_attr) X(Comm_set_errhandler) X(Comm_set_info) X(Comm_set_name) X(Comm_size) X(Comm_split) \
+    X(Comm_split_type) X(Comm_test_inter) X(Compare_and_swap) X(Dims_create) X(Dist_graph_create) X(Dist_graph_create_adjacent) \
+    X(Dist_graph_neighbors) X(Dist_graph_neighbors_count) X(Errhandler_c2f) X(Errhandler_create) X(Errhandler_f2c) X(Errhandler_free) \
+    X(Errhandler_get) X(Errhandler_set) X(Error_class) X(Error_string) X(Exscan) X(Exscan_init) \
+    X(Fetch_and_op) X(File_c2f) X(File_call_errhandler) X(File_close) X(File_create_errhandler) X(File_delete) \
+    X(File_f2c) X(File_get_amode) X(File_get_atomicity) X(File_get_byte_offset) X(File_get_errhandler) X(File_get_group) \
+    X(File_get_info) X(File_get_position) X(File_get_position_shared) X(File_get_size) X(File_get_type_extent) X(File_get_view) \
+    X(File_iread) X(File_iread_all) X(File_iread_at) X(File_iread_at_all) X(File_iread_shared) X(File_iwrite) \
+    X(File_iwrite_all) X(File_iwrite_at) X(File_iwrite_at_all) X(File_iwrite_shared) X(File_open) X(File_preallocate) \
+    X(File_read) X(File_read_all) X(File_read_all_begin) X(File_read_all_end) X(File_read_at) X(File_read_at_all) \
+    X(File_read_at_all_begin) X(File_read_at_all_end) X(File_read_ordered) X(File_read_ordered_begin) X(File_read_ordered_end) X(File_read_shared) \
+    X(File_seek) X(File_seek_shared) X(File_set_atomicity) X(File_set_errhandler) X(File_set_info) X(File_set_size) \
+    X(File_set_view) X(File_sync) X(File_write) X(File_write_all) X(File_write_all_begin) X(File_write_all_end) \
+    X(File_write_at) X(File_write_at_all) X(File_write_at_all_begin) X(File_write_at_all_end) X(File_write_ordered) X(File_write_ordered_begin) \
+    X(File_write_ordered_end) X(File_write_shared) X(Finalize) X(Finalized) X(Free_mem) X(Gather) \
+    X(Gather_init) X(Gatherv) X(Gatherv_init) X(Get) X(Get_accumulate) X(Get_address) \
+    X(Get_count) X(Get_elements) X(Get_elements_x) X(Get_library_version) X(Get_processor_name) X(Get_version) \
+    X(Graph_create) X(Graph_get) X(Graph_map) X(Graph_neighbors) X(Graph_neighbors_count) X(Graphdims_get) \
+    X(Grequest_complete) X(Grequest_start) X(Group_c2f) X(Group_compare) X(Group_difference) X(Group_excl) \
+    X(Group_f2c) X(Group_free) X(Group_from_session_pset) X(Group_incl) X(Group_intersection) X(Group_range_excl) \
+    X(Group_range_incl) X(Group_rank) X(Group_size) X(Group_translate_ranks) X(Group_union) X(Iallgather) \
+    X(Iallgatherv) X(Iallreduce) X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Ibarrier) \
+    X(Ibcast) X(Ibsend) X(Iexscan) X(Igather) X(Igatherv) X(Improbe) \
+    X(Imrecv) X(Ineighbor_allgather) X(Ineighbor_allgatherv) X(Ineighbor_alltoall) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) \
+    X(Info_c2f) X(Info_create) X(Info_create_env) X(Info_delete) X(Info_dup) X(Info_f2c) \
+    X(Info_free) X(Info_get) X(Info_get_nkeys) X(Info_get_nthkey) X(Info_get_string) X(Info_get_valuelen) \
+    X(Info_set) X(Init) X(Init_thread) X(Initialized) X(Intercomm_create) X(Intercomm_merge) \
+    X(Iprobe) X(Irecv) X(Ireduce) X(Ireduce_scatter) X(Ireduce_scatter_block) X(Irsend) \
+    X(Is_thread_main) X(Iscan) X(Iscatter) X(Iscatterv) X(Isend) X(Isendrecv) \
+    X(Isendrecv_replace) X(Issend) X(Keyval_create) X(Keyval_free) X(Message_c2f) X(Message_f2c) \
+    X(Mprobe) X(Mrecv) X(Neighbor_allgather) X(Neighbor_allgather_init) X(Neighbor_allgatherv) X(Neighbor_allgatherv_init) \
+    X(Neighbor_alltoall) X(Neighbor_alltoall_init) X(Neighbor_alltoallv) X(Neighbor_alltoallv_init) X(Neighbor_alltoallw) X(Neighbor_alltoallw_init) \
+    X(Op_c2f) X(Op_commutative) X(Op_create) X(Op_f2c) X(Op_free) X(Pack) \
+    X(Pack_external) X(Pack_external_size) X(Pack_size) X(Parrived) X(Pcontrol) X(Pready) \
+    X(Pready_list) X(Pready_range) X(Precv_init) X(Probe) X(Psend_init) X(Put) \
+    X(Query_thread) X(Raccumulate) X(Recv) X(Recv_init) X(Reduce) X(Reduce_init) \
+    X(Reduce_local) X(Reduce_scatter) X(Reduce_scatter_block) X(Reduce_scatter_block_init) X(Reduce_scatter_init) X(Register_datarep) \
+    X(Request_c2f) X(Request_f2c) X(Request_free) X(Request_get_status) X(Rget) X(Rget_accumulate) \
+    X(Rput) X(Rsend) X(Rsend_init) X(Scan) X(Scan_init) X(Scatter) \
+    X(Scatter_init) X(Scatterv) X(Scatterv_init) X(Send) X(Send_init) X(Sendrecv) \
+    X(Sendrecv_replace) X(Session_c2f) X(Session_call_errhandler) X(Session_create_errhandler) X(Session_f2c) X(Session_finalize) \
+    X(Session_get_errhandler) X(Session_get_info) X(Session_get_nth_pset) X(Session_get_num_psets) X(Session_get_pset_info) X(Session_init) \
+    X(Session_set_errhandler) X(Ssend) X(Ssend_init) X(Start) X(Startall) X(Status_c2f) \
+    X(Status_f2c) X(Status_set_cancelled) X(Status_set_elements) X(Status_set_elements_x) X(Test) X(Test_cancelled) \
+    X(Testall) X(Testany) X(Testsome) X(Topo_test) X(Type_c2f) X(Type_commit) \
+    X(Type_contiguous) X(Type_create_darray) X(Type_create_hindexed) X(Type_create_hindexed_block) X(Type_create_hvector) X(Type_create_indexed_block) \
+    X(Type_create_keyval) X(Type_create_resized) X(Type_create_struct) X(Type_create_subarray) X(Type_delete_attr) X(Type_dup) \
+    X(Type_extent) X(Type_f2c) X(Type_free) X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) \
+    X(Type_get_envelope) X(Type_get_extent) X(Type_get_extent_x) X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_x) \
+    X(Type_hindexed) X(Type_hvector) X(Type_indexed) X(Type_lb) X(Type_match_size) X(Type_set_attr) \
+    X(Type_set_name) X(Type_size) X(Type_size_x) X(Type_struct) X(Type_ub) X(Type_vector) \
+    X(Unpack) X(Unpack_external) X(Wait) X(Waitall) X(Waitany) X(Waitsome) \
+    X(Win_allocate) X(Win_attach) X(Win_c2f) X(Win_call_errhandler) X(Win_complete) X(Win_create) \
+    X(Win_create_dynamic) X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) X(Win_detach) X(Win_f2c) \
+    X(Win_fence) X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) X(Win_free) \
+    X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) X(Win_get_name) \
+    X(Win_lock) X(Win_lock_all) X(Win_post) X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) \
+    X(Win_set_name) X(Win_start) X(Win_sync) X(Win_test) X(Win_unlock) X(Win_unlock_all) \
+    X(Win_wait) X(Wtick) X(Wtime)
 /* END PMPI LIST */
 /* clang-format on */
 #ifdef BDMPI_PMPI_FUNCTIONS

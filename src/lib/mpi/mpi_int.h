@@ -39,4 +39,10 @@ int bdl_inter_alltoallw(bdl_comm_t *c, MPI_Comm comm, const char *call, const vo
                         void *recvbuf, const int *recvcounts, const int *rdispls,
                         const MPI_Datatype *recvtypes);
 
+/* env.c: the library instance the World Model and the sessions share:
+ * bring it up (MPI_SUCCESS; already up: *provided its thread level), end it
+ * (the World Model and every session are done). */
+int bdl_instance_begin(int required, int *provided);
+void bdl_instance_end(void);
+
 #endif
