@@ -192,5 +192,33 @@ int main(int argc, char **argv)
             MPI_Request_free(&r[i]);
     }
 
+    /* Persistent collectives match in init order: the ranks may start
+     * them in different orders (MPI 4.0 6.13). */
+    {
+        int b = -1, in = rank + 1, sum = 0;
+        MPI_Request r[2];
+        MPI_Bcast_init(&b, 1, MPI_INT, 0, MPI_COMM_WORLD, MPI_INFO_NULL, &r[0]);
+        MPI_Allreduce_init(&in, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD, MPI_INFO_NULL, &r[1]);
+        for (int it = 0; it < ROUNDS; it++) {
+            if (rank == 0)
+                b = 40 + it;
+            in = rank + 1 + it;
+            if (rank % 2) {
+                MPI_Start(&r[1]);
+                MPI_Start(&r[0]);
+            } else {
+                MPI_Start(&r[0]);
+                MPI_Start(&r[1]);
+            }
+            MPI_Wait(&r[rank % 2], MPI_STATUS_IGNORE);
+            MPI_Wait(&r[1 - rank % 2], MPI_STATUS_IGNORE);
+            CHECK(b == 40 + it, "out-of-order starts round %d: bcast got %d", it, b);
+            int want = size * (size + 1) / 2 + size * it;
+            CHECK(sum == want, "out-of-order starts round %d: allreduce %d want %d", it, sum, want);
+        }
+        MPI_Request_free(&r[0]);
+        MPI_Request_free(&r[1]);
+    }
+
     return mtest_finalize();
 }

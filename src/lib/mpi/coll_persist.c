@@ -1,18 +1,29 @@
 /* Persistent collectives (MPI 4.0 6.13): MPI_Barrier_init, MPI_Bcast_init
  * and every other MPI_<coll>_init.
  *
- * The init call only records its arguments (the standard lets it be
- * local here: nothing is exchanged, so no ordering among ranks is needed
- * yet).  Each MPI_Start starts the matching nonblocking collective, whose
- * request is the persistent request's "inner" one: the ranks start their
- * persistent collectives in the same order relative to their other
- * collectives on the communicator (MPI 4.0 6.13), so each start is the
- * same collective in every rank's sequence, exactly as the nonblocking call
- * would be.  The persistent request delegates progress and polling to the
- * inner request and, when its completion is reported, takes its error and
+ * Persistent collectives match in the order of their init calls; the
+ * ranks may start them in different orders (MPI 4.0 6.13).  So the init
+ * call gives the request a hidden communicator of its own, a "shadow" of
+ * comm with the same members and a context every rank derives alike from
+ * (comm's context, how many persistent inits came before on comm): the
+ * init calls are in the same order on every rank, so the n-th one gets the
+ * same context everywhere, without any message.  Each rank registers the
+ * context with its master (a local call: nothing synchronizes).  Each
+ * MPI_Start starts the matching nonblocking collective on the shadow, the
+ * request's "inner" one; the starts of one persistent request are in the
+ * same order everywhere, as MPI requires, and different requests cannot
+ * mix because their contexts differ.  (Neighbourhood collectives, which
+ * need comm's topology, and intercommunicators run on comm itself: for
+ * them starts must be in init order.)
+ *
+ * The persistent request delegates progress and polling to the inner
+ * request and, when its completion is reported, takes its error and
  * status and frees it; the persistent request becomes inactive and can be
- * started again or freed (MPI_Request_free of an active one is an error). */
+ * started again or freed (MPI_Request_free of an active one is an error),
+ * which frees the shadow. */
+#include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "core.h"
 #include "dt.h"
@@ -58,9 +69,70 @@ typedef struct pcoll {
     MPI_Datatype st, rt;
     MPI_Op op;
     int root;
-    MPI_Comm comm;
+    MPI_Comm comm;     /* what the collectives run on: the shadow, or the program's */
+    MPI_Comm shadow;   /* the hidden communicator (MPI_COMM_NULL: none) */
+    MPI_Comm user;     /* the program's communicator (its errors) */
     MPI_Request inner; /* the started nonblocking collective; 0 when inactive */
 } pcoll_t;
+
+/* Persistent inits so far per communicator context. */
+typedef struct pinit_count {
+    int ctx;
+    uint64_t n;
+} pinit_count_t;
+
+static pinit_count_t *g_counts;
+static int g_ncounts;
+
+static uint64_t next_init(int ctx)
+{
+    for (int i = 0; i < g_ncounts; i++)
+        if (g_counts[i].ctx == ctx)
+            return g_counts[i].n++;
+    pinit_count_t *t = realloc(g_counts, (size_t)(g_ncounts + 1) * sizeof *t);
+    if (!t)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory creating a persistent collective");
+    g_counts = t;
+    g_counts[g_ncounts++] = (pinit_count_t){ctx, 1};
+    return 0;
+}
+
+/* The shadow of intracommunicator c (size > 1): its handle, or -1 when
+ * its member list does not fit the window (the caller then uses c). */
+static MPI_Comm make_shadow(const bdl_comm_t *c)
+{
+    if ((uint64_t)c->size * sizeof(int32_t) > bdl_g.window)
+        return -1;
+    /* FNV-1a over (context, a marker, the init's number), folded into
+     * [-2^30, -1] like MPI_Comm_create_group's: never a context the masters
+     * allocate. */
+    uint64_t occ = next_init(c->ctx);
+    uint32_t key[4] = {(uint32_t)c->ctx, 0x50434f4cu, (uint32_t)occ, (uint32_t)(occ >> 32)};
+    uint32_t hsh = 2166136261u;
+    for (int i = 0; i < 4; i++)
+        for (int b = 0; b < 4; b++) {
+            hsh ^= (key[i] >> (8 * b)) & 0xff;
+            hsh *= 16777619u;
+        }
+    int ctx = -(int)(hsh & 0x3fffffffu) - 1;
+    int *world = malloc((size_t)c->size * sizeof(int));
+    if (!world)
+        return -1;
+    memcpy(world, c->world, (size_t)c->size * sizeof(int));
+    if (bdl_comm_register(ctx, world, c->size) < 0) {
+        free(world);
+        return -1;
+    }
+    int h = bdl_comm_add(ctx, c->rank, c->size, world, c->errh);
+    if (h < 0) {
+        free(world);
+        bd_req_t *r = bdl_req_begin(BD_REQ_COMM_FREE);
+        r->ctx = ctx;
+        bdl_rpc();
+        return -1;
+    }
+    return h;
+}
 
 static const bdl_req_ops_t pcoll_ops;
 
@@ -164,13 +236,16 @@ static int pcoll_free(bdl_request_t *q, MPI_Request *h)
 {
     pcoll_t *p = q->impl;
     if (!q->inactive)
-        return bdl_error(p->comm, MPI_ERR_REQUEST, "MPI_Request_free",
+        return bdl_error(p->user, MPI_ERR_REQUEST, "MPI_Request_free",
                          "request %d is an active persistent collective, which cannot be freed "
                          "until it completes (MPI 4.0 6.13)",
                          *h);
     bdl_dt_alias_free(p->st);
     bdl_dt_alias_free(p->rt);
+    if (p->shadow != MPI_COMM_NULL)
+        MPI_Comm_free(&p->shadow);
     free(p);
+    q = bdl_req_lookup(*h);
     q->impl = NULL;
     bdl_req_free_slot(q);
     *h = MPI_REQUEST_NULL;
@@ -289,6 +364,14 @@ static int pinit(const char *call, pcoll_t *a, MPI_Info info, MPI_Request *reque
         return bdl_error(a->comm, MPI_ERR_NO_MEM, call, "out of memory");
     }
     p->inner = MPI_REQUEST_NULL;
+    p->user = a->comm;
+    p->shadow = MPI_COMM_NULL;
+    bdl_comm_t *c = bdl_comm_get(a->comm);
+    if (!c->inter && c->size > 1 && a->kind < PC_NBR_ALLGATHER) {
+        MPI_Comm sh = make_shadow(c);
+        if (sh >= 0)
+            p->shadow = p->comm = sh;
+    }
     int h = bdl_req_new(&pcoll_ops);
     bdl_request_t *q = &bdl_g.reqs[h];
     q->persistent = 1;
