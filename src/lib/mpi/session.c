@@ -229,10 +229,14 @@ int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
     CHECK_SESSION(call, session);
     if (!info_used)
         return sess_error(session, MPI_ERR_ARG, call, "info_used is NULL");
+    /* The standard's key, and the key Session_init reads (which other
+     * implementations answer with). */
+    const char *level = thread_name(g_sess[session].thread_level);
     int rc = MPI_Info_create(info_used);
     if (!rc)
-        rc = MPI_Info_set(*info_used, "mpi_thread_support_level",
-                          thread_name(g_sess[session].thread_level));
+        rc = MPI_Info_set(*info_used, "mpi_thread_support_level", level);
+    if (!rc)
+        rc = MPI_Info_set(*info_used, "thread_level", level);
     return rc;
 }
 
