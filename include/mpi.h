@@ -1454,6 +1454,30 @@ int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
 int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
 int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
                                    MPI_Datatype datatype);
+int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                       MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request);
+int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request);
+int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request);
+int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                         const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                         const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request);
+int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                              MPI_Request *request);
 /* ==== end of MPI 4.0 ==== */
 
 /* ---- profiling interface (MPI 3.1 section 14.2) ----
@@ -1465,73 +1489,74 @@ int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count
 #define BDMPI_PMPI_FUNCTIONS(X) \
     X(Abort) X(Accumulate) X(Accumulate_c) X(Add_error_class) X(Add_error_code) X(Add_error_string) \
     X(Address) X(Aint_add) X(Aint_diff) X(Allgather) X(Allgather_c) X(Allgather_init) \
-    X(Allgather_init_c) X(Allgatherv) X(Allgatherv_c) X(Allgatherv_init) X(Alloc_mem) X(Allreduce) \
-    X(Allreduce_c) X(Allreduce_init) X(Allreduce_init_c) X(Alltoall) X(Alltoall_c) X(Alltoall_init) \
-    X(Alltoall_init_c) X(Alltoallv) X(Alltoallv_c) X(Alltoallv_init) X(Alltoallw) X(Alltoallw_c) \
-    X(Alltoallw_init) X(Attr_delete) X(Attr_get) X(Attr_put) X(Barrier) X(Barrier_init) \
-    X(Bcast) X(Bcast_c) X(Bcast_init) X(Bcast_init_c) X(Bsend) X(Bsend_c) \
-    X(Bsend_init) X(Bsend_init_c) X(Buffer_attach) X(Buffer_attach_c) X(Buffer_detach) X(Buffer_detach_c) \
-    X(Cancel) X(Cart_coords) X(Cart_create) X(Cart_get) X(Cart_map) X(Cart_rank) \
-    X(Cart_shift) X(Cart_sub) X(Cartdim_get) X(Comm_c2f) X(Comm_call_errhandler) X(Comm_compare) \
-    X(Comm_create) X(Comm_create_errhandler) X(Comm_create_from_group) X(Comm_create_group) X(Comm_create_keyval) X(Comm_delete_attr) \
-    X(Comm_dup) X(Comm_dup_with_info) X(Comm_f2c) X(Comm_free) X(Comm_free_keyval) X(Comm_get_attr) \
-    X(Comm_get_errhandler) X(Comm_get_info) X(Comm_get_name) X(Comm_get_parent) X(Comm_group) X(Comm_idup) \
-    X(Comm_idup_with_info) X(Comm_rank) X(Comm_remote_group) X(Comm_remote_size) X(Comm_set_attr) X(Comm_set_errhandler) \
-    X(Comm_set_info) X(Comm_set_name) X(Comm_size) X(Comm_split) X(Comm_split_type) X(Comm_test_inter) \
-    X(Compare_and_swap) X(Dims_create) X(Dist_graph_create) X(Dist_graph_create_adjacent) X(Dist_graph_neighbors) X(Dist_graph_neighbors_count) \
-    X(Errhandler_c2f) X(Errhandler_create) X(Errhandler_f2c) X(Errhandler_free) X(Errhandler_get) X(Errhandler_set) \
-    X(Error_class) X(Error_string) X(Exscan) X(Exscan_c) X(Exscan_init) X(Exscan_init_c) \
-    X(Fetch_and_op) X(File_c2f) X(File_call_errhandler) X(File_close) X(File_create_errhandler) X(File_delete) \
-    X(File_f2c) X(File_get_amode) X(File_get_atomicity) X(File_get_byte_offset) X(File_get_errhandler) X(File_get_group) \
-    X(File_get_info) X(File_get_position) X(File_get_position_shared) X(File_get_size) X(File_get_type_extent) X(File_get_view) \
-    X(File_iread) X(File_iread_all) X(File_iread_all_c) X(File_iread_at) X(File_iread_at_all) X(File_iread_at_all_c) \
-    X(File_iread_at_c) X(File_iread_c) X(File_iread_shared) X(File_iread_shared_c) X(File_iwrite) X(File_iwrite_all) \
-    X(File_iwrite_all_c) X(File_iwrite_at) X(File_iwrite_at_all) X(File_iwrite_at_all_c) X(File_iwrite_at_c) X(File_iwrite_c) \
-    X(File_iwrite_shared) X(File_iwrite_shared_c) X(File_open) X(File_preallocate) X(File_read) X(File_read_all) \
-    X(File_read_all_begin) X(File_read_all_begin_c) X(File_read_all_c) X(File_read_all_end) X(File_read_at) X(File_read_at_all) \
-    X(File_read_at_all_begin) X(File_read_at_all_begin_c) X(File_read_at_all_c) X(File_read_at_all_end) X(File_read_at_c) X(File_read_c) \
-    X(File_read_ordered) X(File_read_ordered_begin) X(File_read_ordered_begin_c) X(File_read_ordered_c) X(File_read_ordered_end) X(File_read_shared) \
-    X(File_read_shared_c) X(File_seek) X(File_seek_shared) X(File_set_atomicity) X(File_set_errhandler) X(File_set_info) \
-    X(File_set_size) X(File_set_view) X(File_sync) X(File_write) X(File_write_all) X(File_write_all_begin) \
-    X(File_write_all_begin_c) X(File_write_all_c) X(File_write_all_end) X(File_write_at) X(File_write_at_all) X(File_write_at_all_begin) \
-    X(File_write_at_all_begin_c) X(File_write_at_all_c) X(File_write_at_all_end) X(File_write_at_c) X(File_write_c) X(File_write_ordered) \
-    X(File_write_ordered_begin) X(File_write_ordered_begin_c) X(File_write_ordered_c) X(File_write_ordered_end) X(File_write_shared) X(File_write_shared_c) \
-    X(Finalize) X(Finalized) X(Free_mem) X(Gather) X(Gather_c) X(Gather_init) \
-    X(Gather_init_c) X(Gatherv) X(Gatherv_c) X(Gatherv_init) X(Get) X(Get_accumulate) \
-    X(Get_accumulate_c) X(Get_address) X(Get_c) X(Get_count) X(Get_count_c) X(Get_elements) \
-    X(Get_elements_c) X(Get_elements_x) X(Get_library_version) X(Get_processor_name) X(Get_version) X(Graph_create) \
-    X(Graph_get) X(Graph_map) X(Graph_neighbors) X(Graph_neighbors_count) X(Graphdims_get) X(Grequest_complete) \
-    X(Grequest_start) X(Group_c2f) X(Group_compare) X(Group_difference) X(Group_excl) X(Group_f2c) \
-    X(Group_free) X(Group_from_session_pset) X(Group_incl) X(Group_intersection) X(Group_range_excl) X(Group_range_incl) \
-    X(Group_rank) X(Group_size) X(Group_translate_ranks) X(Group_union) X(Iallgather) X(Iallgather_c) \
-    X(Iallgatherv) X(Iallgatherv_c) X(Iallreduce) X(Iallreduce_c) X(Ialltoall) X(Ialltoall_c) \
-    X(Ialltoallv) X(Ialltoallv_c) X(Ialltoallw) X(Ialltoallw_c) X(Ibarrier) X(Ibcast) \
-    X(Ibcast_c) X(Ibsend) X(Ibsend_c) X(Iexscan) X(Iexscan_c) X(Igather) \
-    X(Igather_c) X(Igatherv) X(Igatherv_c) X(Improbe) X(Imrecv) X(Imrecv_c) \
-    X(Ineighbor_allgather) X(Ineighbor_allgather_c) X(Ineighbor_allgatherv) X(Ineighbor_alltoall) X(Ineighbor_alltoall_c) X(Ineighbor_alltoallv) \
-    X(Ineighbor_alltoallw) X(Info_c2f) X(Info_create) X(Info_create_env) X(Info_delete) X(Info_dup) \
-    X(Info_f2c) X(Info_free) X(Info_get) X(Info_get_nkeys) X(Info_get_nthkey) X(Info_get_string) \
-    X(Info_get_valuelen) X(Info_set) X(Init) X(Init_thread) X(Initialized) X(Intercomm_create) \
-    X(Intercomm_merge) X(Iprobe) X(Irecv) X(Irecv_c) X(Ireduce) X(Ireduce_c) \
-    X(Ireduce_scatter) X(Ireduce_scatter_block) X(Ireduce_scatter_block_c) X(Ireduce_scatter_c) X(Irsend) X(Irsend_c) \
-    X(Is_thread_main) X(Iscan) X(Iscan_c) X(Iscatter) X(Iscatter_c) X(Iscatterv) \
-    X(Iscatterv_c) X(Isend) X(Isend_c) X(Isendrecv) X(Isendrecv_c) X(Isendrecv_replace) \
-    X(Isendrecv_replace_c) X(Issend) X(Issend_c) X(Keyval_create) X(Keyval_free) X(Message_c2f) \
-    X(Message_f2c) X(Mprobe) X(Mrecv) X(Mrecv_c) X(Neighbor_allgather) X(Neighbor_allgather_c) \
-    X(Neighbor_allgather_init) X(Neighbor_allgather_init_c) X(Neighbor_allgatherv) X(Neighbor_allgatherv_init) X(Neighbor_alltoall) X(Neighbor_alltoall_c) \
-    X(Neighbor_alltoall_init) X(Neighbor_alltoall_init_c) X(Neighbor_alltoallv) X(Neighbor_alltoallv_init) X(Neighbor_alltoallw) X(Neighbor_alltoallw_init) \
-    X(Op_c2f) X(Op_commutative) X(Op_create) X(Op_f2c) X(Op_free) X(Pack) \
-    X(Pack_c) X(Pack_external) X(Pack_external_c) X(Pack_external_size) X(Pack_external_size_c) X(Pack_size) \
-    X(Pack_size_c) X(Parrived) X(Pcontrol) X(Pready) X(Pready_list) X(Pready_range) \
-    X(Precv_init) X(Probe) X(Psend_init) X(Put) X(Put_c) X(Query_thread) \
-    X(Raccumulate) X(Raccumulate_c) X(Recv) X(Recv_c) X(Recv_init) X(Recv_init_c) \
-    X(Reduce) X(Reduce_c) X(Reduce_init) X(Reduce_init_c) X(Reduce_local) X(Reduce_local_c) \
-    X(Reduce_scatter) X(Reduce_scatter_block) X(Reduce_scatter_block_c) X(Reduce_scatter_block_init) X(Reduce_scatter_block_init_c) X(Reduce_scatter_c) \
-    X(Reduce_scatter_init) X(Register_datarep) X(Request_c2f) X(Request_f2c) X(Request_free) X(Request_get_status) \
-    X(Rget) X(Rget_accumulate) X(Rget_accumulate_c) X(Rget_c) X(Rput) X(Rput_c) \
-    X(Rsend) X(Rsend_c) X(Rsend_init) X(Rsend_init_c) X(Scan) X(Scan_c) \
-    X(Scan_init) X(Scan_init_c) X(Scatter) X(Scatter_c) X(Scatter_init) X(Scatter_init_c) \
-    X(Scatterv) X(Scatterv_c) X(Scatterv_init) X(Send) X(Send_c) X(Send_init) \
+    X(Allgather_init_c) X(Allgatherv) X(Allgatherv_c) X(Allgatherv_init) X(Allgatherv_init_c) X(Alloc_mem) \
+    X(Allreduce) X(Allreduce_c) X(Allreduce_init) X(Allreduce_init_c) X(Alltoall) X(Alltoall_c) \
+    X(Alltoall_init) X(Alltoall_init_c) X(Alltoallv) X(Alltoallv_c) X(Alltoallv_init) X(Alltoallv_init_c) \
+    X(Alltoallw) X(Alltoallw_c) X(Alltoallw_init) X(Alltoallw_init_c) X(Attr_delete) X(Attr_get) \
+    X(Attr_put) X(Barrier) X(Barrier_init) X(Bcast) X(Bcast_c) X(Bcast_init) \
+    X(Bcast_init_c) X(Bsend) X(Bsend_c) X(Bsend_init) X(Bsend_init_c) X(Buffer_attach) \
+    X(Buffer_attach_c) X(Buffer_detach) X(Buffer_detach_c) X(Cancel) X(Cart_coords) X(Cart_create) \
+    X(Cart_get) X(Cart_map) X(Cart_rank) X(Cart_shift) X(Cart_sub) X(Cartdim_get) \
+    X(Comm_c2f) X(Comm_call_errhandler) X(Comm_compare) X(Comm_create) X(Comm_create_errhandler) X(Comm_create_from_group) \
+    X(Comm_create_group) X(Comm_create_keyval) X(Comm_delete_attr) X(Comm_dup) X(Comm_dup_with_info) X(Comm_f2c) \
+    X(Comm_free) X(Comm_free_keyval) X(Comm_get_attr) X(Comm_get_errhandler) X(Comm_get_info) X(Comm_get_name) \
+    X(Comm_get_parent) X(Comm_group) X(Comm_idup) X(Comm_idup_with_info) X(Comm_rank) X(Comm_remote_group) \
+    X(Comm_remote_size) X(Comm_set_attr) X(Comm_set_errhandler) X(Comm_set_info) X(Comm_set_name) X(Comm_size) \
+    X(Comm_split) X(Comm_split_type) X(Comm_test_inter) X(Compare_and_swap) X(Dims_create) X(Dist_graph_create) \
+    X(Dist_graph_create_adjacent) X(Dist_graph_neighbors) X(Dist_graph_neighbors_count) X(Errhandler_c2f) X(Errhandler_create) X(Errhandler_f2c) \
+    X(Errhandler_free) X(Errhandler_get) X(Errhandler_set) X(Error_class) X(Error_string) X(Exscan) \
+    X(Exscan_c) X(Exscan_init) X(Exscan_init_c) X(Fetch_and_op) X(File_c2f) X(File_call_errhandler) \
+    X(File_close) X(File_create_errhandler) X(File_delete) X(File_f2c) X(File_get_amode) X(File_get_atomicity) \
+    X(File_get_byte_offset) X(File_get_errhandler) X(File_get_group) X(File_get_info) X(File_get_position) X(File_get_position_shared) \
+    X(File_get_size) X(File_get_type_extent) X(File_get_view) X(File_iread) X(File_iread_all) X(File_iread_all_c) \
+    X(File_iread_at) X(File_iread_at_all) X(File_iread_at_all_c) X(File_iread_at_c) X(File_iread_c) X(File_iread_shared) \
+    X(File_iread_shared_c) X(File_iwrite) X(File_iwrite_all) X(File_iwrite_all_c) X(File_iwrite_at) X(File_iwrite_at_all) \
+    X(File_iwrite_at_all_c) X(File_iwrite_at_c) X(File_iwrite_c) X(File_iwrite_shared) X(File_iwrite_shared_c) X(File_open) \
+    X(File_preallocate) X(File_read) X(File_read_all) X(File_read_all_begin) X(File_read_all_begin_c) X(File_read_all_c) \
+    X(File_read_all_end) X(File_read_at) X(File_read_at_all) X(File_read_at_all_begin) X(File_read_at_all_begin_c) X(File_read_at_all_c) \
+    X(File_read_at_all_end) X(File_read_at_c) X(File_read_c) X(File_read_ordered) X(File_read_ordered_begin) X(File_read_ordered_begin_c) \
+    X(File_read_ordered_c) X(File_read_ordered_end) X(File_read_shared) X(File_read_shared_c) X(File_seek) X(File_seek_shared) \
+    X(File_set_atomicity) X(File_set_errhandler) X(File_set_info) X(File_set_size) X(File_set_view) X(File_sync) \
+    X(File_write) X(File_write_all) X(File_write_all_begin) X(File_write_all_begin_c) X(File_write_all_c) X(File_write_all_end) \
+    X(File_write_at) X(File_write_at_all) X(File_write_at_all_begin) X(File_write_at_all_begin_c) X(File_write_at_all_c) X(File_write_at_all_end) \
+    X(File_write_at_c) X(File_write_c) X(File_write_ordered) X(File_write_ordered_begin) X(File_write_ordered_begin_c) X(File_write_ordered_c) \
+    X(File_write_ordered_end) X(File_write_shared) X(File_write_shared_c) X(Finalize) X(Finalized) X(Free_mem) \
+    X(Gather) X(Gather_c) X(Gather_init) X(Gather_init_c) X(Gatherv) X(Gatherv_c) \
+    X(Gatherv_init) X(Gatherv_init_c) X(Get) X(Get_accumulate) X(Get_accumulate_c) X(Get_address) \
+    X(Get_c) X(Get_count) X(Get_count_c) X(Get_elements) X(Get_elements_c) X(Get_elements_x) \
+    X(Get_library_version) X(Get_processor_name) X(Get_version) X(Graph_create) X(Graph_get) X(Graph_map) \
+    X(Graph_neighbors) X(Graph_neighbors_count) X(Graphdims_get) X(Grequest_complete) X(Grequest_start) X(Group_c2f) \
+    X(Group_compare) X(Group_difference) X(Group_excl) X(Group_f2c) X(Group_free) X(Group_from_session_pset) \
+    X(Group_incl) X(Group_intersection) X(Group_range_excl) X(Group_range_incl) X(Group_rank) X(Group_size) \
+    X(Group_translate_ranks) X(Group_union) X(Iallgather) X(Iallgather_c) X(Iallgatherv) X(Iallgatherv_c) \
+    X(Iallreduce) X(Iallreduce_c) X(Ialltoall) X(Ialltoall_c) X(Ialltoallv) X(Ialltoallv_c) \
+    X(Ialltoallw) X(Ialltoallw_c) X(Ibarrier) X(Ibcast) X(Ibcast_c) X(Ibsend) \
+    X(Ibsend_c) X(Iexscan) X(Iexscan_c) X(Igather) X(Igather_c) X(Igatherv) \
+    X(Igatherv_c) X(Improbe) X(Imrecv) X(Imrecv_c) X(Ineighbor_allgather) X(Ineighbor_allgather_c) \
+    X(Ineighbor_allgatherv) X(Ineighbor_alltoall) X(Ineighbor_alltoall_c) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) X(Info_c2f) \
+    X(Info_create) X(Info_create_env) X(Info_delete) X(Info_dup) X(Info_f2c) X(Info_free) \
+    X(Info_get) X(Info_get_nkeys) X(Info_get_nthkey) X(Info_get_string) X(Info_get_valuelen) X(Info_set) \
+    X(Init) X(Init_thread) X(Initialized) X(Intercomm_create) X(Intercomm_merge) X(Iprobe) \
+    X(Irecv) X(Irecv_c) X(Ireduce) X(Ireduce_c) X(Ireduce_scatter) X(Ireduce_scatter_block) \
+    X(Ireduce_scatter_block_c) X(Ireduce_scatter_c) X(Irsend) X(Irsend_c) X(Is_thread_main) X(Iscan) \
+    X(Iscan_c) X(Iscatter) X(Iscatter_c) X(Iscatterv) X(Iscatterv_c) X(Isend) \
+    X(Isend_c) X(Isendrecv) X(Isendrecv_c) X(Isendrecv_replace) X(Isendrecv_replace_c) X(Issend) \
+    X(Issend_c) X(Keyval_create) X(Keyval_free) X(Message_c2f) X(Message_f2c) X(Mprobe) \
+    X(Mrecv) X(Mrecv_c) X(Neighbor_allgather) X(Neighbor_allgather_c) X(Neighbor_allgather_init) X(Neighbor_allgather_init_c) \
+    X(Neighbor_allgatherv) X(Neighbor_allgatherv_init) X(Neighbor_alltoall) X(Neighbor_alltoall_c) X(Neighbor_alltoall_init) X(Neighbor_alltoall_init_c) \
+    X(Neighbor_alltoallv) X(Neighbor_alltoallv_init) X(Neighbor_alltoallw) X(Neighbor_alltoallw_init) X(Op_c2f) X(Op_commutative) \
+    X(Op_create) X(Op_f2c) X(Op_free) X(Pack) X(Pack_c) X(Pack_external) \
+    X(Pack_external_c) X(Pack_external_size) X(Pack_external_size_c) X(Pack_size) X(Pack_size_c) X(Parrived) \
+    X(Pcontrol) X(Pready) X(Pready_list) X(Pready_range) X(Precv_init) X(Probe) \
+    X(Psend_init) X(Put) X(Put_c) X(Query_thread) X(Raccumulate) X(Raccumulate_c) \
+    X(Recv) X(Recv_c) X(Recv_init) X(Recv_init_c) X(Reduce) X(Reduce_c) \
+    X(Reduce_init) X(Reduce_init_c) X(Reduce_local) X(Reduce_local_c) X(Reduce_scatter) X(Reduce_scatter_block) \
+    X(Reduce_scatter_block_c) X(Reduce_scatter_block_init) X(Reduce_scatter_block_init_c) X(Reduce_scatter_c) X(Reduce_scatter_init) X(Reduce_scatter_init_c) \
+    X(Register_datarep) X(Request_c2f) X(Request_f2c) X(Request_free) X(Request_get_status) X(Rget) \
+    X(Rget_accumulate) X(Rget_accumulate_c) X(Rget_c) X(Rput) X(Rput_c) X(Rsend) \
+    X(Rsend_c) X(Rsend_init) X(Rsend_init_c) X(Scan) X(Scan_c) X(Scan_init) \
+    X(Scan_init_c) X(Scatter) X(Scatter_c) X(Scatter_init) X(Scatter_init_c) X(Scatterv) \
+    X(Scatterv_c) X(Scatterv_init) X(Scatterv_init_c) X(Send) X(Send_c) X(Send_init) \
     X(Send_init_c) X(Sendrecv) X(Sendrecv_c) X(Sendrecv_replace) X(Sendrecv_replace_c) X(Session_c2f) \
     X(Session_call_errhandler) X(Session_create_errhandler) X(Session_f2c) X(Session_finalize) X(Session_get_errhandler) X(Session_get_info) \
     X(Session_get_nth_pset) X(Session_get_num_psets) X(Session_get_pset_info) X(Session_init) X(Session_set_errhandler) X(Ssend) \

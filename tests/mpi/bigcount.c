@@ -78,6 +78,18 @@ int main(int argc, char **argv)
             CHECK(pb == 10 + it, "MPI_Bcast_init_c round %d got %d", it, pb);
         }
         MPI_Request_free(&r);
+        /* A persistent v form (the counts are the request's to keep). */
+        MPI_Allgatherv_init_c(&mine, 1, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD,
+                              MPI_INFO_NULL, &r);
+        for (int it = 0; it < 2; it++) {
+            mine = rank * 5 + it;
+            MPI_Start(&r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            for (int i = 0; i < size; i++)
+                CHECK(all[2 * i] == i * 5 + it, "MPI_Allgatherv_init_c round %d [%d] %d", it, i,
+                      all[2 * i]);
+        }
+        MPI_Request_free(&r);
         free(all), free(a2a), free(sb), free(counts), free(displs), free(d1);
     }
 

@@ -220,5 +220,35 @@ int main(int argc, char **argv)
         MPI_Request_free(&r[1]);
     }
 
+    /* A neighbourhood collective on a periodic ring, started out of init
+     * order with a barrier. */
+    {
+        MPI_Comm ring;
+        int dims[1] = {size}, periods[1] = {1};
+        MPI_Cart_create(MPI_COMM_WORLD, 1, dims, periods, 0, &ring);
+        int me, nb[2] = {-1, -1};
+        MPI_Comm_rank(ring, &me);
+        MPI_Request r[2];
+        MPI_Neighbor_allgather_init(&me, 1, MPI_INT, nb, 1, MPI_INT, ring, MPI_INFO_NULL, &r[0]);
+        MPI_Barrier_init(ring, MPI_INFO_NULL, &r[1]);
+        for (int it = 0; it < ROUNDS; it++) {
+            if (me % 2) {
+                MPI_Start(&r[1]);
+                MPI_Start(&r[0]);
+            } else {
+                MPI_Start(&r[0]);
+                MPI_Start(&r[1]);
+            }
+            MPI_Wait(&r[0], MPI_STATUS_IGNORE);
+            MPI_Wait(&r[1], MPI_STATUS_IGNORE);
+            int lo = (me + size - 1) % size, hi = (me + 1) % size;
+            CHECK(nb[0] == lo && nb[1] == hi, "neighbor_allgather round %d: %d %d want %d %d", it,
+                  nb[0], nb[1], lo, hi);
+        }
+        MPI_Request_free(&r[0]);
+        MPI_Request_free(&r[1]);
+        MPI_Comm_free(&ring);
+    }
+
     return mtest_finalize();
 }

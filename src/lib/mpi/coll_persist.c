@@ -12,9 +12,9 @@
  * MPI_Start starts the matching nonblocking collective on the shadow, the
  * request's "inner" one; the starts of one persistent request are in the
  * same order everywhere, as MPI requires, and different requests cannot
- * mix because their contexts differ.  (Neighbourhood collectives, which
- * need comm's topology, and intercommunicators run on comm itself: for
- * them starts must be in init order.)
+ * mix because their contexts differ.  The shadow has a copy of comm's
+ * topology (the neighbourhood collectives).  (Intercommunicators run on
+ * comm itself: for them starts must be in init order.)
  *
  * The persistent request delegates progress and polling to the inner
  * request and, when its completion is reported, takes its error and
@@ -28,6 +28,7 @@
 #include "core.h"
 #include "dt.h"
 #include "objects.h"
+#include "mpi_int.h"
 #include "request.h"
 
 enum {
@@ -73,6 +74,7 @@ typedef struct pcoll {
     MPI_Comm shadow;   /* the hidden communicator (MPI_COMM_NULL: none) */
     MPI_Comm user;     /* the program's communicator (its errors) */
     MPI_Request inner; /* the started nonblocking collective; 0 when inactive */
+    void *own[4];      /* arrays the request owns (the _c forms' int copies) */
 } pcoll_t;
 
 /* Persistent inits so far per communicator context. */
@@ -123,14 +125,18 @@ static MPI_Comm make_shadow(const bdl_comm_t *c)
         free(world);
         return -1;
     }
-    int h = bdl_comm_add(ctx, c->rank, c->size, world, c->errh);
+    struct bdl_topo *topo = c->topo ? bdl_topo_dup(c->topo) : NULL;
+    int h = (c->topo && !topo) ? -1 : bdl_comm_add(ctx, c->rank, c->size, world, c->errh);
     if (h < 0) {
         free(world);
+        bdl_topo_free(topo);
         bd_req_t *r = bdl_req_begin(BD_REQ_COMM_FREE);
         r->ctx = ctx;
         bdl_rpc();
         return -1;
     }
+    /* The neighbourhood collectives need the topology. */
+    bdl_g.comms[h].topo = topo;
     return h;
 }
 
@@ -244,6 +250,8 @@ static int pcoll_free(bdl_request_t *q, MPI_Request *h)
     bdl_dt_alias_free(p->rt);
     if (p->shadow != MPI_COMM_NULL)
         MPI_Comm_free(&p->shadow);
+    for (int i = 0; i < 4; i++)
+        free(p->own[i]);
     free(p);
     q = bdl_req_lookup(*h);
     q->impl = NULL;
@@ -341,18 +349,26 @@ static const bdl_req_ops_t pcoll_ops = {
 static int pinit(const char *call, pcoll_t *a, MPI_Info info, MPI_Request *request)
 {
     BDL_CHECK_INIT(call);
+    int rc = MPI_SUCCESS;
     if (!bdl_comm_get(a->comm))
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_COMM, call, "invalid communicator %d", a->comm);
-    if (info != MPI_INFO_NULL && !bdl_info_valid(info))
-        return bdl_error(a->comm, MPI_ERR_INFO, call, "invalid info %d", info);
-    if (!request)
-        return bdl_error(a->comm, MPI_ERR_ARG, call, "request is NULL");
-    if (a->sc < 0 || a->rc < 0)
-        return bdl_error(a->comm, MPI_ERR_COUNT, call, "invalid count %d",
-                         a->sc < 0 ? a->sc : a->rc);
+        rc = bdl_error(MPI_COMM_WORLD, MPI_ERR_COMM, call, "invalid communicator %d", a->comm);
+    else if (info != MPI_INFO_NULL && !bdl_info_valid(info))
+        rc = bdl_error(a->comm, MPI_ERR_INFO, call, "invalid info %d", info);
+    else if (!request)
+        rc = bdl_error(a->comm, MPI_ERR_ARG, call, "request is NULL");
+    else if (a->sc < 0 || a->rc < 0)
+        rc = bdl_error(a->comm, MPI_ERR_COUNT, call, "invalid count %d", a->sc < 0 ? a->sc : a->rc);
+    if (rc) {
+        for (int i = 0; i < 4; i++)
+            free(a->own[i]);
+        return rc;
+    }
     pcoll_t *p = malloc(sizeof *p);
-    if (!p)
+    if (!p) {
+        for (int i = 0; i < 4; i++)
+            free(a->own[i]);
         return bdl_error(a->comm, MPI_ERR_NO_MEM, call, "out of memory");
+    }
     *p = *a;
     p->st = bdl_dt_alias(a->st);
     p->rt = bdl_dt_alias(a->rt);
@@ -360,6 +376,8 @@ static int pinit(const char *call, pcoll_t *a, MPI_Info info, MPI_Request *reque
         (p->rt == MPI_DATATYPE_NULL && a->rt != MPI_DATATYPE_NULL)) {
         bdl_dt_alias_free(p->st);
         bdl_dt_alias_free(p->rt);
+        for (int i = 0; i < 4; i++)
+            free(a->own[i]);
         free(p);
         return bdl_error(a->comm, MPI_ERR_NO_MEM, call, "out of memory");
     }
@@ -367,7 +385,7 @@ static int pinit(const char *call, pcoll_t *a, MPI_Info info, MPI_Request *reque
     p->user = a->comm;
     p->shadow = MPI_COMM_NULL;
     bdl_comm_t *c = bdl_comm_get(a->comm);
-    if (!c->inter && c->size > 1 && a->kind < PC_NBR_ALLGATHER) {
+    if (!c->inter && c->size > 1) {
         MPI_Comm sh = make_shadow(c);
         if (sh >= 0)
             p->shadow = p->comm = sh;
@@ -670,4 +688,156 @@ int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
                  .rtv = recvtypes,
                  .comm = comm};
     return pinit("MPI_Neighbor_alltoallw_init", &a, info, request);
+}
+
+/* ---------------------------------------------------------------- large counts */
+
+/* The _c forms of the v and w inits: the counts and displacements become
+ * int arrays the request owns (bigcount.c says why ints; a value that does
+ * not fit is an MPI_ERR_COUNT error). */
+static int c_arrays(const char *call, MPI_Comm comm, MPI_Count n, const MPI_Count *c1,
+                    const MPI_Aint *d1, const MPI_Count *c2, const MPI_Aint *d2, pcoll_t *a)
+{
+    int *v[4] = {NULL, NULL, NULL, NULL};
+    int rc;
+    if ((rc = bdl_bc_ints(call, comm, "counts", c1, n, &v[0])) ||
+        (rc = bdl_bc_aints(call, comm, "displacements", d1, n, &v[1])) ||
+        (rc = bdl_bc_ints(call, comm, "counts", c2, n, &v[2])) ||
+        (rc = bdl_bc_aints(call, comm, "displacements", d2, n, &v[3]))) {
+        for (int i = 0; i < 4; i++)
+            free(v[i]);
+        return rc;
+    }
+    for (int i = 0; i < 4; i++)
+        a->own[i] = v[i];
+    return MPI_SUCCESS;
+}
+
+int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                       MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request)
+{
+    const char *call = "MPI_Gatherv_init_c";
+    pcoll_t a = {.kind = PC_GATHERV,
+                 .sb = sendbuf,
+                 .st = sendtype,
+                 .rb = recvbuf,
+                 .rt = recvtype,
+                 .root = root,
+                 .comm = comm};
+    int rc;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &a.sc)) ||
+        (rc = c_arrays(call, comm, bdl_bc_size(comm, 1), recvcounts, displs, NULL, NULL, &a)))
+        return rc;
+    a.rcs = a.own[0];
+    a.rds = a.own[1];
+    return pinit(call, &a, info, request);
+}
+
+int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request)
+{
+    const char *call = "MPI_Scatterv_init_c";
+    pcoll_t a = {.kind = PC_SCATTERV,
+                 .sb = sendbuf,
+                 .st = sendtype,
+                 .rb = recvbuf,
+                 .rt = recvtype,
+                 .root = root,
+                 .comm = comm};
+    int rc;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &a.rc)) ||
+        (rc = c_arrays(call, comm, bdl_bc_size(comm, 1), sendcounts, displs, NULL, NULL, &a)))
+        return rc;
+    a.scs = a.own[0];
+    a.sds = a.own[1];
+    return pinit(call, &a, info, request);
+}
+
+int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *call = "MPI_Allgatherv_init_c";
+    pcoll_t a = {.kind = PC_ALLGATHERV,
+                 .sb = sendbuf,
+                 .st = sendtype,
+                 .rb = recvbuf,
+                 .rt = recvtype,
+                 .comm = comm};
+    int rc;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &a.sc)) ||
+        (rc = c_arrays(call, comm, bdl_bc_size(comm, 1), recvcounts, displs, NULL, NULL, &a)))
+        return rc;
+    a.rcs = a.own[0];
+    a.rds = a.own[1];
+    return pinit(call, &a, info, request);
+}
+
+int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *call = "MPI_Alltoallv_init_c";
+    pcoll_t a = {.kind = PC_ALLTOALLV,
+                 .sb = sendbuf,
+                 .st = sendtype,
+                 .rb = recvbuf,
+                 .rt = recvtype,
+                 .comm = comm};
+    int rc =
+        c_arrays(call, comm, bdl_bc_size(comm, 1), sendcounts, sdispls, recvcounts, rdispls, &a);
+    if (rc)
+        return rc;
+    a.scs = a.own[0];
+    a.sds = a.own[1];
+    a.rcs = a.own[2];
+    a.rds = a.own[3];
+    return pinit(call, &a, info, request);
+}
+
+int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                         const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                         const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request)
+{
+    const char *call = "MPI_Alltoallw_init_c";
+    pcoll_t a = {.kind = PC_ALLTOALLW,
+                 .sb = sendbuf,
+                 .stv = sendtypes,
+                 .rb = recvbuf,
+                 .rtv = recvtypes,
+                 .comm = comm};
+    int rc =
+        c_arrays(call, comm, bdl_bc_size(comm, 1), sendcounts, sdispls, recvcounts, rdispls, &a);
+    if (rc)
+        return rc;
+    a.scs = a.own[0];
+    a.sds = a.own[1];
+    a.rcs = a.own[2];
+    a.rds = a.own[3];
+    return pinit(call, &a, info, request);
+}
+
+int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                              MPI_Request *request)
+{
+    const char *call = "MPI_Reduce_scatter_init_c";
+    pcoll_t a = {.kind = PC_REDUCE_SCATTER,
+                 .sb = sendbuf,
+                 .rb = recvbuf,
+                 .rt = datatype,
+                 .op = op,
+                 .comm = comm};
+    int rc = c_arrays(call, comm, bdl_bc_size(comm, 0), recvcounts, NULL, NULL, NULL, &a);
+    if (rc)
+        return rc;
+    a.rcs = a.own[0];
+    return pinit(call, &a, info, request);
 }

@@ -59,6 +59,7 @@ typedef struct part {
     int filled;      /* receive: the round's data is in buf */
     uint64_t cma_id; /* send: a single-copy send still being read */
     uint64_t got;    /* receive: bytes of the round */
+    int err;         /* receive: MPI_ERR_TRUNCATE when the round was larger */
     struct part *next_recv;
 } part_t;
 
@@ -92,6 +93,11 @@ static uint64_t round_elems(const part_t *p) { return (uint64_t)p->partitions * 
 static void deliver(part_t *p, const char *data, uint64_t nbytes)
 {
     bdl_dt_t *t = bdl_dt_lookup(p->dt);
+    uint64_t cap = round_elems(p) * t->size;
+    if (nbytes > cap) {
+        p->err = MPI_ERR_TRUNCATE;
+        nbytes = cap;
+    }
     bdl_dt_unpack(t, p->buf, round_elems(p), 0, data, nbytes);
     p->got = nbytes;
     p->filled = 1;
@@ -124,7 +130,7 @@ static void drain(int ctx)
         if (p && p->active && !p->filled && !stashed) {
             uint64_t cap = round_elems(p);
             MPI_Status ds;
-            bdl_recv_typed(ctx, src, PART_DATA, p->buf, cap, bdl_dt_lookup(p->dt), &ds);
+            p->err = bdl_recv_typed(ctx, src, PART_DATA, p->buf, cap, bdl_dt_lookup(p->dt), &ds);
             p->got = (uint64_t)ds.bd_nbytes;
             p->filled = 1;
             continue;
@@ -217,7 +223,8 @@ static void part_complete(bdl_request_t *q)
 {
     part_t *p = q->impl;
     bdl_status_empty(&q->status);
-    q->err = MPI_SUCCESS;
+    q->err = p->send ? MPI_SUCCESS : p->err;
+    q->status.MPI_ERROR = q->err;
     p->active = 0;
     if (p->send)
         return;
@@ -269,6 +276,7 @@ static int part_start(bdl_request_t *q, MPI_Request h)
     p->nready = 0;
     p->filled = 0;
     p->got = 0;
+    p->err = 0;
     p->cma_id = 0;
     memset(p->ready, 0, (size_t)p->partitions);
     if (!p->send && p->peer != MPI_PROC_NULL)
