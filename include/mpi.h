@@ -1031,6 +1031,455 @@ int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *r
                          MPI_Datarep_conversion_function *write_conversion_fn,
                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
 
+/* ==== MPI 4.0 (src/lib/mpi/coll_persist.c, part.c, bigcount.c, session.c) ==== */
+/* persistent collectives (MPI 4.0 6.13): each MPI_Start starts the
+ * matching nonblocking collective */
+int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                   MPI_Info info, MPI_Request *request);
+int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    int root, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
+                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                  MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
+                    MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvcounts[],
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                            MPI_Request *request);
+int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvcount,
+                                  MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *request);
+int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                    MPI_Request *request);
+int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
+                     MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                     MPI_Request *request);
+int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int displs[],
+                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                      int root, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request);
+int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                        const int recvcounts[], const int displs[], MPI_Datatype recvtype,
+                        MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
+                      int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                      MPI_Request *request);
+int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                       MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                       const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request);
+int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                       const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
+                       const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                       MPI_Info info, MPI_Request *request);
+int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Info info, MPI_Request *request);
+int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, const int recvcounts[], const int displs[],
+                                 MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                 MPI_Request *request);
+int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                               MPI_Info info, MPI_Request *request);
+int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
+                                MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
+                                const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                                MPI_Info info, MPI_Request *request);
+int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
+                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                void *recvbuf, const int recvcounts[], const MPI_Aint rdispls[],
+                                const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                                MPI_Request *request);
+/* partitioned point-to-point (MPI 4.0 4.2): one message per round, sent
+ * when the last partition is ready */
+int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
+                   int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source,
+                   int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Pready(int partition, MPI_Request request);
+int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request);
+int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request);
+int MPI_Parrived(MPI_Request request, int partition, int *flag);
+/* the Sessions Model (MPI 4.0 11.3): process sets "mpi://WORLD" and
+ * "mpi://SELF"; communicators from groups without a parent */
+typedef int MPI_Session;
+#define MPI_SESSION_NULL ((MPI_Session)0)
+#define MPI_MAX_PSET_NAME_LEN 256
+#define MPI_MAX_STRINGTAG_LEN 256
+typedef void MPI_Session_errhandler_function(MPI_Session *session, int *errcode, ...);
+int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session);
+int MPI_Session_finalize(MPI_Session *session);
+int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names);
+int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
+                             char *pset_name);
+int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info);
+int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used);
+int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
+                                  MPI_Errhandler *errhandler);
+int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler);
+int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler);
+int MPI_Session_call_errhandler(MPI_Session session, int errorcode);
+MPI_Fint MPI_Session_c2f(MPI_Session session);
+MPI_Session MPI_Session_f2c(MPI_Fint session);
+int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
+int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
+                               MPI_Errhandler errhandler, MPI_Comm *newcomm);
+int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
+/* error classes (values kept clear of the other MPI 4.0 additions' range) */
+#define MPI_ERR_SESSION 60
+#define MPI_ERR_PROC_ABORTED 61
+#define MPI_ERR_VALUE_TOO_LARGE 62
+/* MPI_Comm_split_type: the hardware levels (MPI 4.0 7.4.2); BDMPI's one
+ * level below the job is the node */
+#define MPI_COMM_TYPE_HW_GUIDED 2
+#define MPI_COMM_TYPE_HW_UNGUIDED 3
+#define MPI_COMM_TYPE_RESOURCE_GUIDED 4
+/* large counts (MPI 4.0 5.2.3): the _c forms take MPI_Count counts and
+ * MPI_Aint displacement arrays (src/lib/mpi/bigcount*.c, generated by
+ * scripts/gen-bigcount.py); a value the implementation cannot take is an
+ * MPI_ERR_COUNT error, never a truncated one */
+int MPI_Type_size_c(MPI_Datatype datatype, MPI_Count *size);
+int MPI_Type_get_extent_c(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent);
+int MPI_Type_get_true_extent_c(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent);
+int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+int MPI_Get_elements_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count);
+int MPI_Status_set_elements_c(MPI_Status *status, MPI_Datatype datatype, MPI_Count count);
+int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+               MPI_Comm comm);
+int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm);
+int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm);
+int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm);
+int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+               MPI_Comm comm, MPI_Status *status);
+int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                MPI_Comm comm, MPI_Request *request);
+int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *request);
+int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *request);
+int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                 MPI_Comm comm, MPI_Request *request);
+int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                MPI_Comm comm, MPI_Request *request);
+int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                    MPI_Comm comm, MPI_Request *request);
+int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *request);
+int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *request);
+int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
+                     MPI_Comm comm, MPI_Request *request);
+int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
+                    MPI_Comm comm, MPI_Request *request);
+int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                   int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                   int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
+                           int source, int recvtag, MPI_Comm comm, MPI_Status *status);
+int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, int dest,
+                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                    int source, int recvtag, MPI_Comm comm, MPI_Request *request);
+int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest,
+                            int sendtag, int source, int recvtag, MPI_Comm comm,
+                            MPI_Request *request);
+int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                MPI_Status *status);
+int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
+                 MPI_Request *request);
+int MPI_Buffer_attach_c(void *buffer, MPI_Count size);
+int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size);
+int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm);
+int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, int root, MPI_Comm comm);
+int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm);
+int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+               MPI_Op op, MPI_Comm comm);
+int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op);
+int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm);
+int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                  int root, MPI_Comm comm);
+int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                   MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm);
+int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm);
+int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                    const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                 MPI_Request *request);
+int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, int root, MPI_Comm comm, MPI_Request *request);
+int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                MPI_Request *request);
+int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request *request);
+int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request *request);
+int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request);
+int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                    MPI_Request *request);
+int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request *request);
+int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request);
+int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                     MPI_Request *request);
+int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                     MPI_Info info, MPI_Request *request);
+int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *request);
+int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Info info, MPI_Request *request);
+int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request);
+int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm);
+int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                            MPI_Comm comm);
+int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request *request);
+int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Request *request);
+int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                 MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                      MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                              MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                       const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                       MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                               const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype);
+int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                     const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype);
+int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                             const MPI_Count array_of_displacements[],
+                             const MPI_Datatype array_of_types[], MPI_Datatype *newtype);
+int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
+                               const MPI_Count array_of_subsizes[],
+                               const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
+                               MPI_Datatype *newtype);
+int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+                             const int array_of_distribs[], const int array_of_dargs[],
+                             const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                             MPI_Datatype *newtype);
+int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+                              MPI_Datatype *newtype);
+int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+               MPI_Count outsize, MPI_Count *position, MPI_Comm comm);
+int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                 MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm);
+int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size);
+int MPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount,
+                        MPI_Datatype datatype, void *outbuf, MPI_Count outsize,
+                        MPI_Count *position);
+int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                          MPI_Count *position, void *outbuf, MPI_Count outcount,
+                          MPI_Datatype datatype);
+int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype,
+                             MPI_Count *size);
+int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+              int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+              MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+              int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+              MPI_Datatype target_datatype, MPI_Win win);
+int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win);
+int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                         MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                         MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                         MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                         MPI_Win win);
+int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request);
+int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request);
+int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                          MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                          MPI_Win win, MPI_Request *request);
+int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                     MPI_Win *win);
+int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                       void *baseptr, MPI_Win *win);
+int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Status *status);
+int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Request *request);
+int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Status *status);
+int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Status *status);
+int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Status *status);
+int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Status *status);
+int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Request *request);
+int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Request *request);
+int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Request *request);
+int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Request *request);
+int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                           MPI_Status *status);
+int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status);
+int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Request *request);
+int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Request *request);
+int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status);
+int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status *status);
+int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                                 MPI_Datatype datatype);
+int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                                  MPI_Datatype datatype);
+int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                               MPI_Datatype datatype);
+int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
+int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                                   MPI_Datatype datatype);
+int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                       MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                       MPI_Request *request);
+int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                        MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
+                        MPI_Request *request);
+int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                          void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                          MPI_Request *request);
+int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                         const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                         MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request);
+int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                         const MPI_Aint sdispls[], const MPI_Datatype sendtypes[], void *recvbuf,
+                         const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                         const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
+                         MPI_Request *request);
+int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                              MPI_Request *request);
+/* ==== end of MPI 4.0 ==== */
+
 /* ---- profiling interface (MPI 3.1 section 14.2) ----
  * Every MPI function is also PMPI_<name>, the same code: a tool defines
  * MPI_<name>, does its work and calls PMPI_<name>.  The library's own calls
@@ -1038,69 +1487,99 @@ int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *r
 /* clang-format off */
 /* BEGIN PMPI LIST: generated by scripts/gen-pmpi.sh, do not edit */
 #define BDMPI_PMPI_FUNCTIONS(X) \
-    X(Abort) X(Accumulate) X(Add_error_class) X(Add_error_code) X(Add_error_string) X(Address) \
-    X(Aint_add) X(Aint_diff) X(Allgather) X(Allgatherv) X(Alloc_mem) X(Allreduce) \
-    X(Alltoall) X(Alltoallv) X(Alltoallw) X(Attr_delete) X(Attr_get) X(Attr_put) \
-    X(Barrier) X(Bcast) X(Bsend) X(Bsend_init) X(Buffer_attach) X(Buffer_detach) \
-    X(Cancel) X(Cart_coords) X(Cart_create) X(Cart_get) X(Cart_map) X(Cart_rank) \
-    X(Cart_shift) X(Cart_sub) X(Cartdim_get) X(Comm_c2f) X(Comm_call_errhandler) X(Comm_compare) \
-    X(Comm_create) X(Comm_create_errhandler) X(Comm_create_group) X(Comm_create_keyval) X(Comm_delete_attr) X(Comm_dup) \
-    X(Comm_dup_with_info) X(Comm_f2c) X(Comm_free) X(Comm_free_keyval) X(Comm_get_attr) X(Comm_get_errhandler) \
-    X(Comm_get_info) X(Comm_get_name) X(Comm_get_parent) X(Comm_group) X(Comm_idup) X(Comm_idup_with_info) \
-    X(Comm_rank) X(Comm_remote_group) X(Comm_remote_size) X(Comm_set_attr) X(Comm_set_errhandler) X(Comm_set_info) \
-    X(Comm_set_name) X(Comm_size) X(Comm_split) X(Comm_split_type) X(Comm_test_inter) X(Compare_and_swap) \
-    X(Dims_create) X(Dist_graph_create) X(Dist_graph_create_adjacent) X(Dist_graph_neighbors) X(Dist_graph_neighbors_count) X(Errhandler_c2f) \
-    X(Errhandler_create) X(Errhandler_f2c) X(Errhandler_free) X(Errhandler_get) X(Errhandler_set) X(Error_class) \
-    X(Error_string) X(Exscan) X(Fetch_and_op) X(File_c2f) X(File_call_errhandler) X(File_close) \
-    X(File_create_errhandler) X(File_delete) X(File_f2c) X(File_get_amode) X(File_get_atomicity) X(File_get_byte_offset) \
-    X(File_get_errhandler) X(File_get_group) X(File_get_info) X(File_get_position) X(File_get_position_shared) X(File_get_size) \
-    X(File_get_type_extent) X(File_get_view) X(File_iread) X(File_iread_all) X(File_iread_at) X(File_iread_at_all) \
-    X(File_iread_shared) X(File_iwrite) X(File_iwrite_all) X(File_iwrite_at) X(File_iwrite_at_all) X(File_iwrite_shared) \
-    X(File_open) X(File_preallocate) X(File_read) X(File_read_all) X(File_read_all_begin) X(File_read_all_end) \
-    X(File_read_at) X(File_read_at_all) X(File_read_at_all_begin) X(File_read_at_all_end) X(File_read_ordered) X(File_read_ordered_begin) \
-    X(File_read_ordered_end) X(File_read_shared) X(File_seek) X(File_seek_shared) X(File_set_atomicity) X(File_set_errhandler) \
-    X(File_set_info) X(File_set_size) X(File_set_view) X(File_sync) X(File_write) X(File_write_all) \
-    X(File_write_all_begin) X(File_write_all_end) X(File_write_at) X(File_write_at_all) X(File_write_at_all_begin) X(File_write_at_all_end) \
-    X(File_write_ordered) X(File_write_ordered_begin) X(File_write_ordered_end) X(File_write_shared) X(Finalize) X(Finalized) \
-    X(Free_mem) X(Gather) X(Gatherv) X(Get) X(Get_accumulate) X(Get_address) \
-    X(Get_count) X(Get_elements) X(Get_elements_x) X(Get_library_version) X(Get_processor_name) X(Get_version) \
-    X(Graph_create) X(Graph_get) X(Graph_map) X(Graph_neighbors) X(Graph_neighbors_count) X(Graphdims_get) \
-    X(Grequest_complete) X(Grequest_start) X(Group_c2f) X(Group_compare) X(Group_difference) X(Group_excl) \
-    X(Group_f2c) X(Group_free) X(Group_incl) X(Group_intersection) X(Group_range_excl) X(Group_range_incl) \
-    X(Group_rank) X(Group_size) X(Group_translate_ranks) X(Group_union) X(Iallgather) X(Iallgatherv) \
-    X(Iallreduce) X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Ibarrier) X(Ibcast) \
-    X(Ibsend) X(Iexscan) X(Igather) X(Igatherv) X(Improbe) X(Imrecv) \
-    X(Ineighbor_allgather) X(Ineighbor_allgatherv) X(Ineighbor_alltoall) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) X(Info_c2f) \
-    X(Info_create) X(Info_delete) X(Info_dup) X(Info_f2c) X(Info_free) X(Info_get) \
-    X(Info_get_nkeys) X(Info_get_nthkey) X(Info_get_string) X(Info_get_valuelen) X(Info_set) X(Init) \
-    X(Init_thread) X(Initialized) X(Intercomm_create) X(Intercomm_merge) X(Iprobe) X(Irecv) \
-    X(Ireduce) X(Ireduce_scatter) X(Ireduce_scatter_block) X(Irsend) X(Is_thread_main) X(Iscan) \
-    X(Iscatter) X(Iscatterv) X(Isend) X(Isendrecv) X(Isendrecv_replace) X(Issend) \
-    X(Keyval_create) X(Keyval_free) X(Message_c2f) X(Message_f2c) X(Mprobe) X(Mrecv) \
-    X(Neighbor_allgather) X(Neighbor_allgatherv) X(Neighbor_alltoall) X(Neighbor_alltoallv) X(Neighbor_alltoallw) X(Op_c2f) \
-    X(Op_commutative) X(Op_create) X(Op_f2c) X(Op_free) X(Pack) X(Pack_external) \
-    X(Pack_external_size) X(Pack_size) X(Pcontrol) X(Probe) X(Put) X(Query_thread) \
-    X(Raccumulate) X(Recv) X(Recv_init) X(Reduce) X(Reduce_local) X(Reduce_scatter) \
-    X(Reduce_scatter_block) X(Register_datarep) X(Request_c2f) X(Request_f2c) X(Request_free) X(Request_get_status) \
-    X(Rget) X(Rget_accumulate) X(Rput) X(Rsend) X(Rsend_init) X(Scan) \
-    X(Scatter) X(Scatterv) X(Send) X(Send_init) X(Sendrecv) X(Sendrecv_replace) \
-    X(Ssend) X(Ssend_init) X(Start) X(Startall) X(Status_c2f) X(Status_f2c) \
-    X(Status_set_cancelled) X(Status_set_elements) X(Status_set_elements_x) X(Test) X(Test_cancelled) X(Testall) \
-    X(Testany) X(Testsome) X(Topo_test) X(Type_c2f) X(Type_commit) X(Type_contiguous) \
-    X(Type_create_darray) X(Type_create_hindexed) X(Type_create_hindexed_block) X(Type_create_hvector) X(Type_create_indexed_block) X(Type_create_keyval) \
-    X(Type_create_resized) X(Type_create_struct) X(Type_create_subarray) X(Type_delete_attr) X(Type_dup) X(Type_extent) \
-    X(Type_f2c) X(Type_free) X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) X(Type_get_envelope) \
-    X(Type_get_extent) X(Type_get_extent_x) X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_x) X(Type_hindexed) \
-    X(Type_hvector) X(Type_indexed) X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) \
-    X(Type_size) X(Type_size_x) X(Type_struct) X(Type_ub) X(Type_vector) X(Unpack) \
-    X(Unpack_external) X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Win_allocate) \
-    X(Win_attach) X(Win_c2f) X(Win_call_errhandler) X(Win_complete) X(Win_create) X(Win_create_dynamic) \
-    X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) X(Win_detach) X(Win_f2c) X(Win_fence) \
-    X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_free_keyval) \
-    X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) X(Win_get_name) X(Win_lock) \
-    X(Win_lock_all) X(Win_post) X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) X(Win_set_name) \
-    X(Win_start) X(Win_sync) X(Win_test) X(Win_unlock) X(Win_unlock_all) X(Win_wait) \
-    X(Wtick) X(Wtime)
+    X(Abort) X(Accumulate) X(Accumulate_c) X(Add_error_class) X(Add_error_code) X(Add_error_string) \
+    X(Address) X(Aint_add) X(Aint_diff) X(Allgather) X(Allgather_c) X(Allgather_init) \
+    X(Allgather_init_c) X(Allgatherv) X(Allgatherv_c) X(Allgatherv_init) X(Allgatherv_init_c) X(Alloc_mem) \
+    X(Allreduce) X(Allreduce_c) X(Allreduce_init) X(Allreduce_init_c) X(Alltoall) X(Alltoall_c) \
+    X(Alltoall_init) X(Alltoall_init_c) X(Alltoallv) X(Alltoallv_c) X(Alltoallv_init) X(Alltoallv_init_c) \
+    X(Alltoallw) X(Alltoallw_c) X(Alltoallw_init) X(Alltoallw_init_c) X(Attr_delete) X(Attr_get) \
+    X(Attr_put) X(Barrier) X(Barrier_init) X(Bcast) X(Bcast_c) X(Bcast_init) \
+    X(Bcast_init_c) X(Bsend) X(Bsend_c) X(Bsend_init) X(Bsend_init_c) X(Buffer_attach) \
+    X(Buffer_attach_c) X(Buffer_detach) X(Buffer_detach_c) X(Cancel) X(Cart_coords) X(Cart_create) \
+    X(Cart_get) X(Cart_map) X(Cart_rank) X(Cart_shift) X(Cart_sub) X(Cartdim_get) \
+    X(Comm_c2f) X(Comm_call_errhandler) X(Comm_compare) X(Comm_create) X(Comm_create_errhandler) X(Comm_create_from_group) \
+    X(Comm_create_group) X(Comm_create_keyval) X(Comm_delete_attr) X(Comm_dup) X(Comm_dup_with_info) X(Comm_f2c) \
+    X(Comm_free) X(Comm_free_keyval) X(Comm_get_attr) X(Comm_get_errhandler) X(Comm_get_info) X(Comm_get_name) \
+    X(Comm_get_parent) X(Comm_group) X(Comm_idup) X(Comm_idup_with_info) X(Comm_rank) X(Comm_remote_group) \
+    X(Comm_remote_size) X(Comm_set_attr) X(Comm_set_errhandler) X(Comm_set_info) X(Comm_set_name) X(Comm_size) \
+    X(Comm_split) X(Comm_split_type) X(Comm_test_inter) X(Compare_and_swap) X(Dims_create) X(Dist_graph_create) \
+    X(Dist_graph_create_adjacent) X(Dist_graph_neighbors) X(Dist_graph_neighbors_count) X(Errhandler_c2f) X(Errhandler_create) X(Errhandler_f2c) \
+    X(Errhandler_free) X(Errhandler_get) X(Errhandler_set) X(Error_class) X(Error_string) X(Exscan) \
+    X(Exscan_c) X(Exscan_init) X(Exscan_init_c) X(Fetch_and_op) X(File_c2f) X(File_call_errhandler) \
+    X(File_close) X(File_create_errhandler) X(File_delete) X(File_f2c) X(File_get_amode) X(File_get_atomicity) \
+    X(File_get_byte_offset) X(File_get_errhandler) X(File_get_group) X(File_get_info) X(File_get_position) X(File_get_position_shared) \
+    X(File_get_size) X(File_get_type_extent) X(File_get_view) X(File_iread) X(File_iread_all) X(File_iread_all_c) \
+    X(File_iread_at) X(File_iread_at_all) X(File_iread_at_all_c) X(File_iread_at_c) X(File_iread_c) X(File_iread_shared) \
+    X(File_iread_shared_c) X(File_iwrite) X(File_iwrite_all) X(File_iwrite_all_c) X(File_iwrite_at) X(File_iwrite_at_all) \
+    X(File_iwrite_at_all_c) X(File_iwrite_at_c) X(File_iwrite_c) X(File_iwrite_shared) X(File_iwrite_shared_c) X(File_open) \
+    X(File_preallocate) X(File_read) X(File_read_all) X(File_read_all_begin) X(File_read_all_begin_c) X(File_read_all_c) \
+    X(File_read_all_end) X(File_read_at) X(File_read_at_all) X(File_read_at_all_begin) X(File_read_at_all_begin_c) X(File_read_at_all_c) \
+    X(File_read_at_all_end) X(File_read_at_c) X(File_read_c) X(File_read_ordered) X(File_read_ordered_begin) X(File_read_ordered_begin_c) \
+    X(File_read_ordered_c) X(File_read_ordered_end) X(File_read_shared) X(File_read_shared_c) X(File_seek) X(File_seek_shared) \
+    X(File_set_atomicity) X(File_set_errhandler) X(File_set_info) X(File_set_size) X(File_set_view) X(File_sync) \
+    X(File_write) X(File_write_all) X(File_write_all_begin) X(File_write_all_begin_c) X(File_write_all_c) X(File_write_all_end) \
+    X(File_write_at) X(File_write_at_all) X(File_write_at_all_begin) X(File_write_at_all_begin_c) X(File_write_at_all_c) X(File_write_at_all_end) \
+    X(File_write_at_c) X(File_write_c) X(File_write_ordered) X(File_write_ordered_begin) X(File_write_ordered_begin_c) X(File_write_ordered_c) \
+    X(File_write_ordered_end) X(File_write_shared) X(File_write_shared_c) X(Finalize) X(Finalized) X(Free_mem) \
+    X(Gather) X(Gather_c) X(Gather_init) X(Gather_init_c) X(Gatherv) X(Gatherv_c) \
+    X(Gatherv_init) X(Gatherv_init_c) X(Get) X(Get_accumulate) X(Get_accumulate_c) X(Get_address) \
+    X(Get_c) X(Get_count) X(Get_count_c) X(Get_elements) X(Get_elements_c) X(Get_elements_x) \
+    X(Get_library_version) X(Get_processor_name) X(Get_version) X(Graph_create) X(Graph_get) X(Graph_map) \
+    X(Graph_neighbors) X(Graph_neighbors_count) X(Graphdims_get) X(Grequest_complete) X(Grequest_start) X(Group_c2f) \
+    X(Group_compare) X(Group_difference) X(Group_excl) X(Group_f2c) X(Group_free) X(Group_from_session_pset) \
+    X(Group_incl) X(Group_intersection) X(Group_range_excl) X(Group_range_incl) X(Group_rank) X(Group_size) \
+    X(Group_translate_ranks) X(Group_union) X(Iallgather) X(Iallgather_c) X(Iallgatherv) X(Iallgatherv_c) \
+    X(Iallreduce) X(Iallreduce_c) X(Ialltoall) X(Ialltoall_c) X(Ialltoallv) X(Ialltoallv_c) \
+    X(Ialltoallw) X(Ialltoallw_c) X(Ibarrier) X(Ibcast) X(Ibcast_c) X(Ibsend) \
+    X(Ibsend_c) X(Iexscan) X(Iexscan_c) X(Igather) X(Igather_c) X(Igatherv) \
+    X(Igatherv_c) X(Improbe) X(Imrecv) X(Imrecv_c) X(Ineighbor_allgather) X(Ineighbor_allgather_c) \
+    X(Ineighbor_allgatherv) X(Ineighbor_alltoall) X(Ineighbor_alltoall_c) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) X(Info_c2f) \
+    X(Info_create) X(Info_create_env) X(Info_delete) X(Info_dup) X(Info_f2c) X(Info_free) \
+    X(Info_get) X(Info_get_nkeys) X(Info_get_nthkey) X(Info_get_string) X(Info_get_valuelen) X(Info_set) \
+    X(Init) X(Init_thread) X(Initialized) X(Intercomm_create) X(Intercomm_merge) X(Iprobe) \
+    X(Irecv) X(Irecv_c) X(Ireduce) X(Ireduce_c) X(Ireduce_scatter) X(Ireduce_scatter_block) \
+    X(Ireduce_scatter_block_c) X(Ireduce_scatter_c) X(Irsend) X(Irsend_c) X(Is_thread_main) X(Iscan) \
+    X(Iscan_c) X(Iscatter) X(Iscatter_c) X(Iscatterv) X(Iscatterv_c) X(Isend) \
+    X(Isend_c) X(Isendrecv) X(Isendrecv_c) X(Isendrecv_replace) X(Isendrecv_replace_c) X(Issend) \
+    X(Issend_c) X(Keyval_create) X(Keyval_free) X(Message_c2f) X(Message_f2c) X(Mprobe) \
+    X(Mrecv) X(Mrecv_c) X(Neighbor_allgather) X(Neighbor_allgather_c) X(Neighbor_allgather_init) X(Neighbor_allgather_init_c) \
+    X(Neighbor_allgatherv) X(Neighbor_allgatherv_init) X(Neighbor_alltoall) X(Neighbor_alltoall_c) X(Neighbor_alltoall_init) X(Neighbor_alltoall_init_c) \
+    X(Neighbor_alltoallv) X(Neighbor_alltoallv_init) X(Neighbor_alltoallw) X(Neighbor_alltoallw_init) X(Op_c2f) X(Op_commutative) \
+    X(Op_create) X(Op_f2c) X(Op_free) X(Pack) X(Pack_c) X(Pack_external) \
+    X(Pack_external_c) X(Pack_external_size) X(Pack_external_size_c) X(Pack_size) X(Pack_size_c) X(Parrived) \
+    X(Pcontrol) X(Pready) X(Pready_list) X(Pready_range) X(Precv_init) X(Probe) \
+    X(Psend_init) X(Put) X(Put_c) X(Query_thread) X(Raccumulate) X(Raccumulate_c) \
+    X(Recv) X(Recv_c) X(Recv_init) X(Recv_init_c) X(Reduce) X(Reduce_c) \
+    X(Reduce_init) X(Reduce_init_c) X(Reduce_local) X(Reduce_local_c) X(Reduce_scatter) X(Reduce_scatter_block) \
+    X(Reduce_scatter_block_c) X(Reduce_scatter_block_init) X(Reduce_scatter_block_init_c) X(Reduce_scatter_c) X(Reduce_scatter_init) X(Reduce_scatter_init_c) \
+    X(Register_datarep) X(Request_c2f) X(Request_f2c) X(Request_free) X(Request_get_status) X(Rget) \
+    X(Rget_accumulate) X(Rget_accumulate_c) X(Rget_c) X(Rput) X(Rput_c) X(Rsend) \
+    X(Rsend_c) X(Rsend_init) X(Rsend_init_c) X(Scan) X(Scan_c) X(Scan_init) \
+    X(Scan_init_c) X(Scatter) X(Scatter_c) X(Scatter_init) X(Scatter_init_c) X(Scatterv) \
+    X(Scatterv_c) X(Scatterv_init) X(Scatterv_init_c) X(Send) X(Send_c) X(Send_init) \
+    X(Send_init_c) X(Sendrecv) X(Sendrecv_c) X(Sendrecv_replace) X(Sendrecv_replace_c) X(Session_c2f) \
+    X(Session_call_errhandler) X(Session_create_errhandler) X(Session_f2c) X(Session_finalize) X(Session_get_errhandler) X(Session_get_info) \
+    X(Session_get_nth_pset) X(Session_get_num_psets) X(Session_get_pset_info) X(Session_init) X(Session_set_errhandler) X(Ssend) \
+    X(Ssend_c) X(Ssend_init) X(Ssend_init_c) X(Start) X(Startall) X(Status_c2f) \
+    X(Status_f2c) X(Status_set_cancelled) X(Status_set_elements) X(Status_set_elements_c) X(Status_set_elements_x) X(Test) \
+    X(Test_cancelled) X(Testall) X(Testany) X(Testsome) X(Topo_test) X(Type_c2f) \
+    X(Type_commit) X(Type_contiguous) X(Type_contiguous_c) X(Type_create_darray) X(Type_create_darray_c) X(Type_create_hindexed) \
+    X(Type_create_hindexed_block) X(Type_create_hindexed_block_c) X(Type_create_hindexed_c) X(Type_create_hvector) X(Type_create_hvector_c) X(Type_create_indexed_block) \
+    X(Type_create_indexed_block_c) X(Type_create_keyval) X(Type_create_resized) X(Type_create_resized_c) X(Type_create_struct) X(Type_create_struct_c) \
+    X(Type_create_subarray) X(Type_create_subarray_c) X(Type_delete_attr) X(Type_dup) X(Type_extent) X(Type_f2c) \
+    X(Type_free) X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) X(Type_get_envelope) X(Type_get_extent) \
+    X(Type_get_extent_c) X(Type_get_extent_x) X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_c) X(Type_get_true_extent_x) \
+    X(Type_hindexed) X(Type_hvector) X(Type_indexed) X(Type_indexed_c) X(Type_lb) X(Type_match_size) \
+    X(Type_set_attr) X(Type_set_name) X(Type_size) X(Type_size_c) X(Type_size_x) X(Type_struct) \
+    X(Type_ub) X(Type_vector) X(Type_vector_c) X(Unpack) X(Unpack_c) X(Unpack_external) \
+    X(Unpack_external_c) X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Win_allocate) \
+    X(Win_allocate_c) X(Win_attach) X(Win_c2f) X(Win_call_errhandler) X(Win_complete) X(Win_create) \
+    X(Win_create_c) X(Win_create_dynamic) X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) X(Win_detach) \
+    X(Win_f2c) X(Win_fence) X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) \
+    X(Win_free) X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) \
+    X(Win_get_name) X(Win_lock) X(Win_lock_all) X(Win_post) X(Win_set_attr) X(Win_set_errhandler) \
+    X(Win_set_info) X(Win_set_name) X(Win_start) X(Win_sync) X(Win_test) X(Win_unlock) \
+    X(Win_unlock_all) X(Win_wait) X(Wtick) X(Wtime)
 /* END PMPI LIST */
 /* clang-format on */
 #ifdef BDMPI_PMPI_FUNCTIONS

@@ -96,6 +96,12 @@ typedef struct bdl_lib {
     /* The MPI function in progress (set by BDL_CHECK_INIT), which the
      * timeline names when the rank waits in the master. */
     const char *mpi_call;
+    /* MPI 4.0 (mpi/env.c, mpi/session.c): initialized and finalized above
+     * say whether the library instance is up; the World Model (MPI_Init,
+     * MPI_Finalize: 0 not yet, 1 initialized, 2 finalized) and the open
+     * sessions each hold it, and the last of them to end ends it. */
+    int world_state;
+    int nsessions;
 } bdl_lib_t;
 
 extern bdl_lib_t bdl_g;
@@ -169,6 +175,15 @@ _Noreturn void bdl_fatal(int code, const char *fmt, ...) __attribute__((format(p
         if (!bdl_g.initialized || bdl_g.finalized)                                                 \
             bdl_fatal(MPI_ERR_OTHER, "%s called %s MPI_Init", call,                                \
                       bdl_g.finalized ? "after MPI_Finalize, not between it and" : "before");      \
+    } while (0)
+
+/* The calls MPI 4.0 allows before initialization (the info calls): they
+ * only refuse to run after the library instance has ended. */
+#define BDL_CHECK_NOT_ENDED(call)                                                                  \
+    do {                                                                                           \
+        bdl_g.mpi_call = (call);                                                                   \
+        if (bdl_g.finalized)                                                                       \
+            bdl_fatal(MPI_ERR_OTHER, "%s called after MPI_Finalize", call);                        \
     } while (0)
 
 /* mem.c */

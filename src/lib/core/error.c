@@ -63,6 +63,11 @@ const char *bdl_err_class_name(int c)
                                         "MPI_ERR_DUP_DATAREP",
                                         "MPI_ERR_CONVERSION",
                                         "MPI_ERR_IO"};
+    switch (c) { /* MPI 4.0 */
+    case MPI_ERR_SESSION: return "MPI_ERR_SESSION";
+    case MPI_ERR_PROC_ABORTED: return "MPI_ERR_PROC_ABORTED";
+    case MPI_ERR_VALUE_TOO_LARGE: return "MPI_ERR_VALUE_TOO_LARGE";
+    }
     return c >= 0 && c < (int)(sizeof names / sizeof *names) ? names[c] : "MPI_ERR_UNKNOWN";
 }
 
@@ -225,6 +230,16 @@ MPI_Errhandler bdl_errh_effective(const bdl_comm_t *c)
 
 int bdl_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
 {
+    if (!bdl_g.initialized) { /* a call MPI 4.0 allows before initialization */
+        char msg[768];
+        va_list ap;
+        va_start(ap, fmt);
+        vsnprintf(msg, sizeof msg, fmt, ap);
+        va_end(ap);
+        bd_log_error("%s: %s [%s]", call, msg, bdl_err_class_name(code));
+        bdl_abort(code, "");
+        return code;
+    }
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c) {
         c = bdl_comm_get(MPI_COMM_WORLD);

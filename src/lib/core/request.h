@@ -54,6 +54,11 @@ typedef struct bdl_req_ops {
      * it frees): an error already reported, or MPI_SUCCESS. */
     int (*cancel)(bdl_request_t *q, MPI_Request h);
     int (*free)(bdl_request_t *q, MPI_Request *h);
+    /* MPI_Start of an inactive persistent request h of this kind (NULL: a
+     * persistent point-to-point request, which mpi/p2p_persist.c starts):
+     * an error already reported, or MPI_SUCCESS.  It may grow the request
+     * table, so it looks q up again by h after starting anything. */
+    int (*start)(bdl_request_t *q, MPI_Request h);
 } bdl_req_ops_t;
 
 struct bdl_request {

@@ -76,6 +76,9 @@ static const char *const g_err_strings[] = {
     [MPI_ERR_DUP_DATAREP] = "data representation already registered",
     [MPI_ERR_CONVERSION] = "data conversion failed",
     [MPI_ERR_IO] = "I/O error",
+    [MPI_ERR_SESSION] = "invalid session",
+    [MPI_ERR_PROC_ABORTED] = "operation with a process that has aborted",
+    [MPI_ERR_VALUE_TOO_LARGE] = "a value is too large to be stored in the output argument",
 };
 
 int MPI_Error_class(int errorcode, int *errorclass)
@@ -233,9 +236,10 @@ static int env_int(const char *name, int *out)
 
 static int do_init(int required, int *provided)
 {
-    if (bdl_g.initialized) {
-        bd_log_error("MPI_Init called twice");
-        exit(1);
+    if (bdl_g.initialized) { /* a session started the instance */
+        if (provided)
+            *provided = bdl_g.thread_level;
+        return MPI_SUCCESS;
     }
     int shm_fd, slot, ev_fd;
     if (env_int("BDMPI_SHM_FD", &shm_fd) < 0 || env_int("BDMPI_SLOT", &slot) < 0 ||
@@ -294,26 +298,39 @@ static int do_init(int required, int *provided)
     return MPI_SUCCESS;
 }
 
+/* The World Model begins (MPI_Init, MPI_Init_thread). */
+static int world_init(int required, int *provided)
+{
+    if (bdl_g.world_state || bdl_g.finalized) {
+        bd_log_error("MPI_Init called twice");
+        exit(1);
+    }
+    int rc = do_init(required, provided);
+    bdl_g.world_state = 1;
+    return rc;
+}
+
+int bdl_instance_begin(int required, int *provided) { return do_init(required, provided); }
+
 int MPI_Init(int *argc, char ***argv)
 {
     (void)argc;
     (void)argv;
-    return do_init(MPI_THREAD_SINGLE, NULL);
+    return world_init(MPI_THREAD_SINGLE, NULL);
 }
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
     (void)argc;
     (void)argv;
-    return do_init(required, provided);
+    return world_init(required, provided);
 }
 
-int MPI_Finalize(void)
+/* The World Model and the sessions are done: end the library instance. */
+void bdl_instance_end(void)
 {
-    BDL_CHECK_INIT("MPI_Finalize");
-    /* MPI 3.1 8.7.1: MPI_Finalize first deletes MPI_COMM_SELF's attributes,
-     * so programs can hook their own cleanup there. */
-    bdl_attr_delete_all(MPI_COMM_SELF, "MPI_Finalize");
+    if (!bdl_g.initialized || bdl_g.finalized)
+        return;
     if (bdl_g.ndetached)
         bdl_req_reap_detached();
     bdl_p2p_settle();
@@ -323,18 +340,32 @@ int MPI_Finalize(void)
     bdl_req_begin(BD_REQ_FINALIZE);
     bdl_rpc();
     bdl_g.finalized = 1;
+}
+
+int MPI_Finalize(void)
+{
+    BDL_CHECK_INIT("MPI_Finalize");
+    if (bdl_g.world_state != 1)
+        bdl_fatal(MPI_ERR_OTHER, "MPI_Finalize called before MPI_Init (only sessions are open)");
+    /* MPI 3.1 8.7.1: MPI_Finalize first deletes MPI_COMM_SELF's attributes,
+     * so programs can hook their own cleanup there. */
+    bdl_attr_delete_all(MPI_COMM_SELF, "MPI_Finalize");
+    bdl_g.world_state = 2;
+    if (!bdl_g.nsessions)
+        bdl_instance_end();
     return MPI_SUCCESS;
 }
 
+/* MPI 4.0 11.2.1: these say what the World Model did. */
 int MPI_Initialized(int *flag)
 {
-    *flag = bdl_g.initialized;
+    *flag = bdl_g.world_state >= 1;
     return MPI_SUCCESS;
 }
 
 int MPI_Finalized(int *flag)
 {
-    *flag = bdl_g.finalized;
+    *flag = bdl_g.world_state == 2;
     return MPI_SUCCESS;
 }
 

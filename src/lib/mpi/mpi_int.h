@@ -39,4 +39,23 @@ int bdl_inter_alltoallw(bdl_comm_t *c, MPI_Comm comm, const char *call, const vo
                         void *recvbuf, const int *recvcounts, const int *rdispls,
                         const MPI_Datatype *recvtypes);
 
+/* env.c: the library instance the World Model and the sessions share:
+ * bring it up (MPI_SUCCESS; already up: *provided its thread level), end it
+ * (the World Model and every session are done). */
+int bdl_instance_begin(int required, int *provided);
+void bdl_instance_end(void);
+
+/* bigcount.c: the conversions of the large-count (_c) entry points, which
+ * report their errors on comm for call (what names the argument): v fits
+ * an int; the number of entries of a counts array on comm (peers: of the
+ * remote group of an intercommunicator); n MPI_Count or MPI_Aint values as
+ * a new int array (NULL for a NULL array); MPI_Count as MPI_Aint values. */
+int bdl_bc_fit(const char *call, MPI_Comm comm, const char *what, MPI_Count v, int *out);
+MPI_Count bdl_bc_size(MPI_Comm comm, int peers);
+int bdl_bc_ints(const char *call, MPI_Comm comm, const char *what, const MPI_Count *a, MPI_Count n,
+                int **out);
+int bdl_bc_aints(const char *call, MPI_Comm comm, const char *what, const MPI_Aint *a, MPI_Count n,
+                 int **out);
+int bdl_bc_wide(const char *call, MPI_Comm comm, const MPI_Count *a, MPI_Count n, MPI_Aint **out);
+
 #endif

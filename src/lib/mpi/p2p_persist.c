@@ -77,6 +77,8 @@ int MPI_Start(MPI_Request *request)
     if (!q->inactive)
         return bdl_error(q->pcomm, MPI_ERR_REQUEST, "MPI_Start", "request %d is already active",
                          *request);
+    if (q->ops->start) /* persistent collectives, partitioned communication */
+        return q->ops->start(q, *request);
     /* Start it as the matching nonblocking call, then move that request's
      * state into this handle (the temporary handle is released). */
     MPI_Request tmp;

@@ -5,6 +5,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 
 #include "core.h"
 #include "nbc.h"
@@ -556,11 +557,45 @@ int bdl_comm_create_members(MPI_Comm comm, const int *mem, int n, int tag, MPI_C
     return MPI_SUCCESS;
 }
 
-/* MPI_COMM_TYPE_SHARED: the ranks of comm on the caller's node. */
+/* The color of the caller in MPI_Comm_split_type of c: MPI_COMM_TYPE_SHARED
+ * is the ranks of comm on the caller's node; of MPI 4.0's types,
+ * MPI_COMM_TYPE_HW_GUIDED knows the node under the names
+ * "mpi_shared_memory" and "Machine" (anything else: MPI_UNDEFINED),
+ * MPI_COMM_TYPE_HW_UNGUIDED splits by node only when comm spans several
+ * (it must return strict subsets), MPI_COMM_TYPE_RESOURCE_GUIDED knows the
+ * process sets "mpi://WORLD" and "mpi://SELF".  -1: split_type is invalid. */
+static int split_type_color(const bdl_comm_t *c, int split_type, MPI_Info info)
+{
+    int node = bdl_world_node(bdl_g.world_rank);
+    char v[MPI_MAX_INFO_VAL + 1];
+    int flag = 0;
+    switch (split_type) {
+    case MPI_UNDEFINED: return MPI_UNDEFINED;
+    case MPI_COMM_TYPE_SHARED: return node;
+    case MPI_COMM_TYPE_HW_GUIDED:
+        if (info == MPI_INFO_NULL ||
+            MPI_Info_get(info, "mpi_hw_resource_type", MPI_MAX_INFO_VAL, v, &flag) || !flag)
+            return MPI_UNDEFINED;
+        return !strcmp(v, "mpi_shared_memory") || !strcasecmp(v, "Machine") ? node : MPI_UNDEFINED;
+    case MPI_COMM_TYPE_HW_UNGUIDED:
+        for (int r = 0; r < c->size; r++)
+            if (bdl_world_node(c->world[r]) != node)
+                return node;
+        return MPI_UNDEFINED;
+    case MPI_COMM_TYPE_RESOURCE_GUIDED:
+        if (info == MPI_INFO_NULL ||
+            MPI_Info_get(info, "mpi_pset_name", MPI_MAX_INFO_VAL, v, &flag) || !flag)
+            return MPI_UNDEFINED;
+        if (!strcasecmp(v, "mpi://WORLD"))
+            return 0;
+        return !strcasecmp(v, "mpi://SELF") ? c->rank : MPI_UNDEFINED;
+    default: return -1;
+    }
+}
+
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
     const char *call = "MPI_Comm_split_type";
-    (void)info;
     BDL_CHECK_INIT(call);
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
@@ -569,11 +604,15 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
         return bdl_error(comm, MPI_ERR_COMM, call,
                          "communicator %d is an intercommunicator (must be an intracommunicator)",
                          comm);
-    if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
+    if (info != MPI_INFO_NULL && !bdl_info_valid(info))
+        return bdl_error(comm, MPI_ERR_INFO, call, "invalid info %d", info);
+    int color = split_type_color(c, split_type, info);
+    if (color == -1)
         return bdl_error(comm, MPI_ERR_ARG, call,
-                         "invalid split_type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)",
+                         "invalid split_type %d (MPI_COMM_TYPE_SHARED, MPI_COMM_TYPE_HW_GUIDED, "
+                         "MPI_COMM_TYPE_HW_UNGUIDED, MPI_COMM_TYPE_RESOURCE_GUIDED or "
+                         "MPI_UNDEFINED)",
                          split_type);
-    int color = split_type == MPI_UNDEFINED ? MPI_UNDEFINED : bdl_world_node(bdl_g.world_rank);
     return bdl_comm_split(comm, color, key, newcomm, call);
 }
 

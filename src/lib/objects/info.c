@@ -91,7 +91,7 @@ static int check_key(const char *call, const char *key)
 
 int MPI_Info_create(MPI_Info *info)
 {
-    BDL_CHECK_INIT("MPI_Info_create");
+    BDL_CHECK_NOT_ENDED("MPI_Info_create");
     if (!info)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Info_create", "info is NULL");
     int h = info_alloc();
@@ -104,7 +104,7 @@ int MPI_Info_create(MPI_Info *info)
 int MPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
     const char *call = "MPI_Info_set";
-    BDL_CHECK_INIT(call);
+    BDL_CHECK_NOT_ENDED(call);
     info_t *in = info_get(info);
     if (!in || info == MPI_INFO_ENV)
         return bad_info(call, info);
@@ -143,7 +143,7 @@ int MPI_Info_set(MPI_Info info, const char *key, const char *value)
 int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
     const char *call = "MPI_Info_get";
-    BDL_CHECK_INIT(call);
+    BDL_CHECK_NOT_ENDED(call);
     info_t *in = info_get(info);
     if (!in)
         return bad_info(call, info);
@@ -168,7 +168,7 @@ int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int 
 int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
     const char *call = "MPI_Info_get_valuelen";
-    BDL_CHECK_INIT(call);
+    BDL_CHECK_NOT_ENDED(call);
     info_t *in = info_get(info);
     if (!in)
         return bad_info(call, info);
@@ -184,7 +184,7 @@ int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *fl
 
 int MPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
-    BDL_CHECK_INIT("MPI_Info_get_nkeys");
+    BDL_CHECK_NOT_ENDED("MPI_Info_get_nkeys");
     info_t *in = info_get(info);
     if (!in)
         return bad_info("MPI_Info_get_nkeys", info);
@@ -195,7 +195,7 @@ int MPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 int MPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
     const char *call = "MPI_Info_get_nthkey";
-    BDL_CHECK_INIT(call);
+    BDL_CHECK_NOT_ENDED(call);
     info_t *in = info_get(info);
     if (!in)
         return bad_info(call, info);
@@ -209,7 +209,7 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 int MPI_Info_delete(MPI_Info info, const char *key)
 {
     const char *call = "MPI_Info_delete";
-    BDL_CHECK_INIT(call);
+    BDL_CHECK_NOT_ENDED(call);
     info_t *in = info_get(info);
     if (!in || info == MPI_INFO_ENV)
         return bad_info(call, info);
@@ -229,7 +229,7 @@ int MPI_Info_delete(MPI_Info info, const char *key)
 int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
     const char *call = "MPI_Info_dup";
-    BDL_CHECK_INIT(call);
+    BDL_CHECK_NOT_ENDED(call);
     if (!info_get(info))
         return bad_info(call, info);
     int h = info_alloc();
@@ -251,7 +251,7 @@ int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 int MPI_Info_free(MPI_Info *info)
 {
     const char *call = "MPI_Info_free";
-    BDL_CHECK_INIT(call);
+    BDL_CHECK_NOT_ENDED(call);
     info_t *in = info ? info_get(*info) : NULL;
     if (!in || *info == MPI_INFO_ENV)
         return bad_info(call, info ? *info : MPI_INFO_NULL);
@@ -272,7 +272,7 @@ int MPI_Info_free(MPI_Info *info)
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
 {
     const char *call = "MPI_Info_get_string";
-    BDL_CHECK_INIT(call);
+    BDL_CHECK_NOT_ENDED(call);
     info_t *in = info_get(info);
     if (!in)
         return bad_info(call, info);

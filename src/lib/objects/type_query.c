@@ -351,6 +351,11 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
     return MPI_SUCCESS;
 }
 
+int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
+{
+    return get_count("MPI_Get_count_c", status, datatype, count);
+}
+
 static int get_elements(const char *call, const MPI_Status *status, MPI_Datatype datatype,
                         MPI_Count *count)
 {

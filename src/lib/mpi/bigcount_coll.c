@@ -1,0 +1,832 @@
+/* MPI 4.0 large-count entry points ("_c"), coll part.  GENERATED from
+ * include/mpi.h by `scripts/gen-bigcount.py --source coll >
+ * src/lib/mpi/bigcount_coll.c`: do not edit.  The conversions (bdl_bc_*)
+ * are in bigcount.c, which says why. */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "core.h"
+#include "mpi_int.h"
+
+int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
+{
+    const char *call = "MPI_Bcast_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Bcast(buffer, i_count, datatype, root, comm);
+    return rc;
+}
+
+int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, int root, MPI_Comm comm)
+{
+    const char *call = "MPI_Reduce_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Reduce(sendbuf, recvbuf, i_count, datatype, op, root, comm);
+    return rc;
+}
+
+int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm)
+{
+    const char *call = "MPI_Allreduce_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Allreduce(sendbuf, recvbuf, i_count, datatype, op, comm);
+    return rc;
+}
+
+int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+               MPI_Op op, MPI_Comm comm)
+{
+    const char *call = "MPI_Scan_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Scan(sendbuf, recvbuf, i_count, datatype, op, comm);
+    return rc;
+}
+
+int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                 MPI_Op op, MPI_Comm comm)
+{
+    const char *call = "MPI_Exscan_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Exscan(sendbuf, recvbuf, i_count, datatype, op, comm);
+    return rc;
+}
+
+int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    const char *call = "MPI_Reduce_scatter_block_c";
+    int rc = MPI_SUCCESS;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Reduce_scatter_block(sendbuf, recvbuf, i_recvcount, datatype, op, comm);
+    return rc;
+}
+
+int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
+                       MPI_Op op)
+{
+    const char *call = "MPI_Reduce_local_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Reduce_local(inbuf, inoutbuf, i_count, datatype, op);
+    return rc;
+}
+
+int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                 MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    const char *call = "MPI_Gather_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Gather(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, root, comm);
+    return rc;
+}
+
+int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
+{
+    const char *call = "MPI_Scatter_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Scatter(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, root, comm);
+    return rc;
+}
+
+int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const char *call = "MPI_Allgather_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Allgather(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, comm);
+    return rc;
+}
+
+int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const char *call = "MPI_Alltoall_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Alltoall(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, comm);
+    return rc;
+}
+
+int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                  int root, MPI_Comm comm)
+{
+    const char *call = "MPI_Gatherv_c";
+    int rc = MPI_SUCCESS;
+    int *i_recvcounts = NULL;
+    int *i_displs = NULL;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 1),
+                          &i_recvcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "displs", displs, bdl_bc_size(comm, 1), &i_displs)))
+        goto out;
+    rc = MPI_Gatherv(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcounts, i_displs, recvtype,
+                     root, comm);
+out:
+    free(i_recvcounts);
+    free(i_displs);
+    return rc;
+}
+
+int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                   MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Comm comm)
+{
+    const char *call = "MPI_Scatterv_c";
+    int rc = MPI_SUCCESS;
+    int *i_sendcounts = NULL;
+    int *i_displs = NULL;
+    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_size(comm, 1),
+                          &i_sendcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "displs", displs, bdl_bc_size(comm, 1), &i_displs)))
+        goto out;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Scatterv(sendbuf, i_sendcounts, i_displs, sendtype, recvbuf, i_recvcount, recvtype,
+                      root, comm);
+out:
+    free(i_sendcounts);
+    free(i_displs);
+    return rc;
+}
+
+int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                     MPI_Comm comm)
+{
+    const char *call = "MPI_Allgatherv_c";
+    int rc = MPI_SUCCESS;
+    int *i_recvcounts = NULL;
+    int *i_displs = NULL;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 1),
+                          &i_recvcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "displs", displs, bdl_bc_size(comm, 1), &i_displs)))
+        goto out;
+    rc = MPI_Allgatherv(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcounts, i_displs, recvtype,
+                        comm);
+out:
+    free(i_recvcounts);
+    free(i_displs);
+    return rc;
+}
+
+int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                    MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                    const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const char *call = "MPI_Alltoallv_c";
+    int rc = MPI_SUCCESS;
+    int *i_sendcounts = NULL;
+    int *i_sdispls = NULL;
+    int *i_recvcounts = NULL;
+    int *i_rdispls = NULL;
+    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_size(comm, 1),
+                          &i_sendcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "sdispls", sdispls, bdl_bc_size(comm, 1), &i_sdispls)))
+        goto out;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 1),
+                          &i_recvcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "rdispls", rdispls, bdl_bc_size(comm, 1), &i_rdispls)))
+        goto out;
+    rc = MPI_Alltoallv(sendbuf, i_sendcounts, i_sdispls, sendtype, recvbuf, i_recvcounts, i_rdispls,
+                       recvtype, comm);
+out:
+    free(i_sendcounts);
+    free(i_sdispls);
+    free(i_recvcounts);
+    free(i_rdispls);
+    return rc;
+}
+
+int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                    const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                    const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    const char *call = "MPI_Alltoallw_c";
+    int rc = MPI_SUCCESS;
+    int *i_sendcounts = NULL;
+    int *i_sdispls = NULL;
+    int *i_recvcounts = NULL;
+    int *i_rdispls = NULL;
+    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_size(comm, 1),
+                          &i_sendcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "sdispls", sdispls, bdl_bc_size(comm, 1), &i_sdispls)))
+        goto out;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 1),
+                          &i_recvcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "rdispls", rdispls, bdl_bc_size(comm, 1), &i_rdispls)))
+        goto out;
+    rc = MPI_Alltoallw(sendbuf, i_sendcounts, i_sdispls, sendtypes, recvbuf, i_recvcounts,
+                       i_rdispls, recvtypes, comm);
+out:
+    free(i_sendcounts);
+    free(i_sdispls);
+    free(i_recvcounts);
+    free(i_rdispls);
+    return rc;
+}
+
+int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
+{
+    const char *call = "MPI_Reduce_scatter_c";
+    int rc = MPI_SUCCESS;
+    int *i_recvcounts = NULL;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 0),
+                          &i_recvcounts)))
+        goto out;
+    rc = MPI_Reduce_scatter(sendbuf, recvbuf, i_recvcounts, datatype, op, comm);
+out:
+    free(i_recvcounts);
+    return rc;
+}
+
+int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                 MPI_Request *request)
+{
+    const char *call = "MPI_Ibcast_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Ibcast(buffer, i_count, datatype, root, comm, request);
+    return rc;
+}
+
+int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Ireduce_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Ireduce(sendbuf, recvbuf, i_count, datatype, op, root, comm, request);
+    return rc;
+}
+
+int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Iallreduce_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Iallreduce(sendbuf, recvbuf, i_count, datatype, op, comm, request);
+    return rc;
+}
+
+int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Iscan_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Iscan(sendbuf, recvbuf, i_count, datatype, op, comm, request);
+    return rc;
+}
+
+int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                  MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Iexscan_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Iexscan(sendbuf, recvbuf, i_count, datatype, op, comm, request);
+    return rc;
+}
+
+int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
+                                MPI_Request *request)
+{
+    const char *call = "MPI_Ireduce_scatter_block_c";
+    int rc = MPI_SUCCESS;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Ireduce_scatter_block(sendbuf, recvbuf, i_recvcount, datatype, op, comm, request);
+    return rc;
+}
+
+int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                  MPI_Request *request)
+{
+    const char *call = "MPI_Igather_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Igather(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, root, comm,
+                     request);
+    return rc;
+}
+
+int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                   MPI_Request *request)
+{
+    const char *call = "MPI_Iscatter_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Iscatter(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, root, comm,
+                      request);
+    return rc;
+}
+
+int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    const char *call = "MPI_Iallgather_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Iallgather(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, comm,
+                        request);
+    return rc;
+}
+
+int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Ialltoall_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Ialltoall(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, comm,
+                       request);
+    return rc;
+}
+
+int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                   int root, MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Igatherv_c";
+    int rc = MPI_SUCCESS;
+    int *i_recvcounts = NULL;
+    int *i_displs = NULL;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 1),
+                          &i_recvcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "displs", displs, bdl_bc_size(comm, 1), &i_displs)))
+        goto out;
+    rc = MPI_Igatherv(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcounts, i_displs, recvtype,
+                      root, comm, request);
+out:
+    free(i_recvcounts);
+    free(i_displs);
+    return rc;
+}
+
+int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Iscatterv_c";
+    int rc = MPI_SUCCESS;
+    int *i_sendcounts = NULL;
+    int *i_displs = NULL;
+    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_size(comm, 1),
+                          &i_sendcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "displs", displs, bdl_bc_size(comm, 1), &i_displs)))
+        goto out;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Iscatterv(sendbuf, i_sendcounts, i_displs, sendtype, recvbuf, i_recvcount, recvtype,
+                       root, comm, request);
+out:
+    free(i_sendcounts);
+    free(i_displs);
+    return rc;
+}
+
+int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Iallgatherv_c";
+    int rc = MPI_SUCCESS;
+    int *i_recvcounts = NULL;
+    int *i_displs = NULL;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 1),
+                          &i_recvcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "displs", displs, bdl_bc_size(comm, 1), &i_displs)))
+        goto out;
+    rc = MPI_Iallgatherv(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcounts, i_displs, recvtype,
+                         comm, request);
+out:
+    free(i_recvcounts);
+    free(i_displs);
+    return rc;
+}
+
+int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                     MPI_Request *request)
+{
+    const char *call = "MPI_Ialltoallv_c";
+    int rc = MPI_SUCCESS;
+    int *i_sendcounts = NULL;
+    int *i_sdispls = NULL;
+    int *i_recvcounts = NULL;
+    int *i_rdispls = NULL;
+    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_size(comm, 1),
+                          &i_sendcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "sdispls", sdispls, bdl_bc_size(comm, 1), &i_sdispls)))
+        goto out;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 1),
+                          &i_recvcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "rdispls", rdispls, bdl_bc_size(comm, 1), &i_rdispls)))
+        goto out;
+    rc = MPI_Ialltoallv(sendbuf, i_sendcounts, i_sdispls, sendtype, recvbuf, i_recvcounts,
+                        i_rdispls, recvtype, comm, request);
+out:
+    free(i_sendcounts);
+    free(i_sdispls);
+    free(i_recvcounts);
+    free(i_rdispls);
+    return rc;
+}
+
+int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                     MPI_Request *request)
+{
+    const char *call = "MPI_Ialltoallw_c";
+    int rc = MPI_SUCCESS;
+    int *i_sendcounts = NULL;
+    int *i_sdispls = NULL;
+    int *i_recvcounts = NULL;
+    int *i_rdispls = NULL;
+    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_size(comm, 1),
+                          &i_sendcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "sdispls", sdispls, bdl_bc_size(comm, 1), &i_sdispls)))
+        goto out;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 1),
+                          &i_recvcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "rdispls", rdispls, bdl_bc_size(comm, 1), &i_rdispls)))
+        goto out;
+    rc = MPI_Ialltoallw(sendbuf, i_sendcounts, i_sdispls, sendtypes, recvbuf, i_recvcounts,
+                        i_rdispls, recvtypes, comm, request);
+out:
+    free(i_sendcounts);
+    free(i_sdispls);
+    free(i_recvcounts);
+    free(i_rdispls);
+    return rc;
+}
+
+int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Ireduce_scatter_c";
+    int rc = MPI_SUCCESS;
+    int *i_recvcounts = NULL;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 0),
+                          &i_recvcounts)))
+        goto out;
+    rc = MPI_Ireduce_scatter(sendbuf, recvbuf, i_recvcounts, datatype, op, comm, request);
+out:
+    free(i_recvcounts);
+    return rc;
+}
+
+int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
+                     MPI_Info info, MPI_Request *request)
+{
+    const char *call = "MPI_Bcast_init_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Bcast_init(buffer, i_count, datatype, root, comm, info, request);
+    return rc;
+}
+
+int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *call = "MPI_Reduce_init_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Reduce_init(sendbuf, recvbuf, i_count, datatype, op, root, comm, info, request);
+    return rc;
+}
+
+int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *call = "MPI_Allreduce_init_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Allreduce_init(sendbuf, recvbuf, i_count, datatype, op, comm, info, request);
+    return rc;
+}
+
+int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *call = "MPI_Scan_init_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Scan_init(sendbuf, recvbuf, i_count, datatype, op, comm, info, request);
+    return rc;
+}
+
+int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *call = "MPI_Exscan_init_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Exscan_init(sendbuf, recvbuf, i_count, datatype, op, comm, info, request);
+    return rc;
+}
+
+int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
+                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
+                                    MPI_Request *request)
+{
+    const char *call = "MPI_Reduce_scatter_block_init_c";
+    int rc = MPI_SUCCESS;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Reduce_scatter_block_init(sendbuf, recvbuf, i_recvcount, datatype, op, comm, info,
+                                       request);
+    return rc;
+}
+
+int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                      MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *call = "MPI_Gather_init_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Gather_init(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, root, comm,
+                         info, request);
+    return rc;
+}
+
+int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
+                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *call = "MPI_Scatter_init_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Scatter_init(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, root,
+                          comm, info, request);
+    return rc;
+}
+
+int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                         MPI_Info info, MPI_Request *request)
+{
+    const char *call = "MPI_Allgather_init_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Allgather_init(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, comm,
+                            info, request);
+    return rc;
+}
+
+int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
+                        MPI_Info info, MPI_Request *request)
+{
+    const char *call = "MPI_Alltoall_init_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Alltoall_init(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, comm,
+                           info, request);
+    return rc;
+}
+
+int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm)
+{
+    const char *call = "MPI_Neighbor_allgather_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Neighbor_allgather(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype,
+                                comm);
+    return rc;
+}
+
+int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                            void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                            MPI_Comm comm)
+{
+    const char *call = "MPI_Neighbor_alltoall_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc =
+        MPI_Neighbor_alltoall(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, comm);
+    return rc;
+}
+
+int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                              MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Ineighbor_allgather_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Ineighbor_allgather(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype,
+                                 comm, request);
+    return rc;
+}
+
+int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                             MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Ineighbor_alltoall_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Ineighbor_alltoall(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype,
+                                comm, request);
+    return rc;
+}
+
+int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *call = "MPI_Neighbor_allgather_init_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Neighbor_allgather_init(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype,
+                                     comm, info, request);
+    return rc;
+}
+
+int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
+                                 MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *call = "MPI_Neighbor_alltoall_init_c";
+    int rc = MPI_SUCCESS;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    int i_recvcount;
+    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
+        return rc;
+    rc = MPI_Neighbor_alltoall_init(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype,
+                                    comm, info, request);
+    return rc;
+}

@@ -1,0 +1,831 @@
+/* MPI 4.0 large-count entry points ("_c"), more part.  GENERATED from
+ * include/mpi.h by `scripts/gen-bigcount.py --source more >
+ * src/lib/mpi/bigcount_more.c`: do not edit.  The conversions (bdl_bc_*)
+ * are in bigcount.c, which says why. */
+#include <limits.h>
+#include <stdlib.h>
+
+#include "core.h"
+#include "mpi_int.h"
+
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_contiguous_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_Type_contiguous(i_count, oldtype, newtype);
+    return rc;
+}
+
+int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                      MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_vector_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    int i_blocklength;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "blocklength", blocklength, &i_blocklength)))
+        return rc;
+    int i_stride;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "stride", stride, &i_stride)))
+        return rc;
+    rc = MPI_Type_vector(i_count, i_blocklength, i_stride, oldtype, newtype);
+    return rc;
+}
+
+int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                              MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_hvector_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    int i_blocklength;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "blocklength", blocklength, &i_blocklength)))
+        return rc;
+    rc = MPI_Type_create_hvector(i_count, i_blocklength, (MPI_Aint)stride, oldtype, newtype);
+    return rc;
+}
+
+int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                       const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                       MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_indexed_c";
+    int rc = MPI_SUCCESS;
+    int *i_array_of_blocklengths = NULL;
+    int *i_array_of_displacements = NULL;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    if ((rc = bdl_bc_ints(call, MPI_COMM_WORLD, "array_of_blocklengths", array_of_blocklengths,
+                          count, &i_array_of_blocklengths)))
+        goto out;
+    if ((rc = bdl_bc_ints(call, MPI_COMM_WORLD, "array_of_displacements", array_of_displacements,
+                          count, &i_array_of_displacements)))
+        goto out;
+    rc = MPI_Type_indexed(i_count, i_array_of_blocklengths, i_array_of_displacements, oldtype,
+                          newtype);
+out:
+    free(i_array_of_blocklengths);
+    free(i_array_of_displacements);
+    return rc;
+}
+
+int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                               const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                               MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_hindexed_c";
+    int rc = MPI_SUCCESS;
+    int *i_array_of_blocklengths = NULL;
+    MPI_Aint *i_array_of_displacements = NULL;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    if ((rc = bdl_bc_ints(call, MPI_COMM_WORLD, "array_of_blocklengths", array_of_blocklengths,
+                          count, &i_array_of_blocklengths)))
+        goto out;
+    if ((rc = bdl_bc_wide(call, MPI_COMM_WORLD, array_of_displacements, count,
+                          &i_array_of_displacements)))
+        goto out;
+    rc = MPI_Type_create_hindexed(i_count, i_array_of_blocklengths, i_array_of_displacements,
+                                  oldtype, newtype);
+out:
+    free(i_array_of_blocklengths);
+    free(i_array_of_displacements);
+    return rc;
+}
+
+int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_indexed_block_c";
+    int rc = MPI_SUCCESS;
+    int *i_array_of_displacements = NULL;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    int i_blocklength;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "blocklength", blocklength, &i_blocklength)))
+        return rc;
+    if ((rc = bdl_bc_ints(call, MPI_COMM_WORLD, "array_of_displacements", array_of_displacements,
+                          count, &i_array_of_displacements)))
+        goto out;
+    rc = MPI_Type_create_indexed_block(i_count, i_blocklength, i_array_of_displacements, oldtype,
+                                       newtype);
+out:
+    free(i_array_of_displacements);
+    return rc;
+}
+
+int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                     const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_hindexed_block_c";
+    int rc = MPI_SUCCESS;
+    MPI_Aint *i_array_of_displacements = NULL;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    int i_blocklength;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "blocklength", blocklength, &i_blocklength)))
+        return rc;
+    if ((rc = bdl_bc_wide(call, MPI_COMM_WORLD, array_of_displacements, count,
+                          &i_array_of_displacements)))
+        goto out;
+    rc = MPI_Type_create_hindexed_block(i_count, i_blocklength, i_array_of_displacements, oldtype,
+                                        newtype);
+out:
+    free(i_array_of_displacements);
+    return rc;
+}
+
+int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                             const MPI_Count array_of_displacements[],
+                             const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_struct_c";
+    int rc = MPI_SUCCESS;
+    int *i_array_of_blocklengths = NULL;
+    MPI_Aint *i_array_of_displacements = NULL;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    if ((rc = bdl_bc_ints(call, MPI_COMM_WORLD, "array_of_blocklengths", array_of_blocklengths,
+                          count, &i_array_of_blocklengths)))
+        goto out;
+    if ((rc = bdl_bc_wide(call, MPI_COMM_WORLD, array_of_displacements, count,
+                          &i_array_of_displacements)))
+        goto out;
+    rc = MPI_Type_create_struct(i_count, i_array_of_blocklengths, i_array_of_displacements,
+                                array_of_types, newtype);
+out:
+    free(i_array_of_blocklengths);
+    free(i_array_of_displacements);
+    return rc;
+}
+
+int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
+                               const MPI_Count array_of_subsizes[],
+                               const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
+                               MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_subarray_c";
+    int rc = MPI_SUCCESS;
+    int *i_array_of_sizes = NULL;
+    int *i_array_of_subsizes = NULL;
+    int *i_array_of_starts = NULL;
+    if ((rc = bdl_bc_ints(call, MPI_COMM_WORLD, "array_of_sizes", array_of_sizes, ndims,
+                          &i_array_of_sizes)))
+        goto out;
+    if ((rc = bdl_bc_ints(call, MPI_COMM_WORLD, "array_of_subsizes", array_of_subsizes, ndims,
+                          &i_array_of_subsizes)))
+        goto out;
+    if ((rc = bdl_bc_ints(call, MPI_COMM_WORLD, "array_of_starts", array_of_starts, ndims,
+                          &i_array_of_starts)))
+        goto out;
+    rc = MPI_Type_create_subarray(ndims, i_array_of_sizes, i_array_of_subsizes, i_array_of_starts,
+                                  order, oldtype, newtype);
+out:
+    free(i_array_of_sizes);
+    free(i_array_of_subsizes);
+    free(i_array_of_starts);
+    return rc;
+}
+
+int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+                             const int array_of_distribs[], const int array_of_dargs[],
+                             const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                             MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_create_darray_c";
+    int rc = MPI_SUCCESS;
+    int *i_array_of_gsizes = NULL;
+    if ((rc = bdl_bc_ints(call, MPI_COMM_WORLD, "array_of_gsizes", array_of_gsizes, ndims,
+                          &i_array_of_gsizes)))
+        goto out;
+    rc = MPI_Type_create_darray(size, rank, ndims, i_array_of_gsizes, array_of_distribs,
+                                array_of_dargs, array_of_psizes, order, oldtype, newtype);
+out:
+    free(i_array_of_gsizes);
+    return rc;
+}
+
+int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+                              MPI_Datatype *newtype)
+{
+    int rc = MPI_SUCCESS;
+    rc = MPI_Type_create_resized(oldtype, (MPI_Aint)lb, (MPI_Aint)extent, newtype);
+    return rc;
+}
+
+int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
+               MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
+{
+    const char *call = "MPI_Pack_c";
+    int rc = MPI_SUCCESS;
+    int i_incount;
+    if ((rc = bdl_bc_fit(call, comm, "incount", incount, &i_incount)))
+        return rc;
+    int i_position;
+    if ((rc = bdl_bc_fit(call, comm, "position", *position, &i_position)))
+        return rc;
+    rc = MPI_Pack(inbuf, i_incount, datatype, outbuf, (outsize > INT_MAX ? INT_MAX : (int)outsize),
+                  &i_position, comm);
+    if (rc == MPI_SUCCESS)
+        *position = (MPI_Count)i_position;
+    return rc;
+}
+
+int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
+                 MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
+{
+    const char *call = "MPI_Unpack_c";
+    int rc = MPI_SUCCESS;
+    int i_position;
+    if ((rc = bdl_bc_fit(call, comm, "position", *position, &i_position)))
+        return rc;
+    int i_outcount;
+    if ((rc = bdl_bc_fit(call, comm, "outcount", outcount, &i_outcount)))
+        return rc;
+    rc = MPI_Unpack(inbuf, (insize > INT_MAX ? INT_MAX : (int)insize), &i_position, outbuf,
+                    i_outcount, datatype, comm);
+    if (rc == MPI_SUCCESS)
+        *position = (MPI_Count)i_position;
+    return rc;
+}
+
+int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
+{
+    const char *call = "MPI_Pack_size_c";
+    int rc = MPI_SUCCESS;
+    int i_incount;
+    if ((rc = bdl_bc_fit(call, comm, "incount", incount, &i_incount)))
+        return rc;
+    int i_size = 0;
+    rc = MPI_Pack_size(i_incount, datatype, comm, &i_size);
+    if (rc == MPI_SUCCESS)
+        *size = (MPI_Count)i_size;
+    return rc;
+}
+
+int MPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount,
+                        MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
+{
+    const char *call = "MPI_Pack_external_c";
+    int rc = MPI_SUCCESS;
+    int i_incount;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "incount", incount, &i_incount)))
+        return rc;
+    MPI_Aint i_position = (MPI_Aint)*position;
+    rc = MPI_Pack_external(datarep, inbuf, i_incount, datatype, outbuf, (MPI_Aint)outsize,
+                           &i_position);
+    if (rc == MPI_SUCCESS)
+        *position = (MPI_Count)i_position;
+    return rc;
+}
+
+int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count insize,
+                          MPI_Count *position, void *outbuf, MPI_Count outcount,
+                          MPI_Datatype datatype)
+{
+    const char *call = "MPI_Unpack_external_c";
+    int rc = MPI_SUCCESS;
+    MPI_Aint i_position = (MPI_Aint)*position;
+    int i_outcount;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "outcount", outcount, &i_outcount)))
+        return rc;
+    rc = MPI_Unpack_external(datarep, inbuf, (MPI_Aint)insize, &i_position, outbuf, i_outcount,
+                             datatype);
+    if (rc == MPI_SUCCESS)
+        *position = (MPI_Count)i_position;
+    return rc;
+}
+
+int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype,
+                             MPI_Count *size)
+{
+    const char *call = "MPI_Pack_external_size_c";
+    int rc = MPI_SUCCESS;
+    int i_incount;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "incount", incount, &i_incount)))
+        return rc;
+    MPI_Aint i_size = 0;
+    rc = MPI_Pack_external_size(datarep, i_incount, datatype, &i_size);
+    if (rc == MPI_SUCCESS)
+        *size = (MPI_Count)i_size;
+    return rc;
+}
+
+int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+              int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+              MPI_Datatype target_datatype, MPI_Win win)
+{
+    const char *call = "MPI_Put_c";
+    int rc = MPI_SUCCESS;
+    int i_origin_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
+        return rc;
+    int i_target_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
+        return rc;
+    rc = MPI_Put(origin_addr, i_origin_count, origin_datatype, target_rank, target_disp,
+                 i_target_count, target_datatype, win);
+    return rc;
+}
+
+int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+              int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+              MPI_Datatype target_datatype, MPI_Win win)
+{
+    const char *call = "MPI_Get_c";
+    int rc = MPI_SUCCESS;
+    int i_origin_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
+        return rc;
+    int i_target_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
+        return rc;
+    rc = MPI_Get(origin_addr, i_origin_count, origin_datatype, target_rank, target_disp,
+                 i_target_count, target_datatype, win);
+    return rc;
+}
+
+int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                     int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
+{
+    const char *call = "MPI_Accumulate_c";
+    int rc = MPI_SUCCESS;
+    int i_origin_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
+        return rc;
+    int i_target_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
+        return rc;
+    rc = MPI_Accumulate(origin_addr, i_origin_count, origin_datatype, target_rank, target_disp,
+                        i_target_count, target_datatype, op, win);
+    return rc;
+}
+
+int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                         MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                         MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                         MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                         MPI_Win win)
+{
+    const char *call = "MPI_Get_accumulate_c";
+    int rc = MPI_SUCCESS;
+    int i_origin_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
+        return rc;
+    int i_result_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "result_count", result_count, &i_result_count)))
+        return rc;
+    int i_target_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
+        return rc;
+    rc = MPI_Get_accumulate(origin_addr, i_origin_count, origin_datatype, result_addr,
+                            i_result_count, result_datatype, target_rank, target_disp,
+                            i_target_count, target_datatype, op, win);
+    return rc;
+}
+
+int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    const char *call = "MPI_Rput_c";
+    int rc = MPI_SUCCESS;
+    int i_origin_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
+        return rc;
+    int i_target_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
+        return rc;
+    rc = MPI_Rput(origin_addr, i_origin_count, origin_datatype, target_rank, target_disp,
+                  i_target_count, target_datatype, win, request);
+    return rc;
+}
+
+int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+               MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
+{
+    const char *call = "MPI_Rget_c";
+    int rc = MPI_SUCCESS;
+    int i_origin_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
+        return rc;
+    int i_target_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
+        return rc;
+    rc = MPI_Rget(origin_addr, i_origin_count, origin_datatype, target_rank, target_disp,
+                  i_target_count, target_datatype, win, request);
+    return rc;
+}
+
+int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_datatype,
+                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
+                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
+{
+    const char *call = "MPI_Raccumulate_c";
+    int rc = MPI_SUCCESS;
+    int i_origin_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
+        return rc;
+    int i_target_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
+        return rc;
+    rc = MPI_Raccumulate(origin_addr, i_origin_count, origin_datatype, target_rank, target_disp,
+                         i_target_count, target_datatype, op, win, request);
+    return rc;
+}
+
+int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
+                          MPI_Datatype origin_datatype, void *result_addr, MPI_Count result_count,
+                          MPI_Datatype result_datatype, int target_rank, MPI_Aint target_disp,
+                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
+                          MPI_Win win, MPI_Request *request)
+{
+    const char *call = "MPI_Rget_accumulate_c";
+    int rc = MPI_SUCCESS;
+    int i_origin_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
+        return rc;
+    int i_result_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "result_count", result_count, &i_result_count)))
+        return rc;
+    int i_target_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
+        return rc;
+    rc = MPI_Rget_accumulate(origin_addr, i_origin_count, origin_datatype, result_addr,
+                             i_result_count, result_datatype, target_rank, target_disp,
+                             i_target_count, target_datatype, op, win, request);
+    return rc;
+}
+
+int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                     MPI_Win *win)
+{
+    const char *call = "MPI_Win_create_c";
+    int rc = MPI_SUCCESS;
+    int i_disp_unit;
+    if ((rc = bdl_bc_fit(call, comm, "disp_unit", disp_unit, &i_disp_unit)))
+        return rc;
+    rc = MPI_Win_create(base, size, i_disp_unit, info, comm, win);
+    return rc;
+}
+
+int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                       void *baseptr, MPI_Win *win)
+{
+    const char *call = "MPI_Win_allocate_c";
+    int rc = MPI_SUCCESS;
+    int i_disp_unit;
+    if ((rc = bdl_bc_fit(call, comm, "disp_unit", disp_unit, &i_disp_unit)))
+        return rc;
+    rc = MPI_Win_allocate(size, i_disp_unit, info, comm, baseptr, win);
+    return rc;
+}
+
+int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                       MPI_Datatype datatype, MPI_Status *status)
+{
+    const char *call = "MPI_File_read_at_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_read_at(fh, offset, buf, i_count, datatype, status);
+    return rc;
+}
+
+int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                           MPI_Datatype datatype, MPI_Status *status)
+{
+    const char *call = "MPI_File_read_at_all_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_read_at_all(fh, offset, buf, i_count, datatype, status);
+    return rc;
+}
+
+int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Status *status)
+{
+    const char *call = "MPI_File_write_at_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_write_at(fh, offset, buf, i_count, datatype, status);
+    return rc;
+}
+
+int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Status *status)
+{
+    const char *call = "MPI_File_write_at_all_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_write_at_all(fh, offset, buf, i_count, datatype, status);
+    return rc;
+}
+
+int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                        MPI_Datatype datatype, MPI_Request *request)
+{
+    const char *call = "MPI_File_iread_at_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_iread_at(fh, offset, buf, i_count, datatype, request);
+    return rc;
+}
+
+int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                            MPI_Datatype datatype, MPI_Request *request)
+{
+    const char *call = "MPI_File_iread_at_all_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_iread_at_all(fh, offset, buf, i_count, datatype, request);
+    return rc;
+}
+
+int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                         MPI_Datatype datatype, MPI_Request *request)
+{
+    const char *call = "MPI_File_iwrite_at_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_iwrite_at(fh, offset, buf, i_count, datatype, request);
+    return rc;
+}
+
+int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                             MPI_Datatype datatype, MPI_Request *request)
+{
+    const char *call = "MPI_File_iwrite_at_all_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_iwrite_at_all(fh, offset, buf, i_count, datatype, request);
+    return rc;
+}
+
+int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                    MPI_Status *status)
+{
+    const char *call = "MPI_File_read_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_read(fh, buf, i_count, datatype, status);
+    return rc;
+}
+
+int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                        MPI_Status *status)
+{
+    const char *call = "MPI_File_read_all_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_read_all(fh, buf, i_count, datatype, status);
+    return rc;
+}
+
+int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Status *status)
+{
+    const char *call = "MPI_File_write_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_write(fh, buf, i_count, datatype, status);
+    return rc;
+}
+
+int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Status *status)
+{
+    const char *call = "MPI_File_write_all_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_write_all(fh, buf, i_count, datatype, status);
+    return rc;
+}
+
+int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                     MPI_Request *request)
+{
+    const char *call = "MPI_File_iread_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_iread(fh, buf, i_count, datatype, request);
+    return rc;
+}
+
+int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                         MPI_Request *request)
+{
+    const char *call = "MPI_File_iread_all_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_iread_all(fh, buf, i_count, datatype, request);
+    return rc;
+}
+
+int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                      MPI_Request *request)
+{
+    const char *call = "MPI_File_iwrite_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_iwrite(fh, buf, i_count, datatype, request);
+    return rc;
+}
+
+int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                          MPI_Request *request)
+{
+    const char *call = "MPI_File_iwrite_all_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_iwrite_all(fh, buf, i_count, datatype, request);
+    return rc;
+}
+
+int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                           MPI_Status *status)
+{
+    const char *call = "MPI_File_read_shared_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_read_shared(fh, buf, i_count, datatype, status);
+    return rc;
+}
+
+int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status)
+{
+    const char *call = "MPI_File_write_shared_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_write_shared(fh, buf, i_count, datatype, status);
+    return rc;
+}
+
+int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Request *request)
+{
+    const char *call = "MPI_File_iread_shared_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_iread_shared(fh, buf, i_count, datatype, request);
+    return rc;
+}
+
+int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Request *request)
+{
+    const char *call = "MPI_File_iwrite_shared_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_iwrite_shared(fh, buf, i_count, datatype, request);
+    return rc;
+}
+
+int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
+                            MPI_Status *status)
+{
+    const char *call = "MPI_File_read_ordered_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_read_ordered(fh, buf, i_count, datatype, status);
+    return rc;
+}
+
+int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
+                             MPI_Status *status)
+{
+    const char *call = "MPI_File_write_ordered_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_write_ordered(fh, buf, i_count, datatype, status);
+    return rc;
+}
+
+int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
+                                 MPI_Datatype datatype)
+{
+    const char *call = "MPI_File_read_at_all_begin_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_read_at_all_begin(fh, offset, buf, i_count, datatype);
+    return rc;
+}
+
+int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
+                                  MPI_Datatype datatype)
+{
+    const char *call = "MPI_File_write_at_all_begin_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_write_at_all_begin(fh, offset, buf, i_count, datatype);
+    return rc;
+}
+
+int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    const char *call = "MPI_File_read_all_begin_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_read_all_begin(fh, buf, i_count, datatype);
+    return rc;
+}
+
+int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    const char *call = "MPI_File_write_all_begin_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_write_all_begin(fh, buf, i_count, datatype);
+    return rc;
+}
+
+int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
+{
+    const char *call = "MPI_File_read_ordered_begin_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_read_ordered_begin(fh, buf, i_count, datatype);
+    return rc;
+}
+
+int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
+                                   MPI_Datatype datatype)
+{
+    const char *call = "MPI_File_write_ordered_begin_c";
+    int rc = MPI_SUCCESS;
+    int i_count;
+    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
+        return rc;
+    rc = MPI_File_write_ordered_begin(fh, buf, i_count, datatype);
+    return rc;
+}

@@ -1,0 +1,155 @@
+/*
+ * bigcount.c - the MPI 4.0 large-count ("_c") forms: point-to-point with
+ * MPI_Get_count_c, the type queries, v-collectives with MPI_Count counts and
+ * MPI_Aint displacements (blocking, nonblocking, persistent), type
+ * constructors and packing; under BDMPI also that a count its internals
+ * cannot take is an MPI_ERR_COUNT error and sends nothing.
+ */
+#include <limits.h>
+
+#include "mtest.h"
+
+int main(int argc, char **argv)
+{
+    mtest_init(&argc, &argv, "bigcount");
+    int rank = mtest_rank_, size = mtest_size_;
+    int right = (rank + 1) % size, left = (rank + size - 1) % size;
+
+    /* Point-to-point and the status. */
+    {
+        double out[7], in[7];
+        for (int i = 0; i < 7; i++)
+            out[i] = rank + i * 0.5, in[i] = -1;
+        MPI_Request r;
+        MPI_Status st;
+        MPI_Irecv_c(in, (MPI_Count)7, MPI_DOUBLE, left, 1, MPI_COMM_WORLD, &r);
+        MPI_Send_c(out, (MPI_Count)7, MPI_DOUBLE, right, 1, MPI_COMM_WORLD);
+        MPI_Wait(&r, &st);
+        MPI_Count n = -1;
+        MPI_Get_count_c(&st, MPI_DOUBLE, &n);
+        CHECK(n == 7, "MPI_Get_count_c %lld", (long long)n);
+        MPI_Get_elements_c(&st, MPI_DOUBLE, &n);
+        CHECK(n == 7, "MPI_Get_elements_c %lld", (long long)n);
+        for (int i = 0; i < 7; i++)
+            CHECK(in[i] == left + i * 0.5, "recv [%d] %g", i, in[i]);
+        MPI_Count sz, lb, ext;
+        MPI_Type_size_c(MPI_DOUBLE, &sz);
+        MPI_Type_get_extent_c(MPI_DOUBLE, &lb, &ext);
+        CHECK(sz == (MPI_Count)sizeof(double) && lb == 0 && ext == sz, "double: %lld %lld %lld",
+              (long long)sz, (long long)lb, (long long)ext);
+    }
+
+    /* Collectives. */
+    {
+        int *all = malloc(sizeof(int) * (size_t)size * 2), *a2a = malloc(sizeof(int) * size);
+        int *sb = malloc(sizeof(int) * size);
+        MPI_Count *counts = malloc(sizeof(MPI_Count) * size);
+        MPI_Aint *displs = malloc(sizeof(MPI_Aint) * size);
+        for (int i = 0; i < size; i++) {
+            counts[i] = 1;
+            displs[i] = 2 * i; /* every other slot */
+            sb[i] = rank * 100 + i;
+            all[2 * i] = all[2 * i + 1] = -1;
+        }
+        int mine = rank * 3, b = rank == 0 ? 77 : 0, sum = 0;
+        MPI_Bcast_c(&b, (MPI_Count)1, MPI_INT, 0, MPI_COMM_WORLD);
+        CHECK(b == 77, "MPI_Bcast_c got %d", b);
+        MPI_Allreduce_c(&mine, &sum, (MPI_Count)1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        CHECK(sum == 3 * size * (size - 1) / 2, "MPI_Allreduce_c got %d", sum);
+        MPI_Allgatherv_c(&mine, 1, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD);
+        for (int i = 0; i < size; i++)
+            CHECK(all[2 * i] == 3 * i && all[2 * i + 1] == -1, "MPI_Allgatherv_c [%d] %d %d", i,
+                  all[2 * i], all[2 * i + 1]);
+        MPI_Aint *d1 = malloc(sizeof(MPI_Aint) * size);
+        for (int i = 0; i < size; i++)
+            d1[i] = i;
+        MPI_Request r;
+        MPI_Ialltoallv_c(sb, counts, d1, MPI_INT, a2a, counts, d1, MPI_INT, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+        for (int i = 0; i < size; i++)
+            CHECK(a2a[i] == i * 100 + rank, "MPI_Ialltoallv_c [%d] %d", i, a2a[i]);
+        int pb = -1;
+        MPI_Bcast_init_c(&pb, (MPI_Count)1, MPI_INT, size - 1, MPI_COMM_WORLD, MPI_INFO_NULL, &r);
+        for (int it = 0; it < 2; it++) {
+            if (rank == size - 1)
+                pb = 10 + it;
+            MPI_Start(&r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            CHECK(pb == 10 + it, "MPI_Bcast_init_c round %d got %d", it, pb);
+        }
+        MPI_Request_free(&r);
+        /* A persistent v form (the counts are the request's to keep). */
+        MPI_Allgatherv_init_c(&mine, 1, MPI_INT, all, counts, displs, MPI_INT, MPI_COMM_WORLD,
+                              MPI_INFO_NULL, &r);
+        for (int it = 0; it < 2; it++) {
+            mine = rank * 5 + it;
+            MPI_Start(&r);
+            MPI_Wait(&r, MPI_STATUS_IGNORE);
+            for (int i = 0; i < size; i++)
+                CHECK(all[2 * i] == i * 5 + it, "MPI_Allgatherv_init_c round %d [%d] %d", it, i,
+                      all[2 * i]);
+        }
+        MPI_Request_free(&r);
+        free(all), free(a2a), free(sb), free(counts), free(displs), free(d1);
+    }
+
+    /* Type constructors and packing. */
+    {
+        MPI_Datatype vec, st;
+        MPI_Type_vector_c(3, 1, 2, MPI_INT, &vec);
+        MPI_Type_commit(&vec);
+        MPI_Count sz, lb, ext;
+        MPI_Type_size_c(vec, &sz);
+        MPI_Type_get_extent_c(vec, &lb, &ext);
+        CHECK(sz == 3 * (MPI_Count)sizeof(int), "vector size %lld", (long long)sz);
+        CHECK(ext == 5 * (MPI_Count)sizeof(int), "vector extent %lld", (long long)ext);
+        MPI_Count bl[2] = {1, 2}, disp[2] = {0, 8};
+        MPI_Datatype types[2] = {MPI_INT, MPI_INT};
+        MPI_Type_create_struct_c(2, bl, disp, types, &st);
+        MPI_Type_commit(&st);
+        MPI_Type_size_c(st, &sz);
+        CHECK(sz == 3 * (MPI_Count)sizeof(int), "struct size %lld", (long long)sz);
+
+        int src[5] = {1, 2, 3, 4, 5}, dst[5] = {0, 0, 0, 0, 0};
+        char pack[64];
+        MPI_Count need = 0, pos = 0;
+        MPI_Pack_size_c(1, vec, MPI_COMM_WORLD, &need);
+        CHECK(need >= 3 * (MPI_Count)sizeof(int) && need <= 64, "pack size %lld", (long long)need);
+        MPI_Pack_c(src, 1, vec, pack, (MPI_Count)sizeof pack, &pos, MPI_COMM_WORLD);
+        CHECK(pos == 3 * (MPI_Count)sizeof(int), "pack position %lld", (long long)pos);
+        MPI_Count end = pos;
+        pos = 0;
+        MPI_Unpack_c(pack, end, &pos, dst, 3, MPI_INT, MPI_COMM_WORLD);
+        CHECK(dst[0] == 1 && dst[1] == 3 && dst[2] == 5, "unpacked %d %d %d", dst[0], dst[1],
+              dst[2]);
+        MPI_Type_free(&vec);
+        MPI_Type_free(&st);
+    }
+
+#if !defined(MPICH_VERSION)
+    /* BDMPI takes int counts inside: a larger one is refused, not truncated
+     * (MPICH would send the 2 GiB). */
+    {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        char c = 'x';
+        int rc = MPI_Send_c(&c, (MPI_Count)INT_MAX + 1, MPI_BYTE, right, 2, MPI_COMM_WORLD);
+        int cls = -1;
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_COUNT, "MPI_Send_c of 2^31 bytes: class %d", cls);
+        MPI_Count big[1] = {(MPI_Count)INT_MAX + 7};
+        MPI_Count d0[1] = {0};
+        MPI_Datatype t = MPI_DATATYPE_NULL, ty[1] = {MPI_BYTE};
+        rc = MPI_Type_create_struct_c(1, big, d0, ty, &t);
+        MPI_Error_class(rc, &cls);
+        CHECK(cls == MPI_ERR_COUNT && t == MPI_DATATYPE_NULL, "struct of 2^31+7: class %d", cls);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        /* Nothing was sent: the next message on the tag is this one. */
+        int v = rank, got = -1;
+        MPI_Sendrecv(&v, 1, MPI_INT, right, 2, &got, 1, MPI_INT, left, 2, MPI_COMM_WORLD,
+                     MPI_STATUS_IGNORE);
+        CHECK(got == left, "after the refused send: got %d", got);
+    }
+#endif
+
+    return mtest_finalize();
+}
