@@ -886,6 +886,42 @@ int MPI_Win_flush_local(int rank, MPI_Win win);
 int MPI_Win_flush_local_all(MPI_Win win);
 int MPI_Win_sync(MPI_Win win);
 
+/* ---- shared-memory windows (MPI 3.1 11.2.3, 11.2.4; issue 14; src/lib/mpi/win_shared.c) ---- */
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            void *baseptr, MPI_Win *win);
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr);
+
+/* ---- ULFM: fault-tolerance extensions (MPIX_, issue 14; src/lib/mpi/ulfm.c) ----
+ * A run of BDMPI has no process failures (a rank that dies ends the job),
+ * so these have the meaning they have in a run without failures: agreement
+ * is a bitwise AND over all ranks, shrink a duplicate, the failed groups
+ * are empty; revoke marks the communicator revoked on every member, and
+ * communication on it then fails with MPIX_ERR_REVOKED. */
+#define MPIX_ERR_PROC_FAILED 61
+#define MPIX_ERR_PROC_FAILED_PENDING 62
+#define MPIX_ERR_REVOKED 63
+int MPIX_Comm_revoke(MPI_Comm comm);
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+int MPIX_Comm_agree(MPI_Comm comm, int *flag);
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+/* Their profiling names (aliases made in ulfm.c). */
+int PMPIX_Comm_revoke(MPI_Comm comm);
+int PMPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+int PMPIX_Comm_agree(MPI_Comm comm, int *flag);
+int PMPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int PMPIX_Comm_failure_ack(MPI_Comm comm);
+int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+
 /* ---- MPI-IO (MPI 3.1 chapter 13; src/lib/io) ---- */
 typedef int MPI_File;
 #define MPI_FILE_NULL ((MPI_File)0)
@@ -1094,13 +1130,13 @@ int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *r
     X(Type_hvector) X(Type_indexed) X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) \
     X(Type_size) X(Type_size_x) X(Type_struct) X(Type_ub) X(Type_vector) X(Unpack) \
     X(Unpack_external) X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Win_allocate) \
-    X(Win_attach) X(Win_c2f) X(Win_call_errhandler) X(Win_complete) X(Win_create) X(Win_create_dynamic) \
-    X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) X(Win_detach) X(Win_f2c) X(Win_fence) \
-    X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_free_keyval) \
-    X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) X(Win_get_name) X(Win_lock) \
-    X(Win_lock_all) X(Win_post) X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) X(Win_set_name) \
-    X(Win_start) X(Win_sync) X(Win_test) X(Win_unlock) X(Win_unlock_all) X(Win_wait) \
-    X(Wtick) X(Wtime)
+    X(Win_allocate_shared) X(Win_attach) X(Win_c2f) X(Win_call_errhandler) X(Win_complete) X(Win_create) \
+    X(Win_create_dynamic) X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) X(Win_detach) X(Win_f2c) \
+    X(Win_fence) X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) X(Win_free) \
+    X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) X(Win_get_name) \
+    X(Win_lock) X(Win_lock_all) X(Win_post) X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) \
+    X(Win_set_name) X(Win_shared_query) X(Win_start) X(Win_sync) X(Win_test) X(Win_unlock) \
+    X(Win_unlock_all) X(Win_wait) X(Wtick) X(Wtime)
 /* END PMPI LIST */
 /* clang-format on */
 #ifdef BDMPI_PMPI_FUNCTIONS

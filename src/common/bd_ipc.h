@@ -205,6 +205,11 @@ typedef struct bd_slot {
     _Atomic uint32_t mem_req_seq;
     _Atomic uint32_t mem_resp_seq;
     _Atomic int32_t mem_resp_status; /* 0 granted, BD_MEM_RESP_SHRINK, else -errno */
+    /* Granted memory outside the memory manager that cannot be unloaded
+     * (shared-memory windows): moved here from mem_resident by the slave
+     * after the grant, counted in the node's total, never a reason to
+     * unload the slave; the slave subtracts it when it frees the memory. */
+    _Atomic uint64_t mem_pinned;
     /* Master -> blocked slave command (BD_CMD_*), delivered by bumping
      * resp_seq; the slave clears it and rings the eventfd when done.  While a
      * command is pending the master sends nothing else to that slave. */

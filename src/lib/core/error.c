@@ -63,6 +63,12 @@ const char *bdl_err_class_name(int c)
                                         "MPI_ERR_DUP_DATAREP",
                                         "MPI_ERR_CONVERSION",
                                         "MPI_ERR_IO"};
+    switch (c) {
+    case MPIX_ERR_PROC_FAILED: return "MPIX_ERR_PROC_FAILED";
+    case MPIX_ERR_PROC_FAILED_PENDING: return "MPIX_ERR_PROC_FAILED_PENDING";
+    case MPIX_ERR_REVOKED: return "MPIX_ERR_REVOKED";
+    default: break;
+    }
     return c >= 0 && c < (int)(sizeof names / sizeof *names) ? names[c] : "MPI_ERR_UNKNOWN";
 }
 

@@ -342,12 +342,49 @@ static void prepare_cma_dest(const bd_mentry_t *e)
     }
 }
 
+void bdl_p2p_fail_revoked(int ctx)
+{
+    precv_t **pp = &g_posted;
+    while (*pp) {
+        precv_t *p = *pp;
+        if (p->ctx != ctx) {
+            pp = &p->next;
+            continue;
+        }
+        unlink_posted(p);
+        p->err = MPIX_ERR_REVOKED;
+        p->done = 1;
+        p->status.MPI_SOURCE = MPI_ANY_SOURCE;
+        p->status.MPI_TAG = MPI_ANY_TAG;
+        p->status.bd_cancelled = 0;
+        p->status.bd_nbytes = 0;
+        p->status.MPI_ERROR = MPIX_ERR_REVOKED;
+        if (p->handle) {
+            bdl_request_t *q = &bdl_g.reqs[p->handle];
+            q->err = p->err;
+            q->status = p->status;
+            q->done = 1;
+            q->impl = NULL;
+            bdl_dt_release(q->dt);
+            q->dt = NULL;
+            free(p);
+        }
+    }
+}
+
 /* A message arrives (in mailbox order): to the first posted receive it
  * matches, else to the unexpected queue. */
 static void arrive(const bd_mentry_t *e, const char *data)
 {
     if (e->kind == BD_ME_ACK) {
         bdl_p2p_sync_forget(e->sync_id);
+        return;
+    }
+    if (e->tag == BDL_TAG_REVOKE && (e->ctx & BDL_CTX_INTERNAL)) {
+        /* MPIX_Comm_revoke by another member: never a message to match. */
+        int ctx = e->ctx & ~BDL_CTX_INTERNAL;
+        if (bdl_comm_revoke_ctx(ctx))
+            bdl_p2p_fail_revoked(ctx);
         return;
     }
     for (precv_t *p = g_posted; p; p = p->next)

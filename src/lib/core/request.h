@@ -78,6 +78,9 @@ struct bdl_request {
     MPI_Datatype pdt; /* an alias handle (bdl_dt_alias), freed with the request */
     MPI_Comm pcomm;
     void *impl; /* the kind's own state (nbc.c: the collective; greq.c: callbacks) */
+    /* The communicator whose error handler reports the request's error when
+     * a Wait or Test call completes it (0: MPI_COMM_WORLD's). */
+    MPI_Comm ecomm;
 };
 
 /* request.c: the request table. */
@@ -186,7 +189,10 @@ void bdl_p2p_cma_forget(uint64_t id);
  * to a new spill file of this rank; its number in *file_num. */
 void bdl_spill_write(const void *buf, uint64_t count, const struct bdl_dt *t, const char *contig,
                      uint64_t n, uint64_t *file_num);
-int bdl_p2p_drain(void);         /* take what the mailbox holds; how many entries */
+int bdl_p2p_drain(void); /* take what the mailbox holds; how many entries */
+/* Complete every posted receive on context ctx with MPIX_ERR_REVOKED
+ * (MPIX_Comm_revoke, locally or by a notice from another member). */
+void bdl_p2p_fail_revoked(int ctx);
 uint64_t bdl_p2p_sync_new(void); /* a synchronous send's id, pending until acknowledged */
 void bdl_p2p_sync_forget(uint64_t id);
 /* 1 once the synchronous send id is matched; blocking: wait for that. */

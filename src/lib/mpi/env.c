@@ -76,6 +76,9 @@ static const char *const g_err_strings[] = {
     [MPI_ERR_DUP_DATAREP] = "data representation already registered",
     [MPI_ERR_CONVERSION] = "data conversion failed",
     [MPI_ERR_IO] = "I/O error",
+    [MPIX_ERR_PROC_FAILED] = "a process of the communicator failed",
+    [MPIX_ERR_PROC_FAILED_PENDING] = "a process failure left the request pending",
+    [MPIX_ERR_REVOKED] = "the communicator was revoked",
 };
 
 int MPI_Error_class(int errorcode, int *errorclass)
