@@ -159,7 +159,9 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
     w = bdl_win_get(h);
     w->shm = p;
     w->shm_len = len;
-    w->base = p + w->shm_off[w->rank];
+    /* A rank without memory has no address in the window (NULL, as its
+     * query gives and as MPICH does). */
+    w->base = size > 0 ? p + w->shm_off[w->rank] : NULL;
     *(void **)baseptr = w->base;
     *win = h;
     return MPI_SUCCESS;
@@ -199,6 +201,6 @@ int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, 
     }
     *size = w->sizes[r];
     *disp_unit = w->units[r];
-    *(void **)baseptr = w->shm + w->shm_off[r];
+    *(void **)baseptr = w->sizes[r] > 0 ? w->shm + w->shm_off[r] : NULL;
     return MPI_SUCCESS;
 }
