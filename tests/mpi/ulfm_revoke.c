@@ -5,7 +5,10 @@
  * collective.  Afterwards every member sees it revoked: communication on
  * it (a barrier, sends and receives even with MPI_PROC_NULL, a duplicate)
  * fails with MPIX_ERR_REVOKED, while MPIX_Comm_agree and MPIX_Comm_shrink
- * still work, and the shrunk communicator communicates normally. */
+ * still work, and the shrunk communicator communicates normally.  Then one
+ * rank revokes a communicator on which the others are calling collectives
+ * (a barrier, and an all-reduce large enough to go through BDMPI's master):
+ * theirs fail with MPIX_ERR_REVOKED too. */
 #include "mtest.h"
 
 #if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40200000
@@ -89,5 +92,26 @@ int main(int argc, char **argv)
 #endif
     MPI_Comm_free(&shrunk);
     MPI_Comm_free(&comm);
+
+    enum { BIG = 16384 };
+    int *in = calloc(BIG, sizeof(int)), *out = calloc(BIG, sizeof(int));
+    for (int round = 0; round < 2 && size > 1; round++) {
+        MPI_Comm c2;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c2);
+        MPI_Comm_set_errhandler(c2, MPI_ERRORS_RETURN);
+        int rc;
+        if (rank == size - 1)
+            CHECK_MPI(MPIX_Comm_revoke(c2));
+        if (round == 0)
+            rc = MPI_Barrier(c2);
+        else
+            rc = MPI_Allreduce(in, out, BIG, MPI_INT, MPI_SUM, c2);
+        CHECK_INT(err_class(rc), MPIX_ERR_REVOKED,
+                  round == 0 ? "a barrier on a communicator another rank revokes"
+                             : "an all-reduce on a communicator another rank revokes");
+        MPI_Comm_free(&c2);
+    }
+    free(in);
+    free(out);
     return mtest_finalize();
 }

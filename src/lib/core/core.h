@@ -31,7 +31,7 @@
 /* The tag of a revoke notice (MPIX_Comm_revoke) on a communicator's hidden
  * context: the receiving rank's matching marks the communicator revoked
  * and fails its pending receives instead of queueing the notice. */
-#define BDL_TAG_REVOKE 0x52564b00
+#define BDL_TAG_REVOKE BD_TAG_REVOKE
 
 typedef struct bdl_comm {
     int used;

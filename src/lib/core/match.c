@@ -342,12 +342,33 @@ static void prepare_cma_dest(const bd_mentry_t *e)
     }
 }
 
+void bdl_p2p_note_revoke(int world)
+{
+    if (!bdl_p2p_local(world))
+        return; /* its master bumps it when it delivers the notice */
+    bd_shm_hdr_t *h = bdl_g.hdr;
+    bd_slot_t *sl = bd_shm_slot(h, (uint32_t)(world - (int)h->first_rank));
+    atomic_fetch_add_explicit(&sl->revoke_seq, 1, memory_order_release);
+}
+
+void bdl_p2p_revoke_check(void)
+{
+    static uint32_t seen;
+    uint32_t now = atomic_load_explicit(&bdl_g.slot->revoke_seq, memory_order_acquire);
+    if (now != seen) {
+        seen = now;
+        bdl_p2p_drain();
+    }
+}
+
 void bdl_p2p_fail_revoked(int ctx)
 {
     precv_t **pp = &g_posted;
     while (*pp) {
         precv_t *p = *pp;
-        if (p->ctx != ctx) {
+        /* The program's receives, and the library's on the hidden context
+         * (collectives in the ranks, communicator creation). */
+        if (p->ctx != ctx && p->ctx != (ctx | BDL_CTX_INTERNAL)) {
             pp = &p->next;
             continue;
         }

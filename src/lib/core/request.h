@@ -193,6 +193,12 @@ int bdl_p2p_drain(void); /* take what the mailbox holds; how many entries */
 /* Complete every posted receive on context ctx with MPIX_ERR_REVOKED
  * (MPIX_Comm_revoke, locally or by a notice from another member). */
 void bdl_p2p_fail_revoked(int ctx);
+/* A revoke notice was put in world rank's mailbox: tell it (its slot's
+ * revoke_seq), so its next collective call drains the mailbox first. */
+void bdl_p2p_note_revoke(int world);
+/* At a collective call: drain the mailbox if a revoke notice came since the
+ * last look, so the communicator's revoked flag is current. */
+void bdl_p2p_revoke_check(void);
 uint64_t bdl_p2p_sync_new(void); /* a synchronous send's id, pending until acknowledged */
 void bdl_p2p_sync_forget(uint64_t id);
 /* 1 once the synchronous send id is matched; blocking: wait for that. */

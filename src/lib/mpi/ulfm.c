@@ -54,9 +54,18 @@ int MPIX_Comm_revoke(MPI_Comm comm)
     if (nr)
         memcpy(to + n, c->rworld, (size_t)nr * sizeof(int));
     for (int r = 0; r < n + nr; r++)
-        if (r != me || r >= n)
+        if (r != me || r >= n) {
             bdl_send_bytes(ictx, to[r], me, BDL_TAG_REVOKE, NULL, 0, 0, NULL);
+            bdl_p2p_note_revoke(to[r]);
+        }
     free(to);
+    /* Ranks of this node already blocked in a collective on it through the
+     * master fail it now (the master of another node does the same when
+     * it delivers the notice).  After the notices: a rank that enters a
+     * collective later finds its notice first. */
+    bd_req_t *q = bdl_req_begin(BD_REQ_COMM_REVOKE);
+    q->ctx = bdl_comm_get(comm)->ctx;
+    bdl_rpc();
     return MPI_SUCCESS;
 }
 
