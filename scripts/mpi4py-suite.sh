@@ -57,7 +57,9 @@ if [ -z "$sdist" ]; then
     fi
 fi
 src=$work/src
-rm -rf "$src" && mkdir -p "$src" && tar -xzf "$sdist" -C "$src" --strip-components=1 || exit 2
+if [ ! -f "$src/test/main.py" ]; then
+    mkdir -p "$src" && tar -xzf "$sdist" -C "$src" --strip-components=1 || exit 2
+fi
 # mpi4py looks for the ULFM extensions (MPIX_) only in MPICH and Open MPI
 # builds that it knows; otherwise it falls back to MPI_Allreduce and
 # MPI_Iallreduce on the communicator itself, and its iagree test (one rank
@@ -71,7 +73,12 @@ for x in ERR_REVOKED ERR_PROC_FAILED ERR_PROC_FAILED_PENDING Comm_revoke Comm_is
 done
 # Compiled without optimization by default: MPI.c is large, and the suite
 # tests the MPI library, not mpi4py's speed.
-if ! CFLAGS="${MPI4PY_CFLAGS:--O0 -g0}$ulfm" MPICC="$build/bin/bdmpicc" "$venv/bin/pip" install --force-reinstall --no-deps \
+# A work directory kept from an earlier run (MPI4PY_WORK) is used again as
+# it is: the build takes long and depends only on the version and mpi.h.
+have=$("$venv/bin/python" -c 'import mpi4py; print(mpi4py.__version__)' 2>/dev/null)
+if [ "$have" = "$version" ]; then
+    echo "mpi4py-suite: mpi4py $version is already built in $venv"
+elif ! CFLAGS="${MPI4PY_CFLAGS:--O0 -g0}$ulfm" MPICC="$build/bin/bdmpicc" "$venv/bin/pip" install --force-reinstall --no-deps \
         --no-binary mpi4py "$sdist" >>"$log" 2>&1; then
     tail -n 40 "$log"
     echo "mpi4py-suite: building mpi4py with $build/bin/bdmpicc failed (log above)" >&2
