@@ -237,7 +237,7 @@ typedef struct MPI_Status {
 #define MPI_ERR_RMA_ATTACH 33
 #define MPI_ERR_RMA_SHARED 34
 #define MPI_ERR_RMA_FLAVOR 35
-#define MPI_ERR_LASTCODE 64
+#define MPI_ERR_LASTCODE 80
 
 /* ---- callbacks ---- */
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
@@ -885,6 +885,42 @@ int MPI_Win_flush_all(MPI_Win win);
 int MPI_Win_flush_local(int rank, MPI_Win win);
 int MPI_Win_flush_local_all(MPI_Win win);
 int MPI_Win_sync(MPI_Win win);
+
+/* ---- shared-memory windows (MPI 3.1 11.2.3, 11.2.4; issue 14; src/lib/mpi/win_shared.c) ---- */
+int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
+                            void *baseptr, MPI_Win *win);
+int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr);
+
+/* ---- ULFM: fault-tolerance extensions (MPIX_, issue 14; src/lib/mpi/ulfm.c) ----
+ * A run of BDMPI has no process failures (a rank that dies ends the job),
+ * so these have the meaning they have in a run without failures: agreement
+ * is a bitwise AND over all ranks, shrink a duplicate, the failed groups
+ * are empty; revoke marks the communicator revoked on every member, and
+ * communication on it then fails with MPIX_ERR_REVOKED. */
+#define MPIX_ERR_PROC_FAILED 63
+#define MPIX_ERR_PROC_FAILED_PENDING 64
+#define MPIX_ERR_REVOKED 65
+int MPIX_Comm_revoke(MPI_Comm comm);
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+int MPIX_Comm_agree(MPI_Comm comm, int *flag);
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int MPIX_Comm_failure_ack(MPI_Comm comm);
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
+/* Their profiling names (aliases made in ulfm.c). */
+int PMPIX_Comm_revoke(MPI_Comm comm);
+int PMPIX_Comm_is_revoked(MPI_Comm comm, int *flag);
+int PMPIX_Comm_agree(MPI_Comm comm, int *flag);
+int PMPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request);
+int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm);
+int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request);
+int PMPIX_Comm_failure_ack(MPI_Comm comm);
+int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp);
+int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp);
+int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked);
 
 /* ---- MPI-IO (MPI 3.1 chapter 13; src/lib/io) ---- */
 typedef int MPI_File;

@@ -76,11 +76,19 @@ enum bd_req_code {
                            overflow the master holds for it; resp.flag 1 if withdrawn */
     BD_REQ_SYNC_ACK,    /* peer=world rank on another node, arg[0]=its sync id: its
                            synchronous send is matched */
+    BD_REQ_COMM_REVOKE, /* ctx: a member revoked the communicator (MPIX_Comm_revoke); the
+                           ranks of this node blocked in a collective on it are answered
+                           with resp.status BD_RESP_REVOKED; answered at once. */
     BD_REQ__COUNT
 };
 
 /* resp.status values besides 0 */
-enum { BD_RESP_OK = 0, BD_RESP_NOTYET = 1, BD_RESP_ERROR = 2 };
+enum { BD_RESP_OK = 0, BD_RESP_NOTYET = 1, BD_RESP_ERROR = 2, BD_RESP_REVOKED = 3 };
+/* The tag of a revoke notice on a communicator's hidden context (the
+ * library's BDL_CTX_INTERNAL, 1 << 30): a master delivering one from
+ * another node also interrupts its ranks' collectives on it. */
+#define BD_TAG_REVOKE 0x52564b00
+#define BD_CTX_REVOKE_NOTICE (1 << 30)
 
 typedef struct bd_req {
     uint32_t code;
@@ -205,6 +213,15 @@ typedef struct bd_slot {
     _Atomic uint32_t mem_req_seq;
     _Atomic uint32_t mem_resp_seq;
     _Atomic int32_t mem_resp_status; /* 0 granted, BD_MEM_RESP_SHRINK, else -errno */
+    /* Granted memory outside the memory manager that cannot be unloaded
+     * (shared-memory windows): moved here from mem_resident by the slave
+     * after the grant, counted in the node's total, never a reason to
+     * unload the slave; the slave subtracts it when it frees the memory. */
+    _Atomic uint64_t mem_pinned;
+    /* Bumped after a revoke notice (BD_TAG_REVOKE) is put in this slave's
+     * mailbox, by the revoking slave or the master: a collective call
+     * drains the mailbox first when it moved, so it sees the revoke. */
+    _Atomic uint32_t revoke_seq;
     /* Master -> blocked slave command (BD_CMD_*), delivered by bumping
      * resp_seq; the slave clears it and rings the eventfd when done.  While a
      * command is pending the master sends nothing else to that slave. */

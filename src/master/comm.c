@@ -168,3 +168,39 @@ void bdr_comm_req_free(slave_t *s, const bd_req_t *r)
         bdr_comm_drop_if_unused(c);
     bdr_sched_respond(s);
 }
+
+void bdr_comm_revoke(int ctx)
+{
+    comm_t *cm = bdr_comm_lookup(ctx);
+    if (cm)
+        cm->revoked = 1;
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *s = &g_m.slaves[i];
+        if (s->state == SL_BLOCKED && s->blk == BLK_COLL && !s->revoked &&
+            s->slot->req.code == BD_REQ_COLL_WAIT && (s->slot->req.flags & BD_COLL_ADDR) &&
+            s->coll && s->coll->ctx == ctx) {
+            s->revoked = 1;
+            bdr_sched_make_runnable(s);
+        }
+    }
+}
+
+/* Not answered: the rank goes on at once (it only tells). */
+void bdr_comm_req_revoke(slave_t *s, const bd_req_t *r)
+{
+    bdr_comm_revoke(r->ctx);
+    bdr_sched_respond(s);
+}
+
+void bdr_comm_req_coll_wait(slave_t *s, const bd_req_t *r)
+{
+    /* A rank that starts waiting after the revoke came (it checked for
+     * notices before the revoke was made) fails at once too. */
+    coll_t *k = (r->flags & BD_COLL_ADDR) ? bdr_coll_find(r->ctx, r->rid) : NULL;
+    if (k && k->comm && k->comm->revoked) {
+        s->slot->resp.status = BD_RESP_REVOKED;
+        bdr_sched_respond(s);
+        return;
+    }
+    bdr_coll_req_wait(s, r);
+}

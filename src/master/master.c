@@ -99,7 +99,7 @@ static const route_t g_routes[BD_REQ__COUNT] = {
     [BD_REQ_COLL_PUT] = {bdr_coll_req_put, 0},
     [BD_REQ_COLL_ARRIVE] = {bdr_coll_req_arrive, 0},
     [BD_REQ_COLL_TEST] = {bdr_coll_req_test, 0},
-    [BD_REQ_COLL_WAIT] = {bdr_coll_req_wait, 0},
+    [BD_REQ_COLL_WAIT] = {bdr_comm_req_coll_wait, 0},
     [BD_REQ_COLL_WAITANY] = {bdr_coll_req_waitany, 0},
     [BD_REQ_COLL_TESTANY] = {bdr_coll_req_waitany, 0},
     [BD_REQ_COLL_GET] = {bdr_coll_req_get, 0},
@@ -109,6 +109,7 @@ static const route_t g_routes[BD_REQ__COUNT] = {
     [BD_REQ_COMM_FREE] = {bdr_comm_req_free, 0},
     /* rma.c */
     [BD_REQ_RMA_ENABLE] = {bdr_rma_req_enable, 0},
+    [BD_REQ_COMM_REVOKE] = {bdr_comm_req_revoke, 0},
     [BD_REQ_RMA_NEXT] = {bdr_rma_req_next, 0},
     [BD_REQ_RMA_DONE] = {bdr_rma_req_done, 0},
 };
@@ -156,7 +157,15 @@ static void resume(slave_t *s)
         break;
     case BLK_MBOX:
     case BLK_ROOM: bdr_sched_respond(s); break; /* it looks again itself */
-    case BLK_COLL: redo(s); break;
+    case BLK_COLL:
+        if (s->revoked) { /* MPIX_Comm_revoke: the collective fails */
+            s->revoked = 0;
+            s->slot->resp.status = BD_RESP_REVOKED;
+            bdr_sched_respond(s);
+        } else {
+            redo(s);
+        }
+        break;
     }
 }
 

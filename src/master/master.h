@@ -79,6 +79,7 @@ typedef struct slave {
     int crit_granted;
     int poke;     /* something it may be waiting for changed */
     int resuming; /* being resumed: a failed poll must not yield again */
+    int revoked;  /* BLK_COLL: its communicator was revoked; answer BD_RESP_REVOKED */
     /* memory accounting (memacct.c) */
     uint32_t seen_mem_req;
     int mem_pending; /* waits for a grant of mem_want bytes */
@@ -97,9 +98,10 @@ typedef struct slave {
 typedef struct comm {
     int ctx;
     int size;
-    int *world; /* comm rank -> world rank */
-    int refs;   /* local members that have not freed it; -1: predefined */
-    int nlocal; /* members on this node */
+    int *world;  /* comm rank -> world rank */
+    int refs;    /* local members that have not freed it; -1: predefined */
+    int nlocal;  /* members on this node */
+    int revoked; /* MPIX_Comm_revoke: collective waits on it fail (comm.c) */
 } comm_t;
 
 /* A piece of collective data: in memory, or (when larger than the message
@@ -322,6 +324,13 @@ void bdr_pressure_stats(FILE *f);
 /* Message m (from here or another node) arrives for world rank dst_world of
  * this node. */
 void bdr_msg_deliver(int dst_world, msg_t *m);
+/* comm.c: communicator ctx was revoked: answer this node's ranks blocked in
+ * a collective on it with BD_RESP_REVOKED (MPIX_Comm_revoke). */
+void bdr_comm_revoke(int ctx);
+void bdr_comm_req_revoke(slave_t *s, const bd_req_t *r);
+/* COLL_WAIT: answered BD_RESP_REVOKED at once on a revoked communicator,
+ * else bdr_coll_req_wait. */
+void bdr_comm_req_coll_wait(slave_t *s, const bd_req_t *r);
 /* The first service message of s matching (ctx, src, tag), left queued. */
 msg_t *bdr_msg_peek(slave_t *s, int ctx, int src, int tag);
 /* Remove and return the first service message of s matching (ctx, src, tag). */

@@ -39,7 +39,8 @@ static uint64_t node_resident(void)
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         if (!s->exited)
-            t += atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed);
+            t += atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) +
+                 atomic_load_explicit(&s->slot->mem_pinned, memory_order_relaxed);
     }
     return t;
 }

@@ -62,6 +62,11 @@ void bdr_msg_deliver(int dst_world, msg_t *m)
         bdr_msg_free(m, 1); /* nobody can ever receive it */
         return;
     }
+    if (m->tag == BD_TAG_REVOKE && (m->ctx & BD_CTX_REVOKE_NOTICE)) {
+        /* and the notice goes on into the mailbox */
+        atomic_fetch_add_explicit(&d->slot->revoke_seq, 1, memory_order_release);
+        bdr_comm_revoke(m->ctx & ~BD_CTX_REVOKE_NOTICE);
+    }
     if (m->ctx != BD_CTX_RMA_SVC) {
         bd_mentry_t e = {.kind = BD_ME_MSG,
                          .flags =

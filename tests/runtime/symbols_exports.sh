@@ -16,7 +16,7 @@ command -v nm >/dev/null || { echo "nm not installed"; exit 77; }
 public=(
   # The MPI interface of include/mpi.h and include/bdmpi.h: functions,
   # predefined callbacks (MPI_COMM_DUP_FN, ...), profiling twins, extensions.
-  '(MPI|PMPI|BDMPI)_[A-Za-z0-9_]+'
+  '(MPI|PMPI|MPIX|PMPIX|BDMPI)_[A-Za-z0-9_]+'
   # Data objects include/mpi.h declares: MPI_UNWEIGHTED's and
   # MPI_WEIGHTS_EMPTY's markers (their addresses are the values).
   'bdmpi_unweighted_|bdmpi_weights_empty_'

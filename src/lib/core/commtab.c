@@ -53,3 +53,24 @@ int bdl_comm_register(int ctx, const int *world, int n)
     bdl_rpc();
     return 0;
 }
+
+int bdl_comm_revoke_ctx(int ctx)
+{
+    int found = 0;
+    /* Contexts are never reused, so a notice for a communicator freed
+     * meanwhile matches nothing and is dropped. */
+    for (int i = 1; i < bdl_g.ncomms; i++)
+        if (bdl_g.comms[i].used && !bdl_g.comms[i].pending && bdl_g.comms[i].ctx == ctx) {
+            bdl_g.comms[i].revoked = 1;
+            found = 1;
+        }
+    return found;
+}
+
+int bdl_comm_revoked_error(MPI_Comm comm, const char *call)
+{
+    return bdl_error(comm, MPIX_ERR_REVOKED, call,
+                     "communicator %d was revoked (MPIX_Comm_revoke): only MPIX_Comm_agree, "
+                     "MPIX_Comm_shrink and MPI_Comm_free work on it",
+                     comm);
+}

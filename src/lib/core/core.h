@@ -23,6 +23,15 @@
  * groups of a duplicated intercommunicator (the new union's context |
  * BD_CTX_DERIVED, | BDL_CTX_GROUP1 for the union's second group). */
 #define BDL_CTX_GROUP1 (1 << 27)
+/* The hidden communicator MPIX_Comm_agree/iagree run on (mpi/ulfm.c): the
+ * communicator's context | BD_CTX_DERIVED | BDL_CTX_AGREE, registered by
+ * each member when it first agrees, so agreements match only each other,
+ * in their own order, whatever other collectives are in flight. */
+#define BDL_CTX_AGREE (1 << 26)
+/* The tag of a revoke notice (MPIX_Comm_revoke) on a communicator's hidden
+ * context: the receiving rank's matching marks the communicator revoked
+ * and fails its pending receives instead of queueing the notice. */
+#define BDL_TAG_REVOKE BD_TAG_REVOKE
 
 typedef struct bdl_comm {
     int used;
@@ -50,6 +59,11 @@ typedef struct bdl_comm {
     /* MPI_Comm_idup's new communicator before the request completes: the
      * handle is taken but names no communicator yet. */
     int pending;
+    /* ULFM (mpi/ulfm.c): revoked by some member (communication on it
+     * fails with MPIX_ERR_REVOKED), and the hidden communicator of its
+     * agreements (0: not made yet; freed with it). */
+    int revoked;
+    MPI_Comm agree;
 } bdl_comm_t;
 
 /* Size of the group a communicator's point-to-point ranks name, and the
@@ -196,6 +210,11 @@ uint64_t bdl_lib_mem_phase_key(const bd_req_t *r);
 void bdl_lib_mem_phase(uint64_t key);
 void bdl_lib_mem_discard(void *buf, uint64_t len);
 void bdl_lib_mem_prepare(const void *buf, uint64_t len, int for_write);
+/* Memory outside the manager that stays resident (shared-memory windows):
+ * take bytes from the node's budget (-mem) for good, waiting for the grant
+ * like a load; 0 or -errno.  unpin gives them back. */
+int bdl_lib_mem_pin(uint64_t bytes);
+void bdl_lib_mem_unpin(uint64_t bytes);
 
 /* ctl.c: control exchanges among c's members for the library itself
  * (communicator creation), point-to-point on c's internal context: n bytes
@@ -213,5 +232,10 @@ int bdl_world_node(int world); /* the node of a world rank */
 /* Make the communicator ctx of the world ranks world[n] known to this
  * rank's master (BD_REQ_COMM_REGISTER); -1 if the list does not fit the window. */
 int bdl_comm_register(int ctx, const int *world, int n);
+/* A revoke notice for context ctx arrived (match.c): mark every
+ * communicator whose point-to-point context is ctx revoked; 1 if one was. */
+int bdl_comm_revoke_ctx(int ctx);
+/* Report MPIX_ERR_REVOKED for call on comm (revoked); returns the code. */
+int bdl_comm_revoked_error(MPI_Comm comm, const char *call);
 
 #endif

@@ -63,10 +63,14 @@ const char *bdl_err_class_name(int c)
                                         "MPI_ERR_DUP_DATAREP",
                                         "MPI_ERR_CONVERSION",
                                         "MPI_ERR_IO"};
-    switch (c) { /* MPI 4.0 */
-    case MPI_ERR_SESSION: return "MPI_ERR_SESSION";
+    switch (c) {
+    case MPI_ERR_SESSION: return "MPI_ERR_SESSION"; /* MPI 4.0 */
     case MPI_ERR_PROC_ABORTED: return "MPI_ERR_PROC_ABORTED";
     case MPI_ERR_VALUE_TOO_LARGE: return "MPI_ERR_VALUE_TOO_LARGE";
+    case MPIX_ERR_PROC_FAILED: return "MPIX_ERR_PROC_FAILED"; /* ULFM */
+    case MPIX_ERR_PROC_FAILED_PENDING: return "MPIX_ERR_PROC_FAILED_PENDING";
+    case MPIX_ERR_REVOKED: return "MPIX_ERR_REVOKED";
+    default: break;
     }
     return c >= 0 && c < (int)(sizeof names / sizeof *names) ? names[c] : "MPI_ERR_UNKNOWN";
 }

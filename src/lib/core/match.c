@@ -342,12 +342,70 @@ static void prepare_cma_dest(const bd_mentry_t *e)
     }
 }
 
+void bdl_p2p_note_revoke(int world)
+{
+    if (!bdl_p2p_local(world))
+        return; /* its master bumps it when it delivers the notice */
+    bd_shm_hdr_t *h = bdl_g.hdr;
+    bd_slot_t *sl = bd_shm_slot(h, (uint32_t)(world - (int)h->first_rank));
+    atomic_fetch_add_explicit(&sl->revoke_seq, 1, memory_order_release);
+}
+
+void bdl_p2p_revoke_check(void)
+{
+    static uint32_t seen;
+    uint32_t now = atomic_load_explicit(&bdl_g.slot->revoke_seq, memory_order_acquire);
+    if (now != seen) {
+        seen = now;
+        bdl_p2p_drain();
+    }
+}
+
+void bdl_p2p_fail_revoked(int ctx)
+{
+    precv_t **pp = &g_posted;
+    while (*pp) {
+        precv_t *p = *pp;
+        /* The program's receives, and the library's on the hidden context
+         * (collectives in the ranks, communicator creation). */
+        if (p->ctx != ctx && p->ctx != (ctx | BDL_CTX_INTERNAL)) {
+            pp = &p->next;
+            continue;
+        }
+        unlink_posted(p);
+        p->err = MPIX_ERR_REVOKED;
+        p->done = 1;
+        p->status.MPI_SOURCE = MPI_ANY_SOURCE;
+        p->status.MPI_TAG = MPI_ANY_TAG;
+        p->status.bd_cancelled = 0;
+        p->status.bd_nbytes = 0;
+        p->status.MPI_ERROR = MPIX_ERR_REVOKED;
+        if (p->handle) {
+            bdl_request_t *q = &bdl_g.reqs[p->handle];
+            q->err = p->err;
+            q->status = p->status;
+            q->done = 1;
+            q->impl = NULL;
+            bdl_dt_release(q->dt);
+            q->dt = NULL;
+            free(p);
+        }
+    }
+}
+
 /* A message arrives (in mailbox order): to the first posted receive it
  * matches, else to the unexpected queue. */
 static void arrive(const bd_mentry_t *e, const char *data)
 {
     if (e->kind == BD_ME_ACK) {
         bdl_p2p_sync_forget(e->sync_id);
+        return;
+    }
+    if (e->tag == BDL_TAG_REVOKE && (e->ctx & BDL_CTX_INTERNAL)) {
+        /* MPIX_Comm_revoke by another member: never a message to match. */
+        int ctx = e->ctx & ~BDL_CTX_INTERNAL;
+        if (bdl_comm_revoke_ctx(ctx))
+            bdl_p2p_fail_revoked(ctx);
         return;
     }
     for (precv_t *p = g_posted; p; p = p->next)

@@ -187,3 +187,30 @@ void bdl_lib_mem_prepare(const void *buf, uint64_t len, int for_write)
         bdl_fatal(MPI_ERR_OTHER, "cannot make %llu bytes of managed memory resident: %s",
                   (unsigned long long)len, strerror(-rc));
 }
+
+int bdl_lib_mem_pin(uint64_t bytes)
+{
+    if (!bytes || !bdl_g.hdr->job.mem_budget)
+        return 0;
+    int rc;
+    while ((rc = acquire_cb(NULL, (size_t)bytes)) == BD_MEM_RESP_SHRINK) {
+        /* Every holder of memory waits for more: store ours and ask again. */
+        if (bdl_g.mem_active)
+            bd_mem_unload_all();
+    }
+    if (rc)
+        return rc;
+    bd_slot_t *sl = bdl_g.slot;
+    atomic_fetch_add_explicit(&sl->mem_pinned, bytes, memory_order_relaxed);
+    atomic_fetch_sub_explicit(&sl->mem_resident, bytes, memory_order_relaxed);
+    return 0;
+}
+
+void bdl_lib_mem_unpin(uint64_t bytes)
+{
+    if (!bytes || !bdl_g.hdr->job.mem_budget)
+        return;
+    atomic_fetch_sub_explicit(&bdl_g.slot->mem_pinned, bytes, memory_order_relaxed);
+    if (atomic_load_explicit(&bdl_g.hdr->mem_waiters, memory_order_relaxed))
+        ring_master();
+}

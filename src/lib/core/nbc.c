@@ -223,7 +223,15 @@ int bdl_nbc_progress(bdl_nbc_t *nb, int blocking)
     if (nb->reqs)
         return reqs_progress(nb, blocking);
     if (!nb->ready) {
+        bdl_resp()->status = BD_RESP_OK;
         bdl_xfer_call(&nb->xf, blocking ? BD_REQ_COLL_WAIT : BD_REQ_COLL_TEST);
+        if (blocking && bdl_resp()->status == BD_RESP_REVOKED) {
+            /* MPIX_Comm_revoke by another member: the collective fails. */
+            nb->err = MPIX_ERR_REVOKED;
+            nb->done = 1;
+            nbc_release(nb);
+            return 1;
+        }
         if (!blocking && !bdl_resp()->flag)
             return 0;
         nb->ready = 1;
@@ -382,6 +390,8 @@ int bdl_nbc_launch(bdl_nbc_t *nb, MPI_Request *request)
     if (!request) {
         if (nb->size > 1)
             bdl_nbc_progress(nb, 1);
+        if (nb->err == MPIX_ERR_REVOKED)
+            return bdl_comm_revoked_error(nb->comm, nb->call ? nb->call : "collective");
         if (nb->err)
             return bdl_error(nb->comm, nb->err, nb->call ? nb->call : "collective",
                              "the data received does not match the receive buffer (the ranks' "

@@ -66,8 +66,9 @@ int bdl_req_bad(const char *call, MPI_Request h)
 /* The message for an error a completed request reports. */
 static const char *req_err_msg(int err)
 {
-    return err == MPI_ERR_TRUNCATE ? "received message truncated"
-                                   : "a generalized request's query_fn or free_fn failed";
+    return err == MPI_ERR_TRUNCATE   ? "received message truncated"
+           : err == MPIX_ERR_REVOKED ? "the communicator was revoked (MPIX_Comm_revoke)"
+                                     : "a generalized request's query_fn or free_fn failed";
 }
 
 /* A request with work to do or to report: inactive persistent requests
@@ -128,9 +129,10 @@ int bdl_req_wait(const char *call, MPI_Request *request, MPI_Status *status)
     if (!q)
         return bdl_req_bad(call, *request);
     q->ops->progress(q, 1);
+    MPI_Comm ec = q->ecomm ? q->ecomm : MPI_COMM_WORLD;
     int err = req_finish1(request, status);
     if (err)
-        return bdl_error(MPI_COMM_WORLD, err, call, "%s", req_err_msg(err));
+        return bdl_error(bdl_comm_get(ec) ? ec : MPI_COMM_WORLD, err, call, "%s", req_err_msg(err));
     return MPI_SUCCESS;
 }
 
@@ -148,9 +150,10 @@ int bdl_req_test(const char *call, MPI_Request *request, int *flag, MPI_Status *
     *flag = q->done;
     if (!q->done)
         return MPI_SUCCESS;
+    MPI_Comm ec = q->ecomm ? q->ecomm : MPI_COMM_WORLD;
     int err = req_finish1(request, status);
     if (err)
-        return bdl_error(MPI_COMM_WORLD, err, call, "%s", req_err_msg(err));
+        return bdl_error(bdl_comm_get(ec) ? ec : MPI_COMM_WORLD, err, call, "%s", req_err_msg(err));
     return MPI_SUCCESS;
 }
 

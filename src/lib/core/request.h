@@ -83,6 +83,9 @@ struct bdl_request {
     MPI_Datatype pdt; /* an alias handle (bdl_dt_alias), freed with the request */
     MPI_Comm pcomm;
     void *impl; /* the kind's own state (nbc.c: the collective; greq.c: callbacks) */
+    /* The communicator whose error handler reports the request's error when
+     * a Wait or Test call completes it (0: MPI_COMM_WORLD's). */
+    MPI_Comm ecomm;
 };
 
 /* request.c: the request table. */
@@ -197,7 +200,16 @@ void bdl_p2p_cma_forget(uint64_t id);
  * to a new spill file of this rank; its number in *file_num. */
 void bdl_spill_write(const void *buf, uint64_t count, const struct bdl_dt *t, const char *contig,
                      uint64_t n, uint64_t *file_num);
-int bdl_p2p_drain(void);         /* take what the mailbox holds; how many entries */
+int bdl_p2p_drain(void); /* take what the mailbox holds; how many entries */
+/* Complete every posted receive on context ctx with MPIX_ERR_REVOKED
+ * (MPIX_Comm_revoke, locally or by a notice from another member). */
+void bdl_p2p_fail_revoked(int ctx);
+/* A revoke notice was put in world rank's mailbox: tell it (its slot's
+ * revoke_seq), so its next collective call drains the mailbox first. */
+void bdl_p2p_note_revoke(int world);
+/* At a collective call: drain the mailbox if a revoke notice came since the
+ * last look, so the communicator's revoked flag is current. */
+void bdl_p2p_revoke_check(void);
 uint64_t bdl_p2p_sync_new(void); /* a synchronous send's id, pending until acknowledged */
 void bdl_p2p_sync_forget(uint64_t id);
 /* 1 once the synchronous send id is matched; blocking: wait for that. */

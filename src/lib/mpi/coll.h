@@ -15,6 +15,9 @@
     bdl_comm_t *c = bdl_comm_get(comm);                                                            \
     if (!c)                                                                                        \
         return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);               \
+    bdl_p2p_revoke_check();                                                                        \
+    if ((c = bdl_comm_get(comm))->revoked)                                                         \
+        return bdl_comm_revoked_error(comm, call);                                                 \
     if (nb_req && !request)                                                                        \
         return bdl_error(comm, MPI_ERR_ARG, call, "NULL request argument");
 

@@ -213,10 +213,20 @@ static uint64_t lc_recv(lc_t *x, int r, char *msg)
     MPI_Status st;
     lc_hdr_t h;
     uint64_t got = 0, total = 0;
+    /* MPIX_Comm_revoke by a member: the call fails, and receives nothing
+     * more (the peers may have left it). */
+    if (x->err == MPIX_ERR_REVOKED || x->c->revoked) {
+        x->err = MPIX_ERR_REVOKED;
+        return 0;
+    }
     do {
         lc_waiting(x, 1);
         int rc = bdl_recv_bytes(x->ctx, r, LC_TAG, msg + got, LC_HDR + BDL_LC_MAX - got, &st);
         lc_waiting(x, 0);
+        if (rc == MPIX_ERR_REVOKED) {
+            x->err = rc;
+            return 0;
+        }
         atomic_fetch_sub_explicit(&bdl_g.slot->stats[BD_STAT_RECVS], 1, memory_order_relaxed);
         got += (uint64_t)st.bd_nbytes;
         if (got == (uint64_t)st.bd_nbytes && got >= LC_HDR) {
@@ -244,12 +254,15 @@ static uint64_t lc_fit(lc_t *x, uint64_t n, uint64_t want)
 {
     if (n == want)
         return n;
-    x->err = MPI_ERR_TRUNCATE;
+    if (x->err != MPIX_ERR_REVOKED)
+        x->err = MPI_ERR_TRUNCATE;
     return n < want ? n : want;
 }
 
 static int lc_end(const lc_t *x)
 {
+    if (x->err == MPIX_ERR_REVOKED)
+        return bdl_comm_revoked_error(x->comm, x->call);
     if (x->err)
         return bdl_error(x->comm, x->err, x->call,
                          "the data received does not match the receive buffer (the ranks' "

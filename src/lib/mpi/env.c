@@ -79,6 +79,9 @@ static const char *const g_err_strings[] = {
     [MPI_ERR_SESSION] = "invalid session",
     [MPI_ERR_PROC_ABORTED] = "operation with a process that has aborted",
     [MPI_ERR_VALUE_TOO_LARGE] = "a value is too large to be stored in the output argument",
+    [MPIX_ERR_PROC_FAILED] = "a process of the communicator failed",
+    [MPIX_ERR_PROC_FAILED_PENDING] = "a process failure left the request pending",
+    [MPIX_ERR_REVOKED] = "the communicator was revoked",
 };
 
 int MPI_Error_class(int errorcode, int *errorclass)

@@ -22,6 +22,8 @@ static int send_check(const char *call, const void *buf, int count, MPI_Datatype
     *c = bdl_comm_get(comm);
     if (!*c)
         return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if ((*c)->revoked)
+        return bdl_comm_revoked_error(comm, call);
     if (count < 0)
         return bdl_error(comm, MPI_ERR_COUNT, call, "invalid count %d", count);
     if ((rc = bdl_dt_check(comm, call, "send", dt, t)))
@@ -105,6 +107,8 @@ static int recv_check(const char *call, const void *buf, int count, MPI_Datatype
     *c = bdl_comm_get(comm);
     if (!*c)
         return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if ((*c)->revoked)
+        return bdl_comm_revoked_error(comm, call);
     if (count < 0)
         return bdl_error(comm, MPI_ERR_COUNT, call, "invalid count %d", count);
     if ((rc = bdl_dt_check(comm, call, "receive", dt, t)))
@@ -138,6 +142,8 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
                                     tag, buf, (uint64_t)count, t, status, &rc);
     if (p)
         rc = bdl_recv_end(p, status);
+    if (rc == MPIX_ERR_REVOKED)
+        return bdl_comm_revoked_error(comm, "MPI_Recv");
     if (rc)
         return bdl_error(comm, rc, "MPI_Recv",
                          "message of %llu bytes from rank %d (tag %d) truncated to the %llu-byte "
@@ -157,6 +163,9 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
         return rc;
     *request = bdl_irecv_post(rc < 0 ? 0 : c->ctx, rc < 0 ? MPI_PROC_NULL : source, tag, buf,
                               (uint64_t)count, t);
+    bdl_request_t *q = bdl_req_lookup(*request);
+    if (q)
+        q->ecomm = comm; /* its errors (truncation, revoke) go to comm's handler */
     return MPI_SUCCESS;
 }
 
@@ -253,6 +262,8 @@ static int probe(const char *call, int source, int tag, MPI_Comm comm, int block
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
         return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (c->revoked)
+        return bdl_comm_revoked_error(comm, call);
     if (tag < 0 && tag != MPI_ANY_TAG)
         return bdl_error(comm, MPI_ERR_TAG, call, "invalid tag %d", tag);
     if (source == MPI_PROC_NULL) {

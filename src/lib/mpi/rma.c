@@ -804,6 +804,15 @@ int MPI_Win_fence(int assert, MPI_Win win)
         drain(w, -1, -1);
         memset(w->fence_sent, 0, (size_t)w->size * sizeof(int));
     }
+    if (w->flavor == MPI_WIN_FLAVOR_SHARED) {
+        /* The other ranks load and store this memory directly: nobody
+         * leaves the fence before every rank has applied what it received
+         * and finished its own stores of the epoch. */
+        rc = MPI_Barrier(w->comm);
+        if (rc)
+            bdl_fatal(rc, "%s: synchronizing the ranks of a shared window failed", call);
+        w = bdl_win_get(win);
+    }
     w->fence_seq++;
     w->fence = !(assert &MPI_MODE_NOSUCCEED);
     return MPI_SUCCESS;

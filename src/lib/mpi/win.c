@@ -152,6 +152,7 @@ static int win_slot(void)
 
 static void win_clear(bdl_win_t *w)
 {
+    bdl_win_shared_release(w);
     free(w->world);
     free(w->sizes);
     free(w->units);
@@ -162,9 +163,8 @@ static void win_clear(bdl_win_t *w)
     memset(w, 0, sizeof *w);
 }
 
-/* The collective part of every creation call. */
-static int win_make(const char *call, void *base, MPI_Aint size, int disp_unit, MPI_Info info,
-                    MPI_Comm comm, int flavor, void *alloc, MPI_Win *win)
+int bdl_win_make(const char *call, void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                 MPI_Comm comm, int flavor, void *alloc, MPI_Win *win)
 {
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
@@ -243,8 +243,8 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
                    MPI_Win *win)
 {
     BDL_CHECK_INIT("MPI_Win_create");
-    return win_make("MPI_Win_create", base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE,
-                    NULL, win);
+    return bdl_win_make("MPI_Win_create", base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE,
+                        NULL, win);
 }
 
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
@@ -260,7 +260,8 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
     void *mem = malloc(size > 0 ? (size_t)size : 1);
     if (!mem)
         return bdl_error(comm, MPI_ERR_NO_MEM, call, "cannot allocate %lld bytes", (long long)size);
-    int rc = win_make(call, mem, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, mem, win);
+    int rc =
+        bdl_win_make(call, mem, size, disp_unit, info, comm, MPI_WIN_FLAVOR_ALLOCATE, mem, win);
     if (rc) {
         free(mem);
         return rc;
@@ -272,8 +273,8 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
     BDL_CHECK_INIT("MPI_Win_create_dynamic");
-    return win_make("MPI_Win_create_dynamic", MPI_BOTTOM, 0, 1, info, comm, MPI_WIN_FLAVOR_DYNAMIC,
-                    NULL, win);
+    return bdl_win_make("MPI_Win_create_dynamic", MPI_BOTTOM, 0, 1, info, comm,
+                        MPI_WIN_FLAVOR_DYNAMIC, NULL, win);
 }
 
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)

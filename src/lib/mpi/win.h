@@ -55,6 +55,14 @@ typedef struct bdl_win {
     int nattrs;
     MPI_Info info; /* hints given (MPI_INFO_NULL: none) */
 
+    /* Shared-memory windows (win_shared.c): the node-wide mapping holding
+     * every rank's segment, each rank's offset in it, and the bytes this
+     * rank took from the memory budget for its segment. */
+    char *shm;
+    size_t shm_len;
+    MPI_Aint *shm_off;
+    uint64_t shm_pinned;
+
     /* Access epochs (this rank as origin). */
     int fence; /* a fence epoch is open */
     uint32_t fence_seq;
@@ -87,6 +95,12 @@ bdl_win_t *bdl_win_by_id(int id);    /* by job-wide id, for requests from others
 int bdl_win_error(MPI_Win win, int code, const char *call, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 MPI_Win bdl_win_handle(const bdl_win_t *w);
+/* The collective part of every creation call (flavor MPI_WIN_FLAVOR_*;
+ * alloc: memory the window frees with free(3), or NULL). */
+int bdl_win_make(const char *call, void *base, MPI_Aint size, int disp_unit, MPI_Info info,
+                 MPI_Comm comm, int flavor, void *alloc, MPI_Win *win);
+/* win_shared.c: unmap a shared window's memory and give its budget back. */
+void bdl_win_shared_release(bdl_win_t *w);
 
 /* rma.c: called by win.c */
 void bdl_rma_enable(void);              /* once per process: tell the master */

@@ -141,6 +141,8 @@ int bdl_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const c
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
         return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (c->revoked)
+        return bdl_comm_revoked_error(comm, call);
     if (!newcomm)
         return bdl_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
     if (color < 0 && color != MPI_UNDEFINED)
@@ -188,6 +190,10 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 static void comm_release(MPI_Comm h)
 {
     bdl_comm_t *c = &bdl_g.comms[h];
+    if (c->agree) {
+        comm_release(c->agree); /* its hidden communicator of agreements */
+        c = &bdl_g.comms[h];
+    }
     if (c->inter) {
         /* Only its hidden communicators are known to the master. */
         comm_release(c->local);
@@ -267,6 +273,8 @@ static int comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, con
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
         return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (c->revoked)
+        return bdl_comm_revoked_error(comm, call);
     if (!newcomm)
         return bdl_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
     if (!request && !c->inter)

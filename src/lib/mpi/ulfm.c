@@ -1,0 +1,247 @@
+/* ULFM, the fault-tolerance extensions (MPIX_Comm_revoke, agree, shrink,
+ * the failure queries), with the meaning they have in a run without
+ * process failures: BDMPI ends the job when a rank dies, so no call here
+ * ever sees a failed process.  See docs/design.md, "Fault tolerance (ULFM)".
+ *
+ *  - Revoke marks the communicator revoked here and sends a notice (an
+ *    empty message with tag BDL_TAG_REVOKE on its hidden context) to every
+ *    other member, through the mailboxes (and the masters for other nodes).
+ *    A member's matching takes the notice whenever it drains its mailbox:
+ *    it marks the communicator revoked and fails its pending receives on
+ *    it with MPIX_ERR_REVOKED; communication started later fails at the
+ *    call.  No member has to call anything collective.
+ *  - Agreements run on a hidden communicator of their own (the context
+ *    | BD_CTX_DERIVED | BDL_CTX_AGREE, registered by each member when it
+ *    first agrees), as a nonblocking all-reduce with MPI_BAND: they match
+ *    each other in their own order, never the program's collectives, and
+ *    work on a revoked communicator.  MPIX_Comm_agree is the same call
+ *    completed at once, so a blocking agreement on one rank matches a
+ *    nonblocking one on another. */
+#include <stdlib.h>
+#include <string.h>
+
+#include "core.h"
+#include "mpi_int.h"
+#include "request.h"
+
+#define PMPIX_ALIAS(name) __attribute__((alias(#name)))
+
+static bdl_comm_t *ulfm_comm(MPI_Comm comm, const char *call, int *rc)
+{
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = bdl_comm_get(comm);
+    *rc = c ? MPI_SUCCESS : bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    return c;
+}
+
+int MPIX_Comm_revoke(MPI_Comm comm)
+{
+    int rc;
+    bdl_comm_t *c = ulfm_comm(comm, "MPIX_Comm_revoke", &rc);
+    if (!c)
+        return rc;
+    if (c->revoked)
+        return MPI_SUCCESS;
+    c->revoked = 1;
+    bdl_p2p_fail_revoked(c->ctx);
+    /* Copy what the sends need: a send may drain our mailbox, and a notice
+     * or a message completing an idup can grow the table under c. */
+    int ictx = bdl_comm_ictx(c), me = c->rank, n = c->size, nr = c->inter ? c->rsize : 0;
+    int *to = malloc((size_t)(n + nr) * sizeof(int));
+    if (!to)
+        return bdl_error(comm, MPI_ERR_NO_MEM, "MPIX_Comm_revoke", "out of memory");
+    memcpy(to, c->world, (size_t)n * sizeof(int));
+    if (nr)
+        memcpy(to + n, c->rworld, (size_t)nr * sizeof(int));
+    for (int r = 0; r < n + nr; r++)
+        if (r != me || r >= n) {
+            bdl_send_bytes(ictx, to[r], me, BDL_TAG_REVOKE, NULL, 0, 0, NULL);
+            bdl_p2p_note_revoke(to[r]);
+        }
+    free(to);
+    /* Ranks of this node already blocked in a collective on it through the
+     * master fail it now (the master of another node does the same when
+     * it delivers the notice).  After the notices: a rank that enters a
+     * collective later finds its notice first. */
+    bd_req_t *q = bdl_req_begin(BD_REQ_COMM_REVOKE);
+    q->ctx = bdl_comm_get(comm)->ctx;
+    bdl_rpc();
+    return MPI_SUCCESS;
+}
+
+int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag)
+{
+    int rc;
+    bdl_comm_t *c = ulfm_comm(comm, "MPIX_Comm_is_revoked", &rc);
+    if (!c)
+        return rc;
+    if (!flag)
+        return bdl_error(comm, MPI_ERR_ARG, "MPIX_Comm_is_revoked", "flag is NULL");
+    /* Notices that have arrived count: take them from the mailbox. */
+    bdl_p2p_drain();
+    c = bdl_comm_get(comm);
+    *flag = c->revoked;
+    return MPI_SUCCESS;
+}
+
+/* The hidden communicator comm's agreements run on (MPI_COMM_SELF when
+ * the caller is the only member: nothing to register or match). */
+static int agree_comm(MPI_Comm comm, const char *call, MPI_Comm *out)
+{
+    bdl_comm_t *c = bdl_comm_get(comm);
+    if (c->agree) {
+        *out = c->agree;
+        return MPI_SUCCESS;
+    }
+    /* An intercommunicator agrees over both groups: its union. */
+    const bdl_comm_t *u = c->inter ? bdl_comm_get(c->ucomm) : c;
+    if (!u)
+        return bdl_error(comm, MPI_ERR_COMM, call, "communicator %d is not complete yet", comm);
+    if (u->size == 1) {
+        *out = MPI_COMM_SELF;
+        return MPI_SUCCESS;
+    }
+    int n = u->size, rank = u->rank, ctx = c->ctx | BD_CTX_DERIVED | BDL_CTX_AGREE;
+    int *w = malloc((size_t)n * sizeof(int));
+    if (!w)
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    memcpy(w, u->world, (size_t)n * sizeof(int));
+    if (bdl_comm_register(ctx, w, n) < 0) {
+        free(w);
+        return bdl_error(comm, MPI_ERR_OTHER, call,
+                         "a communicator of %d ranks does not fit the window (-window)", n);
+    }
+    int h = bdl_comm_add(ctx, rank, n, w, MPI_ERRORS_RETURN);
+    if (h < 0) {
+        free(w);
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    }
+    bdl_g.comms[comm].agree = h;
+    *out = h;
+    return MPI_SUCCESS;
+}
+
+static int iagree(MPI_Comm comm, int *flag, MPI_Request *request, const char *call)
+{
+    int rc;
+    bdl_comm_t *c = ulfm_comm(comm, call, &rc);
+    if (!c)
+        return rc;
+    if (!flag || !request)
+        return bdl_error(comm, MPI_ERR_ARG, call, "%s is NULL", flag ? "request" : "flag");
+    MPI_Comm a = MPI_COMM_NULL;
+    if ((rc = agree_comm(comm, call, &a)))
+        return rc;
+    rc = MPI_Iallreduce(MPI_IN_PLACE, flag, 1, MPI_INT, MPI_BAND, a, request);
+    if (rc)
+        return bdl_error(comm, rc, call, "the agreement's all-reduce failed");
+    return MPI_SUCCESS;
+}
+
+int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
+{
+    return iagree(comm, flag, request, "MPIX_Comm_iagree");
+}
+
+int MPIX_Comm_agree(MPI_Comm comm, int *flag)
+{
+    MPI_Request req;
+    int rc = iagree(comm, flag, &req, "MPIX_Comm_agree");
+    if (rc)
+        return rc;
+    rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+    if (rc)
+        return bdl_error(comm, rc, "MPIX_Comm_agree", "completing the agreement failed");
+    return MPI_SUCCESS;
+}
+
+/* Shrink leaves out the failed processes, and there are none: a new
+ * communicator of the same group (a split, so no attributes are copied).
+ * It works on a revoked communicator, which the split alone refuses. */
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    const char *call = "MPIX_Comm_shrink";
+    int rc;
+    bdl_comm_t *c = ulfm_comm(comm, call, &rc);
+    if (!c)
+        return rc;
+    int revoked = c->revoked;
+    c->revoked = 0;
+    rc = bdl_comm_split(comm, 0, c->rank, newcomm, call);
+    bdl_g.comms[comm].revoked |= revoked;
+    return rc;
+}
+
+int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+{
+    const char *call = "MPIX_Comm_ishrink";
+    int rc;
+    bdl_comm_t *c = ulfm_comm(comm, call, &rc);
+    if (!c)
+        return rc;
+    int revoked = c->revoked;
+    c->revoked = 0;
+    rc = MPI_Comm_idup(comm, newcomm, request);
+    bdl_g.comms[comm].revoked |= revoked;
+    return rc;
+}
+
+int MPIX_Comm_failure_ack(MPI_Comm comm)
+{
+    int rc;
+    bdl_comm_t *c = ulfm_comm(comm, "MPIX_Comm_failure_ack", &rc);
+    return c ? MPI_SUCCESS : rc;
+}
+
+static int empty_group(MPI_Comm comm, MPI_Group *grp, const char *call)
+{
+    int rc;
+    bdl_comm_t *c = ulfm_comm(comm, call, &rc);
+    if (!c)
+        return rc;
+    if (!grp)
+        return bdl_error(comm, MPI_ERR_ARG, call, "failedgrp is NULL");
+    *grp = MPI_GROUP_EMPTY;
+    return MPI_SUCCESS;
+}
+
+int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp)
+{
+    return empty_group(comm, failedgrp, "MPIX_Comm_failure_get_acked");
+}
+
+int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp)
+{
+    return empty_group(comm, failedgrp, "MPIX_Comm_get_failed");
+}
+
+int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked)
+{
+    const char *call = "MPIX_Comm_ack_failed";
+    int rc;
+    bdl_comm_t *c = ulfm_comm(comm, call, &rc);
+    if (!c)
+        return rc;
+    if (num_to_ack < 0)
+        return bdl_error(comm, MPI_ERR_ARG, call, "invalid num_to_ack %d (must be >= 0)",
+                         num_to_ack);
+    if (!num_acked)
+        return bdl_error(comm, MPI_ERR_ARG, call, "num_acked is NULL");
+    *num_acked = 0;
+    return MPI_SUCCESS;
+}
+
+/* The profiling names (MPI 3.1 14.2 applied to the extensions). */
+int PMPIX_Comm_revoke(MPI_Comm comm) PMPIX_ALIAS(MPIX_Comm_revoke);
+int PMPIX_Comm_is_revoked(MPI_Comm comm, int *flag) PMPIX_ALIAS(MPIX_Comm_is_revoked);
+int PMPIX_Comm_agree(MPI_Comm comm, int *flag) PMPIX_ALIAS(MPIX_Comm_agree);
+int PMPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request) PMPIX_ALIAS(MPIX_Comm_iagree);
+int PMPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm) PMPIX_ALIAS(MPIX_Comm_shrink);
+int PMPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
+    PMPIX_ALIAS(MPIX_Comm_ishrink);
+int PMPIX_Comm_failure_ack(MPI_Comm comm) PMPIX_ALIAS(MPIX_Comm_failure_ack);
+int PMPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp)
+    PMPIX_ALIAS(MPIX_Comm_failure_get_acked);
+int PMPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp) PMPIX_ALIAS(MPIX_Comm_get_failed);
+int PMPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked)
+    PMPIX_ALIAS(MPIX_Comm_ack_failed);

@@ -1,0 +1,117 @@
+/* MPIX_Comm_revoke without failures: one rank revokes a communicator while
+ * the others wait in a receive on it that no message will match; their
+ * receives (a blocking one on some ranks, a nonblocking one on others)
+ * fail with MPIX_ERR_REVOKED, without any of them calling anything
+ * collective.  Afterwards every member sees it revoked: communication on
+ * it (a barrier, sends and receives even with MPI_PROC_NULL, a duplicate)
+ * fails with MPIX_ERR_REVOKED, while MPIX_Comm_agree and MPIX_Comm_shrink
+ * still work, and the shrunk communicator communicates normally.  Then one
+ * rank revokes a communicator on which the others are calling collectives
+ * (a barrier, and an all-reduce large enough to go through BDMPI's master):
+ * theirs fail with MPIX_ERR_REVOKED too. */
+#include "mtest.h"
+
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40200000
+#define HAVE_IS_REVOKED 0
+#else
+#define HAVE_IS_REVOKED 1
+#endif
+
+static int err_class(int rc)
+{
+    int cls = rc;
+    MPI_Error_class(rc, &cls);
+    return cls;
+}
+
+int main(int argc, char **argv)
+{
+    mtest_init(&argc, &argv, "ulfm_revoke");
+#if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40200000
+    /* MPICH 4.0's ch4 device declares the ULFM calls but asserts in them. */
+    if (mtest_rank_ == 0)
+        printf("SKIP %s: MPICH before 4.2 does not implement ULFM in ch4\n", mtest_name_);
+    MPI_Finalize();
+    return 77;
+#endif
+    int rank = mtest_rank_, size = mtest_size_;
+    MPI_Comm comm;
+    MPI_Comm_dup(MPI_COMM_WORLD, &comm);
+    MPI_Comm_set_errhandler(comm, MPI_ERRORS_RETURN);
+    int buf = 0;
+    if (rank == 0) {
+        /* Let the others reach their receives first, most of the time. */
+        MPI_Barrier(MPI_COMM_WORLD);
+        CHECK_MPI(MPIX_Comm_revoke(comm));
+    } else {
+        MPI_Request req;
+        int rc;
+        if (rank % 2) {
+            MPI_Barrier(MPI_COMM_WORLD);
+            rc = MPI_Recv(&buf, 1, MPI_INT, 0, 7, comm, MPI_STATUS_IGNORE);
+        } else {
+            rc = MPI_Irecv(&buf, 1, MPI_INT, 0, 7, comm, &req);
+            CHECK_INT(rc, MPI_SUCCESS, "MPI_Irecv before the revoke");
+            MPI_Barrier(MPI_COMM_WORLD);
+            rc = MPI_Wait(&req, MPI_STATUS_IGNORE);
+        }
+        CHECK_INT(err_class(rc), MPIX_ERR_REVOKED, "the pending receive's error class");
+    }
+#if HAVE_IS_REVOKED
+    int flag = 0;
+    CHECK_MPI(MPIX_Comm_is_revoked(comm, &flag));
+    CHECK_INT(flag, 1, "MPIX_Comm_is_revoked");
+#endif
+    CHECK_INT(err_class(MPI_Barrier(comm)), MPIX_ERR_REVOKED, "MPI_Barrier on it");
+    CHECK_INT(err_class(MPI_Send(&buf, 1, MPI_INT, MPI_PROC_NULL, 0, comm)), MPIX_ERR_REVOKED,
+              "MPI_Send to MPI_PROC_NULL on it");
+    CHECK_INT(err_class(MPI_Recv(&buf, 1, MPI_INT, MPI_PROC_NULL, 0, comm, MPI_STATUS_IGNORE)),
+              MPIX_ERR_REVOKED, "MPI_Recv from MPI_PROC_NULL on it");
+    CHECK_INT(err_class(MPI_Send(&buf, 1, MPI_INT, (rank + 1) % size, 0, comm)), MPIX_ERR_REVOKED,
+              "MPI_Send on it");
+    /* Revoking again is allowed. */
+    CHECK_MPI(MPIX_Comm_revoke(comm));
+
+    int agreed = rank == 0 ? 3 : 1;
+    CHECK_MPI(MPIX_Comm_agree(comm, &agreed));
+    CHECK_INT(agreed, size > 1 ? 1 : 3, "agree on the revoked communicator");
+    MPI_Comm shrunk;
+    CHECK_MPI(MPIX_Comm_shrink(comm, &shrunk));
+    int sum = 0, one = 1;
+    CHECK_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, shrunk));
+    CHECK_INT(sum, size, "allreduce on the shrunk communicator");
+    /* Messages on the new communicator flow again. */
+    int right = (rank + 1) % size, left = (rank + size - 1) % size, got = -1;
+    CHECK_MPI(MPI_Sendrecv(&rank, 1, MPI_INT, right, 3, &got, 1, MPI_INT, left, 3, shrunk,
+                           MPI_STATUS_IGNORE));
+    CHECK_INT(got, left, "ring on the shrunk communicator");
+#if HAVE_IS_REVOKED
+    flag = 1;
+    CHECK_MPI(MPIX_Comm_is_revoked(shrunk, &flag));
+    CHECK_INT(flag, 0, "MPIX_Comm_is_revoked(shrunk)");
+#endif
+    MPI_Comm_free(&shrunk);
+    MPI_Comm_free(&comm);
+
+    enum { BIG = 16384 };
+    int *in = calloc(BIG, sizeof(int)), *out = calloc(BIG, sizeof(int));
+    for (int round = 0; round < 2 && size > 1; round++) {
+        MPI_Comm c2;
+        MPI_Comm_dup(MPI_COMM_WORLD, &c2);
+        MPI_Comm_set_errhandler(c2, MPI_ERRORS_RETURN);
+        int rc;
+        if (rank == size - 1)
+            CHECK_MPI(MPIX_Comm_revoke(c2));
+        if (round == 0)
+            rc = MPI_Barrier(c2);
+        else
+            rc = MPI_Allreduce(in, out, BIG, MPI_INT, MPI_SUM, c2);
+        CHECK_INT(err_class(rc), MPIX_ERR_REVOKED,
+                  round == 0 ? "a barrier on a communicator another rank revokes"
+                             : "an all-reduce on a communicator another rank revokes");
+        MPI_Comm_free(&c2);
+    }
+    free(in);
+    free(out);
+    return mtest_finalize();
+}
