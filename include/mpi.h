@@ -1031,6 +1031,35 @@ int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *r
                          MPI_Datarep_conversion_function *write_conversion_fn,
                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
 
+/* ---- dynamic processes (MPI 4.1 chapter 11; src/lib/mpi/dyn.c) ----
+ * MPI_Comm_spawn places every rank it starts on its root's node, in one of
+ * that node's -max-spawn slots; ports and names are those of one job;
+ * MPI_Comm_join is refused (MPI_ERR_UNSUPPORTED_OPERATION). */
+#define MPI_ARGV_NULL ((char **)0)
+#define MPI_ARGVS_NULL ((char ***)0)
+#define MPI_ERRCODES_IGNORE ((int *)0)
+#define MPI_MAX_PORT_NAME 256
+#define MPI_ERR_SPAWN 56
+#define MPI_ERR_PORT 57
+#define MPI_ERR_NAME 58
+#define MPI_ERR_SERVICE 59
+int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
+                   MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
+int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
+                            const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
+                            MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
+int MPI_Open_port(MPI_Info info, char *port_name);
+int MPI_Close_port(const char *port_name);
+int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                    MPI_Comm *newcomm);
+int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                     MPI_Comm *newcomm);
+int MPI_Comm_disconnect(MPI_Comm *comm);
+int MPI_Comm_join(int fd, MPI_Comm *intercomm);
+int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name);
+int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);
+int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
+
 /* ---- profiling interface (MPI 3.1 section 14.2) ----
  * Every MPI function is also PMPI_<name>, the same code: a tool defines
  * MPI_<name>, does its work and calls PMPI_<name>.  The library's own calls
@@ -1043,64 +1072,66 @@ int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *r
     X(Alltoall) X(Alltoallv) X(Alltoallw) X(Attr_delete) X(Attr_get) X(Attr_put) \
     X(Barrier) X(Bcast) X(Bsend) X(Bsend_init) X(Buffer_attach) X(Buffer_detach) \
     X(Cancel) X(Cart_coords) X(Cart_create) X(Cart_get) X(Cart_map) X(Cart_rank) \
-    X(Cart_shift) X(Cart_sub) X(Cartdim_get) X(Comm_c2f) X(Comm_call_errhandler) X(Comm_compare) \
-    X(Comm_create) X(Comm_create_errhandler) X(Comm_create_group) X(Comm_create_keyval) X(Comm_delete_attr) X(Comm_dup) \
-    X(Comm_dup_with_info) X(Comm_f2c) X(Comm_free) X(Comm_free_keyval) X(Comm_get_attr) X(Comm_get_errhandler) \
-    X(Comm_get_info) X(Comm_get_name) X(Comm_get_parent) X(Comm_group) X(Comm_idup) X(Comm_idup_with_info) \
-    X(Comm_rank) X(Comm_remote_group) X(Comm_remote_size) X(Comm_set_attr) X(Comm_set_errhandler) X(Comm_set_info) \
-    X(Comm_set_name) X(Comm_size) X(Comm_split) X(Comm_split_type) X(Comm_test_inter) X(Compare_and_swap) \
-    X(Dims_create) X(Dist_graph_create) X(Dist_graph_create_adjacent) X(Dist_graph_neighbors) X(Dist_graph_neighbors_count) X(Errhandler_c2f) \
-    X(Errhandler_create) X(Errhandler_f2c) X(Errhandler_free) X(Errhandler_get) X(Errhandler_set) X(Error_class) \
-    X(Error_string) X(Exscan) X(Fetch_and_op) X(File_c2f) X(File_call_errhandler) X(File_close) \
-    X(File_create_errhandler) X(File_delete) X(File_f2c) X(File_get_amode) X(File_get_atomicity) X(File_get_byte_offset) \
-    X(File_get_errhandler) X(File_get_group) X(File_get_info) X(File_get_position) X(File_get_position_shared) X(File_get_size) \
-    X(File_get_type_extent) X(File_get_view) X(File_iread) X(File_iread_all) X(File_iread_at) X(File_iread_at_all) \
-    X(File_iread_shared) X(File_iwrite) X(File_iwrite_all) X(File_iwrite_at) X(File_iwrite_at_all) X(File_iwrite_shared) \
-    X(File_open) X(File_preallocate) X(File_read) X(File_read_all) X(File_read_all_begin) X(File_read_all_end) \
-    X(File_read_at) X(File_read_at_all) X(File_read_at_all_begin) X(File_read_at_all_end) X(File_read_ordered) X(File_read_ordered_begin) \
-    X(File_read_ordered_end) X(File_read_shared) X(File_seek) X(File_seek_shared) X(File_set_atomicity) X(File_set_errhandler) \
-    X(File_set_info) X(File_set_size) X(File_set_view) X(File_sync) X(File_write) X(File_write_all) \
-    X(File_write_all_begin) X(File_write_all_end) X(File_write_at) X(File_write_at_all) X(File_write_at_all_begin) X(File_write_at_all_end) \
-    X(File_write_ordered) X(File_write_ordered_begin) X(File_write_ordered_end) X(File_write_shared) X(Finalize) X(Finalized) \
-    X(Free_mem) X(Gather) X(Gatherv) X(Get) X(Get_accumulate) X(Get_address) \
-    X(Get_count) X(Get_elements) X(Get_elements_x) X(Get_library_version) X(Get_processor_name) X(Get_version) \
-    X(Graph_create) X(Graph_get) X(Graph_map) X(Graph_neighbors) X(Graph_neighbors_count) X(Graphdims_get) \
-    X(Grequest_complete) X(Grequest_start) X(Group_c2f) X(Group_compare) X(Group_difference) X(Group_excl) \
-    X(Group_f2c) X(Group_free) X(Group_incl) X(Group_intersection) X(Group_range_excl) X(Group_range_incl) \
-    X(Group_rank) X(Group_size) X(Group_translate_ranks) X(Group_union) X(Iallgather) X(Iallgatherv) \
-    X(Iallreduce) X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Ibarrier) X(Ibcast) \
-    X(Ibsend) X(Iexscan) X(Igather) X(Igatherv) X(Improbe) X(Imrecv) \
-    X(Ineighbor_allgather) X(Ineighbor_allgatherv) X(Ineighbor_alltoall) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) X(Info_c2f) \
-    X(Info_create) X(Info_delete) X(Info_dup) X(Info_f2c) X(Info_free) X(Info_get) \
-    X(Info_get_nkeys) X(Info_get_nthkey) X(Info_get_string) X(Info_get_valuelen) X(Info_set) X(Init) \
-    X(Init_thread) X(Initialized) X(Intercomm_create) X(Intercomm_merge) X(Iprobe) X(Irecv) \
-    X(Ireduce) X(Ireduce_scatter) X(Ireduce_scatter_block) X(Irsend) X(Is_thread_main) X(Iscan) \
-    X(Iscatter) X(Iscatterv) X(Isend) X(Isendrecv) X(Isendrecv_replace) X(Issend) \
-    X(Keyval_create) X(Keyval_free) X(Message_c2f) X(Message_f2c) X(Mprobe) X(Mrecv) \
-    X(Neighbor_allgather) X(Neighbor_allgatherv) X(Neighbor_alltoall) X(Neighbor_alltoallv) X(Neighbor_alltoallw) X(Op_c2f) \
-    X(Op_commutative) X(Op_create) X(Op_f2c) X(Op_free) X(Pack) X(Pack_external) \
-    X(Pack_external_size) X(Pack_size) X(Pcontrol) X(Probe) X(Put) X(Query_thread) \
-    X(Raccumulate) X(Recv) X(Recv_init) X(Reduce) X(Reduce_local) X(Reduce_scatter) \
-    X(Reduce_scatter_block) X(Register_datarep) X(Request_c2f) X(Request_f2c) X(Request_free) X(Request_get_status) \
-    X(Rget) X(Rget_accumulate) X(Rput) X(Rsend) X(Rsend_init) X(Scan) \
-    X(Scatter) X(Scatterv) X(Send) X(Send_init) X(Sendrecv) X(Sendrecv_replace) \
-    X(Ssend) X(Ssend_init) X(Start) X(Startall) X(Status_c2f) X(Status_f2c) \
-    X(Status_set_cancelled) X(Status_set_elements) X(Status_set_elements_x) X(Test) X(Test_cancelled) X(Testall) \
-    X(Testany) X(Testsome) X(Topo_test) X(Type_c2f) X(Type_commit) X(Type_contiguous) \
-    X(Type_create_darray) X(Type_create_hindexed) X(Type_create_hindexed_block) X(Type_create_hvector) X(Type_create_indexed_block) X(Type_create_keyval) \
-    X(Type_create_resized) X(Type_create_struct) X(Type_create_subarray) X(Type_delete_attr) X(Type_dup) X(Type_extent) \
-    X(Type_f2c) X(Type_free) X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) X(Type_get_envelope) \
-    X(Type_get_extent) X(Type_get_extent_x) X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_x) X(Type_hindexed) \
-    X(Type_hvector) X(Type_indexed) X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) \
-    X(Type_size) X(Type_size_x) X(Type_struct) X(Type_ub) X(Type_vector) X(Unpack) \
-    X(Unpack_external) X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Win_allocate) \
-    X(Win_attach) X(Win_c2f) X(Win_call_errhandler) X(Win_complete) X(Win_create) X(Win_create_dynamic) \
-    X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) X(Win_detach) X(Win_f2c) X(Win_fence) \
-    X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_free_keyval) \
-    X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) X(Win_get_name) X(Win_lock) \
-    X(Win_lock_all) X(Win_post) X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) X(Win_set_name) \
-    X(Win_start) X(Win_sync) X(Win_test) X(Win_unlock) X(Win_unlock_all) X(Win_wait) \
-    X(Wtick) X(Wtime)
+    X(Cart_shift) X(Cart_sub) X(Cartdim_get) X(Close_port) X(Comm_accept) X(Comm_c2f) \
+    X(Comm_call_errhandler) X(Comm_compare) X(Comm_connect) X(Comm_create) X(Comm_create_errhandler) X(Comm_create_group) \
+    X(Comm_create_keyval) X(Comm_delete_attr) X(Comm_disconnect) X(Comm_dup) X(Comm_dup_with_info) X(Comm_f2c) \
+    X(Comm_free) X(Comm_free_keyval) X(Comm_get_attr) X(Comm_get_errhandler) X(Comm_get_info) X(Comm_get_name) \
+    X(Comm_get_parent) X(Comm_group) X(Comm_idup) X(Comm_idup_with_info) X(Comm_join) X(Comm_rank) \
+    X(Comm_remote_group) X(Comm_remote_size) X(Comm_set_attr) X(Comm_set_errhandler) X(Comm_set_info) X(Comm_set_name) \
+    X(Comm_size) X(Comm_spawn) X(Comm_spawn_multiple) X(Comm_split) X(Comm_split_type) X(Comm_test_inter) \
+    X(Compare_and_swap) X(Dims_create) X(Dist_graph_create) X(Dist_graph_create_adjacent) X(Dist_graph_neighbors) X(Dist_graph_neighbors_count) \
+    X(Errhandler_c2f) X(Errhandler_create) X(Errhandler_f2c) X(Errhandler_free) X(Errhandler_get) X(Errhandler_set) \
+    X(Error_class) X(Error_string) X(Exscan) X(Fetch_and_op) X(File_c2f) X(File_call_errhandler) \
+    X(File_close) X(File_create_errhandler) X(File_delete) X(File_f2c) X(File_get_amode) X(File_get_atomicity) \
+    X(File_get_byte_offset) X(File_get_errhandler) X(File_get_group) X(File_get_info) X(File_get_position) X(File_get_position_shared) \
+    X(File_get_size) X(File_get_type_extent) X(File_get_view) X(File_iread) X(File_iread_all) X(File_iread_at) \
+    X(File_iread_at_all) X(File_iread_shared) X(File_iwrite) X(File_iwrite_all) X(File_iwrite_at) X(File_iwrite_at_all) \
+    X(File_iwrite_shared) X(File_open) X(File_preallocate) X(File_read) X(File_read_all) X(File_read_all_begin) \
+    X(File_read_all_end) X(File_read_at) X(File_read_at_all) X(File_read_at_all_begin) X(File_read_at_all_end) X(File_read_ordered) \
+    X(File_read_ordered_begin) X(File_read_ordered_end) X(File_read_shared) X(File_seek) X(File_seek_shared) X(File_set_atomicity) \
+    X(File_set_errhandler) X(File_set_info) X(File_set_size) X(File_set_view) X(File_sync) X(File_write) \
+    X(File_write_all) X(File_write_all_begin) X(File_write_all_end) X(File_write_at) X(File_write_at_all) X(File_write_at_all_begin) \
+    X(File_write_at_all_end) X(File_write_ordered) X(File_write_ordered_begin) X(File_write_ordered_end) X(File_write_shared) X(Finalize) \
+    X(Finalized) X(Free_mem) X(Gather) X(Gatherv) X(Get) X(Get_accumulate) \
+    X(Get_address) X(Get_count) X(Get_elements) X(Get_elements_x) X(Get_library_version) X(Get_processor_name) \
+    X(Get_version) X(Graph_create) X(Graph_get) X(Graph_map) X(Graph_neighbors) X(Graph_neighbors_count) \
+    X(Graphdims_get) X(Grequest_complete) X(Grequest_start) X(Group_c2f) X(Group_compare) X(Group_difference) \
+    X(Group_excl) X(Group_f2c) X(Group_free) X(Group_incl) X(Group_intersection) X(Group_range_excl) \
+    X(Group_range_incl) X(Group_rank) X(Group_size) X(Group_translate_ranks) X(Group_union) X(Iallgather) \
+    X(Iallgatherv) X(Iallreduce) X(Ialltoall) X(Ialltoallv) X(Ialltoallw) X(Ibarrier) \
+    X(Ibcast) X(Ibsend) X(Iexscan) X(Igather) X(Igatherv) X(Improbe) \
+    X(Imrecv) X(Ineighbor_allgather) X(Ineighbor_allgatherv) X(Ineighbor_alltoall) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) \
+    X(Info_c2f) X(Info_create) X(Info_delete) X(Info_dup) X(Info_f2c) X(Info_free) \
+    X(Info_get) X(Info_get_nkeys) X(Info_get_nthkey) X(Info_get_string) X(Info_get_valuelen) X(Info_set) \
+    X(Init) X(Init_thread) X(Initialized) X(Intercomm_create) X(Intercomm_merge) X(Iprobe) \
+    X(Irecv) X(Ireduce) X(Ireduce_scatter) X(Ireduce_scatter_block) X(Irsend) X(Is_thread_main) \
+    X(Iscan) X(Iscatter) X(Iscatterv) X(Isend) X(Isendrecv) X(Isendrecv_replace) \
+    X(Issend) X(Keyval_create) X(Keyval_free) X(Lookup_name) X(Message_c2f) X(Message_f2c) \
+    X(Mprobe) X(Mrecv) X(Neighbor_allgather) X(Neighbor_allgatherv) X(Neighbor_alltoall) X(Neighbor_alltoallv) \
+    X(Neighbor_alltoallw) X(Op_c2f) X(Op_commutative) X(Op_create) X(Op_f2c) X(Op_free) \
+    X(Open_port) X(Pack) X(Pack_external) X(Pack_external_size) X(Pack_size) X(Pcontrol) \
+    X(Probe) X(Publish_name) X(Put) X(Query_thread) X(Raccumulate) X(Recv) \
+    X(Recv_init) X(Reduce) X(Reduce_local) X(Reduce_scatter) X(Reduce_scatter_block) X(Register_datarep) \
+    X(Request_c2f) X(Request_f2c) X(Request_free) X(Request_get_status) X(Rget) X(Rget_accumulate) \
+    X(Rput) X(Rsend) X(Rsend_init) X(Scan) X(Scatter) X(Scatterv) \
+    X(Send) X(Send_init) X(Sendrecv) X(Sendrecv_replace) X(Ssend) X(Ssend_init) \
+    X(Start) X(Startall) X(Status_c2f) X(Status_f2c) X(Status_set_cancelled) X(Status_set_elements) \
+    X(Status_set_elements_x) X(Test) X(Test_cancelled) X(Testall) X(Testany) X(Testsome) \
+    X(Topo_test) X(Type_c2f) X(Type_commit) X(Type_contiguous) X(Type_create_darray) X(Type_create_hindexed) \
+    X(Type_create_hindexed_block) X(Type_create_hvector) X(Type_create_indexed_block) X(Type_create_keyval) X(Type_create_resized) X(Type_create_struct) \
+    X(Type_create_subarray) X(Type_delete_attr) X(Type_dup) X(Type_extent) X(Type_f2c) X(Type_free) \
+    X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) X(Type_get_envelope) X(Type_get_extent) X(Type_get_extent_x) \
+    X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) X(Type_indexed) \
+    X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) X(Type_size) X(Type_size_x) \
+    X(Type_struct) X(Type_ub) X(Type_vector) X(Unpack) X(Unpack_external) X(Unpublish_name) \
+    X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Win_allocate) X(Win_attach) \
+    X(Win_c2f) X(Win_call_errhandler) X(Win_complete) X(Win_create) X(Win_create_dynamic) X(Win_create_errhandler) \
+    X(Win_create_keyval) X(Win_delete_attr) X(Win_detach) X(Win_f2c) X(Win_fence) X(Win_flush) \
+    X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_free_keyval) X(Win_get_attr) \
+    X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) X(Win_get_name) X(Win_lock) X(Win_lock_all) \
+    X(Win_post) X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) X(Win_set_name) X(Win_start) \
+    X(Win_sync) X(Win_test) X(Win_unlock) X(Win_unlock_all) X(Win_wait) X(Wtick) \
+    X(Wtime)
 /* END PMPI LIST */
 /* clang-format on */
 #ifdef BDMPI_PMPI_FUNCTIONS

@@ -8,7 +8,8 @@
 #
 # Environment: NPS (process counts), MPICC (default mpicc), MPIEXEC (default
 # mpiexec), TIMEOUT (seconds per run, default 60), CFLAGS_EXTRA.
-# Prints one line per run and "N passed, N failed"; exits 1 if any failed.
+# Prints one line per run and "N passed, N failed, N skipped" (a test that
+# exits 77 says this MPI cannot run it here); exits 1 if any failed.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -40,6 +41,7 @@ fi
 
 pass=0
 fail=0
+skip=0
 for n in "${names[@]}"; do
     src="$here/$n.c"
     if [ ! -f "$src" ]; then
@@ -67,6 +69,10 @@ for n in "${names[@]}"; do
         if [ $rc -eq 0 ]; then
             printf 'PASS %-22s np=%-3s %6ss\n' "$n" "$np" "$secs"
             pass=$((pass + 1))
+        elif [ $rc -eq 77 ]; then
+            printf 'SKIP %-22s np=%-3s %6ss (%s)\n' "$n" "$np" "$secs" \
+                "$(grep -m1 '^SKIP' "$tmp/$n.$np.log" | cut -c1-100)"
+            skip=$((skip + 1))
         else
             what="rc=$rc"
             [ $rc -eq 124 ] && what="timeout ${TIMEOUT}s"
@@ -77,5 +83,5 @@ for n in "${names[@]}"; do
     done
 done
 
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]

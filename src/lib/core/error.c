@@ -63,6 +63,13 @@ const char *bdl_err_class_name(int c)
                                         "MPI_ERR_DUP_DATAREP",
                                         "MPI_ERR_CONVERSION",
                                         "MPI_ERR_IO"};
+    switch (c) { /* dynamic processes' classes, apart from the others */
+    case MPI_ERR_SPAWN: return "MPI_ERR_SPAWN";
+    case MPI_ERR_PORT: return "MPI_ERR_PORT";
+    case MPI_ERR_NAME: return "MPI_ERR_NAME";
+    case MPI_ERR_SERVICE: return "MPI_ERR_SERVICE";
+    default: break;
+    }
     return c >= 0 && c < (int)(sizeof names / sizeof *names) ? names[c] : "MPI_ERR_UNKNOWN";
 }
 
