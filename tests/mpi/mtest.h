@@ -216,14 +216,15 @@ static inline int mtest_class(int rc)
 }
 
 /*
- * The dynamic-process tests call this when a spawn of an executable that
- * exists failed (MPI_ERRORS_RETURN set).  In BDMPI that is a failure, which
- * the caller's CHECK records.  Another MPI may be unable to start
- * processes where the test runs at all (Debian's MPICH 4.0.2 with ch4:ucx
- * refuses every MPI_Comm_spawn under hydra here: "Error in spawn call"), so
- * there the test cannot say anything: it is skipped (exit 77).
+ * The dynamic-process tests call this with the result of a call that must
+ * work (a spawn of an executable that exists, opening a port, publishing a
+ * name), MPI_ERRORS_RETURN set, on every rank.  In BDMPI a failure is a
+ * failure, which the caller's CHECK records.  Another MPI may be unable to
+ * do any of it where the test runs (Debian's MPICH 4.0.2 with ch4:ucx
+ * refuses every MPI_Comm_spawn and MPI_Open_port here), and then the test
+ * cannot say anything: it is skipped (exit 77).
  */
-static inline void mtest_spawn_unavailable(int rc)
+static inline void mtest_dynproc_unavailable(int rc)
 {
     char v[MPI_MAX_LIBRARY_VERSION_STRING];
     int len = 0;
@@ -231,7 +232,8 @@ static inline void mtest_spawn_unavailable(int rc)
     if (rc == MPI_SUCCESS || strstr(v, "BDMPI"))
         return;
     if (mtest_rank_ == 0)
-        printf("SKIP %s: this MPI cannot spawn processes here (error %d)\n", mtest_name_, rc);
+        printf("SKIP %s: this MPI cannot create processes or ports here (error %d)\n", mtest_name_,
+               rc);
     fflush(stdout);
     MPI_Finalize();
     exit(77);

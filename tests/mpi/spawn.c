@@ -90,7 +90,7 @@ int main(int argc, char **argv)
         errcodes[i] = -1;
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int rc = MPI_Comm_spawn(argv[0], args, NCHILD, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic, errcodes);
-    mtest_spawn_unavailable(rc);
+    mtest_dynproc_unavailable(rc);
     CHECK_INT(rc, MPI_SUCCESS, "MPI_Comm_spawn");
     for (int i = 0; i < NCHILD; i++)
         CHECK_INT(errcodes[i], MPI_SUCCESS, "errcode");

@@ -23,7 +23,7 @@ int main(int argc, char **argv)
     MPI_Comm good;
     int rc0 = MPI_Comm_spawn(argv[0], MPI_ARGV_NULL, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &good,
                              MPI_ERRCODES_IGNORE);
-    mtest_spawn_unavailable(rc0);
+    mtest_dynproc_unavailable(rc0);
     CHECK_INT(rc0, MPI_SUCCESS, "spawn of this program");
     if (rc0 == MPI_SUCCESS)
         MPI_Comm_disconnect(&good);

@@ -68,7 +68,7 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     int rc =
         MPI_Comm_spawn_multiple(2, cmds, argvs, maxprocs, infos, 0, MPI_COMM_WORLD, &ic, errcodes);
-    mtest_spawn_unavailable(rc);
+    mtest_dynproc_unavailable(rc);
     CHECK_INT(rc, MPI_SUCCESS, "MPI_Comm_spawn_multiple");
     MPI_Info_free(&infos[0]);
     MPI_Info_free(&infos[1]);
