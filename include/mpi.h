@@ -1516,6 +1516,35 @@ int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Coun
                               MPI_Request *request);
 /* ==== end of MPI 4.0 ==== */
 
+/* ---- dynamic processes (MPI 4.1 chapter 11; src/lib/mpi/dyn.c) ----
+ * MPI_Comm_spawn places every rank it starts on its root's node, in one of
+ * that node's -max-spawn slots; ports and names are those of one job;
+ * MPI_Comm_join is refused (MPI_ERR_UNSUPPORTED_OPERATION). */
+#define MPI_ARGV_NULL ((char **)0)
+#define MPI_ARGVS_NULL ((char ***)0)
+#define MPI_ERRCODES_IGNORE ((int *)0)
+#define MPI_MAX_PORT_NAME 256
+#define MPI_ERR_SPAWN 56
+#define MPI_ERR_PORT 57
+#define MPI_ERR_NAME 58
+#define MPI_ERR_SERVICE 59
+int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
+                   MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
+int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_of_argv[],
+                            const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
+                            MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[]);
+int MPI_Open_port(MPI_Info info, char *port_name);
+int MPI_Close_port(const char *port_name);
+int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                    MPI_Comm *newcomm);
+int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
+                     MPI_Comm *newcomm);
+int MPI_Comm_disconnect(MPI_Comm *comm);
+int MPI_Comm_join(int fd, MPI_Comm *intercomm);
+int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name);
+int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name);
+int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
+
 /* ---- profiling interface (MPI 3.1 section 14.2) ----
  * Every MPI function is also PMPI_<name>, the same code: a tool defines
  * MPI_<name>, does its work and calls PMPI_<name>.  The library's own calls

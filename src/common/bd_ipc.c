@@ -19,7 +19,7 @@ uint64_t bd_shm_layout(bd_shm_hdr_t *h, uint32_t nslaves, uint64_t window, uint6
     h->window_offset = ROUND_UP(sizeof(bd_slot_t), page);
     /* Mailbox rings: room for many small messages in flight; smaller with
      * many ranks (the pages of a ring stay resident once touched). */
-    h->mbox_ring = nslaves <= 64 ? 256 * 1024 : 64 * 1024;
+    h->mbox_ring = (h->ninit ? h->ninit : nslaves) <= 64 ? 256 * 1024 : 64 * 1024;
     h->eager = threshold < h->mbox_ring / 8 ? threshold : h->mbox_ring / 8;
     h->mbox_offset = h->window_offset + h->window;
     h->slot_stride = h->mbox_offset + ROUND_UP(bd_mbox_bytes(h->mbox_ring), page);

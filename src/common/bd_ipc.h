@@ -79,6 +79,15 @@ enum bd_req_code {
     BD_REQ_COMM_REVOKE, /* ctx: a member revoked the communicator (MPIX_Comm_revoke); the
                            ranks of this node blocked in a collective on it are answered
                            with resp.status BD_RESP_REVOKED; answered at once. */
+    /* Dynamic processes (src/lib/mpi/dyn.c, src/master/spawn.c). */
+    BD_REQ_SPAWN, /* arg[0]=commands, arg[1]=processes, arg[2]=leader context, arg[3]=parent
+                     group size; window: bd_spawn_cmd_t[arg[0]], then the parent group's world
+                     ranks, then the strings the commands name.  resp.arg[0]=processes started;
+                     window out: int32 world ranks of the children (-1: not started), then
+                     per process a message (BD_SPAWN_MSG bytes) */
+    BD_REQ_NAME,  /* arg[0]=BD_NAME_*; window: service name, NUL, port name, NUL.  resp.status
+                     BD_RESP_ERROR when unknown (unpublish, lookup) or taken (publish); lookup:
+                     window out: the port name */
     BD_REQ__COUNT
 };
 
@@ -283,12 +292,14 @@ void bd_job_config_fill(bd_job_config_t *job, const bd_opts_t *o);
 
 typedef struct bd_shm_hdr {
     uint64_t magic;
-    uint32_t nslaves; /* slaves on this node */
+    uint32_t nslaves; /* slots on this node: ninit + nspawn */
     uint32_t world_size;
     uint32_t nnodes;
     uint32_t node;
-    uint32_t first_rank; /* world rank of this node's slave 0 */
-    uint32_t pad;
+    uint32_t first_rank;    /* world rank of this node's slave 0 */
+    uint32_t ninit;         /* ranks started with the job on each node (-ns): slots 0..ninit-1 */
+    uint32_t nspawn;        /* slots for spawned ranks on each node (-max-spawn), after them */
+    _Atomic uint32_t nused; /* slots of this node holding a live rank (a scheduling hint) */
     uint64_t slot_stride;   /* bytes from one slot to the next */
     uint64_t slot_offset;   /* offset of slot 0 */
     uint64_t window_offset; /* offset of the window inside a slot */
@@ -306,6 +317,64 @@ typedef struct bd_shm_hdr {
     bd_job_config_t job;
     char jobdir[BD_PATH_MAX];
 } bd_shm_hdr_t;
+
+/* World ranks ("world" in the code: a rank's id in the whole job, also for
+ * spawned ranks, which are in no MPI_COMM_WORLD of the job's first ranks).
+ * The job's ranks are 0..world_size-1, node n's from n*ninit.  A spawned
+ * rank in spawn slot k (slot ninit+k) of node n, the gen-th rank to use that
+ * slot, is world_size + (gen*nnodes + n)*nspawn + k: every master and rank
+ * maps an id to its node and slot without asking anyone. */
+static inline int bd_world_node(const bd_shm_hdr_t *h, int w)
+{
+    if (w < (int)h->world_size)
+        return w / (int)h->ninit;
+    return (int)(((uint32_t)(w - (int)h->world_size) / h->nspawn) % h->nnodes);
+}
+
+/* The slot of world rank w on this node, or -1 (another node, or invalid). */
+static inline int bd_world_slot(const bd_shm_hdr_t *h, int w)
+{
+    if (w < 0)
+        return -1;
+    if (w < (int)h->world_size) {
+        int i = w - (int)h->first_rank;
+        return i >= 0 && i < (int)h->ninit ? i : -1;
+    }
+    if (!h->nspawn)
+        return -1;
+    uint32_t rel = (uint32_t)(w - (int)h->world_size);
+    if ((rel / h->nspawn) % h->nnodes != h->node)
+        return -1;
+    return (int)(h->ninit + rel % h->nspawn);
+}
+
+/* The world rank of the gen-th rank in spawn slot k of this node. */
+static inline int bd_spawn_world(const bd_shm_hdr_t *h, uint32_t gen, uint32_t k)
+{
+    return (int)(h->world_size + (gen * h->nnodes + h->node) * h->nspawn + k);
+}
+
+/* A command of BD_REQ_SPAWN: string offsets are from the start of the
+ * strings area; argv's strings follow each other, NUL-terminated. */
+typedef struct bd_spawn_cmd {
+    int32_t maxprocs;
+    int32_t argc;
+    uint32_t command, argv, wdir, path; /* string offsets; wdir, path: UINT32_MAX if none */
+} bd_spawn_cmd_t;
+#define BD_SPAWN_MSG 160 /* bytes of each process's message in the SPAWN answer */
+
+/* What a spawned rank learns at BD_REQ_INIT (resp.arg[2] = 1), in the window:
+ * this header, then its MPI_COMM_WORLD's world ranks, then the parent group's. */
+typedef struct bd_spawn_info {
+    int32_t world_ctx, node_ctx, cworld_ctx; /* its predefined communicators */
+    int32_t leader_ctx;                      /* the leaders' exchange (dyn.c) */
+    int32_t size, rank;                      /* its MPI_COMM_WORLD */
+    int32_t psize, proot;                    /* parent group, the root's world rank */
+    int32_t appnum, pad;
+} bd_spawn_info_t;
+
+/* BD_REQ_NAME operations */
+enum { BD_NAME_PUBLISH = 1, BD_NAME_LOOKUP, BD_NAME_UNPUBLISH };
 
 static inline bd_slot_t *bd_shm_slot(bd_shm_hdr_t *h, uint32_t i)
 {
@@ -328,7 +397,8 @@ enum { BD_WAIT_RECV = 1, BD_WAIT_ANY, BD_WAIT_PROBE, BD_WAIT_MPROBE, BD_WAIT_SSE
  * context, arg[3] its BD_API_* code, arg[4] its root. */
 #define BD_WAIT_LCOLL 16
 
-/* Layout for nslaves slaves with the given window and message threshold;
+/* Layout for nslaves slots with the given window and message threshold
+ * (the mailbox rings are sized for h->ninit ranks when it is set);
  * fills the header's geometry fields and returns the total size. */
 uint64_t bd_shm_layout(bd_shm_hdr_t *h, uint32_t nslaves, uint64_t window, uint64_t threshold);
 

@@ -21,6 +21,11 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
     [BD_OPT_NR] = {"nr", BD_OPT_INT, "1", 1, 4096, "maximum ranks of a node running at once"},
     [BD_OPT_NC] = {"nc", BD_OPT_INT, "1", 1, 4096,
                    "maximum ranks of a node inside BDMPI_Enter_critical at once"},
+    [BD_OPT_MAX_SPAWN] = {"max-spawn", BD_OPT_INT, "16", 0, 4096,
+                          "ranks MPI_Comm_spawn may have alive at once on each node (each "
+                          "takes a slot of shared memory, reused once its rank has exited); "
+                          "MPI_UNIVERSE_SIZE is the job's ranks plus this many, since a "
+                          "spawn places all its ranks on its root's node"},
     [BD_OPT_MSG_THRESHOLD] = {"msg-threshold", BD_OPT_SIZE, "4K", 0, 1LL << 30,
                               "messages up to this size are buffered in memory (a rank of the "
                               "node: in the receiver's mailbox, inline up to 1/8 of its ring), "

@@ -16,6 +16,7 @@ typedef enum {
     BD_OPT_NS,
     BD_OPT_NR,
     BD_OPT_NC,
+    BD_OPT_MAX_SPAWN,
     BD_OPT_MSG_THRESHOLD,
     BD_OPT_WINDOW,
     BD_OPT_SPIN,

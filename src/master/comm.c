@@ -119,7 +119,8 @@ void bdr_comm_drop_if_unused(comm_t *c)
 static void comm_register_temp(slave_t *s, const bd_req_t *r)
 {
     int64_t n = r->arg[0];
-    if ((r->ctx >= 0 && !(r->ctx & BD_CTX_DERIVED)) || n < 1 || (uint64_t)n > g_m.hdr->world_size ||
+    if ((r->ctx >= 0 && !(r->ctx & BD_CTX_DERIVED)) || n < 1 ||
+        (uint64_t)n > g_m.hdr->world_size + (uint64_t)g_m.nnodes * g_m.hdr->nspawn ||
         (uint64_t)n * sizeof(int32_t) > g_m.hdr->window) {
         bdr_master_fail(1, "rank %d: invalid temporary communicator (context %d, %lld ranks)",
                         s->world, r->ctx, (long long)n);

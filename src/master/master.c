@@ -59,9 +59,9 @@ void bdr_master_fail(int status, const char *fmt, ...)
 
 slave_t *bdr_master_slave_by_world(int world)
 {
-    int idx = world - (int)g_m.hdr->first_rank;
-    if (idx < 0 || idx >= g_m.ns)
-        return NULL;
+    int idx = bd_world_slot(g_m.hdr, world);
+    if (idx < 0 || idx >= g_m.ns || g_m.slaves[idx].world != world)
+        return NULL; /* another node's, or a spawned rank whose slot was reused */
     return &g_m.slaves[idx];
 }
 
@@ -112,6 +112,9 @@ static const route_t g_routes[BD_REQ__COUNT] = {
     [BD_REQ_COMM_REVOKE] = {bdr_comm_req_revoke, 0},
     [BD_REQ_RMA_NEXT] = {bdr_rma_req_next, 0},
     [BD_REQ_RMA_DONE] = {bdr_rma_req_done, 0},
+    /* spawn.c */
+    [BD_REQ_SPAWN] = {bdr_spawn_req, 0},
+    [BD_REQ_NAME] = {bdr_name_req, 0},
 };
 
 static const route_t *route_of(uint32_t code)
@@ -143,6 +146,8 @@ static void resume(slave_t *s)
     case BLK_INIT:
         s->slot->resp.arg[0] = g_m.hdr->world_size;
         s->slot->resp.arg[1] = s->world;
+        if (s->sp)
+            bdr_spawn_init_answer(s);
         bdr_sched_respond(s);
         break;
     case BLK_CRIT: /* the count was passed to it */
@@ -292,19 +297,33 @@ static void handle_request(slave_t *s)
 static const char *g_prog_path;
 static char **g_prog_argv;
 
-static void spawn_slave(slave_t *s, pid_t master_pid, const sigset_t *orig_mask)
+static pid_t g_master_pid;
+static sigset_t g_orig_mask;
+
+int bdr_master_start(slave_t *s, const char *path, char *const *argv, const char *wdir, char *err,
+                     size_t errlen)
 {
+    /* The exec's outcome comes back through a close-on-exec pipe: EOF when
+     * the exec succeeded, the child's errno when it failed. */
+    int p[2];
+    if (pipe2(p, O_CLOEXEC) < 0) {
+        snprintf(err, errlen, "pipe failed: %s", strerror(errno));
+        return -1;
+    }
     pid_t pid = fork();
     if (pid < 0) {
-        bdr_master_fail(1, "fork of rank %d failed: %s", s->world, strerror(errno));
-        return;
+        snprintf(err, errlen, "fork failed: %s", strerror(errno));
+        close(p[0]);
+        close(p[1]);
+        return -1;
     }
     if (pid == 0) {
+        close(p[0]);
         /* The slave must never outlive its master. */
         prctl(PR_SET_PDEATHSIG, SIGKILL);
-        if (getppid() != master_pid)
+        if (getppid() != g_master_pid)
             _exit(1);
-        sigprocmask(SIG_SETMASK, orig_mask, NULL);
+        sigprocmask(SIG_SETMASK, &g_orig_mask, NULL);
         char v[32];
         snprintf(v, sizeof v, "%d", s->idx);
         setenv("BDMPI_SLOT", v, 1);
@@ -319,14 +338,43 @@ static void spawn_slave(slave_t *s, pid_t master_pid, const sigset_t *orig_mask)
                 close(fd);
             }
         }
-        execvp(g_prog_path, g_prog_argv);
-        fprintf(stderr, "bdmprun: cannot run '%s' for rank %d: %s\n", g_prog_path, s->world,
-                strerror(errno));
+        int e = 0;
+        if (wdir && chdir(wdir) < 0)
+            e = errno;
+        else
+            execvp(path, argv);
+        if (!e)
+            e = errno;
+        (void)!write(p[1], &e, sizeof e);
         _exit(127);
     }
+    close(p[1]);
+    int e = 0;
+    ssize_t n;
+    while ((n = read(p[0], &e, sizeof e)) < 0 && errno == EINTR)
+        ;
+    close(p[0]);
     s->pid = pid;
     s->slot->pid = pid;
+    s->exited = 0;
     g_m.nlive++;
+    atomic_fetch_add_explicit(&g_m.hdr->nused, 1, memory_order_relaxed);
+    if (n == (ssize_t)sizeof e) {
+        s->start_failed = 1; /* reaped like the others, but ends nothing */
+        if (wdir && e == ENOENT && access(wdir, F_OK) < 0)
+            snprintf(err, errlen, "cannot change to directory '%s': %s", wdir, strerror(e));
+        else
+            snprintf(err, errlen, "cannot run '%s': %s", path, strerror(e));
+        return -1;
+    }
+    return 0;
+}
+
+static void spawn_slave(slave_t *s)
+{
+    char err[512];
+    if (bdr_master_start(s, g_prog_path, g_prog_argv, NULL, err, sizeof err) < 0)
+        bdr_master_fail(127, "rank %d: %s", s->world, err);
 }
 
 static void reap(void)
@@ -338,21 +386,26 @@ static void reap(void)
             return;
         slave_t *s = NULL;
         for (int i = 0; i < g_m.ns; i++)
-            if (g_m.slaves[i].pid == pid)
+            if (g_m.slaves[i].pid == pid && !g_m.slaves[i].exited)
                 s = &g_m.slaves[i];
-        if (!s || s->exited)
+        if (!s)
             continue;
         s->exited = 1;
         s->exit_status = st;
         g_m.nlive--;
+        atomic_fetch_sub_explicit(&g_m.hdr->nused, 1, memory_order_relaxed);
         sl_state_t was = bdr_sched_exited(s);
         bdr_msg_cleanup(s);
-        if (g_m.stopping)
+        int ends_nothing = s->start_failed || g_m.stopping;
+        if (s->spawned)
+            bdr_spawn_slot_reaped(s);
+        if (ends_nothing)
             continue;
+        const char *who = s->spawned ? "spawned rank" : "rank";
         if (WIFSIGNALED(st)) {
             int sig = WTERMSIG(st);
-            bdr_master_fail(128 + sig, "rank %d (pid %d) was killed by signal %d (%s)%s", s->world,
-                            (int)pid, sig, strsignal(sig),
+            bdr_master_fail(128 + sig, "%s %d (pid %d) was killed by signal %d (%s)%s", who,
+                            s->world, (int)pid, sig, strsignal(sig),
                             was == SL_FINALIZED ? " after MPI_Finalize" : "");
         } else if (WEXITSTATUS(st) != 0) {
             int code = WEXITSTATUS(st);
@@ -360,12 +413,12 @@ static void reap(void)
                 if (!g_m.job_failed)
                     g_m.job_failed = code;
             } else {
-                bdr_master_fail(code, "rank %d (pid %d) exited with status %d %s", s->world,
+                bdr_master_fail(code, "%s %d (pid %d) exited with status %d %s", who, s->world,
                                 (int)pid, code,
                                 s->inited ? "without calling MPI_Finalize" : "before MPI_Init");
             }
         } else if (s->inited && !s->finalized) {
-            bdr_master_fail(1, "rank %d (pid %d) exited without calling MPI_Finalize", s->world,
+            bdr_master_fail(1, "%s %d (pid %d) exited without calling MPI_Finalize", who, s->world,
                             (int)pid);
         }
     }
@@ -420,14 +473,61 @@ static int program_runnable(const char *prog)
     return 0;
 }
 
+/* A singleton (a program started without bdmpiexec, src/lib/mpi/env.c)
+ * forked its rank, then exec'ed us with BDMPI_SINGLETON = "PID,SHM,EV,PIPE":
+ * the rank's pid (our child), the memfd and eventfd it made for us, and a
+ * pipe on which the rank waits for one byte: the shared memory is ready. */
+static struct {
+    pid_t pid;
+    int shm_fd, event_fd, ready_fd;
+} g_single;
+
+static int singleton_parse(void)
+{
+    const char *v = getenv("BDMPI_SINGLETON");
+    if (!v)
+        return 0;
+    int pid, a, b, c;
+    if (sscanf(v, "%d,%d,%d,%d", &pid, &a, &b, &c) != 4 || pid <= 0) {
+        bd_log_error("invalid BDMPI_SINGLETON '%s'", v);
+        return -1;
+    }
+    g_single.pid = pid;
+    g_single.shm_fd = a;
+    g_single.event_fd = b;
+    g_single.ready_fd = c;
+    g_m.singleton = 1;
+    unsetenv("BDMPI_SINGLETON");
+    unsetenv("BDMPI_JOBDIR");
+    return 0;
+}
+
+/* The rank the singleton forked is our slot 0 (and our child): it goes on
+ * once it reads the byte. */
+static void singleton_adopt(void)
+{
+    slave_t *s = &g_m.slaves[0];
+    s->pid = g_single.pid;
+    s->slot->pid = g_single.pid;
+    g_m.nlive++;
+    atomic_fetch_add_explicit(&g_m.hdr->nused, 1, memory_order_relaxed);
+    char ok = 1;
+    (void)!write(g_single.ready_fd, &ok, 1);
+    close(g_single.ready_fd);
+}
+
 static int setup(int argc, char **argv, sigset_t *orig_mask)
 {
     g_m.nnodes = 1;
     char err[512];
+    if (singleton_parse() < 0)
+        return -1;
     if (bd_opts_load_env(&g_m.opts, err, sizeof err) < 0) {
         bd_log_error("%s", err);
         return -1;
     }
+    if (g_m.singleton)
+        g_m.opts.num[BD_OPT_NS] = 1, g_m.opts.num[BD_OPT_NN] = 1;
     bd_opts_normalise(&g_m.opts);
     bd_log_set_level((int)g_m.opts.num[BD_OPT_VERBOSE]);
     if (argc < 2) {
@@ -442,6 +542,8 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
         return -127;
     }
     g_m.ns = (int)g_m.opts.num[BD_OPT_NS];
+    g_m.ninit = g_m.ns;
+    g_m.nslots = g_m.ns + (int)g_m.opts.num[BD_OPT_MAX_SPAWN];
     g_m.nr = (int)g_m.opts.num[BD_OPT_NR];
     g_m.nc = (int)g_m.opts.num[BD_OPT_NC];
 
@@ -473,11 +575,15 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
         window = thr + 4096;
     bd_shm_hdr_t tmp;
     memset(&tmp, 0, sizeof tmp);
-    uint64_t total = bd_shm_layout(&tmp, (uint32_t)g_m.ns, window, thr);
+    tmp.ninit = (uint32_t)g_m.ninit;
+    tmp.nspawn = (uint32_t)(g_m.nslots - g_m.ninit);
+    uint64_t total = bd_shm_layout(&tmp, (uint32_t)g_m.nslots, window, thr);
     total = bdr_trace_layout(&tmp, total);
 
-    /* memfd: nothing to clean up in /dev/shm whatever happens to us. */
-    g_m.shm_fd = memfd_create("bdmpi-shm", 0);
+    /* memfd: nothing to clean up in /dev/shm whatever happens to us.  A
+     * singleton (see singleton_setup) made it, and the eventfd, before it
+     * forked its rank and exec'ed us. */
+    g_m.shm_fd = g_m.singleton ? g_single.shm_fd : memfd_create("bdmpi-shm", 0);
     if (g_m.shm_fd < 0 || ftruncate(g_m.shm_fd, (off_t)total) < 0) {
         bd_log_error("cannot create %llu bytes of shared memory: %s", (unsigned long long)total,
                      strerror(errno));
@@ -514,7 +620,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     if (bdr_trace_open() < 0)
         return -1;
 
-    g_m.event_fd = eventfd(0, EFD_NONBLOCK);
+    g_m.event_fd = g_m.singleton ? g_single.event_fd : eventfd(0, EFD_NONBLOCK);
     if (g_m.event_fd < 0) {
         bd_log_error("eventfd failed: %s", strerror(errno));
         return -1;
@@ -536,19 +642,29 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     epoll_ctl(g_m.epoll_fd, EPOLL_CTL_ADD, g_m.event_fd, &ev);
     ev.data.fd = g_m.signal_fd;
     epoll_ctl(g_m.epoll_fd, EPOLL_CTL_ADD, g_m.signal_fd, &ev);
-    /* If bdmpiexec dies, we are told to stop (and clean up). */
-    prctl(PR_SET_PDEATHSIG, SIGTERM);
+    /* If bdmpiexec dies, we are told to stop (and clean up).  A singleton's
+     * master has no launcher: it lives as long as its rank. */
+    if (!g_m.singleton)
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
 
-    g_m.slaves = calloc((size_t)g_m.ns, sizeof(slave_t));
+    g_m.slaves = calloc((size_t)g_m.nslots, sizeof(slave_t));
     if (!g_m.slaves)
         return -1;
-    for (int i = 0; i < g_m.ns; i++) {
+    for (int i = 0; i < g_m.nslots; i++) {
         slave_t *s = &g_m.slaves[i];
         s->idx = i;
-        s->world = (int)g_m.hdr->first_rank + i;
-        s->state = SL_PREINIT;
         s->slot = bd_shm_slot(g_m.hdr, (uint32_t)i);
         s->win = bd_slot_window(g_m.hdr, s->slot);
+        if (i >= g_m.ninit) {
+            /* a spawn slot: free until MPI_Comm_spawn takes it */
+            s->world = -1;
+            s->state = SL_EXITED;
+            s->exited = 1;
+            s->slot->world_rank = -1;
+            continue;
+        }
+        s->world = (int)g_m.hdr->first_rank + i;
+        s->state = SL_PREINIT;
         bdr_mbox_attach(s);
         s->slot->world_rank = s->world;
     }
@@ -567,10 +683,13 @@ int main(int argc, char **argv)
         return rc == -127 ? 127 : 1;
     }
     g_m.t_start = bdr_master_now();
-    pid_t me = getpid();
+    g_master_pid = getpid();
+    g_orig_mask = orig_mask;
     bdr_affinity_setup();
-    for (int i = 0; i < g_m.ns && !g_m.stopping; i++)
-        spawn_slave(&g_m.slaves[i], me, &orig_mask);
+    if (g_m.singleton)
+        singleton_adopt();
+    for (int i = g_m.singleton; i < g_m.ns && !g_m.stopping; i++)
+        spawn_slave(&g_m.slaves[i]);
 
     /* Other nodes: MPICH cannot wake us, so each master rings the
      * doorbell of the masters it has sent to (net_mpich.c) and we sleep on

@@ -93,6 +93,11 @@ typedef struct slave {
      * for it (coll.c bdr_coll_readahead) */
     int ra_ctx;
     uint64_t ra_seq;
+    /* dynamic processes (spawn.c) */
+    int spawned;              /* started by MPI_Comm_spawn */
+    int start_failed;         /* its exec failed: its exit ends nothing */
+    uint32_t gen;             /* spawn slots: ranks that have used the slot */
+    struct bd_spawn_info *sp; /* what it learns at MPI_Init (spawned ranks), or NULL */
 } slave_t;
 
 typedef struct comm {
@@ -146,6 +151,7 @@ enum {
     BDR_NH_DEADLOCK, /* deadlock detection wave, see deadlock.c */
     BDR_NH_DONE,     /* all ranks of the sending node have exited */
     BDR_NH_ABORT,    /* a0 exit code; payload: reason */
+    BDR_NH_NAME,     /* a0 BD_NAME_PUBLISH or _UNPUBLISH; payload: service, NUL, port, NUL */
 };
 
 typedef struct master {
@@ -153,7 +159,10 @@ typedef struct master {
     int node, nnodes;
     bd_shm_hdr_t *hdr;
     int shm_fd, event_fd, signal_fd, epoll_fd;
-    int ns, nr, nc;
+    int ns, nr, nc; /* ns: slots in use so far (ninit, then spawn slots up to the highest used) */
+    int ninit;      /* ranks started with the job (-ns) */
+    int nslots;     /* ninit + -max-spawn: g_m.slaves' length */
+    int singleton;  /* started by a program's MPI_Init, which is rank 0 */
     slave_t *slaves;
     int nrunning, nrunnable, nlive, ninit_pending;
     uint64_t order_counter;
@@ -196,6 +205,22 @@ void bdr_affinity_setup(void);
 double bdr_master_now(void);
 /* SIGKILL every live rank of this node. */
 void bdr_master_kill_all(void);
+/* Start process s (a free slot, set up) running path with argv, in wdir
+ * (NULL: ours): 0, or -1 with err set when it could not be started (the
+ * exec's failure is known before this returns). */
+int bdr_master_start(slave_t *s, const char *path, char *const *argv, const char *wdir, char *err,
+                     size_t errlen);
+
+/* spawn.c: dynamic processes (MPI_Comm_spawn, the name service). */
+void bdr_spawn_req(slave_t *s, const bd_req_t *r);
+void bdr_name_req(slave_t *s, const bd_req_t *r);
+struct bdr_net_msg;
+/* A BDR_NH_NAME message: another node's publish or unpublish. */
+void bdr_name_remote(struct bdr_net_msg *nm);
+/* At MPI_Init of spawned s: its bd_spawn_info_t and lists into its window. */
+void bdr_spawn_init_answer(slave_t *s);
+/* s's slot is free again (its process was reaped). */
+void bdr_spawn_slot_reaped(slave_t *s);
 
 /* sched.c: run slots and the run queue, below the request handlers. */
 /* Answer s's current request (resp already filled): it goes on. */

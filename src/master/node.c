@@ -50,7 +50,7 @@ static int g_aborting;
 static uint64_t g_inline_queued;        /* bytes of small payloads waiting in the queues */
 extern uint64_t g_net_sent, g_net_recv; /* deadlock.c's message totals */
 
-int bdr_node_of_world(int world) { return world / g_m.ns; }
+int bdr_node_of_world(int world) { return bd_world_node(g_m.hdr, world); }
 
 int bdr_node_init(void)
 {
@@ -391,6 +391,7 @@ static void dispatch(bdr_net_msg_t *nm)
     }
     case BDR_NH_COLL: bdr_coll_remote(nm); break;
     case BDR_NH_DEADLOCK: bdr_deadlock_net(nm); break;
+    case BDR_NH_NAME: bdr_name_remote(nm); break;
     case BDR_NH_DONE:
         if (!g_done_from[nm->h.src_node]) {
             g_done_from[nm->h.src_node] = 1;

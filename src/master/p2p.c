@@ -11,7 +11,7 @@
 
 void bdr_p2p_req_send(slave_t *s, const bd_req_t *r)
 {
-    if (r->peer < 0 || r->peer >= (int)g_m.hdr->world_size) {
+    if (r->peer < 0 || (r->peer >= (int)g_m.hdr->world_size && !g_m.hdr->nspawn)) {
         bdr_master_fail(1, "rank %d sent to world rank %d, which does not exist", s->world,
                         r->peer);
         return;

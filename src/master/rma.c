@@ -48,7 +48,7 @@ static void take_next(slave_t *s)
 static rma_slave_t *state_of(slave_t *s)
 {
     if (!g_rs) {
-        g_rs = calloc((size_t)g_m.ns, sizeof *g_rs);
+        g_rs = calloc((size_t)g_m.nslots, sizeof *g_rs);
         if (!g_rs) {
             bdr_master_fail(1, "master out of memory");
             return NULL;

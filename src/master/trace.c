@@ -26,8 +26,8 @@ int bdr_trace_open(void)
     if (!g_m.opts.str[BD_OPT_TRACE])
         return 0;
     char err[BD_PATH_MAX + 128];
-    g_state = calloc((size_t)g_m.ns, 1);
-    g_mem = calloc((size_t)g_m.ns, sizeof *g_mem);
+    g_state = calloc((size_t)g_m.nslots, 1);
+    g_mem = calloc((size_t)g_m.nslots, sizeof *g_mem);
     if (!g_state || !g_mem) {
         bd_log_error("trace: out of memory");
         return -1;

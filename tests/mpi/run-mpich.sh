@@ -8,7 +8,8 @@
 #
 # Environment: NPS (process counts), MPICC (default mpicc), MPIEXEC (default
 # mpiexec), TIMEOUT (seconds per run, default 60), CFLAGS_EXTRA.
-# Prints one line per run and "N passed, N failed"; exits 1 if any failed.
+# Prints one line per run and "N passed, N failed, N skipped" (a test that
+# exits 77 says this MPI cannot run it here); exits 1 if any failed.
 set -u
 
 here=$(cd "$(dirname "$0")" && pwd)
@@ -70,7 +71,8 @@ for n in "${names[@]}"; do
             pass=$((pass + 1))
         elif [ $rc -eq 77 ]; then
             # The program found something this MPI lacks (exit 77, as in CTest).
-            printf 'SKIP %-22s np=%-3s %6ss\n' "$n" "$np" "$secs"
+            printf 'SKIP %-22s np=%-3s %6ss (%s)\n' "$n" "$np" "$secs" \
+                "$(grep -m1 '^SKIP' "$tmp/$n.$np.log" | cut -c1-100)"
             skip=$((skip + 1))
         else
             what="rc=$rc"

@@ -1,6 +1,7 @@
 /* Rank 1 (or the rank given as argv[2]) dies in the way argv[1] names, while
  * the other ranks wait for it in MPI: the job must end at once, name the
- * rank and the cause, and leave nothing behind. */
+ * rank and the cause, and leave nothing behind.  "spawn-segv": a rank the
+ * job spawned dies. */
 #include <mpi.h>
 #include <signal.h>
 #include <stdio.h>
@@ -20,6 +21,21 @@ int main(int argc, char **argv)
     MPI_Init(&argc, &argv);
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
+    if (!strcmp(how, "spawn-segv")) {
+        /* The parents spawn one copy of this program, which dies while
+         * they wait for it. */
+        MPI_Comm parent, ic;
+        MPI_Comm_get_parent(&parent);
+        if (parent != MPI_COMM_NULL)
+            raise(SIGSEGV);
+        char *args[] = {"spawn-segv", NULL};
+        MPI_Comm_spawn(argv[0], args, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, &ic,
+                       MPI_ERRCODES_IGNORE);
+        char c;
+        MPI_Recv(&c, 1, MPI_CHAR, 0, 99, ic, MPI_STATUS_IGNORE);
+        MPI_Finalize();
+        return 0;
+    }
     if (victim >= size)
         victim = size - 1;
     /* Make a large message exist so a spill file is there to clean up. */

@@ -37,7 +37,7 @@ int bdl_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh)
     return h;
 }
 
-int bdl_world_node(int world) { return world / (int)bdl_g.hdr->nslaves; }
+int bdl_world_node(int world) { return bd_world_node(bdl_g.hdr, world); }
 
 int bdl_comm_register(int ctx, const int *world, int n)
 {

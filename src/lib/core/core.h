@@ -91,7 +91,9 @@ typedef struct bdl_lib {
     uint64_t window;
     uint64_t threshold;
     int event_fd;
-    int world_rank, world_size;
+    int world_rank, world_size; /* world_rank: this rank's id in the whole job (bd_ipc.h) */
+    int appnum;                 /* MPI_APPNUM: a spawned rank's command in its spawn */
+    MPI_Comm parent;            /* MPI_Comm_get_parent (dynamic processes) */
     uint64_t next_rid;
     uint64_t spill_seq;
     bdl_comm_t *comms;

@@ -70,6 +70,10 @@ const char *bdl_err_class_name(int c)
     case MPIX_ERR_PROC_FAILED: return "MPIX_ERR_PROC_FAILED"; /* ULFM */
     case MPIX_ERR_PROC_FAILED_PENDING: return "MPIX_ERR_PROC_FAILED_PENDING";
     case MPIX_ERR_REVOKED: return "MPIX_ERR_REVOKED";
+    case MPI_ERR_SPAWN: return "MPI_ERR_SPAWN"; /* dynamic processes */
+    case MPI_ERR_PORT: return "MPI_ERR_PORT";
+    case MPI_ERR_NAME: return "MPI_ERR_NAME";
+    case MPI_ERR_SERVICE: return "MPI_ERR_SERVICE";
     default: break;
     }
     return c >= 0 && c < (int)(sizeof names / sizeof *names) ? names[c] : "MPI_ERR_UNKNOWN";

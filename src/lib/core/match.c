@@ -73,7 +73,7 @@ static int g_nacks, g_capacks;
 static bd_mbox_t *mbox_of(int world)
 {
     bd_shm_hdr_t *h = bdl_g.hdr;
-    return bd_slot_mbox(h, bd_shm_slot(h, (uint32_t)(world - (int)h->first_rank)));
+    return bd_slot_mbox(h, bd_shm_slot(h, (uint32_t)bd_world_slot(h, world)));
 }
 
 static bd_mbox_t *my_mbox(void) { return bd_slot_mbox(bdl_g.hdr, bdl_g.slot); }
@@ -93,11 +93,7 @@ void bdl_p2p_init(void)
     atomic_store_explicit(&bdl_g.slot->cma_ok, (uint32_t)ok, memory_order_release);
 }
 
-int bdl_p2p_local(int world)
-{
-    int idx = world - (int)bdl_g.hdr->first_rank;
-    return idx >= 0 && idx < (int)bdl_g.hdr->nslaves;
-}
+int bdl_p2p_local(int world) { return bd_world_slot(bdl_g.hdr, world) >= 0; }
 
 static void ring_master(void)
 {
@@ -168,7 +164,7 @@ static void owe_ack(const bd_mentry_t *e)
 static pid_t pid_of(int world)
 {
     bd_shm_hdr_t *h = bdl_g.hdr;
-    return bd_shm_slot(h, (uint32_t)(world - (int)h->first_rank))->pid;
+    return bd_shm_slot(h, (uint32_t)bd_world_slot(h, world))->pid;
 }
 
 /* Read n bytes at the sender's address into dst. */
@@ -660,7 +656,7 @@ void bdl_p2p_cma_forget(uint64_t id)
 static int reader_near(int dst)
 {
     bd_shm_hdr_t *h = bdl_g.hdr;
-    bd_slot_t *d = bd_shm_slot(h, (uint32_t)(dst - (int)h->first_rank));
+    bd_slot_t *d = bd_shm_slot(h, (uint32_t)bd_world_slot(h, dst));
     if (atomic_load_explicit(&d->running, memory_order_relaxed))
         return 1;
     return atomic_load_explicit(&bd_slot_mbox(h, d)->sleeping, memory_order_relaxed) &&
@@ -674,7 +670,7 @@ int bdl_p2p_cma_usable(int dst)
     if (dst == bdl_g.world_rank || !atomic_load_explicit(&bdl_g.slot->cma_ok, memory_order_relaxed))
         return 0;
     bd_shm_hdr_t *h = bdl_g.hdr;
-    bd_slot_t *d = bd_shm_slot(h, (uint32_t)(dst - (int)h->first_rank));
+    bd_slot_t *d = bd_shm_slot(h, (uint32_t)bd_world_slot(h, dst));
     return atomic_load_explicit(&d->cma_ok, memory_order_relaxed) && reader_near(dst);
 }
 
@@ -878,7 +874,7 @@ static int spin_worth(int from)
         return 1;
     if (from < 0 || from == bdl_g.world_rank || !bdl_p2p_local(from))
         return 0;
-    bd_slot_t *d = bd_shm_slot(h, (uint32_t)(from - (int)h->first_rank));
+    bd_slot_t *d = bd_shm_slot(h, (uint32_t)bd_world_slot(h, from));
     return atomic_load_explicit(&d->running, memory_order_relaxed) != 0;
 }
 

@@ -77,7 +77,10 @@ void bdl_rpc(void)
         bdl_p2p_settle();
         sl->req = keep;
     }
-    int shared = bdl_g.hdr->job.nr < bdl_g.hdr->nslaves && may_block(sl->req.code);
+    /* nused: the ranks alive on the node, spawned ones included */
+    int shared =
+        bdl_g.hdr->job.nr < atomic_load_explicit(&bdl_g.hdr->nused, memory_order_relaxed) &&
+        may_block(sl->req.code);
     uint64_t phase = shared ? bdl_lib_mem_phase_key(&sl->req) : 0;
     if (shared) {
         report_resident();

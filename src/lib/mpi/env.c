@@ -2,13 +2,17 @@
  * classes, strings and handlers, aborting, timers and the library's
  * identity.  The state, the RPC and error reporting they build on are in
  * core/ (rpc.c, error.c). */
+#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
+#include <sys/prctl.h>
 #include <sys/stat.h>
 #include <time.h>
 #include <unistd.h>
@@ -65,6 +69,10 @@ static const char *const g_err_strings[] = {
     [MPI_ERR_NOT_SAME] = "arguments differ among the processes of a collective I/O call",
     [MPI_ERR_AMODE] = "invalid access mode",
     [MPI_ERR_UNSUPPORTED_DATAREP] = "unsupported data representation",
+    [MPI_ERR_SPAWN] = "processes could not be spawned",
+    [MPI_ERR_PORT] = "invalid port name",
+    [MPI_ERR_NAME] = "service name not published",
+    [MPI_ERR_SERVICE] = "service name could not be (un)published",
     [MPI_ERR_NO_SUCH_FILE] = "file does not exist",
     [MPI_ERR_FILE_EXISTS] = "file exists",
     [MPI_ERR_BAD_FILE] = "invalid file name",
@@ -237,6 +245,91 @@ static int env_int(const char *name, int *out)
     return 0;
 }
 
+/* The master's executable for a singleton: bdmprun in the bin directory
+ * beside the lib directory this library was loaded from (installed tree:
+ * PREFIX/lib or PREFIX/lib/<multiarch>; build tree: build/lib). */
+static int find_bdmprun(char *out, size_t len)
+{
+    Dl_info di;
+    if (!dladdr((void *)&find_bdmprun, &di) || !di.dli_fname)
+        return -1;
+    char lib[PATH_MAX];
+    if (!realpath(di.dli_fname, lib))
+        return -1;
+    char *slash = strrchr(lib, '/');
+    if (!slash)
+        return -1;
+    *slash = 0;
+    static const char *const rel[] = {"/../bin/bdmprun", "/../../bin/bdmprun", "/bdmprun"};
+    for (size_t i = 0; i < sizeof rel / sizeof *rel; i++)
+        if ((size_t)snprintf(out, len, "%s%s", lib, rel[i]) < len && access(out, X_OK) == 0)
+            return 0;
+    return -1;
+}
+
+/* Singleton start (MPI 4.1 section 11.8.2, "Singleton MPI_INIT"): a program started
+ * without bdmpiexec becomes a one-rank job.  This process forks: the child
+ * goes on as the program, rank 0; this process execs bdmprun, which adopts
+ * the child as its slot 0 (src/master/master.c, singleton_setup).  So the
+ * process the shell waits for is the master, which ends with the rank's
+ * status after it has cleaned up, and the rank, the master's child, dies
+ * with it (PR_SET_PDEATHSIG) like any other rank.  The shared memory and the
+ * eventfd are made here, inherited by the master; a pipe says when the
+ * master has laid the shared memory out. */
+static void singleton_start(int *shm_fd, int *slot, int *ev_fd)
+{
+    char master[PATH_MAX], self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof self - 1);
+    if (n < 0 || find_bdmprun(master, sizeof master) < 0) {
+        fprintf(stderr,
+                "bdmpi: this program was started without bdmpiexec and bdmprun, which would "
+                "run it as a one-rank job, is not installed beside libbdmpi; start it with "
+                "`bdmpiexec -ns 1 PROGRAM`\n");
+        exit(1);
+    }
+    self[n] = 0;
+    int shm = memfd_create("bdmpi-shm", 0);
+    int ev = eventfd(0, EFD_NONBLOCK);
+    int p[2];
+    if (shm < 0 || ev < 0 || pipe(p) < 0) {
+        fprintf(stderr, "bdmpi: singleton start: %s\n", strerror(errno));
+        exit(1);
+    }
+    fflush(NULL); /* what the program printed so far is printed once */
+    pid_t me = getpid();
+    pid_t pid = fork();
+    if (pid < 0) {
+        fprintf(stderr, "bdmpi: singleton start: fork failed: %s\n", strerror(errno));
+        exit(1);
+    }
+    if (pid > 0) {
+        close(p[0]);
+        fcntl(p[1], F_SETFD, 0);
+        char v[96];
+        snprintf(v, sizeof v, "%d,%d,%d,%d", (int)pid, shm, ev, p[1]);
+        setenv("BDMPI_SINGLETON", v, 1);
+        execl(master, "bdmprun", self, (char *)NULL);
+        fprintf(stderr, "bdmpi: singleton start: cannot run %s: %s\n", master, strerror(errno));
+        kill(pid, SIGKILL);
+        _exit(1);
+    }
+    prctl(PR_SET_PDEATHSIG, SIGKILL);
+    if (getppid() != me)
+        _exit(1);
+    close(p[1]);
+    char ok = 0;
+    while ((n = read(p[0], &ok, 1)) < 0 && errno == EINTR)
+        ;
+    close(p[0]);
+    if (n != 1) {
+        fprintf(stderr, "bdmpi: singleton start: the master (%s) did not start\n", master);
+        _exit(1);
+    }
+    *shm_fd = shm;
+    *ev_fd = ev;
+    *slot = 0;
+}
+
 static int do_init(int required, int *provided)
 {
     if (bdl_g.initialized) { /* a session started the instance */
@@ -246,13 +339,8 @@ static int do_init(int required, int *provided)
     }
     int shm_fd, slot, ev_fd;
     if (env_int("BDMPI_SHM_FD", &shm_fd) < 0 || env_int("BDMPI_SLOT", &slot) < 0 ||
-        env_int("BDMPI_EVENT_FD", &ev_fd) < 0) {
-        fprintf(stderr,
-                "bdmpi: this program was built with bdmpicc and must be started with "
-                "bdmpiexec, e.g. `bdmpiexec -ns 4 %s`\n",
-                "./program");
-        exit(1);
-    }
+        env_int("BDMPI_EVENT_FD", &ev_fd) < 0)
+        singleton_start(&shm_fd, &slot, &ev_fd);
     struct stat st;
     if (fstat(shm_fd, &st) < 0) {
         fprintf(stderr, "bdmpi: shared memory fd %d is not usable: %s\n", shm_fd, strerror(errno));
@@ -282,10 +370,25 @@ static int do_init(int required, int *provided)
     bdl_rpc();
     bdl_g.world_size = (int)bdl_resp()->arg[0];
     bdl_g.world_rank = (int)bdl_resp()->arg[1];
-    char prefix[32];
-    snprintf(prefix, sizeof prefix, "bdmpi: rank %d", bdl_g.world_rank);
+    /* A spawned rank: its MPI_COMM_WORLD and its parents (bd_spawn_info_t). */
+    bd_spawn_info_t *sp = NULL;
+    if (bdl_resp()->arg[2]) {
+        bd_spawn_info_t hd;
+        memcpy(&hd, bdl_g.win, sizeof hd);
+        size_t len = sizeof hd + (size_t)(hd.size + hd.psize) * sizeof(int32_t);
+        if (!(sp = malloc(len)))
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory in MPI_Init");
+        memcpy(sp, bdl_g.win, len);
+        bdl_g.world_size = sp->size;
+        bdl_g.appnum = sp->appnum;
+    }
+    char prefix[48];
+    if (sp)
+        snprintf(prefix, sizeof prefix, "bdmpi: spawned rank %d", bdl_g.world_rank);
+    else
+        snprintf(prefix, sizeof prefix, "bdmpi: rank %d", bdl_g.world_rank);
     bd_log_set_prefix(prefix);
-    bdl_comm_setup_predefined();
+    bdl_comm_setup_predefined(sp);
     bdl_p2p_init();
     bdl_lib_mem_init();
     bdl_g.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
@@ -294,6 +397,14 @@ static int do_init(int required, int *provided)
     if (provided)
         *provided = bdl_g.thread_level;
     bdl_g.initialized = 1;
+    if (sp) {
+        /* MPI_Init of spawned ranks is collective with the spawn: the
+         * intercommunicator to the parents is made now (dyn.c). */
+        int rc = bdl_dyn_child_init(sp);
+        free(sp);
+        if (rc)
+            return rc;
+    }
     g_init_ns = bdl_now_ns();
     /* Waiting for the first run slot happened before MPI_Init returned:
      * not part of the run that RUN_NS measures. */

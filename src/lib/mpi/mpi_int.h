@@ -6,6 +6,9 @@
 #include "core.h"
 #include "objects.h"
 
+/* dyn.c: a spawned rank's MPI_Init makes its parent intercommunicator. */
+int bdl_dyn_child_init(const bd_spawn_info_t *sp);
+
 /* intercomm.c: intercommunicator collectives (comm is c's handle; c is
  * valid and c->inter is set). */
 int bdl_inter_barrier(bdl_comm_t *c, MPI_Comm comm);

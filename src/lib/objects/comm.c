@@ -22,18 +22,31 @@ static void set_predefined(MPI_Comm h, int ctx, int rank, int size, int *world, 
     snprintf(bdl_g.comms[h].name, sizeof bdl_g.comms[h].name, "%s", name);
 }
 
-void bdl_comm_setup_predefined(void)
+void bdl_comm_setup_predefined(const bd_spawn_info_t *sp)
 {
     bdl_g.ncomms = 16;
     bdl_g.comms = calloc((size_t)bdl_g.ncomms, sizeof(bdl_comm_t));
     int n = bdl_g.world_size, me = bdl_g.world_rank;
-    int nn = (int)bdl_g.hdr->nnodes, ns = (int)bdl_g.hdr->nslaves;
+    int nn = (int)bdl_g.hdr->nnodes, ns = sp ? n : (int)bdl_g.hdr->ninit;
     int *world = malloc((size_t)n * sizeof(int));
     int *cworld = malloc((size_t)n * sizeof(int));
     int *node = malloc((size_t)ns * sizeof(int));
     int *self = malloc(sizeof(int));
     if (!bdl_g.comms || !world || !cworld || !node || !self)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory in MPI_Init");
+    *self = me;
+    if (sp) {
+        /* A spawned rank: its MPI_COMM_WORLD is its spawn's ranks, all on
+         * one node, on contexts its master allocated (bdr_spawn_req). */
+        const int32_t *lw = (const int32_t *)(sp + 1);
+        for (int i = 0; i < n; i++)
+            world[i] = cworld[i] = node[i] = lw[i];
+        set_predefined(MPI_COMM_WORLD, sp->world_ctx, sp->rank, n, world, "MPI_COMM_WORLD");
+        set_predefined(MPI_COMM_SELF, MPI_COMM_SELF, 0, 1, self, "MPI_COMM_SELF");
+        set_predefined(BDMPI_COMM_NODE, sp->node_ctx, sp->rank, n, node, "BDMPI_COMM_NODE");
+        set_predefined(BDMPI_COMM_CWORLD, sp->cworld_ctx, sp->rank, n, cworld, "BDMPI_COMM_CWORLD");
+        return;
+    }
     for (int i = 0; i < n; i++)
         world[i] = i;
     /* CWORLD numbers ranks cyclically over nodes: rank k is local rank k/nn of node k%nn. */
@@ -42,7 +55,6 @@ void bdl_comm_setup_predefined(void)
     int first = (int)bdl_g.hdr->first_rank;
     for (int i = 0; i < ns; i++)
         node[i] = first + i;
-    *self = me;
     int local = me - first;
     set_predefined(MPI_COMM_WORLD, MPI_COMM_WORLD, me, n, world, "MPI_COMM_WORLD");
     set_predefined(MPI_COMM_SELF, MPI_COMM_SELF, 0, 1, self, "MPI_COMM_SELF");
@@ -407,7 +419,12 @@ static int index_of(const int *list, int n, int w)
 /* Every member of the group must belong to c (MPI_ERR_GROUP otherwise). */
 static int group_in_comm(bdl_comm_t *c, MPI_Comm comm, const int *mem, int n, const char *call)
 {
-    char *in = calloc((size_t)bdl_g.world_size, 1);
+    int lim = 1;
+    for (int i = 0; i < c->size; i++)
+        lim = c->world[i] >= lim ? c->world[i] + 1 : lim;
+    for (int i = 0; i < n; i++)
+        lim = mem[i] >= lim ? mem[i] + 1 : lim;
+    char *in = calloc((size_t)lim, 1);
     if (!in)
         return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
     for (int i = 0; i < c->size; i++)
@@ -707,7 +724,10 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
                appnum = 0, universe, lastused;
     if (!bdl_comm_get(comm))
         return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_get_attr", "invalid communicator %d", comm);
-    universe = bdl_g.world_size;
+    /* A spawn places its ranks on its root's node: the job's first ranks
+     * and one node's spawn slots may be alive at once. */
+    universe = (int)bdl_g.hdr->world_size + (int)bdl_g.hdr->nspawn;
+    appnum = bdl_g.appnum;
     int *v = NULL;
     switch (keyval) {
     case MPI_TAG_UB: v = &tag_ub; break;

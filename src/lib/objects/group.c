@@ -76,16 +76,29 @@ const int *bdl_group_members(MPI_Group g, int *n)
     if (!mem)                                                                                      \
     return bdl_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call, "invalid group %d", g)
 
-/* world rank -> group rank map (-1: not a member); caller frees. */
-static int *rank_map(const int *mem, int n)
+/* One more than the largest world rank in both lists (spawned ranks'
+ * world ranks are above the job's world size). */
+static int world_limit(const int *a, int na, const int *b, int nb)
 {
-    int *map = malloc((size_t)(bdl_g.world_size ? bdl_g.world_size : 1) * sizeof(int));
+    int lim = 1;
+    for (int i = 0; i < na; i++)
+        lim = a[i] >= lim ? a[i] + 1 : lim;
+    for (int i = 0; i < nb; i++)
+        lim = b[i] >= lim ? b[i] + 1 : lim;
+    return lim;
+}
+
+/* world rank -> group rank map (-1: not a member) for world ranks below
+ * lim; caller frees. */
+static int *rank_map(const int *mem, int n, int lim)
+{
+    int *map = malloc((size_t)lim * sizeof(int));
     if (!map)
         return NULL;
-    for (int i = 0; i < bdl_g.world_size; i++)
+    for (int i = 0; i < lim; i++)
         map[i] = -1;
     for (int i = 0; i < n; i++)
-        if (mem[i] >= 0 && mem[i] < bdl_g.world_size)
+        if (mem[i] >= 0 && mem[i] < lim)
             map[mem[i]] = i;
     return map;
 }
@@ -160,7 +173,7 @@ int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_G
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_RANK, call,
                              "ranks1[%d] = %d is not a rank of group %d (size %d)", i, ranks1[i],
                              group1, n1);
-    int *map = rank_map(m2, n2);
+    int *map = rank_map(m2, n2, world_limit(m1, n1, m2, n2));
     if (!map)
         return no_mem(call);
     for (int i = 0; i < n; i++) {
@@ -415,7 +428,8 @@ static int set_op(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, int o
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call, "invalid group %d", group2);
     if (!newgroup)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newgroup is NULL");
-    int *in2 = rank_map(m2, n2), *in1 = rank_map(m1, n1);
+    int lim = world_limit(m1, n1, m2, n2);
+    int *in2 = rank_map(m2, n2, lim), *in1 = rank_map(m1, n1, lim);
     int *w = malloc((size_t)(n1 + n2 + 1) * sizeof(int));
     if (!in1 || !in2 || !w) {
         free(in1);

@@ -167,6 +167,9 @@ static void hidden_free(MPI_Comm h)
     MPI_Comm_free(&x);
 }
 
+static int inter_build(MPI_Comm local_comm, int local_leader, const bdl_leaders_t *how, int tag,
+                       const char *call, MPI_Comm *newintercomm);
+
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                          int remote_leader, int tag, MPI_Comm *newintercomm)
 {
@@ -200,27 +203,49 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
                              "remote_leader %d of peer_comm is the local leader itself",
                              remote_leader);
     }
+    if (!leader)
+        return inter_build(local_comm, local_leader, NULL, tag, call, newintercomm);
+    /* Leaders swap {hidden context, group size} and the group's world ranks
+     * on peer_comm's internal context, so the exchange never matches (or is
+     * matched by) a user message on peer_comm. */
+    bdl_comm_t *pc = bdl_comm_get(peer_comm);
+    bdl_leaders_t how = {.ctx = pc->ctx | BDL_CTX_INTERNAL | (pc->inter ? 0 : BDL_CTX_INTER),
+                         .dst = bdl_comm_peer_world(pc, remote_leader),
+                         .stamp = pc->rank,
+                         .src = remote_leader};
+    return inter_build(local_comm, local_leader, &how, tag, call, newintercomm);
+}
+
+int bdl_inter_build(MPI_Comm local_comm, int local_leader, const bdl_leaders_t *how, int tag,
+                    const char *call, MPI_Comm *newintercomm)
+{
+    return inter_build(local_comm, local_leader, how, tag, call, newintercomm);
+}
+
+/* The intercommunicator of local_comm's group and the group whose leader
+ * the local leader reaches as `how` says (NULL on the other ranks). */
+static int inter_build(MPI_Comm local_comm, int local_leader, const bdl_leaders_t *how, int tag,
+                       const char *call, MPI_Comm *newintercomm)
+{
+    bdl_comm_t *lc = bdl_comm_get(local_comm);
+    int leader = lc->rank == local_leader;
     MPI_Errhandler errh = lc->errh;
     MPI_Comm hidden;
     int rc = bdl_comm_split(local_comm, 0, lc->rank, &hidden, call);
     if (rc)
         return rc;
     bdl_g.comms[hidden].errh = errh;
-    /* Leaders swap {hidden context, group size} and the group's world ranks
-     * on peer_comm's internal context, so the exchange never matches (or is
-     * matched by) a user message on peer_comm. */
     int32_t info[2] = {0, 0};
     int *rw = NULL;
     if (leader) {
-        bdl_comm_t *pc = bdl_comm_get(peer_comm), *h = &bdl_g.comms[hidden];
-        int pctx = pc->ctx | BDL_CTX_INTERNAL | (pc->inter ? 0 : BDL_CTX_INTER);
-        int dst = bdl_comm_peer_world(pc, remote_leader);
+        bdl_comm_t *h = &bdl_g.comms[hidden];
+        int pctx = how->ctx, dst = how->dst;
         int32_t mine[2] = {h->ctx, h->size};
-        bdl_send_bytes(pctx, dst, pc->rank, tag, mine, sizeof mine, 0, NULL);
-        bdl_send_bytes(pctx, dst, pc->rank, tag, h->world, (uint64_t)h->size * sizeof(int), 0,
+        bdl_send_bytes(pctx, dst, how->stamp, tag, mine, sizeof mine, 0, NULL);
+        bdl_send_bytes(pctx, dst, how->stamp, tag, h->world, (uint64_t)h->size * sizeof(int), 0,
                        NULL);
         MPI_Status st;
-        rc = bdl_recv_bytes(pctx, remote_leader, tag, info, sizeof info, &st);
+        rc = bdl_recv_bytes(pctx, how->src, tag, info, sizeof info, &st);
         if (rc || st.bd_nbytes != sizeof info || info[1] <= 0) {
             hidden_free(hidden);
             return bdl_error(local_comm, MPI_ERR_INTERN, call,
@@ -229,7 +254,7 @@ int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_co
         rw = malloc((size_t)info[1] * sizeof(int));
         if (!rw)
             bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
-        rc = bdl_recv_bytes(pctx, remote_leader, tag, rw, (uint64_t)info[1] * sizeof(int), &st);
+        rc = bdl_recv_bytes(pctx, how->src, tag, rw, (uint64_t)info[1] * sizeof(int), &st);
         if (rc || st.bd_nbytes != (long long)info[1] * (long long)sizeof(int))
             bdl_fatal(MPI_ERR_INTERN, "%s: the remote leader sent a malformed group", call);
     }
@@ -433,15 +458,5 @@ int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
     if (h < 0)
         return no_mem(comm, "MPI_Comm_remote_group");
     *group = h;
-    return MPI_SUCCESS;
-}
-
-/* No process is ever spawned, so no rank has a parent. */
-int MPI_Comm_get_parent(MPI_Comm *parent)
-{
-    BDL_CHECK_INIT("MPI_Comm_get_parent");
-    if (!parent)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_get_parent", "parent is NULL");
-    *parent = MPI_COMM_NULL;
     return MPI_SUCCESS;
 }

@@ -10,7 +10,7 @@
 
 /* comm.c: MPI_COMM_WORLD, MPI_COMM_SELF, BDMPI_COMM_NODE and
  * BDMPI_COMM_CWORLD (MPI_Init). */
-void bdl_comm_setup_predefined(void);
+void bdl_comm_setup_predefined(const bd_spawn_info_t *sp); /* sp: a spawned rank's */
 /* comm.c: collective creation from comm (color MPI_UNDEFINED gives MPI_COMM_NULL). */
 int bdl_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
 
@@ -33,6 +33,19 @@ int bdl_inter_send_to(const bdl_comm_t *c, int remote, int tag, const void *buf,
 /* A truncated message is reported on comm as call's error. */
 int bdl_inter_recv_from(MPI_Comm comm, const char *call, const bdl_comm_t *c, int remote, int tag,
                         void *buf, uint64_t count, const bdl_dt_t *t);
+
+/* intercomm_create.c: how a leader reaches the other group's leader: it
+ * sends on context ctx to world rank dst, stamped with source stamp, and
+ * receives from source src on ctx. */
+typedef struct bdl_leaders {
+    int ctx, dst, stamp, src;
+} bdl_leaders_t;
+/* The intercommunicator of local_comm's group (collective over it) and the
+ * group whose leader the local leader reaches as `how` says (only read
+ * there): the leaders swap their groups with messages of this tag, and the
+ * other group does the same.  The groups must be disjoint. */
+int bdl_inter_build(MPI_Comm local_comm, int local_leader, const bdl_leaders_t *how, int tag,
+                    const char *call, MPI_Comm *newintercomm);
 
 /* intercomm_create.c: the split of an intercommunicator (bdl_comm_split of one). */
 int bdl_inter_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call);
