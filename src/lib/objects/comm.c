@@ -573,10 +573,8 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
         return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
-    if (c->inter)
-        return bdl_error(comm, MPI_ERR_COMM, call,
-                         "communicator %d is an intercommunicator (must be an intracommunicator)",
-                         comm);
+    /* On an intercommunicator too (MPI 3.1 6.4.2): the split of each group
+     * by node, as MPI_Comm_split of an intercommunicator pairs them. */
     if (split_type != MPI_COMM_TYPE_SHARED && split_type != MPI_UNDEFINED)
         return bdl_error(comm, MPI_ERR_ARG, call,
                          "invalid split_type %d (MPI_COMM_TYPE_SHARED or MPI_UNDEFINED)",
