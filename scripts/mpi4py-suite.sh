@@ -148,6 +148,10 @@ for shape in "${shapes[@]}"; do
         status=1
         cat "$out"/rank*.log 2>/dev/null | grep -E '^(FAIL|ERROR): ' | sort | uniq -c | sed 's/^/    /'
         grep -hE 'bdmpi|bdmprun|Error|error' "$out/job.log" | head -n 10 | sed 's/^/    job: /'
+        # With MPI4PY_ARGS=-v each rank names the test it is in (a hang's).
+        for f in "$out"/rank*.log; do
+            [ -f "$f" ] && grep -aE ' \.\.\. ' "$f" | tail -n 1 | cut -c1-160 | sed "s|^|    last test of $(basename "$f" .log): |"
+        done
     fi
 done
 [ -n "${MPI4PY_WORK:-}" ] && echo "mpi4py-suite: logs in $work/out-*"

@@ -101,6 +101,25 @@ int main(int argc, char **argv)
             MPI_Win_free(&win);
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     }
+    /* MPI_COMM_TYPE_SHARED splits an intercommunicator too: the result
+     * pairs each group's ranks of one node (or is MPI_COMM_NULL). */
+    if (mtest_size_ >= 2) {
+        int rank = mtest_rank_, size = mtest_size_, color = rank < size / 2;
+        MPI_Comm half, inter, sub = MPI_COMM_NULL;
+        MPI_Comm_split(MPI_COMM_WORLD, color, rank, &half);
+        MPI_Intercomm_create(half, 0, MPI_COMM_WORLD, color ? size / 2 : 0, 9, &inter);
+        CHECK_MPI(MPI_Comm_split_type(inter, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &sub));
+        if (sub != MPI_COMM_NULL) {
+            int flag = 0;
+            MPI_Comm_test_inter(sub, &flag);
+            CHECK(flag, "MPI_Comm_split_type of an intercommunicator gave an intracommunicator");
+            MPI_Comm_free(&sub);
+        }
+        CHECK_MPI(MPI_Comm_split_type(inter, MPI_UNDEFINED, 0, MPI_INFO_NULL, &sub));
+        CHECK(sub == MPI_COMM_NULL, "MPI_Comm_split_type(MPI_UNDEFINED) gave a communicator");
+        MPI_Comm_free(&inter);
+        MPI_Comm_free(&half);
+    }
     MPI_Comm_free(&node);
     return mtest_finalize();
 }

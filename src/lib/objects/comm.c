@@ -625,10 +625,8 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
         return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
-    if (c->inter)
-        return bdl_error(comm, MPI_ERR_COMM, call,
-                         "communicator %d is an intercommunicator (must be an intracommunicator)",
-                         comm);
+    /* On an intercommunicator too (MPI 3.1 6.4.2): the split of each group
+     * by node, as MPI_Comm_split of an intercommunicator pairs them. */
     if (info != MPI_INFO_NULL && !bdl_info_valid(info))
         return bdl_error(comm, MPI_ERR_INFO, call, "invalid info %d", info);
     int color = split_type_color(c, split_type, info);
