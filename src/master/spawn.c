@@ -116,7 +116,16 @@ void bdr_spawn_req(slave_t *s, const bd_req_t *r)
         bdr_master_fail(1, "rank %d: malformed spawn request", s->world);
         return;
     }
-    int nfree = nfree_slots();
+    int nfree = nfree_slots(), nending = 0;
+    for (int i = g_m.ninit; i < g_m.nslots; i++)
+        nending += g_m.slaves[i].state == SL_FINALIZED;
+    if (total > nfree && total <= nfree + nending) {
+        /* Ranks of an earlier spawn have finalized and are exiting (a pool
+         * of workers replaced by the next one): the root asks again soon. */
+        s->slot->resp.status = BD_RESP_NOTYET;
+        bdr_sched_respond(s);
+        return;
+    }
     if (total > nfree) {
         char what[128];
         snprintf(what, sizeof what, "%d ranks asked, %d of -max-spawn %d free on this node", total,
