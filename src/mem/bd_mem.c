@@ -46,8 +46,6 @@ void bdm_unlock_release(void)
     bdm_do_release(r);
 }
 
-static inline int is_ar(void) { return G.strategy != BD_MEM_LRLW; }
-
 /* Write prediction: load sbpage i writable and untracked (SB_VERIFY). */
 static inline int untracked_sb(const alloc_t *a, size_t i)
 {
@@ -66,12 +64,12 @@ static inline int same_load(const alloc_t *a, size_t i, size_t j)
 
 static size_t acct_target(const alloc_t *a)
 {
-    if (is_ar() && a->loaded)
+    if (bdm_is_ar() && a->loaded)
         return a->len;
     return (a->nres + a->nload + a->npf) * G.sbpage;
 }
 
-static void acct_add(alloc_t *a, size_t n)
+void bdm_acct_add(alloc_t *a, size_t n)
 {
     a->acct += n;
     G.st.resident += n;
@@ -92,7 +90,7 @@ void bdm_pf_stop(alloc_t *a)
 void bdm_note_warm(alloc_t *a, int touched, int k)
 {
     a->warm = (a->warm & ~(1 << k)) | (touched << k);
-    if (is_ar())
+    if (bdm_is_ar())
         return;
     uint8_t w = (uint8_t)(SB_WARM << k);
     for (size_t i = 0; i < a->nsb; i++)
@@ -250,7 +248,7 @@ static void reap(io_slot_t *sl)
     __atomic_store_n(&sl->state, IO_FREE, __ATOMIC_RELEASE);
 }
 
-static void reap_done(void)
+void bdm_reap_done(void)
 {
     for (int k = 0; k < IO_NSLOT; k++)
         if (__atomic_load_n(&G.io[k].state, __ATOMIC_ACQUIRE) == IO_DONE)
@@ -259,7 +257,7 @@ static void reap_done(void)
 
 static io_slot_t *slot_free(void)
 {
-    reap_done();
+    bdm_reap_done();
     for (int k = 0; k < IO_NSLOT; k++)
         if (__atomic_load_n(&G.io[k].state, __ATOMIC_ACQUIRE) == IO_FREE)
             return &G.io[k];
@@ -318,14 +316,14 @@ static void drain_range(alloc_t *a, size_t i0, size_t i1)
             sl->s + sl->n > i0)
             bdm_io_wait(sl);
     }
-    reap_done();
+    bdm_reap_done();
 }
 
 void bdm_io_drain(void)
 {
     for (int k = 0; k < IO_NSLOT; k++)
         bdm_io_wait(&G.io[k]);
-    reap_done();
+    bdm_reap_done();
 }
 
 /* No I/O in flight: give the bounce buffers' memory back (it is not
@@ -489,7 +487,7 @@ static void degrade(alloc_t *a)
                 "larger sbpage",
                 errno, a->len);
     if (a->acct < acct_target(a))
-        acct_add(a, acct_target(a) - a->acct);
+        bdm_acct_add(a, acct_target(a) - a->acct);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -521,12 +519,6 @@ static void ra_note(alloc_t *a, size_t i)
         a->ra_end = e;
 }
 
-static inline int pf_skip(uint8_t f)
-{
-    uint8_t w = (uint8_t)(SB_WARM << G.pf_slot);
-    return (f & (w | SB_DISK)) != (w | SB_DISK);
-}
-
 /* Keep free I/O slots busy with the stream [ra_next, ra_end) of a: stored
  * sbpages are read (and installed by the workers), others are made resident
  * as zeros (mprotect path; the uffd path fills them when touched).  AR
@@ -542,7 +534,7 @@ static void pump(alloc_t *a)
         size_t i = a->ra_next;
         /* a look-ahead load reads only what was resident (and stored) */
         uint8_t skip = SB_RES | SB_LOADING;
-        while (i < a->ra_end && ((a->st[i] & skip) || (a->pf && pf_skip(a->st[i]))))
+        while (i < a->ra_end && ((a->st[i] & skip) || (a->pf && bdm_pf_skip(a->st[i]))))
             i++;
         a->ra_next = i;
         if (i >= a->ra_end) {
@@ -554,15 +546,16 @@ static void pump(alloc_t *a)
         int un = untracked_sb(a, i);
         size_t j = i + 1;
         while (j < a->ra_end && j - i < per && !(a->st[j] & skip) && same_load(a, i, j) &&
-               !(a->pf && pf_skip(a->st[j])))
+               !(a->pf && bdm_pf_skip(a->st[j])))
             j++;
-        if (!d && (bdm_is_uffd() || !is_ar())) { /* nothing to read ahead: filled when touched */
+        if (!d &&
+            (bdm_is_uffd() || !bdm_is_ar())) { /* nothing to read ahead: filled when touched */
             a->ra_next = j;
             continue;
         }
-        if (!is_ar() && a->pf && a->npf >= j - i) {
+        if (!bdm_is_ar() && a->pf && a->npf >= j - i) {
             a->npf -= j - i; /* accounted by bd_mem_prefetch */
-        } else if (!is_ar()) {
+        } else if (!bdm_is_ar()) {
             size_t need = (j - i) * sb;
             if (G.acquire) {
                 uintptr_t base = a->base;
@@ -588,13 +581,13 @@ static void pump(alloc_t *a)
                     G.rel_pending += need;
                     break;
                 }
-                acct_add(a, need);
+                bdm_acct_add(a, need);
                 if (changed) {
                     G.rel_pending += bdm_acct_trim(a);
                     continue;
                 }
             } else {
-                acct_add(a, need);
+                bdm_acct_add(a, need);
             }
         }
         if (d) {
@@ -616,7 +609,7 @@ static void pump(alloc_t *a)
     G.pumping = 0;
 }
 
-static void pump_all(void)
+void bdm_pump_all(void)
 {
     for (size_t k = 0; k < G.ntab && slot_free(); k++) {
         alloc_t *a = G.tab[k];
@@ -628,7 +621,7 @@ static void pump_all(void)
 }
 
 /* No I/O slot busy and no stream left to pump. */
-static int io_idle(void)
+int bdm_io_idle(void)
 {
     for (int k = 0; k < IO_NSLOT; k++)
         if (__atomic_load_n(&G.io[k].state, __ATOMIC_ACQUIRE) != IO_FREE)
@@ -644,173 +637,15 @@ void bdm_io_progress(void)
 {
     LOCK();
     if (G.active) {
-        reap_done();
-        pump_all();
-        if (G.pf_active && io_idle()) {
+        bdm_reap_done();
+        bdm_pump_all();
+        if (G.pf_active && bdm_io_idle()) {
             /* the look-ahead load is over; the rank may still wait */
             G.pf_active = 0;
             bdm_bounce_idle();
         }
     }
     UNLOCK();
-}
-
-/* What a look-ahead load of a must account: AR, the whole allocation if it
- * was touched before its last unload and has stored data; LRLW, its warm
- * stored sbpages that are not resident. */
-static size_t pf_need(const alloc_t *a)
-{
-    if (is_ar())
-        return (a->warm >> G.pf_slot & 1) && !a->loaded && a->has_file && a->len > a->acct
-                   ? a->len - a->acct
-                   : 0;
-    size_t n = 0;
-    for (size_t i = 0; i < a->nsb; i++)
-        if (!(a->st[i] & (SB_RES | SB_LOADING)) && !pf_skip(a->st[i]))
-            n++;
-    return n * G.sbpage;
-}
-
-static int phase_slot(uint64_t key)
-{
-    for (int k = 0; k < BDM_NPHASE; k++)
-        if (G.phase_used[k] && G.phase_key[k] == key)
-            return k;
-    return -1;
-}
-
-void bd_mem_phase(uint64_t key)
-{
-    if (!G.active)
-        return;
-    LOCK();
-    int k = phase_slot(key);
-    if (k < 0) { /* the least recently used slot describes this call from now on */
-        k = 0;
-        for (int j = 1; j < BDM_NPHASE; j++)
-            if (G.phase_used[j] < G.phase_used[k])
-                k = j;
-        G.phase_key[k] = key;
-        for (size_t i = 0; i < G.ntab; i++)
-            bdm_note_warm(G.tab[i], 0, k);
-    }
-    G.phase_used[k] = ++G.io_seq;
-    G.phase_cur = k;
-    UNLOCK();
-}
-
-/* Which of the look-ahead loads to make under limit bytes: AR loads whole
- * allocations, so the largest that still fit go first (most bytes for the
- * room); LRLW takes the first warm sbpages of each allocation in table
- * order.  Each allocation's pf_take gets its bytes to load; returns the
- * sum.  Under the lock. */
-static size_t pf_choose(size_t limit)
-{
-    size_t used = 0;
-    for (size_t k = 0; k < G.ntab; k++)
-        G.tab[k]->pf_take = 0;
-    if (!is_ar()) {
-        for (size_t k = 0; k < G.ntab && used < limit; k++) {
-            size_t n = pf_need(G.tab[k]);
-            n = n < limit - used ? n : (limit - used) / G.sbpage * G.sbpage;
-            G.tab[k]->pf_take = n;
-            used += n;
-        }
-        return used;
-    }
-    for (;;) {
-        alloc_t *best = NULL;
-        size_t bn = 0;
-        for (size_t k = 0; k < G.ntab; k++) {
-            size_t n = G.tab[k]->pf_take ? 0 : pf_need(G.tab[k]);
-            if (n && used + n <= limit && n > bn) {
-                best = G.tab[k];
-                bn = n;
-            }
-        }
-        if (!best)
-            return used;
-        best->pf_take = bn;
-        used += bn;
-    }
-}
-
-int64_t bd_mem_prefetch(uint64_t key, uint64_t limit)
-{
-    if (!G.active)
-        return 0;
-    size_t sb = G.sbpage, need = 0;
-    LOCK();
-    reap_done();
-    /* one look-ahead at a time: pf_slot is read by the streams it starts */
-    for (size_t k = 0; k < G.ntab; k++)
-        if (G.tab[k]->pf) {
-            UNLOCK();
-            return 0;
-        }
-    G.pf_slot = phase_slot(key);
-    if (G.pf_slot < 0) {
-        G.pf_slot = 0;
-        UNLOCK();
-        return 0;
-    }
-    need = pf_choose(limit);
-    UNLOCK();
-    if (!need)
-        return 0;
-    if (G.acquire) {
-        int rc = G.acquire(G.ctx, need);
-        if (rc != 0)
-            return rc < 0 ? rc : -EAGAIN;
-    }
-    LOCK();
-    /* chosen again: the table may have changed while the budget answered */
-    pf_choose(need);
-    size_t used = 0;
-    for (size_t k = 0; k < G.ntab; k++) {
-        alloc_t *a = G.tab[k];
-        size_t n = a->pf_take;
-        if (!n || used + n > need)
-            continue;
-        used += n;
-        acct_add(a, n);
-        if (is_ar()) {
-            a->loaded = 1;
-            a->ra_next = 0;
-            a->ra_end = a->nsb;
-        } else {
-            /* the stream covers the first n / sb warm sbpages only: past
-             * them it would ask the budget for more than was granted */
-            size_t lo = a->nsb, hi = 0, left = n / sb;
-            for (size_t i = 0; i < a->nsb && left; i++)
-                if (!(a->st[i] & (SB_RES | SB_LOADING)) && !pf_skip(a->st[i])) {
-                    lo = i < lo ? i : lo;
-                    hi = i + 1;
-                    left--;
-                }
-            a->pf = 1;
-            a->npf = n / sb;
-            a->ra_win = 0;
-            a->ra_next = lo;
-            a->ra_end = hi;
-        }
-    }
-    G.rel_pending += need - used; /* the table changed meanwhile */
-    G.st.prefetched += used;
-    G.pf_active = 1;
-    pump_all();
-    if (!bdm_is_uffd()) {
-        /* no handler thread carries the streams on: finish them here */
-        while (!io_idle()) {
-            for (int k = 0; k < IO_NSLOT; k++)
-                bdm_io_wait(&G.io[k]);
-            reap_done();
-            pump_all();
-        }
-        G.pf_active = 0;
-    }
-    UNLOCK();
-    return (int64_t)used;
 }
 
 /* Make [lo, hi) (inside one allocation) resident; for a fault, the chunk
@@ -822,7 +657,7 @@ int bdm_ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
     int shrunk = 0;
 again:
     LOCK();
-    reap_done();
+    bdm_reap_done();
     alloc_t *a = bdm_lookup(lo);
     if (!a) {
         UNLOCK();
@@ -835,7 +670,7 @@ again:
     size_t i0 = (lo - a->base) / sb, i1 = (hi - 1 - a->base) / sb + 1;
     /* uffd faults need not wait: the worker's UFFDIO_COPY wakes the thread */
     int nowait = in_fault && bdm_is_uffd();
-    if (in_fault && !is_ar()) {
+    if (in_fault && !bdm_is_ar()) {
         /* the program runs ahead of the look-ahead load: fault-driven
          * read-ahead takes over from here */
         if (a->pf && !(a->st[i0] & (SB_RES | SB_LOADING)))
@@ -853,7 +688,7 @@ again:
             all_res = 0;
             break;
         }
-    int whole = is_ar() && !a->loaded;
+    int whole = bdm_is_ar() && !a->loaded;
     if (!all_res || whole) {
         size_t s0 = i0, s1 = i1;
         if (in_fault) {
@@ -861,7 +696,7 @@ again:
        * sbpages the uffd path fills lazily can be filled in bigger pieces
        * (each fault is a handler-thread round trip). */
             size_t csb = G.chunk_sb;
-            if (bdm_is_uffd() && is_ar() && csb * sb < (2u << 20))
+            if (bdm_is_uffd() && bdm_is_ar() && csb * sb < (2u << 20))
                 csb = ((2u << 20) + sb - 1) / sb;
             s0 = i0 / csb * csb;
             s1 = s0 + csb;
@@ -872,7 +707,7 @@ again:
         }
         /* accounting: ask before the bytes become resident */
         size_t target;
-        if (is_ar()) {
+        if (bdm_is_ar()) {
             target = a->len;
         } else {
             size_t add = 0;
@@ -917,11 +752,11 @@ again:
                     bdm_do_release(need);
                     return in_fault ? 0 : 1;
                 }
-                whole = is_ar() && !a->loaded;
+                whole = bdm_is_ar() && !a->loaded;
             }
-            acct_add(a, need);
+            bdm_acct_add(a, need);
         }
-        if (whole || (in_fault && is_ar() && a->ra_next >= a->ra_end)) {
+        if (whole || (in_fault && bdm_is_ar() && a->ra_next >= a->ra_end)) {
             /* AR: everything stored is read from here on, this chunk first (again
        * if bd_mem_idle() stopped the stream) */
             a->loaded = 1;

@@ -260,4 +260,23 @@ static inline uint8_t *bdm_stage(uintptr_t addr)
     return (uint8_t *)(bdm_g.stage_lo + (addr - bdm_g.arena_lo));
 }
 
+/* Shared by bd_mem.c and mem_prefetch.c (under the lock unless noted). */
+static inline int bdm_is_ar(void) { return bdm_g.strategy != BD_MEM_LRLW; }
+/* Does a look-ahead load skip sbpage state f?  (Not warm in the phase it
+ * loads, or nothing stored.) */
+static inline int bdm_pf_skip(uint8_t f)
+{
+    uint8_t w = (uint8_t)(SB_WARM << bdm_g.pf_slot);
+    return (f & (w | SB_DISK)) != (w | SB_DISK);
+}
+
+/* Account n more bytes to a (acquired from the budget already). */
+void bdm_acct_add(alloc_t *a, size_t n);
+/* Reap finished I/O slots and update the sbpages' state. */
+void bdm_reap_done(void);
+/* Keep the free I/O slots busy with every allocation's stream. */
+void bdm_pump_all(void);
+/* No I/O slot is busy. */
+int bdm_io_idle(void);
+
 #endif

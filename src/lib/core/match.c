@@ -27,6 +27,7 @@
 #include "core.h"
 #include "dt.h"
 #include "request.h"
+#include "spin.h"
 
 /* A posted receive, in posting order. */
 typedef struct precv {
@@ -748,19 +749,10 @@ static int cma_progress_as(cma_send_t *c, int force, int patient)
 
 static int cma_progress(cma_send_t *c, int force) { return cma_progress_as(c, force, 0); }
 
-typedef struct spin spin_t;
-static void spin_start(spin_t *s, int peer);
-static int spin_step(spin_t *s, unsigned i);
-struct spin {
-    uint64_t t0;
-    int peer;    /* the world rank whose action ends the wait, or -1 */
-    int checked; /* whether it shares our CPU has been looked at */
-};
-
 static int cma_done_as(uint64_t id, int blocking, int patient)
 {
-    spin_t sp; /* no peer: a single-copy sender must not sleep in the master */
-    spin_start(&sp, -1);
+    bdl_spin_t sp; /* no peer: a single-copy sender must not sleep in the master */
+    bdl_spin_start(&sp, -1);
     for (unsigned i = 1;; i++) {
         bdl_p2p_drain();
         cma_send_t *c = cma_find(id);
@@ -773,7 +765,7 @@ static int cma_done_as(uint64_t id, int blocking, int patient)
         }
         if (!blocking)
             return 0;
-        (void)spin_step(&sp, i);
+        (void)bdl_spin_step(&sp, i);
     }
 }
 
@@ -786,11 +778,11 @@ void bdl_p2p_settle(void)
     if (!g_ncs || g_settling)
         return;
     g_settling = 1;
-    spin_t sp;
-    spin_start(&sp, -1);
+    bdl_spin_t sp;
+    bdl_spin_start(&sp, -1);
     for (unsigned k = 1; g_ncs; k++) {
         if (k > 1)
-            (void)spin_step(&sp, k);
+            (void)bdl_spin_step(&sp, k);
         bdl_p2p_drain();
         for (int i = 0; i < g_ncs;) {
             if (cma_progress(&g_cs[i], 1)) {
@@ -813,89 +805,24 @@ static uint32_t event_seq(void)
 
 uint32_t bdl_p2p_event_seq(void) { return event_seq(); }
 
-/* The CPU world rank w's process runs on, or waits to run on (field 39
- * of /proc/PID/stat); -1 if unknown. */
-static int cpu_of(int w)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid_of(w));
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
-    char *p = strrchr(buf, ')'); /* the command may hold spaces */
-    if (!p)
-        return -1;
-    int field = 2;
-    for (p++; *p && field < 39; p++)
-        if (*p == ' ')
-            field++;
-    return field == 39 ? atoi(p) : -1;
-}
-
-static void spin_start(spin_t *s, int peer) { *s = (spin_t){.t0 = bdl_now_ns(), .peer = peer}; }
-
-/* One step of a busy wait; 1 when it should stop because the rank it waits
- * for shares our CPU.  The scheduler sometimes wakes two ranks onto one CPU
- * (their master's): a rank spinning for its peer's answer then kept that
- * peer from running until the spin ended (80-215 us per 8-byte ping-pong at
- * -ns 2 -nr 2; 220 MB/s against 3.7 GB/s for 8 KiB at -ns 8 -nr 2).  So a
- * wait for a known rank that has lasted 20 us looks once where that rank
- * is (/proc, some microseconds), and if it is on our CPU, the waiter
- * sleeps instead (in the master, which the peer's message rings).  Not
- * sched_yield: with other busy processes on the CPU, a yield may hand one
- * of them its whole time slice (2 ms per ping-pong with two CPU hogs). */
-#define BDL_COLOC_CHECK_NS 20000
-static int spin_step(spin_t *s, unsigned i)
-{
-#if defined(__x86_64__) || defined(__i386__)
-    __builtin_ia32_pause();
-#endif
-    if ((i & 63) || s->checked || s->peer < 0 || s->peer == bdl_g.world_rank ||
-        !bdl_p2p_local(s->peer) || bdl_now_ns() - s->t0 < BDL_COLOC_CHECK_NS)
-        return 0;
-    s->checked = 1;
-    int cpu = cpu_of(s->peer);
-    return cpu >= 0 && cpu == sched_getcpu();
-}
-
-/* Spinning is worth it while no rank waits for a run slot, or while the
- * one rank we wait for (world rank `from`, -1: any) holds one: its answer
- * comes in microseconds, where giving our slot away costs two wake-ups
- * through the master now and two more to get it back. */
-static int spin_worth(int from)
-{
-    bd_shm_hdr_t *h = bdl_g.hdr;
-    if (!atomic_load_explicit(&h->runnable_waiting, memory_order_relaxed))
-        return 1;
-    if (from < 0 || from == bdl_g.world_rank || !bdl_p2p_local(from))
-        return 0;
-    bd_slot_t *d = bd_shm_slot(h, (uint32_t)bd_world_slot(h, from));
-    return atomic_load_explicit(&d->running, memory_order_relaxed) != 0;
-}
-
 /* Nothing matched since `seen` was read (before the last drain): wait for
  * the mailbox to move.  Spins for up to -spin while that is worth it (see
- * spin_worth), then sleeps in the master, which gives our run slot away. */
+ * bdl_spin_worth), then sleeps in the master, which gives our run slot away. */
 static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag, int from)
 {
     bd_mbox_t *mb = my_mbox();
     uint64_t spin_ns = bdl_g.hdr->job.spin_ns;
-    if (spin_ns && bdl_g.hdr->job.nr > 1 && spin_worth(from)) {
-        spin_t sp;
-        spin_start(&sp, from);
+    if (spin_ns && bdl_g.hdr->job.nr > 1 && bdl_spin_worth(from)) {
+        bdl_spin_t sp;
+        bdl_spin_start(&sp, from);
         uint64_t t0 = sp.t0;
         for (unsigned i = 1;; i++) {
             if (atomic_load_explicit(&mb->event_seq, memory_order_acquire) != seen ||
                 atomic_load_explicit(&mb->overflow, memory_order_relaxed))
                 return;
-            if (spin_step(&sp, i))
+            if (bdl_spin_step(&sp, i))
                 break;
-            if (!(i & 63) && (bdl_now_ns() - t0 > spin_ns || !spin_worth(from)))
+            if (!(i & 63) && (bdl_now_ns() - t0 > spin_ns || !bdl_spin_worth(from)))
                 break;
         }
     }

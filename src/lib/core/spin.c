@@ -1,0 +1,86 @@
+/* Busy waiting between ranks (issue 12): how long a rank that waits for
+ * another may spin before it sleeps in the master, and when spinning would
+ * only keep the awaited rank from running.  Used by the matching engine
+ * (match.c) for mailbox events and single-copy reads. */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE
+#endif
+#include <fcntl.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "core.h"
+#include "request.h"
+#include "spin.h"
+
+/* The CPU world rank w's process runs on, or waits to run on (field 39
+ * of /proc/PID/stat); -1 if unknown. */
+static int cpu_of(int w)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat",
+             (int)bd_shm_slot(bdl_g.hdr, (uint32_t)bd_world_slot(bdl_g.hdr, w))->pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return -1;
+    buf[n] = 0;
+    char *p = strrchr(buf, ')'); /* the command may hold spaces */
+    if (!p)
+        return -1;
+    int field = 2;
+    for (p++; *p && field < 39; p++)
+        if (*p == ' ')
+            field++;
+    return field == 39 ? atoi(p) : -1;
+}
+
+void bdl_spin_start(bdl_spin_t *s, int peer)
+{
+    *s = (bdl_spin_t){.t0 = bdl_now_ns(), .peer = peer};
+}
+
+/* One step of a busy wait; 1 when it should stop because the rank it waits
+ * for shares our CPU.  The scheduler sometimes wakes two ranks onto one CPU
+ * (their master's): a rank spinning for its peer's answer then kept that
+ * peer from running until the spin ended (80-215 us per 8-byte ping-pong at
+ * -ns 2 -nr 2; 220 MB/s against 3.7 GB/s for 8 KiB at -ns 8 -nr 2).  So a
+ * wait for a known rank that has lasted 20 us looks once where that rank
+ * is (/proc, some microseconds), and if it is on our CPU, the waiter
+ * sleeps instead (in the master, which the peer's message rings).  Not
+ * sched_yield: with other busy processes on the CPU, a yield may hand one
+ * of them its whole time slice (2 ms per ping-pong with two CPU hogs). */
+#define BDL_COLOC_CHECK_NS 20000
+int bdl_spin_step(bdl_spin_t *s, unsigned i)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+    if ((i & 63) || s->checked || s->peer < 0 || s->peer == bdl_g.world_rank ||
+        !bdl_p2p_local(s->peer) || bdl_now_ns() - s->t0 < BDL_COLOC_CHECK_NS)
+        return 0;
+    s->checked = 1;
+    int cpu = cpu_of(s->peer);
+    return cpu >= 0 && cpu == sched_getcpu();
+}
+
+/* Spinning is worth it while no rank waits for a run slot, or while the
+ * one rank we wait for (world rank `from`, -1: any) holds one: its answer
+ * comes in microseconds, where giving our slot away costs two wake-ups
+ * through the master now and two more to get it back. */
+int bdl_spin_worth(int from)
+{
+    bd_shm_hdr_t *h = bdl_g.hdr;
+    if (!atomic_load_explicit(&h->runnable_waiting, memory_order_relaxed))
+        return 1;
+    if (from < 0 || from == bdl_g.world_rank || !bdl_p2p_local(from))
+        return 0;
+    bd_slot_t *d = bd_shm_slot(h, (uint32_t)bd_world_slot(h, from));
+    return atomic_load_explicit(&d->running, memory_order_relaxed) != 0;
+}
