@@ -857,7 +857,11 @@ int bdr_stage_fits(uint64_t bytes)
 
 uint64_t bdr_stage_trim(void)
 {
-    uint64_t freed = 0;
+    uint64_t freed = g_ra_bytes;
+    /* reads ahead are a bet on free memory: a rank that needs it now wins
+     * (the GETs then read from the file) */
+    while (g_reads)
+        ra_drop(g_reads);
     while (g_npool) {
         free(g_pool[--g_npool]);
         g_buf_bytes -= STAGE_BUF;

@@ -31,7 +31,7 @@ run() { # run MODE: prints the outcome, returns 0
   out=$(mktemp /tmp/bdmpi-adapt.XXXXXX)
   (
     echo $BASHPID > "$cg/cgroup.procs"
-    timeout -k 5 120 "$exe" -ns 4 -nr 1 -mem-adapt "$mode" --stats "$prog" 32 12 >"$out.job" 2>&1 &
+    timeout -k 5 120 "$exe" -ns 4 -nr 1 -mem-adapt "$mode" --stats "$prog" 32 40 >"$out.job" 2>&1 &
     job=$!
     # the other process starts once the job holds most of its memory
     for i in $(seq 600); do
