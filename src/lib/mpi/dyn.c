@@ -208,11 +208,10 @@ static void spawn_root(const bdl_comm_t *c, int count, char *cmds[], char **argv
         out->status = MPI_ERR_SPAWN;
 }
 
-static int spawn_common(const char *call, int count, char *cmds[], char **argvs[],
-                        const int maxprocs[], const MPI_Info infos[], int root, MPI_Comm comm,
-                        MPI_Comm *intercomm, int errcodes[])
+/* The checks spawn, accept and connect share: an intracommunicator and a
+ * root in it.  MPI_SUCCESS (*cp set) or the error. */
+static int intra_root_check(const char *call, MPI_Comm comm, int root, bdl_comm_t **cp)
 {
-    BDL_CHECK_INIT(call);
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
         return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
@@ -223,6 +222,19 @@ static int spawn_common(const char *call, int count, char *cmds[], char **argvs[
     if (root < 0 || root >= c->size)
         return bdl_error(comm, MPI_ERR_ROOT, call, "invalid root %d (communicator size %d)", root,
                          c->size);
+    *cp = c;
+    return MPI_SUCCESS;
+}
+
+static int spawn_common(const char *call, int count, char *cmds[], char **argvs[],
+                        const int maxprocs[], const MPI_Info infos[], int root, MPI_Comm comm,
+                        MPI_Comm *intercomm, int errcodes[])
+{
+    BDL_CHECK_INIT(call);
+    bdl_comm_t *c = NULL;
+    int crc = intra_root_check(call, comm, root, &c);
+    if (crc != MPI_SUCCESS)
+        return crc;
     if (!intercomm)
         return bdl_error(comm, MPI_ERR_ARG, call, "intercomm is NULL");
     spawn_out_t out = {0};
@@ -347,16 +359,10 @@ static int port_call_check(const char *call, MPI_Info info, int root, MPI_Comm c
                            MPI_Comm *newcomm, bdl_comm_t **cp)
 {
     BDL_CHECK_INIT(call);
-    bdl_comm_t *c = bdl_comm_get(comm);
-    if (!c)
-        return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
-    if (c->inter)
-        return bdl_error(comm, MPI_ERR_COMM, call,
-                         "communicator %d is an intercommunicator (must be an intracommunicator)",
-                         comm);
-    if (root < 0 || root >= c->size)
-        return bdl_error(comm, MPI_ERR_ROOT, call, "invalid root %d (communicator size %d)", root,
-                         c->size);
+    bdl_comm_t *c = NULL;
+    int crc = intra_root_check(call, comm, root, &c);
+    if (crc != MPI_SUCCESS)
+        return crc;
     if (!newcomm)
         return bdl_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
     if (c->rank == root && !bdl_info_valid(info))
