@@ -55,6 +55,13 @@ typedef struct lc_hdr {
     uint64_t seq;   /* the collective's number on the communicator (coll_seq) */
     uint64_t bytes; /* data bytes that follow, in this and further entries */
     uint64_t sep;   /* 0: the data follows inline; else the tag of the message it is in */
+    /* The sender's call failed with MPIX_ERR_REVOKED (a revoke notice, or
+     * a flagged header before this one): so does the receiver's.  A rank
+     * that fails goes on sending, so that nobody waits for it forever; the
+     * flag keeps those messages from completing a call that a member never
+     * joined (the revoker's own call fails before it sends anything). */
+    int32_t revoked;
+    int32_t spare;
 } lc_hdr_t;
 
 #define LC_HDR ((uint64_t)sizeof(lc_hdr_t))
@@ -164,6 +171,7 @@ static void lc_send(const lc_t *x, int r, char *msg, uint64_t n)
 {
     lc_hdr_t h = x->h;
     h.bytes = n - LC_HDR;
+    h.revoked = x->err == MPIX_ERR_REVOKED || x->c->revoked;
     memcpy(msg, &h, LC_HDR);
     uint64_t eager = bdl_g.hdr->eager;
     for (uint64_t off = 0; off < n || !off;) {
@@ -217,6 +225,7 @@ static uint64_t lc_recv(lc_t *x, int r, char *msg)
      * more (the peers may have left it). */
     if (x->err == MPIX_ERR_REVOKED || x->c->revoked) {
         x->err = MPIX_ERR_REVOKED;
+        x->in = (lc_hdr_t){0};
         return 0;
     }
     do {
@@ -225,6 +234,7 @@ static uint64_t lc_recv(lc_t *x, int r, char *msg)
         lc_waiting(x, 0);
         if (rc == MPIX_ERR_REVOKED) {
             x->err = rc;
+            x->in = (lc_hdr_t){0};
             return 0;
         }
         atomic_fetch_sub_explicit(&bdl_g.slot->stats[BD_STAT_RECVS], 1, memory_order_relaxed);
@@ -243,6 +253,8 @@ static uint64_t lc_recv(lc_t *x, int r, char *msg)
     if (h.sep && (h.bytes || (h.sep != LC_DTAG && h.sep != LC_DTAG2)))
         bdl_fatal(MPI_ERR_INTERN, "%s: a malformed collective message from rank %d", x->call,
                   x->c->world[r]);
+    if (h.revoked)
+        x->err = MPIX_ERR_REVOKED;
     x->in = h;
     return h.bytes;
 }
