@@ -222,6 +222,8 @@ typedef struct bd_slot {
     _Atomic uint32_t mem_req_seq;
     _Atomic uint32_t mem_resp_seq;
     _Atomic int32_t mem_resp_status; /* 0 granted, BD_MEM_RESP_SHRINK, else -errno */
+    /* With BD_MEM_RESP_SHRINK: the bytes to give back (0: all). */
+    _Atomic uint64_t mem_resp_give;
     /* Granted memory outside the memory manager that cannot be unloaded
      * (shared-memory windows): moved here from mem_resident by the slave
      * after the grant, counted in the node's total, never a reason to

@@ -52,7 +52,8 @@
     X(MEM_HASHED, "bytes", "managed memory hashed at unloads (write prediction)")                  \
     X(MEM_PREDICT_MISS, "bytes", "managed memory loaded as written that proved unchanged")         \
     X(MEM_ACQUIRES, "count", "requests to the master for memory")                                  \
-    X(MEM_SHRINKS, "count", "times a running rank gave all its memory back to the budget")         \
+    X(MEM_SHRINKS, "count", "times a running rank gave memory back to the budget (all or part)")   \
+    X(MEM_SHRUNK, "bytes", "managed memory running ranks gave back to the budget")                 \
     X(MEM_PREFETCHES, "count", "times the rank was told to load its memory ahead of its turn")     \
     X(MEM_PREFETCHED, "bytes", "managed memory loaded ahead while the rank waited for its slot")
 

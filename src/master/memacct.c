@@ -62,6 +62,8 @@ static void mem_answer(slave_t *s, int status)
         atomic_fetch_add_explicit(&sl->stats[BD_STAT_MEM_ACQUIRES], 1, memory_order_relaxed);
     }
     atomic_store_explicit(&sl->mem_resp_status, status, memory_order_relaxed);
+    if (status != BD_MEM_RESP_SHRINK)
+        atomic_store_explicit(&sl->mem_resp_give, 0, memory_order_relaxed);
     atomic_store_explicit(&sl->mem_resp_seq, s->seen_mem_req, memory_order_release);
     bd_futex_wake(&sl->mem_resp_seq, 1);
     s->mem_pending = 0;
@@ -152,10 +154,13 @@ static slave_t *next_pending(void)
  * unloadable), ask, or end: wait for it.  Otherwise every rank that could
  * give memory back waits for memory itself, and nothing would ever change:
  * the pending rank holding the most keeps its memory and goes first, the
- * other pending holders store theirs and ask again (BD_MEM_RESP_SHRINK).
- * With nobody left to shrink, the one kept cannot fit even alone, and the
- * job ends with a message.  Returns 0 to wait, 1 to look at the pending
- * requests again, -1 when the job was ended. */
+ * other pending holders store part of theirs, what the kept one lacks, the
+ * largest holder first, and ask again (BD_MEM_RESP_SHRINK with a size:
+ * each gives back the memory it touched longest ago, so what it works on
+ * stays resident; issue 16).  With nobody left to shrink, the one kept
+ * cannot fit even alone, and the job ends with a message.  Returns 0 to
+ * wait, 1 to look at the pending requests again, -1 when the job was
+ * ended. */
 static int resolve_stuck(slave_t *s)
 {
     for (int i = 0; i < g_m.ns; i++) {
@@ -173,17 +178,29 @@ static int resolve_stuck(slave_t *s)
             keep = c;
     }
     int shrunk = 0, reading = 0;
-    for (int i = 0; i < g_m.ns; i++) {
-        slave_t *c = &g_m.slaves[i];
-        if (c != keep && c->mem_pending && !c->exited && resident_of(c) > 0 &&
-            atomic_load_explicit(&c->slot->cma_out, memory_order_acquire)) {
-            reading = 1; /* others read its buffers: they finish first */
-            continue;
+    uint64_t budget = g_m.hdr->job.mem_budget, total = node_resident() + keep->mem_want;
+    uint64_t lack = total > budget ? total - budget : 0;
+    for (;;) {
+        slave_t *v = NULL;
+        for (int i = 0; i < g_m.ns; i++) {
+            slave_t *c = &g_m.slaves[i];
+            if (c == keep || !c->mem_pending || c->exited || resident_of(c) == 0)
+                continue;
+            if (atomic_load_explicit(&c->slot->cma_out, memory_order_acquire)) {
+                reading = 1; /* others read its buffers: they finish first */
+                continue;
+            }
+            if (!v || resident_of(c) > resident_of(v))
+                v = c;
         }
-        if (c != keep && c->mem_pending && !c->exited && resident_of(c) > 0) {
-            mem_answer(c, BD_MEM_RESP_SHRINK);
-            shrunk = 1;
-        }
+        if (!v || (shrunk && !lack))
+            break;
+        /* 0 asks for all of it (also when the amount is unknown) */
+        uint64_t give = lack && lack < resident_of(v) ? lack : 0;
+        atomic_store_explicit(&v->slot->mem_resp_give, give, memory_order_relaxed);
+        lack -= give ? give : (lack < resident_of(v) ? lack : resident_of(v));
+        mem_answer(v, BD_MEM_RESP_SHRINK);
+        shrunk = 1;
     }
     g_m.mem_keep = keep;
     if (keep != s)
@@ -193,7 +210,6 @@ static int resolve_stuck(slave_t *s)
     /* an adaptive budget lowered under pressure goes up to the least it needs */
     if (bdr_pressure_floor(node_resident() + s->mem_want))
         return 1;
-    uint64_t budget = g_m.hdr->job.mem_budget;
     bdr_master_fail(1,
                     "rank %d needs %llu more bytes of memory with %llu resident, but the node's "
                     "budget (-mem) is %llu bytes and %llu of it is held by buffered messages "

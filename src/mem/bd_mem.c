@@ -561,7 +561,8 @@ static void pump(alloc_t *a)
                 uintptr_t base = a->base;
                 uint64_t id = a->id;
                 UNLOCK();
-                int rc = G.acquire(G.ctx, need);
+                size_t give = 0; /* a read-ahead stops instead */
+                int rc = G.acquire(G.ctx, need, &give);
                 LOCK();
                 alloc_t *b = bdm_lookup(base);
                 if (rc != 0 || b != a ||
@@ -665,6 +666,7 @@ again:
     }
     if (in_fault && !shrunk)
         G.st.faults++;
+    a->touch = ++G.touch_clock;
     if (hi > a->base + a->len)
         hi = a->base + a->len;
     size_t i0 = (lo - a->base) / sb, i1 = (hi - 1 - a->base) / sb + 1;
@@ -721,15 +723,21 @@ again:
             if (G.acquire) {
                 uint64_t id = a->id;
                 UNLOCK();
-                int rc = G.acquire(G.ctx, need);
+                size_t give = 0;
+                int rc = G.acquire(G.ctx, need, &give);
                 if (rc == BD_MEM_ACQUIRE_SHRINK) {
-                    /* Every process holding memory waits for more: store ours and
-                     * ask again with nothing resident (the master serves another
-                     * rank first).  What this load wanted is recomputed. */
-                    rc = bd_mem_unload_all();
+                    /* Every process holding memory waits for more: store what
+                     * the budget asks of ours (the coldest part, or all) and ask
+                     * again (the master serves another rank first).  What this
+                     * load wanted is recomputed. */
+                    LOCK();
+                    size_t held = G.st.resident;
+                    UNLOCK();
+                    rc = give && give < held ? bdm_shrink(give, id) : bd_mem_unload_all();
                     if (rc == 0) {
                         LOCK();
                         G.st.shrinks++;
+                        G.st.shrunk_bytes += held > G.st.resident ? held - G.st.resident : 0;
                         UNLOCK();
                         shrunk = 1;
                         goto again;

@@ -250,9 +250,11 @@ typedef struct {
     /* Memory budget accounting.  acquire(ctx, n) is called before n more bytes
    * become resident and returns 0 when granted (it may block, e.g. while the
    * master makes other slaves unload).  BD_MEM_ACQUIRE_SHRINK means "not
-   * granted: give back what you hold, then ask again": the manager unloads
-   * all its memory (storing what changed, as bd_mem_unload_all) and retries
-   * a demand load; an optional read-ahead just stops.  The runtime answers
+   * granted: give back *give_back bytes of what you hold (0: all of it),
+   * then ask again": the manager unloads that much, the allocations touched
+   * longest ago first and never the one the load is for (storing what
+   * changed, as bd_mem_unload_all does), or all its memory, and retries a
+   * demand load; an optional read-ahead just stops.  The runtime answers
    * so when every process holding memory waits for more and none can be
    * unloaded under it.  A negative return aborts the program when it
    * happens in the fault handler; bd_mem_prepare() returns it instead.  release(ctx, n) is called after n bytes
@@ -260,7 +262,7 @@ typedef struct {
    * strategies account a whole allocation at its first touch; LRLW accounts
    * each loaded chunk (the runtime may batch requests to the master).
    * NULL = no accounting. */
-    int (*acquire)(void *ctx, size_t bytes);
+    int (*acquire)(void *ctx, size_t bytes, size_t *give_back);
     void (*release)(void *ctx, size_t bytes);
     void *ctx;
     /* Storage I/O notifications (time accounting, tracing), NULL = none:
@@ -282,8 +284,9 @@ typedef struct {
     uint64_t loads;          /* load operations (chunks or whole allocations) */
     uint64_t unloads;        /* allocations unloaded (memory released) */
     uint64_t prefetched;     /* bytes accounted for look-ahead loads (bd_mem_prefetch) */
-    uint64_t shrinks;        /* times all memory was given back on the budget's request
+    uint64_t shrinks;        /* times memory was given back on the budget's request
                               * while running (BD_MEM_ACQUIRE_SHRINK) */
+    uint64_t shrunk_bytes;   /* bytes those shrinks gave back */
     uint64_t faults;         /* fault events handled (uffd messages or SIGSEGVs) */
     uint64_t io_ns;          /* wall time spent in storage I/O */
     uint64_t resident;       /* bytes currently accounted as resident */

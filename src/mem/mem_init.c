@@ -302,6 +302,47 @@ int bd_mem_unload_all(void)
     return first;
 }
 
+int bdm_shrink(size_t want, uint64_t keep)
+{
+    if (!bd_mem_active())
+        return 0;
+    size_t freed = 0;
+    int rc = 0;
+    LOCK();
+    bdm_io_drain();
+    /* Recency of use is all the manager knows of a running rank's memory:
+     * the allocation touched longest ago goes first (for AR strategies the
+     * touch that loaded it in this residency).  Each is stored whole and
+     * its memory reported at once, so the rank the master serves first can
+     * load while this one goes on giving back. */
+    while (freed < want) {
+        alloc_t *v = NULL;
+        for (size_t i = 0; i < G.ntab; i++) {
+            alloc_t *a = G.tab[i];
+            if (a->id != keep && a->acct > 0 && (!v || a->touch < v->touch))
+                v = a;
+        }
+        if (!v)
+            break;
+        size_t rel = 0;
+        rc = bdm_unload_one(v, &rel);
+        freed += rel;
+        if (rel) {
+            UNLOCK();
+            bdm_do_release(rel);
+            LOCK();
+        }
+        if (rc)
+            break;
+    }
+    UNLOCK();
+    /* Not enough outside the allocation being loaded: all of it goes, as
+     * before sizes were asked (else the same request would come back). */
+    if (!rc && freed < want)
+        rc = bd_mem_unload_all();
+    return rc;
+}
+
 int bd_mem_block_point(void)
 {
     if (bd_mem_active() && G.strategy == BD_MEM_ARAW)

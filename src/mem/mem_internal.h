@@ -65,6 +65,7 @@ typedef struct alloc {
     int pf;         /* the stream [ra_next, ra_end) is a look-ahead load of warm sbpages */
     size_t npf;     /* sbpages that stream has accounted but not started reading */
     int classified; /* bdm_unload_clean ran: dirty state scanned, every sbpage classified */
+    uint64_t touch; /* G.touch_clock at its last bdm_ensure: a shrink gives back the oldest */
     struct alloc *next_free;
 } alloc_t;
 
@@ -81,7 +82,7 @@ typedef struct {
     char dir[4096];
     char label[48]; /* cfg.label, for fatal messages */
     size_t dirlen;
-    int (*acquire)(void *, size_t);
+    int (*acquire)(void *, size_t, size_t *);
     void (*release)(void *, size_t);
     void *ctx;
     void (*io_begin)(void *, int);
@@ -96,6 +97,7 @@ typedef struct {
     size_t ntab, tabcap;
     alloc_t *free_allocs;
     uint64_t next_id;
+    uint64_t touch_clock; /* alloc_t.touch */
     int nfds;
 
     /* bounce / zero buffers (uffd) */
@@ -214,6 +216,11 @@ int bdm_release_mem(alloc_t *a, size_t s0, size_t s1);
  * their accounted bytes to *rel) before any write-back starts. */
 int bdm_unload_clean(alloc_t *a, size_t *rel);
 int bdm_unload_one(alloc_t *a, size_t *rel);
+/* BD_MEM_ACQUIRE_SHRINK with a size: unload at least want bytes, the
+ * allocations touched longest ago first, never the one with id keep (all
+ * memory, keep's too, when the others do not hold want).  Called without
+ * the lock by the thread whose load was refused. */
+int bdm_shrink(size_t want, uint64_t keep);
 /* Free everything that belongs to a (memory, file, record); the caller
  * removes it from the table.  Returns accounted bytes to release. */
 size_t bdm_destroy(alloc_t *a);

@@ -113,7 +113,8 @@ int64_t bd_mem_prefetch(uint64_t key, uint64_t limit)
     if (!need)
         return 0;
     if (G.acquire) {
-        int rc = G.acquire(G.ctx, need);
+        size_t give = 0; /* a look-ahead load is never asked to shrink */
+        int rc = G.acquire(G.ctx, need, &give);
         if (rc != 0)
             return rc < 0 ? rc : -EAGAIN;
     }

@@ -7,8 +7,9 @@
 static volatile long long balance, nacq, last_acq;
 static int refuse;
 
-static int acq(void *ctx, size_t n)
+static int acq(void *ctx, size_t n, size_t *give_back)
 {
+    (void)give_back;
     CHECK(ctx == (void *)&balance);
     if (refuse)
         return -ENOMEM;

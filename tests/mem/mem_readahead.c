@@ -14,8 +14,9 @@
 #define WIN (2u << 20) /* read-ahead window set below */
 
 static volatile long long balance, peak;
-static int acq(void *ctx, size_t n)
+static int acq(void *ctx, size_t n, size_t *give_back)
 {
+    (void)give_back;
     (void)ctx;
     long long b = __atomic_add_fetch(&balance, (long long)n, __ATOMIC_SEQ_CST);
     if (b > peak)

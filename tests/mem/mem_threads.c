@@ -17,8 +17,9 @@ static pthread_barrier_t bar;
 static volatile int failed;
 static volatile int slow;
 
-static int acq(void *ctx, size_t n)
+static int acq(void *ctx, size_t n, size_t *give_back)
 {
+    (void)give_back;
     (void)ctx;
     (void)n;
     if (slow)

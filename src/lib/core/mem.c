@@ -23,7 +23,7 @@ static void ring_master(void)
 }
 
 /* Runs in fault handlers too: only atomics, futexes and write(2). */
-static int acquire_cb(void *ctx, size_t bytes)
+static int acquire_cb(void *ctx, size_t bytes, size_t *give_back)
 {
     (void)ctx;
     bd_slot_t *sl = bdl_g.slot;
@@ -38,6 +38,8 @@ static int acquire_cb(void *ctx, size_t bytes)
         bd_futex_wait(&sl->mem_resp_seq, v, -1);
     bd_trace_grant_end(t0, bytes);
     int rc = atomic_load_explicit(&sl->mem_resp_status, memory_order_relaxed);
+    if (give_back)
+        *give_back = (size_t)atomic_load_explicit(&sl->mem_resp_give, memory_order_relaxed);
     atomic_flag_clear_explicit(&g_acq_lock, memory_order_release);
     return rc;
 }
@@ -106,6 +108,7 @@ void bdl_lib_mem_stats(void)
     atomic_store_explicit(&o[BD_STAT_MEM_HASHED], st.bytes_hashed, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_PREDICT_MISS], st.verified_clean, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_SHRINKS], st.shrinks, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_SHRUNK], st.shrunk_bytes, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_PREFETCHED], st.prefetched, memory_order_relaxed);
 }
 
@@ -193,7 +196,7 @@ int bdl_lib_mem_pin(uint64_t bytes)
     if (!bytes || !bdl_g.hdr->job.mem_budget)
         return 0;
     int rc;
-    while ((rc = acquire_cb(NULL, (size_t)bytes)) == BD_MEM_RESP_SHRINK) {
+    while ((rc = acquire_cb(NULL, (size_t)bytes, NULL)) == BD_MEM_RESP_SHRINK) {
         /* Every holder of memory waits for more: store ours and ask again. */
         if (bdl_g.mem_active)
             bd_mem_unload_all();
