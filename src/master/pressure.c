@@ -273,22 +273,32 @@ void bdr_pressure_init(void)
 
 int bdr_pressure_on(void) { return g_p.on; }
 
-/* What the node cannot give back now: buffered messages, collective
- * staging, and what the ranks that hold a run slot need (nobody unloads
- * those): what they hold and are asking for, or, when more, what they held
- * at their last unload (a rank just given its slot is about to load it). */
+/* What the node cannot give back: buffered messages, collective staging,
+ * and what the ranks that hold a run slot need (nobody unloads those): what
+ * they hold and are asking for, or, when more, what they held at their
+ * last unload (a rank just given its slot is about to load it).  And never
+ * less than the largest working set of any rank beside the master's data:
+ * some rank must run for the job to progress, and at -nr 1 there are
+ * moments when none holds its slot (one has blocked, the next is not yet
+ * resumed).  A floor that counted only the ranks running at the sample
+ * went to 0 there, the budget with it, and the next grant raised it again:
+ * the budget changed at every sample (bench/pressure_bench.py). */
 static uint64_t floor_now(void)
 {
-    uint64_t t = g_m.bytes_buffered + bdr_node_transient_bytes() + bdr_coll_staging_bytes();
+    uint64_t base = g_m.bytes_buffered + bdr_node_transient_bytes() + bdr_coll_staging_bytes();
+    uint64_t t = base, one = 0;
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
-        if (s->exited || s->state != SL_RUNNING)
+        if (s->exited)
             continue;
         uint64_t r = atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed) +
                      (s->mem_pending ? s->mem_want : 0);
-        t += r > s->warm ? r : s->warm;
+        r = r > s->warm ? r : s->warm;
+        one = r > one ? r : one;
+        if (s->state == SL_RUNNING)
+            t += r;
     }
-    return t;
+    return t > base + one ? t : base + one;
 }
 
 int bdr_pressure_floor(uint64_t need)
@@ -349,7 +359,9 @@ void bdr_pressure_poll(void)
         target = cur > step ? cur - step : 0; /* stalls with no room signal: probe down */
 
     uint64_t want = cur;
-    if (target < cur) {
+    if (target + step / 4 < cur) {
+        /* down at once, but not for the jitter of the signals (the job's
+         * own unaccounted memory and file cache move room a little) */
         want = target;
         g_p.streak = 0;
     } else if (target >= cur + step && psi < PSI_CALM) {
@@ -373,6 +385,10 @@ void bdr_pressure_poll(void)
     } else if (want > fl + step) {
         g_p.at_floor = 0;
     }
+    if (want == 0)
+        want = 1; /* 0 would mean no budget at all */
+    if (want < cur && cur - want < step / 4 && cur <= g_p.ceiling)
+        want = cur; /* the floor moving a little with what the running ranks hold */
     if (want == cur)
         return;
     g_m.hdr->job.mem_budget = want;
