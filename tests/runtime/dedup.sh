@@ -13,7 +13,10 @@
 #  - off: at least 3/4 of NS x (TABLE + OWN) (the budget does force every
 #    rank's copy out; otherwise the test would show nothing);
 #  - both: the program's checks pass, and nothing is left in the spill
-#    parent (store file, backing files).
+#    parent (store file, backing files);
+#  - kill: a third run in which the last rank kills itself after the
+#    checkpoint ends with an error naming it, and leaves neither files nor
+#    processes behind.
 # Where the spill directory is not on a block device (tmpfs), write_bytes
 # stays 0 and only the --stats checks run.  Exit 0 pass, 1 fail.
 set -u
@@ -52,5 +55,16 @@ m_on=$(stat MEM_WRITTEN "$wd.on"); m_off=$(stat MEM_WRITTEN "$wd.off")
 [ -n "$m_on" ] && [ -n "$m_off" ] && [ $((m_on * 2)) -lt "$m_off" ] ||
   { echo "FAIL: MEM_WRITTEN on ${m_on:-?} is not under half of off ${m_off:-?}"; fail=1; }
 [ -z "$(find "$wd" -mindepth 1 2>/dev/null)" ] || { echo "FAIL: files left in $wd:"; find "$wd"; fail=1; }
+tagk="bdmpi-dd-$$-$RANDOM"
+env BDMPI_TEST_TAG="$tagk" BDMPI_WD="$wd" timeout -k 5 120 "$exe" "${common[@]}" "$prog" "$tab" "$own" kill > "$wd.kill" 2>&1
+rc=$?
+echo "== kill: exit $rc"
+if [ $rc -eq 0 ] || [ $rc -eq 124 ] || ! grep -q "rank $((ns - 1)) (pid [0-9]*) was killed by signal 9" "$wd.kill"; then
+  cat "$wd.kill"; echo "FAIL: the run whose rank $((ns - 1)) was killed did not end as expected"; fail=1
+fi
+sleep 0.2
+left=$(grep -lsa "BDMPI_TEST_TAG=$tagk" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3)
+[ -z "$left" ] || { echo "FAIL: processes left behind: $left"; kill -9 $left 2>/dev/null; fail=1; }
+[ -z "$(find "$wd" -mindepth 1 2>/dev/null)" ] || { echo "FAIL: files left in $wd after the kill:"; find "$wd"; fail=1; }
 rm -rf "$wd" "$wd".*
 exit $fail

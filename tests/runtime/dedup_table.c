@@ -1,6 +1,6 @@
 /* dedup_table.c - ranks that hold identical data (issue 17).
  *
- * usage: dedup_table TABLE_MIB OWN_MIB [ksm]
+ * usage: dedup_table TABLE_MIB OWN_MIB [ksm|kill]
  *
  * Every rank allocates a table of TABLE_MIB MiB whose content is the same on
  * every rank, and OWN_MIB MiB of data of its own; both are managed memory.
@@ -26,12 +26,16 @@
  * pss_after A merged M"); then steps 3 and 4 run as above.  It prints
  * "SKIP ksm" where the ranks' memory is not mergeable (PR_GET_MEMORY_MERGE
  * says 0: no KSM, or -mem-share off).
+ * Mode "kill": the last rank kills itself (SIGKILL) right after the
+ * checkpoint, while the others hold references on the node's store: the
+ * job must end and leave nothing behind (dedup.sh checks).
  * Ends with "PASS dedup_table" when every check held. */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
 #include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
@@ -107,7 +111,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &nranks);
     if (argc < 3)
-        return fail("usage: dedup_table TABLE_MIB OWN_MIB [ksm]", 0);
+        return fail("usage: dedup_table TABLE_MIB OWN_MIB [ksm|kill]", 0);
     int ksm = argc > 3 && !strcmp(argv[3], "ksm");
     size_t nt = (size_t)atol(argv[1]) << 17, nd = (size_t)atol(argv[2]) << 17; /* words */
     uint64_t *t = malloc(nt * 8), *d = malloc(nd * 8);
@@ -160,6 +164,9 @@ int main(int argc, char **argv)
         MPI_Reduce(&w, &tot, 1, MPI_UNSIGNED_LONG_LONG, MPI_SUM, 0, MPI_COMM_WORLD);
         if (rank == 0)
             printf("CHECKPOINT write_bytes %llu\n", tot);
+        fflush(stdout);
+        if (argc > 3 && !strcmp(argv[3], "kill") && rank == nranks - 1)
+            kill(getpid(), SIGKILL);
     }
     /* every rank changes its own copy */
     for (size_t j = 0; j < nt; j++)
