@@ -898,8 +898,10 @@ static void classify(alloc_t *a, size_t i)
     if (f & (SB_DIRTY | SB_VERIFY)) {
         uint64_t t0 = bdm_now_ns();
         bdm_hash((const void *)(a->base + i * G.sbpage), G.sbpage, h);
-        G.st.hash_ns += bdm_now_ns() - t0;
-        G.st.bytes_hashed += G.sbpage;
+        if (G.predict) { /* the write prediction's figures; deduplication's hashing is not */
+            G.st.hash_ns += bdm_now_ns() - t0;
+            G.st.bytes_hashed += G.sbpage;
+        }
     }
     if (!(f & SB_DIRTY) && (f & SB_VERIFY)) {
         int same = (f & SB_DISK) ? h[0] == old[0] && h[1] == old[1] : (h[0] | h[1]) == 0;
