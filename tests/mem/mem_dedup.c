@@ -162,6 +162,7 @@ int main(int argc, char **argv)
     CHECKF(DELTA(bytes_written) == bytes, "C rewritten: %llu bytes",
            (unsigned long long)DELTA(bytes_written));
     CHECKF(bad_words(cc, n, 2) == 0, "C wrong after its rewrite");
+    bd_mem_free(cc);
 
     /* zeros written explicitly are not stored */
     volatile uint64_t *z = bd_mem_alloc(bytes, 0);
@@ -174,12 +175,12 @@ int main(int argc, char **argv)
     /* tracked as written: dropped as zeros; loaded untracked (write
      * prediction, fresh memory): its hash equals that of zeros, clean */
     CHECKF(DELTA(bytes_written) == 0 && DELTA(dedup_zero) + DELTA(verified_clean) == bytes,
-           "zeros: written %llu, dropped %llu", (unsigned long long)DELTA(bytes_written),
-           (unsigned long long)DELTA(dedup_zero));
+           "zeros: written %llu, dropped %llu, clean %llu, hashed %llu",
+           (unsigned long long)DELTA(bytes_written), (unsigned long long)DELTA(dedup_zero),
+           (unsigned long long)DELTA(verified_clean), (unsigned long long)DELTA(bytes_hashed));
     for (size_t i = 0; i < n; i += 97)
         CHECK(z[i] == 0);
     bd_mem_free((void *)z);
-    bd_mem_free(cc);
 
     bd_mem_fini();
     char path[600];
