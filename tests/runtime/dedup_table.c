@@ -137,8 +137,9 @@ int main(int argc, char **argv)
             unsigned long long before = 0, after = 0, merged = 0;
             for (int r = 0; r < nranks; r++)
                 before += proc_num(pids[r], "smaps_rollup", "Pss_Anon:");
-            /* the other ranks' tables merged with one copy: (n-1) tables */
-            unsigned long long want = (unsigned long long)(nranks - 1) * nt * 8 / 4096 * 3 / 4;
+            /* every rank's copy of the table maps the merged pages (the
+             * count is per process): nine tenths of n tables */
+            unsigned long long want = (unsigned long long)nranks * nt * 8 / 4096 * 9 / 10;
             for (int s = 0; s < 1200 && merged < want; s++) {
                 struct timespec ts = {0, 100000000};
                 nanosleep(&ts, NULL);
