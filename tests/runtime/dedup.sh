@@ -34,6 +34,7 @@ fail=0
 . "$(dirname "$0")/stats_run.sh"
 run on X=1 -- -mem-dedup on
 run off X=1 -- -mem-dedup off
+for r in on off; do echo "$r: $(grep -h '^bdmpi stats:' "$wd.$r")"; done
 wb() { awk '$1 == "CHECKPOINT" {print $3}' "$1"; }
 won=$(wb "$wd.on"); woff=$(wb "$wd.off")
 echo "checkpoint write_bytes: on ${won:-?}, off ${woff:-?}"
