@@ -102,7 +102,9 @@ static void dd_lock(void)
 {
     int rc = pthread_mutex_lock(&H->lock);
     if (rc == EOWNERDEAD) /* its holder died; every update is a single store */
-        pthread_mutex_consistent(&H->lock);
+        rc = pthread_mutex_consistent(&H->lock);
+    if (rc) /* a process died between EOWNERDEAD and making it consistent */
+        bdm_die("the node's storage-deduplication table lock cannot be recovered", rc, 0);
 }
 
 static void dd_unlock(void) { pthread_mutex_unlock(&H->lock); }
@@ -432,7 +434,11 @@ int bdm_dd_plan(alloc_t *a, size_t i)
     dd_unlock();
     if (m) {
         uint64_t t0 = bdm_now_ns();
+        if (G.io_begin)
+            G.io_begin(G.ctx, 0);
         int rc = bdm_pread_all(G.dd_fd, G.dd_vbuf, sb, (off_t)(m - 1) * (off_t)sb);
+        if (G.io_end)
+            G.io_end(G.ctx, 0, rc == 0 ? sb : 0, t0);
         G.st.io_ns += bdm_now_ns() - t0;
         G.st.dedup_verify += sb;
         if (rc == 0 && memcmp(G.dd_vbuf, p, sb) == 0) {
