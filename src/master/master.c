@@ -580,7 +580,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     uint64_t total = bd_shm_layout(&tmp, (uint32_t)g_m.nslots, window, thr);
     total = bdr_trace_layout(&tmp, total);
     /* The storage-deduplication table of the node's ranks (src/mem/mem_dedup.c):
-     * about 24 bytes per slot of one sbpage, 2^20 slots (64 GiB of distinct
+     * about 24 bytes per slot of one sbpage, 1.1 million slots (68 GiB of distinct
      * data at 64K sbpages; beyond, sbpages go to their allocation's own
      * file).  Only the pages the table uses become memory. */
     if (g_m.opts.num[BD_OPT_MEM_DEDUP] == 0 && g_m.opts.num[BD_OPT_MEM_STRATEGY] != BD_MEMS_NONE) {
