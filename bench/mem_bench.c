@@ -66,7 +66,7 @@
 #define MAX_REPS 32
 #define MAX_SAMPLES (2 * MAX_REPS) /* raw bandwidth: start and end of the run */
 #define NSTRAT 3
-#define NTRACK 2
+#define NTRACK 4 /* uffd, mprotect, and both with storage deduplication (cfg.share) */
 #define MAX_SB 8
 
 enum { K_READ, K_WRITE, K_RW, K_WB, K_CU, NKERN };
@@ -78,8 +78,9 @@ static const char *const kern_head[NKERN] = {"read (x==y)", "write (x=y)", "rw (
 static const char *const place_name[NPLACE] = {"I", "R"};
 static const char *const strat_name[NSTRAT] = {"araw", "arlw", "lrlw"};
 static const bd_mem_strategy_t strat_val[NSTRAT] = {BD_MEM_ARAW, BD_MEM_ARLW, BD_MEM_LRLW};
-static const char *const track_name[NTRACK] = {"uffd", "mprotect"};
-static const bd_mem_track_t track_val[NTRACK] = {BD_MEM_TRACK_UFFD, BD_MEM_TRACK_MPROTECT};
+static const char *const track_name[NTRACK] = {"uffd", "mprotect", "uffd-dedup", "mprotect-dedup"};
+static const bd_mem_track_t track_val[NTRACK] = {BD_MEM_TRACK_UFFD, BD_MEM_TRACK_MPROTECT,
+                                                 BD_MEM_TRACK_UFFD, BD_MEM_TRACK_MPROTECT};
 
 typedef struct {
     double sec;
@@ -103,7 +104,7 @@ static int opt_predict;       /* bd_mem_config_t.predict: 0 default, 1 on, -1 of
 static bd_mem_wp_t opt_wp;    /* bd_mem_config_t.wp */
 static int sbma_predict = -1; /* bd_mem_stats.predict */
 static int use_strat[NSTRAT] = {1, 1, 1};
-static int use_track[NTRACK] = {1, 1};
+static int use_track[NTRACK] = {1, 1, 0, 0};
 static size_t sbpages[MAX_SB] = {4096, 16384, 65536, 262144, 1048576};
 static int nsb = 5;
 
@@ -648,6 +649,31 @@ static sample_t tmr_stop(tmr_t *t, meas_t *m)
     return s;
 }
 
+/* The *-dedup paths: storage deduplication on, with a table of the size
+ * bdmprun gives a node (26 MiB, zero-filled, sparse) shared with nobody:
+ * what it costs when nothing is shared.  The store file is removed after
+ * each use. */
+#define DD_BYTES (26UL << 20)
+static void *dd_region(int ti)
+{
+    if (ti < 2)
+        return NULL;
+    void *p = mmap(NULL, DD_BYTES, PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED)
+        die("mmap of the deduplication table: %s", strerror(errno));
+    return p;
+}
+
+static void dd_done(void *p)
+{
+    if (!p)
+        return;
+    munmap(p, DD_BYTES);
+    char path[8192];
+    snprintf(path, sizeof path, "%s/bdmem.store", g_dir);
+    unlink(path);
+}
+
 /* Probe whether a tracking path is available. */
 static void probe_track(int ti)
 {
@@ -655,6 +681,8 @@ static void probe_track(int ti)
     memset(&cfg, 0, sizeof cfg);
     cfg.dir = g_dir;
     cfg.track = track_val[ti];
+    cfg.share = dd_region(ti);
+    cfg.share_len = cfg.share ? DD_BYTES : 0;
     int rc = bd_mem_init(&cfg);
     if (rc == -ENOTSUP) {
         track_state[ti] = -1;
@@ -667,8 +695,11 @@ static void probe_track(int ti)
     bd_mem_stats_t st;
     bd_mem_stats(&st);
     bd_mem_fini();
+    dd_done(cfg.share);
     if (st.track != (int)track_val[ti])
         die("asked for %s tracking, got %d", track_name[ti], st.track);
+    if (cfg.share && !st.dedup)
+        die("asked for %s, but deduplication is off (no fast hash on this CPU)", track_name[ti]);
     track_state[ti] = 1;
     track_kfaults[ti] = st.kernel_faults;
 }
@@ -687,6 +718,8 @@ static void sbma_round(int si, int ti, int bi, int r)
     cfg.track = track_val[ti];
     cfg.predict = opt_predict;
     cfg.wp = opt_wp;
+    cfg.share = dd_region(ti);
+    cfg.share_len = cfg.share ? DD_BYTES : 0;
     int rc = bd_mem_init(&cfg);
     if (rc)
         die("bd_mem_init(%s, %s, sbpage %s): %s", strat_name[si], track_name[ti], sbs,
@@ -796,6 +829,7 @@ static void sbma_round(int si, int ti, int bi, int r)
     own_wr += st.bytes_written;
     bd_mem_free(p);
     bd_mem_fini();
+    dd_done(cfg.share);
 }
 
 /* ------------------------------------------------------------------------ */
@@ -1030,7 +1064,9 @@ static void usage(FILE *f)
         "  -r, --reps N          repetitions per measurement, median reported (default 3, max %d)\n"
         "      --csv FILE        write every measurement as CSV\n"
         "      --strategies LIST comma separated subset of araw,arlw,lrlw\n"
-        "      --tracks LIST     comma separated subset of uffd,mprotect (default: both)\n"
+        "      --tracks LIST     comma separated subset of uffd,mprotect,uffd-dedup,\n"
+        "                        mprotect-dedup (default: uffd,mprotect; *-dedup: storage\n"
+        "                        deduplication on, nothing shared)\n"
         "      --sbpages LIST    sbpage sizes (default 4K,16K,64K,256K,1M)\n"
         "      --chunk SIZE      LRLW load chunk (bd_mem_config_t.chunk; default 0 = 64 KiB)\n"
         "      --predict on|off  write prediction (bd_mem_config_t.predict; default: the "
@@ -1181,7 +1217,10 @@ int main(int argc, char **argv)
     for (int ti = 0; ti < NTRACK; ti++)
         if (use_track[ti])
             probe_track(ti);
-    if (track_state[0] != 1 && track_state[1] != 1)
+    int any_track = 0;
+    for (int ti = 0; ti < NTRACK; ti++)
+        any_track |= track_state[ti] == 1;
+    if (!any_track)
         die("no tracking path available");
 
     /* Each repetition is a round over all configurations, so that a period of

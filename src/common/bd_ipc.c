@@ -40,6 +40,8 @@ void bd_job_config_fill(bd_job_config_t *job, const bd_opts_t *o)
     job->mem_prefetch = (int32_t)o->num[BD_OPT_MEM_PREFETCH];
     job->mem_track = (int32_t)o->num[BD_OPT_MEM_TRACK];
     job->mem_wp = (int32_t)o->num[BD_OPT_MEM_WP];
+    job->mem_dedup = (int32_t)o->num[BD_OPT_MEM_DEDUP];
+    job->mem_share = (int32_t)o->num[BD_OPT_MEM_SHARE];
     job->spin_ns = (uint64_t)o->num[BD_OPT_SPIN] * 1000;
 }
 

@@ -284,6 +284,8 @@ typedef struct bd_job_config {
     int32_t mem_prefetch;   /* -mem-prefetch: 0 on, 1 off */
     int32_t mem_track;      /* -mem-track: BD_MEMT_* */
     int32_t mem_wp;         /* -mem-wp: BD_MEMW_* */
+    int32_t mem_dedup;      /* -mem-dedup: 0 on, 1 off (and 1 where the table has no room) */
+    int32_t mem_share;      /* -mem-share: 0 on (ranks' memory mergeable by KSM), 1 off */
     uint32_t pad;
     uint64_t spin_ns; /* -spin, in ns */
 } bd_job_config_t;
@@ -316,6 +318,8 @@ typedef struct bd_shm_hdr {
     _Atomic uint32_t mem_waiters;      /* loads waiting for memory: slaves ring after releasing */
     uint64_t trace_offset; /* the ranks' trace rings (bd_trace.h) after the slots; 0: no trace */
     uint64_t trace_stride; /* bytes from one rank's ring to the next */
+    uint64_t dedup_offset; /* the node's storage-deduplication table (bd_mem_config_t.share), */
+    uint64_t dedup_bytes;  /* zero-filled, after the trace rings; 0 bytes: -mem-dedup off */
     bd_job_config_t job;
     char jobdir[BD_PATH_MAX];
 } bd_shm_hdr_t;

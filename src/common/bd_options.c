@@ -95,6 +95,18 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                              "from the call it waits in, within the budget, so storage works "
                              "while the CPU computes (off by default until its gain is measured)",
                              "on|off"},
+    [BD_OPT_MEM_DEDUP] = {"mem-dedup", BD_OPT_ENUM, "on", 0, 0,
+                          "store identical managed memory once per node: an sbpage whose "
+                          "content equals a copy already stored by any rank of the node "
+                          "(compared byte for byte) refers to that copy instead of being "
+                          "written, copy-on-write; all-zero sbpages are not stored at all",
+                          "on|off"},
+    [BD_OPT_MEM_SHARE] = {"mem-share", BD_OPT_ENUM, "off", 0, 0,
+                          "let the kernel merge identical resident pages of the ranks (KSM, "
+                          "prctl PR_SET_MEMORY_MERGE); needs a kernel with KSM running "
+                          "(/sys/kernel/mm/ksm/run = 1) and the uffd tracking path; the budget "
+                          "still counts merged memory in full",
+                          "on|off"},
     [BD_OPT_MEM_ADAPT] = {"mem-adapt", BD_OPT_ENUM, "auto", 0, 0,
                           "adaptive budget: the node's budget follows the memory other "
                           "processes leave free (the cgroup's limit and usage, MemAvailable, "

@@ -31,6 +31,8 @@ typedef enum {
     BD_OPT_MEM_TRACK,
     BD_OPT_MEM_WP,
     BD_OPT_MEM_PREFETCH,
+    BD_OPT_MEM_DEDUP,
+    BD_OPT_MEM_SHARE,
     BD_OPT_MEM_ADAPT,
     BD_OPT_MEM_MIN,
     BD_OPT_STATS,

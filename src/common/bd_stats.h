@@ -55,7 +55,16 @@
     X(MEM_SHRINKS, "count", "times a running rank gave memory back to the budget (all or part)")   \
     X(MEM_SHRUNK, "bytes", "managed memory running ranks gave back to the budget")                 \
     X(MEM_PREFETCHES, "count", "times the rank was told to load its memory ahead of its turn")     \
-    X(MEM_PREFETCHED, "bytes", "managed memory loaded ahead while the rank waited for its slot")
+    X(MEM_PREFETCHED, "bytes", "managed memory loaded ahead while the rank waited for its slot")   \
+    X(MEM_DEDUP, "bytes",                                                                          \
+      "managed memory not written to storage because an identical copy was stored on the node "    \
+      "(-mem-dedup)")                                                                              \
+    X(MEM_DEDUP_ZERO, "bytes", "managed memory not written to storage because it was all zeros")   \
+    X(MEM_DEDUP_VERIFY, "bytes",                                                                   \
+      "stored copies read back to compare them byte for byte with data about to be written")       \
+    X(MEM_KSM, "bytes",                                                                            \
+      "ranks' memory merged with identical pages by the kernel (-mem-share; per rank the most "    \
+      "seen in /proc/PID/ksm_stat, summed)")
 
 typedef enum {
 #define BD_STAT_ENUM(name, unit, help) BD_STAT_##name,

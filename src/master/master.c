@@ -579,6 +579,15 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     tmp.nspawn = (uint32_t)(g_m.nslots - g_m.ninit);
     uint64_t total = bd_shm_layout(&tmp, (uint32_t)g_m.nslots, window, thr);
     total = bdr_trace_layout(&tmp, total);
+    /* The storage-deduplication table of the node's ranks (src/mem/mem_dedup.c):
+     * about 24 bytes per slot of one sbpage, 1.1 million slots (68 GiB of distinct
+     * data at 64K sbpages; beyond, sbpages go to their allocation's own
+     * file).  Only the pages the table uses become memory. */
+    if (g_m.opts.num[BD_OPT_MEM_DEDUP] == 0 && g_m.opts.num[BD_OPT_MEM_STRATEGY] != BD_MEMS_NONE) {
+        tmp.dedup_offset = (total + 4095) / 4096 * 4096;
+        tmp.dedup_bytes = 26ull << 20;
+        total = tmp.dedup_offset + tmp.dedup_bytes;
+    }
 
     /* memfd: nothing to clean up in /dev/shm whatever happens to us.  A
      * singleton (see singleton_setup) made it, and the eventfd, before it
@@ -616,6 +625,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     else if (!job->mem_budget)
         job->mem_budget = bdr_memacct_default_budget();
     bdr_pressure_init();
+    bdr_memacct_ksm_check();
     snprintf(g_m.hdr->jobdir, sizeof g_m.hdr->jobdir, "%s", g_m.jobdir);
     if (bdr_trace_open() < 0)
         return -1;

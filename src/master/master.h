@@ -311,6 +311,7 @@ void bdr_deadlock_report_local(void);
 /* memacct.c: the node's memory budget (grants, unloads). */
 /* The budget when -mem is not given: 3/4 of the available memory. */
 uint64_t bdr_memacct_default_budget(void);
+void bdr_memacct_ksm_check(void);
 /* Once a round: take new requests for memory, grant what fits, unload
  * blocked ranks to make room. */
 void bdr_memacct_poll(void);

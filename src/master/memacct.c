@@ -33,6 +33,36 @@ uint64_t bdr_memacct_default_budget(void)
     return b ? b : meminfo_available() / 4 * 3;
 }
 
+/* -mem-share on: say at the start when KSM cannot merge anything here.
+ * Merged pages stay counted in full in the budget (node_resident): a
+ * write to one unmerges it at any moment, without asking the master, so
+ * the budget cannot lend out what merging saved.  The saving is memory the
+ * kernel has, not budget. */
+void bdr_memacct_ksm_check(void)
+{
+    const bd_job_config_t *job = &g_m.hdr->job;
+    if (job->mem_share != 0 || job->mem_strategy == BD_MEMS_NONE)
+        return;
+    FILE *f = fopen("/sys/kernel/mm/ksm/run", "r");
+    int run = -1;
+    if (f) {
+        if (fscanf(f, "%d", &run) != 1)
+            run = -1;
+        fclose(f);
+    }
+    if (run < 0)
+        bd_log_error("warning: -mem-share on, but this kernel has no KSM "
+                     "(/sys/kernel/mm/ksm/run is missing): identical pages stay separate");
+    else if (run != 1)
+        bd_log_error("warning: -mem-share on, but KSM is not running on this node "
+                     "(/sys/kernel/mm/ksm/run is %d): identical pages stay separate until root "
+                     "starts it (echo 1 > /sys/kernel/mm/ksm/run)",
+                     run);
+    if (job->mem_track == BD_MEMT_MPROTECT)
+        bd_log_error("warning: -mem-share on with -mem-track mprotect: managed memory is a "
+                     "shared mapping there, which KSM never merges");
+}
+
 static uint64_t node_resident(void)
 {
     uint64_t t = g_m.bytes_buffered + bdr_node_transient_bytes() + bdr_coll_staging_bytes();

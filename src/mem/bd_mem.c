@@ -36,6 +36,7 @@ mem_global_t bdm_g = {
     .stop_fd = -1,
     .memfd = -1,
     .io_evfd = -1,
+    .dd_fd = -1,
 };
 
 void bdm_unlock_release(void)
@@ -56,7 +57,9 @@ static inline int untracked_sb(const alloc_t *a, size_t i)
  * tracking. */
 static inline int same_load(const alloc_t *a, size_t i, size_t j)
 {
-    return (a->st[i] & SB_DISK) == (a->st[j] & SB_DISK) && untracked_sb(a, i) == untracked_sb(a, j);
+    return (a->st[i] & SB_DISK) == (a->st[j] & SB_DISK) &&
+           untracked_sb(a, i) == untracked_sb(a, j) &&
+           (!(a->st[i] & SB_DISK) || bdm_loc_run(a, i, j));
 }
 
 /* ------------------------------------------------------------------------ */
@@ -123,14 +126,15 @@ static void degrade(alloc_t *a);
 static int read_run(alloc_t *a, size_t s, size_t n, int in_fault)
 {
     size_t sb = G.sbpage;
-    int fd = bdm_open_backing(a, 0);
+    uint32_t loc = bdm_loc(a, s);
+    int fd = loc ? G.dd_fd : bdm_open_backing(a, 0);
     if (fd < 0) {
         if (in_fault)
             bdm_die("cannot open backing file to load managed memory", -fd, n * sb);
         return fd;
     }
     uint64_t t0 = bdm_now_ns();
-    off_t off = (off_t)(s * sb);
+    off_t off = loc ? (off_t)(loc - 1) * (off_t)sb : (off_t)(s * sb);
     size_t len = n * sb;
     uintptr_t dst = a->base + s * sb;
     int rc = 0;
@@ -237,6 +241,7 @@ static void reap(io_slot_t *sl)
             G.st.bytes_written += sl->len;
             for (size_t x = sl->s; x < sl->s + sl->n; x++)
                 a->st[x] = (uint8_t)((a->st[x] & ~SB_DIRTY) | SB_DISK);
+            bdm_dd_written(a, sl->s, sl->n);
             release_mem_or_die(a, sl->s, sl->s + sl->n);
         } else if (!G.io_err) {
             G.io_err = rc;
@@ -283,15 +288,16 @@ static void slot_go(io_slot_t *sl, alloc_t *a, int op, size_t s, size_t n, int f
 {
     size_t sb = G.sbpage;
     uintptr_t addr = a->base + s * sb;
+    uint32_t loc = bdm_loc(a, s); /* [s, s+n) is one run of locations */
     sl->op = op;
-    sl->fd = fd;
+    sl->fd = loc ? G.dd_fd : fd;
     sl->a = a;
     sl->s = s;
     sl->n = n;
     sl->flags = flags;
     sl->rc = 0;
     sl->len = n * sb;
-    sl->off = (off_t)(s * sb);
+    sl->off = loc ? (off_t)(loc - 1) * (off_t)sb : (off_t)(s * sb);
     sl->seq = ++G.io_seq;
     if (op == IO_READ) {
         sl->install = addr;
@@ -332,6 +338,8 @@ void bdm_bounce_idle(void)
 {
     if (bdm_is_uffd())
         madvise(G.bounce, G.bounce_len, MADV_DONTNEED);
+    if (G.dd_vbuf)
+        madvise(G.dd_vbuf, G.sbpage, MADV_DONTNEED);
 }
 
 static int any_loading(const alloc_t *a, size_t i0, size_t i1)
@@ -349,7 +357,7 @@ static int any_loading(const alloc_t *a, size_t i0, size_t i1)
 static int submit_reads(alloc_t *a, size_t s, size_t e, int flags)
 {
     a->inflight++; /* keeps the descriptor open while slots are reaped below */
-    int fd = bdm_open_backing(a, 0);
+    int fd = bdm_loc(a, s) ? G.dd_fd : bdm_open_backing(a, 0);
     if (fd < 0) {
         a->inflight--;
         if (flags & IO_DEMAND)
@@ -474,7 +482,7 @@ static void degrade(alloc_t *a)
             continue;
         }
         size_t j = i;
-        while (j < a->nsb && (a->st[j] & (SB_RES | SB_DISK)) == SB_DISK)
+        while (j < a->nsb && (a->st[j] & (SB_RES | SB_DISK)) == SB_DISK && bdm_loc_run(a, i, j))
             j++;
         read_run(a, i, j - i, 1);
         i = j;
@@ -891,15 +899,17 @@ static void release_mem_or_die(alloc_t *a, size_t s0, size_t s1)
 static void classify(alloc_t *a, size_t i)
 {
     uint8_t f = a->st[i];
-    if (!G.predict || !(f & SB_RES))
+    if (!(G.predict || G.dd) || !(f & SB_RES)) /* deduplication needs the hash of dirty ones */
         return;
     uint64_t h[2];
     uint64_t *old = a->hash + 2 * i;
     if (f & (SB_DIRTY | SB_VERIFY)) {
         uint64_t t0 = bdm_now_ns();
         bdm_hash((const void *)(a->base + i * G.sbpage), G.sbpage, h);
-        G.st.hash_ns += bdm_now_ns() - t0;
-        G.st.bytes_hashed += G.sbpage;
+        if (G.predict) { /* the write prediction's figures; deduplication's hashing is not */
+            G.st.hash_ns += bdm_now_ns() - t0;
+            G.st.bytes_hashed += G.sbpage;
+        }
     }
     if (!(f & SB_DIRTY) && (f & SB_VERIFY)) {
         int same = (f & SB_DISK) ? h[0] == old[0] && h[1] == old[1] : (h[0] | h[1]) == 0;
@@ -963,6 +973,38 @@ int bdm_unload_clean(alloc_t *a, size_t *rel)
     return 0;
 }
 
+/* Storage deduplication: write the dirty run [i, j) (at most one I/O piece)
+ * except the sbpages that need no write (an identical copy is stored, or
+ * they are zeros), whose memory is released at once; the others are
+ * written in runs of consecutive locations. */
+static int write_dedup(alloc_t *a, size_t i, size_t j, int *fd)
+{
+    uint8_t need[(1024 * 1024) / 4096];
+    if (j - i > sizeof need)
+        j = i + sizeof need; /* cannot happen: runs are at most G.io_piece */
+    for (size_t x = i; x < j; x++)
+        need[x - i] = (uint8_t)bdm_dd_plan(a, x);
+    for (size_t x = i; x < j;) {
+        size_t y = x + 1;
+        if (!need[x - i]) {
+            while (y < j && !need[y - i])
+                y++;
+            release_mem_or_die(a, x, y);
+        } else {
+            while (y < j && need[y - i] && bdm_loc_run(a, x, y))
+                y++;
+            if (!bdm_loc(a, x) && *fd < 0) {
+                *fd = bdm_open_backing(a, 1);
+                if (*fd < 0)
+                    return *fd;
+            }
+            slot_go(slot_get(), a, IO_WRITE, x, y - x, IO_OWNED, *fd);
+        }
+        x = y;
+    }
+    return 0;
+}
+
 /* Write dirty sbpages and release all memory of a.  Adds the bytes to give
  * back to *rel.  Clean runs are released at once; dirty runs are written
  * through the I/O slots (IO_NSLOT requests of at most G.io_piece bytes in
@@ -1008,6 +1050,10 @@ int bdm_unload_one(alloc_t *a, size_t *rel)
         }
         if (!(f & SB_DIRTY)) {
             release_mem_or_die(a, i, j);
+        } else if (G.dd) {
+            rc = write_dedup(a, i, j, &fd);
+            if (rc)
+                break;
         } else {
             if (fd < 0)
                 fd = bdm_open_backing(a, 1);
@@ -1054,6 +1100,8 @@ size_t bdm_destroy(alloc_t *a)
         bdm_prot_punch(a->base, a->len);
     }
     bdm_backing_remove(a);
+    bdm_dd_drop(a, 0, a->nsb);
+    bdm_dd_flush();
     size_t rel = a->acct;
     G.st.resident -= a->acct;
     G.st.nallocs--;

@@ -149,6 +149,20 @@
  * bd_mem_free()/realloc and by bd_mem_fini().  Writes and reads are issued
  * in runs of whole sbpages straight from/to page-aligned memory.
  *
+ * Identical sbpages stored once (cfg.share; mem_dedup.c has the details):
+ * processes that pass the same shared region share a store file,
+ * dir/bdmem.store, of one-sbpage slots with reference counts, indexed by
+ * content hash.  At unload a dirty sbpage whose hash matches an indexed
+ * slot is compared byte for byte with that slot's copy (read back: the hash
+ * is universal, not collision resistant) and, if equal, refers to it
+ * instead of being written; otherwise it is written to a slot of its own
+ * (rewritten in place if nobody else refers to it, a fresh slot if others
+ * do: copy on write), indexed once the write completed.  All-zero sbpages
+ * are not stored.  References are dropped by free, realloc, discard and
+ * exit; a slot nobody refers to is punched out of the file.  With the
+ * table full, sbpages go to their allocation's own file as without it.
+ * Needs the fast hash (PCLMULQDQ); off without it.
+ *
  * Syscalls on managed memory: programs linked with bdmem_override (every
  * BDMPI rank, except in sanitizer builds) get syscall-override.c, which
  * wraps read, pread(64), readv, preadv(64)(v2), recv, recvfrom, recvmsg,
@@ -274,7 +288,18 @@ typedef struct {
      * lock: they must be async-signal-safe and take no lock. */
     void (*io_begin)(void *ctx, int write);
     void (*io_end)(void *ctx, int write, size_t bytes, uint64_t t0_ns);
+    /* Storage deduplication between the processes of a node (see "Identical
+     * sbpages stored once" above), NULL = off: share is share_len bytes of
+     * memory shared by every process that passes the same region, zero-filled
+     * before the first of them starts (the first one initialises it), and
+     * all of them must pass the same dir and sbpage.  At least
+     * bd_mem_share_min() bytes. */
+    void *share;
+    size_t share_len;
 } bd_mem_config_t;
+
+/* Smallest share_len bd_mem_init accepts. */
+size_t bd_mem_share_min(void);
 
 #define BD_MEM_ACQUIRE_SHRINK 1
 
@@ -302,6 +327,10 @@ typedef struct {
     uint64_t bytes_hashed;   /* bytes hashed at unloads (write prediction) */
     uint64_t verified_clean; /* bytes loaded untracked that proved unchanged (mispredicted) */
     uint64_t hash_ns;        /* time spent hashing */
+    int dedup;               /* storage deduplication in use (cfg.share) */
+    uint64_t dedup_bytes;    /* bytes not written: an identical copy was stored on the node */
+    uint64_t dedup_zero;     /* bytes not written: the sbpage was all zeros */
+    uint64_t dedup_verify;   /* bytes read to compare a candidate copy with the data */
 } bd_mem_stats_t;
 
 /* Initialize the manager.  Returns 0, -EALREADY, -EINVAL (bad config),

@@ -145,7 +145,7 @@ static int st_resize(alloc_t *a, size_t nsb)
  * sbpages that get written). */
 static int hash_resize(alloc_t *a, size_t nsb)
 {
-    if (!G.predict)
+    if (!G.predict && !G.dd) /* deduplication indexes stored copies by hash */
         return 0;
     size_t need = bdm_round_up((nsb ? nsb : 1) * 2 * sizeof(uint64_t), G.page);
     if (need <= a->hash_bytes)
@@ -169,8 +169,13 @@ void bdm_meta_free(alloc_t *a)
         munmap(a->st, a->st_bytes);
     if (a->hash)
         munmap(a->hash, a->hash_bytes);
+    if (a->slot)
+        munmap(a->slot, a->slot_bytes);
     a->st = NULL;
     a->hash = NULL;
+    a->slot = NULL;
+    a->slot_bytes = 0;
+    a->nslot = 0;
 }
 
 /* ------------------------------------------------------------------------ */
@@ -297,6 +302,8 @@ void *bd_mem_alloc(size_t size, size_t align)
         rc = st_resize(a, a->nsb);
         if (rc == 0)
             rc = hash_resize(a, a->nsb);
+        if (rc == 0)
+            rc = bdm_dd_resize(a, a->nsb);
         if (rc == 0)
             rc = tab_insert(a);
         if (rc != 0) {
@@ -438,6 +445,8 @@ void *bd_mem_realloc(void *p, size_t size)
         for (size_t i = ns; i < a->nsb; i++)
             if (a->st[i] & SB_RES)
                 a->nres--;
+        bdm_dd_drop(a, ns, a->nsb);
+        bdm_dd_flush();
         if (bdm_is_uffd()) {
             bdm_uffd_unmap(a->base + newlen, a->len - newlen);
         } else {
@@ -472,6 +481,8 @@ void *bd_mem_realloc(void *p, size_t size)
         int rc = st_resize(a, newlen / sb);
         if (rc == 0)
             rc = hash_resize(a, newlen / sb);
+        if (rc == 0)
+            rc = bdm_dd_resize(a, newlen / sb);
         if (rc == 0 && bdm_is_uffd())
             rc = bdm_uffd_map(a->base + a->len, newlen - a->len);
         if (rc == 0) {

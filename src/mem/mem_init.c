@@ -146,6 +146,11 @@ int bd_mem_init(const bd_mem_config_t *cfg)
         G.predict = cfg->predict > 0 || (cfg->predict == 0 && bdm_hash_fast() > 0);
         G.st.predict = G.predict;
     }
+    /* storage deduplication: the node's table and store (the hash key
+     * becomes the node's) */
+    rc = bdm_dd_setup(cfg->share, cfg->share_len);
+    if (rc)
+        goto fail_bounce;
     G.io_evfd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
     if (G.io_evfd < 0) {
         rc = -errno;
@@ -187,6 +192,7 @@ int bd_mem_init(const bd_mem_config_t *cfg)
     return 0;
 
 fail_bounce:
+    bdm_dd_teardown();
     if (G.io_evfd >= 0)
         close(G.io_evfd);
     G.io_evfd = -1;
@@ -212,6 +218,7 @@ void bd_mem_fini(void)
         G.ntab--;
         rel += bdm_destroy(a);
     }
+    bdm_dd_teardown();
     UNLOCK();
     bdm_io_stop();
     if (G.track == BD_MEM_TRACK_UFFD)
@@ -296,6 +303,7 @@ int bd_mem_unload_all(void)
                 if (G.tab[i]->st[s] & SB_DIRTY)
                     left += G.sbpage;
     G.st.unwritten = left;
+    bdm_dd_flush();
     bdm_bounce_idle();
     UNLOCK();
     bdm_do_release(rel);
@@ -416,6 +424,7 @@ static int discard(void *addr, size_t len, int keep_resident)
                     first = rc;
                 a->nres -= e - s;
             }
+            bdm_dd_drop(a, s, e);
             if ((f & SB_DISK) && a->has_file) {
                 int fd = bdm_open_backing(a, 0);
                 if (fd >= 0)
@@ -430,6 +439,7 @@ static int discard(void *addr, size_t len, int keep_resident)
             bdm_backing_done(a);
         rel += bdm_acct_trim(a);
     }
+    bdm_dd_flush();
     UNLOCK();
     bdm_do_release(rel);
     return first;

@@ -66,6 +66,13 @@ typedef struct alloc {
     size_t npf;     /* sbpages that stream has accounted but not started reading */
     int classified; /* bdm_unload_clean ran: dirty state scanned, every sbpage classified */
     uint64_t touch; /* G.touch_clock at its last bdm_ensure: a shrink gives back the oldest */
+    /* Storage deduplication (G.dd): slot[i] = k + 1 when the stored copy of
+     * sbpage i is slot k of the node's shared store (holding one reference
+     * on it), 0 when it is at offset i * sbpage of the allocation's own file
+     * (never shared).  Mapped only when G.dd; nslot counts the nonzero ones. */
+    uint32_t *slot;
+    size_t slot_bytes;
+    size_t nslot;
     struct alloc *next_free;
 } alloc_t;
 
@@ -135,6 +142,13 @@ typedef struct {
     uint64_t phase_used[BDM_NPHASE];
     int phase_cur; /* slot of the current residency, -1 none (or already recorded) */
     int pf_slot;   /* slot the look-ahead load in progress reads */
+
+    /* storage deduplication (mem_dedup.c), dd == NULL: off */
+    struct dd_hdr *dd;
+    int dd_fd;         /* the node's store file (dir/bdmem.store) */
+    uint8_t *dd_vbuf;  /* one sbpage: a candidate copy read back to compare */
+    uint32_t dd_punch; /* freed slots [dd_punch0, dd_punch0 + dd_punch) not yet punched */
+    uint32_t dd_punch0;
 
     bd_mem_stats_t st;
 } mem_global_t;
@@ -265,6 +279,38 @@ int bdm_prot_punch(uintptr_t addr, size_t len);
 static inline uint8_t *bdm_stage(uintptr_t addr)
 {
     return (uint8_t *)(bdm_g.stage_lo + (addr - bdm_g.arena_lo));
+}
+
+/* mem_dedup.c: identical sbpages stored once per node.  Everything is
+ * called with the lock held; the node's table has its own (robust,
+ * process-shared) lock, taken inside and never held while G.lock is
+ * waited for. */
+int bdm_dd_setup(void *share, size_t len);
+void bdm_dd_teardown(void);
+/* Room for the slot numbers of nsb sbpages. */
+int bdm_dd_resize(alloc_t *a, size_t nsb);
+/* Drop the stored copies of sbpages [s0, s1) that are in the store. */
+void bdm_dd_drop(alloc_t *a, size_t s0, size_t s1);
+/* Unload, resident dirty sbpage i (hashed by classify): 0 = nothing to
+ * write (an identical copy is stored, or it is all zeros: the state says
+ * which), 1 = write it where bdm_loc says (a store slot of its own or the
+ * allocation's file). */
+int bdm_dd_plan(alloc_t *a, size_t i);
+/* The write of sbpages [s, s+n) reached storage: index their slots. */
+void bdm_dd_written(alloc_t *a, size_t s, size_t n);
+/* Punch the freed slots still pending. */
+void bdm_dd_flush(void);
+/* Does a have anything stored (own file or store)? */
+static inline int bdm_has_stored(const alloc_t *a) { return a->has_file || a->nslot > 0; }
+/* Where sbpage i is (to be) stored: the store slot + 1, or 0 for its own
+ * file. */
+static inline uint32_t bdm_loc(const alloc_t *a, size_t i) { return a->slot ? a->slot[i] : 0; }
+/* Can sbpages i and j > i be read or written by one request (same file,
+ * consecutive offsets)? */
+static inline int bdm_loc_run(const alloc_t *a, size_t i, size_t j)
+{
+    uint32_t li = bdm_loc(a, i), lj = bdm_loc(a, j);
+    return li == 0 ? lj == 0 : lj != 0 && lj - li == j - i;
 }
 
 /* Shared by bd_mem.c and mem_prefetch.c (under the lock unless noted). */

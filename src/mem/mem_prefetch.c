@@ -15,7 +15,7 @@
 static size_t pf_need(const alloc_t *a)
 {
     if (bdm_is_ar())
-        return (a->warm >> G.pf_slot & 1) && !a->loaded && a->has_file && a->len > a->acct
+        return (a->warm >> G.pf_slot & 1) && !a->loaded && bdm_has_stored(a) && a->len > a->acct
                    ? a->len - a->acct
                    : 0;
     size_t n = 0;

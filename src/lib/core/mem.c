@@ -2,10 +2,17 @@
  * job's settings, ask the master before memory becomes resident, unload
  * when the master says so, and report statistics. */
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
+#include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
+
+#ifndef PR_SET_MEMORY_MERGE
+#define PR_SET_MEMORY_MERGE 67
+#endif
 
 #include "bd_log.h"
 #include "bd_mem.h"
@@ -14,6 +21,34 @@
 #include "core.h"
 
 static atomic_flag g_acq_lock = ATOMIC_FLAG_INIT;
+static int g_ksm;           /* -mem-share on and the kernel took PR_SET_MEMORY_MERGE */
+static uint64_t g_ksm_peak; /* the most of our memory seen merged (bytes) */
+
+/* -mem-share: how much of this rank's memory KSM has merged now
+ * (ksm_merging_pages of /proc/self/ksm_stat, Linux 6.1+), kept as the peak:
+ * sampled before every unload the master orders (after it, nothing is
+ * resident) and at the end. */
+static void ksm_sample(void)
+{
+    if (!g_ksm)
+        return;
+    int fd = open("/proc/self/ksm_stat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return;
+    char buf[512];
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return;
+    buf[n] = 0;
+    const char *p = strstr(buf, "ksm_merging_pages ");
+    if (!p)
+        return;
+    uint64_t bytes = strtoull(p + 18, NULL, 10) * (uint64_t)sysconf(_SC_PAGESIZE);
+    if (bytes > g_ksm_peak)
+        g_ksm_peak = bytes;
+    atomic_store_explicit(&bdl_g.slot->stats[BD_STAT_MEM_KSM], g_ksm_peak, memory_order_relaxed);
+}
 
 static void ring_master(void)
 {
@@ -82,6 +117,9 @@ void bdl_lib_mem_init(void)
         .release = job->mem_budget ? release_cb : NULL,
         .io_begin = bd_trace_io_begin, /* time accounting, timeline */
         .io_end = bd_trace_io_end,
+        /* every rank of the node passes the same zero-filled table */
+        .share = bdl_g.hdr->dedup_bytes ? (char *)bdl_g.hdr + bdl_g.hdr->dedup_offset : NULL,
+        .share_len = bdl_g.hdr->dedup_bytes,
     };
     _Static_assert(BD_MEM_RESP_SHRINK == BD_MEM_ACQUIRE_SHRINK, "acquire answers differ");
     int rc = bd_mem_init(&cfg);
@@ -89,6 +127,13 @@ void bdl_lib_mem_init(void)
         bdl_fatal(MPI_ERR_OTHER, "cannot start the memory manager in %s: %s", cfg.dir,
                   strerror(-rc));
     bdl_g.mem_active = 1;
+    /* -mem-share: every anonymous private mapping of this process, present
+     * and future, becomes mergeable (the uffd path's managed memory is such;
+     * the mprotect path's is a shared memfd, which KSM never merges).  Where
+     * the kernel refuses (no KSM, before Linux 6.4) the rank runs as without
+     * it; the master said so at the start. */
+    if (job->mem_share == 0 && prctl(PR_SET_MEMORY_MERGE, 1, 0, 0, 0) == 0)
+        g_ksm = 1;
 }
 
 void bdl_lib_mem_stats(void)
@@ -97,6 +142,7 @@ void bdl_lib_mem_stats(void)
         return;
     bd_mem_stats_t st;
     bd_mem_stats(&st);
+    ksm_sample();
     _Atomic uint64_t *o = bdl_g.slot->stats;
     atomic_store_explicit(&o[BD_STAT_MEM_WRITTEN], st.bytes_written, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_READ], st.bytes_read, memory_order_relaxed);
@@ -110,6 +156,9 @@ void bdl_lib_mem_stats(void)
     atomic_store_explicit(&o[BD_STAT_MEM_SHRINKS], st.shrinks, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_SHRUNK], st.shrunk_bytes, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_PREFETCHED], st.prefetched, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_DEDUP], st.dedup_bytes, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_DEDUP_ZERO], st.dedup_zero, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_DEDUP_VERIFY], st.dedup_verify, memory_order_relaxed);
 }
 
 /* The master told this (waiting) rank to write its memory out, or to load
@@ -126,6 +175,7 @@ void bdl_lib_mem_command(void)
             atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_MEM_PREFETCHED], (uint64_t)got,
                                       memory_order_relaxed);
     } else if (cmd == BD_CMD_UNLOAD && bdl_g.mem_active) {
+        ksm_sample();
         int rc = bd_mem_unload_all();
         if (rc < 0) {
             bd_mem_stats_t st;
