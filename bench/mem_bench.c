@@ -1242,13 +1242,17 @@ int main(int argc, char **argv)
         raw_sample(when);
         np_round(r);
         int iconf = 0;
-        for (int ti = 0; ti < NTRACK; ti++) {
-            if (track_state[ti] != 1)
+        /* the paths innermost: a path and its -dedup twin run back to back,
+         * so that load that comes and goes hits both alike */
+        for (int si = 0; si < NSTRAT; si++) {
+            if (!use_strat[si])
                 continue;
-            for (int si = 0; si < NSTRAT; si++) {
-                if (!use_strat[si])
-                    continue;
-                for (int b = 0; b < nsb; b++) {
+            for (int b = 0; b < nsb; b++) {
+                for (int tk = 0; tk < NTRACK; tk++) {
+                    static const int order[NTRACK] = {0, 2, 1, 3};
+                    int ti = order[tk];
+                    if (track_state[ti] != 1)
+                        continue;
                     char sbs[32];
                     fmt_size(sbs, sizeof sbs, sbpages[b]);
                     progress("round %d/%d, config %d/%d: %s %s sbpage %s", r + 1, opt_reps, ++iconf,
