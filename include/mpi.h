@@ -771,6 +771,20 @@ MPI_Fint MPI_Message_c2f(MPI_Message message);
 MPI_Message MPI_Message_f2c(MPI_Fint message);
 int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
+/* The status of the module mpi_f08 (TYPE(MPI_Status)) as C sees it (MPI 4.0
+ * 19.3.5): the same MPI_F_STATUS_SIZE MPI_Fints as a Fortran status. */
+typedef struct MPI_F08_status {
+    MPI_Fint MPI_SOURCE;
+    MPI_Fint MPI_TAG;
+    MPI_Fint MPI_ERROR;
+    MPI_Fint bd_private[MPI_F_STATUS_SIZE - 3];
+} MPI_F08_status;
+#define MPI_F08_STATUS_IGNORE ((MPI_F08_status *)0)
+#define MPI_F08_STATUSES_IGNORE ((MPI_F08_status *)0)
+int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
+int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
+int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status);
+int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status);
 int MPI_Pcontrol(const int level, ...);
 int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
