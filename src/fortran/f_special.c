@@ -736,10 +736,11 @@ void mpi_register_datarep_(const char *datarep, f_conversion_fn *read_fn, f_conv
 
 /* ---------------------------------------------------------------- dynamic processes */
 
-/* The sentinels of the spawn calls: common blocks recognised by address. */
-char bdmpi_argv_null_[16] __attribute__((aligned(16)));
-char bdmpi_argvs_null_[16] __attribute__((aligned(16)));
-MPI_Fint bdmpi_errcodes_ignore_[4] __attribute__((aligned(16)));
+/* The sentinels of the spawn calls: common blocks recognised by address
+ * (of the size Fortran declares them, gfortran's alignment). */
+char bdmpi_argv_null_[1] __attribute__((aligned(16)));
+char bdmpi_argvs_null_[1] __attribute__((aligned(16)));
+MPI_Fint bdmpi_errcodes_ignore_[1] __attribute__((aligned(16)));
 
 /* A Fortran string of len bytes without its trailing blanks, as a C string
  * (NULL when out of memory). */

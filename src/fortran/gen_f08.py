@@ -226,7 +226,11 @@ def write(path, consts, kinds, casts, bindings, specials_bound, handle_types, se
     m = ["! module mpi_f08: BDMPI's MPI for Fortran 2008 (USE mpi_f08).",
          "! Generated from mpi.h by src/fortran/gen_fortran.py and gen_f08.py; do not edit.",
          "MODULE mpi_f08",
-         "  USE, INTRINSIC :: ISO_C_BINDING",
+         # Only what the module uses, all of it private: a program that
+         # uses ISO_C_BINDING too must not get C_ASSOCIATED and friends
+         # through two paths (gfortran 12 then fails with an internal error).
+         "  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_INT, C_CHAR, C_SIZE_T, C_FUNPTR, C_DOUBLE, &",
+         "                                          C_FUNLOC, C_PTR, C_INTPTR_T",
          "  IMPLICIT NONE",
          "  PRIVATE :: C_INT, C_CHAR, C_SIZE_T, C_FUNPTR, C_DOUBLE, C_FUNLOC, C_PTR, &",
          "             C_INTPTR_T"]
@@ -238,10 +242,10 @@ def write(path, consts, kinds, casts, bindings, specials_bound, handle_types, se
           "  END TYPE MPI_Status"]
     # The status size must be known before the type: put it first.
     size = dict(consts).get("MPI_STATUS_SIZE")
-    m.insert(5, "  INTEGER, PARAMETER, PRIVATE :: MPI_F_STATUS_SIZE_ = %d" % size)
+    m.insert(m.index("  IMPLICIT NONE") + 1, "  INTEGER, PARAMETER, PRIVATE :: MPI_F_STATUS_SIZE_ = %d" % size)
     for name, v in consts:
-        if name in ("MPI_SOURCE", "MPI_TAG", "MPI_ERROR"):
-            continue  # the components of TYPE(MPI_Status) in mpi_f08
+        # (MPI_SOURCE, MPI_TAG, MPI_ERROR are also the components of
+        # TYPE(MPI_Status); as constants they index an INTEGER status.)
         if name in casts:
             m.append("  TYPE(%s), PARAMETER :: %s = %s(%d)" % (casts[name], name, casts[name], v))
         elif name in kinds:

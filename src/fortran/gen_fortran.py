@@ -636,8 +636,11 @@ def main():
     m.append("  END INTERFACE")
     m += specials.mpi_interfaces(seen)
     m += ["CONTAINS"] + sizeof_procs + ["END MODULE mpi"]
+    out = []
+    for ln in m:
+        out += wrap_free(ln.strip(), ln[:len(ln) - len(ln.lstrip())]) if len(ln) > 100 else [ln]
     with open(os.path.join(opt.outdir, "mpi.f90"), "w") as f:
-        f.write("\n".join(m) + "\n")
+        f.write("\n".join(out) + "\n")
 
     # ---- mpi_f08.f90 ----
     handle_types = {n for n, k in typekinds.items() if k == "int" and n != "MPI_Fint"}

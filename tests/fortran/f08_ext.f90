@@ -156,7 +156,8 @@ program f08_ext
 
   ! The two kinds of status.
   call MPI_Status_f082f(st, fstat, ierr)
-  call check(ierr == MPI_SUCCESS .and. fstat(MPI_TAG) == 5 .and. fstat(MPI_SOURCE) == MPI_UNDEFINED, 6)
+  call check(ierr == MPI_SUCCESS .and. fstat(MPI_TAG) == 5 .and. &
+             fstat(MPI_SOURCE) == MPI_UNDEFINED, 6)
   call MPI_Status_f2f08(fstat, st2)
   call MPI_Get_count(st2, MPI_DOUBLE_PRECISION, n)
   call check(st2%MPI_TAG == 5 .and. n == 6, 7)

@@ -17,7 +17,7 @@ program f08_sections
   implicit none
   integer, parameter :: m = 5, n = 6
   integer :: ierr, rank, nprocs, errs, total, left, right, i, j, cls
-  double precision :: a(m, n), b(m, n), c(m, n), row(n)
+  integer :: a(m, n), b(m, n), c(m, n), row(n)
   integer :: g(4, 8), ones(8)
   integer, allocatable :: gath(:, :)
   type(MPI_Comm) :: comm
@@ -40,7 +40,7 @@ program f08_sections
   ! Row 2 (stride m) to the right, into row 4 of b; the other rows of b
   ! are untouched.
   b = -1
-  call MPI_Sendrecv(a(2, :), n, MPI_DOUBLE_PRECISION, right, 1, b(4, :), n, MPI_DOUBLE_PRECISION, &
+  call MPI_Sendrecv(a(2, :), n, MPI_INTEGER, right, 1, b(4, :), n, MPI_INTEGER, &
                     left, 1, comm, MPI_STATUS_IGNORE, ierr)
   call check(ierr == MPI_SUCCESS, 1)
   call check(all(b(4, :) == [(1000 * left + 20 + j, j = 1, n)]), 2)
@@ -48,9 +48,9 @@ program f08_sections
   ! A strided 2-D block, by MPI_Send and MPI_Recv.
   c = 0
   if (nprocs > 1) then
-    if (rank == 0) call MPI_Send(a(1:m:2, 2:n:2), 4, MPI_DOUBLE_PRECISION, 1, 2, comm)
+    if (rank == 0) call MPI_Send(a(1:m:2, 2:n:2), 4, MPI_INTEGER, 1, 2, comm)
     if (rank == 1) then
-      call MPI_Recv(c(2:m:2, 1:n:3), 4, MPI_DOUBLE_PRECISION, 0, 2, comm, MPI_STATUS_IGNORE, ierr)
+      call MPI_Recv(c(2:m:2, 1:n:3), 4, MPI_INTEGER, 0, 2, comm, MPI_STATUS_IGNORE, ierr)
       ! The section's first 4 values, in array element order, fill the 2x2 block.
       call check(ierr /= MPI_SUCCESS .or. (c(2, 1) == 12 .and. c(4, 1) == 32 .and. &
                  c(2, 4) == 52 .and. c(4, 4) == 14 .and. sum(c) == 12 + 32 + 52 + 14), 4)
@@ -58,11 +58,11 @@ program f08_sections
   end if
   ! MPI_Bcast into and out of a row (the root's row 3 everywhere).
   b = a
-  call MPI_Bcast(b(3, :), n, MPI_DOUBLE_PRECISION, 0, comm)
+  call MPI_Bcast(b(3, :), n, MPI_INTEGER, 0, comm)
   call check(all(b(3, :) == [(30 + j, j = 1, n)]) .and. all(b(2, :) == a(2, :)), 5)
   ! MPI_Allreduce from row 1 into row 5.
   c = 0
-  call MPI_Allreduce(a(1, :), c(5, :), n, MPI_DOUBLE_PRECISION, MPI_SUM, comm)
+  call MPI_Allreduce(a(1, :), c(5, :), n, MPI_INTEGER, MPI_SUM, comm)
   call check(all(c(5, :) == [(1000 * nprocs * (nprocs - 1) / 2 + nprocs * (10 + j), j = 1, n)]), 6)
   call check(all(c(1:4, :) == 0), 7)
   ! MPI_Gather of a row of integers into the columns of gath.
@@ -76,8 +76,8 @@ program f08_sections
 
   ! Nonblocking routines with contiguous sections: columns.
   b = 0
-  call MPI_Irecv(b(:, 2), m, MPI_DOUBLE_PRECISION, left, 3, comm, reqs(1))
-  call MPI_Isend(a(:, 5), m, MPI_DOUBLE_PRECISION, right, 3, comm, reqs(2))
+  call MPI_Irecv(b(:, 2), m, MPI_INTEGER, left, 3, comm, reqs(1))
+  call MPI_Isend(a(:, 5), m, MPI_INTEGER, right, 3, comm, reqs(2))
   call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE)
   call check(all(b(:, 2) == [(1000 * left + 10 * i + 5, i = 1, m)]) .and. all(b(:, 1) == 0), 9)
 
@@ -85,26 +85,26 @@ program f08_sections
   b = 0
   row = -5
   reqs = MPI_REQUEST_NULL
-  call MPI_Irecv(b(2, :), n, MPI_DOUBLE_PRECISION, left, 4, comm, reqs(1), ierr)
+  call MPI_Irecv(b(2, :), n, MPI_INTEGER, left, 4, comm, reqs(1), ierr)
   if (MPI_SUBARRAYS_SUPPORTED) then
     call check(ierr == MPI_SUCCESS, 10)
-    call MPI_Isend(a(3, :), n, MPI_DOUBLE_PRECISION, right, 4, comm, reqs(2), ierr)
+    call MPI_Isend(a(3, :), n, MPI_INTEGER, right, 4, comm, reqs(2), ierr)
     call MPI_Waitall(2, reqs, MPI_STATUSES_IGNORE)
     call check(all(b(2, :) == [(1000 * left + 30 + j, j = 1, n)]), 11)
   else
     call MPI_Error_class(ierr, cls)
     call check(cls == MPI_ERR_BUFFER .and. reqs(1) == MPI_REQUEST_NULL, 12)
-    call MPI_Isend(a(3, :), n, MPI_DOUBLE_PRECISION, right, 4, comm, reqs(2), ierr)
+    call MPI_Isend(a(3, :), n, MPI_INTEGER, right, 4, comm, reqs(2), ierr)
     call MPI_Error_class(ierr, cls)
     call check(cls == MPI_ERR_BUFFER .and. reqs(2) == MPI_REQUEST_NULL, 13)
-    call MPI_Iallreduce(a(1, :), row, n, MPI_DOUBLE_PRECISION, MPI_SUM, comm, reqs(1), ierr)
+    call MPI_Iallreduce(a(1, :), row, n, MPI_INTEGER, MPI_SUM, comm, reqs(1), ierr)
     call MPI_Error_class(ierr, cls)
     call check(cls == MPI_ERR_BUFFER .and. all(row == -5), 14)
   end if
   call check(all(b(1, :) == 0) .and. all(b(3:m, :) == 0), 15)
   ! Nothing was left to match: a fresh message on the same tag arrives.
   row = 0
-  call MPI_Sendrecv(a(4, 1:n), n, MPI_DOUBLE_PRECISION, right, 4, row, n, MPI_DOUBLE_PRECISION, &
+  call MPI_Sendrecv(a(4, 1:n), n, MPI_INTEGER, right, 4, row, n, MPI_INTEGER, &
                     left, 4, comm, MPI_STATUS_IGNORE)
   call check(all(row == [(1000 * left + 40 + j, j = 1, n)]), 16)
 
