@@ -125,11 +125,24 @@ void mpi_init_thread_(const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ie
 void mpi_pcontrol_(const MPI_Fint *level, MPI_Fint *ierror);
 void mpi_pcontrol_(const MPI_Fint *level, MPI_Fint *ierror) { *ierror = MPI_Pcontrol(*level); }
 
-/* MPI_INFO_CREATE_ENV has no argc/argv in Fortran (MPI 4.0 11.2.2). */
+/* MPI_INFO_CREATE_ENV has no argc/argv in Fortran (MPI 4.0 11.2.2): the
+ * command line is the process's own, from /proc/self/cmdline (without it,
+ * the info has no "command" and "argv"). */
 void mpi_info_create_env_(MPI_Fint *info, MPI_Fint *ierror);
 void mpi_info_create_env_(MPI_Fint *info, MPI_Fint *ierror)
 {
-    *ierror = MPI_Info_create_env(0, NULL, info);
+    char buf[16384], *argv[256];
+    int argc = 0;
+    FILE *f = fopen("/proc/self/cmdline", "r");
+    if (f) {
+        size_t n = fread(buf, 1, sizeof buf - 1, f);
+        fclose(f);
+        buf[n] = 0;
+        for (size_t i = 0; i < n && argc < 255; i += strlen(buf + i) + 1)
+            argv[argc++] = buf + i;
+    }
+    argv[argc] = NULL;
+    *ierror = MPI_Info_create_env(argc, argc ? argv : NULL, info);
 }
 
 /* MPI_F_SYNC_REG does nothing, but out of the compiler's sight: a

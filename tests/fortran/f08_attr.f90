@@ -73,7 +73,7 @@ program f08_attr
   use mpi_f08
   use f08_attr_cb
   implicit none
-  integer :: ierr, rank, nprocs, errs, total, key, key2, key3, tkey, wkey, cls
+  integer :: ierr, rank, nprocs, errs, total, key, key2, key3, tkey, wkey, cls, code
   type(MPI_Comm) :: c1, c2
   type(MPI_Datatype) :: t1, t2
   type(MPI_Win) :: win
@@ -164,8 +164,13 @@ program f08_attr
   call MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_TAG_UB, val, flag)
   call check(flag .and. val >= 32767, 19)
   call MPI_Add_error_class(cls)
+  call MPI_Add_error_code(cls, code)
   call MPI_Comm_get_attr(MPI_COMM_WORLD, MPI_LASTUSEDCODE, val, flag)
-  call check(flag .and. val >= cls .and. val < 1000000, 20)
+  call check(flag .and. val >= cls, 20)
+  if (flag .and. val >= cls .and. val <= huge(code)) then
+    call MPI_Error_class(int(val), code, ierr)
+    call check(ierr == MPI_SUCCESS .and. code == cls, 21)
+  end if
   call MPI_Comm_free(c1)
 
   call MPI_Allreduce(errs, total, 1, MPI_INTEGER, MPI_SUM, MPI_COMM_WORLD)

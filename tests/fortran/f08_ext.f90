@@ -217,25 +217,32 @@ program f08_ext
 
   call MPI_Session_create_errhandler(session_handler, eh, ierr)
   call check(ierr == MPI_SUCCESS, 15)
-  call MPI_Session_init(MPI_INFO_NULL, eh, session)
+  call MPI_Session_init(MPI_INFO_NULL, MPI_ERRORS_RETURN, session)
+  call MPI_Session_set_errhandler(session, eh)
   call MPI_Session_call_errhandler(session, MPI_ERR_OTHER)
   call check(nerr == 5 .and. last_code == MPI_ERR_OTHER, 16)
   call MPI_Session_finalize(session)
   call MPI_Errhandler_free(eh)
 
-  call MPI_Info_create_env(info, ierr)
-  call check(ierr == MPI_SUCCESS .and. info /= MPI_INFO_NULL, 17)
-  call MPI_Info_get_nkeys(info, nkeys)
-  do i = 0, nkeys - 1
-    call MPI_Info_get_nthkey(info, i, value)
-    call check(len_trim(value) > 0, 18)
-  end do
-  call MPI_Info_get(info, 'maxprocs', MPI_MAX_INFO_VAL, value, flag)
-  if (flag) then
-    read (value, *) n
-    call check(n >= 1, 19)
+  ! (MPICH 4.0's mpi_f08 MPI_Info_create_env passes C the wrong arguments
+  ! and aborts: not called there.)
+  if (is_mpich) then
+    if (rank == 0) print '(A)', 'note: MPICH: MPI_Info_create_env not called'
+  else
+    call MPI_Info_create_env(info, ierr)
+    call check(ierr == MPI_SUCCESS .and. info /= MPI_INFO_NULL, 17)
+    call MPI_Info_get_nkeys(info, nkeys)
+    do i = 0, nkeys - 1
+      call MPI_Info_get_nthkey(info, i, value)
+      call check(len_trim(value) > 0, 18)
+    end do
+    call MPI_Info_get(info, 'maxprocs', MPI_MAX_INFO_VAL, value, flag)
+    if (flag) then
+      read (value, *) n
+      call check(n == nprocs, 19)
+    end if
+    call MPI_Info_free(info)
   end if
-  call MPI_Info_free(info)
 
   call MPI_Sizeof(r, sz, ierr)
   call check(ierr == MPI_SUCCESS .and. sz == 4, 20)

@@ -15,7 +15,7 @@ program f08_mem
   type(MPI_Comm) :: shm
   type(c_ptr) :: cp, cq
   integer, pointer :: p(:), q(:)
-  integer :: got(3), msg(4), msgin(4)
+  integer :: got(4), msg(4), msgin(4)
   integer :: bufspace(1000)
   errs = 0
   call MPI_Init()
@@ -34,15 +34,15 @@ program f08_mem
   call MPI_Free_mem(p, ierr)
   call check(ierr == MPI_SUCCESS, 3)
 
-  size = 3 * 4
+  size = 4 * 4
   call MPI_Win_allocate(size, 4, MPI_INFO_NULL, MPI_COMM_WORLD, cp, win, ierr)
   call check(ierr == MPI_SUCCESS .and. c_associated(cp), 4)
-  call c_f_pointer(cp, q, [3])
-  q = [rank, rank * rank, 5]
+  call c_f_pointer(cp, q, [4])
+  q = [rank, rank * rank, 5, -rank]
   call MPI_Win_fence(0, win)
-  call MPI_Get(got, 3, MPI_INTEGER, right, 0_MPI_ADDRESS_KIND, 3, MPI_INTEGER, win)
+  call MPI_Get(got, 4, MPI_INTEGER, right, 0_MPI_ADDRESS_KIND, 4, MPI_INTEGER, win)
   call MPI_Win_fence(0, win)
-  call check(all(got == [right, right * right, 5]), 5)
+  call check(all(got == [right, right * right, 5, -right]), 5)
   call MPI_Win_free(win)
 
   call MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, shm)

@@ -31,7 +31,9 @@ contains
     call MPI_Comm_size(MPI_COMM_WORLD, nprocs)
     cerrs = 0
     argv = [character(len=8) :: 'one', 'f08', 'x', ' ']
+    call MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN)
     call MPI_Comm_spawn(me, argv, 1, MPI_INFO_NULL, 0, MPI_COMM_WORLD, inter, MPI_ERRCODES_IGNORE, ierr)
+    call unavailable(ierr)
     call check(ierr == MPI_SUCCESS, 1)
     call talk(inter, 1, got)
     cerrs = cerrs + got
@@ -93,6 +95,19 @@ contains
     call MPI_Comm_disconnect(parent)
     call MPI_Finalize()
   end subroutine child
+
+  ! Exit 77 (skip) when an MPI other than BDMPI cannot spawn here.
+  subroutine unavailable(rc)
+    integer, intent(in) :: rc
+    integer :: n, rank
+    character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: lib
+    call MPI_Get_library_version(lib, n)
+    if (rc == MPI_SUCCESS .or. index(lib, 'BDMPI') > 0) return
+    call MPI_Comm_rank(MPI_COMM_WORLD, rank)
+    if (rank == 0) print '(A,I0,A)', 'SKIP f08_spawn: this MPI cannot create processes here (error ', rc, ')'
+    call MPI_Finalize()
+    stop 77
+  end subroutine unavailable
 
   subroutine check(ok, what)
     logical, intent(in) :: ok

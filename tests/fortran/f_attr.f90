@@ -6,7 +6,7 @@
 ! on windows; a copy procedure's error fails MPI_COMM_DUP; the predefined
 ! procedures MPI_COMM_DUP_FN, MPI_COMM_NULL_COPY_FN, MPI_TYPE_DUP_FN,
 ! MPI_WIN_NULL_COPY_FN, MPI_*_NULL_DELETE_FN; the predefined attributes'
-! values (MPI_TAG_UB, MPI_LASTUSEDCODE after MPI_ADD_ERROR_CLASS,
+! values (MPI_TAG_UB, MPI_LASTUSEDCODE after MPI_ADD_ERROR_CLASS/_CODE,
 ! MPI_WIN_SIZE, MPI_WIN_DISP_UNIT, MPI_WIN_BASE = MPI_GET_ADDRESS of the
 ! memory, MPI_WIN_CREATE_FLAVOR); the deprecated MPI-1 MPI_KEYVAL_CREATE,
 ! MPI_ATTR_PUT, MPI_ATTR_GET with INTEGER values, a Fortran copy procedure
@@ -177,9 +177,16 @@ program f_attr
   ! Predefined attributes of communicators are values in Fortran.
   call MPI_COMM_GET_ATTR(MPI_COMM_WORLD, MPI_TAG_UB, val, flag, ierr)
   call check(flag .and. val >= 32767, 25)
+  ! MPI_LASTUSEDCODE is a value too (it was the C attribute's address): an
+  ! error code or class of the class just added.
   call MPI_ADD_ERROR_CLASS(cls, ierr)
+  call MPI_ADD_ERROR_CODE(cls, ival, ierr)
   call MPI_COMM_GET_ATTR(MPI_COMM_WORLD, MPI_LASTUSEDCODE, val, flag, ierr)
-  call check(flag .and. val >= cls .and. val < 1000000, 26)
+  call check(flag .and. val >= cls, 26)
+  if (flag .and. val >= cls .and. val <= huge(ival)) then
+    call MPI_ERROR_CLASS(int(val), ival, ierr)
+    call check(ierr == MPI_SUCCESS .and. ival == cls, 32)
+  end if
 
   ! The deprecated MPI-1 interface: INTEGER values.
   call MPI_KEYVAL_CREATE(MPI_DUP_FN, MPI_NULL_DELETE_FN, okey, 0, ierr)

@@ -39,7 +39,9 @@ contains
     argv(2) = 'two words'
     argv(3) = ' '
     codes = -1
+    call MPI_COMM_SET_ERRHANDLER(MPI_COMM_WORLD, MPI_ERRORS_RETURN, ierr)
     call MPI_COMM_SPAWN(me, argv, 2, MPI_INFO_NULL, 0, MPI_COMM_WORLD, inter, codes, ierr)
+    call unavailable(ierr)
     call check(ierr == MPI_SUCCESS .and. all(codes == MPI_SUCCESS), 1)
     call MPI_COMM_REMOTE_SIZE(inter, rsize, ierr)
     call check(rsize == 2, 2)
@@ -119,6 +121,21 @@ contains
     call MPI_COMM_DISCONNECT(parent, ierr)
     call MPI_FINALIZE(ierr)
   end subroutine child
+
+  ! Exit 77 (skip) when an MPI other than BDMPI cannot spawn here (MPICH
+  ! under a launcher that cannot add processes).
+  subroutine unavailable(rc)
+    integer, intent(in) :: rc
+    integer :: n, rank, code, e
+    character(len=MPI_MAX_LIBRARY_VERSION_STRING) :: lib
+    code = rc   ! (rc may be the host's ierr, which the calls below set)
+    call MPI_GET_LIBRARY_VERSION(lib, n, e)
+    if (code == MPI_SUCCESS .or. index(lib, 'BDMPI') > 0) return
+    call MPI_COMM_RANK(MPI_COMM_WORLD, rank, e)
+    if (rank == 0) print '(A,I0,A)', 'SKIP f_spawn: this MPI cannot create processes here (error ', code, ')'
+    call MPI_FINALIZE(e)
+    stop 77
+  end subroutine unavailable
 
   subroutine check(ok, what)
     logical, intent(in) :: ok
