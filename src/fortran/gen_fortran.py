@@ -463,6 +463,12 @@ def check_descriptor_form(b):
                      "its descriptor form cannot be BIND(C)" % (b.name, a.kind, a.name))
 
 
+def mpi_csym(b):
+    """The C function of the module mpi's descriptor form of b (an alias of
+    mpi_f08's)."""
+    return "bdmpi_fts_" + b.name[4:].lower()
+
+
 def c_f08_wrapper(b):
     """C source of the descriptor form of a routine (mode 'deferred' or
     'address'): the buffers' addresses, then the routine's C side."""
@@ -489,7 +495,9 @@ def c_f08_wrapper(b):
     hidden = ["size_t %s_len" % a.name for a in b.args if a.kind in ("str_in", "str_out")]
     sig = "void %s(%s)" % (f08_csym(b), ", ".join(params + ["MPI_Fint *ierror"] + hidden))
     body = pre + ["    %s(%s);" % (b.cname, ", ".join(call + ["ierror"] + [h.split()[1] for h in hidden]))]
-    return "%s;\n%s\n{\n%s\n}\n" % (sig, sig, "\n".join(body))
+    alias = "void %s(%s)" % (mpi_csym(b), ", ".join(params + ["MPI_Fint *ierror"] + hidden))
+    return "%s;\n%s\n{\n%s\n}\n%s __attribute__((alias(\"%s\")));\n" % (
+        sig, sig, "\n".join(body), alias, f08_csym(b))
 
 
 def wrap_free(line, indent):
@@ -609,10 +617,13 @@ def main():
         names = [a.name for a in b.args]
         mode = buffer_mode(b)
         if b.kind == "sub" and mode != "copy":
-            # The descriptor form mpi_f08 calls too (c_f08_wrapper): no
-            # temporary copy of a section MPI uses after the call.
+            # The descriptor form (c_f08_wrapper): no temporary copy of a
+            # section MPI uses after the call.  Under a name of its own,
+            # since gfortran compares the interfaces of one binding label
+            # across a file, and a file may use mpi in one routine and
+            # mpi_f08 (whose handles are derived types) in another.
             head = "SUBROUTINE %s(%s) BIND(C, NAME=\"%s\")" % (b.fname, ", ".join(names + ["ierror"]),
-                                                               f08_csym(b))
+                                                               mpi_csym(b))
             end = "END SUBROUTINE %s" % b.fname
         elif b.kind == "sub":
             head = "SUBROUTINE %s(%s)" % (b.fname, ", ".join(names + ["ierror"]))
@@ -727,7 +738,8 @@ def main():
             f.write("procedure %s (predefined, f_special.c)\n" % n)
         f.write("fortran-only MPI_Sizeof (a generic of module procedures in mpi and mpi_f08)\n")
         for b in descriptor:
-            f.write("f08 descriptor %s %s (%s buffers)\n" % (b.name, f08_csym(b), buffer_mode(b)))
+            f.write("f08 descriptor %s %s %s (%s buffers)\n" % (b.name, f08_csym(b), mpi_csym(b),
+                                                                 buffer_mode(b)))
         for n, why in c_only:
             f.write("c-only %s: %s\n" % (n, why))
         for n, why in skipped:

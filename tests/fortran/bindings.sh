@@ -3,7 +3,8 @@
 # says it bound has its function in the library (gfortran's name: lower case
 # and one trailing underscore) and its module procedure in mpi_f08, the
 # routines every Fortran MPI program needs are among them, the predefined
-# procedures and mpi_f08's descriptor forms are there too, and no routine
+# procedures and the descriptor forms (mpi_f08's and the module mpi's) are
+# there too, and no routine
 # of mpi.h is left unbound ("not bound" lines: each names why).  The C-only
 # conversions (c-only lines) have no Fortran binding by the standard.
 # Exit 0 pass, 1 fail.
@@ -35,7 +36,7 @@ missing "mpi_f08 procedure" < "$tmp/f08" || fail=1
 np=$(grep -c '^procedure' "$list")
 awk '/^procedure/ {print tolower($2) "_"}' "$list" | missing "predefined procedure" || fail=1
 nd=$(grep -c '^f08 descriptor ' "$list")
-awk '/^f08 descriptor / {print $4}' "$list" | missing "descriptor form" || fail=1
+awk '/^f08 descriptor / {print $4; print $5}' "$list" | missing "descriptor form" || fail=1
 if grep -q '^not bound' "$list"; then
   echo "FAIL: routines of mpi.h without a Fortran binding:"
   grep '^not bound' "$list" | sed 's/^/  /'
