@@ -180,6 +180,28 @@ def f08_arg(a, handle_types, logical_names, mode):
     return (["%s :: %s%s" % (t, n, arr)], [cdecl], n)
 
 
+def tkr(decls):
+    """(type and kind, rank) of a dummy argument from its declarations;
+    None for an assumed-type one (compatible with anything)."""
+    d = [x for x in decls if not x.startswith("!")][0]
+    t, _, name = d.partition("::")
+    t = t.replace(", ASYNCHRONOUS", "").replace(", DIMENSION(..)", "").replace(
+        ", DIMENSION(*)", "").strip()
+    if t.startswith("TYPE(*)") or t.startswith("PROCEDURE"):
+        return None
+    # MPI_ADDRESS_KIND, MPI_OFFSET_KIND and MPI_COUNT_KIND are all 8 here:
+    # one kind to the compiler.
+    t = re.sub(r"KIND=MPI_(ADDRESS|OFFSET|COUNT)_KIND", "KIND=8", t)
+    return (t, "(" in name)
+
+
+def distinguishable(a, b):
+    """Two specifics of one generic can be told apart by their arguments'
+    types, kinds and ranks (same number of arguments, differing in one
+    position where neither is assumed-type)."""
+    return len(a) == len(b) and any(x is not None and y is not None and x != y for x, y in zip(a, b))
+
+
 def routine(fname, csym, kind, args, decl_rows):
     """One module procedure and its C interface.  args: [(name, f08 decls,
     C decls, actual, is_string)]; kind: sub, double or aint."""
@@ -286,6 +308,7 @@ def write(path, consts, kinds, casts, bindings, specials_bound, handle_types, se
     m.append("  PRIVATE :: " + ", ".join("bdmpi_sizeof_%s" % t for t, _ in specials.SIZEOF_TYPES))
 
     ifaces, bodies = [], []
+    sigs = {}  # routine -> its arguments' type, kind and rank, for the generics below
     for b in bindings:
         try:
             args = []
@@ -295,6 +318,7 @@ def write(path, consts, kinds, casts, bindings, specials_bound, handle_types, se
         except ValueError as e:
             skipped.append((b.name, str(e)))
             continue
+        sigs[b.name] = [tkr(a[1]) for a in args]
         i, body = routine(b.name, f08_csym(b), b.kind, args, None)
         ifaces += ["  " + ln if not ln.startswith("  ") else ln for ln in i]
         bodies += body
@@ -306,6 +330,7 @@ def write(path, consts, kinds, casts, bindings, specials_bound, handle_types, se
             continue
         args = [(n,) + specials.f08_arg(n, k) for n, k in opt.get("f08args", sargs)]
         args = [(a[0], a[1], a[2], a[3], a[4]) for a in args]
+        sigs[name] = [tkr(a[1]) for a in args]
         csym = opt.get("f08sym", name.lower() + "_")
         if opt.get("noierror"):
             i = ["  SUBROUTINE bdmpi_c_%s(%s) BIND(C, NAME=\"%s\")" % (name[4:].lower(), args[0][0], csym),
@@ -320,6 +345,17 @@ def write(path, consts, kinds, casts, bindings, specials_bound, handle_types, se
     m.append("  INTERFACE")
     m += ifaces
     m.append("  END INTERFACE")
+    # The large-count routines (MPI 4.0 19.1.11): MPI_Send with an
+    # INTEGER(KIND=MPI_COUNT_KIND) count is MPI_Send_c, by a generic of both
+    # (the generic may share the specific's name).  Where no argument tells
+    # the two apart (MPI_Type_get_extent: MPI_Aint and MPI_Count are both
+    # 8 bytes), only the _c name reaches the large-count one, as the
+    # standard says.
+    for name in sorted(sigs):
+        big = name + "_c"
+        if big in sigs and distinguishable(sigs[name], sigs[big]):
+            m += ["  INTERFACE %s" % name, "    MODULE PROCEDURE %s, %s" % (name, big),
+                  "  END INTERFACE %s" % name]
     # (The C interfaces stay public: gfortran warns about private names
     # with binding labels.  Their names start with bdmpi_c_.)
     m.append("CONTAINS")
