@@ -9,7 +9,8 @@ prototypes and #define constants.  From them this script writes
              continuation lines);
   mpi.f90    module mpi: the same constants and explicit interfaces of every
              bound routine (choice buffers accept any type and rank through
-             gfortran's NO_ARG_CHECK);
+             gfortran's NO_ARG_CHECK, or, where MPI keeps the buffer after
+             the call, as descriptors: see buffer_mode);
   mpi_f08.f90  module mpi_f08 over the same C side (gen_f08.py);
   bdmpi_f.c  the C side: one function per routine, named as gfortran names
              external procedures (lower case, one trailing underscore), that
