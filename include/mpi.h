@@ -771,6 +771,20 @@ MPI_Fint MPI_Message_c2f(MPI_Message message);
 MPI_Message MPI_Message_f2c(MPI_Fint message);
 int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status);
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status);
+/* The status of the module mpi_f08 (TYPE(MPI_Status)) as C sees it (MPI 4.0
+ * 19.3.5): the same MPI_F_STATUS_SIZE MPI_Fints as a Fortran status. */
+typedef struct MPI_F08_status {
+    MPI_Fint MPI_SOURCE;
+    MPI_Fint MPI_TAG;
+    MPI_Fint MPI_ERROR;
+    MPI_Fint bd_private[MPI_F_STATUS_SIZE - 3];
+} MPI_F08_status;
+#define MPI_F08_STATUS_IGNORE ((MPI_F08_status *)0)
+#define MPI_F08_STATUSES_IGNORE ((MPI_F08_status *)0)
+int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status);
+int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status);
+int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status);
+int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status);
 int MPI_Pcontrol(const int level, ...);
 int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler);
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag);
@@ -1627,26 +1641,27 @@ int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
     X(Sendrecv_c) X(Sendrecv_replace) X(Sendrecv_replace_c) X(Session_c2f) X(Session_call_errhandler) X(Session_create_errhandler) \
     X(Session_f2c) X(Session_finalize) X(Session_get_errhandler) X(Session_get_info) X(Session_get_nth_pset) X(Session_get_num_psets) \
     X(Session_get_pset_info) X(Session_init) X(Session_set_errhandler) X(Ssend) X(Ssend_c) X(Ssend_init) \
-    X(Ssend_init_c) X(Start) X(Startall) X(Status_c2f) X(Status_f2c) X(Status_set_cancelled) \
-    X(Status_set_elements) X(Status_set_elements_c) X(Status_set_elements_x) X(Test) X(Test_cancelled) X(Testall) \
-    X(Testany) X(Testsome) X(Topo_test) X(Type_c2f) X(Type_commit) X(Type_contiguous) \
-    X(Type_contiguous_c) X(Type_create_darray) X(Type_create_darray_c) X(Type_create_hindexed) X(Type_create_hindexed_block) X(Type_create_hindexed_block_c) \
-    X(Type_create_hindexed_c) X(Type_create_hvector) X(Type_create_hvector_c) X(Type_create_indexed_block) X(Type_create_indexed_block_c) X(Type_create_keyval) \
-    X(Type_create_resized) X(Type_create_resized_c) X(Type_create_struct) X(Type_create_struct_c) X(Type_create_subarray) X(Type_create_subarray_c) \
-    X(Type_delete_attr) X(Type_dup) X(Type_extent) X(Type_f2c) X(Type_free) X(Type_free_keyval) \
-    X(Type_get_attr) X(Type_get_contents) X(Type_get_envelope) X(Type_get_extent) X(Type_get_extent_c) X(Type_get_extent_x) \
-    X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_c) X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) \
-    X(Type_indexed) X(Type_indexed_c) X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) \
-    X(Type_size) X(Type_size_c) X(Type_size_x) X(Type_struct) X(Type_ub) X(Type_vector) \
-    X(Type_vector_c) X(Unpack) X(Unpack_c) X(Unpack_external) X(Unpack_external_c) X(Unpublish_name) \
-    X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Win_allocate) X(Win_allocate_c) \
-    X(Win_allocate_shared) X(Win_attach) X(Win_c2f) X(Win_call_errhandler) X(Win_complete) X(Win_create) \
-    X(Win_create_c) X(Win_create_dynamic) X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) X(Win_detach) \
-    X(Win_f2c) X(Win_fence) X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) \
-    X(Win_free) X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) \
-    X(Win_get_name) X(Win_lock) X(Win_lock_all) X(Win_post) X(Win_set_attr) X(Win_set_errhandler) \
-    X(Win_set_info) X(Win_set_name) X(Win_shared_query) X(Win_start) X(Win_sync) X(Win_test) \
-    X(Win_unlock) X(Win_unlock_all) X(Win_wait) X(Wtick) X(Wtime)
+    X(Ssend_init_c) X(Start) X(Startall) X(Status_c2f) X(Status_c2f08) X(Status_f082c) \
+    X(Status_f082f) X(Status_f2c) X(Status_f2f08) X(Status_set_cancelled) X(Status_set_elements) X(Status_set_elements_c) \
+    X(Status_set_elements_x) X(Test) X(Test_cancelled) X(Testall) X(Testany) X(Testsome) \
+    X(Topo_test) X(Type_c2f) X(Type_commit) X(Type_contiguous) X(Type_contiguous_c) X(Type_create_darray) \
+    X(Type_create_darray_c) X(Type_create_hindexed) X(Type_create_hindexed_block) X(Type_create_hindexed_block_c) X(Type_create_hindexed_c) X(Type_create_hvector) \
+    X(Type_create_hvector_c) X(Type_create_indexed_block) X(Type_create_indexed_block_c) X(Type_create_keyval) X(Type_create_resized) X(Type_create_resized_c) \
+    X(Type_create_struct) X(Type_create_struct_c) X(Type_create_subarray) X(Type_create_subarray_c) X(Type_delete_attr) X(Type_dup) \
+    X(Type_extent) X(Type_f2c) X(Type_free) X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) \
+    X(Type_get_envelope) X(Type_get_extent) X(Type_get_extent_c) X(Type_get_extent_x) X(Type_get_name) X(Type_get_true_extent) \
+    X(Type_get_true_extent_c) X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) X(Type_indexed) X(Type_indexed_c) \
+    X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) X(Type_size) X(Type_size_c) \
+    X(Type_size_x) X(Type_struct) X(Type_ub) X(Type_vector) X(Type_vector_c) X(Unpack) \
+    X(Unpack_c) X(Unpack_external) X(Unpack_external_c) X(Unpublish_name) X(Wait) X(Waitall) \
+    X(Waitany) X(Waitsome) X(Win_allocate) X(Win_allocate_c) X(Win_allocate_shared) X(Win_attach) \
+    X(Win_c2f) X(Win_call_errhandler) X(Win_complete) X(Win_create) X(Win_create_c) X(Win_create_dynamic) \
+    X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) X(Win_detach) X(Win_f2c) X(Win_fence) \
+    X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_free_keyval) \
+    X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) X(Win_get_name) X(Win_lock) \
+    X(Win_lock_all) X(Win_post) X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) X(Win_set_name) \
+    X(Win_shared_query) X(Win_start) X(Win_sync) X(Win_test) X(Win_unlock) X(Win_unlock_all) \
+    X(Win_wait) X(Wtick) X(Wtime)
 /* END PMPI LIST */
 /* clang-format on */
 #ifdef BDMPI_PMPI_FUNCTIONS

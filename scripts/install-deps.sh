@@ -3,10 +3,12 @@
 # CMake, MPICH (for the multi-node masters and to check the test programs
 # against a reference MPI), Python 3 (benchmark tooling, and the generator of
 # the Fortran bindings), gfortran (the Fortran bindings and their tests),
-# pkg-config (test tools.install) and clang-format (the format.check test).
+# pkg-config (test tools.install), autoconf and automake (test
+# tools.autotools, the README's Autotools recipe) and clang-format (the
+# format.check test).
 set -euo pipefail
 pkgs=(build-essential cmake mpich libmpich-dev python3 python3-matplotlib bc procps gdb clang-format
-      gfortran pkg-config)
+      gfortran pkg-config autoconf automake)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

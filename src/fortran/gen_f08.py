@@ -9,62 +9,103 @@ the mpi module's routine (mpi_send_ for MPI_Send) through a BIND(C)
 interface whose arguments are all TYPE(*): a handle type, a LOGICAL or an
 INTEGER is passed by address exactly as the mpi module passes an INTEGER,
 so one C side serves both modules.  Strings pass their length explicitly
-where gfortran would pass it hidden.  Callbacks are the BIND(C) abstract
-interfaces of the standard, passed as C function pointers.  Choice buffers
-are TYPE(*), DIMENSION(*) with NO_ARG_CHECK, so MPI_SUBARRAYS_SUPPORTED is
-.FALSE..
+where gfortran would pass it hidden.  Callbacks have the standard's
+abstract interfaces and are passed as C function pointers (C_FUNLOC).
+
+Choice buffers: where MPI is done with the buffer when the routine returns
+they are TYPE(*), DIMENSION(*) with NO_ARG_CHECK, so that the compiler
+passes a non-contiguous section as a contiguous copy; where MPI uses the
+buffer later (nonblocking, persistent, one-sided...: gen_fortran.py's
+buffer_mode) they are TYPE(*), DIMENSION(..), ASYNCHRONOUS, with no copy,
+and a C function of their own (bdmpi_f08_<name>) refuses a non-contiguous
+section.  So MPI_SUBARRAYS_SUPPORTED is .FALSE. and
+MPI_ASYNC_PROTECTS_NONBLOCKING is .TRUE..
 """
 import re
 
-# Callback types of the C API and their mpi_f08 abstract interfaces.
+import specials
+
+# The abstract interfaces of mpi_f08's callbacks (MPI 4.0 A.4): not BIND(C),
+# as the standard writes them, so that a program's ordinary procedures
+# match them.  gfortran passes each of these arguments as C does (by
+# address, TYPE(C_PTR), VALUE by value, no hidden arguments), so the C side
+# calls them through the addresses C_FUNLOC gives.
+def _cb(name, args, decls):
+    return (["SUBROUTINE %s(%s)" % (name, ", ".join(args))] + ["  " + d for d in decls]
+            + ["END SUBROUTINE %s" % name])
+
+
+def _copy_fn(obj, t):
+    return _cb("MPI_%s_copy_attr_function" % obj,
+               ["old%s" % obj.lower(), "%s_keyval" % obj.lower(), "extra_state", "attribute_val_in",
+                "attribute_val_out", "flag", "ierror"],
+               ["IMPORT :: MPI_%s, MPI_ADDRESS_KIND" % t,
+                "TYPE(MPI_%s) :: old%s" % (t, obj.lower()),
+                "INTEGER :: %s_keyval, ierror" % obj.lower(),
+                "INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state, attribute_val_in, attribute_val_out",
+                "LOGICAL :: flag"])
+
+
+def _delete_fn(obj, t, argname):
+    return _cb("MPI_%s_delete_attr_function" % obj,
+               [argname, "%s_keyval" % obj.lower(), "attribute_val", "extra_state", "ierror"],
+               ["IMPORT :: MPI_%s, MPI_ADDRESS_KIND" % t, "TYPE(MPI_%s) :: %s" % (t, argname),
+                "INTEGER :: %s_keyval, ierror" % obj.lower(),
+                "INTEGER(KIND=MPI_ADDRESS_KIND) :: attribute_val, extra_state"])
+
+
+def _errh_fn(obj, argname):
+    return _cb("MPI_%s_errhandler_function" % obj, [argname, "error_code"],
+               ["IMPORT :: MPI_%s" % obj, "TYPE(MPI_%s) :: %s" % (obj, argname),
+                "INTEGER :: error_code"])
+
+
 CALLBACKS = {
-    "MPI_User_function": [
-        "SUBROUTINE MPI_User_function(invec, inoutvec, len, datatype) BIND(C)",
-        "  IMPORT :: C_PTR, C_INT, MPI_Datatype",
-        "  TYPE(C_PTR), VALUE :: invec, inoutvec",
-        "  INTEGER(C_INT) :: len",
-        "  TYPE(MPI_Datatype) :: datatype",
-        "END SUBROUTINE MPI_User_function"],
-    "MPI_Comm_errhandler_function": [
-        "SUBROUTINE MPI_Comm_errhandler_function(comm, error_code) BIND(C)",
-        "  IMPORT :: C_INT, MPI_Comm",
-        "  TYPE(MPI_Comm) :: comm",
-        "  INTEGER(C_INT) :: error_code",
-        "END SUBROUTINE MPI_Comm_errhandler_function"],
-    "MPI_Win_errhandler_function": [
-        "SUBROUTINE MPI_Win_errhandler_function(win, error_code) BIND(C)",
-        "  IMPORT :: C_INT, MPI_Win",
-        "  TYPE(MPI_Win) :: win",
-        "  INTEGER(C_INT) :: error_code",
-        "END SUBROUTINE MPI_Win_errhandler_function"],
+    "MPI_User_function": _cb("MPI_User_function", ["invec", "inoutvec", "len", "datatype"],
+                             ["IMPORT :: C_PTR, MPI_Datatype", "TYPE(C_PTR), VALUE :: invec, inoutvec",
+                              "INTEGER :: len", "TYPE(MPI_Datatype) :: datatype"]),
+    "MPI_Comm_errhandler_function": _errh_fn("Comm", "comm"),
+    "MPI_Win_errhandler_function": _errh_fn("Win", "win"),
+    "MPI_File_errhandler_function": _errh_fn("File", "file"),
+    "MPI_Session_errhandler_function": _errh_fn("Session", "session"),
+    "MPI_Comm_copy_attr_function": _copy_fn("Comm", "Comm"),
+    "MPI_Comm_delete_attr_function": _delete_fn("Comm", "Comm", "comm"),
+    "MPI_Type_copy_attr_function": _copy_fn("Type", "Datatype"),
+    "MPI_Type_delete_attr_function": _delete_fn("Type", "Datatype", "datatype"),
+    "MPI_Win_copy_attr_function": _copy_fn("Win", "Win"),
+    "MPI_Win_delete_attr_function": _delete_fn("Win", "Win", "win"),
+    "MPI_Grequest_query_function": _cb(
+        "MPI_Grequest_query_function", ["extra_state", "status", "ierror"],
+        ["IMPORT :: MPI_Status, MPI_ADDRESS_KIND", "INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state",
+         "TYPE(MPI_Status) :: status", "INTEGER :: ierror"]),
+    "MPI_Grequest_free_function": _cb(
+        "MPI_Grequest_free_function", ["extra_state", "ierror"],
+        ["IMPORT :: MPI_ADDRESS_KIND", "INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state",
+         "INTEGER :: ierror"]),
+    "MPI_Grequest_cancel_function": _cb(
+        "MPI_Grequest_cancel_function", ["extra_state", "complete", "ierror"],
+        ["IMPORT :: MPI_ADDRESS_KIND", "INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state",
+         "LOGICAL :: complete", "INTEGER :: ierror"]),
+    "MPI_Datarep_conversion_function": _cb(
+        "MPI_Datarep_conversion_function",
+        ["userbuf", "datatype", "count", "filebuf", "position", "extra_state", "ierror"],
+        ["IMPORT :: C_PTR, MPI_Datatype, MPI_OFFSET_KIND, MPI_ADDRESS_KIND",
+         "TYPE(C_PTR), VALUE :: userbuf, filebuf", "TYPE(MPI_Datatype) :: datatype",
+         "INTEGER :: count, ierror", "INTEGER(KIND=MPI_OFFSET_KIND) :: position",
+         "INTEGER(KIND=MPI_ADDRESS_KIND) :: extra_state"]),
+    "MPI_Datarep_extent_function": _cb(
+        "MPI_Datarep_extent_function", ["datatype", "extent", "extra_state", "ierror"],
+        ["IMPORT :: MPI_Datatype, MPI_ADDRESS_KIND", "TYPE(MPI_Datatype) :: datatype",
+         "INTEGER(KIND=MPI_ADDRESS_KIND) :: extent, extra_state", "INTEGER :: ierror"]),
+    "MPI_Handler_function": None,  # deprecated: not in mpi_f08
 }
-CALLBACKS["MPI_File_errhandler_function"] = [
-    "SUBROUTINE MPI_File_errhandler_function(file, error_code) BIND(C)",
-    "  IMPORT :: C_INT, MPI_File",
-    "  TYPE(MPI_File) :: file",
-    "  INTEGER(C_INT) :: error_code",
-    "END SUBROUTINE MPI_File_errhandler_function"]
-CALLBACKS["MPI_Handler_function"] = None  # deprecated: not in mpi_f08
 
 
 def callback_ok(name, handle_types):
     """The abstract interface exists and the handle types it names do."""
     lines = CALLBACKS.get(name)
-    return bool(lines) and all(t in handle_types for t in re.findall(r"TYPE\((MPI_\w+)\)", " ".join(lines)))
-
-# The routines gen_fortran.py writes by hand, in their mpi_f08 form:
-# (name, C symbol, [(argument, f08 declaration)]).
-SPECIAL = [
-    ("MPI_Init", "mpi_init_", []),
-    ("MPI_Init_thread", "mpi_init_thread_",
-     [("required", "INTEGER"), ("provided", "INTEGER")]),
-    ("MPI_Pcontrol", "mpi_pcontrol_", [("level", "INTEGER")]),
-    ("MPI_Buffer_detach", "mpi_buffer_detach_",
-     [("buffer_addr", "CHOICE"), ("size", "INTEGER")]),
-    ("MPI_Comm_get_attr", "mpi_comm_get_attr_",
-     [("comm", "TYPE(MPI_Comm)"), ("keyval", "INTEGER"),
-      ("attribute_val", "INTEGER(KIND=MPI_ADDRESS_KIND)"), ("flag", "LOGICAL")]),
-]
+    return bool(lines) and all(t in handle_types for t in re.findall(r"TYPE\((MPI_\w+)\)", " ".join(lines))
+                               if t != "MPI_Status")
 
 
 def wrap(line, indent="  "):
@@ -99,13 +140,20 @@ def handle_casts(texts, handle_types):
     return out
 
 
-def f08_arg(a, handle_types, logical_names):
-    """(f08 declaration, C-interface declaration, actual argument) of one argument."""
+def f08_arg(a, handle_types, logical_names, mode):
+    """(f08 declaration, C-interface declaration, actual argument) of one
+    argument; mode is the routine's gen_fortran.buffer_mode."""
     n, k = a.name, a.kind
     arr = "(*)" if a.is_array else ""
-    if k == "choice":
+    if k == "choice" and mode == "copy":
+        # Assumed size: the compiler passes a non-contiguous section as a
+        # contiguous copy, copied back after the call.
         return (["!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % n, "TYPE(*), DIMENSION(*) :: %s" % n],
                 ["TYPE(*), DIMENSION(*) :: %s" % n], n)
+    if k == "choice":
+        # Assumed rank: the actual argument itself, described (no copy).
+        d = "TYPE(*), DIMENSION(..)%s :: %s" % (", ASYNCHRONOUS" if mode == "deferred" else "", n)
+        return ([d], [d], n)
     if k in ("str_in", "str_out"):
         return (["CHARACTER(LEN=*) :: %s" % n], ["CHARACTER(KIND=C_CHAR) :: %s(*)" % n], n)
     if k in ("status", "status_in"):
@@ -130,6 +178,28 @@ def f08_arg(a, handle_types, logical_names):
         arr = "(%s,*)" % a.dims[1]
     cdecl = "TYPE(*), DIMENSION(*) :: %s" % n if a.is_array else "TYPE(*) :: %s" % n
     return (["%s :: %s%s" % (t, n, arr)], [cdecl], n)
+
+
+def tkr(decls):
+    """(type and kind, rank) of a dummy argument from its declarations;
+    None for an assumed-type one (compatible with anything)."""
+    d = [x for x in decls if not x.startswith("!")][0]
+    t, _, name = d.partition("::")
+    t = t.replace(", ASYNCHRONOUS", "").replace(", DIMENSION(..)", "").replace(
+        ", DIMENSION(*)", "").strip()
+    if t.startswith("TYPE(*)") or t.startswith("PROCEDURE"):
+        return None
+    # MPI_ADDRESS_KIND, MPI_OFFSET_KIND and MPI_COUNT_KIND are all 8 here:
+    # one kind to the compiler.
+    t = re.sub(r"KIND=MPI_(ADDRESS|OFFSET|COUNT)_KIND", "KIND=8", t)
+    return (t, "(" in name)
+
+
+def distinguishable(a, b):
+    """Two specifics of one generic can be told apart by their arguments'
+    types, kinds and ranks (same number of arguments, differing in one
+    position where neither is assumed-type)."""
+    return len(a) == len(b) and any(x is not None and y is not None and x != y for x, y in zip(a, b))
 
 
 def routine(fname, csym, kind, args, decl_rows):
@@ -171,13 +241,18 @@ def routine(fname, csym, kind, args, decl_rows):
     return iface, body
 
 
-def write(path, consts, kinds, casts, bindings, specials, handle_types, sentinels, logical_names):
+def write(path, consts, kinds, casts, bindings, specials_bound, handle_types, sentinels,
+          logical_names, buffer_mode, f08_csym):
     """Write mpi_f08.f90; return [(routine, reason)] of those left out."""
     skipped = []
     m = ["! module mpi_f08: BDMPI's MPI for Fortran 2008 (USE mpi_f08).",
          "! Generated from mpi.h by src/fortran/gen_fortran.py and gen_f08.py; do not edit.",
          "MODULE mpi_f08",
-         "  USE, INTRINSIC :: ISO_C_BINDING",
+         # Only what the module uses, all of it private: a program that
+         # uses ISO_C_BINDING too must not get C_ASSOCIATED and friends
+         # through two paths (gfortran 12 then fails with an internal error).
+         "  USE, INTRINSIC :: ISO_C_BINDING, ONLY : C_INT, C_CHAR, C_SIZE_T, C_FUNPTR, C_DOUBLE, &",
+         "                                          C_FUNLOC, C_PTR, C_INTPTR_T",
          "  IMPLICIT NONE",
          "  PRIVATE :: C_INT, C_CHAR, C_SIZE_T, C_FUNPTR, C_DOUBLE, C_FUNLOC, C_PTR, &",
          "             C_INTPTR_T"]
@@ -189,22 +264,29 @@ def write(path, consts, kinds, casts, bindings, specials, handle_types, sentinel
           "  END TYPE MPI_Status"]
     # The status size must be known before the type: put it first.
     size = dict(consts).get("MPI_STATUS_SIZE")
-    m.insert(5, "  INTEGER, PARAMETER, PRIVATE :: MPI_F_STATUS_SIZE_ = %d" % size)
+    m.insert(m.index("  IMPLICIT NONE") + 1, "  INTEGER, PARAMETER, PRIVATE :: MPI_F_STATUS_SIZE_ = %d" % size)
     for name, v in consts:
-        if name in ("MPI_SOURCE", "MPI_TAG", "MPI_ERROR"):
-            continue  # the components of TYPE(MPI_Status) in mpi_f08
+        # (MPI_SOURCE, MPI_TAG, MPI_ERROR are also the components of
+        # TYPE(MPI_Status); as constants they index an INTEGER status.)
         if name in casts:
             m.append("  TYPE(%s), PARAMETER :: %s = %s(%d)" % (casts[name], name, casts[name], v))
         elif name in kinds:
             m.append("  INTEGER(KIND=%s), PARAMETER :: %s = %d" % (kinds[name], name, v))
         else:
             m.append("  INTEGER, PARAMETER :: %s = %d" % (name, v))
+    # Non-contiguous sections reach a routine as the compiler's contiguous
+    # copy, or are refused where MPI would use them after the call returns
+    # (gen_fortran.py:buffer_mode): no subarray support.  Every buffer of a
+    # nonblocking routine is ASYNCHRONOUS.
     m += ["  LOGICAL, PARAMETER :: MPI_SUBARRAYS_SUPPORTED = .FALSE.",
-          "  LOGICAL, PARAMETER :: MPI_ASYNC_PROTECTS_NONBLOCKING = .FALSE."]
+          "  LOGICAL, PARAMETER :: MPI_ASYNC_PROTECTS_NONBLOCKING = .TRUE."]
     # The sentinels are the C objects themselves (BIND(C) names).
-    for fname, blk, dims, _, _ in sentinels:
-        t = "TYPE(MPI_Status)" if "STATUS" in fname else "INTEGER(C_INT)"
-        d = "(1)" if fname in ("MPI_STATUSES_IGNORE", "MPI_UNWEIGHTED", "MPI_WEIGHTS_EMPTY") else ""
+    for fname, blk, dims, _, _, ftype in sentinels:
+        if "STATUS" in fname:
+            t = "TYPE(MPI_Status)"
+        else:
+            t = "CHARACTER(KIND=C_CHAR)" if ftype.startswith("CHARACTER") else "INTEGER(C_INT)"
+        d = {"": "", "(MPI_STATUS_SIZE)": "", "(MPI_STATUS_SIZE,1)": "(1)"}.get(dims, dims)
         m.append("  %s, BIND(C, NAME=\"%s_\") :: %s%s" % (t, blk, fname, d))
     for op, fn in (("==", "eq"), ("/=", "ne")):
         m.append("  INTERFACE OPERATOR(%s)" % op)
@@ -216,37 +298,64 @@ def write(path, consts, kinds, casts, bindings, specials, handle_types, sentinel
         if callback_ok(name, handle_types):
             m += ["    " + ln for ln in lines]
     m.append("  END INTERFACE")
+    # The predefined procedures (f_special.c), external procedures with
+    # their callbacks' interfaces.
+    for proc, iface in specials.PROCEDURES:
+        if iface and callback_ok(iface, handle_types):
+            m.append("  PROCEDURE(%s) :: %s" % (iface, proc))
+    sizeof_generic, sizeof_procs = specials.sizeof_procs(True)
+    m += sizeof_generic
+    m.append("  PRIVATE :: " + ", ".join("bdmpi_sizeof_%s" % t for t, _ in specials.SIZEOF_TYPES))
 
     ifaces, bodies = [], []
+    sigs = {}  # routine -> its arguments' type, kind and rank, for the generics below
     for b in bindings:
         try:
             args = []
             for a in b.args:
-                fdecl, cdecl, actual = f08_arg(a, handle_types, logical_names)
+                fdecl, cdecl, actual = f08_arg(a, handle_types, logical_names, buffer_mode(b))
                 args.append((a.name, fdecl, cdecl, actual, a.kind in ("str_in", "str_out")))
         except ValueError as e:
             skipped.append((b.name, str(e)))
             continue
-        i, body = routine(b.name, b.cname, b.kind, args, None)
+        sigs[b.name] = [tkr(a[1]) for a in args]
+        i, body = routine(b.name, f08_csym(b), b.kind, args, None)
         ifaces += ["  " + ln if not ln.startswith("  ") else ln for ln in i]
         bodies += body
-    for name, csym, sargs in SPECIAL:
-        if name not in specials:
+    for name, sargs, opt in specials.SPECIALS:
+        if name not in specials_bound:
             continue
-        args = []
-        for n, t in sargs:
-            if t == "CHOICE":
-                args.append((n, ["!GCC$ ATTRIBUTES NO_ARG_CHECK :: %s" % n,
-                                 "TYPE(*), DIMENSION(*) :: %s" % n],
-                             ["TYPE(*), DIMENSION(*) :: %s" % n], n, False))
-            else:
-                args.append((n, ["%s :: %s" % (t, n)], ["TYPE(*) :: %s" % n], n, False))
-        i, body = routine(name, csym, "sub", args, None)
+        if not opt.get("f08", True):
+            skipped.append((name, "deprecated MPI-1 routine, which mpi_f08 leaves out"))
+            continue
+        args = [(n,) + specials.f08_arg(n, k) for n, k in opt.get("f08args", sargs)]
+        args = [(a[0], a[1], a[2], a[3], a[4]) for a in args]
+        sigs[name] = [tkr(a[1]) for a in args]
+        csym = opt.get("f08sym", name.lower() + "_")
+        if opt.get("noierror"):
+            i = ["  SUBROUTINE bdmpi_c_%s(%s) BIND(C, NAME=\"%s\")" % (name[4:].lower(), args[0][0], csym),
+                 "    IMPORT"] + ["    " + d for d in args[0][2]] + \
+                ["  END SUBROUTINE bdmpi_c_%s" % name[4:].lower()]
+            body = ["  SUBROUTINE %s(%s)" % (name, args[0][0])] + ["    " + d for d in args[0][1]] + \
+                ["    CALL bdmpi_c_%s(%s)" % (name[4:].lower(), args[0][3]), "  END SUBROUTINE %s" % name]
+        else:
+            i, body = routine(name, csym, "sub", args, None)
         ifaces += ["  " + ln if not ln.startswith("  ") else ln for ln in i]
         bodies += body
     m.append("  INTERFACE")
     m += ifaces
     m.append("  END INTERFACE")
+    # The large-count routines (MPI 4.0 19.1.11): MPI_Send with an
+    # INTEGER(KIND=MPI_COUNT_KIND) count is MPI_Send_c, by a generic of both
+    # (the generic may share the specific's name).  Where no argument tells
+    # the two apart (MPI_Type_get_extent: MPI_Aint and MPI_Count are both
+    # 8 bytes), only the _c name reaches the large-count one, as the
+    # standard says.
+    for name in sorted(sigs):
+        big = name + "_c"
+        if big in sigs and distinguishable(sigs[name], sigs[big]):
+            m += ["  INTERFACE %s" % name, "    MODULE PROCEDURE %s, %s" % (name, big),
+                  "  END INTERFACE %s" % name]
     # (The C interfaces stay public: gfortran warns about private names
     # with binding labels.  Their names start with bdmpi_c_.)
     m.append("CONTAINS")
@@ -257,7 +366,7 @@ def write(path, consts, kinds, casts, bindings, specials, handle_types, sentinel
                   "    TYPE(%s), INTENT(IN) :: a, b" % t,
                   "    bdmpi_%s_%s = a%%MPI_VAL %s b%%MPI_VAL" % (fn, s, op),
                   "  END FUNCTION bdmpi_%s_%s" % (fn, s)]
-    m += bodies
+    m += bodies + sizeof_procs
     m.append("END MODULE mpi_f08")
     # The PRIVATE list of C interfaces may be long: wrap it.
     out = []

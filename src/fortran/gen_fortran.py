@@ -9,7 +9,8 @@ prototypes and #define constants.  From them this script writes
              continuation lines);
   mpi.f90    module mpi: the same constants and explicit interfaces of every
              bound routine (choice buffers accept any type and rank through
-             gfortran's NO_ARG_CHECK);
+             gfortran's NO_ARG_CHECK, or, where MPI keeps the buffer after
+             the call, as descriptors: see buffer_mode);
   mpi_f08.f90  module mpi_f08 over the same C side (gen_f08.py);
   bdmpi_f.c  the C side: one function per routine, named as gfortran names
              external procedures (lower case, one trailing underscore), that
@@ -19,11 +20,12 @@ prototypes and #define constants.  From them this script writes
              MPI_STATUS(ES)_IGNORE) and calls the C function;
   bindings.txt  which C functions got a binding and why the others did not.
 
-Nothing is written by hand per routine except the few whose Fortran form
-the standard defines differently (MPI_INIT, MPI_INIT_THREAD, MPI_PCONTROL,
-MPI_BUFFER_DETACH, MPI_COMM_GET_ATTR); a new function in mpi.h whose
-arguments are of known kinds is bound on the next build, and one that is
-not is listed in bindings.txt, never guessed at.
+Nothing is written by hand per routine except those whose Fortran form
+the standard defines apart from the C one (callbacks and attribute values,
+addresses returned, argument vectors, MPI_INIT...): their C side is
+f_special.c and their interfaces are described in specials.py.  A new
+function in mpi.h whose arguments are of known kinds is bound on the next
+build, and one that is not is listed in bindings.txt, never guessed at.
 
 usage: gen_fortran.py --outdir DIR --incdir DIR [--address-kind 8] HEADER...
 """
@@ -34,6 +36,7 @@ import sys
 
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree at build time
 import gen_f08  # noqa: E402
+import specials  # noqa: E402
 
 # C argument names that are choice buffers (any type, any rank in Fortran).
 CHOICE_NAMES = {
@@ -46,29 +49,38 @@ LOGICAL_NAMES = {"flag", "commute", "reorder", "periods", "remain_dims", "weight
 # argument by reference, no ierror, no address-sized values).
 PASSABLE_CALLBACKS = {
     "MPI_User_function", "MPI_Comm_errhandler_function", "MPI_Handler_function",
-    "MPI_Win_errhandler_function", "MPI_File_errhandler_function",
+    "MPI_Win_errhandler_function", "MPI_File_errhandler_function", "MPI_Session_errhandler_function",
 }
 # Constants that are not integer PARAMETERs in Fortran: sentinels (common
 # blocks below) and the C-only description of a Fortran status.
 NOT_PARAMETERS = {
     "MPI_BOTTOM", "MPI_IN_PLACE", "MPI_STATUS_IGNORE", "MPI_STATUSES_IGNORE", "MPI_UNWEIGHTED",
     "MPI_WEIGHTS_EMPTY", "MPI_F_STATUS_IGNORE", "MPI_F_STATUSES_IGNORE", "MPI_F_STATUS_SIZE",
-    "MPI_F_SOURCE", "MPI_F_TAG", "MPI_F_ERROR",
+    "MPI_F_SOURCE", "MPI_F_TAG", "MPI_F_ERROR", "MPI_F08_STATUS_IGNORE", "MPI_F08_STATUSES_IGNORE",
+    "MPI_ARGV_NULL", "MPI_ARGVS_NULL", "MPI_ERRCODES_IGNORE",
+    # predefined procedures (specials.PROCEDURES), not constants, in Fortran
+    "MPI_NULL_COPY_FN", "MPI_DUP_FN", "MPI_NULL_DELETE_FN", "MPI_CONVERSION_FN_NULL",
 }
 # Sentinels: Fortran name, common block (= C symbol without the trailing _),
-# Fortran dimensions, C symbol, the C value it stands for (None: same address).
+# Fortran dimensions, C symbol defined in bdmpi_f.c (None: elsewhere), the
+# C value it stands for (None: same address), Fortran type.
 SENTINELS = [
-    ("MPI_BOTTOM", "bdmpi_bottom", "", "bdmpi_bottom_", "MPI_BOTTOM"),
-    ("MPI_IN_PLACE", "bdmpi_in_place", "", "bdmpi_in_place_", "MPI_IN_PLACE"),
-    ("MPI_STATUS_IGNORE", "bdmpi_status_ignore", "(MPI_STATUS_SIZE)", "bdmpi_status_ignore_", None),
+    ("MPI_BOTTOM", "bdmpi_bottom", "", "bdmpi_bottom_", "MPI_BOTTOM", "INTEGER"),
+    ("MPI_IN_PLACE", "bdmpi_in_place", "", "bdmpi_in_place_", "MPI_IN_PLACE", "INTEGER"),
+    ("MPI_STATUS_IGNORE", "bdmpi_status_ignore", "(MPI_STATUS_SIZE)", "bdmpi_status_ignore_", None,
+     "INTEGER"),
     ("MPI_STATUSES_IGNORE", "bdmpi_statuses_ignore", "(MPI_STATUS_SIZE,1)",
-     "bdmpi_statuses_ignore_", None),
+     "bdmpi_statuses_ignore_", None, "INTEGER"),
     # libbdmpi defines these two with the names of these common blocks, so
     # a Fortran program's MPI_UNWEIGHTED is the C one, no conversion needed.
-    ("MPI_UNWEIGHTED", "bdmpi_unweighted", "(1)", None, None),
-    ("MPI_WEIGHTS_EMPTY", "bdmpi_weights_empty", "(1)", None, None),
+    ("MPI_UNWEIGHTED", "bdmpi_unweighted", "(1)", None, None, "INTEGER"),
+    ("MPI_WEIGHTS_EMPTY", "bdmpi_weights_empty", "(1)", None, None, "INTEGER"),
+    # The spawn calls' (f_special.c defines and recognises them).
+    ("MPI_ERRCODES_IGNORE", "bdmpi_errcodes_ignore", "(1)", None, None, "INTEGER"),
+    ("MPI_ARGV_NULL", "bdmpi_argv_null", "(1)", None, None, "CHARACTER*1"),
+    ("MPI_ARGVS_NULL", "bdmpi_argvs_null", "(1,1)", None, None, "CHARACTER*1"),
 ]
-SPECIAL = {"MPI_Init", "MPI_Init_thread", "MPI_Pcontrol", "MPI_Buffer_detach", "MPI_Comm_get_attr"}
+SPECIAL = {name for name, _, _ in specials.SPECIALS}
 
 
 def strip_c(text):
@@ -274,8 +286,14 @@ def fortran_decl(arg, kind):
     return ["%s :: %s" % (t, n)]
 
 
+class COnly(ValueError):
+    """A C function the standard gives no Fortran binding."""
+
+
 class Binding:
     def __init__(self, ret, name, params, typekinds):
+        if name.endswith(specials.C_ONLY_SUFFIXES):
+            raise COnly("a conversion between C and Fortran, which the standard defines in C only")
         self.ret, self.name = ret, name
         self.fname = name.upper()
         self.cname = name.lower() + "_"
@@ -287,8 +305,8 @@ class Binding:
             self.kind = "aint"
         else:
             raise ValueError("returns %s" % ret)
-        if name.endswith(("_c2f", "_f2c")) or name.upper() == name:
-            raise ValueError("C-only (handle conversion or a C callback)")
+        if name.upper() == name:
+            raise ValueError("a C predefined callback (Fortran has its own, see 'procedure' lines)")
         self.args = []
         if params in ("", "void"):
             return
@@ -309,6 +327,16 @@ class Binding:
             if a.kind == "int_in" and a.name in ("count", "incount"):
                 return a
         return None
+
+
+def c_param(a):
+    """The C side's declaration of parameter a (as c_wrapper declares it)."""
+    n, k = a.name, a.kind
+    if k.endswith("_in") and k not in ("str_in", "status_in"):
+        return "const %s *%s" % (CTYPE[k[:-3]], n)
+    return {"choice": "void *%s", "str_in": "const char *%s", "str_out": "char *%s",
+            "status_in": "const MPI_Fint *%s", "status": "MPI_Fint *%s", "statuses": "MPI_Fint *%s",
+            "callback": a.base + " *%s"}.get(k, "void *%s") % n
 
 
 def c_wrapper(b):
@@ -395,68 +423,82 @@ def c_wrapper(b):
     return "%s;\n%s\n{\n%s\n}\n" % (sig, sig, "\n".join(body))
 
 
-SPECIAL_C = r'''
-void mpi_init_(MPI_Fint *ierror);
-void mpi_init_(MPI_Fint *ierror)
-{
-    *ierror = MPI_Init(NULL, NULL);
-}
+# Routines whose choice buffers MPI keeps using after they return
+# (nonblocking, persistent, one-sided, split collective, attached buffers):
+# mpi_f08 passes those buffers as descriptors, with no copy, and the C side
+# refuses a non-contiguous section (f_special.c:bdmpi_f_contig).
+DEFERRED_ALSO = {"Put", "Get", "Accumulate", "Get_accumulate", "Fetch_and_op", "Compare_and_swap",
+                 "Win_create", "Win_attach", "Buffer_attach"}
+# Routines that only take the buffer's address (mpi_f08: a descriptor's,
+# whatever the section's layout).
+ADDRESS_ONLY = {"MPI_Get_address", "MPI_Address", "MPI_Win_detach"}
 
-void mpi_init_thread_(const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierror);
-void mpi_init_thread_(const MPI_Fint *required, MPI_Fint *provided, MPI_Fint *ierror)
-{
-    *ierror = MPI_Init_thread(NULL, NULL, *required, provided);
-}
 
-void mpi_pcontrol_(const MPI_Fint *level, MPI_Fint *ierror);
-void mpi_pcontrol_(const MPI_Fint *level, MPI_Fint *ierror)
-{
-    *ierror = MPI_Pcontrol(*level);
-}
+def buffer_mode(b):
+    """How mpi_f08 passes b's choice buffers: 'copy' (assumed size: the
+    compiler copies a non-contiguous section in and out around the call),
+    'deferred' or 'address' (descriptors, see above)."""
+    if not any(a.kind == "choice" for a in b.args):
+        return "copy"
+    if b.name in ADDRESS_ONLY:
+        return "address"
+    n = re.sub(r"_c$", "", b.name[4:])
+    if (re.match(r"I[a-z]", n) or n.startswith("File_i") or n.endswith(("_init", "_begin", "_end"))
+            or (n.startswith("R") and n[1:].lower() in ("put", "get", "accumulate", "get_accumulate"))
+            or n in DEFERRED_ALSO):
+        return "deferred"
+    return "copy"
 
-/* Fortran cannot use the address MPI_BUFFER_DETACH returns in C; only the
- * size comes back. */
-void mpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror);
-void mpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror)
-{
-    (void)buffer_addr;
-    void *addr;
-    *ierror = MPI_Buffer_detach(&addr, size);
-}
 
-/* In C the predefined attributes (MPI_TAG_UB ... MPI_APPNUM) are pointers to
- * int; Fortran gets their value as an INTEGER(KIND=MPI_ADDRESS_KIND).  Other
- * attributes are stored as the value itself. */
-void mpi_comm_get_attr_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Aint *attribute_val,
-                        MPI_Fint *flag, MPI_Fint *ierror);
-void mpi_comm_get_attr_(const MPI_Fint *comm, const MPI_Fint *keyval, MPI_Aint *attribute_val,
-                        MPI_Fint *flag, MPI_Fint *ierror)
-{
-    void *v = NULL;
-    int rc = MPI_Comm_get_attr(*comm, *keyval, &v, flag);
-    if (rc == MPI_SUCCESS && *flag) {
-        int predefined = *keyval == MPI_TAG_UB || *keyval == MPI_HOST || *keyval == MPI_IO ||
-                         *keyval == MPI_WTIME_IS_GLOBAL || *keyval == MPI_UNIVERSE_SIZE ||
-                         *keyval == MPI_APPNUM;
-        *attribute_val = predefined ? (MPI_Aint) * (int *)v : (MPI_Aint)v;
-    }
-    *flag = *flag != 0;
-    *ierror = rc;
-}
-'''
+def f08_csym(b):
+    """The C function mpi_f08's MPI_<name> calls."""
+    return b.cname if buffer_mode(b) == "copy" else "bdmpi_f08_" + b.name[4:].lower()
 
-SPECIAL_F = {
-    "MPI_Init": ("SUBROUTINE MPI_INIT(ierror)", ["INTEGER :: ierror"]),
-    "MPI_Init_thread": ("SUBROUTINE MPI_INIT_THREAD(required, provided, ierror)",
-                        ["INTEGER :: required, provided, ierror"]),
-    "MPI_Pcontrol": ("SUBROUTINE MPI_PCONTROL(level, ierror)", ["INTEGER :: level, ierror"]),
-    "MPI_Buffer_detach": ("SUBROUTINE MPI_BUFFER_DETACH(buffer_addr, size, ierror)",
-                          ["!GCC$ ATTRIBUTES NO_ARG_CHECK :: buffer_addr",
-                           "TYPE(*), DIMENSION(*) :: buffer_addr", "INTEGER :: size, ierror"]),
-    "MPI_Comm_get_attr": ("SUBROUTINE MPI_COMM_GET_ATTR(comm, keyval, attribute_val, flag, ierror)",
-                          ["INTEGER :: comm, keyval, ierror",
-                           "INTEGER(KIND=MPI_ADDRESS_KIND) :: attribute_val", "LOGICAL :: flag"]),
-}
+
+def check_descriptor_form(b):
+    """A descriptor form is BIND(C) in the module mpi: every argument must
+    be interoperable there (no strings, no LOGICALs)."""
+    for a in b.args:
+        if a.kind in ("str_in", "str_out") or (a.name in LOGICAL_NAMES and a.kind.startswith("int")):
+            sys.exit("gen_fortran: %s has a buffer MPI keeps and a %s argument %s: "
+                     "its descriptor form cannot be BIND(C)" % (b.name, a.kind, a.name))
+
+
+def mpi_csym(b):
+    """The C function of the module mpi's descriptor form of b (an alias of
+    mpi_f08's)."""
+    return "bdmpi_fts_" + b.name[4:].lower()
+
+
+def c_f08_wrapper(b):
+    """C source of the descriptor form of a routine (mode 'deferred' or
+    'address'): the buffers' addresses, then the routine's C side."""
+    mode = buffer_mode(b)
+    obj = ("'c'", "MPI_COMM_WORLD")
+    for a in b.args:
+        if a.kind == "int_in" and a.base in ("MPI_Comm", "MPI_Win", "MPI_File"):
+            obj = ("'%s'" % {"MPI_Comm": "c", "MPI_Win": "w", "MPI_File": "f"}[a.base], "*" + a.name)
+            break
+    params, pre, call = [], [], []
+    for a in b.args:
+        if a.kind == "choice":
+            params.append("CFI_cdesc_t *%s" % a.name)
+            if mode == "address":
+                call.append("bdmpi_f_addr(%s)" % a.name)
+            else:
+                pre.append("    void *a_%s;\n"
+                           "    if (bdmpi_f_contig(%s, &a_%s, %s, %s, \"%s\", \"%s\", ierror))\n"
+                           "        return;" % (a.name, a.name, a.name, obj[0], obj[1], b.name, a.name))
+                call.append("a_%s" % a.name)
+        else:
+            params.append(c_param(a))
+            call.append(a.name)
+    hidden = ["size_t %s_len" % a.name for a in b.args if a.kind in ("str_in", "str_out")]
+    sig = "void %s(%s)" % (f08_csym(b), ", ".join(params + ["MPI_Fint *ierror"] + hidden))
+    body = pre + ["    %s(%s);" % (b.cname, ", ".join(call + ["ierror"] + [h.split()[1] for h in hidden]))]
+    alias = "void %s(%s)" % (mpi_csym(b), ", ".join(params + ["MPI_Fint *ierror"] + hidden))
+    return "%s;\n%s\n{\n%s\n}\n%s __attribute__((alias(\"%s\")));\n" % (
+        sig, sig, "\n".join(body), alias, f08_csym(b))
 
 
 def wrap_free(line, indent):
@@ -500,7 +542,7 @@ def main():
     consts = [c for c in extra if c[0] not in cnames] + consts
     typekinds = parse_typedefs(texts)
 
-    bindings, skipped = [], []
+    bindings, skipped, c_only = [], [], []
     seen = set()
     for ret, name, params in parse_prototypes(texts):
         if name in seen:
@@ -510,9 +552,15 @@ def main():
             continue
         try:
             bindings.append(Binding(ret, name, params, typekinds))
+        except COnly as e:
+            c_only.append((name, str(e)))
         except ValueError as e:
             skipped.append((name, str(e)))
-    specials = sorted(SPECIAL & seen)
+    # The hand-written routines the C library has (MPI_F_sync_reg is
+    # Fortran's alone), and the predefined procedures.
+    specials_bound = [n for n, _, _ in specials.SPECIALS if n in seen or n == "MPI_F_sync_reg"]
+    procedures = [p for p, _ in specials.PROCEDURES]
+    skipped = [(n, why) for n, why in skipped if n not in procedures]
     for name in declared_names(texts):
         if name not in seen:
             seen.add(name)
@@ -532,9 +580,11 @@ def main():
              "      LOGICAL MPI_ASYNC_PROTECTS_NONBLOCKING",
              "      PARAMETER (MPI_ASYNC_PROTECTS_NONBLOCKING=.FALSE.)"]
     common = []
-    for fname, blk, dims, _, _ in SENTINELS:
-        common.append("      INTEGER %s%s" % (fname, dims))
+    for fname, blk, dims, _, _, ftype in SENTINELS:
+        common.append("      %s %s%s" % (ftype, fname, dims))
         common.append("      COMMON /%s/ %s" % (blk, fname))
+    for p in procedures:
+        common.append("      EXTERNAL %s" % p)
     funcs = []
     for b in bindings:
         if b.kind == "double":
@@ -555,12 +605,28 @@ def main():
          "! Generated from mpi.h by src/fortran/gen_fortran.py; do not edit.",
          "MODULE mpi",
          "  IMPLICIT NONE"]
-    m += ["  " + line.strip() for line in decl + common]
+    # The module's nonblocking routines take ASYNCHRONOUS descriptors, as
+    # mpi_f08's do (below), unlike mpif.h's.
+    m += ["  " + line.strip().replace("MPI_ASYNC_PROTECTS_NONBLOCKING=.FALSE.",
+                                      "MPI_ASYNC_PROTECTS_NONBLOCKING=.TRUE.") for line in decl + common]
+    sizeof_generic, sizeof_procs = specials.sizeof_procs(False)
+    m += sizeof_generic
+    m.append("  PRIVATE :: " + ", ".join("bdmpi_sizeof_%s" % t for t, _ in specials.SIZEOF_TYPES))
     m.append("  INTERFACE")
     imp = "    IMPORT :: MPI_ADDRESS_KIND, MPI_OFFSET_KIND, MPI_COUNT_KIND, MPI_STATUS_SIZE"
     for b in bindings:
         names = [a.name for a in b.args]
-        if b.kind == "sub":
+        mode = buffer_mode(b)
+        if b.kind == "sub" and mode != "copy":
+            # The descriptor form (c_f08_wrapper): no temporary copy of a
+            # section MPI uses after the call.  Under a name of its own,
+            # since gfortran compares the interfaces of one binding label
+            # across a file, and a file may use mpi in one routine and
+            # mpi_f08 (whose handles are derived types) in another.
+            head = "SUBROUTINE %s(%s) BIND(C, NAME=\"%s\")" % (b.fname, ", ".join(names + ["ierror"]),
+                                                               mpi_csym(b))
+            end = "END SUBROUTINE %s" % b.fname
+        elif b.kind == "sub":
             head = "SUBROUTINE %s(%s)" % (b.fname, ", ".join(names + ["ierror"]))
             end = "END SUBROUTINE %s" % b.fname
         else:
@@ -571,35 +637,45 @@ def main():
         m.append(imp)
         m.append("    IMPLICIT NONE")
         for a in b.args:
-            m += ["    " + d for d in fortran_decl(a, a.kind)]
+            if a.kind == "choice" and mode != "copy":
+                m.append("    TYPE(*), DIMENSION(..)%s :: %s"
+                         % (", ASYNCHRONOUS" if mode == "deferred" else "", a.name))
+            else:
+                m += ["    " + d for d in fortran_decl(a, a.kind)]
         if b.kind == "sub":
             m.append("    INTEGER :: ierror")
         m.append("  " + end)
-    for name in specials:
-        head, decls = SPECIAL_F[name]
-        m += ["  " + head, imp, "    IMPLICIT NONE"] + ["    " + d for d in decls]
-        m.append("  END " + head.split("(")[0])
-    m += ["  END INTERFACE", "END MODULE mpi"]
+    m.append("  END INTERFACE")
+    m += specials.mpi_interfaces(seen)
+    m += ["CONTAINS"] + sizeof_procs + ["END MODULE mpi"]
+    out = []
+    for ln in m:
+        out += wrap_free(ln.strip(), ln[:len(ln) - len(ln.lstrip())]) if len(ln) > 100 else [ln]
     with open(os.path.join(opt.outdir, "mpi.f90"), "w") as f:
-        f.write("\n".join(m) + "\n")
+        f.write("\n".join(out) + "\n")
 
     # ---- mpi_f08.f90 ----
     handle_types = {n for n, k in typekinds.items() if k == "int" and n != "MPI_Fint"}
     f08_skipped = gen_f08.write(os.path.join(opt.outdir, "mpi_f08.f90"), consts, kinds,
-                                gen_f08.handle_casts(texts, handle_types), bindings, specials,
-                                handle_types, SENTINELS, LOGICAL_NAMES)
+                                gen_f08.handle_casts(texts, handle_types), bindings, specials_bound,
+                                handle_types, SENTINELS, LOGICAL_NAMES, buffer_mode, f08_csym)
 
     # ---- bdmpi_f.c ----
     c = ["/* BDMPI's Fortran bindings, generated from mpi.h by src/fortran/gen_fortran.py;",
          " * do not edit.  See that script for the conventions. */",
-         "#include <stdlib.h>", "#include <string.h>", "", "#include \"mpi.h\"", "",
+         "#include <ISO_Fortran_binding.h>", "#include <stdlib.h>", "#include <string.h>", "",
+         "#include \"mpi.h\"", "",
+         "/* f_special.c: the addresses of mpi_f08's descriptor arguments. */",
+         "int bdmpi_f_contig(const CFI_cdesc_t *d, void **addr, int kind, MPI_Fint handle,",
+         "                   const char *call, const char *arg, MPI_Fint *ierror);",
+         "void *bdmpi_f_addr(const CFI_cdesc_t *d);", "",
          "_Static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint),",
          "               \"a Fortran status holds a C status\");",
          "_Static_assert(sizeof(MPI_Aint) == %d, \"MPI_ADDRESS_KIND is sizeof(MPI_Aint)\");" % opt.address_kind,
          "",
          "/* The sentinels' common blocks: a Fortran program passes these variables,",
          " * recognised here by their address. */"]
-    for fname, blk, dims, sym, _ in SENTINELS:
+    for fname, blk, dims, sym, _, _ in SENTINELS:
         if sym is None:
             continue
         size = {"": "1", "(MPI_STATUS_SIZE)": "MPI_F_STATUS_SIZE",
@@ -638,21 +714,35 @@ def main():
           "        n = len;",
           "    memcpy(s, c, n);",
           "    memset(s + n, ' ', len - n);",
-          "}",
-          SPECIAL_C]
+          "}", ""]
     for b in bindings:
         c.append(c_wrapper(b))
+    descriptor = [b for b in bindings if buffer_mode(b) != "copy"]
+    for b in descriptor:
+        check_descriptor_form(b)
+    c.append("/* mpi_f08's descriptor forms (gen_fortran.py:buffer_mode). */")
+    for b in descriptor:
+        c.append(c_f08_wrapper(b))
     with open(os.path.join(opt.outdir, "bdmpi_f.c"), "w") as f:
         f.write("\n".join(c))
 
     # ---- bindings.txt ----
     with open(os.path.join(opt.outdir, "bindings.txt"), "w") as f:
         f.write("# Fortran bindings generated from %s\n" % ", ".join(os.path.basename(h) for h in opt.headers))
-        f.write("# bound: %d routines, %d constants\n" % (len(bindings) + len(specials), len(consts)))
+        f.write("# bound: %d routines, %d predefined procedures, %d constants\n"
+                % (len(bindings) + len(specials_bound), len(procedures), len(consts)))
         for b in bindings:
             f.write("bound %s\n" % b.name)
-        for s in specials:
-            f.write("bound %s (written by hand in gen_fortran.py)\n" % s)
+        for n in specials_bound:
+            f.write("bound %s (written by hand: f_special.c, specials.py)\n" % n)
+        for n in procedures:
+            f.write("procedure %s (predefined, f_special.c)\n" % n)
+        f.write("fortran-only MPI_Sizeof (a generic of module procedures in mpi and mpi_f08)\n")
+        for b in descriptor:
+            f.write("f08 descriptor %s %s %s (%s buffers)\n" % (b.name, f08_csym(b), mpi_csym(b),
+                                                                 buffer_mode(b)))
+        for n, why in c_only:
+            f.write("c-only %s: %s\n" % (n, why))
         for n, why in skipped:
             f.write("not bound %s: %s\n" % (n, why))
         for n, why in f08_skipped:

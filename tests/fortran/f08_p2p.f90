@@ -2,12 +2,16 @@
 ! types compared with == and /=, TYPE(MPI_Status) components, ierror left
 ! out, MPI_STATUS_IGNORE and MPI_STATUSES_IGNORE, nonblocking calls with
 ! arrays of TYPE(MPI_Request) and TYPE(MPI_Status), MPI_Waitany's 1-based
-! index, MPI_Iprobe's LOGICAL flag.  Exit status 0 pass, 1 fail.
+! index, MPI_Iprobe's LOGICAL flag; the large-count forms through the same
+! names (MPI 4.0 19.1.11: an INTEGER(KIND=MPI_COUNT_KIND) count makes
+! MPI_Send, MPI_Irecv, MPI_Get_count, MPI_Type_size the _c routines).  Exit
+! status 0 pass, 1 fail.
 program f08_p2p
   use mpi_f08
   implicit none
   integer :: ierr, rank, nprocs, left, right, errs, total, n, idx
   integer :: sendv(4), recvv(4), got
+  integer(kind=MPI_COUNT_KIND) :: big
   double precision :: d(3), e(3)
   type(MPI_Comm) :: ring
   type(MPI_Request) :: reqs(2)
@@ -61,6 +65,18 @@ program f08_p2p
   call MPI_Sendrecv(rank, 1, MPI_INTEGER, right, 5, got, 1, MPI_INTEGER, left, 5, ring, &
                     MPI_STATUS_IGNORE)
   call check(got == left, 13)
+  ! Large counts: the generic names with INTEGER(KIND=MPI_COUNT_KIND).
+  big = 4
+  call MPI_Irecv(recvv, big, MPI_INTEGER, left, 6, ring, reqs(1))
+  call MPI_Send(sendv, big, MPI_INTEGER, right, 6, ring)
+  call MPI_Wait(reqs(1), st)
+  call check(all(recvv == [left, left + 1, left + 2, left + 3]), 15)
+  big = -1
+  call MPI_Get_count(st, MPI_INTEGER, big)
+  call check(big == 4, 16)
+  call MPI_Type_size(MPI_DOUBLE_PRECISION, big)
+  call check(big == 8, 17)
+
   call MPI_Comm_free(ring)
   call check(ring == MPI_COMM_NULL, 14)
 

@@ -4,7 +4,9 @@
 #   tests/fortran/run-mpich.sh f_p2p f_coll     # these (default: every f_*)
 # Environment: NPS (default "1 3"), MPIF90 (default mpif90.mpich), MPIEXEC
 # (default mpiexec.mpich), TIMEOUT (seconds per run, default 60).
-# Prints one line per run and "N passed, N failed"; exits 1 if any failed.
+# Prints one line per run and "N passed, N failed, N skipped" (a program that
+# exits 77 says this MPI cannot run it here, as in CTest); exits 1 if any
+# failed.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
 NPS=${NPS:-"1 3"}
@@ -18,7 +20,7 @@ names=("$@")
 if [ ${#names[@]} -eq 0 ]; then
   for f in "$here"/f_*.f90 "$here"/f_*.f; do names+=("$(basename "${f%.*}")"); done
 fi
-pass=0; fail=0
+pass=0; fail=0; skip=0
 for n in "${names[@]}"; do
   src=$here/$n.f90; [ -f "$src" ] || src=$here/$n.f
   mkdir -p "$tmp/$n"
@@ -30,10 +32,12 @@ for n in "${names[@]}"; do
     rc=$?
     if [ $rc -eq 0 ] && grep -q "PASS $n on $np" "$tmp/$n/$np.log"; then
       echo "PASS $n np=$np"; pass=$((pass + 1))
+    elif [ $rc -eq 77 ] && grep -q "^SKIP $n" "$tmp/$n/$np.log"; then
+      echo "SKIP $n np=$np ($(grep -m1 "^SKIP $n" "$tmp/$n/$np.log" | cut -c1-100))"; skip=$((skip + 1))
     else
       echo "FAIL $n np=$np (rc=$rc)"; tail -n 20 "$tmp/$n/$np.log" | sed 's/^/    /'; fail=$((fail + 1))
     fi
   done
 done
-echo "$pass passed, $fail failed"
+echo "$pass passed, $fail failed, $skip skipped"
 [ $fail -eq 0 ]

@@ -39,6 +39,12 @@ else
     done
 fi
 
+# MPICH keeps C's conversions of the mpi_f08 status (MPI_Status_c2f08...)
+# in libmpichfort: link it where there is one.
+fortlib=""
+echo 'int main(void) { return 0; }' > "$tmp/probe.c"
+$MPICC -o "$tmp/probe" "$tmp/probe.c" -lmpichfort > /dev/null 2>&1 && fortlib=-lmpichfort
+
 pass=0
 fail=0
 skip=0
@@ -50,7 +56,7 @@ for n in "${names[@]}"; do
         continue
     fi
     if ! $MPICC -O1 -Wall -Wextra ${CFLAGS_EXTRA:-} -I"$here" -o "$tmp/$n" \
-            "$src" -lm > "$tmp/$n.build" 2>&1; then
+            "$src" -lm $fortlib > "$tmp/$n.build" 2>&1; then
         echo "FAIL $n (compile error)"
         sed 's/^/    /' "$tmp/$n.build"
         fail=$((fail + 1))

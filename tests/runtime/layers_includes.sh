@@ -23,6 +23,8 @@ declare -A may=(
   # The master includes mpi.h for the handle and datatype constants.
   [master]="master common public"
   [launcher]="launcher common"
+  # The Fortran bindings are a client of the public C API.
+  [fortran]="fortran public"
 )
 
 # room_of PATH: the room a file of the tree belongs to ("" if none).
@@ -37,6 +39,7 @@ room_of() {
     src/lib/io/*) echo io ;;
     src/master/*) echo master ;;
     src/launcher/*) echo launcher ;;
+    src/fortran/*) echo fortran ;;
     *) echo "" ;;
   esac
 }

@@ -338,3 +338,41 @@ int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
     memcpy(c_status, f_status, sizeof *c_status);
     return MPI_SUCCESS;
 }
+
+_Static_assert(sizeof(MPI_F08_status) == sizeof(MPI_Status), "an mpi_f08 status holds a C status");
+
+/* The three conversions with the mpi_f08 status: every form is the same
+ * MPI_F_STATUS_SIZE integers, so each is a copy; the checks are those of
+ * MPI_Status_c2f (an IGNORE or NULL status is an error, MPI 4.0 19.3.5). */
+static int status_copy(const void *from, void *to, const char *call)
+{
+    if (!from || !to)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                         "a status is NULL or an IGNORE constant");
+    memcpy(to, from, sizeof(MPI_Status));
+    return MPI_SUCCESS;
+}
+
+int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status)
+{
+    if (c_status == MPI_STATUS_IGNORE)
+        c_status = NULL;
+    return status_copy(c_status, f08_status, "MPI_Status_c2f08");
+}
+
+int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
+{
+    if (c_status == MPI_STATUS_IGNORE)
+        c_status = NULL;
+    return status_copy(f08_status, c_status, "MPI_Status_f082c");
+}
+
+int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status)
+{
+    return status_copy(f08_status, f_status, "MPI_Status_f082f");
+}
+
+int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status)
+{
+    return status_copy(f_status, f08_status, "MPI_Status_f2f08");
+}
