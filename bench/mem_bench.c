@@ -100,6 +100,7 @@ static const char *opt_parent;
 static const char *opt_csv;
 static size_t opt_chunk;
 static int opt_predict;       /* bd_mem_config_t.predict: 0 default, 1 on, -1 off */
+static int opt_verify;        /* bd_mem_config_t.verify: 0 on (default), -1 off */
 static bd_mem_wp_t opt_wp;    /* bd_mem_config_t.wp */
 static int sbma_predict = -1; /* bd_mem_stats.predict */
 static int use_strat[NSTRAT] = {1, 1, 1};
@@ -686,6 +687,7 @@ static void sbma_round(int si, int ti, int bi, int r)
     cfg.strategy = strat_val[si];
     cfg.track = track_val[ti];
     cfg.predict = opt_predict;
+    cfg.verify = opt_verify;
     cfg.wp = opt_wp;
     int rc = bd_mem_init(&cfg);
     if (rc)
@@ -990,9 +992,11 @@ static void print_report(double elapsed)
         else if (track_state[ti] == -1)
             printf(" %s unavailable", track_name[ti]);
     }
-    printf("\n- write prediction (bd_mem_config_t.predict): %s\n\n", sbma_predict == 1   ? "on"
-                                                                     : sbma_predict == 0 ? "off"
-                                                                                         : "?");
+    printf("\n- write prediction (bd_mem_config_t.predict): %s\n", sbma_predict == 1   ? "on"
+                                                                   : sbma_predict == 0 ? "off"
+                                                                                       : "?");
+    printf("- CRC32C check of what is read back (bd_mem_config_t.verify): %s\n\n",
+           opt_verify < 0 ? "off" : "on");
     print_table(stdout);
     printf("\nCells: GB/s (10^9 bytes/s) over the allocation, and in parentheses the ratio to the "
            "reference:\n"
@@ -1035,6 +1039,8 @@ static void usage(FILE *f)
         "      --chunk SIZE      LRLW load chunk (bd_mem_config_t.chunk; default 0 = 64 KiB)\n"
         "      --predict on|off  write prediction (bd_mem_config_t.predict; default: the "
         "manager's)\n"
+        "      --verify on|off   CRC32C check of what is read back (bd_mem_config_t.verify; "
+        "default on)\n"
         "      --wp async|sync   uffd write tracking (bd_mem_config_t.wp; default: sync from 1M "
         "sbpages up)\n"
         "  -h, --help\n",
@@ -1043,19 +1049,14 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    static const struct option lopts[] = {{"size", required_argument, NULL, 's'},
-                                          {"quick", no_argument, NULL, 'q'},
-                                          {"dir", required_argument, NULL, 'd'},
-                                          {"reps", required_argument, NULL, 'r'},
-                                          {"csv", required_argument, NULL, 'C'},
-                                          {"strategies", required_argument, NULL, 'S'},
-                                          {"tracks", required_argument, NULL, 'T'},
-                                          {"sbpages", required_argument, NULL, 'B'},
-                                          {"chunk", required_argument, NULL, 'c'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {"predict", required_argument, NULL, 'P'},
-                                          {"wp", required_argument, NULL, 'W'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option lopts[] = {
+        {"size", required_argument, NULL, 's'},    {"quick", no_argument, NULL, 'q'},
+        {"dir", required_argument, NULL, 'd'},     {"reps", required_argument, NULL, 'r'},
+        {"csv", required_argument, NULL, 'C'},     {"strategies", required_argument, NULL, 'S'},
+        {"tracks", required_argument, NULL, 'T'},  {"sbpages", required_argument, NULL, 'B'},
+        {"chunk", required_argument, NULL, 'c'},   {"help", no_argument, NULL, 'h'},
+        {"predict", required_argument, NULL, 'P'}, {"wp", required_argument, NULL, 'W'},
+        {"verify", required_argument, NULL, 'V'},  {NULL, 0, NULL, 0}};
     int size_given = 0, c;
     t_begin = now();
     g_page = (size_t)sysconf(_SC_PAGESIZE);
@@ -1085,6 +1086,14 @@ int main(int argc, char **argv)
                 opt_predict = -1;
             else {
                 fprintf(stderr, "mem_bench: --predict must be on or off\n");
+                return 2;
+            }
+            break;
+        case 'V':
+            if (!strcmp(optarg, "on") || !strcmp(optarg, "off")) {
+                opt_verify = !strcmp(optarg, "on") ? 0 : -1;
+            } else {
+                fprintf(stderr, "mem_bench: --verify must be on or off\n");
                 return 2;
             }
             break;

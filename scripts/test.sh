@@ -15,11 +15,11 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # mpi4py's suite (label mpi4py) takes longer than the suite's budget: it
 # runs on its own (ctest -L mpi4py, or scripts/mpi4py-suite.sh).
-extra=(-LE mpi4py)
+extra=(-LE 'mpi4py|faults')
 # Under the sanitizers, skip what checks something other than BDMPI's memory
 # and UB safety and is already run by the plain suite: the test programs
 # under MPICH, benchmark smoke runs, the build-tool checks, the formatting
 # check, the 512-rank scale runs and the three-node shapes (the two-node
 # shapes cover the same inter-node code).  This keeps CI within its budget.
-[ "${1:-}" = "--sanitize" ] && extra=(-LE 'mpich|bench|tools|scale|mpi4py' -E '^format\.check$|\.nn3\.')
+[ "${1:-}" = "--sanitize" ] && extra=(-LE 'mpich|bench|tools|scale|mpi4py|faults' -E '^format\.check$|\.nn3\.')
 ctest -j"$(nproc)" --output-on-failure --timeout 600 "${extra[@]}"

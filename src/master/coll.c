@@ -365,7 +365,8 @@ int bdr_coll_piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, co
     return 0;
 }
 
-static int piece_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_t len)
+/* world: the rank that reads it (for messages). */
+static int piece_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_t len, int world)
 {
     if (!len)
         return 0;
@@ -374,7 +375,10 @@ static int piece_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint
         return 0;
     }
     int rc = bdr_stage_read(c, p, off, dst, len);
-    if (rc < 0)
+    if (rc == -EBADMSG)
+        bdr_master_fail(1, "storage returned corrupted data for rank %d %s (%s data)", world,
+                        bdr_stage_bad(), bdr_coll_call_name(&c->d));
+    else if (rc < 0)
         bdr_master_fail(1, "cannot read %u bytes of %s data from the spill file in %s: %s", len,
                         bdr_coll_call_name(&c->d), g_m.jobdir, strerror(-rc));
     return rc;
@@ -785,7 +789,7 @@ static void coll_get(slave_t *s)
             mismatch = 1;
         if (segs[i].total && used <= g_m.hdr->window && segs[i].off + segs[i].len > avail) {
             uint64_t have = segs[i].off < avail ? avail - segs[i].off : 0;
-            if (have && piece_read(c, p, segs[i].off, out, have) < 0)
+            if (have && piece_read(c, p, segs[i].off, out, have, s->world) < 0)
                 return;
             memset(out + have, 0, segs[i].len - have);
             out += segs[i].len;
@@ -800,7 +804,7 @@ static void coll_get(slave_t *s)
                             segs[i].peer);
             return;
         }
-        if (piece_read(c, p, segs[i].off, out, segs[i].len) < 0)
+        if (piece_read(c, p, segs[i].off, out, segs[i].len, s->world) < 0)
             return;
         out += segs[i].len;
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLL_BYTES_DOWN], segs[i].len,

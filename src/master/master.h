@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "bd_fault.h"
 #include "bd_ipc.h"
 #include "bd_mbox.h"
 #include "bd_options.h"
@@ -262,9 +263,13 @@ int bdr_node_of_world(int world);
 /* Queue header h and len bytes of data (copied) for node dst. */
 void bdr_node_send(int dst, const struct bdr_net_hdr *h, const void *data, size_t len);
 /* Queue h, then `total` bytes of fd from file_base in chunks (fd is dup'ed;
- * unlink_path, if any, is removed once sent). */
+ * unlink_path, if any, is removed once sent).  Each chunk is checked before
+ * it leaves against the checksums of what was written: a message spill
+ * file's trailer (unlink_path set), or blk_ck (a collective spill file's
+ * piece: the CRC32C of each BD_FS_DIO_ALIGN block from file_base, the last
+ * one with its zero padding; taken over, NULL: none). */
 void bdr_node_send_file(int dst, const struct bdr_net_hdr *h, int fd, uint64_t file_base,
-                        uint64_t total, const char *unlink_path);
+                        uint64_t total, const char *unlink_path, uint32_t *blk_ck);
 /* A collective item of `total` bytes described by h arrives in chunks next. */
 void bdr_node_expect_chunks(const struct bdr_net_hdr *h, uint64_t total);
 /* A send of local rank s to a rank of another node (its data from s's window

@@ -32,6 +32,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include "bd_fault.h"
 #include "bd_log.h"
 #include "net.h"
 
@@ -74,7 +75,7 @@ static void check(int rc, const char *what)
     char s[MPI_MAX_ERROR_STRING];
     int n = 0;
     MPI_Error_string(rc, s, &n);
-    bd_log_error("%s failed between the masters: %s", what, s);
+    bd_log_error("node %d: %s failed between the masters: %s", g_node, what, s);
     MPI_Abort(MPI_COMM_WORLD, 1);
 }
 
@@ -195,8 +196,15 @@ static int send_owned(int dst, char *buf, size_t bytes)
         free(buf);
         return -1;
     }
-    int rc = MPI_Isend(buf, (int)bytes, MPI_BYTE, dst, BDR_NET_TAG, MPI_COMM_WORLD, &o->req);
+    int rc = BD_FAULT_HIT(BD_FAULT_NET_SEND)
+                 ? MPI_ERR_OTHER
+                 : MPI_Isend(buf, (int)bytes, MPI_BYTE, dst, BDR_NET_TAG, MPI_COMM_WORLD, &o->req);
     if (rc != MPI_SUCCESS) {
+        char s[MPI_MAX_ERROR_STRING];
+        int n = 0;
+        MPI_Error_string(rc, s, &n);
+        bd_log_error("node %d: MPI_Isend of %zu bytes to the master of node %d failed: %s", g_node,
+                     bytes, dst, s);
         free(o);
         free(buf);
         return -1;
@@ -327,7 +335,9 @@ bdr_net_msg_t *bdr_net_poll(void)
         m->len = (size_t)n;
         m->payload = (char *)(m + 1);
         g_recvd[st.MPI_SOURCE]++;
-        check(MPI_Imrecv(m->payload, n, MPI_BYTE, &mh, &g_rx_req), "MPI_Imrecv");
+        check(BD_FAULT_HIT(BD_FAULT_NET_RECV) ? MPI_ERR_OTHER
+                                              : MPI_Imrecv(m->payload, n, MPI_BYTE, &mh, &g_rx_req),
+              "MPI_Imrecv");
         g_rx_msg = m;
     }
     int done = 0;

@@ -120,6 +120,15 @@ void bdm_do_release(size_t n)
 
 static void degrade(alloc_t *a);
 
+/* G.verify: n sbpages of a from sbpage s, just read into buf, are what was
+ * written, or the process stops. */
+static void verify_run(const alloc_t *a, const uint8_t *buf, size_t s, size_t n)
+{
+    size_t k = bdm_crc_check(buf, n, a->crc + s);
+    if (k < n)
+        bdm_die_corrupt(a, (uint64_t)(s + k) * G.sbpage);
+}
+
 static int read_run(alloc_t *a, size_t s, size_t n, int in_fault)
 {
     size_t sb = G.sbpage;
@@ -139,6 +148,8 @@ static int read_run(alloc_t *a, size_t s, size_t n, int in_fault)
         while (len > 0 && rc == 0) {
             size_t m = len < piece ? len : piece;
             rc = bdm_pread_all(fd, G.bounce, m, off);
+            if (rc == 0 && G.verify)
+                verify_run(a, G.bounce, (size_t)off / sb, m / sb);
             if (rc == 0) {
                 bdm_uffd_install(dst, G.bounce, m);
                 bdm_backing_drop_cache(fd, off, m, 0);
@@ -149,6 +160,8 @@ static int read_run(alloc_t *a, size_t s, size_t n, int in_fault)
         }
     } else {
         rc = bdm_pread_all(fd, bdm_stage(dst), len, off);
+        if (rc == 0 && G.verify)
+            verify_run(a, bdm_stage(dst), s, n);
         if (rc == 0)
             bdm_backing_drop_cache(fd, off, len, 0);
     }
@@ -207,6 +220,8 @@ static void reap(io_slot_t *sl)
     size_t sb = G.sbpage;
     int rc = sl->rc;
     G.st.io_ns += sl->ns;
+    if (rc == -EBADMSG)
+        bdm_die_corrupt(a, (uint64_t)sl->off + sl->bad * sb);
     if (sl->op == IO_READ) {
         for (size_t x = sl->s; x < sl->s + sl->n; x++)
             a->st[x] &= (uint8_t)~SB_LOADING;
@@ -235,6 +250,8 @@ static void reap(io_slot_t *sl)
         if (rc == 0) {
             bdm_backing_drop_cache(sl->fd, sl->off, sl->len, 1);
             G.st.bytes_written += sl->len;
+            if (G.verify)
+                memcpy(a->crc + sl->s, sl->crc, sl->n * sizeof *a->crc);
             for (size_t x = sl->s; x < sl->s + sl->n; x++)
                 a->st[x] = (uint8_t)((a->st[x] & ~SB_DIRTY) | SB_DISK);
             release_mem_or_die(a, sl->s, sl->s + sl->n);
@@ -299,6 +316,8 @@ static void slot_go(io_slot_t *sl, alloc_t *a, int op, size_t s, size_t n, int f
         for (size_t x = s; x < s + n; x++)
             a->st[x] |= SB_LOADING;
         a->nload += n;
+        if (G.verify)
+            memcpy(sl->crc, a->crc + s, n * sizeof *a->crc);
     } else {
         sl->install = 0;
         sl->buf = bdm_is_uffd() ? (uint8_t *)addr : bdm_stage(addr);

@@ -247,6 +247,9 @@ typedef struct {
     const char *label; /* names the process in fatal messages (e.g. "rank 3"); may be NULL */
     int predict;       /* write prediction (see "Write prediction" above): 0 = on when
                         * a fast hash exists (PCLMULQDQ), 1 = on, -1 = off */
+    int verify;        /* 0 = on: every sbpage read back from storage is checked against
+                        * the CRC32C of what was written (a mismatch stops the process:
+                        * "storage returned corrupted data"); -1 = off (benchmarks) */
     /* Memory budget accounting.  acquire(ctx, n) is called before n more bytes
    * become resident and returns 0 when granted (it may block, e.g. while the
    * master makes other slaves unload).  BD_MEM_ACQUIRE_SHRINK means "not
@@ -299,6 +302,8 @@ typedef struct {
     uint64_t bytes_hashed;   /* bytes hashed at unloads (write prediction) */
     uint64_t verified_clean; /* bytes loaded untracked that proved unchanged (mispredicted) */
     uint64_t hash_ns;        /* time spent hashing */
+    const char *err_call;    /* the storage call that failed last ("pwrite", "open", ...),
+                              * for messages; NULL if none did */
 } bd_mem_stats_t;
 
 /* Initialize the manager.  Returns 0, -EALREADY, -EINVAL (bad config),
