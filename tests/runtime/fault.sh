@@ -88,15 +88,20 @@ run() {
   mkdir -p "$wd" "$io"
   local shm_before
   shm_before=$(ls /dev/shm 2>/dev/null | sort)
+  local t0=$SECONDS
   env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" timeout -k 5 "$limit" \
     "$exe" "$@" -fault "$site:$nth" "$prog" 6 "$io/data" >"$out" 2>&1
   local rc=$?
+  # timeout's own status (124, or 137 after -k): a rank killed by SIGKILL
+  # also makes 137, so the time tells them apart
+  local hung=0
+  { [ $rc -eq 124 ] || [ $rc -eq 137 ]; } && [ $((SECONDS - t0)) -ge "$limit" ] && hung=1
   runs=$((runs + 1))
   local bad="" fired=0
   grep -q "^bdmpi-fault: injected" "$out" && fired=1
   local msg
   msg=$(grep -v '^bdmpi-fault: ' "$out")
-  if [ $rc -eq 124 ] || [ $rc -eq 137 ]; then
+  if [ $hung = 1 ]; then
     bad="no end within $limit s (hang)"
   elif grep -q "WRONG ANSWER" "$out"; then
     bad="wrong answer"
