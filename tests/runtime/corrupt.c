@@ -1,12 +1,13 @@
 /* Storage that returns something else than was written, and a planted
  * symlink (issue 18).  Run with -ns 2 -nr 1; rank 0 plays the storage (or
  * the attacker) while rank 1 waits:
- *   backing  rank 1 fills 8 MiB of managed memory and waits (run with
- *            -mem-strategy araw: it is unloaded as it blocks); rank 0
- *            flips one byte at offset 3*64K+100 of rank 1's backing file
- *            and wakes it; rank 1 reads its memory back.  Expected: the
- *            job stops with "storage returned corrupted data for rank 1
- *            at offset 196608 in .../bdmem.*" (run with -sbpage 64K).
+ *   backing  rank 1 fills 8 MiB of managed memory and waits; rank 0 needs
+ *            8 MiB itself (run with -mem 12M -mem-strategy arlw), so rank 1
+ *            is unloaded, all of it on storage before rank 0 gets its
+ *            memory; rank 0 flips one byte at offset 3*64K+100 of rank 1's
+ *            backing file and wakes it; rank 1 reads its memory back.
+ *            Expected: the job stops with "storage returned corrupted data
+ *            for rank 1 at offset 196608 in .../bdmem.*" (with -sbpage 64K).
  *   spill    rank 0 sends rank 1 (which waits for another message) 1 MiB,
  *            which goes to a spill file; rank 0 flips a byte at offset
  *            300000 of it, then sends the message rank 1 waits for; rank 1
@@ -128,6 +129,9 @@ int main(int argc, char **argv)
     } else {
         MPI_Recv(&pid, 1, MPI_INT, 1, 0, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         char prefix[64], path[4096];
+        if (strcmp(mode, "symlink") != 0) /* rank 1 must store its memory, all of it */
+            for (size_t i = 0; i < n; i++)
+                a[i] = i;
         if (!strcmp(mode, "symlink")) {
             check_mode(dir, 0700);
             for (int id = 1; id <= 16; id++) {
