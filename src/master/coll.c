@@ -299,7 +299,10 @@ static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep)
     if (total > g_m.hdr->job.msg_threshold && !is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT) {
         void *d = NULL;
         uint64_t len = (total + BD_FS_DIO_ALIGN - 1) & ~(uint64_t)(BD_FS_DIO_ALIGN - 1);
-        p->data = posix_memalign(&d, BD_FS_DIO_ALIGN, len) ? NULL : d;
+        int rc = posix_memalign(&d, BD_FS_DIO_ALIGN, len);
+        if (rc) /* not a bad segment of the rank's: the master's memory */
+            bdr_master_oom("posix_memalign", len, rc);
+        p->data = d;
     } else {
         p->data = malloc(total);
     }

@@ -191,8 +191,9 @@ static char *buf_get(void)
     if (g_npool)
         return g_pool[--g_npool];
     void *b = NULL;
-    if (posix_memalign(&b, ALIGN, STAGE_BUF))
-        return NULL;
+    int rc = posix_memalign(&b, ALIGN, STAGE_BUF);
+    if (rc)
+        bdr_master_oom("posix_memalign", STAGE_BUF, rc);
     g_buf_bytes += STAGE_BUF;
     return b;
 }

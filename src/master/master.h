@@ -206,6 +206,9 @@ void bdr_affinity_setup(void);
 double bdr_master_now(void);
 /* SIGKILL every live rank of this node. */
 void bdr_master_kill_all(void);
+/* oom.c: an allocation of n bytes by fn failed with err: end the job with a
+ * message (the master's policy: it never goes on without its memory). */
+_Noreturn void bdr_master_oom(const char *fn, size_t n, int err);
 /* Start process s (a free slot, set up) running path with argv, in wdir
  * (NULL: ours): 0, or -1 with err set when it could not be started (the
  * exec's failure is known before this returns). */

@@ -76,7 +76,7 @@ static void check(int rc, const char *what)
     int n = 0;
     MPI_Error_string(rc, s, &n);
     bd_log_error("node %d: %s failed between the masters: %s", g_node, what, s);
-    MPI_Abort(MPI_COMM_WORLD, 1);
+    bdr_net_abort(1);
 }
 
 /* Where node n's doorbell rings: loopback for a master on our host, else
@@ -324,12 +324,12 @@ bdr_net_msg_t *bdr_net_poll(void)
         MPI_Get_count(&st, MPI_BYTE, &n);
         if (n < (int)sizeof(bdr_net_hdr_t) || st.MPI_SOURCE < 0 || st.MPI_SOURCE >= g_nnodes) {
             bd_log_error("malformed %d-byte message from master %d", n, st.MPI_SOURCE);
-            MPI_Abort(MPI_COMM_WORLD, 1);
+            bdr_net_abort(1);
         }
         bdr_net_msg_t *m = malloc(sizeof *m + (size_t)n);
         if (!m) {
             bd_log_error("out of memory receiving %d bytes from master %d", n, st.MPI_SOURCE);
-            MPI_Abort(MPI_COMM_WORLD, 1);
+            bdr_net_abort(1);
             return NULL;
         }
         m->len = (size_t)n;
@@ -381,4 +381,12 @@ void bdr_net_fini(void)
     MPI_Finalize();
 }
 
-void bdr_net_abort(int code) { MPI_Abort(MPI_COMM_WORLD, code ? code : 1); }
+void bdr_net_abort(int code)
+{
+    /* MPI_Abort makes MPICH's launcher kill every process at once, and the
+     * message just written, still on its way through the launcher's output
+     * forwarding, was lost (fault.full, net.recv:9, 1 run in 20): give it
+     * time to arrive. */
+    usleep(300000);
+    MPI_Abort(MPI_COMM_WORLD, code ? code : 1);
+}

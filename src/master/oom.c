@@ -7,9 +7,10 @@
  * message, a collective without its buffer), so malloc, calloc and realloc
  * never return NULL to it: the job ends with one message naming the call,
  * the size and the errno, and every rank is killed.  posix_memalign is the
- * exception: its callers (buffers for direct I/O, read-ahead) have a
- * fallback, so it fails as usual.  Each of them is the fault site
- * master.alloc (bd_fault.h). */
+ * exception: some of its callers (a piece's last bytes, a read ahead) have
+ * a fallback, so it fails as usual, and those without one call
+ * bdr_master_oom themselves.  Each of them is the fault site master.alloc
+ * (bd_fault.h). */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,7 +26,7 @@ void *__real_calloc(size_t k, size_t n);
 void *__real_realloc(void *p, size_t n);
 int __real_posix_memalign(void **p, size_t align, size_t n);
 
-static _Noreturn void out_of_memory(const char *fn, size_t n, int err)
+_Noreturn void bdr_master_oom(const char *fn, size_t n, int err)
 {
     static int nested;
     if (nested++) /* the report itself could not allocate */
@@ -47,7 +48,7 @@ void *__wrap_malloc(size_t n)
     int e = injected();
     void *p = e ? NULL : __real_malloc(n);
     if (!p && n)
-        out_of_memory("malloc", n, e ? e : errno);
+        bdr_master_oom("malloc", n, e ? e : errno);
     return p;
 }
 
@@ -56,7 +57,7 @@ void *__wrap_calloc(size_t k, size_t n)
     int e = injected();
     void *p = e ? NULL : __real_calloc(k, n);
     if (!p && k && n)
-        out_of_memory("calloc", k * n, e ? e : errno);
+        bdr_master_oom("calloc", k * n, e ? e : errno);
     return p;
 }
 
@@ -65,7 +66,7 @@ void *__wrap_realloc(void *p, size_t n)
     int e = injected();
     void *q = e ? NULL : __real_realloc(p, n);
     if (!q && n)
-        out_of_memory("realloc", n, e ? e : errno);
+        bdr_master_oom("realloc", n, e ? e : errno);
     return q;
 }
 

@@ -57,7 +57,7 @@ call_re() {
     io.write) echo "MPI_File_write" ;;
     io.read) echo "MPI_File_read" ;;
     io.resize) echo "MPI_File_set_size" ;;
-    master.alloc) echo "malloc|calloc|realloc" ;;
+    master.alloc) echo "malloc|calloc|realloc|posix_memalign" ;;
     net.send) echo "MPI_Isend" ;;
     net.recv) echo "MPI_Imrecv" ;;
     rpc.die) echo "was killed by signal 9" ;;
