@@ -23,6 +23,7 @@ const char *const bd_fault_names[BD_FAULT__COUNT] = {
     [BD_FAULT_IO_READ] = "io.read",
     [BD_FAULT_IO_RESIZE] = "io.resize",
     [BD_FAULT_MASTER_ALLOC] = "master.alloc",
+    [BD_FAULT_MASTER_ALIGN] = "master.memalign",
     [BD_FAULT_NET_SEND] = "net.send",
     [BD_FAULT_NET_RECV] = "net.recv",
     [BD_FAULT_RPC_DIE] = "rpc.die",
@@ -183,7 +184,7 @@ int bd_fault_arm(const char *spec, char *err, size_t errlen)
                      bd_fault_names[site], num);
             return -1;
         }
-        int code = site == BD_FAULT_MASTER_ALLOC ? ENOMEM : EIO;
+        int code = site == BD_FAULT_MASTER_ALLOC || site == BD_FAULT_MASTER_ALIGN ? ENOMEM : EIO;
         if (c2) {
             const char *en = c2 + 1;
             code = 0;

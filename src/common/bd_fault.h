@@ -13,7 +13,7 @@
  *   nth     the call to fail, counted per process from 1; "nth+" fails
  *           that call and every later one (storage that stays broken)
  *   errno   a name (EIO, ENOSPC, ...) or a number; default EIO (ENOMEM for
- *           master.alloc).  rpc.die ignores it: the rank kills itself.
+ *           master.alloc and master.memalign).  rpc.die ignores it: the rank kills itself.
  * Several specs may be given, separated by commas.  Each hit writes one
  * line "bdmpi-fault: injected E into call N of SITE (pid P)" to stderr, so
  * a test driver knows the fault was reached.
@@ -41,6 +41,7 @@ typedef enum {
     BD_FAULT_IO_READ,       /* MPI-IO: each pread of a data access */
     BD_FAULT_IO_RESIZE,     /* MPI-IO: ftruncate/posix_fallocate of set_size, preallocate */
     BD_FAULT_MASTER_ALLOC,  /* the master's malloc, calloc, realloc */
+    BD_FAULT_MASTER_ALIGN,  /* the master's posix_memalign (buffers for direct I/O) */
     BD_FAULT_NET_SEND,      /* the master's sends to other nodes' masters */
     BD_FAULT_NET_RECV,      /* the master's receives from other nodes' masters */
     BD_FAULT_RPC_DIE,       /* a rank kills itself (SIGKILL) after posting its nth request */

@@ -9,8 +9,8 @@
  * the size and the errno, and every rank is killed.  posix_memalign is the
  * exception: some of its callers (a piece's last bytes, a read ahead) have
  * a fallback, so it fails as usual, and those without one call
- * bdr_master_oom themselves.  Each of them is the fault site master.alloc
- * (bd_fault.h). */
+ * bdr_master_oom themselves.  The fault sites (bd_fault.h): master.alloc
+ * for malloc, calloc and realloc, master.memalign for posix_memalign. */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -72,6 +72,6 @@ void *__wrap_realloc(void *p, size_t n)
 
 int __wrap_posix_memalign(void **p, size_t align, size_t n)
 {
-    int e = injected();
+    int e = BD_FAULT_HIT(BD_FAULT_MASTER_ALIGN);
     return e ? e : __real_posix_memalign(p, align, n);
 }

@@ -37,7 +37,8 @@ done
 exe=$1; prog=$2
 limit=${BDMPI_FAULT_LIMIT:-60}
 all_sites="mem.open mem.pwrite mem.pread mem.fallocate mem.ftruncate spill.open spill.write
-  spill.read io.open io.write io.read io.resize master.alloc rpc.die net.send net.recv"
+  spill.read io.open io.write io.read io.resize master.alloc master.memalign rpc.die net.send
+  net.recv"
 [ -n "$sites" ] || sites=$all_sites
 have_nodes=0
 if command -v mpiexec.mpich >/dev/null 2>&1 || [ -n "${BDMPI_MPIEXEC:-}" ]; then have_nodes=1; fi
@@ -57,7 +58,8 @@ call_re() {
     io.write) echo "MPI_File_write" ;;
     io.read) echo "MPI_File_read" ;;
     io.resize) echo "MPI_File_set_size" ;;
-    master.alloc) echo "malloc|calloc|realloc|posix_memalign" ;;
+    master.alloc) echo "malloc|calloc|realloc" ;;
+    master.memalign) echo "posix_memalign" ;;
     net.send) echo "MPI_Isend" ;;
     net.recv) echo "MPI_Imrecv" ;;
     rpc.die) echo "was killed by signal 9" ;;
@@ -65,7 +67,7 @@ call_re() {
 }
 err_re() {
   case "$1" in
-    master.alloc) echo "Cannot allocate memory|ENOMEM" ;;
+    master.*) echo "Cannot allocate memory|ENOMEM" ;;
     net.*) echo "MPI" ;;
     rpc.die) echo "signal 9" ;;
     *) echo "Input/output error|EIO" ;;
