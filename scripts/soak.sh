@@ -75,9 +75,9 @@ for ((i = 1; i <= runs; i++)); do
   kill_what=""
   if [ $((RANDOM % 100)) -lt "$killpct" ]; then
     sleep "0.$((RANDOM % 10))$((RANDOM % 10))"
-    # the job's processes (not timeout, which only watches it)
+    # the job's processes (not env/timeout, which only watch it)
     pids=$(for p in $(grep -lsa "BDMPI_TEST_TAG=$tag" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
-      [ "$(cat /proc/$p/comm 2>/dev/null)" != timeout ] && echo $p
+      case "$(cat /proc/$p/comm 2>/dev/null)" in env | timeout | "") ;; *) echo $p ;; esac
     done)
     launcher=$(for p in $pids; do [ "$(cat /proc/$p/comm 2>/dev/null)" = bdmpiexec ] && echo $p; done | head -1)
     if [ -n "$pids" ]; then
