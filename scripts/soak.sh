@@ -91,7 +91,8 @@ for ((i = 1; i <= runs; i++)); do
       fi
     fi
   fi
-  wait $job
+  # (timeout re-raises the signal that killed the job: no notice of it)
+  { wait $job; } 2>/dev/null
   rc=$?
   took=$((SECONDS - started))
   [ -n "$kill_what" ] && killed=$((killed + 1))
