@@ -591,10 +591,14 @@ static void pump(alloc_t *a)
                         a->ra_end = a->ra_next;
                     break;
                 }
-                /* an unload or discard meanwhile ends or moves the stream */
+                /* an unload or discard meanwhile ends or moves the stream;
+                 * a discard may also have dropped the stored copy of
+                 * [i, j) (the run would read a hole, which the CRC32C
+                 * check takes for corrupted data: fault.sh's soak, LRLW on
+                 * uffd) */
                 int changed = i < a->ra_next || j > a->ra_end;
                 for (size_t x = i; x < j && !changed; x++)
-                    if (a->st[x] & (SB_RES | SB_LOADING))
+                    if ((a->st[x] & (SB_RES | SB_LOADING)) || (a->st[x] & SB_DISK) != d)
                         changed = 1;
                 if (changed && (i < a->ra_next || j > a->ra_end)) {
                     G.rel_pending += need;
