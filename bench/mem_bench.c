@@ -55,6 +55,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "bd_crc.h"
 #include "bd_mem.h"
 
 #ifndef MEM_BENCH_BUILD_TYPE
@@ -101,6 +102,7 @@ static const char *opt_parent;
 static const char *opt_csv;
 static size_t opt_chunk;
 static int opt_predict;       /* bd_mem_config_t.predict: 0 default, 1 on, -1 off */
+static int opt_verify;        /* bd_mem_config_t.verify: 0 on (default), -1 off */
 static bd_mem_wp_t opt_wp;    /* bd_mem_config_t.wp */
 static int sbma_predict = -1; /* bd_mem_stats.predict */
 static int use_strat[NSTRAT] = {1, 1, 1};
@@ -717,6 +719,7 @@ static void sbma_round(int si, int ti, int bi, int r)
     cfg.strategy = strat_val[si];
     cfg.track = track_val[ti];
     cfg.predict = opt_predict;
+    cfg.verify = opt_verify;
     cfg.wp = opt_wp;
     cfg.share = dd_region(ti);
     cfg.share_len = cfg.share ? DD_BYTES : 0;
@@ -971,6 +974,50 @@ static const char *fs_name(long type)
     }
 }
 
+/* The CRC32C every sbpage read back is checked with (bd_mem_config_t.verify),
+ * against memcpy of the same bytes: GB/s of each, measured alternately in
+ * 7 rounds over a 32 MiB buffer (median), so that other load on the machine
+ * hits both alike.  Their ratio is the check's cost per byte in units of a
+ * copy, which is what a reload costs the CPU at least. */
+static double g_crc_gbs, g_copy_gbs;
+static void crc_speed(void)
+{
+    size_t n = 32 * MIB;
+    uint8_t *a = map_anon(n), *b = map_anon(n);
+    if (!a || !b)
+        return;
+    memset(a, 0x5a, n);
+    memset(b, 0, n);
+    double tc[7], tm[7];
+    uint32_t sink = 0;
+    for (int r = 0; r < 7; r++) {
+        double t0 = now();
+        sink ^= bd_crc32c(0, a, n);
+        double t1 = now();
+        memcpy(b, a, n);
+        double t2 = now();
+        tc[r] = t1 - t0;
+        tm[r] = t2 - t1;
+        sink ^= b[r];
+    }
+    for (int i = 0; i < 7; i++) /* sort both (insertion), take the middles */
+        for (int j = i; j > 0 && tc[j] < tc[j - 1]; j--) {
+            double x = tc[j];
+            tc[j] = tc[j - 1];
+            tc[j - 1] = x;
+        }
+    for (int i = 0; i < 7; i++)
+        for (int j = i; j > 0 && tm[j] < tm[j - 1]; j--) {
+            double x = tm[j];
+            tm[j] = tm[j - 1];
+            tm[j - 1] = x;
+        }
+    g_crc_gbs = (double)n / tc[3] / 1e9;
+    g_copy_gbs = (double)n / tm[3] / 1e9 + (sink == 0xffffffffu ? 1e-12 : 0);
+    munmap(a, n);
+    munmap(b, n);
+}
+
 static void print_report(double elapsed)
 {
     char sz[32], ch[32];
@@ -1024,9 +1071,16 @@ static void print_report(double elapsed)
         else if (track_state[ti] == -1)
             printf(" %s unavailable", track_name[ti]);
     }
-    printf("\n- write prediction (bd_mem_config_t.predict): %s\n\n", sbma_predict == 1   ? "on"
-                                                                     : sbma_predict == 0 ? "off"
-                                                                                         : "?");
+    printf("\n- write prediction (bd_mem_config_t.predict): %s\n", sbma_predict == 1   ? "on"
+                                                                   : sbma_predict == 0 ? "off"
+                                                                                       : "?");
+    printf("- CRC32C check of what is read back (bd_mem_config_t.verify): %s\n\n",
+           opt_verify < 0 ? "off" : "on");
+    if (g_crc_gbs > 0)
+        printf("- CRC32C (%s): %.2f GB/s, memcpy of the same 32 MiB %.2f GB/s, alternately "
+               "(median of 7): the check costs %.2f copies per byte\n\n",
+               bd_crc32c_hw() ? "crc32 instruction" : "tables", g_crc_gbs, g_copy_gbs,
+               g_copy_gbs / g_crc_gbs);
     print_table(stdout);
     printf("\nCells: GB/s (10^9 bytes/s) over the allocation, and in parentheses the ratio to the "
            "reference:\n"
@@ -1071,6 +1125,8 @@ static void usage(FILE *f)
         "      --chunk SIZE      LRLW load chunk (bd_mem_config_t.chunk; default 0 = 64 KiB)\n"
         "      --predict on|off  write prediction (bd_mem_config_t.predict; default: the "
         "manager's)\n"
+        "      --verify on|off   CRC32C check of what is read back (bd_mem_config_t.verify; "
+        "default on)\n"
         "      --wp async|sync   uffd write tracking (bd_mem_config_t.wp; default: sync from 1M "
         "sbpages up)\n"
         "  -h, --help\n",
@@ -1079,19 +1135,14 @@ static void usage(FILE *f)
 
 int main(int argc, char **argv)
 {
-    static const struct option lopts[] = {{"size", required_argument, NULL, 's'},
-                                          {"quick", no_argument, NULL, 'q'},
-                                          {"dir", required_argument, NULL, 'd'},
-                                          {"reps", required_argument, NULL, 'r'},
-                                          {"csv", required_argument, NULL, 'C'},
-                                          {"strategies", required_argument, NULL, 'S'},
-                                          {"tracks", required_argument, NULL, 'T'},
-                                          {"sbpages", required_argument, NULL, 'B'},
-                                          {"chunk", required_argument, NULL, 'c'},
-                                          {"help", no_argument, NULL, 'h'},
-                                          {"predict", required_argument, NULL, 'P'},
-                                          {"wp", required_argument, NULL, 'W'},
-                                          {NULL, 0, NULL, 0}};
+    static const struct option lopts[] = {
+        {"size", required_argument, NULL, 's'},    {"quick", no_argument, NULL, 'q'},
+        {"dir", required_argument, NULL, 'd'},     {"reps", required_argument, NULL, 'r'},
+        {"csv", required_argument, NULL, 'C'},     {"strategies", required_argument, NULL, 'S'},
+        {"tracks", required_argument, NULL, 'T'},  {"sbpages", required_argument, NULL, 'B'},
+        {"chunk", required_argument, NULL, 'c'},   {"help", no_argument, NULL, 'h'},
+        {"predict", required_argument, NULL, 'P'}, {"wp", required_argument, NULL, 'W'},
+        {"verify", required_argument, NULL, 'V'},  {NULL, 0, NULL, 0}};
     int size_given = 0, c;
     t_begin = now();
     g_page = (size_t)sysconf(_SC_PAGESIZE);
@@ -1121,6 +1172,14 @@ int main(int argc, char **argv)
                 opt_predict = -1;
             else {
                 fprintf(stderr, "mem_bench: --predict must be on or off\n");
+                return 2;
+            }
+            break;
+        case 'V':
+            if (!strcmp(optarg, "on") || !strcmp(optarg, "off")) {
+                opt_verify = !strcmp(optarg, "on") ? 0 : -1;
+            } else {
+                fprintf(stderr, "mem_bench: --verify must be on or off\n");
                 return 2;
             }
             break;
@@ -1273,6 +1332,7 @@ int main(int argc, char **argv)
     if (disk_found)
         disk_found = disk_bytes(&disk_rd1, &disk_wr1) == 0;
     read_loadavg(load_end, sizeof load_end);
+    crc_speed();
     print_report(now() - t_begin);
     if (opt_csv)
         write_csv(opt_csv);

@@ -15,8 +15,9 @@ export ASAN_OPTIONS=${ASAN_OPTIONS:-detect_leaks=0}
 export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 # mpi4py's suite (label mpi4py) takes longer than the suite's budget: it
 # runs on its own (ctest -L mpi4py, or scripts/mpi4py-suite.sh).  So do the
-# tests at full size labelled slow (ctest -L slow; several minutes each).
-extra=(-LE 'mpi4py|slow')
+# tests at full size labelled slow (ctest -L slow; several minutes each)
+# and the full fault-injection sweep (label faults).
+extra=(-LE 'mpi4py|slow|faults')
 # Under the sanitizers, skip what checks something other than BDMPI's memory
 # and UB safety and is already run by the plain suite: the test programs
 # under MPICH, benchmark smoke runs, the build-tool checks, the formatting
@@ -25,6 +26,6 @@ extra=(-LE 'mpi4py|slow')
 # at five shapes (name.SHAPE) the one-rank and 3-rank shapes: -ns 8 -nr 1
 # (the master's paths), -ns 8 -nr 4 (ranks running together) and -nn 2
 # cover the same code.  This keeps CI within its budget.
-[ "${1:-}" = "--sanitize" ] && extra=(-LE 'mpich|bench|tools|scale|mpi4py|slow'
+[ "${1:-}" = "--sanitize" ] && extra=(-LE 'mpich|bench|tools|scale|mpi4py|slow|faults'
   -E '^format\.check$|\.nn3\.|^[A-Za-z0-9_]+\.(ns1\.nr1|ns3\.nr2)$')
 ctest -j"$(nproc)" --output-on-failure --timeout 600 "${extra[@]}"

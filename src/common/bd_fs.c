@@ -1,4 +1,6 @@
 #include "bd_fs.h"
+#include "bd_crc.h"
+#include "bd_fault.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -57,8 +59,12 @@ int bd_fs_remove_tree(const char *dir)
 int bd_fs_spill_create(const char *path, int want_direct, int *direct)
 {
     int flags = O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC;
+    if (BD_FAULT_SYS(BD_FAULT_SPILL_OPEN) < 0)
+        return -errno;
     int fd = want_direct ? open(path, flags | O_DIRECT, 0600) : -1;
     *direct = fd >= 0;
+    if (fd < 0 && want_direct && errno == EINVAL)
+        unlink(path); /* the refused open may have created it (O_EXCL: ours) */
     if (fd < 0 && (!want_direct || errno == EINVAL)) /* not wanted, or no direct I/O there */
         fd = open(path, flags, 0600);
     if (fd < 0)
@@ -79,7 +85,7 @@ int bd_fs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
     const char *p = buf;
     while (len) {
-        ssize_t w = pwrite(fd, p, len, (off_t)off);
+        ssize_t w = BD_FAULT_SYS(BD_FAULT_SPILL_WRITE) ?: pwrite(fd, p, len, (off_t)off);
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
@@ -97,7 +103,7 @@ int bd_fs_pread_zero(int fd, void *buf, size_t len, uint64_t off)
 {
     char *p = buf;
     while (len) {
-        ssize_t r = pread(fd, p, len, (off_t)off);
+        ssize_t r = BD_FAULT_SYS(BD_FAULT_SPILL_READ) ?: pread(fd, p, len, (off_t)off);
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)
@@ -110,5 +116,119 @@ int bd_fs_pread_zero(int fd, void *buf, size_t len, uint64_t off)
         off += (uint64_t)r;
         len -= (size_t)r;
     }
+    return 0;
+}
+
+void bd_fs_ck_init(bd_fs_ck_t *k)
+{
+    memset(k, 0, sizeof *k);
+    k->crc = k->small;
+    k->cap = sizeof k->small / sizeof k->small[0];
+}
+
+void bd_fs_ck_free(bd_fs_ck_t *k)
+{
+    if (k->crc != k->small)
+        free(k->crc);
+    bd_fs_ck_init(k);
+}
+
+static void ck_push(bd_fs_ck_t *k)
+{
+    if (k->n == k->cap) {
+        uint32_t cap = k->cap * 2;
+        uint32_t *n =
+            k->crc == k->small ? malloc(cap * sizeof *n) : realloc(k->crc, cap * sizeof *n);
+        if (!n) {
+            k->failed = 1;
+            return;
+        }
+        if (k->crc == k->small)
+            memcpy(n, k->small, sizeof k->small);
+        k->crc = n;
+        k->cap = cap;
+    }
+    k->crc[k->n++] = k->cur;
+    k->cur = 0;
+}
+
+void bd_fs_ck_add(bd_fs_ck_t *k, const void *p, size_t len)
+{
+    const char *c = p;
+    while (len && !k->failed) {
+        uint64_t in = k->pos % BD_FS_CK_CHUNK;
+        size_t take = BD_FS_CK_CHUNK - in < len ? (size_t)(BD_FS_CK_CHUNK - in) : len;
+        k->cur = bd_crc32c(k->cur, c, take);
+        k->pos += take;
+        c += take;
+        len -= take;
+        if (k->pos % BD_FS_CK_CHUNK == 0)
+            ck_push(k);
+    }
+}
+
+/* The chunks' sums with the one in progress (if any) and the magic. */
+static size_t ck_trailer_len(uint64_t pos)
+{
+    return (size_t)((pos + BD_FS_CK_CHUNK - 1) / BD_FS_CK_CHUNK + 1) * sizeof(uint32_t);
+}
+
+int bd_fs_ck_write(bd_fs_ck_t *k, int fd, uint64_t off)
+{
+    if (k->failed)
+        return -ENOMEM;
+    if (k->pos % BD_FS_CK_CHUNK)
+        ck_push(k);
+    uint32_t magic = BD_FS_CK_MAGIC;
+    int rc = bd_fs_pwrite_all(fd, k->crc, k->n * sizeof *k->crc, off);
+    if (rc == 0)
+        rc = bd_fs_pwrite_all(fd, &magic, sizeof magic, off + k->n * sizeof *k->crc);
+    return rc;
+}
+
+int bd_fs_ck_verify(bd_fs_ck_t *k, int fd, uint64_t off, uint64_t *bad)
+{
+    *bad = 0;
+    if (k->failed)
+        return 0; /* out of memory summing: nothing to compare with (never a false alarm) */
+    if (k->pos % BD_FS_CK_CHUNK)
+        ck_push(k);
+    size_t len = ck_trailer_len(k->pos);
+    uint32_t one[9], *t = len <= sizeof one ? one : malloc(len);
+    if (!t)
+        return 0;
+    int rc = bd_fs_pread_zero(fd, t, len, off);
+    if (rc == 0) {
+        uint32_t n = (uint32_t)(len / sizeof *t) - 1;
+        if (t[n] != BD_FS_CK_MAGIC || n != k->n) {
+            rc = -EBADMSG;
+        } else {
+            for (uint32_t i = 0; i < n; i++)
+                if (t[i] != k->crc[i]) {
+                    *bad = (uint64_t)i * BD_FS_CK_CHUNK;
+                    rc = -EBADMSG;
+                    break;
+                }
+        }
+    }
+    if (t != one)
+        free(t);
+    return rc;
+}
+
+int bd_fs_ck_load(int fd, uint64_t n, uint32_t **out)
+{
+    size_t len = ck_trailer_len(n);
+    uint32_t *t = malloc(len);
+    if (!t)
+        return -ENOMEM;
+    int rc = bd_fs_pread_zero(fd, t, len, n);
+    if (rc == 0 && t[len / sizeof *t - 1] != BD_FS_CK_MAGIC)
+        rc = -EBADMSG;
+    if (rc < 0) {
+        free(t);
+        return rc;
+    }
+    *out = t;
     return 0;
 }

@@ -32,4 +32,37 @@ int bd_fs_reopen_buffered(int fd, int flags);
 int bd_fs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 int bd_fs_pread_zero(int fd, void *buf, size_t len, uint64_t off);
 
+/* Checksums of message spill files (msg-<rank>-<n>): whoever writes one
+ * sums the data as it goes, in chunks of BD_FS_CK_CHUNK bytes, and ends
+ * the file with a trailer after the data: the chunks' CRC32Cs (bd_crc.h),
+ * then BD_FS_CK_MAGIC.  Whoever reads it back sums what it reads the same
+ * way and checks the trailer before the data is used, so that storage
+ * that returns something else than was written is caught ("storage
+ * returned corrupted data ... at offset O in FILE": O is the start of the
+ * chunk that differs).  Data may be added in pieces of any size. */
+#define BD_FS_CK_CHUNK (1u << 20)
+#define BD_FS_CK_MAGIC 0x4b434442u /* "BDCK" */
+typedef struct {
+    uint64_t pos;    /* bytes summed */
+    uint32_t cur;    /* CRC32C of the chunk in progress */
+    uint32_t n, cap; /* chunks finished; room in crc */
+    uint32_t *crc;   /* the finished chunks' CRC32Cs: small, or malloc'd */
+    uint32_t small[8];
+    int failed; /* out of memory: the sums are incomplete */
+} bd_fs_ck_t;
+void bd_fs_ck_init(bd_fs_ck_t *k);
+void bd_fs_ck_add(bd_fs_ck_t *k, const void *p, size_t len);
+void bd_fs_ck_free(bd_fs_ck_t *k);
+/* Write the trailer at offset off (the end of the data).  0 or -errno. */
+int bd_fs_ck_write(bd_fs_ck_t *k, int fd, uint64_t off);
+/* Compare with the trailer of fd, whose data ends at off (all of it must
+ * have been added).  0 when it matches, -EBADMSG with *bad set to the
+ * offset of the first chunk that differs (0 when the trailer itself is
+ * missing or damaged), or another -errno when it cannot be read. */
+int bd_fs_ck_verify(bd_fs_ck_t *k, int fd, uint64_t off, uint64_t *bad);
+/* The recorded checksums of a spill file whose data is n bytes (one per
+ * BD_FS_CK_CHUNK from 0), for a reader that checks chunk by chunk: a
+ * malloc'd array in *out.  0, -EBADMSG (no valid trailer) or -errno. */
+int bd_fs_ck_load(int fd, uint64_t n, uint32_t **out);
+
 #endif

@@ -125,6 +125,14 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                       "messages and storage bandwidth (with -nn > 1 each node writes FILE.nodeK, "
                       "merged into FILE when all are readable here)"},
     [BD_OPT_VERBOSE] = {"verbose", BD_OPT_INT, "0", 0, 2, "log level: 0 errors, 1 info, 2 debug"},
+    [BD_OPT_FAULT] =
+        {"fault", BD_OPT_STR, NULL, 0, 0,
+         "fault injection, for tests: SITE:N[:ERRNO] makes the Nth call at SITE "
+         "fail in every process of the job (N+: that one and all after), with "
+         "ERRNO (default EIO); comma-separated for several; sites: mem.open, "
+         "mem.pwrite, mem.pread, mem.fallocate, mem.ftruncate, spill.open, "
+         "spill.write, spill.read, io.open, io.write, io.read, io.resize, "
+         "master.alloc, master.memalign, net.send, net.recv, rpc.die (docs/design.md, \"Faults\")"},
     [BD_OPT_GENV] = {"genv", BD_OPT_ENV, NULL, 0, 0,
                      "set the environment variable NAME to VALUE for the ranks (MPICH's "
                      "-genv; also -genv NAME=VALUE); may be repeated"},

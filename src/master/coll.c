@@ -299,7 +299,10 @@ static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep)
     if (total > g_m.hdr->job.msg_threshold && !is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT) {
         void *d = NULL;
         uint64_t len = (total + BD_FS_DIO_ALIGN - 1) & ~(uint64_t)(BD_FS_DIO_ALIGN - 1);
-        p->data = posix_memalign(&d, BD_FS_DIO_ALIGN, len) ? NULL : d;
+        int rc = posix_memalign(&d, BD_FS_DIO_ALIGN, len);
+        if (rc) /* not a bad segment of the rank's: the master's memory */
+            bdr_master_oom("posix_memalign", len, rc);
+        p->data = d;
     } else {
         p->data = malloc(total);
     }
@@ -365,7 +368,8 @@ int bdr_coll_piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, co
     return 0;
 }
 
-static int piece_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_t len)
+/* world: the rank that reads it (for messages). */
+static int piece_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_t len, int world)
 {
     if (!len)
         return 0;
@@ -374,7 +378,10 @@ static int piece_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint
         return 0;
     }
     int rc = bdr_stage_read(c, p, off, dst, len);
-    if (rc < 0)
+    if (rc == -EBADMSG)
+        bdr_master_fail(1, "storage returned corrupted data for rank %d %s (%s data)", world,
+                        bdr_stage_bad(), bdr_coll_call_name(&c->d));
+    else if (rc < 0)
         bdr_master_fail(1, "cannot read %u bytes of %s data from the spill file in %s: %s", len,
                         bdr_coll_call_name(&c->d), g_m.jobdir, strerror(-rc));
     return rc;
@@ -785,7 +792,7 @@ static void coll_get(slave_t *s)
             mismatch = 1;
         if (segs[i].total && used <= g_m.hdr->window && segs[i].off + segs[i].len > avail) {
             uint64_t have = segs[i].off < avail ? avail - segs[i].off : 0;
-            if (have && piece_read(c, p, segs[i].off, out, have) < 0)
+            if (have && piece_read(c, p, segs[i].off, out, have, s->world) < 0)
                 return;
             memset(out + have, 0, segs[i].len - have);
             out += segs[i].len;
@@ -800,7 +807,7 @@ static void coll_get(slave_t *s)
                             segs[i].peer);
             return;
         }
-        if (piece_read(c, p, segs[i].off, out, segs[i].len) < 0)
+        if (piece_read(c, p, segs[i].off, out, segs[i].len, s->world) < 0)
             return;
         out += segs[i].len;
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLL_BYTES_DOWN], segs[i].len,

@@ -52,6 +52,12 @@ int bdr_stage_store(coll_t *c, piece_t *p, char *data);
 uint64_t bdr_stage_writing_bytes(void);
 /* Read len bytes at off of piece p; 0 or -errno. */
 int bdr_stage_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_t len);
+/* After bdr_stage_read or a write failed with -EBADMSG (storage gave back
+ * other bytes than were written): "at offset O in FILE". */
+const char *bdr_stage_bad(void);
+/* The checksums of p's blocks in c's file (for bdr_node_send_file), after
+ * bdr_stage_ship_fd; malloc'd. */
+uint32_t *bdr_stage_piece_ck(coll_t *c, const piece_t *p);
 /* A descriptor of c's file for readers that do not align (node.c ships
  * whole pieces to other nodes from it); -errno on failure. */
 int bdr_stage_ship_fd(coll_t *c);

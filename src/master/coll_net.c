@@ -39,7 +39,8 @@ static void ship_piece(coll_t *c, int dst, int what, int idx, const piece_t *p)
     if (p->in_file) {
         h.a[7] = 1;
         h.u[5] = p->total;
-        bdr_node_send_file(dst, &h, bdr_stage_ship_fd(c), p->file_off, p->total, NULL);
+        int fd = bdr_stage_ship_fd(c); /* its writes are on storage: so are their sums */
+        bdr_node_send_file(dst, &h, fd, p->file_off, p->total, NULL, bdr_stage_piece_ck(c, p));
     } else {
         bdr_node_send(dst, &h, p->data, p->data ? p->filled : 0);
     }

@@ -69,6 +69,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bd_crc.h"
 #include "bd_fs.h"
 #include "bd_log.h"
 #include "coll.h"
@@ -94,12 +95,18 @@ static uint64_t up(uint64_t x) { return (x + ALIGN - 1) & ~(uint64_t)(ALIGN - 1)
 static uint64_t down(uint64_t x) { return x & ~(uint64_t)(ALIGN - 1); }
 static uint64_t min64(uint64_t a, uint64_t b) { return a < b ? a : b; }
 
-/* A spill file of one instance. */
+/* A spill file of one instance.  ck: the CRC32C of each block of the
+ * file as written (issue 18), recorded when its write is queued (a job's
+ * buffer does not change after) and checked wherever blocks are read back
+ * (the read cache, reads ahead, patches); a block never written reads as
+ * zeros and is expected so. */
 typedef struct sfile {
     struct sfile *next;
     coll_t *c;
     int direct;
     int ship_fd; /* buffered descriptor for node.c, or -1 */
+    uint32_t *ck;
+    uint64_t nck;
 } sfile_t;
 
 /* A piece being written in order: bytes [base, pos) of it are in buf. */
@@ -173,6 +180,7 @@ typedef struct rjob {
     int fd;
     int state, rc;
     uint64_t served; /* piece bytes given to GETs */
+    int checked;     /* its blocks were checked against the file's checksums */
 } rjob_t;
 static rjob_t *g_reads;
 static uint64_t g_ra_bytes; /* buffers of reads ahead (also in g_buf_bytes) */
@@ -183,8 +191,9 @@ static char *buf_get(void)
     if (g_npool)
         return g_pool[--g_npool];
     void *b = NULL;
-    if (posix_memalign(&b, ALIGN, STAGE_BUF))
-        return NULL;
+    int rc = posix_memalign(&b, ALIGN, STAGE_BUF);
+    if (rc)
+        bdr_master_oom("posix_memalign", STAGE_BUF, rc);
     g_buf_bytes += STAGE_BUF;
     return b;
 }
@@ -207,6 +216,65 @@ static sfile_t *file_of(const coll_t *c)
         if (f->c == c)
             return f;
     return NULL;
+}
+
+static uint32_t zero_ck(void)
+{
+    static uint32_t z;
+    static int done;
+    if (!done) {
+        static const char zeros[ALIGN];
+        z = bd_crc32c(0, zeros, ALIGN);
+        done = 1;
+    }
+    return z;
+}
+
+/* len bytes of buf (whole blocks) are written at off of f's file. */
+static void ck_note(sfile_t *f, const char *buf, uint64_t len, uint64_t off)
+{
+    uint64_t b0 = off / ALIGN, nb = len / ALIGN;
+    if (b0 + nb > f->nck) {
+        uint64_t n = (b0 + nb) * 2;
+        uint32_t *t = realloc(f->ck, n * sizeof *t); /* never NULL: src/master/oom.c */
+        for (uint64_t i = f->nck; i < n; i++)
+            t[i] = zero_ck();
+        f->ck = t;
+        f->nck = n;
+    }
+    for (uint64_t k = 0; k < nb; k++)
+        f->ck[b0 + k] = bd_crc32c(0, buf + k * ALIGN, ALIGN);
+}
+
+static char g_bad[BD_PATH_MAX + 128]; /* where the last mismatch was */
+
+const char *bdr_stage_bad(void) { return g_bad; }
+
+uint32_t *bdr_stage_piece_ck(coll_t *c, const piece_t *p)
+{
+    const sfile_t *f = file_of(c);
+    uint64_t nb = up(p->total) / ALIGN, b0 = p->file_off / ALIGN;
+    uint32_t *t = malloc((nb ? nb : 1) * sizeof *t);
+    for (uint64_t k = 0; k < nb; k++)
+        t[k] = f && b0 + k < f->nck ? f->ck[b0 + k] : zero_ck();
+    return t;
+}
+
+/* len bytes (whole blocks) just read from off of c's file are what was
+ * written there: 0, or -EBADMSG with g_bad saying where. */
+static int ck_check(const coll_t *c, const sfile_t *f, const char *buf, uint64_t len, uint64_t off)
+{
+    for (uint64_t k = 0; k < len / ALIGN; k++) {
+        uint64_t b = off / ALIGN + k;
+        uint32_t want = b < f->nck ? f->ck[b] : zero_ck();
+        if (bd_crc32c(0, buf + k * ALIGN, ALIGN) != want) {
+            snprintf(g_bad, sizeof g_bad, "at offset %llu in %s/coll-%d-%llu",
+                     (unsigned long long)(b * ALIGN), g_m.jobdir, c->ctx,
+                     (unsigned long long)c->seq);
+            return -EBADMSG;
+        }
+    }
+    return 0;
 }
 
 static writer_t *writer_of(const piece_t *p)
@@ -470,6 +538,7 @@ static int submit(coll_t *c, const piece_t *p, uint64_t poff, uint64_t n, char *
                  .writer = writer,
                  .state = J_QUEUED};
     cache_drop(c, off, off + len);
+    ck_note(file_of(c), buf, len, off);
     g_flight += pooled ? STAGE_BUF : len;
     if (writer)
         g_flight_wr += pooled ? STAGE_BUF : len;
@@ -509,6 +578,7 @@ static const job_t *job_at(const coll_t *c, const piece_t *p, uint64_t off)
 static int file_write(coll_t *c, sfile_t *f, const char *buf, uint64_t len, uint64_t off)
 {
     cache_drop(c, off, off + len);
+    ck_note(f, buf, len, off);
     int rc = bd_fs_pwrite_all(c->fd, buf, len, off);
     if (rc < 0 && fall_back(c, f, rc))
         rc = bd_fs_pwrite_all(c->fd, buf, len, off);
@@ -520,7 +590,7 @@ static int file_read(coll_t *c, sfile_t *f, char *buf, uint64_t len, uint64_t of
     int rc = bd_fs_pread_zero(c->fd, buf, len, off);
     if (rc < 0 && fall_back(c, f, rc))
         rc = bd_fs_pread_zero(c->fd, buf, len, off);
-    return rc;
+    return rc < 0 ? rc : ck_check(c, f, buf, len, off);
 }
 
 static rjob_t *ra_of(const coll_t *c, const piece_t *p)
@@ -726,6 +796,12 @@ int bdr_stage_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint32_
         while (r->state != J_DONE)
             pthread_cond_wait(&g_io.done, &g_io.mu);
         pthread_mutex_unlock(&g_io.mu);
+        if (r->rc == 0 && !r->checked) {
+            r->rc = ck_check(c, f, r->buf, r->len, p->file_off);
+            r->checked = 1;
+            if (r->rc == -EBADMSG)
+                return r->rc;
+        }
         if (r->rc == 0 && off + len <= p->total) {
             memcpy(dst, r->buf + off, len);
             g_ra_hits += len;
@@ -819,6 +895,7 @@ void bdr_stage_close(coll_t *c)
         *pp = f->next;
         if (f->ship_fd >= 0)
             close(f->ship_fd);
+        free(f->ck);
         free(f);
     }
     if (c->fd >= 0)

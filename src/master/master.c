@@ -31,7 +31,8 @@ double bdr_master_now(void)
 
 void bdr_master_kill_all(void)
 {
-    for (int i = 0; i < g_m.ns; i++) {
+    /* also before the table exists (an allocation failed making it) */
+    for (int i = 0; g_m.slaves && i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         if (!s->exited && s->pid > 0)
             kill(s->pid, SIGKILL);

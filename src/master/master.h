@@ -9,6 +9,7 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "bd_fault.h"
 #include "bd_ipc.h"
 #include "bd_mbox.h"
 #include "bd_options.h"
@@ -205,6 +206,9 @@ void bdr_affinity_setup(void);
 double bdr_master_now(void);
 /* SIGKILL every live rank of this node. */
 void bdr_master_kill_all(void);
+/* oom.c: an allocation of n bytes by fn failed with err: end the job with a
+ * message (the master's policy: it never goes on without its memory). */
+_Noreturn void bdr_master_oom(const char *fn, size_t n, int err);
 /* Start process s (a free slot, set up) running path with argv, in wdir
  * (NULL: ours): 0, or -1 with err set when it could not be started (the
  * exec's failure is known before this returns). */
@@ -262,9 +266,13 @@ int bdr_node_of_world(int world);
 /* Queue header h and len bytes of data (copied) for node dst. */
 void bdr_node_send(int dst, const struct bdr_net_hdr *h, const void *data, size_t len);
 /* Queue h, then `total` bytes of fd from file_base in chunks (fd is dup'ed;
- * unlink_path, if any, is removed once sent). */
+ * unlink_path, if any, is removed once sent).  Each chunk is checked before
+ * it leaves against the checksums of what was written: a message spill
+ * file's trailer (unlink_path set), or blk_ck (a collective spill file's
+ * piece: the CRC32C of each BD_FS_DIO_ALIGN block from file_base, the last
+ * one with its zero padding; taken over, NULL: none). */
 void bdr_node_send_file(int dst, const struct bdr_net_hdr *h, int fd, uint64_t file_base,
-                        uint64_t total, const char *unlink_path);
+                        uint64_t total, const char *unlink_path, uint32_t *blk_ck);
 /* A collective item of `total` bytes described by h arrives in chunks next. */
 void bdr_node_expect_chunks(const struct bdr_net_hdr *h, uint64_t total);
 /* A send of local rank s to a rank of another node (its data from s's window

@@ -15,6 +15,8 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bd_crc.h"
+#include "bd_fs.h"
 #include "bd_log.h"
 #include "master.h"
 #include "net.h"
@@ -31,6 +33,8 @@ typedef struct xfer {
     uint64_t file_base, total, off;
     int header_sent;
     char unlink_path[BD_PATH_MAX + 64]; /* removed when sent (a slave's spill file) */
+    uint32_t *ck;     /* recorded checksums: a spill file's, one per chunk (bd_fs.h), */
+    uint32_t *blk_ck; /* or a collective piece's, one per block of BD_FS_DIO_ALIGN */
 } xfer_t;
 
 typedef struct incoming {
@@ -40,6 +44,7 @@ typedef struct incoming {
     int fd;
     msg_t *msg; /* p2p message being received */
     int dst_world;
+    bd_fs_ck_t ck; /* its spill file's checksums, written after the data */
 } incoming_t;
 
 static xfer_t **g_q_head, **g_q_tail;
@@ -107,11 +112,14 @@ void bdr_node_send(int dst, const bdr_net_hdr_t *h, const void *data, size_t len
 /* Send `total` bytes of fd from file_base on, in chunks, after header h
  * (which must have BD_NH_LARGE set and u[5] = total).  The fd is dup'ed. */
 void bdr_node_send_file(int dst, const bdr_net_hdr_t *h, int fd, uint64_t file_base, uint64_t total,
-                        const char *unlink_path)
+                        const char *unlink_path, uint32_t *blk_ck)
 {
     xfer_t *x = xfer_new(h);
-    if (!x)
+    if (!x) {
+        free(blk_ck);
         return;
+    }
+    x->blk_ck = blk_ck;
     x->fd = dup(fd);
     if (x->fd < 0) {
         free(x);
@@ -123,6 +131,31 @@ void bdr_node_send_file(int dst, const bdr_net_hdr_t *h, int fd, uint64_t file_b
     if (unlink_path)
         snprintf(x->unlink_path, sizeof x->unlink_path, "%s", unlink_path);
     enqueue(dst, x);
+}
+
+/* A collective piece's chunk of n bytes at x->off, just read: do its
+ * blocks match the sums recorded when they were written?  The last block
+ * of the piece is summed with its padding (zeros written after the piece),
+ * read from the file.  On a mismatch, *bad: the block's offset in the
+ * piece. */
+static int blocks_differ(const xfer_t *x, const char *chunk, uint64_t n, uint64_t *bad)
+{
+    const uint64_t B = BD_FS_DIO_ALIGN;
+    for (uint64_t k = 0; k < n; k += B) {
+        uint64_t part = n - k < B ? n - k : B;
+        uint32_t crc = bd_crc32c(0, chunk + k, part);
+        if (part < B) {
+            char pad[BD_FS_DIO_ALIGN];
+            if (bd_pread_full(x->fd, pad, B - part, x->file_base + x->off + k + part) < 0)
+                memset(pad, 0xff, B - part); /* unreadable: it cannot match */
+            crc = bd_crc32c(crc, pad, B - part);
+        }
+        if (crc != x->blk_ck[(x->off + k) / B]) {
+            *bad = x->off + k;
+            return 1;
+        }
+    }
+    return 0;
 }
 
 static int counted_send(int dst, const bdr_net_hdr_t *h, const void *p, size_t len)
@@ -145,6 +178,13 @@ static void progress_out(void)
                 }
             } else {
                 if (!x->header_sent) {
+                    /* a spill file is checked chunk by chunk before it leaves */
+                    int rc = x->unlink_path[0] ? bd_fs_ck_load(x->fd, x->total, &x->ck) : 0;
+                    if (rc < 0) {
+                        bdr_master_fail(1, "cannot read the checksums of spill file %s: %s",
+                                        x->unlink_path, strerror(-rc));
+                        return;
+                    }
                     if (counted_send(dst, &x->h, NULL, 0) < 0) {
                         bdr_master_fail(1, "cannot send to the master of node %d", dst);
                         return;
@@ -163,11 +203,29 @@ static void progress_out(void)
                         bdr_master_fail(1, "master out of memory");
                         return;
                     }
-                    int rc = bd_pread_full(x->fd, chunk, n, x->file_base + x->off);
+                    int rc = BD_FAULT_NEG(BD_FAULT_SPILL_READ)
+                                 ?: bd_pread_full(x->fd, chunk, n, x->file_base + x->off);
                     if (rc < 0) {
                         bdr_net_free_buf(chunk);
                         bdr_master_fail(1, "cannot read %llu bytes to send to node %d: %s",
                                         (unsigned long long)n, dst, strerror(-rc));
+                        return;
+                    }
+                    uint64_t bad = 0;
+                    if (x->ck && bd_crc32c(0, chunk, n) != x->ck[x->off / BDR_NODE_CHUNK]) {
+                        bdr_net_free_buf(chunk);
+                        bdr_master_fail(1,
+                                        "storage returned corrupted data for rank %d at offset "
+                                        "%llu in %s",
+                                        x->h.a[3], (unsigned long long)x->off, x->unlink_path);
+                        return;
+                    }
+                    if (x->blk_ck && blocks_differ(x, chunk, n, &bad)) {
+                        bdr_net_free_buf(chunk);
+                        bdr_master_fail(1,
+                                        "storage returned corrupted data for collective data to "
+                                        "send to node %d at offset %llu in a spill file in %s",
+                                        dst, (unsigned long long)(x->file_base + bad), g_m.jobdir);
                         return;
                     }
                     bdr_net_hdr_t ch = {.type = BDR_NH_CHUNK, .src_node = g_m.node};
@@ -190,6 +248,8 @@ static void progress_out(void)
                 g_q_tail[dst] = NULL;
             g_inline_queued -= x->inline_len;
             free(x->inline_data);
+            free(x->ck);
+            free(x->blk_ck);
             free(x);
         }
     }
@@ -212,7 +272,7 @@ void bdr_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id)
     if (r->flags & BD_SEND_FILE) {
         char path[BD_PATH_MAX + 64];
         bd_spill_path(path, sizeof path, g_m.jobdir, s->world, (uint64_t)r->arg[0]);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        int fd = BD_FAULT_SYS(BD_FAULT_SPILL_OPEN) ?: open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0) {
             bdr_master_fail(1, "cannot open spill file %s of rank %d: %s", path, s->world,
                             strerror(errno));
@@ -221,7 +281,7 @@ void bdr_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id)
         h.a[5] = 1;
         h.u[2] = (uint64_t)r->arg[0];
         h.u[5] = r->nbytes;
-        bdr_node_send_file(dst_node, &h, fd, 0, r->nbytes, path);
+        bdr_node_send_file(dst_node, &h, fd, 0, r->nbytes, path, NULL);
         close(fd);
     } else {
         bdr_node_send(dst_node, &h, s->win, r->nbytes);
@@ -258,7 +318,8 @@ static void recv_msg(bdr_net_msg_t *nm)
         m->in_file = 1;
         m->file_num = h->u[2];
         bd_spill_path(path, sizeof path, g_m.jobdir, m->src_world, m->file_num);
-        in->fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        in->fd = BD_FAULT_SYS(BD_FAULT_SPILL_OPEN)
+                     ?: open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (in->fd < 0) {
             free(m);
             bdr_master_fail(1, "cannot create spill file %s for a %llu-byte message: %s", path,
@@ -266,12 +327,14 @@ static void recv_msg(bdr_net_msg_t *nm)
             return;
         }
         in->active = 1;
+        bd_fs_ck_init(&in->ck);
         in->h = *h;
         in->total = h->u[5];
         in->got = 0;
         in->msg = m;
         in->dst_world = dst;
         if (in->total == 0) {
+            bd_fs_ck_write(&in->ck, in->fd, 0);
             close(in->fd);
             in->active = 0;
             bdr_msg_deliver(dst, m);
@@ -303,7 +366,9 @@ static void recv_chunk(bdr_net_msg_t *nm)
         return;
     }
     if (in->msg) {
-        int rc = bd_pwrite_full(in->fd, nm->payload, nm->len, in->got);
+        bd_fs_ck_add(&in->ck, nm->payload, nm->len);
+        int rc = BD_FAULT_NEG(BD_FAULT_SPILL_WRITE)
+                     ?: bd_pwrite_full(in->fd, nm->payload, nm->len, in->got);
         if (rc < 0) {
             bdr_master_fail(1, "cannot write %zu bytes of a message to %s: %s", nm->len, g_m.jobdir,
                             strerror(-rc));
@@ -316,7 +381,14 @@ static void recv_chunk(bdr_net_msg_t *nm)
     if (in->got == in->total) {
         in->active = 0;
         if (in->msg) {
+            int rc = bd_fs_ck_write(&in->ck, in->fd, in->total);
+            bd_fs_ck_free(&in->ck);
             close(in->fd);
+            if (rc < 0) {
+                bdr_master_fail(1, "cannot write %llu bytes of a message to %s: %s",
+                                (unsigned long long)in->total, g_m.jobdir, strerror(-rc));
+                return;
+            }
             bdr_msg_deliver(in->dst_world, in->msg);
             in->msg = NULL;
         } else {

@@ -123,6 +123,15 @@ void bdm_do_release(size_t n)
 
 static void degrade(alloc_t *a);
 
+/* G.verify: n sbpages of a from sbpage s, just read into buf, are what was
+ * written, or the process stops. */
+static void verify_run(const alloc_t *a, const uint8_t *buf, size_t s, size_t n)
+{
+    size_t k = bdm_crc_check(buf, n, a->crc + s);
+    if (k < n)
+        bdm_die_corrupt(a, (uint64_t)(s + k) * G.sbpage);
+}
+
 static int read_run(alloc_t *a, size_t s, size_t n, int in_fault)
 {
     size_t sb = G.sbpage;
@@ -143,6 +152,8 @@ static int read_run(alloc_t *a, size_t s, size_t n, int in_fault)
         while (len > 0 && rc == 0) {
             size_t m = len < piece ? len : piece;
             rc = bdm_pread_all(fd, G.bounce, m, off);
+            if (rc == 0 && G.verify)
+                verify_run(a, G.bounce, (size_t)off / sb, m / sb);
             if (rc == 0) {
                 bdm_uffd_install(dst, G.bounce, m);
                 bdm_backing_drop_cache(fd, off, m, 0);
@@ -153,6 +164,8 @@ static int read_run(alloc_t *a, size_t s, size_t n, int in_fault)
         }
     } else {
         rc = bdm_pread_all(fd, bdm_stage(dst), len, off);
+        if (rc == 0 && G.verify)
+            verify_run(a, bdm_stage(dst), s, n);
         if (rc == 0)
             bdm_backing_drop_cache(fd, off, len, 0);
     }
@@ -211,6 +224,8 @@ static void reap(io_slot_t *sl)
     size_t sb = G.sbpage;
     int rc = sl->rc;
     G.st.io_ns += sl->ns;
+    if (rc == -EBADMSG)
+        bdm_die_corrupt(a, (uint64_t)sl->off + sl->bad * sb);
     if (sl->op == IO_READ) {
         for (size_t x = sl->s; x < sl->s + sl->n; x++)
             a->st[x] &= (uint8_t)~SB_LOADING;
@@ -239,6 +254,8 @@ static void reap(io_slot_t *sl)
         if (rc == 0) {
             bdm_backing_drop_cache(sl->fd, sl->off, sl->len, 1);
             G.st.bytes_written += sl->len;
+            if (G.verify)
+                memcpy(a->crc + sl->s, sl->crc, sl->n * sizeof *a->crc);
             for (size_t x = sl->s; x < sl->s + sl->n; x++)
                 a->st[x] = (uint8_t)((a->st[x] & ~SB_DIRTY) | SB_DISK);
             bdm_dd_written(a, sl->s, sl->n);
@@ -305,6 +322,8 @@ static void slot_go(io_slot_t *sl, alloc_t *a, int op, size_t s, size_t n, int f
         for (size_t x = s; x < s + n; x++)
             a->st[x] |= SB_LOADING;
         a->nload += n;
+        if (G.verify)
+            memcpy(sl->crc, a->crc + s, n * sizeof *a->crc);
     } else {
         sl->install = 0;
         sl->buf = bdm_is_uffd() ? (uint8_t *)addr : bdm_stage(addr);
@@ -581,10 +600,14 @@ static void pump(alloc_t *a)
                         a->ra_end = a->ra_next;
                     break;
                 }
-                /* an unload or discard meanwhile ends or moves the stream */
+                /* an unload or discard meanwhile ends or moves the stream;
+                 * a discard may also have dropped the stored copy of
+                 * [i, j) (the run would read a hole, which the CRC32C
+                 * check takes for corrupted data: fault.sh's soak, LRLW on
+                 * uffd) */
                 int changed = i < a->ra_next || j > a->ra_end;
                 for (size_t x = i; x < j && !changed; x++)
-                    if (a->st[x] & (SB_RES | SB_LOADING))
+                    if ((a->st[x] & (SB_RES | SB_LOADING)) || (a->st[x] & SB_DISK) != d)
                         changed = 1;
                 if (changed && (i < a->ra_next || j > a->ra_end)) {
                     G.rel_pending += need;

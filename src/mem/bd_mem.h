@@ -261,6 +261,9 @@ typedef struct {
     const char *label; /* names the process in fatal messages (e.g. "rank 3"); may be NULL */
     int predict;       /* write prediction (see "Write prediction" above): 0 = on when
                         * a fast hash exists (PCLMULQDQ), 1 = on, -1 = off */
+    int verify;        /* 0 = on: every sbpage read back from storage is checked against
+                        * the CRC32C of what was written (a mismatch stops the process:
+                        * "storage returned corrupted data"); -1 = off (benchmarks) */
     /* Memory budget accounting.  acquire(ctx, n) is called before n more bytes
    * become resident and returns 0 when granted (it may block, e.g. while the
    * master makes other slaves unload).  BD_MEM_ACQUIRE_SHRINK means "not
@@ -331,6 +334,8 @@ typedef struct {
     uint64_t dedup_bytes;    /* bytes not written: an identical copy was stored on the node */
     uint64_t dedup_zero;     /* bytes not written: the sbpage was all zeros */
     uint64_t dedup_verify;   /* bytes read to compare a candidate copy with the data */
+    const char *err_call;    /* the storage call that failed last ("pwrite", "open", ...),
+                              * for messages; NULL if none did */
 } bd_mem_stats_t;
 
 /* Initialize the manager.  Returns 0, -EALREADY, -EINVAL (bad config),

@@ -11,6 +11,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bd_fault.h"
 #include "mem_internal.h"
 
 #define G bdm_g
@@ -163,6 +164,28 @@ static int hash_resize(alloc_t *a, size_t nsb)
     return 0;
 }
 
+/* G.verify: room for the CRC32C of nsb sbpages (touched only for sbpages
+ * that get written). */
+static int crc_resize(alloc_t *a, size_t nsb)
+{
+    if (!G.verify)
+        return 0;
+    size_t need = bdm_round_up((nsb ? nsb : 1) * sizeof(uint32_t), G.page);
+    if (need <= a->crc_bytes)
+        return 0;
+    void *n;
+    if (a->crc)
+        n = mremap(a->crc, a->crc_bytes, need, MREMAP_MAYMOVE);
+    else
+        n = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
+                 -1, 0);
+    if (n == MAP_FAILED)
+        return -ENOMEM;
+    a->crc = n;
+    a->crc_bytes = need;
+    return 0;
+}
+
 void bdm_meta_free(alloc_t *a)
 {
     if (a->st)
@@ -171,17 +194,20 @@ void bdm_meta_free(alloc_t *a)
         munmap(a->hash, a->hash_bytes);
     if (a->slot)
         munmap(a->slot, a->slot_bytes);
+    if (a->crc)
+        munmap(a->crc, a->crc_bytes);
     a->st = NULL;
     a->hash = NULL;
     a->slot = NULL;
     a->slot_bytes = 0;
     a->nslot = 0;
+    a->crc = NULL;
 }
 
 /* ------------------------------------------------------------------------ */
 /* backing files                                                             */
 
-static void backing_path(const alloc_t *a, char *out)
+void bdm_backing_path(const alloc_t *a, char *out)
 {
     char num[24];
     memcpy(out, G.dir, G.dirlen);
@@ -203,22 +229,28 @@ int bdm_open_backing(alloc_t *a, int create)
     if (!a->has_file && !create)
         return -ENOENT;
     char path[sizeof G.dir + 64];
-    backing_path(a, path);
-    int flags = O_RDWR | O_CLOEXEC;
+    bdm_backing_path(a, path);
+    /* never through a symlink, and a new file is ours alone (O_EXCL), even
+     * in a directory others could write to */
+    int flags = O_RDWR | O_CLOEXEC | O_NOFOLLOW;
     if (!a->has_file)
-        flags |= O_CREAT | O_TRUNC;
+        flags |= O_CREAT | O_EXCL;
     int fd = -1;
     if (G.direct_io) {
-        fd = open(path, flags | O_DIRECT, 0600);
+        fd = BD_FAULT_SYS(BD_FAULT_MEM_OPEN) ?: open(path, flags | O_DIRECT, 0600);
         if (fd < 0 && errno == EINVAL) {
             G.direct_io = 0; /* file system without O_DIRECT (e.g. some tmpfs) */
             G.st.direct_io = 0;
+            if (flags & O_EXCL)
+                unlink(path); /* the refused open may have created it (O_EXCL: ours) */
         }
     }
     if (fd < 0 && !G.direct_io)
-        fd = open(path, flags, 0600);
-    if (fd < 0)
+        fd = BD_FAULT_SYS(BD_FAULT_MEM_OPEN) ?: open(path, flags, 0600);
+    if (fd < 0) {
+        G.st.err_call = "open";
         return -errno;
+    }
     a->has_file = 1;
     a->fd = fd;
     G.nfds++;
@@ -254,7 +286,7 @@ void bdm_backing_remove(alloc_t *a)
     }
     if (a->has_file) {
         char path[sizeof G.dir + 64];
-        backing_path(a, path);
+        bdm_backing_path(a, path);
         unlink(path);
         a->has_file = 0;
     }
@@ -304,6 +336,8 @@ void *bd_mem_alloc(size_t size, size_t align)
             rc = hash_resize(a, a->nsb);
         if (rc == 0)
             rc = bdm_dd_resize(a, a->nsb);
+        if (rc == 0)
+            rc = crc_resize(a, a->nsb);
         if (rc == 0)
             rc = tab_insert(a);
         if (rc != 0) {
@@ -461,7 +495,8 @@ void *bd_mem_realloc(void *p, size_t size)
         if (a->has_file) {
             int fd = bdm_open_backing(a, 0);
             if (fd >= 0) {
-                if (ftruncate(fd, (off_t)newlen) != 0) { /* only wastes disk space */
+                if ((BD_FAULT_SYS(BD_FAULT_MEM_FTRUNCATE) ?: ftruncate(fd, (off_t)newlen)) !=
+                    0) { /* only wastes disk space */
                 }
                 bdm_backing_done(a);
             }
@@ -483,6 +518,8 @@ void *bd_mem_realloc(void *p, size_t size)
             rc = hash_resize(a, newlen / sb);
         if (rc == 0)
             rc = bdm_dd_resize(a, newlen / sb);
+        if (rc == 0)
+            rc = crc_resize(a, newlen / sb);
         if (rc == 0 && bdm_is_uffd())
             rc = bdm_uffd_map(a->base + a->len, newlen - a->len);
         if (rc == 0) {

@@ -12,6 +12,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "bd_fault.h"
 #include "mem_internal.h"
 
 #define G bdm_g
@@ -103,6 +104,7 @@ int bd_mem_init(const bd_mem_config_t *cfg)
     G.io_begin = cfg->io_begin;
     G.io_end = cfg->io_end;
     G.direct_io = 1;
+    G.verify = cfg->verify >= 0;
     G.nfds = 0;
     memset(&G.st, 0, sizeof G.st);
     G.st.direct_io = 1;
@@ -428,8 +430,9 @@ static int discard(void *addr, size_t len, int keep_resident)
             if ((f & SB_DISK) && a->has_file) {
                 int fd = bdm_open_backing(a, 0);
                 if (fd >= 0)
-                    fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(s * sb),
-                              (off_t)((e - s) * sb));
+                    (void)(BD_FAULT_SYS(BD_FAULT_MEM_FALLOCATE)
+                               ?: fallocate(fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                                            (off_t)(s * sb), (off_t)((e - s) * sb)));
             }
             for (size_t x = s; x < e; x++)
                 a->st[x] = 0;

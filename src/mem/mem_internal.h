@@ -51,6 +51,8 @@ typedef struct alloc {
     uint64_t
         *hash; /* G.predict: 2 words per sbpage, hash of the stored copy (valid with SB_DISK) */
     size_t hash_bytes;   /* mapped size of hash */
+    uint32_t *crc;       /* G.verify: CRC32C of each sbpage's stored copy (valid with SB_DISK) */
+    size_t crc_bytes;    /* mapped size of crc */
     size_t acct;         /* bytes acquired from the budget */
     uint64_t id;         /* unique, names the backing file */
     int loaded;          /* AR: every stored sbpage was brought in since the last unload */
@@ -86,6 +88,7 @@ typedef struct {
     int wp_sync; /* uffd: write faults come to the handler (per sbpage) */
     int predict; /* write prediction with hash verification (SB_VERIFY) */
     int direct_io;
+    int verify; /* every sbpage read back is checked against the CRC32C written with it */
     char dir[4096];
     char label[48]; /* cfg.label, for fatal messages */
     size_t dirlen;
@@ -153,9 +156,17 @@ typedef struct {
     bd_mem_stats_t st;
 } mem_global_t;
 
+/* Most sbpages one request holds (1 MiB of 4 KiB sbpages). */
+#define IO_MAX_SB 256
+
 typedef struct io_slot {
     _Atomic uint32_t state; /* IO_FREE, IO_SUB, IO_DONE, IO_STOP */
     int op, fd, rc, flags;
+    /* G.verify: per sbpage of the request, the CRC32C a read must find
+     * (set by the submitter) or a write stored (set by the worker); rc
+     * -EBADMSG: sbpage s + bad did not match. */
+    uint32_t crc[IO_MAX_SB];
+    size_t bad;
     uint8_t *buf; /* read into / write from */
     size_t len;
     off_t off;
@@ -170,6 +181,12 @@ extern mem_global_t bdm_g;
 
 /* util */
 void bdm_die(const char *what, int err, size_t bytes) __attribute__((noreturn));
+/* Storage gave back something else than what was written to a's backing
+ * file at offset off: the data is never used, the process stops. */
+void bdm_die_corrupt(const alloc_t *a, uint64_t off) __attribute__((noreturn));
+/* G.verify: check n sbpages at buf against want[0..n); the index of the
+ * first that differs, or n. */
+size_t bdm_crc_check(const uint8_t *buf, size_t n, const uint32_t *want);
 void bdm_msg(const char *s);
 uint64_t bdm_now_ns(void);
 int bdm_pread_all(int fd, void *buf, size_t len, off_t off);
@@ -247,6 +264,8 @@ void bdm_meta_free(alloc_t *a);
 void bdm_backing_done(alloc_t *a);
 void bdm_backing_drop_cache(int fd, off_t off, size_t len, int written);
 void bdm_backing_remove(alloc_t *a);
+/* The path of a's backing file into out (sizeof G.dir + 64 bytes). */
+void bdm_backing_path(const alloc_t *a, char *out);
 
 /* core (called by the tracking back ends) */
 alloc_t *bdm_lookup(uintptr_t addr);

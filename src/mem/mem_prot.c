@@ -12,6 +12,7 @@
 #include <ucontext.h>
 #include <unistd.h>
 
+#include "bd_fault.h"
 #include "mem_internal.h"
 
 #define G bdm_g
@@ -54,8 +55,9 @@ int bdm_prot_setup(void)
     int fd = memfd_create("bdmem-arena", MFD_CLOEXEC);
     if (fd < 0)
         return -errno;
-    if (ftruncate(fd, (off_t)G.arena_len) != 0) {
+    if ((BD_FAULT_SYS(BD_FAULT_MEM_FTRUNCATE) ?: ftruncate(fd, (off_t)G.arena_len)) != 0) {
         int err = errno;
+        G.st.err_call = "ftruncate";
         close(fd);
         return -err;
     }
@@ -121,8 +123,11 @@ int bdm_prot_punch(uintptr_t addr, size_t len)
 {
     if (len == 0)
         return 0;
-    if (fallocate(G.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)(addr - G.arena_lo),
-                  (off_t)len) != 0)
+    if ((BD_FAULT_SYS(BD_FAULT_MEM_FALLOCATE)
+             ?: fallocate(G.memfd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                          (off_t)(addr - G.arena_lo), (off_t)len)) != 0) {
+        G.st.err_call = "fallocate (punching a hole in the arena's memfd)";
         return -errno;
+    }
     return 0;
 }

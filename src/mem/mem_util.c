@@ -10,6 +10,8 @@
 #include <linux/futex.h>
 #include <unistd.h>
 
+#include "bd_crc.h"
+#include "bd_fault.h"
 #include "mem_internal.h"
 
 void bdm_msg(const char *s)
@@ -85,6 +87,10 @@ void bdm_die(const char *what, int err, size_t bytes)
         bdm_msg(": ");
     }
     bdm_msg(what);
+    if (err && bdm_g.st.err_call) {
+        bdm_msg(": ");
+        bdm_msg(bdm_g.st.err_call);
+    }
     if (err) {
         const char *n = errname(err);
         bdm_msg(": ");
@@ -105,6 +111,30 @@ void bdm_die(const char *what, int err, size_t bytes)
     abort();
 }
 
+void bdm_die_corrupt(const alloc_t *a, uint64_t off)
+{
+    char num[32], path[sizeof bdm_g.dir + 64];
+    bdm_backing_path(a, path);
+    bdm_fmt_u64(num, off);
+    bdm_msg("bdmem: FATAL: storage returned corrupted data for ");
+    bdm_msg(bdm_g.label[0] ? bdm_g.label : "this process");
+    bdm_msg(" at offset ");
+    bdm_msg(num);
+    bdm_msg(" in ");
+    bdm_msg(path);
+    bdm_msg(" (its CRC32C differs from the one recorded when it was written)\n");
+    abort();
+}
+
+size_t bdm_crc_check(const uint8_t *buf, size_t n, const uint32_t *want)
+{
+    size_t sb = bdm_g.sbpage;
+    for (size_t k = 0; k < n; k++)
+        if (bd_crc32c(0, buf + k * sb, sb) != want[k])
+            return k;
+    return n;
+}
+
 uint64_t bdm_now_ns(void)
 {
     struct timespec ts;
@@ -121,14 +151,17 @@ static int pread_loop(int fd, void *buf, size_t len, off_t off)
 {
     uint8_t *p = buf;
     while (len > 0) {
-        ssize_t r = syscall(SYS_pread64, fd, p, len, off);
+        ssize_t r = BD_FAULT_SYS(BD_FAULT_MEM_PREAD) ?: syscall(SYS_pread64, fd, p, len, off);
         if (r < 0) {
             if (errno == EINTR)
                 continue;
+            bdm_g.st.err_call = "pread";
             return -errno;
         }
-        if (r == 0)
+        if (r == 0) {
+            bdm_g.st.err_call = "pread (end of file)";
             return -EIO; /* stored sbpages are always inside the file */
+        }
         p += r;
         off += r;
         len -= (size_t)r;
@@ -140,10 +173,11 @@ static int pwrite_loop(int fd, const void *buf, size_t len, off_t off)
 {
     const uint8_t *p = buf;
     while (len > 0) {
-        ssize_t w = syscall(SYS_pwrite64, fd, p, len, off);
+        ssize_t w = BD_FAULT_SYS(BD_FAULT_MEM_PWRITE) ?: syscall(SYS_pwrite64, fd, p, len, off);
         if (w < 0) {
             if (errno == EINTR)
                 continue;
+            bdm_g.st.err_call = "pwrite";
             return -errno;
         }
         if (w == 0)
@@ -221,8 +255,15 @@ static void *io_worker(void *arg)
             continue;
         }
         uint64_t t0 = bdm_now_ns();
+        size_t nsb = sl->len / bdm_g.sbpage;
+        if (sl->op == IO_WRITE && bdm_g.verify) /* what is stored: its checksum, per sbpage */
+            for (size_t k = 0; k < nsb; k++)
+                sl->crc[k] = bd_crc32c(0, sl->buf + k * bdm_g.sbpage, bdm_g.sbpage);
         int rc = sl->op == IO_READ ? bdm_pread_all(sl->fd, sl->buf, sl->len, sl->off)
                                    : bdm_pwrite_all(sl->fd, sl->buf, sl->len, sl->off);
+        if (rc == 0 && sl->op == IO_READ && bdm_g.verify &&
+            (sl->bad = bdm_crc_check(sl->buf, nsb, sl->crc)) < nsb)
+            rc = -EBADMSG; /* never installed: the reaper stops the process */
         if (rc == 0 && sl->op == IO_READ && sl->install) {
             int untracked = (sl->flags & IO_UNTRACKED) != 0;
             if (bdm_g.track == BD_MEM_TRACK_UFFD)

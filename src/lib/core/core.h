@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "bd_fault.h"
 #include "bd_ipc.h"
 #include "mpi.h"
 

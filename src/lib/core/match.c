@@ -220,26 +220,33 @@ static int deliver(const bd_mentry_t *e, const char *data, void *buf, const bdl_
     if (e->flags & BD_SEND_FILE) {
         char path[BD_PATH_MAX + 64];
         spill_path_of(e, path, sizeof path);
-        int fd = open(path, O_RDONLY | O_CLOEXEC);
+        int fd = BD_FAULT_SYS(BD_FAULT_SPILL_OPEN) ?: open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
         if (fd < 0)
             bdl_fatal(MPI_ERR_OTHER, "cannot open spill file %s of a %llu-byte message: %s", path,
                       (unsigned long long)n, strerror(errno));
         int rc = 0;
+        bd_fs_ck_t ck; /* what was read is checked against the writer's checksums */
+        bd_fs_ck_init(&ck);
         if (contig) {
             bdl_lib_mem_prepare(contig, take, 1);
-            rc = bd_pread_full(fd, contig, take, 0);
+            rc = BD_FAULT_NEG(BD_FAULT_SPILL_READ) ?: bd_pread_full(fd, contig, take, 0);
+            if (rc == 0)
+                bd_fs_ck_add(&ck, contig, take);
         } else {
             for (uint64_t off = 0; off < take && rc == 0;) {
                 uint64_t k = take - off < bdl_g.window ? take - off : bdl_g.window;
-                rc = bd_pread_full(fd, bdl_g.win, k, off);
-                if (rc == 0)
+                rc = BD_FAULT_NEG(BD_FAULT_SPILL_READ) ?: bd_pread_full(fd, bdl_g.win, k, off);
+                if (rc == 0) {
+                    bd_fs_ck_add(&ck, bdl_g.win, k);
                     bdl_dt_unpack(t, buf, count, off, bdl_g.win, k);
+                }
                 off += k;
             }
         }
         if (rc < 0)
             bdl_fatal(MPI_ERR_OTHER, "cannot read %llu bytes from spill file %s: %s",
                       (unsigned long long)take, path, strerror(-rc));
+        bdl_spill_check(&ck, fd, path, take, n);
         close(fd);
         unlink(path);
     } else if (e->flags & BD_ME_CMA) {

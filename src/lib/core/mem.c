@@ -123,9 +123,13 @@ void bdl_lib_mem_init(void)
     };
     _Static_assert(BD_MEM_RESP_SHRINK == BD_MEM_ACQUIRE_SHRINK, "acquire answers differ");
     int rc = bd_mem_init(&cfg);
-    if (rc < 0)
-        bdl_fatal(MPI_ERR_OTHER, "cannot start the memory manager in %s: %s", cfg.dir,
-                  strerror(-rc));
+    if (rc < 0) {
+        bd_mem_stats_t st;
+        bd_mem_stats(&st);
+        bdl_fatal(MPI_ERR_OTHER, "cannot start the memory manager in %s: %s%s%s%s", cfg.dir,
+                  strerror(-rc), st.err_call ? " (" : "", st.err_call ? st.err_call : "",
+                  st.err_call ? " failed)" : "");
+    }
     bdl_g.mem_active = 1;
     /* -mem-share: every anonymous private mapping of this process, present
      * and future, becomes mergeable (the uffd path's managed memory is such;
@@ -163,6 +167,25 @@ void bdl_lib_mem_stats(void)
 
 /* The master told this (waiting) rank to write its memory out, or to load
  * it back ahead of its turn. */
+/* Store every dirty byte and give the memory back, or stop the rank with
+ * what could not be stored, where, and why. */
+static void unload_or_die(void)
+{
+    int rc = bd_mem_unload_all();
+    if (rc == 0)
+        return;
+    bd_mem_stats_t st;
+    bd_mem_stats(&st);
+    struct statvfs fs;
+    unsigned long long avail =
+        statvfs(bdl_g.hdr->jobdir, &fs) == 0 ? (unsigned long long)fs.f_bavail * fs.f_frsize : 0;
+    bdl_fatal(MPI_ERR_OTHER,
+              "cannot write %llu bytes of managed memory to storage in %s: %s (%s%s%llu "
+              "bytes free there)",
+              (unsigned long long)st.unwritten, bdl_g.hdr->jobdir, strerror(-rc),
+              st.err_call ? st.err_call : "", st.err_call ? " failed, " : "", avail);
+}
+
 void bdl_lib_mem_command(void)
 {
     uint32_t cmd = atomic_load_explicit(&bdl_g.slot->cmd, memory_order_acquire);
@@ -176,19 +199,7 @@ void bdl_lib_mem_command(void)
                                       memory_order_relaxed);
     } else if (cmd == BD_CMD_UNLOAD && bdl_g.mem_active) {
         ksm_sample();
-        int rc = bd_mem_unload_all();
-        if (rc < 0) {
-            bd_mem_stats_t st;
-            bd_mem_stats(&st);
-            struct statvfs fs;
-            unsigned long long avail = statvfs(bdl_g.hdr->jobdir, &fs) == 0
-                                           ? (unsigned long long)fs.f_bavail * fs.f_frsize
-                                           : 0;
-            bdl_fatal(MPI_ERR_OTHER,
-                      "cannot write %llu bytes of managed memory to storage in %s: %s "
-                      "(%llu bytes free there)",
-                      (unsigned long long)st.unwritten, bdl_g.hdr->jobdir, strerror(-rc), avail);
-        }
+        unload_or_die();
         bdl_lib_mem_stats();
     }
     atomic_store_explicit(&bdl_g.slot->cmd, BD_CMD_NONE, memory_order_release);
@@ -236,9 +247,13 @@ void bdl_lib_mem_prepare(const void *buf, uint64_t len, int for_write)
     if (!bdl_g.mem_active || !len || !bd_mem_owns(buf))
         return;
     int rc = bd_mem_prepare(buf, len, for_write);
-    if (rc < 0)
-        bdl_fatal(MPI_ERR_OTHER, "cannot make %llu bytes of managed memory resident: %s",
-                  (unsigned long long)len, strerror(-rc));
+    if (rc < 0) {
+        bd_mem_stats_t st;
+        bd_mem_stats(&st);
+        bdl_fatal(MPI_ERR_OTHER, "cannot make %llu bytes of managed memory resident: %s%s%s%s",
+                  (unsigned long long)len, strerror(-rc), st.err_call ? " (" : "",
+                  st.err_call ? st.err_call : "", st.err_call ? " failed)" : "");
+    }
 }
 
 int bdl_lib_mem_pin(uint64_t bytes)
@@ -247,9 +262,10 @@ int bdl_lib_mem_pin(uint64_t bytes)
         return 0;
     int rc;
     while ((rc = acquire_cb(NULL, (size_t)bytes, NULL)) == BD_MEM_RESP_SHRINK) {
-        /* Every holder of memory waits for more: store ours and ask again. */
+        /* Every holder of memory waits for more: store ours and ask again
+         * (a failed store would make the same answer come back forever). */
         if (bdl_g.mem_active)
-            bd_mem_unload_all();
+            unload_or_die();
     }
     if (rc)
         return rc;

@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bd_fs.h"
 #include "bd_mbox.h"
 #include "core.h"
 #include "dt.h"
@@ -52,7 +53,8 @@ static int spill_open(uint64_t n, uint64_t *file_num, char *path, size_t plen)
 {
     *file_num = ++bdl_g.spill_seq;
     bd_spill_path(path, plen, bdl_g.hdr->jobdir, bdl_g.world_rank, *file_num);
-    int fd = open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int fd = BD_FAULT_SYS(BD_FAULT_SPILL_OPEN)
+                 ?: open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (fd < 0)
         bdl_fatal(MPI_ERR_OTHER, "cannot create spill file %s for a %llu-byte message: %s", path,
                   (unsigned long long)n, strerror(errno));
@@ -70,9 +72,12 @@ void bdl_spill_write(const void *buf, uint64_t count, const bdl_dt_t *t, const c
 {
     char path[BD_PATH_MAX + 64];
     int fd = spill_open(n, file_num, path, sizeof path);
+    bd_fs_ck_t ck; /* the checksum trailer, which the reader checks */
+    bd_fs_ck_init(&ck);
     if (contig) {
         bdl_lib_mem_prepare(contig, n, 0);
-        int rc = bd_write_full(fd, contig, n);
+        bd_fs_ck_add(&ck, contig, n);
+        int rc = BD_FAULT_NEG(BD_FAULT_SPILL_WRITE) ?: bd_write_full(fd, contig, n);
         if (rc < 0)
             spill_failed(path, n, -rc);
     } else {
@@ -80,14 +85,41 @@ void bdl_spill_write(const void *buf, uint64_t count, const bdl_dt_t *t, const c
         for (uint64_t off = 0; off < n;) {
             uint64_t k = n - off < bdl_g.window ? n - off : bdl_g.window;
             bdl_dt_pack(t, buf, count, off, bdl_g.win, k);
-            int rc = bd_write_full(fd, bdl_g.win, k);
+            bd_fs_ck_add(&ck, bdl_g.win, k);
+            int rc = BD_FAULT_NEG(BD_FAULT_SPILL_WRITE) ?: bd_write_full(fd, bdl_g.win, k);
             if (rc < 0)
                 spill_failed(path, n, -rc);
             off += k;
         }
     }
+    int rc = bd_fs_ck_write(&ck, fd, n);
+    bd_fs_ck_free(&ck);
+    if (rc < 0)
+        spill_failed(path, n, -rc);
     if (close(fd) < 0)
         spill_failed(path, n, errno);
+}
+
+void bdl_spill_check(bd_fs_ck_t *ck, int fd, const char *path, uint64_t take, uint64_t n)
+{
+    int rc = 0;
+    for (uint64_t off = take; off < n && rc == 0;) { /* a truncated receive: the rest too */
+        uint64_t k = n - off < bdl_g.window ? n - off : bdl_g.window;
+        rc = bd_pread_full(fd, bdl_g.win, k, off);
+        if (rc == 0)
+            bd_fs_ck_add(ck, bdl_g.win, k);
+        off += k;
+    }
+    uint64_t bad = 0;
+    if (rc == 0)
+        rc = bd_fs_ck_verify(ck, fd, n, &bad);
+    bd_fs_ck_free(ck);
+    if (rc == -EBADMSG)
+        bdl_fatal(MPI_ERR_OTHER, "storage returned corrupted data for rank %d at offset %llu in %s",
+                  bdl_g.world_rank, (unsigned long long)bad, path);
+    if (rc < 0)
+        bdl_fatal(MPI_ERR_OTHER, "cannot read spill file %s back to check it: %s", path,
+                  strerror(-rc));
 }
 
 /* A message to a rank of another node, or a one-sided service message:

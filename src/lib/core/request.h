@@ -6,6 +6,7 @@
 
 #include <stdint.h>
 
+#include "bd_fs.h"
 #include "bd_mbox.h"
 #include "core.h"
 #include "dt.h"
@@ -200,6 +201,11 @@ void bdl_p2p_cma_forget(uint64_t id);
  * to a new spill file of this rank; its number in *file_num. */
 void bdl_spill_write(const void *buf, uint64_t count, const struct bdl_dt *t, const char *contig,
                      uint64_t n, uint64_t *file_num);
+/* msg.c: the reader's side of a spill file's checksums (bd_fs.h): ck has
+ * summed the first take of its n bytes; sum the rest, compare with what
+ * the writer recorded, and stop the rank ("storage returned corrupted
+ * data") before the receive returns if they differ.  Frees ck. */
+void bdl_spill_check(bd_fs_ck_t *ck, int fd, const char *path, uint64_t take, uint64_t n);
 int bdl_p2p_drain(void); /* take what the mailbox holds; how many entries */
 /* Complete every posted receive on context ctx with MPIX_ERR_REVOKED
  * (MPIX_Comm_revoke, locally or by a notice from another member). */

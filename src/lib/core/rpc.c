@@ -97,6 +97,7 @@ void bdl_rpc(void)
     uint64_t one = 1;
     while (write(bdl_g.event_fd, &one, sizeof one) < 0 && errno == EINTR)
         ;
+    (void)BD_FAULT_HIT(BD_FAULT_RPC_DIE); /* fault injection: a rank that dies mid-request */
     for (;;) {
         uint32_t now;
         while ((now = atomic_load_explicit(&sl->resp_seq, memory_order_acquire)) == seen)

@@ -286,14 +286,14 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
     MPI_Comm_size(dup, &size);
     int fd = -1, res[2] = {0, 0}; /* class, errno */
     if (rank == 0) {
-        fd = open(path, flags | cflags, 0666);
+        fd = BD_FAULT_SYS(BD_FAULT_IO_OPEN) ?: open(path, flags | cflags, 0666);
         if (fd < 0)
             res[0] = bdl_io_errno_class(errno), res[1] = errno;
     }
     if (size > 1)
         MPI_Bcast(res, 2, MPI_INT, 0, dup);
     if (!res[0] && rank != 0) {
-        fd = open(path, flags, 0666);
+        fd = BD_FAULT_SYS(BD_FAULT_IO_OPEN) ?: open(path, flags, 0666);
         if (fd < 0)
             res[0] = bdl_io_errno_class(errno), res[1] = errno;
     }
@@ -438,8 +438,8 @@ static int resize(MPI_File fh, MPI_Offset size, int prealloc, const char *call)
             if (fstat(f->fd, &st) < 0)
                 rc = errno;
             else if (size > st.st_size)
-                rc = posix_fallocate(f->fd, 0, size);
-        } else if (ftruncate(f->fd, size) < 0) {
+                rc = BD_FAULT_HIT(BD_FAULT_IO_RESIZE) ?: posix_fallocate(f->fd, 0, size);
+        } else if ((BD_FAULT_SYS(BD_FAULT_IO_RESIZE) ?: ftruncate(f->fd, size)) < 0) {
             rc = errno;
         }
         if (rc)

@@ -302,11 +302,16 @@ static int serve_loop(void)
             char path[BD_PATH_MAX + 64];
             bd_spill_path(path, sizeof path, bdl_g.hdr->jobdir, (int)rs->arg[1],
                           (uint64_t)rs->arg[0]);
-            int fd = open(path, O_RDONLY | O_CLOEXEC);
-            int rc = fd < 0 ? -errno : bd_pread_full(fd, msg, n, 0);
+            int fd =
+                BD_FAULT_SYS(BD_FAULT_SPILL_OPEN) ?: open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+            int rc = fd < 0 ? -errno : BD_FAULT_NEG(BD_FAULT_SPILL_READ) ?: bd_pread_full(fd, msg, n, 0);
             if (rc < 0)
                 bdl_fatal(MPI_ERR_OTHER, "cannot read the %llu-byte RMA request in %s: %s",
                           (unsigned long long)n, path, strerror(-rc));
+            bd_fs_ck_t ck;
+            bd_fs_ck_init(&ck);
+            bd_fs_ck_add(&ck, msg, n);
+            bdl_spill_check(&ck, fd, path, n, n);
             close(fd);
             unlink(path);
         } else if (n) {
