@@ -61,10 +61,11 @@ typedef struct lc_hdr {
      * flag keeps those messages from completing a call that a member never
      * joined (the revoker's own call fails before it sends anything). */
     int32_t revoked;
-    int32_t spare;
+    int32_t spare[3]; /* the size stays a multiple of 16: data follows, long double too */
 } lc_hdr_t;
 
 #define LC_HDR ((uint64_t)sizeof(lc_hdr_t))
+_Static_assert(sizeof(lc_hdr_t) % 16 == 0, "data after a header stays aligned for long double");
 
 /* One call in progress. */
 typedef struct lc {
