@@ -17,6 +17,14 @@
  *                               partner spins for, even one that has just
  *                               yielded its slot) makes the job hang
  *                               until the test's timeout.
+ *   sched_pairs iprobe          rank 0 sends to every other rank, which
+ *                               waits for it in MPI_Recv, and waits for
+ *                               their answers only by polling (MPI_Iprobe,
+ *                               then MPI_Test on an MPI_Irecv), never by
+ *                               blocking: with -nr 1 the poll must hand
+ *                               the slot to the rank it has just sent to,
+ *                               although the send did not tell the master
+ *                               (match.c wake_receiver), or the job hangs.
  * Prints "PASS sched_pairs MODE" on rank 0; exit 0 pass, 1 fail. */
 #include <mpi.h>
 #include <stdio.h>
@@ -116,6 +124,40 @@ static int poll_mode(void)
     return bad;
 }
 
+static int iprobe_mode(long rounds)
+{
+    int bad = 0;
+    for (long i = 0; i < rounds && !bad; i++) {
+        if (g_rank != 0) {
+            long v;
+            MPI_Recv(&v, 1, MPI_LONG, 0, TAG_GO, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            v = v * 1000 + g_rank;
+            MPI_Send(&v, 1, MPI_LONG, 0, TAG_X, MPI_COMM_WORLD);
+            continue;
+        }
+        for (int r = 1; r < g_size && !bad; r++) {
+            MPI_Send(&i, 1, MPI_LONG, r, TAG_GO, MPI_COMM_WORLD);
+            long v = -1, polls = 0;
+            if (r % 2) {
+                int flag = 0;
+                while (!flag && polls++ < BIG)
+                    MPI_Iprobe(r, TAG_X, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+                MPI_Recv(&v, 1, MPI_LONG, r, TAG_X, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            } else {
+                MPI_Request rq;
+                int flag = 0;
+                MPI_Irecv(&v, 1, MPI_LONG, r, TAG_X, MPI_COMM_WORLD, &rq);
+                while (!flag && polls++ < BIG)
+                    MPI_Test(&rq, &flag, MPI_STATUS_IGNORE);
+                if (!flag)
+                    MPI_Wait(&rq, MPI_STATUS_IGNORE);
+            }
+            bad = check(v, i * 1000 + r, "answer", i);
+        }
+    }
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -130,9 +172,11 @@ int main(int argc, char **argv)
         bad = ring(iters);
     else if (!strcmp(mode, "poll"))
         bad = poll_mode();
+    else if (!strcmp(mode, "iprobe"))
+        bad = iprobe_mode(argc > 2 ? iters : 200);
     else {
         if (g_rank == 0)
-            fprintf(stderr, "usage: sched_pairs pairs|ring|poll [ITERS]\n");
+            fprintf(stderr, "usage: sched_pairs pairs|ring|poll|iprobe [ITERS]\n");
         bad = 1;
     }
     int tot = 0;
