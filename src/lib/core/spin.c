@@ -174,3 +174,55 @@ void bdl_spin_mark(int from, int on)
     else
         atomic_fetch_sub_explicit(&d->spinners, 1, memory_order_relaxed);
 }
+
+static int moved(bd_mbox_t *mb, uint32_t seen)
+{
+    return atomic_load_explicit(&mb->event_seq, memory_order_acquire) != seen ||
+           atomic_load_explicit(&mb->overflow, memory_order_relaxed);
+}
+
+/* While `from` runs, or nobody waits for a slot, as bdl_spin_worth says;
+ * else, if `from` waits for a slot, we may ask the master to give it the
+ * next one while we keep ours (bdl_spin_gift_take), so the two of us run
+ * at once. */
+int bdl_spin_event(bd_mbox_t *mb, uint32_t seen, int from, uint64_t spin_ns)
+{
+    int gift = 0;
+    if (!bdl_spin_worth(from) && !(gift = bdl_spin_gift_take(from)))
+        return 0;
+    bdl_spin_t sp;
+    /* No look at where `from` is while it does not run (spin.c) */
+    bdl_spin_start(&sp, gift ? -1 : from);
+    uint64_t t0 = sp.t0;
+    int got = 0;
+    bdl_spin_mark(from, 1);
+    for (unsigned i = 1;; i++) {
+        if (moved(mb, seen)) {
+            got = 1;
+            break;
+        }
+        if (bdl_spin_step(&sp, i))
+            break;
+        if (i & 63)
+            continue;
+        uint64_t now = bdl_now_ns();
+        if (now - t0 > spin_ns)
+            break;
+        if (gift) {
+            int st = bdl_spin_gift_state(from);
+            if (!st)
+                break;
+            if (st == 2) { /* it got the slot: now as for any running peer */
+                bdl_spin_gift_drop();
+                gift = 0;
+                bdl_spin_start(&sp, from);
+            }
+        } else if (!bdl_spin_worth(from)) {
+            break;
+        }
+    }
+    if (gift)
+        bdl_spin_gift_drop();
+    bdl_spin_mark(from, 0);
+    return got;
+}

@@ -4,6 +4,8 @@
 
 #include <stdint.h>
 
+#include "bd_mbox.h"
+
 typedef struct bdl_spin {
     uint64_t t0;
     int peer;    /* the world rank whose action ends the wait, or -1 */
@@ -36,5 +38,10 @@ void bdl_spin_await(int from);
  * counted in its slot, so that it does not itself wait for a slot for
  * another rank while we hold ours waiting for it. */
 void bdl_spin_mark(int from, int on);
+
+/* Spin until our mailbox mb moves past `seen` (1) or spinning stops being
+ * worth it (0), for at most spin_ns; `from`: the world rank whose message
+ * we wait for, -1 any. */
+int bdl_spin_event(bd_mbox_t *mb, uint32_t seen, int from, uint64_t spin_ns);
 
 #endif
