@@ -241,8 +241,15 @@ typedef struct bd_slot {
     _Atomic uint64_t cmd_limit;
     _Atomic uint32_t rma_pending; /* master -> rank: RMA service messages wait for it */
     _Atomic uint32_t running;     /* master -> all: it holds a run slot (a hint) */
-    _Atomic uint32_t cma_out;     /* rank -> master: its single-copy sends being read */
-    _Atomic uint32_t cma_ok;      /* rank -> all: others may read its memory (CMA) */
+    /* master -> all: it waits for a run slot and its wait is over (not a
+     * poll that yielded): the master may give it the next free slot (a hint) */
+    _Atomic uint32_t queued;
+    _Atomic uint32_t spinners; /* ranks -> all: ranks spinning until this one acts */
+    /* rank -> all: the world rank + 1 it waits for a message from (spinning
+     * or asleep in the master), 0 when it waits for no one rank */
+    _Atomic uint32_t awaits;
+    _Atomic uint32_t cma_out; /* rank -> master: its single-copy sends being read */
+    _Atomic uint32_t cma_ok;  /* rank -> all: others may read its memory (CMA) */
 } bd_slot_t;
 
 /* BD_CMD_PREFETCH: a rank waiting for its run slot starts loading, in the
@@ -316,6 +323,13 @@ typedef struct bd_shm_hdr {
     _Atomic uint32_t runnable_waiting; /* ranks waiting for a run slot */
     _Atomic uint32_t free_slots;       /* run slots nobody holds */
     _Atomic uint32_t mem_waiters;      /* loads waiting for memory: slaves ring after releasing */
+    /* A running rank spins until a queued one (bd_slot_t.queued) sends to
+     * it, and asks the master to give that one the next free run slot:
+     * (the spinner's slot + 1) << 32 | (the queued rank's slot + 1), 0 when
+     * nobody asks.  Taken by compare-and-swap from 0 (one at a time);
+     * cleared by its taker, or by the master when it honours it
+     * (docs/design.md, "Scheduling": pairs). */
+    _Atomic uint64_t slot_gift;
     uint64_t trace_offset; /* the ranks' trace rings (bd_trace.h) after the slots; 0: no trace */
     uint64_t trace_stride; /* bytes from one rank's ring to the next */
     uint64_t dedup_offset; /* the node's storage-deduplication table (bd_mem_config_t.share), */

@@ -266,10 +266,17 @@ static void req_crit_exit(slave_t *s, const bd_req_t *r)
     bdr_sched_respond(s);
 }
 
-/* A poll that found nothing (see resume() for its end). */
+static void recheck_blocked(void);
+
+/* A poll that found nothing (see resume() for its end).  The waiters'
+ * mailboxes are looked at first: with -nr 1 the poller may have sent to
+ * one without ringing us (it owes the ring, match.c wake_receiver), and
+ * that one is the rank it should yield to. */
 static void req_yield(slave_t *s, const bd_req_t *r)
 {
     (void)r;
+    if (!s->resuming)
+        recheck_blocked();
     bdr_sched_poll_failed(s);
 }
 

@@ -19,13 +19,21 @@ static void set_running(slave_t *s, int on)
     atomic_store_explicit(&s->slot->running, (uint32_t)on, memory_order_relaxed);
 }
 
+/* The hint that s waits for a run slot with its wait over (bd_slot_t.queued). */
+static void set_queued(slave_t *s, int on)
+{
+    atomic_store_explicit(&s->slot->queued, (uint32_t)on, memory_order_relaxed);
+}
+
 void bdr_sched_make_runnable(slave_t *s)
 {
     if (s->state == SL_RUNNABLE)
         return;
     s->state = SL_RUNNABLE;
     s->runnable_order = ++g_m.order_counter;
+    s->bypassed = 0;
     g_m.nrunnable++;
+    set_queued(s, s->blk != BLK_YIELD);
 }
 
 void bdr_sched_block(slave_t *s, blk_t why)
@@ -81,6 +89,11 @@ sl_state_t bdr_sched_exited(slave_t *s)
     sl_state_t was = s->state;
     s->state = SL_EXITED;
     set_running(s, 0);
+    set_queued(s, 0);
+    /* A request for a slot it made, or one made for it, dies with it. */
+    uint64_t g = atomic_load_explicit(&g_m.hdr->slot_gift, memory_order_relaxed);
+    if (g && ((int)(g >> 32) - 1 == s->idx || (int)(g & 0xffffffffu) - 1 == s->idx))
+        atomic_compare_exchange_strong(&g_m.hdr->slot_gift, &g, 0);
     return was;
 }
 
@@ -136,13 +149,54 @@ static slave_t *pick_runnable(int (*want)(const slave_t *))
     return best;
 }
 
+/* The rank a running one spins for (hdr->slot_gift), if it may have the
+ * next slot: it waits for one with its wait over, and its spinner still
+ * runs.  NULL otherwise. */
+static slave_t *gift_target(uint64_t g)
+{
+    int by = (int)(g >> 32) - 1, to = (int)(g & 0xffffffffu) - 1;
+    if (!g || by < 0 || to < 0 || by >= g_m.ns || to >= g_m.ns)
+        return NULL;
+    slave_t *s = &g_m.slaves[to];
+    if (g_m.slaves[by].state != SL_RUNNING || s->state != SL_RUNNABLE || s->blk == BLK_YIELD ||
+        s->unload_sent || s->pf_sent)
+        return NULL;
+    return s;
+}
+
+/* How often the run queue's own choice may be passed over for a rank that
+ * a running one spins for, before it goes first anyway: a bound on how
+ * long the pairing below can make any rank wait. */
+#define BDR_BYPASS_MAX 4
+
+/* The run queue's choice, unless a running rank spins until a queued one
+ * sends to it (hdr->slot_gift): then that one, so that the two run at
+ * once and exchange without the master (pairs exchanging at -ns 8 -nr 2
+ * otherwise settle into handing one slot back and forth through the
+ * master on every message).  The choice passed over counts it, and after
+ * BDR_BYPASS_MAX times goes first. */
+static slave_t *pick_next(void)
+{
+    slave_t *s = pick_runnable(NULL);
+    uint64_t g = atomic_load_explicit(&g_m.hdr->slot_gift, memory_order_acquire);
+    slave_t *t = gift_target(g);
+    if (!s || !t || (t != s && s->bypassed >= BDR_BYPASS_MAX))
+        return s;
+    if (t != s)
+        s->bypassed++;
+    /* Honoured: another running rank may ask for its own peer now. */
+    atomic_compare_exchange_strong(&g_m.hdr->slot_gift, &g, 0);
+    return t;
+}
+
 slave_t *bdr_sched_next(void)
 {
     if (g_m.stopping || g_m.nrunning >= g_m.nr)
         return NULL;
-    slave_t *s = pick_runnable(NULL);
+    slave_t *s = pick_next();
     if (!s)
         return NULL;
+    set_queued(s, 0);
     g_m.nrunnable--;
     g_m.nrunning++;
     s->state = SL_RUNNING;

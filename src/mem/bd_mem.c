@@ -149,6 +149,7 @@ static int read_run(alloc_t *a, size_t s, size_t n, int in_fault)
     int rc = 0;
     if (bdm_is_uffd()) {
         size_t piece = G.bounce_len;
+        G.bounce_dirty = 1;
         while (len > 0 && rc == 0) {
             size_t m = len < piece ? len : piece;
             rc = bdm_pread_all(fd, G.bounce, m, off);
@@ -319,6 +320,7 @@ static void slot_go(io_slot_t *sl, alloc_t *a, int op, size_t s, size_t n, int f
     if (op == IO_READ) {
         sl->install = addr;
         sl->buf = bdm_is_uffd() ? G.bounce + (size_t)(sl - G.io) * G.io_piece : bdm_stage(addr);
+        G.bounce_dirty |= bdm_is_uffd();
         for (size_t x = s; x < s + n; x++)
             a->st[x] |= SB_LOADING;
         a->nload += n;
@@ -352,13 +354,20 @@ void bdm_io_drain(void)
 }
 
 /* No I/O in flight: give the bounce buffers' memory back (it is not
- * accounted, so it must not stay resident while the rank is blocked). */
+ * accounted, so it must not stay resident while the rank is blocked).
+ * Only if a read used them since: this runs at every wait of a rank that
+ * shares the node's run slots, and a rank in memory reads nothing (one
+ * madvise per hand-over of the slot at -nr 1 otherwise).  Under the lock,
+ * as are the reads that set bounce_dirty. */
 void bdm_bounce_idle(void)
 {
+    if (!G.bounce_dirty)
+        return;
     if (bdm_is_uffd())
         madvise(G.bounce, G.bounce_len, MADV_DONTNEED);
     if (G.dd_vbuf)
         madvise(G.dd_vbuf, G.sbpage, MADV_DONTNEED);
+    G.bounce_dirty = 0;
 }
 
 static int any_loading(const alloc_t *a, size_t i0, size_t i1)

@@ -437,6 +437,7 @@ int bdm_dd_plan(alloc_t *a, size_t i)
         uint64_t t0 = bdm_now_ns();
         if (G.io_begin)
             G.io_begin(G.ctx, 0);
+        G.bounce_dirty = 1; /* dd_vbuf too is given back at bdm_bounce_idle */
         int rc = bdm_pread_all(G.dd_fd, G.dd_vbuf, sb, (off_t)(m - 1) * (off_t)sb);
         if (G.io_end)
             G.io_end(G.ctx, 0, rc == 0 ? sb : 0, t0);

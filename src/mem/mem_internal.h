@@ -113,6 +113,7 @@ typedef struct {
     /* bounce / zero buffers (uffd) */
     uint8_t *bounce;
     size_t bounce_len;
+    int bounce_dirty; /* read into since bdm_bounce_idle last gave it back */
     uint8_t *zeros;
     size_t zeros_len;
 

@@ -119,6 +119,11 @@ typedef struct bdl_lib {
      * sessions each hold it, and the last of them to end ends it. */
     int world_state;
     int nsessions;
+    /* With -nr 1, a message was put in the mailbox of a rank asleep in the
+     * master without ringing it (match.c wake_receiver): the master learns
+     * of it at our next request, and a failed poll makes one. */
+    int ring_owed;
+    int lent; /* serving RMA while it waits in the master (no run slot of its own) */
 } bdl_lib_t;
 
 extern bdl_lib_t bdl_g;

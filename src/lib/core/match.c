@@ -103,6 +103,27 @@ static void ring_master(void)
         ;
 }
 
+/* We have put a message in the mailbox of a rank asleep in the master:
+ * the master must look at it.  With -nr 1 it cannot resume that rank
+ * while we hold the one run slot, and every request of ours wakes it and
+ * makes it look at every waiter's mailbox first (master.c
+ * recheck_blocked), so the ring is owed until then: on one CPU each ring
+ * is the master preempting us for a round that can change nothing (16
+ * ranks in a ring at -nr 1 rang it 16 times per hand-over of the slot).
+ * Not with look-ahead loading, which loads for the rank the run queue
+ * serves next while we run, nor for a lent run (serving RMA), which holds
+ * no slot: `running` is the master's hint that we hold one. */
+static void wake_receiver(void)
+{
+    const bd_job_config_t *job = &bdl_g.hdr->job;
+    if (job->nr == 1 && job->mem_prefetch != 0 && !bdl_g.lent &&
+        atomic_load_explicit(&bdl_g.slot->running, memory_order_relaxed)) {
+        bdl_g.ring_owed = 1;
+        return;
+    }
+    ring_master();
+}
+
 static int matches(int ctx, int src, int tag, const bd_mentry_t *e)
 {
     return e->ctx == ctx && (src == MPI_ANY_SOURCE || src == e->src) &&
@@ -526,7 +547,7 @@ static int post(int dst, const bd_mentry_t *proto, const void *data, uint64_t nb
         bd_mbox_unlock(mb);
         if (rc == 0) {
             if (bd_mbox_notify(mb))
-                ring_master();
+                wake_receiver();
             return 0;
         }
         if (rc == -EPIPE) { /* nobody will ever receive it */
@@ -560,7 +581,7 @@ int bdl_p2p_try_post(int dst, const bd_mentry_t *proto, const void *data, uint64
     int rc = bd_mbox_append(mb, proto, data, nbytes, data || !nbytes ? NULL : pack_into, &a);
     bd_mbox_unlock(mb);
     if (rc == 0 && bd_mbox_notify(mb))
-        ring_master();
+        wake_receiver();
     return rc == -EPIPE ? 0 : rc;
 }
 
@@ -813,25 +834,16 @@ static uint32_t event_seq(void)
 uint32_t bdl_p2p_event_seq(void) { return event_seq(); }
 
 /* Nothing matched since `seen` was read (before the last drain): wait for
- * the mailbox to move.  Spins for up to -spin while that is worth it (see
- * bdl_spin_worth), then sleeps in the master, which gives our run slot away. */
+ * the mailbox to move.  Spins for up to -spin while that is worth it
+ * (bdl_spin_event), then sleeps in the master, which gives our run slot away. */
 static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag, int from)
 {
     bd_mbox_t *mb = my_mbox();
     uint64_t spin_ns = bdl_g.hdr->job.spin_ns;
-    if (spin_ns && bdl_g.hdr->job.nr > 1 && bdl_spin_worth(from)) {
-        bdl_spin_t sp;
-        bdl_spin_start(&sp, from);
-        uint64_t t0 = sp.t0;
-        for (unsigned i = 1;; i++) {
-            if (atomic_load_explicit(&mb->event_seq, memory_order_acquire) != seen ||
-                atomic_load_explicit(&mb->overflow, memory_order_relaxed))
-                return;
-            if (bdl_spin_step(&sp, i))
-                break;
-            if (!(i & 63) && (bdl_now_ns() - t0 > spin_ns || !bdl_spin_worth(from)))
-                break;
-        }
+    bdl_spin_await(from);
+    if (spin_ns && bdl_g.hdr->job.nr > 1 && bdl_spin_event(mb, seen, from, spin_ns)) {
+        bdl_spin_await(-1);
+        return;
     }
     atomic_store_explicit(&mb->sleeping, 1, memory_order_seq_cst);
     if (atomic_load_explicit(&mb->event_seq, memory_order_seq_cst) == seen) {
@@ -850,6 +862,7 @@ static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag, int f
         bdl_rpc();
     }
     atomic_store_explicit(&mb->sleeping, 0, memory_order_relaxed);
+    bdl_spin_await(-1);
 }
 
 void bdl_p2p_wait_event(uint32_t seen, int why) { wait_event(seen, why, -1, -1, -1, -1); }
@@ -858,7 +871,8 @@ void bdl_p2p_wait_event(uint32_t seen, int why) { wait_event(seen, why, -1, -1, 
 void bdl_p2p_poll_failed(void)
 {
     atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_POLLS], 1, memory_order_relaxed);
-    if (atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed)) {
+    if (atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed) ||
+        bdl_g.ring_owed) {
         bdl_req_begin(BD_REQ_YIELD);
         bdl_rpc();
     }

@@ -98,6 +98,8 @@ void bdl_rpc(void)
     while (write(bdl_g.event_fd, &one, sizeof one) < 0 && errno == EINTR)
         ;
     (void)BD_FAULT_HIT(BD_FAULT_RPC_DIE); /* fault injection: a rank that dies mid-request */
+    /* The master looks at every waiter's mailbox in the round this wakes. */
+    bdl_g.ring_owed = 0;
     for (;;) {
         uint32_t now;
         while ((now = atomic_load_explicit(&sl->resp_seq, memory_order_acquire)) == seen)
@@ -112,7 +114,9 @@ void bdl_rpc(void)
              * command only to ranks that enabled RMA, after installing it. */
             if (!g_service.command)
                 bdl_fatal(MPI_ERR_INTERN, "RMA service command without a window");
+            bdl_g.lent = 1;
             seen = g_service.command();
+            bdl_g.lent = 0;
             continue;
         }
         bdl_lib_mem_command();

@@ -84,3 +84,145 @@ int bdl_spin_worth(int from)
     bd_slot_t *d = bd_shm_slot(h, (uint32_t)bd_world_slot(h, from));
     return atomic_load_explicit(&d->running, memory_order_relaxed) != 0;
 }
+
+static bd_slot_t *slot_of(int w)
+{
+    return bd_shm_slot(bdl_g.hdr, (uint32_t)bd_world_slot(bdl_g.hdr, w));
+}
+
+static uint64_t my_slot_word(void)
+{
+    return (uint64_t)(bd_world_slot(bdl_g.hdr, bdl_g.world_rank) + 1);
+}
+
+static uint64_t gift_word(int from)
+{
+    return my_slot_word() << 32 | (uint64_t)(bd_world_slot(bdl_g.hdr, from) + 1);
+}
+
+/* The request is taken only when spinning is not worth it by the rules
+ * above (a rank waits for a slot, `from` does not run): a pair of ranks
+ * exchanging messages at -ns 8 -nr 2 whose two ranks did not hold a slot
+ * at once otherwise handed one slot back and forth through the master on
+ * every message (60 us per exchange against about 1 us for a pair that
+ * runs at once), and never got out of it.  Not when another rank spins
+ * for us: it holds its slot until we act, and we would hold ours until a
+ * third rank acts, so the slot `from` needs could come only from a rank
+ * that neither of us waits for. */
+/* d waits for a run slot with its wait over, or will as soon as the
+ * master looks: it sleeps in the master waiting for its mailbox, which has
+ * moved since (we have just sent to it, and the master has not yet seen
+ * our ring). */
+static int peer_ready(bd_slot_t *d)
+{
+    if (atomic_load_explicit(&d->queued, memory_order_relaxed))
+        return 1;
+    bd_mbox_t *mb = bd_slot_mbox(bdl_g.hdr, d);
+    /* Its request is stable while it sleeps; a torn read only costs a spin. */
+    return atomic_load_explicit(&mb->sleeping, memory_order_acquire) &&
+           d->req.code == BD_REQ_P2P_WAIT &&
+           atomic_load_explicit(&mb->event_seq, memory_order_acquire) != (uint32_t)d->req.arg[0];
+}
+
+int bdl_spin_gift_take(int from)
+{
+    bd_shm_hdr_t *h = bdl_g.hdr;
+    if (from < 0 || from == bdl_g.world_rank || !bdl_p2p_local(from) || h->job.nr < 2)
+        return 0;
+    bd_slot_t *d = slot_of(from);
+    /* Only for a rank that waits for us: the two of us then exchange.  A
+     * rank waiting for a third one (a ring) would only block again. */
+    if (atomic_load_explicit(&d->awaits, memory_order_relaxed) != (uint32_t)bdl_g.world_rank + 1 ||
+        atomic_load_explicit(&d->running, memory_order_relaxed) || !peer_ready(d) ||
+        atomic_load_explicit(&bdl_g.slot->spinners, memory_order_relaxed))
+        return 0;
+    uint64_t none = 0;
+    return atomic_compare_exchange_strong(&h->slot_gift, &none, gift_word(from));
+}
+
+int bdl_spin_gift_state(int from)
+{
+    bd_slot_t *d = slot_of(from);
+    if (atomic_load_explicit(&d->running, memory_order_relaxed))
+        return 2;
+    return peer_ready(d) && !atomic_load_explicit(&bdl_g.slot->spinners, memory_order_relaxed);
+}
+
+void bdl_spin_gift_drop(void)
+{
+    bd_shm_hdr_t *h = bdl_g.hdr;
+    uint64_t g = atomic_load_explicit(&h->slot_gift, memory_order_relaxed);
+    /* The master may have honoured it (and cleared it), and another rank
+     * taken it since: only our own goes. */
+    if (g >> 32 == my_slot_word())
+        atomic_compare_exchange_strong(&h->slot_gift, &g, 0);
+}
+
+void bdl_spin_await(int from)
+{
+    atomic_store_explicit(&bdl_g.slot->awaits, from < 0 ? 0 : (uint32_t)from + 1,
+                          memory_order_relaxed);
+}
+
+void bdl_spin_mark(int from, int on)
+{
+    if (from < 0 || from == bdl_g.world_rank || !bdl_p2p_local(from))
+        return;
+    bd_slot_t *d = slot_of(from);
+    if (on)
+        atomic_fetch_add_explicit(&d->spinners, 1, memory_order_relaxed);
+    else
+        atomic_fetch_sub_explicit(&d->spinners, 1, memory_order_relaxed);
+}
+
+static int moved(bd_mbox_t *mb, uint32_t seen)
+{
+    return atomic_load_explicit(&mb->event_seq, memory_order_acquire) != seen ||
+           atomic_load_explicit(&mb->overflow, memory_order_relaxed);
+}
+
+/* While `from` runs, or nobody waits for a slot, as bdl_spin_worth says;
+ * else, if `from` waits for a slot, we may ask the master to give it the
+ * next one while we keep ours (bdl_spin_gift_take), so the two of us run
+ * at once. */
+int bdl_spin_event(bd_mbox_t *mb, uint32_t seen, int from, uint64_t spin_ns)
+{
+    int gift = 0;
+    if (!bdl_spin_worth(from) && !(gift = bdl_spin_gift_take(from)))
+        return 0;
+    bdl_spin_t sp;
+    /* No look at where `from` is while it does not run (spin.c) */
+    bdl_spin_start(&sp, gift ? -1 : from);
+    uint64_t t0 = sp.t0;
+    int got = 0;
+    bdl_spin_mark(from, 1);
+    for (unsigned i = 1;; i++) {
+        if (moved(mb, seen)) {
+            got = 1;
+            break;
+        }
+        if (bdl_spin_step(&sp, i))
+            break;
+        if (i & 63)
+            continue;
+        uint64_t now = bdl_now_ns();
+        if (now - t0 > spin_ns)
+            break;
+        if (gift) {
+            int st = bdl_spin_gift_state(from);
+            if (!st)
+                break;
+            if (st == 2) { /* it got the slot: now as for any running peer */
+                bdl_spin_gift_drop();
+                gift = 0;
+                bdl_spin_start(&sp, from);
+            }
+        } else if (!bdl_spin_worth(from)) {
+            break;
+        }
+    }
+    if (gift)
+        bdl_spin_gift_drop();
+    bdl_spin_mark(from, 0);
+    return got;
+}
