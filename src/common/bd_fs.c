@@ -1,6 +1,7 @@
 #include "bd_fs.h"
 #include "bd_crc.h"
 #include "bd_fault.h"
+#include "bd_iowatch.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -85,7 +86,7 @@ int bd_fs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
     const char *p = buf;
     while (len) {
-        ssize_t w = BD_FAULT_SYS(BD_FAULT_SPILL_WRITE) ?: pwrite(fd, p, len, (off_t)off);
+        ssize_t w = BD_IO_SYS(BD_FAULT_SPILL_WRITE, pwrite(fd, p, len, (off_t)off));
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
@@ -103,7 +104,7 @@ int bd_fs_pread_zero(int fd, void *buf, size_t len, uint64_t off)
 {
     char *p = buf;
     while (len) {
-        ssize_t r = BD_FAULT_SYS(BD_FAULT_SPILL_READ) ?: pread(fd, p, len, (off_t)off);
+        ssize_t r = BD_IO_SYS(BD_FAULT_SPILL_READ, pread(fd, p, len, (off_t)off));
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)

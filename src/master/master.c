@@ -704,6 +704,7 @@ int main(int argc, char **argv)
     g_master_pid = getpid();
     g_orig_mask = orig_mask;
     bdr_affinity_setup();
+    bdr_stall_init();
     if (g_m.singleton)
         singleton_adopt();
     for (int i = g_m.singleton; i < g_m.ns && !g_m.stopping; i++)
@@ -792,6 +793,7 @@ int main(int argc, char **argv)
             schedule();
             bdr_coll_readahead();
             bdr_deadlock_check();
+            bdr_stall_check();
         }
         if (g_m.nnodes > 1) {
             /* What the requests queued for other nodes leaves now, with

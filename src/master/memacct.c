@@ -365,6 +365,10 @@ void bdr_memacct_poll(void)
         budget = g_m.hdr->job.mem_budget; /* the adaptive budget may have gone up */
         /* A finalized rank is no longer scheduled: let it finish. */
         if (!budget || total + s->mem_want <= budget || s->state == SL_FINALIZED) {
+            if (BD_FAULT_HIT(BD_FAULT_MASTER_GRANT)) { /* fault injection: withheld */
+                waiting = 1;
+                break;
+            }
             mem_answer(s, 0);
             continue;
         }

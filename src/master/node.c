@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bd_iowatch.h"
 #include "bd_crc.h"
 #include "bd_fs.h"
 #include "bd_log.h"
@@ -203,8 +204,8 @@ static void progress_out(void)
                         bdr_master_fail(1, "master out of memory");
                         return;
                     }
-                    int rc = BD_FAULT_NEG(BD_FAULT_SPILL_READ)
-                                 ?: bd_pread_full(x->fd, chunk, n, x->file_base + x->off);
+                    int rc = BD_IO_NEG(BD_FAULT_SPILL_READ,
+                                       bd_pread_full(x->fd, chunk, n, x->file_base + x->off));
                     if (rc < 0) {
                         bdr_net_free_buf(chunk);
                         bdr_master_fail(1, "cannot read %llu bytes to send to node %d: %s",
@@ -367,8 +368,8 @@ static void recv_chunk(bdr_net_msg_t *nm)
     }
     if (in->msg) {
         bd_fs_ck_add(&in->ck, nm->payload, nm->len);
-        int rc = BD_FAULT_NEG(BD_FAULT_SPILL_WRITE)
-                     ?: bd_pwrite_full(in->fd, nm->payload, nm->len, in->got);
+        int rc =
+            BD_IO_NEG(BD_FAULT_SPILL_WRITE, bd_pwrite_full(in->fd, nm->payload, nm->len, in->got));
         if (rc < 0) {
             bdr_master_fail(1, "cannot write %zu bytes of a message to %s: %s", nm->len, g_m.jobdir,
                             strerror(-rc));
