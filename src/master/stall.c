@@ -102,12 +102,14 @@ static void describe(slave_t *s, double now, char *what, size_t len)
                  atomic_load_explicit(&w->busy, memory_order_relaxed), site_name(w),
                  now - g_io[s->idx].since);
     } else if (!s->exited && s->mem_pending) {
+        uint32_t cma = atomic_load_explicit(&s->slot->cma_out, memory_order_relaxed);
         snprintf(what, len,
                  "waits for a memory grant of %llu bytes (it holds %llu; the node's budget is "
-                 "%llu bytes, %llu of them accounted)",
+                 "%llu bytes, %llu of them accounted)%s",
                  (unsigned long long)s->mem_want, (unsigned long long)res,
                  (unsigned long long)g_m.hdr->job.mem_budget,
-                 (unsigned long long)bdr_memacct_node_resident());
+                 (unsigned long long)bdr_memacct_node_resident(),
+                 cma ? "; other ranks are reading its send buffers (single copy)" : "");
     } else if (!s->exited && s->unload_sent) {
         snprintf(what, len, "waits for its unload to storage (%llu bytes resident)",
                  (unsigned long long)res);
