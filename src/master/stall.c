@@ -164,7 +164,16 @@ void bdr_stall_check(void)
     double now = bdr_master_now();
     if (now < g_next)
         return;
-    g_next = now + (t < 4 ? t / 4 : 1);
+    double step = t < 4 ? t / 4 : 1;
+    if (g_next && now - g_next > step + 1) {
+        /* The master did not run for a while (SIGSTOP, a suspended
+         * machine): what it saw before says nothing about now. */
+        g_still = now;
+        g_mio.since = now;
+        for (int i = 0; i < g_m.nslots; i++)
+            g_io[i].since = now;
+    }
+    g_next = now + step;
 
     /* storage that makes no progress */
     char why[300];
@@ -226,9 +235,14 @@ static void *watchdog(void *arg)
     io_seen_t seen = {0, bdr_master_now()};
     double t = timeout_s();
     struct timespec nap = {.tv_sec = t >= 4 ? 1 : 0, .tv_nsec = t >= 4 ? 0 : (long)(t / 4 * 1e9)};
+    double last = bdr_master_now();
     for (;;) {
         nanosleep(&nap, NULL);
-        double d = io_stuck_for(bd_iowatch, &seen, bdr_master_now());
+        double now = bdr_master_now();
+        if (now - last > t / 4 + 2)
+            seen.since = now; /* we were stopped: start again */
+        last = now;
+        double d = io_stuck_for(bd_iowatch, &seen, now);
         if (d < t + 1) /* the loop, when it runs, reports first and better */
             continue;
         bd_log_error("stall: the master: a storage call (%s) has been in progress for %.1f s "
