@@ -35,6 +35,34 @@ int bd_fs_make_jobdir(const char *base, char *out, size_t outlen, char *err, siz
     return 0;
 }
 
+int bd_fs_check_private_dir(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(dir, &st) < 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return -1;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        snprintf(err, errlen, "it is a symbolic link");
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "it is not a directory");
+        return -1;
+    }
+    if (st.st_uid != geteuid()) {
+        snprintf(err, errlen, "it is owned by uid %u, not by this user (uid %u)",
+                 (unsigned)st.st_uid, (unsigned)geteuid());
+        return -1;
+    }
+    if (st.st_mode & 077) {
+        snprintf(err, errlen, "it has mode %04o, which lets group or others in",
+                 (unsigned)(st.st_mode & 07777));
+        return -1;
+    }
+    return 0;
+}
+
 int bd_fs_remove_tree(const char *dir)
 {
     if (!dir || !*dir)

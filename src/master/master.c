@@ -570,6 +570,15 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     }
     const char *jd = g_m.nnodes == 1 ? getenv("BDMPI_JOBDIR") : NULL;
     if (jd) {
+        /* Every spill and backing file of the job goes there: it must be
+         * ours alone (bdmpiexec makes it so; someone starting us by hand
+         * may not have). */
+        if (bd_fs_check_private_dir(jd, err, sizeof err) < 0) {
+            bd_log_error("BDMPI_JOBDIR '%s' is not a private directory: %s; it must be a "
+                         "directory owned by this user with mode 0700 (bdmpiexec makes one)",
+                         jd, err);
+            return -1;
+        }
         snprintf(g_m.jobdir, sizeof g_m.jobdir, "%s", jd);
     } else if (bd_fs_make_jobdir(g_m.opts.str[BD_OPT_WD], g_m.jobdir, sizeof g_m.jobdir, err,
                                  sizeof err) < 0) {
