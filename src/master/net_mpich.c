@@ -171,7 +171,6 @@ int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes)
     MPI_Comm_rank(MPI_COMM_WORLD, node);
     MPI_Comm_size(MPI_COMM_WORLD, nnodes);
     g_node = *node;
-    g_nnodes = *nnodes;
     size_t n = (size_t)*nnodes;
     g_pending = calloc(n, sizeof *g_pending);
     g_sent_msgs = calloc(n, sizeof *g_sent_msgs);
@@ -180,6 +179,11 @@ int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes)
     g_recvd = calloc(n, sizeof *g_recvd);
     if (!g_pending || !g_sent_msgs || !g_rung || !g_announced || !g_recvd)
         return -1;
+    /* Only now may anything be sent: a failure above (an allocation that
+     * ends the job tells the other nodes first) finds no node to send to,
+     * and the job ends through MPI_Abort.  It used to write into the
+     * tables it had failed to make (soak, issue 18). */
+    g_nnodes = *nnodes;
     bells_init();
     return g_bell_addr ? 0 : -1;
 }
@@ -190,6 +194,10 @@ int bdr_net_fd(void) { return g_bell_fd; }
  * until the send completes. */
 static int send_owned(int dst, char *buf, size_t bytes)
 {
+    if (dst < 0 || dst >= g_nnodes) { /* not set up (yet) */
+        free(buf);
+        return -1;
+    }
     out_t *o = malloc(sizeof *o);
     if (!o || bytes > (size_t)0x7fffffff) {
         free(o);
@@ -257,7 +265,7 @@ void bdr_net_flush(void)
         if (g_sent_msgs[n] == g_rung[n])
             continue;
         g_rung[n] = g_sent_msgs[n];
-        if (g_bell_fd < 0 || !g_bell_addr[n].sin_port)
+        if (g_bell_fd < 0 || !g_bell_addr || !g_bell_addr[n].sin_port)
             continue;
         bell_t b = {.cookie = g_cookie, .src = g_node, .count = g_sent_msgs[n]};
         /* A full socket buffer means the receiver has unread bells, which

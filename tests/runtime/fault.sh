@@ -21,6 +21,8 @@
 #   --full   N in 1..12, then 16, 24, 32, 48, ... up to --max (default 256),
 #            also with -mem-track mprotect for the memory manager's sites,
 #            and the net.* sites on two nodes (label "fault")
+#   --nodes  every N from 1 to --max, on two nodes (-nn 2; skipped without
+#            MPICH)
 # Exit 0 pass, 1 fail.
 set -u
 mode=quick
@@ -30,6 +32,7 @@ while [ $# -gt 2 ]; do
   case "$1" in
     --quick) mode=quick; shift ;;
     --full) mode=full; shift ;;
+    --nodes) mode=nodes; shift ;;
     --sites) sites=$2; shift 2 ;;
     --max) max=$2; shift 2 ;;
     *) break ;;
@@ -182,7 +185,9 @@ run() {
 }
 
 nths() {
-  if [ $mode = quick ]; then
+  if [ $mode = nodes ]; then
+    seq 1 "$max"
+  elif [ $mode = quick ]; then
     # the second call too where it takes another path (an unload after a
     # load, a read after the check of a trailer, another allocation)
     case "$1" in
@@ -212,6 +217,13 @@ sweep() {
 }
 
 base=(-ns 4 -nr 1 -mem 16M)
+if [ $mode = nodes ]; then
+  if [ $have_nodes = 0 ]; then
+    echo "skip: no MPICH mpiexec for -nn 2"
+    exit 77
+  fi
+  base=(-nn 2 -ns 2 -nr 1 -mem 16M)
+fi
 for site in $sites; do
   case "$site" in
     net.*)
