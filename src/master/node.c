@@ -167,11 +167,39 @@ static int counted_send(int dst, const bdr_net_hdr_t *h, const void *p, size_t l
     return rc;
 }
 
+/* The item at the head of dst's queue is done with (sent, or dropped). */
+static void pop_head(int dst)
+{
+    xfer_t *x = g_q_head[dst];
+    if (x->fd >= 0) {
+        close(x->fd);
+        if (x->unlink_path[0])
+            unlink(x->unlink_path);
+    }
+    g_q_head[dst] = x->next;
+    if (!g_q_head[dst])
+        g_q_tail[dst] = NULL;
+    g_inline_queued -= x->inline_len;
+    free(x->inline_data);
+    free(x->ck);
+    free(x->blk_ck);
+    free(x);
+}
+
 static void progress_out(void)
 {
     for (int dst = 0; dst < g_m.nnodes; dst++) {
         while (g_q_head[dst]) {
             xfer_t *x = g_q_head[dst];
+            /* The job is ending with a failure (every node has been told):
+             * what is queued would never be used, and an item that failed
+             * would be tried for ever, with our DONE stuck behind it (a
+             * read of a spill file failing at every try hung the job;
+             * soak, issue 18).  Only DONE still leaves. */
+            if (g_m.stopping && x->h.type != BDR_NH_DONE) {
+                pop_head(dst);
+                continue;
+            }
             if (x->fd < 0) {
                 if (counted_send(dst, &x->h, x->inline_data, x->inline_len) < 0) {
                     bdr_master_fail(1, "cannot send to the master of node %d", dst);
@@ -240,18 +268,8 @@ static void progress_out(void)
                 }
                 if (x->off < x->total)
                     break; /* out of tokens: the rest waits */
-                close(x->fd);
-                if (x->unlink_path[0])
-                    unlink(x->unlink_path);
             }
-            g_q_head[dst] = x->next;
-            if (!g_q_head[dst])
-                g_q_tail[dst] = NULL;
-            g_inline_queued -= x->inline_len;
-            free(x->inline_data);
-            free(x->ck);
-            free(x->blk_ck);
-            free(x);
+            pop_head(dst);
         }
     }
 }
