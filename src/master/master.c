@@ -741,6 +741,11 @@ int main(int argc, char **argv)
             /* Our ranks are gone: nothing here needs the spill files any more,
              * so remove them now, before waiting for the other nodes. */
             bd_fs_remove_tree(g_m.jobdir);
+            /* A send to another master failed: our DONE cannot reach them
+             * and the orderly end would wait for ever (soak, issue 18);
+             * MPI_Abort ends every master (the failure has been told). */
+            if (g_m.nnodes > 1 && bdr_net_broken())
+                bdr_net_abort(g_m.job_failed ? g_m.job_failed : 1);
             if (g_m.nnodes == 1 || bdr_node_all_done())
                 break;
         }

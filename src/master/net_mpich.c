@@ -57,6 +57,7 @@ typedef struct bell {
 static out_t *g_out;
 static size_t *g_pending;
 static int g_node, g_nnodes;
+static int g_broken; /* a send failed (bdr_net_broken) */
 
 /* The receive in progress (a large message MPICH is still moving). */
 static MPI_Request g_rx_req = MPI_REQUEST_NULL;
@@ -211,8 +212,10 @@ static int send_owned(int dst, char *buf, size_t bytes)
         char s[MPI_MAX_ERROR_STRING];
         int n = 0;
         MPI_Error_string(rc, s, &n);
-        bd_log_error("node %d: MPI_Isend of %zu bytes to the master of node %d failed: %s", g_node,
-                     bytes, dst, s);
+        if (!g_broken) /* once: it is tried again until the job has ended */
+            bd_log_error("node %d: MPI_Isend of %zu bytes to the master of node %d failed: %s",
+                         g_node, bytes, dst, s);
+        g_broken = 1;
         free(o);
         free(buf);
         return -1;
@@ -388,6 +391,8 @@ void bdr_net_fini(void)
         close(g_bell_fd);
     MPI_Finalize();
 }
+
+int bdr_net_broken(void) { return g_broken; }
 
 void bdr_net_abort(int code)
 {
