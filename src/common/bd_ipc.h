@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bd_iowatch.h"
 #include "bd_options.h"
 #include "bd_stats.h"
 
@@ -250,6 +251,9 @@ typedef struct bd_slot {
     _Atomic uint32_t awaits;
     _Atomic uint32_t cma_out; /* rank -> master: its single-copy sends being read */
     _Atomic uint32_t cma_ok;  /* rank -> all: others may read its memory (CMA) */
+    /* rank -> master: its storage calls in progress and done (bd_iowatch.h),
+     * read by the stall detector (src/master/stall.c) */
+    bd_iowatch_t io;
 } bd_slot_t;
 
 /* BD_CMD_PREFETCH: a rank waiting for its run slot starts loading, in the

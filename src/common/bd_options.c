@@ -125,14 +125,21 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                       "messages and storage bandwidth (with -nn > 1 each node writes FILE.nodeK, "
                       "merged into FILE when all are readable here)"},
     [BD_OPT_VERBOSE] = {"verbose", BD_OPT_INT, "0", 0, 2, "log level: 0 errors, 1 info, 2 debug"},
-    [BD_OPT_FAULT] =
-        {"fault", BD_OPT_STR, NULL, 0, 0,
-         "fault injection, for tests: SITE:N[:ERRNO] makes the Nth call at SITE "
-         "fail in every process of the job (N+: that one and all after), with "
-         "ERRNO (default EIO); comma-separated for several; sites: mem.open, "
-         "mem.pwrite, mem.pread, mem.fallocate, mem.ftruncate, spill.open, "
-         "spill.write, spill.read, io.open, io.write, io.read, io.resize, "
-         "master.alloc, master.memalign, net.send, net.recv, rpc.die (docs/design.md, \"Faults\")"},
+    [BD_OPT_FAULT] = {"fault", BD_OPT_STR, NULL, 0, 0,
+                      "fault injection, for tests: SITE:N[:ERRNO] makes the Nth call at SITE "
+                      "fail in every process of the job (N+: that one and all after), with "
+                      "ERRNO (default EIO); SITE:N:delay=TIME (50ms, 2s, 500us) makes it that "
+                      "much slower instead; comma-separated for several; sites: mem.open, "
+                      "mem.pwrite, mem.pread, mem.fallocate, mem.ftruncate, spill.open, "
+                      "spill.write, spill.read, io.open, io.write, io.read, io.resize, "
+                      "master.alloc, master.memalign, net.send, net.recv, rpc.die, master.grant "
+                      "(docs/design.md, \"Faults\")"},
+    [BD_OPT_STALL_TIMEOUT] = {"stall-timeout", BD_OPT_INT, "300", 0, 7 * 86400,
+                              "seconds after which a job that cannot progress is ended with a "
+                              "report of what each rank waits for: a storage call that has not "
+                              "completed for this long, or every rank waiting (for memory, a run "
+                              "slot, storage or MPI) with nothing moving for this long; 0: never "
+                              "(waits in MPI alone are the deadlock detector's, at once)"},
     [BD_OPT_GENV] = {"genv", BD_OPT_ENV, NULL, 0, 0,
                      "set the environment variable NAME to VALUE for the ranks (MPICH's "
                      "-genv; also -genv NAME=VALUE); may be repeated"},

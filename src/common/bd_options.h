@@ -39,6 +39,7 @@ typedef enum {
     BD_OPT_TRACE,
     BD_OPT_VERBOSE,
     BD_OPT_FAULT,
+    BD_OPT_STALL_TIMEOUT,
     BD_OPT_GENV,
     BD_OPT_X,
     BD_OPT__COUNT

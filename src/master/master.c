@@ -570,6 +570,15 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     }
     const char *jd = g_m.nnodes == 1 ? getenv("BDMPI_JOBDIR") : NULL;
     if (jd) {
+        /* Every spill and backing file of the job goes there: it must be
+         * ours alone (bdmpiexec makes it so; someone starting us by hand
+         * may not have). */
+        if (bd_fs_check_private_dir(jd, err, sizeof err) < 0) {
+            bd_log_error("BDMPI_JOBDIR '%s' is not a private directory: %s; it must be a "
+                         "directory owned by this user with mode 0700 (bdmpiexec makes one)",
+                         jd, err);
+            return -1;
+        }
         snprintf(g_m.jobdir, sizeof g_m.jobdir, "%s", jd);
     } else if (bd_fs_make_jobdir(g_m.opts.str[BD_OPT_WD], g_m.jobdir, sizeof g_m.jobdir, err,
                                  sizeof err) < 0) {
@@ -704,6 +713,7 @@ int main(int argc, char **argv)
     g_master_pid = getpid();
     g_orig_mask = orig_mask;
     bdr_affinity_setup();
+    bdr_stall_init();
     if (g_m.singleton)
         singleton_adopt();
     for (int i = g_m.singleton; i < g_m.ns && !g_m.stopping; i++)
@@ -731,6 +741,11 @@ int main(int argc, char **argv)
             /* Our ranks are gone: nothing here needs the spill files any more,
              * so remove them now, before waiting for the other nodes. */
             bd_fs_remove_tree(g_m.jobdir);
+            /* A send to another master failed: our DONE cannot reach them
+             * and the orderly end would wait for ever (soak, issue 18);
+             * MPI_Abort ends every master (the failure has been told). */
+            if (g_m.nnodes > 1 && bdr_net_broken())
+                bdr_net_abort(g_m.job_failed ? g_m.job_failed : 1);
             if (g_m.nnodes == 1 || bdr_node_all_done())
                 break;
         }
@@ -792,6 +807,7 @@ int main(int argc, char **argv)
             schedule();
             bdr_coll_readahead();
             bdr_deadlock_check();
+            bdr_stall_check();
         }
         if (g_m.nnodes > 1) {
             /* What the requests queued for other nodes leaves now, with

@@ -316,6 +316,18 @@ void bdr_deadlock_net(struct bdr_net_msg *nm);
 void bdr_deadlock_check(void);
 /* Log what each local rank waits for. */
 void bdr_deadlock_report_local(void);
+/* What s waits for in MPI (blocked), or that it has ended, into what
+ * ("waits in MPI_Recv for ..."); 0 when it is in none of those states. */
+int bdr_deadlock_describe(slave_t *s, char *what, size_t len);
+
+/* stall.c: "no silent wait" (-stall-timeout): storage calls that make no
+ * progress, and ranks that all wait while nothing moves. */
+/* Once a round (it looks at most 4 times a second): end the job with a
+ * report of what every rank waits for when it cannot progress. */
+void bdr_stall_check(void);
+/* Start the watchdog of the master's own storage calls (which block the
+ * loop that runs bdr_stall_check). */
+void bdr_stall_init(void);
 
 /* memacct.c: the node's memory budget (grants, unloads). */
 /* The budget when -mem is not given: 3/4 of the available memory. */

@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "bd_iowatch.h"
 #include "bd_fs.h"
 #include "bd_mbox.h"
 #include "coll.h"
@@ -221,7 +222,7 @@ static int to_file(bd_mentry_t *e, const void *data)
     bd_spill_path(path, sizeof path, g_m.jobdir, e->src_world, e->file_num);
     int fd = BD_FAULT_SYS(BD_FAULT_SPILL_OPEN)
                  ?: open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    int rc = fd < 0 ? -errno : BD_FAULT_NEG(BD_FAULT_SPILL_WRITE) ?: bd_write_full(fd, data, e->nbytes);
+    int rc = fd < 0 ? -errno : BD_IO_NEG(BD_FAULT_SPILL_WRITE, bd_write_full(fd, data, e->nbytes));
     if (rc == 0) { /* the checksums the reader checks (bd_fs.h) */
         bd_fs_ck_t ck;
         bd_fs_ck_init(&ck);

@@ -23,6 +23,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "bd_iowatch.h"
 #include "bd_mbox.h"
 #include "core.h"
 #include "dt.h"
@@ -250,13 +251,13 @@ static int deliver(const bd_mentry_t *e, const char *data, void *buf, const bdl_
         bd_fs_ck_init(&ck);
         if (contig) {
             bdl_lib_mem_prepare(contig, take, 1);
-            rc = BD_FAULT_NEG(BD_FAULT_SPILL_READ) ?: bd_pread_full(fd, contig, take, 0);
+            rc = BD_IO_NEG(BD_FAULT_SPILL_READ, bd_pread_full(fd, contig, take, 0));
             if (rc == 0)
                 bd_fs_ck_add(&ck, contig, take);
         } else {
             for (uint64_t off = 0; off < take && rc == 0;) {
                 uint64_t k = take - off < bdl_g.window ? take - off : bdl_g.window;
-                rc = BD_FAULT_NEG(BD_FAULT_SPILL_READ) ?: bd_pread_full(fd, bdl_g.win, k, off);
+                rc = BD_IO_NEG(BD_FAULT_SPILL_READ, bd_pread_full(fd, bdl_g.win, k, off));
                 if (rc == 0) {
                     bd_fs_ck_add(&ck, bdl_g.win, k);
                     bdl_dt_unpack(t, buf, count, off, bdl_g.win, k);

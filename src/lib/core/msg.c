@@ -13,6 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bd_iowatch.h"
 #include "bd_fs.h"
 #include "bd_mbox.h"
 #include "core.h"
@@ -77,7 +78,7 @@ void bdl_spill_write(const void *buf, uint64_t count, const bdl_dt_t *t, const c
     if (contig) {
         bdl_lib_mem_prepare(contig, n, 0);
         bd_fs_ck_add(&ck, contig, n);
-        int rc = BD_FAULT_NEG(BD_FAULT_SPILL_WRITE) ?: bd_write_full(fd, contig, n);
+        int rc = BD_IO_NEG(BD_FAULT_SPILL_WRITE, bd_write_full(fd, contig, n));
         if (rc < 0)
             spill_failed(path, n, -rc);
     } else {
@@ -86,7 +87,7 @@ void bdl_spill_write(const void *buf, uint64_t count, const bdl_dt_t *t, const c
             uint64_t k = n - off < bdl_g.window ? n - off : bdl_g.window;
             bdl_dt_pack(t, buf, count, off, bdl_g.win, k);
             bd_fs_ck_add(&ck, bdl_g.win, k);
-            int rc = BD_FAULT_NEG(BD_FAULT_SPILL_WRITE) ?: bd_write_full(fd, bdl_g.win, k);
+            int rc = BD_IO_NEG(BD_FAULT_SPILL_WRITE, bd_write_full(fd, bdl_g.win, k));
             if (rc < 0)
                 spill_failed(path, n, -rc);
             off += k;

@@ -358,6 +358,7 @@ static int do_init(int required, int *provided)
         exit(1);
     }
     bdl_g.slot = bd_shm_slot(bdl_g.hdr, (uint32_t)slot);
+    bd_iowatch_attach(&bdl_g.slot->io); /* the master watches our storage calls there */
     bdl_g.win = bd_slot_window(bdl_g.hdr, bdl_g.slot);
     bdl_g.window = bdl_g.hdr->window;
     bdl_g.threshold = bdl_g.hdr->job.msg_threshold;
