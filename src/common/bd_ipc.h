@@ -294,7 +294,8 @@ typedef struct bd_job_config {
     int32_t mem_dedup;      /* -mem-dedup: 0 on, 1 off (and 1 where the table has no room) */
     int32_t mem_share;      /* -mem-share: 0 on (ranks' memory mergeable by KSM), 1 off */
     uint32_t pad;
-    uint64_t spin_ns; /* -spin, in ns */
+    uint64_t spin_ns;   /* -spin, in ns */
+    uint64_t spill_max; /* -spill-max; 0: no quota */
 } bd_job_config_t;
 
 /* Fill job from the (normalised) options; the master then sets what it
@@ -334,6 +335,10 @@ typedef struct bd_shm_hdr {
     uint64_t trace_stride; /* bytes from one rank's ring to the next */
     uint64_t dedup_offset; /* the node's storage-deduplication table (bd_mem_config_t.share), */
     uint64_t dedup_bytes;  /* zero-filled, after the trace rings; 0 bytes: -mem-dedup off */
+    /* Bytes of communication data in this node's spill files now and at
+     * most (-spill-max; bd_spill_charge), by every rank and the master. */
+    _Atomic uint64_t spill_bytes;
+    _Atomic uint64_t spill_peak;
     bd_job_config_t job;
     char jobdir[BD_PATH_MAX];
 } bd_shm_hdr_t;
@@ -416,6 +421,21 @@ enum { BD_WAIT_RECV = 1, BD_WAIT_ANY, BD_WAIT_PROBE, BD_WAIT_MPROBE, BD_WAIT_SSE
 /* ... a collective the ranks run among themselves: ctx is its communicator's
  * context, arg[3] its BD_API_* code, arg[4] its root. */
 #define BD_WAIT_LCOLL 16
+
+/* The spill quota (-spill-max): a spill file's n bytes are charged to the
+ * node before it is written and given back by whoever removes it.  0, or
+ * -ENOSPC when the quota would be exceeded (nothing charged); *total: the
+ * bytes in spill files with these. */
+int bd_spill_charge(bd_shm_hdr_t *h, uint64_t n, uint64_t *total);
+void bd_spill_uncharge(bd_shm_hdr_t *h, uint64_t n);
+/* The error when bd_spill_charge refused: "spill quota exceeded in DIR:
+ * rank SRC sent N bytes (WHAT), which would make TOTAL bytes ...". */
+void bd_spill_quota_msg(char *out, size_t len, const bd_shm_hdr_t *h, int src, uint64_t n,
+                        const char *what, uint64_t total);
+/* Remove the spill file at path holding n charged bytes; they are given
+ * back only if this call removed it, so two removers never give back
+ * twice.  0 or -errno. */
+int bd_spill_unlink(bd_shm_hdr_t *h, const char *path, uint64_t n);
 
 /* Layout for nslaves slots with the given window and message threshold
  * (the mailbox rings are sized for h->ninit ranks when it is set);

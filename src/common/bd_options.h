@@ -35,6 +35,7 @@ typedef enum {
     BD_OPT_MEM_SHARE,
     BD_OPT_MEM_ADAPT,
     BD_OPT_MEM_MIN,
+    BD_OPT_SPILL_MAX,
     BD_OPT_STATS,
     BD_OPT_TRACE,
     BD_OPT_VERBOSE,

@@ -64,7 +64,11 @@
       "stored copies read back to compare them byte for byte with data about to be written")       \
     X(MEM_KSM, "bytes",                                                                            \
       "ranks' memory merged with identical pages by the kernel (-mem-share; per rank the most "    \
-      "seen in /proc/PID/ksm_stat, summed)")
+      "seen in /proc/PID/ksm_stat, summed)")                                                       \
+    X(SPILL_PEAK, "bytes",                                                                         \
+      "peak bytes of communication data in the node's spill files at once (messages not yet "      \
+      "received, staged collective data; -spill-max bounds it; the node's value, shown on its "    \
+      "first rank)")
 
 typedef enum {
 #define BD_STAT_ENUM(name, unit, help) BD_STAT_##name,

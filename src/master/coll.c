@@ -186,6 +186,7 @@ static void coll_free(coll_t *c)
     free(c->results);
     free(c->pieces);
     bdr_stage_close(c);
+    bd_spill_uncharge(g_m.hdr, c->spill_charged);
     free(c->rank_arrived);
     free(c->node_in);
     free(c->done_from);
@@ -270,6 +271,20 @@ coll_t *bdr_coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
  * soon as it is made: nothing can outlive the master. */
 static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep);
 
+/* The world rank whose data piece p of c is (for messages). */
+static int piece_sender(const coll_t *c, const piece_t *p)
+{
+    size_t i = (size_t)(p - c->pieces);
+    int r;
+    switch (c->d.kind) {
+    case BD_COLL_BCAST:
+    case BD_COLL_SCATTER: r = c->d.root; break;
+    case BD_COLL_ALLTOALL: r = (int)(i / (size_t)c->comm->size); break;
+    default: r = (int)i; break;
+    }
+    return r >= 0 && r < c->comm->size ? c->comm->world[r] : -1;
+}
+
 int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total) { return place(c, p, total, 1); }
 
 /* may_keep: a large piece may stay in memory while the budget has room. */
@@ -280,6 +295,11 @@ static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep)
         return 0;
     if (total > g_m.hdr->job.msg_threshold && !is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT &&
         !(may_keep && bdr_stage_fits(total))) {
+        char what[64];
+        snprintf(what, sizeof what, "%s data", bdr_coll_call_name(&c->d));
+        if (bdr_spill_charge(total, piece_sender(c, p), -1, what) < 0)
+            return -1;
+        c->spill_charged += total;
         int rc = c->fd < 0 ? bdr_stage_open(c) : 0;
         if (rc < 0) {
             bdr_master_fail(1, "cannot create a spill file for %s in %s: %s",

@@ -440,6 +440,8 @@ static void print_stats(void)
     for (int i = 0; i < g_m.ns; i++)
         for (int k = 0; k < BD_STAT__COUNT; k++)
             per[i][k] = atomic_load(&g_m.slaves[i].slot->stats[k]);
+    if (g_m.ns) /* the node's values */
+        per[0][BD_STAT_SPILL_PEAK] = atomic_load(&g_m.hdr->spill_peak);
     bd_stats_print(stderr, (const uint64_t(*)[BD_STAT__COUNT])per, g_m.ns,
                    bdr_master_now() - g_m.t_start);
     fprintf(stderr, "  master: peak bytes of messages in memory %llu\n",

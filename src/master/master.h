@@ -141,6 +141,7 @@ typedef struct coll {
     piece_t *results; /* per-rank results (scan prefixes, new communicators) */
     int fd;           /* spill file of large pieces (unlinked at creation), or -1 */
     uint64_t file_end;
+    uint64_t spill_charged; /* bytes of its pieces charged to -spill-max (bd_spill_charge) */
 } coll_t;
 
 /* Master-to-master message types (node.c, coll.c, deadlock.c). */
@@ -201,6 +202,10 @@ slave_t *bdr_master_slave_by_world(int world);
 /* End the job with exit status `status` (the first failure only): report,
  * tell the other nodes, kill every rank. */
 void bdr_master_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* msgstore.c: charge n bytes rank src_world sent (a message to dst_world,
+ * or `what` when dst_world < 0) to the spill quota (-spill-max); 0, or -1
+ * when the job fails over it. */
+int bdr_spill_charge(uint64_t n, int src_world, int dst_world, const char *what);
 /* affinity.c: bind the master (and so the ranks it forks) to one CPU (-pin). */
 void bdr_affinity_setup(void);
 /* Monotonic seconds. */

@@ -56,7 +56,7 @@ static void ment_free(ment_t *m, int drop)
     if (drop && (m->e.flags & BD_SEND_FILE)) {
         char path[BD_PATH_MAX + 64];
         bd_spill_path(path, sizeof path, g_m.jobdir, m->e.src_world, m->e.file_num);
-        unlink(path);
+        bd_spill_unlink(g_m.hdr, path, m->e.nbytes);
     }
     free(m);
 }
@@ -217,6 +217,8 @@ static void flush_inbound(slave_t *d)
 static int to_file(bd_mentry_t *e, const void *data)
 {
     char path[BD_PATH_MAX + 64];
+    if (bdr_spill_charge(e->nbytes, e->src_world, -1, "a message") < 0)
+        return -1;
     e->file_num = (1ull << 63) | ++g_master_file_seq;
     bd_spill_path(path, sizeof path, g_m.jobdir, e->src_world, e->file_num);
     int fd = BD_FAULT_SYS(BD_FAULT_SPILL_OPEN)
@@ -232,6 +234,7 @@ static int to_file(bd_mentry_t *e, const void *data)
     if (fd >= 0)
         close(fd);
     if (rc < 0) {
+        bd_spill_uncharge(g_m.hdr, e->nbytes);
         bdr_master_fail(1, "cannot write a %llu-byte message to %s: %s",
                         (unsigned long long)e->nbytes, path, strerror(-rc));
         return -1;
@@ -248,7 +251,7 @@ void bdr_mbox_push(slave_t *d, const bd_mentry_t *proto, const void *data)
         if (e.flags & BD_SEND_FILE) {
             char path[BD_PATH_MAX + 64];
             bd_spill_path(path, sizeof path, g_m.jobdir, e.src_world, e.file_num);
-            unlink(path);
+            bd_spill_unlink(g_m.hdr, path, e.nbytes);
         }
         return;
     }

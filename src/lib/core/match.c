@@ -219,7 +219,7 @@ static void drop_payload(const bd_mentry_t *e)
     if (e->flags & BD_SEND_FILE) {
         char path[BD_PATH_MAX + 64];
         spill_path_of(e, path, sizeof path);
-        unlink(path);
+        bd_spill_unlink(bdl_g.hdr, path, e->nbytes);
     }
 }
 
@@ -269,7 +269,7 @@ static int deliver(const bd_mentry_t *e, const char *data, void *buf, const bdl_
                       (unsigned long long)take, path, strerror(-rc));
         bdl_spill_check(&ck, fd, path, take, n);
         close(fd);
-        unlink(path);
+        bd_spill_unlink(bdl_g.hdr, path, n);
     } else if (e->flags & BD_ME_CMA) {
         if (contig) {
             bdl_lib_mem_prepare(contig, take, 1);
@@ -742,7 +742,7 @@ static int cma_to_file(cma_send_t *c)
     if (!mine)
         return 0;
     uint64_t file_num;
-    bdl_spill_write(c->buf, c->n, bdl_dt_byte(), c->buf, c->n, &file_num);
+    bdl_spill_write(c->buf, c->n, bdl_dt_byte(), c->buf, c->n, c->dst, &file_num);
     e->flags = (e->flags & ~BD_ME_CMA) | BD_SEND_FILE;
     e->file_num = file_num;
     atomic_store_explicit(&e->state, BD_ME_READY, memory_order_release);

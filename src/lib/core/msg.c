@@ -68,9 +68,16 @@ static void spill_failed(const char *path, uint64_t n, int err)
 }
 
 void bdl_spill_write(const void *buf, uint64_t count, const bdl_dt_t *t, const char *contig,
-                     uint64_t n, uint64_t *file_num)
+                     uint64_t n, int dst, uint64_t *file_num)
 {
     char path[BD_PATH_MAX + 64];
+    uint64_t total;
+    if (bd_spill_charge(bdl_g.hdr, n, &total) < 0) {
+        char what[48], msg[BD_PATH_MAX + 256];
+        snprintf(what, sizeof what, "a message to rank %d", dst);
+        bd_spill_quota_msg(msg, sizeof msg, bdl_g.hdr, bdl_g.world_rank, n, what, total);
+        bdl_fatal(MPI_ERR_QUOTA, "%s", msg);
+    }
     int fd = spill_open(n, file_num, path, sizeof path);
     bd_fs_ck_t ck; /* the checksum trailer, which the reader checks */
     bd_fs_ck_init(&ck);
@@ -209,7 +216,7 @@ int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *b
     }
     count_send(in_file, n);
     if (in_file)
-        bdl_spill_write(buf, count, t, contig, n, &file_num);
+        bdl_spill_write(buf, count, t, contig, n, world_dst, &file_num);
     if (direct) {
         bd_mentry_t e = {.kind = BD_ME_MSG,
                          .flags = (in_file ? BD_SEND_FILE : 0) | (sync ? BD_SEND_SYNC : 0),

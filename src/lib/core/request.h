@@ -198,9 +198,11 @@ void bdl_p2p_settle(void);
 void bdl_p2p_cma_wait_coll(uint64_t id);
 void bdl_p2p_cma_forget(uint64_t id);
 /* msg.c: write n bytes (count elements of t at buf; contig if contiguous)
- * to a new spill file of this rank; its number in *file_num. */
+ * of a message to world rank dst to a new spill file of this rank; its
+ * number in *file_num.  The bytes count against -spill-max (the job stops
+ * with MPI_ERR_QUOTA beyond it). */
 void bdl_spill_write(const void *buf, uint64_t count, const struct bdl_dt *t, const char *contig,
-                     uint64_t n, uint64_t *file_num);
+                     uint64_t n, int dst, uint64_t *file_num);
 /* msg.c: the reader's side of a spill file's checksums (bd_fs.h): ck has
  * summed the first take of its n bytes; sum the rest, compare with what
  * the writer recorded, and stop the rank ("storage returned corrupted
