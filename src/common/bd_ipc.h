@@ -250,6 +250,11 @@ typedef struct bd_slot {
     _Atomic uint32_t awaits;
     _Atomic uint32_t cma_out; /* rank -> master: its single-copy sends being read */
     _Atomic uint32_t cma_ok;  /* rank -> all: others may read its memory (CMA) */
+    /* Flow control (-p2p-tokens): bytes of this rank's messages to ranks
+     * of the node in spill files not yet consumed (entries with
+     * BD_ME_FLOW; the sender adds, whoever removes the file subtracts). */
+    _Atomic uint64_t flow_out;
+    _Atomic uint32_t flow_logged; /* a sender has logged overflow towards this rank */
 } bd_slot_t;
 
 /* BD_CMD_PREFETCH: a rank waiting for its run slot starts loading, in the
@@ -294,8 +299,9 @@ typedef struct bd_job_config {
     int32_t mem_dedup;      /* -mem-dedup: 0 on, 1 off (and 1 where the table has no room) */
     int32_t mem_share;      /* -mem-share: 0 on (ranks' memory mergeable by KSM), 1 off */
     uint32_t pad;
-    uint64_t spin_ns;   /* -spin, in ns */
-    uint64_t spill_max; /* -spill-max; 0: no quota */
+    uint64_t spin_ns;    /* -spin, in ns */
+    uint64_t spill_max;  /* -spill-max; 0: no quota */
+    uint64_t p2p_tokens; /* -p2p-tokens; 0: no flow control */
 } bd_job_config_t;
 
 /* Fill job from the (normalised) options; the master then sets what it
@@ -417,7 +423,7 @@ static inline struct bd_mbox *bd_slot_mbox(bd_shm_hdr_t *h, bd_slot_t *s)
 }
 
 /* What a rank waits for in BD_REQ_P2P_WAIT (for deadlock reports). */
-enum { BD_WAIT_RECV = 1, BD_WAIT_ANY, BD_WAIT_PROBE, BD_WAIT_MPROBE, BD_WAIT_SSEND };
+enum { BD_WAIT_RECV = 1, BD_WAIT_ANY, BD_WAIT_PROBE, BD_WAIT_MPROBE, BD_WAIT_SSEND, BD_WAIT_FLOW };
 /* ... a collective the ranks run among themselves: ctx is its communicator's
  * context, arg[3] its BD_API_* code, arg[4] its root. */
 #define BD_WAIT_LCOLL 16

@@ -124,6 +124,13 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                           "collective that would go beyond it stops the job with an error "
                           "naming the directory, the bytes and the rank that sent them (0: "
                           "no quota)"},
+    [BD_OPT_P2P_TOKENS] = {"p2p-tokens", BD_OPT_SIZE, "0", 0, 1LL << 50,
+                           "flow control inside a node: the most bytes of a rank's messages to "
+                           "ranks of its node that may wait in spill files, not yet received; "
+                           "an MPI_Send that would go beyond it is synchronous (returns when "
+                           "its receive has it). Small and nonblocking sends never wait; a "
+                           "program that relies on MPI_Send buffering (unsafe for MPI) stops "
+                           "with a deadlock report (0: off)"},
     [BD_OPT_STATS] = {"stats", BD_OPT_FLAG, "0", 0, 1, "print statistics at the end of the run"},
     [BD_OPT_TRACE] = {"trace", BD_OPT_STR, NULL, 0, 0,
                       "write a timeline of the run to FILE, Chrome trace-event JSON for Perfetto "

@@ -68,7 +68,10 @@
     X(SPILL_PEAK, "bytes",                                                                         \
       "peak bytes of communication data in the node's spill files at once (messages not yet "      \
       "received, staged collective data; -spill-max bounds it; the node's value, shown on its "    \
-      "first rank)")
+      "first rank)")                                                                               \
+    X(FLOW_WAITS, "count",                                                                         \
+      "MPI_Send calls made synchronous by flow control (-p2p-tokens): the rank's messages not "    \
+      "yet received were over the budget")
 
 typedef enum {
 #define BD_STAT_ENUM(name, unit, help) BD_STAT_##name,

@@ -56,7 +56,7 @@ static void ment_free(ment_t *m, int drop)
     if (drop && (m->e.flags & BD_SEND_FILE)) {
         char path[BD_PATH_MAX + 64];
         bd_spill_path(path, sizeof path, g_m.jobdir, m->e.src_world, m->e.file_num);
-        bd_spill_unlink(g_m.hdr, path, m->e.nbytes);
+        bd_mbox_drop_file(g_m.hdr, &m->e, path);
     }
     free(m);
 }
@@ -251,7 +251,7 @@ void bdr_mbox_push(slave_t *d, const bd_mentry_t *proto, const void *data)
         if (e.flags & BD_SEND_FILE) {
             char path[BD_PATH_MAX + 64];
             bd_spill_path(path, sizeof path, g_m.jobdir, e.src_world, e.file_num);
-            bd_spill_unlink(g_m.hdr, path, e.nbytes);
+            bd_mbox_drop_file(g_m.hdr, &e, path);
         }
         return;
     }
@@ -461,6 +461,13 @@ void bdr_mbox_describe(slave_t *s, char *buf, size_t len)
         break;
     case BD_WAIT_SSEND:
         snprintf(buf, len, "waits in MPI_Ssend/Issend for its message to be received");
+        break;
+    case BD_WAIT_FLOW:
+        snprintf(buf, len,
+                 "waits in MPI_Send for rank %d to receive its message (flow control: its "
+                 "messages not yet received are over -p2p-tokens; a program that needs MPI_Send "
+                 "to buffer is not safe, MPI 3.1 section 3.5)",
+                 r->peer);
         break;
     case BD_WAIT_LCOLL: {
         bd_coll_desc_t d = {.api = (int32_t)r->arg[3], .root = (int32_t)r->arg[4]};

@@ -11,7 +11,10 @@
  *                  first, so the program is safe);
  *   blocked N SIZE rank 0 floods rank 1 with N blocking sends of SIZE
  *                  while rank 1 waits in a receive from rank 2, which
- *                  computes first (rank 0 never waits for rank 2).
+ *                  computes first (rank 0 never waits for rank 2);
+ *   unsafe N SIZE  ranks 0 and 1 each MPI_Send N messages of SIZE to the
+ *                  other before receiving: correct only if MPI_Send
+ *                  buffers (unsafe for MPI, section 3.5).
  * Exit 0 pass, 1 fail. */
 #include <mpi.h>
 #include <stdio.h>
@@ -131,6 +134,25 @@ static int blocked(int n, size_t sz)
     return bad;
 }
 
+static int unsafe(int n, size_t sz)
+{
+    int bad = 0;
+    if (g_rank > 1)
+        return 0;
+    int peer = 1 - g_rank;
+    unsigned char *b = malloc(sz);
+    for (int k = 0; k < n; k++) {
+        fill(b, sz, g_rank, k);
+        MPI_Send(b, (int)sz, MPI_BYTE, peer, k, MPI_COMM_WORLD);
+    }
+    for (int k = 0; k < n; k++) {
+        MPI_Recv(b, (int)sz, MPI_BYTE, peer, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        bad |= check(b, sz, peer, k);
+    }
+    free(b);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -138,7 +160,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     if (argc < 4 || g_size < 3) {
         if (g_rank == 0)
-            fprintf(stderr, "usage: flow burst|isends|ring|blocked N SIZE (at least 3 ranks)\n");
+            fprintf(stderr,
+                    "usage: flow burst|isends|ring|blocked|unsafe N SIZE (at least 3 ranks)\n");
         MPI_Finalize();
         return 1;
     }
@@ -153,6 +176,8 @@ int main(int argc, char **argv)
         bad = ring(n, sz);
     else if (!strcmp(argv[1], "blocked"))
         bad = blocked(n, sz);
+    else if (!strcmp(argv[1], "unsafe"))
+        bad = unsafe(n, sz);
     else {
         fprintf(stderr, "flow: unknown mode %s\n", argv[1]);
         bad = 1;

@@ -1,0 +1,44 @@
+#!/bin/bash
+# flow.sh BDMPIEXEC FLOW CASE: flow control inside a node (-p2p-tokens,
+# issue 17 part 2) through bdmpiexec, every byte checked by FLOW (flow.c).
+#   blocked  rank 0 floods rank 1 (32 x 256 KiB) while rank 1 waits for
+#            rank 2, under -p2p-tokens 1M at -nr 1: completes; the node's
+#            spill files never held more than the budget plus the one
+#            message a synchronous send waits with (SPILL_PEAK <= 1.25 MiB;
+#            8 MiB without flow control); sends waited (FLOW_WAITS > 0);
+#            the overflow is logged once for the receiver;
+#   isends   16 MPI_Isend of 64 KiB each to the next rank before any
+#            receive, under -p2p-tokens 64K: nonblocking sends never wait
+#            (FLOW_WAITS = 0) and the program completes;
+#   ring     a safe ring of 256 KiB MPI_Send/MPI_Recv under -p2p-tokens
+#            64K at -nr 2: every send is synchronous (FLOW_WAITS = 32) and
+#            the ring completes.
+# Exit 0 pass, 1 fail.
+set -u
+exe=$1; prog=$2; case=$3
+out=$(mktemp /tmp/bdmpi-flow-out.XXXXXX)
+stat() { awk -v s="$1" '$1 == s {print $2}' "$out"; }
+fail=0
+case $case in
+blocked) timeout -k 5 100 "$exe" -ns 3 -nr 1 -p2p-tokens 1M --stats "$prog" blocked 32 262144 >"$out" 2>&1 ;;
+isends) timeout -k 5 100 "$exe" -ns 4 -nr 1 -p2p-tokens 64K --stats "$prog" isends 16 65536 >"$out" 2>&1 ;;
+ring) timeout -k 5 100 "$exe" -ns 4 -nr 2 -p2p-tokens 64K --stats "$prog" ring 8 262144 >"$out" 2>&1 ;;
+*) echo "unknown case $case"; exit 1 ;;
+esac
+rc=$?
+grep -v '^  [A-Z_]* ' "$out"
+echo "--- exit status $rc; FLOW_WAITS $(stat FLOW_WAITS), SPILL_PEAK $(stat SPILL_PEAK)"
+[ $rc -eq 0 ] || { echo "FAIL: exit status $rc"; fail=1; }
+grep -q "flow $case: ok" "$out" || { echo "FAIL: no 'flow $case: ok'"; fail=1; }
+waits=$(stat FLOW_WAITS); peak=$(stat SPILL_PEAK)
+case $case in
+blocked)
+  [ "${waits:-0}" -gt 0 ] || { echo "FAIL: no send waited"; fail=1; }
+  [ -n "$peak" ] && [ "$peak" -le $((1048576 + 262144)) ] || { echo "FAIL: SPILL_PEAK $peak over 1.25 MiB"; fail=1; }
+  n=$(grep -c "note: flow control: rank 0 has [0-9]* bytes of messages not yet received, a 262144-byte MPI_Send to rank 1 waits" "$out")
+  [ "$n" = 1 ] || { echo "FAIL: the overflow towards rank 1 logged $n times, not once"; fail=1; } ;;
+isends) [ "$waits" = 0 ] || { echo "FAIL: FLOW_WAITS $waits: a nonblocking send waited"; fail=1; } ;;
+ring) [ "$waits" = 32 ] || { echo "FAIL: FLOW_WAITS $waits, expected 32"; fail=1; } ;;
+esac
+rm -f "$out"
+exit $fail
