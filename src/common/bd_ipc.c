@@ -45,6 +45,7 @@ void bd_job_config_fill(bd_job_config_t *job, const bd_opts_t *o)
     job->spin_ns = (uint64_t)o->num[BD_OPT_SPIN] * 1000;
     job->spill_max = (uint64_t)o->num[BD_OPT_SPILL_MAX];
     job->p2p_tokens = (uint64_t)o->num[BD_OPT_P2P_TOKENS];
+    job->coll_stage = (uint64_t)o->num[BD_OPT_COLL_STAGE];
 }
 
 int bd_spill_charge(bd_shm_hdr_t *h, uint64_t n, uint64_t *total)

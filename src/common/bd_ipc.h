@@ -85,7 +85,14 @@ enum bd_req_code {
                      ranks, then the strings the commands name.  resp.arg[0]=processes started;
                      window out: int32 world ranks of the children (-1: not started), then
                      per process a message (BD_SPAWN_MSG bytes) */
-    BD_REQ_NAME,  /* arg[0]=BD_NAME_*; window: service name, NUL, port name, NUL.  resp.status
+    /* Bounded collective staging (-coll-stage; src/master/coll_pipe.c). */
+    BD_REQ_COLL_TAKE, /* arg[0]=0 while putting: answered when the instance's staged bytes
+                         are under the bound (resp.flag 1) or pieces for this rank are
+                         complete; arg[0]=1 after the last PUT: answered when pieces are
+                         complete or the rank may GET the rest (resp.flag 1).  resp.arg[0]:
+                         the number of int32 peers in the window whose pieces are complete
+                         (each offered once) */
+    BD_REQ_NAME,      /* arg[0]=BD_NAME_*; window: service name, NUL, port name, NUL.  resp.status
                      BD_RESP_ERROR when unknown (unpublish, lookup) or taken (publish); lookup:
                      window out: the port name */
     BD_REQ__COUNT
@@ -302,6 +309,7 @@ typedef struct bd_job_config {
     uint64_t spin_ns;    /* -spin, in ns */
     uint64_t spill_max;  /* -spill-max; 0: no quota */
     uint64_t p2p_tokens; /* -p2p-tokens; 0: no flow control */
+    uint64_t coll_stage; /* -coll-stage; 0: collectives staged whole */
 } bd_job_config_t;
 
 /* Fill job from the (normalised) options; the master then sets what it

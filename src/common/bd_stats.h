@@ -71,7 +71,10 @@
       "first rank)")                                                                               \
     X(FLOW_WAITS, "count",                                                                         \
       "MPI_Send calls made synchronous by flow control (-p2p-tokens): the rank's messages not "    \
-      "yet received were over the budget")
+      "yet received were over the budget")                                                         \
+    X(STAGE_PEAK, "bytes",                                                                         \
+      "peak bytes of collective data the master staged at once, in memory and spill files (the "   \
+      "node's value, shown on its first rank; -coll-stage bounds blocking all-to-alls)")
 
 typedef enum {
 #define BD_STAT_ENUM(name, unit, help) BD_STAT_##name,

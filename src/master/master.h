@@ -118,6 +118,9 @@ typedef struct piece {
     char *data;
     int in_file;
     uint64_t file_off;
+    uint64_t got; /* bytes its reader has read (pipelined instances: coll_pipe.c) */
+    int offered;  /* listed to its reader in an answer to COLL_TAKE */
+    int taken;    /* read whole and given back: no data any more */
 } piece_t;
 
 typedef struct coll {
@@ -142,6 +145,8 @@ typedef struct coll {
     int fd;           /* spill file of large pieces (unlinked at creation), or -1 */
     uint64_t file_end;
     uint64_t spill_charged; /* bytes of its pieces charged to -spill-max (bd_spill_charge) */
+    uint64_t staged;        /* bytes of its pieces placed and not given back */
+    int pipe;               /* bounded staging: pieces go as their reader takes them */
 } coll_t;
 
 /* Master-to-master message types (node.c, coll.c, deadlock.c). */
@@ -298,6 +303,9 @@ int bdr_node_quiet(void);
 uint64_t bdr_node_transient_bytes(void);
 /* coll_stage.c: memory the master holds for collectives (counted in the budget). */
 uint64_t bdr_coll_staging_bytes(void);
+/* coll_pipe.c: the node's peak of staged collective data (STAGE_PEAK). */
+uint64_t bdr_coll_stage_peak(void);
+void bdr_coll_req_take(slave_t *s, const bd_req_t *r);
 /* coll.c: store collective pieces kept in memory, up to need bytes; returns
  * what it freed now, and in *coming what the writes under way free when
  * they complete (bdr_stage_poll, then memacct looks again). */

@@ -12,6 +12,9 @@
  *   blocked N SIZE rank 0 floods rank 1 with N blocking sends of SIZE
  *                  while rank 1 waits in a receive from rank 2, which
  *                  computes first (rank 0 never waits for rank 2);
+ *   a2a N SIZE     N rounds of MPI_Alltoallv among all ranks, the piece
+ *                  from i to j SIZE + (7i + 13j) % 4096 bytes (SIZE 0: the
+ *                  pieces to rank 1 are empty);
  *   unsafe N SIZE  ranks 0 and 1 each MPI_Send N messages of SIZE to the
  *                  other before receiving: correct only if MPI_Send
  *                  buffers (unsafe for MPI, section 3.5).
@@ -153,6 +156,43 @@ static int unsafe(int n, size_t sz)
     return bad;
 }
 
+static size_t a2a_len(int i, int j, size_t sz)
+{
+    return sz == 0 && j == 1 ? 0 : sz + (size_t)((7 * i + 13 * j) % 4096);
+}
+
+static int a2a(int n, size_t sz)
+{
+    int bad = 0;
+    int *sc = malloc(sizeof(int) * (size_t)g_size), *sd = malloc(sizeof(int) * (size_t)g_size);
+    int *rc = malloc(sizeof(int) * (size_t)g_size), *rd = malloc(sizeof(int) * (size_t)g_size);
+    size_t st = 0, rt = 0;
+    for (int j = 0; j < g_size; j++) {
+        sc[j] = (int)a2a_len(g_rank, j, sz);
+        sd[j] = (int)st;
+        st += (size_t)sc[j];
+        rc[j] = (int)a2a_len(j, g_rank, sz);
+        rd[j] = (int)rt;
+        rt += (size_t)rc[j];
+    }
+    unsigned char *out = malloc(st + 1), *in = malloc(rt + 1);
+    for (int k = 0; k < n; k++) {
+        for (int j = 0; j < g_size; j++)
+            fill(out + sd[j], (size_t)sc[j], g_rank, k * 64 + j);
+        memset(in, 0, rt);
+        MPI_Alltoallv(out, sc, sd, MPI_BYTE, in, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
+        for (int j = 0; j < g_size; j++)
+            bad |= check(in + rd[j], (size_t)rc[j], j, k * 64 + g_rank);
+    }
+    free(out);
+    free(in);
+    free(sc);
+    free(sd);
+    free(rc);
+    free(rd);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -161,7 +201,7 @@ int main(int argc, char **argv)
     if (argc < 4 || g_size < 3) {
         if (g_rank == 0)
             fprintf(stderr,
-                    "usage: flow burst|isends|ring|blocked|unsafe N SIZE (at least 3 ranks)\n");
+                    "usage: flow burst|isends|ring|blocked|a2a|unsafe N SIZE (at least 3 ranks)\n");
         MPI_Finalize();
         return 1;
     }
@@ -176,6 +216,8 @@ int main(int argc, char **argv)
         bad = ring(n, sz);
     else if (!strcmp(argv[1], "blocked"))
         bad = blocked(n, sz);
+    else if (!strcmp(argv[1], "a2a"))
+        bad = a2a(n, sz);
     else if (!strcmp(argv[1], "unsafe"))
         bad = unsafe(n, sz);
     else {

@@ -12,7 +12,20 @@
 #            (FLOW_WAITS = 0) and the program completes;
 #   ring     a safe ring of 256 KiB MPI_Send/MPI_Recv under -p2p-tokens
 #            64K at -nr 2: every send is synchronous (FLOW_WAITS = 32) and
-#            the ring completes.
+#            the ring completes;
+#   a2a      bounded collective staging: an 8-rank MPI_Alltoallv of
+#            512-516 KiB pieces (28 MiB) at -nr 1 under -coll-stage 4M:
+#            every byte arrives and the master's staging peak (STAGE_PEAK)
+#            stays under the bound plus one piece and one window (4M + 516K
+#            + 256K), where it is the whole 28 MiB without the bound
+#            (a2a_whole, -coll-stage 0, two rounds).  One round: the bound
+#            is per instance, and a rank that starts the next all-to-all
+#            while others still take pieces of this one adds to the node's
+#            peak;
+#   a2a_file the same with -mem-strategy none, so every piece goes to the
+#            master's spill file: the peak of the spill files (SPILL_PEAK)
+#            stays under the same bound (taken pieces' blocks are given
+#            back at once).
 # Exit 0 pass, 1 fail.
 set -u
 exe=$1; prog=$2; case=$3
@@ -23,13 +36,16 @@ case $case in
 blocked) timeout -k 5 100 "$exe" -ns 3 -nr 1 -p2p-tokens 1M --stats "$prog" blocked 32 262144 >"$out" 2>&1 ;;
 isends) timeout -k 5 100 "$exe" -ns 4 -nr 1 -p2p-tokens 64K --stats "$prog" isends 16 65536 >"$out" 2>&1 ;;
 ring) timeout -k 5 100 "$exe" -ns 4 -nr 2 -p2p-tokens 64K --stats "$prog" ring 8 262144 >"$out" 2>&1 ;;
+a2a) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 4M --stats "$prog" a2a 1 524288 >"$out" 2>&1 ;;
+a2a_file) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 4M -mem-strategy none --stats "$prog" a2a 1 524288 >"$out" 2>&1 ;;
+a2a_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" a2a 2 524288 >"$out" 2>&1 ;;
 *) echo "unknown case $case"; exit 1 ;;
 esac
 rc=$?
 grep -v '^  [A-Z_]* ' "$out"
-echo "--- exit status $rc; FLOW_WAITS $(stat FLOW_WAITS), SPILL_PEAK $(stat SPILL_PEAK)"
+echo "--- exit status $rc; FLOW_WAITS $(stat FLOW_WAITS), SPILL_PEAK $(stat SPILL_PEAK), STAGE_PEAK $(stat STAGE_PEAK)"
 [ $rc -eq 0 ] || { echo "FAIL: exit status $rc"; fail=1; }
-grep -q "flow $case: ok" "$out" || { echo "FAIL: no 'flow $case: ok'"; fail=1; }
+grep -q "flow ${case%%_*}: ok" "$out" || { echo "FAIL: no 'flow ${case%%_*}: ok'"; fail=1; }
 waits=$(stat FLOW_WAITS); peak=$(stat SPILL_PEAK)
 case $case in
 blocked)
@@ -39,6 +55,15 @@ blocked)
   [ "$n" = 1 ] || { echo "FAIL: the overflow towards rank 1 logged $n times, not once"; fail=1; } ;;
 isends) [ "$waits" = 0 ] || { echo "FAIL: FLOW_WAITS $waits: a nonblocking send waited"; fail=1; } ;;
 ring) [ "$waits" = 32 ] || { echo "FAIL: FLOW_WAITS $waits, expected 32"; fail=1; } ;;
+a2a|a2a_file)
+  bound=$((4194304 + 528384 + 262144)); staged=$(stat STAGE_PEAK)
+  [ -n "$staged" ] && [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK '$staged' not in (0, $bound]"; fail=1; }
+  if [ $case = a2a_file ]; then
+    [ -n "$peak" ] && [ "$peak" -gt 0 ] && [ "$peak" -le $bound ] || { echo "FAIL: SPILL_PEAK '$peak' not in (0, $bound]"; fail=1; }
+  fi ;;
+a2a_whole)
+  staged=$(stat STAGE_PEAK)
+  [ -n "$staged" ] && [ "$staged" -ge $((8 * 7 * 524288)) ] || { echo "FAIL: STAGE_PEAK '$staged': the unbounded all-to-all should stage it whole"; fail=1; } ;;
 esac
 rm -f "$out"
 exit $fail
