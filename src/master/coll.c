@@ -659,6 +659,9 @@ static void coll_begin(slave_t *s, const bd_req_t *r)
     c->began++;
     s->coll = c;
     s->coll_rank = r->myrank;
+    /* Bounded staging: a rank that would put into an instance past the
+     * bound takes first (coll_pipe.c). */
+    s->slot->resp.flag = bdr_pipe_bounded(c) && c->staged > g_m.hdr->job.coll_stage;
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLLS], 1, memory_order_relaxed);
     bdr_sched_respond(s);
 }

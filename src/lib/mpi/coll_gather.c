@@ -424,10 +424,12 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
         nb.err = MPI_ERR_TRUNCATE;
     if (c->size > 1) {
         bdl_xfer_begin(&nb.xf, c, BD_COLL_ALLTOALL, 0, 0, 0, 0, bdl_coll_api(api, request));
+        int over = bdl_resp()->flag; /* BEGIN's answer: the instance is past the bound */
         /* Bounded staging (-coll-stage, docs/design.md "Transient memory of
          * communication"): a blocking all-to-all among ranks of this node,
          * not in place, takes the pieces sent to it while it puts its own,
-         * whenever the master says the instance is past the bound; each
+         * before each piece while the master's last answer (BEGIN's for
+         * the first) said the instance is past the bound; each
          * rank starts with the piece for the next rank, so the pieces of
          * the ranks that run first go to different receivers. */
         int pipe = !request && !inplace && bdl_g.hdr->job.coll_stage;
@@ -448,17 +450,18 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
             nb.displs = (int *)rv->displs;
         }
         bdl_put_t p = bdl_put_start(&nb.xf);
+        p.over = over;
         for (int k = 0; k < c->size; k++) {
             int r = pipe ? (me + 1 + k) % c->size : k;
             if (r == me)
                 continue;
-            bdl_put_typed(&p, r, a2a_block(s, r), bdl_vcount(s->counts, s->count, r),
-                          a2a_type(s, r));
-            if (pipe && p.over) { /* at a piece's end: take before putting more */
+            if (pipe && p.over) { /* before a piece: take before putting more */
                 bdl_put_flush(&p);
                 p.over = 0;
                 bdl_nbc_take(&nb, 0);
             }
+            bdl_put_typed(&p, r, a2a_block(s, r), bdl_vcount(s->counts, s->count, r),
+                          a2a_type(s, r));
         }
         bdl_put_flush(&p);
         if (pipe)
