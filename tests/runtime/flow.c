@@ -15,6 +15,9 @@
  *   a2a N SIZE     N rounds of MPI_Alltoallv among all ranks, the piece
  *                  from i to j SIZE + (7i + 13j) % 4096 bytes (SIZE 0: the
  *                  pieces to rank 1 are empty);
+ *   self N SIZE    every rank MPI_Sends N messages of SIZE to itself, then
+ *                  receives them (flow control never makes a send to the
+ *                  rank itself wait);
  *   unsafe N SIZE  ranks 0 and 1 each MPI_Send N messages of SIZE to the
  *                  other before receiving: correct only if MPI_Send
  *                  buffers (unsafe for MPI, section 3.5).
@@ -193,6 +196,22 @@ static int a2a(int n, size_t sz)
     return bad;
 }
 
+static int self(int n, size_t sz)
+{
+    int bad = 0;
+    unsigned char *b = malloc(sz);
+    for (int k = 0; k < n; k++) {
+        fill(b, sz, g_rank, k);
+        MPI_Send(b, (int)sz, MPI_BYTE, g_rank, k, MPI_COMM_WORLD);
+    }
+    for (int k = 0; k < n; k++) {
+        MPI_Recv(b, (int)sz, MPI_BYTE, g_rank, k, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        bad |= check(b, sz, g_rank, k);
+    }
+    free(b);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -200,8 +219,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     if (argc < 4 || g_size < 3) {
         if (g_rank == 0)
-            fprintf(stderr,
-                    "usage: flow burst|isends|ring|blocked|a2a|unsafe N SIZE (at least 3 ranks)\n");
+            fprintf(stderr, "usage: flow burst|isends|ring|blocked|a2a|self|unsafe N SIZE (at "
+                            "least 3 ranks)\n");
         MPI_Finalize();
         return 1;
     }
@@ -218,6 +237,8 @@ int main(int argc, char **argv)
         bad = blocked(n, sz);
     else if (!strcmp(argv[1], "a2a"))
         bad = a2a(n, sz);
+    else if (!strcmp(argv[1], "self"))
+        bad = self(n, sz);
     else if (!strcmp(argv[1], "unsafe"))
         bad = unsafe(n, sz);
     else {

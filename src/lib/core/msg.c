@@ -257,8 +257,8 @@ int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *b
 int bdl_flow_sync(int dst, uint64_t n)
 {
     uint64_t tokens = bdl_g.hdr->job.p2p_tokens;
-    if (!tokens || n <= bdl_g.hdr->eager || !bdl_p2p_local(dst))
-        return 0;
+    if (!tokens || n <= bdl_g.hdr->eager || dst == bdl_g.world_rank || !bdl_p2p_local(dst))
+        return 0; /* a send to itself would wait for a receive only it can post */
     uint64_t out = atomic_load_explicit(&bdl_g.slot->flow_out, memory_order_acquire);
     if (out + n <= tokens)
         return 0;
