@@ -1,9 +1,10 @@
 /* Transient memory of communication inside a node (issue 17 part 2): the
  * spill quota (-spill-max) and flow control (-p2p-tokens).  Every byte
  * received is checked.  Modes (argv[1]), sizes in bytes:
- *   burst N SIZE   rank 0 sends N messages of SIZE to rank 1, which is
- *                  blocked in a receive from rank 0 of another tag that
- *                  comes last (so all N wait in spill files at -nr 1);
+ *   burst N SIZE   three rounds: rank 0 sends N messages of SIZE to rank
+ *                  1, which is blocked in a receive from rank 0 of another
+ *                  tag that comes last (so all N wait in spill files at
+ *                  -nr 1);
  *   isends N SIZE  every rank posts N MPI_Isend of SIZE to the next rank
  *                  before it receives anything, then receives, then waits;
  *   ring N SIZE    N rounds: MPI_Send SIZE to the next rank, then MPI_Recv
@@ -53,21 +54,24 @@ static int burst(int n, size_t sz)
 {
     int bad = 0;
     unsigned char *b = malloc(sz);
-    if (g_rank == 0) {
-        for (int k = 0; k < n; k++) {
-            fill(b, sz, 0, k);
-            MPI_Send(b, (int)sz, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+    for (int round = 0; round < 3; round++) { /* spill files given back, quota reused */
+        if (g_rank == 0) {
+            for (int k = 0; k < n; k++) {
+                fill(b, sz, 0, round * n + k);
+                MPI_Send(b, (int)sz, MPI_BYTE, 1, 1, MPI_COMM_WORLD);
+            }
+            MPI_Send(&n, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
+        } else if (g_rank == 1) {
+            int got = 0;
+            MPI_Recv(&got, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            for (int k = 0; k < got; k++) {
+                memset(b, 0, sz);
+                MPI_Recv(b, (int)sz, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+                bad |= check(b, sz, 0, round * n + k);
+            }
+            bad |= got != n;
         }
-        MPI_Send(&n, 1, MPI_INT, 1, 2, MPI_COMM_WORLD);
-    } else if (g_rank == 1) {
-        int got = 0;
-        MPI_Recv(&got, 1, MPI_INT, 0, 2, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        for (int k = 0; k < got; k++) {
-            memset(b, 0, sz);
-            MPI_Recv(b, (int)sz, MPI_BYTE, 0, 1, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-            bad |= check(b, sz, 0, k);
-        }
-        bad |= got != n;
+        MPI_Barrier(MPI_COMM_WORLD);
     }
     free(b);
     return bad;

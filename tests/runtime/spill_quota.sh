@@ -9,8 +9,10 @@
 #   coll    collective data the master stages in its spill file
 #           (-mem-strategy none, -msg-threshold 4K) under -spill-max 64K:
 #           the same, naming the collective;
-#   within  the p2p burst under -spill-max 4M passes, and --stats shows a
-#           peak of exactly the 2 MiB that waited (SPILL_PEAK).
+#   within  the p2p burst, three rounds of it, under -spill-max 4M passes
+#           (the bytes of received messages are given back: 6 MiB in all),
+#           and --stats shows a peak of exactly the 2 MiB that waited at
+#           once (SPILL_PEAK).
 # Exit 0 pass, 1 fail.
 set -u
 exe=$1; flow=$2; coll=$3; case=$4
