@@ -105,6 +105,7 @@ static const route_t g_routes[BD_REQ__COUNT] = {
     [BD_REQ_COLL_TESTANY] = {bdr_coll_req_waitany, 0},
     [BD_REQ_COLL_GET] = {bdr_coll_req_get, 0},
     [BD_REQ_COLL_END] = {bdr_coll_req_end, 0},
+    [BD_REQ_COLL_TAKE] = {bdr_coll_req_take, 0},
     [BD_REQ_CTX_ALLOC] = {bdr_comm_req_ctx_alloc, 0},
     [BD_REQ_COMM_REGISTER] = {bdr_comm_req_register, 0},
     [BD_REQ_COMM_FREE] = {bdr_comm_req_free, 0},
@@ -440,6 +441,10 @@ static void print_stats(void)
     for (int i = 0; i < g_m.ns; i++)
         for (int k = 0; k < BD_STAT__COUNT; k++)
             per[i][k] = atomic_load(&g_m.slaves[i].slot->stats[k]);
+    if (g_m.ns) /* the node's values */
+        per[0][BD_STAT_SPILL_PEAK] = atomic_load(&g_m.hdr->spill_peak);
+    if (g_m.ns)
+        per[0][BD_STAT_STAGE_PEAK] = bdr_coll_stage_peak();
     bd_stats_print(stderr, (const uint64_t(*)[BD_STAT__COUNT])per, g_m.ns,
                    bdr_master_now() - g_m.t_start);
     fprintf(stderr, "  master: peak bytes of messages in memory %llu\n",

@@ -174,7 +174,7 @@ static void pop_head(int dst)
     if (x->fd >= 0) {
         close(x->fd);
         if (x->unlink_path[0])
-            unlink(x->unlink_path);
+            bd_spill_unlink(g_m.hdr, x->unlink_path, x->total);
     }
     g_q_head[dst] = x->next;
     if (!g_q_head[dst])
@@ -337,6 +337,10 @@ static void recv_msg(bdr_net_msg_t *nm)
         m->in_file = 1;
         m->file_num = h->u[2];
         bd_spill_path(path, sizeof path, g_m.jobdir, m->src_world, m->file_num);
+        if (bdr_spill_charge(h->u[5], m->src_world, dst, NULL) < 0) {
+            free(m);
+            return;
+        }
         in->fd = BD_FAULT_SYS(BD_FAULT_SPILL_OPEN)
                      ?: open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (in->fd < 0) {

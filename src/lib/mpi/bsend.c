@@ -68,7 +68,7 @@ static int bsend_check(const char *call, int count, MPI_Datatype datatype, int d
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     int rc = bsend_check("MPI_Bsend", count, datatype, dest, comm);
-    return rc ? rc : MPI_Send(buf, count, datatype, dest, tag, comm);
+    return rc ? rc : bdl_mpi_send("MPI_Bsend", buf, count, datatype, dest, tag, comm, 0);
 }
 
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,

@@ -8,6 +8,11 @@
 
 /* dyn.c: a spawned rank's MPI_Init makes its parent intercommunicator. */
 int bdl_dyn_child_init(const bd_spawn_info_t *sp);
+/* p2p.c: a blocking standard send (MPI_Send, MPI_Rsend, MPI_Bsend); flow:
+ * it may be made synchronous by flow control (-p2p-tokens), never for
+ * MPI_Bsend, whose message is buffered by definition. */
+int bdl_mpi_send(const char *call, const void *buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm, int flow);
 
 /* intercomm.c: intercommunicator collectives (comm is c's handle; c is
  * valid and c->inter is set). */
