@@ -53,10 +53,11 @@ void bdr_pipe_dropped(coll_t *c, const piece_t *p)
     g_staged -= p->total;
 }
 
-int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len)
+int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want)
 {
     p->got += len;
-    if (p->got < p->total || p->filled != p->total || p->taken)
+    uint64_t end = want && want < p->total ? want : p->total;
+    if (p->got < end || p->filled != p->total || p->taken)
         return 0;
     if (p->in_file) {
         int rc = bdr_stage_release(c, p);
