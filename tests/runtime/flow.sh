@@ -5,7 +5,8 @@
 #            rank 2, under -p2p-tokens 1M at -nr 1: completes; the node's
 #            spill files never held more than the budget plus the one
 #            message a synchronous send waits with (SPILL_PEAK <= 1.25 MiB;
-#            8 MiB without flow control); sends waited (FLOW_WAITS > 0);
+#            8 MiB without flow control, so it runs under -spill-max 2M,
+#            which stops it without tokens); sends waited (FLOW_WAITS > 0);
 #            the overflow is logged once for the receiver;
 #   isends   16 MPI_Isend of 64 KiB each to the next rank before any
 #            receive, under -p2p-tokens 64K: nonblocking sends never wait
@@ -36,7 +37,7 @@ out=$(mktemp /tmp/bdmpi-flow-out.XXXXXX)
 stat() { awk -v s="$1" '$1 == s {print $2}' "$out"; }
 fail=0
 case $case in
-blocked) timeout -k 5 100 "$exe" -ns 3 -nr 1 -p2p-tokens 1M --stats "$prog" blocked 32 262144 >"$out" 2>&1 ;;
+blocked) timeout -k 5 100 "$exe" -ns 3 -nr 1 -p2p-tokens 1M -spill-max 2M --stats "$prog" blocked 32 262144 >"$out" 2>&1 ;;
 isends) timeout -k 5 100 "$exe" -ns 4 -nr 1 -p2p-tokens 64K --stats "$prog" isends 16 65536 >"$out" 2>&1 ;;
 ring) timeout -k 5 100 "$exe" -ns 4 -nr 2 -p2p-tokens 64K --stats "$prog" ring 8 262144 >"$out" 2>&1 ;;
 a2a) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 4M --stats "$prog" a2a 1 524288 >"$out" 2>&1 ;;
