@@ -20,6 +20,8 @@
  *                  rank 1 expects SIZE/2 from rank 0 and SIZE*2 from rank
  *                  2: rank 1 gets MPI_ERR_TRUNCATE (errors return), every
  *                  byte that fits is right, nobody hangs;
+ *   gather N SIZE  N rounds of MPI_Gatherv to rank k % size, rank i's piece
+ *                  SIZE + (7i) % 4096 bytes;
  *   self N SIZE    every rank MPI_Sends N messages of SIZE to itself, then
  *                  receives them (flow control never makes a send to the
  *                  rank itself wait);
@@ -245,6 +247,32 @@ static int a2a_trunc(size_t sz)
     return bad;
 }
 
+static int gather(int n, size_t sz)
+{
+    int bad = 0;
+    int *rc = malloc(sizeof(int) * (size_t)g_size), *rd = malloc(sizeof(int) * (size_t)g_size);
+    size_t rt = 0;
+    for (int j = 0; j < g_size; j++) {
+        rc[j] = (int)(sz + (size_t)((7 * j) % 4096));
+        rd[j] = (int)rt;
+        rt += (size_t)rc[j];
+    }
+    unsigned char *out = malloc((size_t)rc[g_rank]), *in = malloc(rt);
+    for (int k = 0; k < n; k++) {
+        int root = k % g_size;
+        fill(out, (size_t)rc[g_rank], g_rank, k);
+        memset(in, 0, rt);
+        MPI_Gatherv(out, rc[g_rank], MPI_BYTE, in, rc, rd, MPI_BYTE, root, MPI_COMM_WORLD);
+        for (int j = 0; g_rank == root && j < g_size; j++)
+            bad |= check(in + rd[j], (size_t)rc[j], j, k);
+    }
+    free(out);
+    free(in);
+    free(rc);
+    free(rd);
+    return bad;
+}
+
 static int self(int n, size_t sz)
 {
     int bad = 0;
@@ -268,9 +296,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     if (argc < 4 || g_size < 3) {
         if (g_rank == 0)
-            fprintf(stderr,
-                    "usage: flow burst|isends|ring|blocked|a2a|a2a_trunc|self|unsafe N SIZE (at "
-                    "least 3 ranks)\n");
+            fprintf(
+                stderr,
+                "usage: flow burst|isends|ring|blocked|a2a|a2a_trunc|gather|self|unsafe N SIZE (at "
+                "least 3 ranks)\n");
         MPI_Finalize();
         return 1;
     }
@@ -289,6 +318,8 @@ int main(int argc, char **argv)
         bad = a2a(n, sz);
     else if (!strcmp(argv[1], "a2a_trunc"))
         bad = a2a_trunc(sz);
+    else if (!strcmp(argv[1], "gather"))
+        bad = gather(n, sz);
     else if (!strcmp(argv[1], "self"))
         bad = self(n, sz);
     else if (!strcmp(argv[1], "unsafe"))
