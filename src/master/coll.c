@@ -831,7 +831,7 @@ static void coll_get(slave_t *s)
         } else {
             p = get_piece(c, s->coll_rank, segs[i].peer);
         }
-        if (p && p->taken) {
+        if (p && p->taken && segs[i].off < p->got) { /* zeros past a shorter piece are fine */
             bdr_master_fail(1, "rank %d: %s asked again for the piece from peer %d, already taken",
                             s->world, bdr_coll_call_name(&c->d), segs[i].peer);
             return;
@@ -850,6 +850,9 @@ static void coll_get(slave_t *s)
                 return;
             memset(out + have, 0, segs[i].len - have);
             out += segs[i].len;
+            if (c->pipe && p && p != &acc &&
+                bdr_pipe_read(c, (piece_t *)p, have, segs[i].total) < 0)
+                return;
             continue;
         }
         if (used > g_m.hdr->window || segs[i].off + segs[i].len > avail) {
@@ -866,7 +869,7 @@ static void coll_get(slave_t *s)
         out += segs[i].len;
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLL_BYTES_DOWN], segs[i].len,
                                   memory_order_relaxed);
-        if (c->pipe && p != &acc && bdr_pipe_read(c, (piece_t *)p, segs[i].len) < 0)
+        if (c->pipe && p != &acc && bdr_pipe_read(c, (piece_t *)p, segs[i].len, segs[i].total) < 0)
             return;
     }
     s->slot->resp.arg[0] = mismatch;

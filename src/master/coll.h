@@ -46,9 +46,12 @@ int bdr_pipe_bounded(const coll_t *c);
 /* Piece p of c was placed (total bytes) / is gone with c: count it. */
 void bdr_pipe_placed(coll_t *c, uint64_t total);
 void bdr_pipe_dropped(coll_t *c, const piece_t *p);
-/* A GET read len more bytes of piece p: once its reader has it whole, give
- * it back (pipelined instances).  0, or -1 when the job fails. */
-int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len);
+/* A GET read len more bytes of piece p, whose reader expects it to have
+ * `want` bytes (0: as many as it has): once the reader has read what it
+ * will (all of it, or all it expects when the counts disagree, which it
+ * reports as MPI_ERR_TRUNCATE), give it back (pipelined instances).  0, or
+ * -1 when the job fails. */
+int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want);
 /* Is s, blocked in COLL_TAKE, to be answered now? */
 int bdr_pipe_take_ready(slave_t *s);
 /* Something changed for c: fold, compute, ship what is due, wake its ranks. */

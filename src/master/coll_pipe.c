@@ -1,16 +1,17 @@
 /* Bounded collective staging (issue 17 part 2, -coll-stage): a blocking
- * MPI_Alltoall(v,w) among ranks of this node no longer lives whole in the
- * master (its memory or its spill file) between the first PUT and the
- * last GET.  Its ranks (src/lib/mpi/coll_gather.c) PUT their pieces in
- * order, and at the end of a piece, when the answer to a PUT said the
- * instance's staged bytes are past the bound, they ask COLL_TAKE instead
- * of putting more: the master answers when the staged bytes are under the
- * bound again, or at once with the pieces sent to that rank that are
- * complete, which it GETs whole.  When a piece's one reader has read all
- * of it, its memory (or its blocks in the spill file) goes back at once
- * (bdr_pipe_read).  After its last PUT a rank asks COLL_TAKE until it may
- * GET the rest.  docs/design.md, "Transient memory of communication", has
- * the bound and why it cannot deadlock. */
+ * MPI_Alltoall(v,w) or MPI_Gather(v) among ranks of this node no longer
+ * lives whole in the master (its memory or its spill file) between the
+ * first PUT and the last GET.  Its ranks (src/lib/mpi/coll_gather.c) PUT
+ * their pieces in order, and before a piece, when the last answer (BEGIN's
+ * or a PUT's) said the instance's staged bytes are past the bound, they
+ * ask COLL_TAKE instead of putting more: the master answers when the
+ * staged bytes are under the bound again, or at once with the pieces sent
+ * to that rank that are complete, which it GETs whole.  When a piece's one
+ * reader has read all of it, its memory (or its blocks in the spill file)
+ * goes back at once (bdr_pipe_read).  After its last PUT a rank that
+ * receives asks COLL_TAKE until it may GET the rest.  docs/design.md,
+ * "Transient memory of communication", has the bound and why it cannot
+ * deadlock. */
 #include <stdlib.h>
 #include <string.h>
 
@@ -22,8 +23,9 @@ uint64_t bdr_coll_stage_peak(void) { return g_staged_peak; }
 
 int bdr_pipe_bounded(const coll_t *c)
 {
-    return g_m.hdr->job.coll_stage && c->d.kind == BD_COLL_ALLTOALL && !(c->d.api & BD_API_NB) &&
-           c->nlocal == c->comm->size;
+    int k = c->d.kind;
+    return g_m.hdr->job.coll_stage && (k == BD_COLL_ALLTOALL || k == BD_COLL_GATHER) &&
+           !(c->d.api & BD_API_NB) && c->nlocal == c->comm->size;
 }
 
 /* Data-moving kinds: their pieces stay until their readers GET them (a
@@ -53,10 +55,11 @@ void bdr_pipe_dropped(coll_t *c, const piece_t *p)
     g_staged -= p->total;
 }
 
-int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len)
+int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want)
 {
     p->got += len;
-    if (p->got < p->total || p->filled != p->total || p->taken)
+    uint64_t end = want && want < p->total ? want : p->total;
+    if (p->got < end || p->filled != p->total || p->taken)
         return 0;
     if (p->in_file) {
         int rc = bdr_stage_release(c, p);
@@ -84,6 +87,8 @@ int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len)
 static int offer(coll_t *c, int me, int32_t *out, int n, int mark)
 {
     int k = 0;
+    if (c->d.kind == BD_COLL_GATHER && me != c->d.root)
+        return 0; /* only the root reads a gather's pieces */
     for (int q = 0; q < c->comm->size && k < n; q++) {
         piece_t *p = q == me ? NULL : bdr_coll_get_piece(c, me, q);
         if (!p || p->offered || p->taken || !p->total || p->filled != p->total)
@@ -115,9 +120,9 @@ void bdr_coll_req_take(slave_t *s, const bd_req_t *r)
     coll_t *c = bdr_coll_instance(s, r);
     if (!c)
         return;
-    if (c->d.kind != BD_COLL_ALLTOALL) {
-        bdr_master_fail(1, "rank %d asked for pieces of %s, which is not an all-to-all", s->world,
-                        bdr_coll_call_name(&c->d));
+    if (c->d.kind != BD_COLL_ALLTOALL && c->d.kind != BD_COLL_GATHER) {
+        bdr_master_fail(1, "rank %d asked for pieces of %s, which is not an all-to-all or a gather",
+                        s->world, bdr_coll_call_name(&c->d));
         return;
     }
     c->pipe = 1;

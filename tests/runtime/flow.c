@@ -16,6 +16,12 @@
  *   a2a N SIZE     N rounds of MPI_Alltoallv among all ranks, the piece
  *                  from i to j SIZE + (7i + 13j) % 4096 bytes (SIZE 0: the
  *                  pieces to rank 1 are empty);
+ *   a2a_trunc N SIZE  an MPI_Alltoallv whose pieces are SIZE bytes, but
+ *                  rank 1 expects SIZE/2 from rank 0 and SIZE*2 from rank
+ *                  2: rank 1 gets MPI_ERR_TRUNCATE (errors return), every
+ *                  byte that fits is right, nobody hangs;
+ *   gather N SIZE  N rounds of MPI_Gatherv to rank k % size, rank i's piece
+ *                  SIZE + (7i) % 4096 bytes;
  *   self N SIZE    every rank MPI_Sends N messages of SIZE to itself, then
  *                  receives them (flow control never makes a send to the
  *                  rank itself wait);
@@ -200,6 +206,73 @@ static int a2a(int n, size_t sz)
     return bad;
 }
 
+static int a2a_trunc(size_t sz)
+{
+    int bad = 0;
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    int *sc = malloc(sizeof(int) * (size_t)g_size), *sd = malloc(sizeof(int) * (size_t)g_size);
+    int *rc = malloc(sizeof(int) * (size_t)g_size), *rd = malloc(sizeof(int) * (size_t)g_size);
+    for (int j = 0; j < g_size; j++) {
+        sc[j] = (int)sz;
+        sd[j] = j * (int)sz;
+        rc[j] = g_rank == 1 && j == 0 ? (int)sz / 2 : g_rank == 1 && j == 2 ? 2 * (int)sz : (int)sz;
+        rd[j] = j * 2 * (int)sz;
+    }
+    unsigned char *out = malloc(sz * (size_t)g_size), *in = calloc(2 * sz * (size_t)g_size, 1);
+    for (int j = 0; j < g_size; j++)
+        fill(out + sd[j], sz, g_rank, j);
+    int err = MPI_Alltoallv(out, sc, sd, MPI_BYTE, in, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
+    int cls = MPI_SUCCESS;
+    if (err != MPI_SUCCESS)
+        MPI_Error_class(err, &cls);
+    if (g_rank == 1) {
+        if (cls != MPI_ERR_TRUNCATE) {
+            fprintf(stderr, "flow: rank 1: error class %d, expected MPI_ERR_TRUNCATE\n", cls);
+            bad = 1;
+        }
+        bad |= check(in + rd[0], sz / 2, 0, 1) | check(in + rd[2], sz, 2, 1);
+    } else if (cls != MPI_SUCCESS) {
+        fprintf(stderr, "flow: rank %d: error class %d\n", g_rank, cls);
+        bad = 1;
+    }
+    for (int j = 0; j < g_size; j++)
+        if (!(g_rank == 1 && (j == 0 || j == 2)))
+            bad |= check(in + rd[j], sz, j, g_rank);
+    free(out);
+    free(in);
+    free(sc);
+    free(sd);
+    free(rc);
+    free(rd);
+    return bad;
+}
+
+static int gather(int n, size_t sz)
+{
+    int bad = 0;
+    int *rc = malloc(sizeof(int) * (size_t)g_size), *rd = malloc(sizeof(int) * (size_t)g_size);
+    size_t rt = 0;
+    for (int j = 0; j < g_size; j++) {
+        rc[j] = (int)(sz + (size_t)((7 * j) % 4096));
+        rd[j] = (int)rt;
+        rt += (size_t)rc[j];
+    }
+    unsigned char *out = malloc((size_t)rc[g_rank]), *in = malloc(rt);
+    for (int k = 0; k < n; k++) {
+        int root = k % g_size;
+        fill(out, (size_t)rc[g_rank], g_rank, k);
+        memset(in, 0, rt);
+        MPI_Gatherv(out, rc[g_rank], MPI_BYTE, in, rc, rd, MPI_BYTE, root, MPI_COMM_WORLD);
+        for (int j = 0; g_rank == root && j < g_size; j++)
+            bad |= check(in + rd[j], (size_t)rc[j], j, k);
+    }
+    free(out);
+    free(in);
+    free(rc);
+    free(rd);
+    return bad;
+}
+
 static int self(int n, size_t sz)
 {
     int bad = 0;
@@ -223,8 +296,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     if (argc < 4 || g_size < 3) {
         if (g_rank == 0)
-            fprintf(stderr, "usage: flow burst|isends|ring|blocked|a2a|self|unsafe N SIZE (at "
-                            "least 3 ranks)\n");
+            fprintf(
+                stderr,
+                "usage: flow burst|isends|ring|blocked|a2a|a2a_trunc|gather|self|unsafe N SIZE (at "
+                "least 3 ranks)\n");
         MPI_Finalize();
         return 1;
     }
@@ -241,6 +316,10 @@ int main(int argc, char **argv)
         bad = blocked(n, sz);
     else if (!strcmp(argv[1], "a2a"))
         bad = a2a(n, sz);
+    else if (!strcmp(argv[1], "a2a_trunc"))
+        bad = a2a_trunc(sz);
+    else if (!strcmp(argv[1], "gather"))
+        bad = gather(n, sz);
     else if (!strcmp(argv[1], "self"))
         bad = self(n, sz);
     else if (!strcmp(argv[1], "unsafe"))

@@ -5,7 +5,8 @@
 #            rank 2, under -p2p-tokens 1M at -nr 1: completes; the node's
 #            spill files never held more than the budget plus the one
 #            message a synchronous send waits with (SPILL_PEAK <= 1.25 MiB;
-#            8 MiB without flow control); sends waited (FLOW_WAITS > 0);
+#            8 MiB without flow control, so it runs under -spill-max 2M,
+#            which stops it without tokens); sends waited (FLOW_WAITS > 0);
 #            the overflow is logged once for the receiver;
 #   isends   16 MPI_Isend of 64 KiB each to the next rank before any
 #            receive, under -p2p-tokens 64K: nonblocking sends never wait
@@ -22,6 +23,10 @@
 #            is per instance, and a rank that starts the next all-to-all
 #            while others still take pieces of this one adds to the node's
 #            peak;
+#   gather   an 8-rank MPI_Gatherv of 1 MiB pieces at -nr 1 under
+#            -coll-stage 2M: the root takes pieces as they complete and the
+#            others put theirs only under the bound: STAGE_PEAK <= 2M + a
+#            piece + a window, 7 MiB unbounded (gather_whole);
 #   a2a_2g   the case (label slow): 16 ranks, 2 GiB in all, at
 #            the default -coll-stage 64M: STAGE_PEAK <= 64M + a piece + a
 #            window;
@@ -36,12 +41,14 @@ out=$(mktemp /tmp/bdmpi-flow-out.XXXXXX)
 stat() { awk -v s="$1" '$1 == s {print $2}' "$out"; }
 fail=0
 case $case in
-blocked) timeout -k 5 100 "$exe" -ns 3 -nr 1 -p2p-tokens 1M --stats "$prog" blocked 32 262144 >"$out" 2>&1 ;;
+blocked) timeout -k 5 100 "$exe" -ns 3 -nr 1 -p2p-tokens 1M -spill-max 2M --stats "$prog" blocked 32 262144 >"$out" 2>&1 ;;
 isends) timeout -k 5 100 "$exe" -ns 4 -nr 1 -p2p-tokens 64K --stats "$prog" isends 16 65536 >"$out" 2>&1 ;;
 ring) timeout -k 5 100 "$exe" -ns 4 -nr 2 -p2p-tokens 64K --stats "$prog" ring 8 262144 >"$out" 2>&1 ;;
 a2a) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 4M --stats "$prog" a2a 1 524288 >"$out" 2>&1 ;;
 a2a_file) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 4M -mem-strategy none --stats "$prog" a2a 1 524288 >"$out" 2>&1 ;;
 a2a_2g) timeout -k 5 900 "$exe" -ns 16 -nr 1 --stats "$prog" a2a 1 8947848 >"$out" 2>&1 ;;
+gather) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M --stats "$prog" gather 1 1048576 >"$out" 2>&1 ;;
+gather_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" gather 1 1048576 >"$out" 2>&1 ;;
 a2a_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" a2a 2 524288 >"$out" 2>&1 ;;
 *) echo "unknown case $case"; exit 1 ;;
 esac
@@ -65,6 +72,12 @@ a2a|a2a_file)
   if [ $case = a2a_file ]; then
     [ -n "$peak" ] && [ "$peak" -gt 0 ] && [ "$peak" -le $bound ] || { echo "FAIL: SPILL_PEAK '$peak' not in (0, $bound]"; fail=1; }
   fi ;;
+gather)
+  bound=$((2097152 + 1048576 + 4096 + 262144)); staged=$(stat STAGE_PEAK)
+  [ -n "$staged" ] && [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK '$staged' not in (0, $bound]"; fail=1; } ;;
+gather_whole)
+  staged=$(stat STAGE_PEAK)
+  [ -n "$staged" ] && [ "$staged" -ge $((7 * 1048576)) ] || { echo "FAIL: STAGE_PEAK '$staged': the unbounded gather should stage it whole"; fail=1; } ;;
 a2a_2g)
   bound=$((67108864 + 8951940 + 262144)); staged=$(stat STAGE_PEAK)
   [ -n "$staged" ] && [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK '$staged' not in (0, $bound]"; fail=1; } ;;

@@ -190,6 +190,8 @@ void bdl_nbc_take(bdl_nbc_t *nb, int final)
             }
             bdl_get_flush(g);
             bdl_get_free(g);
+            if (nb->xf.mismatch) /* nbc_get clears the flag: keep what it said */
+                nb->err = MPI_ERR_TRUNCATE;
         }
         if (go)
             break;

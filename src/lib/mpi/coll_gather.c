@@ -129,6 +129,16 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
     if (c->size > 1) {
         bdl_xfer_begin(&nb.xf, c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, 0, 0, 0,
                        bdl_coll_api(api, request));
+        /* Bounded staging (-coll-stage): a blocking gather among ranks of
+         * this node puts its piece only while the master's staging of it
+         * is under the bound (BEGIN's answer), and its root takes the
+         * pieces as they complete (see alltoall_common). */
+        int over = bdl_resp()->flag;
+        int pipe = !all && !request && bdl_g.hdr->job.coll_stage;
+        for (int r = 0; pipe && r < c->size; r++)
+            pipe = bdl_p2p_local(bdl_comm_peer_world(c, r));
+        if (pipe && c->rank != root && over)
+            bdl_nbc_take(&nb, 0);
         if (all || c->rank != root) {
             bdl_put_t p = bdl_put_start(&nb.xf);
             if (inplace)
@@ -146,9 +156,15 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
             nb.counts = (int *)recvcounts;
             nb.displs = (int *)displs;
             nb.t = rt;
+            if (pipe && !(nb.taken = calloc((size_t)c->size, 1)))
+                bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+            if (pipe)
+                bdl_nbc_take(&nb, 1);
         }
     }
-    return own_launch(&nb, request, &own);
+    rc = own_launch(&nb, request, &own);
+    free(nb.taken);
+    return rc;
 }
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
