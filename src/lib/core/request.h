@@ -197,6 +197,10 @@ void bdl_p2p_settle(void);
  * receiver reads it in the same call: a running one is given longer. */
 void bdl_p2p_cma_wait_coll(uint64_t id);
 void bdl_p2p_cma_forget(uint64_t id);
+/* A contiguous message moves to and from its spill file in system calls of
+ * at most this size: each is one storage call the stall detector watches
+ * (src/master/stall.c), so none may take longer than -stall-timeout. */
+#define BDL_SPILL_STEP ((uint64_t)8 << 20)
 /* msg.c: write n bytes (count elements of t at buf; contig if contiguous)
  * to a new spill file of this rank; its number in *file_num. */
 void bdl_spill_write(const void *buf, uint64_t count, const struct bdl_dt *t, const char *contig,
