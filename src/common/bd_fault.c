@@ -160,6 +160,9 @@ int bd_fault_fire(bd_fault_site_t site)
     fmt_ulong(pid, (unsigned long)getpid());
     /* one write, so that lines of several processes do not mix */
     line[0] = 0;
+    /* master.grant has no errno: the grant is withheld */
+    if (site == BD_FAULT_MASTER_GRANT)
+        en = "a withheld grant";
     const char *parts[] = {"bdmpi-fault: injected ", en,       " into call ", num,  " of ",
                            bd_fault_names[site],     " (pid ", pid,           ")\n"};
     size_t len = 0;

@@ -178,16 +178,20 @@ static int being_read(const slave_t *s)
 static slave_t *next_pending(void)
 {
     slave_t *best = NULL;
+    slave_t *k = g_m.mem_keep;
+    int kept = k && k->mem_pending && !k->exited;
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         if (s->mem_pending && !s->exited && being_read(s) &&
             (!best || s->mem_order < best->mem_order))
             best = s;
     }
+    /* Among several being read, the one resolve_stuck chose: answering
+     * another one first made it choose again, for ever (the master spun
+     * with 6 ranks at -nr 6; soak, issue 18, test mem.grant_read_many). */
     if (best)
-        return best;
-    slave_t *k = g_m.mem_keep;
-    if (k && k->mem_pending && !k->exited)
+        return kept && being_read(k) ? k : best;
+    if (kept)
         return k;
     g_m.mem_keep = NULL;
     for (int i = 0; i < g_m.ns; i++) {
@@ -259,8 +263,20 @@ static int resolve_stuck(slave_t *s)
     g_m.mem_keep = keep;
     if (keep != s)
         return 1;
-    if (shrunk || reading)
+    if (shrunk)
         return 0; /* served when their memory is back */
+    if (reading) {
+        /* Every other holder that waits for memory is being read, by
+         * ranks that wait for memory too (none runs): none can give
+         * memory back without pulling pages from under a reader, and
+         * nobody's read ends.  The kept request is granted over the
+         * budget, by its size, so that its rank goes on and its readers
+         * with it; the node comes back within the budget as ranks block
+         * and are unloaded.  Six ranks in a ring at -nr 6 all waited so
+         * (soak, issue 18, test mem.grant_read_many). */
+        mem_answer(s, 0);
+        return 0;
+    }
     /* an adaptive budget lowered under pressure goes up to the least it needs */
     if (bdr_pressure_floor(node_resident() + s->mem_want))
         return 1;

@@ -251,7 +251,10 @@ static int deliver(const bd_mentry_t *e, const char *data, void *buf, const bdl_
         bd_fs_ck_init(&ck);
         if (contig) {
             bdl_lib_mem_prepare(contig, take, 1);
-            rc = BD_IO_NEG(BD_FAULT_SPILL_READ, bd_pread_full(fd, contig, take, 0));
+            for (uint64_t off = 0; off < take && rc == 0; off += BDL_SPILL_STEP) {
+                uint64_t k = take - off < BDL_SPILL_STEP ? take - off : BDL_SPILL_STEP;
+                rc = BD_IO_NEG(BD_FAULT_SPILL_READ, bd_pread_full(fd, contig + off, k, off));
+            }
             if (rc == 0)
                 bd_fs_ck_add(&ck, contig, take);
         } else {

@@ -86,7 +86,12 @@ void bdl_spill_write(const void *buf, uint64_t count, const bdl_dt_t *t, const c
     if (contig) {
         bdl_lib_mem_prepare(contig, n, 0);
         bd_fs_ck_add(&ck, contig, n);
-        int rc = BD_IO_NEG(BD_FAULT_SPILL_WRITE, bd_write_full(fd, contig, n));
+        /* in steps, each one storage call for the stall detector */
+        int rc = 0;
+        for (uint64_t off = 0; off < n && rc == 0; off += BDL_SPILL_STEP) {
+            uint64_t k = n - off < BDL_SPILL_STEP ? n - off : BDL_SPILL_STEP;
+            rc = BD_IO_NEG(BD_FAULT_SPILL_WRITE, bd_write_full(fd, contig + off, k));
+        }
         if (rc < 0)
             spill_failed(path, n, -rc);
     } else {

@@ -204,6 +204,10 @@ int bdl_flow_sync(int dst, uint64_t n);
 /* match.c: wait until the receiver of synchronous send id (to world rank
  * dst) has matched it; deadlock reports name the flow control. */
 void bdl_p2p_flow_wait(uint64_t id, int dst);
+/* A contiguous message moves to and from its spill file in system calls of
+ * at most this size: each is one storage call the stall detector watches
+ * (src/master/stall.c), so none may take longer than -stall-timeout. */
+#define BDL_SPILL_STEP ((uint64_t)8 << 20)
 /* msg.c: write n bytes (count elements of t at buf; contig if contiguous)
  * of a message to world rank dst to a new spill file of this rank; its
  * number in *file_num.  The bytes count against -spill-max (the job stops
