@@ -1080,6 +1080,17 @@ int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
                          MPI_Datarep_conversion_function *write_conversion_fn,
                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
+/* ROMIO's names, which MPICH's mpi.h (through mpio.h) also gives and
+ * programs written for ROMIO use: the nonblocking file calls' requests are
+ * MPI requests, completed by MPI_Wait and MPI_Test. */
+#define MPIO_Request MPI_Request
+#define MPIO_USES_MPI_REQUEST
+#define MPIO_REQUEST_DEFINED
+#define MPIO_REQUEST_NULL MPI_REQUEST_NULL
+#define MPIO_Wait MPI_Wait
+#define MPIO_Test MPI_Test
+#define PMPIO_Wait PMPI_Wait
+#define PMPIO_Test PMPI_Test
 
 /* ==== MPI 4.0 (src/lib/mpi/coll_persist.c, part.c, bigcount.c, session.c) ==== */
 /* persistent collectives (MPI 4.0 6.13): each MPI_Start starts the
