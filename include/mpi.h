@@ -1580,7 +1580,7 @@ int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcount
 /* ---- dynamic processes (MPI 4.1 chapter 11; src/lib/mpi/dyn.c) ----
  * MPI_Comm_spawn places every rank it starts on its root's node, in one of
  * that node's -max-spawn slots; ports and names are those of one job;
- * MPI_Comm_join is refused (MPI_ERR_UNSUPPORTED_OPERATION). */
+ * MPI_Comm_join joins two processes of the job (MPI_ERR_PORT otherwise). */
 #define MPI_ARGV_NULL ((char **)0)
 #define MPI_ARGVS_NULL ((char ***)0)
 #define MPI_ERRCODES_IGNORE ((int *)0)
