@@ -32,11 +32,7 @@ static void sends(int dest, int base, MPI_Comm comm, MPI_Request *r)
     CHECK_MPI(MPI_Send_init(NULL, 0, NUL, dest, base + 2, comm, &r[2]));
     CHECK_MPI(MPI_Start(&r[2]));
     CHECK_MPI(MPI_Bsend(NULL, 0, NUL, dest, base + 3, comm));
-#if MPI_VERSION >= 4
     CHECK_MPI(MPI_Isend_c(NULL, 0, NUL, dest, base + 4, comm, &r[3]));
-#else
-    CHECK_MPI(MPI_Isend(NULL, 0, NUL, dest, base + 4, comm, &r[3]));
-#endif
 }
 
 int main(int argc, char **argv)
@@ -67,11 +63,7 @@ int main(int argc, char **argv)
         CHECK_MPI(MPI_Mprobe(src, base + 3, comm, &msg, &st));
         CHECK_MPI(MPI_Mrecv(NULL, 0, NUL, &msg, &st));
         check_status(&st, src, base + 3, "Mrecv");
-#if MPI_VERSION >= 4
         CHECK_MPI(MPI_Recv_c(NULL, 0, NUL, src, base + 4, comm, &st));
-#else
-        CHECK_MPI(MPI_Recv(NULL, 0, NUL, src, base + 4, comm, &st));
-#endif
         check_status(&st, src, base + 4, "Recv_c");
         for (int i = 0; i < 2; i++) {
             CHECK_MPI(MPI_Wait(&rr[i], &st));
