@@ -48,7 +48,7 @@ LOGICAL_NAMES = {"flag", "commute", "reorder", "periods", "remain_dims", "weight
 # Callback types whose C signature a Fortran subroutine already has (every
 # argument by reference, no ierror, no address-sized values).
 PASSABLE_CALLBACKS = {
-    "MPI_User_function", "MPI_Comm_errhandler_function", "MPI_Handler_function",
+    "MPI_User_function", "MPI_User_function_c", "MPI_Comm_errhandler_function", "MPI_Handler_function",
     "MPI_Win_errhandler_function", "MPI_File_errhandler_function", "MPI_Session_errhandler_function",
 }
 # Constants that are not integer PARAMETERs in Fortran: sentinels (common
@@ -63,7 +63,7 @@ NOT_PARAMETERS = {
                      "MPI_ARGV_NULL", "MPI_ARGVS_NULL", "MPI_ERRCODES_IGNORE"), SENTINEL_WHY),
     **dict.fromkeys(("MPI_F_STATUS_SIZE", "MPI_F_SOURCE", "MPI_F_TAG", "MPI_F_ERROR"), STATUS_WHY),
     **dict.fromkeys(("MPI_NULL_COPY_FN", "MPI_DUP_FN", "MPI_NULL_DELETE_FN",
-                     "MPI_CONVERSION_FN_NULL"), PROCEDURE_WHY),
+                     "MPI_CONVERSION_FN_NULL", "MPI_CONVERSION_FN_NULL_C"), PROCEDURE_WHY),
 }
 # Sentinels: Fortran name, common block (= C symbol without the trailing _),
 # Fortran dimensions, C symbol defined in bdmpi_f.c (None: elsewhere), the
@@ -243,7 +243,7 @@ def classify(arg, typekinds):
         if arg.name in ("statuses", "array_of_statuses") or arg.is_array:
             return "statuses"
         return "status_in" if arg.const else "status"
-    if b.endswith("_function"):
+    if b.endswith(("_function", "_function_c")):
         if b in PASSABLE_CALLBACKS and arg.stars == 1:
             return "callback"
         raise ValueError("callback type %s has no Fortran form here" % b)
