@@ -224,6 +224,10 @@ typedef struct MPI_Status {
 #define MPI_ERR_NO_MEM 21
 #define MPI_ERR_INFO 22
 #define MPI_ERR_UNSUPPORTED_OPERATION 23
+/* info keys and values (MPI 3.1 9.1) */
+#define MPI_ERR_INFO_KEY 51
+#define MPI_ERR_INFO_VALUE 52
+#define MPI_ERR_INFO_NOKEY 53
 /* one-sided communication (MPI 3.1 11.8) */
 #define MPI_ERR_WIN 24
 #define MPI_ERR_BASE 25
@@ -630,7 +634,10 @@ int MPI_Test_cancelled(const MPI_Status *status, int *flag);
 /* ---- matched probe and receive (MPI 3.1 3.8.2-3), MPI_Isendrecv (MPI 4.0) ---- */
 typedef int MPI_Message;
 #define MPI_MESSAGE_NULL ((MPI_Message)0)
-#define MPI_MESSAGE_NO_PROC ((MPI_Message)-1)
+/* Not negative: bindings such as mpi4py read handles as unsigned integers
+ * of the handle's size and compare them with the handle widened to a
+ * pointer-sized one, which differ for a negative value. */
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)0x6c000000)
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status);
