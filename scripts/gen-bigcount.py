@@ -42,7 +42,7 @@ Neighbor_allgatherv Neighbor_alltoallv Neighbor_alltoallw
 Ineighbor_allgatherv Ineighbor_alltoallv Ineighbor_alltoallw
 Neighbor_allgather_init Neighbor_alltoall_init
 """, "more": """
-Type_contiguous Type_vector Type_create_hvector Type_indexed Type_create_hindexed
+Type_vector Type_create_hvector Type_indexed Type_create_hindexed
 Type_create_indexed_block Type_create_hindexed_block Type_create_struct
 Type_create_subarray Type_create_darray Type_create_resized
 Pack Unpack Pack_size Pack_external Unpack_external Pack_external_size

@@ -2,7 +2,8 @@
  * bigcount.c - the MPI 4.0 large-count ("_c") forms: point-to-point with
  * MPI_Get_count_c, the type queries, v-collectives with MPI_Count counts and
  * MPI_Aint displacements (blocking, nonblocking, persistent), type
- * constructors and packing, MPI_Op_create_c, the type envelope and
+ * constructors (MPI_Type_contiguous_c past INT_MAX) and packing,
+ * MPI_Op_create_c, the type envelope and
  * contents, a shared window's allocation and query, a file's type extent, a
  * data representation registered with MPI_Register_datarep_c;
  * under BDMPI also that a count its internals cannot take is an
@@ -185,6 +186,18 @@ int main(int argc, char **argv)
         CHECK(out[4] == (size - 1) * 10 + 4 && big_calls == 1,
               "MPI_Reduce_local_c: %lld, %d calls of the function", out[4], big_calls);
         CHECK_MPI(MPI_Op_free(&op));
+    }
+
+    /* A contiguous type of more than INT_MAX bytes (nothing is sent). */
+    {
+        MPI_Count n = (MPI_Count)INT_MAX + INT_MAX / 1024, sz = -1, lb = -1, ext = -1;
+        MPI_Datatype big;
+        CHECK_MPI(MPI_Type_contiguous_c(n, MPI_BYTE, &big));
+        CHECK_MPI(MPI_Type_size_c(big, &sz));
+        CHECK_MPI(MPI_Type_get_extent_c(big, &lb, &ext));
+        CHECK(sz == n && lb == 0 && ext == n, "contiguous_c of %lld bytes: size %lld extent %lld",
+              (long long)n, (long long)sz, (long long)ext);
+        MPI_Type_free(&big);
     }
 
     /* The envelope and contents of a vector, and a shared window's query. */

@@ -1,8 +1,8 @@
 /* MPI 4.0 large-count entry points ("_c") that scripts/gen-bigcount.py does
  * not make: the ones whose MPI_Count or MPI_Aint arguments are outputs or
- * have no int counterpart in the MPI 3.1 form.  Each is a thin layer over
- * the MPI 3.1 call, as the generated ones are (bigcount.c says why);
- * MPI_Op_create_c is op.c's. */
+ * have no int counterpart in the MPI 3.1 form, and MPI_Type_contiguous_c.
+ * Each is a thin layer over the MPI 3.1 calls, as the generated ones are
+ * (bigcount.c says why); MPI_Op_create_c is op.c's. */
 #include <limits.h>
 
 #include "core.h"
@@ -76,5 +76,42 @@ int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *ex
     int rc = MPI_File_get_type_extent(fh, datatype, &e);
     if (rc == MPI_SUCCESS)
         *extent = e;
+    return rc;
+}
+
+/* A count that fits an int is MPI_Type_contiguous's.  A larger one (the
+ * type's data is then over 2 GiB, which BDMPI's descriptors hold: their
+ * sizes are 64-bit) is built from MPI 3.1 constructors, whose arguments
+ * are ints: a struct of a vector of count / INT_MAX blocks of INT_MAX
+ * elements and a contiguous of the remaining count % INT_MAX, as MPI 3.1
+ * programs (and mpi4py's large-count layer) build it.  Its envelope and
+ * contents are the struct's. */
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    const char *call = "MPI_Type_contiguous_c";
+    if (count <= INT_MAX)
+        return MPI_Type_contiguous(count < 0 ? -1 : (int)count, oldtype, newtype);
+    if (!newtype)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newtype is NULL");
+    MPI_Count q = count / INT_MAX, r = count % INT_MAX;
+    if (q > INT_MAX)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_COUNT, call,
+                         "count %lld is more than INT_MAX * INT_MAX", (long long)count);
+    MPI_Aint lb, extent;
+    int rc = MPI_Type_get_extent(oldtype, &lb, &extent);
+    if (rc)
+        return rc;
+    MPI_Datatype parts[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    if ((rc = MPI_Type_vector((int)q, INT_MAX, INT_MAX, oldtype, &parts[0])) ||
+        (rc = MPI_Type_contiguous((int)r, oldtype, &parts[1]))) {
+        if (parts[0] != MPI_DATATYPE_NULL)
+            MPI_Type_free(&parts[0]);
+        return rc;
+    }
+    int blocks[2] = {1, 1};
+    MPI_Aint displs[2] = {0, (MPI_Aint)(q * INT_MAX) * extent};
+    rc = MPI_Type_create_struct(2, blocks, displs, parts, newtype);
+    MPI_Type_free(&parts[0]);
+    MPI_Type_free(&parts[1]);
     return rc;
 }
