@@ -60,6 +60,7 @@ void bdl_instance_end(void);
  * a new int array (NULL for a NULL array); MPI_Count as MPI_Aint values. */
 int bdl_bc_fit(const char *call, MPI_Comm comm, const char *what, MPI_Count v, int *out);
 MPI_Count bdl_bc_size(MPI_Comm comm, int peers);
+MPI_Count bdl_bc_degree(MPI_Comm comm, int out);
 int bdl_bc_ints(const char *call, MPI_Comm comm, const char *what, const MPI_Count *a, MPI_Count n,
                 int **out);
 int bdl_bc_aints(const char *call, MPI_Comm comm, const char *what, const MPI_Aint *a, MPI_Count n,

@@ -27,7 +27,7 @@ static int send_check(const char *call, const void *buf, int count, MPI_Datatype
         return bdl_comm_revoked_error(comm, call);
     if (count < 0)
         return bdl_error(comm, MPI_ERR_COUNT, call, "invalid count %d", count);
-    if ((rc = bdl_dt_check(comm, call, "send", dt, t)))
+    if ((rc = bdl_dt_check_count(comm, call, "send", dt, count, t)))
         return rc;
     if (tag < 0)
         return bdl_error(comm, MPI_ERR_TAG, call, "invalid tag %d (must be 0..MPI_TAG_UB)", tag);
@@ -131,7 +131,7 @@ static int recv_check(const char *call, const void *buf, int count, MPI_Datatype
         return bdl_comm_revoked_error(comm, call);
     if (count < 0)
         return bdl_error(comm, MPI_ERR_COUNT, call, "invalid count %d", count);
-    if ((rc = bdl_dt_check(comm, call, "receive", dt, t)))
+    if ((rc = bdl_dt_check_count(comm, call, "receive", dt, count, t)))
         return rc;
     if (tag < 0 && tag != MPI_ANY_TAG)
         return bdl_error(comm, MPI_ERR_TAG, call, "invalid tag %d", tag);
