@@ -63,9 +63,9 @@ def ksm_restore(old):
             pass
 
 
-def one(a, wd, label, vocab, extra, evict):
+def one(a, wd, label, vocab, extra, evict, iters=None):
     cmd = [a.exe, "-ns", str(a.ns), "-nr", str(a.nr), "--stats"] + extra + [
-        a.kmeans, "-k", "16", "-i", str(a.iters), "-s", "1", "-V", str(vocab), a.input]
+        a.kmeans, "-k", "16", "-i", str(iters or a.iters), "-s", "1", "-V", str(vocab), a.input]
     env = dict(os.environ, BDMPI_WD=wd)
     out, err = os.path.join(wd, "..", label + ".out"), os.path.join(wd, "..", label + ".err")
     if evict:
@@ -79,14 +79,15 @@ def one(a, wd, label, vocab, extra, evict):
     terms = [l for l in text.splitlines() if l.startswith("terms ")]
     tl = r["sampler"].timeline
     half = [own for t, own, _, _ in tl if t >= r["wall"] / 2] or [0]
+    tail = [own for t, own, _, _ in tl if t >= r["wall"] * 0.9] or [0]
     res = dict(rc=r["rc"], wall=r["wall"], per_iter=app["per_iter"], peak=r["sampler"].peak_own,
-               late=statistics.mean(half), written=st.get("MEM_WRITTEN", 0), dedup=st.get("MEM_DEDUP", 0),
+               late=statistics.mean(half), end=statistics.mean(tail), written=st.get("MEM_WRITTEN", 0), dedup=st.get("MEM_DEDUP", 0),
                read=st.get("MEM_READ", 0), ksm=st.get("MEM_KSM", 0), terms=terms[-1] if terms else None,
                dev_write=r["io"].get("write_bytes", 0))
     ok = r["rc"] == 0 and not r["timed_out"] and (vocab == 0 or res["terms"])
-    print("  %-34s exit %d wall %.2f s per-iter %s peak %s late %s written %s dedup %s ksm %s" % (
+    print("  %-34s exit %d wall %.2f s per-iter %s peak %s late %s end %s written %s dedup %s ksm %s" % (
         label, r["rc"], r["wall"], "%.3f" % app["per_iter"] if app["per_iter"] else "-", bdbench.human(res["peak"]),
-        bdbench.human(res["late"]), bdbench.human(res["written"]), bdbench.human(res["dedup"]),
+        bdbench.human(res["late"]), bdbench.human(res["end"]), bdbench.human(res["written"]), bdbench.human(res["dedup"]),
         bdbench.human(res["ksm"])), flush=True)
     if not ok:
         sys.exit("run %s failed: see %s and %s" % (label, out, err))
@@ -105,6 +106,8 @@ def main():
     ap.add_argument("--vocab", default="16,64", help="vocabulary sizes per rank, MiB, comma-separated")
     ap.add_argument("--rows", type=int, default=200000, help="documents to generate (5000 columns, 80 terms each)")
     ap.add_argument("--iters", type=int, default=20)
+    ap.add_argument("--mem-iters", type=int, help="iterations of the in-memory runs (default --iters): "
+                    "KSM needs time to scan large vocabularies")
     ap.add_argument("--mem", default="8G", help="-mem of the in-memory runs")
     ap.add_argument("--ooc-mem", default="256M", help="-mem of the out-of-core runs")
     ap.add_argument("--reps", type=int, default=2)
@@ -128,18 +131,19 @@ def main():
             if old:
                 try:
                     print("in memory (-mem %s): -mem-share off/on" % a.mem)
-                    base = [one(a, wd, "mem.V0.%d" % i, 0, ["-mem", a.mem, "-mem-share", "off"], False)
+                    base = [one(a, wd, "mem.V0.%d" % i, 0, ["-mem", a.mem, "-mem-share", "off"], False, a.mem_iters)
                             for i in range(a.reps)]
                     for v in vocabs:
                         runs = {"off": [], "on": []}
                         for i in range(a.reps):
                             for s in ("off", "on") if i % 2 == 0 else ("on", "off"):
                                 runs[s].append(one(a, wd, "mem.V%d.%s.%d" % (v, s, i), v,
-                                                   ["-mem", a.mem, "-mem-share", s], False))
+                                                   ["-mem", a.mem, "-mem-share", s], False, a.mem_iters))
                         repl = med(runs["off"], "late") - med(base, "late")
                         print("| -V %d MiB x %d ranks | share off | share on | on/off |" % (v, a.ns))
                         print("|---|---:|---:|---:|")
-                        for k, name in (("late", "footprint, 2nd half (mean)"), ("peak", "footprint, peak")):
+                        for k, name in (("late", "footprint, 2nd half (mean)"), ("end", "footprint, last 10% (mean)"),
+                                        ("peak", "footprint, peak")):
                             print("| %s | %s | %s | %.2f |" % (name, bdbench.human(med(runs["off"], k)),
                                                               bdbench.human(med(runs["on"], k)),
                                                               med(runs["on"], k) / max(1, med(runs["off"], k))))
