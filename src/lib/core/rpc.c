@@ -17,6 +17,12 @@ static bdl_rpc_service_t g_service;
 
 void bdl_rpc_set_service(const bdl_rpc_service_t *svc) { g_service = *svc; }
 
+void bdl_rpc_serve_flagged(void)
+{
+    if (atomic_load_explicit(&bdl_g.slot->rma_pending, memory_order_relaxed) && g_service.pending)
+        g_service.pending();
+}
+
 uint64_t bdl_now_ns(void)
 {
     struct timespec ts;
