@@ -266,6 +266,10 @@ typedef struct bd_slot {
      * BD_ME_FLOW; the sender adds, whoever removes the file subtracts). */
     _Atomic uint64_t flow_out;
     _Atomic uint32_t flow_logged; /* a sender has logged overflow towards this rank */
+    /* rank -> master: 1 while it waits in the master for an answer (or
+     * serves a command meanwhile); a rank asleep with 0 sleeps outside the
+     * library's requests (src/master/asleep.c) */
+    _Atomic uint32_t in_rpc;
 } bd_slot_t;
 
 /* BD_CMD_PREFETCH: a rank waiting for its run slot starts loading, in the

@@ -39,6 +39,13 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
     [BD_OPT_SPIN] = {"spin", BD_OPT_INT, "200", 0, 1000000,
                      "microseconds a rank waiting for a message spins before it sleeps in the "
                      "master, when no rank waits for a run slot and -nr > 1 (0: never spin)"},
+    [BD_OPT_LEND_ASLEEP] = {"lend-asleep", BD_OPT_INT, "200", 0, 3600000,
+                            "milliseconds after which a rank that holds a run slot but sleeps "
+                            "in a system call outside MPI (accept, a read of a socket or pipe, "
+                            "sleep) lends its slot to a rank waiting for one, so that a rank "
+                            "it waits for outside MPI can run; it gets it back when it wakes, "
+                            "and the node runs one rank more than -nr until one blocks "
+                            "(0: never lend)"},
     [BD_OPT_PIN] = {"pin", BD_OPT_ENUM, "auto", 0, 0,
                     "place the master and its ranks on one CPU (each node's master on a "
                     "different one), so that handing the run slot from rank to rank is a "

@@ -20,6 +20,7 @@ typedef enum {
     BD_OPT_MSG_THRESHOLD,
     BD_OPT_WINDOW,
     BD_OPT_SPIN,
+    BD_OPT_LEND_ASLEEP,
     BD_OPT_PIN,
     BD_OPT_WD,
     BD_OPT_MEM,

@@ -23,6 +23,8 @@
     X(BLOCKS, "count", "times the rank blocked and gave up its run slot")                          \
     X(POLLS, "count", "unsuccessful polls (Test, Iprobe, ...)")                                    \
     X(YIELDS, "count", "polls that handed the run slot to another rank")                           \
+    X(LENDS, "count",                                                                              \
+      "times the rank, asleep in a system call outside MPI, lent its run slot (-lend-asleep)")     \
     X(WAIT_NS, "ns", "time spent waiting for the master (blocked or descheduled)")                 \
     X(RUN_NS, "ns", "time from MPI_Init to MPI_Finalize")                                          \
     X(TIME_COMPUTE_NS, "ns",                                                                       \

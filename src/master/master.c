@@ -284,6 +284,7 @@ static void req_yield(slave_t *s, const bd_req_t *r)
 static void handle_request(slave_t *s)
 {
     bd_req_t *r = &s->slot->req;
+    bdr_asleep_back(s); /* awake: it counts as running again */
     memset(&s->slot->resp, 0, sizeof s->slot->resp);
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_RPCS], 1, memory_order_relaxed);
     const route_t *rt = route_of(r->code);
@@ -768,6 +769,9 @@ int main(int argc, char **argv)
                 wait.tv_sec = 0, wait.tv_nsec = net_wait_ms * 1000000L;
             }
         }
+        double aw = bdr_asleep_wait_s(); /* look again for ranks asleep outside MPI */
+        if (aw >= 0 && aw < (double)wait.tv_sec + (double)wait.tv_nsec * 1e-9)
+            wait.tv_sec = (time_t)aw, wait.tv_nsec = (long)((aw - (double)(time_t)aw) * 1e9);
         int n = epoll_pwait2(g_m.epoll_fd, evs, 4, &wait, NULL);
         if (n < 0 && errno != EINTR) {
             bdr_master_fail(1, "epoll_wait failed: %s", strerror(errno));
@@ -809,6 +813,7 @@ int main(int argc, char **argv)
             bdr_mbox_poll();
             bdr_rma_poll();
             recheck_blocked();
+            bdr_asleep_poll();
             schedule();
             bdr_coll_readahead();
             bdr_deadlock_check();

@@ -100,6 +100,11 @@ typedef struct slave {
     int start_failed;         /* its exec failed: its exit ends nothing */
     uint32_t gen;             /* spawn slots: ranks that have used the slot */
     struct bd_spawn_info *sp; /* what it learns at MPI_Init (spawned ranks), or NULL */
+    /* asleep outside MPI (asleep.c): its slot is lent (counted in
+     * g_m.nasleep); what /proc showed since aw_since (0: not watched) */
+    int asleep;
+    double aw_since;
+    unsigned long long aw_run, aw_ticks;
 } slave_t;
 
 typedef struct comm {
@@ -173,6 +178,7 @@ typedef struct master {
     int singleton;  /* started by a program's MPI_Init, which is rank 0 */
     slave_t *slaves;
     int nrunning, nrunnable, nlive, ninit_pending;
+    int nasleep; /* running ranks asleep outside MPI whose slots are lent (asleep.c) */
     uint64_t order_counter;
     uint64_t next_sync_id;
     comm_t **comms; /* every communicator with members here */
@@ -332,6 +338,15 @@ void bdr_deadlock_report_local(void);
 /* What s waits for in MPI (blocked), or that it has ended, into what
  * ("waits in MPI_Recv for ..."); 0 when it is in none of those states. */
 int bdr_deadlock_describe(slave_t *s, char *what, size_t len);
+
+/* asleep.c: a rank asleep in a system call outside MPI lends its run slot
+ * (-lend-asleep).  poll: once a round (samples /proc a few times per
+ * period, only while ranks wait for a slot); back: s made a request or
+ * ended, so it counts as running again; wait_s: how long the master may
+ * sleep before it should look again (-1: no limit). */
+void bdr_asleep_poll(void);
+void bdr_asleep_back(slave_t *s);
+double bdr_asleep_wait_s(void);
 
 /* stall.c: "no silent wait" (-stall-timeout): storage calls that make no
  * progress, and ranks that all wait while nothing moves. */

@@ -18,7 +18,6 @@
 
 typedef struct {
     int serving;  /* woken with BD_CMD_RMA, RMA_DONE not yet received */
-    int want;     /* has service messages but could not be woken yet */
     bd_req_t req; /* the request it is blocked in */
     bd_resp_t resp;
 } rma_slave_t;
@@ -90,6 +89,13 @@ void bdr_rma_req_done(slave_t *s, const bd_req_t *r)
     bdr_sched_lend_end(s);
 }
 
+/* Every round, every rank with service messages waiting: level-triggered,
+ * not by its poke.  A poke is consumed by whoever looks first (a poll's
+ * YIELD rechecks the blocked ranks before this runs), and a rank that was
+ * running when its message came, and had already looked at rma_pending
+ * before blocking, must still be served once blocked; otherwise its
+ * origin waits for ever (mpi4py.util.sync at -ns 4 -nr 2, test rma_poll).
+ * has_svc is the head of a list that holds only service messages: O(1). */
 void bdr_rma_poll(void)
 {
     if (!g_on || !g_rs)
@@ -97,23 +103,18 @@ void bdr_rma_poll(void)
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         rma_slave_t *x = &g_rs[i];
-        if (x->serving || s->exited || (!s->poke && !x->want))
+        if (x->serving || s->exited || !has_svc(s))
             continue;
         if (s->state == SL_RUNNING || s->state == SL_RUNNABLE) {
-            x->want = 0;
-            if (!atomic_load_explicit(&s->slot->rma_pending, memory_order_relaxed) && has_svc(s))
+            if (!atomic_load_explicit(&s->slot->rma_pending, memory_order_relaxed))
                 atomic_store_explicit(&s->slot->rma_pending, 1, memory_order_release);
             continue;
         }
-        if (s->state != SL_BLOCKED || !has_svc(s)) {
-            x->want = 0;
+        if (s->state != SL_BLOCKED)
             continue;
-        }
-        if (s->unload_sent || atomic_load_explicit(&s->slot->cmd, memory_order_acquire)) {
-            x->want = 1; /* after the unload */
+        /* After an unload or another command: a later round serves it. */
+        if (s->unload_sent || atomic_load_explicit(&s->slot->cmd, memory_order_acquire))
             continue;
-        }
-        x->want = 0;
         x->serving = 1;
         x->req = s->slot->req;
         x->resp = s->slot->resp;

@@ -80,6 +80,7 @@ void bdr_sched_finalized(slave_t *s)
 
 sl_state_t bdr_sched_exited(slave_t *s)
 {
+    bdr_asleep_back(s);
     if (s->state == SL_RUNNING)
         g_m.nrunning--;
     else if (s->state == SL_RUNNABLE)
@@ -191,7 +192,8 @@ static slave_t *pick_next(void)
 
 slave_t *bdr_sched_next(void)
 {
-    if (g_m.stopping || g_m.nrunning >= g_m.nr)
+    /* slots of ranks asleep outside MPI are lent (asleep.c) */
+    if (g_m.stopping || g_m.nrunning - g_m.nasleep >= g_m.nr)
         return NULL;
     slave_t *s = pick_next();
     if (!s)
@@ -210,7 +212,7 @@ void bdr_sched_publish(void)
 {
     atomic_store_explicit(&g_m.hdr->runnable_waiting, (uint32_t)g_m.nrunnable,
                           memory_order_relaxed);
-    atomic_store_explicit(&g_m.hdr->free_slots,
-                          (uint32_t)(g_m.nrunning < g_m.nr ? g_m.nr - g_m.nrunning : 0),
+    int held = g_m.nrunning - g_m.nasleep;
+    atomic_store_explicit(&g_m.hdr->free_slots, (uint32_t)(held < g_m.nr ? g_m.nr - held : 0),
                           memory_order_relaxed);
 }

@@ -72,6 +72,7 @@ static void slot_reset(slave_t *s)
     atomic_store(&sl->resident, 0);
     atomic_store(&sl->cmd, 0);
     atomic_store(&sl->rma_pending, 0);
+    atomic_store(&sl->in_rpc, 0);
     atomic_store(&sl->running, 0);
     atomic_store(&sl->cma_out, 0);
     atomic_store(&sl->cma_ok, 0);

@@ -144,6 +144,11 @@ typedef struct bdl_rpc_service {
     uint32_t (*command)(void);
 } bdl_rpc_service_t;
 void bdl_rpc_set_service(const bdl_rpc_service_t *svc);
+/* Serve what the master has flagged (rma_pending), outside any request:
+ * for polls that find nothing, which would otherwise make no request while
+ * no rank waits for a run slot, so a target that only polls would never
+ * serve the origins that wait for it.  One load when nothing is flagged. */
+void bdl_rpc_serve_flagged(void);
 
 /* error.c */
 /* The error handler of a communicator nobody set one on: it follows

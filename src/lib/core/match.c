@@ -874,10 +874,13 @@ static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag, int f
 
 void bdl_p2p_wait_event(uint32_t seen, int why) { wait_event(seen, why, -1, -1, -1, -1); }
 
-/* A poll found nothing: give the run slot away if another rank wants it. */
+/* A poll found nothing: serve the one-sided requests that wait for us (the
+ * rank polled for may be an origin waiting for them), and give the run
+ * slot away if another rank wants it. */
 void bdl_p2p_poll_failed(void)
 {
     atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_POLLS], 1, memory_order_relaxed);
+    bdl_rpc_serve_flagged();
     if (atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed) ||
         bdl_g.ring_owed) {
         bdl_req_begin(BD_REQ_YIELD);

@@ -17,6 +17,12 @@ static bdl_rpc_service_t g_service;
 
 void bdl_rpc_set_service(const bdl_rpc_service_t *svc) { g_service = *svc; }
 
+void bdl_rpc_serve_flagged(void)
+{
+    if (atomic_load_explicit(&bdl_g.slot->rma_pending, memory_order_relaxed) && g_service.pending)
+        g_service.pending();
+}
+
 uint64_t bdl_now_ns(void)
 {
     struct timespec ts;
@@ -93,6 +99,11 @@ void bdl_rpc(void)
     uint32_t trace = bd_trace_wait_begin(&sl->req, bdl_g.mpi_call);
     uint32_t seen = atomic_load_explicit(&sl->resp_seq, memory_order_relaxed);
     uint32_t seq = atomic_load_explicit(&sl->req_seq, memory_order_relaxed) + 1;
+    /* Waiting in the master from here on (the master lends the slot of a
+     * rank asleep outside it, src/master/asleep.c); nested requests, made
+     * while serving a command, restore the outer value. */
+    uint32_t was_in_rpc = atomic_load_explicit(&sl->in_rpc, memory_order_relaxed);
+    atomic_store_explicit(&sl->in_rpc, 1, memory_order_relaxed);
     atomic_store_explicit(&sl->req_seq, seq, memory_order_release);
     uint64_t one = 1;
     while (write(bdl_g.event_fd, &one, sizeof one) < 0 && errno == EINTR)
@@ -121,6 +132,7 @@ void bdl_rpc(void)
         }
         bdl_lib_mem_command();
     }
+    atomic_store_explicit(&sl->in_rpc, was_in_rpc, memory_order_relaxed);
     bd_trace_wait_end(trace);
     atomic_fetch_add_explicit(&sl->stats[BD_STAT_WAIT_NS], bdl_now_ns() - t0, memory_order_relaxed);
     if (shared)
