@@ -52,10 +52,33 @@ void bdr_master_fail(int status, const char *fmt, ...)
         bd_log_error("node %d: %s", g_m.node, msg);
     else
         bd_log_error("%s", msg);
+    bdr_remote_lost();
     bdr_node_abort_all(status ? status : 1, msg);
     g_m.stopping = 1;
     g_m.job_failed = status ? status : 1;
     bdr_master_kill_all();
+}
+
+/* -mem-node: this node's entry of the list, if it has one, is its -mem. */
+static int mem_node_budget(uint64_t *budget)
+{
+    const char *list = g_m.opts.str[BD_OPT_MEM_NODE];
+    if (!list || !*list)
+        return 0;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
+        long long v;
+        if (bd_opts_parse_size(t, &v) < 0 || v < 0) {
+            if (g_m.node == 0)
+                bd_log_error("-mem-node: entry %d, '%s', is not a size (e.g. 8M,1G)", n, t);
+            return -1;
+        }
+        if (n == g_m.node && v > 0)
+            *budget = (uint64_t)v;
+    }
+    return 0;
 }
 
 slave_t *bdr_master_slave_by_world(int world)
@@ -610,6 +633,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
         tmp.dedup_bytes = 26ull << 20;
         total = tmp.dedup_offset + tmp.dedup_bytes;
     }
+    total = bdr_remote_layout(&tmp, total);
 
     /* memfd: nothing to clean up in /dev/shm whatever happens to us.  A
      * singleton (see singleton_setup) made it, and the eventfd, before it
@@ -644,8 +668,12 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     }
     if (job->mem_strategy == BD_MEMS_NONE)
         job->mem_budget = 0; /* nothing is managed: nothing to account */
+    else if (mem_node_budget(&job->mem_budget) < 0)
+        return -1;
     else if (!job->mem_budget)
         job->mem_budget = bdr_memacct_default_budget();
+    if (bdr_remote_init() < 0)
+        return -1;
     bdr_pressure_init();
     bdr_memacct_ksm_check();
     snprintf(g_m.hdr->jobdir, sizeof g_m.hdr->jobdir, "%s", g_m.jobdir);
@@ -805,6 +833,7 @@ int main(int argc, char **argv)
                 }
             }
             bdr_pressure_poll();
+            bdr_remote_poll();
             bdr_memacct_poll();
             bdr_mbox_poll();
             bdr_rma_poll();
@@ -836,6 +865,7 @@ int main(int argc, char **argv)
      * MPI launcher has nothing to tear down. */
     if (g_m.nnodes > 1)
         bdr_net_fini();
+    bdr_remote_fini();
     if (g_m.opts.num[BD_OPT_STATS])
         print_stats();
     bd_fs_remove_tree(g_m.jobdir);
