@@ -65,12 +65,13 @@
     X(MEM_KSM, "bytes",                                                                            \
       "ranks' memory merged with identical pages by the kernel (-mem-share; per rank the most "    \
       "seen in /proc/PID/ksm_stat, summed)")                                                       \
-    X(MEM_REMOTE_STORED, "bytes",                                                                  \
-      "managed memory stored in another node's memory (-mem-remote)")                              \
-    X(MEM_REMOTE_READ, "bytes", "managed memory read back from another node's memory")             \
-    X(MEM_REMOTE_FALLBACK, "bytes",                                                                \
+    X(MEM_RMT_STORED, "bytes", "managed memory stored in another node's memory (-mem-remote)")     \
+    X(MEM_RMT_READ, "bytes",                                                                       \
+      "managed memory read back through the remote tier (from another node, or from the "          \
+      "master's file of what a node gave back)")                                                   \
+    X(MEM_RMT_FALLBACK, "bytes",                                                                   \
       "managed memory stored locally because no other node had room for it (-mem-remote)")         \
-    X(MEM_REMOTE_RETURNED, "bytes",                                                                \
+    X(MEM_RMT_RETURNED, "bytes",                                                                   \
       "managed memory another node gave back because it needed the memory (written to local "      \
       "storage by this node's master)")                                                            \
     X(SPILL_PEAK, "bytes",                                                                         \

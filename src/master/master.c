@@ -59,6 +59,32 @@ void bdr_master_fail(int status, const char *fmt, ...)
     bdr_master_kill_all();
 }
 
+/* -nn > 1: "node.N.pid" beside our job directory, in bdmpiexec's (when it
+ * runs on this host), holds our pid until we end in order, so that if we
+ * die bdmpiexec can name this node (bdmpiexec.c, watch_masters). */
+static void node_pid_file(int make)
+{
+    const char *wd = g_m.opts.str[BD_OPT_WD];
+    if (g_m.nnodes < 2 || !wd || !*wd)
+        return;
+    char path[BD_PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/node.%d.pid", wd, g_m.node);
+    if (!make) {
+        unlink(path);
+        return;
+    }
+    char tmp[BD_PATH_MAX + 80];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return; /* another host's directory, or none: nobody watches */
+    fprintf(f, "%d\n", (int)getpid());
+    if (fclose(f) == 0)
+        rename(tmp, path); /* whole or not at all */
+    else
+        unlink(tmp);
+}
+
 /* -mem-node: this node's entry of the list, if it has one, is its -mem. */
 static int mem_node_budget(uint64_t *budget)
 {
@@ -68,7 +94,8 @@ static int mem_node_budget(uint64_t *budget)
     char buf[1024];
     snprintf(buf, sizeof buf, "%s", list);
     int n = 0;
-    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save), n++) {
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
+         t = strtok_r(NULL, ",", &save), n++) {
         long long v;
         if (bd_opts_parse_size(t, &v) < 0 || v < 0) {
             if (g_m.node == 0)
@@ -614,6 +641,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
         return -1;
     }
 
+    node_pid_file(1);
     uint64_t window = (uint64_t)g_m.opts.num[BD_OPT_WINDOW];
     uint64_t thr = (uint64_t)g_m.opts.num[BD_OPT_MSG_THRESHOLD];
     if (window < thr + 4096)
@@ -863,6 +891,7 @@ int main(int argc, char **argv)
     /* Every master ends through MPI_Finalize, also after a failure (all of
      * them have been told), so they all exit with the job's status and the
      * MPI launcher has nothing to tear down. */
+    node_pid_file(0); /* an orderly end, whatever the job's status */
     if (g_m.nnodes > 1)
         bdr_net_fini();
     bdr_remote_fini();

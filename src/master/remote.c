@@ -298,7 +298,7 @@ static void get_finish(int slot, int k)
         if (read_returned(e->foff, data + (size_t)i * g_sbpage) < 0)
             return;
     }
-    stat_add(slot, BD_STAT_MEM_REMOTE_READ, (uint64_t)op->nsb * g_sbpage);
+    stat_add(slot, BD_STAT_MEM_RMT_READ, (uint64_t)op->nsb * g_sbpage);
     op->op = 0;
     answer(slot, k, 0);
 }
@@ -330,7 +330,7 @@ static void lane_request(int slot, int k)
         int h = pick_holder();
         if (h < 0) { /* nobody has room: any older copies are gone, the rank stores it */
             forget(slot, op->id, op->sb, op->nsb, -1);
-            stat_add(slot, BD_STAT_MEM_REMOTE_FALLBACK, len);
+            stat_add(slot, BD_STAT_MEM_RMT_FALLBACK, len);
             op->op = 0;
             answer(slot, k, BD_RMT_REFUSED);
             return;
@@ -540,7 +540,7 @@ static void owner_ack(const bdr_net_msg_t *nm)
         /* refused: it dropped its copies of the run; others' go too */
         forget(slot, op->id, op->sb, op->nsb, op->holder);
         g_full_until[op->holder] = bdr_master_now() + 0.2;
-        stat_add(slot, BD_STAT_MEM_REMOTE_FALLBACK, len);
+        stat_add(slot, BD_STAT_MEM_RMT_FALLBACK, len);
         op->op = 0;
         answer(slot, k, BD_RMT_REFUSED);
         return;
@@ -564,7 +564,7 @@ static void owner_ack(const bdr_net_msg_t *nm)
         e->seq = op->seq;
         g_at[op->holder] += g_sbpage;
     }
-    stat_add(slot, BD_STAT_MEM_REMOTE_STORED, len);
+    stat_add(slot, BD_STAT_MEM_RMT_STORED, len);
     op->op = 0;
     answer(slot, k, BD_RMT_STORED);
 }
@@ -627,7 +627,7 @@ static void owner_return(const bdr_net_msg_t *nm)
     e->loc = -1;
     e->foff = g_ret_end;
     g_ret_end += g_sbpage;
-    stat_add(h->a[0], BD_STAT_MEM_REMOTE_RETURNED, g_sbpage);
+    stat_add(h->a[0], BD_STAT_MEM_RMT_RETURNED, g_sbpage);
 }
 
 void bdr_remote_net(bdr_net_msg_t *nm)

@@ -104,7 +104,8 @@ int bd_mem_init(const bd_mem_config_t *cfg)
     G.io_begin = cfg->io_begin;
     G.io_end = cfg->io_end;
     /* the tier's lanes carry one I/O request of at most 1 MiB */
-    int rmt = cfg->rput && cfg->rget && cfg->rdrop && (cfg->sbpage ? cfg->sbpage : 65536) <= 1024 * KIB;
+    int rmt =
+        cfg->rput && cfg->rget && cfg->rdrop && (cfg->sbpage ? cfg->sbpage : 65536) <= 1024 * KIB;
     G.rput = rmt ? cfg->rput : NULL;
     G.rget = rmt ? cfg->rget : NULL;
     G.rdrop = rmt ? cfg->rdrop : NULL;

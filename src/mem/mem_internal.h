@@ -39,8 +39,8 @@ enum { IO_READ = 0, IO_WRITE = 1 };
 #define IO_OWNED 1     /* the submitter waits for and reaps it while holding the lock */
 #define IO_DEMAND 2    /* a faulting thread waits for it (a read error is fatal) */
 #define IO_UNTRACKED 4 /* install writable without write tracking (SB_VERIFY) */
-#define IO_REMOTE 8  /* through the remote tier (cfg.rput/rget) instead of sl->fd */
-#define IO_RTRIED 16 /* a write the remote tier refused, written to sl->fd instead */
+#define IO_REMOTE 8    /* through the remote tier (cfg.rput/rget) instead of sl->fd */
+#define IO_RTRIED 16   /* a write the remote tier refused, written to sl->fd instead */
 
 typedef struct alloc {
     uintptr_t base;  /* first byte, sbpage aligned */

@@ -140,8 +140,7 @@ static int rmt_put(void *ctx, int lane, uint64_t id, size_t sb, size_t n, const 
     int k;
     bd_rmt_lane_t *l = lane_claim(lane, &k);
     g_rmt_used = 1;
-    memcpy(bd_rmt_data(bdl_g.hdr, my_slot(), k), buf,
-           n * bdl_g.hdr->job.sbpage);
+    memcpy(bd_rmt_data(bdl_g.hdr, my_slot(), k), buf, n * bdl_g.hdr->job.sbpage);
     int rc = lane_call(l, BD_RMT_PUT, id, sb, n);
     atomic_store_explicit(&l->busy, 0, memory_order_release);
     return rc;
@@ -155,8 +154,7 @@ static int rmt_get(void *ctx, int lane, uint64_t id, size_t sb, size_t n, void *
     g_rmt_used = 1;
     int rc = lane_call(l, BD_RMT_GET, id, sb, n);
     if (rc == 0)
-        memcpy(buf, bd_rmt_data(bdl_g.hdr, my_slot(), k),
-               n * bdl_g.hdr->job.sbpage);
+        memcpy(buf, bd_rmt_data(bdl_g.hdr, my_slot(), k), n * bdl_g.hdr->job.sbpage);
     atomic_store_explicit(&l->busy, 0, memory_order_release);
     return rc;
 }
@@ -185,8 +183,7 @@ static void rmt_idle(void)
             g_rmt_used = 1; /* in use: next time */
             continue;
         }
-        madvise(bd_rmt_data(bdl_g.hdr, my_slot(), k), BD_RMT_LANE_BYTES,
-                MADV_REMOVE);
+        madvise(bd_rmt_data(bdl_g.hdr, my_slot(), k), BD_RMT_LANE_BYTES, MADV_REMOVE);
         atomic_store_explicit(&l->busy, 0, memory_order_release);
     }
 }
