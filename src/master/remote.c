@@ -69,6 +69,21 @@ typedef struct lop {
     uint8_t filled[BD_RMT_LANE_BYTES / 4096];
 } lop_t;
 
+/* Write-behind: a PUT whose copy the master keeps until the holder has
+ * answered, so that the rank is answered at once (no round trip to the
+ * holder on its unload path).  Refused, the master stores the copy in its
+ * returned file.  At most WB_MAX bytes at once, counted in the budget. */
+typedef struct wb {
+    struct wb *next;
+    uint64_t seq, id, sb;
+    int slot, holder;
+    uint32_t nsb;
+    char *data;
+} wb_t;
+#define WB_MAX (8u << 20)
+static wb_t *g_wb;
+static uint64_t g_wb_bytes;
+
 static int g_on;
 static rtab_t g_own;  /* owner: where our ranks' sbpages are */
 static rtab_t g_held; /* holder: other nodes' sbpages */
@@ -163,7 +178,7 @@ static void tab_del(rtab_t *t, const rkey_t *k)
 
 int bdr_remote_on(void) { return g_on; }
 
-uint64_t bdr_remote_held(void) { return g_held_bytes; }
+uint64_t bdr_remote_held(void) { return g_held_bytes + g_wb_bytes; }
 
 uint64_t bdr_remote_layout(bd_shm_hdr_t *h, uint64_t total)
 {
@@ -303,6 +318,8 @@ static void get_finish(int slot, int k)
     answer(slot, k, 0);
 }
 
+static int record(int slot, uint64_t id, uint64_t sb, uint32_t n, int h, uint64_t seq);
+
 static void lane_request(int slot, int k)
 {
     bd_rmt_lane_t *l = bd_rmt_lane(g_m.hdr, (uint32_t)slot, k);
@@ -346,6 +363,23 @@ static void lane_request(int slot, int k)
         nh.u[2] = op->seq;
         nh.u[3] = g_sbpage;
         bdr_node_send(h, &nh, data, len);
+        /* a short node's budget bounds it too: a quarter */
+        uint64_t cap = g_m.hdr->job.mem_budget / 4 < WB_MAX ? g_m.hdr->job.mem_budget / 4 : WB_MAX;
+        wb_t *w = g_wb_bytes + len <= cap ? calloc(1, sizeof *w) : NULL;
+        char *copy = w ? malloc(len) : NULL;
+        if (!copy) {
+            free(w);
+            return; /* the rank waits for the holder's answer */
+        }
+        memcpy(copy, data, len);
+        *w = (wb_t){g_wb, op->seq, op->id, op->sb, slot, h, op->nsb, copy};
+        g_wb = w;
+        g_wb_bytes += len;
+        /* from now on the copy is at h (a GET goes there after the PUT) */
+        if (record(slot, op->id, op->sb, op->nsb, h, op->seq) < 0)
+            return;
+        op->op = 0;
+        answer(slot, k, BD_RMT_STORED);
     } else if (op->op == BD_RMT_GET) {
         /* each holder of part of the run is asked for all of it and
          * answers with what it has */
@@ -442,6 +476,7 @@ static void holder_put(const bdr_net_msg_t *nm)
     if (g_held_bytes > g_held_peak)
         g_held_peak = g_held_bytes;
     ack.a[2] = ok;
+    ack.u[2] = h->u[2]; /* the copy's sequence number */
     bdr_node_send(h->src_node, &ack, NULL, 0);
 }
 
@@ -496,7 +531,8 @@ uint64_t bdr_remote_reclaim(uint64_t need)
     uint64_t t = bdr_node_transient_bytes();
     if (g_returning > t)
         g_returning = t; /* what has left since */
-    uint64_t got = g_returning;
+    /* write-behind copies are freed as their holders answer */
+    uint64_t got = g_returning + g_wb_bytes;
     for (size_t b = 0; b < g_held.nb && got < need; b++)
         while (g_held.b[b] && got < need) {
             rent_t *e = g_held.b[b];
@@ -529,8 +565,67 @@ static lop_t *lop_of(const bdr_net_hdr_t *h, uint32_t op)
     return &g_lop[slot * BD_RMT_LANES + k];
 }
 
+/* Our copies of [sb, sb+n) are now at holder h, as copy seq; copies
+ * elsewhere are dropped. */
+static int record(int slot, uint64_t id, uint64_t sb, uint32_t n, int h, uint64_t seq)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        rkey_t key = {0, slot, id, sb + i};
+        rent_t *e = tab_find(&g_own, &key);
+        if (e && e->loc >= 0 && e->loc != h)
+            send_drop(e->loc, slot, id, sb + i, 1);
+        if (e && e->loc >= 0)
+            g_at[e->loc] -= g_sbpage;
+        if (!e)
+            e = tab_get(&g_own, &key);
+        if (!e) {
+            bdr_master_fail(1, "master out of memory recording remote memory");
+            return -1;
+        }
+        e->loc = h;
+        e->seq = seq;
+        g_at[h] += g_sbpage;
+    }
+    return 0;
+}
+
+static int write_returned(rent_t *e, const char *data, int from);
+
+/* The holder answered a write-behind PUT: stored, or refused (then its
+ * copies, where still the current ones, go to our returned file). */
+static int wb_answer(const bdr_net_msg_t *nm)
+{
+    wb_t **pp = &g_wb;
+    while (*pp && (*pp)->seq != nm->h.u[2])
+        pp = &(*pp)->next;
+    wb_t *w = *pp;
+    if (!w)
+        return 0;
+    *pp = w->next;
+    uint64_t len = (uint64_t)w->nsb * g_sbpage;
+    g_wb_bytes -= len;
+    if (nm->h.a[2]) {
+        stat_add(w->slot, BD_STAT_MEM_RMT_STORED, len);
+    } else {
+        g_full_until[w->holder] = bdr_master_now() + 0.2;
+        stat_add(w->slot, BD_STAT_MEM_RMT_FALLBACK, len);
+        for (uint32_t i = 0; i < w->nsb; i++) {
+            rkey_t key = {0, w->slot, w->id, w->sb + i};
+            rent_t *e = tab_find(&g_own, &key);
+            if (e && e->loc == w->holder && e->seq == w->seq &&
+                write_returned(e, w->data + (size_t)i * g_sbpage, w->holder) < 0)
+                break;
+        }
+    }
+    free(w->data);
+    free(w);
+    return 1;
+}
+
 static void owner_ack(const bdr_net_msg_t *nm)
 {
+    if (wb_answer(nm))
+        return;
     lop_t *op = lop_of(&nm->h, BD_RMT_PUT);
     if (!op)
         return;
@@ -545,25 +640,8 @@ static void owner_ack(const bdr_net_msg_t *nm)
         answer(slot, k, BD_RMT_REFUSED);
         return;
     }
-    for (uint32_t i = 0; i < op->nsb; i++) {
-        rkey_t key = {0, slot, op->id, op->sb + i};
-        rent_t *e = tab_find(&g_own, &key);
-        if (e && e->loc >= 0 && e->loc != op->holder) {
-            send_drop(e->loc, slot, op->id, op->sb + i, 1);
-            g_at[e->loc] -= g_sbpage;
-        }
-        if (e && e->loc == op->holder)
-            g_at[e->loc] -= g_sbpage;
-        if (!e)
-            e = tab_get(&g_own, &key);
-        if (!e) {
-            bdr_master_fail(1, "master out of memory recording remote memory");
-            return;
-        }
-        e->loc = op->holder;
-        e->seq = op->seq;
-        g_at[op->holder] += g_sbpage;
-    }
+    if (record(slot, op->id, op->sb, op->nsb, op->holder, op->seq) < 0)
+        return;
     stat_add(slot, BD_STAT_MEM_RMT_STORED, len);
     op->op = 0;
     answer(slot, k, BD_RMT_STORED);
@@ -607,27 +685,35 @@ static void owner_return(const bdr_net_msg_t *nm)
     rent_t *e = tab_find(&g_own, &key);
     if (!e || e->loc != h->src_node || e->seq != h->u[2] || nm->len != g_sbpage)
         return; /* replaced or dropped since */
+    if (write_returned(e, nm->payload, h->src_node) == 0)
+        stat_add(h->a[0], BD_STAT_MEM_RMT_RETURNED, g_sbpage);
+}
+
+/* Our copy e (one sbpage, data), which node `from` no longer holds, goes to
+ * the returned file. */
+static int write_returned(rent_t *e, const char *data, int from)
+{
     if (g_ret_fd < 0) {
         char path[BD_PATH_MAX + 64];
         snprintf(path, sizeof path, "%s/remote-returned", g_m.jobdir);
         g_ret_fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
         if (g_ret_fd < 0) {
-            bdr_master_fail(1, "cannot create %s for memory node %d gave back: %s", path,
-                            h->src_node, strerror(errno));
-            return;
+            bdr_master_fail(1, "cannot create %s for memory node %d gave back: %s", path, from,
+                            strerror(errno));
+            return -1;
         }
     }
-    int rc = bd_pwrite_full(g_ret_fd, nm->payload, g_sbpage, g_ret_end);
+    int rc = bd_pwrite_full(g_ret_fd, data, g_sbpage, g_ret_end);
     if (rc < 0) {
         bdr_master_fail(1, "cannot write %zu bytes of managed memory node %d gave back to %s: %s",
-                        g_sbpage, h->src_node, g_m.jobdir, strerror(-rc));
-        return;
+                        g_sbpage, from, g_m.jobdir, strerror(-rc));
+        return -1;
     }
     g_at[e->loc] -= g_sbpage;
     e->loc = -1;
     e->foff = g_ret_end;
     g_ret_end += g_sbpage;
-    stat_add(h->a[0], BD_STAT_MEM_RMT_RETURNED, g_sbpage);
+    return 0;
 }
 
 void bdr_remote_net(bdr_net_msg_t *nm)

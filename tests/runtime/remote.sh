@@ -6,9 +6,9 @@
 #   on      512M: answers right, node 0's data went to node 1 and came back
 #           (MEM_RMT_STORED, MEM_RMT_READ > 0) and, with -mem-remote off in
 #           the same test, all of those are 0 and the data went to storage.
-#   return  44M: node 1 takes node 0's data while it has room, and gives it
-#           back when its own ranks need the memory (MEM_RMT_RETURNED > 0);
-#           answers right.
+#   return  (remote_return) node 1 (48M) takes node 0's data while its own
+#           ranks hold nothing, and gives it back when they fill their 40
+#           MiB (MEM_RMT_RETURNED > 0); every word checked.
 #   kill    512M: node 1's master is killed (kill -9) while it holds node
 #           0's data: the job ends, bdmpiexec names node 1, and nothing is
 #           left (no process, no file in the job's directory).
@@ -49,10 +49,14 @@ on)
   leftovers
   ;;
 return)
-  run "$wd.ret" on 44M 3; rc=$?
+  # remote_return (beside rank_memory): node 0 fills first, then node 1,
+  # whose 48M hold its own 40 MiB only if it gives node 0's data back
+  env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" timeout 150 "$exe" -nn 2 -ns 8 -nr 1 -mem 512M \
+    -mem-node 10M,48M -mem-remote on -stats "$(dirname "$prog")/remote_return" 5 > "$wd.ret" 2>&1
+  rc=$?
   ret=$(stat MEM_RMT_RETURNED "$wd.ret")
-  echo "return: exit $rc, stored remotely $(stat MEM_RMT_STORED "$wd.ret"), given back $ret, fallbacks $(stat MEM_RMT_FALLBACK "$wd.ret")"
-  grep -q '^PASS rank_memory' "$wd.ret" && [ $rc = 0 ] || { cat "$wd.ret"; echo "FAIL: run"; fail=1; }
+  echo "return: exit $rc, stored remotely $(stat MEM_RMT_STORED "$wd.ret"), given back $ret, fallbacks $(stat MEM_RMT_FALLBACK "$wd.ret"), read back $(stat MEM_RMT_READ "$wd.ret")"
+  grep -q '^PASS remote_return' "$wd.ret" && [ $rc = 0 ] || { cat "$wd.ret"; echo "FAIL: run"; fail=1; }
   [ "$ret" -gt 0 ] || { echo "FAIL: node 1 gave nothing back"; fail=1; }
   leftovers
   ;;
