@@ -100,7 +100,7 @@ static uint32_t my_slot(void)
                       bdl_g.hdr->slot_stride);
 }
 
-static int g_rmt_used; /* a lane's data area was written since the last idle point */
+static _Atomic int g_rmt_used; /* a lane's data area was written since the last idle point */
 
 static bd_rmt_lane_t *lane_claim(int want, int *k_out)
 {
