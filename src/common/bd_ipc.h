@@ -313,11 +313,11 @@ typedef struct bd_job_config {
     int32_t mem_wp;         /* -mem-wp: BD_MEMW_* */
     int32_t mem_dedup;      /* -mem-dedup: 0 on, 1 off (and 1 where the table has no room) */
     int32_t mem_share;      /* -mem-share: 0 on (ranks' memory mergeable by KSM), 1 off */
-    uint32_t pad;
-    uint64_t spin_ns;    /* -spin, in ns */
-    uint64_t spill_max;  /* -spill-max; 0: no quota */
-    uint64_t p2p_tokens; /* -p2p-tokens; 0: no flow control */
-    uint64_t coll_stage; /* -coll-stage; 0: collectives staged whole */
+    int32_t mem_remote;     /* -mem-remote: 0 on (the lanes below exist), 1 off or one node */
+    uint64_t spin_ns;       /* -spin, in ns */
+    uint64_t spill_max;     /* -spill-max; 0: no quota */
+    uint64_t p2p_tokens;    /* -p2p-tokens; 0: no flow control */
+    uint64_t coll_stage;    /* -coll-stage; 0: collectives staged whole */
 } bd_job_config_t;
 
 /* Fill job from the (normalised) options; the master then sets what it
@@ -361,9 +361,58 @@ typedef struct bd_shm_hdr {
      * most (-spill-max; bd_spill_charge), by every rank and the master. */
     _Atomic uint64_t spill_bytes;
     _Atomic uint64_t spill_peak;
+    /* The remote-memory tier's lanes (-mem-remote on, bd_rmt_lane_t): per
+     * slot BD_RMT_LANES of them, at rmt_offset + slot * rmt_stride; 0: none. */
+    uint64_t rmt_offset;
+    uint64_t rmt_stride;
     bd_job_config_t job;
     char jobdir[BD_PATH_MAX];
 } bd_shm_hdr_t;
+
+/* Remote-memory tier (-mem-remote, docs/design.md "Remote-memory tier"):
+ * the narrow road between a rank's memory manager, which cannot talk to
+ * other nodes, and its master, which can.  Each rank has BD_RMT_LANES lanes
+ * in the job's shared memory, one per I/O worker of its memory manager, each
+ * a request/answer pair and a data area of BD_RMT_LANE_BYTES (one I/O
+ * request of the manager: a run of whole sbpages).  A lane is claimed by
+ * the rank's thread (busy, compare-and-swap from 0), which fills it, bumps
+ * req_seq and rings the master's eventfd, then sleeps on resp_seq; the
+ * master answers when the data has reached (PUT) or come back from (GET)
+ * another node.  Only atomics, futexes and write(2) on the rank's side, so
+ * fault handlers may use a lane.  The lanes are the tokens of the rank's
+ * traffic: at most BD_RMT_LANES requests of at most 1 MiB each in flight. */
+#define BD_RMT_LANES 4
+#define BD_RMT_LANE_BYTES (1u << 20)
+enum {
+    BD_RMT_PUT = 1, /* store sbpages [sb, sb+nsb) of allocation id from the data area */
+    BD_RMT_GET,     /* read them back into the data area */
+    BD_RMT_DROP     /* forget them (freed, discarded, now stored locally) */
+};
+/* PUT answers: stored on another node, or refused (no node has room: the
+ * rank stores the data locally, and any older remote copy is gone). */
+enum { BD_RMT_STORED = 0, BD_RMT_REFUSED = 1 };
+typedef struct bd_rmt_lane {
+    _Atomic uint32_t req_seq;  /* bumped by the rank */
+    _Atomic uint32_t resp_seq; /* bumped by the master; the rank futex-waits on it */
+    _Atomic uint32_t busy;     /* a thread of the rank owns the lane */
+    uint32_t op;               /* BD_RMT_* */
+    uint32_t nsb;              /* sbpages */
+    _Atomic int32_t status;    /* the answer: BD_RMT_STORED/REFUSED, or -errno */
+    uint64_t id;               /* the allocation (the manager's id, unique in the rank) */
+    uint64_t sb;               /* first sbpage */
+    uint64_t sbpage;           /* bytes per sbpage */
+    char pad[24];
+} bd_rmt_lane_t;
+#define BD_RMT_HDR 4096 /* the lanes' headers, then their data areas */
+static inline bd_rmt_lane_t *bd_rmt_lane(bd_shm_hdr_t *h, uint32_t slot, int k)
+{
+    return (bd_rmt_lane_t *)((char *)h + h->rmt_offset + (uint64_t)slot * h->rmt_stride) + k;
+}
+static inline char *bd_rmt_data(bd_shm_hdr_t *h, uint32_t slot, int k)
+{
+    return (char *)h + h->rmt_offset + (uint64_t)slot * h->rmt_stride + BD_RMT_HDR +
+           (uint64_t)k * BD_RMT_LANE_BYTES;
+}
 
 /* World ranks ("world" in the code: a rank's id in the whole job, also for
  * spawned ranks, which are in no MPI_COMM_WORLD of the job's first ranks).

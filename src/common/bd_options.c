@@ -124,6 +124,18 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
     [BD_OPT_MEM_MIN] = {"mem-min", BD_OPT_SIZE, "0", 0, 1LL << 50,
                         "the adaptive budget never goes below this (nor below what the "
                         "running ranks hold)"},
+    [BD_OPT_MEM_REMOTE] = {"mem-remote", BD_OPT_ENUM, "off", 0, 0,
+                           "remote-memory tier, multi-node only (-nn > 1; ignored with a note "
+                           "on one node): a node whose ranks' data exceeds its budget stores "
+                           "unloaded memory in the memory of another node's master that has "
+                           "room in its budget, through MPICH, and reads it back from there; "
+                           "when no node has room it goes to local storage as without it.  "
+                           "Memory written there is not deduplicated (-mem-dedup still drops "
+                           "all-zero memory and refers to identical copies stored locally)",
+                           "on|off"},
+    [BD_OPT_MEM_NODE] = {"mem-node", BD_OPT_STR, NULL, 0, 0,
+                         "per-node memory budgets, comma-separated from node 0 (e.g. 8M,1G): "
+                         "node i's -mem; nodes beyond the list keep -mem"},
     [BD_OPT_SPILL_MAX] = {"spill-max", BD_OPT_SIZE, "0", 0, 1LL << 50,
                           "spill quota of the node: the most bytes of communication data that "
                           "may wait in its spill files at once (messages not yet received, "

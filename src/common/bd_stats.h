@@ -67,6 +67,15 @@
     X(MEM_KSM, "bytes",                                                                            \
       "ranks' memory merged with identical pages by the kernel (-mem-share; per rank the most "    \
       "seen in /proc/PID/ksm_stat, summed)")                                                       \
+    X(MEM_RMT_STORED, "bytes", "managed memory stored in another node's memory (-mem-remote)")     \
+    X(MEM_RMT_READ, "bytes",                                                                       \
+      "managed memory read back through the remote tier (from another node, or from the "          \
+      "master's file of what a node gave back)")                                                   \
+    X(MEM_RMT_FALLBACK, "bytes",                                                                   \
+      "managed memory stored locally because no other node had room for it (-mem-remote)")         \
+    X(MEM_RMT_RETURNED, "bytes",                                                                   \
+      "managed memory another node gave back because it needed the memory (written to local "      \
+      "storage by this node's master)")                                                            \
     X(SPILL_PEAK, "bytes",                                                                         \
       "peak bytes of communication data in the node's spill files at once (messages not yet "      \
       "received, staged collective data; -spill-max bounds it; the node's value, shown on its "    \

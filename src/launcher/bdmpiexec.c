@@ -10,6 +10,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
+#include <poll.h>
+#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -63,6 +65,99 @@ static const char *find_mpiexec(void)
 }
 
 /* pid exists and is not a zombie waiting for its new parent to reap it. */
+/* -mem-node: a size per node, at most -nn of them (bdmprun reads its own). */
+static int check_mem_node(const bd_opts_t *o)
+{
+    const char *list = o->str[BD_OPT_MEM_NODE];
+    if (!list)
+        return 0;
+    char buf[1024];
+    if (snprintf(buf, sizeof buf, "%s", list) >= (int)sizeof buf) {
+        bd_log_error("-mem-node: the list is too long");
+        return -1;
+    }
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t; t = strtok_r(NULL, ",", &save)) {
+        long long v;
+        if (bd_opts_parse_size(t, &v) < 0 || v < 0) {
+            bd_log_error("-mem-node: entry %d, '%s', is not a size (e.g. -mem-node 8M,1G)", n, t);
+            return -1;
+        }
+        n++;
+    }
+    if (n > o->num[BD_OPT_NN]) {
+        bd_log_error("-mem-node: %d budgets for %lld node(s) (-nn)", n, o->num[BD_OPT_NN]);
+        return -1;
+    }
+    return 0;
+}
+
+/* -nn > 1 on this host: wait for the MPI launcher (pid) while watching the
+ * masters, which each leave "node.N.pid" in jobdir until they end in
+ * order.  Returns the node whose master died first without its orderly
+ * end (its file still there), or -1.  When a master is killed, MPICH ends
+ * the others within milliseconds, so the first death is the cause; a
+ * pidfd per master wakes us at once. */
+static int watch_masters(pid_t pid, int *st, const char *jobdir, int nn)
+{
+    int *fd = malloc((size_t)nn * sizeof *fd);
+    if (!fd) {
+        while (waitpid(pid, st, 0) < 0 && errno == EINTR)
+            ;
+        return -1;
+    }
+    for (int n = 0; n < nn; n++)
+        fd[n] = -1;
+    int first = -1;
+    for (;;) {
+        pid_t r = waitpid(pid, st, WNOHANG);
+        if (r == pid || (r < 0 && errno != EINTR))
+            break;
+        struct pollfd pf[64];
+        int idx[64], np = 0;
+        for (int n = 0; n < nn; n++) {
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%s/node.%d.pid", jobdir, n);
+            if (fd[n] == -1) {
+                FILE *f = fopen(path, "r");
+                int p = 0;
+                if (f) {
+                    if (fscanf(f, "%d", &p) != 1)
+                        p = 0;
+                    fclose(f);
+                }
+                if (p > 0)
+                    fd[n] = (int)syscall(SYS_pidfd_open, p, 0);
+                if (p > 0 && fd[n] < 0)
+                    fd[n] = -2; /* gone already, or no pidfds: not watched */
+            }
+            if (fd[n] >= 0 && np < 64) {
+                pf[np].fd = fd[n];
+                pf[np].events = POLLIN;
+                idx[np++] = n;
+            }
+        }
+        if (poll(pf, (nfds_t)np, 50) <= 0)
+            continue;
+        for (int i = 0; i < np; i++) {
+            if (!(pf[i].revents & (POLLIN | POLLHUP)))
+                continue;
+            int n = idx[i];
+            char path[PATH_MAX];
+            snprintf(path, sizeof path, "%s/node.%d.pid", jobdir, n);
+            if (first < 0 && access(path, F_OK) == 0)
+                first = n;
+            close(fd[n]);
+            fd[n] = -2;
+        }
+    }
+    for (int n = 0; n < nn; n++)
+        if (fd[n] >= 0)
+            close(fd[n]);
+    free(fd);
+    return first;
+}
+
 static int process_alive(pid_t pid)
 {
     char path[64], buf[256];
@@ -229,6 +324,8 @@ int main(int argc, char **argv)
         bd_log_error("no program given (see -h)");
         return 2;
     }
+    if (check_mem_node(&opts) < 0)
+        return 2;
     bd_opts_normalise(&opts);
     /* -fault reaches the master and the ranks as BDMPI_FAULT (read there
      * before main); a spec they would ignore is refused here. */
@@ -358,9 +455,12 @@ int main(int argc, char **argv)
             _exit(0);
         }
     }
-    int st = 0;
-    while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
-        ;
+    int st = 0, first_dead = -1;
+    if (opts.num[BD_OPT_NN] > 1)
+        first_dead = watch_masters(pid, &st, jobdir, (int)opts.num[BD_OPT_NN]);
+    else
+        while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
+            ;
     bd_fs_remove_tree(jobdir);
     if (guardian > 0) {
         kill(guardian, SIGKILL);
@@ -377,6 +477,17 @@ int main(int argc, char **argv)
                     "bdmpiexec: timeline in %s (open it in https://ui.perfetto.dev or "
                     "chrome://tracing)\n",
                     opts.str[BD_OPT_TRACE]);
+    }
+    if (first_dead >= 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
+        bd_log_error("the master of node %d (bdmprun) ended before the job did, without an "
+                     "orderly end (killed or crashed): the job cannot go on without it%s",
+                     first_dead,
+                     opts.num[BD_OPT_MEM_REMOTE] == 0
+                         ? "; with -mem-remote on, other nodes' memory it held is lost with it, "
+                           "so the job stops"
+                         : "");
+        if (WIFEXITED(st) && WEXITSTATUS(st) != 0)
+            return WEXITSTATUS(st);
     }
     if (WIFSIGNALED(st)) {
         bd_log_error("the master (bdmprun, pid %d) was killed by signal %d (%s)", (int)pid,

@@ -52,10 +52,60 @@ void bdr_master_fail(int status, const char *fmt, ...)
         bd_log_error("node %d: %s", g_m.node, msg);
     else
         bd_log_error("%s", msg);
+    bdr_remote_lost();
     bdr_node_abort_all(status ? status : 1, msg);
     g_m.stopping = 1;
     g_m.job_failed = status ? status : 1;
     bdr_master_kill_all();
+}
+
+/* -nn > 1: "node.N.pid" beside our job directory, in bdmpiexec's (when it
+ * runs on this host), holds our pid until we end in order, so that if we
+ * die bdmpiexec can name this node (bdmpiexec.c, watch_masters). */
+static void node_pid_file(int make)
+{
+    const char *wd = g_m.opts.str[BD_OPT_WD];
+    if (g_m.nnodes < 2 || !wd || !*wd)
+        return;
+    char path[BD_PATH_MAX + 64];
+    snprintf(path, sizeof path, "%s/node.%d.pid", wd, g_m.node);
+    if (!make) {
+        unlink(path);
+        return;
+    }
+    char tmp[BD_PATH_MAX + 80];
+    snprintf(tmp, sizeof tmp, "%s.tmp", path);
+    FILE *f = fopen(tmp, "w");
+    if (!f)
+        return; /* another host's directory, or none: nobody watches */
+    fprintf(f, "%d\n", (int)getpid());
+    if (fclose(f) == 0)
+        rename(tmp, path); /* whole or not at all */
+    else
+        unlink(tmp);
+}
+
+/* -mem-node: this node's entry of the list, if it has one, is its -mem. */
+static int mem_node_budget(uint64_t *budget)
+{
+    const char *list = g_m.opts.str[BD_OPT_MEM_NODE];
+    if (!list || !*list)
+        return 0;
+    char buf[1024];
+    snprintf(buf, sizeof buf, "%s", list);
+    int n = 0;
+    for (char *save = NULL, *t = strtok_r(buf, ",", &save); t;
+         t = strtok_r(NULL, ",", &save), n++) {
+        long long v;
+        if (bd_opts_parse_size(t, &v) < 0 || v < 0) {
+            if (g_m.node == 0)
+                bd_log_error("-mem-node: entry %d, '%s', is not a size (e.g. 8M,1G)", n, t);
+            return -1;
+        }
+        if (n == g_m.node && v > 0)
+            *budget = (uint64_t)v;
+    }
+    return 0;
 }
 
 slave_t *bdr_master_slave_by_world(int world)
@@ -592,6 +642,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
         return -1;
     }
 
+    node_pid_file(1);
     uint64_t window = (uint64_t)g_m.opts.num[BD_OPT_WINDOW];
     uint64_t thr = (uint64_t)g_m.opts.num[BD_OPT_MSG_THRESHOLD];
     if (window < thr + 4096)
@@ -611,6 +662,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
         tmp.dedup_bytes = 26ull << 20;
         total = tmp.dedup_offset + tmp.dedup_bytes;
     }
+    total = bdr_remote_layout(&tmp, total);
 
     /* memfd: nothing to clean up in /dev/shm whatever happens to us.  A
      * singleton (see singleton_setup) made it, and the eventfd, before it
@@ -645,8 +697,12 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     }
     if (job->mem_strategy == BD_MEMS_NONE)
         job->mem_budget = 0; /* nothing is managed: nothing to account */
+    else if (mem_node_budget(&job->mem_budget) < 0)
+        return -1;
     else if (!job->mem_budget)
         job->mem_budget = bdr_memacct_default_budget();
+    if (bdr_remote_init() < 0)
+        return -1;
     bdr_pressure_init();
     bdr_memacct_ksm_check();
     snprintf(g_m.hdr->jobdir, sizeof g_m.hdr->jobdir, "%s", g_m.jobdir);
@@ -809,6 +865,7 @@ int main(int argc, char **argv)
                 }
             }
             bdr_pressure_poll();
+            bdr_remote_poll();
             bdr_memacct_poll();
             bdr_mbox_poll();
             bdr_rma_poll();
@@ -839,8 +896,10 @@ int main(int argc, char **argv)
     /* Every master ends through MPI_Finalize, also after a failure (all of
      * them have been told), so they all exit with the job's status and the
      * MPI launcher has nothing to tear down. */
+    node_pid_file(0); /* an orderly end, whatever the job's status */
     if (g_m.nnodes > 1)
         bdr_net_fini();
+    bdr_remote_fini();
     if (g_m.opts.num[BD_OPT_STATS])
         print_stats();
     bd_fs_remove_tree(g_m.jobdir);

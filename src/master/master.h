@@ -165,6 +165,14 @@ enum {
     BDR_NH_DONE,     /* all ranks of the sending node have exited */
     BDR_NH_ABORT,    /* a0 exit code; payload: reason */
     BDR_NH_NAME,     /* a0 BD_NAME_PUBLISH or _UNPUBLISH; payload: service, NUL, port, NUL */
+    /* remote-memory tier (remote.c): a0 the owner's slot, a1 its lane, a2 sbpages,
+     * u0 allocation, u1 first sbpage, u2 the copy's sequence number, u3 sbpage bytes */
+    BDR_NH_RMT_PUT,    /* owner -> holder; payload: the sbpages */
+    BDR_NH_RMT_ACK,    /* holder -> owner: a2 1 stored, 0 refused (and older copies dropped) */
+    BDR_NH_RMT_GET,    /* owner -> holder */
+    BDR_NH_RMT_DATA,   /* holder -> owner; payload: a2 bytes 1/0 (held), the held sbpages */
+    BDR_NH_RMT_DROP,   /* owner -> holder: forget them */
+    BDR_NH_RMT_RETURN, /* holder -> owner: one sbpage given back; payload: it */
 };
 
 typedef struct master {
@@ -213,6 +221,27 @@ slave_t *bdr_master_slave_by_world(int world);
 /* End the job with exit status `status` (the first failure only): report,
  * tell the other nodes, kill every rank. */
 void bdr_master_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+struct bdr_net_msg;
+/* remote.c: the remote-memory tier (-mem-remote). */
+/* Place the ranks' lanes after total bytes of shared memory (none when
+ * the tier is off or there is one node); the new total. */
+uint64_t bdr_remote_layout(bd_shm_hdr_t *h, uint64_t total);
+int bdr_remote_init(void);
+int bdr_remote_on(void);
+/* Serve the ranks' lane requests. */
+void bdr_remote_poll(void);
+/* A BDR_NH_RMT_* message. */
+void bdr_remote_net(struct bdr_net_msg *nm);
+/* Bytes of other nodes' memory held here (counted in the node's total). */
+uint64_t bdr_remote_held(void);
+uint64_t bdr_remote_held_peak(void);
+/* Our ranks need memory: give back up to need bytes of other nodes' data;
+ * returns the bytes given back and still on their way. */
+uint64_t bdr_remote_reclaim(uint64_t need);
+void bdr_remote_node_done(int node);
+/* The job fails: name the nodes holding our ranks' data. */
+void bdr_remote_lost(void);
+void bdr_remote_fini(void);
 /* msgstore.c: charge n bytes rank src_world sent (a message to dst_world,
  * or `what` when dst_world < 0) to the spill quota (-spill-max); 0, or -1
  * when the job fails over it. */

@@ -65,7 +65,8 @@ void bdr_memacct_ksm_check(void)
 
 static uint64_t node_resident(void)
 {
-    uint64_t t = g_m.bytes_buffered + bdr_node_transient_bytes() + bdr_coll_staging_bytes();
+    uint64_t t = g_m.bytes_buffered + bdr_node_transient_bytes() + bdr_coll_staging_bytes() +
+                 bdr_remote_held();
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         if (!s->exited)
@@ -140,6 +141,9 @@ void bdr_memacct_fit(void)
         return;
     uint64_t writing = 0, need = total - budget;
     if (bdr_coll_shrink(need, &writing) >= need)
+        return;
+    writing += bdr_remote_reclaim(need - writing); /* other nodes' data goes back first */
+    if (writing >= need)
         return;
     uint64_t coming = writing;
     for (int i = 0; i < g_m.ns; i++)
@@ -419,7 +423,11 @@ void bdr_memacct_poll(void)
         uint64_t writing = 0;
         if (bdr_coll_shrink(total + s->mem_want - budget, &writing))
             continue;
-        uint64_t need = total + s->mem_want - budget, coming = writing;
+        uint64_t need = total + s->mem_want - budget;
+        /* other nodes' data held here goes back to them before our ranks unload */
+        if (writing < need)
+            writing += bdr_remote_reclaim(need - writing);
+        uint64_t coming = writing;
         for (int i = 0; i < g_m.ns; i++)
             if (g_m.slaves[i].unload_sent)
                 coming +=

@@ -487,7 +487,14 @@ static void dispatch(bdr_net_msg_t *nm)
     case BDR_NH_COLL: bdr_coll_remote(nm); break;
     case BDR_NH_DEADLOCK: bdr_deadlock_net(nm); break;
     case BDR_NH_NAME: bdr_name_remote(nm); break;
+    case BDR_NH_RMT_PUT:
+    case BDR_NH_RMT_ACK:
+    case BDR_NH_RMT_GET:
+    case BDR_NH_RMT_DATA:
+    case BDR_NH_RMT_DROP:
+    case BDR_NH_RMT_RETURN: bdr_remote_net(nm); break;
     case BDR_NH_DONE:
+        bdr_remote_node_done(nm->h.src_node);
         if (!g_done_from[nm->h.src_node]) {
             g_done_from[nm->h.src_node] = 1;
             g_ndone++;

@@ -135,6 +135,24 @@ static void verify_run(const alloc_t *a, const uint8_t *buf, size_t s, size_t n)
 static int read_run(alloc_t *a, size_t s, size_t n, int in_fault)
 {
     size_t sb = G.sbpage;
+    if (bdm_rm(a, s)) { /* [s, s+n) is all remote (bdm_loc_run) */
+        uintptr_t dst = a->base + s * sb;
+        int rc = 0;
+        for (size_t k = 0; k < n && rc == 0;) {
+            size_t m = n - k < G.io_piece / sb ? n - k : G.io_piece / sb;
+            uint8_t *buf = bdm_is_uffd() ? G.bounce : bdm_stage(dst + k * sb);
+            G.bounce_dirty |= bdm_is_uffd();
+            rc = bdm_rmt_read(a, s + k, m, buf);
+            if (rc == 0 && G.verify)
+                verify_run(a, buf, s + k, m);
+            if (rc == 0 && bdm_is_uffd())
+                bdm_uffd_install(dst + k * sb, buf, m * sb);
+            k += m;
+        }
+        if (rc != 0 && in_fault)
+            bdm_die("reading managed memory back from another node failed", -rc, n * sb);
+        return rc;
+    }
     uint32_t loc = bdm_loc(a, s);
     int fd = loc ? G.dd_fd : bdm_open_backing(a, 0);
     if (fd < 0) {
@@ -241,8 +259,12 @@ static void reap(io_slot_t *sl)
             for (size_t x = sl->s; x < sl->s + sl->n; x++)
                 a->st[x] |= f;
             a->nres += sl->n;
-            G.st.bytes_read += sl->n * sb;
-            bdm_backing_drop_cache(sl->fd, sl->off, sl->len, 0);
+            if (sl->flags & IO_REMOTE) {
+                G.st.remote_get += sl->len;
+            } else {
+                G.st.bytes_read += sl->n * sb;
+                bdm_backing_drop_cache(sl->fd, sl->off, sl->len, 0);
+            }
         } else {
             if (sl->flags & IO_DEMAND)
                 bdm_die("reading backing file failed while loading managed memory", -rc, sl->len);
@@ -252,9 +274,30 @@ static void reap(io_slot_t *sl)
             G.rel_pending += bdm_acct_trim(a);
         }
     } else {
+        if (rc == 0 && (sl->flags & IO_REMOTE)) {
+            G.st.remote_put += sl->len;
+            for (size_t x = sl->s; x < sl->s + sl->n; x++)
+                if (!a->rm[x]) {
+                    a->rm[x] = 1;
+                    a->nrm++;
+                }
+        } else if (rc == 0) {
+            if (sl->flags & IO_RTRIED) { /* the tier forgot its copies when it refused */
+                G.st.remote_refused += sl->len;
+                for (size_t x = sl->s; x < sl->s + sl->n; x++)
+                    if (a->rm[x]) {
+                        a->rm[x] = 0;
+                        a->nrm--;
+                    }
+            } else {
+                bdm_rm_forget(a, sl->s, sl->s + sl->n); /* written to the store */
+            }
+        }
         if (rc == 0) {
-            bdm_backing_drop_cache(sl->fd, sl->off, sl->len, 1);
-            G.st.bytes_written += sl->len;
+            if (!(sl->flags & IO_REMOTE)) {
+                bdm_backing_drop_cache(sl->fd, sl->off, sl->len, 1);
+                G.st.bytes_written += sl->len;
+            }
             if (G.verify)
                 memcpy(a->crc + sl->s, sl->crc, sl->n * sizeof *a->crc);
             for (size_t x = sl->s; x < sl->s + sl->n; x++)
@@ -317,6 +360,8 @@ static void slot_go(io_slot_t *sl, alloc_t *a, int op, size_t s, size_t n, int f
     sl->len = n * sb;
     sl->off = loc ? (off_t)(loc - 1) * (off_t)sb : (off_t)(s * sb);
     sl->seq = ++G.io_seq;
+    if (op == IO_READ && bdm_rm(a, s)) /* [s, s+n) is all remote (bdm_loc_run) */
+        sl->flags |= IO_REMOTE;
     if (op == IO_READ) {
         sl->install = addr;
         sl->buf = bdm_is_uffd() ? G.bounce + (size_t)(sl - G.io) * G.io_piece : bdm_stage(addr);
@@ -1030,7 +1075,9 @@ static int write_dedup(alloc_t *a, size_t i, size_t j, int *fd)
                 if (*fd < 0)
                     return *fd;
             }
-            slot_go(slot_get(), a, IO_WRITE, x, y - x, IO_OWNED, *fd);
+            /* own-file runs are offered to the remote tier first */
+            slot_go(slot_get(), a, IO_WRITE, x, y - x,
+                    IO_OWNED | (G.rput && !bdm_loc(a, x) ? IO_REMOTE : 0), *fd);
         }
         x = y;
     }
@@ -1093,7 +1140,7 @@ int bdm_unload_one(alloc_t *a, size_t *rel)
                 rc = fd;
                 break;
             }
-            slot_go(slot_get(), a, IO_WRITE, i, j - i, IO_OWNED, fd);
+            slot_go(slot_get(), a, IO_WRITE, i, j - i, IO_OWNED | (G.rput ? IO_REMOTE : 0), fd);
         }
         i = j;
     }
@@ -1132,6 +1179,7 @@ size_t bdm_destroy(alloc_t *a)
         bdm_prot_punch(a->base, a->len);
     }
     bdm_backing_remove(a);
+    bdm_rm_forget(a, 0, a->nsb);
     bdm_dd_drop(a, 0, a->nsb);
     bdm_dd_flush();
     size_t rel = a->acct;

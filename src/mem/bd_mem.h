@@ -299,12 +299,32 @@ typedef struct {
      * bd_mem_share_min() bytes. */
     void *share;
     size_t share_len;
+    /* Remote-memory tier (the runtime's -mem-remote), NULL = off.  Stored
+     * copies may live outside this process, in a store the runtime reaches
+     * (another node's memory): the manager hands it whole runs of sbpages
+     * of an allocation (id: the allocation's unique number, sb: the first
+     * sbpage, n sbpages, at most 1 MiB) through lane k (0..3, the I/O worker
+     * that does the request; a lane is used by one request at a time, and
+     * the runtime's lanes serialize other users).  rput stores buf and
+     * returns 0 (stored there, which replaces any older copy there), 1
+     * (refused: no room; any older copy there is gone, the manager stores
+     * the run locally as without the tier) or -errno; rget fills buf with
+     * what the last accepted rput stored, returning 0 or -errno (fatal);
+     * rdrop forgets copies the manager no longer needs (freed, discarded,
+     * stored locally since).  Called by I/O workers, the unloading thread
+     * and fault handlers, with or without the manager's lock: only
+     * async-signal-safe work.  Off when sbpage is over 1 MiB. */
+    int (*rput)(void *ctx, int lane, uint64_t id, size_t sb, size_t n, const void *buf);
+    int (*rget)(void *ctx, int lane, uint64_t id, size_t sb, size_t n, void *buf);
+    void (*rdrop)(void *ctx, uint64_t id, size_t sb, size_t n);
 } bd_mem_config_t;
 
 /* Smallest share_len bd_mem_init accepts. */
 size_t bd_mem_share_min(void);
 
 #define BD_MEM_ACQUIRE_SHRINK 1
+/* cfg.rput's refusal (lane -1 in rget: any lane the runtime has free). */
+#define BD_MEM_REMOTE_REFUSED 1
 
 typedef struct {
     uint64_t bytes_written;  /* bytes written to backing files */
@@ -334,6 +354,9 @@ typedef struct {
     uint64_t dedup_bytes;    /* bytes not written: an identical copy was stored on the node */
     uint64_t dedup_zero;     /* bytes not written: the sbpage was all zeros */
     uint64_t dedup_verify;   /* bytes read to compare a candidate copy with the data */
+    uint64_t remote_put;     /* bytes stored through cfg.rput (remote tier) */
+    uint64_t remote_get;     /* bytes read back through cfg.rget */
+    uint64_t remote_refused; /* bytes cfg.rput refused, stored locally instead */
     const char *err_call;    /* the storage call that failed last ("pwrite", "open", ...),
                               * for messages; NULL if none did */
 } bd_mem_stats_t;

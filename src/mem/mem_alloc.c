@@ -197,6 +197,11 @@ void bdm_meta_free(alloc_t *a)
         munmap(a->slot, a->slot_bytes);
     if (a->crc)
         munmap(a->crc, a->crc_bytes);
+    if (a->rm)
+        munmap(a->rm, a->rm_bytes);
+    a->rm = NULL;
+    a->rm_bytes = 0;
+    a->nrm = 0;
     a->st = NULL;
     a->hash = NULL;
     a->slot = NULL;
@@ -337,6 +342,8 @@ void *bd_mem_alloc(size_t size, size_t align)
             rc = hash_resize(a, a->nsb);
         if (rc == 0)
             rc = bdm_dd_resize(a, a->nsb);
+        if (rc == 0)
+            rc = bdm_rm_resize(a, a->nsb);
         if (rc == 0)
             rc = crc_resize(a, a->nsb);
         if (rc == 0)
@@ -481,6 +488,7 @@ void *bd_mem_realloc(void *p, size_t size)
             if (a->st[i] & SB_RES)
                 a->nres--;
         bdm_dd_drop(a, ns, a->nsb);
+        bdm_rm_forget(a, ns, a->nsb);
         bdm_dd_flush();
         if (bdm_is_uffd()) {
             bdm_uffd_unmap(a->base + newlen, a->len - newlen);
@@ -519,6 +527,8 @@ void *bd_mem_realloc(void *p, size_t size)
             rc = hash_resize(a, newlen / sb);
         if (rc == 0)
             rc = bdm_dd_resize(a, newlen / sb);
+        if (rc == 0)
+            rc = bdm_rm_resize(a, newlen / sb);
         if (rc == 0)
             rc = crc_resize(a, newlen / sb);
         if (rc == 0 && bdm_is_uffd())

@@ -424,6 +424,7 @@ int bdm_dd_plan(alloc_t *a, size_t i)
     const uint64_t *h = a->hash + 2 * i;
     uint64_t key = h[0] ^ (h[1] << 1 | h[1] >> 63);
     if ((h[0] | h[1]) == 0 && all_zero(p, sb)) {
+        bdm_rm_forget(a, i, i + 1);
         punch_own(a, i);
         set_slot(a, i, 0);
         a->st[i] &= (uint8_t)~SB_DISK;
@@ -449,6 +450,7 @@ int bdm_dd_plan(alloc_t *a, size_t i)
                 unref(m);
                 dd_unlock();
             } else {
+                bdm_rm_forget(a, i, i + 1);
                 punch_own(a, i);
                 set_slot(a, i, m);
             }
@@ -464,6 +466,13 @@ int bdm_dd_plan(alloc_t *a, size_t i)
         dd_unlock();
     }
     uint32_t old = a->slot[i], to;
+    if (G.rput) {
+        /* The remote tier on: what must be written goes to its own file's
+         * place, offered to the tier first (bdm_unload_one), and is never
+         * indexed; only copies stored on the node are shared. */
+        set_slot(a, i, 0);
+        return 1;
+    }
     dd_lock();
     if (old && rec(old - 1)->refs == 1) {
         unindex(old - 1); /* rewritten in place: nobody may adopt it meanwhile */

@@ -103,6 +103,12 @@ int bd_mem_init(const bd_mem_config_t *cfg)
     G.ctx = cfg->ctx;
     G.io_begin = cfg->io_begin;
     G.io_end = cfg->io_end;
+    /* the tier's lanes carry one I/O request of at most 1 MiB */
+    int rmt =
+        cfg->rput && cfg->rget && cfg->rdrop && (cfg->sbpage ? cfg->sbpage : 65536) <= 1024 * KIB;
+    G.rput = rmt ? cfg->rput : NULL;
+    G.rget = rmt ? cfg->rget : NULL;
+    G.rdrop = rmt ? cfg->rdrop : NULL;
     G.direct_io = 1;
     G.verify = cfg->verify >= 0;
     G.nfds = 0;
@@ -427,6 +433,7 @@ static int discard(void *addr, size_t len, int keep_resident)
                 a->nres -= e - s;
             }
             bdm_dd_drop(a, s, e);
+            bdm_rm_forget(a, s, e);
             if ((f & SB_DISK) && a->has_file) {
                 int fd = bdm_open_backing(a, 0);
                 if (fd >= 0)

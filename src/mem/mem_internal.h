@@ -39,6 +39,8 @@ enum { IO_READ = 0, IO_WRITE = 1 };
 #define IO_OWNED 1     /* the submitter waits for and reaps it while holding the lock */
 #define IO_DEMAND 2    /* a faulting thread waits for it (a read error is fatal) */
 #define IO_UNTRACKED 4 /* install writable without write tracking (SB_VERIFY) */
+#define IO_REMOTE 8    /* through the remote tier (cfg.rput/rget) instead of sl->fd */
+#define IO_RTRIED 16   /* a write the remote tier refused, written to sl->fd instead */
 
 typedef struct alloc {
     uintptr_t base;  /* first byte, sbpage aligned */
@@ -75,6 +77,12 @@ typedef struct alloc {
     uint32_t *slot;
     size_t slot_bytes;
     size_t nslot;
+    /* Remote tier (G.rput): rm[i] = 1 when the stored copy of sbpage i is
+     * in the remote tier (SB_DISK set, slot[i] == 0), nrm counts them.
+     * Mapped only when the tier is on. */
+    uint8_t *rm;
+    size_t rm_bytes;
+    size_t nrm;
     struct alloc *next_free;
 } alloc_t;
 
@@ -97,6 +105,9 @@ typedef struct {
     void *ctx;
     void (*io_begin)(void *, int);
     void (*io_end)(void *, int, size_t, uint64_t);
+    int (*rput)(void *, int, uint64_t, size_t, size_t, const void *);
+    int (*rget)(void *, int, uint64_t, size_t, size_t, void *);
+    void (*rdrop)(void *, uint64_t, size_t, size_t);
 
     /* arena */
     uintptr_t arena_lo;
@@ -327,11 +338,27 @@ static inline int bdm_has_stored(const alloc_t *a) { return a->has_file || a->ns
 static inline uint32_t bdm_loc(const alloc_t *a, size_t i) { return a->slot ? a->slot[i] : 0; }
 /* Can sbpages i and j > i be read or written by one request (same file,
  * consecutive offsets)? */
+static inline int bdm_rm(const alloc_t *a, size_t i) { return a->rm ? a->rm[i] : 0; }
 static inline int bdm_loc_run(const alloc_t *a, size_t i, size_t j)
 {
     uint32_t li = bdm_loc(a, i), lj = bdm_loc(a, j);
+    if (bdm_rm(a, i) != bdm_rm(a, j)) /* remote and local copies never share a request */
+        return 0;
     return li == 0 ? lj == 0 : lj != 0 && lj - li == j - i;
 }
+
+/* mem_remote.c: the remote tier (G.rput). */
+/* Room for the remote marks of nsb sbpages. */
+int bdm_rm_resize(alloc_t *a, size_t nsb);
+/* The remote copies of sbpages [s0, s1) are no longer wanted: forget them
+ * (cfg.rdrop) and clear their marks. */
+void bdm_rm_forget(alloc_t *a, size_t s0, size_t s1);
+/* An I/O worker's request with IO_REMOTE: through the tier, a refused
+ * write falling back to sl->fd (IO_RTRIED).  Returns 0 or -errno. */
+int bdm_rmt_io(struct io_slot *sl);
+/* Read n sbpages of a from s (all remote) into buf, outside the I/O slots
+ * (a synchronous load).  0 or -errno. */
+int bdm_rmt_read(alloc_t *a, size_t s, size_t n, void *buf);
 
 /* Shared by bd_mem.c and mem_prefetch.c (under the lock unless noted). */
 static inline int bdm_is_ar(void) { return bdm_g.strategy != BD_MEM_LRLW; }

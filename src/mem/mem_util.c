@@ -260,8 +260,9 @@ static void *io_worker(void *arg)
         if (sl->op == IO_WRITE && bdm_g.verify) /* what is stored: its checksum, per sbpage */
             for (size_t k = 0; k < nsb; k++)
                 sl->crc[k] = bd_crc32c(0, sl->buf + k * bdm_g.sbpage, bdm_g.sbpage);
-        int rc = sl->op == IO_READ ? bdm_pread_all(sl->fd, sl->buf, sl->len, sl->off)
-                                   : bdm_pwrite_all(sl->fd, sl->buf, sl->len, sl->off);
+        int rc = (sl->flags & IO_REMOTE) ? bdm_rmt_io(sl)
+                 : sl->op == IO_READ     ? bdm_pread_all(sl->fd, sl->buf, sl->len, sl->off)
+                                         : bdm_pwrite_all(sl->fd, sl->buf, sl->len, sl->off);
         if (rc == 0 && sl->op == IO_READ && bdm_g.verify &&
             (sl->bad = bdm_crc_check(sl->buf, nsb, sl->crc)) < nsb)
             rc = -EBADMSG; /* never installed: the reaper stops the process */

@@ -6,6 +6,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/prctl.h>
 #include <sys/statvfs.h>
 #include <unistd.h>
@@ -87,6 +88,106 @@ static void release_cb(void *ctx, size_t bytes)
         ring_master();
 }
 
+/* The remote-memory tier (-mem-remote): the manager's requests travel to
+ * the master through this rank's lanes (bd_ipc.h, bd_rmt_lane_t), which
+ * forwards them to another node.  Runs in I/O workers and fault handlers
+ * too: only atomics, memcpy, futexes and write(2).  A lane is claimed by
+ * compare-and-swap; the preferred one (the I/O worker's own) is free
+ * unless a synchronous load or a drop borrowed it for a moment. */
+static uint32_t my_slot(void)
+{
+    return (uint32_t)(((char *)bdl_g.slot - (char *)bdl_g.hdr - bdl_g.hdr->slot_offset) /
+                      bdl_g.hdr->slot_stride);
+}
+
+static _Atomic int g_rmt_used; /* a lane's data area was written since the last idle point */
+
+static bd_rmt_lane_t *lane_claim(int want, int *k_out)
+{
+    for (;;) {
+        for (int t = 0; t < BD_RMT_LANES; t++) {
+            int k = want >= 0 ? (want + t) % BD_RMT_LANES : t;
+            bd_rmt_lane_t *l = bd_rmt_lane(bdl_g.hdr, my_slot(), k);
+            uint32_t z = 0;
+            if (atomic_compare_exchange_strong_explicit(&l->busy, &z, 1, memory_order_acquire,
+                                                        memory_order_relaxed)) {
+                *k_out = k;
+                return l;
+            }
+        }
+        sched_yield();
+    }
+}
+
+static int lane_call(bd_rmt_lane_t *l, uint32_t op, uint64_t id, size_t sb, size_t n)
+{
+    l->op = op;
+    l->id = id;
+    l->sb = sb;
+    l->nsb = (uint32_t)n;
+    l->sbpage = bdl_g.hdr->job.sbpage;
+    uint32_t seq = atomic_fetch_add_explicit(&l->req_seq, 1, memory_order_release) + 1;
+    ring_master();
+    uint32_t v;
+    while ((v = atomic_load_explicit(&l->resp_seq, memory_order_acquire)) != seq)
+        bd_futex_wait(&l->resp_seq, v, -1);
+    return atomic_load_explicit(&l->status, memory_order_relaxed);
+}
+
+static int rmt_put(void *ctx, int lane, uint64_t id, size_t sb, size_t n, const void *buf)
+{
+    (void)ctx;
+    int k;
+    bd_rmt_lane_t *l = lane_claim(lane, &k);
+    g_rmt_used = 1;
+    memcpy(bd_rmt_data(bdl_g.hdr, my_slot(), k), buf, n * bdl_g.hdr->job.sbpage);
+    int rc = lane_call(l, BD_RMT_PUT, id, sb, n);
+    atomic_store_explicit(&l->busy, 0, memory_order_release);
+    return rc;
+}
+
+static int rmt_get(void *ctx, int lane, uint64_t id, size_t sb, size_t n, void *buf)
+{
+    (void)ctx;
+    int k;
+    bd_rmt_lane_t *l = lane_claim(lane, &k);
+    g_rmt_used = 1;
+    int rc = lane_call(l, BD_RMT_GET, id, sb, n);
+    if (rc == 0)
+        memcpy(buf, bd_rmt_data(bdl_g.hdr, my_slot(), k), n * bdl_g.hdr->job.sbpage);
+    atomic_store_explicit(&l->busy, 0, memory_order_release);
+    return rc;
+}
+
+static void rmt_drop(void *ctx, uint64_t id, size_t sb, size_t n)
+{
+    (void)ctx;
+    int k;
+    bd_rmt_lane_t *l = lane_claim(-1, &k);
+    (void)lane_call(l, BD_RMT_DROP, id, sb, n); /* answered at once */
+    atomic_store_explicit(&l->busy, 0, memory_order_release);
+}
+
+/* The lanes' data areas are shared memory outside the budget, like the
+ * manager's bounce buffers: given back whenever the rank may wait. */
+static void rmt_idle(void)
+{
+    if (!g_rmt_used || !bdl_g.hdr->rmt_offset)
+        return;
+    g_rmt_used = 0;
+    for (int k = 0; k < BD_RMT_LANES; k++) {
+        bd_rmt_lane_t *l = bd_rmt_lane(bdl_g.hdr, my_slot(), k);
+        uint32_t z = 0;
+        if (!atomic_compare_exchange_strong_explicit(&l->busy, &z, 1, memory_order_acquire,
+                                                     memory_order_relaxed)) {
+            g_rmt_used = 1; /* in use: next time */
+            continue;
+        }
+        madvise(bd_rmt_data(bdl_g.hdr, my_slot(), k), BD_RMT_LANE_BYTES, MADV_REMOVE);
+        atomic_store_explicit(&l->busy, 0, memory_order_release);
+    }
+}
+
 /* The manager's configuration comes from the job configuration in the
  * shared-memory header and from nothing else. */
 void bdl_lib_mem_init(void)
@@ -120,6 +221,10 @@ void bdl_lib_mem_init(void)
         /* every rank of the node passes the same zero-filled table */
         .share = bdl_g.hdr->dedup_bytes ? (char *)bdl_g.hdr + bdl_g.hdr->dedup_offset : NULL,
         .share_len = bdl_g.hdr->dedup_bytes,
+        /* the master made the lanes only with -mem-remote on and other nodes */
+        .rput = bdl_g.hdr->rmt_offset ? rmt_put : NULL,
+        .rget = bdl_g.hdr->rmt_offset ? rmt_get : NULL,
+        .rdrop = bdl_g.hdr->rmt_offset ? rmt_drop : NULL,
     };
     _Static_assert(BD_MEM_RESP_SHRINK == BD_MEM_ACQUIRE_SHRINK, "acquire answers differ");
     int rc = bd_mem_init(&cfg);
@@ -225,8 +330,10 @@ void bdl_lib_mem_phase(uint64_t key)
 
 void bdl_lib_mem_idle(void)
 {
-    if (bdl_g.mem_active)
+    if (bdl_g.mem_active) {
         bd_mem_idle();
+        rmt_idle();
+    }
 }
 
 uint64_t bdl_lib_mem_resident(void) { return bdl_g.mem_active ? bd_mem_resident_bytes() : 0; }

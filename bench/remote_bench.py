@@ -1,0 +1,107 @@
+#!/usr/bin/env python3
+"""remote_bench.py: the remote-memory tier (-mem-remote, issue 16) against
+local storage, as ratios within one invocation.
+
+PageRank on two nodes of this machine (-nn 2, MPICH's fork launcher):
+node 0's budget is a fraction of its ranks' data (--mem0), node 1's is
+plenty (--mem1), so node 0 unloads every iteration and node 1 never does.
+The same run is made with -mem-remote on and off, alternating, --reps
+times each.  Prints per run the median seconds per iteration (iterations
+2..N), the wall time, what node 0 wrote to its storage, what went to node
+1's memory and came back, and at the end the medians and the on/off ratios.
+The load of the machine (uptime) is printed before and after: on a shared
+2-core machine the ratios, not the times, are what can be compared.  A
+measurement, not a test: exit 0 whichever wins (1 if a run fails or the
+answers differ).
+
+    nice bench/remote_bench.py --build-dir build                 # ~1 minute
+    nice bench/remote_bench.py --build-dir build --scale 21 --mem0 48M --reps 5
+"""
+import argparse
+import os
+import re
+import statistics
+import subprocess
+import sys
+import tempfile
+
+STAT = re.compile(r"^\s+(MEM_WRITTEN|MEM_READ|MEM_RMT_STORED|MEM_RMT_READ|MEM_RMT_FALLBACK|"
+                  r"MEM_PEAK)\s+(\d+)", re.M)
+
+
+def run(args, exe, graph, wd, remote):
+    cmd = [exe, "-nn", "2", "-ns", str(args.ns), "-nr", "1", "-mem", args.mem1, "-mem-node",
+           "%s,%s" % (args.mem0, args.mem1), "-mem-threshold", "64K", "-mem-remote", remote,
+           "-wd", wd, "--stats", args.pagerank, "-i", str(args.iters), "-t", "10", graph]
+    p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    if p.returncode != 0:
+        sys.exit("remote_bench: run failed (%d): %s\n%s" % (p.returncode, " ".join(cmd),
+                                                            p.stderr[-2000:]))
+    its = [float(t) for _, t in re.findall(r"^iter (\d+) time ([0-9.]+)", p.stdout, re.M)]
+    wall = float(re.search(r"where the time went: ([0-9.]+) s wall", p.stderr).group(1))
+    stats = {}
+    for k, v in STAT.findall(p.stderr):  # both nodes' tables: summed
+        stats[k] = stats.get(k, 0) + int(v)
+    top = re.findall(r"^top .*$", p.stdout, re.M)
+    return its, wall, stats, top
+
+
+def uptime():
+    with open("/proc/loadavg") as f:
+        return " ".join(f.read().split()[:3])
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--build-dir", default=os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "build"))
+    ap.add_argument("--graph", help="an existing graph (else one is generated in --data-dir)")
+    ap.add_argument("--data-dir", default=os.path.join(tempfile.gettempdir(), "bdmpi-remote-bench"))
+    ap.add_argument("--scale", type=int, default=20)
+    ap.add_argument("--edges", type=int, default=16)
+    ap.add_argument("--mem0", default="24M", help="node 0's budget (about a quarter of its data)")
+    ap.add_argument("--mem1", default="1G", help="node 1's budget (room for both nodes' data)")
+    ap.add_argument("--ns", type=int, default=8, help="ranks per node")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--iters", type=int, default=6)
+    ap.add_argument("--timeout", type=int, default=600)
+    args = ap.parse_args()
+    b = os.path.abspath(args.build_dir)
+    exe = os.path.join(b, "bin", "bdmpiexec")
+    args.pagerank = os.path.join(b, "apps", "pagerank")
+    os.makedirs(args.data_dir, exist_ok=True)
+    graph = args.graph or os.path.join(args.data_dir, "g%d-%d.csr" % (args.scale, args.edges))
+    if not os.path.exists(graph):
+        subprocess.run([os.path.join(b, "apps", "bdmpi-gen"), "rmat", "-s", str(args.scale), "-e",
+                        str(args.edges), "--seed", "1", "-o", graph], check=True, capture_output=True)
+    wd = os.path.join(args.data_dir, "spill")
+    os.makedirs(wd, exist_ok=True)
+    print("graph %s (%.1f MB), -nn 2 -ns %d -nr 1, budgets node 0 %s, node 1 %s, %d iterations, "
+          "%d runs each, load %s" % (graph, os.path.getsize(graph) / 1e6, args.ns, args.mem0,
+                                     args.mem1, args.iters, args.reps, uptime()))
+    print("%-4s %9s %8s %12s %12s %12s %12s" % ("run", "s/iter", "wall s", "disk wr MB",
+                                                "disk rd MB", "remote MB", "back MB"))
+    res = {"on": ([], []), "off": ([], [])}
+    answer = None
+    for _ in range(args.reps):
+        for remote in ("on", "off"):
+            its, wall, st, top = run(args, exe, graph, wd, remote)
+            if answer is None:
+                answer = top
+            elif top != answer:
+                sys.exit("remote_bench: the answers differ between runs")
+            steady = statistics.median(its[1:] or its)
+            res[remote][0].append(steady)
+            res[remote][1].append(wall)
+            print("%-4s %9.3f %8.2f %12.1f %12.1f %12.1f %12.1f" % (
+                remote, steady, wall, st.get("MEM_WRITTEN", 0) / 1e6, st.get("MEM_READ", 0) / 1e6,
+                st.get("MEM_RMT_STORED", 0) / 1e6, st.get("MEM_RMT_READ", 0) / 1e6))
+            sys.stdout.flush()
+    on_it, off_it = (statistics.median(res[k][0]) for k in ("on", "off"))
+    on_w, off_w = (statistics.median(res[k][1]) for k in ("on", "off"))
+    print("median s/iter: on %.3f, off %.3f, on/off %.2f; median wall: on %.2f, off %.2f, "
+          "on/off %.2f; load %s" % (on_it, off_it, on_it / off_it, on_w, off_w, on_w / off_w,
+                                    uptime()))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,776 @@
+/* The remote-memory tier (-mem-remote on, -nn > 1; mmlib.txt section 4;
+ * docs/design.md "Remote-memory tier").
+ *
+ * Two roles, every master plays both:
+ *
+ * Owner.  Its ranks' memory managers offer unloaded runs of sbpages
+ * through their lanes (bd_ipc.h, bd_rmt_lane_t).  A PUT goes to one other
+ * node's master (round robin over the nodes that have not refused
+ * lately); the rank waits until that master has stored it (ACK) or
+ * refused it, and then stores it locally itself.  The owner keeps a map
+ * of every sbpage it has stored remotely: which node holds it and the
+ * sequence number of the copy, or where in its own "returned" file it
+ * is once a holder gave it back.  A GET is served from there.
+ *
+ * Holder.  It keeps other nodes' sbpages in its own memory, counted in
+ * its budget (bdr_remote_held, in memacct.c's node total), and refuses a
+ * PUT that does not fit in its budget less a reserve, or while its own
+ * ranks wait for memory.  When its own ranks or a lowered budget need the
+ * memory, it gives copies back (RETURN, bdr_remote_reclaim): the owner's
+ * master writes them to its returned file, so nothing is lost and the
+ * rank never learns.  Messages between two masters keep their order
+ * (node.c's FIFO per destination), which makes the races simple: a copy
+ * returned before a GET reached the holder is in the owner's file before
+ * the holder's answer arrives; a RETURN of a copy the owner has replaced
+ * or dropped since carries an old sequence number and is ignored.
+ *
+ * Flow control: a rank has BD_RMT_LANES lanes of at most 1 MiB (the
+ * manager's I/O requests), so at most 4 MiB of each rank are in flight,
+ * the same bound as node.c's tokens for a large message.
+ *
+ * A holder that dies takes data with it: the job cannot go on.  MPICH
+ * ends the masters; bdr_remote_lost names the node when we see it first. */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "bd_log.h"
+#include "master.h"
+#include "net.h"
+
+typedef struct rkey {
+    int32_t node, slot; /* owner's node (holder table) or 0 (owner table); the rank's slot */
+    uint64_t id, sb;    /* the rank's allocation and sbpage */
+} rkey_t;
+
+typedef struct rent {
+    struct rent *next;
+    rkey_t k;
+    int32_t loc;   /* owner: the holding node, or -1 in the returned file */
+    uint64_t seq;  /* the copy's sequence number (owner's, carried by PUT) */
+    uint64_t foff; /* owner, loc -1: offset in the returned file */
+    char *data;    /* holder: the sbpage */
+} rent_t;
+
+typedef struct rtab {
+    rent_t **b;
+    size_t nb, n;
+} rtab_t;
+
+/* A lane's request in progress. */
+typedef struct lop {
+    uint32_t op, nsb;
+    uint64_t id, sb, seq;
+    int holder;  /* PUT: where it went */
+    int waiting; /* GET: holders that have not answered */
+    uint8_t filled[BD_RMT_LANE_BYTES / 4096];
+} lop_t;
+
+/* Write-behind: a PUT whose copy the master keeps until the holder has
+ * answered, so that the rank is answered at once (no round trip to the
+ * holder on its unload path).  Refused, the master stores the copy in its
+ * returned file.  At most WB_MAX bytes at once, counted in the budget. */
+typedef struct wb {
+    struct wb *next;
+    uint64_t seq, id, sb;
+    int slot, holder;
+    uint32_t nsb;
+    char *data;
+} wb_t;
+#define WB_MAX (8u << 20)
+static wb_t *g_wb;
+static uint64_t g_wb_bytes;
+
+static int g_on;
+static rtab_t g_own;  /* owner: where our ranks' sbpages are */
+static rtab_t g_held; /* holder: other nodes' sbpages */
+static uint64_t g_held_bytes, g_held_peak;
+static uint64_t g_returning; /* given back, perhaps still queued (counted in transient) */
+static uint32_t *g_seen;     /* per slot and lane: the last request seen */
+static lop_t *g_lop;
+static double *g_full_until; /* per node: refused us lately */
+static uint64_t *g_at;       /* per node: bytes of ours it holds */
+static int g_next_holder;
+static uint64_t g_seq;
+static int g_ret_fd = -1; /* the returned file */
+static uint64_t g_ret_end;
+static size_t g_sbpage;
+
+static uint64_t hkey(const rkey_t *k)
+{
+    uint64_t h = (uint64_t)(uint32_t)k->node * 0x9e3779b97f4a7c15ull;
+    h ^= (uint64_t)(uint32_t)k->slot * 0xc2b2ae3d27d4eb4full;
+    h ^= k->id * 0x165667b19e3779f9ull;
+    h ^= k->sb * 0x27d4eb2f165667c5ull;
+    return h ^ (h >> 29);
+}
+
+static int keq(const rkey_t *a, const rkey_t *b)
+{
+    return a->node == b->node && a->slot == b->slot && a->id == b->id && a->sb == b->sb;
+}
+
+static rent_t *tab_find(rtab_t *t, const rkey_t *k)
+{
+    if (!t->nb)
+        return NULL;
+    for (rent_t *e = t->b[hkey(k) & (t->nb - 1)]; e; e = e->next)
+        if (keq(&e->k, k))
+            return e;
+    return NULL;
+}
+
+static int tab_grow(rtab_t *t)
+{
+    size_t nb = t->nb ? t->nb * 2 : 1024;
+    rent_t **b = calloc(nb, sizeof *b);
+    if (!b)
+        return -1;
+    for (size_t i = 0; i < t->nb; i++)
+        for (rent_t *e = t->b[i], *nx; e; e = nx) {
+            nx = e->next;
+            rent_t **p = &b[hkey(&e->k) & (nb - 1)];
+            e->next = *p;
+            *p = e;
+        }
+    free(t->b);
+    t->b = b;
+    t->nb = nb;
+    return 0;
+}
+
+/* The entry of k, made if absent; NULL out of memory. */
+static rent_t *tab_get(rtab_t *t, const rkey_t *k)
+{
+    rent_t *e = tab_find(t, k);
+    if (e)
+        return e;
+    if (t->n >= t->nb && tab_grow(t) < 0)
+        return NULL;
+    e = calloc(1, sizeof *e);
+    if (!e)
+        return NULL;
+    e->k = *k;
+    rent_t **p = &t->b[hkey(k) & (t->nb - 1)];
+    e->next = *p;
+    *p = e;
+    t->n++;
+    return e;
+}
+
+static void tab_del(rtab_t *t, const rkey_t *k)
+{
+    if (!t->nb)
+        return;
+    for (rent_t **p = &t->b[hkey(k) & (t->nb - 1)]; *p; p = &(*p)->next)
+        if (keq(&(*p)->k, k)) {
+            rent_t *e = *p;
+            *p = e->next;
+            free(e->data);
+            free(e);
+            t->n--;
+            return;
+        }
+}
+
+int bdr_remote_on(void) { return g_on; }
+
+uint64_t bdr_remote_held(void) { return g_held_bytes + g_wb_bytes; }
+
+uint64_t bdr_remote_layout(bd_shm_hdr_t *h, uint64_t total)
+{
+    const bd_opts_t *o = &g_m.opts;
+    if (o->num[BD_OPT_MEM_REMOTE] != 0 || o->num[BD_OPT_MEM_STRATEGY] == BD_MEMS_NONE)
+        return total;
+    if (g_m.nnodes < 2) {
+        if (g_m.node == 0)
+            bd_log_error("note: -mem-remote on needs other nodes (-nn > 1): ignored");
+        return total;
+    }
+    if ((uint64_t)o->num[BD_OPT_SBPAGE] > BD_RMT_LANE_BYTES) {
+        bd_log_error("note: -mem-remote on needs -sbpage of at most 1M: ignored");
+        return total;
+    }
+    h->rmt_offset = (total + 4095) / 4096 * 4096;
+    h->rmt_stride = BD_RMT_HDR + (uint64_t)BD_RMT_LANES * BD_RMT_LANE_BYTES;
+    return h->rmt_offset + h->rmt_stride * h->nslaves;
+}
+
+int bdr_remote_init(void)
+{
+    if (!g_m.hdr->rmt_offset) {
+        g_m.hdr->job.mem_remote = 1;
+        return 0;
+    }
+    size_t nl = (size_t)g_m.nslots * BD_RMT_LANES;
+    g_seen = calloc(nl, sizeof *g_seen);
+    g_lop = calloc(nl, sizeof *g_lop);
+    g_full_until = calloc((size_t)g_m.nnodes, sizeof *g_full_until);
+    g_at = calloc((size_t)g_m.nnodes, sizeof *g_at);
+    if (!g_seen || !g_lop || !g_full_until || !g_at) {
+        bd_log_error("master out of memory setting up -mem-remote");
+        return -1;
+    }
+    g_sbpage = g_m.hdr->job.sbpage;
+    g_next_holder = (g_m.node + 1) % g_m.nnodes;
+    g_on = 1;
+    return 0;
+}
+
+static void stat_add(int slot, int which, uint64_t n)
+{
+    if (slot >= 0 && slot < g_m.ns)
+        atomic_fetch_add_explicit(&g_m.slaves[slot].slot->stats[which], n, memory_order_relaxed);
+}
+
+static void answer(int slot, int k, int status)
+{
+    bd_rmt_lane_t *l = bd_rmt_lane(g_m.hdr, (uint32_t)slot, k);
+    atomic_store_explicit(&l->status, status, memory_order_relaxed);
+    atomic_store_explicit(&l->resp_seq, g_seen[slot * BD_RMT_LANES + k], memory_order_release);
+    bd_futex_wake(&l->resp_seq, 1);
+}
+
+static void send_drop(int node, int slot, uint64_t id, uint64_t sb, uint32_t n)
+{
+    bdr_net_hdr_t h = {.type = BDR_NH_RMT_DROP};
+    h.a[0] = slot;
+    h.a[2] = (int32_t)n;
+    h.u[0] = id;
+    h.u[1] = sb;
+    bdr_node_send(node, &h, NULL, 0);
+}
+
+/* Forget our remote copies of [sb, sb+n): tell their holders, run by run. */
+static void forget(int slot, uint64_t id, uint64_t sb, uint32_t n, int except)
+{
+    int run_loc = -2;
+    uint64_t run_sb = 0;
+    for (uint32_t i = 0; i <= n; i++) {
+        int loc = -2;
+        rkey_t k = {0, slot, id, sb + i};
+        rent_t *e = i < n ? tab_find(&g_own, &k) : NULL;
+        if (e) {
+            loc = e->loc;
+            if (loc >= 0)
+                g_at[loc] -= g_sbpage;
+            tab_del(&g_own, &k);
+        }
+        if (loc != run_loc) {
+            if (run_loc >= 0 && run_loc != except)
+                send_drop(run_loc, slot, id, run_sb, (uint32_t)(sb + i - run_sb));
+            run_loc = loc;
+            run_sb = sb + i;
+        }
+    }
+}
+
+static int pick_holder(void)
+{
+    double now = bdr_master_now();
+    for (int t = 0; t < g_m.nnodes; t++) {
+        int n = (g_next_holder + t) % g_m.nnodes;
+        if (n == g_m.node || g_full_until[n] > now)
+            continue;
+        g_next_holder = (n + 1) % g_m.nnodes;
+        return n;
+    }
+    return -1;
+}
+
+static int read_returned(uint64_t off, char *dst)
+{
+    int rc = bd_pread_full(g_ret_fd, dst, g_sbpage, off);
+    if (rc < 0)
+        bdr_master_fail(1, "cannot read managed memory another node gave back from %s: %s",
+                        g_m.jobdir, strerror(-rc));
+    return rc;
+}
+
+/* A GET whose holders have all answered: what they no longer had was given
+ * back before they answered, so it is in our returned file now. */
+static void get_finish(int slot, int k)
+{
+    lop_t *op = &g_lop[slot * BD_RMT_LANES + k];
+    char *data = bd_rmt_data(g_m.hdr, (uint32_t)slot, k);
+    for (uint32_t i = 0; i < op->nsb; i++) {
+        if (op->filled[i])
+            continue;
+        rkey_t key = {0, slot, op->id, op->sb + i};
+        rent_t *e = tab_find(&g_own, &key);
+        if (!e || e->loc != -1) {
+            bdr_master_fail(1,
+                            "remote memory: %llu bytes of rank %d's managed memory are missing "
+                            "(sbpage %llu of allocation %llu%s%d)",
+                            (unsigned long long)g_sbpage, g_m.slaves[slot].world,
+                            (unsigned long long)(op->sb + i), (unsigned long long)op->id,
+                            e ? ", last stored on node " : ", never stored", e ? e->loc : -1);
+            return;
+        }
+        if (read_returned(e->foff, data + (size_t)i * g_sbpage) < 0)
+            return;
+    }
+    stat_add(slot, BD_STAT_MEM_RMT_READ, (uint64_t)op->nsb * g_sbpage);
+    op->op = 0;
+    answer(slot, k, 0);
+}
+
+static int record(int slot, uint64_t id, uint64_t sb, uint32_t n, int h, uint64_t seq);
+
+static void lane_request(int slot, int k)
+{
+    bd_rmt_lane_t *l = bd_rmt_lane(g_m.hdr, (uint32_t)slot, k);
+    lop_t *op = &g_lop[slot * BD_RMT_LANES + k];
+    memset(op, 0, sizeof *op);
+    op->op = l->op;
+    op->nsb = l->nsb;
+    op->id = l->id;
+    op->sb = l->sb;
+    uint64_t len = (uint64_t)op->nsb * g_sbpage;
+    if (op->nsb == 0 || (op->op != BD_RMT_DROP && len > BD_RMT_LANE_BYTES) ||
+        l->sbpage != g_sbpage) {
+        bd_log_error("remote memory: rank %d asked for %u sbpages of %llu bytes: refused",
+                     g_m.slaves[slot].world, op->nsb, (unsigned long long)l->sbpage);
+        op->op = 0;
+        answer(slot, k, -EINVAL);
+        return;
+    }
+    char *data = bd_rmt_data(g_m.hdr, (uint32_t)slot, k);
+    if (op->op == BD_RMT_DROP) {
+        forget(slot, op->id, op->sb, op->nsb, -1);
+        op->op = 0;
+        answer(slot, k, 0);
+    } else if (op->op == BD_RMT_PUT) {
+        int h = pick_holder();
+        if (h < 0) { /* nobody has room: any older copies are gone, the rank stores it */
+            forget(slot, op->id, op->sb, op->nsb, -1);
+            stat_add(slot, BD_STAT_MEM_RMT_FALLBACK, len);
+            op->op = 0;
+            answer(slot, k, BD_RMT_REFUSED);
+            return;
+        }
+        op->holder = h;
+        op->seq = ++g_seq;
+        bdr_net_hdr_t nh = {.type = BDR_NH_RMT_PUT};
+        nh.a[0] = slot;
+        nh.a[1] = k;
+        nh.a[2] = (int32_t)op->nsb;
+        nh.u[0] = op->id;
+        nh.u[1] = op->sb;
+        nh.u[2] = op->seq;
+        nh.u[3] = g_sbpage;
+        bdr_node_send(h, &nh, data, len);
+        /* a short node's budget bounds it too: a quarter */
+        uint64_t cap = g_m.hdr->job.mem_budget / 4 < WB_MAX ? g_m.hdr->job.mem_budget / 4 : WB_MAX;
+        wb_t *w = g_wb_bytes + len <= cap ? calloc(1, sizeof *w) : NULL;
+        char *copy = w ? malloc(len) : NULL;
+        if (!copy) {
+            free(w);
+            return; /* the rank waits for the holder's answer */
+        }
+        memcpy(copy, data, len);
+        *w = (wb_t){g_wb, op->seq, op->id, op->sb, slot, h, op->nsb, copy};
+        g_wb = w;
+        g_wb_bytes += len;
+        /* from now on the copy is at h (a GET goes there after the PUT) */
+        if (record(slot, op->id, op->sb, op->nsb, h, op->seq) < 0)
+            return;
+        op->op = 0;
+        answer(slot, k, BD_RMT_STORED);
+    } else if (op->op == BD_RMT_GET) {
+        /* each holder of part of the run is asked for all of it and
+         * answers with what it has */
+        char asked[4096] = {0};
+        for (uint32_t i = 0; i < op->nsb; i++) {
+            rkey_t key = {0, slot, op->id, op->sb + i};
+            rent_t *e = tab_find(&g_own, &key);
+            if (!e || e->loc < 0 || e->loc >= (int)sizeof asked || asked[e->loc])
+                continue;
+            asked[e->loc] = 1;
+            bdr_net_hdr_t nh = {.type = BDR_NH_RMT_GET};
+            nh.a[0] = slot;
+            nh.a[1] = k;
+            nh.a[2] = (int32_t)op->nsb;
+            nh.u[0] = op->id;
+            nh.u[1] = op->sb;
+            nh.u[3] = g_sbpage;
+            bdr_node_send(e->loc, &nh, NULL, 0);
+            op->waiting++;
+        }
+        if (!op->waiting)
+            get_finish(slot, k);
+    } else {
+        op->op = 0;
+        answer(slot, k, -EINVAL);
+    }
+}
+
+void bdr_remote_poll(void)
+{
+    if (!g_on)
+        return;
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *s = &g_m.slaves[i];
+        if (s->exited)
+            continue;
+        for (int k = 0; k < BD_RMT_LANES; k++) {
+            bd_rmt_lane_t *l = bd_rmt_lane(g_m.hdr, (uint32_t)i, k);
+            uint32_t seq = atomic_load_explicit(&l->req_seq, memory_order_acquire);
+            if (seq == g_seen[i * BD_RMT_LANES + k])
+                continue;
+            g_seen[i * BD_RMT_LANES + k] = seq;
+            lane_request(i, k);
+        }
+    }
+}
+
+/* ------------------------------------------------------------ holder */
+
+static uint64_t room_for_guests(void)
+{
+    uint64_t budget = g_m.hdr->job.mem_budget;
+    uint64_t total = bdr_memacct_node_resident();
+    /* our own ranks come first: nothing while they wait for memory, and a
+     * sixteenth of the budget stays free for their next loads */
+    if (!budget || atomic_load_explicit(&g_m.hdr->mem_waiters, memory_order_relaxed))
+        return 0;
+    uint64_t keep = total + budget / 16;
+    return budget > keep ? budget - keep : 0;
+}
+
+static void holder_put(const bdr_net_msg_t *nm)
+{
+    const bdr_net_hdr_t *h = &nm->h;
+    uint32_t n = (uint32_t)h->a[2];
+    uint64_t sbp = h->u[3], len = (uint64_t)n * sbp;
+    bdr_net_hdr_t ack = {.type = BDR_NH_RMT_ACK};
+    ack.a[0] = h->a[0];
+    ack.a[1] = h->a[1];
+    /* a PUT replaces what we hold of the run; refused, it is gone too */
+    for (uint32_t i = 0; i < n; i++) {
+        rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
+        rent_t *e = tab_find(&g_held, &key);
+        if (e) {
+            g_held_bytes -= sbp;
+            tab_del(&g_held, &key);
+        }
+    }
+    int ok = nm->len == len && !g_m.stopping && room_for_guests() >= len;
+    for (uint32_t i = 0; ok && i < n; i++) {
+        rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
+        char *d = malloc(sbp);
+        rent_t *e = d ? tab_get(&g_held, &key) : NULL;
+        if (!e) {
+            free(d);
+            ok = 0; /* out of memory: what we took stays until the owner drops it */
+            break;
+        }
+        memcpy(d, nm->payload + (size_t)i * sbp, sbp);
+        e->data = d;
+        e->seq = h->u[2];
+        g_held_bytes += sbp;
+    }
+    if (g_held_bytes > g_held_peak)
+        g_held_peak = g_held_bytes;
+    ack.a[2] = ok;
+    ack.u[2] = h->u[2]; /* the copy's sequence number */
+    bdr_node_send(h->src_node, &ack, NULL, 0);
+}
+
+static void holder_get(const bdr_net_msg_t *nm)
+{
+    const bdr_net_hdr_t *h = &nm->h;
+    uint32_t n = (uint32_t)h->a[2];
+    uint64_t sbp = h->u[3];
+    if (n == 0 || (uint64_t)n * sbp > BD_RMT_LANE_BYTES) {
+        bdr_master_fail(1, "remote memory: bad request from node %d", h->src_node);
+        return;
+    }
+    size_t cap = n + (size_t)n * sbp, used = n;
+    char *buf = malloc(cap);
+    if (!buf) {
+        bdr_master_fail(1, "master out of memory answering node %d", h->src_node);
+        return;
+    }
+    for (uint32_t i = 0; i < n; i++) {
+        rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
+        rent_t *e = tab_find(&g_held, &key);
+        buf[i] = e != NULL;
+        if (e) {
+            memcpy(buf + used, e->data, sbp);
+            used += sbp;
+        }
+    }
+    bdr_net_hdr_t r = {.type = BDR_NH_RMT_DATA};
+    r.a[0] = h->a[0];
+    r.a[1] = h->a[1];
+    r.a[2] = (int32_t)n;
+    bdr_node_send(h->src_node, &r, buf, used);
+    free(buf);
+}
+
+static void holder_drop(const bdr_net_msg_t *nm)
+{
+    const bdr_net_hdr_t *h = &nm->h;
+    for (uint32_t i = 0; i < (uint32_t)h->a[2]; i++) {
+        rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
+        if (tab_find(&g_held, &key)) {
+            g_held_bytes -= g_sbpage;
+            tab_del(&g_held, &key);
+        }
+    }
+}
+
+uint64_t bdr_remote_reclaim(uint64_t need)
+{
+    if (!g_on)
+        return 0;
+    uint64_t t = bdr_node_transient_bytes();
+    if (g_returning > t)
+        g_returning = t; /* what has left since */
+    /* write-behind copies are freed as their holders answer */
+    uint64_t got = g_returning + g_wb_bytes;
+    for (size_t b = 0; b < g_held.nb && got < need; b++)
+        while (g_held.b[b] && got < need) {
+            rent_t *e = g_held.b[b];
+            bdr_net_hdr_t r = {.type = BDR_NH_RMT_RETURN};
+            r.a[0] = e->k.slot;
+            r.u[0] = e->k.id;
+            r.u[1] = e->k.sb;
+            r.u[2] = e->seq;
+            r.u[3] = g_sbpage;
+            bdr_node_send(e->k.node, &r, e->data, g_sbpage);
+            rkey_t key = e->k;
+            g_held_bytes -= g_sbpage;
+            g_returning += g_sbpage;
+            got += g_sbpage;
+            tab_del(&g_held, &key);
+        }
+    return got;
+}
+
+/* ------------------------------------------------------------ owner's answers */
+
+static lop_t *lop_of(const bdr_net_hdr_t *h, uint32_t op)
+{
+    int slot = h->a[0], k = h->a[1];
+    if (slot < 0 || slot >= g_m.nslots || k < 0 || k >= BD_RMT_LANES ||
+        g_lop[slot * BD_RMT_LANES + k].op != op) {
+        bdr_master_fail(1, "remote memory: unexpected answer from node %d", h->src_node);
+        return NULL;
+    }
+    return &g_lop[slot * BD_RMT_LANES + k];
+}
+
+/* Our copies of [sb, sb+n) are now at holder h, as copy seq; copies
+ * elsewhere are dropped. */
+static int record(int slot, uint64_t id, uint64_t sb, uint32_t n, int h, uint64_t seq)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        rkey_t key = {0, slot, id, sb + i};
+        rent_t *e = tab_find(&g_own, &key);
+        if (e && e->loc >= 0 && e->loc != h)
+            send_drop(e->loc, slot, id, sb + i, 1);
+        if (e && e->loc >= 0)
+            g_at[e->loc] -= g_sbpage;
+        if (!e)
+            e = tab_get(&g_own, &key);
+        if (!e) {
+            bdr_master_fail(1, "master out of memory recording remote memory");
+            return -1;
+        }
+        e->loc = h;
+        e->seq = seq;
+        g_at[h] += g_sbpage;
+    }
+    return 0;
+}
+
+static int write_returned(rent_t *e, const char *data, int from);
+
+/* The holder answered a write-behind PUT: stored, or refused (then its
+ * copies, where still the current ones, go to our returned file). */
+static int wb_answer(const bdr_net_msg_t *nm)
+{
+    wb_t **pp = &g_wb;
+    while (*pp && (*pp)->seq != nm->h.u[2])
+        pp = &(*pp)->next;
+    wb_t *w = *pp;
+    if (!w)
+        return 0;
+    *pp = w->next;
+    uint64_t len = (uint64_t)w->nsb * g_sbpage;
+    g_wb_bytes -= len;
+    if (nm->h.a[2]) {
+        stat_add(w->slot, BD_STAT_MEM_RMT_STORED, len);
+    } else {
+        g_full_until[w->holder] = bdr_master_now() + 0.2;
+        stat_add(w->slot, BD_STAT_MEM_RMT_FALLBACK, len);
+        for (uint32_t i = 0; i < w->nsb; i++) {
+            rkey_t key = {0, w->slot, w->id, w->sb + i};
+            rent_t *e = tab_find(&g_own, &key);
+            if (e && e->loc == w->holder && e->seq == w->seq &&
+                write_returned(e, w->data + (size_t)i * g_sbpage, w->holder) < 0)
+                break;
+        }
+    }
+    free(w->data);
+    free(w);
+    return 1;
+}
+
+static void owner_ack(const bdr_net_msg_t *nm)
+{
+    if (wb_answer(nm))
+        return;
+    lop_t *op = lop_of(&nm->h, BD_RMT_PUT);
+    if (!op)
+        return;
+    int slot = nm->h.a[0], k = nm->h.a[1];
+    uint64_t len = (uint64_t)op->nsb * g_sbpage;
+    if (!nm->h.a[2]) {
+        /* refused: it dropped its copies of the run; others' go too */
+        forget(slot, op->id, op->sb, op->nsb, op->holder);
+        g_full_until[op->holder] = bdr_master_now() + 0.2;
+        stat_add(slot, BD_STAT_MEM_RMT_FALLBACK, len);
+        op->op = 0;
+        answer(slot, k, BD_RMT_REFUSED);
+        return;
+    }
+    if (record(slot, op->id, op->sb, op->nsb, op->holder, op->seq) < 0)
+        return;
+    stat_add(slot, BD_STAT_MEM_RMT_STORED, len);
+    op->op = 0;
+    answer(slot, k, BD_RMT_STORED);
+}
+
+static void owner_data(const bdr_net_msg_t *nm)
+{
+    lop_t *op = lop_of(&nm->h, BD_RMT_GET);
+    if (!op)
+        return;
+    int slot = nm->h.a[0], k = nm->h.a[1], from = nm->h.src_node;
+    char *data = bd_rmt_data(g_m.hdr, (uint32_t)slot, k);
+    const char *src = nm->payload + op->nsb;
+    if (nm->len < op->nsb) {
+        bdr_master_fail(1, "remote memory: short answer from node %d", from);
+        return;
+    }
+    for (uint32_t i = 0; i < op->nsb; i++) {
+        if (!nm->payload[i])
+            continue;
+        if ((size_t)(src - nm->payload) + g_sbpage > nm->len) {
+            bdr_master_fail(1, "remote memory: short answer from node %d", from);
+            return;
+        }
+        rkey_t key = {0, slot, op->id, op->sb + i};
+        rent_t *e = tab_find(&g_own, &key);
+        if (e && e->loc == from) {
+            memcpy(data + (size_t)i * g_sbpage, src, g_sbpage);
+            op->filled[i] = 1;
+        }
+        src += g_sbpage;
+    }
+    if (--op->waiting == 0)
+        get_finish(slot, k);
+}
+
+static void owner_return(const bdr_net_msg_t *nm)
+{
+    const bdr_net_hdr_t *h = &nm->h;
+    rkey_t key = {0, h->a[0], h->u[0], h->u[1]};
+    rent_t *e = tab_find(&g_own, &key);
+    if (!e || e->loc != h->src_node || e->seq != h->u[2] || nm->len != g_sbpage)
+        return; /* replaced or dropped since */
+    if (write_returned(e, nm->payload, h->src_node) == 0)
+        stat_add(h->a[0], BD_STAT_MEM_RMT_RETURNED, g_sbpage);
+}
+
+/* Our copy e (one sbpage, data), which node `from` no longer holds, goes to
+ * the returned file. */
+static int write_returned(rent_t *e, const char *data, int from)
+{
+    if (g_ret_fd < 0) {
+        char path[BD_PATH_MAX + 64];
+        snprintf(path, sizeof path, "%s/remote-returned", g_m.jobdir);
+        g_ret_fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+        if (g_ret_fd < 0) {
+            bdr_master_fail(1, "cannot create %s for memory node %d gave back: %s", path, from,
+                            strerror(errno));
+            return -1;
+        }
+    }
+    int rc = bd_pwrite_full(g_ret_fd, data, g_sbpage, g_ret_end);
+    if (rc < 0) {
+        bdr_master_fail(1, "cannot write %zu bytes of managed memory node %d gave back to %s: %s",
+                        g_sbpage, from, g_m.jobdir, strerror(-rc));
+        return -1;
+    }
+    g_at[e->loc] -= g_sbpage;
+    e->loc = -1;
+    e->foff = g_ret_end;
+    g_ret_end += g_sbpage;
+    return 0;
+}
+
+void bdr_remote_net(bdr_net_msg_t *nm)
+{
+    if (!g_on) {
+        bdr_master_fail(1, "remote memory message from node %d, but -mem-remote is off here",
+                        nm->h.src_node);
+        return;
+    }
+    switch (nm->h.type) {
+    case BDR_NH_RMT_PUT: holder_put(nm); break;
+    case BDR_NH_RMT_GET: holder_get(nm); break;
+    case BDR_NH_RMT_DROP: holder_drop(nm); break;
+    case BDR_NH_RMT_ACK: owner_ack(nm); break;
+    case BDR_NH_RMT_DATA: owner_data(nm); break;
+    case BDR_NH_RMT_RETURN: owner_return(nm); break;
+    }
+}
+
+/* Node `node`'s ranks are all gone: what it stored here is no longer wanted. */
+void bdr_remote_node_done(int node)
+{
+    if (!g_on)
+        return;
+    for (size_t b = 0; b < g_held.nb; b++)
+        for (rent_t **p = &g_held.b[b]; *p;) {
+            rent_t *e = *p;
+            if (e->k.node != node) {
+                p = &e->next;
+                continue;
+            }
+            *p = e->next;
+            g_held_bytes -= g_sbpage;
+            free(e->data);
+            free(e);
+            g_held.n--;
+        }
+}
+
+/* The job is ending with a failure: if other nodes hold our ranks' data,
+ * say which, since the job cannot go on without them. */
+void bdr_remote_lost(void)
+{
+    if (!g_on)
+        return;
+    for (int n = 0; n < g_m.nnodes; n++)
+        if (g_at[n])
+            bd_log_error("remote memory: node %d held %llu bytes of node %d's ranks' managed "
+                         "memory; the job cannot go on without them",
+                         n, (unsigned long long)g_at[n], g_m.node);
+}
+
+void bdr_remote_fini(void)
+{
+    if (g_ret_fd >= 0)
+        close(g_ret_fd);
+    g_ret_fd = -1;
+}
+
+uint64_t bdr_remote_held_peak(void) { return g_held_peak; }

@@ -1,0 +1,97 @@
+#!/bin/bash
+# remote.sh MODE BDMPIEXEC RANK_MEMORY - the remote-memory tier (-mem-remote,
+# issue 16) on two nodes of this machine.  rank_memory checks every word of
+# its data each round and prints "PASS rank_memory".  8 ranks of 5 MiB per
+# node (40 MiB); node 0's budget is a quarter of that (10M), node 1's:
+#   on      512M: answers right, node 0's data went to node 1 and came back
+#           (MEM_RMT_STORED, MEM_RMT_READ > 0) and, with -mem-remote off in
+#           the same test, all of those are 0 and the data went to storage.
+#   return  (remote_return) node 1 (48M) takes node 0's data while its own
+#           ranks hold nothing, and gives it back when they fill their 40
+#           MiB (MEM_RMT_RETURNED > 0); every word checked.
+#   kill    512M: node 1's master is killed (kill -9) while it holds node
+#           0's data: the job ends, bdmpiexec names node 1, and nothing is
+#           left (no process, no file in the job's directory).
+# Every mode checks that the job leaves nothing behind.
+set -u
+mode=$1; exe=$2; prog=$3
+wd=$(mktemp -d /tmp/bdmpi-remote.XXXXXX)
+tag="bdmpi-remote-$$-$RANDOM"
+fail=0
+tagged() { grep -lsa "BDMPI_TEST_TAG=$tag" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }
+# sum of a stat over the nodes' --stats tables
+stat() { awk -v k="$1" '$1 == k {s += $2} END {print s + 0}' "$2"; }
+leftovers() {
+  sleep 0.2
+  if [ -n "$(tagged)" ]; then echo "FAIL: processes left: $(tagged)"; kill -9 $(tagged) 2>/dev/null; fail=1; fi
+  if [ -n "$(find "$wd" -mindepth 1 2>/dev/null)" ]; then echo "FAIL: left in $wd:"; find "$wd" -mindepth 1; fail=1; fi
+}
+run() { # out remote budget1 rounds
+  env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" timeout 150 "$exe" -nn 2 -ns 8 -nr 1 -mem 512M \
+    -mem-node "10M,$3" -mem-remote "$2" -stats "$prog" 4 "$4" > "$1" 2>&1
+}
+
+case "$mode" in
+on)
+  run "$wd.on" on 512M 2; rc=$?
+  st=$(stat MEM_RMT_STORED "$wd.on"); rd=$(stat MEM_RMT_READ "$wd.on")
+  echo "on: exit $rc, stored remotely $st, read back $rd, written locally $(stat MEM_WRITTEN "$wd.on")"
+  grep -q '^PASS rank_memory' "$wd.on" && [ $rc = 0 ] || { cat "$wd.on"; echo "FAIL: -mem-remote on"; fail=1; }
+  [ "$st" -gt 0 ] && [ "$rd" -gt 0 ] || { echo "FAIL: nothing went through the remote tier"; fail=1; }
+  leftovers
+  run "$wd.off" off 512M 2; rc=$?
+  st=$(stat MEM_RMT_STORED "$wd.off"); rd=$(stat MEM_RMT_READ "$wd.off"); fb=$(stat MEM_RMT_FALLBACK "$wd.off")
+  wr=$(stat MEM_WRITTEN "$wd.off")
+  echo "off: exit $rc, stored remotely $st, read back $rd, fallbacks $fb, written locally $wr"
+  grep -q '^PASS rank_memory' "$wd.off" && [ $rc = 0 ] || { cat "$wd.off"; echo "FAIL: -mem-remote off"; fail=1; }
+  [ "$st" = 0 ] && [ "$rd" = 0 ] && [ "$fb" = 0 ] && [ "$wr" -gt 0 ] ||
+    { echo "FAIL: -mem-remote off used the tier, or stored nothing"; fail=1; }
+  leftovers
+  ;;
+return)
+  # remote_return (beside rank_memory): node 0 fills first, then node 1,
+  # whose 48M hold its own 40 MiB only if it gives node 0's data back
+  env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" timeout 150 "$exe" -nn 2 -ns 8 -nr 1 -mem 512M \
+    -mem-node 10M,48M -mem-remote on -stats "$(dirname "$prog")/remote_return" 5 > "$wd.ret" 2>&1
+  rc=$?
+  ret=$(stat MEM_RMT_RETURNED "$wd.ret")
+  echo "return: exit $rc, stored remotely $(stat MEM_RMT_STORED "$wd.ret"), given back $ret, fallbacks $(stat MEM_RMT_FALLBACK "$wd.ret"), read back $(stat MEM_RMT_READ "$wd.ret")"
+  grep -q '^PASS remote_return' "$wd.ret" && [ $rc = 0 ] || { cat "$wd.ret"; echo "FAIL: run"; fail=1; }
+  [ "$ret" -gt 0 ] || { echo "FAIL: node 1 gave nothing back"; fail=1; }
+  leftovers
+  ;;
+kill)
+  env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" setsid "$exe" -nn 2 -ns 8 -nr 1 -mem 512M -mem-node 10M,512M \
+    -mem-remote on "$prog" 4 100000 > "$wd.kill" 2>&1 &
+  launcher=$!
+  victim=
+  # node 1's master, once it holds node 0's data (its memory grows past 20 MiB)
+  for i in $(seq 150); do
+    for p in $(tagged); do
+      [ "$(cat /proc/$p/comm 2>/dev/null)" = bdmprun ] || continue
+      tr '\0' '\n' < /proc/$p/environ 2>/dev/null | grep -qx 'PMI_RANK=1' || continue
+      rss=$(awk '/^VmRSS/ {print $2}' /proc/$p/status 2>/dev/null)
+      [ "${rss:-0}" -gt 20000 ] && victim=$p
+    done
+    [ -n "$victim" ] && break
+    sleep 0.1
+  done
+  if [ -z "$victim" ]; then
+    echo "FAIL: node 1's master never held node 0's data"; cat "$wd.kill"; kill -9 $(tagged) 2>/dev/null; fail=1
+  else
+    kill -9 "$victim"
+    for i in $(seq 100); do kill -0 $launcher 2>/dev/null || break; sleep 0.1; done
+    wait $launcher; rc=$?
+    echo "kill: exit $rc"
+    [ $rc != 0 ] || { echo "FAIL: the job went on"; fail=1; }
+    grep -q 'the master of node 1 (bdmprun) ended before the job did.*-mem-remote on' "$wd.kill" ||
+      { cat "$wd.kill"; echo "FAIL: no message naming node 1"; fail=1; }
+    grep -m1 'master of node 1' "$wd.kill"
+  fi
+  leftovers
+  ;;
+*) echo "usage: remote.sh on|return|kill BDMPIEXEC RANK_MEMORY"; exit 2 ;;
+esac
+rm -rf "$wd" "$wd".*
+[ $fail = 0 ] && echo "PASS remote $mode"
+exit $fail
