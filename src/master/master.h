@@ -302,8 +302,10 @@ void bdr_direct_send(slave_t *s, const bd_req_t *r, uint64_t sync_id);
 int bdr_direct_expect(const struct bdr_net_hdr *h, msg_t *m);
 /* BD_REQ_NET_PULL: a receive takes such a message. */
 void bdr_direct_req_pull(slave_t *s, const bd_req_t *r);
-/* Handle nm if it is one of ours (1), else 0. */
+/* Handle nm if it is one of ours: 1 (the caller frees it), 2 (kept), else 0. */
 int bdr_direct_dispatch(struct bdr_net_msg *nm);
+/* Bytes of chunks received before their receive asked (in the budget). */
+uint64_t bdr_direct_held_bytes(void);
 /* Progress the sends (read and ship chunks, waits that ran out). */
 void bdr_direct_poll(void);
 /* Data of ours is on its way or waits to leave: poll without sleeping. */

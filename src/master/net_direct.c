@@ -53,6 +53,14 @@
  * (docs/performance.md "Inter-node bandwidth (issue 12, session 13)"). */
 #define BDR_DIRECT_CHUNK ((uint64_t)256 << 10)
 #define BDR_DIRECT_TOKENS 8
+/* The first BDR_DIRECT_EAGER bytes of a message leave at once, without
+ * waiting to be asked: the receiving master holds them in memory (at most
+ * BDR_DIRECT_HOLD bytes of all messages, counted in the budget) until the
+ * receive asks, so waking the receiver and asking overlap the transfer,
+ * and a message of up to this size frees its sender without a round trip.
+ * What passes the bound goes to a spill file as before. */
+#define BDR_DIRECT_EAGER ((uint64_t)2 << 20)
+#define BDR_DIRECT_HOLD ((uint64_t)8 << 20)
 
 extern uint64_t g_net_sent; /* deadlock.c's message totals */
 
@@ -62,8 +70,9 @@ typedef struct pull_out {
     uint64_t id;
     int dst; /* node */
     uint64_t addr, total, off;
-    int hdr_sent;  /* the envelope has left (chunks may follow it) */
-    int streaming; /* asked for, or waited long enough */
+    uint64_t eager; /* bytes that leave without being asked for */
+    int hdr_sent;   /* the envelope has left (chunks may follow it) */
+    int streaming;  /* asked for, or waited long enough */
     double deadline;
 } pull_out_t;
 
@@ -72,18 +81,41 @@ enum { IN_UNDECIDED = 0, IN_PLACE, IN_FILE, IN_DROP };
 typedef struct pull_in {
     struct pull_in *next;
     int src_node, src_world, dst_world;
-    uint64_t id, total, got;
+    uint64_t id, total, got; /* got: bytes put where decided */
+    uint64_t arrived, eager; /* arrived: also those held */
     int mode, cts_sent, filed;
     slave_t *puller; /* the receiver, waiting in BD_REQ_NET_PULL */
     int place;       /* it gave an address */
     uint64_t addr, len;
     int fd;
     bd_fs_ck_t ck;
+    /* chunks that came before anyone asked (the eager part), in order */
+    struct held *held, **held_tail;
 } pull_in_t;
+
+typedef struct held {
+    struct held *next;
+    bdr_net_msg_t *nm;
+} held_t;
 
 static pull_out_t *g_out;
 static pull_in_t *g_in;
 static uint64_t g_seq;
+static uint64_t g_held; /* bytes of held chunks */
+
+uint64_t bdr_direct_held_bytes(void) { return g_held; }
+
+static void held_drop(pull_in_t *in)
+{
+    while (in->held) {
+        held_t *h = in->held;
+        in->held = h->next;
+        g_held -= h->nm->len;
+        bdr_net_msg_free(h->nm);
+        free(h);
+    }
+    in->held_tail = &in->held;
+}
 
 /* How long a sender waits for its receiver to ask: 2 ms, plus about what
  * writing the spill file and reading it back would cost (1 ns a byte), so
@@ -115,6 +147,7 @@ static void in_free(pull_in_t *in)
         *pp = in->next;
     if (in->fd >= 0)
         close(in->fd);
+    held_drop(in);
     bd_fs_ck_free(&in->ck);
     free(in);
 }
@@ -140,6 +173,7 @@ void bdr_direct_send(slave_t *s, const bd_req_t *r, uint64_t sync_id)
     p->dst = bdr_node_of_world(r->peer);
     p->addr = (uint64_t)r->arg[2];
     p->total = r->nbytes;
+    p->eager = p->total < BDR_DIRECT_EAGER ? p->total : BDR_DIRECT_EAGER;
     p->next = g_out;
     g_out = p;
     bdr_net_hdr_t h = {.type = BDR_NH_MSG};
@@ -152,6 +186,7 @@ void bdr_direct_send(slave_t *s, const bd_req_t *r, uint64_t sync_id)
     h.u[0] = r->nbytes;
     h.u[1] = sync_id;
     h.u[2] = p->id;
+    h.u[3] = p->eager;
     h.u[5] = r->nbytes;
     bdr_node_send_cb(p->dst, &h, hdr_left, p);
 }
@@ -166,12 +201,13 @@ static void cts_recv(const bdr_net_hdr_t *h)
     /* already streaming after its wait ran out, and gone: nothing to do */
 }
 
-/* Read and ship what the tokens allow; 1 when p is complete. */
+/* Read and ship what the tokens allow (before it is asked for, only the
+ * eager part); 1 when p is complete. */
 static int out_progress(pull_out_t *p)
 {
-    while (p->off < p->total &&
-           bdr_net_pending(p->dst) < (size_t)BDR_DIRECT_TOKENS * BDR_DIRECT_CHUNK) {
-        uint64_t n = p->total - p->off;
+    uint64_t end = p->streaming ? p->total : p->eager;
+    while (p->off < end && bdr_net_pending(p->dst) < (size_t)BDR_DIRECT_TOKENS * BDR_DIRECT_CHUNK) {
+        uint64_t n = end - p->off;
         if (n > BDR_DIRECT_CHUNK)
             n = BDR_DIRECT_CHUNK;
         char *chunk = bdr_net_buf(n);
@@ -220,7 +256,7 @@ static void out_poll(void)
         }
         if (!p->streaming && p->hdr_sent && now >= p->deadline)
             p->streaming = 1; /* nobody asked: it goes to a spill file there */
-        if (p->streaming && out_progress(p)) {
+        if (p->hdr_sent && out_progress(p)) {
             *pp = p->next;
             p->s->slot->resp = (bd_resp_t){.status = BD_RESP_OK};
             bdr_sched_respond(p->s);
@@ -267,7 +303,9 @@ int bdr_direct_expect(const bdr_net_hdr_t *h, msg_t *m)
     in->dst_world = h->a[4];
     in->id = h->u[2];
     in->total = h->u[5];
+    in->eager = h->u[3];
     in->fd = -1;
+    in->held_tail = &in->held;
     bd_fs_ck_init(&in->ck);
     in->next = g_in;
     g_in = in;
@@ -285,26 +323,6 @@ static void answer_file(pull_in_t *in)
     s->slot->resp = (bd_resp_t){.status = BD_RESP_OK, .flag = 0};
     s->slot->resp.arg[0] = (int64_t)in->id;
     bdr_sched_respond(s);
-}
-
-void bdr_direct_req_pull(slave_t *s, const bd_req_t *r)
-{
-    pull_in_t *in = in_find(bdr_node_of_world(r->peer), (uint64_t)r->rid);
-    if (!in || in->puller || in->dst_world != s->world) {
-        bdr_master_fail(1, "rank %d asked for message %llu of rank %d, which is not here for it",
-                        s->world, (unsigned long long)r->rid, r->peer);
-        return;
-    }
-    in->puller = s;
-    in->place = r->arg[1] != 0;
-    in->addr = (uint64_t)r->arg[0];
-    in->len = r->nbytes < in->total ? r->nbytes : in->total;
-    if (in->filed) {
-        answer_file(in);
-        in_free(in);
-        return;
-    }
-    send_cts(in); /* answered when the data is in (chunk_recv) */
 }
 
 static void chunk_fail(pull_in_t *in, const char *what, int err)
@@ -329,53 +347,55 @@ static int start_file(pull_in_t *in)
     return 0;
 }
 
-static void chunk_recv(bdr_net_msg_t *nm)
+/* Where in's data goes, decided once: the receive buffer of a receive that
+ * asked with one, else a spill file (nobody asked yet, or a noncontiguous
+ * receive), or nowhere when its rank is gone. */
+static void decide(pull_in_t *in)
 {
-    pull_in_t *in = in_find(nm->h.src_node, nm->h.u[0]);
-    if (!in || nm->h.u[1] != in->got || in->got + nm->len > in->total) {
-        bdr_master_fail(1, "unexpected data chunk of a message from node %d", nm->h.src_node);
-        return;
-    }
-    if (in->mode == IN_UNDECIDED) {
-        slave_t *d = bdr_master_slave_by_world(in->dst_world);
-        if (in->puller && in->place)
-            in->mode = IN_PLACE;
-        else if (!d || d->exited)
-            in->mode = IN_DROP;
-        else
-            in->mode = start_file(in) < 0 ? IN_DROP : IN_FILE;
-    }
-    uint64_t off = in->got, n = nm->len;
+    slave_t *d = bdr_master_slave_by_world(in->dst_world);
+    if (in->puller && in->place)
+        in->mode = IN_PLACE;
+    else if (!d || d->exited)
+        in->mode = IN_DROP;
+    else
+        in->mode = start_file(in) < 0 ? IN_DROP : IN_FILE;
+}
+
+/* The next n bytes of in's data (at in->got) go where decided; 1 when that
+ * completed in (answered and freed: the caller must not touch it again). */
+static int in_put(pull_in_t *in, const char *data, uint64_t n)
+{
+    uint64_t off = in->got;
     if (in->mode == IN_PLACE && off < in->len) {
         uint64_t k = in->len - off < n ? in->len - off : n;
         for (uint64_t done = 0; done < k;) {
-            struct iovec l = {nm->payload + done, k - done};
+            struct iovec l = {(char *)data + done, k - done};
             struct iovec rm = {(void *)(uintptr_t)(in->addr + off + done), k - done};
             ssize_t w = process_vm_writev(in->puller->pid, &l, 1, &rm, 1, 0);
             if (w <= 0) {
                 chunk_fail(in, "write into the receive buffer", w < 0 ? errno : EIO);
-                return;
+                return 0;
             }
             done += (uint64_t)w;
         }
     } else if (in->mode == IN_FILE) {
-        bd_fs_ck_add(&in->ck, nm->payload, n);
-        int rc = BD_IO_NEG(BD_FAULT_SPILL_WRITE, bd_pwrite_full(in->fd, nm->payload, n, off));
+        bd_fs_ck_add(&in->ck, data, n);
+        int rc = BD_IO_NEG(BD_FAULT_SPILL_WRITE, bd_pwrite_full(in->fd, data, n, off));
         if (rc < 0) {
             chunk_fail(in, "write to a spill file", -rc);
-            return;
+            return 0;
         }
     }
     in->got += n;
     if (in->got < in->total)
-        return;
+        return 0;
     if (in->mode == IN_PLACE) {
         slave_t *s = in->puller;
         s->slot->resp = (bd_resp_t){.status = BD_RESP_OK, .flag = 1};
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_NET_PLACED], 1, memory_order_relaxed);
         bdr_sched_respond(s);
         in_free(in);
-        return;
+        return 1;
     }
     if (in->mode == IN_FILE) {
         int rc = bd_fs_ck_write(&in->ck, in->fd, in->total);
@@ -383,16 +403,100 @@ static void chunk_recv(bdr_net_msg_t *nm)
         in->fd = -1;
         if (rc < 0) {
             chunk_fail(in, "write to a spill file", -rc);
-            return;
+            return 0;
         }
         in->filed = 1;
-        if (in->puller) {
-            answer_file(in);
-            in_free(in);
-        }
-        return; /* kept until its rank asks (or the job ends) */
+        if (!in->puller)
+            return 0; /* kept until its rank asks (or the job ends) */
+        answer_file(in);
     }
     in_free(in);
+    return 1;
+}
+
+/* The held chunks go where it was just decided; 1 when that completed in. */
+static int flush_held(pull_in_t *in)
+{
+    while (in->held) {
+        held_t *h = in->held;
+        in->held = h->next;
+        if (!in->held)
+            in->held_tail = &in->held;
+        g_held -= h->nm->len;
+        int done = in_put(in, h->nm->payload, h->nm->len);
+        bdr_net_msg_free(h->nm);
+        free(h);
+        if (done)
+            return 1;
+    }
+    return 0;
+}
+
+/* Decide in's destination, move what is held there, and ask for the rest
+ * (which does not leave before it is asked for, or the sender's wait runs
+ * out); 1 when that completed in. */
+static int in_settle(pull_in_t *in)
+{
+    decide(in);
+    if (flush_held(in))
+        return 1;
+    if (in->arrived < in->total)
+        send_cts(in);
+    return 0;
+}
+
+void bdr_direct_req_pull(slave_t *s, const bd_req_t *r)
+{
+    pull_in_t *in = in_find(bdr_node_of_world(r->peer), (uint64_t)r->rid);
+    if (!in || in->puller || in->dst_world != s->world) {
+        bdr_master_fail(1, "rank %d asked for message %llu of rank %d, which is not here for it",
+                        s->world, (unsigned long long)r->rid, r->peer);
+        return;
+    }
+    in->puller = s;
+    in->place = r->arg[1] != 0;
+    in->addr = (uint64_t)r->arg[0];
+    in->len = r->nbytes < in->total ? r->nbytes : in->total;
+    if (in->filed) {
+        answer_file(in);
+        in_free(in);
+        return;
+    }
+    if (in->mode == IN_UNDECIDED)
+        in_settle(in); /* answered when the data is in (in_put) */
+}
+
+/* A chunk of a message arrives; 1 when nm is kept (held). */
+static int chunk_recv(bdr_net_msg_t *nm)
+{
+    pull_in_t *in = in_find(nm->h.src_node, nm->h.u[0]);
+    uint64_t n = nm->len;
+    if (!in || nm->h.u[1] != in->arrived || in->arrived + n > in->total) {
+        bdr_master_fail(1, "unexpected data chunk of a message from node %d", nm->h.src_node);
+        return 0;
+    }
+    in->arrived += n;
+    if (in->mode == IN_UNDECIDED) {
+        /* Nobody has asked yet: hold the eager part while there is room
+         * (unless we asked for it to go to a file), else decide now. */
+        if (!in->cts_sent && in->arrived <= in->eager && g_held + n <= BDR_DIRECT_HOLD) {
+            held_t *h = malloc(sizeof *h);
+            if (!h) {
+                bdr_master_fail(1, "master out of memory receiving a message");
+                return 0;
+            }
+            h->next = NULL;
+            h->nm = nm;
+            *in->held_tail = h;
+            in->held_tail = &h->next;
+            g_held += n;
+            return 1;
+        }
+        if (in_settle(in))
+            return 0; /* cannot be: this chunk is still to come */
+    }
+    in_put(in, nm->payload, n);
+    return 0;
 }
 
 /* ---------------------------------------------------------------- the loop */
@@ -401,7 +505,7 @@ int bdr_direct_dispatch(bdr_net_msg_t *nm)
 {
     switch (nm->h.type) {
     case BDR_NH_CTS: cts_recv(&nm->h); return 1;
-    case BDR_NH_PCHUNK: chunk_recv(nm); return 1;
+    case BDR_NH_PCHUNK: return chunk_recv(nm) ? 2 : 1;
     default: return 0;
     }
 }

@@ -492,12 +492,14 @@ int bdr_node_all_done(void)
     return g_ndone == g_m.nnodes && bdr_net_idle();
 }
 
-static void dispatch(bdr_net_msg_t *nm)
+/* 1 when nm was kept (net_direct.c holds it), else it may be freed. */
+static int dispatch(bdr_net_msg_t *nm)
 {
     if (nm->h.type != BDR_NH_DEADLOCK && nm->h.type != BDR_NH_ABORT)
         g_net_recv++;
-    if (bdr_direct_dispatch(nm))
-        return;
+    int own = bdr_direct_dispatch(nm);
+    if (own)
+        return own == 2;
     switch (nm->h.type) {
     case BDR_NH_MSG: recv_msg(nm); break;
     case BDR_NH_CHUNK: recv_chunk(nm); break;
@@ -530,6 +532,7 @@ static void dispatch(bdr_net_msg_t *nm)
         bdr_master_fail(1, "unknown message %u from the master of node %d", nm->h.type,
                         nm->h.src_node);
     }
+    return 0;
 }
 
 /* Returns how many messages came in. */
@@ -541,8 +544,8 @@ int bdr_node_progress(void)
     bdr_net_msg_t *nm;
     int n = 0;
     while (n < 256 && (nm = bdr_net_poll())) {
-        dispatch(nm);
-        bdr_net_msg_free(nm);
+        if (!dispatch(nm))
+            bdr_net_msg_free(nm);
         n++;
     }
     progress_out();
@@ -567,7 +570,7 @@ uint64_t bdr_node_transient_bytes(void)
 {
     if (g_m.nnodes <= 1)
         return 0;
-    uint64_t t = g_inline_queued + bdr_net_held();
+    uint64_t t = g_inline_queued + bdr_net_held() + bdr_direct_held_bytes();
     for (int n = 0; n < g_m.nnodes; n++)
         t += bdr_net_pending(n);
     return t;

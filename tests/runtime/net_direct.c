@@ -166,6 +166,7 @@ static void unloaded(void)
         MPI_Send(&c, 1, MPI_CHAR, 0, 97, MPI_COMM_WORLD);
         MPI_Recv(b, (int)n, MPI_BYTE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         check(b, 0, 9, n, n, "unloaded, posted");
+        MPI_Send(&c, 1, MPI_CHAR, 3, 95, MPI_COMM_WORLD);
     } else if (g_rank == 3) {
         big = xmalloc(6u << 20);
         char c = 1;
@@ -175,6 +176,9 @@ static void unloaded(void)
             busy_ms(20);                 /* rank 0's message arrives while rank 2 waits */
             MPI_Send(&c, 1, MPI_CHAR, 2, 99, MPI_COMM_WORLD);
         }
+        /* waits (holds no run slot) while rank 2 receives: rank 2 can take
+         * the message as soon as it comes */
+        MPI_Recv(&c, 1, MPI_CHAR, 2, 95, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
     } else if (g_rank == 0) {
         fill(b, 0, 7, n);
         MPI_Send(b, (int)n, MPI_BYTE, 2, 7, MPI_COMM_WORLD);
