@@ -151,7 +151,10 @@ static void late(void)
 /* -nr 1 and a budget of a few MiB on each node. */
 static void unloaded(void)
 {
-    size_t n = (3u << 20) + 11;
+    /* n2: within the part of a message that leaves at once (2 MiB), so it
+     * waits on node 1 however long making the buffer resident takes (a
+     * larger one's sender may stop waiting and send the rest to a file) */
+    size_t n = (3u << 20) + 11, n2 = (2u << 20) - 3;
     unsigned char *b = xmalloc(n), *big = NULL;
     if (g_rank == 2) {
         memset(b, 0x5a, n); /* resident, then unloaded while we wait */
@@ -164,8 +167,8 @@ static void unloaded(void)
          * into the buffer still on storage (made resident when it asks) */
         MPI_Recv(&c, 1, MPI_CHAR, 3, 99, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
         MPI_Send(&c, 1, MPI_CHAR, 0, 97, MPI_COMM_WORLD);
-        MPI_Recv(b, (int)n, MPI_BYTE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        check(b, 0, 9, n, n, "unloaded, posted");
+        MPI_Recv(b, (int)n2, MPI_BYTE, 0, 9, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        check(b, 0, 9, n2, n2, "unloaded, posted");
         MPI_Send(&c, 1, MPI_CHAR, 3, 95, MPI_COMM_WORLD);
     } else if (g_rank == 3) {
         big = xmalloc(6u << 20);
@@ -184,8 +187,8 @@ static void unloaded(void)
         MPI_Send(b, (int)n, MPI_BYTE, 2, 7, MPI_COMM_WORLD);
         char c;
         MPI_Recv(&c, 1, MPI_CHAR, 2, 97, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-        fill(b, 0, 9, n);
-        MPI_Send(b, (int)n, MPI_BYTE, 2, 9, MPI_COMM_WORLD);
+        fill(b, 0, 9, n2);
+        MPI_Send(b, (int)n2, MPI_BYTE, 2, 9, MPI_COMM_WORLD);
     }
     free(big);
     free(b);
