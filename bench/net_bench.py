@@ -46,6 +46,9 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--conformance", action="store_true")
+    ap.add_argument("--old", action="store_true",
+                    help="also nn2 with -net-direct 0 (large messages through spill files on "
+                         "both nodes, the path before issue 12 session 13), column nn2old")
     args = ap.parse_args()
 
     bd = os.path.abspath(args.build_dir)
@@ -66,6 +69,8 @@ def main():
         "nn1": [bdmpiexec, "-nn", "1", "-ns", "2", "-nr", "2"],
         "mpich": [mpiexec, "-n", "2"],
     }
+    if args.old:
+        shapes["nn2old"] = [bdmpiexec, "-nn", "2", "-ns", "1", "-nr", "1", "-net-direct", "0"]
     runs = {k: [] for k in shapes}
     for _ in range(args.rounds):
         for k, pre in shapes.items():
@@ -73,20 +78,25 @@ def main():
             r = run(pre + [prog] + opts, args.timeout)
             if r:
                 runs[k].append(r)
-            if k != "mpich":
+            if k not in ("mpich", "nn2old"):
                 r = run(pre + [loops_bd], args.timeout)
                 if r:
                     runs[k].append(r)
     res = {k: best(v) for k, v in runs.items() if v}
     print(f"# net_bench.py: build {bd}, {args.rounds} alternating rounds, best of them\n")
-    print("| test | size | nn2 | nn1 | MPICH | nn2/nn1 | nn2/MPICH |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    cols = ("nn2", "nn1", "mpich") + (("nn2old",) if args.old else ())
+    extra = " | nn2old | nn2/nn2old" if args.old else ""
+    print(f"| test | size | nn2 | nn1 | MPICH | nn2/nn1 | nn2/MPICH{extra} |")
+    print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if args.old else ""))
     keys = sorted(set().union(*[set(r) for r in res.values()]), key=lambda k: (k[0], k[1]))
     for k in keys:
-        vals = [res.get(s, {}).get(k) for s in ("nn2", "nn1", "mpich")]
+        vals = [res.get(s, {}).get(k) for s in cols]
         cells = [f"{v[0]:.2f} {v[1]}" if v else "" for v in vals]
         rat = [f"{vals[0][0] / v[0]:.2f}" if vals[0] and v and v[0] else "" for v in vals[1:]]
-        print(f"| {k[0]} | {k[1]} | {' | '.join(cells)} | {' | '.join(rat)} |")
+        row = f"| {k[0]} | {k[1]} | {' | '.join(cells[:3])} | {rat[0]} | {rat[1]} |"
+        if args.old:
+            row += f" {cells[3]} | {rat[2]} |"
+        print(row)
 
     if args.conformance:
         tdir = os.path.join(bd, "tests")

@@ -47,6 +47,7 @@ void bd_job_config_fill(bd_job_config_t *job, const bd_opts_t *o)
     job->spill_max = (uint64_t)o->num[BD_OPT_SPILL_MAX];
     job->p2p_tokens = (uint64_t)o->num[BD_OPT_P2P_TOKENS];
     job->coll_stage = (uint64_t)o->num[BD_OPT_COLL_STAGE];
+    job->net_direct = (uint64_t)o->num[BD_OPT_NET_DIRECT];
 }
 
 int bd_spill_charge(bd_shm_hdr_t *h, uint64_t n, uint64_t *total)

@@ -96,6 +96,11 @@ enum bd_req_code {
     BD_REQ_NAME,      /* arg[0]=BD_NAME_*; window: service name, NUL, port name, NUL.  resp.status
                      BD_RESP_ERROR when unknown (unpublish, lookup) or taken (publish); lookup:
                      window out: the port name */
+    /* Between nodes without spill files (src/master/node.c, "net-direct"). */
+    BD_REQ_NET_PULL, /* peer=sender's world rank, rid=the message's pull id (the entry's
+                        file_num), arg[0]=address of nbytes contiguous bytes to fill, 0: the
+                        whole message in a spill file.  resp.flag 1: written there; 0: in
+                        spill file number resp.arg[0] (a BD_SEND_FILE message) */
     BD_REQ__COUNT
 };
 
@@ -131,6 +136,9 @@ typedef struct bd_resp {
 /* request flags */
 #define BD_SEND_SYNC 0x1 /* synchronous send: resp.arg[0] = message id */
 #define BD_SEND_FILE 0x2 /* payload is in spill file number arg[0] */
+/* to another node, contiguous, nbytes at address arg[2] of the sender, which
+ * the master reads (process_vm_readv) before it answers */
+#define BD_SEND_PULL 0x4
 
 #define BD_COLL_ADDR 0x100 /* collective request: ctx, myrank, rid name the instance */
 
@@ -318,6 +326,7 @@ typedef struct bd_job_config {
     uint64_t spill_max;     /* -spill-max; 0: no quota */
     uint64_t p2p_tokens;    /* -p2p-tokens; 0: no flow control */
     uint64_t coll_stage;    /* -coll-stage; 0: collectives staged whole */
+    uint64_t net_direct;    /* -net-direct; 0: never */
 } bd_job_config_t;
 
 /* Fill job from the (normalised) options; the master then sets what it

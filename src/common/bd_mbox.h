@@ -38,6 +38,10 @@ enum { BD_ME_MSG = 1, BD_ME_ACK, BD_ME_PAD };
 /* A spill-file message counted in its sender's flow_out (-p2p-tokens):
  * whoever removes the file gives the bytes back (bd_mbox_flow_done). */
 #define BD_ME_FLOW 0x40
+/* A message from another node whose data has not come yet (net-direct):
+ * file_num is its pull id; the receiver asks its master for it
+ * (BD_REQ_NET_PULL) when a receive takes it. */
+#define BD_ME_PULL 0x80
 
 typedef struct bd_mentry {
     _Atomic uint32_t state;

@@ -14,6 +14,13 @@
     X(BYTES_FILE, "bytes", "bytes of messages written to spill files")                             \
     X(SENDS_DIRECT, "count", "messages the receiver read once from the sender's memory")           \
     X(BYTES_DIRECT, "bytes", "bytes of messages read once from the sender's memory")               \
+    X(NET_DIRECT, "count",                                                                         \
+      "messages to other nodes the master read from the sender's memory (no spill file on the "    \
+      "sender's node)")                                                                            \
+    X(NET_DIRECT_BYTES, "bytes", "bytes of those messages")                                        \
+    X(NET_PLACED, "count",                                                                         \
+      "messages from other nodes the master wrote straight into the receive buffer (no spill "     \
+      "file on either node)")                                                                      \
     X(RECVS, "count", "messages received")                                                         \
     X(COLLS, "count", "collective calls")                                                          \
     X(COLL_BYTES_UP, "bytes", "bytes given to the master by collectives")                          \

@@ -145,6 +145,7 @@ static const route_t g_routes[BD_REQ__COUNT] = {
     [BD_REQ_MBOX_FETCH] = {bdr_mbox_req_fetch, 0},
     [BD_REQ_MBOX_CANCEL] = {bdr_mbox_req_cancel, 0},
     [BD_REQ_SYNC_ACK] = {bdr_mbox_req_sync_ack, 0},
+    [BD_REQ_NET_PULL] = {bdr_direct_req_pull, 0},
     /* coll.c, comm.c */
     [BD_REQ_COLL_BEGIN] = {bdr_coll_req_begin, 0},
     [BD_REQ_COLL_PUT] = {bdr_coll_req_put, 0},
@@ -456,6 +457,8 @@ static void reap(void)
         atomic_fetch_sub_explicit(&g_m.hdr->nused, 1, memory_order_relaxed);
         sl_state_t was = bdr_sched_exited(s);
         bdr_msg_cleanup(s);
+        if (g_m.nnodes > 1)
+            bdr_direct_exited(s);
         int ends_nothing = s->start_failed || g_m.stopping;
         if (s->spawned)
             bdr_spawn_slot_reaped(s);
@@ -818,7 +821,7 @@ int main(int argc, char **argv)
         if (g_m.nnodes > 1) {
             if (again) {
                 wait.tv_sec = 0, wait.tv_nsec = 0;
-            } else if (bdr_net_busy()) {
+            } else if (bdr_net_busy() || bdr_direct_busy()) {
                 wait.tv_sec = 0;
                 wait.tv_nsec = bdr_master_now() - last_net < spin_s ? 0 : nap_ns;
             } else {

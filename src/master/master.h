@@ -40,6 +40,7 @@ typedef struct msg {
     uint64_t nbytes;
     uint64_t file_num; /* spill file number when in_file */
     int in_file;
+    int pull;          /* its data comes when asked for (net_direct.c; file_num: pull id) */
     uint64_t sync_id;  /* nonzero: a synchronous send waits for the match */
     uint64_t send_id;  /* nonzero: a nonblocking send's id, for MPI_Cancel */
     uint64_t match_id; /* taken by a matched probe: the id MRECV names */
@@ -173,6 +174,8 @@ enum {
     BDR_NH_RMT_DATA,   /* holder -> owner; payload: a2 bytes 1/0 (held), the held sbpages */
     BDR_NH_RMT_DROP,   /* owner -> holder: forget them */
     BDR_NH_RMT_RETURN, /* holder -> owner: one sbpage given back; payload: it */
+    BDR_NH_CTS,      /* u0 pull id: send the data of that message now (net_direct.c) */
+    BDR_NH_PCHUNK,   /* u0 pull id, u1 offset; payload: a chunk of that message's data */
 };
 
 typedef struct master {
@@ -324,6 +327,26 @@ void bdr_node_expect_chunks(const struct bdr_net_hdr *h, uint64_t total);
 /* A send of local rank s to a rank of another node (its data from s's window
  * or spill file). */
 void bdr_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id);
+/* Queue header h (no data) for node dst; sent(arg) is called when it has
+ * left (handed to the transport, after everything queued before it). */
+void bdr_node_send_cb(int dst, const struct bdr_net_hdr *h, void (*sent)(void *), void *arg);
+/* net_direct.c: large messages between nodes without spill files (-net-direct). */
+/* Running s sends r (BD_SEND_PULL): answered once its data has been read. */
+void bdr_direct_send(slave_t *s, const bd_req_t *r, uint64_t sync_id);
+/* The envelope h of such a message arrives for m (to be delivered): 0, -1 on failure. */
+int bdr_direct_expect(const struct bdr_net_hdr *h, msg_t *m);
+/* BD_REQ_NET_PULL: a receive takes such a message. */
+void bdr_direct_req_pull(slave_t *s, const bd_req_t *r);
+/* Handle nm if it is one of ours: 1 (the caller frees it), 2 (kept), else 0. */
+int bdr_direct_dispatch(struct bdr_net_msg *nm);
+/* Bytes of chunks received before their receive asked (in the budget). */
+uint64_t bdr_direct_held_bytes(void);
+/* Progress the sends (read and ship chunks, waits that ran out). */
+void bdr_direct_poll(void);
+/* Data of ours is on its way or waits to leave: poll without sleeping. */
+int bdr_direct_busy(void);
+/* s has exited: forget what it waited for. */
+void bdr_direct_exited(slave_t *s);
 /* Tell the node of sender_world that its synchronous send sync_id matched. */
 void bdr_node_sync_matched(int sender_world, uint64_t sync_id);
 /* Tell every other node to end the job with `code` and `msg`. */

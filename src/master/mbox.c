@@ -48,7 +48,8 @@ static ment_t *ment_new(const bd_mentry_t *e, const void *data, uint64_t inl)
 
 static uint64_t ment_inline(const bd_mentry_t *e)
 {
-    return e->kind == BD_ME_MSG && !(e->flags & (BD_SEND_FILE | BD_ME_CMA)) ? e->nbytes : 0;
+    return e->kind == BD_ME_MSG && !(e->flags & (BD_SEND_FILE | BD_ME_CMA | BD_ME_PULL)) ? e->nbytes
+                                                                                         : 0;
 }
 
 static void ment_free(ment_t *m, int drop)

@@ -84,8 +84,8 @@ void bdr_msg_deliver(int dst_world, msg_t *m)
     }
     if (m->ctx != BD_CTX_RMA_SVC) {
         bd_mentry_t e = {.kind = BD_ME_MSG,
-                         .flags =
-                             (m->in_file ? BD_SEND_FILE : 0) | (m->sync_id ? BD_ME_REMOTE_SYNC : 0),
+                         .flags = (m->in_file ? BD_SEND_FILE : 0) | (m->pull ? BD_ME_PULL : 0) |
+                                  (m->sync_id ? BD_ME_REMOTE_SYNC : 0),
                          .ctx = m->ctx,
                          .src = m->src,
                          .tag = m->tag,

@@ -23,7 +23,12 @@ typedef struct bdr_net_msg {
     bdr_net_hdr_t h;
     size_t len;    /* payload bytes */
     char *payload; /* points into the same allocation */
+    size_t cap;    /* bytes of that allocation */
 } bdr_net_msg_t;
+
+/* Header and payload of a chunk of a large transfer: buffers of this size
+ * are kept for reuse (bdr_net_buf, received messages). */
+#define BDR_NET_POOL_BYTES (sizeof(bdr_net_hdr_t) + ((size_t)256 << 10))
 
 /* Start the transport (MPI_Init_thread).  Returns 0, or -1 with a message. */
 int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes);
@@ -35,7 +40,9 @@ size_t bdr_net_pending(int dst);
  * caller and given away by bdr_net_send_buf (or freed by bdr_net_free_buf). */
 void *bdr_net_buf(size_t len);
 int bdr_net_send_buf(int dst, const bdr_net_hdr_t *h, void *payload, size_t len);
-void bdr_net_free_buf(void *payload);
+void bdr_net_free_buf(void *payload, size_t len);
+/* Bytes of buffers kept for reuse (counted in the node's budget). */
+size_t bdr_net_held(void);
 /* Tell the nodes sent to since the last call that MPICH has messages for
  * them (their doorbells); call before sleeping. */
 void bdr_net_flush(void);
@@ -47,8 +54,10 @@ void bdr_net_doorbell(void);
  * messages announced by a doorbell not received yet.  While it does, the
  * caller keeps calling bdr_net_poll() instead of sleeping. */
 int bdr_net_busy(void);
-/* Progress sends; return the next received message (free with free()) or NULL. */
+/* Progress sends; return the next received message (free with
+ * bdr_net_msg_free()) or NULL. */
 bdr_net_msg_t *bdr_net_poll(void);
+void bdr_net_msg_free(bdr_net_msg_t *m);
 /* All queued sends have completed. */
 int bdr_net_idle(void);
 /* Orderly end (MPI_Finalize) once every master has said it is done. */

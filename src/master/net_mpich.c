@@ -43,9 +43,40 @@ typedef struct out {
     struct out *next;
     MPI_Request req;
     int dst;
-    size_t bytes;
+    size_t bytes, cap;
     char *buf;
 } out_t;
+
+/* Buffers of BDR_NET_POOL_BYTES (a chunk of a large transfer and its
+ * header) are kept for reuse, up to POOL_MAX: the master's large
+ * allocations are mappings of their own (master.c), so a fresh buffer per
+ * 1 MiB chunk cost its page faults and zeroing on every chunk, on both
+ * sides (process_vm_readv into a fresh 1 MiB chunk took 0.8-1.5 ms, into a
+ * reused one about 0.2; docs/performance.md "Inter-node bandwidth").  The
+ * kept buffers count in the node's budget (bdr_net_held). */
+#define POOL_MAX 16
+static char *g_pool[POOL_MAX];
+static int g_npool;
+
+static char *pool_get(size_t bytes, size_t *cap)
+{
+    if (bytes > BDR_NET_POOL_BYTES || bytes < BDR_NET_POOL_BYTES / 2) {
+        *cap = bytes;
+        return malloc(bytes ? bytes : 1);
+    }
+    *cap = BDR_NET_POOL_BYTES;
+    return g_npool ? g_pool[--g_npool] : malloc(BDR_NET_POOL_BYTES);
+}
+
+static void pool_put(char *buf, size_t cap)
+{
+    if (buf && cap == BDR_NET_POOL_BYTES && g_npool < POOL_MAX)
+        g_pool[g_npool++] = buf;
+    else
+        free(buf);
+}
+
+size_t bdr_net_held(void) { return (size_t)g_npool * BDR_NET_POOL_BYTES; }
 
 typedef struct bell {
     uint64_t cookie;
@@ -59,9 +90,15 @@ static size_t *g_pending;
 static int g_node, g_nnodes;
 static int g_broken; /* a send failed (bdr_net_broken) */
 
-/* The receive in progress (a large message MPICH is still moving). */
-static MPI_Request g_rx_req = MPI_REQUEST_NULL;
-static bdr_net_msg_t *g_rx_msg;
+/* Receives in progress, in the order MPI matched them (MPI's order between
+ * a pair of masters), handed out in that order.  Several at once, so MPICH
+ * moves the chunks of a large transfer while we wait for the first one: one
+ * at a time, each chunk waited for a turn of the master's loop (and its
+ * nap) before the next was even matched. */
+#define RX_MAX 8
+static MPI_Request g_rx_req[RX_MAX];
+static bdr_net_msg_t *g_rx_msg[RX_MAX];
+static int g_rx_head, g_rx_n;
 
 static int g_bell_fd = -1;
 static uint64_t g_cookie;
@@ -193,16 +230,16 @@ int bdr_net_fd(void) { return g_bell_fd; }
 
 /* Hand buf (header + len payload bytes, from malloc) to MPICH; it is ours
  * until the send completes. */
-static int send_owned(int dst, char *buf, size_t bytes)
+static int send_owned(int dst, char *buf, size_t bytes, size_t cap)
 {
     if (dst < 0 || dst >= g_nnodes) { /* not set up (yet) */
-        free(buf);
+        pool_put(buf, cap);
         return -1;
     }
     out_t *o = malloc(sizeof *o);
     if (!o || bytes > (size_t)0x7fffffff) {
         free(o);
-        free(buf);
+        pool_put(buf, cap);
         return -1;
     }
     int rc = BD_FAULT_HIT(BD_FAULT_NET_SEND)
@@ -217,11 +254,12 @@ static int send_owned(int dst, char *buf, size_t bytes)
                          g_node, bytes, dst, s);
         g_broken = 1;
         free(o);
-        free(buf);
+        pool_put(buf, cap);
         return -1;
     }
     o->dst = dst;
     o->bytes = bytes;
+    o->cap = cap;
     o->buf = buf;
     o->next = g_out;
     g_out = o;
@@ -232,32 +270,42 @@ static int send_owned(int dst, char *buf, size_t bytes)
 
 int bdr_net_send(int dst, const bdr_net_hdr_t *h, const void *payload, size_t len)
 {
-    char *buf = malloc(sizeof *h + len);
+    size_t cap;
+    char *buf = pool_get(sizeof *h + len, &cap);
     if (!buf)
         return -1;
     memcpy(buf, h, sizeof *h);
     if (len)
         memcpy(buf + sizeof *h, payload, len);
-    return send_owned(dst, buf, sizeof *h + len);
+    return send_owned(dst, buf, sizeof *h + len, cap);
 }
 
 void *bdr_net_buf(size_t len)
 {
-    char *buf = malloc(sizeof(bdr_net_hdr_t) + len);
+    size_t cap;
+    char *buf = pool_get(sizeof(bdr_net_hdr_t) + len, &cap);
     return buf ? buf + sizeof(bdr_net_hdr_t) : NULL;
+}
+
+/* A buffer of bdr_net_buf came from the pool exactly when its size is in
+ * the pool's range (pool_get), so its capacity follows from len. */
+static size_t cap_of(size_t bytes)
+{
+    return bytes > BDR_NET_POOL_BYTES || bytes < BDR_NET_POOL_BYTES / 2 ? bytes
+                                                                        : BDR_NET_POOL_BYTES;
 }
 
 int bdr_net_send_buf(int dst, const bdr_net_hdr_t *h, void *payload, size_t len)
 {
     char *buf = (char *)payload - sizeof *h;
     memcpy(buf, h, sizeof *h);
-    return send_owned(dst, buf, sizeof *h + len);
+    return send_owned(dst, buf, sizeof *h + len, cap_of(sizeof *h + len));
 }
 
-void bdr_net_free_buf(void *payload)
+void bdr_net_free_buf(void *payload, size_t len)
 {
     if (payload)
-        free((char *)payload - sizeof(bdr_net_hdr_t));
+        pool_put((char *)payload - sizeof(bdr_net_hdr_t), cap_of(sizeof(bdr_net_hdr_t) + len));
 }
 
 size_t bdr_net_pending(int dst) { return dst >= 0 && dst < g_nnodes ? g_pending[dst] : 0; }
@@ -300,7 +348,7 @@ static void reap_sends(void)
         if (done) {
             g_pending[o->dst] -= o->bytes;
             *pp = o->next;
-            free(o->buf);
+            pool_put(o->buf, o->cap);
             free(o);
         } else {
             pp = &o->next;
@@ -310,7 +358,7 @@ static void reap_sends(void)
 
 int bdr_net_busy(void)
 {
-    if (g_out || g_rx_msg)
+    if (g_out || g_rx_n)
         return 1;
     for (int n = 0; n < g_nnodes; n++)
         if (g_announced[n] > g_recvd[n])
@@ -321,42 +369,49 @@ int bdr_net_busy(void)
 bdr_net_msg_t *bdr_net_poll(void)
 {
     reap_sends();
-    if (!g_rx_msg) {
-        /* One receive at a time, so messages are handed out in the order
-         * MPI matched them (MPI's order between a pair of masters). */
+    while (g_rx_n < RX_MAX) {
         int flag = 0;
         MPI_Message mh;
         MPI_Status st;
         check(MPI_Improbe(MPI_ANY_SOURCE, BDR_NET_TAG, MPI_COMM_WORLD, &flag, &mh, &st),
               "MPI_Improbe");
         if (!flag)
-            return NULL;
+            break;
         int n = 0;
         MPI_Get_count(&st, MPI_BYTE, &n);
         if (n < (int)sizeof(bdr_net_hdr_t) || st.MPI_SOURCE < 0 || st.MPI_SOURCE >= g_nnodes) {
             bd_log_error("malformed %d-byte message from master %d", n, st.MPI_SOURCE);
             bdr_net_abort(1);
         }
-        bdr_net_msg_t *m = malloc(sizeof *m + (size_t)n);
+        size_t cap;
+        bdr_net_msg_t *m = (bdr_net_msg_t *)pool_get(sizeof *m + (size_t)n, &cap);
         if (!m) {
             bd_log_error("out of memory receiving %d bytes from master %d", n, st.MPI_SOURCE);
             bdr_net_abort(1);
             return NULL;
         }
         m->len = (size_t)n;
+        m->cap = cap;
         m->payload = (char *)(m + 1);
         g_recvd[st.MPI_SOURCE]++;
-        check(BD_FAULT_HIT(BD_FAULT_NET_RECV) ? MPI_ERR_OTHER
-                                              : MPI_Imrecv(m->payload, n, MPI_BYTE, &mh, &g_rx_req),
+        int k = (g_rx_head + g_rx_n) % RX_MAX;
+        check(BD_FAULT_HIT(BD_FAULT_NET_RECV)
+                  ? MPI_ERR_OTHER
+                  : MPI_Imrecv(m->payload, n, MPI_BYTE, &mh, &g_rx_req[k]),
               "MPI_Imrecv");
-        g_rx_msg = m;
+        g_rx_msg[k] = m;
+        g_rx_n++;
     }
+    if (!g_rx_n)
+        return NULL;
     int done = 0;
-    check(MPI_Test(&g_rx_req, &done, MPI_STATUS_IGNORE), "MPI_Test of a receive");
+    check(MPI_Test(&g_rx_req[g_rx_head], &done, MPI_STATUS_IGNORE), "MPI_Test of a receive");
     if (!done)
         return NULL;
-    bdr_net_msg_t *m = g_rx_msg;
-    g_rx_msg = NULL;
+    bdr_net_msg_t *m = g_rx_msg[g_rx_head];
+    g_rx_msg[g_rx_head] = NULL;
+    g_rx_head = (g_rx_head + 1) % RX_MAX;
+    g_rx_n--;
     memcpy(&m->h, m->payload, sizeof m->h);
     m->payload += sizeof m->h;
     m->len -= sizeof m->h;
@@ -381,18 +436,26 @@ void bdr_net_fini(void)
     for (int done = 0; !done;) {
         bdr_net_msg_t *m;
         while ((m = bdr_net_poll()))
-            free(m);
+            bdr_net_msg_free(m);
         check(MPI_Test(&bar, &done, MPI_STATUS_IGNORE), "MPI_Test of the final barrier");
     }
     bdr_net_msg_t *m;
-    while ((m = bdr_net_poll()) || g_rx_msg)
-        free(m);
+    while ((m = bdr_net_poll()) || g_rx_n)
+        bdr_net_msg_free(m);
+    while (g_npool)
+        free(g_pool[--g_npool]);
     if (g_bell_fd >= 0)
         close(g_bell_fd);
     MPI_Finalize();
 }
 
 int bdr_net_broken(void) { return g_broken; }
+
+void bdr_net_msg_free(bdr_net_msg_t *m)
+{
+    if (m)
+        pool_put((char *)m, m->cap);
+}
 
 void bdr_net_abort(int code)
 {

@@ -41,7 +41,13 @@ int bdr_net_send_buf(int dst, const bdr_net_hdr_t *h, void *payload, size_t len)
     return -1;
 }
 
-void bdr_net_free_buf(void *payload) { free(payload); }
+void bdr_net_free_buf(void *payload, size_t len)
+{
+    (void)len;
+    free(payload);
+}
+size_t bdr_net_held(void) { return 0; }
+void bdr_net_msg_free(bdr_net_msg_t *m) { free(m); }
 void bdr_net_flush(void) {}
 int bdr_net_fd(void) { return -1; }
 void bdr_net_doorbell(void) {}

@@ -34,8 +34,10 @@ typedef struct xfer {
     uint64_t file_base, total, off;
     int header_sent;
     char unlink_path[BD_PATH_MAX + 64]; /* removed when sent (a slave's spill file) */
-    uint32_t *ck;     /* recorded checksums: a spill file's, one per chunk (bd_fs.h), */
-    uint32_t *blk_ck; /* or a collective piece's, one per block of BD_FS_DIO_ALIGN */
+    uint32_t *ck;         /* recorded checksums: a spill file's, one per chunk (bd_fs.h), */
+    uint32_t *blk_ck;     /* or a collective piece's, one per block of BD_FS_DIO_ALIGN */
+    void (*sent)(void *); /* called when it has left (bdr_node_send_cb) */
+    void *sent_arg;
 } xfer_t;
 
 typedef struct incoming {
@@ -107,6 +109,16 @@ void bdr_node_send(int dst, const bdr_net_hdr_t *h, const void *data, size_t len
         x->inline_len = len;
         g_inline_queued += len;
     }
+    enqueue(dst, x);
+}
+
+void bdr_node_send_cb(int dst, const bdr_net_hdr_t *h, void (*sent)(void *), void *arg)
+{
+    xfer_t *x = xfer_new(h);
+    if (!x)
+        return;
+    x->sent = sent;
+    x->sent_arg = arg;
     enqueue(dst, x);
 }
 
@@ -205,6 +217,8 @@ static void progress_out(void)
                     bdr_master_fail(1, "cannot send to the master of node %d", dst);
                     return;
                 }
+                if (x->sent)
+                    x->sent(x->sent_arg);
             } else {
                 if (!x->header_sent) {
                     /* a spill file is checked chunk by chunk before it leaves */
@@ -235,14 +249,14 @@ static void progress_out(void)
                     int rc = BD_IO_NEG(BD_FAULT_SPILL_READ,
                                        bd_pread_full(x->fd, chunk, n, x->file_base + x->off));
                     if (rc < 0) {
-                        bdr_net_free_buf(chunk);
+                        bdr_net_free_buf(chunk, n);
                         bdr_master_fail(1, "cannot read %llu bytes to send to node %d: %s",
                                         (unsigned long long)n, dst, strerror(-rc));
                         return;
                     }
                     uint64_t bad = 0;
                     if (x->ck && bd_crc32c(0, chunk, n) != x->ck[x->off / BDR_NODE_CHUNK]) {
-                        bdr_net_free_buf(chunk);
+                        bdr_net_free_buf(chunk, n);
                         bdr_master_fail(1,
                                         "storage returned corrupted data for rank %d at offset "
                                         "%llu in %s",
@@ -250,7 +264,7 @@ static void progress_out(void)
                         return;
                     }
                     if (x->blk_ck && blocks_differ(x, chunk, n, &bad)) {
-                        bdr_net_free_buf(chunk);
+                        bdr_net_free_buf(chunk, n);
                         bdr_master_fail(1,
                                         "storage returned corrupted data for collective data to "
                                         "send to node %d at offset %llu in a spill file in %s",
@@ -330,6 +344,13 @@ static void recv_msg(bdr_net_msg_t *nm)
     m->nbytes = h->u[0];
     m->sync_id = h->u[1];
     int dst = h->a[4];
+    if (h->a[5] == 2) { /* its data comes when asked for (net_direct.c) */
+        if (bdr_direct_expect(h, m) < 0)
+            free(m);
+        else
+            bdr_msg_deliver(dst, m);
+        return;
+    }
     if (h->a[5]) {
         /* Large: stream the chunks into our own spill file, then deliver. */
         incoming_t *in = &g_in[h->src_node];
@@ -471,10 +492,14 @@ int bdr_node_all_done(void)
     return g_ndone == g_m.nnodes && bdr_net_idle();
 }
 
-static void dispatch(bdr_net_msg_t *nm)
+/* 1 when nm was kept (net_direct.c holds it), else it may be freed. */
+static int dispatch(bdr_net_msg_t *nm)
 {
     if (nm->h.type != BDR_NH_DEADLOCK && nm->h.type != BDR_NH_ABORT)
         g_net_recv++;
+    int own = bdr_direct_dispatch(nm);
+    if (own)
+        return own == 2;
     switch (nm->h.type) {
     case BDR_NH_MSG: recv_msg(nm); break;
     case BDR_NH_CHUNK: recv_chunk(nm); break;
@@ -514,6 +539,7 @@ static void dispatch(bdr_net_msg_t *nm)
         bdr_master_fail(1, "unknown message %u from the master of node %d", nm->h.type,
                         nm->h.src_node);
     }
+    return 0;
 }
 
 /* Returns how many messages came in. */
@@ -525,11 +551,12 @@ int bdr_node_progress(void)
     bdr_net_msg_t *nm;
     int n = 0;
     while (n < 256 && (nm = bdr_net_poll())) {
-        dispatch(nm);
-        free(nm);
+        if (!dispatch(nm))
+            bdr_net_msg_free(nm);
         n++;
     }
     progress_out();
+    bdr_direct_poll();
     bdr_net_flush();
     return n;
 }
@@ -541,7 +568,7 @@ int bdr_node_quiet(void)
     for (int n = 0; n < g_m.nnodes; n++)
         if (g_q_head[n] || g_in[n].active)
             return 0;
-    return bdr_net_idle();
+    return !bdr_direct_busy() && bdr_net_idle();
 }
 
 /* Memory the transport holds for other nodes (queued payloads and messages
@@ -550,7 +577,7 @@ uint64_t bdr_node_transient_bytes(void)
 {
     if (g_m.nnodes <= 1)
         return 0;
-    uint64_t t = g_inline_queued;
+    uint64_t t = g_inline_queued + bdr_net_held() + bdr_direct_held_bytes();
     for (int n = 0; n < g_m.nnodes; n++)
         t += bdr_net_pending(n);
     return t;

@@ -16,12 +16,24 @@ void bdr_p2p_req_send(slave_t *s, const bd_req_t *r)
                         r->peer);
         return;
     }
-    if (!(r->flags & BD_SEND_FILE) && r->nbytes > g_m.hdr->window) {
+    if (!(r->flags & (BD_SEND_FILE | BD_SEND_PULL)) && r->nbytes > g_m.hdr->window) {
         bdr_master_fail(1, "rank %d sent %llu bytes through a %llu-byte window", s->world,
                         (unsigned long long)r->nbytes, (unsigned long long)g_m.hdr->window);
         return;
     }
     uint64_t sync_id = r->flags & BD_SEND_SYNC ? (uint64_t)r->arg[1] : 0;
+    if ((r->flags & BD_SEND_PULL) && !bdr_master_slave_by_world(r->peer) &&
+        bdr_node_of_world(r->peer) != g_m.node) {
+        bdr_direct_send(s, r, sync_id); /* answered once its data has been read */
+        return;
+    }
+    if (r->flags & BD_SEND_PULL) {
+        bdr_master_fail(1,
+                        "rank %d sent %llu bytes from its memory to world rank %d, which is "
+                        "not on another node",
+                        s->world, (unsigned long long)r->nbytes, r->peer);
+        return;
+    }
     if (!bdr_master_slave_by_world(r->peer)) {
         bdr_node_send_p2p(s, r, sync_id);
         bdr_sched_respond(s);

@@ -239,7 +239,16 @@ static int deliver(const bd_mentry_t *e, const char *data, void *buf, const bdl_
     char *contig = bdl_dt_contig(t, buf, count);
     if (contig)
         bdl_lib_mem_discard(contig, take); /* only a buffer filled entirely may go first */
-    if (e->flags & BD_SEND_FILE) {
+    bd_mentry_t pe;
+    int placed = 0;
+    if (e->flags & BD_ME_PULL) {
+        memcpy(&pe, e, sizeof pe);
+        placed = bdl_net_pull(&pe, contig, take);
+        e = &pe;
+    }
+    if (placed) {
+        /* written into contig by our master */
+    } else if (e->flags & BD_SEND_FILE) {
         char path[BD_PATH_MAX + 64];
         spill_path_of(e, path, sizeof path);
         int fd = BD_FAULT_SYS(BD_FAULT_SPILL_OPEN) ?: open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
@@ -443,7 +452,7 @@ static void arrive(const bd_mentry_t *e, const char *data)
             complete_posted(p, e, data);
             return;
         }
-    uint64_t inl = e->flags & BD_SEND_FILE ? 0 : e->nbytes;
+    uint64_t inl = e->flags & (BD_SEND_FILE | BD_ME_PULL) ? 0 : e->nbytes;
     umsg_t *u = NULL;
     if (g_spare && g_spare_len == inl)
         u = g_spare;

@@ -154,6 +154,66 @@ static void send_via_master(int ctx, int world_dst, int myrank, int tag, uint64_
     bdl_rpc();
 }
 
+/* A large contiguous message to a rank of another node without spill
+ * files (-net-direct; docs/design.md "Several nodes"): our master reads it
+ * from our memory in chunks and streams them to the receiver's master,
+ * which writes them into the receive buffer when the receiver takes the
+ * message soon, else into a spill file of its node.  The buffer is made
+ * resident first, and it stays so: we hold our run slot until the master
+ * answers, once it has read the last byte (running ranks are never
+ * unloaded), so the send is complete when the call returns. */
+static int net_direct_ok(int ctx, int world_dst, uint64_t n, const char *contig)
+{
+    uint64_t min = bdl_g.hdr->job.net_direct;
+    return min && n >= min && contig && ctx != BD_CTX_RMA_SVC && !bdl_p2p_local(world_dst) &&
+           n > bdl_g.threshold && atomic_load_explicit(&bdl_g.slot->cma_ok, memory_order_relaxed);
+}
+
+static void send_pulled(int ctx, int world_dst, int myrank, int tag, const char *contig, uint64_t n,
+                        int sync, uint64_t send_id, uint64_t sync_id)
+{
+    bdl_lib_mem_prepare(contig, n, 0);
+    bd_req_t *r = bdl_req_begin(BD_REQ_SEND);
+    r->ctx = ctx;
+    r->peer = world_dst;
+    r->myrank = myrank;
+    r->tag = tag;
+    r->nbytes = n;
+    r->flags = BD_SEND_PULL | (sync ? BD_SEND_SYNC : 0);
+    r->arg[1] = (int64_t)sync_id;
+    r->arg[2] = (int64_t)(uintptr_t)contig;
+    r->rid = send_id;
+    bdl_rpc();
+    _Atomic uint64_t *st = bdl_g.slot->stats;
+    atomic_fetch_add_explicit(&st[BD_STAT_NET_DIRECT], 1, memory_order_relaxed);
+    atomic_fetch_add_explicit(&st[BD_STAT_NET_DIRECT_BYTES], n, memory_order_relaxed);
+}
+
+/* A message from another node whose data has not come yet (BD_ME_PULL,
+ * -net-direct): ask our master for it.  With a contiguous destination dst
+ * (made resident for writing here, and resident until the answer: we hold
+ * our run slot meanwhile) it writes the first `take` bytes there and
+ * answers flag 1; otherwise (dst NULL) it answers with the whole message in
+ * a spill file, and *e becomes that spill-file message. */
+int bdl_net_pull(bd_mentry_t *e, char *dst, uint64_t take)
+{
+    if (dst)
+        bdl_lib_mem_prepare(dst, take, 1);
+    bd_req_t *r = bdl_req_begin(BD_REQ_NET_PULL);
+    r->peer = e->src_world;
+    r->rid = e->file_num;
+    r->nbytes = dst ? take : 0;
+    r->arg[0] = (int64_t)(uintptr_t)dst;
+    r->arg[1] = dst != NULL;
+    bdl_rpc();
+    const bd_resp_t *rs = bdl_resp();
+    if (rs->flag)
+        return 1;
+    e->flags = (e->flags & ~BD_ME_PULL) | BD_SEND_FILE;
+    e->file_num = (uint64_t)rs->arg[0];
+    return 0;
+}
+
 static void count_send(int in_file, uint64_t n)
 {
     _Atomic uint64_t *st = bdl_g.slot->stats;
@@ -219,6 +279,10 @@ int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *b
             *cma_id = id;
         else
             bdl_p2p_cma_done(id, 1);
+        return MPI_SUCCESS;
+    }
+    if (!direct && net_direct_ok(ctx, world_dst, n, contig)) {
+        send_pulled(ctx, world_dst, myrank, tag, contig, n, sync, send_id, sid);
         return MPI_SUCCESS;
     }
     count_send(in_file, n);

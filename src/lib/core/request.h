@@ -219,6 +219,13 @@ void bdl_spill_write(const void *buf, uint64_t count, const struct bdl_dt *t, co
  * the writer recorded, and stop the rank ("storage returned corrupted
  * data") before the receive returns if they differ.  Frees ck. */
 void bdl_spill_check(bd_fs_ck_t *ck, int fd, const char *path, uint64_t take, uint64_t n);
+/* msg.c: a message from another node whose data has not come yet
+ * (BD_ME_PULL, -net-direct): ask our master for it.  With a contiguous
+ * destination dst it writes the first take bytes there (1); with dst NULL
+ * it answers with the whole message in a spill file, and *e becomes that
+ * spill-file message (0). */
+struct bd_mentry;
+int bdl_net_pull(struct bd_mentry *e, char *dst, uint64_t take);
 int bdl_p2p_drain(void); /* take what the mailbox holds; how many entries */
 /* Complete every posted receive on context ctx with MPIX_ERR_REVOKED
  * (MPIX_Comm_revoke, locally or by a notice from another member). */
