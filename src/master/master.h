@@ -174,8 +174,8 @@ enum {
     BDR_NH_RMT_DATA,   /* holder -> owner; payload: a2 bytes 1/0 (held), the held sbpages */
     BDR_NH_RMT_DROP,   /* owner -> holder: forget them */
     BDR_NH_RMT_RETURN, /* holder -> owner: one sbpage given back; payload: it */
-    BDR_NH_CTS,      /* u0 pull id: send the data of that message now (net_direct.c) */
-    BDR_NH_PCHUNK,   /* u0 pull id, u1 offset; payload: a chunk of that message's data */
+    BDR_NH_CTS,        /* u0 pull id: send the data of that message now (net_direct.c) */
+    BDR_NH_PCHUNK,     /* u0 pull id, u1 offset; payload: a chunk of that message's data */
 };
 
 typedef struct master {
