@@ -41,6 +41,9 @@ def main():
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--build-dir", default=os.path.join(os.path.dirname(HERE), "build"))
     ap.add_argument("--max", default="16M")
+    ap.add_argument("--min", default="8")
+    ap.add_argument("--tests", default="pingpong,bandwidth,allreduce",
+                    help="mpi_bench tests (and no net_loops unless allreduce is among them)")
     ap.add_argument("--reps", default="3")
     ap.add_argument("--budget", default="0.05")
     ap.add_argument("--rounds", type=int, default=2)
@@ -62,7 +65,7 @@ def main():
     loops_bd = os.path.join(tmp, "loops_bd")
     subprocess.run([os.path.join(bd, "bin", "bdmpicc"), "-O2", "-o", loops_bd, loops_src], check=True)
 
-    opts = ["--tests", "pingpong,bandwidth,allreduce", "--max", args.max, "--reps", args.reps,
+    opts = ["--tests", args.tests, "--min", args.min, "--max", args.max, "--reps", args.reps,
             "--budget", args.budget]
     shapes = {
         "nn2": [bdmpiexec, "-nn", "2", "-ns", "1", "-nr", "1"],
@@ -78,7 +81,7 @@ def main():
             r = run(pre + [prog] + opts, args.timeout)
             if r:
                 runs[k].append(r)
-            if k not in ("mpich", "nn2old"):
+            if k not in ("mpich", "nn2old") and "allreduce" in args.tests:
                 r = run(pre + [loops_bd], args.timeout)
                 if r:
                     runs[k].append(r)

@@ -61,6 +61,10 @@
  * What passes the bound goes to a spill file as before. */
 #define BDR_DIRECT_EAGER ((uint64_t)2 << 20)
 #define BDR_DIRECT_HOLD ((uint64_t)8 << 20)
+/* Held data nobody has asked for within this time goes to a spill file (a
+ * receiver can be slow to come: 3 ms sent most of a stream of 1 MiB
+ * messages to files on this loaded 2-core machine). */
+#define BDR_DIRECT_HOLD_S 0.05
 
 extern uint64_t g_net_sent; /* deadlock.c's message totals */
 
@@ -84,6 +88,7 @@ typedef struct pull_in {
     uint64_t id, total, got; /* got: bytes put where decided */
     uint64_t arrived, eager; /* arrived: also those held */
     int mode, cts_sent, filed;
+    double deadline; /* held data goes to a spill file if nobody asks by then */
     slave_t *puller; /* the receiver, waiting in BD_REQ_NET_PULL */
     int place;       /* it gave an address */
     uint64_t addr, len;
@@ -282,13 +287,17 @@ static void send_cts(pull_in_t *in)
 }
 
 /* d will ask for a message soon: it runs (and is not itself waiting for a
- * send of this kind, which it cannot leave before the data has gone), or it
- * waits for its mailbox and a run slot is free for it. */
+ * send of this kind, which it cannot leave before the data has gone), or a
+ * run slot is free for it and it waits for its mailbox or has just been
+ * made runnable (by an earlier message: a second one arriving in the same
+ * round went to a spill file, a third of the messages of a stream). */
 static int taker_near(slave_t *d)
 {
     if (d->state == SL_RUNNING)
         return !out_of(d);
-    return d->state == SL_BLOCKED && d->blk == BLK_MBOX && g_m.nrunning < g_m.nr;
+    if (g_m.nrunning >= g_m.nr)
+        return 0;
+    return d->state == SL_RUNNABLE || (d->state == SL_BLOCKED && d->blk == BLK_MBOX);
 }
 
 int bdr_direct_expect(const bdr_net_hdr_t *h, msg_t *m)
@@ -311,9 +320,13 @@ int bdr_direct_expect(const bdr_net_hdr_t *h, msg_t *m)
     g_in = in;
     m->pull = 1;
     m->file_num = in->id;
+    in->deadline = bdr_master_now() + BDR_DIRECT_HOLD_S;
+    /* Its eager part is held in any case (its sender does not wait for
+     * it); the rest is asked for at once, into a spill file, when no one
+     * takes it soon, so its sender need not wait. */
     slave_t *d = bdr_master_slave_by_world(in->dst_world);
-    if (!d || d->exited || !taker_near(d))
-        send_cts(in); /* to a spill file (or dropped) at once: no one takes it soon */
+    if (!d || d->exited || (!taker_near(d) && in->total > in->eager))
+        send_cts(in);
     return 0;
 }
 
@@ -480,6 +493,7 @@ static int chunk_recv(bdr_net_msg_t *nm)
         /* Nobody has asked yet: hold the eager part while there is room
          * (unless we asked for it to go to a file), else decide now. */
         if (!in->cts_sent && in->arrived <= in->eager && g_held + n <= BDR_DIRECT_HOLD) {
+            /* (a CTS sent means it goes to a file: see bdr_direct_expect) */
             held_t *h = malloc(sizeof *h);
             if (!h) {
                 bdr_master_fail(1, "master out of memory receiving a message");
@@ -510,11 +524,33 @@ int bdr_direct_dispatch(bdr_net_msg_t *nm)
     }
 }
 
-void bdr_direct_poll(void) { out_poll(); }
+/* Held data that nobody has asked for in time goes to a spill file: the
+ * held memory is for receives that come soon (a receiver blocked in a
+ * collective that has just completed, say), not for ever. */
+static void in_poll(void)
+{
+    double now = 0;
+    for (pull_in_t *in = g_in, *next; in; in = next) {
+        next = in->next;
+        if (in->mode != IN_UNDECIDED || !in->held)
+            continue;
+        if (!now)
+            now = bdr_master_now();
+        if (now >= in->deadline)
+            in_settle(in);
+    }
+}
+
+void bdr_direct_poll(void)
+{
+    out_poll();
+    if (g_held)
+        in_poll();
+}
 
 int bdr_direct_busy(void)
 {
-    if (g_out)
+    if (g_out || g_held) /* (held data has a deadline: in_poll) */
         return 1;
     for (pull_in_t *in = g_in; in; in = in->next)
         if (!in->filed && in->cts_sent)

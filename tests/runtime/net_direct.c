@@ -5,6 +5,9 @@
  *   posted    rank 2 has posted its receives before rank 0 sends messages of
  *             odd sizes (64 KiB to 4 MiB + 17); then the other way round,
  *             with blocking receives that wait in the master;
+ *   stream    windows of 8 nonblocking 1 MiB sends to receives posted first
+ *             (--stats: written straight into the receive buffers, all 32
+ *             unless the machine keeps the receiver off its CPU for 50 ms);
  *   late      rank 2 computes for 50 ms before it posts its receive, so the
  *             sender's wait for it runs out and the data goes to a spill
  *             file on node 1; then a receive posted 1 ms late;
@@ -126,6 +129,38 @@ static void posted(void)
         }
     }
     for (size_t k = 0; k < NSIZES; k++)
+        free(b[k]);
+}
+
+/* Windows of nonblocking sends, as a bandwidth test makes them: every
+ * message must be written straight into its receive buffer (the second
+ * envelope of a round once found the receiver just made runnable, not
+ * yet running, and sent its message to a spill file). */
+static void stream(void)
+{
+    enum { W = 8, ROUNDS = 4 };
+    size_t n = 1u << 20;
+    unsigned char *b[W];
+    MPI_Request q[W];
+    for (int k = 0; k < W; k++)
+        b[k] = xmalloc(n);
+    for (int r = 0; r < ROUNDS; r++) {
+        if (g_rank == 0) {
+            for (int k = 0; k < W; k++) {
+                fill(b[k], 0, r * W + k, n);
+                MPI_Isend(b[k], (int)n, MPI_BYTE, 2, r * W + k, MPI_COMM_WORLD, &q[k]);
+            }
+            MPI_Waitall(W, q, MPI_STATUSES_IGNORE);
+        } else if (g_rank == 2) {
+            for (int k = 0; k < W; k++)
+                MPI_Irecv(b[k], (int)n, MPI_BYTE, 0, r * W + k, MPI_COMM_WORLD, &q[k]);
+            MPI_Waitall(W, q, MPI_STATUSES_IGNORE);
+            for (int k = 0; k < W; k++)
+                check(b[k], 0, r * W + k, n, n, "stream");
+        }
+        MPI_Barrier(MPI_COMM_WORLD);
+    }
+    for (int k = 0; k < W; k++)
         free(b[k]);
 }
 
@@ -351,6 +386,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "posted"))
         posted();
+    else if (!strcmp(mode, "stream"))
+        stream();
     else if (!strcmp(mode, "late"))
         late();
     else if (!strcmp(mode, "unloaded"))
