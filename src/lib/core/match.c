@@ -482,21 +482,33 @@ static void arrive(const bd_mentry_t *e, const char *data)
     g_unexp_tail = &u->next;
 }
 
-/* Entries the master holds for us: older than the ring's, so first. */
+/* Entries the master holds for us: older than the ring's, so first.  A
+ * batch comes in the window, which arrive() may reuse (a posted
+ * noncontiguous receive of a spill file unpacks through it, a pull asks the
+ * master through it): the batch is copied out before any entry is taken. */
 static void fetch_overflow(bd_mbox_t *mb)
 {
     while (atomic_load_explicit(&mb->overflow, memory_order_acquire)) {
         bdl_req_begin(BD_REQ_MBOX_FETCH);
         bdl_rpc();
         int64_t n = bdl_resp()->arg[0];
-        char *p = bdl_g.win;
+        if (!n)
+            break;
+        uint64_t len = 0;
+        for (int64_t i = 0; i < n; i++)
+            len += ((bd_mentry_t *)(bdl_g.win + len))->size;
+        char *batch = malloc(len);
+        if (!batch)
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory taking %lld held messages (%llu bytes)",
+                      (long long)n, (unsigned long long)len);
+        memcpy(batch, bdl_g.win, len);
+        char *p = batch;
         for (int64_t i = 0; i < n; i++) {
             bd_mentry_t *e = (bd_mentry_t *)p;
             arrive(e, bd_mentry_data(e));
             p += e->size;
         }
-        if (!n)
-            break;
+        free(batch);
     }
 }
 
