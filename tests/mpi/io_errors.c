@@ -24,6 +24,12 @@
  *     MPICH gives); seek on an MPI_MODE_SEQUENTIAL file,
  *     MPI_ERR_UNSUPPORTED_OPERATION; a shared-pointer read of a write-only
  *     file, MPI_ERR_ACCESS.
+ *  9. Type maps of views (MPI 3.1 13.1.1, 13.3): a filetype with a negative
+ *     or a decreasing displacement, or (the file open for writing) with
+ *     overlapping blocks: MPI_ERR_IO (MPICH's class; its test
+ *     io/tst_fileview gives etypes such type maps too, which this test
+ *     does not, as MPICH 4.0.2 then aborts in MPI_File_close); overlapping
+ *     blocks in a file opened read-only are allowed.
  */
 #include <sys/stat.h>
 
@@ -140,6 +146,29 @@ int main(int argc, char **argv)
     CHECK_MPI(MPI_File_close(&fh));
     MPI_Type_free(&loose);
     MPI_Type_free(&three);
+
+    /* 9 */
+    static const int dneg[2] = {-2, 2}, ddec[2] = {3, 0}, dovl[2] = {0, 1};
+    static const int bone[2] = {1, 1}, bovl[2] = {3, 1};
+    MPI_Datatype neg, dec, ovl;
+    MPI_Type_indexed(2, bone, dneg, MPI_INT, &neg);
+    MPI_Type_indexed(2, bone, ddec, MPI_INT, &dec);
+    MPI_Type_indexed(2, bovl, dovl, MPI_INT, &ovl);
+    MPI_Type_commit(&neg);
+    MPI_Type_commit(&dec);
+    MPI_Type_commit(&ovl);
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    EXPECT(MPI_File_set_view(fh, 0, MPI_INT, neg, "native", MPI_INFO_NULL), MPI_ERR_IO);
+    EXPECT(MPI_File_set_view(fh, 0, MPI_INT, dec, "native", MPI_INFO_NULL), MPI_ERR_IO);
+    EXPECT(MPI_File_set_view(fh, 0, MPI_INT, ovl, "native", MPI_INFO_NULL), MPI_ERR_IO);
+    CHECK_MPI(MPI_File_close(&fh));
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDONLY, MPI_INFO_NULL, &fh));
+    EXPECT(MPI_File_set_view(fh, 0, MPI_INT, dec, "native", MPI_INFO_NULL), MPI_ERR_IO);
+    CHECK_MPI(MPI_File_set_view(fh, 0, MPI_INT, ovl, "native", MPI_INFO_NULL));
+    CHECK_MPI(MPI_File_close(&fh));
+    MPI_Type_free(&neg);
+    MPI_Type_free(&dec);
+    MPI_Type_free(&ovl);
 
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)
