@@ -12,9 +12,10 @@
  */
 #include "mtest.h"
 
-#define NSMALL 3000     /* small messages before and after the large one */
-#define SMALL_INTS 64   /* 256 bytes each */
-#define LARGE_INTS (256 * 1024) /* the large message, 1 MiB: more than the window a batch comes in */
+#define NSMALL 3000   /* small messages before and after the large one */
+#define SMALL_INTS 64 /* 256 bytes each */
+#define LARGE_INTS                                                                                 \
+    (256 * 1024) /* the large message, 1 MiB: more than the window a batch comes in */
 
 static int small_val(int phase, int k, int i) { return phase * 10000000 + k * 1000 + i; }
 
@@ -65,7 +66,8 @@ int main(int argc, char **argv)
         int bad = 0;
         for (int i = 0; i < LARGE_INTS; i++)
             bad += big[2 * i] != 7 * i + 1 || big[2 * i + 1] != -1;
-        CHECK(bad == 0, "the strided receive of the large message: %d of %d wrong", bad, LARGE_INTS);
+        CHECK(bad == 0, "the strided receive of the large message: %d of %d wrong", bad,
+              LARGE_INTS);
         int in[SMALL_INTS];
         for (int phase = 0; phase < 2; phase++) {
             bad = 0;
@@ -79,7 +81,8 @@ int main(int argc, char **argv)
                     ok = in[i] == small_val(phase, k, i);
                 bad += !ok;
             }
-            CHECK(bad == 0, "phase %d: %d of %d small messages wrong or out of order", phase, bad, NSMALL);
+            CHECK(bad == 0, "phase %d: %d of %d small messages wrong or out of order", phase, bad,
+                  NSMALL);
         }
         MPI_Type_free(&strided);
         free(big);
