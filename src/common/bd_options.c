@@ -157,13 +157,15 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                            "the receiving master writes them into the posted receive buffer; "
                            "otherwise (or above -msg-threshold but below this size) it goes "
                            "through spill files on both nodes (0: never)"},
-    [BD_OPT_COLL_STAGE] = {"coll-stage", BD_OPT_SIZE, "64M", 0, 1LL << 50,
+    [BD_OPT_COLL_STAGE] = {"coll-stage", BD_OPT_SIZE, "0", 0, 1LL << 50,
                            "bounded collective staging: the master holds at most about this "
                            "many bytes of a blocking MPI_Alltoall(v,w) (not in place) or "
                            "MPI_Gather(v) among ranks of one node at once, in memory or its "
                            "spill file; a rank stops putting its pieces while the bound is "
                            "passed and takes the pieces sent to it as they complete (0: stage "
-                           "it whole)"},
+                           "it whole, the default: the staged data is in the memory budget and "
+                           "past it in spill files, which -spill-max bounds; a bound makes "
+                           "out-of-core ranks be loaded once per round)"},
     [BD_OPT_STATS] = {"stats", BD_OPT_FLAG, "0", 0, 1, "print statistics at the end of the run"},
     [BD_OPT_TRACE] = {"trace", BD_OPT_STR, NULL, 0, 0,
                       "write a timeline of the run to FILE, Chrome trace-event JSON for Perfetto "

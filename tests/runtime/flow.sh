@@ -28,7 +28,7 @@
 #            others put theirs only under the bound: STAGE_PEAK <= 2M + a
 #            piece + a window, 7 MiB unbounded (gather_whole);
 #   a2a_2g   the case (label slow): 16 ranks, 2 GiB in all, at
-#            the default -coll-stage 64M: STAGE_PEAK <= 64M + a piece + a
+#            -coll-stage 64M: STAGE_PEAK <= 64M + a piece + a
 #            window;
 #   a2a_file the same with -mem-strategy none, so every piece goes to the
 #            master's spill file: the peak of the spill files (SPILL_PEAK)
@@ -46,7 +46,7 @@ isends) timeout -k 5 100 "$exe" -ns 4 -nr 1 -p2p-tokens 64K --stats "$prog" isen
 ring) timeout -k 5 100 "$exe" -ns 4 -nr 2 -p2p-tokens 64K --stats "$prog" ring 8 262144 >"$out" 2>&1 ;;
 a2a) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 4M --stats "$prog" a2a 1 524288 >"$out" 2>&1 ;;
 a2a_file) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 4M -mem-strategy none --stats "$prog" a2a 1 524288 >"$out" 2>&1 ;;
-a2a_2g) timeout -k 5 900 "$exe" -ns 16 -nr 1 --stats "$prog" a2a 1 8947848 >"$out" 2>&1 ;;
+a2a_2g) timeout -k 5 900 "$exe" -ns 16 -nr 1 -coll-stage 64M --stats "$prog" a2a 1 8947848 >"$out" 2>&1 ;;
 gather) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M --stats "$prog" gather 1 1048576 >"$out" 2>&1 ;;
 gather_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" gather 1 1048576 >"$out" 2>&1 ;;
 a2a_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" a2a 2 524288 >"$out" 2>&1 ;;
