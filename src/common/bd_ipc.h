@@ -293,8 +293,8 @@ typedef struct bd_job_config {
     int32_t mem_wp;         /* -mem-wp: BD_MEMW_* */
     int32_t mem_dedup;      /* -mem-dedup: 0 on, 1 off (and 1 where the table has no room) */
     int32_t mem_share;      /* -mem-share: 0 on (ranks' memory mergeable by KSM), 1 off */
-    uint32_t pad;
-    uint64_t spin_ns; /* -spin, in ns */
+    int32_t mem_preclean;   /* -mem-preclean: 0 on, 1 off */
+    uint64_t spin_ns;       /* -spin, in ns */
 } bd_job_config_t;
 
 /* Fill job from the (normalised) options; the master then sets what it

@@ -64,7 +64,9 @@
       "stored copies read back to compare them byte for byte with data about to be written")       \
     X(MEM_KSM, "bytes",                                                                            \
       "ranks' memory merged with identical pages by the kernel (-mem-share; per rank the most "    \
-      "seen in /proc/PID/ksm_stat, summed)")
+      "seen in /proc/PID/ksm_stat, summed)")                                                       \
+    X(MEM_PRECLEANED, "bytes",                                                                     \
+      "managed memory written back while its rank ran (-mem-preclean), not at an unload")
 
 typedef enum {
 #define BD_STAT_ENUM(name, unit, help) BD_STAT_##name,

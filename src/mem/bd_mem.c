@@ -37,6 +37,7 @@ mem_global_t bdm_g = {
     .memfd = -1,
     .io_evfd = -1,
     .dd_fd = -1,
+    .pc_fd = -1,
 };
 
 void bdm_unlock_release(void)
@@ -251,6 +252,26 @@ static void reap(io_slot_t *sl)
             /* read-ahead that failed is simply not resident; a demand load retries */
             G.rel_pending += bdm_acct_trim(a);
         }
+    } else if (sl->flags & IO_PRECLEAN) {
+        /* a pre-cleaning write: the memory stays resident.  SB_DIRTY was
+         * cleared when it was submitted; a scan that found the sbpage
+         * written again meanwhile has set it again, and that stays. */
+        for (size_t x = sl->s; x < sl->s + sl->n; x++)
+            a->pc[x] &= (uint16_t)~PC_IO;
+        if (rc == 0) {
+            bdm_backing_drop_cache(sl->fd, sl->off, sl->len, 1);
+            G.st.bytes_written += sl->len;
+            G.st.precleaned += sl->len;
+            if (G.verify)
+                memcpy(a->crc + sl->s, sl->crc, sl->n * sizeof *a->crc);
+            for (size_t x = sl->s; x < sl->s + sl->n; x++)
+                a->st[x] |= SB_DISK;
+            bdm_dd_written(a, sl->s, sl->n);
+        } else {
+            /* the stored copy may be torn: the unload must write it again */
+            for (size_t x = sl->s; x < sl->s + sl->n; x++)
+                a->st[x] |= SB_DIRTY;
+        }
     } else {
         if (rc == 0) {
             bdm_backing_drop_cache(sl->fd, sl->off, sl->len, 1);
@@ -332,6 +353,13 @@ static void slot_go(io_slot_t *sl, alloc_t *a, int op, size_t s, size_t n, int f
     }
     a->inflight++;
     bdm_io_submit(sl);
+}
+
+io_slot_t *bdm_slot_free(void) { return slot_free(); }
+
+void bdm_slot_go(io_slot_t *sl, alloc_t *a, int op, size_t s, size_t n, int flags, int fd)
+{
+    slot_go(sl, a, op, s, n, flags, fd);
 }
 
 /* Wait for every request touching sbpages [i0, i1) of a and reap it. */

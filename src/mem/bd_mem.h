@@ -299,6 +299,18 @@ typedef struct {
      * bd_mem_share_min() bytes. */
     void *share;
     size_t share_len;
+    /* Pre-cleaning (write-behind), 1 = on: while the process runs (between
+     * bd_mem_phase() and bd_mem_idle()), a thread of the manager scans the
+     * resident memory every 10 ms with PAGEMAP_SCAN, re-arming the write
+     * protection of what was written (PM_SCAN_WP_MATCHING), and writes back
+     * in the background the dirty sbpages that the last scan found
+     * unwritten; they stay resident and clean, and a later write makes them
+     * dirty again.  Only on the uffd path with asynchronous write tracking
+     * (ignored elsewhere).  The scans come every preclean_tick_us of the
+     * process's CPU time (0 = 10 ms): a program that waits for a load does
+     * not make its data look unwritten. */
+    int preclean;
+    unsigned preclean_tick_us;
 } bd_mem_config_t;
 
 /* Smallest share_len bd_mem_init accepts. */
@@ -334,6 +346,9 @@ typedef struct {
     uint64_t dedup_bytes;    /* bytes not written: an identical copy was stored on the node */
     uint64_t dedup_zero;     /* bytes not written: the sbpage was all zeros */
     uint64_t dedup_verify;   /* bytes read to compare a candidate copy with the data */
+    int preclean;            /* pre-cleaning in use (cfg.preclean where the path allows it) */
+    uint64_t precleaned;     /* bytes written back by pre-cleaning while running */
+    uint64_t preclean_ns;    /* time the pre-cleaning thread held the lock (scans, hashing) */
     const char *err_call;    /* the storage call that failed last ("pwrite", "open", ...),
                               * for messages; NULL if none did */
 } bd_mem_stats_t;

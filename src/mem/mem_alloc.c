@@ -196,6 +196,10 @@ void bdm_meta_free(alloc_t *a)
         munmap(a->slot, a->slot_bytes);
     if (a->crc)
         munmap(a->crc, a->crc_bytes);
+    if (a->pc)
+        munmap(a->pc, a->pc_bytes);
+    a->pc = NULL;
+    a->pc_bytes = 0;
     a->st = NULL;
     a->hash = NULL;
     a->slot = NULL;
@@ -338,6 +342,8 @@ void *bd_mem_alloc(size_t size, size_t align)
             rc = bdm_dd_resize(a, a->nsb);
         if (rc == 0)
             rc = crc_resize(a, a->nsb);
+        if (rc == 0)
+            rc = bdm_pc_resize(a, a->nsb);
         if (rc == 0)
             rc = tab_insert(a);
         if (rc != 0) {
@@ -520,6 +526,8 @@ void *bd_mem_realloc(void *p, size_t size)
             rc = bdm_dd_resize(a, newlen / sb);
         if (rc == 0)
             rc = crc_resize(a, newlen / sb);
+        if (rc == 0)
+            rc = bdm_pc_resize(a, newlen / sb);
         if (rc == 0 && bdm_is_uffd())
             rc = bdm_uffd_map(a->base + a->len, newlen - a->len);
         if (rc == 0) {

@@ -175,6 +175,13 @@ int bd_mem_init(const bd_mem_config_t *cfg)
         if (rc)
             goto fail_bounce;
     }
+    /* pre-cleaning needs PM_SCAN_WP_MATCHING, i.e. asynchronous write
+     * protection on the uffd path */
+    G.preclean = cfg->preclean > 0 && G.track == BD_MEM_TRACK_UFFD && !G.wp_sync;
+    G.pc_run = 0;
+    G.pc_epoch = G.pc_seen = G.pc_gen = G.pc_scans = 0;
+    G.pc_tick = (cfg->preclean_tick_us ? cfg->preclean_tick_us : 10000) * 1000ULL;
+    G.pc_clock = CLOCK_PROCESS_CPUTIME_ID;
     rc = bdm_io_start();
     if (rc) {
         if (G.track == BD_MEM_TRACK_UFFD)
@@ -183,6 +190,9 @@ int bd_mem_init(const bd_mem_config_t *cfg)
             bdm_prot_teardown();
         goto fail_bounce;
     }
+    if (bdm_pc_start() != 0)
+        G.preclean = 0; /* no thread: the unloads write everything, as without it */
+    G.st.preclean = G.preclean;
     G.st.track = G.track;
     G.st.kernel_faults = G.kernel_faults;
     G.next_id = 1;
@@ -222,6 +232,7 @@ void bd_mem_fini(void)
     }
     bdm_dd_teardown();
     UNLOCK();
+    bdm_pc_stop();
     bdm_io_stop();
     if (G.track == BD_MEM_TRACK_UFFD)
         bdm_uffd_teardown();
@@ -369,6 +380,7 @@ void bd_mem_idle(void)
     if (!bd_mem_active() || !bdm_is_uffd())
         return;
     LOCK();
+    __atomic_store_n(&G.pc_run, 0, __ATOMIC_RELEASE); /* no pre-cleaning while it waits */
     /* Stop background loading (AR streams, LRLW read-ahead): it would go on
    * through the bounce buffers while the rank waits, and nothing would give
    * them back afterwards.  What it has not read is loaded when touched (a

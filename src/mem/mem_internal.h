@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "bd_mem.h"
 
@@ -39,6 +40,17 @@ enum { IO_READ = 0, IO_WRITE = 1 };
 #define IO_OWNED 1     /* the submitter waits for and reaps it while holding the lock */
 #define IO_DEMAND 2    /* a faulting thread waits for it (a read error is fatal) */
 #define IO_UNTRACKED 4 /* install writable without write tracking (SB_VERIFY) */
+#define IO_PRECLEAN 8  /* pre-cleaning write of a running process: the memory stays resident */
+
+/* Pre-cleaning (mem_preclean.c), per sbpage in alloc_t.pc: the generation
+ * of the last write-protecting scan that covered it, whether that scan found
+ * it written (and the one before), whether it is written too often to be
+ * worth re-protecting, and whether a pre-cleaning write of it is in flight. */
+#define PC_GEN 0x00ff
+#define PC_FOUND 0x0100 /* the covering scan found a page of it written */
+#define PC_PREV 0x0200  /* the scan before that did too */
+#define PC_HOT 0x0400   /* written at two scans in a row: not scanned for a while */
+#define PC_IO 0x0800    /* a pre-cleaning write of it is in flight */
 
 typedef struct alloc {
     uintptr_t base;  /* first byte, sbpage aligned */
@@ -68,6 +80,8 @@ typedef struct alloc {
     size_t npf;     /* sbpages that stream has accounted but not started reading */
     int classified; /* bdm_unload_clean ran: dirty state scanned, every sbpage classified */
     uint64_t touch; /* G.touch_clock at its last bdm_ensure: a shrink gives back the oldest */
+    uint16_t *pc;   /* G.preclean: nsb pre-cleaning states (PC_*), mapped */
+    size_t pc_bytes;
     /* Storage deduplication (G.dd): slot[i] = k + 1 when the stored copy of
      * sbpage i is slot k of the node's shared store (holding one reference
      * on it), 0 when it is at offset i * sbpage of the allocation's own file
@@ -146,6 +160,22 @@ typedef struct {
     uint64_t phase_used[BDM_NPHASE];
     int phase_cur; /* slot of the current residency, -1 none (or already recorded) */
     int pf_slot;   /* slot the look-ahead load in progress reads */
+
+    /* pre-cleaning (mem_preclean.c): a thread that, while the process runs
+     * (between bd_mem_phase and bd_mem_idle), writes back dirty sbpages no
+     * longer being written, so that unloads find them clean */
+    int preclean;       /* on (cfg.preclean, uffd path, asynchronous write tracking) */
+    int pc_run;         /* the process runs */
+    uint32_t pc_epoch;  /* residencies begun (bd_mem_phase) */
+    uint32_t pc_seen;   /* the residency the thread's states describe */
+    uint32_t pc_gen;    /* generation of the last scan, 1..255 */
+    uint32_t pc_scans;  /* scans in this residency */
+    uint64_t pc_last;   /* when the last scan ran (CPU time of pc_clock, ns) */
+    uint64_t pc_tick;   /* CPU time between two scans (ns) */
+    clockid_t pc_clock; /* the process's CPU-time clock */
+    int pc_fd;          /* eventfd: stop the thread */
+    int pc_started;
+    pthread_t pc_thread;
 
     /* storage deduplication (mem_dedup.c), dd == NULL: off */
     struct dd_hdr *dd;
@@ -345,6 +375,21 @@ static inline int bdm_pf_skip(uint8_t f)
 
 /* Account n more bytes to a (acquired from the budget already). */
 void bdm_acct_add(alloc_t *a, size_t n);
+/* A free I/O slot or NULL (reaps finished ones first); never waits. */
+io_slot_t *bdm_slot_free(void);
+/* Start request op (IO_READ, IO_WRITE) on sbpages [s, s+n) of a in slot sl. */
+void bdm_slot_go(io_slot_t *sl, alloc_t *a, int op, size_t s, size_t n, int flags, int fd);
+
+/* mem_preclean.c */
+int bdm_pc_start(void);
+void bdm_pc_stop(void);
+int bdm_pc_resize(alloc_t *a, size_t nsb);
+/* Write-protect what was written in [s0, s1) of a and collect it
+ * (PAGEMAP_SCAN with PM_SCAN_WP_MATCHING); mem_uffd.c.  Calls found(a, s)
+ * for every sbpage with a written page, possibly several times.  Returns 0
+ * or -errno. */
+int bdm_uffd_scan_rearm(alloc_t *a, size_t s0, size_t s1, void (*found)(alloc_t *, size_t));
+
 /* Reap finished I/O slots and update the sbpages' state. */
 void bdm_reap_done(void);
 /* Keep the free I/O slots busy with every allocation's stream. */

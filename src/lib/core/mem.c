@@ -120,6 +120,7 @@ void bdl_lib_mem_init(void)
         /* every rank of the node passes the same zero-filled table */
         .share = bdl_g.hdr->dedup_bytes ? (char *)bdl_g.hdr + bdl_g.hdr->dedup_offset : NULL,
         .share_len = bdl_g.hdr->dedup_bytes,
+        .preclean = job->mem_preclean == 0,
     };
     _Static_assert(BD_MEM_RESP_SHRINK == BD_MEM_ACQUIRE_SHRINK, "acquire answers differ");
     int rc = bd_mem_init(&cfg);
@@ -163,6 +164,7 @@ void bdl_lib_mem_stats(void)
     atomic_store_explicit(&o[BD_STAT_MEM_DEDUP], st.dedup_bytes, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_DEDUP_ZERO], st.dedup_zero, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_DEDUP_VERIFY], st.dedup_verify, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_PRECLEANED], st.precleaned, memory_order_relaxed);
 }
 
 /* The master told this (waiting) rank to write its memory out, or to load
