@@ -288,7 +288,8 @@ typedef struct {
      * ended, t0 being its CLOCK_MONOTONIC start in ns.  Called by whichever
      * thread does the I/O (I/O workers, the fault handler, a SIGSEGV
      * handler, the caller of an unload), with or without the manager's
-     * lock: they must be async-signal-safe and take no lock. */
+     * lock: they must be async-signal-safe and take no lock.  write = 2: a
+     * pre-cleaning write, in the background of the running process. */
     void (*io_begin)(void *ctx, int write);
     void (*io_end)(void *ctx, int write, size_t bytes, uint64_t t0_ns);
     /* Storage deduplication between the processes of a node (see "Identical

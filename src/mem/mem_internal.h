@@ -51,6 +51,8 @@ enum { IO_READ = 0, IO_WRITE = 1 };
 #define PC_PREV 0x0200  /* the scan before that did too */
 #define PC_HOT 0x0400   /* written at two scans in a row: not scanned for a while */
 #define PC_IO 0x0800    /* a pre-cleaning write of it is in flight */
+#define PC_DONE 0x1000  /* pre-cleaned in this residency */
+#define PC_AGAIN 0x2000 /* written again after it was pre-cleaned: never pre-cleaned again */
 
 typedef struct alloc {
     uintptr_t base;  /* first byte, sbpage aligned */
@@ -222,6 +224,7 @@ void bdm_msg(const char *s);
 uint64_t bdm_now_ns(void);
 int bdm_pread_all(int fd, void *buf, size_t len, off_t off);
 int bdm_pwrite_all(int fd, const void *buf, size_t len, off_t off);
+int bdm_pwrite_bg(int fd, const void *buf, size_t len, off_t off);
 void bdm_fmt_u64(char *out, uint64_t v);
 void bdm_fmt_hex(char *out, uint64_t v);
 void *bdm_map(size_t len);

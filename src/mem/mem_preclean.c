@@ -30,6 +30,10 @@
  * found it unwritten; its hash against the stored copy's decides whether
  * it is written, as at an unload.
  *
+ * An sbpage written again after it was pre-cleaned (PC_AGAIN: its data
+ * was cold for a tick only, e.g. scattered updates of a buffer) is not
+ * pre-cleaned again while the allocation lives: that write was wasted
+ * bandwidth, and the pattern of a program's phases repeats.
  * An sbpage found written at two scans in a row is hot (PC_HOT): it is not
  * re-armed for PC_HOT_SCANS scans, which bounds the cost of re-arming data
  * the program keeps writing (each re-arm costs a kernel fault per 4 KiB
@@ -86,7 +90,7 @@ static void pc_reset_all(void)
     for (size_t k = 0; k < G.ntab; k++)
         if (G.tab[k]->pc)
             for (size_t i = 0; i < G.tab[k]->nsb; i++)
-                G.tab[k]->pc[i] &= PC_IO; /* a write in flight stays marked */
+                G.tab[k]->pc[i] &= PC_IO | PC_AGAIN; /* a write in flight stays marked */
 }
 
 /* The scan found a written page in sbpage s of a. */
@@ -98,6 +102,8 @@ static void pc_found(alloc_t *a, size_t s)
     p |= PC_FOUND;
     if (p & PC_PREV)
         p |= PC_HOT;
+    if (p & PC_DONE)
+        p |= PC_AGAIN; /* its pre-cleaning was a write too many */
     a->pc[s] = p;
     /* an untracked sbpage stays untracked: its hash decides, at the unload
      * or when it is pre-cleaned */
@@ -133,8 +139,8 @@ static int pc_scan(void)
                 if (cool)
                     p &= (uint16_t)~PC_HOT;
                 /* covered by this scan: found or not is decided below */
-                a->pc[j] = (uint16_t)((p & (PC_HOT | PC_IO)) | ((p & PC_FOUND) ? PC_PREV : 0) |
-                                      G.pc_gen);
+                a->pc[j] = (uint16_t)((p & (PC_HOT | PC_IO | PC_DONE | PC_AGAIN)) |
+                                      ((p & PC_FOUND) ? PC_PREV : 0) | G.pc_gen);
                 j++;
             }
             int rc = bdm_uffd_scan_rearm(a, i, j, pc_found);
@@ -160,7 +166,7 @@ static int pc_cold(const alloc_t *a, size_t i)
     uint16_t p = a->pc[i];
     if ((f & (SB_RES | SB_LOADING)) != SB_RES || !(f & (SB_DIRTY | SB_VERIFY)))
         return 0;
-    return (p & (PC_GEN | PC_FOUND | PC_HOT | PC_IO)) == G.pc_gen;
+    return (p & (PC_GEN | PC_FOUND | PC_HOT | PC_IO | PC_AGAIN)) == G.pc_gen;
 }
 
 /* Cold sbpage i is about to be written: record the hash of what is
@@ -222,7 +228,7 @@ static int pc_write(alloc_t *a, size_t i, size_t j, int *fd)
         return -EAGAIN;
     for (size_t x = i; x < j; x++) {
         a->st[x] &= (uint8_t)~SB_DIRTY;
-        a->pc[x] |= PC_IO;
+        a->pc[x] |= PC_IO | PC_DONE;
     }
     bdm_slot_go(sl, a, IO_WRITE, i, j - i, IO_PRECLEAN, *fd);
     return 0;
