@@ -946,6 +946,9 @@ static void release_mem_or_die(alloc_t *a, size_t s0, size_t s1)
         bdm_die("releasing memory of an unloaded allocation failed", -rc, (s1 - s0) * G.sbpage);
     for (size_t x = s0; x < s1; x++)
         a->st[x] &= (uint8_t) ~(SB_RES | SB_DIRTY | SB_VERIFY);
+    if (a->pc) /* pre-cleaning: "written again after it was cleaned" counts per residency */
+        for (size_t x = s0; x < s1; x++)
+            a->pc[x] &= (uint16_t)~PC_DONE;
     a->nres -= s1 - s0;
 }
 

@@ -179,7 +179,8 @@ int bd_mem_init(const bd_mem_config_t *cfg)
      * protection on the uffd path */
     G.preclean = cfg->preclean > 0 && G.track == BD_MEM_TRACK_UFFD && !G.wp_sync;
     G.pc_run = 0;
-    G.pc_epoch = G.pc_seen = G.pc_gen = G.pc_scans = 0;
+    G.pc_gen = G.pc_scans = 0;
+    G.pc_last = 0;
     G.pc_tick = (cfg->preclean_tick_us ? cfg->preclean_tick_us : 10000) * 1000ULL;
     G.pc_clock = CLOCK_PROCESS_CPUTIME_ID;
     rc = bdm_io_start();
@@ -389,7 +390,13 @@ void bd_mem_idle(void)
         bdm_pf_stop(G.tab[k]);
         G.tab[k]->ra_end = G.tab[k]->ra_next;
     }
-    bdm_io_drain();
+    /* pre-cleaning writes use no bounce buffer: they go on (an unload
+     * waits for them) */
+    for (int k = 0; k < IO_NSLOT; k++)
+        if (__atomic_load_n(&G.io[k].state, __ATOMIC_ACQUIRE) != IO_FREE &&
+            !(G.io[k].flags & IO_PRECLEAN))
+            bdm_io_wait(&G.io[k]);
+    bdm_reap_done();
     bdm_bounce_idle();
     G.pf_active = 0;
     UNLOCK();

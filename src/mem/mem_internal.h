@@ -51,7 +51,7 @@ enum { IO_READ = 0, IO_WRITE = 1 };
 #define PC_PREV 0x0200  /* the scan before that did too */
 #define PC_HOT 0x0400   /* written at two scans in a row: not scanned for a while */
 #define PC_IO 0x0800    /* a pre-cleaning write of it is in flight */
-#define PC_DONE 0x1000  /* pre-cleaned in this residency */
+#define PC_DONE 0x1000  /* pre-cleaned since it was loaded */
 #define PC_AGAIN 0x2000 /* written again after it was pre-cleaned: never pre-cleaned again */
 
 typedef struct alloc {
@@ -168,10 +168,8 @@ typedef struct {
      * longer being written, so that unloads find them clean */
     int preclean;       /* on (cfg.preclean, uffd path, asynchronous write tracking) */
     int pc_run;         /* the process runs */
-    uint32_t pc_epoch;  /* residencies begun (bd_mem_phase) */
-    uint32_t pc_seen;   /* the residency the thread's states describe */
     uint32_t pc_gen;    /* generation of the last scan, 1..255 */
-    uint32_t pc_scans;  /* scans in this residency */
+    uint32_t pc_scans;  /* scans made */
     uint64_t pc_last;   /* when the last scan ran (CPU time of pc_clock, ns) */
     uint64_t pc_tick;   /* CPU time between two scans (ns) */
     clockid_t pc_clock; /* the process's CPU-time clock */

@@ -90,7 +90,7 @@ static void pc_reset_all(void)
     for (size_t k = 0; k < G.ntab; k++)
         if (G.tab[k]->pc)
             for (size_t i = 0; i < G.tab[k]->nsb; i++)
-                G.tab[k]->pc[i] &= PC_IO | PC_AGAIN; /* a write in flight stays marked */
+                G.tab[k]->pc[i] &= PC_IO | PC_DONE | PC_AGAIN; /* generations only */
 }
 
 /* The scan found a written page in sbpage s of a. */
@@ -291,13 +291,6 @@ static int pc_flush(void)
 static int pc_round(void)
 {
     uint64_t t0 = bdm_now_ns(), now = pc_now();
-    if (G.pc_seen != G.pc_epoch) { /* a new residency: nothing known about it yet */
-        G.pc_seen = G.pc_epoch;
-        pc_reset_all();
-        G.pc_scans = 0;
-        G.pc_last = now;
-        return 0;
-    }
     bdm_reap_done();
     if (now - G.pc_last >= G.pc_tick) {
         G.pc_last = now;
@@ -323,10 +316,10 @@ static void *pc_main(void *arg)
         if (!__atomic_load_n(&G.pc_run, __ATOMIC_ACQUIRE))
             continue;
         /* the lock only when there is something to do: a scan is due (the
-         * program used a tick of CPU time), a new residency began, or
-         * cold sbpages wait for a slot */
-        if (!more && G.pc_seen == __atomic_load_n(&G.pc_epoch, __ATOMIC_ACQUIRE) &&
-            pc_now() - G.pc_last < G.pc_tick)
+         * process used a tick of CPU time) or cold sbpages wait for a slot.
+         * The states stay valid while the process waits (the written bits
+         * stay in the page tables): a wait in MPI only pauses the scans. */
+        if (!more && pc_now() - G.pc_last < G.pc_tick)
             continue;
         more = 0;
         LOCK();
