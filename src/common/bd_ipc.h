@@ -295,6 +295,7 @@ typedef struct bd_job_config {
     int32_t mem_share;      /* -mem-share: 0 on (ranks' memory mergeable by KSM), 1 off */
     int32_t mem_preclean;   /* -mem-preclean: 0 on, 1 off */
     uint64_t spin_ns;       /* -spin, in ns */
+    uint64_t mem_preclean_tick; /* -mem-preclean-tick, in microseconds */
 } bd_job_config_t;
 
 /* Fill job from the (normalised) options; the master then sets what it

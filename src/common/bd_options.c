@@ -103,6 +103,10 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                              "little left to write (uffd path with asynchronous write "
                              "tracking only)",
                              "on|off"},
+    [BD_OPT_MEM_PRECLEAN_TICK] = {"mem-preclean-tick", BD_OPT_INT, "10000", 100, 10000000,
+                                  "microseconds of a rank's CPU time between two scans of "
+                                  "-mem-preclean (tests use small values so that short "
+                                  "residencies are pre-cleaned)"},
     [BD_OPT_MEM_DEDUP] = {"mem-dedup", BD_OPT_ENUM, "on", 0, 0,
                           "store identical managed memory once per node: an sbpage whose "
                           "content equals a copy already stored by any rank of the node "

@@ -121,6 +121,7 @@ void bdl_lib_mem_init(void)
         .share = bdl_g.hdr->dedup_bytes ? (char *)bdl_g.hdr + bdl_g.hdr->dedup_offset : NULL,
         .share_len = bdl_g.hdr->dedup_bytes,
         .preclean = job->mem_preclean == 0,
+        .preclean_tick_us = (unsigned)job->mem_preclean_tick,
     };
     _Static_assert(BD_MEM_RESP_SHRINK == BD_MEM_ACQUIRE_SHRINK, "acquire answers differ");
     int rc = bd_mem_init(&cfg);
