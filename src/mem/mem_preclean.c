@@ -291,6 +291,13 @@ static int pc_flush(void)
 static int pc_round(void)
 {
     uint64_t t0 = bdm_now_ns(), now = pc_now();
+    /* Nothing to gain before the process was ever unloaded: where memory
+     * is not short (ARLW in memory) no unload ever comes, and pre-cleaning
+     * would write what nobody needs written. */
+    if (G.st.unloads == 0 && G.st.shrinks == 0) {
+        G.pc_last = now;
+        return 0;
+    }
     bdm_reap_done();
     if (now - G.pc_last >= G.pc_tick) {
         G.pc_last = now;

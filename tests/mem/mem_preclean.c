@@ -113,6 +113,10 @@ int main(int argc, char **argv)
     shA = calloc(NA, SB);
     shC = calloc(NC, SB);
     CHECK(A && C && shA && shC);
+    /* pre-cleaning starts after the first unload (memory is short) */
+    memset(A, 1, SB);
+    bd_mem_idle();
+    CHECK(bd_mem_unload_all() == 0);
     uint64_t rng = 88172645463325252ULL;
     uint64_t total_pc = 0;
     for (int r = 0; r < ROUNDS; r++) {
