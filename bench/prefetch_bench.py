@@ -61,7 +61,7 @@ def run(args, exe, graph, wd, strategy, nr, prefetch):
     drop_cache([graph, wd])
     cmd = [exe, "-ns", str(args.ns), "-nr", str(nr), "-mem", args.mem, "-mem-strategy", strategy,
            "-mem-threshold", args.mem_threshold, "-sbpage", args.sbpage, "-" + args.option, prefetch,
-           "-wd", wd, "--stats", args.pagerank, "-i", str(args.iters), "-t", "10", graph]
+           "-wd", wd, "--stats"] + args.extra.split() + [args.pagerank, "-i", str(args.iters), "-t", "10", graph]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
     if p.returncode != 0:
         sys.exit("prefetch_bench: run failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-2000:]))
@@ -87,6 +87,7 @@ def main():
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--option", default="mem-prefetch", help="the on|off option compared (without the dash)")
+    ap.add_argument("--extra", default="", help="more bdmpiexec options for every run, e.g. '-mem-preclean-tick 30000'")
     args = ap.parse_args()
     b = os.path.abspath(args.build_dir)
     exe = os.path.join(b, "bin", "bdmpiexec")

@@ -198,11 +198,17 @@ static int pc_prepare(alloc_t *a, size_t i)
     return 1;
 }
 
-/* Pre-cleaning writes in flight, or PC_MAX_IO while reads are: the
- * program's loads go first, pre-cleaning takes what the device has left. */
+/* Pre-cleaning writes in flight, or PC_MAX_IO while reads are in flight
+ * or a stream has more to read: the program's loads go first,
+ * pre-cleaning takes what the device has left. */
 static int pc_inflight(void)
 {
     int n = 0;
+    /* a stream (AR load, LRLW read-ahead) will read more: its reads would
+     * queue behind a write on the device */
+    for (size_t k = 0; k < G.ntab; k++)
+        if (G.tab[k]->ra_next < G.tab[k]->ra_end)
+            return PC_MAX_IO;
     for (int k = 0; k < IO_NSLOT; k++) {
         if (__atomic_load_n(&G.io[k].state, __ATOMIC_ACQUIRE) == IO_FREE)
             continue;
