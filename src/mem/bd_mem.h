@@ -312,6 +312,10 @@ typedef struct {
      * not make its data look unwritten. */
     int preclean;
     unsigned preclean_tick_us;
+    /* Tests: each pre-cleaning write waits this long between taking the
+     * CRC32C of the data and writing it, so that the program's writes and
+     * the next scans fall inside write-backs in flight.  0 = none. */
+    unsigned preclean_delay_us;
 } bd_mem_config_t;
 
 /* Smallest share_len bd_mem_init accepts. */

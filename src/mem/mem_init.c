@@ -182,6 +182,7 @@ int bd_mem_init(const bd_mem_config_t *cfg)
     G.pc_gen = G.pc_scans = 0;
     G.pc_last = 0;
     G.pc_tick = (cfg->preclean_tick_us ? cfg->preclean_tick_us : 10000) * 1000ULL;
+    G.pc_delay = cfg->preclean_delay_us * 1000ULL;
     G.pc_clock = CLOCK_PROCESS_CPUTIME_ID;
     rc = bdm_io_start();
     if (rc) {

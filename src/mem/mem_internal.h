@@ -172,6 +172,7 @@ typedef struct {
     uint32_t pc_scans;  /* scans made */
     uint64_t pc_last;   /* when the last scan ran (CPU time of pc_clock, ns) */
     uint64_t pc_tick;   /* CPU time between two scans (ns) */
+    uint64_t pc_delay;  /* cfg.preclean_delay_us in ns (tests) */
     clockid_t pc_clock; /* the process's CPU-time clock */
     int pc_fd;          /* eventfd: stop the thread */
     int pc_started;

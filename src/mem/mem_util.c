@@ -273,6 +273,11 @@ static void *io_worker(void *arg)
         if (sl->op == IO_WRITE && bdm_g.verify) /* what is stored: its checksum, per sbpage */
             for (size_t k = 0; k < nsb; k++)
                 sl->crc[k] = bd_crc32c(0, sl->buf + k * bdm_g.sbpage, bdm_g.sbpage);
+        if (sl->op == IO_WRITE && (sl->flags & IO_PRECLEAN) && bdm_g.pc_delay) {
+            struct timespec ts = {(time_t)(bdm_g.pc_delay / 1000000000ULL),
+                                  (long)(bdm_g.pc_delay % 1000000000ULL)};
+            nanosleep(&ts, NULL); /* tests: writes and scans fall inside this one */
+        }
         int rc = sl->op == IO_READ           ? bdm_pread_all(sl->fd, sl->buf, sl->len, sl->off)
                  : (sl->flags & IO_PRECLEAN) ? bdm_pwrite_bg(sl->fd, sl->buf, sl->len, sl->off)
                                              : bdm_pwrite_all(sl->fd, sl->buf, sl->len, sl->off);

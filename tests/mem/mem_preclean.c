@@ -2,9 +2,11 @@
  * sbpages that are no longer being written are written back in the
  * background and stay resident; a write after that must make them dirty
  * again, or it is lost at the next unload.
- * usage: mem_preclean <araw|arlw|lrlw> [on|off [tick_us]]   (uffd path only;
- * on|off: write prediction; tick_us: CPU time between two scans, small
- * so that scans fall inside write-backs in flight)
+ * usage: mem_preclean <araw|arlw|lrlw> [on|off [tick_us [delay_us]]]
+ * (uffd path only; on|off: write prediction; tick_us: CPU time between two
+ * scans; delay_us: each pre-cleaning write waits that long after its
+ * CRC32C was taken, so that writes and scans fall inside write-backs in
+ * flight and a stored copy older than its checksum is likely)
  * Per round, in one residency (bd_mem_phase .. bd_mem_idle):
  *  - every byte of A is written, and the test waits until pre-cleaning has
  *    stored all of A (MEM stats; it fails if nothing is ever pre-cleaned;
@@ -16,6 +18,8 @@
  *    pauses so that its sbpages go cold and are cleaned in between;
  *  - an allocation is freed and another made while writes may be in
  *    flight;
+ *  - every sbpage of a fresh allocation D is written twice, the second
+ *    time while its write-back may be in flight, and never again;
  * then the process "blocks": bd_mem_idle, bd_mem_unload_all, and the next
  * round checks every byte of A and C against an unmanaged copy (the reads
  * check each sbpage's CRC32C too: a stored copy that pre-cleaning tore and
@@ -29,9 +33,10 @@
 #define SB (64u << 10)
 #define NA 96u /* sbpages of A */
 #define NC 32u /* sbpages of C */
+#define ND 16u /* sbpages of D, made anew every round */
 #define ROUNDS 4
 
-static uint8_t *A, *C, *shA, *shC;
+static uint8_t *A, *C, *D, *shA, *shC, *shD;
 static volatile int stop_writer;
 
 static void sleep_ms(int ms)
@@ -81,6 +86,26 @@ static void check_all(int round)
     for (size_t i = 0; i < NC * SB; i++)
         CHECKF(C[i] == shC[i], "round %d: C[%zu] (sbpage %zu) = %u, want %u", round, i, i / SB,
                C[i], shC[i]);
+    for (size_t i = 0; i < ND * SB; i++)
+        CHECKF(D[i] == shD[i], "round %d: D[%zu] (sbpage %zu) = %u, want %u", round, i, i / SB,
+               D[i], shD[i]);
+}
+
+/* Each sbpage of D written twice and never again: the first write makes it
+ * dirty and, a tick or two later, cold, so it is written back; the second
+ * comes about while that write-back is in flight (with delay_us), and only
+ * the scan that sees it during the flight, or the unload's, can save it. */
+static void write_twice(uint64_t *rng)
+{
+    for (size_t k = 0; k < ND; k++) {
+        for (int w = 0; w < 2; w++) {
+            size_t o = k * SB + (size_t)(mt_rng(rng) % (SB / 8)) * 8;
+            uint64_t v = mt_rng(rng);
+            memcpy(D + o, &v, 8);
+            memcpy(shD + o, &v, 8);
+            spin_ms(w == 0 ? 2 : 1);
+        }
+    }
 }
 
 int main(int argc, char **argv)
@@ -99,6 +124,7 @@ int main(int argc, char **argv)
     cfg.predict = argc > 2 && !strcmp(argv[2], "off") ? -1 : 0;
     cfg.preclean = 1;
     cfg.preclean_tick_us = argc > 3 ? (unsigned)atoi(argv[3]) : 0;
+    cfg.preclean_delay_us = argc > 4 ? (unsigned)atoi(argv[4]) : 0;
     mt_init(&cfg);
     bd_mem_stats_t s;
     bd_mem_stats(&s);
@@ -110,9 +136,11 @@ int main(int argc, char **argv)
     }
     A = bd_mem_alloc(NA * SB, 0);
     C = bd_mem_alloc(NC * SB, 0);
+    D = bd_mem_alloc(ND * SB, 0);
     shA = calloc(NA, SB);
     shC = calloc(NC, SB);
-    CHECK(A && C && shA && shC);
+    shD = calloc(ND, SB);
+    CHECK(A && C && D && shA && shC && shD);
     /* pre-cleaning starts after the first unload (memory is short) */
     memset(A, 1, SB);
     bd_mem_idle();
@@ -121,8 +149,13 @@ int main(int argc, char **argv)
     uint64_t total_pc = 0;
     for (int r = 0; r < ROUNDS; r++) {
         bd_mem_phase(1);
-        if (r > 0)
-            check_all(r); /* everything reloaded from storage */
+        if (r > 0) {
+            check_all(r);   /* everything reloaded from storage */
+            bd_mem_free(D); /* a fresh D: nothing in it was pre-cleaned yet */
+            D = bd_mem_alloc(ND * SB, 0);
+            CHECK(D);
+            memset(shD, 0, (size_t)ND * SB);
+        }
         /* all of A, then wait until pre-cleaning has stored it */
         uint64_t pc0 = precleaned();
         for (size_t i = 0; i < NA * SB; i++)
@@ -168,6 +201,8 @@ int main(int argc, char **argv)
         spin_ms(150);
         stop_writer = 1;
         pthread_join(th, NULL);
+        write_twice(&rng);
+        spin_ms(20);
         /* one more write just before the process blocks */
         A[NA * SB - 1] = shA[NA * SB - 1] = (uint8_t)(r + 200);
         bd_mem_idle();
@@ -184,8 +219,10 @@ int main(int argc, char **argv)
            (unsigned long long)s.bytes_read);
     bd_mem_free(A);
     bd_mem_free(C);
+    bd_mem_free(D);
     free(shA);
     free(shC);
+    free(shD);
     mt_finish();
     return 0;
 }
