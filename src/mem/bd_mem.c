@@ -941,6 +941,21 @@ int bdm_release_mem(alloc_t *a, size_t s0, size_t s1)
 
 static void release_mem_or_die(alloc_t *a, size_t s0, size_t s1)
 {
+    /* A pre-cleaning write reads the program's memory (O_DIRECT): its
+     * pages must stay mapped until it is done.  Released under it, the
+     * worker's get_user_pages would raise a userfault that the handler
+     * cannot serve (it needs the lock, held here by whoever waits for that
+     * write): wait for it and apply it first.  Its sbpages look clean
+     * (SB_DIRTY was cleared at submission), which is how they got here. */
+    if (a->pc)
+        for (int k = 0; k < IO_NSLOT; k++) {
+            io_slot_t *sl = &G.io[k];
+            if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) != IO_FREE && sl->a == a &&
+                (sl->flags & IO_PRECLEAN) && sl->s < s1 && sl->s + sl->n > s0) {
+                bdm_io_wait(sl);
+                reap(sl); /* a pre-cleaning reap releases nothing */
+            }
+        }
     int rc = bdm_release_mem(a, s0, s1);
     if (rc)
         bdm_die("releasing memory of an unloaded allocation failed", -rc, (s1 - s0) * G.sbpage);

@@ -280,6 +280,7 @@ int bd_mem_unload_all(void)
     size_t rel = 0;
     int first = 0;
     LOCK();
+    G.pc_hold++; /* no pre-cleaning write starts while the lock is dropped below */
     bdm_io_drain();
     /* What the next look-ahead load brings back: what this residency
      * touched.  A residency that touched nothing (a rank that ran from one
@@ -320,6 +321,7 @@ int bd_mem_unload_all(void)
     G.st.unwritten = left;
     bdm_dd_flush();
     bdm_bounce_idle();
+    G.pc_hold--;
     UNLOCK();
     bdm_do_release(rel);
     return first;
@@ -332,6 +334,7 @@ int bdm_shrink(size_t want, uint64_t keep)
     size_t freed = 0;
     int rc = 0;
     LOCK();
+    G.pc_hold++; /* as in bd_mem_unload_all */
     bdm_io_drain();
     /* Recency of use is all the manager knows of a running rank's memory:
      * the allocation touched longest ago goes first (for AR strategies the
@@ -358,6 +361,7 @@ int bdm_shrink(size_t want, uint64_t keep)
         if (rc)
             break;
     }
+    G.pc_hold--;
     UNLOCK();
     /* Not enough outside the allocation being loaded: all of it goes, as
      * before sizes were asked (else the same request would come back). */

@@ -168,6 +168,9 @@ typedef struct {
      * longer being written, so that unloads find them clean */
     int preclean;       /* on (cfg.preclean, uffd path, asynchronous write tracking) */
     int pc_run;         /* the process runs */
+    int pc_hold;        /* under the lock: an unload or shrink is releasing memory,
+                         * no pre-cleaning write may start (it would be released
+                         * as clean while in flight) */
     uint32_t pc_gen;    /* generation of the last scan, 1..255 */
     uint32_t pc_scans;  /* scans made */
     uint64_t pc_last;   /* when the last scan ran (CPU time of pc_clock, ns) */

@@ -336,7 +336,10 @@ static void *pc_main(void *arg)
             continue;
         more = 0;
         LOCK();
-        if (G.active && G.preclean && __atomic_load_n(&G.pc_run, __ATOMIC_ACQUIRE))
+        /* not while an unload or shrink gives memory back: it drops the
+         * lock between allocations, and a write submitted then would make
+         * its sbpages look clean to the release that follows */
+        if (G.active && G.preclean && !G.pc_hold && __atomic_load_n(&G.pc_run, __ATOMIC_ACQUIRE))
             more = pc_round();
         UNLOCK();
     }
