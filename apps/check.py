@@ -7,7 +7,8 @@ KIND pagerank: the "sum S" line and the "top K vertex V rank R" lines.
   Values must agree within R (relative, default 1e-9); a vertex may differ
   from the reference's only where the reference has a tie within R.
 KIND kmeans: every "iter T objective X moved M" line and the final
-  "clusters" line; objectives within R, moves and sizes exactly.
+  "clusters" line; objectives within R, moves and sizes exactly; the
+  "terms" line (kmeans -V) exactly, and present in both or neither.
 KIND sgd: every "iter T rmse X" line and the "final rmse X" line within R.
 Exit 0 if they agree, 1 with a message if not."""
 import re
@@ -61,19 +62,23 @@ def pagerank(ref, out, rtol):
 
 def kmeans(ref, out, rtol):
     def parse(ls, name):
-        its, clusters = [], None
+        its, clusters, terms = [], None, None
         for l in ls:
             m = re.match(r"^iter (\d+) objective (\S+) moved (\d+)", l)
             if m:
                 its.append((int(m.group(1)), float(m.group(2)), int(m.group(3))))
             if l.startswith("clusters "):
                 clusters = l.split()[1:]
+            if l.startswith("terms "):
+                terms = l.split()[1:]
         if not its or clusters is None:
             fail("%s: no iteration/cluster lines" % name)
-        return its, clusters
+        return its, clusters, terms
 
-    ri, rc = parse(ref, "reference")
-    oi, oc = parse(out, "output")
+    ri, rc, rt = parse(ref, "reference")
+    oi, oc, ot = parse(out, "output")
+    if rt != ot:
+        fail("top terms (-V) differ: %s vs reference %s" % (ot, rt))
     if len(ri) != len(oi):
         fail("%d iterations, reference has %d" % (len(oi), len(ri)))
     for (t, rv, rm), (_, ov, om) in zip(ri, oi):

@@ -224,6 +224,10 @@ typedef struct MPI_Status {
 #define MPI_ERR_NO_MEM 21
 #define MPI_ERR_INFO 22
 #define MPI_ERR_UNSUPPORTED_OPERATION 23
+/* info keys and values (MPI 3.1 9.1) */
+#define MPI_ERR_INFO_KEY 51
+#define MPI_ERR_INFO_VALUE 52
+#define MPI_ERR_INFO_NOKEY 53
 /* one-sided communication (MPI 3.1 11.8) */
 #define MPI_ERR_WIN 24
 #define MPI_ERR_BASE 25
@@ -630,7 +634,10 @@ int MPI_Test_cancelled(const MPI_Status *status, int *flag);
 /* ---- matched probe and receive (MPI 3.1 3.8.2-3), MPI_Isendrecv (MPI 4.0) ---- */
 typedef int MPI_Message;
 #define MPI_MESSAGE_NULL ((MPI_Message)0)
-#define MPI_MESSAGE_NO_PROC ((MPI_Message)-1)
+/* Not negative: bindings such as mpi4py read handles as unsigned integers
+ * of the handle's size and compare them with the handle widened to a
+ * pointer-sized one, which differ for a negative value. */
+#define MPI_MESSAGE_NO_PROC ((MPI_Message)0x6c000000)
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status);
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status);
@@ -1080,6 +1087,17 @@ int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_conversion_fn,
                          MPI_Datarep_conversion_function *write_conversion_fn,
                          MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
+/* ROMIO's names, which MPICH's mpi.h (through mpio.h) also gives and
+ * programs written for ROMIO use: the nonblocking file calls' requests are
+ * MPI requests, completed by MPI_Wait and MPI_Test. */
+#define MPIO_Request MPI_Request
+#define MPIO_USES_MPI_REQUEST
+#define MPIO_REQUEST_DEFINED
+#define MPIO_REQUEST_NULL MPI_REQUEST_NULL
+#define MPIO_Wait MPI_Wait
+#define MPIO_Test MPI_Test
+#define PMPIO_Wait PMPI_Wait
+#define PMPIO_Test PMPI_Test
 
 /* ==== MPI 4.0 (src/lib/mpi/coll_persist.c, part.c, bigcount.c, session.c) ==== */
 /* persistent collectives (MPI 4.0 6.13): each MPI_Start starts the
@@ -1369,13 +1387,34 @@ int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
 int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                              MPI_Comm comm, MPI_Request *request);
+int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                              MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                             const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                             const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                             MPI_Datatype recvtype, MPI_Comm comm);
+int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                             const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                             void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                             const MPI_Datatype recvtypes[], MPI_Comm comm);
+int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request);
 int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                                   MPI_Comm comm, MPI_Info info, MPI_Request *request);
 int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                                  MPI_Comm comm, MPI_Info info, MPI_Request *request);
-int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
                       MPI_Datatype oldtype, MPI_Datatype *newtype);
 int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
@@ -1504,6 +1543,31 @@ int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count,
 int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype);
 int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
                                    MPI_Datatype datatype);
+/* the large-count forms written by hand (src/lib/mpi/bigcount_hand.c, op.c, io/view.c) */
+typedef void MPI_User_function_c(void *invec, void *inoutvec, MPI_Count *len,
+                                 MPI_Datatype *datatype);
+int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op);
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype);
+int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+                            MPI_Count *num_addresses, MPI_Count *num_large_counts,
+                            MPI_Count *num_datatypes, int *combiner);
+int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                            MPI_Count max_large_counts, MPI_Count max_datatypes,
+                            int array_of_integers[], MPI_Aint array_of_addresses[],
+                            MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[]);
+int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
+                              void *baseptr, MPI_Win *win);
+int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
+                           void *baseptr);
+int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent);
+typedef int MPI_Datarep_conversion_function_c(void *userbuf, MPI_Datatype datatype, MPI_Count count,
+                                              void *filebuf, MPI_Offset position,
+                                              void *extra_state);
+#define MPI_CONVERSION_FN_NULL_C ((MPI_Datarep_conversion_function_c *)0)
+int MPI_Register_datarep_c(const char *datarep,
+                           MPI_Datarep_conversion_function_c *read_conversion_fn,
+                           MPI_Datarep_conversion_function_c *write_conversion_fn,
+                           MPI_Datarep_extent_function *dtype_file_extent_fn, void *extra_state);
 int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                        void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
@@ -1528,12 +1592,26 @@ int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
 int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                               MPI_Request *request);
+int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, const MPI_Count recvcounts[],
+                                   const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request *request);
+int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                  const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                  const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *request);
+int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                  void *recvbuf, const MPI_Count recvcounts[],
+                                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *request);
 /* ==== end of MPI 4.0 ==== */
 
 /* ---- dynamic processes (MPI 4.1 chapter 11; src/lib/mpi/dyn.c) ----
  * MPI_Comm_spawn places every rank it starts on its root's node, in one of
  * that node's -max-spawn slots; ports and names are those of one job;
- * MPI_Comm_join is refused (MPI_ERR_UNSUPPORTED_OPERATION). */
+ * MPI_Comm_join joins two processes of the job (MPI_ERR_PORT otherwise). */
 #define MPI_ARGV_NULL ((char **)0)
 #define MPI_ARGVS_NULL ((char ***)0)
 #define MPI_ERRCODES_IGNORE ((int *)0)
@@ -1588,51 +1666,53 @@ int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
     X(Exscan) X(Exscan_c) X(Exscan_init) X(Exscan_init_c) X(Fetch_and_op) X(File_c2f) \
     X(File_call_errhandler) X(File_close) X(File_create_errhandler) X(File_delete) X(File_f2c) X(File_get_amode) \
     X(File_get_atomicity) X(File_get_byte_offset) X(File_get_errhandler) X(File_get_group) X(File_get_info) X(File_get_position) \
-    X(File_get_position_shared) X(File_get_size) X(File_get_type_extent) X(File_get_view) X(File_iread) X(File_iread_all) \
-    X(File_iread_all_c) X(File_iread_at) X(File_iread_at_all) X(File_iread_at_all_c) X(File_iread_at_c) X(File_iread_c) \
-    X(File_iread_shared) X(File_iread_shared_c) X(File_iwrite) X(File_iwrite_all) X(File_iwrite_all_c) X(File_iwrite_at) \
-    X(File_iwrite_at_all) X(File_iwrite_at_all_c) X(File_iwrite_at_c) X(File_iwrite_c) X(File_iwrite_shared) X(File_iwrite_shared_c) \
-    X(File_open) X(File_preallocate) X(File_read) X(File_read_all) X(File_read_all_begin) X(File_read_all_begin_c) \
-    X(File_read_all_c) X(File_read_all_end) X(File_read_at) X(File_read_at_all) X(File_read_at_all_begin) X(File_read_at_all_begin_c) \
-    X(File_read_at_all_c) X(File_read_at_all_end) X(File_read_at_c) X(File_read_c) X(File_read_ordered) X(File_read_ordered_begin) \
-    X(File_read_ordered_begin_c) X(File_read_ordered_c) X(File_read_ordered_end) X(File_read_shared) X(File_read_shared_c) X(File_seek) \
-    X(File_seek_shared) X(File_set_atomicity) X(File_set_errhandler) X(File_set_info) X(File_set_size) X(File_set_view) \
-    X(File_sync) X(File_write) X(File_write_all) X(File_write_all_begin) X(File_write_all_begin_c) X(File_write_all_c) \
-    X(File_write_all_end) X(File_write_at) X(File_write_at_all) X(File_write_at_all_begin) X(File_write_at_all_begin_c) X(File_write_at_all_c) \
-    X(File_write_at_all_end) X(File_write_at_c) X(File_write_c) X(File_write_ordered) X(File_write_ordered_begin) X(File_write_ordered_begin_c) \
-    X(File_write_ordered_c) X(File_write_ordered_end) X(File_write_shared) X(File_write_shared_c) X(Finalize) X(Finalized) \
-    X(Free_mem) X(Gather) X(Gather_c) X(Gather_init) X(Gather_init_c) X(Gatherv) \
-    X(Gatherv_c) X(Gatherv_init) X(Gatherv_init_c) X(Get) X(Get_accumulate) X(Get_accumulate_c) \
-    X(Get_address) X(Get_c) X(Get_count) X(Get_count_c) X(Get_elements) X(Get_elements_c) \
-    X(Get_elements_x) X(Get_library_version) X(Get_processor_name) X(Get_version) X(Graph_create) X(Graph_get) \
-    X(Graph_map) X(Graph_neighbors) X(Graph_neighbors_count) X(Graphdims_get) X(Grequest_complete) X(Grequest_start) \
-    X(Group_c2f) X(Group_compare) X(Group_difference) X(Group_excl) X(Group_f2c) X(Group_free) \
-    X(Group_from_session_pset) X(Group_incl) X(Group_intersection) X(Group_range_excl) X(Group_range_incl) X(Group_rank) \
-    X(Group_size) X(Group_translate_ranks) X(Group_union) X(Iallgather) X(Iallgather_c) X(Iallgatherv) \
-    X(Iallgatherv_c) X(Iallreduce) X(Iallreduce_c) X(Ialltoall) X(Ialltoall_c) X(Ialltoallv) \
-    X(Ialltoallv_c) X(Ialltoallw) X(Ialltoallw_c) X(Ibarrier) X(Ibcast) X(Ibcast_c) \
-    X(Ibsend) X(Ibsend_c) X(Iexscan) X(Iexscan_c) X(Igather) X(Igather_c) \
-    X(Igatherv) X(Igatherv_c) X(Improbe) X(Imrecv) X(Imrecv_c) X(Ineighbor_allgather) \
-    X(Ineighbor_allgather_c) X(Ineighbor_allgatherv) X(Ineighbor_alltoall) X(Ineighbor_alltoall_c) X(Ineighbor_alltoallv) X(Ineighbor_alltoallw) \
-    X(Info_c2f) X(Info_create) X(Info_create_env) X(Info_delete) X(Info_dup) X(Info_f2c) \
-    X(Info_free) X(Info_get) X(Info_get_nkeys) X(Info_get_nthkey) X(Info_get_string) X(Info_get_valuelen) \
-    X(Info_set) X(Init) X(Init_thread) X(Initialized) X(Intercomm_create) X(Intercomm_merge) \
-    X(Iprobe) X(Irecv) X(Irecv_c) X(Ireduce) X(Ireduce_c) X(Ireduce_scatter) \
-    X(Ireduce_scatter_block) X(Ireduce_scatter_block_c) X(Ireduce_scatter_c) X(Irsend) X(Irsend_c) X(Is_thread_main) \
-    X(Iscan) X(Iscan_c) X(Iscatter) X(Iscatter_c) X(Iscatterv) X(Iscatterv_c) \
-    X(Isend) X(Isend_c) X(Isendrecv) X(Isendrecv_c) X(Isendrecv_replace) X(Isendrecv_replace_c) \
-    X(Issend) X(Issend_c) X(Keyval_create) X(Keyval_free) X(Lookup_name) X(Message_c2f) \
-    X(Message_f2c) X(Mprobe) X(Mrecv) X(Mrecv_c) X(Neighbor_allgather) X(Neighbor_allgather_c) \
-    X(Neighbor_allgather_init) X(Neighbor_allgather_init_c) X(Neighbor_allgatherv) X(Neighbor_allgatherv_init) X(Neighbor_alltoall) X(Neighbor_alltoall_c) \
-    X(Neighbor_alltoall_init) X(Neighbor_alltoall_init_c) X(Neighbor_alltoallv) X(Neighbor_alltoallv_init) X(Neighbor_alltoallw) X(Neighbor_alltoallw_init) \
-    X(Op_c2f) X(Op_commutative) X(Op_create) X(Op_f2c) X(Op_free) X(Open_port) \
-    X(Pack) X(Pack_c) X(Pack_external) X(Pack_external_c) X(Pack_external_size) X(Pack_external_size_c) \
-    X(Pack_size) X(Pack_size_c) X(Parrived) X(Pcontrol) X(Pready) X(Pready_list) \
-    X(Pready_range) X(Precv_init) X(Probe) X(Psend_init) X(Publish_name) X(Put) \
-    X(Put_c) X(Query_thread) X(Raccumulate) X(Raccumulate_c) X(Recv) X(Recv_c) \
-    X(Recv_init) X(Recv_init_c) X(Reduce) X(Reduce_c) X(Reduce_init) X(Reduce_init_c) \
-    X(Reduce_local) X(Reduce_local_c) X(Reduce_scatter) X(Reduce_scatter_block) X(Reduce_scatter_block_c) X(Reduce_scatter_block_init) \
-    X(Reduce_scatter_block_init_c) X(Reduce_scatter_c) X(Reduce_scatter_init) X(Reduce_scatter_init_c) X(Register_datarep) X(Request_c2f) \
+    X(File_get_position_shared) X(File_get_size) X(File_get_type_extent) X(File_get_type_extent_c) X(File_get_view) X(File_iread) \
+    X(File_iread_all) X(File_iread_all_c) X(File_iread_at) X(File_iread_at_all) X(File_iread_at_all_c) X(File_iread_at_c) \
+    X(File_iread_c) X(File_iread_shared) X(File_iread_shared_c) X(File_iwrite) X(File_iwrite_all) X(File_iwrite_all_c) \
+    X(File_iwrite_at) X(File_iwrite_at_all) X(File_iwrite_at_all_c) X(File_iwrite_at_c) X(File_iwrite_c) X(File_iwrite_shared) \
+    X(File_iwrite_shared_c) X(File_open) X(File_preallocate) X(File_read) X(File_read_all) X(File_read_all_begin) \
+    X(File_read_all_begin_c) X(File_read_all_c) X(File_read_all_end) X(File_read_at) X(File_read_at_all) X(File_read_at_all_begin) \
+    X(File_read_at_all_begin_c) X(File_read_at_all_c) X(File_read_at_all_end) X(File_read_at_c) X(File_read_c) X(File_read_ordered) \
+    X(File_read_ordered_begin) X(File_read_ordered_begin_c) X(File_read_ordered_c) X(File_read_ordered_end) X(File_read_shared) X(File_read_shared_c) \
+    X(File_seek) X(File_seek_shared) X(File_set_atomicity) X(File_set_errhandler) X(File_set_info) X(File_set_size) \
+    X(File_set_view) X(File_sync) X(File_write) X(File_write_all) X(File_write_all_begin) X(File_write_all_begin_c) \
+    X(File_write_all_c) X(File_write_all_end) X(File_write_at) X(File_write_at_all) X(File_write_at_all_begin) X(File_write_at_all_begin_c) \
+    X(File_write_at_all_c) X(File_write_at_all_end) X(File_write_at_c) X(File_write_c) X(File_write_ordered) X(File_write_ordered_begin) \
+    X(File_write_ordered_begin_c) X(File_write_ordered_c) X(File_write_ordered_end) X(File_write_shared) X(File_write_shared_c) X(Finalize) \
+    X(Finalized) X(Free_mem) X(Gather) X(Gather_c) X(Gather_init) X(Gather_init_c) \
+    X(Gatherv) X(Gatherv_c) X(Gatherv_init) X(Gatherv_init_c) X(Get) X(Get_accumulate) \
+    X(Get_accumulate_c) X(Get_address) X(Get_c) X(Get_count) X(Get_count_c) X(Get_elements) \
+    X(Get_elements_c) X(Get_elements_x) X(Get_library_version) X(Get_processor_name) X(Get_version) X(Graph_create) \
+    X(Graph_get) X(Graph_map) X(Graph_neighbors) X(Graph_neighbors_count) X(Graphdims_get) X(Grequest_complete) \
+    X(Grequest_start) X(Group_c2f) X(Group_compare) X(Group_difference) X(Group_excl) X(Group_f2c) \
+    X(Group_free) X(Group_from_session_pset) X(Group_incl) X(Group_intersection) X(Group_range_excl) X(Group_range_incl) \
+    X(Group_rank) X(Group_size) X(Group_translate_ranks) X(Group_union) X(Iallgather) X(Iallgather_c) \
+    X(Iallgatherv) X(Iallgatherv_c) X(Iallreduce) X(Iallreduce_c) X(Ialltoall) X(Ialltoall_c) \
+    X(Ialltoallv) X(Ialltoallv_c) X(Ialltoallw) X(Ialltoallw_c) X(Ibarrier) X(Ibcast) \
+    X(Ibcast_c) X(Ibsend) X(Ibsend_c) X(Iexscan) X(Iexscan_c) X(Igather) \
+    X(Igather_c) X(Igatherv) X(Igatherv_c) X(Improbe) X(Imrecv) X(Imrecv_c) \
+    X(Ineighbor_allgather) X(Ineighbor_allgather_c) X(Ineighbor_allgatherv) X(Ineighbor_allgatherv_c) X(Ineighbor_alltoall) X(Ineighbor_alltoall_c) \
+    X(Ineighbor_alltoallv) X(Ineighbor_alltoallv_c) X(Ineighbor_alltoallw) X(Ineighbor_alltoallw_c) X(Info_c2f) X(Info_create) \
+    X(Info_create_env) X(Info_delete) X(Info_dup) X(Info_f2c) X(Info_free) X(Info_get) \
+    X(Info_get_nkeys) X(Info_get_nthkey) X(Info_get_string) X(Info_get_valuelen) X(Info_set) X(Init) \
+    X(Init_thread) X(Initialized) X(Intercomm_create) X(Intercomm_merge) X(Iprobe) X(Irecv) \
+    X(Irecv_c) X(Ireduce) X(Ireduce_c) X(Ireduce_scatter) X(Ireduce_scatter_block) X(Ireduce_scatter_block_c) \
+    X(Ireduce_scatter_c) X(Irsend) X(Irsend_c) X(Is_thread_main) X(Iscan) X(Iscan_c) \
+    X(Iscatter) X(Iscatter_c) X(Iscatterv) X(Iscatterv_c) X(Isend) X(Isend_c) \
+    X(Isendrecv) X(Isendrecv_c) X(Isendrecv_replace) X(Isendrecv_replace_c) X(Issend) X(Issend_c) \
+    X(Keyval_create) X(Keyval_free) X(Lookup_name) X(Message_c2f) X(Message_f2c) X(Mprobe) \
+    X(Mrecv) X(Mrecv_c) X(Neighbor_allgather) X(Neighbor_allgather_c) X(Neighbor_allgather_init) X(Neighbor_allgather_init_c) \
+    X(Neighbor_allgatherv) X(Neighbor_allgatherv_c) X(Neighbor_allgatherv_init) X(Neighbor_allgatherv_init_c) X(Neighbor_alltoall) X(Neighbor_alltoall_c) \
+    X(Neighbor_alltoall_init) X(Neighbor_alltoall_init_c) X(Neighbor_alltoallv) X(Neighbor_alltoallv_c) X(Neighbor_alltoallv_init) X(Neighbor_alltoallv_init_c) \
+    X(Neighbor_alltoallw) X(Neighbor_alltoallw_c) X(Neighbor_alltoallw_init) X(Neighbor_alltoallw_init_c) X(Op_c2f) X(Op_commutative) \
+    X(Op_create) X(Op_create_c) X(Op_f2c) X(Op_free) X(Open_port) X(Pack) \
+    X(Pack_c) X(Pack_external) X(Pack_external_c) X(Pack_external_size) X(Pack_external_size_c) X(Pack_size) \
+    X(Pack_size_c) X(Parrived) X(Pcontrol) X(Pready) X(Pready_list) X(Pready_range) \
+    X(Precv_init) X(Probe) X(Psend_init) X(Publish_name) X(Put) X(Put_c) \
+    X(Query_thread) X(Raccumulate) X(Raccumulate_c) X(Recv) X(Recv_c) X(Recv_init) \
+    X(Recv_init_c) X(Reduce) X(Reduce_c) X(Reduce_init) X(Reduce_init_c) X(Reduce_local) \
+    X(Reduce_local_c) X(Reduce_scatter) X(Reduce_scatter_block) X(Reduce_scatter_block_c) X(Reduce_scatter_block_init) X(Reduce_scatter_block_init_c) \
+    X(Reduce_scatter_c) X(Reduce_scatter_init) X(Reduce_scatter_init_c) X(Register_datarep) X(Register_datarep_c) X(Request_c2f) \
     X(Request_f2c) X(Request_free) X(Request_get_status) X(Rget) X(Rget_accumulate) X(Rget_accumulate_c) \
     X(Rget_c) X(Rput) X(Rput_c) X(Rsend) X(Rsend_c) X(Rsend_init) \
     X(Rsend_init_c) X(Scan) X(Scan_c) X(Scan_init) X(Scan_init_c) X(Scatter) \
@@ -1649,19 +1729,20 @@ int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
     X(Type_create_hvector_c) X(Type_create_indexed_block) X(Type_create_indexed_block_c) X(Type_create_keyval) X(Type_create_resized) X(Type_create_resized_c) \
     X(Type_create_struct) X(Type_create_struct_c) X(Type_create_subarray) X(Type_create_subarray_c) X(Type_delete_attr) X(Type_dup) \
     X(Type_extent) X(Type_f2c) X(Type_free) X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) \
-    X(Type_get_envelope) X(Type_get_extent) X(Type_get_extent_c) X(Type_get_extent_x) X(Type_get_name) X(Type_get_true_extent) \
-    X(Type_get_true_extent_c) X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) X(Type_indexed) X(Type_indexed_c) \
-    X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) X(Type_size) X(Type_size_c) \
-    X(Type_size_x) X(Type_struct) X(Type_ub) X(Type_vector) X(Type_vector_c) X(Unpack) \
-    X(Unpack_c) X(Unpack_external) X(Unpack_external_c) X(Unpublish_name) X(Wait) X(Waitall) \
-    X(Waitany) X(Waitsome) X(Win_allocate) X(Win_allocate_c) X(Win_allocate_shared) X(Win_attach) \
-    X(Win_c2f) X(Win_call_errhandler) X(Win_complete) X(Win_create) X(Win_create_c) X(Win_create_dynamic) \
-    X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) X(Win_detach) X(Win_f2c) X(Win_fence) \
-    X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_free_keyval) \
-    X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) X(Win_get_name) X(Win_lock) \
-    X(Win_lock_all) X(Win_post) X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) X(Win_set_name) \
-    X(Win_shared_query) X(Win_start) X(Win_sync) X(Win_test) X(Win_unlock) X(Win_unlock_all) \
-    X(Win_wait) X(Wtick) X(Wtime)
+    X(Type_get_contents_c) X(Type_get_envelope) X(Type_get_envelope_c) X(Type_get_extent) X(Type_get_extent_c) X(Type_get_extent_x) \
+    X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_c) X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) \
+    X(Type_indexed) X(Type_indexed_c) X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) \
+    X(Type_size) X(Type_size_c) X(Type_size_x) X(Type_struct) X(Type_ub) X(Type_vector) \
+    X(Type_vector_c) X(Unpack) X(Unpack_c) X(Unpack_external) X(Unpack_external_c) X(Unpublish_name) \
+    X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Win_allocate) X(Win_allocate_c) \
+    X(Win_allocate_shared) X(Win_allocate_shared_c) X(Win_attach) X(Win_c2f) X(Win_call_errhandler) X(Win_complete) \
+    X(Win_create) X(Win_create_c) X(Win_create_dynamic) X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) \
+    X(Win_detach) X(Win_f2c) X(Win_fence) X(Win_flush) X(Win_flush_all) X(Win_flush_local) \
+    X(Win_flush_local_all) X(Win_free) X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) \
+    X(Win_get_info) X(Win_get_name) X(Win_lock) X(Win_lock_all) X(Win_post) X(Win_set_attr) \
+    X(Win_set_errhandler) X(Win_set_info) X(Win_set_name) X(Win_shared_query) X(Win_shared_query_c) X(Win_start) \
+    X(Win_sync) X(Win_test) X(Win_unlock) X(Win_unlock_all) X(Win_wait) X(Wtick) \
+    X(Wtime)
 /* END PMPI LIST */
 /* clang-format on */
 #ifdef BDMPI_PMPI_FUNCTIONS

@@ -38,9 +38,11 @@ Igatherv Iscatterv Iallgatherv Ialltoallv Ialltoallw Ireduce_scatter
 Bcast_init Reduce_init Allreduce_init Scan_init Exscan_init Reduce_scatter_block_init
 Gather_init Scatter_init Allgather_init Alltoall_init
 Neighbor_allgather Neighbor_alltoall Ineighbor_allgather Ineighbor_alltoall
+Neighbor_allgatherv Neighbor_alltoallv Neighbor_alltoallw
+Ineighbor_allgatherv Ineighbor_alltoallv Ineighbor_alltoallw
 Neighbor_allgather_init Neighbor_alltoall_init
 """, "more": """
-Type_contiguous Type_vector Type_create_hvector Type_indexed Type_create_hindexed
+Type_vector Type_create_hvector Type_indexed Type_create_hindexed
 Type_create_indexed_block Type_create_hindexed_block Type_create_struct
 Type_create_subarray Type_create_darray Type_create_resized
 Pack Unpack Pack_size Pack_external Unpack_external Pack_external_size
@@ -87,6 +89,10 @@ def split_param(p):
 
 
 def array_len(fn, name, names):
+    if "eighbor_" in fn and (name in V_ARRAYS or name in D_ARRAYS):
+        # One entry per neighbour: receives from the in-neighbours, sends
+        # to the out-neighbours.
+        return "bdl_bc_degree(comm, %d)" % (name.startswith("send") or name == "sdispls")
     if name in V_ARRAYS or name in D_ARRAYS:
         if fn.endswith("Reduce_scatter") or fn == "Ireduce_scatter":
             return "bdl_bc_size(comm, 0)"
@@ -183,6 +189,7 @@ PREAMBLE = r"""/* The MPI 4.0 large-count entry points ("_c"): the conversions t
 
 #include "core.h"
 #include "mpi_int.h"
+#include "objects.h"
 
 /* v fits an int: *out = v; otherwise the error, reported on comm. */
 int bdl_bc_fit(const char *call, MPI_Comm comm, const char *what, MPI_Count v, int *out)
@@ -206,6 +213,20 @@ MPI_Count bdl_bc_size(MPI_Comm comm, int peers)
         return 0;
     inter = c->inter;
     n = peers && inter ? c->rsize : c->size;
+    return n;
+}
+
+/* The number of entries of a neighbourhood collective's counts array on
+ * comm: its in-degree (out: its out-degree); 0 when comm has no topology
+ * (the int form reports that). */
+MPI_Count bdl_bc_degree(MPI_Comm comm, int out)
+{
+    bdl_comm_t *c = bdl_comm_get(comm);
+    bdl_nbrs_t nb;
+    if (!c || !c->topo || bdl_topo_neighbors(c, &nb) < 0)
+        return 0;
+    MPI_Count n = out ? nb.outdeg : nb.indeg;
+    bdl_nbrs_free(&nb);
     return n;
 }
 

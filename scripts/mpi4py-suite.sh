@@ -85,6 +85,12 @@ elif ! CFLAGS="${MPI4PY_CFLAGS:--O0 -g0}$ulfm" MPICC="$build/bin/bdmpicc" "$venv
     exit 1
 fi
 
+# test_spawn's "SelfMany" classes have every rank spawn up to 6 processes
+# on MPI_COMM_SELF at once: 24 at -ns 4, more than the 16 spawned ranks a
+# node keeps by default (-max-spawn, docs/options.md); beyond that a spawn
+# fails with MPI_ERR_SPAWN.
+export BDMPI_MAX_SPAWN=${BDMPI_MAX_SPAWN:-64}
+
 # Each rank's unittest output goes to a file of its own: interleaved on one
 # stream, the summaries of several ranks could not be told apart.
 cat >"$work/rank.py" <<'EOF'

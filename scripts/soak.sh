@@ -1,14 +1,22 @@
 #!/bin/bash
-# soak.sh [-n RUNS] [-s SEED] [-k PERCENT] [BUILD]
+# soak.sh [-n RUNS] [-s SEED] [-k PERCENT] [-f PERCENT] [-d] [BUILD]
 # Many short jobs in a row (issue 18): random shapes (-ns 1..8, -nr 1..ns,
 # -nn 1 or 2 when MPICH is there, -mem-strategy, budgets from 12M to none,
 # -mem-track) of tests/runtime/fault_prog.c, which checks every byte it gets
-# back.  PERCENT of them (default 30) get, at a random moment, a kill -9 of
-# a random process of the job (the launcher, a master or a rank) or a
-# SIGTERM of the launcher.  After each job: no process of it is left, its
-# -wd directory is empty, no new /dev/shm entry; a job that was not killed
-# must print its PASS line with status 0 and must never say WRONG ANSWER.
-# A killed job may end any way but must leave nothing behind either.
+# back.  -k PERCENT of them (default 30) get, at a random moment, a kill -9
+# of a random process of the job (the launcher, a master or a rank) or a
+# SIGTERM of the launcher.  -f PERCENT others (default 10) run with an
+# injected fault (-fault) at a random site and call: an error (EIO, ENOMEM,
+# ...; sometimes every call from the Nth on) or a delay of every storage
+# call from the Nth on; such a job must give the right answer (always, for
+# a delay) or stop with a non-zero status and a message naming the rank or
+# the master, the call and the error.  After each job: no process of it is
+# left, its -wd directory is empty, no new /dev/shm entry; a job neither
+# killed nor faulted must print its PASS line with status 0, and no job
+# may ever say WRONG ANSWER.  A killed job may end any way but must leave
+# nothing behind either.  First, unless -d, one longer job checks that the
+# open file descriptors of its long-lived processes (the master, the
+# ranks) do not grow from its first half to its second.
 # Prints one line per job that fails a check and a summary; exit 0 when
 # none did.  BUILD is the build directory (default build/).
 set -u
@@ -16,12 +24,16 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 runs=1000
 seed=$$
 killpct=30
-while getopts "n:s:k:" o; do
+faultpct=10
+fdcheck=1
+while getopts "n:s:k:f:d" o; do
   case $o in
     n) runs=$OPTARG ;;
     s) seed=$OPTARG ;;
     k) killpct=$OPTARG ;;
-    *) echo "usage: soak.sh [-n RUNS] [-s SEED] [-k PERCENT] [BUILD]"; exit 2 ;;
+    f) faultpct=$OPTARG ;;
+    d) fdcheck=0 ;;
+    *) echo "usage: soak.sh [-n RUNS] [-s SEED] [-k PERCENT] [-f PERCENT] [-d] [BUILD]"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -48,10 +60,104 @@ shm_orphans() {
     fi
   done
 }
+# Fault sites (src/common/bd_fault.h) and what a stopped job must name:
+# the call, and the error.
+sites=(mem.open mem.pwrite mem.pread mem.fallocate mem.ftruncate spill.open spill.write
+  spill.read io.open io.write io.read io.resize master.alloc master.memalign rpc.die)
+storage_sites=(mem.pwrite mem.pread spill.write spill.read io.write io.read)
+errnos=(EIO EIO ENOSPC EACCES)
+call_re() {
+  case "$1" in
+    mem.open | spill.open) echo "open|create" ;;
+    mem.pwrite | spill.write) echo "writ" ;;
+    mem.pread | spill.read) echo "read" ;;
+    mem.fallocate) echo "fallocate|punch" ;;
+    mem.ftruncate) echo "ftruncate" ;;
+    io.open) echo "MPI_File_open" ;;
+    io.write) echo "MPI_File_write" ;;
+    io.read) echo "MPI_File_read" ;;
+    io.resize) echo "MPI_File_set_size" ;;
+    master.alloc) echo "malloc|calloc|realloc" ;;
+    master.memalign) echo "posix_memalign" ;;
+    net.send) echo "MPI_Isend" ;;
+    net.recv) echo "MPI_Imrecv" ;;
+    rpc.die) echo "was killed by signal 9" ;;
+  esac
+}
+err_re() { # SITE ERRNO
+  case "$1" in
+    master.*) echo "Cannot allocate memory|ENOMEM" ;;
+    net.*) echo "MPI" ;;
+    rpc.die) echo "signal 9" ;;
+    *) case "$2" in
+         ENOSPC) echo "No space left on device|ENOSPC|storage full|full" ;;
+         EACCES) echo "Permission denied|EACCES" ;;
+         *) echo "Input/output error|EIO" ;;
+       esac ;;
+  esac
+}
+
+# fd_watch: one job of a few seconds (4 ranks of 10 MiB under -mem 12M, 25
+# rounds of the same work); the number of open descriptors of its master
+# and of its ranks together is sampled every 0.1 s.  A leak of one
+# descriptor a round would make the second half's highest count exceed the
+# first half's; a few more (a spill file open at that moment) are allowed.
+fd_watch() {
+  local wd="$tmp/fdwd" tag="bdmpi-soak-fd-$$" out="$tmp/fdout"
+  local rm_prog=$build/tests/rank_memory
+  [ -x "$rm_prog" ] || { echo "soak: fd check skipped (no $rm_prog)"; return 0; }
+  mkdir -p "$wd"
+  env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" timeout -k 5 120 "$exe" -ns 4 -nr 1 -mem 12M \
+    "$rm_prog" 8 25 >"$out" 2>&1 &
+  local job=$! m=() r=() master="" p n
+  while kill -0 $job 2>/dev/null; do
+    [ -n "$master" ] && [ -d /proc/$master ] || master=$(for p in $(grep -lsa "BDMPI_TEST_TAG=$tag" \
+      /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
+      [ "$(cat /proc/$p/comm 2>/dev/null)" = bdmprun ] && echo $p; done | head -1)
+    if [ -n "$master" ]; then
+      n=$(ls /proc/$master/fd 2>/dev/null | wc -l)
+      local rn=0 kids
+      kids=$(pgrep -P "$master")
+      for p in $kids; do rn=$((rn + $(ls /proc/$p/fd 2>/dev/null | wc -l))); done
+      [ "$n" -gt 0 ] && [ -n "$kids" ] && { m+=("$n"); r+=("$rn"); }
+    fi
+    sleep 0.1
+  done
+  wait $job
+  local rc=$? k=${#m[@]}
+  local h=$((k / 2)) m1=0 m2=0 r1=0 r2=0 i
+  for ((i = 0; i < k; i++)); do
+    if [ $i -lt $h ]; then
+      [ "${m[i]}" -gt $m1 ] && m1=${m[i]}
+      [ "${r[i]}" -gt $r1 ] && r1=${r[i]}
+    else
+      [ "${m[i]}" -gt $m2 ] && m2=${m[i]}
+      [ "${r[i]}" -gt $r2 ] && r2=${r[i]}
+    fi
+  done
+  echo "soak: open descriptors over $k samples of a long job: master at most $m1, then $m2; its ranks together at most $r1, then $r2"
+  local why=""
+  [ $rc = 0 ] && grep -q "PASS rank_memory" "$out" || why="the job failed (status $rc)"
+  [ $k -ge 6 ] || why="${why:+$why; }too few samples ($k)"
+  [ $m2 -le $((m1 + 2)) ] || why="${why:+$why; }the master's descriptors grew"
+  [ $r2 -le $((r1 + 4)) ] || why="${why:+$why; }the ranks' descriptors grew"
+  [ -z "$(find "$wd" -mindepth 1 2>/dev/null)" ] || why="${why:+$why; }left in -wd"
+  if [ -n "$why" ]; then
+    echo "soak: fd check: $why"
+    tail -3 "$out" | sed 's/^/    | /'
+    return 1
+  fi
+  return 0
+}
+
 bad=0
 killed=0
 passed=0
+faulted=0
+fault_ok=0
+fault_err=0
 t0=$(date +%s)
+[ $fdcheck = 1 ] && { fd_watch || bad=$((bad + 1)); }
 for ((i = 1; i <= runs; i++)); do
   ns=$((RANDOM % 8 + 1))
   nr=$((RANDOM % ns + 1))
@@ -63,6 +169,24 @@ for ((i = 1; i <= runs; i++)); do
   mib=$((RANDOM % 4 + 1))
   shape=(-nn $nn -ns $ns -nr $nr -mem-strategy $st -mem-track $tr)
   [ "$mem" != 0 ] && shape+=(-mem $mem)
+  dice=$((RANDOM % 100))
+  fault="" fsite="" ferr=""
+  if [ $dice -ge "$killpct" ] && [ $dice -lt $((killpct + faultpct)) ]; then
+    if [ $((RANDOM % 4)) = 0 ]; then
+      fsite=${storage_sites[RANDOM % ${#storage_sites[@]}]}
+      fault="$fsite:$((RANDOM % 4 + 1))+:delay=$((RANDOM % 5 + 1))ms"
+    else
+      all=("${sites[@]}")
+      [ $nn -gt 1 ] && all+=(net.send net.recv)
+      fsite=${all[RANDOM % ${#all[@]}]}
+      ferr=${errnos[RANDOM % ${#errnos[@]}]}
+      case $fsite in master.* | net.* | rpc.*) ferr="" ;; esac
+      fault="$fsite:$((RANDOM % 4 + 1))"
+      [ $((RANDOM % 3)) = 0 ] && fault="$fault+"
+      [ -n "$ferr" ] && fault="$fault:$ferr"
+    fi
+    shape+=(-fault "$fault")
+  fi
   wd="$tmp/wd"
   rm -rf "$wd" "$tmp/io"
   mkdir -p "$wd" "$tmp/io"
@@ -73,7 +197,7 @@ for ((i = 1; i <= runs; i++)); do
     >"$tmp/out" 2>&1 &
   job=$!
   kill_what=""
-  if [ $((RANDOM % 100)) -lt "$killpct" ]; then
+  if [ $dice -lt "$killpct" ]; then
     sleep "0.$((RANDOM % 10))$((RANDOM % 10))"
     # the job's processes (not env/timeout, which only watch it)
     pids=$(for p in $(grep -lsa "BDMPI_TEST_TAG=$tag" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
@@ -98,7 +222,27 @@ for ((i = 1; i <= runs; i++)); do
   [ -n "$kill_what" ] && killed=$((killed + 1))
   why=""
   grep -q "WRONG ANSWER" "$tmp/out" && why="wrong answer"
-  if [ -z "$kill_what" ]; then
+  if [ -n "$fault" ]; then
+    faulted=$((faulted + 1))
+    msg=$(grep -v '^bdmpi-fault: ' "$tmp/out")
+    if [ $took -ge 120 ]; then
+      why="${why:+$why; }no end within 120 s"
+    elif grep -Eq "signal 11|Segmentation fault|signal 7 |Bus error" "$tmp/out"; then
+      why="${why:+$why; }a process crashed"
+    elif [ $rc = 0 ]; then
+      if grep -q "^PASS fault_prog" "$tmp/out"; then fault_ok=$((fault_ok + 1)); else why="${why:+$why; }status 0 without PASS"; fi
+    elif [[ $fault == *delay=* ]]; then
+      why="${why:+$why; }status $rc with slow storage only"
+    elif ! grep -Eq "rank [0-9]+|bdmprun|node [0-9]+" <<<"$msg"; then
+      why="${why:+$why; }status $rc, but no message names a rank or the master"
+    elif ! grep -Eq "$(call_re "$fsite")" <<<"$msg"; then
+      why="${why:+$why; }status $rc, but no message names the call"
+    elif ! grep -Eq "$(err_re "$fsite" "$ferr")" <<<"$msg"; then
+      why="${why:+$why; }status $rc, but no message names the error"
+    else
+      fault_err=$((fault_err + 1))
+    fi
+  elif [ -z "$kill_what" ]; then
     if [ $took -ge 120 ]; then
       why="${why:+$why; }no end within 120 s"
     elif [ $rc != 0 ] || ! grep -q "^PASS fault_prog" "$tmp/out"; then
@@ -126,10 +270,10 @@ for ((i = 1; i <= runs; i++)); do
     bad=$((bad + 1))
     echo "job $i [${shape[*]} $mib MiB${kill_what:+; $kill_what}]: status $rc: $why"
     tail -5 "$tmp/out" | sed 's/^/    | /'
-  elif [ -z "$kill_what" ]; then
+  elif [ -z "$kill_what" ] && [ -z "$fault" ]; then
     passed=$((passed + 1))
   fi
-  [ $((i % 50)) = 0 ] && echo "soak: $i jobs, $killed killed, $passed passed unkilled, $bad failed a check ($(($(date +%s) - t0)) s)"
+  [ $((i % 50)) = 0 ] && echo "soak: $i jobs, $killed killed, $faulted with faults, $passed passed otherwise, $bad failed a check ($(($(date +%s) - t0)) s)"
 done
-echo "soak: $runs jobs (seed $seed) in $(($(date +%s) - t0)) s: $killed killed at random, $passed of the others gave the right answer, $bad failed a check"
+echo "soak: $runs jobs (seed $seed) in $(($(date +%s) - t0)) s: $killed killed at random; $faulted with an injected fault ($fault_ok gave the right answer, $fault_err stopped with a clear error); $passed of the others gave the right answer; $bad failed a check"
 [ $bad = 0 ]

@@ -23,6 +23,7 @@
 
 #include <math.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,6 +148,74 @@ static inline void km_new_centroids(int K, int64_t ncols, const int64_t *sums, c
             if (count[c] > 0 && norm[c] > 0)
                 ct[j * K + c] = (double)sums[j * K + c] / scale * norm[c];
     free(norm);
+}
+
+/*
+ * The replicated vocabulary (-V MIB, issue 17's replicated-data variant):
+ * a read-only table every rank holds in full, as text-clustering codes
+ * hold a term dictionary with its IDF weights.  It is a hashed term space
+ * of MIB MiB: entry i holds a 64-bit term id and a weight in [0.5, 1.5);
+ * column j's term lives in entry mix(j) mod n.  Every rank builds the same
+ * bytes from the seed (standing in for reading one dictionary file), so
+ * the node holds as many identical copies as it has ranks: what storage
+ * deduplication (-mem-dedup) and KSM (-mem-share) are for.  The values of
+ * each row are scaled by their terms' weights before normalization (TF-IDF),
+ * and at the end the top term of every cluster is printed, so the table is
+ * used at the start and at the end, not inside the iterations.
+ */
+typedef struct {
+    uint64_t term;
+    float weight;
+    uint32_t df; /* document frequency: not used by K-means */
+} km_vocab_entry_t;
+
+static inline uint64_t km_mix64(uint64_t x)
+{
+    x += 0x9E3779B97F4A7C15ull;
+    x = (x ^ (x >> 30)) * 0xBF58476D1CE4E5B9ull;
+    x = (x ^ (x >> 27)) * 0x94D049BB133111EBull;
+    return x ^ (x >> 31);
+}
+
+static inline size_t km_vocab_entries(int64_t mib) { return (size_t)mib * (1u << 20) / sizeof(km_vocab_entry_t); }
+
+static inline void km_vocab_build(km_vocab_entry_t *tab, size_t n, uint64_t seed)
+{
+    for (size_t i = 0; i < n; i++) {
+        uint64_t t = km_mix64(seed * 0xD1B54A32D192ED03ull ^ i);
+        tab[i].term = t;
+        tab[i].weight = (float)(0.5 + (double)(t >> 40) * 0x1p-24);
+        tab[i].df = (uint32_t)(t & 0xffff);
+    }
+}
+
+static inline const km_vocab_entry_t *km_vocab_of(const km_vocab_entry_t *tab, size_t n, int64_t col)
+{
+    return &tab[km_mix64((uint64_t)col ^ 0xC01Dull) % n];
+}
+
+/* Scale the non-zeros of rows [0, nrows) by their terms' weights. */
+static inline void km_vocab_weigh(const km_vocab_entry_t *tab, size_t n, int64_t nrows,
+                                  const int64_t *rowptr, const int32_t *ci, float *val)
+{
+    for (int64_t e = rowptr[0]; e < rowptr[nrows]; e++)
+        val[e] = (float)((double)val[e] * km_vocab_of(tab, n, ci[e])->weight);
+}
+
+/* "terms T1 ... TK": the term id, in hex, of each centroid's largest
+ * coordinate (ties to the lower column). */
+static inline void km_vocab_print_top(FILE *f, const km_vocab_entry_t *tab, size_t n, int K,
+                                      int64_t ncols, const double *ct)
+{
+    fprintf(f, "terms");
+    for (int c = 0; c < K; c++) {
+        int64_t best = 0;
+        for (int64_t j = 1; j < ncols; j++)
+            if (ct[j * K + c] > ct[best * K + c])
+                best = j;
+        fprintf(f, " %016llx", (unsigned long long)km_vocab_of(tab, n, best)->term);
+    }
+    fprintf(f, "\n");
 }
 
 #endif

@@ -3,7 +3,7 @@
  * float values; rows are scaled to unit length on load), the paper's MPI
  * benchmark.
  *
- *   kmeans [-k K] [-i MAXITERS] [-s SEED] [-d DIR] FILE
+ *   kmeans [-k K] [-i MAXITERS] [-s SEED] [-V MIB] [-d DIR] FILE
  *
  * Rows are split among the ranks as in pagerank (balanced by non-zeros,
  * each rank preads its own rows).  Rank 0 picks K distinct rows as the
@@ -20,6 +20,12 @@
  * variant: around every blocking MPI call the rank writes its rows and
  * assignment vector to a spill file in -d DIR and frees them (and drops its
  * copy of the centroids, which the next broadcast brings back).
+ *
+ * -V MIB: every rank also holds the same MIB MiB vocabulary (kmcommon.h),
+ * weighs its rows' values by it before normalizing and rank 0 prints each
+ * cluster's top term at the end: the replicated-data variant.  The
+ * out-of-core variant frees its copy after the setup and rank 0 rebuilds
+ * it at the end, as a hand-written code would.
  *
  * Output (rank 0): "iter T objective X moved M time S" per iteration, then
  * "clusters N1 ... NK" (final sizes).
@@ -75,7 +81,7 @@ static void check(int ok, const char *what)
 static void usage(void)
 {
     if (g_rank == 0)
-        fprintf(stderr, "usage: " PROG " [-k K] [-i MAXITERS] [-s SEED] [-d SPILLDIR] FILE\n");
+        fprintf(stderr, "usage: " PROG " [-k K] [-i MAXITERS] [-s SEED] [-V MIB] [-d SPILLDIR] FILE\n");
     MPI_Finalize();
     exit(2);
 }
@@ -88,18 +94,20 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &p);
 
     int K = 8, maxit = 20, c;
+    int64_t vocab_mib = 0;
     uint64_t seed = 1;
     const char *dir = NULL;
-    while ((c = getopt(argc, argv, "k:i:s:d:")) != -1) {
+    while ((c = getopt(argc, argv, "k:i:s:V:d:")) != -1) {
         switch (c) {
         case 'k': K = atoi(optarg); break;
         case 'i': maxit = atoi(optarg); break;
         case 's': seed = strtoull(optarg, NULL, 0); break;
         case 'd': dir = optarg; break;
+        case 'V': vocab_mib = atoll(optarg); break;
         default: usage();
         }
     }
-    if (optind != argc - 1 || K < 1 || maxit < 0)
+    if (optind != argc - 1 || K < 1 || maxit < 0 || vocab_mib < 0)
         usage();
     (void)dir;
 
@@ -129,6 +137,17 @@ int main(int argc, char **argv)
     check(bdcsr_read_colind32(fd, &h, e0, e0 + lnnz, colind) == 0,
           "cannot read the column indices");
     check(bdcsr_read_values(fd, &h, e0, e0 + lnnz, val) == 0, "cannot read the values");
+    const size_t nvocab = km_vocab_entries(vocab_mib);
+    km_vocab_entry_t *vocab = NULL;
+    if (nvocab) {
+        vocab = bd_xmalloc(nvocab * sizeof *vocab, "vocabulary");
+        km_vocab_build(vocab, nvocab, seed);
+        km_vocab_weigh(vocab, nvocab, nloc, rowptr, colind, val);
+#ifdef KM_OOC
+        free(vocab);
+        vocab = NULL;
+#endif
+    }
     km_normalize_rows(nloc, rowptr, val);
     int32_t *assign = bd_xmalloc((size_t)nloc * sizeof *assign, "assignment");
     for (int64_t i = 0; i < nloc; i++)
@@ -224,6 +243,13 @@ int main(int argc, char **argv)
         for (int k = 0; k < K; k++)
             printf(" %lld", maxit ? (long long)gsmall[2 + k] : 0LL);
         printf("\n");
+        if (nvocab) {
+#ifdef KM_OOC
+            vocab = bd_xmalloc(nvocab * sizeof *vocab, "vocabulary");
+            km_vocab_build(vocab, nvocab, seed);
+#endif
+            km_vocab_print_top(stdout, vocab, nvocab, K, ncols, ct);
+        }
 #ifdef KM_OOC
         printf("spill: wrote %llu bytes, read %llu bytes, %.3f s (rank 0)\n",
                (unsigned long long)g_ooc.bytes_written, (unsigned long long)g_ooc.bytes_read,
@@ -242,6 +268,7 @@ int main(int argc, char **argv)
     free(sims);
     free(small);
     free(gsmall);
+    free(vocab);
     MPI_Finalize();
     return 0;
 }

@@ -4,7 +4,7 @@
  * the same kmcommon.h pieces (initial centroids, fixed-point sums) that fix
  * the exact results every variant must reproduce.
  *
- *   kmeans_ref [-k K] [-i MAXITERS] [-s SEED] FILE
+ *   kmeans_ref [-k K] [-i MAXITERS] [-s SEED] [-V MIB] FILE
  */
 #include <errno.h>
 #include <getopt.h>
@@ -19,17 +19,19 @@
 int main(int argc, char **argv)
 {
     int K = 8, maxit = 20, c;
+    int64_t vocab_mib = 0;
     uint64_t seed = 1;
-    while ((c = getopt(argc, argv, "k:i:s:")) != -1) {
+    while ((c = getopt(argc, argv, "k:i:s:V:")) != -1) {
         switch (c) {
         case 'k': K = atoi(optarg); break;
         case 'i': maxit = atoi(optarg); break;
         case 's': seed = strtoull(optarg, NULL, 0); break;
+        case 'V': vocab_mib = atoll(optarg); break;
         default: optind = argc + 1;
         }
     }
-    if (optind != argc - 1 || K < 1 || maxit < 0) {
-        fprintf(stderr, "usage: kmeans_ref [-k K] [-i MAXITERS] [-s SEED] FILE\n");
+    if (optind != argc - 1 || K < 1 || maxit < 0 || vocab_mib < 0) {
+        fprintf(stderr, "usage: kmeans_ref [-k K] [-i MAXITERS] [-s SEED] [-V MIB] FILE\n");
         return 2;
     }
     bdcsr_hdr_t h;
@@ -52,6 +54,13 @@ int main(int argc, char **argv)
         return 1;
     }
     close(fd);
+    const size_t nvocab = km_vocab_entries(vocab_mib);
+    km_vocab_entry_t *vocab = NULL;
+    if (nvocab) {
+        vocab = bd_xmalloc(nvocab * sizeof *vocab, "vocabulary");
+        km_vocab_build(vocab, nvocab, seed);
+        km_vocab_weigh(vocab, nvocab, n, rp, ci, v);
+    }
     km_normalize_rows(n, rp, v);
     const double scale = ldexp(1.0, km_fraction_bits(n));
     int32_t *asg = bd_xmalloc((size_t)n * 4, "assignment");
@@ -83,6 +92,9 @@ int main(int argc, char **argv)
     for (int k = 0; k < K; k++)
         printf(" %lld", (long long)count[k]);
     printf("\n");
+    if (nvocab)
+        km_vocab_print_top(stdout, vocab, nvocab, K, ncols, ct);
+    free(vocab);
     free(rp);
     free(ci);
     free(v);

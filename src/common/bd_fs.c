@@ -1,6 +1,7 @@
 #include "bd_fs.h"
 #include "bd_crc.h"
 #include "bd_fault.h"
+#include "bd_iowatch.h"
 
 #include <dirent.h>
 #include <errno.h>
@@ -29,6 +30,34 @@ int bd_fs_make_jobdir(const char *base, char *out, size_t outlen, char *err, siz
     }
     if (!mkdtemp(out)) {
         snprintf(err, errlen, "cannot create a job directory in '%s': %s", base, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+int bd_fs_check_private_dir(const char *dir, char *err, size_t errlen)
+{
+    struct stat st;
+    if (lstat(dir, &st) < 0) {
+        snprintf(err, errlen, "%s", strerror(errno));
+        return -1;
+    }
+    if (S_ISLNK(st.st_mode)) {
+        snprintf(err, errlen, "it is a symbolic link");
+        return -1;
+    }
+    if (!S_ISDIR(st.st_mode)) {
+        snprintf(err, errlen, "it is not a directory");
+        return -1;
+    }
+    if (st.st_uid != geteuid()) {
+        snprintf(err, errlen, "it is owned by uid %u, not by this user (uid %u)",
+                 (unsigned)st.st_uid, (unsigned)geteuid());
+        return -1;
+    }
+    if (st.st_mode & 077) {
+        snprintf(err, errlen, "it has mode %04o, which lets group or others in",
+                 (unsigned)(st.st_mode & 07777));
         return -1;
     }
     return 0;
@@ -85,7 +114,7 @@ int bd_fs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off)
 {
     const char *p = buf;
     while (len) {
-        ssize_t w = BD_FAULT_SYS(BD_FAULT_SPILL_WRITE) ?: pwrite(fd, p, len, (off_t)off);
+        ssize_t w = BD_IO_SYS(BD_FAULT_SPILL_WRITE, pwrite(fd, p, len, (off_t)off));
         if (w < 0 && errno == EINTR)
             continue;
         if (w < 0)
@@ -103,7 +132,7 @@ int bd_fs_pread_zero(int fd, void *buf, size_t len, uint64_t off)
 {
     char *p = buf;
     while (len) {
-        ssize_t r = BD_FAULT_SYS(BD_FAULT_SPILL_READ) ?: pread(fd, p, len, (off_t)off);
+        ssize_t r = BD_IO_SYS(BD_FAULT_SPILL_READ, pread(fd, p, len, (off_t)off));
         if (r < 0 && errno == EINTR)
             continue;
         if (r < 0)

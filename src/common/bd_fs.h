@@ -9,6 +9,11 @@
 /* Make a fresh 0700 directory "bdmpi.<pid>.XXXXXX" inside base (NULL:
  * $TMPDIR, else /tmp).  Returns 0, or -1 with a message in err. */
 int bd_fs_make_jobdir(const char *base, char *out, size_t outlen, char *err, size_t errlen);
+
+/* dir is private to us: a directory (not a symbolic link) owned by our
+ * effective user with no access for group and others (mode 0700 or less).
+ * Returns 0, or -1 with the reason in err ("it has mode 0755", ...). */
+int bd_fs_check_private_dir(const char *dir, char *err, size_t errlen);
 /* Remove dir and everything in it (the job directory holds files and, with
  * several masters on one machine, their own directories). */
 int bd_fs_remove_tree(const char *dir);

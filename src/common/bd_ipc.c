@@ -45,6 +45,52 @@ void bd_job_config_fill(bd_job_config_t *job, const bd_opts_t *o)
     job->mem_dedup = (int32_t)o->num[BD_OPT_MEM_DEDUP];
     job->mem_share = (int32_t)o->num[BD_OPT_MEM_SHARE];
     job->spin_ns = (uint64_t)o->num[BD_OPT_SPIN] * 1000;
+    job->spill_max = (uint64_t)o->num[BD_OPT_SPILL_MAX];
+    job->p2p_tokens = (uint64_t)o->num[BD_OPT_P2P_TOKENS];
+    job->coll_stage = (uint64_t)o->num[BD_OPT_COLL_STAGE];
+}
+
+int bd_spill_charge(bd_shm_hdr_t *h, uint64_t n, uint64_t *total)
+{
+    uint64_t cur = atomic_load_explicit(&h->spill_bytes, memory_order_relaxed);
+    for (;;) {
+        *total = cur + n;
+        if (h->job.spill_max && cur + n > h->job.spill_max)
+            return -ENOSPC;
+        if (atomic_compare_exchange_weak_explicit(&h->spill_bytes, &cur, cur + n,
+                                                  memory_order_relaxed, memory_order_relaxed))
+            break;
+    }
+    uint64_t peak = atomic_load_explicit(&h->spill_peak, memory_order_relaxed);
+    while (peak < *total &&
+           !atomic_compare_exchange_weak_explicit(&h->spill_peak, &peak, *total,
+                                                  memory_order_relaxed, memory_order_relaxed)) {
+    }
+    return 0;
+}
+
+void bd_spill_quota_msg(char *out, size_t len, const bd_shm_hdr_t *h, int src, uint64_t n,
+                        const char *what, uint64_t total)
+{
+    snprintf(out, len,
+             "spill quota exceeded in %s: rank %d sent %llu bytes (%s), which would make %llu "
+             "bytes of communication data in the node's spill files, over -spill-max %llu "
+             "[MPI_ERR_QUOTA]",
+             h->jobdir, src, (unsigned long long)n, what, (unsigned long long)total,
+             (unsigned long long)h->job.spill_max);
+}
+
+void bd_spill_uncharge(bd_shm_hdr_t *h, uint64_t n)
+{
+    atomic_fetch_sub_explicit(&h->spill_bytes, n, memory_order_relaxed);
+}
+
+int bd_spill_unlink(bd_shm_hdr_t *h, const char *path, uint64_t n)
+{
+    if (unlink(path) < 0)
+        return -errno;
+    bd_spill_uncharge(h, n);
+    return 0;
 }
 
 int bd_futex_wait(_Atomic uint32_t *addr, uint32_t expected, int timeout_ms)

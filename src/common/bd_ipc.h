@@ -18,6 +18,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bd_iowatch.h"
 #include "bd_options.h"
 #include "bd_stats.h"
 
@@ -85,7 +86,14 @@ enum bd_req_code {
                      ranks, then the strings the commands name.  resp.arg[0]=processes started;
                      window out: int32 world ranks of the children (-1: not started), then
                      per process a message (BD_SPAWN_MSG bytes) */
-    BD_REQ_NAME,  /* arg[0]=BD_NAME_*; window: service name, NUL, port name, NUL.  resp.status
+    /* Bounded collective staging (-coll-stage; src/master/coll_pipe.c). */
+    BD_REQ_COLL_TAKE, /* arg[0]=0 while putting: answered when the instance's staged bytes
+                         are under the bound (resp.flag 1) or pieces for this rank are
+                         complete; arg[0]=1 after the last PUT: answered when pieces are
+                         complete or the rank may GET the rest (resp.flag 1).  resp.arg[0]:
+                         the number of int32 peers in the window whose pieces are complete
+                         (each offered once) */
+    BD_REQ_NAME,      /* arg[0]=BD_NAME_*; window: service name, NUL, port name, NUL.  resp.status
                      BD_RESP_ERROR when unknown (unpublish, lookup) or taken (publish); lookup:
                      window out: the port name */
     BD_REQ__COUNT
@@ -250,6 +258,14 @@ typedef struct bd_slot {
     _Atomic uint32_t awaits;
     _Atomic uint32_t cma_out; /* rank -> master: its single-copy sends being read */
     _Atomic uint32_t cma_ok;  /* rank -> all: others may read its memory (CMA) */
+    /* rank -> master: its storage calls in progress and done (bd_iowatch.h),
+     * read by the stall detector (src/master/stall.c) */
+    bd_iowatch_t io;
+    /* Flow control (-p2p-tokens): bytes of this rank's messages to ranks
+     * of the node in spill files not yet consumed (entries with
+     * BD_ME_FLOW; the sender adds, whoever removes the file subtracts). */
+    _Atomic uint64_t flow_out;
+    _Atomic uint32_t flow_logged; /* a sender has logged overflow towards this rank */
 } bd_slot_t;
 
 /* BD_CMD_PREFETCH: a rank waiting for its run slot starts loading, in the
@@ -294,7 +310,10 @@ typedef struct bd_job_config {
     int32_t mem_dedup;      /* -mem-dedup: 0 on, 1 off (and 1 where the table has no room) */
     int32_t mem_share;      /* -mem-share: 0 on (ranks' memory mergeable by KSM), 1 off */
     int32_t mem_preclean;   /* -mem-preclean: 0 on, 1 off */
-    uint64_t spin_ns;       /* -spin, in ns */
+    uint64_t spin_ns;    /* -spin, in ns */
+    uint64_t spill_max;  /* -spill-max; 0: no quota */
+    uint64_t p2p_tokens; /* -p2p-tokens; 0: no flow control */
+    uint64_t coll_stage; /* -coll-stage; 0: collectives staged whole */
     uint64_t mem_preclean_tick; /* -mem-preclean-tick, in microseconds */
 } bd_job_config_t;
 
@@ -335,6 +354,10 @@ typedef struct bd_shm_hdr {
     uint64_t trace_stride; /* bytes from one rank's ring to the next */
     uint64_t dedup_offset; /* the node's storage-deduplication table (bd_mem_config_t.share), */
     uint64_t dedup_bytes;  /* zero-filled, after the trace rings; 0 bytes: -mem-dedup off */
+    /* Bytes of communication data in this node's spill files now and at
+     * most (-spill-max; bd_spill_charge), by every rank and the master. */
+    _Atomic uint64_t spill_bytes;
+    _Atomic uint64_t spill_peak;
     bd_job_config_t job;
     char jobdir[BD_PATH_MAX];
 } bd_shm_hdr_t;
@@ -413,10 +436,25 @@ static inline struct bd_mbox *bd_slot_mbox(bd_shm_hdr_t *h, bd_slot_t *s)
 }
 
 /* What a rank waits for in BD_REQ_P2P_WAIT (for deadlock reports). */
-enum { BD_WAIT_RECV = 1, BD_WAIT_ANY, BD_WAIT_PROBE, BD_WAIT_MPROBE, BD_WAIT_SSEND };
+enum { BD_WAIT_RECV = 1, BD_WAIT_ANY, BD_WAIT_PROBE, BD_WAIT_MPROBE, BD_WAIT_SSEND, BD_WAIT_FLOW };
 /* ... a collective the ranks run among themselves: ctx is its communicator's
  * context, arg[3] its BD_API_* code, arg[4] its root. */
 #define BD_WAIT_LCOLL 16
+
+/* The spill quota (-spill-max): a spill file's n bytes are charged to the
+ * node before it is written and given back by whoever removes it.  0, or
+ * -ENOSPC when the quota would be exceeded (nothing charged); *total: the
+ * bytes in spill files with these. */
+int bd_spill_charge(bd_shm_hdr_t *h, uint64_t n, uint64_t *total);
+void bd_spill_uncharge(bd_shm_hdr_t *h, uint64_t n);
+/* The error when bd_spill_charge refused: "spill quota exceeded in DIR:
+ * rank SRC sent N bytes (WHAT), which would make TOTAL bytes ...". */
+void bd_spill_quota_msg(char *out, size_t len, const bd_shm_hdr_t *h, int src, uint64_t n,
+                        const char *what, uint64_t total);
+/* Remove the spill file at path holding n charged bytes; they are given
+ * back only if this call removed it, so two removers never give back
+ * twice.  0 or -errno. */
+int bd_spill_unlink(bd_shm_hdr_t *h, const char *path, uint64_t n);
 
 /* Layout for nslaves slots with the given window and message threshold
  * (the mailbox rings are sized for h->ninit ranks when it is set);

@@ -219,3 +219,13 @@ int bd_mbox_unexp_cancel(bd_mbox_t *mb, int src_world, uint64_t send_id)
     }
     return 0;
 }
+
+void bd_mbox_drop_file(struct bd_shm_hdr *h, const bd_mentry_t *e, const char *path)
+{
+    if (bd_spill_unlink(h, path, e->nbytes) < 0 || !(e->flags & BD_ME_FLOW))
+        return;
+    int i = bd_world_slot(h, e->src_world);
+    if (i >= 0 && (uint32_t)i < h->nslaves)
+        atomic_fetch_sub_explicit(&bd_shm_slot(h, (uint32_t)i)->flow_out, e->nbytes,
+                                  memory_order_release);
+}

@@ -35,6 +35,9 @@ enum { BD_ME_MSG = 1, BD_ME_ACK, BD_ME_PAD };
  * tail past the entry, so the tail passing it tells the sender the read
  * is over: no acknowledgement entry. */
 #define BD_ME_CMA 0x20
+/* A spill-file message counted in its sender's flow_out (-p2p-tokens):
+ * whoever removes the file gives the bytes back (bd_mbox_flow_done). */
+#define BD_ME_FLOW 0x40
 
 typedef struct bd_mentry {
     _Atomic uint32_t state;
@@ -123,6 +126,11 @@ int bd_mbox_unexp_cancelled(bd_mbox_t *mb, int i);
 int bd_mbox_unexp_cancel(bd_mbox_t *mb, int src_world, uint64_t send_id);
 
 void bd_mbox_init(bd_mbox_t *mb, uint64_t ring_size);
+/* Remove the spill file of message e (path) and give its bytes back to
+ * the spill quota and, when e is BD_ME_FLOW, to its sender's flow_out;
+ * only the caller that removed the file gives them back. */
+struct bd_shm_hdr;
+void bd_mbox_drop_file(struct bd_shm_hdr *h, const bd_mentry_t *e, const char *path);
 void bd_mbox_lock(bd_mbox_t *mb);
 void bd_mbox_unlock(bd_mbox_t *mb);
 

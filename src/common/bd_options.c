@@ -129,6 +129,27 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
     [BD_OPT_MEM_MIN] = {"mem-min", BD_OPT_SIZE, "0", 0, 1LL << 50,
                         "the adaptive budget never goes below this (nor below what the "
                         "running ranks hold)"},
+    [BD_OPT_SPILL_MAX] = {"spill-max", BD_OPT_SIZE, "0", 0, 1LL << 50,
+                          "spill quota of the node: the most bytes of communication data that "
+                          "may wait in its spill files at once (messages not yet received, "
+                          "collective data the master stages on storage); a send or a "
+                          "collective that would go beyond it stops the job with an error "
+                          "naming the directory, the bytes and the rank that sent them (0: "
+                          "no quota)"},
+    [BD_OPT_P2P_TOKENS] = {"p2p-tokens", BD_OPT_SIZE, "0", 0, 1LL << 50,
+                           "flow control inside a node: the most bytes of a rank's messages to "
+                           "ranks of its node that may wait in spill files, not yet received; "
+                           "an MPI_Send that would go beyond it is synchronous (returns when "
+                           "its receive has it). Small and nonblocking sends never wait; a "
+                           "program that relies on MPI_Send buffering (unsafe for MPI) stops "
+                           "with a deadlock report (0: off)"},
+    [BD_OPT_COLL_STAGE] = {"coll-stage", BD_OPT_SIZE, "64M", 0, 1LL << 50,
+                           "bounded collective staging: the master holds at most about this "
+                           "many bytes of a blocking MPI_Alltoall(v,w) (not in place) or "
+                           "MPI_Gather(v) among ranks of one node at once, in memory or its "
+                           "spill file; a rank stops putting its pieces while the bound is "
+                           "passed and takes the pieces sent to it as they complete (0: stage "
+                           "it whole)"},
     [BD_OPT_STATS] = {"stats", BD_OPT_FLAG, "0", 0, 1, "print statistics at the end of the run"},
     [BD_OPT_TRACE] = {"trace", BD_OPT_STR, NULL, 0, 0,
                       "write a timeline of the run to FILE, Chrome trace-event JSON for Perfetto "
@@ -137,14 +158,21 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                       "messages and storage bandwidth (with -nn > 1 each node writes FILE.nodeK, "
                       "merged into FILE when all are readable here)"},
     [BD_OPT_VERBOSE] = {"verbose", BD_OPT_INT, "0", 0, 2, "log level: 0 errors, 1 info, 2 debug"},
-    [BD_OPT_FAULT] =
-        {"fault", BD_OPT_STR, NULL, 0, 0,
-         "fault injection, for tests: SITE:N[:ERRNO] makes the Nth call at SITE "
-         "fail in every process of the job (N+: that one and all after), with "
-         "ERRNO (default EIO); comma-separated for several; sites: mem.open, "
-         "mem.pwrite, mem.pread, mem.fallocate, mem.ftruncate, spill.open, "
-         "spill.write, spill.read, io.open, io.write, io.read, io.resize, "
-         "master.alloc, master.memalign, net.send, net.recv, rpc.die (docs/design.md, \"Faults\")"},
+    [BD_OPT_FAULT] = {"fault", BD_OPT_STR, NULL, 0, 0,
+                      "fault injection, for tests: SITE:N[:ERRNO] makes the Nth call at SITE "
+                      "fail in every process of the job (N+: that one and all after), with "
+                      "ERRNO (default EIO); SITE:N:delay=TIME (50ms, 2s, 500us) makes it that "
+                      "much slower instead; comma-separated for several; sites: mem.open, "
+                      "mem.pwrite, mem.pread, mem.fallocate, mem.ftruncate, spill.open, "
+                      "spill.write, spill.read, io.open, io.write, io.read, io.resize, "
+                      "master.alloc, master.memalign, net.send, net.recv, rpc.die, master.grant "
+                      "(docs/design.md, \"Faults\")"},
+    [BD_OPT_STALL_TIMEOUT] = {"stall-timeout", BD_OPT_INT, "300", 0, 7 * 86400,
+                              "seconds after which a job that cannot progress is ended with a "
+                              "report of what each rank waits for: a storage call that has not "
+                              "completed for this long, or every rank waiting (for memory, a run "
+                              "slot, storage or MPI) with nothing moving for this long; 0: never "
+                              "(waits in MPI alone are the deadlock detector's, at once)"},
     [BD_OPT_GENV] = {"genv", BD_OPT_ENV, NULL, 0, 0,
                      "set the environment variable NAME to VALUE for the ranks (MPICH's "
                      "-genv; also -genv NAME=VALUE); may be repeated"},

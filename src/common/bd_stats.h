@@ -65,6 +65,16 @@
     X(MEM_KSM, "bytes",                                                                            \
       "ranks' memory merged with identical pages by the kernel (-mem-share; per rank the most "    \
       "seen in /proc/PID/ksm_stat, summed)")                                                       \
+    X(SPILL_PEAK, "bytes",                                                                         \
+      "peak bytes of communication data in the node's spill files at once (messages not yet "      \
+      "received, staged collective data; -spill-max bounds it; the node's value, shown on its "    \
+      "first rank)")                                                                               \
+    X(FLOW_WAITS, "count",                                                                         \
+      "MPI_Send calls made synchronous by flow control (-p2p-tokens): the rank's messages not "    \
+      "yet received were over the budget")                                                         \
+    X(STAGE_PEAK, "bytes",                                                                         \
+      "peak bytes of collective data the master staged at once, in memory and spill files (the "   \
+      "node's value, shown on its first rank; -coll-stage bounds blocking all-to-alls)")           \
     X(MEM_PRECLEANED, "bytes",                                                                     \
       "managed memory written back while its rank ran (-mem-preclean), not at an unload")
 

@@ -261,6 +261,30 @@ void mpi_win_shared_query_cptr_(const MPI_Fint *win, const MPI_Fint *rank, MPI_A
     mpi_win_shared_query_(win, rank, size, disp_unit, baseptr, ierror);
 }
 
+void mpi_win_allocate_shared_c_(const MPI_Aint *size, const MPI_Aint *disp_unit,
+                                const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr,
+                                MPI_Fint *win, MPI_Fint *ierror);
+void mpi_win_allocate_shared_c_(const MPI_Aint *size, const MPI_Aint *disp_unit,
+                                const MPI_Fint *info, const MPI_Fint *comm, MPI_Aint *baseptr,
+                                MPI_Fint *win, MPI_Fint *ierror)
+{
+    void *p = NULL;
+    *ierror = MPI_Win_allocate_shared_c(*size, *disp_unit, *info, *comm, &p, win);
+    if (*ierror == MPI_SUCCESS)
+        *baseptr = (MPI_Aint)p;
+}
+
+void mpi_win_shared_query_c_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size,
+                             MPI_Aint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror);
+void mpi_win_shared_query_c_(const MPI_Fint *win, const MPI_Fint *rank, MPI_Aint *size,
+                             MPI_Aint *disp_unit, MPI_Aint *baseptr, MPI_Fint *ierror)
+{
+    void *p = NULL;
+    *ierror = MPI_Win_shared_query_c(*win, *rank, size, disp_unit, &p);
+    if (*ierror == MPI_SUCCESS)
+        *baseptr = (MPI_Aint)p;
+}
+
 /* mpif.h and the module mpi pass a buffer the address is not written to
  * (Fortran could not use it); mpi_f08 a TYPE(C_PTR) that receives it. */
 void mpi_buffer_detach_(void *buffer_addr, MPI_Fint *size, MPI_Fint *ierror);
@@ -742,6 +766,90 @@ void mpi_register_datarep_(const char *datarep, f_conversion_fn *read_fn, f_conv
     *ierror = MPI_Register_datarep(name, read_fn ? datarep_read : MPI_CONVERSION_FN_NULL,
                                    write_fn ? datarep_write : MPI_CONVERSION_FN_NULL,
                                    extent_fn ? datarep_extent : NULL, r);
+    free(name);
+    if (*ierror != MPI_SUCCESS)
+        free(r);
+}
+
+/* The large-count form: conversion functions with an MPI_Count count. */
+typedef void f_conversion_fn_c(void *userbuf, const MPI_Fint *datatype, const MPI_Count *count,
+                               void *filebuf, const MPI_Offset *position,
+                               const MPI_Aint *extra_state, MPI_Fint *ierror);
+typedef struct {
+    f_conversion_fn_c *read_fn, *write_fn;
+    f_extent_fn *extent_fn;
+    MPI_Aint extra;
+} f_datarep_c_t;
+
+void mpi_conversion_fn_null_c_(void *userbuf, const MPI_Fint *datatype, const MPI_Count *count,
+                               void *filebuf, const MPI_Offset *position,
+                               const MPI_Aint *extra_state, MPI_Fint *ierror);
+void mpi_conversion_fn_null_c_(void *userbuf, const MPI_Fint *datatype, const MPI_Count *count,
+                               void *filebuf, const MPI_Offset *position,
+                               const MPI_Aint *extra_state, MPI_Fint *ierror)
+{
+    (void)userbuf, (void)datatype, (void)count, (void)filebuf, (void)position, (void)extra_state;
+    *ierror = MPI_ERR_CONVERSION;
+}
+
+static int datarep_read_c(void *userbuf, MPI_Datatype datatype, MPI_Count count, void *filebuf,
+                          MPI_Offset position, void *extra_state)
+{
+    const f_datarep_c_t *r = extra_state;
+    MPI_Fint t = datatype, ierror = MPI_SUCCESS;
+    MPI_Aint e = r->extra;
+    r->read_fn(userbuf, &t, &count, filebuf, &position, &e, &ierror);
+    return ierror;
+}
+
+static int datarep_write_c(void *userbuf, MPI_Datatype datatype, MPI_Count count, void *filebuf,
+                           MPI_Offset position, void *extra_state)
+{
+    const f_datarep_c_t *r = extra_state;
+    MPI_Fint t = datatype, ierror = MPI_SUCCESS;
+    MPI_Aint e = r->extra;
+    r->write_fn(userbuf, &t, &count, filebuf, &position, &e, &ierror);
+    return ierror;
+}
+
+static int datarep_extent_c(MPI_Datatype datatype, MPI_Aint *extent, void *extra_state)
+{
+    const f_datarep_c_t *r = extra_state;
+    MPI_Fint t = datatype, ierror = MPI_SUCCESS;
+    MPI_Aint e = r->extra;
+    r->extent_fn(&t, extent, &e, &ierror);
+    return ierror;
+}
+
+void mpi_register_datarep_c_(const char *datarep, f_conversion_fn_c *read_fn,
+                             f_conversion_fn_c *write_fn, f_extent_fn *extent_fn,
+                             const MPI_Aint *extra_state, MPI_Fint *ierror, size_t datarep_len);
+void mpi_register_datarep_c_(const char *datarep, f_conversion_fn_c *read_fn,
+                             f_conversion_fn_c *write_fn, f_extent_fn *extent_fn,
+                             const MPI_Aint *extra_state, MPI_Fint *ierror, size_t datarep_len)
+{
+    const char *call = "MPI_Register_datarep_c";
+    while (datarep_len > 0 && datarep[datarep_len - 1] == ' ')
+        datarep_len--;
+    char *name = malloc(datarep_len + 1);
+    f_datarep_c_t *r = malloc(sizeof *r);
+    if (!name || !r) {
+        free(name);
+        free(r);
+        *ierror = bdmpi_f_raise('f', MPI_FILE_NULL, MPI_ERR_NO_MEM, "MPI_ERR_NO_MEM", call,
+                                "out of memory for the Fortran callbacks' record");
+        return;
+    }
+    memcpy(name, datarep, datarep_len);
+    name[datarep_len] = 0;
+    if (read_fn == mpi_conversion_fn_null_c_)
+        read_fn = NULL;
+    if (write_fn == mpi_conversion_fn_null_c_)
+        write_fn = NULL;
+    *r = (f_datarep_c_t){read_fn, write_fn, extent_fn, *extra_state};
+    *ierror = MPI_Register_datarep_c(name, read_fn ? datarep_read_c : MPI_CONVERSION_FN_NULL_C,
+                                     write_fn ? datarep_write_c : MPI_CONVERSION_FN_NULL_C,
+                                     extent_fn ? datarep_extent_c : NULL, r);
     free(name);
     if (*ierror != MPI_SUCCESS)
         free(r);

@@ -48,18 +48,22 @@ LOGICAL_NAMES = {"flag", "commute", "reorder", "periods", "remain_dims", "weight
 # Callback types whose C signature a Fortran subroutine already has (every
 # argument by reference, no ierror, no address-sized values).
 PASSABLE_CALLBACKS = {
-    "MPI_User_function", "MPI_Comm_errhandler_function", "MPI_Handler_function",
+    "MPI_User_function", "MPI_User_function_c", "MPI_Comm_errhandler_function", "MPI_Handler_function",
     "MPI_Win_errhandler_function", "MPI_File_errhandler_function", "MPI_Session_errhandler_function",
 }
 # Constants that are not integer PARAMETERs in Fortran: sentinels (common
 # blocks below) and the C-only description of a Fortran status.
+SENTINEL_WHY = "a sentinel: an object of libbdmpi, not a value"
+STATUS_WHY = "C's description of a Fortran status (MPI_STATUS_SIZE and MPI_SOURCE... in Fortran)"
+PROCEDURE_WHY = "a predefined procedure in Fortran (specials.PROCEDURES)"
 NOT_PARAMETERS = {
-    "MPI_BOTTOM", "MPI_IN_PLACE", "MPI_STATUS_IGNORE", "MPI_STATUSES_IGNORE", "MPI_UNWEIGHTED",
-    "MPI_WEIGHTS_EMPTY", "MPI_F_STATUS_IGNORE", "MPI_F_STATUSES_IGNORE", "MPI_F_STATUS_SIZE",
-    "MPI_F_SOURCE", "MPI_F_TAG", "MPI_F_ERROR", "MPI_F08_STATUS_IGNORE", "MPI_F08_STATUSES_IGNORE",
-    "MPI_ARGV_NULL", "MPI_ARGVS_NULL", "MPI_ERRCODES_IGNORE",
-    # predefined procedures (specials.PROCEDURES), not constants, in Fortran
-    "MPI_NULL_COPY_FN", "MPI_DUP_FN", "MPI_NULL_DELETE_FN", "MPI_CONVERSION_FN_NULL",
+    **dict.fromkeys(("MPI_BOTTOM", "MPI_IN_PLACE", "MPI_STATUS_IGNORE", "MPI_STATUSES_IGNORE",
+                     "MPI_UNWEIGHTED", "MPI_WEIGHTS_EMPTY", "MPI_F_STATUS_IGNORE",
+                     "MPI_F_STATUSES_IGNORE", "MPI_F08_STATUS_IGNORE", "MPI_F08_STATUSES_IGNORE",
+                     "MPI_ARGV_NULL", "MPI_ARGVS_NULL", "MPI_ERRCODES_IGNORE"), SENTINEL_WHY),
+    **dict.fromkeys(("MPI_F_STATUS_SIZE", "MPI_F_SOURCE", "MPI_F_TAG", "MPI_F_ERROR"), STATUS_WHY),
+    **dict.fromkeys(("MPI_NULL_COPY_FN", "MPI_DUP_FN", "MPI_NULL_DELETE_FN",
+                     "MPI_CONVERSION_FN_NULL", "MPI_CONVERSION_FN_NULL_C"), PROCEDURE_WHY),
 }
 # Sentinels: Fortran name, common block (= C symbol without the trailing _),
 # Fortran dimensions, C symbol defined in bdmpi_f.c (None: elsewhere), the
@@ -113,6 +117,10 @@ def parse_defines(texts):
         if '"' in expr or "*" in expr or "void" in expr:
             raise ValueError(name)
         expr = re.sub(r"\(\s*(?:MPI|BDMPI)_[A-Za-z]\w*\s*\)", " ", expr)  # (MPI_Comm) casts
+        # C's integer literals: hex and octal, and the suffixes u, l, ll.
+        expr = re.sub(r"\b0[xX]([0-9a-fA-F]+)[uUlL]*\b", lambda m: str(int(m.group(1), 16)), expr)
+        expr = re.sub(r"\b0([0-7]+)[uUlL]*\b", lambda m: str(int(m.group(1), 8)), expr)
+        expr = re.sub(r"\b(\d+)[uUlL]+\b", r"\1", expr)
         for ref in set(re.findall(r"\b(?:MPI|BDMPI)_\w+\b", expr)):
             expr = re.sub(r"\b%s\b" % ref, "(%d)" % value(ref, depth + 1), expr)
         if not re.fullmatch(r"[\s\d()+\-*/<>|&~]*", expr):
@@ -126,17 +134,20 @@ def parse_defines(texts):
     out = []
     skipped = []
     for name in order:
-        if name in NOT_PARAMETERS or name.startswith("BDMPI_PMPI"):
+        if name.startswith("BDMPI_PMPI") or re.fullmatch(r"BDMPI_\w+_H", name):
+            continue  # the PMPI list, include guards
+        if name in NOT_PARAMETERS:
+            skipped.append((name, NOT_PARAMETERS[name]))
             continue
         try:
             v = value(name)
         except (ValueError, SyntaxError, ZeroDivisionError):
-            skipped.append(name)
+            skipped.append((name, None))
             continue
         if -(2**31) <= v < 2**31:
             out.append((name, v))
         else:
-            skipped.append(name)
+            skipped.append((name, None))
     return out, skipped
 
 
@@ -232,7 +243,7 @@ def classify(arg, typekinds):
         if arg.name in ("statuses", "array_of_statuses") or arg.is_array:
             return "statuses"
         return "status_in" if arg.const else "status"
-    if b.endswith("_function"):
+    if b.endswith(("_function", "_function_c")):
         if b in PASSABLE_CALLBACKS and arg.stars == 1:
             return "callback"
         raise ValueError("callback type %s has no Fortran form here" % b)
@@ -747,8 +758,11 @@ def main():
             f.write("not bound %s: %s\n" % (n, why))
         for n, why in f08_skipped:
             f.write("not in mpi_f08 %s: %s\n" % (n, why))
-        for n in skipped_consts:
-            f.write("not a Fortran constant %s\n" % n)
+        for n, why in skipped_consts:
+            if why:
+                f.write("not a parameter %s: %s\n" % (n, why))
+            else:
+                f.write("not a Fortran constant %s\n" % n)
 
 
 if __name__ == "__main__":

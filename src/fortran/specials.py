@@ -66,6 +66,11 @@ SPECIALS = [
                               ("write_conversion_fn", "proc:MPI_Datarep_conversion_function"),
                               ("dtype_file_extent_fn", "proc:MPI_Datarep_extent_function"),
                               ("extra_state", "aint")], {}),
+    ("MPI_Register_datarep_c", [("datarep", "str"),
+                                ("read_conversion_fn", "proc:MPI_Datarep_conversion_function_c"),
+                                ("write_conversion_fn", "proc:MPI_Datarep_conversion_function_c"),
+                                ("dtype_file_extent_fn", "proc:MPI_Datarep_extent_function"),
+                                ("extra_state", "aint")], {}),
     # memory the library allocates: its address comes back
     ("MPI_Alloc_mem", [("size", "aint"), ("info", "h:Info"), ("baseptr", "cptr")], {}),
     ("MPI_Win_allocate", [("size", "aint"), ("disp_unit", "int"), ("info", "h:Info"),
@@ -77,6 +82,11 @@ SPECIALS = [
                                  ("comm", "h:Comm"), ("baseptr", "cptr"), ("win", "h:Win")], {}),
     ("MPI_Win_shared_query", [("win", "h:Win"), ("rank", "int"), ("size", "aint"),
                               ("disp_unit", "int"), ("baseptr", "cptr")], {}),
+    ("MPI_Win_allocate_shared_c", [("size", "aint"), ("disp_unit", "aint"), ("info", "h:Info"),
+                                   ("comm", "h:Comm"), ("baseptr", "cptr"), ("win", "h:Win")],
+     {"nocptr": True}),
+    ("MPI_Win_shared_query_c", [("win", "h:Win"), ("rank", "int"), ("size", "aint"),
+                                ("disp_unit", "aint"), ("baseptr", "cptr")], {"nocptr": True}),
     # argument vectors: blank-terminated arrays of strings
     ("MPI_Comm_spawn", [("command", "str"), ("argv", "str(*)"), ("maxprocs", "int"), ("info", "h:Info"),
                         ("root", "int"), ("comm", "h:Comm"), ("intercomm", "h:Comm"),
@@ -103,6 +113,7 @@ PROCEDURES = [
     ("MPI_DUP_FN", None),
     ("MPI_NULL_DELETE_FN", None),
     ("MPI_CONVERSION_FN_NULL", "MPI_Datarep_conversion_function"),
+    ("MPI_CONVERSION_FN_NULL_C", "MPI_Datarep_conversion_function_c"),
 ]
 
 # C functions that have no Fortran binding by the standard's design.

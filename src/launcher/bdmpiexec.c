@@ -254,6 +254,15 @@ int main(int argc, char **argv)
         bd_log_error("%s", err);
         return 2;
     }
+    /* mkdtemp makes it 0700, but a file system that ignores modes (a
+     * FAT or SMB mount as -wd) leaves it open to everyone. */
+    if (bd_fs_check_private_dir(jobdir, err, sizeof err) < 0) {
+        bd_log_error("the job directory '%s' made under -wd is not private: %s; give a -wd on "
+                     "a file system with Unix permissions",
+                     jobdir, err);
+        bd_fs_remove_tree(jobdir);
+        return 2;
+    }
     /* -genv/-x first, so that BDMPI's own variables keep the values of its
      * options. */
     if (bd_opts_apply_envsets(&opts) < 0 || bd_opts_export_env(&opts) < 0 ||

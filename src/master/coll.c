@@ -171,6 +171,8 @@ static piece_t *get_piece(coll_t *c, int me, int peer)
     return &c->pieces[i];
 }
 
+piece_t *bdr_coll_get_piece(coll_t *c, int me, int peer) { return get_piece(c, me, peer); }
+
 static void coll_free(coll_t *c)
 {
     coll_t **pp = &g_m.colls;
@@ -178,14 +180,17 @@ static void coll_free(coll_t *c)
         pp = &(*pp)->next;
     if (*pp)
         *pp = c->next;
-    for (size_t i = 0; i < c->npieces; i++)
+    for (size_t i = 0; i < c->npieces; i++) {
+        bdr_pipe_dropped(c, &c->pieces[i]);
         free(c->pieces[i].data);
+    }
     if (c->results)
         for (int i = 0; i < c->comm->size; i++)
             free(c->results[i].data);
     free(c->results);
     free(c->pieces);
     bdr_stage_close(c);
+    bd_spill_uncharge(g_m.hdr, c->spill_charged);
     free(c->rank_arrived);
     free(c->node_in);
     free(c->done_from);
@@ -270,7 +275,27 @@ coll_t *bdr_coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
  * soon as it is made: nothing can outlive the master. */
 static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep);
 
-int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total) { return place(c, p, total, 1); }
+/* The world rank whose data piece p of c is (for messages). */
+static int piece_sender(const coll_t *c, const piece_t *p)
+{
+    size_t i = (size_t)(p - c->pieces);
+    int r;
+    switch (c->d.kind) {
+    case BD_COLL_BCAST:
+    case BD_COLL_SCATTER: r = c->d.root; break;
+    case BD_COLL_ALLTOALL: r = (int)(i / (size_t)c->comm->size); break;
+    default: r = (int)i; break;
+    }
+    return r >= 0 && r < c->comm->size ? c->comm->world[r] : -1;
+}
+
+int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total)
+{
+    if (place(c, p, total, 1) < 0)
+        return -1;
+    bdr_pipe_placed(c, total);
+    return 0;
+}
 
 /* may_keep: a large piece may stay in memory while the budget has room. */
 static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep)
@@ -280,6 +305,11 @@ static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep)
         return 0;
     if (total > g_m.hdr->job.msg_threshold && !is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT &&
         !(may_keep && bdr_stage_fits(total))) {
+        char what[64];
+        snprintf(what, sizeof what, "%s data", bdr_coll_call_name(&c->d));
+        if (bdr_spill_charge(total, piece_sender(c, p), -1, what) < 0)
+            return -1;
+        c->spill_charged += total;
         int rc = c->fd < 0 ? bdr_stage_open(c) : 0;
         if (rc < 0) {
             bdr_master_fail(1, "cannot create a spill file for %s in %s: %s",
@@ -520,6 +550,11 @@ static int rank_ready(coll_t *c, int r)
     }
 }
 
+int bdr_coll_rank_ready(coll_t *c, int r) { return rank_ready(c, r); }
+
+static void poke_members(coll_t *c);
+void bdr_coll_poke(coll_t *c) { poke_members(c); }
+
 static void poke_members(coll_t *c)
 {
     for (int i = 0; i < g_m.ns; i++) {
@@ -573,6 +608,8 @@ int bdr_coll_ready(slave_t *s)
         coll_t *first;
         return any_ready(s, &first) > 0;
     }
+    if (s->slot->req.code == BD_REQ_COLL_TAKE)
+        return bdr_pipe_take_ready(s);
     return s->coll && rank_ready(s->coll, s->coll_rank);
 }
 
@@ -622,6 +659,9 @@ static void coll_begin(slave_t *s, const bd_req_t *r)
     c->began++;
     s->coll = c;
     s->coll_rank = r->myrank;
+    /* Bounded staging: a rank that would put into an instance past the
+     * bound takes first (coll_pipe.c). */
+    s->slot->resp.flag = bdr_pipe_bounded(c) && c->staged > g_m.hdr->job.coll_stage;
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLLS], 1, memory_order_relaxed);
     bdr_sched_respond(s);
 }
@@ -634,6 +674,7 @@ static void coll_put(slave_t *s)
     uint32_t nseg;
     memcpy(&nseg, s->win, sizeof nseg);
     uint64_t pos = 8;
+    int poke = 0;
     for (uint32_t i = 0; i < nseg; i++) {
         bd_seg_t seg;
         if (pos + sizeof seg > g_m.hdr->window)
@@ -641,7 +682,7 @@ static void coll_put(slave_t *s)
         memcpy(&seg, s->win + pos, sizeof seg);
         pos += sizeof seg;
         piece_t *p = put_piece(c, s->coll_rank, seg.peer);
-        if (pos + seg.len > g_m.hdr->window || !p ||
+        if (pos + seg.len > g_m.hdr->window || !p || p->taken ||
             bdr_coll_piece_write(c, p, seg.total, seg.off, s->win + pos, seg.len) < 0) {
             bdr_master_fail(1, "rank %d: bad data segment in %s (peer %d, %u bytes at %llu)",
                             s->world, bdr_coll_call_name(&c->d), seg.peer, seg.len,
@@ -651,7 +692,13 @@ static void coll_put(slave_t *s)
         pos += (seg.len + 7u) & ~7u;
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLL_BYTES_UP], seg.len,
                                   memory_order_relaxed);
+        if (c->pipe && p->total && p->filled == p->total)
+            poke = 1; /* its reader may be waiting in COLL_TAKE */
     }
+    /* Bounded staging: past the bound, the rank takes before it puts more. */
+    s->slot->resp.flag = bdr_pipe_bounded(c) && c->staged > g_m.hdr->job.coll_stage;
+    if (poke)
+        poke_members(c);
     bdr_sched_respond(s);
     return;
 bad:
@@ -678,6 +725,8 @@ static int coll_arrive(slave_t *s, coll_t *c, int rank)
     bdr_coll_progress(c);
     return g_m.stopping ? -1 : 0;
 }
+
+int bdr_coll_arrive(slave_t *s, coll_t *c) { return coll_arrive(s, c, s->coll_rank); }
 
 static void coll_wait(slave_t *s)
 {
@@ -782,6 +831,11 @@ static void coll_get(slave_t *s)
         } else {
             p = get_piece(c, s->coll_rank, segs[i].peer);
         }
+        if (p && p->taken && segs[i].off < p->got) { /* zeros past a shorter piece are fine */
+            bdr_master_fail(1, "rank %d: %s asked again for the piece from peer %d, already taken",
+                            s->world, bdr_coll_call_name(&c->d), segs[i].peer);
+            return;
+        }
         uint64_t avail = p ? p->filled : 0;
         used += segs[i].len;
         /* A segment with a total reads a whole piece of that size: if the
@@ -796,6 +850,9 @@ static void coll_get(slave_t *s)
                 return;
             memset(out + have, 0, segs[i].len - have);
             out += segs[i].len;
+            if (c->pipe && p && p != &acc &&
+                bdr_pipe_read(c, (piece_t *)p, have, segs[i].total) < 0)
+                return;
             continue;
         }
         if (used > g_m.hdr->window || segs[i].off + segs[i].len > avail) {
@@ -812,6 +869,8 @@ static void coll_get(slave_t *s)
         out += segs[i].len;
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLL_BYTES_DOWN], segs[i].len,
                                   memory_order_relaxed);
+        if (c->pipe && p != &acc && bdr_pipe_read(c, (piece_t *)p, segs[i].len, segs[i].total) < 0)
+            return;
     }
     s->slot->resp.arg[0] = mismatch;
     bdr_sched_respond(s);
@@ -858,6 +917,8 @@ static coll_t *instance_of(slave_t *s, const bd_req_t *r)
     }
     return s->coll;
 }
+
+coll_t *bdr_coll_instance(slave_t *s, const bd_req_t *r) { return instance_of(s, r); }
 
 void bdr_coll_req_put(slave_t *s, const bd_req_t *r)
 {
@@ -964,7 +1025,7 @@ void bdr_coll_readahead(void)
     coll_t *c = s->coll;
     for (int peer = 0; peer < c->comm->size; peer++) {
         const piece_t *p = get_piece(c, s->coll_rank, peer);
-        if (p && bdr_stage_readahead(c, p) < 0)
+        if (p && !p->taken && bdr_stage_readahead(c, p) < 0)
             return; /* no room now: the loop tries again at its next turn */
     }
     s->ra_ctx = c->ctx;

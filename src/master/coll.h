@@ -29,6 +29,31 @@ int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total);
 /* Write len bytes at off into piece p of size total (placed on first use); 0 or -1. */
 int bdr_coll_piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, const char *src,
                          uint32_t len);
+/* The piece rank `me` of c GETs with segment peer `peer`, or NULL. */
+piece_t *bdr_coll_get_piece(coll_t *c, int me, int peer);
+/* May rank r of c GET its results now? */
+int bdr_coll_rank_ready(coll_t *c, int r);
+/* Wake c's ranks blocked in it, to look again. */
+void bdr_coll_poke(coll_t *c);
+/* s has put all its inputs to c (idempotent); 0, or -1 when the job fails. */
+int bdr_coll_arrive(slave_t *s, coll_t *c);
+/* The instance a collective request is for (NULL: the job fails). */
+coll_t *bdr_coll_instance(slave_t *s, const bd_req_t *r);
+
+/* coll_pipe.c: bounded staging of blocking all-to-alls (-coll-stage). */
+/* Is c's staging bounded (a blocking all-to-all among ranks of this node)? */
+int bdr_pipe_bounded(const coll_t *c);
+/* Piece p of c was placed (total bytes) / is gone with c: count it. */
+void bdr_pipe_placed(coll_t *c, uint64_t total);
+void bdr_pipe_dropped(coll_t *c, const piece_t *p);
+/* A GET read len more bytes of piece p, whose reader expects it to have
+ * `want` bytes (0: as many as it has): once the reader has read what it
+ * will (all of it, or all it expects when the counts disagree, which it
+ * reports as MPI_ERR_TRUNCATE), give it back (pipelined instances).  0, or
+ * -1 when the job fails. */
+int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want);
+/* Is s, blocked in COLL_TAKE, to be answered now? */
+int bdr_pipe_take_ready(slave_t *s);
 /* Something changed for c: fold, compute, ship what is due, wake its ranks. */
 void bdr_coll_progress(coll_t *c);
 /* Free c once every local rank ended it and every node sent its part. */
@@ -67,6 +92,10 @@ void bdr_stage_close(coll_t *c);
  * whole into memory for the GETs to come: 1 started, 0 nothing to do, -1
  * no room (the budget or the bound of reads ahead). */
 int bdr_stage_readahead(coll_t *c, const piece_t *p);
+/* Piece p of c, in its file, has been read whole by its one reader: drop
+ * what is staged for it and give its blocks back to the file system.
+ * 0 or -errno. */
+int bdr_stage_release(coll_t *c, const piece_t *p);
 /* Give back the buffers not in use (the pool, the read cache); returns
  * the bytes freed. */
 uint64_t bdr_stage_trim(void);

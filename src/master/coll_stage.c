@@ -872,6 +872,32 @@ int bdr_stage_ship_fd(coll_t *c)
     return f->ship_fd;
 }
 
+int bdr_stage_release(coll_t *c, const piece_t *p)
+{
+    sfile_t *f = file_of(c);
+    if (!f || c->fd < 0)
+        return 0;
+    rjob_t *r = ra_of(c, p);
+    if (r)
+        ra_drop(r);
+    writer_t *w = writer_of(p);
+    if (w)
+        writer_free(w);
+    wait_idle(c); /* no write may fill the blocks again after the punch */
+    uint64_t lo = p->file_off, len = up(p->total);
+    cache_drop(c, lo, lo + len);
+    if (fallocate(c->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo, (off_t)len) < 0) {
+        static int once;
+        if (errno != EOPNOTSUPP)
+            return -errno;
+        if (!once++)
+            bd_log_error("warning: the file system of %s cannot punch holes: collective data "
+                         "taken from the spill file keeps its blocks until the collective ends",
+                         g_m.jobdir);
+    }
+    return 0;
+}
+
 void bdr_stage_close(coll_t *c)
 {
     drain(c, 1); /* nobody reads c's data any more: what has not started is dropped */

@@ -52,26 +52,32 @@ static int locally_stuck(void)
     return 1;
 }
 
+int bdr_deadlock_describe(slave_t *s, char *what, size_t len)
+{
+    if (s->state == SL_BLOCKED) {
+        if (s->blk == BLK_COLL)
+            bdr_coll_describe(s, what, len);
+        else if (s->blk == BLK_CRIT)
+            snprintf(what, len, "waits in BDMPI_Enter_critical");
+        else
+            bdr_mbox_describe(s, what, len);
+    } else if (s->state == SL_EXITED && !s->inited) {
+        snprintf(what, len, "exited without calling MPI_Init");
+    } else if (s->state == SL_EXITED || s->state == SL_FINALIZED) {
+        snprintf(what, len, "has called MPI_Finalize");
+    } else {
+        return 0;
+    }
+    return 1;
+}
+
 void bdr_deadlock_report_local(void)
 {
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         char what[512];
-        if (s->state == SL_BLOCKED) {
-            if (s->blk == BLK_COLL)
-                bdr_coll_describe(s, what, sizeof what);
-            else if (s->blk == BLK_CRIT)
-                snprintf(what, sizeof what, "waits in BDMPI_Enter_critical");
-            else
-                bdr_mbox_describe(s, what, sizeof what);
-        } else if (s->state == SL_EXITED && !s->inited) {
-            snprintf(what, sizeof what, "exited without calling MPI_Init");
-        } else if (s->state == SL_EXITED || s->state == SL_FINALIZED) {
-            snprintf(what, sizeof what, "has called MPI_Finalize");
-        } else {
-            continue;
-        }
-        bd_log_error("  rank %d %s", s->world, what);
+        if (bdr_deadlock_describe(s, what, sizeof what))
+            bd_log_error("  rank %d %s", s->world, what);
     }
 }
 

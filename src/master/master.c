@@ -105,6 +105,7 @@ static const route_t g_routes[BD_REQ__COUNT] = {
     [BD_REQ_COLL_TESTANY] = {bdr_coll_req_waitany, 0},
     [BD_REQ_COLL_GET] = {bdr_coll_req_get, 0},
     [BD_REQ_COLL_END] = {bdr_coll_req_end, 0},
+    [BD_REQ_COLL_TAKE] = {bdr_coll_req_take, 0},
     [BD_REQ_CTX_ALLOC] = {bdr_comm_req_ctx_alloc, 0},
     [BD_REQ_COMM_REGISTER] = {bdr_comm_req_register, 0},
     [BD_REQ_COMM_FREE] = {bdr_comm_req_free, 0},
@@ -440,6 +441,10 @@ static void print_stats(void)
     for (int i = 0; i < g_m.ns; i++)
         for (int k = 0; k < BD_STAT__COUNT; k++)
             per[i][k] = atomic_load(&g_m.slaves[i].slot->stats[k]);
+    if (g_m.ns) /* the node's values */
+        per[0][BD_STAT_SPILL_PEAK] = atomic_load(&g_m.hdr->spill_peak);
+    if (g_m.ns)
+        per[0][BD_STAT_STAGE_PEAK] = bdr_coll_stage_peak();
     bd_stats_print(stderr, (const uint64_t(*)[BD_STAT__COUNT])per, g_m.ns,
                    bdr_master_now() - g_m.t_start);
     fprintf(stderr, "  master: peak bytes of messages in memory %llu\n",
@@ -570,6 +575,15 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     }
     const char *jd = g_m.nnodes == 1 ? getenv("BDMPI_JOBDIR") : NULL;
     if (jd) {
+        /* Every spill and backing file of the job goes there: it must be
+         * ours alone (bdmpiexec makes it so; someone starting us by hand
+         * may not have). */
+        if (bd_fs_check_private_dir(jd, err, sizeof err) < 0) {
+            bd_log_error("BDMPI_JOBDIR '%s' is not a private directory: %s; it must be a "
+                         "directory owned by this user with mode 0700 (bdmpiexec makes one)",
+                         jd, err);
+            return -1;
+        }
         snprintf(g_m.jobdir, sizeof g_m.jobdir, "%s", jd);
     } else if (bd_fs_make_jobdir(g_m.opts.str[BD_OPT_WD], g_m.jobdir, sizeof g_m.jobdir, err,
                                  sizeof err) < 0) {
@@ -704,6 +718,7 @@ int main(int argc, char **argv)
     g_master_pid = getpid();
     g_orig_mask = orig_mask;
     bdr_affinity_setup();
+    bdr_stall_init();
     if (g_m.singleton)
         singleton_adopt();
     for (int i = g_m.singleton; i < g_m.ns && !g_m.stopping; i++)
@@ -731,6 +746,11 @@ int main(int argc, char **argv)
             /* Our ranks are gone: nothing here needs the spill files any more,
              * so remove them now, before waiting for the other nodes. */
             bd_fs_remove_tree(g_m.jobdir);
+            /* A send to another master failed: our DONE cannot reach them
+             * and the orderly end would wait for ever (soak, issue 18);
+             * MPI_Abort ends every master (the failure has been told). */
+            if (g_m.nnodes > 1 && bdr_net_broken())
+                bdr_net_abort(g_m.job_failed ? g_m.job_failed : 1);
             if (g_m.nnodes == 1 || bdr_node_all_done())
                 break;
         }
@@ -792,6 +812,7 @@ int main(int argc, char **argv)
             schedule();
             bdr_coll_readahead();
             bdr_deadlock_check();
+            bdr_stall_check();
         }
         if (g_m.nnodes > 1) {
             /* What the requests queued for other nodes leaves now, with

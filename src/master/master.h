@@ -118,6 +118,9 @@ typedef struct piece {
     char *data;
     int in_file;
     uint64_t file_off;
+    uint64_t got; /* bytes its reader has read (pipelined instances: coll_pipe.c) */
+    int offered;  /* listed to its reader in an answer to COLL_TAKE */
+    int taken;    /* read whole and given back: no data any more */
 } piece_t;
 
 typedef struct coll {
@@ -141,6 +144,9 @@ typedef struct coll {
     piece_t *results; /* per-rank results (scan prefixes, new communicators) */
     int fd;           /* spill file of large pieces (unlinked at creation), or -1 */
     uint64_t file_end;
+    uint64_t spill_charged; /* bytes of its pieces charged to -spill-max (bd_spill_charge) */
+    uint64_t staged;        /* bytes of its pieces placed and not given back */
+    int pipe;               /* bounded staging: pieces go as their reader takes them */
 } coll_t;
 
 /* Master-to-master message types (node.c, coll.c, deadlock.c). */
@@ -201,6 +207,10 @@ slave_t *bdr_master_slave_by_world(int world);
 /* End the job with exit status `status` (the first failure only): report,
  * tell the other nodes, kill every rank. */
 void bdr_master_fail(int status, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* msgstore.c: charge n bytes rank src_world sent (a message to dst_world,
+ * or `what` when dst_world < 0) to the spill quota (-spill-max); 0, or -1
+ * when the job fails over it. */
+int bdr_spill_charge(uint64_t n, int src_world, int dst_world, const char *what);
 /* affinity.c: bind the master (and so the ranks it forks) to one CPU (-pin). */
 void bdr_affinity_setup(void);
 /* Monotonic seconds. */
@@ -293,6 +303,9 @@ int bdr_node_quiet(void);
 uint64_t bdr_node_transient_bytes(void);
 /* coll_stage.c: memory the master holds for collectives (counted in the budget). */
 uint64_t bdr_coll_staging_bytes(void);
+/* coll_pipe.c: the node's peak of staged collective data (STAGE_PEAK). */
+uint64_t bdr_coll_stage_peak(void);
+void bdr_coll_req_take(slave_t *s, const bd_req_t *r);
 /* coll.c: store collective pieces kept in memory, up to need bytes; returns
  * what it freed now, and in *coming what the writes under way free when
  * they complete (bdr_stage_poll, then memacct looks again). */
@@ -316,6 +329,18 @@ void bdr_deadlock_net(struct bdr_net_msg *nm);
 void bdr_deadlock_check(void);
 /* Log what each local rank waits for. */
 void bdr_deadlock_report_local(void);
+/* What s waits for in MPI (blocked), or that it has ended, into what
+ * ("waits in MPI_Recv for ..."); 0 when it is in none of those states. */
+int bdr_deadlock_describe(slave_t *s, char *what, size_t len);
+
+/* stall.c: "no silent wait" (-stall-timeout): storage calls that make no
+ * progress, and ranks that all wait while nothing moves. */
+/* Once a round (it looks at most 4 times a second): end the job with a
+ * report of what every rank waits for when it cannot progress. */
+void bdr_stall_check(void);
+/* Start the watchdog of the master's own storage calls (which block the
+ * loop that runs bdr_stall_check). */
+void bdr_stall_init(void);
 
 /* memacct.c: the node's memory budget (grants, unloads). */
 /* The budget when -mem is not given: 3/4 of the available memory. */

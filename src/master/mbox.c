@@ -19,6 +19,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "bd_iowatch.h"
 #include "bd_fs.h"
 #include "bd_mbox.h"
 #include "coll.h"
@@ -56,7 +57,7 @@ static void ment_free(ment_t *m, int drop)
     if (drop && (m->e.flags & BD_SEND_FILE)) {
         char path[BD_PATH_MAX + 64];
         bd_spill_path(path, sizeof path, g_m.jobdir, m->e.src_world, m->e.file_num);
-        unlink(path);
+        bd_mbox_drop_file(g_m.hdr, &m->e, path);
     }
     free(m);
 }
@@ -217,11 +218,13 @@ static void flush_inbound(slave_t *d)
 static int to_file(bd_mentry_t *e, const void *data)
 {
     char path[BD_PATH_MAX + 64];
+    if (bdr_spill_charge(e->nbytes, e->src_world, -1, "a message") < 0)
+        return -1;
     e->file_num = (1ull << 63) | ++g_master_file_seq;
     bd_spill_path(path, sizeof path, g_m.jobdir, e->src_world, e->file_num);
     int fd = BD_FAULT_SYS(BD_FAULT_SPILL_OPEN)
                  ?: open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-    int rc = fd < 0 ? -errno : BD_FAULT_NEG(BD_FAULT_SPILL_WRITE) ?: bd_write_full(fd, data, e->nbytes);
+    int rc = fd < 0 ? -errno : BD_IO_NEG(BD_FAULT_SPILL_WRITE, bd_write_full(fd, data, e->nbytes));
     if (rc == 0) { /* the checksums the reader checks (bd_fs.h) */
         bd_fs_ck_t ck;
         bd_fs_ck_init(&ck);
@@ -232,6 +235,7 @@ static int to_file(bd_mentry_t *e, const void *data)
     if (fd >= 0)
         close(fd);
     if (rc < 0) {
+        bd_spill_uncharge(g_m.hdr, e->nbytes);
         bdr_master_fail(1, "cannot write a %llu-byte message to %s: %s",
                         (unsigned long long)e->nbytes, path, strerror(-rc));
         return -1;
@@ -248,7 +252,7 @@ void bdr_mbox_push(slave_t *d, const bd_mentry_t *proto, const void *data)
         if (e.flags & BD_SEND_FILE) {
             char path[BD_PATH_MAX + 64];
             bd_spill_path(path, sizeof path, g_m.jobdir, e.src_world, e.file_num);
-            unlink(path);
+            bd_mbox_drop_file(g_m.hdr, &e, path);
         }
         return;
     }
@@ -458,6 +462,13 @@ void bdr_mbox_describe(slave_t *s, char *buf, size_t len)
         break;
     case BD_WAIT_SSEND:
         snprintf(buf, len, "waits in MPI_Ssend/Issend for its message to be received");
+        break;
+    case BD_WAIT_FLOW:
+        snprintf(buf, len,
+                 "waits in MPI_Send for rank %d to receive its message (flow control: its "
+                 "messages not yet received are over -p2p-tokens; a program that needs MPI_Send "
+                 "to buffer is not safe, MPI 3.1 section 3.5)",
+                 r->peer);
         break;
     case BD_WAIT_LCOLL: {
         bd_coll_desc_t d = {.api = (int32_t)r->arg[3], .root = (int32_t)r->arg[4]};

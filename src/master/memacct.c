@@ -162,15 +162,38 @@ void bdr_memacct_fit(void)
         }
 }
 
-/* The pending request served first: the oldest, unless a rank was chosen
- * to go first when every holder of memory was stuck (see resolve_stuck). */
+/* Other ranks are reading s's send buffers (single copy, process_vm_readv):
+ * they cannot finish their receive before s goes on. */
+static int being_read(const slave_t *s)
+{
+    return atomic_load_explicit(&s->slot->cma_out, memory_order_acquire) != 0;
+}
+
+/* The pending request served first: that of a rank whose send buffers are
+ * being read (the readers wait on it, and it is never told to shrink: see
+ * resolve_stuck), else the one of a rank chosen to go first when every
+ * holder of memory was stuck, else the oldest.  A reader kept first while
+ * the rank it reads waited behind it for a grant that fitted hung both
+ * (issue 18, tests mem.grant_cma.*). */
 static slave_t *next_pending(void)
 {
+    slave_t *best = NULL;
     slave_t *k = g_m.mem_keep;
-    if (k && k->mem_pending && !k->exited)
+    int kept = k && k->mem_pending && !k->exited;
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *s = &g_m.slaves[i];
+        if (s->mem_pending && !s->exited && being_read(s) &&
+            (!best || s->mem_order < best->mem_order))
+            best = s;
+    }
+    /* Among several being read, the one resolve_stuck chose: answering
+     * another one first made it choose again, for ever (the master spun
+     * with 6 ranks at -nr 6; soak, issue 18, test mem.grant_read_many). */
+    if (best)
+        return kept && being_read(k) ? k : best;
+    if (kept)
         return k;
     g_m.mem_keep = NULL;
-    slave_t *best = NULL;
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         if (s->mem_pending && !s->exited && (!best || s->mem_order < best->mem_order))
@@ -201,10 +224,15 @@ static int resolve_stuck(slave_t *s)
         if (c->pf_sent && !c->exited)
             return 0; /* unloadable once it has acknowledged its look-ahead */
     }
+    /* A rank being read goes first (it cannot shrink, its readers wait on
+     * it); else the one holding the most. */
     slave_t *keep = s;
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *c = &g_m.slaves[i];
-        if (c->mem_pending && !c->exited && resident_of(c) > resident_of(keep))
+        if (!c->mem_pending || c->exited)
+            continue;
+        int cr = being_read(c), kr = being_read(keep);
+        if ((cr && !kr) || (cr == kr && resident_of(c) > resident_of(keep)))
             keep = c;
     }
     int shrunk = 0, reading = 0;
@@ -216,7 +244,7 @@ static int resolve_stuck(slave_t *s)
             slave_t *c = &g_m.slaves[i];
             if (c == keep || !c->mem_pending || c->exited || resident_of(c) == 0)
                 continue;
-            if (atomic_load_explicit(&c->slot->cma_out, memory_order_acquire)) {
+            if (being_read(c)) {
                 reading = 1; /* others read its buffers: they finish first */
                 continue;
             }
@@ -235,8 +263,20 @@ static int resolve_stuck(slave_t *s)
     g_m.mem_keep = keep;
     if (keep != s)
         return 1;
-    if (shrunk || reading)
+    if (shrunk)
         return 0; /* served when their memory is back */
+    if (reading) {
+        /* Every other holder that waits for memory is being read, by
+         * ranks that wait for memory too (none runs): none can give
+         * memory back without pulling pages from under a reader, and
+         * nobody's read ends.  The kept request is granted over the
+         * budget, by its size, so that its rank goes on and its readers
+         * with it; the node comes back within the budget as ranks block
+         * and are unloaded.  Six ranks in a ring at -nr 6 all waited so
+         * (soak, issue 18, test mem.grant_read_many). */
+        mem_answer(s, 0);
+        return 0;
+    }
     /* an adaptive budget lowered under pressure goes up to the least it needs */
     if (bdr_pressure_floor(node_resident() + s->mem_want))
         return 1;
@@ -365,6 +405,10 @@ void bdr_memacct_poll(void)
         budget = g_m.hdr->job.mem_budget; /* the adaptive budget may have gone up */
         /* A finalized rank is no longer scheduled: let it finish. */
         if (!budget || total + s->mem_want <= budget || s->state == SL_FINALIZED) {
+            if (BD_FAULT_HIT(BD_FAULT_MASTER_GRANT)) { /* fault injection: withheld */
+                waiting = 1;
+                break;
+            }
             mem_answer(s, 0);
             continue;
         }

@@ -11,6 +11,21 @@
 #include "master.h"
 #include "mpi.h"
 
+int bdr_spill_charge(uint64_t n, int src_world, int dst_world, const char *what)
+{
+    uint64_t total;
+    if (bd_spill_charge(g_m.hdr, n, &total) == 0)
+        return 0;
+    char w[64], msg[BD_PATH_MAX + 256];
+    if (dst_world >= 0)
+        snprintf(w, sizeof w, "a message to rank %d", dst_world);
+    else
+        snprintf(w, sizeof w, "%s", what);
+    bd_spill_quota_msg(msg, sizeof msg, g_m.hdr, src_world, n, w, total);
+    bdr_master_fail(1, "%s", msg);
+    return -1;
+}
+
 void bdr_msg_free(msg_t *m, int remove_file)
 {
     if (m->data) {
@@ -20,7 +35,7 @@ void bdr_msg_free(msg_t *m, int remove_file)
     if (m->in_file && remove_file) {
         char path[BD_PATH_MAX + 64];
         bd_spill_path(path, sizeof path, g_m.jobdir, m->src_world, m->file_num);
-        unlink(path);
+        bd_spill_unlink(g_m.hdr, path, m->nbytes);
     }
     free(m);
 }

@@ -55,5 +55,8 @@ int bdr_net_idle(void);
 void bdr_net_fini(void);
 /* End the whole job from here (MPI_Abort). */
 void bdr_net_abort(int code);
+/* A send to another master has failed: the link is broken, and the job
+ * cannot end in order (DONE cannot be sent); it ends with bdr_net_abort. */
+int bdr_net_broken(void);
 
 #endif

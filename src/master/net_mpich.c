@@ -57,6 +57,7 @@ typedef struct bell {
 static out_t *g_out;
 static size_t *g_pending;
 static int g_node, g_nnodes;
+static int g_broken; /* a send failed (bdr_net_broken) */
 
 /* The receive in progress (a large message MPICH is still moving). */
 static MPI_Request g_rx_req = MPI_REQUEST_NULL;
@@ -171,7 +172,6 @@ int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes)
     MPI_Comm_rank(MPI_COMM_WORLD, node);
     MPI_Comm_size(MPI_COMM_WORLD, nnodes);
     g_node = *node;
-    g_nnodes = *nnodes;
     size_t n = (size_t)*nnodes;
     g_pending = calloc(n, sizeof *g_pending);
     g_sent_msgs = calloc(n, sizeof *g_sent_msgs);
@@ -180,6 +180,11 @@ int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes)
     g_recvd = calloc(n, sizeof *g_recvd);
     if (!g_pending || !g_sent_msgs || !g_rung || !g_announced || !g_recvd)
         return -1;
+    /* Only now may anything be sent: a failure above (an allocation that
+     * ends the job tells the other nodes first) finds no node to send to,
+     * and the job ends through MPI_Abort.  It used to write into the
+     * tables it had failed to make (soak, issue 18). */
+    g_nnodes = *nnodes;
     bells_init();
     return g_bell_addr ? 0 : -1;
 }
@@ -190,6 +195,10 @@ int bdr_net_fd(void) { return g_bell_fd; }
  * until the send completes. */
 static int send_owned(int dst, char *buf, size_t bytes)
 {
+    if (dst < 0 || dst >= g_nnodes) { /* not set up (yet) */
+        free(buf);
+        return -1;
+    }
     out_t *o = malloc(sizeof *o);
     if (!o || bytes > (size_t)0x7fffffff) {
         free(o);
@@ -203,8 +212,10 @@ static int send_owned(int dst, char *buf, size_t bytes)
         char s[MPI_MAX_ERROR_STRING];
         int n = 0;
         MPI_Error_string(rc, s, &n);
-        bd_log_error("node %d: MPI_Isend of %zu bytes to the master of node %d failed: %s", g_node,
-                     bytes, dst, s);
+        if (!g_broken) /* once: it is tried again until the job has ended */
+            bd_log_error("node %d: MPI_Isend of %zu bytes to the master of node %d failed: %s",
+                         g_node, bytes, dst, s);
+        g_broken = 1;
         free(o);
         free(buf);
         return -1;
@@ -257,7 +268,7 @@ void bdr_net_flush(void)
         if (g_sent_msgs[n] == g_rung[n])
             continue;
         g_rung[n] = g_sent_msgs[n];
-        if (g_bell_fd < 0 || !g_bell_addr[n].sin_port)
+        if (g_bell_fd < 0 || !g_bell_addr || !g_bell_addr[n].sin_port)
             continue;
         bell_t b = {.cookie = g_cookie, .src = g_node, .count = g_sent_msgs[n]};
         /* A full socket buffer means the receiver has unread bells, which
@@ -380,6 +391,8 @@ void bdr_net_fini(void)
         close(g_bell_fd);
     MPI_Finalize();
 }
+
+int bdr_net_broken(void) { return g_broken; }
 
 void bdr_net_abort(int code)
 {

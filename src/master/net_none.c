@@ -30,6 +30,7 @@ bdr_net_msg_t *bdr_net_poll(void) { return NULL; }
 int bdr_net_idle(void) { return 1; }
 void bdr_net_fini(void) {}
 void bdr_net_abort(int code) { exit(code); }
+int bdr_net_broken(void) { return 0; }
 
 void *bdr_net_buf(size_t len) { return malloc(len ? len : 1); }
 

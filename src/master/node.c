@@ -15,6 +15,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bd_iowatch.h"
 #include "bd_crc.h"
 #include "bd_fs.h"
 #include "bd_log.h"
@@ -166,11 +167,39 @@ static int counted_send(int dst, const bdr_net_hdr_t *h, const void *p, size_t l
     return rc;
 }
 
+/* The item at the head of dst's queue is done with (sent, or dropped). */
+static void pop_head(int dst)
+{
+    xfer_t *x = g_q_head[dst];
+    if (x->fd >= 0) {
+        close(x->fd);
+        if (x->unlink_path[0])
+            bd_spill_unlink(g_m.hdr, x->unlink_path, x->total);
+    }
+    g_q_head[dst] = x->next;
+    if (!g_q_head[dst])
+        g_q_tail[dst] = NULL;
+    g_inline_queued -= x->inline_len;
+    free(x->inline_data);
+    free(x->ck);
+    free(x->blk_ck);
+    free(x);
+}
+
 static void progress_out(void)
 {
     for (int dst = 0; dst < g_m.nnodes; dst++) {
         while (g_q_head[dst]) {
             xfer_t *x = g_q_head[dst];
+            /* The job is ending with a failure (every node has been told):
+             * what is queued would never be used, and an item that failed
+             * would be tried for ever, with our DONE stuck behind it (a
+             * read of a spill file failing at every try hung the job;
+             * soak, issue 18).  Only DONE still leaves. */
+            if (g_m.stopping && x->h.type != BDR_NH_DONE) {
+                pop_head(dst);
+                continue;
+            }
             if (x->fd < 0) {
                 if (counted_send(dst, &x->h, x->inline_data, x->inline_len) < 0) {
                     bdr_master_fail(1, "cannot send to the master of node %d", dst);
@@ -203,8 +232,8 @@ static void progress_out(void)
                         bdr_master_fail(1, "master out of memory");
                         return;
                     }
-                    int rc = BD_FAULT_NEG(BD_FAULT_SPILL_READ)
-                                 ?: bd_pread_full(x->fd, chunk, n, x->file_base + x->off);
+                    int rc = BD_IO_NEG(BD_FAULT_SPILL_READ,
+                                       bd_pread_full(x->fd, chunk, n, x->file_base + x->off));
                     if (rc < 0) {
                         bdr_net_free_buf(chunk);
                         bdr_master_fail(1, "cannot read %llu bytes to send to node %d: %s",
@@ -239,18 +268,8 @@ static void progress_out(void)
                 }
                 if (x->off < x->total)
                     break; /* out of tokens: the rest waits */
-                close(x->fd);
-                if (x->unlink_path[0])
-                    unlink(x->unlink_path);
             }
-            g_q_head[dst] = x->next;
-            if (!g_q_head[dst])
-                g_q_tail[dst] = NULL;
-            g_inline_queued -= x->inline_len;
-            free(x->inline_data);
-            free(x->ck);
-            free(x->blk_ck);
-            free(x);
+            pop_head(dst);
         }
     }
 }
@@ -318,6 +337,10 @@ static void recv_msg(bdr_net_msg_t *nm)
         m->in_file = 1;
         m->file_num = h->u[2];
         bd_spill_path(path, sizeof path, g_m.jobdir, m->src_world, m->file_num);
+        if (bdr_spill_charge(h->u[5], m->src_world, dst, NULL) < 0) {
+            free(m);
+            return;
+        }
         in->fd = BD_FAULT_SYS(BD_FAULT_SPILL_OPEN)
                      ?: open(path, O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
         if (in->fd < 0) {
@@ -367,8 +390,8 @@ static void recv_chunk(bdr_net_msg_t *nm)
     }
     if (in->msg) {
         bd_fs_ck_add(&in->ck, nm->payload, nm->len);
-        int rc = BD_FAULT_NEG(BD_FAULT_SPILL_WRITE)
-                     ?: bd_pwrite_full(in->fd, nm->payload, nm->len, in->got);
+        int rc =
+            BD_IO_NEG(BD_FAULT_SPILL_WRITE, bd_pwrite_full(in->fd, nm->payload, nm->len, in->got));
         if (rc < 0) {
             bdr_master_fail(1, "cannot write %zu bytes of a message to %s: %s", nm->len, g_m.jobdir,
                             strerror(-rc));

@@ -75,6 +75,7 @@ static void slot_reset(slave_t *s)
     atomic_store(&sl->running, 0);
     atomic_store(&sl->cma_out, 0);
     atomic_store(&sl->cma_ok, 0);
+    atomic_store(&sl->io.busy, 0);
     bdr_mbox_attach(s);
     if (idx >= g_m.ns)
         g_m.ns = idx + 1;

@@ -12,6 +12,7 @@
 #include <unistd.h>
 
 #include "bd_fault.h"
+#include "bd_iowatch.h"
 #include "mem_internal.h"
 
 #define G bdm_g
@@ -241,7 +242,7 @@ int bdm_open_backing(alloc_t *a, int create)
         flags |= O_CREAT | O_EXCL;
     int fd = -1;
     if (G.direct_io) {
-        fd = BD_FAULT_SYS(BD_FAULT_MEM_OPEN) ?: open(path, flags | O_DIRECT, 0600);
+        fd = BD_IO_SYS(BD_FAULT_MEM_OPEN, open(path, flags | O_DIRECT, 0600));
         if (fd < 0 && errno == EINVAL) {
             G.direct_io = 0; /* file system without O_DIRECT (e.g. some tmpfs) */
             G.st.direct_io = 0;
@@ -250,7 +251,7 @@ int bdm_open_backing(alloc_t *a, int create)
         }
     }
     if (fd < 0 && !G.direct_io)
-        fd = BD_FAULT_SYS(BD_FAULT_MEM_OPEN) ?: open(path, flags, 0600);
+        fd = BD_IO_SYS(BD_FAULT_MEM_OPEN, open(path, flags, 0600));
     if (fd < 0) {
         G.st.err_call = "open";
         return -errno;

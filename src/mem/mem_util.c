@@ -12,6 +12,7 @@
 
 #include "bd_crc.h"
 #include "bd_fault.h"
+#include "bd_iowatch.h"
 #include "mem_internal.h"
 
 void bdm_msg(const char *s)
@@ -151,7 +152,7 @@ static int pread_loop(int fd, void *buf, size_t len, off_t off)
 {
     uint8_t *p = buf;
     while (len > 0) {
-        ssize_t r = BD_FAULT_SYS(BD_FAULT_MEM_PREAD) ?: syscall(SYS_pread64, fd, p, len, off);
+        ssize_t r = BD_IO_SYS(BD_FAULT_MEM_PREAD, syscall(SYS_pread64, fd, p, len, off));
         if (r < 0) {
             if (errno == EINTR)
                 continue;
@@ -173,7 +174,7 @@ static int pwrite_loop(int fd, const void *buf, size_t len, off_t off)
 {
     const uint8_t *p = buf;
     while (len > 0) {
-        ssize_t w = BD_FAULT_SYS(BD_FAULT_MEM_PWRITE) ?: syscall(SYS_pwrite64, fd, p, len, off);
+        ssize_t w = BD_IO_SYS(BD_FAULT_MEM_PWRITE, syscall(SYS_pwrite64, fd, p, len, off));
         if (w < 0) {
             if (errno == EINTR)
                 continue;

@@ -2,12 +2,54 @@
  * bigcount.c - the MPI 4.0 large-count ("_c") forms: point-to-point with
  * MPI_Get_count_c, the type queries, v-collectives with MPI_Count counts and
  * MPI_Aint displacements (blocking, nonblocking, persistent), type
- * constructors and packing; under BDMPI also that a count its internals
- * cannot take is an MPI_ERR_COUNT error and sends nothing.
+ * constructors (MPI_Type_contiguous_c past INT_MAX) and packing,
+ * MPI_Op_create_c, the type envelope and
+ * contents, a shared window's allocation and query, a file's type extent, a
+ * data representation registered with MPI_Register_datarep_c;
+ * under BDMPI also that a count its internals cannot take is an
+ * MPI_ERR_COUNT error and sends nothing.
  */
 #include <limits.h>
 
 #include "mtest.h"
+
+/* A large-count user operation: the maximum of long longs. */
+static int big_calls;
+static void big_max(void *in, void *inout, MPI_Count *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    big_calls++;
+    for (MPI_Count i = 0; i < *len; i++)
+        if (((long long *)in)[i] > ((long long *)inout)[i])
+            ((long long *)inout)[i] = ((long long *)in)[i];
+}
+
+/* The "bigcount_neg" representation: ints stored negated. */
+static int neg_calls;
+static int neg_read(void *userbuf, MPI_Datatype dt, MPI_Count count, void *filebuf,
+                    MPI_Offset position, void *extra)
+{
+    (void)dt, (void)extra;
+    neg_calls++;
+    for (MPI_Count i = 0; i < count; i++)
+        ((int *)userbuf)[position + i] = -((int *)filebuf)[i];
+    return MPI_SUCCESS;
+}
+static int neg_write(void *userbuf, MPI_Datatype dt, MPI_Count count, void *filebuf,
+                     MPI_Offset position, void *extra)
+{
+    (void)dt, (void)extra;
+    neg_calls++;
+    for (MPI_Count i = 0; i < count; i++)
+        ((int *)filebuf)[i] = -((int *)userbuf)[position + i];
+    return MPI_SUCCESS;
+}
+static int neg_extent(MPI_Datatype dt, MPI_Aint *extent, void *extra)
+{
+    (void)extra;
+    MPI_Aint lb;
+    return MPI_Type_get_extent(dt, &lb, extent);
+}
 
 int main(int argc, char **argv)
 {
@@ -124,6 +166,110 @@ int main(int argc, char **argv)
               dst[2]);
         MPI_Type_free(&vec);
         MPI_Type_free(&st);
+    }
+
+    /* MPI_Op_create_c: the function gets an MPI_Count length. */
+    {
+        long long in[5], out[5];
+        for (int i = 0; i < 5; i++)
+            in[i] = rank * 10 + i;
+        MPI_Op op;
+        CHECK_MPI(MPI_Op_create_c(big_max, 1, &op));
+        CHECK_MPI(MPI_Allreduce_c(in, out, (MPI_Count)5, MPI_LONG_LONG, op, MPI_COMM_WORLD));
+        for (int i = 0; i < 5; i++)
+            CHECK(out[i] == (size - 1) * 10 + i, "MPI_Op_create_c max [%d] = %lld", i, out[i]);
+        int commute = 0;
+        MPI_Op_commutative(op, &commute);
+        CHECK(commute, "MPI_Op_create_c op not commutative");
+        big_calls = 0;
+        MPI_Reduce_local_c(in, out, (MPI_Count)5, MPI_LONG_LONG, op);
+        CHECK(out[4] == (size - 1) * 10 + 4 && big_calls == 1,
+              "MPI_Reduce_local_c: %lld, %d calls of the function", out[4], big_calls);
+        CHECK_MPI(MPI_Op_free(&op));
+    }
+
+    /* A contiguous type of more than INT_MAX bytes (nothing is sent). */
+    {
+        MPI_Count n = (MPI_Count)INT_MAX + INT_MAX / 1024, sz = -1, lb = -1, ext = -1;
+        MPI_Datatype big;
+        CHECK_MPI(MPI_Type_contiguous_c(n, MPI_BYTE, &big));
+        CHECK_MPI(MPI_Type_size_c(big, &sz));
+        CHECK_MPI(MPI_Type_get_extent_c(big, &lb, &ext));
+        CHECK(sz == n && lb == 0 && ext == n, "contiguous_c of %lld bytes: size %lld extent %lld",
+              (long long)n, (long long)sz, (long long)ext);
+        MPI_Type_free(&big);
+    }
+
+    /* The envelope and contents of a vector, and a shared window's query. */
+    {
+        MPI_Datatype vec;
+        MPI_Type_vector(3, 2, 5, MPI_INT, &vec);
+        MPI_Count ni = -1, na = -1, nl = -1, nd = -1;
+        int comb = -1;
+        CHECK_MPI(MPI_Type_get_envelope_c(vec, &ni, &na, &nl, &nd, &comb));
+        CHECK(comb == MPI_COMBINER_VECTOR && ni == 3 && na == 0 && nl == 0 && nd == 1,
+              "envelope_c of a vector: combiner %d, %lld %lld %lld %lld", comb, (long long)ni,
+              (long long)na, (long long)nl, (long long)nd);
+        int ints[3] = {0, 0, 0};
+        MPI_Aint addrs[1];
+        MPI_Count larges[1];
+        MPI_Datatype types[1] = {MPI_DATATYPE_NULL};
+        CHECK_MPI(MPI_Type_get_contents_c(vec, ni, na, nl, nd, ints, addrs, larges, types));
+        CHECK(ints[0] == 3 && ints[1] == 2 && ints[2] == 5 && types[0] == MPI_INT,
+              "contents_c of a vector: %d %d %d", ints[0], ints[1], ints[2]);
+        MPI_Type_free(&vec);
+
+        MPI_Comm node;
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_SHARED, 0, MPI_INFO_NULL, &node);
+        int *base = NULL;
+        MPI_Win win;
+        CHECK_MPI(MPI_Win_allocate_shared_c((MPI_Aint)(4 * sizeof(int)), (MPI_Aint)sizeof(int),
+                                            MPI_INFO_NULL, node, &base, &win));
+        MPI_Aint qsize = -1, qunit = -1;
+        int *qbase = NULL;
+        CHECK_MPI(MPI_Win_shared_query_c(win, 0, &qsize, &qunit, &qbase));
+        CHECK(qsize == (MPI_Aint)(4 * sizeof(int)) && qunit == (MPI_Aint)sizeof(int) && qbase,
+              "Win_shared_query_c: size %ld unit %ld", (long)qsize, (long)qunit);
+        MPI_Win_free(&win);
+        MPI_Comm_free(&node);
+    }
+
+    /* MPI_File_get_type_extent_c in the native representation. */
+    {
+        char name[512];
+        mtest_tmpname(name, sizeof name, "bigcount", MPI_COMM_WORLD);
+        MPI_File fh;
+        CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name,
+                                MPI_MODE_CREATE | MPI_MODE_RDWR | MPI_MODE_DELETE_ON_CLOSE,
+                                MPI_INFO_NULL, &fh));
+        MPI_Count ext = -1;
+        CHECK_MPI(MPI_File_get_type_extent_c(fh, MPI_DOUBLE, &ext));
+        CHECK(ext == (MPI_Count)sizeof(double), "File_get_type_extent_c: %lld", (long long)ext);
+        /* A representation registered with MPI_Register_datarep_c: ints
+         * stored negated.  Each rank writes 4 at its own place and reads
+         * them back through the view, and raw through "native".  (MPICH's
+         * ROMIO in Debian's build does not support user representations:
+         * see io_view.) */
+        if (!mtest_is_mpich()) {
+            static int registered;
+            if (!registered++)
+                CHECK_MPI(
+                    MPI_Register_datarep_c("bigcount_neg", neg_read, neg_write, neg_extent, NULL));
+            CHECK_MPI(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "bigcount_neg", MPI_INFO_NULL));
+            int w[4] = {rank + 1, rank + 2, rank + 3, rank + 4}, r[4] = {0, 0, 0, 0};
+            CHECK_MPI(
+                MPI_File_write_at_all_c(fh, 4 * rank, w, (MPI_Count)4, MPI_INT, MPI_STATUS_IGNORE));
+            CHECK_MPI(MPI_File_sync(fh));
+            MPI_Barrier(MPI_COMM_WORLD);
+            CHECK_MPI(
+                MPI_File_read_at_all_c(fh, 4 * rank, r, (MPI_Count)4, MPI_INT, MPI_STATUS_IGNORE));
+            CHECK(r[0] == rank + 1 && r[3] == rank + 4 && neg_calls > 0,
+                  "through bigcount_neg: %d %d, %d conversions", r[0], r[3], neg_calls);
+            CHECK_MPI(MPI_File_set_view(fh, 0, MPI_INT, MPI_INT, "native", MPI_INFO_NULL));
+            CHECK_MPI(MPI_File_read_at(fh, 4 * rank, r, 4, MPI_INT, MPI_STATUS_IGNORE));
+            CHECK(r[0] == -(rank + 1) && r[3] == -(rank + 4), "stored: %d %d", r[0], r[3]);
+        }
+        CHECK_MPI(MPI_File_close(&fh));
     }
 
 #if !defined(MPICH_VERSION)

@@ -640,6 +640,10 @@ int main(int argc, char **argv)
         if (rank == 0)
             CHECK_INT(dummy_r, 2, "count-0 reduce changed recvbuf");
     }
+    /* count 0 with NULL buffers everywhere (MPI_BOTTOM: nothing is read or
+     * written), as mpi4py passes an empty message. */
+    CHECK_MPI(MPI_Reduce(NULL, NULL, 0, MPI_INT, MPI_SUM, 0, MPI_COMM_WORLD));
+    CHECK_MPI(MPI_Allreduce(NULL, NULL, 0, MPI_INT, MPI_SUM, MPI_COMM_WORLD));
 
     /* one large reduction: 1 MiB of doubles, small sizes only */
     if (size <= 16) {

@@ -58,6 +58,12 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
     MPI_Errhandler_free(&eh);
     CHECK(eh == MPI_ERRHANDLER_NULL, "Errhandler_free did not reset the handle");
+    /* Freeing MPI_ERRHANDLER_NULL is an error (mpi4py expects one). */
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+    CHECK(MPI_Errhandler_free(&eh) != MPI_SUCCESS, "freeing MPI_ERRHANDLER_NULL succeeded");
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+    MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
 
     /* Many handlers created and freed over a program's life; a freed
      * handler keeps working for the communicators (and their dups) using it. */

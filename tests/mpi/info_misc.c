@@ -5,7 +5,8 @@
  *  1. MPI_Info_create / set / get (also truncated to valuelen) /
  *     get_valuelen / get_nkeys / get_nthkey / delete / dup / free; setting
  *     a key again replaces its value; a duplicate is independent;
- *     Info_free sets MPI_INFO_NULL.
+ *     Info_free sets MPI_INFO_NULL; deleting a missing key is
+ *     MPI_ERR_INFO_NOKEY, an empty or too long key MPI_ERR_INFO_KEY.
  *  2. MPI_Comm_set_info / MPI_Comm_get_info (the result is a valid info
  *     the caller frees), MPI_Comm_dup_with_info (congruent),
  *     MPI_Comm_split_type with MPI_INFO_NULL.
@@ -78,6 +79,24 @@ int main(int argc, char **argv)
     MPI_Info_get_nkeys(dup, &n);
     CHECK_INT(n, 2, "keys of the duplicate");
     MPI_Info_free(&dup);
+    /* The info error classes (MPI 3.1 9.1): deleting a key that is not
+     * there, an empty key, a key longer than MPI_MAX_INFO_KEY. */
+    {
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
+        char longkey[MPI_MAX_INFO_KEY + 2];
+        memset(longkey, 'k', sizeof longkey - 1);
+        longkey[sizeof longkey - 1] = 0;
+        int c1 = mtest_class(MPI_Info_delete(info, "no-such-key"));
+        int c2 = mtest_class(MPI_Info_set(info, "", "v"));
+        int c3 = mtest_class(MPI_Info_set(info, longkey, "v"));
+        CHECK(c1 == MPI_ERR_INFO_NOKEY, "Info_delete of a missing key: class %d", c1);
+        CHECK(c2 == MPI_ERR_INFO_KEY, "Info_set of an empty key: class %d", c2);
+        CHECK(c3 == MPI_ERR_INFO_KEY, "Info_set of a %d-character key: class %d",
+              MPI_MAX_INFO_KEY + 1, c3);
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_ARE_FATAL);
+        MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_ARE_FATAL);
+    }
     CHECK(dup == MPI_INFO_NULL, "Info_free did not set MPI_INFO_NULL");
 
     /* ---- 2. communicators and infos ---- */

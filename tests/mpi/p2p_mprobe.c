@@ -7,7 +7,8 @@
  *     it gets the next message, MPI_Mrecv the probed one; status fields
  *     and counts; a large message (through a spill file).
  *  2. MPI_Improbe polls until a message is there; MPI_Imrecv and MPI_Wait;
- *     MPI_PROC_NULL gives MPI_MESSAGE_NO_PROC and a proc-null status; the
+ *     MPI_PROC_NULL gives MPI_MESSAGE_NO_PROC (not a negative handle) and a
+ *     proc-null status; the
  *     single-completion calls leave the status's MPI_ERROR alone.
  *  3. MPI_Mrecv into a buffer too small is MPI_ERR_TRUNCATE (errors
  *     return); MPI_Mrecv of MPI_MESSAGE_NULL is an error.
@@ -102,6 +103,16 @@ static void immediate(void)
     st.MPI_ERROR = MPI_ERR_DIMS;
     CHECK_MPI(MPI_Mprobe(MPI_PROC_NULL, 7, MPI_COMM_WORLD, &msg, &st));
     CHECK(msg == MPI_MESSAGE_NO_PROC, "Mprobe(MPI_PROC_NULL) gave message %d", (int)msg);
+    /* An integer handle reads the same as an unsigned integer of its size
+     * and widened to a pointer-sized one (mpi4py compares the two): it is
+     * not negative. */
+    if (sizeof(MPI_Message) == sizeof(uint32_t)) {
+        uint32_t u;
+        memcpy(&u, &msg, sizeof u);
+        CHECK((uint64_t)u == (uint64_t)(uintptr_t)msg,
+              "MPI_MESSAGE_NO_PROC %d is negative: %llu as unsigned, %llu widened", (int)msg,
+              (unsigned long long)u, (unsigned long long)(uintptr_t)msg);
+    }
     CHECK(st.MPI_SOURCE == MPI_PROC_NULL && st.MPI_TAG == MPI_ANY_TAG &&
               st.MPI_ERROR == MPI_ERR_DIMS,
           "Mprobe(MPI_PROC_NULL) status %d %d %d", st.MPI_SOURCE, st.MPI_TAG, st.MPI_ERROR);

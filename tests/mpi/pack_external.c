@@ -188,6 +188,18 @@ skip_struct : {
         MPI_Datatype t;
         int rc = MPI_Type_match_size(MPI_TYPECLASS_REAL, 3, &t);
         CHECK(rc != MPI_SUCCESS, "a 3-byte real matched");
+        /* An implementation with a 16-byte MPI_INTEGER16 matches it. */
+        int s16 = 0;
+        if (MPI_INTEGER16 != MPI_DATATYPE_NULL &&
+            MPI_Type_size(MPI_INTEGER16, &s16) == MPI_SUCCESS && s16 == 16) {
+            t = MPI_DATATYPE_NULL;
+            rc = MPI_Type_match_size(MPI_TYPECLASS_INTEGER, 16, &t);
+            int s = -1;
+            if (rc == MPI_SUCCESS && t != MPI_DATATYPE_NULL)
+                MPI_Type_size(t, &s);
+            CHECK(rc == MPI_SUCCESS && s == 16, "Type_match_size(INTEGER, 16): rc %d size %d", rc,
+                  s);
+        }
     }
     return mtest_finalize();
 }

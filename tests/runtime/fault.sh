@@ -21,15 +21,21 @@
 #   --full   N in 1..12, then 16, 24, 32, 48, ... up to --max (default 256),
 #            also with -mem-track mprotect for the memory manager's sites,
 #            and the net.* sites on two nodes (label "fault")
+#   --nodes  every N from 1 to --max, on two nodes (-nn 2 -ns 5; skipped
+#            without MPICH)
+#   --sticky SITE:N+ instead of SITE:N (the Nth call and every later one fail)
 # Exit 0 pass, 1 fail.
 set -u
 mode=quick
+sticky=""
 sites=""
 max=256
 while [ $# -gt 2 ]; do
   case "$1" in
     --quick) mode=quick; shift ;;
     --full) mode=full; shift ;;
+    --nodes) mode=nodes; shift ;;
+    --sticky) sticky=+; shift ;;
     --sites) sites=$2; shift 2 ;;
     --max) max=$2; shift 2 ;;
     *) break ;;
@@ -107,7 +113,7 @@ run() {
   shm_before=$(ls /dev/shm 2>/dev/null | sort)
   local t0=$SECONDS
   env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" timeout -k 5 "$limit" \
-    "$exe" "$@" -fault "$site:$nth" "$prog" 6 "$io/data" >"$out" 2>&1
+    "$exe" "$@" -fault "$site:$nth$sticky" "$prog" 6 "$io/data" >"$out" 2>&1
   local rc=$?
   # timeout's own status (124, or 137 after -k): a rank killed by SIGKILL
   # also makes 137, so the time tells them apart
@@ -171,18 +177,20 @@ run() {
   [ $rc -eq 0 ] || what="stopped ($rc): $first"
   [ $fired = 1 ] || what="not reached; $what"
   if [ -n "$bad" ]; then
-    echo "FAIL $site:$nth [$*]: $bad"
+    echo "FAIL $site:$nth$sticky [$*]: $bad"
     sed 's/^/    | /' "$out" | tail -15
     fails=$((fails + 1))
     return 2
   fi
-  echo "ok   $site:$nth [$*]: $what"
+  echo "ok   $site:$nth$sticky [$*]: $what"
   [ $fired = 1 ] && return 0
   return 1
 }
 
 nths() {
-  if [ $mode = quick ]; then
+  if [ $mode = nodes ]; then
+    seq 1 "$max"
+  elif [ $mode = quick ]; then
     # the second call too where it takes another path (an unload after a
     # load, a read after the check of a trailer, another allocation)
     case "$1" in
@@ -212,6 +220,13 @@ sweep() {
 }
 
 base=(-ns 4 -nr 1 -mem 16M)
+if [ $mode = nodes ]; then
+  if [ $have_nodes = 0 ]; then
+    echo "skip: no MPICH mpiexec for -nn 2"
+    exit 77
+  fi
+  base=(-nn 2 -ns 5 -nr 1 -mem 16M)
+fi
 for site in $sites; do
   case "$site" in
     net.*)

@@ -81,6 +81,7 @@ typedef struct bdl_user_op {
     MPI_User_function *fn;
     int commute;
     int used;
+    MPI_User_function_c *fn_c; /* MPI_Op_create_c's (fn NULL) */
 } bdl_user_op_t;
 
 typedef struct bdl_lib {

@@ -74,6 +74,11 @@ const bdl_dt_t *bdl_dt_byte(void);
  * reported on comm (what: "send", "receive" or "") and its code returned. */
 int bdl_dt_check(MPI_Comm comm, const char *call, const char *what, MPI_Datatype dt,
                  bdl_dt_t **out);
+/* The same for a point-to-point buffer of count elements: MPI_DATATYPE_NULL
+ * is accepted with count 0 (as MPICH does; a message of no data, received
+ * as MPI_BYTE would be, so that a longer one is truncated). */
+int bdl_dt_check_count(MPI_Comm comm, const char *call, const char *what, MPI_Datatype dt,
+                       int64_t count, bdl_dt_t **out);
 void bdl_dt_retain(bdl_dt_t *t);
 void bdl_dt_release(bdl_dt_t *t);
 /* A hidden second handle naming dt's descriptor (dt itself if predefined or

@@ -332,6 +332,17 @@ int bdl_dt_check(MPI_Comm comm, const char *call, const char *what, MPI_Datatype
     return MPI_SUCCESS;
 }
 
+int bdl_dt_check_count(MPI_Comm comm, const char *call, const char *what, MPI_Datatype dt,
+                       int64_t count, bdl_dt_t **out)
+{
+    if (dt == MPI_DATATYPE_NULL && count == 0) {
+        pre_init();
+        *out = &g_pre[MPI_BYTE];
+        return MPI_SUCCESS;
+    }
+    return bdl_dt_check(comm, call, what, dt, out);
+}
+
 int bdl_dt_arg(MPI_Comm comm, const char *call, const char *what, MPI_Datatype dt, bdl_dt_t **out)
 {
     bdl_dt_t *t = obj_of(dt);

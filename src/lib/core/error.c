@@ -64,6 +64,9 @@ const char *bdl_err_class_name(int c)
                                         "MPI_ERR_CONVERSION",
                                         "MPI_ERR_IO"};
     switch (c) {
+    case MPI_ERR_INFO_KEY: return "MPI_ERR_INFO_KEY";
+    case MPI_ERR_INFO_VALUE: return "MPI_ERR_INFO_VALUE";
+    case MPI_ERR_INFO_NOKEY: return "MPI_ERR_INFO_NOKEY";
     case MPI_ERR_SESSION: return "MPI_ERR_SESSION"; /* MPI 4.0 */
     case MPI_ERR_PROC_ABORTED: return "MPI_ERR_PROC_ABORTED";
     case MPI_ERR_VALUE_TOO_LARGE: return "MPI_ERR_VALUE_TOO_LARGE";

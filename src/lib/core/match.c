@@ -23,6 +23,7 @@
 #include <sys/uio.h>
 #include <unistd.h>
 
+#include "bd_iowatch.h"
 #include "bd_mbox.h"
 #include "core.h"
 #include "dt.h"
@@ -219,7 +220,7 @@ static void drop_payload(const bd_mentry_t *e)
     if (e->flags & BD_SEND_FILE) {
         char path[BD_PATH_MAX + 64];
         spill_path_of(e, path, sizeof path);
-        unlink(path);
+        bd_mbox_drop_file(bdl_g.hdr, e, path);
     }
 }
 
@@ -250,13 +251,16 @@ static int deliver(const bd_mentry_t *e, const char *data, void *buf, const bdl_
         bd_fs_ck_init(&ck);
         if (contig) {
             bdl_lib_mem_prepare(contig, take, 1);
-            rc = BD_FAULT_NEG(BD_FAULT_SPILL_READ) ?: bd_pread_full(fd, contig, take, 0);
+            for (uint64_t off = 0; off < take && rc == 0; off += BDL_SPILL_STEP) {
+                uint64_t k = take - off < BDL_SPILL_STEP ? take - off : BDL_SPILL_STEP;
+                rc = BD_IO_NEG(BD_FAULT_SPILL_READ, bd_pread_full(fd, contig + off, k, off));
+            }
             if (rc == 0)
                 bd_fs_ck_add(&ck, contig, take);
         } else {
             for (uint64_t off = 0; off < take && rc == 0;) {
                 uint64_t k = take - off < bdl_g.window ? take - off : bdl_g.window;
-                rc = BD_FAULT_NEG(BD_FAULT_SPILL_READ) ?: bd_pread_full(fd, bdl_g.win, k, off);
+                rc = BD_IO_NEG(BD_FAULT_SPILL_READ, bd_pread_full(fd, bdl_g.win, k, off));
                 if (rc == 0) {
                     bd_fs_ck_add(&ck, bdl_g.win, k);
                     bdl_dt_unpack(t, buf, count, off, bdl_g.win, k);
@@ -269,7 +273,7 @@ static int deliver(const bd_mentry_t *e, const char *data, void *buf, const bdl_
                       (unsigned long long)take, path, strerror(-rc));
         bdl_spill_check(&ck, fd, path, take, n);
         close(fd);
-        unlink(path);
+        bd_mbox_drop_file(bdl_g.hdr, e, path);
     } else if (e->flags & BD_ME_CMA) {
         if (contig) {
             bdl_lib_mem_prepare(contig, take, 1);
@@ -742,8 +746,11 @@ static int cma_to_file(cma_send_t *c)
     if (!mine)
         return 0;
     uint64_t file_num;
-    bdl_spill_write(c->buf, c->n, bdl_dt_byte(), c->buf, c->n, &file_num);
-    e->flags = (e->flags & ~BD_ME_CMA) | BD_SEND_FILE;
+    bdl_spill_write(c->buf, c->n, bdl_dt_byte(), c->buf, c->n, c->dst, &file_num);
+    int flow = bdl_g.hdr->job.p2p_tokens != 0; /* counted as any spill-file message */
+    if (flow)
+        atomic_fetch_add_explicit(&bdl_g.slot->flow_out, c->n, memory_order_relaxed);
+    e->flags = (e->flags & ~BD_ME_CMA) | BD_SEND_FILE | (flow ? BD_ME_FLOW : 0);
     e->file_num = file_num;
     atomic_store_explicit(&e->state, BD_ME_READY, memory_order_release);
     return 1;
@@ -1143,6 +1150,17 @@ int bdl_p2p_mrecv(uint64_t match_id, void *buf, const bdl_dt_t *t, uint64_t coun
 }
 
 /* ---------------------------------------------------------------- synchronous waits */
+
+void bdl_p2p_flow_wait(uint64_t id, int dst)
+{
+    for (;;) {
+        uint32_t seen = event_seq();
+        bdl_p2p_drain();
+        if (sync_index(id) < 0)
+            return;
+        wait_event(seen, BD_WAIT_FLOW, -1, dst, -1, -1);
+    }
+}
 
 int bdl_p2p_sync_done(uint64_t id, int blocking)
 {

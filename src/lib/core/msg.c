@@ -13,7 +13,9 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bd_iowatch.h"
 #include "bd_fs.h"
+#include "bd_log.h"
 #include "bd_mbox.h"
 #include "core.h"
 #include "dt.h"
@@ -68,16 +70,28 @@ static void spill_failed(const char *path, uint64_t n, int err)
 }
 
 void bdl_spill_write(const void *buf, uint64_t count, const bdl_dt_t *t, const char *contig,
-                     uint64_t n, uint64_t *file_num)
+                     uint64_t n, int dst, uint64_t *file_num)
 {
     char path[BD_PATH_MAX + 64];
+    uint64_t total;
+    if (bd_spill_charge(bdl_g.hdr, n, &total) < 0) {
+        char what[48], msg[BD_PATH_MAX + 256];
+        snprintf(what, sizeof what, "a message to rank %d", dst);
+        bd_spill_quota_msg(msg, sizeof msg, bdl_g.hdr, bdl_g.world_rank, n, what, total);
+        bdl_fatal(MPI_ERR_QUOTA, "%s", msg);
+    }
     int fd = spill_open(n, file_num, path, sizeof path);
     bd_fs_ck_t ck; /* the checksum trailer, which the reader checks */
     bd_fs_ck_init(&ck);
     if (contig) {
         bdl_lib_mem_prepare(contig, n, 0);
         bd_fs_ck_add(&ck, contig, n);
-        int rc = BD_FAULT_NEG(BD_FAULT_SPILL_WRITE) ?: bd_write_full(fd, contig, n);
+        /* in steps, each one storage call for the stall detector */
+        int rc = 0;
+        for (uint64_t off = 0; off < n && rc == 0; off += BDL_SPILL_STEP) {
+            uint64_t k = n - off < BDL_SPILL_STEP ? n - off : BDL_SPILL_STEP;
+            rc = BD_IO_NEG(BD_FAULT_SPILL_WRITE, bd_write_full(fd, contig + off, k));
+        }
         if (rc < 0)
             spill_failed(path, n, -rc);
     } else {
@@ -86,7 +100,7 @@ void bdl_spill_write(const void *buf, uint64_t count, const bdl_dt_t *t, const c
             uint64_t k = n - off < bdl_g.window ? n - off : bdl_g.window;
             bdl_dt_pack(t, buf, count, off, bdl_g.win, k);
             bd_fs_ck_add(&ck, bdl_g.win, k);
-            int rc = BD_FAULT_NEG(BD_FAULT_SPILL_WRITE) ?: bd_write_full(fd, bdl_g.win, k);
+            int rc = BD_IO_NEG(BD_FAULT_SPILL_WRITE, bd_write_full(fd, bdl_g.win, k));
             if (rc < 0)
                 spill_failed(path, n, -rc);
             off += k;
@@ -209,10 +223,14 @@ int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *b
     }
     count_send(in_file, n);
     if (in_file)
-        bdl_spill_write(buf, count, t, contig, n, &file_num);
+        bdl_spill_write(buf, count, t, contig, n, world_dst, &file_num);
+    int flow = direct && in_file && bdl_g.hdr->job.p2p_tokens;
+    if (flow) /* given back by whoever removes the file (bd_mbox_drop_file) */
+        atomic_fetch_add_explicit(&bdl_g.slot->flow_out, n, memory_order_relaxed);
     if (direct) {
         bd_mentry_t e = {.kind = BD_ME_MSG,
-                         .flags = (in_file ? BD_SEND_FILE : 0) | (sync ? BD_SEND_SYNC : 0),
+                         .flags = (in_file ? BD_SEND_FILE : 0) | (sync ? BD_SEND_SYNC : 0) |
+                                  (flow ? BD_ME_FLOW : 0),
                          .ctx = ctx,
                          .src = myrank,
                          .tag = tag,
@@ -235,6 +253,33 @@ int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *b
     }
     send_via_master(ctx, world_dst, myrank, tag, n, in_file, file_num, sync, send_id, sid);
     return MPI_SUCCESS;
+}
+
+/* Flow control (-p2p-tokens; docs/design.md, "Transient memory of
+ * communication"): a blocking standard send of n bytes to world rank dst
+ * is made synchronous when it goes to a rank of this node, is larger than
+ * the eager limit, and this rank's messages waiting in spill files would
+ * pass the budget with it.  MPI lets a standard send be either. */
+int bdl_flow_sync(int dst, uint64_t n)
+{
+    uint64_t tokens = bdl_g.hdr->job.p2p_tokens;
+    if (!tokens || n <= bdl_g.hdr->eager || dst == bdl_g.world_rank || !bdl_p2p_local(dst))
+        return 0; /* a send to itself would wait for a receive only it can post */
+    uint64_t out = atomic_load_explicit(&bdl_g.slot->flow_out, memory_order_acquire);
+    if (out + n <= tokens)
+        return 0;
+    int i = bd_world_slot(bdl_g.hdr, dst);
+    bd_slot_t *r = i >= 0 ? bd_shm_slot(bdl_g.hdr, (uint32_t)i) : NULL;
+    uint32_t no = 0;
+    if (r && atomic_compare_exchange_strong_explicit(&r->flow_logged, &no, 1, memory_order_relaxed,
+                                                     memory_order_relaxed))
+        bd_log_error("note: flow control: rank %d has %llu bytes of messages not yet received, a "
+                     "%llu-byte MPI_Send to rank %d waits for its receive (-p2p-tokens %llu; "
+                     "logged once per receiver)",
+                     bdl_g.world_rank, (unsigned long long)out, (unsigned long long)n, dst,
+                     (unsigned long long)tokens);
+    atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_FLOW_WAITS], 1, memory_order_relaxed);
+    return 1;
 }
 
 int bdl_send_typed(int ctx, int world_dst, int myrank, int tag, const void *buf, uint64_t count,

@@ -148,7 +148,9 @@ static void nbc_get(bdl_nbc_t *nb)
     case BDL_GET_BLOCKS: {
         bdl_get_t *g = bdl_get_new(&nb->xf);
         for (int j = 0; j < nb->nblk; j++)
-            if (nb->pfirst + j != nb->skip && nb->whole)
+            if (nb->taken && nb->taken[j])
+                continue;
+            else if (nb->pfirst + j != nb->skip && nb->whole)
                 bdl_get_whole(g, nb->pfirst + j, blk_at(nb, j),
                               bdl_vcount(nb->counts, (int)nb->count, j), blk_type(nb, j));
             else if (nb->pfirst + j != nb->skip)
@@ -166,6 +168,35 @@ static void nbc_get(bdl_nbc_t *nb)
     if (nb->xf.mismatch)
         nb->err = MPI_ERR_TRUNCATE;
     nb->xf.mismatch = 0;
+}
+
+void bdl_nbc_take(bdl_nbc_t *nb, int final)
+{
+    int32_t *peers = malloc(sizeof *peers * (size_t)(nb->nblk ? nb->nblk : 1));
+    if (!peers)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory in %s", nb->call ? nb->call : "a collective");
+    for (;;) {
+        int n = 0, go = bdl_xfer_take(&nb->xf, final, peers, nb->nblk, &n);
+        if (n) {
+            bdl_get_t *g = bdl_get_new(&nb->xf);
+            for (int i = 0; i < n; i++) {
+                int j = peers[i] - nb->pfirst;
+                uint64_t cnt =
+                    j >= 0 && j < nb->nblk ? bdl_vcount(nb->counts, (int)nb->count, j) : 0;
+                if (!cnt || nb->taken[j] || peers[i] == nb->skip)
+                    continue; /* a piece this rank expects nothing of: the final GET reports it */
+                bdl_get_whole(g, peers[i], blk_at(nb, j), cnt, blk_type(nb, j));
+                nb->taken[j] = 1;
+            }
+            bdl_get_flush(g);
+            bdl_get_free(g);
+            if (nb->xf.mismatch) /* nbc_get clears the flag: keep what it said */
+                nb->err = MPI_ERR_TRUNCATE;
+        }
+        if (go)
+            break;
+    }
+    free(peers);
 }
 
 /* The types and arrays a nonblocking request holds. */

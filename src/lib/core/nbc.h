@@ -66,13 +66,18 @@ typedef struct bdl_nbc {
     MPI_Datatype dt;
     bdl_nbc_fin_t fin; /* BDL_GET_SPLIT */
     void *fin_arg;
-    int nreq; /* not through the master: complete when these are */
+    char *taken; /* BDL_GET_BLOCKS, bounded staging: block j taken already (bdl_nbc_take) */
+    int nreq;    /* not through the master: complete when these are */
     MPI_Request *reqs;
 } bdl_nbc_t;
 
 /* A collective on c, for call (its errors' name; NULL: "collective"),
  * with nothing to GET yet; bdl_xfer_begin(&nb->xf, ...) begins it. */
 void bdl_nbc_init(bdl_nbc_t *nb, const bdl_comm_t *c, const char *call);
+/* Bounded staging of a blocking all-to-all (BDL_GET_BLOCKS, nb->taken
+ * set): GET whole the blocks whose pieces the master offers, until it
+ * says go on (final 0: putting may go on; 1: the rest may be got). */
+void bdl_nbc_take(bdl_nbc_t *nb, int final);
 /* The rank's inputs are all PUT (or the communicator has one rank): a
  * blocking call (request NULL) completes now and reports its error; a
  * nonblocking one tells the master it has arrived and gets a request. */

@@ -31,7 +31,7 @@ int bdl_user_op_new(MPI_User_function *fn, int commute, MPI_Op *op)
         bdl_g.ops = t;
         bdl_g.nops = n;
     }
-    bdl_g.ops[i] = (bdl_user_op_t){fn, commute, 1};
+    bdl_g.ops[i] = (bdl_user_op_t){fn, commute, 1, NULL};
     *op = BDMPI_OP_PREDEFINED_MAX + 1 + i;
     return 0;
 }
@@ -55,7 +55,11 @@ int bdl_op_check(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt, co
 void bdl_op_apply(MPI_Op op, bdl_user_op_t *u, MPI_Datatype dt, const void *in, void *inout,
                   int count)
 {
-    if (u) {
+    if (u && u->fn_c) {
+        MPI_Datatype d = dt;
+        MPI_Count c = count;
+        u->fn_c((void *)in, inout, &c, &d);
+    } else if (u) {
         MPI_Datatype d = dt;
         u->fn((void *)in, inout, &count, &d);
     } else {

@@ -197,10 +197,23 @@ void bdl_p2p_settle(void);
  * receiver reads it in the same call: a running one is given longer. */
 void bdl_p2p_cma_wait_coll(uint64_t id);
 void bdl_p2p_cma_forget(uint64_t id);
+/* msg.c: flow control (-p2p-tokens): 1 when a blocking MPI_Send of n
+ * bytes to world rank dst must be synchronous (counted in FLOW_WAITS,
+ * logged once per receiver); wait for it with bdl_p2p_flow_wait. */
+int bdl_flow_sync(int dst, uint64_t n);
+/* match.c: wait until the receiver of synchronous send id (to world rank
+ * dst) has matched it; deadlock reports name the flow control. */
+void bdl_p2p_flow_wait(uint64_t id, int dst);
+/* A contiguous message moves to and from its spill file in system calls of
+ * at most this size: each is one storage call the stall detector watches
+ * (src/master/stall.c), so none may take longer than -stall-timeout. */
+#define BDL_SPILL_STEP ((uint64_t)8 << 20)
 /* msg.c: write n bytes (count elements of t at buf; contig if contiguous)
- * to a new spill file of this rank; its number in *file_num. */
+ * of a message to world rank dst to a new spill file of this rank; its
+ * number in *file_num.  The bytes count against -spill-max (the job stops
+ * with MPI_ERR_QUOTA beyond it). */
 void bdl_spill_write(const void *buf, uint64_t count, const struct bdl_dt *t, const char *contig,
-                     uint64_t n, uint64_t *file_num);
+                     uint64_t n, int dst, uint64_t *file_num);
 /* msg.c: the reader's side of a spill file's checksums (bd_fs.h): ck has
  * summed the first take of its n bytes; sum the rest, compare with what
  * the writer recorded, and stop the rank ("storage returned corrupted

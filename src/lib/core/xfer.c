@@ -50,8 +50,24 @@ void bdl_put_flush(bdl_put_t *p)
     memcpy(bdl_g.win, &p->nseg, sizeof p->nseg);
     coll_req(p->x, BD_REQ_COLL_PUT);
     bdl_rpc();
+    if (bdl_resp()->flag)
+        p->over = 1;
     p->nseg = 0;
     p->pos = 8;
+}
+
+int bdl_xfer_take(const bdl_xfer_t *x, int final, int32_t *peers, int max, int *n)
+{
+    bd_req_t *r = coll_req(x, BD_REQ_COLL_TAKE);
+    r->arg[0] = final;
+    bdl_rpc();
+    int k = (int)bdl_resp()->arg[0];
+    if (k < 0 || k > max)
+        bdl_fatal(MPI_ERR_INTERN, "the master offered %d pieces of a collective of %d ranks", k,
+                  max);
+    memcpy(peers, bdl_g.win, (size_t)k * sizeof *peers);
+    *n = k;
+    return bdl_resp()->flag;
 }
 
 void bdl_put_part(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t,

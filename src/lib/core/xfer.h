@@ -31,9 +31,10 @@ typedef struct bdl_put {
     const bdl_xfer_t *x;
     uint64_t pos;
     uint32_t nseg;
+    int over; /* a PUT's answer said the instance's staging is past -coll-stage */
 } bdl_put_t;
 
-static inline bdl_put_t bdl_put_start(const bdl_xfer_t *x) { return (bdl_put_t){x, 8, 0}; }
+static inline bdl_put_t bdl_put_start(const bdl_xfer_t *x) { return (bdl_put_t){x, 8, 0, 0}; }
 void bdl_put_flush(bdl_put_t *p);
 /* Append the packed stream of count elements of t at buf as bytes
  * [at, at + its length) of the piece for peer, which has total bytes. */
@@ -41,6 +42,12 @@ void bdl_put_part(bdl_put_t *p, int peer, const void *buf, uint64_t count, const
                   uint64_t at_off, uint64_t total);
 /* Append the packed stream of count elements of t at buf as the piece for peer. */
 void bdl_put_typed(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t);
+
+/* Bounded staging (-coll-stage): COLL_TAKE (final: after the last PUT).
+ * The peers whose complete pieces the master offers go to peers (at most
+ * max), their number to *n; returns the answer's flag (final 0: the
+ * instance is under its bound, put on; 1: GET the rest). */
+int bdl_xfer_take(const bdl_xfer_t *x, int final, int32_t *peers, int max, int *n);
 
 /* Batches GET segments; data lands in the given destinations. */
 typedef struct bdl_get bdl_get_t;

@@ -34,6 +34,7 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include "bd_iowatch.h"
 #include "io.h"
 
 #define IO_STEP ((uint64_t)8 << 20) /* largest piece prepared and moved at once */
@@ -122,8 +123,8 @@ uint64_t bdl_view_bytes_below(const bdl_file_t *f, int64_t bytes)
 
 static ssize_t sys_prw(int write, int fd, void *p, size_t n, int64_t off)
 {
-    return write ? (BD_FAULT_SYS(BD_FAULT_IO_WRITE) ?: syscall(SYS_pwrite64, fd, p, n, (off_t)off))
-                 : (BD_FAULT_SYS(BD_FAULT_IO_READ) ?: syscall(SYS_pread64, fd, p, n, (off_t)off));
+    return write ? BD_IO_SYS(BD_FAULT_IO_WRITE, syscall(SYS_pwrite64, fd, p, n, (off_t)off))
+                 : BD_IO_SYS(BD_FAULT_IO_READ, syscall(SYS_pread64, fd, p, n, (off_t)off));
 }
 
 /* One contiguous piece: len bytes at file offset off to (write) or from

@@ -39,6 +39,7 @@ void bdl_view_release(bdl_file_t *f)
 typedef struct urep {
     char name[MPI_MAX_DATAREP_STRING];
     MPI_Datarep_conversion_function *read_fn, *write_fn;
+    MPI_Datarep_conversion_function_c *read_c, *write_c; /* MPI_Register_datarep_c's */
     MPI_Datarep_extent_function *extent_fn;
     void *extra;
 } urep_t;
@@ -62,11 +63,15 @@ static int rep_of(const char *name, int *urep)
     return -1;
 }
 
-int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_fn,
-                         MPI_Datarep_conversion_function *write_fn,
-                         MPI_Datarep_extent_function *extent_fn, void *extra_state)
+/* Both registrations: the functions of the int form (read_fn, write_fn)
+ * or of the large-count one (read_c, write_c). */
+static int register_rep(const char *call, const char *datarep,
+                        MPI_Datarep_conversion_function *read_fn,
+                        MPI_Datarep_conversion_function *write_fn,
+                        MPI_Datarep_conversion_function_c *read_c,
+                        MPI_Datarep_conversion_function_c *write_c,
+                        MPI_Datarep_extent_function *extent_fn, void *extra_state)
 {
-    const char *call = "MPI_Register_datarep";
     BDL_CHECK_INIT(call);
     int u;
     if (!datarep || !*datarep || strlen(datarep) >= MPI_MAX_DATAREP_STRING)
@@ -75,7 +80,7 @@ int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *r
                               MPI_MAX_DATAREP_STRING - 1);
     if (!extent_fn)
         return bdl_file_error(MPI_FILE_NULL, MPI_ERR_ARG, call, "dtype_file_extent_fn is NULL");
-    if ((!read_fn) != (!write_fn))
+    if ((!read_fn && !read_c) != (!write_fn && !write_c))
         return bdl_file_error(MPI_FILE_NULL, MPI_ERR_ARG, call,
                               "read and write conversion functions must both be given or "
                               "both be MPI_CONVERSION_FN_NULL");
@@ -87,12 +92,31 @@ int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *r
         return bdl_file_error(MPI_FILE_NULL, MPI_ERR_NO_MEM, call, "out of memory");
     g_reps = n;
     urep_t *r = &g_reps[g_nreps++];
+    memset(r, 0, sizeof *r);
     snprintf(r->name, sizeof r->name, "%s", datarep);
     r->read_fn = read_fn;
     r->write_fn = write_fn;
+    r->read_c = read_c;
+    r->write_c = write_c;
     r->extent_fn = extent_fn;
     r->extra = extra_state;
     return MPI_SUCCESS;
+}
+
+int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *read_fn,
+                         MPI_Datarep_conversion_function *write_fn,
+                         MPI_Datarep_extent_function *extent_fn, void *extra_state)
+{
+    return register_rep("MPI_Register_datarep", datarep, read_fn, write_fn, NULL, NULL, extent_fn,
+                        extra_state);
+}
+
+int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_c *read_fn,
+                           MPI_Datarep_conversion_function_c *write_fn,
+                           MPI_Datarep_extent_function *extent_fn, void *extra_state)
+{
+    return register_rep("MPI_Register_datarep_c", datarep, NULL, NULL, read_fn, write_fn, extent_fn,
+                        extra_state);
 }
 
 /* Bytes of one element of t in representation rep (user: u); 0 when a
@@ -293,7 +317,7 @@ int64_t bdl_view_convert_rw(bdl_file_t *f, int write, uint64_t v, void *buf, uin
     if (!fel || !nel)
         return 0;
     const urep_t *ur = f->rep == BDL_REP_USER ? &g_reps[f->urep] : NULL;
-    if (ur && !ur->write_fn && fel != nel)
+    if (ur && !ur->write_fn && !ur->write_c && fel != nel)
         return -EILSEQ; /* no conversion functions, yet the sizes differ */
     uint64_t per = fel > nel ? fel : nel;
     uint64_t k = BDL_IO_BOUNCE / per ? BDL_IO_BOUNCE / per : 1;
@@ -306,8 +330,10 @@ int64_t bdl_view_convert_rw(bdl_file_t *f, int write, uint64_t v, void *buf, uin
     for (uint64_t i = 0; moved >= 0 && i < count; i += k) {
         uint64_t m = count - i < k ? count - i : k;
         if (write) {
-            if (ur && ur->write_fn) {
-                int rc = ur->write_fn(buf, dt, (int)m, fb, (MPI_Offset)i, ur->extra);
+            if (ur && (ur->write_fn || ur->write_c)) {
+                int rc = ur->write_c
+                             ? ur->write_c(buf, dt, (MPI_Count)m, fb, (MPI_Offset)i, ur->extra)
+                             : ur->write_fn(buf, dt, (int)m, fb, (MPI_Offset)i, ur->extra);
                 if (rc != MPI_SUCCESS) {
                     moved = -EILSEQ;
                     break;
@@ -325,8 +351,10 @@ int64_t bdl_view_convert_rw(bdl_file_t *f, int write, uint64_t v, void *buf, uin
         }
         uint64_t whole = (uint64_t)r / fel;
         if (!write && whole) {
-            if (ur && ur->read_fn) {
-                int rc = ur->read_fn(buf, dt, (int)whole, fb, (MPI_Offset)i, ur->extra);
+            if (ur && (ur->read_fn || ur->read_c)) {
+                int rc = ur->read_c
+                             ? ur->read_c(buf, dt, (MPI_Count)whole, fb, (MPI_Offset)i, ur->extra)
+                             : ur->read_fn(buf, dt, (int)whole, fb, (MPI_Offset)i, ur->extra);
                 if (rc != MPI_SUCCESS) {
                     moved = -EILSEQ;
                     break;

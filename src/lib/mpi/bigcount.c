@@ -13,6 +13,7 @@
 
 #include "core.h"
 #include "mpi_int.h"
+#include "objects.h"
 
 /* v fits an int: *out = v; otherwise the error, reported on comm. */
 int bdl_bc_fit(const char *call, MPI_Comm comm, const char *what, MPI_Count v, int *out)
@@ -36,6 +37,20 @@ MPI_Count bdl_bc_size(MPI_Comm comm, int peers)
         return 0;
     inter = c->inter;
     n = peers && inter ? c->rsize : c->size;
+    return n;
+}
+
+/* The number of entries of a neighbourhood collective's counts array on
+ * comm: its in-degree (out: its out-degree); 0 when comm has no topology
+ * (the int form reports that). */
+MPI_Count bdl_bc_degree(MPI_Comm comm, int out)
+{
+    bdl_comm_t *c = bdl_comm_get(comm);
+    bdl_nbrs_t nb;
+    if (!c || !c->topo || bdl_topo_neighbors(c, &nb) < 0)
+        return 0;
+    MPI_Count n = out ? nb.outdeg : nb.indeg;
+    bdl_nbrs_free(&nb);
     return n;
 }
 

@@ -797,6 +797,162 @@ int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
     return rc;
 }
 
+int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                              MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const char *call = "MPI_Neighbor_allgatherv_c";
+    int rc = MPI_SUCCESS;
+    int *i_recvcounts = NULL;
+    int *i_displs = NULL;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_degree(comm, 0),
+                          &i_recvcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "displs", displs, bdl_bc_degree(comm, 0), &i_displs)))
+        goto out;
+    rc = MPI_Neighbor_allgatherv(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcounts, i_displs,
+                                 recvtype, comm);
+out:
+    free(i_recvcounts);
+    free(i_displs);
+    return rc;
+}
+
+int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                             const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                             const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                             MPI_Datatype recvtype, MPI_Comm comm)
+{
+    const char *call = "MPI_Neighbor_alltoallv_c";
+    int rc = MPI_SUCCESS;
+    int *i_sendcounts = NULL;
+    int *i_sdispls = NULL;
+    int *i_recvcounts = NULL;
+    int *i_rdispls = NULL;
+    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_degree(comm, 1),
+                          &i_sendcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "sdispls", sdispls, bdl_bc_degree(comm, 1), &i_sdispls)))
+        goto out;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_degree(comm, 0),
+                          &i_recvcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "rdispls", rdispls, bdl_bc_degree(comm, 0), &i_rdispls)))
+        goto out;
+    rc = MPI_Neighbor_alltoallv(sendbuf, i_sendcounts, i_sdispls, sendtype, recvbuf, i_recvcounts,
+                                i_rdispls, recvtype, comm);
+out:
+    free(i_sendcounts);
+    free(i_sdispls);
+    free(i_recvcounts);
+    free(i_rdispls);
+    return rc;
+}
+
+int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                             const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                             void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                             const MPI_Datatype recvtypes[], MPI_Comm comm)
+{
+    const char *call = "MPI_Neighbor_alltoallw_c";
+    int rc = MPI_SUCCESS;
+    int *i_sendcounts = NULL;
+    int *i_recvcounts = NULL;
+    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_degree(comm, 1),
+                          &i_sendcounts)))
+        goto out;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_degree(comm, 0),
+                          &i_recvcounts)))
+        goto out;
+    rc = MPI_Neighbor_alltoallw(sendbuf, i_sendcounts, sdispls, sendtypes, recvbuf, i_recvcounts,
+                                rdispls, recvtypes, comm);
+out:
+    free(i_sendcounts);
+    free(i_recvcounts);
+    return rc;
+}
+
+int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Ineighbor_allgatherv_c";
+    int rc = MPI_SUCCESS;
+    int *i_recvcounts = NULL;
+    int *i_displs = NULL;
+    int i_sendcount;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
+        return rc;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_degree(comm, 0),
+                          &i_recvcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "displs", displs, bdl_bc_degree(comm, 0), &i_displs)))
+        goto out;
+    rc = MPI_Ineighbor_allgatherv(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcounts, i_displs,
+                                  recvtype, comm, request);
+out:
+    free(i_recvcounts);
+    free(i_displs);
+    return rc;
+}
+
+int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Ineighbor_alltoallv_c";
+    int rc = MPI_SUCCESS;
+    int *i_sendcounts = NULL;
+    int *i_sdispls = NULL;
+    int *i_recvcounts = NULL;
+    int *i_rdispls = NULL;
+    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_degree(comm, 1),
+                          &i_sendcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "sdispls", sdispls, bdl_bc_degree(comm, 1), &i_sdispls)))
+        goto out;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_degree(comm, 0),
+                          &i_recvcounts)))
+        goto out;
+    if ((rc = bdl_bc_aints(call, comm, "rdispls", rdispls, bdl_bc_degree(comm, 0), &i_rdispls)))
+        goto out;
+    rc = MPI_Ineighbor_alltoallv(sendbuf, i_sendcounts, i_sdispls, sendtype, recvbuf, i_recvcounts,
+                                 i_rdispls, recvtype, comm, request);
+out:
+    free(i_sendcounts);
+    free(i_sdispls);
+    free(i_recvcounts);
+    free(i_rdispls);
+    return rc;
+}
+
+int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
+                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                              const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
+{
+    const char *call = "MPI_Ineighbor_alltoallw_c";
+    int rc = MPI_SUCCESS;
+    int *i_sendcounts = NULL;
+    int *i_recvcounts = NULL;
+    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_degree(comm, 1),
+                          &i_sendcounts)))
+        goto out;
+    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_degree(comm, 0),
+                          &i_recvcounts)))
+        goto out;
+    rc = MPI_Ineighbor_alltoallw(sendbuf, i_sendcounts, sdispls, sendtypes, recvbuf, i_recvcounts,
+                                 rdispls, recvtypes, comm, request);
+out:
+    free(i_sendcounts);
+    free(i_recvcounts);
+    return rc;
+}
+
 int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)

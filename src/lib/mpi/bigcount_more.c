@@ -8,17 +8,6 @@
 #include "core.h"
 #include "mpi_int.h"
 
-int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
-{
-    const char *call = "MPI_Type_contiguous_c";
-    int rc = MPI_SUCCESS;
-    int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
-    rc = MPI_Type_contiguous(i_count, oldtype, newtype);
-    return rc;
-}
-
 int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
                       MPI_Datatype oldtype, MPI_Datatype *newtype)
 {

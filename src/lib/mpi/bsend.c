@@ -3,6 +3,7 @@
  * so MPI_Bsend is MPI_Send once the standard's conditions on the attached
  * buffer are checked. */
 #include "core.h"
+#include "dt.h"
 #include "mpi_int.h"
 #include "objects.h"
 
@@ -52,9 +53,12 @@ static int bsend_check(const char *call, int count, MPI_Datatype datatype, int d
     BDL_CHECK_INIT(call);
     if (!bdl_comm_get(comm) || count < 0 || dest == MPI_PROC_NULL)
         return MPI_SUCCESS; /* the send reports it, or sends nothing */
-    int sz;
-    if (MPI_Type_size(datatype, &sz) != MPI_SUCCESS)
+    /* An invalid datatype is the send's to report (MPI_DATATYPE_NULL is a
+     * valid one with count 0). */
+    const bdl_dt_t *t = bdl_dt_lookup(datatype);
+    if (!t && count)
         return MPI_SUCCESS;
+    long long sz = t ? (long long)t->size : 0;
     long long need = (long long)count * sz + MPI_BSEND_OVERHEAD;
     if (g_bsend_size < 0 || need > g_bsend_size)
         return bdl_error(comm, MPI_ERR_BUFFER, call,
@@ -68,7 +72,7 @@ static int bsend_check(const char *call, int count, MPI_Datatype datatype, int d
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
     int rc = bsend_check("MPI_Bsend", count, datatype, dest, comm);
-    return rc ? rc : MPI_Send(buf, count, datatype, dest, tag, comm);
+    return rc ? rc : bdl_mpi_send("MPI_Bsend", buf, count, datatype, dest, tag, comm, 0);
 }
 
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,

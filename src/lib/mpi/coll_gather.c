@@ -129,6 +129,16 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
     if (c->size > 1) {
         bdl_xfer_begin(&nb.xf, c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, 0, 0, 0,
                        bdl_coll_api(api, request));
+        /* Bounded staging (-coll-stage): a blocking gather among ranks of
+         * this node puts its piece only while the master's staging of it
+         * is under the bound (BEGIN's answer), and its root takes the
+         * pieces as they complete (see alltoall_common). */
+        int over = bdl_resp()->flag;
+        int pipe = !all && !request && bdl_g.hdr->job.coll_stage;
+        for (int r = 0; pipe && r < c->size; r++)
+            pipe = bdl_p2p_local(bdl_comm_peer_world(c, r));
+        if (pipe && c->rank != root && over)
+            bdl_nbc_take(&nb, 0);
         if (all || c->rank != root) {
             bdl_put_t p = bdl_put_start(&nb.xf);
             if (inplace)
@@ -146,9 +156,15 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
             nb.counts = (int *)recvcounts;
             nb.displs = (int *)displs;
             nb.t = rt;
+            if (pipe && !(nb.taken = calloc((size_t)c->size, 1)))
+                bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+            if (pipe)
+                bdl_nbc_take(&nb, 1);
         }
     }
-    return own_launch(&nb, request, &own);
+    rc = own_launch(&nb, request, &own);
+    free(nb.taken);
+    return rc;
 }
 
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -424,16 +440,19 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
         nb.err = MPI_ERR_TRUNCATE;
     if (c->size > 1) {
         bdl_xfer_begin(&nb.xf, c, BD_COLL_ALLTOALL, 0, 0, 0, 0, bdl_coll_api(api, request));
-        bdl_put_t p = bdl_put_start(&nb.xf);
-        for (int r = 0; r < c->size; r++)
-            if (r != me)
-                bdl_put_typed(&p, r, a2a_block(s, r), bdl_vcount(s->counts, s->count, r),
-                              a2a_type(s, r));
-        bdl_put_flush(&p);
-        if (inplace) /* what this rank sends is with the master now */
-            bdl_coll_discard_blocks((void *)rv->buf, c->size, rv->count, rv->counts,
-                                    rv->tv ? NULL : rv->displs, rv->t, rv->tv,
-                                    rv->tv ? rv->displs : NULL, me);
+        int over = bdl_resp()->flag; /* BEGIN's answer: the instance is past the bound */
+        /* Bounded staging (-coll-stage, docs/design.md "Transient memory of
+         * communication"): a blocking all-to-all among ranks of this node,
+         * not in place, takes the pieces sent to it while it puts its own,
+         * before each piece while the master's last answer (BEGIN's for
+         * the first) said the instance is past the bound; each
+         * rank starts with the piece for the next rank, so the pieces of
+         * the ranks that run first go to different receivers. */
+        int pipe = !request && !inplace && bdl_g.hdr->job.coll_stage;
+        for (int r = 0; pipe && r < c->size; r++)
+            pipe = bdl_p2p_local(bdl_comm_peer_world(c, r));
+        if (pipe && !(nb.taken = calloc((size_t)c->size, 1)))
+            bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
         nb.gkind = BDL_GET_BLOCKS;
         nb.whole = 1;
         nb.buf = (void *)rv->buf;
@@ -446,8 +465,30 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
         } else {
             nb.displs = (int *)rv->displs;
         }
+        bdl_put_t p = bdl_put_start(&nb.xf);
+        p.over = over;
+        for (int k = 0; k < c->size; k++) {
+            int r = pipe ? (me + 1 + k) % c->size : k;
+            if (r == me)
+                continue;
+            if (pipe && p.over) { /* before a piece: take before putting more */
+                bdl_put_flush(&p);
+                p.over = 0;
+                bdl_nbc_take(&nb, 0);
+            }
+            bdl_put_typed(&p, r, a2a_block(s, r), bdl_vcount(s->counts, s->count, r),
+                          a2a_type(s, r));
+        }
+        bdl_put_flush(&p);
+        if (pipe)
+            bdl_nbc_take(&nb, 1);
+        if (inplace) /* what this rank sends is with the master now */
+            bdl_coll_discard_blocks((void *)rv->buf, c->size, rv->count, rv->counts,
+                                    rv->tv ? NULL : rv->displs, rv->t, rv->tv,
+                                    rv->tv ? rv->displs : NULL, me);
     }
     rc = own_launch(&nb, request, &oc);
+    free(nb.taken);
 out:
     free(s->tv);
     free(rv->tv);

@@ -57,8 +57,11 @@ enum {
 };
 
 /* The arguments of the init call, as the nonblocking call takes them.
- * Arrays are the program's: MPI forbids changing them while the request
- * lives.  st and rt are alias handles (the program may free its types). */
+ * The counts, displacements and types arrays are copies the request owns
+ * (copy[]): the program may free or reuse its own once the init call has
+ * returned, as MPICH lets it (mpi4py's large-count layer frees the int
+ * arrays it made for an init).  The types themselves must stay valid, as
+ * must st and rt, which are alias handles (the program may free its types). */
 typedef struct pcoll {
     int kind;
     const void *sb;
@@ -75,6 +78,7 @@ typedef struct pcoll {
     MPI_Comm user;     /* the program's communicator (its errors) */
     MPI_Request inner; /* the started nonblocking collective; 0 when inactive */
     void *own[4];      /* arrays the request owns (the _c forms' int copies) */
+    void *copy[8];     /* the copies of the arrays (pinit) */
 } pcoll_t;
 
 /* Persistent inits so far per communicator context. */
@@ -252,6 +256,8 @@ static int pcoll_free(bdl_request_t *q, MPI_Request *h)
         MPI_Comm_free(&p->shadow);
     for (int i = 0; i < 4; i++)
         free(p->own[i]);
+    for (int i = 0; i < 8; i++)
+        free(p->copy[i]);
     free(p);
     q = bdl_req_lookup(*h);
     q->impl = NULL;
@@ -345,6 +351,57 @@ static const bdl_req_ops_t pcoll_ops = {
     .start = pcoll_start,
 };
 
+/* The lengths of the send and the receive arrays of a's kind of collective
+ * on its communicator. */
+static void array_lengths(const pcoll_t *a, MPI_Count *ns, MPI_Count *nr)
+{
+    *ns = *nr = 0;
+    switch (a->kind) {
+    case PC_GATHERV:
+    case PC_ALLGATHERV: *nr = bdl_bc_size(a->comm, 1); break;
+    case PC_SCATTERV: *ns = bdl_bc_size(a->comm, 1); break;
+    case PC_ALLTOALLV:
+    case PC_ALLTOALLW: *ns = *nr = bdl_bc_size(a->comm, 1); break;
+    case PC_REDUCE_SCATTER: *nr = bdl_bc_size(a->comm, 0); break;
+    case PC_NBR_ALLGATHERV: *nr = bdl_bc_degree(a->comm, 0); break;
+    case PC_NBR_ALLTOALLV:
+    case PC_NBR_ALLTOALLW:
+        *ns = bdl_bc_degree(a->comm, 1);
+        *nr = bdl_bc_degree(a->comm, 0);
+        break;
+    default: break;
+    }
+}
+
+/* *arr (n elements of size bytes, NULL: not significant) becomes a copy
+ * kept in p->copy[slot]; -1 out of memory. */
+static int copy_array(pcoll_t *p, int slot, const void **arr, MPI_Count n, size_t size)
+{
+    if (!*arr || n <= 0)
+        return 0;
+    void *c = malloc((size_t)n * size);
+    if (!c)
+        return -1;
+    memcpy(c, *arr, (size_t)n * size);
+    p->copy[slot] = c;
+    *arr = c;
+    return 0;
+}
+
+static int copy_arrays(pcoll_t *p)
+{
+    MPI_Count ns, nr;
+    array_lengths(p, &ns, &nr);
+    return copy_array(p, 0, (const void **)&p->scs, ns, sizeof(int)) ||
+           copy_array(p, 1, (const void **)&p->sds, ns, sizeof(int)) ||
+           copy_array(p, 2, (const void **)&p->rcs, nr, sizeof(int)) ||
+           copy_array(p, 3, (const void **)&p->rds, nr, sizeof(int)) ||
+           copy_array(p, 4, (const void **)&p->sdw, ns, sizeof(MPI_Aint)) ||
+           copy_array(p, 5, (const void **)&p->rdw, nr, sizeof(MPI_Aint)) ||
+           copy_array(p, 6, (const void **)&p->stv, ns, sizeof(MPI_Datatype)) ||
+           copy_array(p, 7, (const void **)&p->rtv, nr, sizeof(MPI_Datatype));
+}
+
 /* Record the call; p's st and rt are the program's handles (aliased here). */
 static int pinit(const char *call, pcoll_t *a, MPI_Info info, MPI_Request *request)
 {
@@ -370,6 +427,15 @@ static int pinit(const char *call, pcoll_t *a, MPI_Info info, MPI_Request *reque
         return bdl_error(a->comm, MPI_ERR_NO_MEM, call, "out of memory");
     }
     *p = *a;
+    memset(p->copy, 0, sizeof p->copy);
+    if (copy_arrays(p)) {
+        for (int i = 0; i < 4; i++)
+            free(a->own[i]);
+        for (int i = 0; i < 8; i++)
+            free(p->copy[i]);
+        free(p);
+        return bdl_error(a->comm, MPI_ERR_NO_MEM, call, "out of memory");
+    }
     p->st = bdl_dt_alias(a->st);
     p->rt = bdl_dt_alias(a->rt);
     if ((p->st == MPI_DATATYPE_NULL && a->st != MPI_DATATYPE_NULL) ||
@@ -378,6 +444,8 @@ static int pinit(const char *call, pcoll_t *a, MPI_Info info, MPI_Request *reque
         bdl_dt_alias_free(p->rt);
         for (int i = 0; i < 4; i++)
             free(a->own[i]);
+        for (int i = 0; i < 8; i++)
+            free(p->copy[i]);
         free(p);
         return bdl_error(a->comm, MPI_ERR_NO_MEM, call, "out of memory");
     }
@@ -651,8 +719,8 @@ int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], con
                           request);
 }
 
-/* The w forms keep the program's type arrays: the types must stay valid
- * while the request lives. */
+/* The w forms: the types in the arrays must stay valid while the request
+ * lives (the arrays are copied). */
 int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sdispls[],
                        const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
@@ -695,15 +763,16 @@ int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
 /* The _c forms of the v and w inits: the counts and displacements become
  * int arrays the request owns (bigcount.c says why ints; a value that does
  * not fit is an MPI_ERR_COUNT error). */
-static int c_arrays(const char *call, MPI_Comm comm, MPI_Count n, const MPI_Count *c1,
-                    const MPI_Aint *d1, const MPI_Count *c2, const MPI_Aint *d2, pcoll_t *a)
+static int c_arrays2(const char *call, MPI_Comm comm, MPI_Count n, const MPI_Count *c1,
+                     const MPI_Aint *d1, MPI_Count n2, const MPI_Count *c2, const MPI_Aint *d2,
+                     pcoll_t *a)
 {
     int *v[4] = {NULL, NULL, NULL, NULL};
     int rc;
     if ((rc = bdl_bc_ints(call, comm, "counts", c1, n, &v[0])) ||
         (rc = bdl_bc_aints(call, comm, "displacements", d1, n, &v[1])) ||
-        (rc = bdl_bc_ints(call, comm, "counts", c2, n, &v[2])) ||
-        (rc = bdl_bc_aints(call, comm, "displacements", d2, n, &v[3]))) {
+        (rc = bdl_bc_ints(call, comm, "counts", c2, n2, &v[2])) ||
+        (rc = bdl_bc_aints(call, comm, "displacements", d2, n2, &v[3]))) {
         for (int i = 0; i < 4; i++)
             free(v[i]);
         return rc;
@@ -711,6 +780,13 @@ static int c_arrays(const char *call, MPI_Comm comm, MPI_Count n, const MPI_Coun
     for (int i = 0; i < 4; i++)
         a->own[i] = v[i];
     return MPI_SUCCESS;
+}
+
+/* The same with arrays of one length (c2, d2 the receive side). */
+static int c_arrays(const char *call, MPI_Comm comm, MPI_Count n, const MPI_Count *c1,
+                    const MPI_Aint *d1, const MPI_Count *c2, const MPI_Aint *d2, pcoll_t *a)
+{
+    return c_arrays2(call, comm, n, c1, d1, n, c2, d2, a);
 }
 
 int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
@@ -839,5 +915,77 @@ int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Coun
     if (rc)
         return rc;
     a.rcs = a.own[0];
+    return pinit(call, &a, info, request);
+}
+
+/* The neighbourhood forms: one entry per neighbour (bigcount.c), the
+ * send arrays out-degree long, the receive arrays in-degree long. */
+int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                   void *recvbuf, const MPI_Count recvcounts[],
+                                   const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                   MPI_Info info, MPI_Request *request)
+{
+    const char *call = "MPI_Neighbor_allgatherv_init_c";
+    pcoll_t a = {.kind = PC_NBR_ALLGATHERV,
+                 .sb = sendbuf,
+                 .st = sendtype,
+                 .rb = recvbuf,
+                 .rt = recvtype,
+                 .comm = comm};
+    int rc;
+    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &a.sc)) ||
+        (rc = c_arrays(call, comm, bdl_bc_degree(comm, 0), recvcounts, displs, NULL, NULL, &a)))
+        return rc;
+    a.rcs = a.own[0];
+    a.rds = a.own[1];
+    return pinit(call, &a, info, request);
+}
+
+int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                  const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                  const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
+                                  MPI_Request *request)
+{
+    const char *call = "MPI_Neighbor_alltoallv_init_c";
+    pcoll_t a = {.kind = PC_NBR_ALLTOALLV,
+                 .sb = sendbuf,
+                 .st = sendtype,
+                 .rb = recvbuf,
+                 .rt = recvtype,
+                 .comm = comm};
+    int rc = c_arrays2(call, comm, bdl_bc_degree(comm, 1), sendcounts, sdispls,
+                       bdl_bc_degree(comm, 0), recvcounts, rdispls, &a);
+    if (rc)
+        return rc;
+    a.scs = a.own[0];
+    a.sds = a.own[1];
+    a.rcs = a.own[2];
+    a.rds = a.own[3];
+    return pinit(call, &a, info, request);
+}
+
+/* The displacements of the w form are MPI_Aint already: the program's. */
+int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
+                                  const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                  void *recvbuf, const MPI_Count recvcounts[],
+                                  const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
+{
+    const char *call = "MPI_Neighbor_alltoallw_init_c";
+    pcoll_t a = {.kind = PC_NBR_ALLTOALLW,
+                 .sb = sendbuf,
+                 .sdw = sdispls,
+                 .stv = sendtypes,
+                 .rb = recvbuf,
+                 .rdw = rdispls,
+                 .rtv = recvtypes,
+                 .comm = comm};
+    int rc = c_arrays2(call, comm, bdl_bc_degree(comm, 1), sendcounts, NULL, bdl_bc_degree(comm, 0),
+                       recvcounts, NULL, &a);
+    if (rc)
+        return rc;
+    a.scs = a.own[0];
+    a.rcs = a.own[2];
     return pinit(call, &a, info, request);
 }

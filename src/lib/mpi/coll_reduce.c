@@ -219,9 +219,14 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
         return rc;
     int receives = all || c->rank == root;
     uint64_t k = (uint64_t)count;
-    const void *in = sendbuf == MPI_IN_PLACE ? (receives ? recvbuf : NULL) : sendbuf;
-    if (!in)
+    if (sendbuf == MPI_IN_PLACE && !receives)
         return bdl_error(comm, MPI_ERR_BUFFER, call, "MPI_IN_PLACE is only allowed at the root");
+    /* NULL is MPI_BOTTOM: an error only where a predefined type would read
+     * from it (a count of 0 reads nothing). */
+    const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
+    if (!in && k && t->predefined)
+        return bdl_error(comm, MPI_ERR_BUFFER, call, "NULL %s buffer with count %d",
+                         sendbuf == MPI_IN_PLACE ? "receive" : "send", count);
     if (receives && (rc = bdl_coll_check_alias(comm, call, sendbuf, k, t, recvbuf, k, t)))
         return rc;
     if (receives && sendbuf != MPI_IN_PLACE)

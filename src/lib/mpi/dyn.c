@@ -1,7 +1,8 @@
 /* Dynamic processes (MPI 4.1 chapter 11, top room): MPI_Comm_spawn and
  * MPI_Comm_spawn_multiple, the parent intercommunicator, ports (accept and
- * connect within the job), the name service, disconnect; MPI_Comm_join is
- * refused.  See docs/design.md, "Dynamic processes".
+ * connect within the job), the name service, disconnect, and MPI_Comm_join
+ * between two processes of the job (over accept and connect).  See
+ * docs/design.md, "Dynamic processes".
  *
  * Every intercommunicator made here is made as MPI_Intercomm_create makes
  * one (bdl_inter_build): each group splits a hidden communicator of its
@@ -10,10 +11,13 @@
  * root allocates it and the master hands it to the children at MPI_Init;
  * for accept/connect, the connecting root allocates it and names it in its
  * first message, sent on the port's own context. */
+#include <errno.h>
 #include <limits.h>
+#include <poll.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "core.h"
@@ -453,16 +457,86 @@ int MPI_Comm_disconnect(MPI_Comm *comm)
     return rc;
 }
 
+/* MPI_Comm_join: both ends open a port, send its name down the socket and
+ * read the other's; the end with the smaller name accepts on its port, the
+ * other connects to it.  Both must be processes of this job (a port names
+ * a world rank).  The socket is read without blocking the run slot: while
+ * the other end has not written, this rank yields to any rank waiting to
+ * run (the other end may be one of them). */
+static int join_io(int fd, char *buf, size_t n, int rd)
+{
+    size_t done = 0;
+    while (done < n) {
+        ssize_t k = rd ? read(fd, buf + done, n - done) : write(fd, buf + done, n - done);
+        if (k > 0) {
+            done += (size_t)k;
+            continue;
+        }
+        if (k == 0)
+            return -1; /* the other end closed the socket */
+        if (errno == EINTR)
+            continue;
+        if (errno != EAGAIN && errno != EWOULDBLOCK)
+            return -1;
+        struct pollfd p = {fd, rd ? POLLIN : POLLOUT, 0};
+        if (poll(&p, 1, 0) == 0) {
+            bdl_p2p_poll_failed();
+            poll(&p, 1, 1);
+        }
+    }
+    return 0;
+}
+
+static int join_wait_readable(int fd)
+{
+    for (;;) {
+        struct pollfd p = {fd, POLLIN, 0};
+        int k = poll(&p, 1, 0);
+        if (k > 0)
+            return 0;
+        if (k < 0 && errno != EINTR)
+            return -1;
+        bdl_p2p_poll_failed();
+        if (poll(&p, 1, 1) > 0)
+            return 0;
+    }
+}
+
 int MPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
     const char *call = "MPI_Comm_join";
     BDL_CHECK_INIT(call);
-    if (intercomm)
-        *intercomm = MPI_COMM_NULL;
-    return bdl_error(MPI_COMM_WORLD, MPI_ERR_UNSUPPORTED_OPERATION, call,
-                     "joining over a socket (fd %d) is not supported: BDMPI connects only "
-                     "processes of one job (use MPI_Open_port and MPI_Comm_accept/connect)",
-                     fd);
+    if (!intercomm)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "intercomm is NULL");
+    *intercomm = MPI_COMM_NULL;
+    int type = 0;
+    socklen_t tl = sizeof type;
+    if (fd < 0 || getsockopt(fd, SOL_SOCKET, SO_TYPE, &type, &tl) < 0 || type != SOCK_STREAM)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                         "fd %d is not a connected stream socket", fd);
+    char mine[MPI_MAX_PORT_NAME], theirs[MPI_MAX_PORT_NAME];
+    memset(mine, 0, sizeof mine);
+    int rc = MPI_Open_port(MPI_INFO_NULL, mine);
+    if (rc)
+        return rc;
+    int err = join_io(fd, mine, sizeof mine, 0) < 0 || join_wait_readable(fd) < 0 ||
+              join_io(fd, theirs, sizeof theirs, 1) < 0;
+    int w, ctx;
+    if (err) {
+        rc = bdl_error(MPI_COMM_WORLD, MPI_ERR_OTHER, call,
+                       "cannot exchange port names over socket %d: %s", fd,
+                       errno ? strerror(errno) : "closed by the other end");
+    } else if ((theirs[sizeof theirs - 1] = 0, port_parse(theirs, &w, &ctx) < 0) ||
+               w == bdl_g.world_rank) {
+        rc = bdl_error(MPI_COMM_WORLD, MPI_ERR_PORT, call,
+                       "the other end of socket %d is not another process of this BDMPI job", fd);
+    } else if (strcmp(mine, theirs) < 0) {
+        rc = MPI_Comm_accept(mine, MPI_INFO_NULL, 0, MPI_COMM_SELF, intercomm);
+    } else {
+        rc = MPI_Comm_connect(theirs, MPI_INFO_NULL, 0, MPI_COMM_SELF, intercomm);
+    }
+    MPI_Close_port(mine);
+    return rc;
 }
 
 /* ---------------------------------------------------------------- names */

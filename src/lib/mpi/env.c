@@ -84,6 +84,9 @@ static const char *const g_err_strings[] = {
     [MPI_ERR_DUP_DATAREP] = "data representation already registered",
     [MPI_ERR_CONVERSION] = "data conversion failed",
     [MPI_ERR_IO] = "I/O error",
+    [MPI_ERR_INFO_KEY] = "invalid info key (empty or longer than MPI_MAX_INFO_KEY)",
+    [MPI_ERR_INFO_VALUE] = "invalid info value (empty or longer than MPI_MAX_INFO_VAL)",
+    [MPI_ERR_INFO_NOKEY] = "no such key in the info object",
     [MPI_ERR_SESSION] = "invalid session",
     [MPI_ERR_PROC_ABORTED] = "operation with a process that has aborted",
     [MPI_ERR_VALUE_TOO_LARGE] = "a value is too large to be stored in the output argument",
@@ -158,6 +161,9 @@ int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
     if (!errhandler)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free", "errhandler is NULL");
+    if (*errhandler == MPI_ERRHANDLER_NULL)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free",
+                         "errhandler is MPI_ERRHANDLER_NULL");
     bdl_errh_free(*errhandler);
     *errhandler = MPI_ERRHANDLER_NULL;
     return MPI_SUCCESS;
@@ -358,6 +364,7 @@ static int do_init(int required, int *provided)
         exit(1);
     }
     bdl_g.slot = bd_shm_slot(bdl_g.hdr, (uint32_t)slot);
+    bd_iowatch_attach(&bdl_g.slot->io); /* the master watches our storage calls there */
     bdl_g.win = bd_slot_window(bdl_g.hdr, bdl_g.slot);
     bdl_g.window = bdl_g.hdr->window;
     bdl_g.threshold = bdl_g.hdr->job.msg_threshold;

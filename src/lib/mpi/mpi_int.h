@@ -8,6 +8,11 @@
 
 /* dyn.c: a spawned rank's MPI_Init makes its parent intercommunicator. */
 int bdl_dyn_child_init(const bd_spawn_info_t *sp);
+/* p2p.c: a blocking standard send (MPI_Send, MPI_Rsend, MPI_Bsend); flow:
+ * it may be made synchronous by flow control (-p2p-tokens), never for
+ * MPI_Bsend, whose message is buffered by definition. */
+int bdl_mpi_send(const char *call, const void *buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm, int flow);
 
 /* intercomm.c: intercommunicator collectives (comm is c's handle; c is
  * valid and c->inter is set). */
@@ -55,6 +60,7 @@ void bdl_instance_end(void);
  * a new int array (NULL for a NULL array); MPI_Count as MPI_Aint values. */
 int bdl_bc_fit(const char *call, MPI_Comm comm, const char *what, MPI_Count v, int *out);
 MPI_Count bdl_bc_size(MPI_Comm comm, int peers);
+MPI_Count bdl_bc_degree(MPI_Comm comm, int out);
 int bdl_bc_ints(const char *call, MPI_Comm comm, const char *what, const MPI_Count *a, MPI_Count n,
                 int **out);
 int bdl_bc_aints(const char *call, MPI_Comm comm, const char *what, const MPI_Aint *a, MPI_Count n,

@@ -121,7 +121,7 @@ static int mrecv(const char *call, void *buf, int count, MPI_Datatype dt, MPI_Me
     int rc;
     if (count < 0)
         return bdl_error(*comm, MPI_ERR_COUNT, call, "invalid count %d", count);
-    if ((rc = bdl_dt_check(*comm, call, "receive", dt, &t)))
+    if ((rc = bdl_dt_check_count(*comm, call, "receive", dt, count, &t)))
         return rc;
     if (count > 0 && !buf && t->predefined)
         return bdl_error(*comm, MPI_ERR_BUFFER, call, "NULL buffer with count %d", count);

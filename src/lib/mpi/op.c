@@ -17,6 +17,21 @@ int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
     return MPI_SUCCESS;
 }
 
+/* The large-count form: the function is given an MPI_Count length. */
+int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
+{
+    if (!user_fn)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Op_create_c", "NULL function");
+    if (!op)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Op_create_c", "op is NULL");
+    if (bdl_user_op_new(NULL, commute, op) < 0)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, "MPI_Op_create_c", "out of memory");
+    bdl_user_op_t *u;
+    bdl_user_op_fn(*op, &u);
+    u->fn_c = user_fn;
+    return MPI_SUCCESS;
+}
+
 int MPI_Op_free(MPI_Op *op)
 {
     bdl_user_op_t *u;

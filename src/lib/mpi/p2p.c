@@ -8,6 +8,7 @@
 
 #include "core.h"
 #include "dt.h"
+#include "mpi_int.h"
 #include "request.h"
 
 /* ---------------------------------------------------------------- sending */
@@ -26,7 +27,7 @@ static int send_check(const char *call, const void *buf, int count, MPI_Datatype
         return bdl_comm_revoked_error(comm, call);
     if (count < 0)
         return bdl_error(comm, MPI_ERR_COUNT, call, "invalid count %d", count);
-    if ((rc = bdl_dt_check(comm, call, "send", dt, t)))
+    if ((rc = bdl_dt_check_count(comm, call, "send", dt, count, t)))
         return rc;
     if (tag < 0)
         return bdl_error(comm, MPI_ERR_TAG, call, "invalid tag %d (must be 0..MPI_TAG_UB)", tag);
@@ -54,10 +55,29 @@ static int do_send(const char *call, const void *buf, int count, MPI_Datatype dt
                              (uint64_t)count, t, sync, send_id, sync_id, cma_id);
 }
 
+int bdl_mpi_send(const char *call, const void *buf, int count, MPI_Datatype datatype, int dest,
+                 int tag, MPI_Comm comm, int flow)
+{
+    bdl_dt_t *t = NULL;
+    bdl_comm_t *c;
+    int rc = send_check(call, buf, count, datatype, dest, tag, comm, &t, &c);
+    if (rc)
+        return rc < 0 ? MPI_SUCCESS : rc;
+    /* Flow control: beyond -p2p-tokens, a synchronous send (MPI allows a
+     * standard send to be one; docs/design.md). */
+    int w = bdl_comm_peer_world(c, dest);
+    int sync = flow && bdl_flow_sync(w, (uint64_t)count * t->psize);
+    uint64_t id = 0;
+    rc = bdl_send_typed_id(c->ctx, w, c->rank, tag, buf, (uint64_t)count, t, sync, 0,
+                           sync ? &id : NULL, NULL);
+    if (rc == MPI_SUCCESS && sync)
+        bdl_p2p_flow_wait(id, w);
+    return rc;
+}
+
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
-    int rc = do_send("MPI_Send", buf, count, datatype, dest, tag, comm, 0, 0, NULL, NULL);
-    return rc < 0 ? MPI_SUCCESS : rc;
+    return bdl_mpi_send("MPI_Send", buf, count, datatype, dest, tag, comm, 1);
 }
 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
@@ -111,7 +131,7 @@ static int recv_check(const char *call, const void *buf, int count, MPI_Datatype
         return bdl_comm_revoked_error(comm, call);
     if (count < 0)
         return bdl_error(comm, MPI_ERR_COUNT, call, "invalid count %d", count);
-    if ((rc = bdl_dt_check(comm, call, "receive", dt, t)))
+    if ((rc = bdl_dt_check_count(comm, call, "receive", dt, count, t)))
         return rc;
     if (tag < 0 && tag != MPI_ANY_TAG)
         return bdl_error(comm, MPI_ERR_TAG, call, "invalid tag %d", tag);

@@ -26,6 +26,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bd_iowatch.h"
 #include "bd_dtype.h"
 #include "bd_log.h"
 #include "win.h"
@@ -304,7 +305,7 @@ static int serve_loop(void)
                           (uint64_t)rs->arg[0]);
             int fd =
                 BD_FAULT_SYS(BD_FAULT_SPILL_OPEN) ?: open(path, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-            int rc = fd < 0 ? -errno : BD_FAULT_NEG(BD_FAULT_SPILL_READ) ?: bd_pread_full(fd, msg, n, 0);
+            int rc = fd < 0 ? -errno : BD_IO_NEG(BD_FAULT_SPILL_READ, bd_pread_full(fd, msg, n, 0));
             if (rc < 0)
                 bdl_fatal(MPI_ERR_OTHER, "cannot read the %llu-byte RMA request in %s: %s",
                           (unsigned long long)n, path, strerror(-rc));

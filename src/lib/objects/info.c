@@ -84,7 +84,7 @@ static int check_key(const char *call, const char *key)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "key is NULL");
     size_t len = strlen(key);
     if (len == 0 || len > MPI_MAX_INFO_KEY)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO_KEY, call,
                          "invalid info key of %zu characters (1..MPI_MAX_INFO_KEY)", len);
     return MPI_SUCCESS;
 }
@@ -115,7 +115,7 @@ int MPI_Info_set(MPI_Info info, const char *key, const char *value)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "value is NULL");
     size_t vlen = strlen(value);
     if (vlen == 0 || vlen > MPI_MAX_INFO_VAL)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO, call,
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO_VALUE, call,
                          "invalid info value of %zu characters (1..MPI_MAX_INFO_VAL)", vlen);
     char *v = strdup(value);
     if (!v)
@@ -218,7 +218,8 @@ int MPI_Info_delete(MPI_Info info, const char *key)
         return rc;
     int i = find_key(in, key);
     if (i < 0)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO, call, "no key \"%s\" in info %d", key, info);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_INFO_NOKEY, call, "no key \"%s\" in info %d", key,
+                         info);
     free(in->ents[i].key);
     free(in->ents[i].val);
     memmove(&in->ents[i], &in->ents[i + 1], (size_t)(in->n - i - 1) * sizeof *in->ents);

@@ -389,8 +389,9 @@ int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
     if (!datatype)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "datatype is NULL");
     static const MPI_Datatype reals[] = {MPI_FLOAT, MPI_DOUBLE, MPI_LONG_DOUBLE};
-    static const MPI_Datatype ints[] = {MPI_SIGNED_CHAR, MPI_SHORT, MPI_INT, MPI_LONG,
-                                        MPI_LONG_LONG};
+    /* (MPI_INTEGER16, __int128, is the only predefined integer of 16 bytes.) */
+    static const MPI_Datatype ints[] = {MPI_SIGNED_CHAR, MPI_SHORT,     MPI_INT,
+                                        MPI_LONG,        MPI_LONG_LONG, MPI_INTEGER16};
     static const MPI_Datatype cplx[] = {MPI_C_FLOAT_COMPLEX, MPI_C_DOUBLE_COMPLEX,
                                         MPI_C_LONG_DOUBLE_COMPLEX};
     const MPI_Datatype *list;
@@ -398,7 +399,7 @@ int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
     const char *cls;
     switch (typeclass) {
     case MPI_TYPECLASS_REAL: list = reals, n = 3, cls = "MPI_TYPECLASS_REAL"; break;
-    case MPI_TYPECLASS_INTEGER: list = ints, n = 5, cls = "MPI_TYPECLASS_INTEGER"; break;
+    case MPI_TYPECLASS_INTEGER: list = ints, n = 6, cls = "MPI_TYPECLASS_INTEGER"; break;
     case MPI_TYPECLASS_COMPLEX: list = cplx, n = 3, cls = "MPI_TYPECLASS_COMPLEX"; break;
     default: return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid typeclass %d", typeclass);
     }

@@ -1,0 +1,89 @@
+#!/bin/bash
+# flow.sh BDMPIEXEC FLOW CASE: flow control inside a node (-p2p-tokens,
+# issue 17 part 2) through bdmpiexec, every byte checked by FLOW (flow.c).
+#   blocked  rank 0 floods rank 1 (32 x 256 KiB) while rank 1 waits for
+#            rank 2, under -p2p-tokens 1M at -nr 1: completes; the node's
+#            spill files never held more than the budget plus the one
+#            message a synchronous send waits with (SPILL_PEAK <= 1.25 MiB;
+#            8 MiB without flow control, so it runs under -spill-max 2M,
+#            which stops it without tokens); sends waited (FLOW_WAITS > 0);
+#            the overflow is logged once for the receiver;
+#   isends   16 MPI_Isend of 64 KiB each to the next rank before any
+#            receive, under -p2p-tokens 64K: nonblocking sends never wait
+#            (FLOW_WAITS = 0) and the program completes;
+#   ring     a safe ring of 256 KiB MPI_Send/MPI_Recv under -p2p-tokens
+#            64K at -nr 2: every send is synchronous (FLOW_WAITS = 32) and
+#            the ring completes;
+#   a2a      bounded collective staging: an 8-rank MPI_Alltoallv of
+#            512-516 KiB pieces (28 MiB) at -nr 1 under -coll-stage 4M:
+#            every byte arrives and the master's staging peak (STAGE_PEAK)
+#            stays under the bound plus one piece and one window (4M + 516K
+#            + 256K), where it is the whole 28 MiB without the bound
+#            (a2a_whole, -coll-stage 0, two rounds).  One round: the bound
+#            is per instance, and a rank that starts the next all-to-all
+#            while others still take pieces of this one adds to the node's
+#            peak;
+#   gather   an 8-rank MPI_Gatherv of 1 MiB pieces at -nr 1 under
+#            -coll-stage 2M: the root takes pieces as they complete and the
+#            others put theirs only under the bound: STAGE_PEAK <= 2M + a
+#            piece + a window, 7 MiB unbounded (gather_whole);
+#   a2a_2g   the issue's case (label slow): 16 ranks, 2 GiB in all, at
+#            the default -coll-stage 64M: STAGE_PEAK <= 64M + a piece + a
+#            window;
+#   a2a_file the same with -mem-strategy none, so every piece goes to the
+#            master's spill file: the peak of the spill files (SPILL_PEAK)
+#            stays under the same bound (taken pieces' blocks are given
+#            back at once).
+# Exit 0 pass, 1 fail.
+set -u
+exe=$1; prog=$2; case=$3
+out=$(mktemp /tmp/bdmpi-flow-out.XXXXXX)
+stat() { awk -v s="$1" '$1 == s {print $2}' "$out"; }
+fail=0
+case $case in
+blocked) timeout -k 5 100 "$exe" -ns 3 -nr 1 -p2p-tokens 1M -spill-max 2M --stats "$prog" blocked 32 262144 >"$out" 2>&1 ;;
+isends) timeout -k 5 100 "$exe" -ns 4 -nr 1 -p2p-tokens 64K --stats "$prog" isends 16 65536 >"$out" 2>&1 ;;
+ring) timeout -k 5 100 "$exe" -ns 4 -nr 2 -p2p-tokens 64K --stats "$prog" ring 8 262144 >"$out" 2>&1 ;;
+a2a) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 4M --stats "$prog" a2a 1 524288 >"$out" 2>&1 ;;
+a2a_file) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 4M -mem-strategy none --stats "$prog" a2a 1 524288 >"$out" 2>&1 ;;
+a2a_2g) timeout -k 5 900 "$exe" -ns 16 -nr 1 --stats "$prog" a2a 1 8947848 >"$out" 2>&1 ;;
+gather) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M --stats "$prog" gather 1 1048576 >"$out" 2>&1 ;;
+gather_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" gather 1 1048576 >"$out" 2>&1 ;;
+a2a_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" a2a 2 524288 >"$out" 2>&1 ;;
+*) echo "unknown case $case"; exit 1 ;;
+esac
+rc=$?
+grep -v '^  [A-Z_]* ' "$out"
+echo "--- exit status $rc; FLOW_WAITS $(stat FLOW_WAITS), SPILL_PEAK $(stat SPILL_PEAK), STAGE_PEAK $(stat STAGE_PEAK)"
+[ $rc -eq 0 ] || { echo "FAIL: exit status $rc"; fail=1; }
+grep -q "flow ${case%%_*}: ok" "$out" || { echo "FAIL: no 'flow ${case%%_*}: ok'"; fail=1; }
+waits=$(stat FLOW_WAITS); peak=$(stat SPILL_PEAK)
+case $case in
+blocked)
+  [ "${waits:-0}" -gt 0 ] || { echo "FAIL: no send waited"; fail=1; }
+  [ -n "$peak" ] && [ "$peak" -le $((1048576 + 262144)) ] || { echo "FAIL: SPILL_PEAK $peak over 1.25 MiB"; fail=1; }
+  n=$(grep -c "note: flow control: rank 0 has [0-9]* bytes of messages not yet received, a 262144-byte MPI_Send to rank 1 waits" "$out")
+  [ "$n" = 1 ] || { echo "FAIL: the overflow towards rank 1 logged $n times, not once"; fail=1; } ;;
+isends) [ "$waits" = 0 ] || { echo "FAIL: FLOW_WAITS $waits: a nonblocking send waited"; fail=1; } ;;
+ring) [ "$waits" = 32 ] || { echo "FAIL: FLOW_WAITS $waits, expected 32"; fail=1; } ;;
+a2a|a2a_file)
+  bound=$((4194304 + 528384 + 262144)); staged=$(stat STAGE_PEAK)
+  [ -n "$staged" ] && [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK '$staged' not in (0, $bound]"; fail=1; }
+  if [ $case = a2a_file ]; then
+    [ -n "$peak" ] && [ "$peak" -gt 0 ] && [ "$peak" -le $bound ] || { echo "FAIL: SPILL_PEAK '$peak' not in (0, $bound]"; fail=1; }
+  fi ;;
+gather)
+  bound=$((2097152 + 1048576 + 4096 + 262144)); staged=$(stat STAGE_PEAK)
+  [ -n "$staged" ] && [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK '$staged' not in (0, $bound]"; fail=1; } ;;
+gather_whole)
+  staged=$(stat STAGE_PEAK)
+  [ -n "$staged" ] && [ "$staged" -ge $((7 * 1048576)) ] || { echo "FAIL: STAGE_PEAK '$staged': the unbounded gather should stage it whole"; fail=1; } ;;
+a2a_2g)
+  bound=$((67108864 + 8951940 + 262144)); staged=$(stat STAGE_PEAK)
+  [ -n "$staged" ] && [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK '$staged' not in (0, $bound]"; fail=1; } ;;
+a2a_whole)
+  staged=$(stat STAGE_PEAK)
+  [ -n "$staged" ] && [ "$staged" -ge $((8 * 7 * 524288)) ] || { echo "FAIL: STAGE_PEAK '$staged': the unbounded all-to-all should stage it whole"; fail=1; } ;;
+esac
+rm -f "$out"
+exit $fail
