@@ -177,7 +177,10 @@ static inline uint64_t km_mix64(uint64_t x)
     return x ^ (x >> 31);
 }
 
-static inline size_t km_vocab_entries(int64_t mib) { return (size_t)mib * (1u << 20) / sizeof(km_vocab_entry_t); }
+static inline size_t km_vocab_entries(int64_t mib)
+{
+    return (size_t)mib * (1u << 20) / sizeof(km_vocab_entry_t);
+}
 
 static inline void km_vocab_build(km_vocab_entry_t *tab, size_t n, uint64_t seed)
 {
@@ -189,7 +192,8 @@ static inline void km_vocab_build(km_vocab_entry_t *tab, size_t n, uint64_t seed
     }
 }
 
-static inline const km_vocab_entry_t *km_vocab_of(const km_vocab_entry_t *tab, size_t n, int64_t col)
+static inline const km_vocab_entry_t *km_vocab_of(const km_vocab_entry_t *tab, size_t n,
+                                                  int64_t col)
 {
     return &tab[km_mix64((uint64_t)col ^ 0xC01Dull) % n];
 }

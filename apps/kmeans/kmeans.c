@@ -81,7 +81,8 @@ static void check(int ok, const char *what)
 static void usage(void)
 {
     if (g_rank == 0)
-        fprintf(stderr, "usage: " PROG " [-k K] [-i MAXITERS] [-s SEED] [-V MIB] [-d SPILLDIR] FILE\n");
+        fprintf(stderr,
+                "usage: " PROG " [-k K] [-i MAXITERS] [-s SEED] [-V MIB] [-d SPILLDIR] FILE\n");
     MPI_Finalize();
     exit(2);
 }
