@@ -613,7 +613,7 @@ class Bench:
         tmp = path + ".tmp"
         cmd = [os.path.join(self.apps_bin, "bdmpi-gen")] + gargs + ["-o", tmp]
         if gargs[0] == "rmat":
-            cmd += ["-m", "64M", "-t", self.spill]
+            cmd += ["-m", self.a.gen_mem, "-t", self.spill]
         r = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, universal_newlines=True)
         if r.returncode != 0:
             raise RuntimeError("bdmpi-gen failed:\n" + r.stdout)
@@ -1203,6 +1203,9 @@ def main(argv=None):
     ap.add_argument("--mpich-np", type=int, help="processes of the MPICH runs (SGD: a perfect square)")
     ap.add_argument("--bw-size", help="size of the bandwidth test file")
     ap.add_argument("--timeout", type=int, help="seconds before a run is killed")
+    ap.add_argument("--gen-mem", default="64M",
+                    help="memory budget of bdmpi-gen rmat (its -m): more sorts a multi-GiB graph in fewer "
+                         "passes; the graph does not depend on it")
     ap.add_argument("--no-evict", action="store_true",
                     help="drop the page cache before each run only, not also during it")
     ap.add_argument("--mpicc", default="mpicc")
