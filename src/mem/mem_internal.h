@@ -173,11 +173,16 @@ typedef struct {
                          * as clean while in flight) */
     uint32_t pc_gen;    /* generation of the last scan, 1..255 */
     uint32_t pc_scans;  /* scans made */
-    uint64_t pc_last;   /* when the last scan ran (CPU time of pc_clock, ns) */
+    uint64_t pc_last;   /* when the last scan ran (the program's CPU time, ns) */
     uint64_t pc_tick;   /* CPU time between two scans (ns) */
     uint64_t pc_delay;  /* cfg.preclean_delay_us in ns (tests) */
     clockid_t pc_clock; /* the process's CPU-time clock */
-    int pc_fd;          /* eventfd: stop the thread */
+    /* CPU-time clocks of the manager's own threads (pre-cleaning, I/O
+     * workers, fault handler): their time is not the program's */
+    clockid_t pc_own[IO_NSLOT + 2];
+    int pc_nown;
+    uint64_t pc_prog; /* the program's CPU time last seen (ns, never decreases) */
+    int pc_fd;        /* eventfd: stop the thread */
     int pc_started;
     pthread_t pc_thread;
 
