@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """prefetch_bench: what look-ahead loading (-mem-prefetch) buys, measured as
-ratios within one invocation.
+ratios within one invocation.  --option mem-preclean measures pre-cleaning
+(write-behind) the same way; any on|off option of bdmpiexec can be named.
 
 For each strategy and -nr, the same PageRank run (out of core: the graph
 is several times -mem) is made with -mem-prefetch on and off, alternating,
@@ -14,6 +15,10 @@ this is a measurement, not a test.
 
   bench/prefetch_bench.py --build-dir build --scale 21 --edges 48 --mem 48M \\
       --ns 16 --nr 1,2 --strategies araw,arlw,lrlw --reps 3 --iters 5
+
+Besides the table, one line per run (in the order run) gives s/iter and the
+"where the time went" totals of --stats over the ranks: computing, storage
+while running, waiting for grants, storage while waiting (unloads).
 """
 import argparse
 import os
@@ -48,14 +53,15 @@ def drop_cache(paths):
         pass
 
 
-STAT = re.compile(r"^\s+(MEM_READ|MEM_WRITTEN|MEM_PREFETCHED)\s+(\d+)", re.M)
+STAT = re.compile(r"^\s+(MEM_READ|MEM_WRITTEN|MEM_PREFETCHED|MEM_PRECLEANED|TIME_COMPUTE_NS|TIME_IO_RUN_NS|"
+                  r"TIME_GRANT_NS|TIME_IO_WAIT_NS)\s+(\d+)", re.M)
 
 
 def run(args, exe, graph, wd, strategy, nr, prefetch):
     drop_cache([graph, wd])
     cmd = [exe, "-ns", str(args.ns), "-nr", str(nr), "-mem", args.mem, "-mem-strategy", strategy,
-           "-mem-threshold", args.mem_threshold, "-sbpage", args.sbpage, "-mem-prefetch", prefetch,
-           "-wd", wd, "--stats", args.pagerank, "-i", str(args.iters), "-t", "10", graph]
+           "-mem-threshold", args.mem_threshold, "-sbpage", args.sbpage, "-" + args.option, prefetch,
+           "-wd", wd, "--stats"] + args.extra.split() + [args.pagerank, "-i", str(args.iters), "-t", "10", graph]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
     if p.returncode != 0:
         sys.exit("prefetch_bench: run failed (%d): %s\n%s" % (p.returncode, " ".join(cmd), p.stderr[-2000:]))
@@ -80,6 +86,8 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--iters", type=int, default=5)
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--option", default="mem-prefetch", help="the on|off option compared (without the dash)")
+    ap.add_argument("--extra", default="", help="more bdmpiexec options for every run, e.g. '-mem-preclean-tick 30000'")
     args = ap.parse_args()
     b = os.path.abspath(args.build_dir)
     exe = os.path.join(b, "bin", "bdmpiexec")
@@ -91,8 +99,8 @@ def main():
                         str(args.edges), "--seed", "1", "-o", graph], check=True, capture_output=True)
     wd = os.path.join(args.data_dir, "spill")
     os.makedirs(wd, exist_ok=True)
-    print("graph %s (%.1f MB), -mem %s, -ns %d, %d iterations, %d runs each"
-          % (graph, os.path.getsize(graph) / 1e6, args.mem, args.ns, args.iters, args.reps))
+    print("graph %s (%.1f MB), -mem %s, -ns %d, %d iterations, %d runs each, -%s on vs off"
+          % (graph, os.path.getsize(graph) / 1e6, args.mem, args.ns, args.iters, args.reps, args.option))
     print("%-6s %3s  %10s %10s %6s  %11s %11s  %11s %11s" % (
         "strat", "nr", "on s/it", "off s/it", "on/off", "on rd MB/it", "off rd MB/it",
         "on wr MB/it", "off wr MB/it"))
@@ -103,6 +111,13 @@ def main():
                 for pf in ("on", "off"):
                     its, st = run(args, exe, graph, wd, strategy, nr, pf)
                     steady = its[1:] or its
+                    print("  run %-6s nr %d %-3s: %.3f s/it; compute %.2f s, storage running %.2f s, grant %.2f s, "
+                          "storage waiting %.2f s; read %.0f MB, written %.0f MB (%.0f MB while running)" % (
+                              strategy, nr, pf, statistics.median(steady), st.get("TIME_COMPUTE_NS", 0) / 1e9,
+                              st.get("TIME_IO_RUN_NS", 0) / 1e9, st.get("TIME_GRANT_NS", 0) / 1e9,
+                              st.get("TIME_IO_WAIT_NS", 0) / 1e9, st.get("MEM_READ", 0) / 1e6,
+                              st.get("MEM_WRITTEN", 0) / 1e6, st.get("MEM_PRECLEANED", 0) / 1e6))
+                    sys.stdout.flush()
                     res[pf][0].extend(steady)
                     res[pf][1].append(st.get("MEM_READ", 0) / max(1, args.iters) / 1e6)
                     res[pf][2].append(st.get("MEM_WRITTEN", 0) / max(1, args.iters) / 1e6)

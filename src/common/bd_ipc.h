@@ -322,11 +322,13 @@ typedef struct bd_job_config {
     int32_t mem_dedup;      /* -mem-dedup: 0 on, 1 off (and 1 where the table has no room) */
     int32_t mem_share;      /* -mem-share: 0 on (ranks' memory mergeable by KSM), 1 off */
     int32_t mem_remote;     /* -mem-remote: 0 on (the lanes below exist), 1 off or one node */
+    int32_t mem_preclean;   /* -mem-preclean: 0 on, 1 off */
     uint64_t spin_ns;       /* -spin, in ns */
     uint64_t spill_max;     /* -spill-max; 0: no quota */
     uint64_t p2p_tokens;    /* -p2p-tokens; 0: no flow control */
     uint64_t coll_stage;    /* -coll-stage; 0: collectives staged whole */
     uint64_t net_direct;    /* -net-direct; 0: never */
+    uint64_t mem_preclean_tick; /* -mem-preclean-tick, in microseconds */
 } bd_job_config_t;
 
 /* Fill job from the (normalised) options; the master then sets what it

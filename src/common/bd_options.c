@@ -102,6 +102,18 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                              "from the call it waits in, within the budget, so storage works "
                              "while the CPU computes (off by default until its gain is measured)",
                              "on|off"},
+    [BD_OPT_MEM_PRECLEAN] = {"mem-preclean", BD_OPT_ENUM, "off", 0, 0,
+                             "pre-cleaning (write-behind): while a rank runs, its changed "
+                             "managed memory that has not been written for 10 ms is written to "
+                             "storage in the background (write protection re-armed first, so "
+                             "a later write makes it dirty again), so that its unload has "
+                             "little left to write (uffd path with asynchronous write "
+                             "tracking only; not with -mem-remote on)",
+                             "on|off"},
+    [BD_OPT_MEM_PRECLEAN_TICK] = {"mem-preclean-tick", BD_OPT_INT, "10000", 100, 10000000,
+                                  "microseconds of a rank's CPU time between two scans of "
+                                  "-mem-preclean (tests use small values so that short "
+                                  "residencies are pre-cleaned)"},
     [BD_OPT_MEM_DEDUP] = {"mem-dedup", BD_OPT_ENUM, "on", 0, 0,
                           "store identical managed memory once per node: an sbpage whose "
                           "content equals a copy already stored by any rank of the node "

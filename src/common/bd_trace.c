@@ -207,17 +207,19 @@ void bd_trace_wait_end(uint32_t code)
         put(t, BD_TR_WAIT_END, (uint16_t)code, 0, 0);
 }
 
+/* write 2: a pre-cleaning write in the background of the running rank,
+ * on the timeline but not the rank's own storage time (it computes). */
 void bd_trace_io_begin(void *ctx, int write)
 {
     (void)ctx;
-    (void)write;
-    account(0, 0, 1);
+    if (write != 2)
+        account(0, 0, 1);
 }
 
 void bd_trace_io_end(void *ctx, int write, size_t bytes, uint64_t t0_ns)
 {
     (void)ctx;
-    uint64_t t = account(0, 0, -1);
+    uint64_t t = write != 2 ? account(0, 0, -1) : now_ns();
     if (R.ring)
         put(t, BD_TR_IO, (uint16_t)(write != 0), bytes, t0_ns);
 }

@@ -37,6 +37,7 @@ mem_global_t bdm_g = {
     .memfd = -1,
     .io_evfd = -1,
     .dd_fd = -1,
+    .pc_fd = -1,
 };
 
 void bdm_unlock_release(void)
@@ -273,6 +274,26 @@ static void reap(io_slot_t *sl)
             /* read-ahead that failed is simply not resident; a demand load retries */
             G.rel_pending += bdm_acct_trim(a);
         }
+    } else if (sl->flags & IO_PRECLEAN) {
+        /* a pre-cleaning write: the memory stays resident.  SB_DIRTY was
+         * cleared when it was submitted; a scan that found the sbpage
+         * written again meanwhile has set it again, and that stays. */
+        for (size_t x = sl->s; x < sl->s + sl->n; x++)
+            a->pc[x] &= (uint16_t)~PC_IO;
+        if (rc == 0) {
+            bdm_backing_drop_cache(sl->fd, sl->off, sl->len, 1);
+            G.st.bytes_written += sl->len;
+            G.st.precleaned += sl->len;
+            if (G.verify)
+                memcpy(a->crc + sl->s, sl->crc, sl->n * sizeof *a->crc);
+            for (size_t x = sl->s; x < sl->s + sl->n; x++)
+                a->st[x] |= SB_DISK;
+            bdm_dd_written(a, sl->s, sl->n);
+        } else {
+            /* the stored copy may be torn: the unload must write it again */
+            for (size_t x = sl->s; x < sl->s + sl->n; x++)
+                a->st[x] |= SB_DIRTY;
+        }
     } else {
         if (rc == 0 && (sl->flags & IO_REMOTE)) {
             G.st.remote_put += sl->len;
@@ -377,6 +398,13 @@ static void slot_go(io_slot_t *sl, alloc_t *a, int op, size_t s, size_t n, int f
     }
     a->inflight++;
     bdm_io_submit(sl);
+}
+
+io_slot_t *bdm_slot_free(void) { return slot_free(); }
+
+void bdm_slot_go(io_slot_t *sl, alloc_t *a, int op, size_t s, size_t n, int flags, int fd)
+{
+    slot_go(sl, a, op, s, n, flags, fd);
 }
 
 /* Wait for every request touching sbpages [i0, i1) of a and reap it. */
@@ -958,11 +986,29 @@ int bdm_release_mem(alloc_t *a, size_t s0, size_t s1)
 
 static void release_mem_or_die(alloc_t *a, size_t s0, size_t s1)
 {
+    /* A pre-cleaning write reads the program's memory (O_DIRECT): its
+     * pages must stay mapped until it is done.  Released under it, the
+     * worker's get_user_pages would raise a userfault that the handler
+     * cannot serve (it needs the lock, held here by whoever waits for that
+     * write): wait for it and apply it first.  Its sbpages look clean
+     * (SB_DIRTY was cleared at submission), which is how they got here. */
+    if (a->pc)
+        for (int k = 0; k < IO_NSLOT; k++) {
+            io_slot_t *sl = &G.io[k];
+            if (__atomic_load_n(&sl->state, __ATOMIC_ACQUIRE) != IO_FREE && sl->a == a &&
+                (sl->flags & IO_PRECLEAN) && sl->s < s1 && sl->s + sl->n > s0) {
+                bdm_io_wait(sl);
+                reap(sl); /* a pre-cleaning reap releases nothing */
+            }
+        }
     int rc = bdm_release_mem(a, s0, s1);
     if (rc)
         bdm_die("releasing memory of an unloaded allocation failed", -rc, (s1 - s0) * G.sbpage);
     for (size_t x = s0; x < s1; x++)
         a->st[x] &= (uint8_t) ~(SB_RES | SB_DIRTY | SB_VERIFY);
+    if (a->pc) /* pre-cleaning: "written again after it was cleaned" counts per residency */
+        for (size_t x = s0; x < s1; x++)
+            a->pc[x] &= (uint16_t)~PC_DONE;
     a->nres -= s1 - s0;
 }
 

@@ -288,7 +288,8 @@ typedef struct {
      * ended, t0 being its CLOCK_MONOTONIC start in ns.  Called by whichever
      * thread does the I/O (I/O workers, the fault handler, a SIGSEGV
      * handler, the caller of an unload), with or without the manager's
-     * lock: they must be async-signal-safe and take no lock. */
+     * lock: they must be async-signal-safe and take no lock.  write = 2: a
+     * pre-cleaning write, in the background of the running process. */
     void (*io_begin)(void *ctx, int write);
     void (*io_end)(void *ctx, int write, size_t bytes, uint64_t t0_ns);
     /* Storage deduplication between the processes of a node (see "Identical
@@ -317,6 +318,22 @@ typedef struct {
     int (*rput)(void *ctx, int lane, uint64_t id, size_t sb, size_t n, const void *buf);
     int (*rget)(void *ctx, int lane, uint64_t id, size_t sb, size_t n, void *buf);
     void (*rdrop)(void *ctx, uint64_t id, size_t sb, size_t n);
+    /* Pre-cleaning (write-behind), 1 = on: while the process runs (between
+     * bd_mem_phase() and bd_mem_idle()), a thread of the manager scans the
+     * resident memory every 10 ms with PAGEMAP_SCAN, re-arming the write
+     * protection of what was written (PM_SCAN_WP_MATCHING), and writes back
+     * in the background the dirty sbpages that the last scan found
+     * unwritten; they stay resident and clean, and a later write makes them
+     * dirty again.  Only on the uffd path with asynchronous write tracking
+     * (ignored elsewhere).  The scans come every preclean_tick_us of the
+     * process's CPU time (0 = 10 ms): a program that waits for a load does
+     * not make its data look unwritten. */
+    int preclean;
+    unsigned preclean_tick_us;
+    /* Tests: each pre-cleaning write waits this long between taking the
+     * CRC32C of the data and writing it, so that the program's writes and
+     * the next scans fall inside write-backs in flight.  0 = none. */
+    unsigned preclean_delay_us;
 } bd_mem_config_t;
 
 /* Smallest share_len bd_mem_init accepts. */
@@ -357,6 +374,9 @@ typedef struct {
     uint64_t remote_put;     /* bytes stored through cfg.rput (remote tier) */
     uint64_t remote_get;     /* bytes read back through cfg.rget */
     uint64_t remote_refused; /* bytes cfg.rput refused, stored locally instead */
+    int preclean;            /* pre-cleaning in use (cfg.preclean where the path allows it) */
+    uint64_t precleaned;     /* bytes written back by pre-cleaning while running */
+    uint64_t preclean_ns;    /* time the pre-cleaning thread held the lock (scans, hashing) */
     const char *err_call;    /* the storage call that failed last ("pwrite", "open", ...),
                               * for messages; NULL if none did */
 } bd_mem_stats_t;

@@ -202,6 +202,10 @@ void bdm_meta_free(alloc_t *a)
     a->rm = NULL;
     a->rm_bytes = 0;
     a->nrm = 0;
+    if (a->pc)
+        munmap(a->pc, a->pc_bytes);
+    a->pc = NULL;
+    a->pc_bytes = 0;
     a->st = NULL;
     a->hash = NULL;
     a->slot = NULL;
@@ -346,6 +350,8 @@ void *bd_mem_alloc(size_t size, size_t align)
             rc = bdm_rm_resize(a, a->nsb);
         if (rc == 0)
             rc = crc_resize(a, a->nsb);
+        if (rc == 0)
+            rc = bdm_pc_resize(a, a->nsb);
         if (rc == 0)
             rc = tab_insert(a);
         if (rc != 0) {
@@ -531,6 +537,8 @@ void *bd_mem_realloc(void *p, size_t size)
             rc = bdm_rm_resize(a, newlen / sb);
         if (rc == 0)
             rc = crc_resize(a, newlen / sb);
+        if (rc == 0)
+            rc = bdm_pc_resize(a, newlen / sb);
         if (rc == 0 && bdm_is_uffd())
             rc = bdm_uffd_map(a->base + a->len, newlen - a->len);
         if (rc == 0) {

@@ -181,6 +181,18 @@ int bd_mem_init(const bd_mem_config_t *cfg)
         if (rc)
             goto fail_bounce;
     }
+    /* pre-cleaning needs PM_SCAN_WP_MATCHING, i.e. asynchronous write
+     * protection on the uffd path; and it writes to local storage only,
+     * which with the remote tier would leave an older copy in the tier
+     * beside the newer local one: not with the tier (both came in one
+     * merge; making pre-cleaning drop tier copies is left open) */
+    G.preclean = cfg->preclean > 0 && G.track == BD_MEM_TRACK_UFFD && !G.wp_sync && !G.rput;
+    G.pc_run = 0;
+    G.pc_gen = G.pc_scans = 0;
+    G.pc_last = 0;
+    G.pc_tick = (cfg->preclean_tick_us ? cfg->preclean_tick_us : 10000) * 1000ULL;
+    G.pc_delay = cfg->preclean_delay_us * 1000ULL;
+    G.pc_clock = CLOCK_PROCESS_CPUTIME_ID;
     rc = bdm_io_start();
     if (rc) {
         if (G.track == BD_MEM_TRACK_UFFD)
@@ -189,6 +201,9 @@ int bd_mem_init(const bd_mem_config_t *cfg)
             bdm_prot_teardown();
         goto fail_bounce;
     }
+    if (bdm_pc_start() != 0)
+        G.preclean = 0; /* no thread: the unloads write everything, as without it */
+    G.st.preclean = G.preclean;
     G.st.track = G.track;
     G.st.kernel_faults = G.kernel_faults;
     G.next_id = 1;
@@ -228,6 +243,7 @@ void bd_mem_fini(void)
     }
     bdm_dd_teardown();
     UNLOCK();
+    bdm_pc_stop();
     bdm_io_stop();
     if (G.track == BD_MEM_TRACK_UFFD)
         bdm_uffd_teardown();
@@ -273,6 +289,7 @@ int bd_mem_unload_all(void)
     size_t rel = 0;
     int first = 0;
     LOCK();
+    G.pc_hold++; /* no pre-cleaning write starts while the lock is dropped below */
     bdm_io_drain();
     /* What the next look-ahead load brings back: what this residency
      * touched.  A residency that touched nothing (a rank that ran from one
@@ -313,6 +330,7 @@ int bd_mem_unload_all(void)
     G.st.unwritten = left;
     bdm_dd_flush();
     bdm_bounce_idle();
+    G.pc_hold--;
     UNLOCK();
     bdm_do_release(rel);
     return first;
@@ -325,6 +343,7 @@ int bdm_shrink(size_t want, uint64_t keep)
     size_t freed = 0;
     int rc = 0;
     LOCK();
+    G.pc_hold++; /* as in bd_mem_unload_all */
     bdm_io_drain();
     /* Recency of use is all the manager knows of a running rank's memory:
      * the allocation touched longest ago goes first (for AR strategies the
@@ -351,6 +370,7 @@ int bdm_shrink(size_t want, uint64_t keep)
         if (rc)
             break;
     }
+    G.pc_hold--;
     UNLOCK();
     /* Not enough outside the allocation being loaded: all of it goes, as
      * before sizes were asked (else the same request would come back). */
@@ -375,6 +395,7 @@ void bd_mem_idle(void)
     if (!bd_mem_active() || !bdm_is_uffd())
         return;
     LOCK();
+    __atomic_store_n(&G.pc_run, 0, __ATOMIC_RELEASE); /* no pre-cleaning while it waits */
     /* Stop background loading (AR streams, LRLW read-ahead): it would go on
    * through the bounce buffers while the rank waits, and nothing would give
    * them back afterwards.  What it has not read is loaded when touched (a
@@ -383,7 +404,13 @@ void bd_mem_idle(void)
         bdm_pf_stop(G.tab[k]);
         G.tab[k]->ra_end = G.tab[k]->ra_next;
     }
-    bdm_io_drain();
+    /* pre-cleaning writes use no bounce buffer: they go on (an unload
+     * waits for them) */
+    for (int k = 0; k < IO_NSLOT; k++)
+        if (__atomic_load_n(&G.io[k].state, __ATOMIC_ACQUIRE) != IO_FREE &&
+            !(G.io[k].flags & IO_PRECLEAN))
+            bdm_io_wait(&G.io[k]);
+    bdm_reap_done();
     bdm_bounce_idle();
     G.pf_active = 0;
     UNLOCK();

@@ -6,6 +6,7 @@
 #include <stdint.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <time.h>
 
 #include "bd_mem.h"
 
@@ -41,6 +42,19 @@ enum { IO_READ = 0, IO_WRITE = 1 };
 #define IO_UNTRACKED 4 /* install writable without write tracking (SB_VERIFY) */
 #define IO_REMOTE 8    /* through the remote tier (cfg.rput/rget) instead of sl->fd */
 #define IO_RTRIED 16   /* a write the remote tier refused, written to sl->fd instead */
+#define IO_PRECLEAN 32 /* pre-cleaning write of a running process: the memory stays resident */
+
+/* Pre-cleaning (mem_preclean.c), per sbpage in alloc_t.pc: the generation
+ * of the last write-protecting scan that covered it, whether that scan found
+ * it written (and the one before), whether it is written too often to be
+ * worth re-protecting, and whether a pre-cleaning write of it is in flight. */
+#define PC_GEN 0x00ff
+#define PC_FOUND 0x0100 /* the covering scan found a page of it written */
+#define PC_PREV 0x0200  /* the scan before that did too */
+#define PC_HOT 0x0400   /* written at two scans in a row: not scanned for a while */
+#define PC_IO 0x0800    /* a pre-cleaning write of it is in flight */
+#define PC_DONE 0x1000  /* pre-cleaned since it was loaded */
+#define PC_AGAIN 0x2000 /* written again after it was pre-cleaned: never pre-cleaned again */
 
 typedef struct alloc {
     uintptr_t base;  /* first byte, sbpage aligned */
@@ -70,6 +84,8 @@ typedef struct alloc {
     size_t npf;     /* sbpages that stream has accounted but not started reading */
     int classified; /* bdm_unload_clean ran: dirty state scanned, every sbpage classified */
     uint64_t touch; /* G.touch_clock at its last bdm_ensure: a shrink gives back the oldest */
+    uint16_t *pc;   /* G.preclean: nsb pre-cleaning states (PC_*), mapped */
+    size_t pc_bytes;
     /* Storage deduplication (G.dd): slot[i] = k + 1 when the stored copy of
      * sbpage i is slot k of the node's shared store (holding one reference
      * on it), 0 when it is at offset i * sbpage of the allocation's own file
@@ -158,6 +174,29 @@ typedef struct {
     int phase_cur; /* slot of the current residency, -1 none (or already recorded) */
     int pf_slot;   /* slot the look-ahead load in progress reads */
 
+    /* pre-cleaning (mem_preclean.c): a thread that, while the process runs
+     * (between bd_mem_phase and bd_mem_idle), writes back dirty sbpages no
+     * longer being written, so that unloads find them clean */
+    int preclean;       /* on (cfg.preclean, uffd path, asynchronous write tracking) */
+    int pc_run;         /* the process runs */
+    int pc_hold;        /* under the lock: an unload or shrink is releasing memory,
+                         * no pre-cleaning write may start (it would be released
+                         * as clean while in flight) */
+    uint32_t pc_gen;    /* generation of the last scan, 1..255 */
+    uint32_t pc_scans;  /* scans made */
+    uint64_t pc_last;   /* when the last scan ran (the program's CPU time, ns) */
+    uint64_t pc_tick;   /* CPU time between two scans (ns) */
+    uint64_t pc_delay;  /* cfg.preclean_delay_us in ns (tests) */
+    clockid_t pc_clock; /* the process's CPU-time clock */
+    /* CPU-time clocks of the manager's own threads (pre-cleaning, I/O
+     * workers, fault handler): their time is not the program's */
+    clockid_t pc_own[IO_NSLOT + 2];
+    int pc_nown;
+    uint64_t pc_prog; /* the program's CPU time last seen (ns, never decreases) */
+    int pc_fd;        /* eventfd: stop the thread */
+    int pc_started;
+    pthread_t pc_thread;
+
     /* storage deduplication (mem_dedup.c), dd == NULL: off */
     struct dd_hdr *dd;
     int dd_fd;         /* the node's store file (dir/bdmem.store) */
@@ -203,6 +242,7 @@ void bdm_msg(const char *s);
 uint64_t bdm_now_ns(void);
 int bdm_pread_all(int fd, void *buf, size_t len, off_t off);
 int bdm_pwrite_all(int fd, const void *buf, size_t len, off_t off);
+int bdm_pwrite_bg(int fd, const void *buf, size_t len, off_t off);
 void bdm_fmt_u64(char *out, uint64_t v);
 void bdm_fmt_hex(char *out, uint64_t v);
 void *bdm_map(size_t len);
@@ -372,6 +412,21 @@ static inline int bdm_pf_skip(uint8_t f)
 
 /* Account n more bytes to a (acquired from the budget already). */
 void bdm_acct_add(alloc_t *a, size_t n);
+/* A free I/O slot or NULL (reaps finished ones first); never waits. */
+io_slot_t *bdm_slot_free(void);
+/* Start request op (IO_READ, IO_WRITE) on sbpages [s, s+n) of a in slot sl. */
+void bdm_slot_go(io_slot_t *sl, alloc_t *a, int op, size_t s, size_t n, int flags, int fd);
+
+/* mem_preclean.c */
+int bdm_pc_start(void);
+void bdm_pc_stop(void);
+int bdm_pc_resize(alloc_t *a, size_t nsb);
+/* Write-protect what was written in [s0, s1) of a and collect it
+ * (PAGEMAP_SCAN with PM_SCAN_WP_MATCHING); mem_uffd.c.  Calls found(a, s)
+ * for every sbpage with a written page, possibly several times.  Returns 0
+ * or -errno. */
+int bdm_uffd_scan_rearm(alloc_t *a, size_t s0, size_t s1, void (*found)(alloc_t *, size_t));
+
 /* Reap finished I/O slots and update the sbpages' state. */
 void bdm_reap_done(void);
 /* Keep the free I/O slots busy with every allocation's stream. */

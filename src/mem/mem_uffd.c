@@ -65,6 +65,13 @@ struct pm_scan_arg {
 #define PAGE_IS_PRESENT (1 << 3)
 #endif
 
+#ifndef PM_SCAN_WP_MATCHING
+#define PM_SCAN_WP_MATCHING (1 << 0)
+#endif
+#ifndef PM_SCAN_CHECK_WPASYNC
+#define PM_SCAN_CHECK_WPASYNC (1 << 1)
+#endif
+
 #define G bdm_g
 #define SCAN_VEC 512
 
@@ -353,6 +360,46 @@ int bdm_uffd_scan_dirty(alloc_t *a)
             for (size_t s = s0; s < s1 && s < a->nsb; s++)
                 if ((a->st[s] & (SB_RES | SB_VERIFY)) == SB_RES)
                     a->st[s] |= SB_DIRTY;
+        }
+        if (sa.walk_end <= start)
+            break;
+        start = sa.walk_end;
+    }
+    return 0;
+}
+
+/* Pre-cleaning: list the written pages of sbpages [s0, s1) of a and
+ * write-protect them again in the same walk (PM_SCAN_WP_MATCHING: the kernel
+ * reports a page and re-arms it under its page table lock, so a write
+ * after the walk passed the page sets its written bit again and the next
+ * scan, or the unload's, sees it).  With a full vector the walk stops early
+ * (walk_end) and goes on from there. */
+int bdm_uffd_scan_rearm(alloc_t *a, size_t s0, size_t s1, void (*found)(alloc_t *, size_t))
+{
+    struct page_region *vec = G.scanbuf;
+    uint64_t start = a->base + s0 * G.sbpage, end = a->base + s1 * G.sbpage;
+    while (start < end) {
+        struct pm_scan_arg sa;
+        memset(&sa, 0, sizeof sa);
+        sa.size = sizeof sa;
+        sa.flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC;
+        sa.start = start;
+        sa.end = end;
+        sa.vec = (uintptr_t)vec;
+        sa.vec_len = G.scanbuf_n;
+        sa.category_mask = PAGE_IS_WRITTEN | PAGE_IS_PRESENT;
+        sa.return_mask = PAGE_IS_WRITTEN | PAGE_IS_PRESENT;
+        long n = ioctl(G.pagemap_fd, PAGEMAP_SCAN, &sa);
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        for (long i = 0; i < n; i++) {
+            size_t f0 = (vec[i].start - a->base) / G.sbpage;
+            size_t f1 = (vec[i].end - 1 - a->base) / G.sbpage + 1;
+            for (size_t s = f0; s < f1 && s < a->nsb; s++)
+                found(a, s);
         }
         if (sa.walk_end <= start)
             break;

@@ -225,6 +225,8 @@ void bdl_lib_mem_init(void)
         .rput = bdl_g.hdr->rmt_offset ? rmt_put : NULL,
         .rget = bdl_g.hdr->rmt_offset ? rmt_get : NULL,
         .rdrop = bdl_g.hdr->rmt_offset ? rmt_drop : NULL,
+        .preclean = job->mem_preclean == 0,
+        .preclean_tick_us = (unsigned)job->mem_preclean_tick,
     };
     _Static_assert(BD_MEM_RESP_SHRINK == BD_MEM_ACQUIRE_SHRINK, "acquire answers differ");
     int rc = bd_mem_init(&cfg);
@@ -268,6 +270,7 @@ void bdl_lib_mem_stats(void)
     atomic_store_explicit(&o[BD_STAT_MEM_DEDUP], st.dedup_bytes, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_DEDUP_ZERO], st.dedup_zero, memory_order_relaxed);
     atomic_store_explicit(&o[BD_STAT_MEM_DEDUP_VERIFY], st.dedup_verify, memory_order_relaxed);
+    atomic_store_explicit(&o[BD_STAT_MEM_PRECLEANED], st.precleaned, memory_order_relaxed);
 }
 
 /* The master told this (waiting) rank to write its memory out, or to load
