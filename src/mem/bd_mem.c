@@ -200,20 +200,6 @@ static int read_run(alloc_t *a, size_t s, size_t n, int in_fault)
     return 0;
 }
 
-static void zero_run(alloc_t *a, size_t s, size_t n, int wp)
-{
-    if (!bdm_is_uffd())
-        return; /* memfd holes read as zeros */
-    uintptr_t dst = a->base + s * G.sbpage;
-    size_t len = n * G.sbpage;
-    while (len > 0) {
-        size_t m = len < G.zeros_len ? len : G.zeros_len;
-        bdm_uffd_install_mode(dst, G.zeros, m, wp);
-        dst += m;
-        len -= m;
-    }
-}
-
 /* mprotect path: give sbpages [i, j) of a the protection prot.  Returns 0,
  * or 1 if the process ran out of mappings and a was degraded instead (all
  * of it resident, dirty and writable).  what names the step for the fatal
@@ -407,6 +393,8 @@ void bdm_slot_go(io_slot_t *sl, alloc_t *a, int op, size_t s, size_t n, int flag
     slot_go(sl, a, op, s, n, flags, fd);
 }
 
+io_slot_t *bdm_slot_get(void) { return slot_get(); }
+
 /* Wait for every request touching sbpages [i0, i1) of a and reap it. */
 static void drain_range(alloc_t *a, size_t i0, size_t i1)
 {
@@ -501,7 +489,7 @@ static int load_range(alloc_t *a, size_t s0, size_t s1, int disk_only, int flags
             did = 1;
         } else if (!disk_only) {
             if (bdm_is_uffd())
-                zero_run(a, i, j - i, !un);
+                bdm_uffd_zero_run(a, i, j - i, !un);
             else if (prot_run(a, i, j, un ? PROT_READ | PROT_WRITE : PROT_READ,
                               "mprotect failed while loading managed memory"))
                 return 0;
@@ -1012,6 +1000,8 @@ static void release_mem_or_die(alloc_t *a, size_t s0, size_t s1)
     a->nres -= s1 - s0;
 }
 
+void bdm_release_mem_or_die(alloc_t *a, size_t s0, size_t s1) { release_mem_or_die(a, s0, s1); }
+
 /* Unload: decide whether resident sbpage i must be written, and keep the
  * prediction and the stored hash up to date (G.predict).  An untracked
  * sbpage is dirty if its hash differs from its stored copy's (or, never
@@ -1096,40 +1086,6 @@ int bdm_unload_clean(alloc_t *a, size_t *rel)
     return 0;
 }
 
-/* Storage deduplication: write the dirty run [i, j) (at most one I/O piece)
- * except the sbpages that need no write (an identical copy is stored, or
- * they are zeros), whose memory is released at once; the others are
- * written in runs of consecutive locations. */
-static int write_dedup(alloc_t *a, size_t i, size_t j, int *fd)
-{
-    uint8_t need[(1024 * 1024) / 4096];
-    if (j - i > sizeof need)
-        j = i + sizeof need; /* cannot happen: runs are at most G.io_piece */
-    for (size_t x = i; x < j; x++)
-        need[x - i] = (uint8_t)bdm_dd_plan(a, x);
-    for (size_t x = i; x < j;) {
-        size_t y = x + 1;
-        if (!need[x - i]) {
-            while (y < j && !need[y - i])
-                y++;
-            release_mem_or_die(a, x, y);
-        } else {
-            while (y < j && need[y - i] && bdm_loc_run(a, x, y))
-                y++;
-            if (!bdm_loc(a, x) && *fd < 0) {
-                *fd = bdm_open_backing(a, 1);
-                if (*fd < 0)
-                    return *fd;
-            }
-            /* own-file runs are offered to the remote tier first */
-            slot_go(slot_get(), a, IO_WRITE, x, y - x,
-                    IO_OWNED | (G.rput && !bdm_loc(a, x) ? IO_REMOTE : 0), *fd);
-        }
-        x = y;
-    }
-    return 0;
-}
-
 /* Write dirty sbpages and release all memory of a.  Adds the bytes to give
  * back to *rel.  Clean runs are released at once; dirty runs are written
  * through the I/O slots (IO_NSLOT requests of at most G.io_piece bytes in
@@ -1176,7 +1132,7 @@ int bdm_unload_one(alloc_t *a, size_t *rel)
         if (!(f & SB_DIRTY)) {
             release_mem_or_die(a, i, j);
         } else if (G.dd) {
-            rc = write_dedup(a, i, j, &fd);
+            rc = bdm_dd_write(a, i, j, &fd);
             if (rc)
                 break;
         } else {

@@ -514,3 +514,37 @@ void bdm_dd_written(alloc_t *a, size_t s, size_t n)
     if (locked)
         dd_unlock();
 }
+
+/* Storage deduplication: write the dirty run [i, j) (at most one I/O piece)
+ * except the sbpages that need no write (an identical copy is stored, or
+ * they are zeros), whose memory is released at once; the others are
+ * written in runs of consecutive locations. */
+int bdm_dd_write(alloc_t *a, size_t i, size_t j, int *fd)
+{
+    uint8_t need[(1024 * 1024) / 4096];
+    if (j - i > sizeof need)
+        j = i + sizeof need; /* cannot happen: runs are at most G.io_piece */
+    for (size_t x = i; x < j; x++)
+        need[x - i] = (uint8_t)bdm_dd_plan(a, x);
+    for (size_t x = i; x < j;) {
+        size_t y = x + 1;
+        if (!need[x - i]) {
+            while (y < j && !need[y - i])
+                y++;
+            bdm_release_mem_or_die(a, x, y);
+        } else {
+            while (y < j && need[y - i] && bdm_loc_run(a, x, y))
+                y++;
+            if (!bdm_loc(a, x) && *fd < 0) {
+                *fd = bdm_open_backing(a, 1);
+                if (*fd < 0)
+                    return *fd;
+            }
+            /* own-file runs are offered to the remote tier first */
+            bdm_slot_go(bdm_slot_get(), a, IO_WRITE, x, y - x,
+                        IO_OWNED | (G.rput && !bdm_loc(a, x) ? IO_REMOTE : 0), *fd);
+        }
+        x = y;
+    }
+    return 0;
+}

@@ -293,6 +293,8 @@ int bdm_ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault);
 /* Release the memory of sbpages [s0, s1) of a without writing it.  Returns
  * 0 or -errno. */
 int bdm_release_mem(alloc_t *a, size_t s0, size_t s1);
+/* The same, stopping the process with a message if it fails. */
+void bdm_release_mem_or_die(alloc_t *a, size_t s0, size_t s1);
 /* Write dirty sbpages and release all memory of a; adds the bytes to give
  * back to *rel.  On error what was not written stays resident and dirty. */
 /* First pass of an unload: release the clean resident sbpages of a (adds
@@ -416,6 +418,15 @@ void bdm_acct_add(alloc_t *a, size_t n);
 io_slot_t *bdm_slot_free(void);
 /* Start request op (IO_READ, IO_WRITE) on sbpages [s, s+n) of a in slot sl. */
 void bdm_slot_go(io_slot_t *sl, alloc_t *a, int op, size_t s, size_t n, int flags, int fd);
+/* A free I/O slot, waiting for (and reaping) one if all are busy. */
+io_slot_t *bdm_slot_get(void);
+/* mem_dedup.c: write the dirty run [i, j) of a (at most one I/O piece)
+ * except the sbpages that need no write, whose memory is released at once;
+ * *fd is a's backing file, opened on first need.  Returns 0 or -errno. */
+int bdm_dd_write(alloc_t *a, size_t i, size_t j, int *fd);
+/* mem_uffd.c: install zeros in sbpages [s, s+n) of a (write-protected if
+ * wp); nothing on the mprotect path. */
+void bdm_uffd_zero_run(alloc_t *a, size_t s, size_t n, int wp);
 
 /* mem_preclean.c */
 int bdm_pc_start(void);

@@ -407,3 +407,19 @@ int bdm_uffd_scan_rearm(alloc_t *a, size_t s0, size_t s1, void (*found)(alloc_t 
     }
     return 0;
 }
+
+/* Install zeros in sbpages [s, s+n) of a (write-protected if wp); nothing
+ * on the mprotect path, whose memfd holes read as zeros. */
+void bdm_uffd_zero_run(alloc_t *a, size_t s, size_t n, int wp)
+{
+    if (!bdm_is_uffd())
+        return; /* memfd holes read as zeros */
+    uintptr_t dst = a->base + s * G.sbpage;
+    size_t len = n * G.sbpage;
+    while (len > 0) {
+        size_t m = len < G.zeros_len ? len : G.zeros_len;
+        bdm_uffd_install_mode(dst, G.zeros, m, wp);
+        dst += m;
+        len -= m;
+    }
+}
