@@ -182,6 +182,8 @@ typedef struct master {
     int crit_count;
     int job_failed; /* exit status to report; 0 while all is well */
     int stopping;
+    pid_t parent; /* who started us (bdmpiexec, or MPICH's proxy); 0: a singleton */
+    int orphaned; /* parent has ended: the MPI launcher of the masters is gone */
     double t_start;
     uint64_t bytes_buffered, peak_buffered;
     uint64_t coll_file_bytes;
