@@ -14,6 +14,12 @@ MPI test program of tests/mpi (built in --build-dir/tests) at
 
   bench/net_bench.py --build-dir /tmp/build-net
   bench/net_bench.py --build-dir build --rounds 3 --conformance
+  bench/net_bench.py --alt-env MPIR_CVAR_NOLOCAL=0 --only-nn2
+
+--alt-env VAR=VALUE (repeatable) adds a shape nn2alt, nn2 with those
+variables set, alternating with nn2, and the ratio nn2/nn2alt: the cost of
+a setting bdmpiexec makes (e.g. the masters' MPIR_CVAR_NOLOCAL=1, issue 18,
+session 13).  --only-nn2 leaves out nn1 and MPICH.
 """
 import argparse
 import os
@@ -46,6 +52,8 @@ def main():
     ap.add_argument("--rounds", type=int, default=2)
     ap.add_argument("--timeout", type=int, default=600)
     ap.add_argument("--conformance", action="store_true")
+    ap.add_argument("--alt-env", action="append", default=[])
+    ap.add_argument("--only-nn2", action="store_true")
     args = ap.parse_args()
 
     bd = os.path.abspath(args.build_dir)
@@ -66,6 +74,11 @@ def main():
         "nn1": [bdmpiexec, "-nn", "1", "-ns", "2", "-nr", "2"],
         "mpich": [mpiexec, "-n", "2"],
     }
+    if args.alt_env:
+        shapes["nn2alt"] = ["env", *args.alt_env] + shapes["nn2"]
+    if args.only_nn2:
+        del shapes["nn1"], shapes["mpich"]
+    cols = [c for c in ("nn2", "nn1", "mpich", "nn2alt") if c in shapes]
     runs = {k: [] for k in shapes}
     for _ in range(args.rounds):
         for k, pre in shapes.items():
@@ -79,11 +92,13 @@ def main():
                     runs[k].append(r)
     res = {k: best(v) for k, v in runs.items() if v}
     print(f"# net_bench.py: build {bd}, {args.rounds} alternating rounds, best of them\n")
-    print("| test | size | nn2 | nn1 | MPICH | nn2/nn1 | nn2/MPICH |")
-    print("|---|---:|---:|---:|---:|---:|---:|")
+    if args.alt_env:
+        print(f"nn2alt: nn2 with {' '.join(args.alt_env)}\n")
+    print(f"| test | size | {' | '.join(cols)} | {' | '.join('nn2/' + c for c in cols[1:])} |")
+    print("|---|---:|" + "---:|" * (2 * len(cols) - 1))
     keys = sorted(set().union(*[set(r) for r in res.values()]), key=lambda k: (k[0], k[1]))
     for k in keys:
-        vals = [res.get(s, {}).get(k) for s in ("nn2", "nn1", "mpich")]
+        vals = [res.get(s, {}).get(k) for s in cols]
         cells = [f"{v[0]:.2f} {v[1]}" if v else "" for v in vals]
         rat = [f"{vals[0][0] / v[0]:.2f}" if vals[0] and v and v[0] else "" for v in vals[1:]]
         print(f"| {k[0]} | {k[1]} | {' | '.join(cells)} | {' | '.join(rat)} |")
