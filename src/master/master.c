@@ -764,6 +764,10 @@ int main(int argc, char **argv)
     double last_net = 0;
     double parent_checked = 0;
     for (;;) {
+        bdr_stall_beat();
+        if (BD_FAULT_HIT(BD_FAULT_MASTER_LOOP)) /* test: a hung master */
+            for (;;)
+                pause();
         if (g_m.parent && !g_m.orphaned && bdr_master_now() - parent_checked > 0.1) {
             /* The end of our parent comes as SIGTERM (PDEATHSIG), but a
              * signal can be missed (ours arrived before the mask); looking
@@ -872,6 +876,7 @@ int main(int argc, char **argv)
             reap();
         bdr_trace_poll();
     }
+    bdr_stall_loop_done();
     bdr_trace_finish();
     /* Every master ends through MPI_Finalize, also after a failure (all of
      * them have been told), so they all exit with the job's status and the
