@@ -29,9 +29,11 @@ named() { for p in $(tagged); do [ "$(cat /proc/$p/comm 2>/dev/null)" = "$1" ] &
 # /dev/shm entries of MPICH, UCX or BDMPI not in $1 that no process holds or
 # maps (another user of the machine may be making some of its own).
 shm_orphans() {
-  local e
+  local e p
   for e in $(comm -13 <(echo "$1") <(ls /dev/shm 2>/dev/null | sort)); do
     case "$e" in mpich_* | ucx_shm_* | bdmpi.*) ;; *) continue ;; esac
+    # another job's directory, its bdmpiexec (bdmpi.PID.*) still running
+    case "$e" in bdmpi.*) p=${e#bdmpi.}; [ -d "/proc/${p%%.*}" ] && continue ;; esac
     ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dev/shm/$e" && continue
     grep -qs "/dev/shm/$e" /proc/[0-9]*/maps && continue
     echo "$e"
