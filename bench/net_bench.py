@@ -14,6 +14,12 @@ MPI test program of tests/mpi (built in --build-dir/tests) at
 
   bench/net_bench.py --build-dir /tmp/build-net
   bench/net_bench.py --build-dir build --rounds 3 --conformance
+  bench/net_bench.py --alt-env MPIR_CVAR_NOLOCAL=0 --only-nn2
+
+--alt-env VAR=VALUE (repeatable) adds a shape nn2alt, nn2 with those
+variables set, alternating with nn2, and the ratio nn2/nn2alt: the cost of
+a setting bdmpiexec makes (e.g. the masters' MPIR_CVAR_NOLOCAL=1, issue 18,
+session 13).  --only-nn2 leaves out nn1 and MPICH.
 """
 import argparse
 import os
@@ -52,6 +58,8 @@ def main():
     ap.add_argument("--old", action="store_true",
                     help="also nn2 with -net-direct 0 (large messages through spill files on "
                          "both nodes, the path before issue 12 session 13), column nn2old")
+    ap.add_argument("--alt-env", action="append", default=[])
+    ap.add_argument("--only-nn2", action="store_true")
     args = ap.parse_args()
 
     bd = os.path.abspath(args.build_dir)
@@ -74,6 +82,11 @@ def main():
     }
     if args.old:
         shapes["nn2old"] = [bdmpiexec, "-nn", "2", "-ns", "1", "-nr", "1", "-net-direct", "0"]
+    if args.alt_env:
+        shapes["nn2alt"] = ["env", *args.alt_env] + shapes["nn2"]
+    if args.only_nn2:
+        del shapes["nn1"], shapes["mpich"]
+    cols = [c for c in ("nn2", "nn1", "mpich", "nn2old", "nn2alt") if c in shapes]
     runs = {k: [] for k in shapes}
     for _ in range(args.rounds):
         for k, pre in shapes.items():
@@ -87,19 +100,16 @@ def main():
                     runs[k].append(r)
     res = {k: best(v) for k, v in runs.items() if v}
     print(f"# net_bench.py: build {bd}, {args.rounds} alternating rounds, best of them\n")
-    cols = ("nn2", "nn1", "mpich") + (("nn2old",) if args.old else ())
-    extra = " | nn2old | nn2/nn2old" if args.old else ""
-    print(f"| test | size | nn2 | nn1 | MPICH | nn2/nn1 | nn2/MPICH{extra} |")
-    print("|---|---:|---:|---:|---:|---:|---:|" + ("---:|---:|" if args.old else ""))
+    if args.alt_env:
+        print(f"nn2alt: nn2 with {' '.join(args.alt_env)}\n")
+    print(f"| test | size | {' | '.join(cols)} | {' | '.join('nn2/' + c for c in cols[1:])} |")
+    print("|---|---:|" + "---:|" * (2 * len(cols) - 1))
     keys = sorted(set().union(*[set(r) for r in res.values()]), key=lambda k: (k[0], k[1]))
     for k in keys:
         vals = [res.get(s, {}).get(k) for s in cols]
         cells = [f"{v[0]:.2f} {v[1]}" if v else "" for v in vals]
         rat = [f"{vals[0][0] / v[0]:.2f}" if vals[0] and v and v[0] else "" for v in vals[1:]]
-        row = f"| {k[0]} | {k[1]} | {' | '.join(cells[:3])} | {rat[0]} | {rat[1]} |"
-        if args.old:
-            row += f" {cells[3]} | {rat[2]} |"
-        print(row)
+        print(f"| {k[0]} | {k[1]} | {' | '.join(cells)} | {' | '.join(rat)} |")
 
     if args.conformance:
         tdir = os.path.join(bd, "tests")

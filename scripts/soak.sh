@@ -1,5 +1,5 @@
 #!/bin/bash
-# soak.sh [-n RUNS] [-s SEED] [-k PERCENT] [-f PERCENT] [-d] [BUILD]
+# soak.sh [-n RUNS] [-s SEED] [-k PERCENT] [-f PERCENT] [-d] [-2] [BUILD]
 # Many short jobs in a row (issue 18): random shapes (-ns 1..8, -nr 1..ns,
 # -nn 1 or 2 when MPICH is there, -mem-strategy, budgets from 12M to none,
 # -mem-track) of tests/runtime/fault_prog.c, which checks every byte it gets
@@ -17,6 +17,7 @@
 # nothing behind either.  First, unless -d, one longer job checks that the
 # open file descriptors of its long-lived processes (the master, the
 # ranks) do not grow from its first half to its second.
+# -2: every job on two nodes (-nn 2), for the kills of multi-node jobs.
 # Prints one line per job that fails a check and a summary; exit 0 when
 # none did.  BUILD is the build directory (default build/).
 set -u
@@ -26,14 +27,16 @@ seed=$$
 killpct=30
 faultpct=10
 fdcheck=1
-while getopts "n:s:k:f:d" o; do
+only2=0
+while getopts "n:s:k:f:d2" o; do
   case $o in
     n) runs=$OPTARG ;;
     s) seed=$OPTARG ;;
     k) killpct=$OPTARG ;;
     f) faultpct=$OPTARG ;;
     d) fdcheck=0 ;;
-    *) echo "usage: soak.sh [-n RUNS] [-s SEED] [-k PERCENT] [-f PERCENT] [-d] [BUILD]"; exit 2 ;;
+    2) only2=1 ;;
+    *) echo "usage: soak.sh [-n RUNS] [-s SEED] [-k PERCENT] [-f PERCENT] [-d] [-2] [BUILD]"; exit 2 ;;
   esac
 done
 shift $((OPTIND - 1))
@@ -50,10 +53,13 @@ strategies=(none araw arlw lrlw)
 budgets=(12M 16M 24M 48M 0)
 tracks=(auto mprotect)
 # /dev/shm entries not in $1 that no live process holds or maps (the job's
-# processes are gone by then: one still in use is another job's).
+# processes are gone by then: one still in use is another job's), nor
+# another job's directory for its masters' shared memory (bdmpi.PID.*,
+# made and removed by the bdmpiexec PID, still running).
 shm_orphans() {
-  local e
+  local e p
   for e in $(comm -13 <(echo "$1") <(ls /dev/shm 2>/dev/null | sort)); do
+    case "$e" in bdmpi.*) p=${e#bdmpi.}; [ -d "/proc/${p%%.*}" ] && continue ;; esac
     if ! ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dev/shm/$e" &&
       ! grep -qs "/dev/shm/$e" /proc/[0-9]*/maps; then
       echo "$e"
@@ -163,6 +169,7 @@ for ((i = 1; i <= runs; i++)); do
   nr=$((RANDOM % ns + 1))
   nn=1
   [ $have_nn = 1 ] && [ $((RANDOM % 4)) = 0 ] && nn=2
+  [ $only2 = 1 ] && [ $have_nn = 1 ] && nn=2
   st=${strategies[RANDOM % 4]}
   mem=${budgets[RANDOM % 5]}
   tr=${tracks[RANDOM % 2]}

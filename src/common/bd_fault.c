@@ -39,6 +39,7 @@ const char *const bd_fault_names[BD_FAULT__COUNT] = {
     [BD_FAULT_NET_RECV] = "net.recv",
     [BD_FAULT_RPC_DIE] = "rpc.die",
     [BD_FAULT_MASTER_GRANT] = "master.grant",
+    [BD_FAULT_MASTER_LOOP] = "master.loop",
 };
 
 static const struct {
@@ -163,6 +164,8 @@ int bd_fault_fire(bd_fault_site_t site)
     /* master.grant has no errno: the grant is withheld */
     if (site == BD_FAULT_MASTER_GRANT)
         en = "a withheld grant";
+    if (site == BD_FAULT_MASTER_LOOP)
+        en = "a hang";
     const char *parts[] = {"bdmpi-fault: injected ", en,       " into call ", num,  " of ",
                            bd_fault_names[site],     " (pid ", pid,           ")\n"};
     size_t len = 0;

@@ -14,7 +14,8 @@
  *           that call and every later one (storage that stays broken)
  *   errno   a name (EIO, ENOSPC, ...) or a number; default EIO (ENOMEM for
  *           master.alloc and master.memalign).  rpc.die ignores it: the rank kills itself;
- *           master.grant too: the grant is not given (yet), as when the budget has no room.
+ *           master.grant too: the grant is not given (yet), as when the budget has no room;
+ *           master.loop too: the master's event loop stops turning (a hung master).
  *   delay=T instead of an errno: the call is made T later (50ms, 2s, 500us; from 1 us to
  *           1 h) and succeeds, slow storage rather than broken storage; with
  *           "nth+" every call from the nth on (one line on stderr for the first).
@@ -50,6 +51,7 @@ typedef enum {
     BD_FAULT_NET_RECV,      /* the master's receives from other nodes' masters */
     BD_FAULT_RPC_DIE,       /* a rank kills itself (SIGKILL) after posting its nth request */
     BD_FAULT_MASTER_GRANT,  /* the master withholds a memory grant it would give (a stall) */
+    BD_FAULT_MASTER_LOOP,   /* the master's event loop stops at its nth turn (delay=T: T late) */
     BD_FAULT__COUNT
 } bd_fault_site_t;
 

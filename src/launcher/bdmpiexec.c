@@ -23,6 +23,7 @@
 #include "bd_log.h"
 #include "bd_options.h"
 #include "bd_trace.h"
+#include "job.h"
 
 static const char *usage =
     "usage: bdmpiexec [-n N | -ns N] [-nn NODES] [options] PROGRAM [ARGS...]\n"
@@ -30,6 +31,14 @@ static const char *usage =
     "in all, spread evenly over the nodes), at most -nr of a node running at a time.";
 
 static volatile sig_atomic_t g_child = -1;
+
+/* How long the job's processes get to end by themselves once the master
+ * (or MPI launcher) has: an orphaned master notices within 0.1 s and ends
+ * its ranks; more is for a loaded machine. */
+#define BD_JOB_GRACE_MS 3000
+/* The same when bdmpiexec itself was killed: the whole job is then ending
+ * (a multi-node one in order, through MPICH), not only what is left. */
+#define BD_JOB_ORPHAN_GRACE_MS 5000
 
 static void forward(int sig)
 {
@@ -64,7 +73,6 @@ static const char *find_mpiexec(void)
     return NULL;
 }
 
-/* pid exists and is not a zombie waiting for its new parent to reap it. */
 /* -mem-node: a size per node, at most -nn of them (bdmprun reads its own). */
 static int check_mem_node(const bd_opts_t *o)
 {
@@ -158,18 +166,30 @@ static int watch_masters(pid_t pid, int *st, const char *jobdir, int nn)
     return first;
 }
 
-static int process_alive(pid_t pid)
+/* All masters on this machine (hydra's fork launcher).  Their MPI library
+ * makes shared-memory files in /dev/shm and unlinks each once the masters
+ * have attached to it; a master killed before that (a kill -9, or hydra
+ * killing the rest of a job one of whose processes died) leaves the file,
+ * and nothing could later tell it from another job's.  So UCX's files go
+ * into a private directory of this job under /dev/shm (UCX_POSIX_DIR:
+ * still memory, not storage), removed when the job ends, and MPICH's own
+ * node-local segment, whose path is fixed in the library, is not made at
+ * all: MPIR_CVAR_NOLOCAL makes each master treat the others as remote,
+ * which on one machine is UCX's shared memory again.  A user's own setting
+ * of either is kept.  dir gets the directory made, or "". */
+static void local_shm_setup(char *dir, size_t len)
 {
-    char path[64], buf[256];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    const char *paren = strrchr(buf, ')');
-    return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+    if (!getenv("MPIR_CVAR_NOLOCAL"))
+        setenv("MPIR_CVAR_NOLOCAL", "1", 1);
+    dir[0] = 0;
+    if (getenv("UCX_POSIX_DIR"))
+        return;
+    if ((size_t)snprintf(dir, len, "/dev/shm/bdmpi.%d.XXXXXX", (int)getpid()) >= len ||
+        !mkdtemp(dir) || setenv("UCX_POSIX_DIR", dir, 1) < 0) {
+        if (dir[0] && !strstr(dir, "XXXXXX"))
+            rmdir(dir);
+        dir[0] = 0; /* no /dev/shm: UCX's default, as without us */
+    }
 }
 
 /* -trace FILE: made absolute (the masters may start elsewhere) and checked
@@ -362,8 +382,12 @@ int main(int argc, char **argv)
     }
     /* -genv/-x first, so that BDMPI's own variables keep the values of its
      * options. */
+    /* The mark of the job's processes (job.h): what is left of them when
+     * the job has ended is found by it, and only that is killed. */
+    char job_id[32];
+    bd_job_id_make(job_id, sizeof job_id);
     if (bd_opts_apply_envsets(&opts) < 0 || bd_opts_export_env(&opts) < 0 ||
-        setenv("BDMPI_JOBDIR", jobdir, 1) < 0) {
+        setenv("BDMPI_JOBDIR", jobdir, 1) < 0 || setenv(BD_JOB_ID_ENV, job_id, 1) < 0) {
         bd_log_error("cannot set the environment: %s", strerror(errno));
         bd_fs_remove_tree(jobdir);
         return 2;
@@ -390,6 +414,7 @@ int main(int argc, char **argv)
     int k = 0;
     const char *exe = master;
     char nn_s[32];
+    static char shmdir[64]; /* the masters' MPI shared-memory files; "": none */
     if (opts.num[BD_OPT_NN] > 1) {
         /* One master per node, started by MPICH; each makes its own spill
          * directory inside ours (on this machine) or under -wd (elsewhere). */
@@ -410,6 +435,7 @@ int main(int argc, char **argv)
         } else if (!extra) {
             margv[k++] = "-launcher";
             margv[k++] = "fork";
+            local_shm_setup(shmdir, sizeof shmdir);
         }
         for (char *save = NULL, *t = extra ? strtok_r(extra, " ", &save) : NULL; t;
              t = strtok_r(NULL, " ", &save))
@@ -426,6 +452,7 @@ int main(int argc, char **argv)
     if (pid < 0) {
         bd_log_error("fork failed: %s", strerror(errno));
         bd_fs_remove_tree(jobdir);
+        bd_fs_remove_tree(shmdir[0] ? shmdir : NULL);
         return 2;
     }
     if (pid == 0) {
@@ -441,17 +468,18 @@ int main(int argc, char **argv)
     {
         /* A guardian in its own session outlives us if we are killed, even
          * together with our whole process group (kill -9 -PGID, timeout -s
-         * KILL): once the master (or MPI launcher) is gone too, or after a
-         * minute, it removes the job directory.  On a normal end we stop it. */
+         * KILL).  Then our child is told (PDEATHSIG) and the job ends; the
+         * guardian gives it BD_JOB_ORPHAN_GRACE_MS to, kills what is left
+         * of it and removes its directories.  On a normal end we stop it. */
         pid_t me = getpid();
         guardian = fork();
         if (guardian == 0) {
             setsid();
             while (getppid() == me)
                 usleep(100000);
-            for (int i = 0; i < 600 && process_alive(pid); i++)
-                usleep(100000);
+            bd_job_procs_end(job_id, 0, BD_JOB_ORPHAN_GRACE_MS, NULL, 0);
             bd_fs_remove_tree(jobdir);
+            bd_fs_remove_tree(shmdir[0] ? shmdir : NULL);
             _exit(0);
         }
     }
@@ -461,7 +489,24 @@ int main(int argc, char **argv)
     else
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
             ;
+    /* Our child has ended, and with it the job should have: the ranks die
+     * with their master (PDEATHSIG), the masters end by themselves when
+     * their MPI launcher is gone.  Whatever still runs after the grace is
+     * killed, before the directories it might still write into go. */
+    pid_t killed[8];
+    int nkilled = bd_job_procs_end(job_id, guardian, BD_JOB_GRACE_MS, killed, 8);
+    if (nkilled > 0) {
+        char list[8 * 12] = "";
+        for (int i = 0; i < nkilled && i < 8; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), " %d", (int)killed[i]);
+        bd_log_error("%d process%s of the job still ran %.1f s after %s (pid %d) ended: killed "
+                     "(pid%s%s)",
+                     nkilled, nkilled > 1 ? "es" : "", BD_JOB_GRACE_MS / 1000.0,
+                     opts.num[BD_OPT_NN] > 1 ? "the MPI launcher" : "the master", (int)pid,
+                     nkilled > 1 ? "s" : "", list);
+    }
     bd_fs_remove_tree(jobdir);
+    bd_fs_remove_tree(shmdir[0] ? shmdir : NULL);
     if (guardian > 0) {
         kill(guardian, SIGKILL);
         waitpid(guardian, NULL, 0);

@@ -392,6 +392,17 @@ int bdr_master_start(slave_t *s, const char *path, char *const *argv, const char
         setenv("BDMPI_SHM_FD", v, 1);
         snprintf(v, sizeof v, "%d", g_m.event_fd);
         setenv("BDMPI_EVENT_FD", v, 1);
+        if (g_m.nnodes > 1) {
+            /* MPICH's launcher leaves its own pipes open in the masters
+             * (its output forwarding, the proxy's control); a rank, or a
+             * process a rank leaves behind, holding them keeps mpiexec
+             * and so bdmpiexec from ending (soak, issue 18).  A rank gets
+             * its standard streams and our two descriptors only.  (With one
+             * node, what the user gave bdmpiexec is passed on.) */
+            close_range(3, ~0u, CLOSE_RANGE_CLOEXEC);
+            fcntl(g_m.shm_fd, F_SETFD, 0);
+            fcntl(g_m.event_fd, F_SETFD, 0);
+        }
         if (s->idx != 0) {
             int fd = open("/dev/null", O_RDONLY);
             if (fd >= 0) {
@@ -614,6 +625,21 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     g_m.nr = (int)g_m.opts.num[BD_OPT_NR];
     g_m.nc = (int)g_m.opts.num[BD_OPT_NC];
 
+    if (!g_m.singleton) {
+        /* If the process that started us ends, we are told to stop (and
+         * clean up).  Said before MPI_Init, which MPICH's proxy serves:
+         * its end while we are in there must not go unnoticed.  The signal
+         * is taken through the signalfd once it exists; until then (no rank
+         * started yet, nothing of ours to clean) its default action ends
+         * us.  A singleton's master has no launcher: it lives as long as
+         * its rank. */
+        g_m.parent = getppid();
+        prctl(PR_SET_PDEATHSIG, SIGTERM);
+        if (getppid() != g_m.parent)
+            return -1; /* it ended before the request took effect; one that
+                        * ended before we ran at all is left to bdmpiexec,
+                        * which kills what is left of a job (job.h) */
+    }
     if (g_m.opts.num[BD_OPT_NN] > 1) {
         if (bdr_net_init(&argc, &argv, &g_m.node, &g_m.nnodes) < 0)
             return -1;
@@ -734,11 +760,6 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     epoll_ctl(g_m.epoll_fd, EPOLL_CTL_ADD, g_m.event_fd, &ev);
     ev.data.fd = g_m.signal_fd;
     epoll_ctl(g_m.epoll_fd, EPOLL_CTL_ADD, g_m.signal_fd, &ev);
-    /* If bdmpiexec dies, we are told to stop (and clean up).  A singleton's
-     * master has no launcher: it lives as long as its rank. */
-    if (!g_m.singleton)
-        prctl(PR_SET_PDEATHSIG, SIGTERM);
-
     g_m.slaves = calloc((size_t)g_m.nslots, sizeof(slave_t));
     if (!g_m.slaves)
         return -1;
@@ -801,11 +822,36 @@ int main(int argc, char **argv)
     const long nap_ns = 50000;
     int net_wait_ms = 1, again = 0;
     double last_net = 0;
+    double parent_checked = 0;
     for (;;) {
+        bdr_stall_beat();
+        if (BD_FAULT_HIT(BD_FAULT_MASTER_LOOP)) /* test: a hung master */
+            for (;;)
+                pause();
+        if (g_m.parent && !g_m.orphaned && bdr_master_now() - parent_checked > 0.1) {
+            /* The end of our parent comes as SIGTERM (PDEATHSIG), but a
+             * signal can be missed (ours arrived before the mask); looking
+             * costs one system call every 0.1 s. */
+            parent_checked = bdr_master_now();
+            if (getppid() != g_m.parent) {
+                g_m.orphaned = 1;
+                bdr_master_fail(1,
+                                "the process that started this master (pid %d) has ended: "
+                                "ending the job",
+                                (int)g_m.parent);
+            }
+        }
         if (g_m.nlive == 0) {
             /* Our ranks are gone: nothing here needs the spill files any more,
              * so remove them now, before waiting for the other nodes. */
             bd_fs_remove_tree(g_m.jobdir);
+            /* Our MPI launcher (MPICH's proxy) is gone: the other masters
+             * may be gone with it (killed, or by SIGPIPE on its closed
+             * pipes) and will not say DONE, MPI_Abort and MPI_Finalize need
+             * the launcher.  The others were told; we end without MPI (the
+             * soak left a master waiting for ever: issue 18). */
+            if (g_m.nnodes > 1 && g_m.orphaned)
+                break;
             /* A send to another master failed: our DONE cannot reach them
              * and the orderly end would wait for ever (soak, issue 18);
              * MPI_Abort ends every master (the failure has been told). */
@@ -895,16 +941,22 @@ int main(int argc, char **argv)
             reap();
         bdr_trace_poll();
     }
+    bdr_stall_loop_done();
     bdr_trace_finish();
     /* Every master ends through MPI_Finalize, also after a failure (all of
      * them have been told), so they all exit with the job's status and the
      * MPI launcher has nothing to tear down. */
     node_pid_file(0); /* an orderly end, whatever the job's status */
-    if (g_m.nnodes > 1)
+    if (g_m.nnodes > 1 && !g_m.orphaned)
         bdr_net_fini();
     bdr_remote_fini();
     if (g_m.opts.num[BD_OPT_STATS])
         print_stats();
     bd_fs_remove_tree(g_m.jobdir);
+    if (g_m.nnodes > 1 && g_m.orphaned) {
+        /* No exit handlers: MPICH's and UCX's would talk to what is gone. */
+        fflush(NULL);
+        _exit(g_m.job_failed ? g_m.job_failed : 1);
+    }
     return g_m.job_failed;
 }

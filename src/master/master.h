@@ -199,6 +199,8 @@ typedef struct master {
     int crit_count;
     int job_failed; /* exit status to report; 0 while all is well */
     int stopping;
+    pid_t parent; /* who started us (bdmpiexec, or MPICH's proxy); 0: a singleton */
+    int orphaned; /* parent has ended: the MPI launcher of the masters is gone */
     double t_start;
     uint64_t bytes_buffered, peak_buffered;
     uint64_t coll_file_bytes;
@@ -408,6 +410,13 @@ void bdr_stall_check(void);
 /* Start the watchdog of the master's own storage calls (which block the
  * loop that runs bdr_stall_check). */
 void bdr_stall_init(void);
+/* The event loop's heartbeat: the loop calls bdr_stall_beat once a turn
+ * (it turns at least once a second while the job runs); the watchdog
+ * thread ends the job when the beats stop for longer than -stall-timeout
+ * while no storage call of the master explains it.  bdr_stall_loop_done:
+ * the loop has ended (the masters' orderly end follows, not watched). */
+void bdr_stall_beat(void);
+void bdr_stall_loop_done(void);
 
 /* memacct.c: the node's memory budget (grants, unloads). */
 /* The budget when -mem is not given: 3/4 of the available memory. */

@@ -18,7 +18,12 @@
  *
  * The master's own storage calls run in its loop (spill files of messages)
  * or in its staging thread: the loop sees the staging thread's, and a
- * watchdog thread sees those that block the loop itself. */
+ * watchdog thread sees those that block the loop itself.  The watchdog
+ * also hears the loop's heartbeat (bdr_stall_beat, once a turn; the loop
+ * turns at least once a second): a loop that stops turning for longer than
+ * the timeout, with no storage call of the master in progress to explain
+ * it, is a hung master (a bug, a blocking call that should not block), and
+ * the ranks would wait for it for ever; it is reported and the job ends. */
 #include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
@@ -46,6 +51,12 @@ static io_seen_t g_mio;  /* the master's own (its staging thread's calls) */
 static double g_next;    /* the next look */
 static uint64_t g_moved; /* the progress count last seen ... */
 static double g_still;   /* ... and since when it has not changed */
+
+static _Atomic uint64_t g_beats; /* turns of the event loop */
+static _Atomic int g_loop_done;  /* the loop has ended: nothing to watch */
+
+void bdr_stall_beat(void) { atomic_fetch_add_explicit(&g_beats, 1, memory_order_relaxed); }
+void bdr_stall_loop_done(void) { atomic_store_explicit(&g_loop_done, 1, memory_order_relaxed); }
 
 static double timeout_s(void) { return (double)g_m.opts.num[BD_OPT_STALL_TIMEOUT]; }
 
@@ -233,6 +244,8 @@ static void *watchdog(void *arg)
 {
     (void)arg;
     io_seen_t seen = {0, bdr_master_now()};
+    uint64_t beats = 0;
+    double beat_at = bdr_master_now(); /* when the beats last moved */
     double t = timeout_s();
     struct timespec nap = {.tv_sec = t >= 4 ? 1 : 0, .tv_nsec = t >= 4 ? 0 : (long)(t / 4 * 1e9)};
     double last = bdr_master_now();
@@ -240,8 +253,25 @@ static void *watchdog(void *arg)
         nanosleep(&nap, NULL);
         double now = bdr_master_now();
         if (now - last > t / 4 + 2)
-            seen.since = now; /* we were stopped: start again */
+            seen.since = beat_at = now; /* we were stopped: start again */
         last = now;
+        uint64_t b = atomic_load_explicit(&g_beats, memory_order_relaxed);
+        /* Not before the first turn (the ranks are being started), nor
+         * sooner than 5 s: a turn can be that late on a loaded machine,
+         * and -stall-timeout 1 is for waits of ranks, not for this. */
+        if (b != beats || !b || atomic_load_explicit(&bd_iowatch->busy, memory_order_relaxed) ||
+            atomic_load_explicit(&g_loop_done, memory_order_relaxed)) {
+            beats = b; /* turning, or blocked in storage: reported below */
+            beat_at = now;
+        } else if (now - beat_at >= (t + 1 > 5 ? t + 1 : 5)) {
+            bd_log_error("stall: the master's event loop has not turned for %.1f s (no storage "
+                         "call of it in progress): the master hangs; ending the job "
+                         "(-stall-timeout)",
+                         now - beat_at);
+            bdr_master_kill_all();
+            bd_fs_remove_tree(g_m.jobdir);
+            _exit(1);
+        }
         double d = io_stuck_for(bd_iowatch, &seen, now);
         if (d < t + 1) /* the loop, when it runs, reports first and better */
             continue;

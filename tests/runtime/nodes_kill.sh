@@ -1,0 +1,127 @@
+#!/bin/bash
+# nodes_kill.sh CASE BDMPIEXEC PROGRAM
+# Kills in -nn 2 jobs that used to leave something behind (issue 18, the
+# 1,000-job soak of session 12).  PROGRAM is tests/runtime/crash ("hang 1":
+# rank 1 hangs, the others wait for it).  CASE:
+#   proxy      kill -9 of MPICH's proxy (hydra_pmi_proxy, the masters'
+#              parent): the masters must notice and end by themselves
+#              (bdmpiexec must not have had to kill them) within 5 s.
+#   orphan     a master stopped (SIGSTOP: it cannot end by itself), then
+#              bdmpiexec killed: its guardian must end the rest of the job.
+#   straggler  (PROGRAM unused) each rank leaves a process of its own
+#              running, its output elsewhere: bdmpiexec must end on time
+#              (MPICH's launcher must not wait on pipes that process holds)
+#              and kill it, saying so; with -nn 1 and -nn 2.
+#   shm        the masters' MPI shared-memory files are in the job's own
+#              directory under /dev/shm (UCX) or not made (MPICH's), seen in
+#              the masters' mappings; then 6 jobs whose master or proxy is
+#              killed at 0.05 to 0.55 s, during the masters' MPI_Init.
+# After each: no process of the job, nothing in -wd, no new entry in
+# /dev/shm that no process holds.  Exit 0 pass, 1 fail.
+set -u
+what=$1; exe=$2; prog=$3
+wd=$(mktemp -d /tmp/bdmpi-nkill.XXXXXX)
+out=$wd.out
+trap 'rm -rf "$wd" "$out"' EXIT
+fail=0
+tagged() { grep -lsa "BDMPI_TEST_TAG=$tag" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }
+named() { for p in $(tagged); do [ "$(cat /proc/$p/comm 2>/dev/null)" = "$1" ] && echo $p; done; }
+# /dev/shm entries of MPICH, UCX or BDMPI not in $1 that no process holds or
+# maps (another user of the machine may be making some of its own).
+shm_orphans() {
+  local e p
+  for e in $(comm -13 <(echo "$1") <(ls /dev/shm 2>/dev/null | sort)); do
+    case "$e" in mpich_* | ucx_shm_* | bdmpi.*) ;; *) continue ;; esac
+    # another job's directory, its bdmpiexec (bdmpi.PID.*) still running
+    case "$e" in bdmpi.*) p=${e#bdmpi.}; [ -d "/proc/${p%%.*}" ] && continue ;; esac
+    ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dev/shm/$e" && continue
+    grep -qs "/dev/shm/$e" /proc/[0-9]*/maps && continue
+    echo "$e"
+  done
+}
+start() { # start a job (-nn ${nn:-2}, PROGRAM or the arguments given); tag names it
+  tag="bdmpi-nkill-$$-$RANDOM$RANDOM"
+  rm -rf "$wd"/*
+  shm_before=$(ls /dev/shm 2>/dev/null | sort)
+  [ $# = 0 ] && set -- "$prog" hang 1
+  env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" setsid "$exe" -nn "${nn:-2}" -ns 2 -nr 1 "$@" >"$out" 2>&1 &
+  launcher=$!
+}
+wait_up() { # until the ranks are up (rank 1 has sent its spill-file message)
+  for i in $(seq 100); do
+    [ -n "$(find "$wd" -name 'msg-*' 2>/dev/null)" ] && return 0
+    sleep 0.1
+  done
+  echo "FAIL: $what: the job did not start"
+  return 1
+}
+# check LIMIT_TENTHS LABEL: nothing of the job left within the limit.
+check() {
+  local i left
+  for i in $(seq "$1"); do
+    left=$(tagged)
+    [ -z "$left" ] && [ -z "$(find "$wd" -mindepth 1 2>/dev/null)" ] && break
+    sleep 0.1
+  done
+  if [ -n "$left" ]; then
+    echo "FAIL: $2: processes left after $(($1 / 10)) s:"
+    for p in $left; do echo "  $p $(cat /proc/$p/comm 2>/dev/null)"; done
+    kill -CONT $left 2>/dev/null
+    kill -9 $left 2>/dev/null
+    fail=1
+  fi
+  wait $launcher 2>/dev/null
+  [ -z "$(find "$wd" -mindepth 1 2>/dev/null)" ] || { echo "FAIL: $2: left in -wd:"; find "$wd" -mindepth 1 | head; fail=1; }
+  local shm
+  shm=$(shm_orphans "$shm_before")
+  [ -n "$shm" ] && sleep 2 && shm=$(shm_orphans "$shm_before")
+  [ -z "$shm" ] || { echo "FAIL: $2: left in /dev/shm: $shm"; fail=1; }
+}
+
+case "$what" in
+  proxy | orphan)
+    start
+    wait_up || { kill -9 $(tagged) 2>/dev/null; exit 1; }
+    proxy=$(named hydra_pmi_proxy | head -1)
+    master=$(named bdmprun | tail -1)
+    [ -n "$proxy" ] && [ -n "$master" ] || { echo "FAIL: no proxy ($proxy) or master ($master)"; kill -9 $(tagged) 2>/dev/null; exit 1; }
+    case "$what" in
+      proxy) kill -9 "$proxy"; check 50 "kill -9 of the proxy" ;;
+      orphan) kill -STOP "$master"; kill -9 "$launcher"; check 100 "kill -9 of bdmpiexec, a master stopped" ;;
+    esac
+    [ "$what" = proxy ] && grep -q "still ran" "$out" && { echo "FAIL: the masters did not end by themselves:"; grep "still ran" "$out"; fail=1; }
+    ;;
+  straggler)
+    for nn in 1 2; do
+      start sh -c 'sleep 60 </dev/null >/dev/null 2>&1 & exit 0'
+      check 100 "-nn $nn, processes the ranks left"
+      grep -q "$((2 * nn)) processes of the job still ran .* killed" "$out" ||
+        { echo "FAIL: -nn $nn: bdmpiexec did not say it killed the $((2 * nn)) processes left:"; tail -3 "$out"; fail=1; }
+    done
+    ;;
+  shm)
+    start
+    wait_up || { kill -9 $(tagged) 2>/dev/null; exit 1; }
+    maps=$(for p in $(named bdmprun); do grep /dev/shm /proc/$p/maps | awk '{print $6}'; done | sort -u)
+    kill -TERM $launcher
+    check 50 "SIGTERM of bdmpiexec"
+    echo "$maps" | sed 's/^/  mapped: /'
+    if echo "$maps" | grep -Eq "^/dev/shm/(mpich_|ucx_shm_)"; then
+      echo "FAIL: the masters map MPI shared memory made in /dev/shm itself"
+      fail=1
+    elif ! echo "$maps" | grep -Eq "^/dev/shm/bdmpi\.[0-9]+\.[^/]+/ucx_shm_posix_"; then
+      echo "FAIL: no UCX shared memory in a job directory under /dev/shm"
+      fail=1
+    fi
+    for k in 0 1 2 3 4 5; do
+      start
+      sleep "0.$((k * 10 + 5))"
+      victim=$( ([ $((k % 2)) = 0 ] && named bdmprun || named hydra_pmi_proxy) | head -1)
+      [ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
+      check 50 "kill -9 at 0.$((k * 10 + 5)) s of $(if [ $((k % 2)) = 0 ]; then echo a master; else echo the proxy; fi) ($victim)"
+    done
+    ;;
+  *) echo "usage: nodes_kill.sh proxy|orphan|straggler|shm BDMPIEXEC PROGRAM"; exit 2 ;;
+esac
+[ $fail = 0 ] && echo "PASS: nodes_kill $what"
+exit $fail
