@@ -2,7 +2,9 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <signal.h>
+#include <stdatomic.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -594,6 +596,45 @@ static void singleton_adopt(void)
     close(g_single.ready_fd);
 }
 
+/* Until the event loop watches our parent (and reads SIGTERM from the
+ * signalfd), setup may block in MPI for as long as another master takes:
+ * MPI_Init, the node handshake.  If MPICH's proxy, our parent, is killed
+ * then, the PDEATHSIG may be lost (masked, or taken by a library's handler)
+ * and the other master may be gone: we would wait for ever, holding the
+ * launcher's pipes, so mpiexec and bdmpiexec would wait too.  This thread
+ * ends the process when the parent is gone before the loop starts; nothing
+ * of ours needs cleaning then that bdmpiexec does not remove (the job's
+ * directories), and ranks already started die with us (PDEATHSIG). */
+static atomic_int g_init_guard_done;
+
+static void *init_guard(void *arg)
+{
+    (void)arg;
+    while (!atomic_load(&g_init_guard_done)) {
+        struct timespec ts = {0, 100 * 1000 * 1000};
+        nanosleep(&ts, NULL);
+        if (!atomic_load(&g_init_guard_done) && getppid() != g_m.parent) {
+            static const char msg[] = "bdmprun: the process that started this master has ended "
+                                      "while it was starting: exiting\n";
+            ssize_t w = write(2, msg, sizeof msg - 1);
+            (void)w;
+            _exit(1);
+        }
+    }
+    return NULL;
+}
+
+static void init_guard_start(void)
+{
+    pthread_t t;
+    pthread_attr_t at;
+    pthread_attr_init(&at);
+    pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    if (pthread_create(&t, &at, init_guard, NULL) != 0)
+        bd_log_error("cannot start the thread that watches the launcher during start-up");
+    pthread_attr_destroy(&at);
+}
+
 static int setup(int argc, char **argv, sigset_t *orig_mask)
 {
     g_m.nnodes = 1;
@@ -639,6 +680,7 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
             return -1; /* it ended before the request took effect; one that
                         * ended before we ran at all is left to bdmpiexec,
                         * which kills what is left of a job (job.h) */
+        init_guard_start();
     }
     if (g_m.opts.num[BD_OPT_NN] > 1) {
         if (bdr_net_init(&argc, &argv, &g_m.node, &g_m.nnodes) < 0)
@@ -823,6 +865,7 @@ int main(int argc, char **argv)
     int net_wait_ms = 1, again = 0;
     double last_net = 0;
     double parent_checked = 0;
+    atomic_store(&g_init_guard_done, 1); /* the loop watches the parent from here */
     for (;;) {
         bdr_stall_beat();
         if (BD_FAULT_HIT(BD_FAULT_MASTER_LOOP)) /* test: a hung master */
