@@ -143,25 +143,34 @@ static int st_resize(alloc_t *a, size_t nsb)
     return 0;
 }
 
+/* Room for at least need bytes in *p, an anonymous mapping of *bytes
+ * (none yet if NULL): grown, page-rounded, by mremap (contents kept, new
+ * bytes zero).  Returns the mapping (p itself when it is large enough) or
+ * NULL. */
+void *bdm_meta_grow(void *p, size_t *bytes, size_t need)
+{
+    need = bdm_round_up(need, G.page);
+    if (need <= *bytes)
+        return p;
+    void *n = p ? mremap(p, *bytes, need, MREMAP_MAYMOVE)
+                : mmap(NULL, need, PROT_READ | PROT_WRITE,
+                       MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (n == MAP_FAILED)
+        return NULL;
+    *bytes = need;
+    return n;
+}
+
 /* G.predict: room for the hashes of nsb sbpages (pages are touched only for
  * sbpages that get written). */
 static int hash_resize(alloc_t *a, size_t nsb)
 {
     if (!G.predict && !G.dd) /* deduplication indexes stored copies by hash */
         return 0;
-    size_t need = bdm_round_up((nsb ? nsb : 1) * 2 * sizeof(uint64_t), G.page);
-    if (need <= a->hash_bytes)
-        return 0;
-    void *n;
-    if (a->hash)
-        n = mremap(a->hash, a->hash_bytes, need, MREMAP_MAYMOVE);
-    else
-        n = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
-    if (n == MAP_FAILED)
+    void *n = bdm_meta_grow(a->hash, &a->hash_bytes, (nsb ? nsb : 1) * 2 * sizeof(uint64_t));
+    if (!n)
         return -ENOMEM;
     a->hash = n;
-    a->hash_bytes = need;
     return 0;
 }
 
@@ -171,19 +180,10 @@ static int crc_resize(alloc_t *a, size_t nsb)
 {
     if (!G.verify)
         return 0;
-    size_t need = bdm_round_up((nsb ? nsb : 1) * sizeof(uint32_t), G.page);
-    if (need <= a->crc_bytes)
-        return 0;
-    void *n;
-    if (a->crc)
-        n = mremap(a->crc, a->crc_bytes, need, MREMAP_MAYMOVE);
-    else
-        n = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
-    if (n == MAP_FAILED)
+    void *n = bdm_meta_grow(a->crc, &a->crc_bytes, (nsb ? nsb : 1) * sizeof(uint32_t));
+    if (!n)
         return -ENOMEM;
     a->crc = n;
-    a->crc_bytes = need;
     return 0;
 }
 

@@ -219,19 +219,10 @@ int bdm_dd_resize(alloc_t *a, size_t nsb)
 {
     if (!G.dd)
         return 0;
-    size_t need = bdm_round_up((nsb ? nsb : 1) * sizeof(uint32_t), G.page);
-    if (need <= a->slot_bytes)
-        return 0;
-    void *n;
-    if (a->slot)
-        n = mremap(a->slot, a->slot_bytes, need, MREMAP_MAYMOVE);
-    else
-        n = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
-    if (n == MAP_FAILED)
+    void *n = bdm_meta_grow(a->slot, &a->slot_bytes, (nsb ? nsb : 1) * sizeof(uint32_t));
+    if (!n)
         return -ENOMEM;
     a->slot = n;
-    a->slot_bytes = need;
     return 0;
 }
 

@@ -424,6 +424,10 @@ io_slot_t *bdm_slot_get(void);
  * except the sbpages that need no write, whose memory is released at once;
  * *fd is a's backing file, opened on first need.  Returns 0 or -errno. */
 int bdm_dd_write(alloc_t *a, size_t i, size_t j, int *fd);
+/* mem_alloc.c: room for need bytes in the per-sbpage array p of *bytes
+ * (an anonymous mapping grown by mremap, new bytes zero): the array, or
+ * NULL. */
+void *bdm_meta_grow(void *p, size_t *bytes, size_t need);
 /* mem_uffd.c: install zeros in sbpages [s, s+n) of a (write-protected if
  * wp); nothing on the mprotect path. */
 void bdm_uffd_zero_run(alloc_t *a, size_t s, size_t n, int wp);

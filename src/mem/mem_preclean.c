@@ -99,19 +99,10 @@ int bdm_pc_resize(alloc_t *a, size_t nsb)
 {
     if (!G.preclean)
         return 0;
-    size_t need = bdm_round_up((nsb ? nsb : 1) * sizeof(uint16_t), G.page);
-    if (need <= a->pc_bytes)
-        return 0;
-    void *n;
-    if (a->pc)
-        n = mremap(a->pc, a->pc_bytes, need, MREMAP_MAYMOVE);
-    else
-        n = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
-    if (n == MAP_FAILED)
+    void *n = bdm_meta_grow(a->pc, &a->pc_bytes, (nsb ? nsb : 1) * sizeof(uint16_t));
+    if (!n)
         return -ENOMEM;
     a->pc = n;
-    a->pc_bytes = need;
     return 0;
 }
 

@@ -23,19 +23,10 @@ int bdm_rm_resize(alloc_t *a, size_t nsb)
 {
     if (!G.rput)
         return 0;
-    size_t need = bdm_round_up(nsb ? nsb : 1, G.page);
-    if (need <= a->rm_bytes)
-        return 0;
-    void *n;
-    if (a->rm)
-        n = mremap(a->rm, a->rm_bytes, need, MREMAP_MAYMOVE);
-    else
-        n = mmap(NULL, need, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE,
-                 -1, 0);
-    if (n == MAP_FAILED)
+    void *n = bdm_meta_grow(a->rm, &a->rm_bytes, nsb ? nsb : 1);
+    if (!n)
         return -ENOMEM;
     a->rm = n;
-    a->rm_bytes = need;
     return 0;
 }
 

@@ -329,60 +329,21 @@ void bdm_uffd_wake(uintptr_t addr, size_t len)
     ioctl(G.uffd, UFFDIO_WAKE, &r);
 }
 
-/* Mark SB_DIRTY on resident sbpages of a that contain a written page.
- * Returns 0 or -errno. */
-int bdm_uffd_scan_dirty(alloc_t *a)
+/* Walk the pages of a in [start, end) that are present and written
+ * (PAGEMAP_SCAN), calling found once per sbpage holding one; flags are
+ * the scan's (PM_SCAN_WP_MATCHING re-arms the protection of what it
+ * reports).  Unpopulated pages also carry PAGE_IS_WRITTEN (no wp bit), so
+ * the page must be present as well.  With a full vector the walk stops
+ * early (walk_end) and goes on from there.  Returns 0 or -errno. */
+static int scan_written(alloc_t *a, uint64_t start, uint64_t end, uint64_t flags,
+                        void (*found)(alloc_t *, size_t))
 {
     struct page_region *vec = G.scanbuf;
-    uint64_t start = a->base, end = a->base + a->len;
     while (start < end) {
         struct pm_scan_arg sa;
         memset(&sa, 0, sizeof sa);
         sa.size = sizeof sa;
-        sa.start = start;
-        sa.end = end;
-        sa.vec = (uintptr_t)vec;
-        sa.vec_len = G.scanbuf_n;
-        /* Unpopulated pages also carry PAGE_IS_WRITTEN (no wp bit), so require
-     * the page to be present as well. */
-        sa.category_mask = PAGE_IS_WRITTEN | PAGE_IS_PRESENT;
-        sa.return_mask = PAGE_IS_WRITTEN | PAGE_IS_PRESENT;
-        long n = ioctl(G.pagemap_fd, PAGEMAP_SCAN, &sa);
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        for (long i = 0; i < n; i++) {
-            size_t s0 = (vec[i].start - a->base) / G.sbpage;
-            size_t s1 = (vec[i].end - 1 - a->base) / G.sbpage + 1;
-            /* untracked sbpages are all "written" to the kernel: their hash decides */
-            for (size_t s = s0; s < s1 && s < a->nsb; s++)
-                if ((a->st[s] & (SB_RES | SB_VERIFY)) == SB_RES)
-                    a->st[s] |= SB_DIRTY;
-        }
-        if (sa.walk_end <= start)
-            break;
-        start = sa.walk_end;
-    }
-    return 0;
-}
-
-/* Pre-cleaning: list the written pages of sbpages [s0, s1) of a and
- * write-protect them again in the same walk (PM_SCAN_WP_MATCHING: the kernel
- * reports a page and re-arms it under its page table lock, so a write
- * after the walk passed the page sets its written bit again and the next
- * scan, or the unload's, sees it).  With a full vector the walk stops early
- * (walk_end) and goes on from there. */
-int bdm_uffd_scan_rearm(alloc_t *a, size_t s0, size_t s1, void (*found)(alloc_t *, size_t))
-{
-    struct page_region *vec = G.scanbuf;
-    uint64_t start = a->base + s0 * G.sbpage, end = a->base + s1 * G.sbpage;
-    while (start < end) {
-        struct pm_scan_arg sa;
-        memset(&sa, 0, sizeof sa);
-        sa.size = sizeof sa;
-        sa.flags = PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC;
+        sa.flags = flags;
         sa.start = start;
         sa.end = end;
         sa.vec = (uintptr_t)vec;
@@ -406,6 +367,31 @@ int bdm_uffd_scan_rearm(alloc_t *a, size_t s0, size_t s1, void (*found)(alloc_t 
         start = sa.walk_end;
     }
     return 0;
+}
+
+/* untracked sbpages are all "written" to the kernel: their hash decides */
+static void mark_dirty(alloc_t *a, size_t s)
+{
+    if ((a->st[s] & (SB_RES | SB_VERIFY)) == SB_RES)
+        a->st[s] |= SB_DIRTY;
+}
+
+/* Mark SB_DIRTY on resident sbpages of a that contain a written page.
+ * Returns 0 or -errno. */
+int bdm_uffd_scan_dirty(alloc_t *a)
+{
+    return scan_written(a, a->base, a->base + a->len, 0, mark_dirty);
+}
+
+/* Pre-cleaning: list the written pages of sbpages [s0, s1) of a and
+ * write-protect them again in the same walk (PM_SCAN_WP_MATCHING: the kernel
+ * reports a page and re-arms it under its page table lock, so a write
+ * after the walk passed the page sets its written bit again and the next
+ * scan, or the unload's, sees it). */
+int bdm_uffd_scan_rearm(alloc_t *a, size_t s0, size_t s1, void (*found)(alloc_t *, size_t))
+{
+    return scan_written(a, a->base + s0 * G.sbpage, a->base + s1 * G.sbpage,
+                        PM_SCAN_WP_MATCHING | PM_SCAN_CHECK_WPASYNC, found);
 }
 
 /* Install zeros in sbpages [s, s+n) of a (write-protected if wp); nothing

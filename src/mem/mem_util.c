@@ -203,15 +203,22 @@ int bdm_pread_all(int fd, void *buf, size_t len, off_t off)
     return rc;
 }
 
-int bdm_pwrite_all(int fd, const void *buf, size_t len, off_t off)
+/* A write told to the runtime as kind (1: the process's own, 2: in the
+ * background, see bdm_pwrite_bg). */
+static int pwrite_told(int kind, int fd, const void *buf, size_t len, off_t off)
 {
     if (!bdm_g.io_begin || !bdm_g.io_end)
         return pwrite_loop(fd, buf, len, off);
-    bdm_g.io_begin(bdm_g.ctx, 1);
+    bdm_g.io_begin(bdm_g.ctx, kind);
     uint64_t t0 = bdm_now_ns();
     int rc = pwrite_loop(fd, buf, len, off);
-    bdm_g.io_end(bdm_g.ctx, 1, rc == 0 ? len : 0, t0);
+    bdm_g.io_end(bdm_g.ctx, kind, rc == 0 ? len : 0, t0);
     return rc;
+}
+
+int bdm_pwrite_all(int fd, const void *buf, size_t len, off_t off)
+{
+    return pwrite_told(1, fd, buf, len, off);
 }
 
 /* A write in the background of a running process (pre-cleaning): told to
@@ -219,13 +226,7 @@ int bdm_pwrite_all(int fd, const void *buf, size_t len, off_t off)
  * the process's own time does not count (the process computes meanwhile). */
 int bdm_pwrite_bg(int fd, const void *buf, size_t len, off_t off)
 {
-    if (!bdm_g.io_begin || !bdm_g.io_end)
-        return pwrite_loop(fd, buf, len, off);
-    bdm_g.io_begin(bdm_g.ctx, 2);
-    uint64_t t0 = bdm_now_ns();
-    int rc = pwrite_loop(fd, buf, len, off);
-    bdm_g.io_end(bdm_g.ctx, 2, rc == 0 ? len : 0, t0);
-    return rc;
+    return pwrite_told(2, fd, buf, len, off);
 }
 
 void *bdm_map(size_t len)
