@@ -22,8 +22,23 @@ set -u
 what=$1; exe=$2; prog=$3
 wd=$(mktemp -d /tmp/bdmpi-nkill.XXXXXX)
 out=$wd.out
-trap 'rm -rf "$wd" "$out"' EXIT
 fail=0
+# A watchdog ahead of CTest's timeout: if this script is still running
+# then, say what it was doing and what of its jobs still runs (the CI of
+# stop 25 timed out here once with nothing to go on).
+phase=start
+( sleep "${NODES_KILL_WATCHDOG:-50}"
+  echo "WATCHDOG: still running after ${NODES_KILL_WATCHDOG:-50} s; the phase log:"
+  cat "$wd.phase" 2>/dev/null
+  echo "processes of this script and its jobs:"
+  ps -eo pid,ppid,stat,etime,wchan:24,args --forest 2>/dev/null | awk '$1 != 2 && $2 != 2' | cut -c1-220 | head -80
+  for p in $(grep -lsa "BDMPI_TEST_TAG=bdmpi-nkill-$$-" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
+    echo "  $p $(cat /proc/$p/comm 2>/dev/null) $(grep State /proc/$p/status 2>/dev/null) wchan=$(cat /proc/$p/wchan 2>/dev/null)"
+  done ) &
+watchdog=$!
+trap 'pkill -P $watchdog 2>/dev/null; kill $watchdog 2>/dev/null; rm -rf "$wd" "$out" "$wd.phase"' EXIT
+# note TEXT: a line of the phase log, with the seconds since the start.
+note() { echo "[$SECONDS s] $*" >>"$wd.phase"; }
 tagged() { grep -lsa "BDMPI_TEST_TAG=$tag" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }
 named() { for p in $(tagged); do [ "$(cat /proc/$p/comm 2>/dev/null)" = "$1" ] && echo $p; done; }
 # /dev/shm entries of MPICH, UCX or BDMPI not in $1 that no process holds or
@@ -46,6 +61,7 @@ start() { # start a job (-nn ${nn:-2}, PROGRAM or the arguments given); tag name
   [ $# = 0 ] && set -- "$prog" hang 1
   env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" setsid "$exe" -nn "${nn:-2}" -ns 2 -nr 1 "$@" >"$out" 2>&1 &
   launcher=$!
+  note "started job $tag (bdmpiexec $launcher)"
 }
 wait_up() { # until the ranks are up (rank 1 has sent its spill-file message)
   for i in $(seq 100); do
@@ -70,12 +86,23 @@ check() {
     kill -9 $left 2>/dev/null
     fail=1
   fi
+  # bdmpiexec is one of the tagged processes, so it has ended or was just
+  # killed; if it is still there, say in which state rather than wait.
+  running() { grep -qs '^State:[[:space:]]*[^Z]' /proc/$launcher/status; }
+  for i in $(seq 50); do running || break; sleep 0.1; done
+  if running; then
+    echo "FAIL: $2: bdmpiexec ($launcher) still runs: $(grep State /proc/$launcher/status) wchan=$(cat /proc/$launcher/wchan 2>/dev/null)"
+    kill -9 $launcher 2>/dev/null
+    fail=1
+  fi
   wait $launcher 2>/dev/null
+  note "$2: job ended, checking what it left"
   [ -z "$(find "$wd" -mindepth 1 2>/dev/null)" ] || { echo "FAIL: $2: left in -wd:"; find "$wd" -mindepth 1 | head; fail=1; }
   local shm
   shm=$(shm_orphans "$shm_before")
   [ -n "$shm" ] && sleep 2 && shm=$(shm_orphans "$shm_before")
   [ -z "$shm" ] || { echo "FAIL: $2: left in /dev/shm: $shm"; fail=1; }
+  note "$2: checked"
 }
 
 case "$what" in
@@ -115,10 +142,10 @@ case "$what" in
     fi
     for k in 0 1 2 3 4 5; do
       start
-      sleep "0.$((k * 10 + 5))"
+      sleep "$(printf '0.%02d' $((k * 10 + 5)))"
       victim=$( ([ $((k % 2)) = 0 ] && named bdmprun || named hydra_pmi_proxy) | head -1)
       [ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
-      check 50 "kill -9 at 0.$((k * 10 + 5)) s of $(if [ $((k % 2)) = 0 ]; then echo a master; else echo the proxy; fi) ($victim)"
+      check 50 "kill -9 at $(printf '0.%02d' $((k * 10 + 5))) s of $(if [ $((k % 2)) = 0 ]; then echo a master; else echo the proxy; fi) ($victim)"
     done
     ;;
   *) echo "usage: nodes_kill.sh proxy|orphan|straggler|shm BDMPIEXEC PROGRAM"; exit 2 ;;
