@@ -39,7 +39,11 @@ watchdog=$!
 trap 'pkill -P $watchdog 2>/dev/null; kill $watchdog 2>/dev/null; rm -rf "$wd" "$out" "$wd.phase"' EXIT
 # note TEXT: a line of the phase log, with the seconds since the start.
 note() { echo "[$SECONDS s] $*" >>"$wd.phase"; }
-tagged() { grep -lsa "BDMPI_TEST_TAG=$tag" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }
+# Reading another process's environ or maps takes its memory map's lock: a
+# scan is bounded (and reported) so that one process of another test stuck
+# with that lock cannot hang this one silently.
+scan() { timeout -s KILL 20 "$@" || { [ $? = 137 ] && note "a /proc scan ($1) took over 20 s"; }; }
+tagged() { scan grep -lsa "BDMPI_TEST_TAG=$tag" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }
 named() { for p in $(tagged); do [ "$(cat /proc/$p/comm 2>/dev/null)" = "$1" ] && echo $p; done; }
 # /dev/shm entries of MPICH, UCX or BDMPI not in $1 that no process holds or
 # maps (another user of the machine may be making some of its own).
@@ -49,8 +53,8 @@ shm_orphans() {
     case "$e" in mpich_* | ucx_shm_* | bdmpi.*) ;; *) continue ;; esac
     # another job's directory, its bdmpiexec (bdmpi.PID.*) still running
     case "$e" in bdmpi.*) p=${e#bdmpi.}; [ -d "/proc/${p%%.*}" ] && continue ;; esac
-    ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dev/shm/$e" && continue
-    grep -qs "/dev/shm/$e" /proc/[0-9]*/maps && continue
+    scan ls -l /proc/[0-9]*/fd 2>/dev/null | grep -q "/dev/shm/$e" && continue
+    scan grep -qs "/dev/shm/$e" /proc/[0-9]*/maps && continue
     echo "$e"
   done
 }
