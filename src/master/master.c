@@ -20,6 +20,7 @@
 
 #include "bd_fs.h"
 #include "bd_log.h"
+#include "exec.h"
 #include "net.h"
 
 master_t g_m;
@@ -366,11 +367,24 @@ static sigset_t g_orig_mask;
 int bdr_master_start(slave_t *s, const char *path, char *const *argv, const char *wdir, char *err,
                      size_t errlen)
 {
-    /* The exec's outcome comes back through a close-on-exec pipe: EOF when
-     * the exec succeeded, the child's errno when it failed. */
+    /* The child runs only async-signal-safe calls (exec.h): its
+     * environment and the files to try are made here.  The exec's outcome
+     * comes back through a close-on-exec pipe: EOF when the exec
+     * succeeded, the child's errno when it failed. */
+    char slot_e[32], shm_e[32], ev_e[32];
+    snprintf(slot_e, sizeof slot_e, "BDMPI_SLOT=%d", s->idx);
+    snprintf(shm_e, sizeof shm_e, "BDMPI_SHM_FD=%d", g_m.shm_fd);
+    snprintf(ev_e, sizeof ev_e, "BDMPI_EVENT_FD=%d", g_m.event_fd);
+    const char *const set[] = {slot_e, shm_e, ev_e};
+    bdr_exec_t x;
+    if (bdr_exec_prepare(&x, path, argv, set, 3) < 0) {
+        snprintf(err, errlen, "out of memory preparing its environment");
+        return -1;
+    }
     int p[2];
     if (pipe2(p, O_CLOEXEC) < 0) {
         snprintf(err, errlen, "pipe failed: %s", strerror(errno));
+        bdr_exec_free(&x);
         return -1;
     }
     pid_t pid = fork();
@@ -378,6 +392,7 @@ int bdr_master_start(slave_t *s, const char *path, char *const *argv, const char
         snprintf(err, errlen, "fork failed: %s", strerror(errno));
         close(p[0]);
         close(p[1]);
+        bdr_exec_free(&x);
         return -1;
     }
     if (pid == 0) {
@@ -387,13 +402,6 @@ int bdr_master_start(slave_t *s, const char *path, char *const *argv, const char
         if (getppid() != g_master_pid)
             _exit(1);
         sigprocmask(SIG_SETMASK, &g_orig_mask, NULL);
-        char v[32];
-        snprintf(v, sizeof v, "%d", s->idx);
-        setenv("BDMPI_SLOT", v, 1);
-        snprintf(v, sizeof v, "%d", g_m.shm_fd);
-        setenv("BDMPI_SHM_FD", v, 1);
-        snprintf(v, sizeof v, "%d", g_m.event_fd);
-        setenv("BDMPI_EVENT_FD", v, 1);
         if (g_m.nnodes > 1) {
             /* MPICH's launcher leaves its own pipes open in the masters
              * (its output forwarding, the proxy's control); a rank, or a
@@ -412,16 +420,11 @@ int bdr_master_start(slave_t *s, const char *path, char *const *argv, const char
                 close(fd);
             }
         }
-        int e = 0;
-        if (wdir && chdir(wdir) < 0)
-            e = errno;
-        else
-            execvp(path, argv);
-        if (!e)
-            e = errno;
+        int e = wdir && chdir(wdir) < 0 ? errno : bdr_exec_run(&x, argv);
         (void)!write(p[1], &e, sizeof e);
         _exit(127);
     }
+    bdr_exec_free(&x);
     close(p[1]);
     int e = 0;
     ssize_t n;
