@@ -10,8 +10,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
-#include <poll.h>
-#include <sys/syscall.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
@@ -24,6 +22,7 @@
 #include "bd_options.h"
 #include "bd_trace.h"
 #include "job.h"
+#include "watch.h"
 
 static const char *usage =
     "usage: bdmpiexec [-n N | -ns N] [-nn NODES] [options] PROGRAM [ARGS...]\n"
@@ -98,72 +97,6 @@ static int check_mem_node(const bd_opts_t *o)
         return -1;
     }
     return 0;
-}
-
-/* -nn > 1 on this host: wait for the MPI launcher (pid) while watching the
- * masters, which each leave "node.N.pid" in jobdir until they end in
- * order.  Returns the node whose master died first without its orderly
- * end (its file still there), or -1.  When a master is killed, MPICH ends
- * the others within milliseconds, so the first death is the cause; a
- * pidfd per master wakes us at once. */
-static int watch_masters(pid_t pid, int *st, const char *jobdir, int nn)
-{
-    int *fd = malloc((size_t)nn * sizeof *fd);
-    if (!fd) {
-        while (waitpid(pid, st, 0) < 0 && errno == EINTR)
-            ;
-        return -1;
-    }
-    for (int n = 0; n < nn; n++)
-        fd[n] = -1;
-    int first = -1;
-    for (;;) {
-        pid_t r = waitpid(pid, st, WNOHANG);
-        if (r == pid || (r < 0 && errno != EINTR))
-            break;
-        struct pollfd pf[64];
-        int idx[64], np = 0;
-        for (int n = 0; n < nn; n++) {
-            char path[PATH_MAX];
-            snprintf(path, sizeof path, "%s/node.%d.pid", jobdir, n);
-            if (fd[n] == -1) {
-                FILE *f = fopen(path, "r");
-                int p = 0;
-                if (f) {
-                    if (fscanf(f, "%d", &p) != 1)
-                        p = 0;
-                    fclose(f);
-                }
-                if (p > 0)
-                    fd[n] = (int)syscall(SYS_pidfd_open, p, 0);
-                if (p > 0 && fd[n] < 0)
-                    fd[n] = -2; /* gone already, or no pidfds: not watched */
-            }
-            if (fd[n] >= 0 && np < 64) {
-                pf[np].fd = fd[n];
-                pf[np].events = POLLIN;
-                idx[np++] = n;
-            }
-        }
-        if (poll(pf, (nfds_t)np, 50) <= 0)
-            continue;
-        for (int i = 0; i < np; i++) {
-            if (!(pf[i].revents & (POLLIN | POLLHUP)))
-                continue;
-            int n = idx[i];
-            char path[PATH_MAX];
-            snprintf(path, sizeof path, "%s/node.%d.pid", jobdir, n);
-            if (first < 0 && access(path, F_OK) == 0)
-                first = n;
-            close(fd[n]);
-            fd[n] = -2;
-        }
-    }
-    for (int n = 0; n < nn; n++)
-        if (fd[n] >= 0)
-            close(fd[n]);
-    free(fd);
-    return first;
 }
 
 /* All masters on this machine (hydra's fork launcher).  Their MPI library
@@ -485,7 +418,8 @@ int main(int argc, char **argv)
     }
     int st = 0, first_dead = -1;
     if (opts.num[BD_OPT_NN] > 1)
-        first_dead = watch_masters(pid, &st, jobdir, (int)opts.num[BD_OPT_NN]);
+        first_dead = bd_job_masters_watch(pid, &st, jobdir, (int)opts.num[BD_OPT_NN],
+                                          BD_JOB_GRACE_MS);
     else
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
             ;

@@ -64,7 +64,7 @@ void bdr_master_fail(int status, const char *fmt, ...)
 
 /* -nn > 1: "node.N.pid" beside our job directory, in bdmpiexec's (when it
  * runs on this host), holds our pid until we end in order, so that if we
- * die bdmpiexec can name this node (bdmpiexec.c, watch_masters). */
+ * die bdmpiexec can name this node (src/launcher/watch.c). */
 static void node_pid_file(int make)
 {
     const char *wd = g_m.opts.str[BD_OPT_WD];

@@ -8,6 +8,9 @@
 #              (bdmpiexec must not have had to kill them) within 5 s.
 #   orphan     a master stopped (SIGSTOP: it cannot end by itself), then
 #              bdmpiexec killed: its guardian must end the rest of the job.
+#   stopped    a master stopped, then the proxy killed: the master keeps
+#              the pipes of MPICH's launcher open, so bdmpiexec must kill
+#              it (saying so) for the job to end, within 10 s.
 #   straggler  (PROGRAM unused) each rank leaves a process of its own
 #              running, its output elsewhere: bdmpiexec must end on time
 #              (MPICH's launcher must not wait on pipes that process holds)
@@ -110,7 +113,7 @@ check() {
 }
 
 case "$what" in
-  proxy | orphan)
+  proxy | orphan | stopped)
     start
     wait_up || { kill -9 $(tagged) 2>/dev/null; exit 1; }
     proxy=$(named hydra_pmi_proxy | head -1)
@@ -119,7 +122,10 @@ case "$what" in
     case "$what" in
       proxy) kill -9 "$proxy"; check 50 "kill -9 of the proxy" ;;
       orphan) kill -STOP "$master"; kill -9 "$launcher"; check 100 "kill -9 of bdmpiexec, a master stopped" ;;
+      stopped) kill -STOP "$master"; kill -9 "$proxy"; check 100 "kill -9 of the proxy, a master stopped" ;;
     esac
+    [ "$what" = stopped ] && ! grep -q "master .*(bdmprun, pid $master) still ran .* after the process that started it .* ended: killed" "$out" &&
+      { echo "FAIL: bdmpiexec did not say it killed the stopped master:"; tail -3 "$out"; fail=1; }
     [ "$what" = proxy ] && grep -q "still ran" "$out" && { echo "FAIL: the masters did not end by themselves:"; grep "still ran" "$out"; fail=1; }
     ;;
   straggler)
@@ -152,7 +158,7 @@ case "$what" in
       check 50 "kill -9 at $(printf '0.%02d' $((k * 10 + 5))) s of $(if [ $((k % 2)) = 0 ]; then echo a master; else echo the proxy; fi) ($victim)"
     done
     ;;
-  *) echo "usage: nodes_kill.sh proxy|orphan|straggler|shm BDMPIEXEC PROGRAM"; exit 2 ;;
+  *) echo "usage: nodes_kill.sh proxy|orphan|stopped|straggler|shm BDMPIEXEC PROGRAM"; exit 2 ;;
 esac
 [ $fail = 0 ] && echo "PASS: nodes_kill $what"
 exit $fail

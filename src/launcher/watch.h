@@ -1,0 +1,15 @@
+/* bdmpiexec's watch over the masters of a -nn > 1 job on this host. */
+#ifndef BD_LAUNCHER_WATCH_H
+#define BD_LAUNCHER_WATCH_H
+
+#include <sys/types.h>
+
+/* Wait for the MPI launcher (pid launcher; its status in st) while
+ * watching the masters: those MPICH's fork launcher started here (found as
+ * its proxies' children) and those that leave "node.N.pid" in jobdir until
+ * their orderly end.  A master still running grace_ms after the process
+ * that started it ended is killed, saying so.  Returns the node whose
+ * master died first without its orderly end (its file still there), or -1. */
+int bd_job_masters_watch(pid_t launcher, int *st, const char *jobdir, int nn, int grace_ms);
+
+#endif
