@@ -7,9 +7,10 @@
 # of a random process of the job (the launcher, a master or a rank) or a
 # SIGTERM of the launcher.  -f PERCENT others (default 10) run with an
 # injected fault (-fault) at a random site and call: an error (EIO, ENOMEM,
-# ...; sometimes every call from the Nth on) or a delay of every storage
-# call from the Nth on; such a job must give the right answer (always, for
-# a delay) or stop with a non-zero status and a message naming the rank or
+# ...; sometimes every call from the Nth on), a hang of the master's event
+# loop (master.loop, found by its stall watchdog: -stall-timeout 1), or a
+# delay of every storage call or loop turn from the Nth on; such a job must
+# give the right answer (always, for a delay) or stop with a non-zero status and a message naming the rank or
 # the master, the call and the error.  After each job: no process of it is
 # left, its -wd directory is empty, no new /dev/shm entry; a job neither
 # killed nor faulted must print its PASS line with status 0, and no job
@@ -69,8 +70,10 @@ shm_orphans() {
 # Fault sites (src/common/bd_fault.h) and what a stopped job must name:
 # the call, and the error.
 sites=(mem.open mem.pwrite mem.pread mem.fallocate mem.ftruncate spill.open spill.write
-  spill.read io.open io.write io.read io.resize master.alloc master.memalign rpc.die)
-storage_sites=(mem.pwrite mem.pread spill.write spill.read io.write io.read)
+  spill.read io.open io.write io.read io.resize master.alloc master.memalign rpc.die master.loop)
+# Delays: of every storage call, or of every turn of the master's loop, from
+# the Nth on.
+storage_sites=(mem.pwrite mem.pread spill.write spill.read io.write io.read master.loop)
 errnos=(EIO EIO ENOSPC EACCES)
 call_re() {
   case "$1" in
@@ -88,6 +91,7 @@ call_re() {
     net.send) echo "MPI_Isend" ;;
     net.recv) echo "MPI_Imrecv" ;;
     rpc.die) echo "was killed by signal 9" ;;
+    master.loop) echo "event loop" ;;
   esac
 }
 err_re() { # SITE ERRNO
@@ -95,6 +99,7 @@ err_re() { # SITE ERRNO
     master.*) echo "Cannot allocate memory|ENOMEM" ;;
     net.*) echo "MPI" ;;
     rpc.die) echo "signal 9" ;;
+    master.loop) echo "has not turned" ;;
     *) case "$2" in
          ENOSPC) echo "No space left on device|ENOSPC|storage full|full" ;;
          EACCES) echo "Permission denied|EACCES" ;;
@@ -191,6 +196,8 @@ for ((i = 1; i <= runs; i++)); do
       fault="$fsite:$((RANDOM % 4 + 1))"
       [ $((RANDOM % 3)) = 0 ] && fault="$fault+"
       [ -n "$ferr" ] && fault="$fault:$ferr"
+      # a master whose loop hangs is reported by its stall watchdog
+      [ $fsite = master.loop ] && shape+=(-stall-timeout 1)
     fi
     shape+=(-fault "$fault")
   fi

@@ -609,6 +609,7 @@ static void singleton_adopt(void)
  * of ours needs cleaning then that bdmpiexec does not remove (the job's
  * directories), and ranks already started die with us (PDEATHSIG). */
 static atomic_int g_init_guard_done;
+static pid_t g_first_parent; /* our parent when main started */
 
 static void *init_guard(void *arg)
 {
@@ -633,8 +634,17 @@ static void init_guard_start(void)
     pthread_attr_t at;
     pthread_attr_init(&at);
     pthread_attr_setdetachstate(&at, PTHREAD_CREATE_DETACHED);
+    /* The thread takes no signal: SIGCHLD and SIGTERM go to the signalfd
+     * once the main thread blocks them (a thread that did not block them
+     * would take them, their default actions: a rank's end unseen, an end
+     * without clean-up).  A parent's death during MPI_Init, with SIGTERM
+     * blocked (bdr_net_init), is what the thread watches for. */
+    sigset_t all, old;
+    sigfillset(&all);
+    pthread_sigmask(SIG_SETMASK, &all, &old);
     if (pthread_create(&t, &at, init_guard, NULL) != 0)
         bd_log_error("cannot start the thread that watches the launcher during start-up");
+    pthread_sigmask(SIG_SETMASK, &old, NULL);
     pthread_attr_destroy(&at);
 }
 
@@ -677,12 +687,14 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
          * started yet, nothing of ours to clean) its default action ends
          * us.  A singleton's master has no launcher: it lives as long as
          * its rank. */
-        g_m.parent = getppid();
+        g_m.parent = g_first_parent;
         prctl(PR_SET_PDEATHSIG, SIGTERM);
         if (getppid() != g_m.parent)
-            return -1; /* it ended before the request took effect; one that
-                        * ended before we ran at all is left to bdmpiexec,
-                        * which kills what is left of a job (job.h) */
+            return -1; /* it ended before the request took effect (or
+                        * before main); one that ended before we ran at
+                        * all is left to bdmpiexec, which kills a master
+                        * whose proxy has ended (watch.c) and what is left
+                        * of a job (job.h) */
         init_guard_start();
     }
     if (g_m.opts.num[BD_OPT_NN] > 1) {
@@ -833,6 +845,9 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
 
 int main(int argc, char **argv)
 {
+    /* First, before the options are read: the longer we wait, the longer
+     * the time in which our parent's end would go unseen. */
+    g_first_parent = getppid();
     bd_log_set_prefix("bdmprun");
     sigset_t orig_mask;
     int rc = setup(argc, argv, &orig_mask);
