@@ -96,10 +96,10 @@ call_re() {
 }
 err_re() { # SITE ERRNO
   case "$1" in
+    master.loop) echo "has not turned" ;;
     master.*) echo "Cannot allocate memory|ENOMEM" ;;
     net.*) echo "MPI" ;;
     rpc.die) echo "signal 9" ;;
-    master.loop) echo "has not turned" ;;
     *) case "$2" in
          ENOSPC) echo "No space left on device|ENOSPC|storage full|full" ;;
          EACCES) echo "Permission denied|EACCES" ;;
