@@ -125,6 +125,34 @@ static void local_shm_setup(char *dir, size_t len)
     }
 }
 
+/* Does every host of hostfile name this machine (localhost, a loopback
+ * address, or our host name)?  Then its masters are all here, as with the
+ * fork launcher, and their MPI shared memory can be the job's
+ * (local_shm_setup).  Lines are "host[:count]"; '#' starts a comment. */
+static int hostfile_all_local(const char *path)
+{
+    FILE *f = fopen(path, "r");
+    if (!f)
+        return 0; /* mpiexec will say why */
+    char me[256] = "", line[512];
+    if (gethostname(me, sizeof me - 1) < 0)
+        me[0] = 0;
+    size_t melen = strcspn(me, "."); /* the short name matches too */
+    int hosts = 0, local = 1;
+    while (local && fgets(line, sizeof line, f)) {
+        line[strcspn(line, "#\n")] = 0;
+        char *h = line + strspn(line, " \t");
+        h[strcspn(h, " \t:")] = 0;
+        if (!*h)
+            continue;
+        hosts++;
+        local = !strcmp(h, "localhost") || !strncmp(h, "127.", 4) || !strcmp(h, "::1") ||
+                (me[0] && (!strcmp(h, me) || (strlen(h) == melen && !strncmp(h, me, melen))));
+    }
+    fclose(f);
+    return local && hosts > 0;
+}
+
 /* -trace FILE: made absolute (the masters may start elsewhere) and checked
  * now, so a run is not lost for a file that cannot be written; ts 0 of the
  * timeline is now, for every node (BDMPI_TRACE_T0). */
@@ -365,6 +393,8 @@ int main(int argc, char **argv)
         if (opts.str[BD_OPT_HOSTFILE]) {
             margv[k++] = "-f";
             margv[k++] = (char *)opts.str[BD_OPT_HOSTFILE];
+            if (!extra && hostfile_all_local(opts.str[BD_OPT_HOSTFILE]))
+                local_shm_setup(shmdir, sizeof shmdir);
         } else if (!extra) {
             margv[k++] = "-launcher";
             margv[k++] = "fork";

@@ -19,6 +19,10 @@
 #              directory under /dev/shm (UCX) or not made (MPICH's), seen in
 #              the masters' mappings; then 6 jobs whose master or proxy is
 #              killed at 0.05 to 0.55 s, during the masters' MPI_Init.
+#   hostfile   the same with the masters started through a hostfile (-f)
+#              naming this host only, the closest to separate hosts that
+#              can be tried here; then a master stopped and the proxy
+#              killed, as in "stopped".
 # After each: no process of the job, nothing in -wd, no new entry in
 # /dev/shm that no process holds.  Exit 0 pass, 1 fail.
 set -u
@@ -39,7 +43,8 @@ phase=start
     echo "  $p $(cat /proc/$p/comm 2>/dev/null) $(grep State /proc/$p/status 2>/dev/null) wchan=$(cat /proc/$p/wchan 2>/dev/null)"
   done ) &
 watchdog=$!
-trap 'pkill -P $watchdog 2>/dev/null; kill $watchdog 2>/dev/null; rm -rf "$wd" "$out" "$wd.phase"' EXIT
+trap 'pkill -P $watchdog 2>/dev/null; kill $watchdog 2>/dev/null; rm -rf "$wd" "$out" "$wd.phase" "$wd.hosts"' EXIT
+hf=() # -f HOSTFILE for the case hostfile
 # note TEXT: a line of the phase log, with the seconds since the start.
 note() { echo "[$SECONDS s] $*" >>"$wd.phase"; }
 # Reading another process's environ or maps takes its memory map's lock: a
@@ -66,7 +71,7 @@ start() { # start a job (-nn ${nn:-2}, PROGRAM or the arguments given); tag name
   rm -rf "$wd"/*
   shm_before=$(ls /dev/shm 2>/dev/null | sort)
   [ $# = 0 ] && set -- "$prog" hang 1
-  env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" setsid "$exe" -nn "${nn:-2}" -ns 2 -nr 1 "$@" >"$out" 2>&1 &
+  env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" setsid "$exe" -nn "${nn:-2}" -ns 2 -nr 1 ${hf[@]+"${hf[@]}"} "$@" >"$out" 2>&1 &
   launcher=$!
   note "started job $tag (bdmpiexec $launcher)"
 }
@@ -136,7 +141,8 @@ case "$what" in
         { echo "FAIL: -nn $nn: bdmpiexec did not say it killed the $((2 * nn)) processes left:"; tail -3 "$out"; fail=1; }
     done
     ;;
-  shm)
+  shm | hostfile)
+    [ "$what" = hostfile ] && { echo "localhost:2" >"$wd.hosts"; hf=(-f "$wd.hosts"); }
     start
     wait_up || { kill -9 $(tagged) 2>/dev/null; exit 1; }
     maps=$(for p in $(named bdmprun); do grep /dev/shm /proc/$p/maps | awk '{print $6}'; done | sort -u)
@@ -157,8 +163,16 @@ case "$what" in
       [ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
       check 50 "kill -9 at $(printf '0.%02d' $((k * 10 + 5))) s of $(if [ $((k % 2)) = 0 ]; then echo a master; else echo the proxy; fi) ($victim)"
     done
+    if [ "$what" = hostfile ]; then
+      start
+      wait_up || { kill -9 $(tagged) 2>/dev/null; exit 1; }
+      proxy=$(named hydra_pmi_proxy | head -1)
+      master=$(named bdmprun | tail -1)
+      kill -STOP "$master"; kill -9 "$proxy"
+      check 100 "kill -9 of the proxy, a master stopped"
+    fi
     ;;
-  *) echo "usage: nodes_kill.sh proxy|orphan|stopped|straggler|shm BDMPIEXEC PROGRAM"; exit 2 ;;
+  *) echo "usage: nodes_kill.sh proxy|orphan|stopped|straggler|shm|hostfile BDMPIEXEC PROGRAM"; exit 2 ;;
 esac
 [ $fail = 0 ] && echo "PASS: nodes_kill $what"
 exit $fail
