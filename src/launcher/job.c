@@ -12,8 +12,16 @@
 #include <time.h>
 #include <unistd.h>
 
+/* When bdmpiexec started, before it started any process of the job (the
+ * guardian, forked later, inherits it): every process of the job started
+ * after, so the environment, whose reading waits for a process's memory
+ * map lock, is read only of those, not of every process of the machine. */
+static unsigned long long g_job_start;
+static unsigned long long start_of(const char *pid);
+
 void bd_job_id_make(char *out, size_t len)
 {
+    g_job_start = start_of("self");
     unsigned long long v = 0;
     if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v) {
         /* No entropy source: pid and time still differ between the jobs
@@ -82,8 +90,33 @@ static int environ_has(const char *pid, const char *want)
     return found;
 }
 
+/* When pid started (in clock ticks since boot, /proc/PID/stat field 22),
+ * or 0 when it cannot be read. */
+static unsigned long long start_of(const char *pid)
+{
+    char path[300], buf[512];
+    snprintf(path, sizeof path, "/proc/%s/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return 0;
+    ssize_t n = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (n <= 0)
+        return 0;
+    buf[n] = 0;
+    const char *p = strrchr(buf, ')'); /* the name may hold ')' and spaces */
+    unsigned long long t = 0;
+    for (int field = 2; p && *p && field < 22; p++)
+        if (*p == ' ')
+            field++;
+    if (p)
+        t = strtoull(p, NULL, 10);
+    return t;
+}
+
 int bd_job_procs_find(const char *id, pid_t skip, pid_t *out, int max)
 {
+
     char want[128];
     snprintf(want, sizeof want, "%s=%s", BD_JOB_ID_ENV, id);
     DIR *d = opendir("/proc");
@@ -104,6 +137,8 @@ int bd_job_procs_find(const char *id, pid_t skip, pid_t *out, int max)
         snprintf(path, sizeof path, "/proc/%s", e->d_name);
         if (stat(path, &st) < 0 || st.st_uid != me)
             continue; /* another user's: never ours */
+        if (g_job_start && start_of(e->d_name) < g_job_start)
+            continue; /* older than us: not of this job */
         if (!environ_has(e->d_name, want) || !bd_job_proc_alive(pid))
             continue;
         if (n < max)

@@ -17,7 +17,9 @@
 
 #define BD_JOB_ID_ENV "BDMPI_JOB_ID"
 
-/* A fresh random id ("%016llx") in out (at least 17 bytes). */
+/* A fresh random id ("%016llx") in out (at least 17 bytes).  Called before
+ * any process of the job is started: it also notes when we started, and
+ * processes older than that are never looked at as the job's. */
 void bd_job_id_make(char *out, size_t len);
 
 /* pid exists and is not a zombie (a zombie has ended; its parent reaps it). */
