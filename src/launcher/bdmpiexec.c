@@ -448,8 +448,8 @@ int main(int argc, char **argv)
     }
     int st = 0, first_dead = -1;
     if (opts.num[BD_OPT_NN] > 1)
-        first_dead = bd_job_masters_watch(pid, &st, jobdir, (int)opts.num[BD_OPT_NN],
-                                          BD_JOB_GRACE_MS);
+        first_dead =
+            bd_job_masters_watch(pid, &st, jobdir, (int)opts.num[BD_OPT_NN], BD_JOB_GRACE_MS);
     else
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
             ;

@@ -116,7 +116,6 @@ static unsigned long long start_of(const char *pid)
 
 int bd_job_procs_find(const char *id, pid_t skip, pid_t *out, int max)
 {
-
     char want[128];
     snprintf(want, sizeof want, "%s=%s", BD_JOB_ID_ENV, id);
     DIR *d = opendir("/proc");
