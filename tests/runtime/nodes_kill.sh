@@ -53,6 +53,10 @@ note() { echo "[$SECONDS s] $*" >>"$wd.phase"; }
 scan() { timeout -s KILL 20 "$@" || { [ $? = 137 ] && note "a /proc scan ($1) took over 20 s"; }; }
 tagged() { scan grep -lsa "BDMPI_TEST_TAG=$tag" /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3; }
 named() { for p in $(tagged); do [ "$(cat /proc/$p/comm 2>/dev/null)" = "$1" ] && echo $p; done; }
+# A master: a child of the proxy $1 (a rank being started is, until its
+# exec, a process named bdmprun too, a child of a master: stopping one of
+# those instead failed the case stopped once).
+master_of() { [ -n "$1" ] && pgrep -P "$1" -x bdmprun | tail -1; }
 # /dev/shm entries of MPICH, UCX or BDMPI not in $1 that no process holds or
 # maps (another user of the machine may be making some of its own).
 shm_orphans() {
@@ -122,7 +126,7 @@ case "$what" in
     start
     wait_up || { kill -9 $(tagged) 2>/dev/null; exit 1; }
     proxy=$(named hydra_pmi_proxy | head -1)
-    master=$(named bdmprun | tail -1)
+    master=$(master_of "$proxy")
     [ -n "$proxy" ] && [ -n "$master" ] || { echo "FAIL: no proxy ($proxy) or master ($master)"; kill -9 $(tagged) 2>/dev/null; exit 1; }
     case "$what" in
       proxy) kill -9 "$proxy"; check 50 "kill -9 of the proxy" ;;
@@ -130,7 +134,7 @@ case "$what" in
       stopped) kill -STOP "$master"; kill -9 "$proxy"; check 100 "kill -9 of the proxy, a master stopped" ;;
     esac
     [ "$what" = stopped ] && ! grep -q "master .*(bdmprun, pid $master) still ran .* after the process that started it .* ended: killed" "$out" &&
-      { echo "FAIL: bdmpiexec did not say it killed the stopped master:"; tail -3 "$out"; fail=1; }
+      { echo "FAIL: bdmpiexec did not say it killed the stopped master ($master, proxy $proxy):"; cat "$out"; cat "$wd.phase"; fail=1; }
     [ "$what" = proxy ] && grep -q "still ran" "$out" && { echo "FAIL: the masters did not end by themselves:"; grep "still ran" "$out"; fail=1; }
     ;;
   straggler)
@@ -167,7 +171,7 @@ case "$what" in
       start
       wait_up || { kill -9 $(tagged) 2>/dev/null; exit 1; }
       proxy=$(named hydra_pmi_proxy | head -1)
-      master=$(named bdmprun | tail -1)
+      master=$(master_of "$proxy")
       kill -STOP "$master"; kill -9 "$proxy"
       check 100 "kill -9 of the proxy, a master stopped"
     fi
