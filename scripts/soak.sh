@@ -113,6 +113,7 @@ err_re() { # SITE ERRNO
 # and of its ranks together is sampled every 0.1 s.  A leak of one
 # descriptor a round would make the second half's highest count exceed the
 # first half's; a few more (a spill file open at that moment) are allowed.
+children() { cat /proc/$1/task/$1/children 2>/dev/null; }
 fd_watch() {
   local wd="$tmp/fdwd" tag="bdmpi-soak-fd-$$" out="$tmp/fdout"
   local rm_prog=$build/tests/rank_memory
@@ -122,13 +123,17 @@ fd_watch() {
     "$rm_prog" 8 25 >"$out" 2>&1 &
   local job=$! m=() r=() master="" p n
   while kill -0 $job 2>/dev/null; do
-    [ -n "$master" ] && [ -d /proc/$master ] || master=$(for p in $(grep -lsa "BDMPI_TEST_TAG=$tag" \
-      /proc/[0-9]*/environ 2>/dev/null | cut -d/ -f3); do
-      [ "$(cat /proc/$p/comm 2>/dev/null)" = bdmprun ] && echo $p; done | head -1)
+    # The master is the child named bdmprun of bdmpiexec, timeout's child
+    # ($job): found through the children lists, not a scan of every
+    # process's environment, which on a loaded machine took so long that
+    # too few samples were taken (soak.ci, session 14).
+    [ -n "$master" ] && [ -d /proc/$master ] || master=$(for l in $(children $job); do
+      for p in $(children $l); do
+        [ "$(cat /proc/$p/comm 2>/dev/null)" = bdmprun ] && echo $p; done; done | head -1)
     if [ -n "$master" ]; then
       n=$(ls /proc/$master/fd 2>/dev/null | wc -l)
       local rn=0 kids
-      kids=$(pgrep -P "$master")
+      kids=$(children "$master")
       for p in $kids; do rn=$((rn + $(ls /proc/$p/fd 2>/dev/null | wc -l))); done
       [ "$n" -gt 0 ] && [ -n "$kids" ] && { m+=("$n"); r+=("$rn"); }
     fi
