@@ -19,7 +19,8 @@ int main(int argc, char **argv)
     int own = argc > 1 && !strcmp(argv[1], "own");
     pid_t sid = getsid(0), msid = getsid(getppid());
     if (own ? sid != getpid() : sid != msid) {
-        fprintf(stderr, "session_probe: rank %d (pid %d) in session %d, its master's %d: expected %s\n",
+        fprintf(stderr,
+                "session_probe: rank %d (pid %d) in session %d, its master's %d: expected %s\n",
                 rank, (int)getpid(), (int)sid, (int)msid, own ? "its own" : "its master's");
         bad = 1;
     }
