@@ -53,6 +53,14 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                     "-mem-strategy araw (its background unloading wants the other CPUs), "
                     "on: always, off: never",
                     "auto|on|off"},
+    [BD_OPT_RANK_SESSION] = {"rank-session", BD_OPT_ENUM, "on", 0, 0,
+                             "start every rank in a session of its own (setsid), as MPICH's "
+                             "launcher starts its processes: where the kernel groups CPU time "
+                             "by session (autogroup), ranks sharing bdmpiexec's session got "
+                             "one share of the CPUs between them on a busy machine; off: the "
+                             "ranks stay in bdmpiexec's session and process group (a "
+                             "terminal's Ctrl-Z stops them too)",
+                             "on|off"},
     [BD_OPT_WD] = {"wd", BD_OPT_STR, NULL, 0, 0,
                    "directory in which the job's private spill directory is made "
                    "(default: $TMPDIR, else /tmp)"},

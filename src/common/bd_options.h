@@ -22,6 +22,7 @@ typedef enum {
     BD_OPT_SPIN,
     BD_OPT_LEND_ASLEEP,
     BD_OPT_PIN,
+    BD_OPT_RANK_SESSION,
     BD_OPT_WD,
     BD_OPT_MEM,
     BD_OPT_MEM_STRATEGY,

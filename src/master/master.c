@@ -402,6 +402,15 @@ int bdr_master_start(slave_t *s, const char *path, char *const *argv, const char
         if (getppid() != g_master_pid)
             _exit(1);
         sigprocmask(SIG_SETMASK, &g_orig_mask, NULL);
+        /* A session of its own (-rank-session): with autogroup scheduling
+         * the kernel shares the CPUs between sessions first, and ranks in
+         * one session shared one share (K-means at -ns 2 -nr 2 on a
+         * loaded machine: 1.5x MPICH's time, whose processes each get a
+         * session from its launcher; docs/performance.md, issue 12
+         * session 14).  The master stays in bdmpiexec's, so a terminal's
+         * signals still reach the launcher and the master. */
+        if (g_m.opts.num[BD_OPT_RANK_SESSION] == 0)
+            (void)setsid();
         if (g_m.nnodes > 1) {
             /* MPICH's launcher leaves its own pipes open in the masters
              * (its output forwarding, the proxy's control); a rank, or a
