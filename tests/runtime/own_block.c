@@ -86,8 +86,8 @@ int main(int argc, char **argv)
         for (uint64_t k = 0; k < cnt; k++) {
             uint64_t got = r[(uint64_t)sd[q] + k], want = val(q, me, k);
             if (got != want && bad++ < 3)
-                fprintf(stderr, "rank %d: word %llu of the block from %d is %#llx, not %#llx\n",
-                        me, (unsigned long long)k, q, (unsigned long long)got,
+                fprintf(stderr, "rank %d: word %llu of the block from %d is %#llx, not %#llx\n", me,
+                        (unsigned long long)k, q, (unsigned long long)got,
                         (unsigned long long)want);
         }
     free(r);

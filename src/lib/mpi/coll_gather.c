@@ -19,9 +19,9 @@
  *   back (2 x the block) when the GETs touch that buffer;
  * - after it, the send buffer, unloaded meanwhile, is read back to give the
  *   block: only the block's sbpages under LRLW, but the whole allocation
- *   under the AR strategies (PageRank's Alltoallv: its whole send buffer,
- *   p times its own block, every iteration: 55 MB of the 586 MB read per
- *   iteration at D/M 8.5, issue 13 session 14).
+ *   under the AR strategies (PageRank's Alltoallv at D/M 8.5, 16 ranks:
+ *   its send buffers, 16 times their own blocks, 54 MB per iteration, 9%
+ *   of what the manager read; docs/performance.md, issue 13 session 14).
  * So before under AR when the send block is managed memory, else after. */
 typedef struct own_copy {
     const bdl_dt_t *st, *rt;
