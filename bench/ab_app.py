@@ -7,7 +7,9 @@ measured as a ratio within one invocation on a noisy machine.
         -ns 16 -nr 1 -mem 48M -mem-strategy arlw @pagerank -i 3 -t 10 GRAPH
 
 Everything after -- is the bdmpiexec command line; @NAME is replaced by
-BUILD/apps/NAME of each build, and --stats is added.  Prints, per build,
+BUILD/apps/NAME of each build, and --stats is added.  --a-extra/--b-extra
+add options to one side only (e.g. the same build twice with --a-extra
+"-nr 1" --b-extra "-nr 2"), placed before the rest.  Prints, per build,
 the seconds per iteration (the application's 'per-iteration' line), the wall
 time and the memory manager's bytes, each as the median of the runs, and
 B/A of the medians.  Needs root to drop the page cache (else it warns and
@@ -36,9 +38,9 @@ def stat_total(out, name):
     return int(m.group(1)) if m else None
 
 
-def run(build, args, timeout):
+def run(build, args, timeout, extra):
     exe = os.path.join(build, "bin", "bdmpiexec")
-    cmd = [exe, "--stats"] + [os.path.join(build, "apps", a[1:]) if a.startswith("@") else a
+    cmd = [exe, "--stats"] + extra + [os.path.join(build, "apps", a[1:]) if a.startswith("@") else a
                               for a in args]
     t0 = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
@@ -63,6 +65,8 @@ def main():
     ap.add_argument("--b", required=True, help="build directory B")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--a-extra", default="", help="options for A's runs only")
+    ap.add_argument("--b-extra", default="", help="options for B's runs only")
     ap.add_argument("args", nargs=argparse.REMAINDER)
     o = ap.parse_args()
     args = o.args[1:] if o.args[:1] == ["--"] else o.args
@@ -70,12 +74,15 @@ def main():
         ap.error("give the bdmpiexec command line after --")
     res = {"A": [], "B": []}
     cached = False
+    extra = {"A": o.a_extra.split(), "B": o.b_extra.split()}
+    print("load average at start: %.2f %.2f %.2f" % os.getloadavg(), flush=True)
     for r in range(o.reps):
         for k, b in (("A", o.a), ("B", o.b)):
             cached |= not drop_cache()
-            res[k].append(run(b, args, o.timeout))
+            res[k].append(run(b, args, o.timeout, extra[k]))
             print("rep %d %s: %s" % (r + 1, k, "  ".join("%s %.3f" % kv for kv in res[k][-1].items())),
                   flush=True)
+    print("load average at end: %.2f %.2f %.2f" % os.getloadavg())
     if cached:
         print("warning: could not drop the page cache (not root): storage costs are hidden")
     print("%-14s %12s %12s %8s" % ("median", "A", "B", "B/A"))

@@ -329,6 +329,7 @@ typedef struct bd_job_config {
     uint64_t coll_stage;    /* -coll-stage; 0: collectives staged whole */
     uint64_t net_direct;    /* -net-direct; 0: never */
     uint64_t mem_preclean_tick; /* -mem-preclean-tick, in microseconds */
+    int32_t mem_alloc_stats;    /* -mem-alloc-stats: 1 on */
 } bd_job_config_t;
 
 /* Fill job from the (normalised) options; the master then sets what it

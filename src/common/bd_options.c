@@ -122,6 +122,10 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                                   "microseconds of a rank's CPU time between two scans of "
                                   "-mem-preclean (tests use small values so that short "
                                   "residencies are pre-cleaned)"},
+    [BD_OPT_MEM_ALLOC_STATS] = {"mem-alloc-stats", BD_OPT_FLAG, "0", 0, 1,
+                                "debugging: each rank prints, for every managed allocation "
+                                "when it is freed (or at exit), the bytes the memory manager "
+                                "read back and wrote for it, to see which arrays move"},
     [BD_OPT_MEM_DEDUP] = {"mem-dedup", BD_OPT_ENUM, "on", 0, 0,
                           "store identical managed memory once per node: an sbpage whose "
                           "content equals a copy already stored by any rank of the node "

@@ -195,7 +195,7 @@ static int read_run(alloc_t *a, size_t s, size_t n, int in_fault)
             bdm_die("reading backing file failed while loading managed memory", -rc, n * sb);
         return rc;
     }
-    G.st.bytes_read += n * sb;
+    bdm_count_io(a, 0, n * sb);
     bdm_backing_done(a);
     return 0;
 }
@@ -249,7 +249,7 @@ static void reap(io_slot_t *sl)
             if (sl->flags & IO_REMOTE) {
                 G.st.remote_get += sl->len;
             } else {
-                G.st.bytes_read += sl->n * sb;
+                bdm_count_io(a, 0, sl->n * sb);
                 bdm_backing_drop_cache(sl->fd, sl->off, sl->len, 0);
             }
         } else {
@@ -268,7 +268,7 @@ static void reap(io_slot_t *sl)
             a->pc[x] &= (uint16_t)~PC_IO;
         if (rc == 0) {
             bdm_backing_drop_cache(sl->fd, sl->off, sl->len, 1);
-            G.st.bytes_written += sl->len;
+            bdm_count_io(a, 1, sl->len);
             G.st.precleaned += sl->len;
             if (G.verify)
                 memcpy(a->crc + sl->s, sl->crc, sl->n * sizeof *a->crc);
@@ -303,7 +303,7 @@ static void reap(io_slot_t *sl)
         if (rc == 0) {
             if (!(sl->flags & IO_REMOTE)) {
                 bdm_backing_drop_cache(sl->fd, sl->off, sl->len, 1);
-                G.st.bytes_written += sl->len;
+                bdm_count_io(a, 1, sl->len);
             }
             if (G.verify)
                 memcpy(a->crc + sl->s, sl->crc, sl->n * sizeof *a->crc);
@@ -1184,6 +1184,7 @@ size_t bdm_destroy(alloc_t *a)
     bdm_rm_forget(a, 0, a->nsb);
     bdm_dd_drop(a, 0, a->nsb);
     bdm_dd_flush();
+    bdm_alloc_report(a);
     size_t rel = a->acct;
     G.st.resident -= a->acct;
     G.st.nallocs--;

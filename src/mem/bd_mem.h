@@ -334,6 +334,11 @@ typedef struct {
      * CRC32C of the data and writing it, so that the program's writes and
      * the next scans fall inside write-backs in flight.  0 = none. */
     unsigned preclean_delay_us;
+    /* Debugging: when an allocation is destroyed (free, realloc, fini) and
+     * the manager moved any of it, one line on stderr gives its size and
+     * the bytes read back and written for it (written with write(2): free
+     * may run inside malloc). */
+    int alloc_report;
 } bd_mem_config_t;
 
 /* Smallest share_len bd_mem_init accepts. */

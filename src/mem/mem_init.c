@@ -192,6 +192,7 @@ int bd_mem_init(const bd_mem_config_t *cfg)
     G.pc_last = 0;
     G.pc_tick = (cfg->preclean_tick_us ? cfg->preclean_tick_us : 10000) * 1000ULL;
     G.pc_delay = cfg->preclean_delay_us * 1000ULL;
+    G.alloc_report = cfg->alloc_report;
     G.pc_clock = CLOCK_PROCESS_CPUTIME_ID;
     rc = bdm_io_start();
     if (rc) {

@@ -99,6 +99,8 @@ typedef struct alloc {
     uint8_t *rm;
     size_t rm_bytes;
     size_t nrm;
+    uint64_t rd, wr;   /* bytes read back / written for it (cfg.alloc_report) */
+    uint32_t nrd, nwr; /* and in how many requests */
     struct alloc *next_free;
 } alloc_t;
 
@@ -187,6 +189,7 @@ typedef struct {
     uint64_t pc_last;   /* when the last scan ran (the program's CPU time, ns) */
     uint64_t pc_tick;   /* CPU time between two scans (ns) */
     uint64_t pc_delay;  /* cfg.preclean_delay_us in ns (tests) */
+    int alloc_report;   /* cfg.alloc_report */
     clockid_t pc_clock; /* the process's CPU-time clock */
     /* CPU-time clocks of the manager's own threads (pre-cleaning, I/O
      * workers, fault handler): their time is not the program's */
@@ -312,6 +315,10 @@ size_t bdm_destroy(alloc_t *a);
 
 /* mem_alloc.c: allocation records, table, metadata, backing files. */
 void bdm_alloc_put(alloc_t *a);
+/* Count bytes read back (write 0) or written for a (G.st and a's own). */
+void bdm_count_io(alloc_t *a, int write, uint64_t bytes);
+/* cfg.alloc_report: one line on stderr for a, about to be destroyed. */
+void bdm_alloc_report(const alloc_t *a);
 /* Index of the last allocation with base <= addr, or -1. */
 long bdm_tab_idx(uintptr_t addr);
 void bdm_meta_free(alloc_t *a);

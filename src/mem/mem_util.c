@@ -361,3 +361,65 @@ void bdm_io_stop(void)
     bdm_unmap(g->io, IO_NSLOT * sizeof(io_slot_t));
     g->io = NULL;
 }
+
+/* ------------------------------------------------------------------------ */
+/* per-allocation I/O counts (cfg.alloc_report)                               */
+
+void bdm_count_io(alloc_t *a, int write, uint64_t bytes)
+{
+    if (write) {
+        bdm_g.st.bytes_written += bytes;
+        a->wr += bytes;
+        a->nwr++;
+    } else {
+        bdm_g.st.bytes_read += bytes;
+        a->rd += bytes;
+        a->nrd++;
+    }
+}
+
+/* Decimal digits of v at the end of buf[0..n); returns the first digit. */
+static char *fmt_u64(char *buf, size_t n, uint64_t v)
+{
+    char *p = buf + n;
+    *--p = '\0';
+    do
+        *--p = (char)('0' + v % 10);
+    while ((v /= 10) && p > buf);
+    return p;
+}
+
+void bdm_alloc_report(const alloc_t *a)
+{
+    if (!bdm_g.alloc_report || (!a->rd && !a->wr))
+        return;
+    /* free may run inside malloc: no stdio, no allocation */
+    char line[256], num[24];
+    size_t len = 0;
+    const char *parts[] = {bdm_g.label[0] ? bdm_g.label : "bdmem",
+                           ": mem alloc ",
+                           NULL,
+                           " size ",
+                           NULL,
+                           " read ",
+                           NULL,
+                           " in ",
+                           NULL,
+                           " written ",
+                           NULL,
+                           " in ",
+                           NULL,
+                           "\n"};
+    const uint64_t vals[] = {a->id, a->size, a->rd, a->nrd, a->wr, a->nwr};
+    int v = 0;
+    for (size_t i = 0; i < sizeof parts / sizeof *parts; i++) {
+        const char *s = parts[i] ? parts[i] : fmt_u64(num, sizeof num, vals[v++]);
+        size_t l = strlen(s);
+        if (len + l >= sizeof line)
+            break;
+        memcpy(line + len, s, l);
+        len += l;
+    }
+    ssize_t rc = write(2, line, len);
+    (void)rc;
+}

@@ -223,6 +223,9 @@ uint64_t bdl_lib_mem_resident(void);
 uint64_t bdl_lib_mem_phase_key(const bd_req_t *r);
 void bdl_lib_mem_phase(uint64_t key);
 void bdl_lib_mem_discard(void *buf, uint64_t len);
+/* Does the memory manager load buf's whole allocation when any of it is
+ * touched (an AR strategy, buf managed)? */
+int bdl_lib_mem_loads_whole(const void *buf);
 void bdl_lib_mem_prepare(const void *buf, uint64_t len, int for_write);
 /* Memory outside the manager that stays resident (shared-memory windows):
  * take bytes from the node's budget (-mem) for good, waiting for the grant

@@ -227,6 +227,7 @@ void bdl_lib_mem_init(void)
         .rdrop = bdl_g.hdr->rmt_offset ? rmt_drop : NULL,
         .preclean = job->mem_preclean == 0,
         .preclean_tick_us = (unsigned)job->mem_preclean_tick,
+        .alloc_report = job->mem_alloc_stats,
     };
     _Static_assert(BD_MEM_RESP_SHRINK == BD_MEM_ACQUIRE_SHRINK, "acquire answers differ");
     int rc = bd_mem_init(&cfg);
@@ -349,6 +350,12 @@ void bdl_lib_mem_discard(void *buf, uint64_t len)
      * once costs a round of accounting and faults per message. */
     if (bdl_g.mem_active && len >= bdl_g.hdr->job.sbpage && bd_mem_owns(buf))
         bd_mem_discard_stored(buf, len);
+}
+
+int bdl_lib_mem_loads_whole(const void *buf)
+{
+    int s = bdl_g.hdr->job.mem_strategy;
+    return bdl_g.mem_active && (s == BD_MEMS_ARAW || s == BD_MEMS_ARLW) && bd_mem_owns(buf);
 }
 
 /* The kernel is about to read (for_write=0) or fill (1) buf. */

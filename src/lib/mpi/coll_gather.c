@@ -12,10 +12,17 @@
 #include "xfer.h"
 
 /* This rank's own block of a gather, scatter or all-to-all goes straight
- * from its send buffer to its receive buffer.  A blocking call copies it
- * after it has waited for the others: copied before, it would be stored if
- * the rank is unloaded while it waits, and read back to be completed.  A
- * nonblocking call copies it at once (its completion is the engine's). */
+ * from its send buffer to its receive buffer.  A nonblocking call copies it
+ * at once (its completion is the engine's).  A blocking call copies it
+ * when that moves the fewest bytes if the rank is unloaded while it waits:
+ * - before the wait, the copy is stored with the receive buffer and read
+ *   back (2 x the block) when the GETs touch that buffer;
+ * - after it, the send buffer, unloaded meanwhile, is read back to give the
+ *   block: only the block's sbpages under LRLW, but the whole allocation
+ *   under the AR strategies (PageRank's Alltoallv at D/M 8.5, 16 ranks:
+ *   its send buffers, 16 times their own blocks, 54 MB per iteration, 9%
+ *   of what the manager read; docs/performance.md, issue 13 session 14).
+ * So before under AR when the send block is managed memory, else after. */
 typedef struct own_copy {
     const bdl_dt_t *st, *rt;
     const void *sbuf;
@@ -33,7 +40,7 @@ static void own_do(own_copy_t *o)
 
 static int own_launch(bdl_nbc_t *nb, MPI_Request *request, own_copy_t *o)
 {
-    if (request)
+    if (request || (o->on && o->len && bdl_lib_mem_loads_whole(o->sbuf)))
         own_do(o);
     int rc = bdl_nbc_launch(nb, request);
     own_do(o);
