@@ -218,7 +218,7 @@ void bdl_mt_enable(void);
 /* fn frees what the library kept for the calling thread; run by every
  * thread that called MPI when it ends (registered once). */
 void bdl_mt_at_thread_exit(void (*fn)(void));
-#define BDL_MT_MAX_REQS (1 << 20)
+#define BDL_MT_MAX_REQS (1 << 18)
 #define BDL_MT_MAX_COMMS (1 << 16)
 #define BDL_MT_GUARD                                                                               \
     __attribute__((cleanup(bdl_mt_unguard), unused)) int bdl_mt_held_ = bdl_mt_guard()

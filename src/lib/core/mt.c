@@ -18,6 +18,9 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <time.h>
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#endif
 
 #include "core.h"
 #include "request.h"
@@ -157,6 +160,10 @@ static void *reserve(void *old, size_t used, size_t max)
     if (p == MAP_FAILED)
         bdl_fatal(MPI_ERR_NO_MEM, "MPI_THREAD_MULTIPLE: cannot reserve %zu bytes: %s", max,
                   strerror(errno));
+#ifdef __SANITIZE_ADDRESS__
+    /* the tables point into the heap: LeakSanitizer must look in them */
+    __lsan_register_root_region(p, max);
+#endif
     if (used)
         memcpy(p, old, used);
     free(old);
