@@ -123,8 +123,8 @@ int main(int argc, char **argv)
             if (rank == 1 && ops[t] == PUT) {
                 MPI_Win_lock(MPI_LOCK_EXCLUSIVE, 1, 0, w);
                 if (base[n - 1] != (double)(n - 1) + (double)t) {
-                    fprintf(stderr, "rma_bench: %s %zu: target holds %g, expected %g\n", names[t], b,
-                            base[n - 1], (double)(n - 1) + (double)t);
+                    fprintf(stderr, "rma_bench: %s %zu: target holds %g, expected %g\n", names[t],
+                            b, base[n - 1], (double)(n - 1) + (double)t);
                     bad = 1;
                 }
                 MPI_Win_unlock(1, w);

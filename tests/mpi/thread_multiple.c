@@ -13,6 +13,7 @@
  * 3. Concurrent collectives on two duplicates of MPI_COMM_WORLD, one per
  *    thread (Allreduce, Bcast, Barrier, Allgather), results checked; the
  *    threads of different ranks enter their collectives in any order.
+ * 4. A generalized request that one thread completes while another waits.
  * Also: MPI_Is_thread_main is false in the threads, true in main.
  * Threads record failures in their own counters; main checks after join.
  */
@@ -172,6 +173,52 @@ static void *coll_b(void *arg)
     return NULL;
 }
 
+/* 4. A generalized request completed by one thread while another waits
+ *    for it in MPI_Wait (MPICH's threads/pt2pt/greq_wait: the waiter held
+ *    the lock while it slept between polls). */
+static MPI_Request g_greq;
+
+static int gq_query(void *extra, MPI_Status *st)
+{
+    (void)extra;
+    MPI_Status_set_elements(st, MPI_BYTE, 0);
+    MPI_Status_set_cancelled(st, 0);
+    st->MPI_SOURCE = MPI_UNDEFINED;
+    st->MPI_TAG = MPI_UNDEFINED;
+    return MPI_SUCCESS;
+}
+static int gq_free(void *extra)
+{
+    (void)extra;
+    return MPI_SUCCESS;
+}
+static int gq_cancel(void *extra, int complete)
+{
+    (void)extra;
+    (void)complete;
+    return MPI_SUCCESS;
+}
+
+static void *greq_wait(void *arg)
+{
+    result_t *r = arg;
+    g_recv_ready = 1;
+    if (MPI_Wait(&g_greq, MPI_STATUS_IGNORE) != MPI_SUCCESS || g_greq != MPI_REQUEST_NULL)
+        fail(r, "MPI_Wait on the generalized request");
+    return NULL;
+}
+
+static void *greq_complete(void *arg)
+{
+    result_t *r = arg;
+    while (!g_recv_ready)
+        nanosleep(&(struct timespec){0, 100000}, NULL);
+    nanosleep(&(struct timespec){0, 5000000}, NULL);
+    if (MPI_Grequest_complete(g_greq) != MPI_SUCCESS)
+        fail(r, "MPI_Grequest_complete");
+    return NULL;
+}
+
 static void run_pair(const char *name, void *(*f1)(void *), void *(*f2)(void *))
 {
     pthread_t t1, t2;
@@ -205,6 +252,19 @@ int main(int argc, char **argv)
         run_pair("ring", ring_recv, ring_send);
         run_pair("nonblocking", nb_recv, nb_send);
         run_pair("collectives", coll_a, coll_b);
+        MPI_Grequest_start(gq_query, gq_free, gq_cancel, NULL, &g_greq);
+        run_pair("generalized request", greq_wait, greq_complete);
+        /* again with the waiter the only thread that has called MPI yet
+         * (the threads above have ended): it must still give the lock up */
+        MPI_Grequest_start(gq_query, gq_free, gq_cancel, NULL, &g_greq);
+        pthread_t tc;
+        result_t rc = {0}, rw = {0};
+        g_recv_ready = 0;
+        pthread_create(&tc, NULL, greq_complete, &rc);
+        greq_wait(&rw);
+        pthread_join(tc, NULL);
+        CHECK(rc.errs + rw.errs == 0, "generalized request completed by a new thread: %s%s",
+              rc.what, rw.what);
         /* and the single-threaded calls still work afterwards */
         int one = 1, sum = 0;
         MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, g_ca);

@@ -85,6 +85,12 @@ int MPI_Grequest_complete(MPI_Request request)
 /* Completed by another thread of this rank: poll gently. */
 static void greq_pause(void)
 {
+    /* Under MPI_THREAD_MULTIPLE the thread that will call
+     * MPI_Grequest_complete needs the rank's lock (core/mt.c). */
+    if (bdl_mt_on) {
+        bdl_mt_nap();
+        return;
+    }
     struct timespec ts = {0, 200000};
     nanosleep(&ts, NULL);
 }
