@@ -14,6 +14,7 @@
  *    thread (Allreduce, Bcast, Barrier, Allgather), results checked; the
  *    threads of different ranks enter their collectives in any order.
  * 4. A generalized request that one thread completes while another waits.
+ * 5. MPI_Comm_dup and MPI_Comm_split by two threads at once (other parents).
  * Also: MPI_Is_thread_main is false in the threads, true in main.
  * Threads record failures in their own counters; main checks after join.
  */
@@ -158,6 +159,43 @@ static void collectives(result_t *r, MPI_Comm c, int salt)
     free(all);
 }
 
+/* 5. Communicators made at once by two threads, each from its own parent
+ *    (MPI_Comm_dup, MPI_Comm_split), in a different order on odd ranks. */
+static void make_comms(result_t *r, MPI_Comm parent, int salt)
+{
+    for (int i = 0; i < 6; i++) {
+        MPI_Comm d, s;
+        if (MPI_Comm_dup(parent, &d) != MPI_SUCCESS) {
+            fail(r, "MPI_Comm_dup");
+            return;
+        }
+        MPI_Comm_split(d, g_rank % 2, -g_rank, &s);
+        int ss = -1, sum = -1, one = salt;
+        MPI_Comm_size(s, &ss);
+        if (ss != (g_size + (g_rank % 2 ? 0 : 1)) / 2)
+            fail(r, "MPI_Comm_split size");
+        MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, s);
+        if (sum != salt * ss)
+            fail(r, "Allreduce on the split communicator");
+        MPI_Comm_free(&s);
+        MPI_Comm_free(&d);
+    }
+}
+
+static void *comms_a(void *arg)
+{
+    make_comms(arg, g_ca, 3);
+    return NULL;
+}
+
+static void *comms_b(void *arg)
+{
+    if (g_rank % 2)
+        nanosleep(&(struct timespec){0, 3000000}, NULL);
+    make_comms(arg, g_cb, 5);
+    return NULL;
+}
+
 static void *coll_a(void *arg)
 {
     collectives(arg, g_ca, 3);
@@ -252,6 +290,7 @@ int main(int argc, char **argv)
         run_pair("ring", ring_recv, ring_send);
         run_pair("nonblocking", nb_recv, nb_send);
         run_pair("collectives", coll_a, coll_b);
+        run_pair("communicator creation", comms_a, comms_b);
         MPI_Grequest_start(gq_query, gq_free, gq_cancel, NULL, &g_greq);
         run_pair("generalized request", greq_wait, greq_complete);
         /* again with the waiter the only thread that has called MPI yet

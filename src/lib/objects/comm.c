@@ -92,6 +92,20 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank)
 /* The split collective on context ctx (the caller is rank myrank, it is the
  * communicator's collective number seq): gives the new context (0 for color
  * MPI_UNDEFINED), the caller's rank, the size and the members' world ranks. */
+/* A request of the split collective (ctx, seq) after its BEGIN, addressed
+ * to it: under MPI_THREAD_MULTIPLE another thread's collective may begin
+ * while this one waits, and the master must not take the one this rank
+ * began last for it. */
+static bd_req_t *split_req(uint32_t code, int ctx, int myrank, uint64_t seq)
+{
+    bd_req_t *r = bdl_req_begin(code);
+    r->flags = BD_COLL_ADDR;
+    r->ctx = ctx;
+    r->myrank = myrank;
+    r->rid = seq;
+    return r;
+}
+
 static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int *out_ctx,
                       int *out_rank, int *out_size, int **out_world, const char *call)
 {
@@ -108,16 +122,29 @@ static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int
     memcpy(bdl_g.win, &nseg, 4);
     memcpy(bdl_g.win + 8, &seg, sizeof seg);
     memcpy(bdl_g.win + 8 + sizeof seg, ck, sizeof ck);
-    bdl_req_begin(BD_REQ_COLL_PUT);
+    split_req(BD_REQ_COLL_PUT, ctx, myrank, seq);
     bdl_rpc();
-    bdl_req_begin(BD_REQ_COLL_WAIT);
-    bdl_rpc();
+    if (bdl_mt_busy()) {
+        /* another thread of this rank may need the library meanwhile:
+         * poll (each poll gives the run slot to a rank that waits for
+         * one) and give the lock up between polls (core/mt.c) */
+        for (;;) {
+            split_req(BD_REQ_COLL_TEST, ctx, myrank, seq);
+            bdl_rpc();
+            if (bdl_resp()->flag)
+                break;
+            bdl_mt_nap();
+        }
+    } else {
+        split_req(BD_REQ_COLL_WAIT, ctx, myrank, seq);
+        bdl_rpc();
+    }
     /* GET {ctx, rank, size}, then the world ranks. */
     int32_t head[3];
     seg = (bd_seg_t){-1, sizeof head, 0, 0};
     memcpy(bdl_g.win, &nseg, 4);
     memcpy(bdl_g.win + 8, &seg, sizeof seg);
-    bdl_req_begin(BD_REQ_COLL_GET);
+    split_req(BD_REQ_COLL_GET, ctx, myrank, seq);
     bdl_rpc();
     memcpy(head, bdl_g.win, sizeof head);
     int *world = NULL;
@@ -133,13 +160,13 @@ static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int
             seg = (bd_seg_t){-1, (uint32_t)chunk, sizeof head + done, 0};
             memcpy(bdl_g.win, &nseg, 4);
             memcpy(bdl_g.win + 8, &seg, sizeof seg);
-            bdl_req_begin(BD_REQ_COLL_GET);
+            split_req(BD_REQ_COLL_GET, ctx, myrank, seq);
             bdl_rpc();
             memcpy((char *)world + done, bdl_g.win, chunk);
             done += chunk;
         }
     }
-    bdl_req_begin(BD_REQ_COLL_END);
+    split_req(BD_REQ_COLL_END, ctx, myrank, seq);
     bdl_rpc();
     *out_ctx = head[0];
     *out_rank = head[1];
