@@ -349,7 +349,7 @@ def main():
         if mode == "--header":
             out.append(decl(fn, cparams))
             continue
-        body = [f"int MPI_{fn}_c({', '.join(cparams)})", "{"]
+        body = [f"int MPI_{fn}_c({', '.join(cparams)})", "{", "    BDL_MT_GUARD;"]
         if any("call" in l for l in pre):
             body.append(f"    const char *call = \"MPI_{fn}_c\";")
         body.append("    int rc = MPI_SUCCESS;")

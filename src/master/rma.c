@@ -20,6 +20,18 @@ typedef struct {
     int serving;  /* woken with BD_CMD_RMA, RMA_DONE not yet received */
     bd_req_t req; /* the request it is blocked in */
     bd_resp_t resp;
+    /* ... and what it waits for there: a request the service makes and
+     * waits in (room in its origin's full ring for an answer) sets its
+     * own, and the rank then came back blocked in its collective with
+     * blk BLK_ROOM, which the collective's completion never wakes (a get
+     * epoch of more than a ring of answers, then MPI_Bcast: test
+     * rma_ring_full). */
+    blk_t blk;
+    uint32_t wait_seen;
+    int room_dst;
+    uint64_t room_need;
+    struct coll *coll;
+    int coll_rank;
 } rma_slave_t;
 
 static int g_on;
@@ -86,7 +98,13 @@ void bdr_rma_req_done(slave_t *s, const bd_req_t *r)
     x->serving = 0;
     s->slot->req = x->req;
     s->slot->resp = x->resp;
-    bdr_sched_lend_end(s);
+    s->blk = x->blk;
+    s->wait_seen = x->wait_seen;
+    s->room_dst = x->room_dst;
+    s->room_need = x->room_need;
+    s->coll = x->coll;
+    s->coll_rank = x->coll_rank;
+    bdr_sched_lend_end(s); /* pokes it: its wait is checked again */
 }
 
 /* Every round, every rank with service messages waiting: level-triggered,
@@ -115,9 +133,23 @@ void bdr_rma_poll(void)
         /* After an unload or another command: a later round serves it. */
         if (s->unload_sent || atomic_load_explicit(&s->slot->cmd, memory_order_acquire))
             continue;
+        /* Not in the middle of a send that waits for room in a full ring:
+         * its answers would overtake that message (a target running its
+         * service before a request answers get k, waits for room, and was
+         * woken to serve get k+1: the origin took k+1's answer for k's;
+         * test rma_ring_full at -nr 2).  The ring's owner drains it or
+         * waits, and then the send goes on without us. */
+        if (s->blk == BLK_ROOM)
+            continue;
         x->serving = 1;
         x->req = s->slot->req;
         x->resp = s->slot->resp;
+        x->blk = s->blk;
+        x->wait_seen = s->wait_seen;
+        x->room_dst = s->room_dst;
+        x->room_need = s->room_need;
+        x->coll = s->coll;
+        x->coll_rank = s->coll_rank;
         bdr_sched_lend(s);
         atomic_store_explicit(&s->slot->cmd, BD_CMD_RMA, memory_order_relaxed);
         bdr_sched_respond(s); /* wakes it; it sees the command, not an answer */

@@ -24,7 +24,10 @@ int bdl_comm_add(int ctx, int rank, int size, int *world, MPI_Errhandler errh)
         }
     if (!h) {
         int n = bdl_g.ncomms ? bdl_g.ncomms * 2 : 16;
-        bdl_comm_t *t = realloc(bdl_g.comms, (size_t)n * sizeof *t);
+        if (bdl_g.ncomms_max && n > bdl_g.ncomms_max) /* MPI_THREAD_MULTIPLE: never moves */
+            n = bdl_g.ncomms_max > bdl_g.ncomms ? bdl_g.ncomms_max : 0;
+        bdl_comm_t *t = bdl_g.ncomms_max ? (n ? bdl_g.comms : NULL)
+                                         : realloc(bdl_g.comms, (size_t)n * sizeof *t);
         if (!t)
             return -1;
         memset(t + bdl_g.ncomms, 0, (size_t)(n - bdl_g.ncomms) * sizeof *t);

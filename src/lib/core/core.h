@@ -125,6 +125,10 @@ typedef struct bdl_lib {
      * of it at our next request, and a failed poll makes one. */
     int ring_owed;
     int lent; /* serving RMA while it waits in the master (no run slot of its own) */
+    /* MPI_THREAD_MULTIPLE (mt.c): the request and communicator tables live
+     * in reservations of this many entries and never move (0: they move
+     * when they grow). */
+    int nreqs_max, ncomms_max;
 } bdl_lib_t;
 
 extern bdl_lib_t bdl_g;
@@ -197,6 +201,28 @@ int bdl_error(MPI_Comm comm, int code, const char *call, const char *fmt, ...)
 void bdl_abort(int code, const char *msg);
 /* Abort the job from inside the library. */
 _Noreturn void bdl_fatal(int code, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* mt.c: MPI_THREAD_MULTIPLE.  Every entry point holds the rank's lock
+ * for its whole body (BDL_MT_GUARD, its first statement), taken again by the
+ * entry points it calls; bdl_mt_nap gives it up for a moment inside a wait
+ * (only while bdl_mt_busy: another thread has called MPI), bdl_mt_pause
+ * also serves flagged RMA and yields the run slot first.  Before
+ * bdl_mt_enable (MPI_Init_thread or MPI_Session_init asking for it) all of
+ * it costs one load. */
+extern int bdl_mt_on;
+int bdl_mt_guard(void);
+void bdl_mt_unguard(int *held);
+int bdl_mt_busy(void);
+void bdl_mt_nap(void);
+void bdl_mt_pause(void);
+void bdl_mt_enable(void);
+/* fn frees what the library kept for the calling thread; run by every
+ * thread that called MPI when it ends (registered once). */
+void bdl_mt_at_thread_exit(void (*fn)(void));
+#define BDL_MT_MAX_REQS (1 << 18)
+#define BDL_MT_MAX_COMMS (1 << 16)
+#define BDL_MT_GUARD                                                                               \
+    __attribute__((cleanup(bdl_mt_unguard), unused)) int bdl_mt_held_ = bdl_mt_guard()
+
 #define BDL_CHECK_INIT(call)                                                                       \
     do {                                                                                           \
         bdl_g.mpi_call = (call);                                                                   \

@@ -866,6 +866,11 @@ uint32_t bdl_p2p_event_seq(void) { return event_seq(); }
  * (bdl_spin_event), then sleeps in the master, which gives our run slot away. */
 static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag, int from)
 {
+    if (bdl_mt_busy()) { /* another thread may need the library meanwhile (mt.c) */
+        if (event_seq() == seen)
+            bdl_mt_pause();
+        return;
+    }
     bd_mbox_t *mb = my_mbox();
     uint64_t spin_ns = bdl_g.hdr->job.spin_ns;
     bdl_spin_await(from);
@@ -894,20 +899,6 @@ static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag, int f
 }
 
 void bdl_p2p_wait_event(uint32_t seen, int why) { wait_event(seen, why, -1, -1, -1, -1); }
-
-/* A poll found nothing: serve the one-sided requests that wait for us (the
- * rank polled for may be an origin waiting for them), and give the run
- * slot away if another rank wants it. */
-void bdl_p2p_poll_failed(void)
-{
-    atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_POLLS], 1, memory_order_relaxed);
-    bdl_rpc_serve_flagged();
-    if (atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed) ||
-        bdl_g.ring_owed) {
-        bdl_req_begin(BD_REQ_YIELD);
-        bdl_rpc();
-    }
-}
 
 /* ---------------------------------------------------------------- receiving */
 

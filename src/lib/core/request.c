@@ -21,7 +21,10 @@ int bdl_req_new(const bdl_req_ops_t *ops)
             return i;
         }
     int n = bdl_g.nreqs ? bdl_g.nreqs * 2 : 64;
-    bdl_request_t *t = realloc(bdl_g.reqs, (size_t)n * sizeof *t);
+    if (bdl_g.nreqs_max && n > bdl_g.nreqs_max) /* MPI_THREAD_MULTIPLE: a table that never moves */
+        n = bdl_g.nreqs_max > bdl_g.nreqs ? bdl_g.nreqs_max : 0;
+    bdl_request_t *t =
+        bdl_g.nreqs_max ? (n ? bdl_g.reqs : NULL) : realloc(bdl_g.reqs, (size_t)n * sizeof *t);
     if (!t)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory allocating a request");
     memset(t + bdl_g.nreqs, 0, (size_t)(n - bdl_g.nreqs) * sizeof *t);
@@ -128,7 +131,11 @@ int bdl_req_wait(const char *call, MPI_Request *request, MPI_Status *status)
     bdl_request_t *q = req_live(*request);
     if (!q)
         return bdl_req_bad(call, *request);
-    q->ops->progress(q, 1);
+    if (bdl_mt_busy()) /* polls, giving the lock up between them (mt.c) */
+        while (q->ops->progress(q, 0), !q->done)
+            bdl_mt_pause();
+    else
+        q->ops->progress(q, 1);
     MPI_Comm ec = q->ecomm ? q->ecomm : MPI_COMM_WORLD;
     int err = req_finish1(request, status);
     if (err)
@@ -182,6 +189,12 @@ int bdl_req_get_status(const char *call, MPI_Request request, int *flag, MPI_Sta
  * Returns how many are done. */
 static int poll_many(int count, MPI_Request reqs[], int block, int every)
 {
+    if (block && bdl_mt_busy()) { /* another thread may need the lock meanwhile (mt.c) */
+        int n;
+        while (!(n = poll_many(count, reqs, 0, every)))
+            bdl_mt_pause();
+        return n;
+    }
     if (block) {
         /* Requests completed from outside: poll the whole set until one is. */
         for (int i = 0; i < count; i++) {

@@ -550,6 +550,7 @@ int bdl_io_seek_pos(bdl_file_t *f, MPI_File fh, const char *call, MPI_Offset cur
 
 int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_seek";
     FILE_OR_ERR(call, fh, f);
     if (f->amode & MPI_MODE_SEQUENTIAL)
@@ -560,6 +561,7 @@ int MPI_File_seek(MPI_File fh, MPI_Offset offset, int whence)
 
 int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_get_position";
     FILE_OR_ERR(call, fh, f);
     if (f->amode & MPI_MODE_SEQUENTIAL)
@@ -573,6 +575,7 @@ int MPI_File_get_position(MPI_File fh, MPI_Offset *offset)
 
 int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_get_byte_offset";
     FILE_OR_ERR(call, fh, f);
     if (offset < 0)
@@ -587,6 +590,7 @@ int MPI_File_get_byte_offset(MPI_File fh, MPI_Offset offset, MPI_Offset *disp)
 
 int MPI_File_sync(MPI_File fh)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_sync";
     FILE_OR_ERR(call, fh, f);
     int err = fsync(f->fd) < 0 ? errno : 0;
@@ -600,6 +604,7 @@ int MPI_File_sync(MPI_File fh)
 
 int MPI_File_set_atomicity(MPI_File fh, int flag)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_set_atomicity";
     FILE_OR_ERR(call, fh, f);
     int v[2] = {!!flag, -!!flag}, r[2] = {0, 0};
@@ -616,6 +621,7 @@ int MPI_File_set_atomicity(MPI_File fh, int flag)
 
 int MPI_File_get_atomicity(MPI_File fh, int *flag)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_get_atomicity";
     FILE_OR_ERR(call, fh, f);
     if (!flag)

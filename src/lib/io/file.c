@@ -103,6 +103,7 @@ int bdl_file_error(MPI_File fh, int code, const char *call, const char *fmt, ...
 
 int MPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_create_errhandler";
     BDL_CHECK_INIT(call);
     if (!fn || !errhandler)
@@ -132,6 +133,7 @@ int MPI_File_create_errhandler(MPI_File_errhandler_function *fn, MPI_Errhandler 
 
 int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_set_errhandler";
     FILE_OR_NULL(call, file, f);
     if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
@@ -149,6 +151,7 @@ int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
 
 int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_get_errhandler";
     FILE_OR_NULL(call, file, f);
     if (!errhandler)
@@ -159,6 +162,7 @@ int MPI_File_get_errhandler(MPI_File file, MPI_Errhandler *errhandler)
 
 int MPI_File_call_errhandler(MPI_File fh, int errorcode)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_call_errhandler";
     FILE_OR_NULL(call, fh, f);
     (void)f;
@@ -233,6 +237,7 @@ static const char *strip_prefix(const char *name)
 
 int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info, MPI_File *fh)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_open";
     BDL_CHECK_INIT(call);
     bdl_comm_t *c = bdl_comm_get(comm);
@@ -365,6 +370,7 @@ int MPI_File_open(MPI_Comm comm, const char *filename, int amode, MPI_Info info,
 
 int MPI_File_close(MPI_File *fh)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_close";
     BDL_CHECK_INIT(call);
     if (!fh)
@@ -397,6 +403,7 @@ int MPI_File_close(MPI_File *fh)
 
 int MPI_File_delete(const char *filename, MPI_Info info)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_delete";
     BDL_CHECK_INIT(call);
     if (!filename || !*filename)
@@ -455,16 +462,19 @@ static int resize(MPI_File fh, MPI_Offset size, int prealloc, const char *call)
 
 int MPI_File_set_size(MPI_File fh, MPI_Offset size)
 {
+    BDL_MT_GUARD;
     return resize(fh, size, 0, "MPI_File_set_size");
 }
 
 int MPI_File_preallocate(MPI_File fh, MPI_Offset size)
 {
+    BDL_MT_GUARD;
     return resize(fh, size, 1, "MPI_File_preallocate");
 }
 
 int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_get_size";
     FILE_OR_ERR(call, fh, f);
     if (!size)
@@ -481,6 +491,7 @@ int MPI_File_get_size(MPI_File fh, MPI_Offset *size)
 
 int MPI_File_get_amode(MPI_File fh, int *amode)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_get_amode";
     FILE_OR_ERR(call, fh, f);
     if (!amode)
@@ -491,6 +502,7 @@ int MPI_File_get_amode(MPI_File fh, int *amode)
 
 int MPI_File_get_group(MPI_File fh, MPI_Group *group)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_get_group";
     FILE_OR_ERR(call, fh, f);
     if (!group)
@@ -501,6 +513,7 @@ int MPI_File_get_group(MPI_File fh, MPI_Group *group)
 /* Hints change nothing in BDMPI: they are kept and given back. */
 int MPI_File_set_info(MPI_File fh, MPI_Info info)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_set_info";
     FILE_OR_ERR(call, fh, f);
     if (!bdl_info_valid(info))
@@ -518,6 +531,7 @@ int MPI_File_set_info(MPI_File fh, MPI_Info info)
 
 int MPI_File_get_info(MPI_File fh, MPI_Info *info_used)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_get_info";
     FILE_OR_ERR(call, fh, f);
     if (!info_used)

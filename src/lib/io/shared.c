@@ -145,6 +145,7 @@ int bdl_shared_set(bdl_file_t *f, MPI_Offset pos)
 int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                          MPI_Status *status)
 {
+    BDL_MT_GUARD;
     return bdl_io_access(fh, "MPI_File_read_shared", 0, BDL_IO_SHARED, 0, buf, count, datatype,
                          status);
 }
@@ -152,6 +153,7 @@ int MPI_File_read_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatyp
 int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                           MPI_Status *status)
 {
+    BDL_MT_GUARD;
     return bdl_io_access(fh, "MPI_File_write_shared", 1, BDL_IO_SHARED, 0, (void *)buf, count,
                          datatype, status);
 }
@@ -159,6 +161,7 @@ int MPI_File_write_shared(MPI_File fh, const void *buf, int count, MPI_Datatype 
 int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                           MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return bdl_io_iaccess(fh, "MPI_File_iread_shared", 0, BDL_IO_SHARED, 0, buf, count, datatype,
                           request);
 }
@@ -166,12 +169,14 @@ int MPI_File_iread_shared(MPI_File fh, void *buf, int count, MPI_Datatype dataty
 int MPI_File_iwrite_shared(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                            MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return bdl_io_iaccess(fh, "MPI_File_iwrite_shared", 1, BDL_IO_SHARED, 0, (void *)buf, count,
                           datatype, request);
 }
 
 int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_get_position_shared";
     FILE_OR_ERR(call, fh, f);
     if (!offset)
@@ -188,6 +193,7 @@ int MPI_File_get_position_shared(MPI_File fh, MPI_Offset *offset)
  * pointer, and nobody returns before it has. */
 int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_seek_shared";
     FILE_OR_ERR(call, fh, f);
     int err = 0;
@@ -262,12 +268,14 @@ static int ordered(MPI_File fh, const char *call, int write, void *buf, int coun
 int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype datatype,
                           MPI_Status *status)
 {
+    BDL_MT_GUARD;
     return ordered(fh, "MPI_File_read_ordered", 0, buf, count, datatype, status);
 }
 
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                            MPI_Status *status)
 {
+    BDL_MT_GUARD;
     return ordered(fh, "MPI_File_write_ordered", 1, (void *)buf, count, datatype, status);
 }
 
@@ -339,11 +347,13 @@ static int split_end(MPI_File fh, int kind, const char *call, MPI_Status *status
 int MPI_File_read_at_all_begin(MPI_File fh, MPI_Offset offset, void *buf, int count,
                                MPI_Datatype datatype)
 {
+    BDL_MT_GUARD;
     return split_begin(fh, SPLIT_READ_AT, offset, buf, count, datatype);
 }
 
 int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     (void)buf;
     return split_end(fh, SPLIT_READ_AT, "MPI_File_read_at_all_end", status);
 }
@@ -351,55 +361,65 @@ int MPI_File_read_at_all_end(MPI_File fh, void *buf, MPI_Status *status)
 int MPI_File_write_at_all_begin(MPI_File fh, MPI_Offset offset, const void *buf, int count,
                                 MPI_Datatype datatype)
 {
+    BDL_MT_GUARD;
     return split_begin(fh, SPLIT_WRITE_AT, offset, (void *)buf, count, datatype);
 }
 
 int MPI_File_write_at_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     (void)buf;
     return split_end(fh, SPLIT_WRITE_AT, "MPI_File_write_at_all_end", status);
 }
 
 int MPI_File_read_all_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
+    BDL_MT_GUARD;
     return split_begin(fh, SPLIT_READ, 0, buf, count, datatype);
 }
 
 int MPI_File_read_all_end(MPI_File fh, void *buf, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     (void)buf;
     return split_end(fh, SPLIT_READ, "MPI_File_read_all_end", status);
 }
 
 int MPI_File_write_all_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
+    BDL_MT_GUARD;
     return split_begin(fh, SPLIT_WRITE, 0, (void *)buf, count, datatype);
 }
 
 int MPI_File_write_all_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     (void)buf;
     return split_end(fh, SPLIT_WRITE, "MPI_File_write_all_end", status);
 }
 
 int MPI_File_read_ordered_begin(MPI_File fh, void *buf, int count, MPI_Datatype datatype)
 {
+    BDL_MT_GUARD;
     return split_begin(fh, SPLIT_READ_ORD, 0, buf, count, datatype);
 }
 
 int MPI_File_read_ordered_end(MPI_File fh, void *buf, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     (void)buf;
     return split_end(fh, SPLIT_READ_ORD, "MPI_File_read_ordered_end", status);
 }
 
 int MPI_File_write_ordered_begin(MPI_File fh, const void *buf, int count, MPI_Datatype datatype)
 {
+    BDL_MT_GUARD;
     return split_begin(fh, SPLIT_WRITE_ORD, 0, (void *)buf, count, datatype);
 }
 
 int MPI_File_write_ordered_end(MPI_File fh, const void *buf, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     (void)buf;
     return split_end(fh, SPLIT_WRITE_ORD, "MPI_File_write_ordered_end", status);
 }

@@ -107,6 +107,7 @@ int MPI_Register_datarep(const char *datarep, MPI_Datarep_conversion_function *r
                          MPI_Datarep_conversion_function *write_fn,
                          MPI_Datarep_extent_function *extent_fn, void *extra_state)
 {
+    BDL_MT_GUARD;
     return register_rep("MPI_Register_datarep", datarep, read_fn, write_fn, NULL, NULL, extent_fn,
                         extra_state);
 }
@@ -115,6 +116,7 @@ int MPI_Register_datarep_c(const char *datarep, MPI_Datarep_conversion_function_
                            MPI_Datarep_conversion_function_c *write_fn,
                            MPI_Datarep_extent_function *extent_fn, void *extra_state)
 {
+    BDL_MT_GUARD;
     return register_rep("MPI_Register_datarep_c", datarep, NULL, NULL, read_fn, write_fn, extent_fn,
                         extra_state);
 }
@@ -177,6 +179,7 @@ static const char *layout_bad(const bdl_dt_t *t, int writable)
 int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Datatype filetype,
                       const char *datarep, MPI_Info info)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_set_view";
     BDL_CHECK_INIT(call);
     bdl_file_t *f = bdl_file_get(fh);
@@ -287,6 +290,7 @@ int MPI_File_set_view(MPI_File fh, MPI_Offset disp, MPI_Datatype etype, MPI_Data
 int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Datatype *filetype,
                       char *datarep)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_get_view";
     BDL_CHECK_INIT(call);
     bdl_file_t *f = bdl_file_get(fh);
@@ -315,6 +319,7 @@ int MPI_File_get_view(MPI_File fh, MPI_Offset *disp, MPI_Datatype *etype, MPI_Da
 
 int MPI_File_get_type_extent(MPI_File fh, MPI_Datatype datatype, MPI_Aint *extent)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_get_type_extent";
     BDL_CHECK_INIT(call);
     bdl_file_t *f = bdl_file_get(fh);

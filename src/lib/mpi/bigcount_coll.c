@@ -10,6 +10,7 @@
 
 int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Bcast_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -22,6 +23,7 @@ int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, 
 int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                  MPI_Op op, int root, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Reduce_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -34,6 +36,7 @@ int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                     MPI_Op op, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Allreduce_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -46,6 +49,7 @@ int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
 int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                MPI_Op op, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Scan_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -58,6 +62,7 @@ int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype
 int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                  MPI_Op op, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Exscan_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -70,6 +75,7 @@ int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
 int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Reduce_scatter_block_c";
     int rc = MPI_SUCCESS;
     int i_recvcount;
@@ -82,6 +88,7 @@ int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count rec
 int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_Datatype datatype,
                        MPI_Op op)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Reduce_local_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -94,6 +101,7 @@ int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_D
 int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Gather_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -109,6 +117,7 @@ int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype
 int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Scatter_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -124,6 +133,7 @@ int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
 int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Allgather_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -139,6 +149,7 @@ int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
 int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Alltoall_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -155,6 +166,7 @@ int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                   int root, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Gatherv_c";
     int rc = MPI_SUCCESS;
     int *i_recvcounts = NULL;
@@ -179,6 +191,7 @@ int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_
                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                    int root, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Scatterv_c";
     int rc = MPI_SUCCESS;
     int *i_sendcounts = NULL;
@@ -203,6 +216,7 @@ int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
                      const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                      MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Allgatherv_c";
     int rc = MPI_SUCCESS;
     int *i_recvcounts = NULL;
@@ -227,6 +241,7 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Alltoallv_c";
     int rc = MPI_SUCCESS;
     int *i_sendcounts = NULL;
@@ -257,6 +272,7 @@ int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Alltoallw_c";
     int rc = MPI_SUCCESS;
     int *i_sendcounts = NULL;
@@ -286,6 +302,7 @@ out:
 int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Reduce_scatter_c";
     int rc = MPI_SUCCESS;
     int *i_recvcounts = NULL;
@@ -301,6 +318,7 @@ out:
 int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
                  MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Ibcast_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -313,6 +331,7 @@ int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root,
 int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                   MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Ireduce_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -325,6 +344,7 @@ int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datat
 int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                      MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Iallreduce_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -337,6 +357,7 @@ int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Da
 int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                 MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Iscan_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -349,6 +370,7 @@ int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatyp
 int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                   MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Iexscan_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -362,6 +384,7 @@ int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count re
                                 MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
                                 MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Ireduce_scatter_block_c";
     int rc = MPI_SUCCESS;
     int i_recvcount;
@@ -375,6 +398,7 @@ int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                   MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Igather_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -392,6 +416,7 @@ int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                    MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Iscatter_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -409,6 +434,7 @@ int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
                      MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                      MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Iallgather_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -425,6 +451,7 @@ int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
 int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Ialltoall_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -442,6 +469,7 @@ int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
                    int root, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Igatherv_c";
     int rc = MPI_SUCCESS;
     int *i_recvcounts = NULL;
@@ -466,6 +494,7 @@ int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
                     MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Iscatterv_c";
     int rc = MPI_SUCCESS;
     int *i_sendcounts = NULL;
@@ -490,6 +519,7 @@ int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                       MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Iallgatherv_c";
     int rc = MPI_SUCCESS;
     int *i_recvcounts = NULL;
@@ -515,6 +545,7 @@ int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                      MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Ialltoallv_c";
     int rc = MPI_SUCCESS;
     int *i_sendcounts = NULL;
@@ -546,6 +577,7 @@ int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                      MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Ialltoallw_c";
     int rc = MPI_SUCCESS;
     int *i_sendcounts = NULL;
@@ -575,6 +607,7 @@ out:
 int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Ireduce_scatter_c";
     int rc = MPI_SUCCESS;
     int *i_recvcounts = NULL;
@@ -590,6 +623,7 @@ out:
 int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
                      MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Bcast_init_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -602,6 +636,7 @@ int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int r
 int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                       MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Reduce_init_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -614,6 +649,7 @@ int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_D
 int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                          MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Allreduce_init_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -626,6 +662,7 @@ int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MP
 int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                     MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Scan_init_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -638,6 +675,7 @@ int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
 int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
                       MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Exscan_init_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -651,6 +689,7 @@ int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Coun
                                     MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                                     MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Reduce_scatter_block_init_c";
     int rc = MPI_SUCCESS;
     int i_recvcount;
@@ -665,6 +704,7 @@ int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Gather_init_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -682,6 +722,7 @@ int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
                        MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Scatter_init_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -699,6 +740,7 @@ int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype 
                          void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                          MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Allgather_init_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -716,6 +758,7 @@ int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype s
                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                         MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Alltoall_init_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -733,6 +776,7 @@ int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                              MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Neighbor_allgather_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -750,6 +794,7 @@ int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Dataty
                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                             MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Neighbor_alltoall_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -767,6 +812,7 @@ int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
                               void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                               MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Ineighbor_allgather_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -784,6 +830,7 @@ int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datat
                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                              MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Ineighbor_alltoall_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -801,6 +848,7 @@ int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                               MPI_Datatype recvtype, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Neighbor_allgatherv_c";
     int rc = MPI_SUCCESS;
     int *i_recvcounts = NULL;
@@ -826,6 +874,7 @@ int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                              MPI_Datatype recvtype, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Neighbor_alltoallv_c";
     int rc = MPI_SUCCESS;
     int *i_sendcounts = NULL;
@@ -857,6 +906,7 @@ int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                              const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Neighbor_alltoallw_c";
     int rc = MPI_SUCCESS;
     int *i_sendcounts = NULL;
@@ -879,6 +929,7 @@ int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
                                void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Ineighbor_allgatherv_c";
     int rc = MPI_SUCCESS;
     int *i_recvcounts = NULL;
@@ -904,6 +955,7 @@ int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Ineighbor_alltoallv_c";
     int rc = MPI_SUCCESS;
     int *i_sendcounts = NULL;
@@ -935,6 +987,7 @@ int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                               const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Ineighbor_alltoallw_c";
     int rc = MPI_SUCCESS;
     int *i_sendcounts = NULL;
@@ -957,6 +1010,7 @@ int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_
                                   void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Neighbor_allgather_init_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -974,6 +1028,7 @@ int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_D
                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Neighbor_alltoall_init_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;

@@ -13,6 +13,7 @@ int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
                             MPI_Count *num_addresses, MPI_Count *num_large_counts,
                             MPI_Count *num_datatypes, int *combiner)
 {
+    BDL_MT_GUARD;
     int ni = 0, na = 0, nd = 0;
     if (!num_integers || !num_addresses || !num_large_counts || !num_datatypes)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Type_get_envelope_c",
@@ -34,6 +35,7 @@ int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_C
                             int array_of_integers[], MPI_Aint array_of_addresses[],
                             MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
 {
+    BDL_MT_GUARD;
     (void)array_of_large_counts;
     if (max_large_counts < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Type_get_contents_c",
@@ -48,6 +50,7 @@ int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_C
 int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                               void *baseptr, MPI_Win *win)
 {
+    BDL_MT_GUARD;
     int du, rc;
     if ((rc = bdl_bc_fit("MPI_Win_allocate_shared_c", comm, "disp_unit", disp_unit, &du)))
         return rc;
@@ -57,6 +60,7 @@ int MPI_Win_allocate_shared_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, 
 int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp_unit,
                            void *baseptr)
 {
+    BDL_MT_GUARD;
     int du = 0;
     if (!disp_unit)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Win_shared_query_c",
@@ -69,6 +73,7 @@ int MPI_Win_shared_query_c(MPI_Win win, int rank, MPI_Aint *size, MPI_Aint *disp
 
 int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *extent)
 {
+    BDL_MT_GUARD;
     MPI_Aint e = 0;
     if (!extent)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_File_get_type_extent_c",
@@ -88,6 +93,7 @@ int MPI_File_get_type_extent_c(MPI_File fh, MPI_Datatype datatype, MPI_Count *ex
  * contents are the struct's. */
 int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_contiguous_c";
     if (count <= INT_MAX)
         return MPI_Type_contiguous(count < 0 ? -1 : (int)count, oldtype, newtype);

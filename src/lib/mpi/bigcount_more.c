@@ -11,6 +11,7 @@
 int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
                       MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_vector_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -29,6 +30,7 @@ int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
 int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
                               MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_create_hvector_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -45,6 +47,7 @@ int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
                        const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                        MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_indexed_c";
     int rc = MPI_SUCCESS;
     int *i_array_of_blocklengths = NULL;
@@ -70,6 +73,7 @@ int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blockle
                                const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                                MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_create_hindexed_c";
     int rc = MPI_SUCCESS;
     int *i_array_of_blocklengths = NULL;
@@ -95,6 +99,7 @@ int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
                                     const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                                     MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_create_indexed_block_c";
     int rc = MPI_SUCCESS;
     int *i_array_of_displacements = NULL;
@@ -118,6 +123,7 @@ int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
                                      const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
                                      MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_create_hindexed_block_c";
     int rc = MPI_SUCCESS;
     MPI_Aint *i_array_of_displacements = NULL;
@@ -141,6 +147,7 @@ int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blockleng
                              const MPI_Count array_of_displacements[],
                              const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_create_struct_c";
     int rc = MPI_SUCCESS;
     int *i_array_of_blocklengths = NULL;
@@ -167,6 +174,7 @@ int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
                                const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
                                MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_create_subarray_c";
     int rc = MPI_SUCCESS;
     int *i_array_of_sizes = NULL;
@@ -195,6 +203,7 @@ int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count arra
                              const int array_of_psizes[], int order, MPI_Datatype oldtype,
                              MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_create_darray_c";
     int rc = MPI_SUCCESS;
     int *i_array_of_gsizes = NULL;
@@ -211,6 +220,7 @@ out:
 int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
                               MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     int rc = MPI_SUCCESS;
     rc = MPI_Type_create_resized(oldtype, (MPI_Aint)lb, (MPI_Aint)extent, newtype);
     return rc;
@@ -219,6 +229,7 @@ int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count exte
 int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void *outbuf,
                MPI_Count outsize, MPI_Count *position, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Pack_c";
     int rc = MPI_SUCCESS;
     int i_incount;
@@ -237,6 +248,7 @@ int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void
 int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void *outbuf,
                  MPI_Count outcount, MPI_Datatype datatype, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Unpack_c";
     int rc = MPI_SUCCESS;
     int i_position;
@@ -254,6 +266,7 @@ int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void 
 
 int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI_Count *size)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Pack_size_c";
     int rc = MPI_SUCCESS;
     int i_incount;
@@ -269,6 +282,7 @@ int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI
 int MPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incount,
                         MPI_Datatype datatype, void *outbuf, MPI_Count outsize, MPI_Count *position)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Pack_external_c";
     int rc = MPI_SUCCESS;
     int i_incount;
@@ -286,6 +300,7 @@ int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count ins
                           MPI_Count *position, void *outbuf, MPI_Count outcount,
                           MPI_Datatype datatype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Unpack_external_c";
     int rc = MPI_SUCCESS;
     MPI_Aint i_position = (MPI_Aint)*position;
@@ -302,6 +317,7 @@ int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count ins
 int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Datatype datatype,
                              MPI_Count *size)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Pack_external_size_c";
     int rc = MPI_SUCCESS;
     int i_incount;
@@ -318,6 +334,7 @@ int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
               MPI_Datatype target_datatype, MPI_Win win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Put_c";
     int rc = MPI_SUCCESS;
     int i_origin_count;
@@ -335,6 +352,7 @@ int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
               int target_rank, MPI_Aint target_disp, MPI_Count target_count,
               MPI_Datatype target_datatype, MPI_Win win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Get_c";
     int rc = MPI_SUCCESS;
     int i_origin_count;
@@ -352,6 +370,7 @@ int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Dataty
                      int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                      MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Accumulate_c";
     int rc = MPI_SUCCESS;
     int i_origin_count;
@@ -371,6 +390,7 @@ int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
                          MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
                          MPI_Win win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Get_accumulate_c";
     int rc = MPI_SUCCESS;
     int i_origin_count;
@@ -392,6 +412,7 @@ int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Rput_c";
     int rc = MPI_SUCCESS;
     int i_origin_count;
@@ -409,6 +430,7 @@ int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
                int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                MPI_Datatype target_datatype, MPI_Win win, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Rget_c";
     int rc = MPI_SUCCESS;
     int i_origin_count;
@@ -426,6 +448,7 @@ int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
                       int target_rank, MPI_Aint target_disp, MPI_Count target_count,
                       MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Raccumulate_c";
     int rc = MPI_SUCCESS;
     int i_origin_count;
@@ -445,6 +468,7 @@ int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
                           MPI_Count target_count, MPI_Datatype target_datatype, MPI_Op op,
                           MPI_Win win, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Rget_accumulate_c";
     int rc = MPI_SUCCESS;
     int i_origin_count;
@@ -465,6 +489,7 @@ int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
 int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                      MPI_Win *win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_create_c";
     int rc = MPI_SUCCESS;
     int i_disp_unit;
@@ -477,6 +502,7 @@ int MPI_Win_create_c(void *base, MPI_Aint size, MPI_Aint disp_unit, MPI_Info inf
 int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Comm comm,
                        void *baseptr, MPI_Win *win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_allocate_c";
     int rc = MPI_SUCCESS;
     int i_disp_unit;
@@ -489,6 +515,7 @@ int MPI_Win_allocate_c(MPI_Aint size, MPI_Aint disp_unit, MPI_Info info, MPI_Com
 int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
                        MPI_Datatype datatype, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_read_at_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -501,6 +528,7 @@ int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count coun
 int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
                            MPI_Datatype datatype, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_read_at_all_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -513,6 +541,7 @@ int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count 
 int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
                         MPI_Datatype datatype, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_write_at_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -525,6 +554,7 @@ int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Cou
 int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
                             MPI_Datatype datatype, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_write_at_all_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -537,6 +567,7 @@ int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI
 int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
                         MPI_Datatype datatype, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_iread_at_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -549,6 +580,7 @@ int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count cou
 int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
                             MPI_Datatype datatype, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_iread_at_all_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -561,6 +593,7 @@ int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count
 int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
                          MPI_Datatype datatype, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_iwrite_at_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -573,6 +606,7 @@ int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Co
 int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
                              MPI_Datatype datatype, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_iwrite_at_all_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -585,6 +619,7 @@ int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MP
 int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
                     MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_read_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -597,6 +632,7 @@ int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dataty
 int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
                         MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_read_all_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -609,6 +645,7 @@ int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype da
 int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
                      MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_write_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -621,6 +658,7 @@ int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype
 int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
                          MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_write_all_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -633,6 +671,7 @@ int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Data
 int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
                      MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_iread_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -645,6 +684,7 @@ int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datat
 int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
                          MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_iread_all_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -657,6 +697,7 @@ int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype d
 int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
                       MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_iwrite_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -669,6 +710,7 @@ int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatyp
 int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
                           MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_iwrite_all_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -681,6 +723,7 @@ int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Dat
 int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
                            MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_read_shared_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -693,6 +736,7 @@ int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype
 int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
                             MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_write_shared_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -705,6 +749,7 @@ int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_D
 int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
                             MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_iread_shared_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -717,6 +762,7 @@ int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatyp
 int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
                              MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_iwrite_shared_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -729,6 +775,7 @@ int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
 int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype,
                             MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_read_ordered_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -741,6 +788,7 @@ int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatyp
 int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype,
                              MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_write_ordered_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -753,6 +801,7 @@ int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
 int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count count,
                                  MPI_Datatype datatype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_read_at_all_begin_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -765,6 +814,7 @@ int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_
 int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Count count,
                                   MPI_Datatype datatype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_write_at_all_begin_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -776,6 +826,7 @@ int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *bu
 
 int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_read_all_begin_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -787,6 +838,7 @@ int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datat
 
 int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype datatype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_write_all_begin_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -798,6 +850,7 @@ int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MP
 
 int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datatype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_read_ordered_begin_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -810,6 +863,7 @@ int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_D
 int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count,
                                    MPI_Datatype datatype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_File_write_ordered_begin_c";
     int rc = MPI_SUCCESS;
     int i_count;

@@ -11,6 +11,7 @@
 int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Send_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -23,6 +24,7 @@ int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest
 int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                 MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Bsend_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -35,6 +37,7 @@ int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                 MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Ssend_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -47,6 +50,7 @@ int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                 MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Rsend_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -59,6 +63,7 @@ int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                MPI_Comm comm, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Recv_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -71,6 +76,7 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
 int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                 MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Isend_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -83,6 +89,7 @@ int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
 int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                  MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Ibsend_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -95,6 +102,7 @@ int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                  MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Issend_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -107,6 +115,7 @@ int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                  MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Irsend_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -119,6 +128,7 @@ int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
 int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                 MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Irecv_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -131,6 +141,7 @@ int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
 int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                     MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Send_init_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -143,6 +154,7 @@ int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int
 int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                      MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Bsend_init_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -155,6 +167,7 @@ int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                      MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Ssend_init_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -167,6 +180,7 @@ int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int tag,
                      MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Rsend_init_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -179,6 +193,7 @@ int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
 int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, int tag,
                     MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Recv_init_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -192,6 +207,7 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
                    int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                    int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Sendrecv_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -208,6 +224,7 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
 int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, int dest, int sendtag,
                            int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Sendrecv_replace_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -221,6 +238,7 @@ int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
                     int sendtag, void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
                     int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Isendrecv_c";
     int rc = MPI_SUCCESS;
     int i_sendcount;
@@ -238,6 +256,7 @@ int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
                             int sendtag, int source, int recvtag, MPI_Comm comm,
                             MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Isendrecv_replace_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -251,6 +270,7 @@ int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
 int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
                 MPI_Status *status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Mrecv_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -263,6 +283,7 @@ int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *
 int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *message,
                  MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Imrecv_c";
     int rc = MPI_SUCCESS;
     int i_count;
@@ -274,6 +295,7 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
 
 int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Buffer_attach_c";
     int rc = MPI_SUCCESS;
     int i_size;
@@ -285,6 +307,7 @@ int MPI_Buffer_attach_c(void *buffer, MPI_Count size)
 
 int MPI_Buffer_detach_c(void *buffer_addr, MPI_Count *size)
 {
+    BDL_MT_GUARD;
     int rc = MPI_SUCCESS;
     int i_size = 0;
     rc = MPI_Buffer_detach(buffer_addr, &i_size);

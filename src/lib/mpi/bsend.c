@@ -12,6 +12,7 @@ static int g_bsend_size = -1; /* -1: nothing attached */
 
 int MPI_Buffer_attach(void *buffer, int size)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Buffer_attach";
     BDL_CHECK_INIT(call);
     if (size < 0)
@@ -30,6 +31,7 @@ int MPI_Buffer_attach(void *buffer, int size)
  * detaching never waits. */
 int MPI_Buffer_detach(void *buffer_addr, int *size)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Buffer_detach";
     BDL_CHECK_INIT(call);
     if (!buffer_addr || !size)
@@ -71,6 +73,7 @@ static int bsend_check(const char *call, int count, MPI_Datatype datatype, int d
 
 int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     int rc = bsend_check("MPI_Bsend", count, datatype, dest, comm);
     return rc ? rc : bdl_mpi_send("MPI_Bsend", buf, count, datatype, dest, tag, comm, 0);
 }
@@ -78,12 +81,14 @@ int MPI_Bsend(const void *buf, int count, MPI_Datatype datatype, int dest, int t
 int MPI_Ibsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
+    BDL_MT_GUARD;
     int rc = bsend_check("MPI_Ibsend", count, datatype, dest, comm);
     return rc ? rc : MPI_Isend(buf, count, datatype, dest, tag, comm, request);
 }
 
 int MPI_Test_cancelled(const MPI_Status *status, int *flag)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Test_cancelled");
     if (!status || status == MPI_STATUS_IGNORE)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Test_cancelled", "invalid status");

@@ -177,6 +177,7 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
 int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return gather_common("MPI_Gather", BD_API_GATHER, sendbuf, sendcount, sendtype, recvbuf,
                          recvcount, NULL, NULL, recvtype, root, comm, 0, 0, NULL, 0);
 }
@@ -184,6 +185,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return gather_common("MPI_Igather", BD_API_GATHER, sendbuf, sendcount, sendtype, recvbuf,
                          recvcount, NULL, NULL, recvtype, root, comm, 0, 0, request, 1);
 }
@@ -192,6 +194,7 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
                 const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                 MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return gather_common("MPI_Gatherv", BD_API_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
                          recvcounts, displs, recvtype, root, comm, 0, 1, NULL, 0);
 }
@@ -200,6 +203,7 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                  MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return gather_common("MPI_Igatherv", BD_API_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
                          recvcounts, displs, recvtype, root, comm, 0, 1, request, 1);
 }
@@ -207,6 +211,7 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return gather_common("MPI_Allgather", BD_API_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
                          recvcount, NULL, NULL, recvtype, 0, comm, 1, 0, NULL, 0);
 }
@@ -214,6 +219,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return gather_common("MPI_Iallgather", BD_API_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
                          recvcount, NULL, NULL, recvtype, 0, comm, 1, 0, request, 1);
 }
@@ -221,6 +227,7 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                    const int recvcounts[], const int displs[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return gather_common("MPI_Allgatherv", BD_API_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf,
                          0, recvcounts, displs, recvtype, 0, comm, 1, 1, NULL, 0);
 }
@@ -229,6 +236,7 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                     MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return gather_common("MPI_Iallgatherv", BD_API_ALLGATHERV, sendbuf, sendcount, sendtype,
                          recvbuf, 0, recvcounts, displs, recvtype, 0, comm, 1, 1, request, 1);
 }
@@ -326,6 +334,7 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                 int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return scatter_common("MPI_Scatter", BD_API_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype,
                           recvbuf, recvcount, recvtype, root, comm, 0, NULL, 0);
 }
@@ -334,6 +343,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
                  int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                  MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return scatter_common("MPI_Iscatter", BD_API_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype,
                           recvbuf, recvcount, recvtype, root, comm, 0, request, 1);
 }
@@ -342,6 +352,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
                  MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                  int root, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return scatter_common("MPI_Scatterv", BD_API_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype,
                           recvbuf, recvcount, recvtype, root, comm, 1, NULL, 0);
 }
@@ -350,6 +361,7 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
                   MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                   int root, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return scatter_common("MPI_Iscatterv", BD_API_SCATTERV, sendbuf, 0, sendcounts, displs,
                           sendtype, recvbuf, recvcount, recvtype, root, comm, 1, request, 1);
 }
@@ -505,6 +517,7 @@ out:
 int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                  int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     bdl_a2a_side_t s = {.buf = sendbuf, .count = sendcount, .type = sendtype};
     bdl_a2a_side_t r = {.buf = recvbuf, .count = recvcount, .type = recvtype};
     return alltoall_common("MPI_Alltoall", BD_API_ALLTOALL, &s, &r, 0, comm, NULL, 0);
@@ -513,6 +526,7 @@ int MPI_Alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 int MPI_Ialltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                   int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     bdl_a2a_side_t s = {.buf = sendbuf, .count = sendcount, .type = sendtype};
     bdl_a2a_side_t r = {.buf = recvbuf, .count = recvcount, .type = recvtype};
     return alltoall_common("MPI_Ialltoall", BD_API_ALLTOALL, &s, &r, 0, comm, request, 1);
@@ -522,6 +536,7 @@ int MPI_Alltoallv(const void *sendbuf, const int sendcounts[], const int sdispls
                   MPI_Datatype sendtype, void *recvbuf, const int recvcounts[], const int rdispls[],
                   MPI_Datatype recvtype, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     bdl_a2a_side_t s = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .type = sendtype};
     bdl_a2a_side_t r = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .type = recvtype};
     return alltoall_common("MPI_Alltoallv", BD_API_ALLTOALLV, &s, &r, 1, comm, NULL, 0);
@@ -531,6 +546,7 @@ int MPI_Ialltoallv(const void *sendbuf, const int sendcounts[], const int sdispl
                    MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                    const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     bdl_a2a_side_t s = {.buf = sendbuf, .counts = sendcounts, .displs = sdispls, .type = sendtype};
     bdl_a2a_side_t r = {.buf = recvbuf, .counts = recvcounts, .displs = rdispls, .type = recvtype};
     return alltoall_common("MPI_Ialltoallv", BD_API_ALLTOALLV, &s, &r, 1, comm, request, 1);
@@ -540,6 +556,7 @@ int MPI_Alltoallw(const void *sendbuf, const int sendcounts[], const int sdispls
                   const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                   const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     bdl_a2a_side_t s = {
         .buf = sendbuf, .counts = sendcounts, .displs = sdispls, .types = sendtypes};
     bdl_a2a_side_t r = {
@@ -556,6 +573,7 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
                    const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                    MPI_Request *request)
 {
+    BDL_MT_GUARD;
     bdl_a2a_side_t s = {
         .buf = sendbuf, .counts = sendcounts, .displs = sdispls, .types = sendtypes};
     bdl_a2a_side_t r = {

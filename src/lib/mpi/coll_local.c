@@ -80,14 +80,19 @@ typedef struct lc {
     lc_hdr_t in; /* the header lc_recv took last */
 } lc_t;
 
-/* Scratch buffers: a message (header and data) each.  The library runs
- * one blocking collective at a time. */
+/* Scratch buffers: a message (header and data) each.  A thread runs one
+ * blocking collective at a time; under MPI_THREAD_MULTIPLE several threads
+ * may each be inside one (their waits give the lock up), so the buffers
+ * are the thread's own, freed when it ends (free_thread_buffers). */
 enum { LC_NSCR = 3 };
-static char *g_scr[LC_NSCR];
+static _Thread_local char *g_scr[LC_NSCR];
+static void free_thread_buffers(void);
 
 static char *scratch(int i)
 {
     if (!g_scr[i]) {
+        if (bdl_mt_on)
+            bdl_mt_at_thread_exit(free_thread_buffers);
         g_scr[i] = malloc(LC_HDR + BDL_LC_MAX);
         if (!g_scr[i])
             bdl_fatal(MPI_ERR_NO_MEM, "out of memory in a collective");
@@ -319,12 +324,27 @@ static void *lc_malloc(uint64_t n)
  * its peers' single-copy sends went to spill files.  They stay managed
  * memory, in the budget, and are unloaded with the rest of the rank. */
 enum { LC_BIG_SLOTS, LC_BIG_IN, LC_BIG_OUT, LC_NBIG };
-static char *g_big[LC_NBIG];
-static uint64_t g_big_len[LC_NBIG];
+static _Thread_local char *g_big[LC_NBIG];
+static _Thread_local uint64_t g_big_len[LC_NBIG];
+
+static void free_thread_buffers(void)
+{
+    for (int i = 0; i < LC_NSCR; i++) {
+        free(g_scr[i]);
+        g_scr[i] = NULL;
+    }
+    for (int i = 0; i < LC_NBIG; i++) {
+        free(g_big[i]);
+        g_big[i] = NULL;
+        g_big_len[i] = 0;
+    }
+}
 
 static char *big(int i, uint64_t n)
 {
     if (n > g_big_len[i]) {
+        if (bdl_mt_on)
+            bdl_mt_at_thread_exit(free_thread_buffers);
         free(g_big[i]);
         g_big[i] = lc_malloc(n);
         g_big_len[i] = n;

@@ -471,6 +471,7 @@ static int pinit(const char *call, pcoll_t *a, MPI_Info info, MPI_Request *reque
 
 int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     pcoll_t a = {.kind = PC_BARRIER, .comm = comm};
     return pinit("MPI_Barrier_init", &a, info, request);
 }
@@ -478,6 +479,7 @@ int MPI_Barrier_init(MPI_Comm comm, MPI_Info info, MPI_Request *request)
 int MPI_Bcast_init(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                    MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     pcoll_t a = {
         .kind = PC_BCAST, .rb = buffer, .rc = count, .rt = datatype, .root = root, .comm = comm};
     return pinit("MPI_Bcast_init", &a, info, request);
@@ -502,6 +504,7 @@ static int red_init(const char *call, int kind, const void *sendbuf, void *recvb
 int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return red_init("MPI_Reduce_init", PC_REDUCE, sendbuf, recvbuf, count, datatype, op, root, comm,
                     info, request);
 }
@@ -509,6 +512,7 @@ int MPI_Reduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype 
 int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype,
                        MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return red_init("MPI_Allreduce_init", PC_ALLREDUCE, sendbuf, recvbuf, count, datatype, op, 0,
                     comm, info, request);
 }
@@ -516,6 +520,7 @@ int MPI_Allreduce_init(const void *sendbuf, void *recvbuf, int count, MPI_Dataty
 int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return red_init("MPI_Scan_init", PC_SCAN, sendbuf, recvbuf, count, datatype, op, 0, comm, info,
                     request);
 }
@@ -523,6 +528,7 @@ int MPI_Scan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 int MPI_Exscan_init(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                     MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return red_init("MPI_Exscan_init", PC_EXSCAN, sendbuf, recvbuf, count, datatype, op, 0, comm,
                     info, request);
 }
@@ -531,6 +537,7 @@ int MPI_Reduce_scatter_block_init(const void *sendbuf, void *recvbuf, int recvco
                                   MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                                   MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return red_init("MPI_Reduce_scatter_block_init", PC_REDUCE_SCATTER_BLOCK, sendbuf, recvbuf,
                     recvcount, datatype, op, 0, comm, info, request);
 }
@@ -539,6 +546,7 @@ int MPI_Reduce_scatter_init(const void *sendbuf, void *recvbuf, const int recvco
                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                             MPI_Request *request)
 {
+    BDL_MT_GUARD;
     pcoll_t a = {.kind = PC_REDUCE_SCATTER,
                  .sb = sendbuf,
                  .rb = recvbuf,
@@ -570,6 +578,7 @@ int MPI_Gather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
                     int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
                     MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return move_init("MPI_Gather_init", PC_GATHER, sendbuf, sendcount, sendtype, recvbuf, recvcount,
                      recvtype, root, comm, info, request);
 }
@@ -578,6 +587,7 @@ int MPI_Scatter_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
                      MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return move_init("MPI_Scatter_init", PC_SCATTER, sendbuf, sendcount, sendtype, recvbuf,
                      recvcount, recvtype, root, comm, info, request);
 }
@@ -586,6 +596,7 @@ int MPI_Allgather_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype
                        int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                        MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return move_init("MPI_Allgather_init", PC_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
                      recvcount, recvtype, 0, comm, info, request);
 }
@@ -594,6 +605,7 @@ int MPI_Alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype,
                       int recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                       MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return move_init("MPI_Alltoall_init", PC_ALLTOALL, sendbuf, sendcount, sendtype, recvbuf,
                      recvcount, recvtype, 0, comm, info, request);
 }
@@ -602,6 +614,7 @@ int MPI_Neighbor_allgather_init(const void *sendbuf, int sendcount, MPI_Datatype
                                 void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                                 MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return move_init("MPI_Neighbor_allgather_init", PC_NBR_ALLGATHER, sendbuf, sendcount, sendtype,
                      recvbuf, recvcount, recvtype, 0, comm, info, request);
 }
@@ -610,6 +623,7 @@ int MPI_Neighbor_alltoall_init(const void *sendbuf, int sendcount, MPI_Datatype 
                                void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                                MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return move_init("MPI_Neighbor_alltoall_init", PC_NBR_ALLTOALL, sendbuf, sendcount, sendtype,
                      recvbuf, recvcount, recvtype, 0, comm, info, request);
 }
@@ -618,6 +632,7 @@ int MPI_Gatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtype, 
                      const int recvcounts[], const int displs[], MPI_Datatype recvtype, int root,
                      MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     pcoll_t a = {.kind = PC_GATHERV,
                  .sb = sendbuf,
                  .sc = sendcount,
@@ -635,6 +650,7 @@ int MPI_Scatterv_init(const void *sendbuf, const int sendcounts[], const int dis
                       MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
                       int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     pcoll_t a = {.kind = PC_SCATTERV,
                  .sb = sendbuf,
                  .scs = sendcounts,
@@ -669,6 +685,7 @@ int MPI_Allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatype sendtyp
                         const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                         MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return gatherv_init("MPI_Allgatherv_init", PC_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf,
                         recvcounts, displs, recvtype, comm, info, request);
 }
@@ -678,6 +695,7 @@ int MPI_Neighbor_allgatherv_init(const void *sendbuf, int sendcount, MPI_Datatyp
                                  MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                  MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return gatherv_init("MPI_Neighbor_allgatherv_init", PC_NBR_ALLGATHERV, sendbuf, sendcount,
                         sendtype, recvbuf, recvcounts, displs, recvtype, comm, info, request);
 }
@@ -705,6 +723,7 @@ int MPI_Alltoallv_init(const void *sendbuf, const int sendcounts[], const int sd
                        const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                        MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return alltoallv_init("MPI_Alltoallv_init", PC_ALLTOALLV, sendbuf, sendcounts, sdispls,
                           sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info, request);
 }
@@ -714,6 +733,7 @@ int MPI_Neighbor_alltoallv_init(const void *sendbuf, const int sendcounts[], con
                                 const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                                 MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return alltoallv_init("MPI_Neighbor_alltoallv_init", PC_NBR_ALLTOALLV, sendbuf, sendcounts,
                           sdispls, sendtype, recvbuf, recvcounts, rdispls, recvtype, comm, info,
                           request);
@@ -726,6 +746,7 @@ int MPI_Alltoallw_init(const void *sendbuf, const int sendcounts[], const int sd
                        const int rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                        MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     pcoll_t a = {.kind = PC_ALLTOALLW,
                  .sb = sendbuf,
                  .scs = sendcounts,
@@ -745,6 +766,7 @@ int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
                                 const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
                                 MPI_Request *request)
 {
+    BDL_MT_GUARD;
     pcoll_t a = {.kind = PC_NBR_ALLTOALLW,
                  .sb = sendbuf,
                  .scs = sendcounts,
@@ -794,6 +816,7 @@ int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
                        MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
                        MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Gatherv_init_c";
     pcoll_t a = {.kind = PC_GATHERV,
                  .sb = sendbuf,
@@ -816,6 +839,7 @@ int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const
                         MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Info info,
                         MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Scatterv_init_c";
     pcoll_t a = {.kind = PC_SCATTERV,
                  .sb = sendbuf,
@@ -837,6 +861,7 @@ int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
                           void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
                           MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Allgatherv_init_c";
     pcoll_t a = {.kind = PC_ALLGATHERV,
                  .sb = sendbuf,
@@ -858,6 +883,7 @@ int MPI_Alltoallv_init_c(const void *sendbuf, const MPI_Count sendcounts[],
                          const MPI_Count recvcounts[], const MPI_Aint rdispls[],
                          MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Alltoallv_init_c";
     pcoll_t a = {.kind = PC_ALLTOALLV,
                  .sb = sendbuf,
@@ -882,6 +908,7 @@ int MPI_Alltoallw_init_c(const void *sendbuf, const MPI_Count sendcounts[],
                          const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Info info,
                          MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Alltoallw_init_c";
     pcoll_t a = {.kind = PC_ALLTOALLW,
                  .sb = sendbuf,
@@ -904,6 +931,7 @@ int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Coun
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
                               MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Reduce_scatter_init_c";
     pcoll_t a = {.kind = PC_REDUCE_SCATTER,
                  .sb = sendbuf,
@@ -925,6 +953,7 @@ int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI
                                    const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
                                    MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Neighbor_allgatherv_init_c";
     pcoll_t a = {.kind = PC_NBR_ALLGATHERV,
                  .sb = sendbuf,
@@ -947,6 +976,7 @@ int MPI_Neighbor_alltoallv_init_c(const void *sendbuf, const MPI_Count sendcount
                                   MPI_Datatype recvtype, MPI_Comm comm, MPI_Info info,
                                   MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Neighbor_alltoallv_init_c";
     pcoll_t a = {.kind = PC_NBR_ALLTOALLV,
                  .sb = sendbuf,
@@ -972,6 +1002,7 @@ int MPI_Neighbor_alltoallw_init_c(const void *sendbuf, const MPI_Count sendcount
                                   const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
                                   MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Neighbor_alltoallw_init_c";
     pcoll_t a = {.kind = PC_NBR_ALLTOALLW,
                  .sb = sendbuf,

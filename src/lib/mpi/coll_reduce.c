@@ -34,10 +34,15 @@ static int barrier(const char *call, MPI_Comm comm, MPI_Request *request, int nb
     return bdl_nbc_launch(&nb, request);
 }
 
-int MPI_Barrier(MPI_Comm comm) { return barrier("MPI_Barrier", comm, NULL, 0); }
+int MPI_Barrier(MPI_Comm comm)
+{
+    BDL_MT_GUARD;
+    return barrier("MPI_Barrier", comm, NULL, 0);
+}
 
 int MPI_Ibarrier(MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return barrier("MPI_Ibarrier", comm, request, 1);
 }
 
@@ -104,12 +109,14 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
 
 int MPI_Bcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return bcast("MPI_Bcast", buffer, count, datatype, root, comm, NULL, 0);
 }
 
 int MPI_Ibcast(void *buffer, int count, MPI_Datatype datatype, int root, MPI_Comm comm,
                MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return bcast("MPI_Ibcast", buffer, count, datatype, root, comm, request, 1);
 }
 
@@ -266,6 +273,7 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
 int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                int root, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return reduce_common("MPI_Reduce", sendbuf, recvbuf, count, datatype, op, root, comm, 0, NULL,
                          0);
 }
@@ -273,6 +281,7 @@ int MPI_Reduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datat
 int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 int root, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return reduce_common("MPI_Ireduce", sendbuf, recvbuf, count, datatype, op, root, comm, 0,
                          request, 1);
 }
@@ -280,6 +289,7 @@ int MPI_Ireduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
 int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                   MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return reduce_common("MPI_Allreduce", sendbuf, recvbuf, count, datatype, op, 0, comm, 1, NULL,
                          0);
 }
@@ -287,6 +297,7 @@ int MPI_Allreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype da
 int MPI_Iallreduce(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                    MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return reduce_common("MPI_Iallreduce", sendbuf, recvbuf, count, datatype, op, 0, comm, 1,
                          request, 1);
 }
@@ -338,24 +349,28 @@ static int scan_common(const char *call, const void *sendbuf, void *recvbuf, int
 int MPI_Scan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
              MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return scan_common("MPI_Scan", sendbuf, recvbuf, count, datatype, op, comm, 0, NULL, 0);
 }
 
 int MPI_Iscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
               MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return scan_common("MPI_Iscan", sendbuf, recvbuf, count, datatype, op, comm, 0, request, 1);
 }
 
 int MPI_Exscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return scan_common("MPI_Exscan", sendbuf, recvbuf, count, datatype, op, comm, 1, NULL, 0);
 }
 
 int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype datatype, MPI_Op op,
                 MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return scan_common("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, 1, request, 1);
 }
 
@@ -448,6 +463,7 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
 int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                              MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     if (recvcount < 0)
         return bdl_error(comm, MPI_ERR_COUNT, "MPI_Reduce_scatter_block", "invalid count %d",
                          recvcount);
@@ -458,6 +474,7 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
                               MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     if (recvcount < 0)
         return bdl_error(comm, MPI_ERR_COUNT, "MPI_Ireduce_scatter_block", "invalid count %d",
                          recvcount);
@@ -468,6 +485,7 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return redscat("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, -1, datatype, op, comm, NULL,
                    0);
 }
@@ -475,6 +493,7 @@ int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return redscat("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, -1, datatype, op, comm,
                    request, 1);
 }

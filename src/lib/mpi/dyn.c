@@ -57,6 +57,7 @@ int bdl_dyn_child_init(const bd_spawn_info_t *sp)
 
 int MPI_Comm_get_parent(MPI_Comm *parent)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_get_parent");
     if (!parent)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Comm_get_parent", "parent is NULL");
@@ -289,6 +290,7 @@ static int spawn_common(const char *call, int count, char *cmds[], char **argvs[
 int MPI_Comm_spawn(const char *command, char *argv[], int maxprocs, MPI_Info info, int root,
                    MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
+    BDL_MT_GUARD;
     char *cmd = (char *)command;
     return spawn_common("MPI_Comm_spawn", 1, &cmd, &argv, &maxprocs, &info, root, comm, intercomm,
                         array_of_errcodes);
@@ -298,6 +300,7 @@ int MPI_Comm_spawn_multiple(int count, char *array_of_commands[], char **array_o
                             const int array_of_maxprocs[], const MPI_Info array_of_info[], int root,
                             MPI_Comm comm, MPI_Comm *intercomm, int array_of_errcodes[])
 {
+    BDL_MT_GUARD;
     return spawn_common("MPI_Comm_spawn_multiple", count, array_of_commands, array_of_argv,
                         array_of_maxprocs, array_of_info, root, comm, intercomm, array_of_errcodes);
 }
@@ -329,6 +332,7 @@ static int port_index(int ctx)
 
 int MPI_Open_port(MPI_Info info, char *port_name)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Open_port";
     BDL_CHECK_INIT(call);
     int rc = bdl_info_check(call, info);
@@ -348,6 +352,7 @@ int MPI_Open_port(MPI_Info info, char *port_name)
 
 int MPI_Close_port(const char *port_name)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Close_port";
     BDL_CHECK_INIT(call);
     int w, ctx, i;
@@ -383,6 +388,7 @@ typedef struct {
 int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
                     MPI_Comm *newcomm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Comm_accept";
     bdl_comm_t *c;
     int rc = port_call_check(call, info, root, comm, newcomm, &c);
@@ -414,6 +420,7 @@ int MPI_Comm_accept(const char *port_name, MPI_Info info, int root, MPI_Comm com
 int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm comm,
                      MPI_Comm *newcomm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Comm_connect";
     bdl_comm_t *c;
     int rc = port_call_check(call, info, root, comm, newcomm, &c);
@@ -445,6 +452,7 @@ int MPI_Comm_connect(const char *port_name, MPI_Info info, int root, MPI_Comm co
  * returns, so nothing is pending: disconnecting is freeing. */
 int MPI_Comm_disconnect(MPI_Comm *comm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Comm_disconnect";
     BDL_CHECK_INIT(call);
     if (!comm || !bdl_comm_get(*comm))
@@ -504,6 +512,7 @@ static int join_wait_readable(int fd)
 
 int MPI_Comm_join(int fd, MPI_Comm *intercomm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Comm_join";
     BDL_CHECK_INIT(call);
     if (!intercomm)
@@ -557,6 +566,7 @@ static int name_rpc(int op, const char *service, const char *port, const char *c
 
 int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Publish_name";
     BDL_CHECK_INIT(call);
     int rc = bdl_info_check(call, info);
@@ -573,6 +583,7 @@ int MPI_Publish_name(const char *service_name, MPI_Info info, const char *port_n
 
 int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port_name)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Unpublish_name";
     BDL_CHECK_INIT(call);
     int rc = bdl_info_check(call, info);
@@ -589,6 +600,7 @@ int MPI_Unpublish_name(const char *service_name, MPI_Info info, const char *port
 
 int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Lookup_name";
     BDL_CHECK_INIT(call);
     int rc = bdl_info_check(call, info);

@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,7 +25,8 @@
 #include "objects.h"
 #include "request.h"
 
-static uint64_t g_init_ns; /* when MPI_Init returned */
+static uint64_t g_init_ns;      /* when MPI_Init returned */
+static pthread_t g_main_thread; /* the thread that began the instance (MPI_Is_thread_main) */
 
 /* ---------------------------------------------------------------- errors */
 
@@ -97,6 +99,7 @@ static const char *const g_err_strings[] = {
 
 int MPI_Error_class(int errorcode, int *errorclass)
 {
+    BDL_MT_GUARD;
     int cls = bdl_errcode_class(errorcode);
     if (cls >= 0) {
         *errorclass = cls;
@@ -111,6 +114,7 @@ int MPI_Error_class(int errorcode, int *errorclass)
 
 int MPI_Error_string(int errorcode, char *string, int *resultlen)
 {
+    BDL_MT_GUARD;
     const char *s = NULL;
     if (bdl_errcode_class(errorcode) >= 0) {
         int n = snprintf(string, MPI_MAX_ERROR_STRING, "%s", bdl_errcode_string(errorcode));
@@ -132,6 +136,7 @@ int MPI_Error_string(int errorcode, char *string, int *resultlen)
 
 int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_set_errhandler");
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
@@ -146,6 +151,7 @@ int MPI_Comm_set_errhandler(MPI_Comm comm, MPI_Errhandler errhandler)
 
 int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_get_errhandler");
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
@@ -159,6 +165,7 @@ int MPI_Comm_get_errhandler(MPI_Comm comm, MPI_Errhandler *errhandler)
 
 int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 {
+    BDL_MT_GUARD;
     if (!errhandler)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Errhandler_free", "errhandler is NULL");
     if (*errhandler == MPI_ERRHANDLER_NULL)
@@ -171,6 +178,7 @@ int MPI_Errhandler_free(MPI_Errhandler *errhandler)
 
 int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function, MPI_Errhandler *errhandler)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Comm_create_errhandler";
     if (!function || !errhandler)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "%s is NULL",
@@ -185,6 +193,7 @@ int MPI_Comm_create_errhandler(MPI_Comm_errhandler_function *function, MPI_Errha
 
 int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_call_errhandler");
     if (!bdl_comm_get(comm))
         return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_call_errhandler", "invalid communicator %d",
@@ -196,16 +205,19 @@ int MPI_Comm_call_errhandler(MPI_Comm comm, int errorcode)
 
 int MPI_Errhandler_set(MPI_Comm comm, MPI_Errhandler errhandler)
 {
+    BDL_MT_GUARD;
     return MPI_Comm_set_errhandler(comm, errhandler);
 }
 
 int MPI_Errhandler_get(MPI_Comm comm, MPI_Errhandler *errhandler)
 {
+    BDL_MT_GUARD;
     return MPI_Comm_get_errhandler(comm, errhandler);
 }
 
 int MPI_Add_error_class(int *errorclass)
 {
+    BDL_MT_GUARD;
     int code = bdl_errcode_add(-1);
     if (code < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_INTERN, "MPI_Add_error_class",
@@ -216,6 +228,7 @@ int MPI_Add_error_class(int *errorclass)
 
 int MPI_Add_error_code(int errorclass, int *errorcode)
 {
+    BDL_MT_GUARD;
     if ((errorclass < 0 || errorclass > MPI_ERR_LASTCODE) && bdl_errcode_class(errorclass) < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_code",
                          "invalid error class %d", errorclass);
@@ -229,6 +242,7 @@ int MPI_Add_error_code(int errorclass, int *errorcode)
 
 int MPI_Add_error_string(int errorcode, const char *string)
 {
+    BDL_MT_GUARD;
     if (bdl_errcode_class(errorcode) < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Add_error_string",
                          "error code %d was not added by the program", errorcode);
@@ -339,10 +353,17 @@ static void singleton_start(int *shm_fd, int *slot, int *ev_fd)
 static int do_init(int required, int *provided)
 {
     if (bdl_g.initialized) { /* a session started the instance */
+        /* Asking for more than it has: the instance can still give it, as
+         * nothing runs beside this call (the level it had promised that). */
+        if (required == MPI_THREAD_MULTIPLE && bdl_g.thread_level < MPI_THREAD_MULTIPLE) {
+            bdl_mt_enable();
+            bdl_g.thread_level = MPI_THREAD_MULTIPLE;
+        }
         if (provided)
             *provided = bdl_g.thread_level;
         return MPI_SUCCESS;
     }
+    g_main_thread = pthread_self();
     int shm_fd, slot, ev_fd;
     if (env_int("BDMPI_SHM_FD", &shm_fd) < 0 || env_int("BDMPI_SLOT", &slot) < 0 ||
         env_int("BDMPI_EVENT_FD", &ev_fd) < 0)
@@ -398,9 +419,11 @@ static int do_init(int required, int *provided)
     bdl_comm_setup_predefined(sp);
     bdl_p2p_init();
     bdl_lib_mem_init();
-    bdl_g.thread_level = required > MPI_THREAD_SERIALIZED ? MPI_THREAD_SERIALIZED : required;
+    bdl_g.thread_level = required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE : required;
     if (bdl_g.thread_level < MPI_THREAD_SINGLE)
         bdl_g.thread_level = MPI_THREAD_SINGLE;
+    if (bdl_g.thread_level == MPI_THREAD_MULTIPLE)
+        bdl_mt_enable(); /* core/mt.c */
     if (provided)
         *provided = bdl_g.thread_level;
     bdl_g.initialized = 1;
@@ -435,6 +458,7 @@ int bdl_instance_begin(int required, int *provided) { return do_init(required, p
 
 int MPI_Init(int *argc, char ***argv)
 {
+    BDL_MT_GUARD;
     (void)argc;
     (void)argv;
     return world_init(MPI_THREAD_SINGLE, NULL);
@@ -442,6 +466,7 @@ int MPI_Init(int *argc, char ***argv)
 
 int MPI_Init_thread(int *argc, char ***argv, int required, int *provided)
 {
+    BDL_MT_GUARD;
     (void)argc;
     (void)argv;
     return world_init(required, provided);
@@ -465,6 +490,7 @@ void bdl_instance_end(void)
 
 int MPI_Finalize(void)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Finalize");
     if (bdl_g.world_state != 1)
         bdl_fatal(MPI_ERR_OTHER, "MPI_Finalize called before MPI_Init (only sessions are open)");
@@ -480,30 +506,37 @@ int MPI_Finalize(void)
 /* MPI 4.0 11.2.1: these say what the World Model did. */
 int MPI_Initialized(int *flag)
 {
+    BDL_MT_GUARD;
     *flag = bdl_g.world_state >= 1;
     return MPI_SUCCESS;
 }
 
 int MPI_Finalized(int *flag)
 {
+    BDL_MT_GUARD;
     *flag = bdl_g.world_state == 2;
     return MPI_SUCCESS;
 }
 
 int MPI_Query_thread(int *provided)
 {
+    BDL_MT_GUARD;
     *provided = bdl_g.thread_level;
     return MPI_SUCCESS;
 }
 
 int MPI_Is_thread_main(int *flag)
 {
-    *flag = 1;
+    BDL_MT_GUARD;
+    if (!flag)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Is_thread_main", "flag is NULL");
+    *flag = pthread_equal(pthread_self(), g_main_thread) != 0;
     return MPI_SUCCESS;
 }
 
 int MPI_Abort(MPI_Comm comm, int errorcode)
 {
+    BDL_MT_GUARD;
     (void)comm;
     char msg[64];
     snprintf(msg, sizeof msg, "(called on communicator %d)", comm);
@@ -513,6 +546,7 @@ int MPI_Abort(MPI_Comm comm, int errorcode)
 
 int MPI_Get_processor_name(char *name, int *resultlen)
 {
+    BDL_MT_GUARD;
     if (gethostname(name, MPI_MAX_PROCESSOR_NAME) < 0)
         snprintf(name, MPI_MAX_PROCESSOR_NAME, "localhost");
     name[MPI_MAX_PROCESSOR_NAME - 1] = 0;
@@ -522,6 +556,7 @@ int MPI_Get_processor_name(char *name, int *resultlen)
 
 int MPI_Get_version(int *version, int *subversion)
 {
+    BDL_MT_GUARD;
     *version = MPI_VERSION;
     *subversion = MPI_SUBVERSION;
     return MPI_SUCCESS;
@@ -529,6 +564,7 @@ int MPI_Get_version(int *version, int *subversion)
 
 int MPI_Get_library_version(char *version, int *resultlen)
 {
+    BDL_MT_GUARD;
     int n =
         snprintf(version, MPI_MAX_LIBRARY_VERSION_STRING, "%s (out-of-core MPI runtime; MPI %d.%d)",
                  BDMPI_VERSION_STRING, MPI_VERSION, MPI_SUBVERSION);
@@ -593,6 +629,7 @@ int BDMPI_Mem_info(int *managed, unsigned long long *resident, int *track)
 /* Large allocations are the memory manager's anyway; MPI_Alloc_mem is malloc. */
 int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Alloc_mem";
     BDL_CHECK_INIT(call);
     if (size < 0)
@@ -612,6 +649,7 @@ int MPI_Alloc_mem(MPI_Aint size, MPI_Info info, void *baseptr)
 
 int MPI_Free_mem(void *base)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Free_mem");
     free(base);
     return MPI_SUCCESS;
@@ -622,11 +660,13 @@ int MPI_Free_mem(void *base)
 /* No profiling library is attached: every level is accepted and ignored. */
 int MPI_Pcontrol(const int level, ...)
 {
+    BDL_MT_GUARD;
     (void)level;
     return MPI_SUCCESS;
 }
 
 int MPI_Errhandler_create(MPI_Handler_function *function, MPI_Errhandler *errhandler)
 {
+    BDL_MT_GUARD;
     return MPI_Comm_create_errhandler(function, errhandler);
 }

@@ -27,6 +27,7 @@ int MPI_Grequest_start(MPI_Grequest_query_function *query_fn, MPI_Grequest_free_
                        MPI_Grequest_cancel_function *cancel_fn, void *extra_state,
                        MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Grequest_start";
     BDL_CHECK_INIT(call);
     if (!request)
@@ -57,6 +58,7 @@ static void greq_release(bdl_request_t *q)
 
 int MPI_Grequest_complete(MPI_Request request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Grequest_complete";
     BDL_CHECK_INIT(call);
     bdl_request_t *q = bdl_req_lookup(request);
@@ -83,6 +85,12 @@ int MPI_Grequest_complete(MPI_Request request)
 /* Completed by another thread of this rank: poll gently. */
 static void greq_pause(void)
 {
+    /* Under MPI_THREAD_MULTIPLE the thread that will call
+     * MPI_Grequest_complete needs the rank's lock (core/mt.c). */
+    if (bdl_mt_on) {
+        bdl_mt_nap();
+        return;
+    }
     struct timespec ts = {0, 200000};
     nanosleep(&ts, NULL);
 }
@@ -168,6 +176,7 @@ static const bdl_req_ops_t greq_ops = {
 
 int MPI_Status_set_cancelled(MPI_Status *status, int flag)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Status_set_cancelled");
     if (!status || status == MPI_STATUS_IGNORE)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Status_set_cancelled", "invalid status");

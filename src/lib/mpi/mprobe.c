@@ -83,12 +83,14 @@ static int mprobe(const char *call, int source, int tag, MPI_Comm comm, int bloc
 
 int MPI_Mprobe(int source, int tag, MPI_Comm comm, MPI_Message *message, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     return mprobe("MPI_Mprobe", source, tag, comm, 1, NULL, message, status);
 }
 
 int MPI_Improbe(int source, int tag, MPI_Comm comm, int *flag, MPI_Message *message,
                 MPI_Status *status)
 {
+    BDL_MT_GUARD;
     return mprobe("MPI_Improbe", source, tag, comm, 0, flag, message, status);
 }
 
@@ -148,6 +150,7 @@ static int truncated(MPI_Comm comm, const char *call, int count, MPI_Datatype dt
 
 int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     int pn;
     MPI_Comm comm;
     int rc = mrecv("MPI_Mrecv", buf, count, datatype, message, status, &pn, &comm);
@@ -159,6 +162,7 @@ int MPI_Mrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
 int MPI_Imrecv(void *buf, int count, MPI_Datatype datatype, MPI_Message *message,
                MPI_Request *request)
 {
+    BDL_MT_GUARD;
     if (!request)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Imrecv", "NULL request argument");
     /* The message is already here: the request completes at once. */

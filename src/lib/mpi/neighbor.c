@@ -205,6 +205,7 @@ static int allgather(const char *call, const void *sendbuf, int sendcount, MPI_D
 int MPI_Neighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return allgather("MPI_Neighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                      NULL, NULL, recvtype, comm, &g_nbr_no_request);
 }
@@ -213,6 +214,7 @@ int MPI_Neighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sen
                             void *recvbuf, const int recvcounts[], const int displs[],
                             MPI_Datatype recvtype, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return allgather("MPI_Neighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
                      recvcounts, displs, recvtype, comm, &g_nbr_no_request);
 }
@@ -221,6 +223,7 @@ int MPI_Ineighbor_allgather(const void *sendbuf, int sendcount, MPI_Datatype sen
                             void *recvbuf, int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return allgather("MPI_Ineighbor_allgather", sendbuf, sendcount, sendtype, recvbuf, recvcount,
                      NULL, NULL, recvtype, comm, request);
 }
@@ -229,6 +232,7 @@ int MPI_Ineighbor_allgatherv(const void *sendbuf, int sendcount, MPI_Datatype se
                              void *recvbuf, const int recvcounts[], const int displs[],
                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return allgather("MPI_Ineighbor_allgatherv", sendbuf, sendcount, sendtype, recvbuf, 0,
                      recvcounts, displs, recvtype, comm, request);
 }
@@ -338,6 +342,7 @@ done:
 int MPI_Neighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
                           int recvcount, MPI_Datatype recvtype, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     side_t s = {.count = sendcount, .type = sendtype};
     side_t r = {.count = recvcount, .type = recvtype};
     return alltoall("MPI_Neighbor_alltoall", sendbuf, &s, recvbuf, &r, comm, &g_nbr_no_request);
@@ -347,6 +352,7 @@ int MPI_Neighbor_alltoallv(const void *sendbuf, const int sendcounts[], const in
                            MPI_Datatype sendtype, void *recvbuf, const int recvcounts[],
                            const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     side_t s = {.counts = sendcounts, .displs = sdispls, .type = sendtype};
     side_t r = {.counts = recvcounts, .displs = rdispls, .type = recvtype};
     return alltoall("MPI_Neighbor_alltoallv", sendbuf, &s, recvbuf, &r, comm, &g_nbr_no_request);
@@ -356,6 +362,7 @@ int MPI_Neighbor_alltoallw(const void *sendbuf, const int sendcounts[], const MP
                            const MPI_Datatype sendtypes[], void *recvbuf, const int recvcounts[],
                            const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     side_t s = {.counts = sendcounts, .bdispls = sdispls, .types = sendtypes};
     side_t r = {.counts = recvcounts, .bdispls = rdispls, .types = recvtypes};
     return alltoall("MPI_Neighbor_alltoallw", sendbuf, &s, recvbuf, &r, comm, &g_nbr_no_request);
@@ -365,6 +372,7 @@ int MPI_Ineighbor_alltoall(const void *sendbuf, int sendcount, MPI_Datatype send
                            int recvcount, MPI_Datatype recvtype, MPI_Comm comm,
                            MPI_Request *request)
 {
+    BDL_MT_GUARD;
     side_t s = {.count = sendcount, .type = sendtype};
     side_t r = {.count = recvcount, .type = recvtype};
     return alltoall("MPI_Ineighbor_alltoall", sendbuf, &s, recvbuf, &r, comm, request);
@@ -375,6 +383,7 @@ int MPI_Ineighbor_alltoallv(const void *sendbuf, const int sendcounts[], const i
                             const int rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
                             MPI_Request *request)
 {
+    BDL_MT_GUARD;
     side_t s = {.counts = sendcounts, .displs = sdispls, .type = sendtype};
     side_t r = {.counts = recvcounts, .displs = rdispls, .type = recvtype};
     return alltoall("MPI_Ineighbor_alltoallv", sendbuf, &s, recvbuf, &r, comm, request);
@@ -385,6 +394,7 @@ int MPI_Ineighbor_alltoallw(const void *sendbuf, const int sendcounts[], const M
                             const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
                             MPI_Request *request)
 {
+    BDL_MT_GUARD;
     side_t s = {.counts = sendcounts, .bdispls = sdispls, .types = sendtypes};
     side_t r = {.counts = recvcounts, .bdispls = rdispls, .types = recvtypes};
     return alltoall("MPI_Ineighbor_alltoallw", sendbuf, &s, recvbuf, &r, comm, request);

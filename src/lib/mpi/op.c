@@ -10,6 +10,7 @@
 
 int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 {
+    BDL_MT_GUARD;
     if (!user_fn)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Op_create", "NULL function");
     if (bdl_user_op_new(user_fn, commute, op) < 0)
@@ -20,6 +21,7 @@ int MPI_Op_create(MPI_User_function *user_fn, int commute, MPI_Op *op)
 /* The large-count form: the function is given an MPI_Count length. */
 int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 {
+    BDL_MT_GUARD;
     if (!user_fn)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Op_create_c", "NULL function");
     if (!op)
@@ -34,6 +36,7 @@ int MPI_Op_create_c(MPI_User_function_c *user_fn, int commute, MPI_Op *op)
 
 int MPI_Op_free(MPI_Op *op)
 {
+    BDL_MT_GUARD;
     bdl_user_op_t *u;
     if (!op || bdl_user_op_fn(*op, &u) < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_OP, "MPI_Op_free",
@@ -45,6 +48,7 @@ int MPI_Op_free(MPI_Op *op)
 
 int MPI_Op_commutative(MPI_Op op, int *commute)
 {
+    BDL_MT_GUARD;
     bdl_user_op_t *u;
     if (op > 0 && op <= BDMPI_OP_PREDEFINED_MAX) {
         *commute = 1;
@@ -59,6 +63,7 @@ int MPI_Op_commutative(MPI_Op op, int *commute)
 
 int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype datatype, MPI_Op op)
 {
+    BDL_MT_GUARD;
     bdl_dt_t *t = NULL;
     bdl_user_op_t *u;
     int rc;

@@ -77,11 +77,13 @@ int bdl_mpi_send(const char *call, const void *buf, int count, MPI_Datatype data
 
 int MPI_Send(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return bdl_mpi_send("MPI_Send", buf, count, datatype, dest, tag, comm, 1);
 }
 
 int MPI_Ssend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     uint64_t id = 0;
     int rc = do_send("MPI_Ssend", buf, count, datatype, dest, tag, comm, 1, 0, &id, NULL);
     if (rc)
@@ -108,12 +110,14 @@ static int isend(const char *call, const void *buf, int count, MPI_Datatype dt, 
 int MPI_Isend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return isend("MPI_Isend", buf, count, datatype, dest, tag, comm, 0, request);
 }
 
 int MPI_Issend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return isend("MPI_Issend", buf, count, datatype, dest, tag, comm, 1, request);
 }
 
@@ -148,6 +152,7 @@ static int recv_check(const char *call, const void *buf, int count, MPI_Datatype
 int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
              MPI_Status *status)
 {
+    BDL_MT_GUARD;
     bdl_dt_t *t = NULL;
     bdl_comm_t *c;
     int rc = recv_check("MPI_Recv", buf, count, datatype, source, tag, comm, &t, &c);
@@ -176,6 +181,7 @@ int MPI_Recv(void *buf, int count, MPI_Datatype datatype, int source, int tag, M
 int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
               MPI_Request *request)
 {
+    BDL_MT_GUARD;
     bdl_dt_t *t = NULL;
     bdl_comm_t *c;
     int rc = recv_check("MPI_Irecv", buf, count, datatype, source, tag, comm, &t, &c);
@@ -233,6 +239,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
                  void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                  MPI_Comm comm, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     return sendrecv("MPI_Sendrecv", sendbuf, sendcount, sendtype, dest, sendtag, recvbuf, recvcount,
                     recvtype, source, recvtag, comm, status);
 }
@@ -245,6 +252,7 @@ int MPI_Sendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int 
 int MPI_Sendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                          int source, int recvtag, MPI_Comm comm, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     static const char call[] = "MPI_Sendrecv_replace";
     bdl_dt_t *t = NULL;
     bdl_comm_t *c;
@@ -308,11 +316,13 @@ static int probe(const char *call, int source, int tag, MPI_Comm comm, int block
 
 int MPI_Probe(int source, int tag, MPI_Comm comm, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     return probe("MPI_Probe", source, tag, comm, 1, NULL, status);
 }
 
 int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status)
 {
+    BDL_MT_GUARD;
     return probe("MPI_Iprobe", source, tag, comm, 0, flag, status);
 }
 
@@ -320,12 +330,14 @@ int MPI_Iprobe(int source, int tag, MPI_Comm comm, int *flag, MPI_Status *status
  * a correct implementation. */
 int MPI_Rsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     return MPI_Send(buf, count, datatype, dest, tag, comm);
 }
 
 int MPI_Irsend(const void *buf, int count, MPI_Datatype datatype, int dest, int tag, MPI_Comm comm,
                MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return MPI_Isend(buf, count, datatype, dest, tag, comm, request);
 }
 
@@ -337,6 +349,7 @@ int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int source, int recvtag,
                   MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     static const char call[] = "MPI_Isendrecv";
     if (!request)
         return bdl_error(comm, MPI_ERR_ARG, call, "NULL request argument");
@@ -359,6 +372,7 @@ int MPI_Isendrecv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, int
 int MPI_Isendrecv_replace(void *buf, int count, MPI_Datatype datatype, int dest, int sendtag,
                           int source, int recvtag, MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     /* The message leaves buf (a single-copy one is waited for) before the
      * receive is posted: posted first, it could be filled at once. */
     static const char call[] = "MPI_Isendrecv_replace";

@@ -36,6 +36,7 @@ static int persistent(const char *call, const bdl_req_ops_t *kind, const void *b
 int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                   MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return persistent("MPI_Send_init", &bdl_req_send_ops, buf, count, datatype, dest, tag, comm,
                       request);
 }
@@ -43,6 +44,7 @@ int MPI_Send_init(const void *buf, int count, MPI_Datatype datatype, int dest, i
 int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return persistent("MPI_Bsend_init", &bdl_req_send_ops, buf, count, datatype, dest, tag, comm,
                       request);
 }
@@ -50,6 +52,7 @@ int MPI_Bsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return persistent("MPI_Rsend_init", &bdl_req_send_ops, buf, count, datatype, dest, tag, comm,
                       request);
 }
@@ -57,6 +60,7 @@ int MPI_Rsend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, int tag,
                    MPI_Comm comm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return persistent("MPI_Ssend_init", &bdl_req_ssend_ops, buf, count, datatype, dest, tag, comm,
                       request);
 }
@@ -64,12 +68,14 @@ int MPI_Ssend_init(const void *buf, int count, MPI_Datatype datatype, int dest, 
 int MPI_Recv_init(void *buf, int count, MPI_Datatype datatype, int source, int tag, MPI_Comm comm,
                   MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return persistent("MPI_Recv_init", &bdl_req_recv_ops, buf, count, datatype, source, tag, comm,
                       request);
 }
 
 int MPI_Start(MPI_Request *request)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Start");
     bdl_request_t *q = request ? bdl_req_lookup(*request) : NULL;
     if (!q || !q->persistent)
@@ -113,6 +119,7 @@ int MPI_Start(MPI_Request *request)
 
 int MPI_Startall(int count, MPI_Request requests[])
 {
+    BDL_MT_GUARD;
     for (int i = 0; i < count; i++) {
         int rc = MPI_Start(&requests[i]);
         if (rc)

@@ -363,6 +363,7 @@ static int pinit(const char *call, int send, const void *buf, int partitions, MP
 int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatype datatype,
                    int dest, int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return pinit("MPI_Psend_init", 1, buf, partitions, count, datatype, dest, tag, comm, info,
                  request);
 }
@@ -370,6 +371,7 @@ int MPI_Psend_init(const void *buf, int partitions, MPI_Count count, MPI_Datatyp
 int MPI_Precv_init(void *buf, int partitions, MPI_Count count, MPI_Datatype datatype, int source,
                    int tag, MPI_Comm comm, MPI_Info info, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return pinit("MPI_Precv_init", 0, buf, partitions, count, datatype, source, tag, comm, info,
                  request);
 }
@@ -415,6 +417,7 @@ static int ready(const char *call, part_t *p, int k)
 
 int MPI_Pready(int partition, MPI_Request request)
 {
+    BDL_MT_GUARD;
     int rc;
     part_t *p = active("MPI_Pready", request, 1, &rc);
     return p ? ready("MPI_Pready", p, partition) : rc;
@@ -422,6 +425,7 @@ int MPI_Pready(int partition, MPI_Request request)
 
 int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Pready_range";
     int rc;
     part_t *p = active(call, request, 1, &rc);
@@ -439,6 +443,7 @@ int MPI_Pready_range(int partition_low, int partition_high, MPI_Request request)
 
 int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Pready_list";
     int rc;
     part_t *p = active(call, request, 1, &rc);
@@ -454,6 +459,7 @@ int MPI_Pready_list(int length, const int array_of_partitions[], MPI_Request req
 
 int MPI_Parrived(MPI_Request request, int partition, int *flag)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Parrived";
     BDL_CHECK_INIT(call);
     bdl_request_t *q = bdl_req_lookup(request);

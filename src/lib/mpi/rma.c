@@ -651,6 +651,7 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
             int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
             MPI_Win win)
 {
+    BDL_MT_GUARD;
     return issue("MPI_Put", win, K_PUT, origin_addr, origin_count, origin_datatype, NULL, NULL, 0,
                  MPI_DATATYPE_NULL, target_rank, target_disp, target_count, target_datatype,
                  MPI_OP_NULL, NULL);
@@ -659,6 +660,7 @@ int MPI_Put(const void *origin_addr, int origin_count, MPI_Datatype origin_datat
 int MPI_Get(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, int target_rank,
             MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win)
 {
+    BDL_MT_GUARD;
     return issue("MPI_Get", win, K_GET, NULL, 0, MPI_DATATYPE_NULL, NULL, origin_addr, origin_count,
                  origin_datatype, target_rank, target_disp, target_count, target_datatype,
                  MPI_OP_NULL, NULL);
@@ -668,6 +670,7 @@ int MPI_Accumulate(const void *origin_addr, int origin_count, MPI_Datatype origi
                    int target_rank, MPI_Aint target_disp, int target_count,
                    MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    BDL_MT_GUARD;
     return issue("MPI_Accumulate", win, K_ACC, origin_addr, origin_count, origin_datatype, NULL,
                  NULL, 0, MPI_DATATYPE_NULL, target_rank, target_disp, target_count,
                  target_datatype, op, NULL);
@@ -678,6 +681,7 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype o
                        int target_rank, MPI_Aint target_disp, int target_count,
                        MPI_Datatype target_datatype, MPI_Op op, MPI_Win win)
 {
+    BDL_MT_GUARD;
     return issue("MPI_Get_accumulate", win, K_GACC, origin_addr, origin_count, origin_datatype,
                  NULL, result_addr, result_count, result_datatype, target_rank, target_disp,
                  target_count, target_datatype, op, NULL);
@@ -686,6 +690,7 @@ int MPI_Get_accumulate(const void *origin_addr, int origin_count, MPI_Datatype o
 int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype datatype,
                      int target_rank, MPI_Aint target_disp, MPI_Op op, MPI_Win win)
 {
+    BDL_MT_GUARD;
     return issue("MPI_Fetch_and_op", win, K_GACC, origin_addr, 1, datatype, NULL, result_addr, 1,
                  datatype, target_rank, target_disp, 1, datatype, op, NULL);
 }
@@ -693,6 +698,7 @@ int MPI_Fetch_and_op(const void *origin_addr, void *result_addr, MPI_Datatype da
 int MPI_Compare_and_swap(const void *origin_addr, const void *compare_addr, void *result_addr,
                          MPI_Datatype datatype, int target_rank, MPI_Aint target_disp, MPI_Win win)
 {
+    BDL_MT_GUARD;
     return issue("MPI_Compare_and_swap", win, K_CAS, origin_addr, 1, datatype, compare_addr,
                  result_addr, 1, datatype, target_rank, target_disp, 1, datatype, MPI_OP_NULL,
                  NULL);
@@ -709,6 +715,7 @@ int MPI_Rput(const void *origin_addr, int origin_count, MPI_Datatype origin_data
              int target_rank, MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype,
              MPI_Win win, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     int rc = need_req("MPI_Rput", request);
     return rc ? rc
               : issue("MPI_Rput", win, K_PUT, origin_addr, origin_count, origin_datatype, NULL,
@@ -720,6 +727,7 @@ int MPI_Rget(void *origin_addr, int origin_count, MPI_Datatype origin_datatype, 
              MPI_Aint target_disp, int target_count, MPI_Datatype target_datatype, MPI_Win win,
              MPI_Request *request)
 {
+    BDL_MT_GUARD;
     int rc = need_req("MPI_Rget", request);
     return rc ? rc
               : issue("MPI_Rget", win, K_GET, NULL, 0, MPI_DATATYPE_NULL, NULL, origin_addr,
@@ -731,6 +739,7 @@ int MPI_Raccumulate(const void *origin_addr, int origin_count, MPI_Datatype orig
                     int target_rank, MPI_Aint target_disp, int target_count,
                     MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     int rc = need_req("MPI_Raccumulate", request);
     return rc ? rc
               : issue("MPI_Raccumulate", win, K_ACC, origin_addr, origin_count, origin_datatype,
@@ -743,6 +752,7 @@ int MPI_Rget_accumulate(const void *origin_addr, int origin_count, MPI_Datatype 
                         int target_rank, MPI_Aint target_disp, int target_count,
                         MPI_Datatype target_datatype, MPI_Op op, MPI_Win win, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     int rc = need_req("MPI_Rget_accumulate", request);
     return rc ? rc
               : issue("MPI_Rget_accumulate", win, K_GACC, origin_addr, origin_count,
@@ -771,6 +781,7 @@ static int check_assert(MPI_Win win, const char *call, int assert, int allowed)
 
 int MPI_Win_fence(int assert, MPI_Win win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_fence";
     SYNC_WIN(call, win, w);
     int rc =
@@ -852,6 +863,7 @@ static int *group_ranks(bdl_win_t *w, MPI_Win win, const char *call, MPI_Group g
 
 int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_post";
     SYNC_WIN(call, win, w);
     int rc = check_assert(win, call, assert, MPI_MODE_NOCHECK | MPI_MODE_NOSTORE | MPI_MODE_NOPUT);
@@ -875,6 +887,7 @@ int MPI_Win_post(MPI_Group group, int assert, MPI_Win win)
 
 int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_start";
     SYNC_WIN(call, win, w);
     int rc = check_assert(win, call, assert, MPI_MODE_NOCHECK);
@@ -896,6 +909,7 @@ int MPI_Win_start(MPI_Group group, int assert, MPI_Win win)
 
 int MPI_Win_complete(MPI_Win win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_complete";
     SYNC_WIN(call, win, w);
     if (!w->started)
@@ -918,6 +932,7 @@ int MPI_Win_complete(MPI_Win win)
 
 int MPI_Win_wait(MPI_Win win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_wait";
     SYNC_WIN(call, win, w);
     if (!w->posted)
@@ -940,6 +955,7 @@ int MPI_Win_wait(MPI_Win win)
 
 int MPI_Win_test(MPI_Win win, int *flag)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_test";
     SYNC_WIN(call, win, w);
     if (!flag)
@@ -974,6 +990,7 @@ static int check_rank(bdl_win_t *w, MPI_Win win, const char *call, int rank)
 
 int MPI_Win_lock(int lock_type, int rank, int assert, MPI_Win win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_lock";
     SYNC_WIN(call, win, w);
     if (lock_type != MPI_LOCK_SHARED && lock_type != MPI_LOCK_EXCLUSIVE)
@@ -1020,6 +1037,7 @@ static void finish(bdl_win_t *w, int target, int release)
 
 int MPI_Win_unlock(int rank, MPI_Win win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_unlock";
     SYNC_WIN(call, win, w);
     int rc;
@@ -1040,6 +1058,7 @@ int MPI_Win_unlock(int rank, MPI_Win win)
 
 int MPI_Win_lock_all(int assert, MPI_Win win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_lock_all";
     SYNC_WIN(call, win, w);
     int rc = check_assert(win, call, assert, MPI_MODE_NOCHECK);
@@ -1064,6 +1083,7 @@ int MPI_Win_lock_all(int assert, MPI_Win win)
 
 int MPI_Win_unlock_all(MPI_Win win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_unlock_all";
     SYNC_WIN(call, win, w);
     if (!w->lock_all)
@@ -1096,10 +1116,15 @@ static int flush_call(const char *call, int rank, MPI_Win win, int local)
     return MPI_SUCCESS;
 }
 
-int MPI_Win_flush(int rank, MPI_Win win) { return flush_call("MPI_Win_flush", rank, win, 0); }
+int MPI_Win_flush(int rank, MPI_Win win)
+{
+    BDL_MT_GUARD;
+    return flush_call("MPI_Win_flush", rank, win, 0);
+}
 
 int MPI_Win_flush_local(int rank, MPI_Win win)
 {
+    BDL_MT_GUARD;
     return flush_call("MPI_Win_flush_local", rank, win, 1);
 }
 
@@ -1121,15 +1146,21 @@ static int flush_all_call(const char *call, MPI_Win win, int local)
     return MPI_SUCCESS;
 }
 
-int MPI_Win_flush_all(MPI_Win win) { return flush_all_call("MPI_Win_flush_all", win, 0); }
+int MPI_Win_flush_all(MPI_Win win)
+{
+    BDL_MT_GUARD;
+    return flush_all_call("MPI_Win_flush_all", win, 0);
+}
 
 int MPI_Win_flush_local_all(MPI_Win win)
 {
+    BDL_MT_GUARD;
     return flush_all_call("MPI_Win_flush_local_all", win, 1);
 }
 
 int MPI_Win_sync(MPI_Win win)
 {
+    BDL_MT_GUARD;
     SYNC_WIN("MPI_Win_sync", win, w);
     (void)w;
     /* Apply what others have sent us so far.  A program may poll its

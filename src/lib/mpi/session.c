@@ -99,6 +99,7 @@ static void end_at_exit(void)
 
 int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *session)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Session_init";
     if (bdl_g.finalized)
         bdl_fatal(MPI_ERR_OTHER, "%s called after the MPI instance ended", call);
@@ -137,6 +138,7 @@ int MPI_Session_init(MPI_Info info, MPI_Errhandler errhandler, MPI_Session *sess
 
 int MPI_Session_finalize(MPI_Session *session)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Session_finalize";
     BDL_CHECK_INIT(call);
     if (!session || !sess_get(*session))
@@ -161,6 +163,7 @@ int MPI_Session_finalize(MPI_Session *session)
 
 int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_names)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Session_get_num_psets";
     CHECK_SESSION(call, session);
     (void)info;
@@ -173,6 +176,7 @@ int MPI_Session_get_num_psets(MPI_Session session, MPI_Info info, int *npset_nam
 int MPI_Session_get_nth_pset(MPI_Session session, MPI_Info info, int n, int *pset_len,
                              char *pset_name)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Session_get_nth_pset";
     CHECK_SESSION(call, session);
     (void)info;
@@ -207,6 +211,7 @@ static int pset_index(const char *name)
 
 int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_Info *info)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Session_get_pset_info";
     CHECK_SESSION(call, session);
     int k = pset_index(pset_name);
@@ -225,6 +230,7 @@ int MPI_Session_get_pset_info(MPI_Session session, const char *pset_name, MPI_In
 
 int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Session_get_info";
     CHECK_SESSION(call, session);
     if (!info_used)
@@ -242,6 +248,7 @@ int MPI_Session_get_info(MPI_Session session, MPI_Info *info_used)
 
 int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Group_from_session_pset";
     CHECK_SESSION(call, session);
     int k = pset_index(pset_name);
@@ -256,6 +263,7 @@ int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_
 int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errhandler_fn,
                                   MPI_Errhandler *errhandler)
 {
+    BDL_MT_GUARD;
     /* The same kind of handler as a communicator's (an int handle by
      * address, the code by address). */
     return MPI_Comm_create_errhandler((MPI_Comm_errhandler_function *)session_errhandler_fn,
@@ -264,6 +272,7 @@ int MPI_Session_create_errhandler(MPI_Session_errhandler_function *session_errha
 
 int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Session_set_errhandler";
     CHECK_SESSION(call, session);
     if (!bdl_errh_valid(errhandler))
@@ -274,6 +283,7 @@ int MPI_Session_set_errhandler(MPI_Session session, MPI_Errhandler errhandler)
 
 int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Session_get_errhandler";
     CHECK_SESSION(call, session);
     if (!errhandler)
@@ -284,6 +294,7 @@ int MPI_Session_get_errhandler(MPI_Session session, MPI_Errhandler *errhandler)
 
 int MPI_Session_call_errhandler(MPI_Session session, int errorcode)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Session_call_errhandler";
     CHECK_SESSION(call, session);
     sess_error(session, errorcode, call, "error %d raised by the program", errorcode);
@@ -308,6 +319,7 @@ static int string_tag(const char *s)
 int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                MPI_Errhandler errhandler, MPI_Comm *newcomm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Comm_create_from_group";
     BDL_CHECK_INIT(call);
     (void)info;
@@ -329,6 +341,7 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
 
 int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Info_create_env";
     BDL_CHECK_NOT_ENDED(call);
     if (!info)

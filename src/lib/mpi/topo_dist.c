@@ -22,6 +22,7 @@ int MPI_Dist_graph_create(MPI_Comm comm_old, int n, const int sources[], const i
                           const int destinations[], const int weights[], MPI_Info info, int reorder,
                           MPI_Comm *comm_dist_graph)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Dist_graph_create";
     (void)reorder;
     bdl_comm_t *c;

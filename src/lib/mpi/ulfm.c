@@ -36,6 +36,7 @@ static bdl_comm_t *ulfm_comm(MPI_Comm comm, const char *call, int *rc)
 
 int MPIX_Comm_revoke(MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     int rc;
     bdl_comm_t *c = ulfm_comm(comm, "MPIX_Comm_revoke", &rc);
     if (!c)
@@ -71,6 +72,7 @@ int MPIX_Comm_revoke(MPI_Comm comm)
 
 int MPIX_Comm_is_revoked(MPI_Comm comm, int *flag)
 {
+    BDL_MT_GUARD;
     int rc;
     bdl_comm_t *c = ulfm_comm(comm, "MPIX_Comm_is_revoked", &rc);
     if (!c)
@@ -140,11 +142,13 @@ static int iagree(MPI_Comm comm, int *flag, MPI_Request *request, const char *ca
 
 int MPIX_Comm_iagree(MPI_Comm comm, int *flag, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     return iagree(comm, flag, request, "MPIX_Comm_iagree");
 }
 
 int MPIX_Comm_agree(MPI_Comm comm, int *flag)
 {
+    BDL_MT_GUARD;
     MPI_Request req;
     int rc = iagree(comm, flag, &req, "MPIX_Comm_agree");
     if (rc)
@@ -160,6 +164,7 @@ int MPIX_Comm_agree(MPI_Comm comm, int *flag)
  * It works on a revoked communicator, which the split alone refuses. */
 int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPIX_Comm_shrink";
     int rc;
     bdl_comm_t *c = ulfm_comm(comm, call, &rc);
@@ -174,6 +179,7 @@ int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
 
 int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     const char *call = "MPIX_Comm_ishrink";
     int rc;
     bdl_comm_t *c = ulfm_comm(comm, call, &rc);
@@ -188,6 +194,7 @@ int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 
 int MPIX_Comm_failure_ack(MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     int rc;
     bdl_comm_t *c = ulfm_comm(comm, "MPIX_Comm_failure_ack", &rc);
     return c ? MPI_SUCCESS : rc;
@@ -207,16 +214,19 @@ static int empty_group(MPI_Comm comm, MPI_Group *grp, const char *call)
 
 int MPIX_Comm_failure_get_acked(MPI_Comm comm, MPI_Group *failedgrp)
 {
+    BDL_MT_GUARD;
     return empty_group(comm, failedgrp, "MPIX_Comm_failure_get_acked");
 }
 
 int MPIX_Comm_get_failed(MPI_Comm comm, MPI_Group *failedgrp)
 {
+    BDL_MT_GUARD;
     return empty_group(comm, failedgrp, "MPIX_Comm_get_failed");
 }
 
 int MPIX_Comm_ack_failed(MPI_Comm comm, int num_to_ack, int *num_acked)
 {
+    BDL_MT_GUARD;
     const char *call = "MPIX_Comm_ack_failed";
     int rc;
     bdl_comm_t *c = ulfm_comm(comm, call, &rc);

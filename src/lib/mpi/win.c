@@ -78,6 +78,7 @@ int bdl_win_error(MPI_Win win, int code, const char *call, const char *fmt, ...)
 
 int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *errhandler)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_create_errhandler";
     BDL_CHECK_INIT(call);
     if (!fn || !errhandler)
@@ -100,6 +101,7 @@ int MPI_Win_create_errhandler(MPI_Win_errhandler_function *fn, MPI_Errhandler *e
 
 int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 {
+    BDL_MT_GUARD;
     WIN_OR_ERR("MPI_Win_set_errhandler", win, w);
     if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
         !win_eh_fn(errhandler))
@@ -113,6 +115,7 @@ int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
 
 int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 {
+    BDL_MT_GUARD;
     WIN_OR_ERR("MPI_Win_get_errhandler", win, w);
     if (!errhandler)
         return bdl_win_error(win, MPI_ERR_ARG, "MPI_Win_get_errhandler", "errhandler is NULL");
@@ -122,6 +125,7 @@ int MPI_Win_get_errhandler(MPI_Win win, MPI_Errhandler *errhandler)
 
 int MPI_Win_call_errhandler(MPI_Win win, int errorcode)
 {
+    BDL_MT_GUARD;
     WIN_OR_ERR("MPI_Win_call_errhandler", win, w);
     (void)w;
     bdl_win_error(win, errorcode, "MPI_Win_call_errhandler", "error %d raised by the program",
@@ -242,6 +246,7 @@ int bdl_win_make(const char *call, void *base, MPI_Aint size, int disp_unit, MPI
 int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                    MPI_Win *win)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Win_create");
     return bdl_win_make("MPI_Win_create", base, size, disp_unit, info, comm, MPI_WIN_FLAVOR_CREATE,
                         NULL, win);
@@ -250,6 +255,7 @@ int MPI_Win_create(void *base, MPI_Aint size, int disp_unit, MPI_Info info, MPI_
 int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm, void *baseptr,
                      MPI_Win *win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_allocate";
     BDL_CHECK_INIT(call);
     if (!baseptr)
@@ -272,6 +278,7 @@ int MPI_Win_allocate(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
 
 int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Win_create_dynamic");
     return bdl_win_make("MPI_Win_create_dynamic", MPI_BOTTOM, 0, 1, info, comm,
                         MPI_WIN_FLAVOR_DYNAMIC, NULL, win);
@@ -279,6 +286,7 @@ int MPI_Win_create_dynamic(MPI_Info info, MPI_Comm comm, MPI_Win *win)
 
 int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_attach";
     WIN_OR_ERR(call, win, w);
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
@@ -311,6 +319,7 @@ int MPI_Win_attach(MPI_Win win, void *base, MPI_Aint size)
 
 int MPI_Win_detach(MPI_Win win, const void *base)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_detach";
     WIN_OR_ERR(call, win, w);
     if (w->flavor != MPI_WIN_FLAVOR_DYNAMIC)
@@ -361,6 +370,7 @@ static void kv_unref(int k)
 int MPI_WIN_NULL_COPY_FN(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
                          void *attribute_val_out, int *flag)
 {
+    BDL_MT_GUARD;
     (void)oldwin, (void)win_keyval, (void)extra_state, (void)attribute_val_in,
         (void)attribute_val_out;
     *flag = 0;
@@ -370,6 +380,7 @@ int MPI_WIN_NULL_COPY_FN(MPI_Win oldwin, int win_keyval, void *extra_state, void
 int MPI_WIN_DUP_FN(MPI_Win oldwin, int win_keyval, void *extra_state, void *attribute_val_in,
                    void *attribute_val_out, int *flag)
 {
+    BDL_MT_GUARD;
     (void)oldwin, (void)win_keyval, (void)extra_state;
     *(void **)attribute_val_out = attribute_val_in;
     *flag = 1;
@@ -378,6 +389,7 @@ int MPI_WIN_DUP_FN(MPI_Win oldwin, int win_keyval, void *extra_state, void *attr
 
 int MPI_WIN_NULL_DELETE_FN(MPI_Win win, int win_keyval, void *attribute_val, void *extra_state)
 {
+    BDL_MT_GUARD;
     (void)win, (void)win_keyval, (void)attribute_val, (void)extra_state;
     return MPI_SUCCESS;
 }
@@ -386,6 +398,7 @@ int MPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
                           MPI_Win_delete_attr_function *delete_fn, int *win_keyval,
                           void *extra_state)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_create_keyval";
     BDL_CHECK_INIT(call);
     if (!win_keyval)
@@ -409,6 +422,7 @@ int MPI_Win_create_keyval(MPI_Win_copy_attr_function *copy_fn,
 
 int MPI_Win_free_keyval(int *win_keyval)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_free_keyval";
     BDL_CHECK_INIT(call);
     if (!win_keyval)
@@ -446,6 +460,7 @@ static int attr_remove(bdl_win_t *w, int i, const char *call)
 
 int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_set_attr";
     WIN_OR_ERR(call, win, w);
     win_keyval_t *kv = kv_get(win_keyval);
@@ -476,6 +491,7 @@ int MPI_Win_set_attr(MPI_Win win, int win_keyval, void *attribute_val)
 
 int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_get_attr";
     WIN_OR_ERR(call, win, w);
     if (!attribute_val || !flag)
@@ -502,6 +518,7 @@ int MPI_Win_get_attr(MPI_Win win, int win_keyval, void *attribute_val, int *flag
 
 int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_delete_attr";
     WIN_OR_ERR(call, win, w);
     if (!kv_get(win_keyval))
@@ -516,6 +533,7 @@ int MPI_Win_delete_attr(MPI_Win win, int win_keyval)
 
 int MPI_Win_free(MPI_Win *win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_free";
     BDL_CHECK_INIT(call);
     if (!win)
@@ -551,6 +569,7 @@ int MPI_Win_free(MPI_Win *win)
 
 int MPI_Win_set_name(MPI_Win win, const char *win_name)
 {
+    BDL_MT_GUARD;
     WIN_OR_ERR("MPI_Win_set_name", win, w);
     if (!win_name)
         return bdl_win_error(win, MPI_ERR_ARG, "MPI_Win_set_name", "win_name is NULL");
@@ -560,6 +579,7 @@ int MPI_Win_set_name(MPI_Win win, const char *win_name)
 
 int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 {
+    BDL_MT_GUARD;
     WIN_OR_ERR("MPI_Win_get_name", win, w);
     if (!win_name || !resultlen)
         return bdl_win_error(win, MPI_ERR_ARG, "MPI_Win_get_name", "%s is NULL",
@@ -571,6 +591,7 @@ int MPI_Win_get_name(MPI_Win win, char *win_name, int *resultlen)
 
 int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
 {
+    BDL_MT_GUARD;
     WIN_OR_ERR("MPI_Win_get_group", win, w);
     if (!group)
         return bdl_win_error(win, MPI_ERR_ARG, "MPI_Win_get_group", "group is NULL");
@@ -583,6 +604,7 @@ int MPI_Win_get_group(MPI_Win win, MPI_Group *group)
 
 int MPI_Win_set_info(MPI_Win win, MPI_Info info)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_set_info";
     WIN_OR_ERR(call, win, w);
     if (info == MPI_INFO_NULL)
@@ -605,6 +627,7 @@ int MPI_Win_set_info(MPI_Win win, MPI_Info info)
 
 int MPI_Win_get_info(MPI_Win win, MPI_Info *info_used)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_get_info";
     WIN_OR_ERR(call, win, w);
     if (!info_used)

@@ -96,6 +96,7 @@ static char *map_region(bdl_win_t *w, size_t len, const char *call)
 int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Comm comm,
                             void *baseptr, MPI_Win *win)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_allocate_shared";
     BDL_CHECK_INIT(call);
     bdl_comm_t *c = bdl_comm_get(comm);
@@ -169,6 +170,7 @@ int MPI_Win_allocate_shared(MPI_Aint size, int disp_unit, MPI_Info info, MPI_Com
 
 int MPI_Win_shared_query(MPI_Win win, int rank, MPI_Aint *size, int *disp_unit, void *baseptr)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Win_shared_query";
     BDL_CHECK_INIT(call);
     bdl_win_t *w = bdl_win_get(win);

@@ -65,6 +65,7 @@ void bdl_comm_setup_predefined(const bd_spawn_info_t *sp)
 
 int MPI_Comm_size(MPI_Comm comm, int *size)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_size");
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
@@ -77,6 +78,7 @@ int MPI_Comm_size(MPI_Comm comm, int *size)
 
 int MPI_Comm_rank(MPI_Comm comm, int *rank)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_rank");
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
@@ -90,6 +92,20 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank)
 /* The split collective on context ctx (the caller is rank myrank, it is the
  * communicator's collective number seq): gives the new context (0 for color
  * MPI_UNDEFINED), the caller's rank, the size and the members' world ranks. */
+/* A request of the split collective (ctx, seq) after its BEGIN, addressed
+ * to it: under MPI_THREAD_MULTIPLE another thread's collective may begin
+ * while this one waits, and the master must not take the one this rank
+ * began last for it. */
+static bd_req_t *split_req(uint32_t code, int ctx, int myrank, uint64_t seq)
+{
+    bd_req_t *r = bdl_req_begin(code);
+    r->flags = BD_COLL_ADDR;
+    r->ctx = ctx;
+    r->myrank = myrank;
+    r->rid = seq;
+    return r;
+}
+
 static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int *out_ctx,
                       int *out_rank, int *out_size, int **out_world, const char *call)
 {
@@ -106,16 +122,29 @@ static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int
     memcpy(bdl_g.win, &nseg, 4);
     memcpy(bdl_g.win + 8, &seg, sizeof seg);
     memcpy(bdl_g.win + 8 + sizeof seg, ck, sizeof ck);
-    bdl_req_begin(BD_REQ_COLL_PUT);
+    split_req(BD_REQ_COLL_PUT, ctx, myrank, seq);
     bdl_rpc();
-    bdl_req_begin(BD_REQ_COLL_WAIT);
-    bdl_rpc();
+    if (bdl_mt_busy()) {
+        /* another thread of this rank may need the library meanwhile:
+         * poll (each poll gives the run slot to a rank that waits for
+         * one) and give the lock up between polls (core/mt.c) */
+        for (;;) {
+            split_req(BD_REQ_COLL_TEST, ctx, myrank, seq);
+            bdl_rpc();
+            if (bdl_resp()->flag)
+                break;
+            bdl_mt_nap();
+        }
+    } else {
+        split_req(BD_REQ_COLL_WAIT, ctx, myrank, seq);
+        bdl_rpc();
+    }
     /* GET {ctx, rank, size}, then the world ranks. */
     int32_t head[3];
     seg = (bd_seg_t){-1, sizeof head, 0, 0};
     memcpy(bdl_g.win, &nseg, 4);
     memcpy(bdl_g.win + 8, &seg, sizeof seg);
-    bdl_req_begin(BD_REQ_COLL_GET);
+    split_req(BD_REQ_COLL_GET, ctx, myrank, seq);
     bdl_rpc();
     memcpy(head, bdl_g.win, sizeof head);
     int *world = NULL;
@@ -131,13 +160,13 @@ static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int
             seg = (bd_seg_t){-1, (uint32_t)chunk, sizeof head + done, 0};
             memcpy(bdl_g.win, &nseg, 4);
             memcpy(bdl_g.win + 8, &seg, sizeof seg);
-            bdl_req_begin(BD_REQ_COLL_GET);
+            split_req(BD_REQ_COLL_GET, ctx, myrank, seq);
             bdl_rpc();
             memcpy((char *)world + done, bdl_g.win, chunk);
             done += chunk;
         }
     }
-    bdl_req_begin(BD_REQ_COLL_END);
+    split_req(BD_REQ_COLL_END, ctx, myrank, seq);
     bdl_rpc();
     *out_ctx = head[0];
     *out_rank = head[1];
@@ -195,6 +224,7 @@ int bdl_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const c
 
 int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
 {
+    BDL_MT_GUARD;
     return bdl_comm_split(comm, color, key, newcomm, "MPI_Comm_split");
 }
 
@@ -353,17 +383,20 @@ static int comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, con
 
 int MPI_Comm_dup(MPI_Comm comm, MPI_Comm *newcomm)
 {
+    BDL_MT_GUARD;
     return comm_idup(comm, newcomm, NULL, "MPI_Comm_dup");
 }
 
 int MPI_Comm_dup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm)
 {
+    BDL_MT_GUARD;
     (void)info; /* hints are allowed to be ignored */
     return comm_idup(comm, newcomm, NULL, "MPI_Comm_dup_with_info");
 }
 
 int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     if (!request)
         return bdl_error(comm, MPI_ERR_ARG, "MPI_Comm_idup", "NULL request argument");
     return comm_idup(comm, newcomm, request, "MPI_Comm_idup");
@@ -371,6 +404,7 @@ int MPI_Comm_idup(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 
 int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI_Request *request)
 {
+    BDL_MT_GUARD;
     (void)info;
     if (!request)
         return bdl_error(comm, MPI_ERR_ARG, "MPI_Comm_idup_with_info", "NULL request argument");
@@ -379,6 +413,7 @@ int MPI_Comm_idup_with_info(MPI_Comm comm, MPI_Info info, MPI_Comm *newcomm, MPI
 
 int MPI_Comm_free(MPI_Comm *comm)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_free");
     bdl_comm_t *c = comm ? bdl_comm_get(*comm) : NULL;
     if (!c)
@@ -397,6 +432,7 @@ int MPI_Comm_free(MPI_Comm *comm)
 
 int MPI_Comm_test_inter(MPI_Comm comm, int *flag)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_test_inter");
     if (!bdl_comm_get(comm))
         return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_test_inter", "invalid communicator %d",
@@ -448,6 +484,7 @@ static int group_in_comm(bdl_comm_t *c, MPI_Comm comm, const int *mem, int n, co
  * intercommunicator does exactly that). */
 int MPI_Comm_create(MPI_Comm comm, MPI_Group group, MPI_Comm *newcomm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Comm_create";
     BDL_CHECK_INIT(call);
     bdl_comm_t *c = bdl_comm_get(comm);
@@ -505,6 +542,7 @@ static uint64_t cg_next(int ctx, int tag, const int *world, int n)
  * meeting on one. */
 int MPI_Comm_create_group(MPI_Comm comm, MPI_Group group, int tag, MPI_Comm *newcomm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Comm_create_group";
     BDL_CHECK_INIT(call);
     bdl_comm_t *c = bdl_comm_get(comm);
@@ -620,6 +658,7 @@ static int split_type_color(const bdl_comm_t *c, int split_type, MPI_Info info)
 
 int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, MPI_Comm *newcomm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Comm_split_type";
     BDL_CHECK_INIT(call);
     bdl_comm_t *c = bdl_comm_get(comm);
@@ -641,6 +680,7 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
 
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 {
+    BDL_MT_GUARD;
     (void)info; /* no hint changes anything here */
     BDL_CHECK_INIT("MPI_Comm_set_info");
     if (!bdl_comm_get(comm))
@@ -650,6 +690,7 @@ int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)
 
 int MPI_Comm_get_info(MPI_Comm comm, MPI_Info *info_used)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_get_info");
     if (!bdl_comm_get(comm))
         return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_get_info", "invalid communicator %d", comm);
@@ -689,6 +730,7 @@ static int list_cmp(const int *a, int na, const int *b, int nb)
  * intracommunicator are unequal. */
 int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_compare");
     bdl_comm_t *a = bdl_comm_get(comm1), *b = bdl_comm_get(comm2);
     if (!a || !b)
@@ -717,6 +759,7 @@ int MPI_Comm_compare(MPI_Comm comm1, MPI_Comm comm2, int *result)
 
 int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_get_attr");
     static int tag_ub = INT_MAX, host = MPI_PROC_NULL, io = MPI_ANY_SOURCE, wtime_global = 0,
                appnum = 0, universe, lastused;
@@ -812,6 +855,7 @@ LAYOUT_FN(BDMPI_Comm_rrank, 4)
 
 int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_get_name");
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
@@ -823,6 +867,7 @@ int MPI_Comm_get_name(MPI_Comm comm, char *comm_name, int *resultlen)
 
 int MPI_Comm_set_name(MPI_Comm comm, const char *comm_name)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_set_name");
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)

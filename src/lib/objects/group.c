@@ -122,6 +122,7 @@ static int make_group(int n, const int *world, MPI_Group *out, const char *call)
 
 int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_group");
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
@@ -133,6 +134,7 @@ int MPI_Comm_group(MPI_Comm comm, MPI_Group *group)
 
 int MPI_Group_size(MPI_Group group, int *size)
 {
+    BDL_MT_GUARD;
     GET_GROUP(group, mem, n, "MPI_Group_size");
     (void)mem;
     if (!size)
@@ -143,6 +145,7 @@ int MPI_Group_size(MPI_Group group, int *size)
 
 int MPI_Group_rank(MPI_Group group, int *rank)
 {
+    BDL_MT_GUARD;
     GET_GROUP(group, mem, n, "MPI_Group_rank");
     if (!rank)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_rank", "rank is NULL");
@@ -158,6 +161,7 @@ int MPI_Group_rank(MPI_Group group, int *rank)
 int MPI_Group_translate_ranks(MPI_Group group1, int n, const int ranks1[], MPI_Group group2,
                               int ranks2[])
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Group_translate_ranks";
     GET_GROUP(group1, m1, n1, call);
     int n2;
@@ -196,6 +200,7 @@ static int cmp_int(const void *a, const void *b)
 
 int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Group_compare";
     GET_GROUP(group1, m1, n1, call);
     int n2;
@@ -230,6 +235,7 @@ int MPI_Group_compare(MPI_Group group1, MPI_Group group2, int *result)
 
 int MPI_Group_free(MPI_Group *group)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Group_free");
     if (!group)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Group_free", "group is NULL");
@@ -319,6 +325,7 @@ static int excl(const int *mem, int gsize, int n, const int *ranks, MPI_Group *n
 
 int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Group_incl";
     GET_GROUP(group, mem, gsize, call);
     if (!newgroup)
@@ -329,6 +336,7 @@ int MPI_Group_incl(MPI_Group group, int n, const int ranks[], MPI_Group *newgrou
 
 int MPI_Group_excl(MPI_Group group, int n, const int ranks[], MPI_Group *newgroup)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Group_excl";
     GET_GROUP(group, mem, gsize, call);
     if (!newgroup)
@@ -387,6 +395,7 @@ static int expand_ranges(int n, int ranges[][3], int gsize, MPI_Group g, const c
 
 int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Group_range_incl";
     GET_GROUP(group, mem, gsize, call);
     if (!newgroup)
@@ -402,6 +411,7 @@ int MPI_Group_range_incl(MPI_Group group, int n, int ranges[][3], MPI_Group *new
 
 int MPI_Group_range_excl(MPI_Group group, int n, int ranges[][3], MPI_Group *newgroup)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Group_range_excl";
     GET_GROUP(group, mem, gsize, call);
     if (!newgroup)
@@ -456,16 +466,19 @@ static int set_op(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup, int o
 
 int MPI_Group_union(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    BDL_MT_GUARD;
     return set_op(group1, group2, newgroup, SET_UNION, "MPI_Group_union");
 }
 
 int MPI_Group_intersection(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    BDL_MT_GUARD;
     return set_op(group1, group2, newgroup, SET_INTERSECTION, "MPI_Group_intersection");
 }
 
 int MPI_Group_difference(MPI_Group group1, MPI_Group group2, MPI_Group *newgroup)
 {
+    BDL_MT_GUARD;
     return set_op(group1, group2, newgroup, SET_DIFFERENCE, "MPI_Group_difference");
 }
 
@@ -521,6 +534,7 @@ static int is_predefined_key(int keyval)
 int MPI_COMM_NULL_COPY_FN(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
                           void *attribute_val_in, void *attribute_val_out, int *flag)
 {
+    BDL_MT_GUARD;
     (void)oldcomm, (void)comm_keyval, (void)extra_state, (void)attribute_val_in;
     (void)attribute_val_out;
     *flag = 0;
@@ -530,6 +544,7 @@ int MPI_COMM_NULL_COPY_FN(MPI_Comm oldcomm, int comm_keyval, void *extra_state,
 int MPI_COMM_DUP_FN(MPI_Comm oldcomm, int comm_keyval, void *extra_state, void *attribute_val_in,
                     void *attribute_val_out, int *flag)
 {
+    BDL_MT_GUARD;
     (void)oldcomm, (void)comm_keyval, (void)extra_state;
     *(void **)attribute_val_out = attribute_val_in;
     *flag = 1;
@@ -538,6 +553,7 @@ int MPI_COMM_DUP_FN(MPI_Comm oldcomm, int comm_keyval, void *extra_state, void *
 
 int MPI_COMM_NULL_DELETE_FN(MPI_Comm comm, int comm_keyval, void *attribute_val, void *extra_state)
 {
+    BDL_MT_GUARD;
     (void)comm, (void)comm_keyval, (void)attribute_val, (void)extra_state;
     return MPI_SUCCESS;
 }
@@ -595,27 +611,35 @@ int MPI_Comm_create_keyval(MPI_Comm_copy_attr_function *comm_copy_attr_fn,
                            MPI_Comm_delete_attr_function *comm_delete_attr_fn, int *comm_keyval,
                            void *extra_state)
 {
+    BDL_MT_GUARD;
     return create_keyval(comm_copy_attr_fn, comm_delete_attr_fn, comm_keyval, extra_state,
                          "MPI_Comm_create_keyval");
 }
 
 int MPI_Comm_free_keyval(int *comm_keyval)
 {
+    BDL_MT_GUARD;
     return free_keyval(comm_keyval, "MPI_Comm_free_keyval");
 }
 
 int MPI_Keyval_create(MPI_Copy_function *copy_fn, MPI_Delete_function *delete_fn, int *keyval,
                       void *extra_state)
 {
+    BDL_MT_GUARD;
     return create_keyval(copy_fn, delete_fn, keyval, extra_state, "MPI_Keyval_create");
 }
 
-int MPI_Keyval_free(int *keyval) { return free_keyval(keyval, "MPI_Keyval_free"); }
+int MPI_Keyval_free(int *keyval)
+{
+    BDL_MT_GUARD;
+    return free_keyval(keyval, "MPI_Keyval_free");
+}
 
 /* ---------------------------------------------------------------- attributes */
 
 static int find_attr(bdl_comm_t *c, int keyval)
 {
+    BDL_MT_GUARD;
     for (int i = 0; i < c->nattrs; i++)
         if (c->attrs[i].keyval == keyval)
             return i;
@@ -725,26 +749,31 @@ static int delete_attr(MPI_Comm comm, int keyval, const char *call)
 
 int MPI_Comm_set_attr(MPI_Comm comm, int comm_keyval, void *attribute_val)
 {
+    BDL_MT_GUARD;
     return set_attr(comm, comm_keyval, attribute_val, "MPI_Comm_set_attr");
 }
 
 int MPI_Comm_delete_attr(MPI_Comm comm, int comm_keyval)
 {
+    BDL_MT_GUARD;
     return delete_attr(comm, comm_keyval, "MPI_Comm_delete_attr");
 }
 
 int MPI_Attr_put(MPI_Comm comm, int keyval, void *attribute_val)
 {
+    BDL_MT_GUARD;
     return set_attr(comm, keyval, attribute_val, "MPI_Attr_put");
 }
 
 int MPI_Attr_get(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
 {
+    BDL_MT_GUARD;
     return MPI_Comm_get_attr(comm, keyval, attribute_val, flag);
 }
 
 int MPI_Attr_delete(MPI_Comm comm, int keyval)
 {
+    BDL_MT_GUARD;
     return delete_attr(comm, keyval, "MPI_Attr_delete");
 }
 

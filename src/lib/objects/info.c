@@ -91,6 +91,7 @@ static int check_key(const char *call, const char *key)
 
 int MPI_Info_create(MPI_Info *info)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_NOT_ENDED("MPI_Info_create");
     if (!info)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, "MPI_Info_create", "info is NULL");
@@ -103,6 +104,7 @@ int MPI_Info_create(MPI_Info *info)
 
 int MPI_Info_set(MPI_Info info, const char *key, const char *value)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Info_set";
     BDL_CHECK_NOT_ENDED(call);
     info_t *in = info_get(info);
@@ -142,6 +144,7 @@ int MPI_Info_set(MPI_Info info, const char *key, const char *value)
 
 int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int *flag)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Info_get";
     BDL_CHECK_NOT_ENDED(call);
     info_t *in = info_get(info);
@@ -167,6 +170,7 @@ int MPI_Info_get(MPI_Info info, const char *key, int valuelen, char *value, int 
 
 int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *flag)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Info_get_valuelen";
     BDL_CHECK_NOT_ENDED(call);
     info_t *in = info_get(info);
@@ -184,6 +188,7 @@ int MPI_Info_get_valuelen(MPI_Info info, const char *key, int *valuelen, int *fl
 
 int MPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_NOT_ENDED("MPI_Info_get_nkeys");
     info_t *in = info_get(info);
     if (!in)
@@ -194,6 +199,7 @@ int MPI_Info_get_nkeys(MPI_Info info, int *nkeys)
 
 int MPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Info_get_nthkey";
     BDL_CHECK_NOT_ENDED(call);
     info_t *in = info_get(info);
@@ -208,6 +214,7 @@ int MPI_Info_get_nthkey(MPI_Info info, int n, char *key)
 
 int MPI_Info_delete(MPI_Info info, const char *key)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Info_delete";
     BDL_CHECK_NOT_ENDED(call);
     info_t *in = info_get(info);
@@ -229,6 +236,7 @@ int MPI_Info_delete(MPI_Info info, const char *key)
 
 int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Info_dup";
     BDL_CHECK_NOT_ENDED(call);
     if (!info_get(info))
@@ -251,6 +259,7 @@ int MPI_Info_dup(MPI_Info info, MPI_Info *newinfo)
 
 int MPI_Info_free(MPI_Info *info)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Info_free";
     BDL_CHECK_NOT_ENDED(call);
     info_t *in = info ? info_get(*info) : NULL;
@@ -272,6 +281,7 @@ int MPI_Info_free(MPI_Info *info)
  * the length the whole value needs (with the terminator) on output. */
 int MPI_Info_get_string(MPI_Info info, const char *key, int *buflen, char *value, int *flag)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Info_get_string";
     BDL_CHECK_NOT_ENDED(call);
     info_t *in = info_get(info);
@@ -322,6 +332,7 @@ _Static_assert(sizeof(MPI_Status) == MPI_F_STATUS_SIZE * sizeof(MPI_Fint) &&
 
 int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Status_c2f";
     if (!c_status || c_status == MPI_STATUS_IGNORE || !f_status)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
@@ -332,6 +343,7 @@ int MPI_Status_c2f(const MPI_Status *c_status, MPI_Fint *f_status)
 
 int MPI_Status_f2c(const MPI_Fint *f_status, MPI_Status *c_status)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Status_f2c";
     if (!f_status || !c_status || c_status == MPI_STATUS_IGNORE)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
@@ -356,6 +368,7 @@ static int status_copy(const void *from, void *to, const char *call)
 
 int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status)
 {
+    BDL_MT_GUARD;
     if (c_status == MPI_STATUS_IGNORE)
         c_status = NULL;
     return status_copy(c_status, f08_status, "MPI_Status_c2f08");
@@ -363,6 +376,7 @@ int MPI_Status_c2f08(const MPI_Status *c_status, MPI_F08_status *f08_status)
 
 int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
 {
+    BDL_MT_GUARD;
     if (c_status == MPI_STATUS_IGNORE)
         c_status = NULL;
     return status_copy(f08_status, c_status, "MPI_Status_f082c");
@@ -370,10 +384,12 @@ int MPI_Status_f082c(const MPI_F08_status *f08_status, MPI_Status *c_status)
 
 int MPI_Status_f082f(const MPI_F08_status *f08_status, MPI_Fint *f_status)
 {
+    BDL_MT_GUARD;
     return status_copy(f08_status, f_status, "MPI_Status_f082f");
 }
 
 int MPI_Status_f2f08(const MPI_Fint *f_status, MPI_F08_status *f08_status)
 {
+    BDL_MT_GUARD;
     return status_copy(f_status, f08_status, "MPI_Status_f2f08");
 }

@@ -173,6 +173,7 @@ static int inter_build(MPI_Comm local_comm, int local_leader, const bdl_leaders_
 int MPI_Intercomm_create(MPI_Comm local_comm, int local_leader, MPI_Comm peer_comm,
                          int remote_leader, int tag, MPI_Comm *newintercomm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Intercomm_create";
     BDL_CHECK_INIT(call);
     bdl_comm_t *lc = bdl_comm_get(local_comm);
@@ -289,6 +290,7 @@ static int inter_build(MPI_Comm local_comm, int local_leader, const bdl_leaders_
  * the group holding the lower world rank 0 first), as an intracommunicator. */
 int MPI_Intercomm_merge(MPI_Comm intercomm, int high, MPI_Comm *newintracomm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Intercomm_merge";
     BDL_CHECK_INIT(call);
     bdl_comm_t *c = bdl_comm_get(intercomm);
@@ -438,6 +440,7 @@ static bdl_comm_t *inter_query(MPI_Comm comm, const char *call, const void *out,
 
 int MPI_Comm_remote_size(MPI_Comm comm, int *size)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_remote_size");
     int rc;
     bdl_comm_t *c = inter_query(comm, "MPI_Comm_remote_size", size, "size", &rc);
@@ -449,6 +452,7 @@ int MPI_Comm_remote_size(MPI_Comm comm, int *size)
 
 int MPI_Comm_remote_group(MPI_Comm comm, MPI_Group *group)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Comm_remote_group");
     int rc;
     bdl_comm_t *c = inter_query(comm, "MPI_Comm_remote_group", group, "group", &rc);

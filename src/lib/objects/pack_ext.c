@@ -311,6 +311,7 @@ static int check_args(const char *call, const char *datarep, int count, MPI_Data
 
 int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datatype, MPI_Aint *size)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Pack_external_size";
     bdl_dt_t *t;
     int rc = check_args(call, datarep, incount, datatype, &t);
@@ -325,6 +326,7 @@ int MPI_Pack_external_size(const char datarep[], int incount, MPI_Datatype datat
 int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_Datatype datatype,
                       void *outbuf, MPI_Aint outsize, MPI_Aint *position)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Pack_external";
     bdl_dt_t *t;
     int rc = check_args(call, datarep, incount, datatype, &t);
@@ -354,6 +356,7 @@ int MPI_Pack_external(const char datarep[], const void *inbuf, int incount, MPI_
 int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize,
                         MPI_Aint *position, void *outbuf, int outcount, MPI_Datatype datatype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Unpack_external";
     bdl_dt_t *t;
     int rc = check_args(call, datarep, outcount, datatype, &t);
@@ -384,6 +387,7 @@ int MPI_Unpack_external(const char datarep[], const void *inbuf, MPI_Aint insize
 
 int MPI_Type_match_size(int typeclass, int size, MPI_Datatype *datatype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_match_size";
     BDL_CHECK_INIT(call);
     if (!datatype)

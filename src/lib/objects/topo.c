@@ -224,6 +224,7 @@ static int make_cart(MPI_Comm comm, int color, int key, int ndims, const int *di
 int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int periods[],
                     int reorder, MPI_Comm *comm_cart)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Cart_create";
     (void)reorder;
     BDL_CHECK_INIT(call);
@@ -250,6 +251,7 @@ int MPI_Cart_create(MPI_Comm comm_old, int ndims, const int dims[], const int pe
 
 int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Cart_sub";
     int rc = MPI_SUCCESS;
     struct bdl_topo *t = get_cart(comm, call, &rc);
@@ -296,6 +298,7 @@ int MPI_Cart_sub(MPI_Comm comm, const int remain_dims[], MPI_Comm *newcomm)
 
 int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[], int *newrank)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Cart_map";
     BDL_CHECK_INIT(call);
     bdl_comm_t *c = bdl_comm_get(comm);
@@ -317,6 +320,7 @@ int MPI_Cart_map(MPI_Comm comm, int ndims, const int dims[], const int periods[]
 
 int MPI_Topo_test(MPI_Comm comm, int *status)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Topo_test");
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
@@ -327,6 +331,7 @@ int MPI_Topo_test(MPI_Comm comm, int *status)
 
 int MPI_Cartdim_get(MPI_Comm comm, int *ndims)
 {
+    BDL_MT_GUARD;
     int rc = MPI_SUCCESS;
     struct bdl_topo *t = get_cart(comm, "MPI_Cartdim_get", &rc);
     if (!t)
@@ -337,6 +342,7 @@ int MPI_Cartdim_get(MPI_Comm comm, int *ndims)
 
 int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coords[])
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Cart_get";
     int rc = MPI_SUCCESS;
     struct bdl_topo *t = get_cart(comm, call, &rc);
@@ -363,6 +369,7 @@ int MPI_Cart_get(MPI_Comm comm, int maxdims, int dims[], int periods[], int coor
 
 int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Cart_coords";
     int rc = MPI_SUCCESS;
     struct bdl_topo *t = get_cart(comm, call, &rc);
@@ -383,6 +390,7 @@ int MPI_Cart_coords(MPI_Comm comm, int rank, int maxdims, int coords[])
 
 int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Cart_rank";
     int rc = MPI_SUCCESS;
     struct bdl_topo *t = get_cart(comm, call, &rc);
@@ -407,6 +415,7 @@ int MPI_Cart_rank(MPI_Comm comm, const int coords[], int *rank)
 
 int MPI_Cart_shift(MPI_Comm comm, int direction, int disp, int *rank_source, int *rank_dest)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Cart_shift";
     int rc = MPI_SUCCESS;
     struct bdl_topo *t = get_cart(comm, call, &rc);
@@ -606,6 +615,7 @@ static void balance(int n, int k, int *out)
 
 int MPI_Dims_create(int nnodes, int ndims, int dims[])
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Dims_create";
     BDL_CHECK_INIT(call);
     if (nnodes <= 0)
@@ -704,6 +714,7 @@ static int check_graph(MPI_Comm comm, const char *call, int size, int nnodes, co
 int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int edges[],
                      int reorder, MPI_Comm *comm_graph)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Graph_create";
     (void)reorder;
     BDL_CHECK_INIT(call);
@@ -725,6 +736,7 @@ int MPI_Graph_create(MPI_Comm comm_old, int nnodes, const int index[], const int
 
 int MPI_Graph_map(MPI_Comm comm, int nnodes, const int index[], const int edges[], int *newrank)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Graph_map";
     BDL_CHECK_INIT(call);
     bdl_comm_t *c = bdl_comm_get(comm);
@@ -758,6 +770,7 @@ static struct bdl_topo *get_topo(MPI_Comm comm, const char *call, int kind, int 
 
 int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Graphdims_get";
     int rc = MPI_SUCCESS;
     struct bdl_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
@@ -772,6 +785,7 @@ int MPI_Graphdims_get(MPI_Comm comm, int *nnodes, int *nedges)
 
 int MPI_Graph_get(MPI_Comm comm, int maxindex, int maxedges, int index[], int edges[])
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Graph_get";
     int rc = MPI_SUCCESS;
     struct bdl_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
@@ -799,6 +813,7 @@ static int graph_rank_arg(MPI_Comm comm, const char *call, const struct bdl_topo
 
 int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Graph_neighbors_count";
     int rc = MPI_SUCCESS;
     struct bdl_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
@@ -814,6 +829,7 @@ int MPI_Graph_neighbors_count(MPI_Comm comm, int rank, int *nneighbors)
 
 int MPI_Graph_neighbors(MPI_Comm comm, int rank, int maxneighbors, int neighbors[])
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Graph_neighbors";
     int rc = MPI_SUCCESS;
     struct bdl_topo *t = get_topo(comm, call, MPI_GRAPH, &rc);
@@ -877,6 +893,7 @@ int MPI_Dist_graph_create_adjacent(MPI_Comm comm_old, int indegree, const int so
                                    const int destinations[], const int destweights[], MPI_Info info,
                                    int reorder, MPI_Comm *comm_dist_graph)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Dist_graph_create_adjacent";
     (void)reorder;
     BDL_CHECK_INIT(call);
@@ -956,6 +973,7 @@ int bdl_topo_dist_attach(MPI_Comm comm_old, const char *call, int indeg, const i
 
 int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree, int *weighted)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Dist_graph_neighbors_count";
     int rc = MPI_SUCCESS;
     struct bdl_topo *t = get_topo(comm, call, MPI_DIST_GRAPH, &rc);
@@ -972,6 +990,7 @@ int MPI_Dist_graph_neighbors_count(MPI_Comm comm, int *indegree, int *outdegree,
 int MPI_Dist_graph_neighbors(MPI_Comm comm, int maxindegree, int sources[], int sourceweights[],
                              int maxoutdegree, int destinations[], int destweights[])
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Dist_graph_neighbors";
     int rc = MPI_SUCCESS;
     struct bdl_topo *t = get_topo(comm, call, MPI_DIST_GRAPH, &rc);

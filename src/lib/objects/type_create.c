@@ -32,6 +32,7 @@ static int check_blocks(const char *call, int count, const int *bl)
 
 int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_contiguous";
     bdl_dt_t *o = NULL;
     int rc;
@@ -76,6 +77,7 @@ static int vector(const char *call, int combiner, int count, int blocklength, MP
 int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype,
                     MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     return vector("MPI_Type_vector", MPI_COMBINER_VECTOR, count, blocklength, stride, 1, oldtype,
                   newtype);
 }
@@ -83,6 +85,7 @@ int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                             MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     return vector("MPI_Type_create_hvector", MPI_COMBINER_HVECTOR, count, blocklength, stride, 0,
                   oldtype, newtype);
 }
@@ -90,6 +93,7 @@ int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Dat
 int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
                      MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     return vector("MPI_Type_hvector", MPI_COMBINER_HVECTOR, count, blocklength, stride, 0, oldtype,
                   newtype);
 }
@@ -151,6 +155,7 @@ int MPI_Type_indexed(int count, const int array_of_blocklengths[],
                      const int array_of_displacements[], MPI_Datatype oldtype,
                      MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     return indexed("MPI_Type_indexed", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0,
                    array_of_displacements, NULL, oldtype, newtype);
 }
@@ -159,6 +164,7 @@ int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                              const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                              MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     return indexed("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths,
                    0, NULL, array_of_displacements, oldtype, newtype);
 }
@@ -167,6 +173,7 @@ int MPI_Type_hindexed(int count, const int array_of_blocklengths[],
                       const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                       MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     return indexed("MPI_Type_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0,
                    NULL, array_of_displacements, oldtype, newtype);
 }
@@ -174,6 +181,7 @@ int MPI_Type_hindexed(int count, const int array_of_blocklengths[],
 int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     return indexed("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, NULL,
                    blocklength, array_of_displacements, NULL, oldtype, newtype);
 }
@@ -182,6 +190,7 @@ int MPI_Type_create_hindexed_block(int count, int blocklength,
                                    const MPI_Aint array_of_displacements[], MPI_Datatype oldtype,
                                    MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     return indexed("MPI_Type_create_hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, count, NULL,
                    blocklength, NULL, array_of_displacements, oldtype, newtype);
 }
@@ -270,6 +279,7 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
                            const MPI_Aint array_of_displacements[],
                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     return type_struct("MPI_Type_create_struct", count, array_of_blocklengths,
                        array_of_displacements, array_of_types, newtype);
 }
@@ -278,6 +288,7 @@ int MPI_Type_struct(int count, const int array_of_blocklengths[],
                     const MPI_Aint array_of_displacements[], const MPI_Datatype array_of_types[],
                     MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     return type_struct("MPI_Type_struct", count, array_of_blocklengths, array_of_displacements,
                        array_of_types, newtype);
 }
@@ -286,6 +297,7 @@ int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int ar
                              const int array_of_starts[], int order, MPI_Datatype oldtype,
                              MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_create_subarray";
     bdl_dt_t *o = NULL;
     int rc;
@@ -415,6 +427,7 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsi
                            const int array_of_psizes[], int order, MPI_Datatype oldtype,
                            MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_create_darray";
     bdl_dt_t *o = NULL;
     int rc;
@@ -553,6 +566,7 @@ int MPI_Type_create_darray(int size, int rank, int ndims, const int array_of_gsi
 int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
                             MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_create_resized";
     bdl_dt_t *o = NULL;
     int rc;

@@ -18,6 +18,7 @@ static inline char *addr(const void *buf, int64_t off)
 
 int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_dup";
     bdl_dt_t *o = NULL;
     int rc;
@@ -43,6 +44,7 @@ int MPI_Type_dup(MPI_Datatype oldtype, MPI_Datatype *newtype)
 
 int MPI_Type_commit(MPI_Datatype *datatype)
 {
+    BDL_MT_GUARD;
     bdl_dt_t *t = NULL;
     int rc;
     if (!datatype)
@@ -55,6 +57,7 @@ int MPI_Type_commit(MPI_Datatype *datatype)
 
 int MPI_Type_free(MPI_Datatype *datatype)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_free";
     bdl_dt_t *t = NULL;
     int rc;
@@ -77,6 +80,7 @@ int MPI_Type_free(MPI_Datatype *datatype)
 
 int MPI_Type_size(MPI_Datatype datatype, int *size)
 {
+    BDL_MT_GUARD;
     bdl_dt_t *t = NULL;
     int rc;
     if ((rc = bdl_type_arg("MPI_Type_size", "", datatype, &t)))
@@ -88,6 +92,7 @@ int MPI_Type_size(MPI_Datatype datatype, int *size)
 
 int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 {
+    BDL_MT_GUARD;
     bdl_dt_t *t = NULL;
     int rc;
     if ((rc = bdl_type_arg("MPI_Type_size_x", "", datatype, &t)))
@@ -99,6 +104,7 @@ int MPI_Type_size_x(MPI_Datatype datatype, MPI_Count *size)
 
 int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 {
+    BDL_MT_GUARD;
     bdl_dt_t *t = NULL;
     int rc;
     if ((rc = bdl_type_arg("MPI_Type_get_extent", "", datatype, &t)))
@@ -111,6 +117,7 @@ int MPI_Type_get_extent(MPI_Datatype datatype, MPI_Aint *lb, MPI_Aint *extent)
 
 int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *extent)
 {
+    BDL_MT_GUARD;
     MPI_Aint l, e;
     int rc = MPI_Type_get_extent(datatype, &l, &e);
     if (rc)
@@ -123,6 +130,7 @@ int MPI_Type_get_extent_x(MPI_Datatype datatype, MPI_Count *lb, MPI_Count *exten
 
 int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint *true_extent)
 {
+    BDL_MT_GUARD;
     bdl_dt_t *t = NULL;
     int rc;
     if ((rc = bdl_type_arg("MPI_Type_get_true_extent", "", datatype, &t)))
@@ -135,6 +143,7 @@ int MPI_Type_get_true_extent(MPI_Datatype datatype, MPI_Aint *true_lb, MPI_Aint 
 
 int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Count *true_extent)
 {
+    BDL_MT_GUARD;
     MPI_Aint l, e;
     int rc = MPI_Type_get_true_extent(datatype, &l, &e);
     if (rc)
@@ -147,18 +156,21 @@ int MPI_Type_get_true_extent_x(MPI_Datatype datatype, MPI_Count *true_lb, MPI_Co
 
 int MPI_Type_extent(MPI_Datatype datatype, MPI_Aint *extent)
 {
+    BDL_MT_GUARD;
     MPI_Aint lb;
     return MPI_Type_get_extent(datatype, &lb, extent);
 }
 
 int MPI_Type_lb(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+    BDL_MT_GUARD;
     MPI_Aint ext;
     return MPI_Type_get_extent(datatype, displacement, &ext);
 }
 
 int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 {
+    BDL_MT_GUARD;
     MPI_Aint lb, ext;
     int rc = MPI_Type_get_extent(datatype, &lb, &ext);
     if (rc == MPI_SUCCESS)
@@ -169,6 +181,7 @@ int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
                           int *num_datatypes, int *combiner)
 {
+    BDL_MT_GUARD;
     bdl_dt_t *t = NULL;
     int rc;
     if ((rc = bdl_type_arg("MPI_Type_get_envelope", "", datatype, &t)))
@@ -186,6 +199,7 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
                           int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
                           MPI_Datatype array_of_datatypes[])
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_get_contents";
     bdl_dt_t *t = NULL;
     int rc;
@@ -223,6 +237,7 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
 
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 {
+    BDL_MT_GUARD;
     bdl_dt_t *t = NULL;
     int rc;
     if ((rc = bdl_type_arg("MPI_Type_get_name", "", datatype, &t)))
@@ -235,6 +250,7 @@ int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
 
 int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 {
+    BDL_MT_GUARD;
     bdl_dt_t *t = NULL;
     int rc;
     if ((rc = bdl_type_arg("MPI_Type_set_name", "", datatype, &t)))
@@ -246,15 +262,21 @@ int MPI_Type_set_name(MPI_Datatype datatype, const char *type_name)
 
 int MPI_Get_address(const void *location, MPI_Aint *address)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_OUT("MPI_Get_address", address);
     *address = (MPI_Aint)(intptr_t)location;
     return MPI_SUCCESS;
 }
 
-int MPI_Address(void *location, MPI_Aint *address) { return MPI_Get_address(location, address); }
+int MPI_Address(void *location, MPI_Aint *address)
+{
+    BDL_MT_GUARD;
+    return MPI_Get_address(location, address);
+}
 
 MPI_Aint MPI_Aint_add(MPI_Aint base, MPI_Aint disp)
 {
+    BDL_MT_GUARD;
     return (MPI_Aint)((uintptr_t)base + (uintptr_t)disp);
 }
 
@@ -343,6 +365,7 @@ static int get_count(const char *call, const MPI_Status *status, MPI_Datatype da
 
 int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
+    BDL_MT_GUARD;
     MPI_Count n;
     int rc = get_count("MPI_Get_count", status, datatype, &n);
     if (rc)
@@ -353,6 +376,7 @@ int MPI_Get_count(const MPI_Status *status, MPI_Datatype datatype, int *count)
 
 int MPI_Get_count_c(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    BDL_MT_GUARD;
     return get_count("MPI_Get_count_c", status, datatype, count);
 }
 
@@ -373,6 +397,7 @@ static int get_elements(const char *call, const MPI_Status *status, MPI_Datatype
 
 int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count)
 {
+    BDL_MT_GUARD;
     MPI_Count n;
     int rc = get_elements("MPI_Get_elements", status, datatype, &n);
     if (rc)
@@ -383,6 +408,7 @@ int MPI_Get_elements(const MPI_Status *status, MPI_Datatype datatype, int *count
 
 int MPI_Get_elements_x(const MPI_Status *status, MPI_Datatype datatype, MPI_Count *count)
 {
+    BDL_MT_GUARD;
     return get_elements("MPI_Get_elements_x", status, datatype, count);
 }
 
@@ -401,11 +427,13 @@ static int set_elements(const char *call, MPI_Status *status, MPI_Datatype datat
 
 int MPI_Status_set_elements(MPI_Status *status, MPI_Datatype datatype, int count)
 {
+    BDL_MT_GUARD;
     return set_elements("MPI_Status_set_elements", status, datatype, count);
 }
 
 int MPI_Status_set_elements_x(MPI_Status *status, MPI_Datatype datatype, MPI_Count count)
 {
+    BDL_MT_GUARD;
     return set_elements("MPI_Status_set_elements_x", status, datatype, count);
 }
 
@@ -431,6 +459,7 @@ static int pack_args(const char *call, int count, MPI_Datatype dt, int size, con
 int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf, int outsize,
              int *position, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Pack");
     bdl_dt_t *t = NULL;
     int rc = pack_args("MPI_Pack", incount, datatype, outsize, position, comm, &t);
@@ -449,6 +478,7 @@ int MPI_Pack(const void *inbuf, int incount, MPI_Datatype datatype, void *outbuf
 int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int outcount,
                MPI_Datatype datatype, MPI_Comm comm)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Unpack");
     bdl_dt_t *t = NULL;
     int rc = pack_args("MPI_Unpack", outcount, datatype, insize, position, comm, &t);
@@ -468,6 +498,7 @@ int MPI_Unpack(const void *inbuf, int insize, int *position, void *outbuf, int o
 
 int MPI_Pack_size(int incount, MPI_Datatype datatype, MPI_Comm comm, int *size)
 {
+    BDL_MT_GUARD;
     BDL_CHECK_INIT("MPI_Pack_size");
     bdl_dt_t *t = NULL;
     if (!bdl_comm_get(comm))

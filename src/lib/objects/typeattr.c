@@ -42,6 +42,7 @@ static int g_ntattrs, g_captattrs;
 int MPI_TYPE_NULL_COPY_FN(MPI_Datatype oldtype, int type_keyval, void *extra_state,
                           void *attribute_val_in, void *attribute_val_out, int *flag)
 {
+    BDL_MT_GUARD;
     (void)oldtype, (void)type_keyval, (void)extra_state, (void)attribute_val_in,
         (void)attribute_val_out;
     *flag = 0;
@@ -51,6 +52,7 @@ int MPI_TYPE_NULL_COPY_FN(MPI_Datatype oldtype, int type_keyval, void *extra_sta
 int MPI_TYPE_DUP_FN(MPI_Datatype oldtype, int type_keyval, void *extra_state,
                     void *attribute_val_in, void *attribute_val_out, int *flag)
 {
+    BDL_MT_GUARD;
     (void)oldtype, (void)type_keyval, (void)extra_state;
     *(void **)attribute_val_out = attribute_val_in;
     *flag = 1;
@@ -60,6 +62,7 @@ int MPI_TYPE_DUP_FN(MPI_Datatype oldtype, int type_keyval, void *extra_state,
 int MPI_TYPE_NULL_DELETE_FN(MPI_Datatype datatype, int type_keyval, void *attribute_val,
                             void *extra_state)
 {
+    BDL_MT_GUARD;
     (void)datatype, (void)type_keyval, (void)attribute_val, (void)extra_state;
     return MPI_SUCCESS;
 }
@@ -106,6 +109,7 @@ int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
                            MPI_Type_delete_attr_function *type_delete_attr_fn, int *type_keyval,
                            void *extra_state)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_create_keyval";
     BDL_CHECK_INIT(call);
     if (!type_keyval)
@@ -138,6 +142,7 @@ int MPI_Type_create_keyval(MPI_Type_copy_attr_function *type_copy_attr_fn,
 
 int MPI_Type_free_keyval(int *type_keyval)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_free_keyval";
     BDL_CHECK_INIT(call);
     if (!type_keyval)
@@ -198,6 +203,7 @@ static int run_delete(const char *call, MPI_Datatype dt, int keyval, void *val)
 
 int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_set_attr";
     BDL_CHECK_INIT(call);
     if (!bdl_dt_lookup(datatype))
@@ -222,6 +228,7 @@ int MPI_Type_set_attr(MPI_Datatype datatype, int type_keyval, void *attribute_va
 
 int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_val, int *flag)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_get_attr";
     BDL_CHECK_INIT(call);
     if (!bdl_dt_lookup(datatype))
@@ -239,6 +246,7 @@ int MPI_Type_get_attr(MPI_Datatype datatype, int type_keyval, void *attribute_va
 
 int MPI_Type_delete_attr(MPI_Datatype datatype, int type_keyval)
 {
+    BDL_MT_GUARD;
     const char *call = "MPI_Type_delete_attr";
     BDL_CHECK_INIT(call);
     if (!bdl_dt_lookup(datatype))

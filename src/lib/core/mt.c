@@ -1,0 +1,184 @@
+/* MPI_THREAD_MULTIPLE (bottom room): one lock around the rank's MPI entry
+ * points, and waits that give it up while they wait.  docs/design.md,
+ * "Threads (MPI_THREAD_MULTIPLE)".
+ *
+ * A rank has one slot to its master: one request in flight, one data
+ * window, and a master that takes a rank waiting in it for a rank that
+ * computes nothing (it may unload its memory and consume its mailbox).  So
+ * the library's code runs in one thread at a time: every entry point takes
+ * the lock (BDL_CHECK_INIT), recursively, since entry points call each
+ * other.  A thread that would wait in the master while another thread of
+ * the rank has called MPI ("busy") does not: it polls, and between polls
+ * drops the lock (bdl_mt_nap), so one thread's blocking receive does not
+ * stop another's send. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+#ifdef __SANITIZE_ADDRESS__
+#include <sanitizer/lsan_interface.h>
+#endif
+
+#include "core.h"
+#include "request.h"
+
+int bdl_mt_on;
+
+static pthread_mutex_t g_lock = PTHREAD_MUTEX_INITIALIZER;
+static atomic_int g_nthreads;  /* threads that called MPI and have not ended */
+static atomic_int g_nwaiting;  /* threads waiting for the lock */
+static atomic_uint g_acquired; /* times the lock was taken */
+static pthread_key_t g_key;
+static pthread_once_t g_key_once = PTHREAD_ONCE_INIT;
+enum { MAX_EXIT_FNS = 4 };
+static void (*g_exit_fns[MAX_EXIT_FNS])(void);
+static atomic_int g_nexit_fns;
+
+static _Thread_local int t_depth; /* how deep this thread holds the lock */
+static _Thread_local int t_known; /* counted in g_nthreads */
+static _Thread_local int t_naps;  /* naps since this thread last entered MPI */
+
+/* A thread that called MPI ends: it no longer counts, and the library frees
+ * what it kept for it (a collective's scratch buffers, mpi/coll_local.c). */
+static void thread_ends(void *unused)
+{
+    (void)unused;
+    int n = atomic_load(&g_nexit_fns);
+    for (int i = 0; i < n; i++)
+        g_exit_fns[i]();
+    atomic_fetch_sub(&g_nthreads, 1);
+}
+
+static void make_key(void)
+{
+    if (pthread_key_create(&g_key, thread_ends))
+        bdl_fatal(MPI_ERR_INTERN, "cannot create a thread key for MPI_THREAD_MULTIPLE");
+}
+
+void bdl_mt_at_thread_exit(void (*fn)(void))
+{
+    int n = atomic_load(&g_nexit_fns);
+    for (int i = 0; i < n; i++)
+        if (g_exit_fns[i] == fn)
+            return;
+    if (n == MAX_EXIT_FNS)
+        bdl_fatal(MPI_ERR_INTERN, "too many thread exit functions");
+    g_exit_fns[n] = fn;
+    atomic_store(&g_nexit_fns, n + 1);
+}
+
+static void take(void)
+{
+    if (!t_known) {
+        t_known = 1;
+        pthread_once(&g_key_once, make_key);
+        atomic_fetch_add(&g_nthreads, 1);
+        /* the main thread's value is never destroyed (it exits the process) */
+        pthread_setspecific(g_key, (void *)1);
+    }
+    atomic_fetch_add(&g_nwaiting, 1);
+    pthread_mutex_lock(&g_lock);
+    atomic_fetch_sub(&g_nwaiting, 1);
+    atomic_fetch_add(&g_acquired, 1);
+}
+
+int bdl_mt_guard(void)
+{
+    if (!bdl_mt_on)
+        return 0;
+    if (t_depth++ == 0) {
+        take();
+        t_naps = 0;
+    }
+    return 1;
+}
+
+void bdl_mt_unguard(int *held)
+{
+    if (*held && --t_depth == 0)
+        pthread_mutex_unlock(&g_lock);
+}
+
+int bdl_mt_busy(void) { return bdl_mt_on && atomic_load(&g_nthreads) > 1; }
+
+/* Give the lock up for a moment: to a thread that waits for it (until it
+ * has taken it, at most about a millisecond), else for a sleep that grows
+ * from 2 us to 256 us over successive naps of one call (a thread that polls
+ * for a message another rank sends costs little CPU, and a reply comes
+ * within a few naps). */
+void bdl_mt_nap(void)
+{
+    if (!bdl_mt_on || t_depth == 0)
+        return;
+    int depth = t_depth;
+    unsigned before = atomic_load(&g_acquired);
+    int waiting = atomic_load(&g_nwaiting) > 0;
+    t_depth = 0;
+    pthread_mutex_unlock(&g_lock);
+    if (waiting) {
+        for (int i = 0; i < 500 && atomic_load(&g_acquired) == before; i++)
+            nanosleep(&(struct timespec){0, 2000}, NULL);
+    } else {
+        long us = 2L << (t_naps < 7 ? t_naps : 7);
+        t_naps++;
+        nanosleep(&(struct timespec){0, us * 1000}, NULL);
+    }
+    take();
+    t_depth = depth;
+}
+
+void bdl_mt_pause(void)
+{
+    bdl_p2p_poll_failed(); /* RMA flagged for us, and the run slot to a rank that waits for one */
+    bdl_mt_nap();
+}
+
+/* A poll found nothing: serve the one-sided requests that wait for us (the
+ * rank polled for may be an origin waiting for them), and give the run
+ * slot away if another rank wants it. */
+void bdl_p2p_poll_failed(void)
+{
+    atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_POLLS], 1, memory_order_relaxed);
+    bdl_rpc_serve_flagged();
+    if (atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed) ||
+        bdl_g.ring_owed) {
+        bdl_req_begin(BD_REQ_YIELD);
+        bdl_rpc();
+    }
+}
+
+/* Tables the waits hold pointers into (requests, communicators) must not
+ * move while a thread naps: they move once, now, into a reservation of
+ * max entries that grows in place (pages come as they are touched). */
+static void *reserve(void *old, size_t used, size_t max)
+{
+    void *p =
+        mmap(NULL, max, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED)
+        bdl_fatal(MPI_ERR_NO_MEM, "MPI_THREAD_MULTIPLE: cannot reserve %zu bytes: %s", max,
+                  strerror(errno));
+#ifdef __SANITIZE_ADDRESS__
+    /* the tables point into the heap: LeakSanitizer must look in them */
+    __lsan_register_root_region(p, max);
+#endif
+    if (used)
+        memcpy(p, old, used);
+    free(old);
+    return p;
+}
+
+void bdl_mt_enable(void)
+{
+    if (bdl_mt_on)
+        return;
+    bdl_g.reqs = reserve(bdl_g.reqs, (size_t)bdl_g.nreqs * sizeof(bdl_request_t),
+                         (size_t)BDL_MT_MAX_REQS * sizeof(bdl_request_t));
+    bdl_g.nreqs_max = BDL_MT_MAX_REQS;
+    bdl_g.comms = reserve(bdl_g.comms, (size_t)bdl_g.ncomms * sizeof(bdl_comm_t),
+                          (size_t)BDL_MT_MAX_COMMS * sizeof(bdl_comm_t));
+    bdl_g.ncomms_max = BDL_MT_MAX_COMMS;
+    bdl_mt_on = 1;
+}
