@@ -96,9 +96,11 @@ int MPI_Comm_rank(MPI_Comm comm, int *rank)
  * to it: under MPI_THREAD_MULTIPLE another thread's collective may begin
  * while this one waits, and the master must not take the one this rank
  * began last for it. */
-static bd_req_t *split_req(uint32_t code, int ctx, int myrank, uint64_t seq)
+static bd_req_t *split_req(uint32_t code, int ctx, int myrank, uint64_t seq, int addr)
 {
     bd_req_t *r = bdl_req_begin(code);
+    if (!addr)
+        return r;
     r->flags = BD_COLL_ADDR;
     r->ctx = ctx;
     r->myrank = myrank;
@@ -115,6 +117,11 @@ static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int
     r->myrank = myrank;
     memcpy(bdl_g.win, &d, sizeof d);
     bdl_rpc();
+    /* Addressed requests only when another thread may begin a collective
+     * meanwhile: the master's lookup by (ctx, seq) does not yet know the
+     * instances of a revoked communicator's shrink and agree (ulfm_revoke
+     * failed with it), and one thread needs no address. */
+    int addr = bdl_mt_busy();
     /* PUT one segment {color, key}. */
     uint32_t nseg = 1;
     int32_t ck[2] = {color, key};
@@ -122,21 +129,21 @@ static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int
     memcpy(bdl_g.win, &nseg, 4);
     memcpy(bdl_g.win + 8, &seg, sizeof seg);
     memcpy(bdl_g.win + 8 + sizeof seg, ck, sizeof ck);
-    split_req(BD_REQ_COLL_PUT, ctx, myrank, seq);
+    split_req(BD_REQ_COLL_PUT, ctx, myrank, seq, addr);
     bdl_rpc();
-    if (bdl_mt_busy()) {
+    if (addr) {
         /* another thread of this rank may need the library meanwhile:
          * poll (each poll gives the run slot to a rank that waits for
          * one) and give the lock up between polls (core/mt.c) */
         for (;;) {
-            split_req(BD_REQ_COLL_TEST, ctx, myrank, seq);
+            split_req(BD_REQ_COLL_TEST, ctx, myrank, seq, addr);
             bdl_rpc();
             if (bdl_resp()->flag)
                 break;
             bdl_mt_nap();
         }
     } else {
-        split_req(BD_REQ_COLL_WAIT, ctx, myrank, seq);
+        split_req(BD_REQ_COLL_WAIT, ctx, myrank, seq, addr);
         bdl_rpc();
     }
     /* GET {ctx, rank, size}, then the world ranks. */
@@ -144,7 +151,7 @@ static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int
     seg = (bd_seg_t){-1, sizeof head, 0, 0};
     memcpy(bdl_g.win, &nseg, 4);
     memcpy(bdl_g.win + 8, &seg, sizeof seg);
-    split_req(BD_REQ_COLL_GET, ctx, myrank, seq);
+    split_req(BD_REQ_COLL_GET, ctx, myrank, seq, addr);
     bdl_rpc();
     memcpy(head, bdl_g.win, sizeof head);
     int *world = NULL;
@@ -160,13 +167,13 @@ static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int
             seg = (bd_seg_t){-1, (uint32_t)chunk, sizeof head + done, 0};
             memcpy(bdl_g.win, &nseg, 4);
             memcpy(bdl_g.win + 8, &seg, sizeof seg);
-            split_req(BD_REQ_COLL_GET, ctx, myrank, seq);
+            split_req(BD_REQ_COLL_GET, ctx, myrank, seq, addr);
             bdl_rpc();
             memcpy((char *)world + done, bdl_g.win, chunk);
             done += chunk;
         }
     }
-    split_req(BD_REQ_COLL_END, ctx, myrank, seq);
+    split_req(BD_REQ_COLL_END, ctx, myrank, seq, addr);
     bdl_rpc();
     *out_ctx = head[0];
     *out_rank = head[1];
