@@ -446,10 +446,10 @@ int main(int argc, char **argv)
             _exit(0);
         }
     }
-    int st = 0, first_dead = -1;
+    int st = 0, first_dead = -1, also_dead = -1;
     if (opts.num[BD_OPT_NN] > 1)
-        first_dead =
-            bd_job_masters_watch(pid, &st, jobdir, (int)opts.num[BD_OPT_NN], BD_JOB_GRACE_MS);
+        first_dead = bd_job_masters_watch(pid, &st, jobdir, (int)opts.num[BD_OPT_NN],
+                                          BD_JOB_GRACE_MS, &also_dead);
     else
         while (waitpid(pid, &st, 0) < 0 && errno == EINTR)
             ;
@@ -488,9 +488,16 @@ int main(int argc, char **argv)
                     opts.str[BD_OPT_TRACE]);
     }
     if (first_dead >= 0 && !(WIFEXITED(st) && WEXITSTATUS(st) == 0)) {
-        bd_log_error("the master of node %d (bdmprun) ended before the job did, without an "
-                     "orderly end (killed or crashed): the job cannot go on without it%s",
-                     first_dead,
+        char who[96];
+        if (also_dead >= 0)
+            snprintf(who, sizeof who, "the master of node %d or of node %d (seen dead together)",
+                     first_dead < also_dead ? first_dead : also_dead,
+                     first_dead < also_dead ? also_dead : first_dead);
+        else
+            snprintf(who, sizeof who, "the master of node %d", first_dead);
+        bd_log_error("%s (bdmprun) ended before the job did, without an orderly end (killed or "
+                     "crashed): the job cannot go on without it%s",
+                     who,
                      opts.num[BD_OPT_MEM_REMOTE] == 0
                          ? "; with -mem-remote on, other nodes' memory it held is lost with it, "
                            "so the job stops"

@@ -97,10 +97,12 @@ static mw_t *add(mw_t *m, int *nm, pid_t pid, pid_t parent)
     return w;
 }
 
-int bd_job_masters_watch(pid_t launcher, int *st, const char *jobdir, int nn, int grace_ms)
+int bd_job_masters_watch(pid_t launcher, int *st, const char *jobdir, int nn, int grace_ms,
+                         int *also)
 {
     mw_t m[MW_MAX];
     int nm = 0, first = -1;
+    *also = -1;
     for (;;) {
         pid_t r = waitpid(launcher, st, WNOHANG);
         if (r == launcher || (r < 0 && errno != EINTR))
@@ -138,6 +140,7 @@ int bd_job_masters_watch(pid_t launcher, int *st, const char *jobdir, int nn, in
                 idx[npf++] = i;
             }
         int got = poll(pf, (nfds_t)npf, 50);
+        int known = first; /* a death seen in an earlier round is the cause */
         for (int j = 0; got > 0 && j < npf; j++) {
             if (!(pf[j].revents & (POLLIN | POLLHUP)))
                 continue;
@@ -147,8 +150,14 @@ int bd_job_masters_watch(pid_t launcher, int *st, const char *jobdir, int nn, in
              * milliseconds, so the first death is the cause. */
             char path[PATH_MAX];
             snprintf(path, sizeof path, "%s/node.%d.pid", jobdir, w->node);
-            if (first < 0 && w->node >= 0 && !w->killed && access(path, F_OK) == 0)
-                first = w->node;
+            if (known < 0 && w->node >= 0 && !w->killed && access(path, F_OK) == 0) {
+                /* Two deaths in one round (a loaded machine that ran us
+                 * late): either may have been first. */
+                if (first < 0)
+                    first = w->node;
+                else if (*also < 0)
+                    *also = w->node;
+            }
             close(w->fd);
             w->fd = -1;
         }

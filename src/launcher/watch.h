@@ -9,7 +9,10 @@
  * its proxies' children) and those that leave "node.N.pid" in jobdir until
  * their orderly end.  A master still running grace_ms after the process
  * that started it ended is killed, saying so.  Returns the node whose
- * master died first without its orderly end (its file still there), or -1. */
-int bd_job_masters_watch(pid_t launcher, int *st, const char *jobdir, int nn, int grace_ms);
+ * master died first without its orderly end (its file still there), or -1;
+ * *also gets another node whose master was seen dead the same way at the
+ * same moment (which of the two died first cannot be told then), or -1. */
+int bd_job_masters_watch(pid_t launcher, int *st, const char *jobdir, int nn, int grace_ms,
+                         int *also);
 
 #endif

@@ -84,7 +84,9 @@ kill)
     wait $launcher; rc=$?
     echo "kill: exit $rc"
     [ $rc != 0 ] || { echo "FAIL: the job went on"; fail=1; }
-    grep -q 'the master of node 1 (bdmprun) ended before the job did.*-mem-remote on' "$wd.kill" ||
+    # (on a loaded machine bdmpiexec may see MPICH's kill of node 0's master
+    # in the same moment, and then names both)
+    grep -Eq 'the master of node (0 or of node )?1( \(seen dead together\))? \(bdmprun\) ended before the job did.*-mem-remote on' "$wd.kill" ||
       { cat "$wd.kill"; echo "FAIL: no message naming node 1"; fail=1; }
     grep -m1 'master of node 1' "$wd.kill"
   fi
