@@ -17,11 +17,11 @@
  * after, so the environment, whose reading waits for a process's memory
  * map lock, is read only of those, not of every process of the machine. */
 static unsigned long long g_job_start;
-static unsigned long long start_of(const char *pid);
 
 void bd_job_id_make(char *out, size_t len)
 {
-    g_job_start = start_of("self");
+    bd_job_proc_stat_t me;
+    g_job_start = bd_job_proc_stat(getpid(), &me) == 0 ? me.start : 0;
     unsigned long long v = 0;
     if (getrandom(&v, sizeof v, 0) != (ssize_t)sizeof v) {
         /* No entropy source: pid and time still differ between the jobs
@@ -34,21 +34,36 @@ void bd_job_id_make(char *out, size_t len)
     snprintf(out, len, "%016llx", v);
 }
 
-int bd_job_proc_alive(pid_t pid)
+int bd_job_proc_stat(pid_t pid, bd_job_proc_stat_t *out)
 {
-    char path[64], buf[256];
+    char path[64], buf[512];
     snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
     int fd = open(path, O_RDONLY | O_CLOEXEC);
     if (fd < 0)
-        return 0;
+        return -1;
     ssize_t n = read(fd, buf, sizeof buf - 1);
     close(fd);
     if (n <= 0)
-        return 0;
+        return -1;
     buf[n] = 0;
-    /* The state follows the command name, which may itself hold ')'. */
-    const char *paren = strrchr(buf, ')');
-    return paren && paren[1] == ' ' && paren[2] != 'Z' && paren[2] != 'X';
+    /* "pid (comm) S ppid ...": the name may itself hold ')' and spaces. */
+    const char *p = strrchr(buf, ')');
+    int ppid;
+    if (!p || sscanf(p + 1, " %c %d", &out->state, &ppid) != 2)
+        return -1;
+    out->ppid = (pid_t)ppid;
+    /* the start time is field 22; the state (field 3) follows ") " */
+    for (int field = 2; *p && field < 22; p++)
+        if (*p == ' ')
+            field++;
+    out->start = strtoull(p, NULL, 10);
+    return 0;
+}
+
+int bd_job_proc_alive(pid_t pid)
+{
+    bd_job_proc_stat_t st;
+    return bd_job_proc_stat(pid, &st) == 0 && st.state != 'Z' && st.state != 'X';
 }
 
 /* Does the environment of pid hold the entry want ("NAME=value")?  The
@@ -90,30 +105,6 @@ static int environ_has(const char *pid, const char *want)
     return found;
 }
 
-/* When pid started (in clock ticks since boot, /proc/PID/stat field 22),
- * or 0 when it cannot be read. */
-static unsigned long long start_of(const char *pid)
-{
-    char path[300], buf[512];
-    snprintf(path, sizeof path, "/proc/%s/stat", pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return 0;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return 0;
-    buf[n] = 0;
-    const char *p = strrchr(buf, ')'); /* the name may hold ')' and spaces */
-    unsigned long long t = 0;
-    for (int field = 2; p && *p && field < 22; p++)
-        if (*p == ' ')
-            field++;
-    if (p)
-        t = strtoull(p, NULL, 10);
-    return t;
-}
-
 int bd_job_procs_find(const char *id, pid_t skip, pid_t *out, int max)
 {
     char want[128];
@@ -136,9 +127,12 @@ int bd_job_procs_find(const char *id, pid_t skip, pid_t *out, int max)
         snprintf(path, sizeof path, "/proc/%s", e->d_name);
         if (stat(path, &st) < 0 || st.st_uid != me)
             continue; /* another user's: never ours */
-        if (g_job_start && start_of(e->d_name) < g_job_start)
+        bd_job_proc_stat_t ps;
+        if (bd_job_proc_stat(pid, &ps) < 0 || ps.state == 'Z' || ps.state == 'X')
+            continue; /* ended */
+        if (ps.start < g_job_start)
             continue; /* older than us: not of this job */
-        if (!environ_has(e->d_name, want) || !bd_job_proc_alive(pid))
+        if (!environ_has(e->d_name, want))
             continue;
         if (n < max)
             out[n] = pid;

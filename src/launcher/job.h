@@ -22,6 +22,17 @@
  * processes older than that are never looked at as the job's. */
 void bd_job_id_make(char *out, size_t len);
 
+/* What /proc/PID/stat says of a process: its state letter ('Z' zombie,
+ * 'X' dead), its parent and when it started (clock ticks since boot). */
+typedef struct {
+    char state;
+    pid_t ppid;
+    unsigned long long start;
+} bd_job_proc_stat_t;
+
+/* Fills out; 0, or -1 when pid is gone (or /proc cannot be read). */
+int bd_job_proc_stat(pid_t pid, bd_job_proc_stat_t *out);
+
 /* pid exists and is not a zombie (a zombie has ended; its parent reaps it). */
 int bd_job_proc_alive(pid_t pid);
 

@@ -14,6 +14,7 @@
 #include <unistd.h>
 
 #include "bd_log.h"
+#include "job.h"
 
 #define MW_MAX 64
 
@@ -35,21 +36,10 @@ static double now_s(void)
 /* The parent of pid, or 0 when it has ended (or is a zombie). */
 static pid_t parent_of(pid_t pid)
 {
-    char path[64], buf[512];
-    snprintf(path, sizeof path, "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "r");
-    if (!f)
+    bd_job_proc_stat_t st;
+    if (bd_job_proc_stat(pid, &st) < 0 || st.state == 'Z' || st.state == 'X')
         return 0;
-    size_t n = fread(buf, 1, sizeof buf - 1, f);
-    fclose(f);
-    buf[n] = 0;
-    /* "pid (comm) S ppid ...": the name may hold ')' and spaces. */
-    const char *p = strrchr(buf, ')');
-    char state;
-    int ppid;
-    if (!p || sscanf(p + 1, " %c %d", &state, &ppid) != 2 || state == 'Z' || state == 'X')
-        return 0;
-    return (pid_t)ppid;
+    return st.ppid;
 }
 
 /* The children of pid (its main thread's: MPICH's launcher and proxy
