@@ -182,10 +182,14 @@ int bdl_p2p_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t n
  * the ring has no room for it now. */
 int bdl_p2p_try_post(int dst, const bd_mentry_t *proto, const void *data, uint64_t nbytes,
                      const struct bdl_dt *t, const void *buf, uint64_t count);
+/* Post an entry without payload (a single-copy send's envelope), waiting
+ * for room; *end: the ring position just past it.  0, or -1 when dst is
+ * gone. */
+int bdl_p2p_post_end(int dst, const bd_mentry_t *proto, uint64_t *end);
 /* World rank dst of this node will read its mailbox soon: it holds a run
  * slot, or sleeps on its mailbox while a run slot is free. */
 int bdl_p2p_reader_near(int dst);
-/* Single-copy sends (match.c): usable to world rank dst now; post message
+/* Single-copy sends (send_cma.c): usable to world rank dst now; post message
  * *proto (its send_id unique) whose n bytes stay at buf until read; 1 once
  * it is complete (blocking: wait, never in the master); settle every one
  * before this rank waits in the master; forget one (cancelled). */
