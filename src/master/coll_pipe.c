@@ -1,5 +1,5 @@
 /* Bounded collective staging (issue 17 part 2, -coll-stage): a blocking
- * MPI_Alltoall(v,w) or MPI_Gather(v) among ranks of this node no longer
+ * MPI_Alltoall(v,w), MPI_Gather(v) or MPI_Scatter(v) among ranks of this node no longer
  * lives whole in the master (its memory or its spill file) between the
  * first PUT and the last GET.  Its ranks (src/lib/mpi/coll_gather.c) PUT
  * their pieces in order, and before a piece, when the last answer (BEGIN's
@@ -24,7 +24,8 @@ uint64_t bdr_coll_stage_peak(void) { return g_staged_peak; }
 int bdr_pipe_bounded(const coll_t *c)
 {
     int k = c->d.kind;
-    return g_m.hdr->job.coll_stage && (k == BD_COLL_ALLTOALL || k == BD_COLL_GATHER) &&
+    return g_m.hdr->job.coll_stage &&
+           (k == BD_COLL_ALLTOALL || k == BD_COLL_GATHER || k == BD_COLL_SCATTER) &&
            !(c->d.api & BD_API_NB) && c->nlocal == c->comm->size;
 }
 
@@ -86,10 +87,16 @@ int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want)
  * marked offered; returns how many. */
 static int offer(coll_t *c, int me, int32_t *out, int n, int mark)
 {
-    int k = 0;
+    int k = 0, q0 = 0, q1 = c->comm->size;
     if (c->d.kind == BD_COLL_GATHER && me != c->d.root)
-        return 0; /* only the root reads a gather's pieces */
-    for (int q = 0; q < c->comm->size && k < n; q++) {
+        return 0;                       /* only the root reads a gather's pieces */
+    if (c->d.kind == BD_COLL_SCATTER) { /* one piece per reader, from the root */
+        if (me == c->d.root)
+            return 0;
+        q0 = c->d.root;
+        q1 = q0 + 1;
+    }
+    for (int q = q0; q < q1 && k < n; q++) {
         piece_t *p = q == me ? NULL : bdr_coll_get_piece(c, me, q);
         if (!p || p->offered || p->taken || !p->total || p->filled != p->total)
             continue;
@@ -120,8 +127,11 @@ void bdr_coll_req_take(slave_t *s, const bd_req_t *r)
     coll_t *c = bdr_coll_instance(s, r);
     if (!c)
         return;
-    if (c->d.kind != BD_COLL_ALLTOALL && c->d.kind != BD_COLL_GATHER) {
-        bdr_master_fail(1, "rank %d asked for pieces of %s, which is not an all-to-all or a gather",
+    if (c->d.kind != BD_COLL_ALLTOALL && c->d.kind != BD_COLL_GATHER &&
+        c->d.kind != BD_COLL_SCATTER) {
+        bdr_master_fail(1,
+                        "rank %d asked for pieces of %s, which is not an all-to-all, a gather or "
+                        "a scatter",
                         s->world, bdr_coll_call_name(&c->d));
         return;
     }

@@ -22,6 +22,8 @@
  *                  byte that fits is right, nobody hangs;
  *   gather N SIZE  N rounds of MPI_Gatherv to rank k % size, rank i's piece
  *                  SIZE + (7i) % 4096 bytes;
+ *   scatter N SIZE N rounds of MPI_Scatterv from rank k % size, rank j's piece
+ *                  SIZE + (7j) % 4096 bytes;
  *   self N SIZE    every rank MPI_Sends N messages of SIZE to itself, then
  *                  receives them (flow control never makes a send to the
  *                  rank itself wait);
@@ -273,6 +275,32 @@ static int gather(int n, size_t sz)
     return bad;
 }
 
+static int scatter(int n, size_t sz)
+{
+    int bad = 0;
+    int *sc = malloc(sizeof(int) * (size_t)g_size), *sd = malloc(sizeof(int) * (size_t)g_size);
+    size_t st = 0;
+    for (int j = 0; j < g_size; j++) {
+        sc[j] = (int)(sz + (size_t)((7 * j) % 4096));
+        sd[j] = (int)st;
+        st += (size_t)sc[j];
+    }
+    unsigned char *out = malloc(st), *in = malloc((size_t)sc[g_rank]);
+    for (int k = 0; k < n; k++) {
+        int root = k % g_size;
+        for (int j = 0; g_rank == root && j < g_size; j++)
+            fill(out + sd[j], (size_t)sc[j], j, k);
+        memset(in, 0, (size_t)sc[g_rank]);
+        MPI_Scatterv(out, sc, sd, MPI_BYTE, in, sc[g_rank], MPI_BYTE, root, MPI_COMM_WORLD);
+        bad |= check(in, (size_t)sc[g_rank], g_rank, k);
+    }
+    free(out);
+    free(in);
+    free(sc);
+    free(sd);
+    return bad;
+}
+
 static int self(int n, size_t sz)
 {
     int bad = 0;
@@ -296,10 +324,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     if (argc < 4 || g_size < 3) {
         if (g_rank == 0)
-            fprintf(
-                stderr,
-                "usage: flow burst|isends|ring|blocked|a2a|a2a_trunc|gather|self|unsafe N SIZE (at "
-                "least 3 ranks)\n");
+            fprintf(stderr,
+                    "usage: flow "
+                    "burst|isends|ring|blocked|a2a|a2a_trunc|gather|scatter|self|unsafe N SIZE (at "
+                    "least 3 ranks)\n");
         MPI_Finalize();
         return 1;
     }
@@ -320,6 +348,8 @@ int main(int argc, char **argv)
         bad = a2a_trunc(sz);
     else if (!strcmp(argv[1], "gather"))
         bad = gather(n, sz);
+    else if (!strcmp(argv[1], "scatter"))
+        bad = scatter(n, sz);
     else if (!strcmp(argv[1], "self"))
         bad = self(n, sz);
     else if (!strcmp(argv[1], "unsafe"))

@@ -27,6 +27,12 @@
 #            -coll-stage 2M: the root takes pieces as they complete and the
 #            others put theirs only under the bound: STAGE_PEAK <= 2M + a
 #            piece + a window, 7 MiB unbounded (gather_whole);
+#   scatter  an 8-rank MPI_Scatterv of 1 MiB pieces at -nr 1 under
+#            -coll-stage 2M (a gather backwards): the root puts pieces only
+#            under the bound, each other rank takes its piece as soon as it
+#            is complete: STAGE_PEAK <= 2M + a piece + a window, 7 MiB
+#            unbounded (scatter_whole); scatter_file the same in the
+#            master's spill file (-mem-strategy none, SPILL_PEAK too);
 #   a2a_2g   the case (label slow): 16 ranks, 2 GiB in all, at
 #            -coll-stage 64M: STAGE_PEAK <= 64M + a piece + a
 #            window;
@@ -49,6 +55,9 @@ a2a_file) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 4M -mem-strategy none 
 a2a_2g) timeout -k 5 900 "$exe" -ns 16 -nr 1 -coll-stage 64M --stats "$prog" a2a 1 8947848 >"$out" 2>&1 ;;
 gather) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M --stats "$prog" gather 1 1048576 >"$out" 2>&1 ;;
 gather_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" gather 1 1048576 >"$out" 2>&1 ;;
+scatter) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M --stats "$prog" scatter 1 1048576 >"$out" 2>&1 ;;
+scatter_file) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M -mem-strategy none --stats "$prog" scatter 1 1048576 >"$out" 2>&1 ;;
+scatter_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" scatter 1 1048576 >"$out" 2>&1 ;;
 a2a_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" a2a 2 524288 >"$out" 2>&1 ;;
 *) echo "unknown case $case"; exit 1 ;;
 esac
@@ -72,12 +81,15 @@ a2a|a2a_file)
   if [ $case = a2a_file ]; then
     [ -n "$peak" ] && [ "$peak" -gt 0 ] && [ "$peak" -le $bound ] || { echo "FAIL: SPILL_PEAK '$peak' not in (0, $bound]"; fail=1; }
   fi ;;
-gather)
+gather|scatter|scatter_file)
   bound=$((2097152 + 1048576 + 4096 + 262144)); staged=$(stat STAGE_PEAK)
-  [ -n "$staged" ] && [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK '$staged' not in (0, $bound]"; fail=1; } ;;
-gather_whole)
+  [ -n "$staged" ] && [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK '$staged' not in (0, $bound]"; fail=1; }
+  if [ $case = scatter_file ]; then
+    [ -n "$peak" ] && [ "$peak" -gt 0 ] && [ "$peak" -le $bound ] || { echo "FAIL: SPILL_PEAK '$peak' not in (0, $bound]"; fail=1; }
+  fi ;;
+gather_whole|scatter_whole)
   staged=$(stat STAGE_PEAK)
-  [ -n "$staged" ] && [ "$staged" -ge $((7 * 1048576)) ] || { echo "FAIL: STAGE_PEAK '$staged': the unbounded gather should stage it whole"; fail=1; } ;;
+  [ -n "$staged" ] && [ "$staged" -ge $((7 * 1048576)) ] || { echo "FAIL: STAGE_PEAK '$staged': the unbounded ${case%%_*} should stage it whole"; fail=1; } ;;
 a2a_2g)
   bound=$((67108864 + 8951940 + 262144)); staged=$(stat STAGE_PEAK)
   [ -n "$staged" ] && [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK '$staged' not in (0, $bound]"; fail=1; } ;;

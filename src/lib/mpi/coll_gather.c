@@ -312,13 +312,43 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
         nb.err = MPI_ERR_TRUNCATE;
     if (c->size > 1) {
         bdl_xfer_begin(&nb.xf, c, BD_COLL_SCATTER, root, 0, 0, 0, bdl_coll_api(api, request));
+        /* Bounded staging (-coll-stage): a blocking scatter among ranks of
+         * this node is a gather backwards.  The root puts a piece only
+         * while the master's staging is under the bound (its last answer,
+         * BEGIN's for the first), else it waits in COLL_TAKE, where nothing
+         * is offered to it, until a reader has taken enough; every other
+         * rank takes its piece as soon as it is complete. */
+        int over = bdl_resp()->flag;
+        int pipe = !request && bdl_g.hdr->job.coll_stage;
+        for (int r = 0; pipe && r < c->size; r++)
+            pipe = bdl_p2p_local(bdl_comm_peer_world(c, r));
         if (is_root) {
             bdl_put_t p = bdl_put_start(&nb.xf);
-            for (int r = 0; r < c->size; r++)
-                if (r != root)
-                    bdl_put_typed(&p, r, bdl_at(sb, bdl_voff(displs, sendcount, r, st)),
-                                  bdl_vcount(sendcounts, sendcount, r), st);
+            p.over = over;
+            for (int r = 0; r < c->size; r++) {
+                if (r == root)
+                    continue;
+                if (pipe && p.over) {
+                    bdl_put_flush(&p);
+                    p.over = 0;
+                    bdl_nbc_take(&nb, 0);
+                }
+                bdl_put_typed(&p, r, bdl_at(sb, bdl_voff(displs, sendcount, r, st)),
+                              bdl_vcount(sendcounts, sendcount, r), st);
+            }
             bdl_put_flush(&p);
+        } else if (pipe) { /* one block, from the root */
+            nb.gkind = BDL_GET_BLOCKS;
+            nb.whole = 1;
+            nb.nblk = 1;
+            nb.pfirst = root;
+            nb.skip = -1;
+            nb.buf = recvbuf;
+            nb.count = (uint64_t)recvcount;
+            nb.t = rt;
+            if (!(nb.taken = calloc(1, 1)))
+                bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+            bdl_nbc_take(&nb, 1);
         } else if (cap) {
             nb.gkind = BDL_GET_PIECE;
             nb.whole = 1;
@@ -328,7 +358,9 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
             nb.t = rt;
         }
     }
-    return own_launch(&nb, request, &own);
+    int rc2 = own_launch(&nb, request, &own);
+    free(nb.taken);
+    return rc2;
 }
 
 int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
