@@ -22,6 +22,9 @@
       "messages from other nodes the master wrote straight into the receive buffer (no spill "     \
       "file on either node)")                                                                      \
     X(RECVS, "count", "messages received")                                                         \
+    X(RECVS_DEFERRED, "count",                                                                     \
+      "nonblocking receives into managed memory filled from their spill file only when reported "  \
+      "complete")                                                                                  \
     X(COLLS, "count", "collective calls")                                                          \
     X(COLL_BYTES_UP, "bytes", "bytes given to the master by collectives")                          \
     X(COLL_BYTES_DOWN, "bytes", "bytes taken from the master by collectives")                      \

@@ -252,6 +252,9 @@ void bdl_lib_mem_discard(void *buf, uint64_t len);
 /* Does the memory manager load buf's whole allocation when any of it is
  * touched (an AR strategy, buf managed)? */
 int bdl_lib_mem_loads_whole(const void *buf);
+/* Is buf..+len managed memory worth not filling before it is needed (at
+ * least an sbpage of it)? */
+int bdl_lib_mem_managed(const void *buf, uint64_t len);
 void bdl_lib_mem_prepare(const void *buf, uint64_t len, int for_write);
 /* Memory outside the manager that stays resident (shared-memory windows):
  * take bytes from the node's budget (-mem) for good, waiting for the grant

@@ -41,6 +41,8 @@ typedef struct precv {
     uint64_t count;
     int done, err;
     MPI_Status status;
+    int deferred;  /* matched; the payload waits in its spill file (e) until reported */
+    bd_mentry_t e; /* ... the message's envelope then */
 } precv_t;
 
 /* A message drained from the mailbox before a receive matched it. */
@@ -312,8 +314,57 @@ static int deliver(const bd_mentry_t *e, const char *data, void *buf, const bdl_
     return n > cap ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
 }
 
+/* Issue 13: a nonblocking receive of a message in a spill file, into
+ * managed memory, is matched now but filled only when the program is told
+ * it is complete (bdl_p2p_recv_settle, from Wait, Test and their forms).
+ * Filled at the match, the buffer is dirty while the rank may still block
+ * for another request of the same MPI_Waitall (SGD: U arrives, V comes
+ * later) and be unloaded meanwhile: the data is then written to storage
+ * and read back before the program can look at it.  The file holds it at
+ * no memory cost.  Not for single-copy messages (their sender waits for
+ * the read), nor a receive the program freed (nothing reports it). */
+static int defer_ok(const precv_t *p, const bd_mentry_t *e)
+{
+    if (!p->handle || !(e->flags & BD_SEND_FILE) || (e->flags & BD_ME_PULL) ||
+        bdl_g.reqs[p->handle].detached)
+        return 0;
+    uint64_t cap = p->count * p->dt->psize, take = e->nbytes < cap ? e->nbytes : cap;
+    const char *contig = bdl_dt_contig(p->dt, p->buf, p->count);
+    return contig && bdl_lib_mem_managed(contig, take);
+}
+
+/* Match p with e and leave the payload in its file: the request is done
+ * (for Waitall and the like) and keeps p, and its type, until settled. */
+static void defer(precv_t *p, const bd_mentry_t *e)
+{
+    memcpy(&p->e, e, sizeof p->e);
+    p->deferred = 1;
+    p->done = 1;
+    owe_ack(e);
+    bdl_request_t *q = &bdl_g.reqs[p->handle];
+    q->impl = p;
+    q->done = 1;
+    atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_RECVS_DEFERRED], 1, memory_order_relaxed);
+}
+
+void bdl_p2p_recv_settle(bdl_request_t *q)
+{
+    precv_t *p = q->impl;
+    if (!q->done || !p || !p->deferred)
+        return;
+    q->impl = NULL;
+    q->err = deliver(&p->e, NULL, p->buf, p->dt, p->count, &q->status);
+    bdl_dt_release(q->dt);
+    q->dt = NULL;
+    free(p);
+}
+
 static void complete_posted(precv_t *p, const bd_mentry_t *e, const char *data)
 {
+    if (defer_ok(p, e)) {
+        defer(p, e);
+        return;
+    }
     p->err = deliver(e, data, p->buf, p->dt, p->count, &p->status);
     p->done = 1;
     owe_ack(e);
@@ -796,15 +847,6 @@ int bdl_recv_bytes(int ctx, int src, int tag, void *buf, uint64_t cap, MPI_Statu
 void bdl_p2p_post_recv(int handle, int ctx, int src, int tag)
 {
     bdl_request_t *q = &bdl_g.reqs[handle];
-    /* As bdl_recv_begin: the unexpected queue first, then post, then drain. */
-    umsg_t *u = find_unexpected(ctx, src, tag, 1);
-    if (u) {
-        q->err = take_unexpected(u, q->buf, q->dt, q->count, &q->status);
-        q->done = 1;
-        bdl_dt_release(q->dt);
-        q->dt = NULL;
-        return;
-    }
     precv_t *p = calloc(1, sizeof *p);
     if (!p)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory posting a receive");
@@ -816,6 +858,23 @@ void bdl_p2p_post_recv(int handle, int ctx, int src, int tag)
                    .buf = q->buf,
                    .dt = q->dt,
                    .count = q->count};
+    /* As bdl_recv_begin: the unexpected queue first, then post, then drain. */
+    umsg_t *u = find_unexpected(ctx, src, tag, 1);
+    if (u && defer_ok(p, &u->e)) {
+        defer(p, &u->e);
+        free(u);
+        if (g_nacks)
+            send_acks();
+        return;
+    }
+    if (u) {
+        free(p);
+        q->err = take_unexpected(u, q->buf, q->dt, q->count, &q->status);
+        q->done = 1;
+        bdl_dt_release(q->dt);
+        q->dt = NULL;
+        return;
+    }
     q->impl = p;
     *g_posted_tail = p;
     g_posted_tail = &p->next;

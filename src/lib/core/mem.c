@@ -352,6 +352,11 @@ void bdl_lib_mem_discard(void *buf, uint64_t len)
         bd_mem_discard_stored(buf, len);
 }
 
+int bdl_lib_mem_managed(const void *buf, uint64_t len)
+{
+    return bdl_g.mem_active && len >= bdl_g.hdr->job.sbpage && bd_mem_owns(buf);
+}
+
 int bdl_lib_mem_loads_whole(const void *buf)
 {
     int s = bdl_g.hdr->job.mem_strategy;

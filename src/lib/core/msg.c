@@ -484,6 +484,8 @@ static int send_cancel(bdl_request_t *q, MPI_Request h)
 static int p2p_free(bdl_request_t *q, MPI_Request *h)
 {
     *h = MPI_REQUEST_NULL;
+    if (q->ops == &bdl_req_recv_ops) /* the program may learn of its completion otherwise */
+        bdl_p2p_recv_settle(q);
     if (q->persistent) {
         bdl_dt_alias_free(q->pdt);
         q->pdt = MPI_DATATYPE_NULL;
@@ -519,10 +521,24 @@ const bdl_req_ops_t bdl_req_ssend_ops = {
     .free = p2p_free,
 };
 
+/* A receive is reported: its data may still be in its spill file (match.c). */
+static void recv_complete(bdl_request_t *q) { bdl_p2p_recv_settle(q); }
+
+static int recv_status(bdl_request_t *q, MPI_Request h, MPI_Status *st)
+{
+    (void)h;
+    bdl_p2p_recv_settle(q);
+    if (st != MPI_STATUS_IGNORE)
+        *st = q->status;
+    return MPI_SUCCESS;
+}
+
 const bdl_req_ops_t bdl_req_recv_ops = {
     .progress = recv_progress,
     .poll = recv_poll,
     .poll_order = 2,
+    .complete = recv_complete,
+    .status = recv_status,
     .cancel = recv_cancel,
     .free = p2p_free,
 };

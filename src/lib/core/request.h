@@ -256,7 +256,11 @@ void bdl_p2p_post_recv(int handle, int ctx, int src, int tag);
 int bdl_p2p_recv_poll(bdl_request_t **qs, int n, int block);
 int bdl_p2p_cancel_recv(bdl_request_t *q);             /* 1 if withdrawn before a match */
 void bdl_p2p_recv_moved(bdl_request_t *q, int handle); /* MPI_Start moved it */
-int bdl_p2p_cancel_send(int dst, uint64_t send_id);    /* 1 if withdrawn unseen */
+/* A completed receive request is reported (or freed): its payload, if it
+ * was left in its spill file at the match, is copied into its buffer now
+ * and q->err, q->status set. */
+void bdl_p2p_recv_settle(bdl_request_t *q);
+int bdl_p2p_cancel_send(int dst, uint64_t send_id); /* 1 if withdrawn unseen */
 /* Probe (take: MPI_Mprobe, the message leaves the queue and *match_id names
  * it for bdl_p2p_mrecv); 1 and st's source, tag and size when found. */
 int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, MPI_Status *st,
