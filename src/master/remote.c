@@ -28,6 +28,23 @@
  * manager's I/O requests), so at most 4 MiB of each rank are in flight,
  * the same bound as node.c's tokens for a large message.
  *
+ * The data path (docs/performance.md, "issue 16, session 15").  A run
+ * travels in chunks of at most CHUNK bytes, each one message in a buffer
+ * of the transport's pool (bdr_net_buf; no fresh mapping to fault in), so
+ * MPICH moves one while the next is read.  The owner's master reads a PUT
+ * straight from the rank's buffer (process_vm_readv, bdr_vm_copy) into the
+ * message it sends; the holder keeps the message it received as its copy
+ * (no copy there: a held sbpage points into it, the buffer goes when the
+ * last of its sbpages does); a GET is answered from those buffers, and the
+ * owner's master writes each chunk straight into the rank's buffer
+ * (process_vm_writev) as it arrives.  The lane's data area is used only
+ * where the master cannot reach the rank's memory (BD_RMT_IN_LANE).
+ *
+ * Holders are chosen by their room: each answer of a holder says how much
+ * more it would take (room_for_guests), and a PUT goes to the node with
+ * the most room left after what is on its way to it, so a full node is not
+ * asked until it says it has room again (or 200 ms have passed).
+ *
  * A holder that dies takes data with it: the job cannot go on.  MPICH
  * ends the masters; bdr_remote_lost names the node when we see it first. */
 #include <errno.h>
@@ -37,6 +54,7 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bd_fault.h"
 #include "bd_log.h"
 #include "master.h"
 #include "net.h"
@@ -46,13 +64,22 @@ typedef struct rkey {
     uint64_t id, sb;    /* the rank's allocation and sbpage */
 } rkey_t;
 
+/* Holder: a received PUT chunk, kept as the copy of its sbpages. */
+typedef struct hbuf {
+    bdr_net_msg_t *m;
+    rkey_t k0;     /* its first sbpage */
+    uint32_t n;    /* sbpages in it */
+    uint32_t refs; /* of them still held from here */
+} hbuf_t;
+
 typedef struct rent {
     struct rent *next;
     rkey_t k;
     int32_t loc;   /* owner: the holding node, or -1 in the returned file */
     uint64_t seq;  /* the copy's sequence number (owner's, carried by PUT) */
     uint64_t foff; /* owner, loc -1: offset in the returned file */
-    char *data;    /* holder: the sbpage */
+    char *data;    /* holder: the sbpage, in hb's message */
+    hbuf_t *hb;
 } rent_t;
 
 typedef struct rtab {
@@ -60,12 +87,18 @@ typedef struct rtab {
     size_t nb, n;
 } rtab_t;
 
+/* Payload of one message of a run: 256 KiB, the size of the transport's
+ * kept buffers, or one sbpage where that is larger. */
+#define CHUNK ((uint64_t)256 << 10)
+
 /* A lane's request in progress. */
 typedef struct lop {
     uint32_t op, nsb;
     uint64_t id, sb, seq;
-    int holder;  /* PUT: where it went */
-    int waiting; /* GET: holders that have not answered */
+    uint64_t addr; /* the rank's buffer (0: the lane's data area) */
+    int holder;    /* PUT: where it went */
+    int waiting;   /* answers not yet in (PUT: ACKs of its chunks; GET: DATA chunks) */
+    int refused;   /* PUT: a chunk was refused */
     uint8_t filled[BD_RMT_LANE_BYTES / 4096];
 } lop_t;
 
@@ -93,7 +126,11 @@ static uint32_t *g_seen;     /* per slot and lane: the last request seen */
 static lop_t *g_lop;
 static double *g_full_until; /* per node: refused us lately */
 static uint64_t *g_at;       /* per node: bytes of ours it holds */
+static uint64_t *g_room;     /* per node: room it said it had (UINT64_MAX: not heard yet) */
+static uint64_t *g_going;    /* per node: bytes of PUTs sent to it not answered yet */
 static int g_next_holder;
+static uint32_t g_cpc;       /* sbpages per chunk */
+static uint8_t *g_cma_bad;   /* per slot: its memory cannot be reached (use the lane) */
 static uint64_t g_seq;
 static int g_ret_fd = -1; /* the returned file */
 static uint64_t g_ret_end;
@@ -161,6 +198,16 @@ static rent_t *tab_get(rtab_t *t, const rkey_t *k)
     return e;
 }
 
+/* One sbpage of hb is no longer held here: the buffer goes with the last. */
+static void hb_unref(hbuf_t *hb)
+{
+    if (!hb || --hb->refs)
+        return;
+    g_held_bytes -= hb->m->cap;
+    bdr_net_msg_free(hb->m);
+    free(hb);
+}
+
 static void tab_del(rtab_t *t, const rkey_t *k)
 {
     if (!t->nb)
@@ -169,7 +216,7 @@ static void tab_del(rtab_t *t, const rkey_t *k)
         if (keq(&(*p)->k, k)) {
             rent_t *e = *p;
             *p = e->next;
-            free(e->data);
+            hb_unref(e->hb);
             free(e);
             t->n--;
             return;
@@ -179,6 +226,14 @@ static void tab_del(rtab_t *t, const rkey_t *k)
 int bdr_remote_on(void) { return g_on; }
 
 uint64_t bdr_remote_held(void) { return g_held_bytes + g_wb_bytes; }
+
+uint64_t bdr_remote_draining(void)
+{
+    if (!g_on)
+        return 0;
+    bdr_net_trim();
+    return g_wb_bytes + bdr_node_transient_bytes();
+}
 
 uint64_t bdr_remote_layout(bd_shm_hdr_t *h, uint64_t total)
 {
@@ -210,11 +265,19 @@ int bdr_remote_init(void)
     g_lop = calloc(nl, sizeof *g_lop);
     g_full_until = calloc((size_t)g_m.nnodes, sizeof *g_full_until);
     g_at = calloc((size_t)g_m.nnodes, sizeof *g_at);
-    if (!g_seen || !g_lop || !g_full_until || !g_at) {
+    g_room = calloc((size_t)g_m.nnodes, sizeof *g_room);
+    g_going = calloc((size_t)g_m.nnodes, sizeof *g_going);
+    g_cma_bad = calloc((size_t)g_m.nslots, 1);
+    if (!g_seen || !g_lop || !g_full_until || !g_at || !g_room || !g_going || !g_cma_bad) {
         bd_log_error("master out of memory setting up -mem-remote");
         return -1;
     }
     g_sbpage = g_m.hdr->job.sbpage;
+    g_cpc = g_sbpage >= CHUNK ? 1 : (uint32_t)(CHUNK / g_sbpage);
+    if (g_cpc > 64) /* a DATA chunk says which of its sbpages are held in 64 bits */
+        g_cpc = 64;
+    for (int n = 0; n < g_m.nnodes; n++)
+        g_room[n] = UINT64_MAX;
     g_next_holder = (g_m.node + 1) % g_m.nnodes;
     g_on = 1;
     return 0;
@@ -268,17 +331,52 @@ static void forget(int slot, uint64_t id, uint64_t sb, uint32_t n, int except)
     }
 }
 
-static int pick_holder(void)
+/* The node to store len bytes: the one with the most room left once
+ * what is on its way there has arrived, among those that have not refused
+ * us lately; one we have not heard from yet counts as roomy.  A node whose
+ * last word was too little room is asked again after 200 ms, since its
+ * room grows back without telling us.  -1: nobody. */
+static int pick_holder(uint64_t len)
 {
     double now = bdr_master_now();
+    int best = -1;
+    uint64_t best_left = 0;
     for (int t = 0; t < g_m.nnodes; t++) {
         int n = (g_next_holder + t) % g_m.nnodes;
         if (n == g_m.node || g_full_until[n] > now)
             continue;
-        g_next_holder = (n + 1) % g_m.nnodes;
-        return n;
+        uint64_t left = g_room[n] > g_going[n] ? g_room[n] - g_going[n] : 0;
+        if (left < len) {
+            if (g_room[n] != UINT64_MAX) /* too full: not before it has had time to drain */
+                g_full_until[n] = now + 0.2, g_room[n] = UINT64_MAX, g_going[n] = 0;
+            continue;
+        }
+        if (best < 0 || left > best_left)
+            best = n, best_left = left;
     }
-    return -1;
+    if (best >= 0)
+        g_next_holder = (best + 1) % g_m.nnodes;
+    return best;
+}
+
+/* This rank's memory cannot be reached from here (or a test says so):
+ * its requests go through the lane's data area from now on. */
+static int cma_failed(int slot, int err)
+{
+    if (!g_cma_bad[slot])
+        bd_log_info("remote memory: cannot reach rank %d's memory (%s): through the lane",
+                    g_m.slaves[slot].world, strerror(err));
+    g_cma_bad[slot] = 1;
+    return -err;
+}
+
+/* Copy between buf and the rank's memory at addr (write: into it). */
+static int rank_copy(int slot, int write, void *buf, uint64_t addr, size_t n)
+{
+    if (BD_FAULT_HIT(BD_FAULT_RMT_CMA))
+        return cma_failed(slot, EPERM);
+    int rc = bdr_vm_copy(g_m.slaves[slot].pid, write, buf, addr, n);
+    return rc < 0 ? cma_failed(slot, -rc) : 0;
 }
 
 static int read_returned(uint64_t off, char *dst)
@@ -288,6 +386,44 @@ static int read_returned(uint64_t off, char *dst)
         bdr_master_fail(1, "cannot read managed memory another node gave back from %s: %s",
                         g_m.jobdir, strerror(-rc));
     return rc;
+}
+
+/* Each holder of part of the run is asked for all of it and answers with
+ * what it has, in chunks of g_cpc sbpages. */
+static void get_send(int slot, int k, lop_t *op)
+{
+    char asked[4096] = {0};
+    uint32_t nch = (op->nsb + g_cpc - 1) / g_cpc;
+    for (uint32_t i = 0; i < op->nsb; i++) {
+        rkey_t key = {0, slot, op->id, op->sb + i};
+        rent_t *e = tab_find(&g_own, &key);
+        if (!e || e->loc < 0 || e->loc >= (int)sizeof asked || asked[e->loc])
+            continue;
+        asked[e->loc] = 1;
+        bdr_net_hdr_t nh = {.type = BDR_NH_RMT_GET};
+        nh.a[0] = slot;
+        nh.a[1] = k;
+        nh.a[2] = (int32_t)op->nsb;
+        nh.u[0] = op->id;
+        nh.u[1] = op->sb;
+        nh.u[3] = g_sbpage;
+        bdr_node_send(e->loc, &nh, NULL, 0);
+        op->waiting += (int)nch;
+    }
+}
+
+static void get_finish(int slot, int k);
+
+/* The rank's memory could not be written: what went there is not in the
+ * lane, so the whole run is asked for again, into the lane this time
+ * (chunks of the first round still on their way land there too). */
+static void get_restart(int slot, int k, lop_t *op)
+{
+    op->addr = 0;
+    memset(op->filled, 0, sizeof op->filled);
+    get_send(slot, k, op);
+    if (!op->waiting)
+        get_finish(slot, k);
 }
 
 /* A GET whose holders have all answered: what they no longer had was given
@@ -310,15 +446,126 @@ static void get_finish(int slot, int k)
                             e ? ", last stored on node " : ", never stored", e ? e->loc : -1);
             return;
         }
-        if (read_returned(e->foff, data + (size_t)i * g_sbpage) < 0)
+        if (!op->addr) {
+            if (read_returned(e->foff, data + (size_t)i * g_sbpage) < 0)
+                return;
+            continue;
+        }
+        char *tmp = bdr_net_buf(g_sbpage);
+        if (!tmp) {
+            bdr_master_fail(1, "master out of memory reading back managed memory");
             return;
+        }
+        int rc = read_returned(e->foff, tmp);
+        int moved = rc == 0 && rank_copy(slot, 1, tmp, op->addr + (uint64_t)i * g_sbpage,
+                                         g_sbpage) == 0;
+        bdr_net_free_buf(tmp, g_sbpage);
+        if (rc < 0)
+            return;
+        if (!moved) {
+            get_restart(slot, k, op);
+            return;
+        }
     }
     stat_add(slot, BD_STAT_MEM_RMT_READ, (uint64_t)op->nsb * g_sbpage);
+    /* asked with an address but filled the lane: the rank copies it */
+    int in_lane = op->addr == 0 && bd_rmt_lane(g_m.hdr, (uint32_t)slot, k)->addr != 0;
     op->op = 0;
-    answer(slot, k, 0);
+    answer(slot, k, in_lane ? BD_RMT_IN_LANE : 0);
 }
 
 static int record(int slot, uint64_t id, uint64_t sb, uint32_t n, int h, uint64_t seq);
+
+/* A PUT of the run in lane k: read from the rank (or the lane) in chunks,
+ * each sent to the holder as it is read.  With room for write-behind
+ * copies the rank is answered at once; otherwise when every chunk is
+ * acknowledged. */
+static void lane_put(int slot, int k, lop_t *op, uint64_t len)
+{
+    char *lane = bd_rmt_data(g_m.hdr, (uint32_t)slot, k);
+    int h = pick_holder(len);
+    if (h < 0) { /* nobody has room: any older copies are gone, the rank stores it */
+        forget(slot, op->id, op->sb, op->nsb, -1);
+        stat_add(slot, BD_STAT_MEM_RMT_FALLBACK, len);
+        op->op = 0;
+        answer(slot, k, BD_RMT_REFUSED);
+        return;
+    }
+    /* a short node's budget bounds the copies too: an eighth (they are
+     * there twice until sent: the copy and the message) */
+    uint64_t cap = g_m.hdr->job.mem_budget / 8 < WB_MAX ? g_m.hdr->job.mem_budget / 8 : WB_MAX;
+    int behind = g_wb_bytes + len <= cap;
+    op->holder = h;
+    uint64_t cb = (uint64_t)g_cpc * g_sbpage;
+    char *bufs[BD_RMT_LANE_BYTES / 4096], *wbs[BD_RMT_LANE_BYTES / 4096];
+    uint32_t nch = 0;
+    /* all of it read first: a rank we cannot read is asked for the lane
+     * before anything has left */
+    for (uint64_t off = 0; off < len; off += cb, nch++) {
+        uint64_t n = len - off < cb ? len - off : cb;
+        bufs[nch] = bdr_net_buf(n);
+        wbs[nch] = behind && bufs[nch] ? bdr_net_buf(n) : NULL;
+        char *dst = behind ? wbs[nch] : bufs[nch];
+        int rc = dst ? 0 : -ENOMEM;
+        if (rc == 0 && op->addr)
+            rc = rank_copy(slot, 0, dst, op->addr + off, n);
+        else if (rc == 0)
+            memcpy(dst, lane + off, n);
+        if (rc == 0 && behind)
+            memcpy(bufs[nch], dst, n);
+        if (rc < 0) {
+            for (uint32_t c = 0; c <= nch; c++) {
+                uint64_t m = len - (uint64_t)c * cb < cb ? len - (uint64_t)c * cb : cb;
+                bdr_net_free_buf(bufs[c], m);
+                bdr_net_free_buf(wbs[c], m);
+            }
+            op->op = 0;
+            if (rc == -ENOMEM) {
+                bdr_master_fail(1, "master out of memory sending managed memory to node %d", h);
+                return;
+            }
+            answer(slot, k, BD_RMT_IN_LANE); /* the rank puts it in the lane and asks again */
+            return;
+        }
+    }
+    for (uint32_t c = 0; c < nch; c++) {
+        uint64_t off = (uint64_t)c * cb, n = len - off < cb ? len - off : cb;
+        uint32_t m = (uint32_t)(n / g_sbpage);
+        uint64_t seq = ++g_seq;
+        if (c == 0)
+            op->seq = seq;
+        bdr_net_hdr_t nh = {.type = BDR_NH_RMT_PUT};
+        nh.a[0] = slot;
+        nh.a[1] = k;
+        nh.a[2] = (int32_t)m;
+        nh.u[0] = op->id;
+        nh.u[1] = op->sb + (uint64_t)c * g_cpc;
+        nh.u[2] = seq;
+        nh.u[3] = g_sbpage;
+        bdr_node_send_netbuf(h, &nh, bufs[c], n);
+        g_going[h] += n;
+        if (!behind) {
+            op->waiting++;
+            continue;
+        }
+        wb_t *w = calloc(1, sizeof *w);
+        if (!w) {
+            bdr_net_free_buf(wbs[c], n);
+            bdr_master_fail(1, "master out of memory");
+            return;
+        }
+        *w = (wb_t){g_wb, seq, op->id, nh.u[1], slot, h, m, wbs[c]};
+        g_wb = w;
+        g_wb_bytes += n;
+        /* from now on the copy is at h (a GET goes there after the PUT) */
+        if (record(slot, op->id, nh.u[1], m, h, seq) < 0)
+            return;
+    }
+    if (!behind)
+        return; /* the rank waits for the holder's answers */
+    op->op = 0;
+    answer(slot, k, BD_RMT_STORED);
+}
 
 static void lane_request(int slot, int k)
 {
@@ -329,6 +576,7 @@ static void lane_request(int slot, int k)
     op->nsb = l->nsb;
     op->id = l->id;
     op->sb = l->sb;
+    op->addr = g_cma_bad[slot] ? 0 : l->addr;
     uint64_t len = (uint64_t)op->nsb * g_sbpage;
     if (op->nsb == 0 || (op->op != BD_RMT_DROP && len > BD_RMT_LANE_BYTES) ||
         l->sbpage != g_sbpage) {
@@ -338,68 +586,17 @@ static void lane_request(int slot, int k)
         answer(slot, k, -EINVAL);
         return;
     }
-    char *data = bd_rmt_data(g_m.hdr, (uint32_t)slot, k);
     if (op->op == BD_RMT_DROP) {
         forget(slot, op->id, op->sb, op->nsb, -1);
         op->op = 0;
         answer(slot, k, 0);
+    } else if (op->op == BD_RMT_PUT && l->addr && !op->addr) {
+        op->op = 0; /* its memory cannot be reached: the rank fills the lane */
+        answer(slot, k, BD_RMT_IN_LANE);
     } else if (op->op == BD_RMT_PUT) {
-        int h = pick_holder();
-        if (h < 0) { /* nobody has room: any older copies are gone, the rank stores it */
-            forget(slot, op->id, op->sb, op->nsb, -1);
-            stat_add(slot, BD_STAT_MEM_RMT_FALLBACK, len);
-            op->op = 0;
-            answer(slot, k, BD_RMT_REFUSED);
-            return;
-        }
-        op->holder = h;
-        op->seq = ++g_seq;
-        bdr_net_hdr_t nh = {.type = BDR_NH_RMT_PUT};
-        nh.a[0] = slot;
-        nh.a[1] = k;
-        nh.a[2] = (int32_t)op->nsb;
-        nh.u[0] = op->id;
-        nh.u[1] = op->sb;
-        nh.u[2] = op->seq;
-        nh.u[3] = g_sbpage;
-        bdr_node_send(h, &nh, data, len);
-        /* a short node's budget bounds it too: a quarter */
-        uint64_t cap = g_m.hdr->job.mem_budget / 4 < WB_MAX ? g_m.hdr->job.mem_budget / 4 : WB_MAX;
-        wb_t *w = g_wb_bytes + len <= cap ? calloc(1, sizeof *w) : NULL;
-        char *copy = w ? malloc(len) : NULL;
-        if (!copy) {
-            free(w);
-            return; /* the rank waits for the holder's answer */
-        }
-        memcpy(copy, data, len);
-        *w = (wb_t){g_wb, op->seq, op->id, op->sb, slot, h, op->nsb, copy};
-        g_wb = w;
-        g_wb_bytes += len;
-        /* from now on the copy is at h (a GET goes there after the PUT) */
-        if (record(slot, op->id, op->sb, op->nsb, h, op->seq) < 0)
-            return;
-        op->op = 0;
-        answer(slot, k, BD_RMT_STORED);
+        lane_put(slot, k, op, len);
     } else if (op->op == BD_RMT_GET) {
-        /* each holder of part of the run is asked for all of it and
-         * answers with what it has */
-        char asked[4096] = {0};
-        for (uint32_t i = 0; i < op->nsb; i++) {
-            rkey_t key = {0, slot, op->id, op->sb + i};
-            rent_t *e = tab_find(&g_own, &key);
-            if (!e || e->loc < 0 || e->loc >= (int)sizeof asked || asked[e->loc])
-                continue;
-            asked[e->loc] = 1;
-            bdr_net_hdr_t nh = {.type = BDR_NH_RMT_GET};
-            nh.a[0] = slot;
-            nh.a[1] = k;
-            nh.a[2] = (int32_t)op->nsb;
-            nh.u[0] = op->id;
-            nh.u[1] = op->sb;
-            nh.u[3] = g_sbpage;
-            bdr_node_send(e->loc, &nh, NULL, 0);
-            op->waiting++;
-        }
+        get_send(slot, k, op);
         if (!op->waiting)
             get_finish(slot, k);
     } else {
@@ -441,7 +638,8 @@ static uint64_t room_for_guests(void)
     return budget > keep ? budget - keep : 0;
 }
 
-static void holder_put(const bdr_net_msg_t *nm)
+/* A chunk of a run: kept as it came (the message is the copy), or refused. */
+static int holder_put(bdr_net_msg_t *nm)
 {
     const bdr_net_hdr_t *h = &nm->h;
     uint32_t n = (uint32_t)h->a[2];
@@ -452,64 +650,83 @@ static void holder_put(const bdr_net_msg_t *nm)
     /* a PUT replaces what we hold of the run; refused, it is gone too */
     for (uint32_t i = 0; i < n; i++) {
         rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
-        rent_t *e = tab_find(&g_held, &key);
-        if (e) {
-            g_held_bytes -= sbp;
-            tab_del(&g_held, &key);
-        }
+        tab_del(&g_held, &key);
     }
-    int ok = nm->len == len && !g_m.stopping && room_for_guests() >= len;
-    for (uint32_t i = 0; ok && i < n; i++) {
+    int ok = n > 0 && nm->len == len && sbp == g_sbpage && !g_m.stopping &&
+             room_for_guests() >= nm->cap;
+    hbuf_t *hb = ok ? calloc(1, sizeof *hb) : NULL;
+    if (hb) {
+        *hb = (hbuf_t){nm, {h->src_node, h->a[0], h->u[0], h->u[1]}, n, 0};
+        g_held_bytes += nm->cap;
+    }
+    for (uint32_t i = 0; hb && i < n; i++) {
         rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
-        char *d = malloc(sbp);
-        rent_t *e = d ? tab_get(&g_held, &key) : NULL;
-        if (!e) {
-            free(d);
-            ok = 0; /* out of memory: what we took stays until the owner drops it */
-            break;
-        }
-        memcpy(d, nm->payload + (size_t)i * sbp, sbp);
-        e->data = d;
+        rent_t *e = tab_get(&g_held, &key);
+        if (!e)
+            break; /* out of memory: refused; what we took stays until the owner drops it */
+        e->data = nm->payload + (size_t)i * sbp;
+        e->hb = hb;
         e->seq = h->u[2];
-        g_held_bytes += sbp;
+        hb->refs++;
+    }
+    int kept = hb && hb->refs > 0;
+    if (hb && hb->refs < n) {
+        ok = 0;
+        if (!kept) {
+            g_held_bytes -= nm->cap;
+            free(hb);
+        }
     }
     if (g_held_bytes > g_held_peak)
         g_held_peak = g_held_bytes;
-    ack.a[2] = ok;
+    ack.a[2] = ok && hb;
+    ack.a[3] = (int32_t)n;
     ack.u[2] = h->u[2]; /* the copy's sequence number */
+    ack.u[4] = room_for_guests();
     bdr_node_send(h->src_node, &ack, NULL, 0);
+    return kept;
 }
 
+/* Answer a GET in chunks, each with the sbpages of it that we hold. */
 static void holder_get(const bdr_net_msg_t *nm)
 {
     const bdr_net_hdr_t *h = &nm->h;
     uint32_t n = (uint32_t)h->a[2];
     uint64_t sbp = h->u[3];
-    if (n == 0 || (uint64_t)n * sbp > BD_RMT_LANE_BYTES) {
+    if (n == 0 || (uint64_t)n * sbp > BD_RMT_LANE_BYTES || sbp != g_sbpage) {
         bdr_master_fail(1, "remote memory: bad request from node %d", h->src_node);
         return;
     }
-    size_t cap = n + (size_t)n * sbp, used = n;
-    char *buf = malloc(cap);
-    if (!buf) {
-        bdr_master_fail(1, "master out of memory answering node %d", h->src_node);
-        return;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
-        rent_t *e = tab_find(&g_held, &key);
-        buf[i] = e != NULL;
-        if (e) {
-            memcpy(buf + used, e->data, sbp);
-            used += sbp;
+    for (uint32_t c = 0; c < n; c += g_cpc) {
+        uint32_t m = n - c < g_cpc ? n - c : g_cpc;
+        rent_t *have[64];
+        uint64_t mask = 0;
+        size_t used = 0;
+        for (uint32_t i = 0; i < m; i++) {
+            rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + c + i};
+            have[i] = tab_find(&g_held, &key);
+            if (have[i]) {
+                mask |= 1ull << i;
+                used += sbp;
+            }
         }
+        char *buf = used ? bdr_net_buf(used) : NULL;
+        if (used && !buf) {
+            bdr_master_fail(1, "master out of memory answering node %d", h->src_node);
+            return;
+        }
+        for (uint32_t i = 0, at = 0; i < m; i++)
+            if (have[i])
+                memcpy(buf + (size_t)at++ * sbp, have[i]->data, sbp);
+        bdr_net_hdr_t r = {.type = BDR_NH_RMT_DATA};
+        r.a[0] = h->a[0];
+        r.a[1] = h->a[1];
+        r.a[2] = (int32_t)m;
+        r.u[1] = h->u[1] + c;
+        r.u[4] = mask;
+        r.u[5] = room_for_guests();
+        bdr_node_send_netbuf(h->src_node, &r, buf, used);
     }
-    bdr_net_hdr_t r = {.type = BDR_NH_RMT_DATA};
-    r.a[0] = h->a[0];
-    r.a[1] = h->a[1];
-    r.a[2] = (int32_t)n;
-    bdr_node_send(h->src_node, &r, buf, used);
-    free(buf);
 }
 
 static void holder_drop(const bdr_net_msg_t *nm)
@@ -517,38 +734,50 @@ static void holder_drop(const bdr_net_msg_t *nm)
     const bdr_net_hdr_t *h = &nm->h;
     for (uint32_t i = 0; i < (uint32_t)h->a[2]; i++) {
         rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
-        if (tab_find(&g_held, &key)) {
-            g_held_bytes -= g_sbpage;
-            tab_del(&g_held, &key);
-        }
+        tab_del(&g_held, &key);
     }
+}
+
+/* Give back every sbpage still held of hb's chunk (then its buffer goes). */
+static uint64_t give_back(hbuf_t *hb)
+{
+    uint64_t cap = hb->m->cap, sent = 0;
+    for (uint32_t i = 0; i < hb->n; i++) {
+        rkey_t key = hb->k0;
+        key.sb += i;
+        rent_t *e = tab_find(&g_held, &key);
+        if (!e || e->hb != hb)
+            continue;
+        bdr_net_hdr_t r = {.type = BDR_NH_RMT_RETURN};
+        r.a[0] = e->k.slot;
+        r.u[0] = e->k.id;
+        r.u[1] = e->k.sb;
+        r.u[2] = e->seq;
+        r.u[3] = g_sbpage;
+        bdr_node_send(e->k.node, &r, e->data, g_sbpage);
+        sent += g_sbpage;
+        int last = hb->refs == 1;
+        tab_del(&g_held, &key);
+        if (last)
+            break; /* hb is gone */
+    }
+    g_returning += sent;
+    return cap;
 }
 
 uint64_t bdr_remote_reclaim(uint64_t need)
 {
     if (!g_on)
         return 0;
+    bdr_net_trim(); /* kept buffers first: they are only there for speed */
     uint64_t t = bdr_node_transient_bytes();
     if (g_returning > t)
         g_returning = t; /* what has left since */
     /* write-behind copies are freed as their holders answer */
     uint64_t got = g_returning + g_wb_bytes;
     for (size_t b = 0; b < g_held.nb && got < need; b++)
-        while (g_held.b[b] && got < need) {
-            rent_t *e = g_held.b[b];
-            bdr_net_hdr_t r = {.type = BDR_NH_RMT_RETURN};
-            r.a[0] = e->k.slot;
-            r.u[0] = e->k.id;
-            r.u[1] = e->k.sb;
-            r.u[2] = e->seq;
-            r.u[3] = g_sbpage;
-            bdr_node_send(e->k.node, &r, e->data, g_sbpage);
-            rkey_t key = e->k;
-            g_held_bytes -= g_sbpage;
-            g_returning += g_sbpage;
-            got += g_sbpage;
-            tab_del(&g_held, &key);
-        }
+        while (g_held.b[b] && got < need)
+            got += give_back(g_held.b[b]->hb);
     return got;
 }
 
@@ -617,13 +846,17 @@ static int wb_answer(const bdr_net_msg_t *nm)
                 break;
         }
     }
-    free(w->data);
+    bdr_net_free_buf(w->data, len);
     free(w);
     return 1;
 }
 
 static void owner_ack(const bdr_net_msg_t *nm)
 {
+    int from = nm->h.src_node;
+    uint64_t n = (uint64_t)(uint32_t)nm->h.a[3] * g_sbpage;
+    g_going[from] = g_going[from] > n ? g_going[from] - n : 0;
+    g_room[from] = nm->h.u[4];
     if (wb_answer(nm))
         return;
     lop_t *op = lop_of(&nm->h, BD_RMT_PUT);
@@ -631,48 +864,73 @@ static void owner_ack(const bdr_net_msg_t *nm)
         return;
     int slot = nm->h.a[0], k = nm->h.a[1];
     uint64_t len = (uint64_t)op->nsb * g_sbpage;
-    if (!nm->h.a[2]) {
-        /* refused: it dropped its copies of the run; others' go too */
+    if (!nm->h.a[2])
+        op->refused = 1;
+    if (--op->waiting > 0)
+        return;
+    if (op->refused) {
+        /* refused (in part): our older copies of the run go, and what the
+         * holder took of this one */
         forget(slot, op->id, op->sb, op->nsb, op->holder);
+        send_drop(op->holder, slot, op->id, op->sb, op->nsb);
         g_full_until[op->holder] = bdr_master_now() + 0.2;
         stat_add(slot, BD_STAT_MEM_RMT_FALLBACK, len);
         op->op = 0;
         answer(slot, k, BD_RMT_REFUSED);
         return;
     }
-    if (record(slot, op->id, op->sb, op->nsb, op->holder, op->seq) < 0)
-        return;
+    for (uint32_t c = 0; c * g_cpc < op->nsb; c++) {
+        uint32_t m = op->nsb - c * g_cpc < g_cpc ? op->nsb - c * g_cpc : g_cpc;
+        if (record(slot, op->id, op->sb + (uint64_t)c * g_cpc, m, op->holder, op->seq + c) < 0)
+            return;
+    }
     stat_add(slot, BD_STAT_MEM_RMT_STORED, len);
     op->op = 0;
     answer(slot, k, BD_RMT_STORED);
 }
 
+/* A chunk of the answer to a GET: into the rank's buffer, or the lane. */
 static void owner_data(const bdr_net_msg_t *nm)
 {
     lop_t *op = lop_of(&nm->h, BD_RMT_GET);
     if (!op)
         return;
     int slot = nm->h.a[0], k = nm->h.a[1], from = nm->h.src_node;
-    char *data = bd_rmt_data(g_m.hdr, (uint32_t)slot, k);
-    const char *src = nm->payload + op->nsb;
-    if (nm->len < op->nsb) {
-        bdr_master_fail(1, "remote memory: short answer from node %d", from);
+    uint32_t m = (uint32_t)nm->h.a[2];
+    uint64_t sb = nm->h.u[1], mask = nm->h.u[4];
+    g_room[from] = nm->h.u[5];
+    if (m == 0 || m > 64 || sb < op->sb || sb + m > op->sb + op->nsb ||
+        (m < 64 && (mask >> m)) ||
+        nm->len != (size_t)__builtin_popcountll(mask) * g_sbpage) {
+        bdr_master_fail(1, "remote memory: malformed answer from node %d", from);
         return;
     }
-    for (uint32_t i = 0; i < op->nsb; i++) {
-        if (!nm->payload[i])
-            continue;
-        if ((size_t)(src - nm->payload) + g_sbpage > nm->len) {
-            bdr_master_fail(1, "remote memory: short answer from node %d", from);
-            return;
+    char *lane = bd_rmt_data(g_m.hdr, (uint32_t)slot, k);
+    const char *src = nm->payload;
+    for (uint32_t i = 0; i < m;) {
+        /* a stretch of sbpages this holder has and still holds for us */
+        uint32_t j = i;
+        while (j < m && (mask >> j & 1)) {
+            rkey_t key = {0, slot, op->id, sb + j};
+            rent_t *e = tab_find(&g_own, &key);
+            if (!e || e->loc != from)
+                break;
+            j++;
         }
-        rkey_t key = {0, slot, op->id, op->sb + i};
-        rent_t *e = tab_find(&g_own, &key);
-        if (e && e->loc == from) {
-            memcpy(data + (size_t)i * g_sbpage, src, g_sbpage);
-            op->filled[i] = 1;
+        if (j > i) {
+            uint64_t at = (sb + i - op->sb) * g_sbpage, n = (uint64_t)(j - i) * g_sbpage;
+            if (op->addr && rank_copy(slot, 1, (char *)src, op->addr + at, n) < 0)
+                get_restart(slot, k, op);
+            if (!op->addr)
+                memcpy(lane + at, src, n);
+            memset(op->filled + (sb + i - op->sb), 1, j - i);
+            src += n;
+            i = j;
+        } else {
+            if (mask >> i & 1)
+                src += g_sbpage; /* held there, but no longer ours there */
+            i++;
         }
-        src += g_sbpage;
     }
     if (--op->waiting == 0)
         get_finish(slot, k);
@@ -716,21 +974,22 @@ static int write_returned(rent_t *e, const char *data, int from)
     return 0;
 }
 
-void bdr_remote_net(bdr_net_msg_t *nm)
+int bdr_remote_net(bdr_net_msg_t *nm)
 {
     if (!g_on) {
         bdr_master_fail(1, "remote memory message from node %d, but -mem-remote is off here",
                         nm->h.src_node);
-        return;
+        return 0;
     }
     switch (nm->h.type) {
-    case BDR_NH_RMT_PUT: holder_put(nm); break;
+    case BDR_NH_RMT_PUT: return holder_put(nm);
     case BDR_NH_RMT_GET: holder_get(nm); break;
     case BDR_NH_RMT_DROP: holder_drop(nm); break;
     case BDR_NH_RMT_ACK: owner_ack(nm); break;
     case BDR_NH_RMT_DATA: owner_data(nm); break;
     case BDR_NH_RMT_RETURN: owner_return(nm); break;
     }
+    return 0;
 }
 
 /* Node `node`'s ranks are all gone: what it stored here is no longer wanted. */
@@ -746,8 +1005,7 @@ void bdr_remote_node_done(int node)
                 continue;
             }
             *p = e->next;
-            g_held_bytes -= g_sbpage;
-            free(e->data);
+            hb_unref(e->hb);
             free(e);
             g_held.n--;
         }
