@@ -128,6 +128,7 @@ static double *g_full_until; /* per node: refused us lately */
 static uint64_t *g_at;       /* per node: bytes of ours it holds */
 static uint64_t *g_room;     /* per node: room it said it had (UINT64_MAX: not heard yet) */
 static uint64_t *g_going;    /* per node: bytes of PUTs sent to it not answered yet */
+static double *g_room_at;    /* per node: when it said so */
 static int g_next_holder;
 static uint32_t g_cpc;       /* sbpages per chunk */
 static uint8_t *g_cma_bad;   /* per slot: its memory cannot be reached (use the lane) */
@@ -267,8 +268,9 @@ int bdr_remote_init(void)
     g_at = calloc((size_t)g_m.nnodes, sizeof *g_at);
     g_room = calloc((size_t)g_m.nnodes, sizeof *g_room);
     g_going = calloc((size_t)g_m.nnodes, sizeof *g_going);
+    g_room_at = calloc((size_t)g_m.nnodes, sizeof *g_room_at);
     g_cma_bad = calloc((size_t)g_m.nslots, 1);
-    if (!g_seen || !g_lop || !g_full_until || !g_at || !g_room || !g_going || !g_cma_bad) {
+    if (!g_seen || !g_lop || !g_full_until || !g_at || !g_room || !g_going || !g_room_at || !g_cma_bad) {
         bd_log_error("master out of memory setting up -mem-remote");
         return -1;
     }
@@ -331,11 +333,12 @@ static void forget(int slot, uint64_t id, uint64_t sb, uint32_t n, int except)
     }
 }
 
-/* The node to store len bytes: the one with the most room left once
- * what is on its way there has arrived, among those that have not refused
- * us lately; one we have not heard from yet counts as roomy.  A node whose
- * last word was too little room is asked again after 200 ms, since its
- * room grows back without telling us.  -1: nobody. */
+/* The node to store len bytes: the one with the most room left once what
+ * is on its way there has arrived (one we have not heard from yet counts
+ * as roomy), among those that have not refused us in the last 200 ms.
+ * When none has room by what they said, the roomiest is asked anyway if
+ * it said so more than 200 ms ago (room comes back without a word);
+ * otherwise -1: nobody. */
 static int pick_holder(uint64_t len)
 {
     double now = bdr_master_now();
@@ -346,16 +349,12 @@ static int pick_holder(uint64_t len)
         if (n == g_m.node || g_full_until[n] > now)
             continue;
         uint64_t left = g_room[n] > g_going[n] ? g_room[n] - g_going[n] : 0;
-        if (left < len) {
-            if (g_room[n] != UINT64_MAX) /* too full: not before it has had time to drain */
-                g_full_until[n] = now + 0.2, g_room[n] = UINT64_MAX, g_going[n] = 0;
-            continue;
-        }
         if (best < 0 || left > best_left)
             best = n, best_left = left;
     }
-    if (best >= 0)
-        g_next_holder = (best + 1) % g_m.nnodes;
+    if (best < 0 || (best_left < len && g_room_at[best] + 0.2 > now))
+        return -1;
+    g_next_holder = (best + 1) % g_m.nnodes;
     return best;
 }
 
@@ -857,6 +856,7 @@ static void owner_ack(const bdr_net_msg_t *nm)
     uint64_t n = (uint64_t)(uint32_t)nm->h.a[3] * g_sbpage;
     g_going[from] = g_going[from] > n ? g_going[from] - n : 0;
     g_room[from] = nm->h.u[4];
+    g_room_at[from] = bdr_master_now();
     if (wb_answer(nm))
         return;
     lop_t *op = lop_of(&nm->h, BD_RMT_PUT);
@@ -899,6 +899,7 @@ static void owner_data(const bdr_net_msg_t *nm)
     uint32_t m = (uint32_t)nm->h.a[2];
     uint64_t sb = nm->h.u[1], mask = nm->h.u[4];
     g_room[from] = nm->h.u[5];
+    g_room_at[from] = bdr_master_now();
     if (m == 0 || m > 64 || sb < op->sb || sb + m > op->sb + op->nsb ||
         (m < 64 && (mask >> m)) ||
         nm->len != (size_t)__builtin_popcountll(mask) * g_sbpage) {

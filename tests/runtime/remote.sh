@@ -9,6 +9,14 @@
 #   return  (remote_return) node 1 (48M) takes node 0's data while its own
 #           ranks hold nothing, and gives it back when they fill their 40
 #           MiB (MEM_RMT_RETURNED > 0); every word checked.
+#   lane    512M, with the master's copies to and from the ranks' memory
+#           failing (-fault remote.cma:1+): everything goes through the
+#           lanes' data areas instead; answers right, data went remote.
+#   room    three nodes, 10M, 44M and 512M: node 1 has room for little
+#           besides its own 40 MiB, node 2 for everything.  Holders are
+#           chosen by the room they report, so node 2 takes node 0's data
+#           and nothing falls back to local storage (MEM_RMT_FALLBACK 0;
+#           round robin sent half to node 1, which refused: 1-7 MiB).
 #   kill    512M: node 1's master is killed (kill -9) while it holds node
 #           0's data: the job ends, bdmpiexec names node 1, and nothing is
 #           left (no process, no file in the job's directory).
@@ -26,9 +34,10 @@ leftovers() {
   if [ -n "$(tagged)" ]; then echo "FAIL: processes left: $(tagged)"; kill -9 $(tagged) 2>/dev/null; fail=1; fi
   if [ -n "$(find "$wd" -mindepth 1 2>/dev/null)" ]; then echo "FAIL: left in $wd:"; find "$wd" -mindepth 1; fail=1; fi
 }
-run() { # out remote budget1 rounds
+run() { # out remote budget1 rounds [options]
+  out=$1 remote=$2 b1=$3 rounds=$4; shift 4
   env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" timeout 150 "$exe" -nn 2 -ns 8 -nr 1 -mem 512M \
-    -mem-node "10M,$3" -mem-remote "$2" -stats "$prog" 4 "$4" > "$1" 2>&1
+    -mem-node "10M,$b1" -mem-remote "$remote" -stats "$@" "$prog" 4 "$rounds" > "$out" 2>&1
 }
 
 case "$mode" in
@@ -46,6 +55,25 @@ on)
   grep -q '^PASS rank_memory' "$wd.off" && [ $rc = 0 ] || { cat "$wd.off"; echo "FAIL: -mem-remote off"; fail=1; }
   [ "$st" = 0 ] && [ "$rd" = 0 ] && [ "$fb" = 0 ] && [ "$wr" -gt 0 ] ||
     { echo "FAIL: -mem-remote off used the tier, or stored nothing"; fail=1; }
+  leftovers
+  ;;
+lane)
+  run "$wd.lane" on 512M 2 -fault remote.cma:1+; rc=$?
+  st=$(stat MEM_RMT_STORED "$wd.lane"); rd=$(stat MEM_RMT_READ "$wd.lane")
+  echo "lane: exit $rc, stored remotely $st, read back $rd, written locally $(stat MEM_WRITTEN "$wd.lane")"
+  grep -q '^PASS rank_memory' "$wd.lane" && [ $rc = 0 ] || { cat "$wd.lane"; echo "FAIL: run"; fail=1; }
+  grep -q 'injected .* remote.cma' "$wd.lane" || { cat "$wd.lane"; echo "FAIL: the fault was not reached"; fail=1; }
+  [ "$st" -gt 0 ] && [ "$rd" -gt 0 ] || { echo "FAIL: nothing went through the remote tier"; fail=1; }
+  leftovers
+  ;;
+room)
+  env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" timeout 150 "$exe" -nn 3 -ns 8 -nr 1 -mem 512M \
+    -mem-node 10M,44M,512M -mem-remote on -stats "$prog" 4 2 > "$wd.room" 2>&1
+  rc=$?
+  st=$(stat MEM_RMT_STORED "$wd.room"); fb=$(stat MEM_RMT_FALLBACK "$wd.room")
+  echo "room: exit $rc, stored remotely $st, fallbacks $fb, given back $(stat MEM_RMT_RETURNED "$wd.room")"
+  grep -q '^PASS rank_memory' "$wd.room" && [ $rc = 0 ] || { cat "$wd.room"; echo "FAIL: run"; fail=1; }
+  [ "$st" -gt 0 ] && [ "$fb" = 0 ] || { echo "FAIL: stored $st, fell back to storage $fb (want > 0, 0)"; fail=1; }
   leftovers
   ;;
 return)
@@ -92,7 +120,7 @@ kill)
   fi
   leftovers
   ;;
-*) echo "usage: remote.sh on|return|kill BDMPIEXEC RANK_MEMORY"; exit 2 ;;
+*) echo "usage: remote.sh on|lane|room|return|kill BDMPIEXEC RANK_MEMORY"; exit 2 ;;
 esac
 rm -rf "$wd" "$wd".*
 [ $fail = 0 ] && echo "PASS remote $mode"
