@@ -31,8 +31,7 @@ typedef struct bdr_net_msg {
  * also carries its bdr_net_msg_t in front: room for it, so that a chunk of
  * 256 KiB is received into a kept buffer too (it was one byte over, and
  * every received chunk was a fresh mapping to fault in). */
-#define BDR_NET_POOL_BYTES \
-    (sizeof(bdr_net_msg_t) + sizeof(bdr_net_hdr_t) + ((size_t)256 << 10))
+#define BDR_NET_POOL_BYTES (sizeof(bdr_net_msg_t) + sizeof(bdr_net_hdr_t) + ((size_t)256 << 10))
 
 /* Start the transport (MPI_Init_thread).  Returns 0, or -1 with a message. */
 int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes);

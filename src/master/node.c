@@ -31,7 +31,7 @@ typedef struct xfer {
     char *inline_data; /* small payload (owned) */
     size_t inline_len;
     int netbuf; /* inline_data is a bdr_net_buf: handed to the transport as it is */
-    int fd; /* large payload: file range [off, total) */
+    int fd;     /* large payload: file range [off, total) */
     uint64_t file_base, total, off;
     int header_sent;
     char unlink_path[BD_PATH_MAX + 64]; /* removed when sent (a slave's spill file) */

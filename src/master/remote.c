@@ -130,8 +130,8 @@ static uint64_t *g_room;     /* per node: room it said it had (UINT64_MAX: not h
 static uint64_t *g_going;    /* per node: bytes of PUTs sent to it not answered yet */
 static double *g_room_at;    /* per node: when it said so */
 static int g_next_holder;
-static uint32_t g_cpc;       /* sbpages per chunk */
-static uint8_t *g_cma_bad;   /* per slot: its memory cannot be reached (use the lane) */
+static uint32_t g_cpc;     /* sbpages per chunk */
+static uint8_t *g_cma_bad; /* per slot: its memory cannot be reached (use the lane) */
 static uint64_t g_seq;
 static int g_ret_fd = -1; /* the returned file */
 static uint64_t g_ret_end;
@@ -270,7 +270,8 @@ int bdr_remote_init(void)
     g_going = calloc((size_t)g_m.nnodes, sizeof *g_going);
     g_room_at = calloc((size_t)g_m.nnodes, sizeof *g_room_at);
     g_cma_bad = calloc((size_t)g_m.nslots, 1);
-    if (!g_seen || !g_lop || !g_full_until || !g_at || !g_room || !g_going || !g_room_at || !g_cma_bad) {
+    if (!g_seen || !g_lop || !g_full_until || !g_at || !g_room || !g_going || !g_room_at ||
+        !g_cma_bad) {
         bd_log_error("master out of memory setting up -mem-remote");
         return -1;
     }
@@ -456,8 +457,8 @@ static void get_finish(int slot, int k)
             return;
         }
         int rc = read_returned(e->foff, tmp);
-        int moved = rc == 0 && rank_copy(slot, 1, tmp, op->addr + (uint64_t)i * g_sbpage,
-                                         g_sbpage) == 0;
+        int moved =
+            rc == 0 && rank_copy(slot, 1, tmp, op->addr + (uint64_t)i * g_sbpage, g_sbpage) == 0;
         bdr_net_free_buf(tmp, g_sbpage);
         if (rc < 0)
             return;
@@ -651,8 +652,8 @@ static int holder_put(bdr_net_msg_t *nm)
         rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
         tab_del(&g_held, &key);
     }
-    int ok = n > 0 && nm->len == len && sbp == g_sbpage && !g_m.stopping &&
-             room_for_guests() >= nm->cap;
+    int ok =
+        n > 0 && nm->len == len && sbp == g_sbpage && !g_m.stopping && room_for_guests() >= nm->cap;
     hbuf_t *hb = ok ? calloc(1, sizeof *hb) : NULL;
     if (hb) {
         *hb = (hbuf_t){nm, {h->src_node, h->a[0], h->u[0], h->u[1]}, n, 0};
@@ -900,8 +901,7 @@ static void owner_data(const bdr_net_msg_t *nm)
     uint64_t sb = nm->h.u[1], mask = nm->h.u[4];
     g_room[from] = nm->h.u[5];
     g_room_at[from] = bdr_master_now();
-    if (m == 0 || m > 64 || sb < op->sb || sb + m > op->sb + op->nsb ||
-        (m < 64 && (mask >> m)) ||
+    if (m == 0 || m > 64 || sb < op->sb || sb + m > op->sb + op->nsb || (m < 64 && (mask >> m)) ||
         nm->len != (size_t)__builtin_popcountll(mask) * g_sbpage) {
         bdr_master_fail(1, "remote memory: malformed answer from node %d", from);
         return;

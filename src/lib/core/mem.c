@@ -119,7 +119,8 @@ static bd_rmt_lane_t *lane_claim(int want, int *k_out)
     }
 }
 
-static int lane_call(bd_rmt_lane_t *l, uint32_t op, uint64_t id, size_t sb, size_t n, const void *buf)
+static int lane_call(bd_rmt_lane_t *l, uint32_t op, uint64_t id, size_t sb, size_t n,
+                     const void *buf)
 {
     l->op = op;
     l->id = id;
