@@ -58,34 +58,7 @@
 #include "bd_log.h"
 #include "master.h"
 #include "net.h"
-
-typedef struct rkey {
-    int32_t node, slot; /* owner's node (holder table) or 0 (owner table); the rank's slot */
-    uint64_t id, sb;    /* the rank's allocation and sbpage */
-} rkey_t;
-
-/* Holder: a received PUT chunk, kept as the copy of its sbpages. */
-typedef struct hbuf {
-    bdr_net_msg_t *m;
-    rkey_t k0;     /* its first sbpage */
-    uint32_t n;    /* sbpages in it */
-    uint32_t refs; /* of them still held from here */
-} hbuf_t;
-
-typedef struct rent {
-    struct rent *next;
-    rkey_t k;
-    int32_t loc;   /* owner: the holding node, or -1 in the returned file */
-    uint64_t seq;  /* the copy's sequence number (owner's, carried by PUT) */
-    uint64_t foff; /* owner, loc -1: offset in the returned file */
-    char *data;    /* holder: the sbpage, in hb's message */
-    hbuf_t *hb;
-} rent_t;
-
-typedef struct rtab {
-    rent_t **b;
-    size_t nb, n;
-} rtab_t;
+#include "remote.h"
 
 /* Payload of one message of a run: 256 KiB, the size of the transport's
  * kept buffers, or one sbpage where that is larger. */
@@ -138,8 +111,8 @@ static uint8_t *g_cma_bad; /* per slot: its memory cannot be reached (use the la
 #define AHEAD_CHUNKS 16
 typedef struct ahead {
     int used, dead;
-    int slot, lane;   /* lane: the lane whose GET it now serves, or -1 */
-    int expect, got;  /* chunks */
+    int slot, lane;  /* lane: the lane whose GET it now serves, or -1 */
+    int expect, got; /* chunks */
     uint64_t id, sb;
     uint32_t n;
     double t;
@@ -153,91 +126,14 @@ static int g_ret_fd = -1; /* the returned file */
 static uint64_t g_ret_end;
 static size_t g_sbpage;
 
-static uint64_t hkey(const rkey_t *k)
-{
-    uint64_t h = (uint64_t)(uint32_t)k->node * 0x9e3779b97f4a7c15ull;
-    h ^= (uint64_t)(uint32_t)k->slot * 0xc2b2ae3d27d4eb4full;
-    h ^= k->id * 0x165667b19e3779f9ull;
-    h ^= k->sb * 0x27d4eb2f165667c5ull;
-    return h ^ (h >> 29);
-}
-
-static int keq(const rkey_t *a, const rkey_t *b)
-{
-    return a->node == b->node && a->slot == b->slot && a->id == b->id && a->sb == b->sb;
-}
-
-static rent_t *tab_find(rtab_t *t, const rkey_t *k)
-{
-    if (!t->nb)
-        return NULL;
-    for (rent_t *e = t->b[hkey(k) & (t->nb - 1)]; e; e = e->next)
-        if (keq(&e->k, k))
-            return e;
-    return NULL;
-}
-
-static int tab_grow(rtab_t *t)
-{
-    size_t nb = t->nb ? t->nb * 2 : 1024;
-    rent_t **b = calloc(nb, sizeof *b);
-    if (!b)
-        return -1;
-    for (size_t i = 0; i < t->nb; i++)
-        for (rent_t *e = t->b[i], *nx; e; e = nx) {
-            nx = e->next;
-            rent_t **p = &b[hkey(&e->k) & (nb - 1)];
-            e->next = *p;
-            *p = e;
-        }
-    free(t->b);
-    t->b = b;
-    t->nb = nb;
-    return 0;
-}
-
-/* The entry of k, made if absent; NULL out of memory. */
-static rent_t *tab_get(rtab_t *t, const rkey_t *k)
-{
-    rent_t *e = tab_find(t, k);
-    if (e)
-        return e;
-    if (t->n >= t->nb && tab_grow(t) < 0)
-        return NULL;
-    e = calloc(1, sizeof *e);
-    if (!e)
-        return NULL;
-    e->k = *k;
-    rent_t **p = &t->b[hkey(k) & (t->nb - 1)];
-    e->next = *p;
-    *p = e;
-    t->n++;
-    return e;
-}
-
 /* One sbpage of hb is no longer held here: the buffer goes with the last. */
-static void hb_unref(hbuf_t *hb)
+void bdr_remote_hb_unref(hbuf_t *hb)
 {
     if (!hb || --hb->refs)
         return;
     g_held_bytes -= hb->m->cap;
     bdr_net_msg_free(hb->m);
     free(hb);
-}
-
-static void tab_del(rtab_t *t, const rkey_t *k)
-{
-    if (!t->nb)
-        return;
-    for (rent_t **p = &t->b[hkey(k) & (t->nb - 1)]; *p; p = &(*p)->next)
-        if (keq(&(*p)->k, k)) {
-            rent_t *e = *p;
-            *p = e->next;
-            hb_unref(e->hb);
-            free(e);
-            t->n--;
-            return;
-        }
 }
 
 int bdr_remote_on(void) { return g_on; }
@@ -337,12 +233,12 @@ static void forget(int slot, uint64_t id, uint64_t sb, uint32_t n, int except)
     for (uint32_t i = 0; i <= n; i++) {
         int loc = -2;
         rkey_t k = {0, slot, id, sb + i};
-        rent_t *e = i < n ? tab_find(&g_own, &k) : NULL;
+        rent_t *e = i < n ? bdr_rtab_find(&g_own, &k) : NULL;
         if (e) {
             loc = e->loc;
             if (loc >= 0)
                 g_at[loc] -= g_sbpage;
-            tab_del(&g_own, &k);
+            bdr_rtab_del(&g_own, &k);
         }
         if (loc != run_loc) {
             if (run_loc >= 0 && run_loc != except)
@@ -415,7 +311,7 @@ static void get_send(int slot, int k, lop_t *op)
     uint32_t nch = (op->nsb + g_cpc - 1) / g_cpc;
     for (uint32_t i = 0; i < op->nsb; i++) {
         rkey_t key = {0, slot, op->id, op->sb + i};
-        rent_t *e = tab_find(&g_own, &key);
+        rent_t *e = bdr_rtab_find(&g_own, &key);
         if (!e || e->loc < 0 || e->loc >= (int)sizeof asked || asked[e->loc])
             continue;
         asked[e->loc] = 1;
@@ -455,7 +351,7 @@ static void get_finish(int slot, int k)
         if (op->filled[i])
             continue;
         rkey_t key = {0, slot, op->id, op->sb + i};
-        rent_t *e = tab_find(&g_own, &key);
+        rent_t *e = bdr_rtab_find(&g_own, &key);
         if (!e || e->loc != -1) {
             bdr_master_fail(1,
                             "remote memory: %llu bytes of rank %d's managed memory are missing "
@@ -679,21 +575,27 @@ static void ahead_ask(int slot, const lop_t *r)
     if (!a || from > r->sb + (uint64_t)(BD_RMT_LANES + 1) * r->nsb)
         return; /* the lanes and the ahead cover enough of the stream */
     rkey_t key = {0, slot, r->id, from};
-    rent_t *e = tab_find(&g_own, &key);
+    rent_t *e = bdr_rtab_find(&g_own, &key);
     if (!e || e->loc < 0)
         return;
     uint32_t n = 1;
     for (; n < r->nsb; n++) {
         key.sb = from + n;
-        rent_t *f = tab_find(&g_own, &key);
+        rent_t *f = bdr_rtab_find(&g_own, &key);
         if (!f || f->loc != e->loc)
             break;
     }
     uint32_t nch = (n + g_cpc - 1) / g_cpc;
     if (nch > AHEAD_CHUNKS || g_ah_asked + (uint64_t)n * g_sbpage > ahead_cap())
         return;
-    *a = (ahead_t){.used = 1, .slot = slot, .lane = -1, .expect = (int)nch, .id = r->id,
-                   .sb = from, .n = n, .t = bdr_master_now()};
+    *a = (ahead_t){.used = 1,
+                   .slot = slot,
+                   .lane = -1,
+                   .expect = (int)nch,
+                   .id = r->id,
+                   .sb = from,
+                   .n = n,
+                   .t = bdr_master_now()};
     g_ah_asked += (uint64_t)n * g_sbpage;
     bdr_net_hdr_t nh = {.type = BDR_NH_RMT_GET};
     nh.a[0] = slot;
@@ -838,7 +740,7 @@ static int holder_put(bdr_net_msg_t *nm)
     /* a PUT replaces what we hold of the run; refused, it is gone too */
     for (uint32_t i = 0; i < n; i++) {
         rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
-        tab_del(&g_held, &key);
+        bdr_rtab_del(&g_held, &key);
     }
     int ok =
         n > 0 && nm->len == len && sbp == g_sbpage && !g_m.stopping && room_for_guests() >= nm->cap;
@@ -849,7 +751,7 @@ static int holder_put(bdr_net_msg_t *nm)
     }
     for (uint32_t i = 0; hb && i < n; i++) {
         rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
-        rent_t *e = tab_get(&g_held, &key);
+        rent_t *e = bdr_rtab_get(&g_held, &key);
         if (!e)
             break; /* out of memory: refused; what we took stays until the owner drops it */
         e->data = nm->payload + (size_t)i * sbp;
@@ -892,7 +794,7 @@ static void holder_get(const bdr_net_msg_t *nm)
         size_t used = 0;
         for (uint32_t i = 0; i < m; i++) {
             rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + c + i};
-            have[i] = tab_find(&g_held, &key);
+            have[i] = bdr_rtab_find(&g_held, &key);
             if (have[i]) {
                 mask |= 1ull << i;
                 used += sbp;
@@ -923,7 +825,7 @@ static void holder_drop(const bdr_net_msg_t *nm)
     const bdr_net_hdr_t *h = &nm->h;
     for (uint32_t i = 0; i < (uint32_t)h->a[2]; i++) {
         rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
-        tab_del(&g_held, &key);
+        bdr_rtab_del(&g_held, &key);
     }
 }
 
@@ -934,7 +836,7 @@ static uint64_t give_back(hbuf_t *hb)
     for (uint32_t i = 0; i < hb->n; i++) {
         rkey_t key = hb->k0;
         key.sb += i;
-        rent_t *e = tab_find(&g_held, &key);
+        rent_t *e = bdr_rtab_find(&g_held, &key);
         if (!e || e->hb != hb)
             continue;
         bdr_net_hdr_t r = {.type = BDR_NH_RMT_RETURN};
@@ -946,7 +848,7 @@ static uint64_t give_back(hbuf_t *hb)
         bdr_node_send(e->k.node, &r, e->data, g_sbpage);
         sent += g_sbpage;
         int last = hb->refs == 1;
-        tab_del(&g_held, &key);
+        bdr_rtab_del(&g_held, &key);
         if (last)
             break; /* hb is gone */
     }
@@ -991,13 +893,13 @@ static int record(int slot, uint64_t id, uint64_t sb, uint32_t n, int h, uint64_
     ahead_stale(slot, id, sb, n);
     for (uint32_t i = 0; i < n; i++) {
         rkey_t key = {0, slot, id, sb + i};
-        rent_t *e = tab_find(&g_own, &key);
+        rent_t *e = bdr_rtab_find(&g_own, &key);
         if (e && e->loc >= 0 && e->loc != h)
             send_drop(e->loc, slot, id, sb + i, 1);
         if (e && e->loc >= 0)
             g_at[e->loc] -= g_sbpage;
         if (!e)
-            e = tab_get(&g_own, &key);
+            e = bdr_rtab_get(&g_own, &key);
         if (!e) {
             bdr_master_fail(1, "master out of memory recording remote memory");
             return -1;
@@ -1031,7 +933,7 @@ static int wb_answer(const bdr_net_msg_t *nm)
         stat_add(w->slot, BD_STAT_MEM_RMT_FALLBACK, len);
         for (uint32_t i = 0; i < w->nsb; i++) {
             rkey_t key = {0, w->slot, w->id, w->sb + i};
-            rent_t *e = tab_find(&g_own, &key);
+            rent_t *e = bdr_rtab_find(&g_own, &key);
             if (e && e->loc == w->holder && e->seq == w->seq &&
                 write_returned(e, w->data + (size_t)i * g_sbpage, w->holder) < 0)
                 break;
@@ -1104,7 +1006,7 @@ static void owner_data(bdr_net_msg_t *nm)
         uint32_t j = i;
         while (j < m && (mask >> j & 1)) {
             rkey_t key = {0, slot, op->id, sb + j};
-            rent_t *e = tab_find(&g_own, &key);
+            rent_t *e = bdr_rtab_find(&g_own, &key);
             if (!e || e->loc != from)
                 break;
             j++;
@@ -1132,7 +1034,7 @@ static void owner_return(const bdr_net_msg_t *nm)
 {
     const bdr_net_hdr_t *h = &nm->h;
     rkey_t key = {0, h->a[0], h->u[0], h->u[1]};
-    rent_t *e = tab_find(&g_own, &key);
+    rent_t *e = bdr_rtab_find(&g_own, &key);
     if (!e || e->loc != h->src_node || e->seq != h->u[2] || nm->len != g_sbpage)
         return; /* replaced or dropped since */
     if (write_returned(e, nm->payload, h->src_node) == 0)
@@ -1201,7 +1103,7 @@ void bdr_remote_node_done(int node)
                 continue;
             }
             *p = e->next;
-            hb_unref(e->hb);
+            bdr_remote_hb_unref(e->hb);
             free(e);
             g_held.n--;
         }
