@@ -4,7 +4,8 @@
 # its data each round and prints "PASS rank_memory".  8 ranks of 5 MiB per
 # node (40 MiB); node 0's budget is a quarter of that (10M), node 1's:
 #   on      512M: answers right, node 0's data went to node 1 and came back
-#           (MEM_RMT_STORED, MEM_RMT_READ > 0) and, with -mem-remote off in
+#           (MEM_RMT_STORED, MEM_RMT_READ > 0), part of it asked for ahead of
+#           the loads (MEM_RMT_AHEAD > 0) and, with -mem-remote off in
 #           the same test, all of those are 0 and the data went to storage.
 #   return  (remote_return) node 1 (48M) takes node 0's data while its own
 #           ranks hold nothing, and gives it back when they fill their 40
@@ -43,10 +44,12 @@ run() { # out remote budget1 rounds [options]
 case "$mode" in
 on)
   run "$wd.on" on 512M 2; rc=$?
-  st=$(stat MEM_RMT_STORED "$wd.on"); rd=$(stat MEM_RMT_READ "$wd.on")
-  echo "on: exit $rc, stored remotely $st, read back $rd, written locally $(stat MEM_WRITTEN "$wd.on")"
+  st=$(stat MEM_RMT_STORED "$wd.on"); rd=$(stat MEM_RMT_READ "$wd.on"); ah=$(stat MEM_RMT_AHEAD "$wd.on")
+  echo "on: exit $rc, stored remotely $st, read back $rd (asked ahead $ah), written locally $(stat MEM_WRITTEN "$wd.on")"
   grep -q '^PASS rank_memory' "$wd.on" && [ $rc = 0 ] || { cat "$wd.on"; echo "FAIL: -mem-remote on"; fail=1; }
   [ "$st" -gt 0 ] && [ "$rd" -gt 0 ] || { echo "FAIL: nothing went through the remote tier"; fail=1; }
+  # rank_memory reads its data in order: runs after the first come ahead
+  [ "$ah" -gt 0 ] || { echo "FAIL: nothing was asked for ahead of the loads"; fail=1; }
   leftovers
   run "$wd.off" off 512M 2; rc=$?
   st=$(stat MEM_RMT_STORED "$wd.off"); rd=$(stat MEM_RMT_READ "$wd.off"); fb=$(stat MEM_RMT_FALLBACK "$wd.off")
