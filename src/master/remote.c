@@ -693,12 +693,33 @@ static void lane_request(int slot, int k)
     }
 }
 
+static uint64_t room_for_guests(void);
+
+/* Every 100 ms each master tells the others its room for their data (an
+ * ACK of copy 0), so that a node that is short itself is not chosen on an
+ * old word: node 1 of remote.room, short too, sent its first runs to node
+ * 0, which said nothing yet and refused them. */
+static void room_notice(void)
+{
+    static double last;
+    double now = bdr_master_now();
+    if (now - last < 0.1 || g_m.stopping)
+        return;
+    last = now;
+    bdr_net_hdr_t h = {.type = BDR_NH_RMT_ACK};
+    h.u[4] = room_for_guests();
+    for (int n = 0; n < g_m.nnodes; n++)
+        if (n != g_m.node)
+            bdr_node_send(n, &h, NULL, 0);
+}
+
 void bdr_remote_poll(void)
 {
     if (!g_on)
         return;
     if (g_ah_asked || g_ah_bytes)
         ahead_expire(0);
+    room_notice();
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         if (s->exited)
@@ -720,11 +741,17 @@ static uint64_t room_for_guests(void)
 {
     uint64_t budget = g_m.hdr->job.mem_budget;
     uint64_t total = bdr_memacct_node_resident();
-    /* our own ranks come first: nothing while they wait for memory, and a
-     * sixteenth of the budget stays free for their next loads */
-    if (!budget || atomic_load_explicit(&g_m.hdr->mem_waiters, memory_order_relaxed))
+    /* our own ranks come first: what they wait for is theirs, and a
+     * sixteenth of the budget stays free for their next loads.  (Nothing
+     * at all while any waited made a roomy node refuse, and say it was
+     * full, whenever one of its ranks waited a moment for a grant: 6 MiB
+     * went to storage in remote.room on a loaded machine.) */
+    if (!budget)
         return 0;
     uint64_t keep = total + budget / 16;
+    for (int i = 0; i < g_m.ns; i++)
+        if (g_m.slaves[i].mem_pending && !g_m.slaves[i].exited)
+            keep += g_m.slaves[i].mem_want;
     return budget > keep ? budget - keep : 0;
 }
 
@@ -951,6 +978,8 @@ static void owner_ack(const bdr_net_msg_t *nm)
     g_going[from] = g_going[from] > n ? g_going[from] - n : 0;
     g_room[from] = nm->h.u[4];
     g_room_at[from] = bdr_master_now();
+    if (nm->h.u[2] == 0)
+        return; /* only its room (room_notice) */
     if (wb_answer(nm))
         return;
     lop_t *op = lop_of(&nm->h, BD_RMT_PUT);
