@@ -5,17 +5,17 @@
  *
  * Owner.  Its ranks' memory managers offer unloaded runs of sbpages
  * through their lanes (bd_ipc.h, bd_rmt_lane_t).  A PUT goes to one other
- * node's master (round robin over the nodes that have not refused
- * lately); the rank waits until that master has stored it (ACK) or
- * refused it, and then stores it locally itself.  The owner keeps a map
+ * node's master (the roomiest, below); the rank is answered at once while
+ * the master keeps a copy (write-behind, bounded), else when that master
+ * has stored it (ACK) or refused it, and then stores it locally itself.  The owner keeps a map
  * of every sbpage it has stored remotely: which node holds it and the
  * sequence number of the copy, or where in its own "returned" file it
  * is once a holder gave it back.  A GET is served from there.
  *
  * Holder.  It keeps other nodes' sbpages in its own memory, counted in
  * its budget (bdr_remote_held, in memacct.c's node total), and refuses a
- * PUT that does not fit in its budget less a reserve, or while its own
- * ranks wait for memory.  When its own ranks or a lowered budget need the
+ * PUT that does not fit in its budget less a reserve and what its own
+ * waiting ranks want.  When its own ranks or a lowered budget need the
  * memory, it gives copies back (RETURN, bdr_remote_reclaim): the owner's
  * master writes them to its returned file, so nothing is lost and the
  * rank never learns.  Messages between two masters keep their order
@@ -40,10 +40,13 @@
  * (process_vm_writev) as it arrives.  The lane's data area is used only
  * where the master cannot reach the rank's memory (BD_RMT_IN_LANE).
  *
- * Holders are chosen by their room: each answer of a holder says how much
- * more it would take (room_for_guests), and a PUT goes to the node with
- * the most room left after what is on its way to it, so a full node is not
- * asked until it says it has room again (or 200 ms have passed).
+ * Holders are chosen by their room: each answer of a holder, and a notice
+ * every 100 ms, says how much more it would take (room_for_guests), and a
+ * PUT goes to the node with the most room left after what is on its way to
+ * it, so a full node is not asked until it says it has room again.
+ *
+ * Ahead: the run after the ones a rank is loading is asked for before the
+ * rank asks (ahead_ask), so that its load needs no round trip.
  *
  * A holder that dies takes data with it: the job cannot go on.  MPICH
  * ends the masters; bdr_remote_lost names the node when we see it first. */
