@@ -16,6 +16,11 @@ answers differ).
 
     nice bench/remote_bench.py --build-dir build                 # ~1 minute
     nice bench/remote_bench.py --build-dir build --scale 21 --mem0 48M --reps 5
+    nice bench/remote_bench.py --build-dir build --baseline /tmp/base/build  # before/after
+
+With --baseline, the runs of another build (say, main's) alternate with
+this one's in the same invocation (baseline on, off, this on, off, ...), so
+that both see the same load, and the medians of both are printed.
 """
 import argparse
 import os
@@ -29,10 +34,12 @@ STAT = re.compile(r"^\s+(MEM_WRITTEN|MEM_READ|MEM_RMT_STORED|MEM_RMT_READ|MEM_RM
                   r"MEM_PEAK)\s+(\d+)", re.M)
 
 
-def run(args, exe, graph, wd, remote):
+def run(args, build, graph, wd, remote):
+    exe = os.path.join(build, "bin", "bdmpiexec")
+    pagerank = os.path.join(build, "apps", "pagerank")
     cmd = [exe, "-nn", "2", "-ns", str(args.ns), "-nr", "1", "-mem", args.mem1, "-mem-node",
            "%s,%s" % (args.mem0, args.mem1), "-mem-threshold", "64K", "-mem-remote", remote,
-           "-wd", wd, "--stats", args.pagerank, "-i", str(args.iters), "-t", "10", graph]
+           "-wd", wd, "--stats", pagerank, "-i", str(args.iters), "-t", "10", graph]
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
     if p.returncode != 0:
         sys.exit("remote_bench: run failed (%d): %s\n%s" % (p.returncode, " ".join(cmd),
@@ -64,10 +71,12 @@ def main():
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--iters", type=int, default=6)
     ap.add_argument("--timeout", type=int, default=600)
+    ap.add_argument("--baseline", help="another build directory whose runs alternate with these")
     args = ap.parse_args()
     b = os.path.abspath(args.build_dir)
-    exe = os.path.join(b, "bin", "bdmpiexec")
-    args.pagerank = os.path.join(b, "apps", "pagerank")
+    builds = [("", b)]
+    if args.baseline:
+        builds = [("base ", os.path.abspath(args.baseline)), ("", b)]
     os.makedirs(args.data_dir, exist_ok=True)
     graph = args.graph or os.path.join(args.data_dir, "g%d-%d.csr" % (args.scale, args.edges))
     if not os.path.exists(graph):
@@ -78,29 +87,34 @@ def main():
     print("graph %s (%.1f MB), -nn 2 -ns %d -nr 1, budgets node 0 %s, node 1 %s, %d iterations, "
           "%d runs each, load %s" % (graph, os.path.getsize(graph) / 1e6, args.ns, args.mem0,
                                      args.mem1, args.iters, args.reps, uptime()))
-    print("%-4s %9s %8s %12s %12s %12s %12s" % ("run", "s/iter", "wall s", "disk wr MB",
+    print("%-9s %9s %8s %12s %12s %12s %12s" % ("run", "s/iter", "wall s", "disk wr MB",
                                                 "disk rd MB", "remote MB", "back MB"))
-    res = {"on": ([], []), "off": ([], [])}
+    res = {}
     answer = None
     for _ in range(args.reps):
-        for remote in ("on", "off"):
-            its, wall, st, top = run(args, exe, graph, wd, remote)
-            if answer is None:
-                answer = top
-            elif top != answer:
-                sys.exit("remote_bench: the answers differ between runs")
-            steady = statistics.median(its[1:] or its)
-            res[remote][0].append(steady)
-            res[remote][1].append(wall)
-            print("%-4s %9.3f %8.2f %12.1f %12.1f %12.1f %12.1f" % (
-                remote, steady, wall, st.get("MEM_WRITTEN", 0) / 1e6, st.get("MEM_READ", 0) / 1e6,
-                st.get("MEM_RMT_STORED", 0) / 1e6, st.get("MEM_RMT_READ", 0) / 1e6))
-            sys.stdout.flush()
-    on_it, off_it = (statistics.median(res[k][0]) for k in ("on", "off"))
-    on_w, off_w = (statistics.median(res[k][1]) for k in ("on", "off"))
-    print("median s/iter: on %.3f, off %.3f, on/off %.2f; median wall: on %.2f, off %.2f, "
-          "on/off %.2f; load %s" % (on_it, off_it, on_it / off_it, on_w, off_w, on_w / off_w,
-                                    uptime()))
+        for tag, build in builds:
+            for remote in ("on", "off"):
+                its, wall, st, top = run(args, build, graph, wd, remote)
+                if answer is None:
+                    answer = top
+                elif top != answer:
+                    sys.exit("remote_bench: the answers differ between runs")
+                steady = statistics.median(its[1:] or its)
+                r = res.setdefault(tag + remote, ([], []))
+                r[0].append(steady)
+                r[1].append(wall)
+                print("%-9s %9.3f %8.2f %12.1f %12.1f %12.1f %12.1f" % (
+                    tag + remote, steady, wall, st.get("MEM_WRITTEN", 0) / 1e6,
+                    st.get("MEM_READ", 0) / 1e6, st.get("MEM_RMT_STORED", 0) / 1e6,
+                    st.get("MEM_RMT_READ", 0) / 1e6))
+                sys.stdout.flush()
+    for tag, _ in builds:
+        on_it, off_it = (statistics.median(res[tag + k][0]) for k in ("on", "off"))
+        on_w, off_w = (statistics.median(res[tag + k][1]) for k in ("on", "off"))
+        print("%smedian s/iter: on %.3f, off %.3f, on/off %.2f; median wall: on %.2f, off %.2f, "
+              "on/off %.2f" % (tag or "this: ", on_it, off_it, on_it / off_it, on_w, off_w,
+                               on_w / off_w))
+    print("load %s" % uptime())
 
 
 if __name__ == "__main__":

@@ -386,7 +386,11 @@ typedef struct bd_shm_hdr {
  * other nodes, and its master, which can.  Each rank has BD_RMT_LANES lanes
  * in the job's shared memory, one per I/O worker of its memory manager, each
  * a request/answer pair and a data area of BD_RMT_LANE_BYTES (one I/O
- * request of the manager: a run of whole sbpages).  A lane is claimed by
+ * request of the manager: a run of whole sbpages).  The data need not pass through
+ * the data area: the rank gives the address of its own buffer (addr) and
+ * the master copies between it and the other node's messages itself, once
+ * (process_vm_readv/writev, as for large messages between nodes); the data
+ * area is the way when that is refused.  A lane is claimed by
  * the rank's thread (busy, compare-and-swap from 0), which fills it, bumps
  * req_seq and rings the master's eventfd, then sleeps on resp_seq; the
  * master answers when the data has reached (PUT) or come back from (GET)
@@ -403,6 +407,10 @@ enum {
 /* PUT answers: stored on another node, or refused (no node has room: the
  * rank stores the data locally, and any older remote copy is gone). */
 enum { BD_RMT_STORED = 0, BD_RMT_REFUSED = 1 };
+/* Any answer with addr set: the master could not reach the rank's memory
+ * (process_vm_readv/writev refused): PUT, copy the data into the data area
+ * and ask again with addr 0; GET, the data is in the data area. */
+enum { BD_RMT_IN_LANE = 2 };
 typedef struct bd_rmt_lane {
     _Atomic uint32_t req_seq;  /* bumped by the rank */
     _Atomic uint32_t resp_seq; /* bumped by the master; the rank futex-waits on it */
@@ -413,7 +421,9 @@ typedef struct bd_rmt_lane {
     uint64_t id;               /* the allocation (the manager's id, unique in the rank) */
     uint64_t sb;               /* first sbpage */
     uint64_t sbpage;           /* bytes per sbpage */
-    char pad[24];
+    uint64_t addr;             /* the rank's buffer, which the master reads (PUT) or fills
+                                * (GET) with process_vm_readv/writev; 0: the data area */
+    char pad[16];
 } bd_rmt_lane_t;
 #define BD_RMT_HDR 4096 /* the lanes' headers, then their data areas */
 static inline bd_rmt_lane_t *bd_rmt_lane(bd_shm_hdr_t *h, uint32_t slot, int k)

@@ -81,6 +81,9 @@
     X(MEM_RMT_READ, "bytes",                                                                       \
       "managed memory read back through the remote tier (from another node, or from the "          \
       "master's file of what a node gave back)")                                                   \
+    X(MEM_RMT_AHEAD, "bytes",                                                                      \
+      "managed memory read back through the remote tier that the master had asked for ahead of "   \
+      "the load")                                                                                  \
     X(MEM_RMT_FALLBACK, "bytes",                                                                   \
       "managed memory stored locally because no other node had room for it (-mem-remote)")         \
     X(MEM_RMT_RETURNED, "bytes",                                                                   \

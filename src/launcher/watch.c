@@ -92,6 +92,7 @@ int bd_job_masters_watch(pid_t launcher, int *st, const char *jobdir, int nn, in
 {
     mw_t m[MW_MAX];
     int nm = 0, first = -1;
+    double t_first = 0;
     *also = -1;
     for (;;) {
         pid_t r = waitpid(launcher, st, WNOHANG);
@@ -130,7 +131,13 @@ int bd_job_masters_watch(pid_t launcher, int *st, const char *jobdir, int nn, in
                 idx[npf++] = i;
             }
         int got = poll(pf, (nfds_t)npf, 50);
-        int known = first; /* a death seen in an earlier round is the cause */
+        /* A death seen over 100 ms before is the cause.  One seen later
+         * than another may still have come first: a master killed with
+         * much memory is seen dead only once its memory is freed, and
+         * meanwhile MPICH (UCX) in another master that was reading from it
+         * aborts at once (remote.kill, -mem-remote on: node 0 named for
+         * node 1 on a loaded machine); so the two are named together. */
+        int known = first >= 0 && now_s() - t_first > 0.1 ? first : -1;
         for (int j = 0; got > 0 && j < npf; j++) {
             if (!(pf[j].revents & (POLLIN | POLLHUP)))
                 continue;
@@ -144,8 +151,8 @@ int bd_job_masters_watch(pid_t launcher, int *st, const char *jobdir, int nn, in
                 /* Two deaths in one round (a loaded machine that ran us
                  * late): either may have been first. */
                 if (first < 0)
-                    first = w->node;
-                else if (*also < 0)
+                    first = w->node, t_first = now_s();
+                else if (*also < 0 && w->node != first)
                     *also = w->node;
             }
             close(w->fd);

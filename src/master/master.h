@@ -168,10 +168,12 @@ enum {
     BDR_NH_NAME,     /* a0 BD_NAME_PUBLISH or _UNPUBLISH; payload: service, NUL, port, NUL */
     /* remote-memory tier (remote.c): a0 the owner's slot, a1 its lane, a2 sbpages,
      * u0 allocation, u1 first sbpage, u2 the copy's sequence number, u3 sbpage bytes */
-    BDR_NH_RMT_PUT,    /* owner -> holder; payload: the sbpages */
-    BDR_NH_RMT_ACK,    /* holder -> owner: a2 1 stored, 0 refused (and older copies dropped) */
-    BDR_NH_RMT_GET,    /* owner -> holder */
-    BDR_NH_RMT_DATA,   /* holder -> owner; payload: a2 bytes 1/0 (held), the held sbpages */
+    BDR_NH_RMT_PUT,    /* owner -> holder; payload: a chunk of a run, a2 sbpages */
+    BDR_NH_RMT_ACK,    /* holder -> owner: a2 1 stored, 0 refused (and older copies dropped);
+                        * u4 its room for more */
+    BDR_NH_RMT_GET,    /* owner -> holder; u4 1: ahead of a load (remote.c "Ahead") */
+    BDR_NH_RMT_DATA,   /* holder -> owner: a chunk of a run, u4 which of its a2 sbpages
+                        * are held (bits); payload: those */
     BDR_NH_RMT_DROP,   /* owner -> holder: forget them */
     BDR_NH_RMT_RETURN, /* holder -> owner: one sbpage given back; payload: it */
     BDR_NH_CTS,        /* u0 pull id: send the data of that message now (net_direct.c) */
@@ -235,14 +237,17 @@ int bdr_remote_init(void);
 int bdr_remote_on(void);
 /* Serve the ranks' lane requests. */
 void bdr_remote_poll(void);
-/* A BDR_NH_RMT_* message. */
-void bdr_remote_net(struct bdr_net_msg *nm);
+/* A BDR_NH_RMT_* message; 1 if it keeps nm (a holder keeps what it stores). */
+int bdr_remote_net(struct bdr_net_msg *nm);
 /* Bytes of other nodes' memory held here (counted in the node's total). */
 uint64_t bdr_remote_held(void);
 uint64_t bdr_remote_held_peak(void);
 /* Our ranks need memory: give back up to need bytes of other nodes' data;
  * returns the bytes given back and still on their way. */
 uint64_t bdr_remote_reclaim(uint64_t need);
+/* Memory of the tier's that goes without any rank's help (copies waiting
+ * for a holder's answer, chunks on their way); frees what it can now. */
+uint64_t bdr_remote_draining(void);
 void bdr_remote_node_done(int node);
 /* The job fails: name the nodes holding our ranks' data. */
 void bdr_remote_lost(void);
@@ -316,6 +321,12 @@ int bdr_node_init(void);
 int bdr_node_of_world(int world);
 /* Queue header h and len bytes of data (copied) for node dst. */
 void bdr_node_send(int dst, const struct bdr_net_hdr *h, const void *data, size_t len);
+/* net_direct.c: copy n bytes between our buffer and rank pid's memory at
+ * addr (write: into the rank) with process_vm_readv/writev, the one copy a
+ * master makes of a rank's data for another node; 0, or -errno. */
+int bdr_vm_copy(pid_t pid, int write, void *local, uint64_t addr, size_t n);
+/* The same without a copy: buf (len bytes, from bdr_net_buf) is given away. */
+void bdr_node_send_netbuf(int dst, const struct bdr_net_hdr *h, void *buf, size_t len);
 /* Queue h, then `total` bytes of fd from file_base in chunks (fd is dup'ed;
  * unlink_path, if any, is removed once sent).  Each chunk is checked before
  * it leaves against the checksums of what was written: a message spill

@@ -284,6 +284,13 @@ static int resolve_stuck(slave_t *s)
     /* an adaptive budget lowered under pressure goes up to the least it needs */
     if (bdr_pressure_floor(node_resident() + s->mem_want))
         return 1;
+    /* the remote tier's kept buffers go now (then it may fit), its copies
+     * and chunks on their way leave by themselves: wait for them */
+    uint64_t draining = bdr_remote_draining();
+    if (node_resident() + s->mem_want <= budget)
+        return 1;
+    if (draining)
+        return 0;
     bdr_master_fail(1,
                     "rank %d needs %llu more bytes of memory with %llu resident, but the node's "
                     "budget (-mem) is %llu bytes and %llu of it is held by buffered messages "

@@ -27,8 +27,11 @@ typedef struct bdr_net_msg {
 } bdr_net_msg_t;
 
 /* Header and payload of a chunk of a large transfer: buffers of this size
- * are kept for reuse (bdr_net_buf, received messages). */
-#define BDR_NET_POOL_BYTES (sizeof(bdr_net_hdr_t) + ((size_t)256 << 10))
+ * are kept for reuse (bdr_net_buf, received messages).  A received message
+ * also carries its bdr_net_msg_t in front: room for it, so that a chunk of
+ * 256 KiB is received into a kept buffer too (it was one byte over, and
+ * every received chunk was a fresh mapping to fault in). */
+#define BDR_NET_POOL_BYTES (sizeof(bdr_net_msg_t) + sizeof(bdr_net_hdr_t) + ((size_t)256 << 10))
 
 /* Start the transport (MPI_Init_thread).  Returns 0, or -1 with a message. */
 int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes);
@@ -43,6 +46,8 @@ int bdr_net_send_buf(int dst, const bdr_net_hdr_t *h, void *payload, size_t len)
 void bdr_net_free_buf(void *payload, size_t len);
 /* Bytes of buffers kept for reuse (counted in the node's budget). */
 size_t bdr_net_held(void);
+/* Free the buffers kept for reuse (the node needs the memory). */
+void bdr_net_trim(void);
 /* Tell the nodes sent to since the last call that MPICH has messages for
  * them (their doorbells); call before sleeping. */
 void bdr_net_flush(void);

@@ -103,6 +103,20 @@ typedef struct held {
     bdr_net_msg_t *nm;
 } held_t;
 
+int bdr_vm_copy(pid_t pid, int write, void *local, uint64_t addr, size_t n)
+{
+    for (size_t done = 0; done < n;) {
+        struct iovec l = {(char *)local + done, n - done};
+        struct iovec rm = {(void *)(uintptr_t)(addr + done), n - done};
+        ssize_t k = write ? process_vm_writev(pid, &l, 1, &rm, 1, 0)
+                          : process_vm_readv(pid, &l, 1, &rm, 1, 0);
+        if (k <= 0)
+            return k < 0 ? -errno : -EIO;
+        done += (size_t)k;
+    }
+    return 0;
+}
+
 static pull_out_t *g_out;
 static pull_in_t *g_in;
 static uint64_t g_seq;
@@ -220,20 +234,14 @@ static int out_progress(pull_out_t *p)
             bdr_master_fail(1, "master out of memory");
             return 0;
         }
-        for (uint64_t done = 0; done < n;) {
-            struct iovec l = {chunk + done, n - done};
-            struct iovec rm = {(void *)(uintptr_t)(p->addr + p->off + done), n - done};
-            ssize_t k = process_vm_readv(p->s->pid, &l, 1, &rm, 1, 0);
-            if (k <= 0) {
-                bdr_net_free_buf(chunk, n);
-                bdr_master_fail(1,
-                                "cannot read a %llu-byte message to send to node %d from the "
-                                "memory of rank %d: %s",
-                                (unsigned long long)p->total, p->dst, p->s->world,
-                                k < 0 ? strerror(errno) : "nothing read");
-                return 0;
-            }
-            done += (uint64_t)k;
+        int rc = bdr_vm_copy(p->s->pid, 0, chunk, p->addr + p->off, n);
+        if (rc < 0) {
+            bdr_net_free_buf(chunk, n);
+            bdr_master_fail(1,
+                            "cannot read a %llu-byte message to send to node %d from the "
+                            "memory of rank %d: %s",
+                            (unsigned long long)p->total, p->dst, p->s->world, strerror(-rc));
+            return 0;
         }
         bdr_net_hdr_t ch = {.type = BDR_NH_PCHUNK, .src_node = g_m.node};
         ch.u[0] = p->id;
@@ -381,15 +389,10 @@ static int in_put(pull_in_t *in, const char *data, uint64_t n)
     uint64_t off = in->got;
     if (in->mode == IN_PLACE && off < in->len) {
         uint64_t k = in->len - off < n ? in->len - off : n;
-        for (uint64_t done = 0; done < k;) {
-            struct iovec l = {(char *)data + done, k - done};
-            struct iovec rm = {(void *)(uintptr_t)(in->addr + off + done), k - done};
-            ssize_t w = process_vm_writev(in->puller->pid, &l, 1, &rm, 1, 0);
-            if (w <= 0) {
-                chunk_fail(in, "write into the receive buffer", w < 0 ? errno : EIO);
-                return 0;
-            }
-            done += (uint64_t)w;
+        int rc = bdr_vm_copy(in->puller->pid, 1, (char *)data, in->addr + off, k);
+        if (rc < 0) {
+            chunk_fail(in, "write into the receive buffer", -rc);
+            return 0;
         }
     } else if (in->mode == IN_FILE) {
         bd_fs_ck_add(&in->ck, data, n);

@@ -78,6 +78,12 @@ static void pool_put(char *buf, size_t cap)
 
 size_t bdr_net_held(void) { return (size_t)g_npool * BDR_NET_POOL_BYTES; }
 
+void bdr_net_trim(void)
+{
+    while (g_npool)
+        free(g_pool[--g_npool]);
+}
+
 typedef struct bell {
     uint64_t cookie;
     int32_t src;

@@ -47,6 +47,7 @@ void bdr_net_free_buf(void *payload, size_t len)
     free(payload);
 }
 size_t bdr_net_held(void) { return 0; }
+void bdr_net_trim(void) {}
 void bdr_net_msg_free(bdr_net_msg_t *m) { free(m); }
 void bdr_net_flush(void) {}
 int bdr_net_fd(void) { return -1; }

@@ -30,7 +30,8 @@ typedef struct xfer {
     bdr_net_hdr_t h;
     char *inline_data; /* small payload (owned) */
     size_t inline_len;
-    int fd; /* large payload: file range [off, total) */
+    int netbuf; /* inline_data is a bdr_net_buf: handed to the transport as it is */
+    int fd;     /* large payload: file range [off, total) */
     uint64_t file_base, total, off;
     int header_sent;
     char unlink_path[BD_PATH_MAX + 64]; /* removed when sent (a slave's spill file) */
@@ -109,6 +110,20 @@ void bdr_node_send(int dst, const bdr_net_hdr_t *h, const void *data, size_t len
         x->inline_len = len;
         g_inline_queued += len;
     }
+    enqueue(dst, x);
+}
+
+void bdr_node_send_netbuf(int dst, const bdr_net_hdr_t *h, void *buf, size_t len)
+{
+    xfer_t *x = xfer_new(h);
+    if (!x) {
+        bdr_net_free_buf(buf, len);
+        return;
+    }
+    x->inline_data = buf;
+    x->inline_len = len;
+    x->netbuf = buf != NULL;
+    g_inline_queued += len;
     enqueue(dst, x);
 }
 
@@ -192,7 +207,10 @@ static void pop_head(int dst)
     if (!g_q_head[dst])
         g_q_tail[dst] = NULL;
     g_inline_queued -= x->inline_len;
-    free(x->inline_data);
+    if (x->netbuf)
+        bdr_net_free_buf(x->inline_data, x->inline_len);
+    else
+        free(x->inline_data);
     free(x->ck);
     free(x->blk_ck);
     free(x);
@@ -212,7 +230,16 @@ static void progress_out(void)
                 pop_head(dst);
                 continue;
             }
-            if (x->fd < 0) {
+            if (x->fd < 0 && x->netbuf) {
+                /* the buffer is the transport's from here, sent or not */
+                int rc = bdr_net_send_buf(dst, &x->h, x->inline_data, x->inline_len);
+                x->inline_data = NULL;
+                if (rc < 0) {
+                    bdr_master_fail(1, "cannot send to the master of node %d", dst);
+                    return;
+                }
+                g_net_sent++;
+            } else if (x->fd < 0) {
                 if (counted_send(dst, &x->h, x->inline_data, x->inline_len) < 0) {
                     bdr_master_fail(1, "cannot send to the master of node %d", dst);
                     return;
@@ -517,7 +544,7 @@ static int dispatch(bdr_net_msg_t *nm)
     case BDR_NH_RMT_GET:
     case BDR_NH_RMT_DATA:
     case BDR_NH_RMT_DROP:
-    case BDR_NH_RMT_RETURN: bdr_remote_net(nm); break;
+    case BDR_NH_RMT_RETURN: return bdr_remote_net(nm); /* 1: it keeps nm */
     case BDR_NH_DONE:
         bdr_remote_node_done(nm->h.src_node);
         if (!g_done_from[nm->h.src_node]) {

@@ -5,17 +5,17 @@
  *
  * Owner.  Its ranks' memory managers offer unloaded runs of sbpages
  * through their lanes (bd_ipc.h, bd_rmt_lane_t).  A PUT goes to one other
- * node's master (round robin over the nodes that have not refused
- * lately); the rank waits until that master has stored it (ACK) or
- * refused it, and then stores it locally itself.  The owner keeps a map
+ * node's master (the roomiest, below); the rank is answered at once while
+ * the master keeps a copy (write-behind, bounded), else when that master
+ * has stored it (ACK) or refused it, and then stores it locally itself.  The owner keeps a map
  * of every sbpage it has stored remotely: which node holds it and the
  * sequence number of the copy, or where in its own "returned" file it
  * is once a holder gave it back.  A GET is served from there.
  *
  * Holder.  It keeps other nodes' sbpages in its own memory, counted in
  * its budget (bdr_remote_held, in memacct.c's node total), and refuses a
- * PUT that does not fit in its budget less a reserve, or while its own
- * ranks wait for memory.  When its own ranks or a lowered budget need the
+ * PUT that does not fit in its budget less a reserve and what its own
+ * waiting ranks want.  When its own ranks or a lowered budget need the
  * memory, it gives copies back (RETURN, bdr_remote_reclaim): the owner's
  * master writes them to its returned file, so nothing is lost and the
  * rank never learns.  Messages between two masters keep their order
@@ -28,6 +28,26 @@
  * manager's I/O requests), so at most 4 MiB of each rank are in flight,
  * the same bound as node.c's tokens for a large message.
  *
+ * The data path (docs/performance.md, "issue 16, session 15").  A run
+ * travels in chunks of at most CHUNK bytes, each one message in a buffer
+ * of the transport's pool (bdr_net_buf; no fresh mapping to fault in), so
+ * MPICH moves one while the next is read.  The owner's master reads a PUT
+ * straight from the rank's buffer (process_vm_readv, bdr_vm_copy) into the
+ * message it sends; the holder keeps the message it received as its copy
+ * (no copy there: a held sbpage points into it, the buffer goes when the
+ * last of its sbpages does); a GET is answered from those buffers, and the
+ * owner's master writes each chunk straight into the rank's buffer
+ * (process_vm_writev) as it arrives.  The lane's data area is used only
+ * where the master cannot reach the rank's memory (BD_RMT_IN_LANE).
+ *
+ * Holders are chosen by their room: each answer of a holder, and a notice
+ * every 100 ms, says how much more it would take (room_for_guests), and a
+ * PUT goes to the node with the most room left after what is on its way to
+ * it, so a full node is not asked until it says it has room again.
+ *
+ * Ahead: the run after the ones a rank is loading is asked for before the
+ * rank asks (ahead_ask), so that its load needs no round trip.
+ *
  * A holder that dies takes data with it: the job cannot go on.  MPICH
  * ends the masters; bdr_remote_lost names the node when we see it first. */
 #include <errno.h>
@@ -37,35 +57,24 @@
 #include <string.h>
 #include <unistd.h>
 
+#include "bd_fault.h"
 #include "bd_log.h"
 #include "master.h"
 #include "net.h"
+#include "remote.h"
 
-typedef struct rkey {
-    int32_t node, slot; /* owner's node (holder table) or 0 (owner table); the rank's slot */
-    uint64_t id, sb;    /* the rank's allocation and sbpage */
-} rkey_t;
-
-typedef struct rent {
-    struct rent *next;
-    rkey_t k;
-    int32_t loc;   /* owner: the holding node, or -1 in the returned file */
-    uint64_t seq;  /* the copy's sequence number (owner's, carried by PUT) */
-    uint64_t foff; /* owner, loc -1: offset in the returned file */
-    char *data;    /* holder: the sbpage */
-} rent_t;
-
-typedef struct rtab {
-    rent_t **b;
-    size_t nb, n;
-} rtab_t;
+/* Payload of one message of a run: 256 KiB, the size of the transport's
+ * kept buffers, or one sbpage where that is larger. */
+#define CHUNK ((uint64_t)256 << 10)
 
 /* A lane's request in progress. */
 typedef struct lop {
     uint32_t op, nsb;
     uint64_t id, sb, seq;
-    int holder;  /* PUT: where it went */
-    int waiting; /* GET: holders that have not answered */
+    uint64_t addr; /* the rank's buffer (0: the lane's data area) */
+    int holder;    /* PUT: where it went */
+    int waiting;   /* answers not yet in (PUT: ACKs of its chunks; GET: DATA chunks) */
+    int refused;   /* PUT: a chunk was refused */
     uint8_t filled[BD_RMT_LANE_BYTES / 4096];
 } lop_t;
 
@@ -93,92 +102,54 @@ static uint32_t *g_seen;     /* per slot and lane: the last request seen */
 static lop_t *g_lop;
 static double *g_full_until; /* per node: refused us lately */
 static uint64_t *g_at;       /* per node: bytes of ours it holds */
+static uint64_t *g_room;     /* per node: room it said it had (UINT64_MAX: not heard yet) */
+static uint64_t *g_going;    /* per node: bytes of PUTs sent to it not answered yet */
+static double *g_room_at;    /* per node: when it said so */
 static int g_next_holder;
+static uint32_t g_cpc;     /* sbpages per chunk */
+static uint8_t *g_cma_bad; /* per slot: its memory cannot be reached (use the lane) */
+
+/* Ahead: runs asked for before the rank asks (see "Ahead" below). */
+#define AHEAD_N 8
+#define AHEAD_CHUNKS 16
+typedef struct ahead {
+    int used, dead;
+    int slot, lane;  /* lane: the lane whose GET it now serves, or -1 */
+    int expect, got; /* chunks */
+    uint64_t id, sb;
+    uint32_t n;
+    double t;
+    bdr_net_msg_t *m[AHEAD_CHUNKS]; /* what came before the rank asked */
+} ahead_t;
+static ahead_t g_ah[AHEAD_N];
+static uint64_t g_ah_bytes; /* kept chunks (counted in the budget) */
+static uint64_t g_ah_asked; /* sbpage bytes asked for and not yet taken or dropped */
 static uint64_t g_seq;
 static int g_ret_fd = -1; /* the returned file */
 static uint64_t g_ret_end;
 static size_t g_sbpage;
 
-static uint64_t hkey(const rkey_t *k)
+/* One sbpage of hb is no longer held here: the buffer goes with the last. */
+void bdr_remote_hb_unref(hbuf_t *hb)
 {
-    uint64_t h = (uint64_t)(uint32_t)k->node * 0x9e3779b97f4a7c15ull;
-    h ^= (uint64_t)(uint32_t)k->slot * 0xc2b2ae3d27d4eb4full;
-    h ^= k->id * 0x165667b19e3779f9ull;
-    h ^= k->sb * 0x27d4eb2f165667c5ull;
-    return h ^ (h >> 29);
-}
-
-static int keq(const rkey_t *a, const rkey_t *b)
-{
-    return a->node == b->node && a->slot == b->slot && a->id == b->id && a->sb == b->sb;
-}
-
-static rent_t *tab_find(rtab_t *t, const rkey_t *k)
-{
-    if (!t->nb)
-        return NULL;
-    for (rent_t *e = t->b[hkey(k) & (t->nb - 1)]; e; e = e->next)
-        if (keq(&e->k, k))
-            return e;
-    return NULL;
-}
-
-static int tab_grow(rtab_t *t)
-{
-    size_t nb = t->nb ? t->nb * 2 : 1024;
-    rent_t **b = calloc(nb, sizeof *b);
-    if (!b)
-        return -1;
-    for (size_t i = 0; i < t->nb; i++)
-        for (rent_t *e = t->b[i], *nx; e; e = nx) {
-            nx = e->next;
-            rent_t **p = &b[hkey(&e->k) & (nb - 1)];
-            e->next = *p;
-            *p = e;
-        }
-    free(t->b);
-    t->b = b;
-    t->nb = nb;
-    return 0;
-}
-
-/* The entry of k, made if absent; NULL out of memory. */
-static rent_t *tab_get(rtab_t *t, const rkey_t *k)
-{
-    rent_t *e = tab_find(t, k);
-    if (e)
-        return e;
-    if (t->n >= t->nb && tab_grow(t) < 0)
-        return NULL;
-    e = calloc(1, sizeof *e);
-    if (!e)
-        return NULL;
-    e->k = *k;
-    rent_t **p = &t->b[hkey(k) & (t->nb - 1)];
-    e->next = *p;
-    *p = e;
-    t->n++;
-    return e;
-}
-
-static void tab_del(rtab_t *t, const rkey_t *k)
-{
-    if (!t->nb)
+    if (!hb || --hb->refs)
         return;
-    for (rent_t **p = &t->b[hkey(k) & (t->nb - 1)]; *p; p = &(*p)->next)
-        if (keq(&(*p)->k, k)) {
-            rent_t *e = *p;
-            *p = e->next;
-            free(e->data);
-            free(e);
-            t->n--;
-            return;
-        }
+    g_held_bytes -= hb->m->cap;
+    bdr_net_msg_free(hb->m);
+    free(hb);
 }
 
 int bdr_remote_on(void) { return g_on; }
 
-uint64_t bdr_remote_held(void) { return g_held_bytes + g_wb_bytes; }
+uint64_t bdr_remote_held(void) { return g_held_bytes + g_wb_bytes + g_ah_bytes; }
+
+uint64_t bdr_remote_draining(void)
+{
+    if (!g_on)
+        return 0;
+    bdr_net_trim();
+    return g_wb_bytes + bdr_node_transient_bytes();
+}
 
 uint64_t bdr_remote_layout(bd_shm_hdr_t *h, uint64_t total)
 {
@@ -210,11 +181,21 @@ int bdr_remote_init(void)
     g_lop = calloc(nl, sizeof *g_lop);
     g_full_until = calloc((size_t)g_m.nnodes, sizeof *g_full_until);
     g_at = calloc((size_t)g_m.nnodes, sizeof *g_at);
-    if (!g_seen || !g_lop || !g_full_until || !g_at) {
+    g_room = calloc((size_t)g_m.nnodes, sizeof *g_room);
+    g_going = calloc((size_t)g_m.nnodes, sizeof *g_going);
+    g_room_at = calloc((size_t)g_m.nnodes, sizeof *g_room_at);
+    g_cma_bad = calloc((size_t)g_m.nslots, 1);
+    if (!g_seen || !g_lop || !g_full_until || !g_at || !g_room || !g_going || !g_room_at ||
+        !g_cma_bad) {
         bd_log_error("master out of memory setting up -mem-remote");
         return -1;
     }
     g_sbpage = g_m.hdr->job.sbpage;
+    g_cpc = g_sbpage >= CHUNK ? 1 : (uint32_t)(CHUNK / g_sbpage);
+    if (g_cpc > 64) /* a DATA chunk says which of its sbpages are held in 64 bits */
+        g_cpc = 64;
+    for (int n = 0; n < g_m.nnodes; n++)
+        g_room[n] = UINT64_MAX;
     g_next_holder = (g_m.node + 1) % g_m.nnodes;
     g_on = 1;
     return 0;
@@ -244,20 +225,23 @@ static void send_drop(int node, int slot, uint64_t id, uint64_t sb, uint32_t n)
     bdr_node_send(node, &h, NULL, 0);
 }
 
+static void ahead_stale(int slot, uint64_t id, uint64_t sb, uint32_t n);
+
 /* Forget our remote copies of [sb, sb+n): tell their holders, run by run. */
 static void forget(int slot, uint64_t id, uint64_t sb, uint32_t n, int except)
 {
+    ahead_stale(slot, id, sb, n);
     int run_loc = -2;
     uint64_t run_sb = 0;
     for (uint32_t i = 0; i <= n; i++) {
         int loc = -2;
         rkey_t k = {0, slot, id, sb + i};
-        rent_t *e = i < n ? tab_find(&g_own, &k) : NULL;
+        rent_t *e = i < n ? bdr_rtab_find(&g_own, &k) : NULL;
         if (e) {
             loc = e->loc;
             if (loc >= 0)
                 g_at[loc] -= g_sbpage;
-            tab_del(&g_own, &k);
+            bdr_rtab_del(&g_own, &k);
         }
         if (loc != run_loc) {
             if (run_loc >= 0 && run_loc != except)
@@ -268,17 +252,49 @@ static void forget(int slot, uint64_t id, uint64_t sb, uint32_t n, int except)
     }
 }
 
-static int pick_holder(void)
+/* The node to store len bytes: the one with the most room left once what
+ * is on its way there has arrived (one we have not heard from yet counts
+ * as roomy), among those that have not refused us in the last 200 ms.
+ * When none has room by what they said, the roomiest is asked anyway if
+ * it said so more than 200 ms ago (room comes back without a word);
+ * otherwise -1: nobody. */
+static int pick_holder(uint64_t len)
 {
     double now = bdr_master_now();
+    int best = -1;
+    uint64_t best_left = 0;
     for (int t = 0; t < g_m.nnodes; t++) {
         int n = (g_next_holder + t) % g_m.nnodes;
         if (n == g_m.node || g_full_until[n] > now)
             continue;
-        g_next_holder = (n + 1) % g_m.nnodes;
-        return n;
+        uint64_t left = g_room[n] > g_going[n] ? g_room[n] - g_going[n] : 0;
+        if (best < 0 || left > best_left)
+            best = n, best_left = left;
     }
-    return -1;
+    if (best < 0 || (best_left < len && g_room_at[best] + 0.2 > now))
+        return -1;
+    g_next_holder = (best + 1) % g_m.nnodes;
+    return best;
+}
+
+/* This rank's memory cannot be reached from here (or a test says so):
+ * its requests go through the lane's data area from now on. */
+static int cma_failed(int slot, int err)
+{
+    if (!g_cma_bad[slot])
+        bd_log_info("remote memory: cannot reach rank %d's memory (%s): through the lane",
+                    g_m.slaves[slot].world, strerror(err));
+    g_cma_bad[slot] = 1;
+    return -err;
+}
+
+/* Copy between buf and the rank's memory at addr (write: into it). */
+static int rank_copy(int slot, int write, void *buf, uint64_t addr, size_t n)
+{
+    if (BD_FAULT_HIT(BD_FAULT_RMT_CMA))
+        return cma_failed(slot, EPERM);
+    int rc = bdr_vm_copy(g_m.slaves[slot].pid, write, buf, addr, n);
+    return rc < 0 ? cma_failed(slot, -rc) : 0;
 }
 
 static int read_returned(uint64_t off, char *dst)
@@ -288,6 +304,44 @@ static int read_returned(uint64_t off, char *dst)
         bdr_master_fail(1, "cannot read managed memory another node gave back from %s: %s",
                         g_m.jobdir, strerror(-rc));
     return rc;
+}
+
+/* Each holder of part of the run is asked for all of it and answers with
+ * what it has, in chunks of g_cpc sbpages. */
+static void get_send(int slot, int k, lop_t *op)
+{
+    char asked[4096] = {0};
+    uint32_t nch = (op->nsb + g_cpc - 1) / g_cpc;
+    for (uint32_t i = 0; i < op->nsb; i++) {
+        rkey_t key = {0, slot, op->id, op->sb + i};
+        rent_t *e = bdr_rtab_find(&g_own, &key);
+        if (!e || e->loc < 0 || e->loc >= (int)sizeof asked || asked[e->loc])
+            continue;
+        asked[e->loc] = 1;
+        bdr_net_hdr_t nh = {.type = BDR_NH_RMT_GET};
+        nh.a[0] = slot;
+        nh.a[1] = k;
+        nh.a[2] = (int32_t)op->nsb;
+        nh.u[0] = op->id;
+        nh.u[1] = op->sb;
+        nh.u[3] = g_sbpage;
+        bdr_node_send(e->loc, &nh, NULL, 0);
+        op->waiting += (int)nch;
+    }
+}
+
+static void get_finish(int slot, int k);
+
+/* The rank's memory could not be written: what went there is not in the
+ * lane, so the whole run is asked for again, into the lane this time
+ * (chunks of the first round still on their way land there too). */
+static void get_restart(int slot, int k, lop_t *op)
+{
+    op->addr = 0;
+    memset(op->filled, 0, sizeof op->filled);
+    get_send(slot, k, op);
+    if (!op->waiting)
+        get_finish(slot, k);
 }
 
 /* A GET whose holders have all answered: what they no longer had was given
@@ -300,7 +354,7 @@ static void get_finish(int slot, int k)
         if (op->filled[i])
             continue;
         rkey_t key = {0, slot, op->id, op->sb + i};
-        rent_t *e = tab_find(&g_own, &key);
+        rent_t *e = bdr_rtab_find(&g_own, &key);
         if (!e || e->loc != -1) {
             bdr_master_fail(1,
                             "remote memory: %llu bytes of rank %d's managed memory are missing "
@@ -310,15 +364,295 @@ static void get_finish(int slot, int k)
                             e ? ", last stored on node " : ", never stored", e ? e->loc : -1);
             return;
         }
-        if (read_returned(e->foff, data + (size_t)i * g_sbpage) < 0)
+        if (!op->addr) {
+            if (read_returned(e->foff, data + (size_t)i * g_sbpage) < 0)
+                return;
+            continue;
+        }
+        char *tmp = bdr_net_buf(g_sbpage);
+        if (!tmp) {
+            bdr_master_fail(1, "master out of memory reading back managed memory");
             return;
+        }
+        int rc = read_returned(e->foff, tmp);
+        int moved =
+            rc == 0 && rank_copy(slot, 1, tmp, op->addr + (uint64_t)i * g_sbpage, g_sbpage) == 0;
+        bdr_net_free_buf(tmp, g_sbpage);
+        if (rc < 0)
+            return;
+        if (!moved) {
+            get_restart(slot, k, op);
+            return;
+        }
     }
     stat_add(slot, BD_STAT_MEM_RMT_READ, (uint64_t)op->nsb * g_sbpage);
+    /* asked with an address but filled the lane: the rank copies it */
+    int in_lane = op->addr == 0 && bd_rmt_lane(g_m.hdr, (uint32_t)slot, k)->addr != 0;
     op->op = 0;
-    answer(slot, k, 0);
+    answer(slot, k, in_lane ? BD_RMT_IN_LANE : 0);
 }
 
 static int record(int slot, uint64_t id, uint64_t sb, uint32_t n, int h, uint64_t seq);
+
+/* A PUT of the run in lane k: read from the rank (or the lane) in chunks,
+ * each sent to the holder as it is read.  With room for write-behind
+ * copies the rank is answered at once; otherwise when every chunk is
+ * acknowledged. */
+static void lane_put(int slot, int k, lop_t *op, uint64_t len)
+{
+    char *lane = bd_rmt_data(g_m.hdr, (uint32_t)slot, k);
+    int h = pick_holder(len);
+    if (h < 0) { /* nobody has room: any older copies are gone, the rank stores it */
+        forget(slot, op->id, op->sb, op->nsb, -1);
+        stat_add(slot, BD_STAT_MEM_RMT_FALLBACK, len);
+        op->op = 0;
+        answer(slot, k, BD_RMT_REFUSED);
+        return;
+    }
+    /* a short node's budget bounds the copies too: an eighth (they are
+     * there twice until sent: the copy and the message) */
+    uint64_t cap = g_m.hdr->job.mem_budget / 8 < WB_MAX ? g_m.hdr->job.mem_budget / 8 : WB_MAX;
+    int behind = g_wb_bytes + len <= cap;
+    op->holder = h;
+    uint64_t cb = (uint64_t)g_cpc * g_sbpage;
+    char *bufs[BD_RMT_LANE_BYTES / 4096], *wbs[BD_RMT_LANE_BYTES / 4096];
+    uint32_t nch = 0;
+    /* all of it read first: a rank we cannot read is asked for the lane
+     * before anything has left */
+    for (uint64_t off = 0; off < len; off += cb, nch++) {
+        uint64_t n = len - off < cb ? len - off : cb;
+        bufs[nch] = bdr_net_buf(n);
+        wbs[nch] = behind && bufs[nch] ? bdr_net_buf(n) : NULL;
+        char *dst = behind ? wbs[nch] : bufs[nch];
+        int rc = dst ? 0 : -ENOMEM;
+        if (rc == 0 && op->addr)
+            rc = rank_copy(slot, 0, dst, op->addr + off, n);
+        else if (rc == 0)
+            memcpy(dst, lane + off, n);
+        if (rc == 0 && behind)
+            memcpy(bufs[nch], dst, n);
+        if (rc < 0) {
+            for (uint32_t c = 0; c <= nch; c++) {
+                uint64_t m = len - (uint64_t)c * cb < cb ? len - (uint64_t)c * cb : cb;
+                bdr_net_free_buf(bufs[c], m);
+                bdr_net_free_buf(wbs[c], m);
+            }
+            op->op = 0;
+            if (rc == -ENOMEM) {
+                bdr_master_fail(1, "master out of memory sending managed memory to node %d", h);
+                return;
+            }
+            answer(slot, k, BD_RMT_IN_LANE); /* the rank puts it in the lane and asks again */
+            return;
+        }
+    }
+    for (uint32_t c = 0; c < nch; c++) {
+        uint64_t off = (uint64_t)c * cb, n = len - off < cb ? len - off : cb;
+        uint32_t m = (uint32_t)(n / g_sbpage);
+        uint64_t seq = ++g_seq;
+        if (c == 0)
+            op->seq = seq;
+        bdr_net_hdr_t nh = {.type = BDR_NH_RMT_PUT};
+        nh.a[0] = slot;
+        nh.a[1] = k;
+        nh.a[2] = (int32_t)m;
+        nh.u[0] = op->id;
+        nh.u[1] = op->sb + (uint64_t)c * g_cpc;
+        nh.u[2] = seq;
+        nh.u[3] = g_sbpage;
+        bdr_node_send_netbuf(h, &nh, bufs[c], n);
+        g_going[h] += n;
+        if (!behind) {
+            op->waiting++;
+            continue;
+        }
+        wb_t *w = calloc(1, sizeof *w);
+        if (!w) {
+            bdr_net_free_buf(wbs[c], n);
+            bdr_master_fail(1, "master out of memory");
+            return;
+        }
+        *w = (wb_t){g_wb, seq, op->id, nh.u[1], slot, h, m, wbs[c]};
+        g_wb = w;
+        g_wb_bytes += n;
+        /* from now on the copy is at h (a GET goes there after the PUT) */
+        if (record(slot, op->id, nh.u[1], m, h, seq) < 0)
+            return;
+    }
+    if (!behind)
+        return; /* the rank waits for the holder's answers */
+    op->op = 0;
+    answer(slot, k, BD_RMT_STORED);
+}
+
+/* ------------------------------------------------------------ ahead
+ *
+ * A rank loads a streamed allocation in runs of equal length, at most
+ * BD_RMT_LANES at once.  When it asks for a run, the run after the last one
+ * asked for (by its lanes or ahead) is asked for too, if it is remote and
+ * at one holder: its chunks wait here, and the rank's GET for exactly that
+ * run is answered from them (one hop instead of three).  At most an eighth
+ * of the budget (4 MiB) is asked ahead, counted in the budget; what the
+ * rank does not ask for within a second, or what changes meanwhile (PUT,
+ * DROP), is dropped, and a node short of memory drops all of it first. */
+static uint64_t ahead_cap(void)
+{
+    uint64_t b = g_m.hdr->job.mem_budget / 8;
+    return b < ((uint64_t)4 << 20) ? b : (uint64_t)4 << 20;
+}
+
+static void ahead_drop(ahead_t *a)
+{
+    for (int j = 0; j < a->got && j < AHEAD_CHUNKS; j++)
+        if (a->m[j]) {
+            g_ah_bytes -= a->m[j]->cap;
+            bdr_net_msg_free(a->m[j]);
+            a->m[j] = NULL;
+        }
+    if (!a->dead)
+        g_ah_asked -= (uint64_t)a->n * g_sbpage;
+    a->dead = 1;
+    if (a->got == a->expect)
+        a->used = 0; /* else when the rest has come */
+}
+
+static void ahead_stale(int slot, uint64_t id, uint64_t sb, uint32_t n)
+{
+    for (int i = 0; i < AHEAD_N; i++) {
+        ahead_t *a = &g_ah[i];
+        if (a->used && !a->dead && a->lane < 0 && a->slot == slot && a->id == id &&
+            a->sb < sb + n && sb < a->sb + a->n)
+            ahead_drop(a);
+    }
+}
+
+static void owner_data(bdr_net_msg_t *nm);
+
+/* The rank asks for a run asked for ahead: answered from what has come,
+ * and from the rest as it comes.  0: not asked ahead. */
+static int ahead_take(int slot, int k, lop_t *op)
+{
+    ahead_t *a = NULL;
+    for (int i = 0; i < AHEAD_N && !a; i++)
+        if (g_ah[i].used && !g_ah[i].dead && g_ah[i].lane < 0 && g_ah[i].slot == slot &&
+            g_ah[i].id == op->id && g_ah[i].sb == op->sb && g_ah[i].n == op->nsb)
+            a = &g_ah[i];
+    if (!a)
+        return 0;
+    a->lane = k;
+    g_ah_asked -= (uint64_t)a->n * g_sbpage;
+    stat_add(slot, BD_STAT_MEM_RMT_AHEAD, (uint64_t)a->n * g_sbpage);
+    op->waiting = a->expect;
+    int got = a->got;
+    if (got == a->expect)
+        a->used = 0;
+    for (int j = 0; j < got; j++) {
+        bdr_net_msg_t *m = a->m[j];
+        a->m[j] = NULL;
+        g_ah_bytes -= m->cap;
+        m->h.a[1] = k;
+        m->h.a[3] = 0;
+        owner_data(m);
+        bdr_net_msg_free(m);
+    }
+    return 1;
+}
+
+/* After the rank's GET of run r: ask for the run after the last one asked. */
+static void ahead_ask(int slot, const lop_t *r)
+{
+    uint64_t from = r->sb + r->nsb;
+    for (int k = 0; k < BD_RMT_LANES; k++) {
+        const lop_t *o = &g_lop[slot * BD_RMT_LANES + k];
+        if (o->op == BD_RMT_GET && o->id == r->id && o->sb + o->nsb > from)
+            from = o->sb + o->nsb;
+    }
+    ahead_t *a = NULL;
+    for (int i = 0; i < AHEAD_N; i++) {
+        ahead_t *x = &g_ah[i];
+        if (!x->used)
+            a = a ? a : x;
+        else if (!x->dead && x->slot == slot && x->id == r->id && x->sb + x->n > from)
+            from = x->sb + x->n;
+    }
+    if (!a || from > r->sb + (uint64_t)(BD_RMT_LANES + 1) * r->nsb)
+        return; /* the lanes and the ahead cover enough of the stream */
+    rkey_t key = {0, slot, r->id, from};
+    rent_t *e = bdr_rtab_find(&g_own, &key);
+    if (!e || e->loc < 0)
+        return;
+    uint32_t n = 1;
+    for (; n < r->nsb; n++) {
+        key.sb = from + n;
+        rent_t *f = bdr_rtab_find(&g_own, &key);
+        if (!f || f->loc != e->loc)
+            break;
+    }
+    uint32_t nch = (n + g_cpc - 1) / g_cpc;
+    if (nch > AHEAD_CHUNKS || g_ah_asked + (uint64_t)n * g_sbpage > ahead_cap())
+        return;
+    *a = (ahead_t){.used = 1,
+                   .slot = slot,
+                   .lane = -1,
+                   .expect = (int)nch,
+                   .id = r->id,
+                   .sb = from,
+                   .n = n,
+                   .t = bdr_master_now()};
+    g_ah_asked += (uint64_t)n * g_sbpage;
+    bdr_net_hdr_t nh = {.type = BDR_NH_RMT_GET};
+    nh.a[0] = slot;
+    nh.a[1] = (int)(a - g_ah);
+    nh.a[2] = (int32_t)n;
+    nh.a[3] = 1; /* ahead: the answer comes back to g_ah[a1] */
+    nh.u[0] = r->id;
+    nh.u[1] = from;
+    nh.u[3] = g_sbpage;
+    bdr_node_send(e->loc, &nh, NULL, 0);
+}
+
+/* A chunk asked for ahead: kept (1), passed on to the GET it now serves,
+ * or dropped. */
+static int ahead_data(bdr_net_msg_t *nm)
+{
+    int i = nm->h.a[1];
+    ahead_t *a = i >= 0 && i < AHEAD_N ? &g_ah[i] : NULL;
+    if (!a || !a->used || a->got >= a->expect || nm->h.a[0] != a->slot) {
+        bdr_master_fail(1, "remote memory: unexpected answer from node %d", nm->h.src_node);
+        return 0;
+    }
+    a->got++;
+    int done = a->got == a->expect;
+    if (a->dead || a->lane >= 0) {
+        int lane = a->lane;
+        if (done)
+            a->used = 0;
+        if (!a->dead) {
+            nm->h.a[1] = lane;
+            nm->h.a[3] = 0;
+            owner_data(nm);
+        }
+        return 0;
+    }
+    a->m[a->got - 1] = nm;
+    g_ah_bytes += nm->cap;
+    return 1;
+}
+
+/* Runs asked ahead that nobody took within a second (or whose rank is
+ * gone) are dropped; all of them when the node needs the memory. */
+static uint64_t ahead_expire(int all)
+{
+    uint64_t before = g_ah_bytes;
+    double now = bdr_master_now();
+    for (int i = 0; i < AHEAD_N; i++) {
+        ahead_t *a = &g_ah[i];
+        if (a->used && !a->dead && a->lane < 0 &&
+            (all || now - a->t > 1.0 || g_m.slaves[a->slot].exited))
+            ahead_drop(a);
+    }
+    return before - g_ah_bytes;
+}
 
 static void lane_request(int slot, int k)
 {
@@ -329,6 +663,7 @@ static void lane_request(int slot, int k)
     op->nsb = l->nsb;
     op->id = l->id;
     op->sb = l->sb;
+    op->addr = g_cma_bad[slot] ? 0 : l->addr;
     uint64_t len = (uint64_t)op->nsb * g_sbpage;
     if (op->nsb == 0 || (op->op != BD_RMT_DROP && len > BD_RMT_LANE_BYTES) ||
         l->sbpage != g_sbpage) {
@@ -338,80 +673,56 @@ static void lane_request(int slot, int k)
         answer(slot, k, -EINVAL);
         return;
     }
-    char *data = bd_rmt_data(g_m.hdr, (uint32_t)slot, k);
     if (op->op == BD_RMT_DROP) {
         forget(slot, op->id, op->sb, op->nsb, -1);
         op->op = 0;
         answer(slot, k, 0);
+    } else if (op->op == BD_RMT_PUT && l->addr && !op->addr) {
+        op->op = 0; /* its memory cannot be reached: the rank fills the lane */
+        answer(slot, k, BD_RMT_IN_LANE);
     } else if (op->op == BD_RMT_PUT) {
-        int h = pick_holder();
-        if (h < 0) { /* nobody has room: any older copies are gone, the rank stores it */
-            forget(slot, op->id, op->sb, op->nsb, -1);
-            stat_add(slot, BD_STAT_MEM_RMT_FALLBACK, len);
-            op->op = 0;
-            answer(slot, k, BD_RMT_REFUSED);
-            return;
-        }
-        op->holder = h;
-        op->seq = ++g_seq;
-        bdr_net_hdr_t nh = {.type = BDR_NH_RMT_PUT};
-        nh.a[0] = slot;
-        nh.a[1] = k;
-        nh.a[2] = (int32_t)op->nsb;
-        nh.u[0] = op->id;
-        nh.u[1] = op->sb;
-        nh.u[2] = op->seq;
-        nh.u[3] = g_sbpage;
-        bdr_node_send(h, &nh, data, len);
-        /* a short node's budget bounds it too: a quarter */
-        uint64_t cap = g_m.hdr->job.mem_budget / 4 < WB_MAX ? g_m.hdr->job.mem_budget / 4 : WB_MAX;
-        wb_t *w = g_wb_bytes + len <= cap ? calloc(1, sizeof *w) : NULL;
-        char *copy = w ? malloc(len) : NULL;
-        if (!copy) {
-            free(w);
-            return; /* the rank waits for the holder's answer */
-        }
-        memcpy(copy, data, len);
-        *w = (wb_t){g_wb, op->seq, op->id, op->sb, slot, h, op->nsb, copy};
-        g_wb = w;
-        g_wb_bytes += len;
-        /* from now on the copy is at h (a GET goes there after the PUT) */
-        if (record(slot, op->id, op->sb, op->nsb, h, op->seq) < 0)
-            return;
-        op->op = 0;
-        answer(slot, k, BD_RMT_STORED);
+        lane_put(slot, k, op, len);
     } else if (op->op == BD_RMT_GET) {
-        /* each holder of part of the run is asked for all of it and
-         * answers with what it has */
-        char asked[4096] = {0};
-        for (uint32_t i = 0; i < op->nsb; i++) {
-            rkey_t key = {0, slot, op->id, op->sb + i};
-            rent_t *e = tab_find(&g_own, &key);
-            if (!e || e->loc < 0 || e->loc >= (int)sizeof asked || asked[e->loc])
-                continue;
-            asked[e->loc] = 1;
-            bdr_net_hdr_t nh = {.type = BDR_NH_RMT_GET};
-            nh.a[0] = slot;
-            nh.a[1] = k;
-            nh.a[2] = (int32_t)op->nsb;
-            nh.u[0] = op->id;
-            nh.u[1] = op->sb;
-            nh.u[3] = g_sbpage;
-            bdr_node_send(e->loc, &nh, NULL, 0);
-            op->waiting++;
+        lop_t asked = *op; /* op is done with once answered */
+        if (!ahead_take(slot, k, op)) {
+            get_send(slot, k, op);
+            if (!op->waiting)
+                get_finish(slot, k);
         }
-        if (!op->waiting)
-            get_finish(slot, k);
+        ahead_ask(slot, &asked);
     } else {
         op->op = 0;
         answer(slot, k, -EINVAL);
     }
 }
 
+static uint64_t room_for_guests(void);
+
+/* Every 100 ms each master tells the others its room for their data (an
+ * ACK of copy 0), so that a node that is short itself is not chosen on an
+ * old word: node 1 of remote.room, short too, sent its first runs to node
+ * 0, which said nothing yet and refused them. */
+static void room_notice(void)
+{
+    static double last;
+    double now = bdr_master_now();
+    if (now - last < 0.1 || g_m.stopping)
+        return;
+    last = now;
+    bdr_net_hdr_t h = {.type = BDR_NH_RMT_ACK};
+    h.u[4] = room_for_guests();
+    for (int n = 0; n < g_m.nnodes; n++)
+        if (n != g_m.node)
+            bdr_node_send(n, &h, NULL, 0);
+}
+
 void bdr_remote_poll(void)
 {
     if (!g_on)
         return;
+    if (g_ah_asked || g_ah_bytes)
+        ahead_expire(0);
+    room_notice();
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         if (s->exited)
@@ -433,15 +744,22 @@ static uint64_t room_for_guests(void)
 {
     uint64_t budget = g_m.hdr->job.mem_budget;
     uint64_t total = bdr_memacct_node_resident();
-    /* our own ranks come first: nothing while they wait for memory, and a
-     * sixteenth of the budget stays free for their next loads */
-    if (!budget || atomic_load_explicit(&g_m.hdr->mem_waiters, memory_order_relaxed))
+    /* our own ranks come first: what they wait for is theirs, and a
+     * sixteenth of the budget stays free for their next loads.  (Nothing
+     * at all while any waited made a roomy node refuse, and say it was
+     * full, whenever one of its ranks waited a moment for a grant: 6 MiB
+     * went to storage in remote.room on a loaded machine.) */
+    if (!budget)
         return 0;
     uint64_t keep = total + budget / 16;
+    for (int i = 0; i < g_m.ns; i++)
+        if (g_m.slaves[i].mem_pending && !g_m.slaves[i].exited)
+            keep += g_m.slaves[i].mem_want;
     return budget > keep ? budget - keep : 0;
 }
 
-static void holder_put(const bdr_net_msg_t *nm)
+/* A chunk of a run: kept as it came (the message is the copy), or refused. */
+static int holder_put(bdr_net_msg_t *nm)
 {
     const bdr_net_hdr_t *h = &nm->h;
     uint32_t n = (uint32_t)h->a[2];
@@ -452,64 +770,84 @@ static void holder_put(const bdr_net_msg_t *nm)
     /* a PUT replaces what we hold of the run; refused, it is gone too */
     for (uint32_t i = 0; i < n; i++) {
         rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
-        rent_t *e = tab_find(&g_held, &key);
-        if (e) {
-            g_held_bytes -= sbp;
-            tab_del(&g_held, &key);
-        }
+        bdr_rtab_del(&g_held, &key);
     }
-    int ok = nm->len == len && !g_m.stopping && room_for_guests() >= len;
-    for (uint32_t i = 0; ok && i < n; i++) {
+    int ok =
+        n > 0 && nm->len == len && sbp == g_sbpage && !g_m.stopping && room_for_guests() >= nm->cap;
+    hbuf_t *hb = ok ? calloc(1, sizeof *hb) : NULL;
+    if (hb) {
+        *hb = (hbuf_t){nm, {h->src_node, h->a[0], h->u[0], h->u[1]}, n, 0};
+        g_held_bytes += nm->cap;
+    }
+    for (uint32_t i = 0; hb && i < n; i++) {
         rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
-        char *d = malloc(sbp);
-        rent_t *e = d ? tab_get(&g_held, &key) : NULL;
-        if (!e) {
-            free(d);
-            ok = 0; /* out of memory: what we took stays until the owner drops it */
-            break;
-        }
-        memcpy(d, nm->payload + (size_t)i * sbp, sbp);
-        e->data = d;
+        rent_t *e = bdr_rtab_get(&g_held, &key);
+        if (!e)
+            break; /* out of memory: refused; what we took stays until the owner drops it */
+        e->data = nm->payload + (size_t)i * sbp;
+        e->hb = hb;
         e->seq = h->u[2];
-        g_held_bytes += sbp;
+        hb->refs++;
+    }
+    int kept = hb && hb->refs > 0;
+    if (hb && hb->refs < n) {
+        ok = 0;
+        if (!kept) {
+            g_held_bytes -= nm->cap;
+            free(hb);
+        }
     }
     if (g_held_bytes > g_held_peak)
         g_held_peak = g_held_bytes;
-    ack.a[2] = ok;
+    ack.a[2] = ok && hb;
+    ack.a[3] = (int32_t)n;
     ack.u[2] = h->u[2]; /* the copy's sequence number */
+    ack.u[4] = room_for_guests();
     bdr_node_send(h->src_node, &ack, NULL, 0);
+    return kept;
 }
 
+/* Answer a GET in chunks, each with the sbpages of it that we hold. */
 static void holder_get(const bdr_net_msg_t *nm)
 {
     const bdr_net_hdr_t *h = &nm->h;
     uint32_t n = (uint32_t)h->a[2];
     uint64_t sbp = h->u[3];
-    if (n == 0 || (uint64_t)n * sbp > BD_RMT_LANE_BYTES) {
+    if (n == 0 || (uint64_t)n * sbp > BD_RMT_LANE_BYTES || sbp != g_sbpage) {
         bdr_master_fail(1, "remote memory: bad request from node %d", h->src_node);
         return;
     }
-    size_t cap = n + (size_t)n * sbp, used = n;
-    char *buf = malloc(cap);
-    if (!buf) {
-        bdr_master_fail(1, "master out of memory answering node %d", h->src_node);
-        return;
-    }
-    for (uint32_t i = 0; i < n; i++) {
-        rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
-        rent_t *e = tab_find(&g_held, &key);
-        buf[i] = e != NULL;
-        if (e) {
-            memcpy(buf + used, e->data, sbp);
-            used += sbp;
+    for (uint32_t c = 0; c < n; c += g_cpc) {
+        uint32_t m = n - c < g_cpc ? n - c : g_cpc;
+        rent_t *have[64];
+        uint64_t mask = 0;
+        size_t used = 0;
+        for (uint32_t i = 0; i < m; i++) {
+            rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + c + i};
+            have[i] = bdr_rtab_find(&g_held, &key);
+            if (have[i]) {
+                mask |= 1ull << i;
+                used += sbp;
+            }
         }
+        char *buf = used ? bdr_net_buf(used) : NULL;
+        if (used && !buf) {
+            bdr_master_fail(1, "master out of memory answering node %d", h->src_node);
+            return;
+        }
+        for (uint32_t i = 0, at = 0; i < m; i++)
+            if (have[i])
+                memcpy(buf + (size_t)at++ * sbp, have[i]->data, sbp);
+        bdr_net_hdr_t r = {.type = BDR_NH_RMT_DATA};
+        r.a[0] = h->a[0];
+        r.a[1] = h->a[1];
+        r.a[2] = (int32_t)m;
+        r.a[3] = h->a[3]; /* ahead: where the owner keeps it */
+        r.u[1] = h->u[1] + c;
+        r.u[4] = mask;
+        r.u[5] = room_for_guests();
+        bdr_node_send_netbuf(h->src_node, &r, buf, used);
     }
-    bdr_net_hdr_t r = {.type = BDR_NH_RMT_DATA};
-    r.a[0] = h->a[0];
-    r.a[1] = h->a[1];
-    r.a[2] = (int32_t)n;
-    bdr_node_send(h->src_node, &r, buf, used);
-    free(buf);
 }
 
 static void holder_drop(const bdr_net_msg_t *nm)
@@ -517,38 +855,51 @@ static void holder_drop(const bdr_net_msg_t *nm)
     const bdr_net_hdr_t *h = &nm->h;
     for (uint32_t i = 0; i < (uint32_t)h->a[2]; i++) {
         rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
-        if (tab_find(&g_held, &key)) {
-            g_held_bytes -= g_sbpage;
-            tab_del(&g_held, &key);
-        }
+        bdr_rtab_del(&g_held, &key);
     }
+}
+
+/* Give back every sbpage still held of hb's chunk (then its buffer goes). */
+static uint64_t give_back(hbuf_t *hb)
+{
+    uint64_t cap = hb->m->cap, sent = 0;
+    for (uint32_t i = 0; i < hb->n; i++) {
+        rkey_t key = hb->k0;
+        key.sb += i;
+        rent_t *e = bdr_rtab_find(&g_held, &key);
+        if (!e || e->hb != hb)
+            continue;
+        bdr_net_hdr_t r = {.type = BDR_NH_RMT_RETURN};
+        r.a[0] = e->k.slot;
+        r.u[0] = e->k.id;
+        r.u[1] = e->k.sb;
+        r.u[2] = e->seq;
+        r.u[3] = g_sbpage;
+        bdr_node_send(e->k.node, &r, e->data, g_sbpage);
+        sent += g_sbpage;
+        int last = hb->refs == 1;
+        bdr_rtab_del(&g_held, &key);
+        if (last)
+            break; /* hb is gone */
+    }
+    g_returning += sent;
+    return cap;
 }
 
 uint64_t bdr_remote_reclaim(uint64_t need)
 {
     if (!g_on)
         return 0;
+    bdr_net_trim(); /* kept buffers first: they are only there for speed */
+    ahead_expire(1);
     uint64_t t = bdr_node_transient_bytes();
     if (g_returning > t)
         g_returning = t; /* what has left since */
     /* write-behind copies are freed as their holders answer */
     uint64_t got = g_returning + g_wb_bytes;
     for (size_t b = 0; b < g_held.nb && got < need; b++)
-        while (g_held.b[b] && got < need) {
-            rent_t *e = g_held.b[b];
-            bdr_net_hdr_t r = {.type = BDR_NH_RMT_RETURN};
-            r.a[0] = e->k.slot;
-            r.u[0] = e->k.id;
-            r.u[1] = e->k.sb;
-            r.u[2] = e->seq;
-            r.u[3] = g_sbpage;
-            bdr_node_send(e->k.node, &r, e->data, g_sbpage);
-            rkey_t key = e->k;
-            g_held_bytes -= g_sbpage;
-            g_returning += g_sbpage;
-            got += g_sbpage;
-            tab_del(&g_held, &key);
-        }
+        while (g_held.b[b] && got < need)
+            got += give_back(g_held.b[b]->hb);
     return got;
 }
 
@@ -569,15 +920,16 @@ static lop_t *lop_of(const bdr_net_hdr_t *h, uint32_t op)
  * elsewhere are dropped. */
 static int record(int slot, uint64_t id, uint64_t sb, uint32_t n, int h, uint64_t seq)
 {
+    ahead_stale(slot, id, sb, n);
     for (uint32_t i = 0; i < n; i++) {
         rkey_t key = {0, slot, id, sb + i};
-        rent_t *e = tab_find(&g_own, &key);
+        rent_t *e = bdr_rtab_find(&g_own, &key);
         if (e && e->loc >= 0 && e->loc != h)
             send_drop(e->loc, slot, id, sb + i, 1);
         if (e && e->loc >= 0)
             g_at[e->loc] -= g_sbpage;
         if (!e)
-            e = tab_get(&g_own, &key);
+            e = bdr_rtab_get(&g_own, &key);
         if (!e) {
             bdr_master_fail(1, "master out of memory recording remote memory");
             return -1;
@@ -611,19 +963,26 @@ static int wb_answer(const bdr_net_msg_t *nm)
         stat_add(w->slot, BD_STAT_MEM_RMT_FALLBACK, len);
         for (uint32_t i = 0; i < w->nsb; i++) {
             rkey_t key = {0, w->slot, w->id, w->sb + i};
-            rent_t *e = tab_find(&g_own, &key);
+            rent_t *e = bdr_rtab_find(&g_own, &key);
             if (e && e->loc == w->holder && e->seq == w->seq &&
                 write_returned(e, w->data + (size_t)i * g_sbpage, w->holder) < 0)
                 break;
         }
     }
-    free(w->data);
+    bdr_net_free_buf(w->data, len);
     free(w);
     return 1;
 }
 
 static void owner_ack(const bdr_net_msg_t *nm)
 {
+    int from = nm->h.src_node;
+    uint64_t n = (uint64_t)(uint32_t)nm->h.a[3] * g_sbpage;
+    g_going[from] = g_going[from] > n ? g_going[from] - n : 0;
+    g_room[from] = nm->h.u[4];
+    g_room_at[from] = bdr_master_now();
+    if (nm->h.u[2] == 0)
+        return; /* only its room (room_notice) */
     if (wb_answer(nm))
         return;
     lop_t *op = lop_of(&nm->h, BD_RMT_PUT);
@@ -631,48 +990,73 @@ static void owner_ack(const bdr_net_msg_t *nm)
         return;
     int slot = nm->h.a[0], k = nm->h.a[1];
     uint64_t len = (uint64_t)op->nsb * g_sbpage;
-    if (!nm->h.a[2]) {
-        /* refused: it dropped its copies of the run; others' go too */
+    if (!nm->h.a[2])
+        op->refused = 1;
+    if (--op->waiting > 0)
+        return;
+    if (op->refused) {
+        /* refused (in part): our older copies of the run go, and what the
+         * holder took of this one */
         forget(slot, op->id, op->sb, op->nsb, op->holder);
+        send_drop(op->holder, slot, op->id, op->sb, op->nsb);
         g_full_until[op->holder] = bdr_master_now() + 0.2;
         stat_add(slot, BD_STAT_MEM_RMT_FALLBACK, len);
         op->op = 0;
         answer(slot, k, BD_RMT_REFUSED);
         return;
     }
-    if (record(slot, op->id, op->sb, op->nsb, op->holder, op->seq) < 0)
-        return;
+    for (uint32_t c = 0; c * g_cpc < op->nsb; c++) {
+        uint32_t m = op->nsb - c * g_cpc < g_cpc ? op->nsb - c * g_cpc : g_cpc;
+        if (record(slot, op->id, op->sb + (uint64_t)c * g_cpc, m, op->holder, op->seq + c) < 0)
+            return;
+    }
     stat_add(slot, BD_STAT_MEM_RMT_STORED, len);
     op->op = 0;
     answer(slot, k, BD_RMT_STORED);
 }
 
-static void owner_data(const bdr_net_msg_t *nm)
+/* A chunk of the answer to a GET: into the rank's buffer, or the lane. */
+static void owner_data(bdr_net_msg_t *nm)
 {
     lop_t *op = lop_of(&nm->h, BD_RMT_GET);
     if (!op)
         return;
     int slot = nm->h.a[0], k = nm->h.a[1], from = nm->h.src_node;
-    char *data = bd_rmt_data(g_m.hdr, (uint32_t)slot, k);
-    const char *src = nm->payload + op->nsb;
-    if (nm->len < op->nsb) {
-        bdr_master_fail(1, "remote memory: short answer from node %d", from);
+    uint32_t m = (uint32_t)nm->h.a[2];
+    uint64_t sb = nm->h.u[1], mask = nm->h.u[4];
+    g_room[from] = nm->h.u[5];
+    g_room_at[from] = bdr_master_now();
+    if (m == 0 || m > 64 || sb < op->sb || sb + m > op->sb + op->nsb || (m < 64 && (mask >> m)) ||
+        nm->len != (size_t)__builtin_popcountll(mask) * g_sbpage) {
+        bdr_master_fail(1, "remote memory: malformed answer from node %d", from);
         return;
     }
-    for (uint32_t i = 0; i < op->nsb; i++) {
-        if (!nm->payload[i])
-            continue;
-        if ((size_t)(src - nm->payload) + g_sbpage > nm->len) {
-            bdr_master_fail(1, "remote memory: short answer from node %d", from);
-            return;
+    char *lane = bd_rmt_data(g_m.hdr, (uint32_t)slot, k);
+    const char *src = nm->payload;
+    for (uint32_t i = 0; i < m;) {
+        /* a stretch of sbpages this holder has and still holds for us */
+        uint32_t j = i;
+        while (j < m && (mask >> j & 1)) {
+            rkey_t key = {0, slot, op->id, sb + j};
+            rent_t *e = bdr_rtab_find(&g_own, &key);
+            if (!e || e->loc != from)
+                break;
+            j++;
         }
-        rkey_t key = {0, slot, op->id, op->sb + i};
-        rent_t *e = tab_find(&g_own, &key);
-        if (e && e->loc == from) {
-            memcpy(data + (size_t)i * g_sbpage, src, g_sbpage);
-            op->filled[i] = 1;
+        if (j > i) {
+            uint64_t at = (sb + i - op->sb) * g_sbpage, n = (uint64_t)(j - i) * g_sbpage;
+            if (op->addr && rank_copy(slot, 1, (char *)src, op->addr + at, n) < 0)
+                get_restart(slot, k, op);
+            if (!op->addr)
+                memcpy(lane + at, src, n);
+            memset(op->filled + (sb + i - op->sb), 1, j - i);
+            src += n;
+            i = j;
+        } else {
+            if (mask >> i & 1)
+                src += g_sbpage; /* held there, but no longer ours there */
+            i++;
         }
-        src += g_sbpage;
     }
     if (--op->waiting == 0)
         get_finish(slot, k);
@@ -682,7 +1066,7 @@ static void owner_return(const bdr_net_msg_t *nm)
 {
     const bdr_net_hdr_t *h = &nm->h;
     rkey_t key = {0, h->a[0], h->u[0], h->u[1]};
-    rent_t *e = tab_find(&g_own, &key);
+    rent_t *e = bdr_rtab_find(&g_own, &key);
     if (!e || e->loc != h->src_node || e->seq != h->u[2] || nm->len != g_sbpage)
         return; /* replaced or dropped since */
     if (write_returned(e, nm->payload, h->src_node) == 0)
@@ -716,21 +1100,26 @@ static int write_returned(rent_t *e, const char *data, int from)
     return 0;
 }
 
-void bdr_remote_net(bdr_net_msg_t *nm)
+int bdr_remote_net(bdr_net_msg_t *nm)
 {
     if (!g_on) {
         bdr_master_fail(1, "remote memory message from node %d, but -mem-remote is off here",
                         nm->h.src_node);
-        return;
+        return 0;
     }
     switch (nm->h.type) {
-    case BDR_NH_RMT_PUT: holder_put(nm); break;
+    case BDR_NH_RMT_PUT: return holder_put(nm);
     case BDR_NH_RMT_GET: holder_get(nm); break;
     case BDR_NH_RMT_DROP: holder_drop(nm); break;
     case BDR_NH_RMT_ACK: owner_ack(nm); break;
-    case BDR_NH_RMT_DATA: owner_data(nm); break;
+    case BDR_NH_RMT_DATA:
+        if (nm->h.a[3])
+            return ahead_data(nm);
+        owner_data(nm);
+        break;
     case BDR_NH_RMT_RETURN: owner_return(nm); break;
     }
+    return 0;
 }
 
 /* Node `node`'s ranks are all gone: what it stored here is no longer wanted. */
@@ -746,8 +1135,7 @@ void bdr_remote_node_done(int node)
                 continue;
             }
             *p = e->next;
-            g_held_bytes -= g_sbpage;
-            free(e->data);
+            bdr_remote_hb_unref(e->hb);
             free(e);
             g_held.n--;
         }

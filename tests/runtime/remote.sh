@@ -4,11 +4,20 @@
 # its data each round and prints "PASS rank_memory".  8 ranks of 5 MiB per
 # node (40 MiB); node 0's budget is a quarter of that (10M), node 1's:
 #   on      512M: answers right, node 0's data went to node 1 and came back
-#           (MEM_RMT_STORED, MEM_RMT_READ > 0) and, with -mem-remote off in
+#           (MEM_RMT_STORED, MEM_RMT_READ > 0), part of it asked for ahead of
+#           the loads (MEM_RMT_AHEAD > 0) and, with -mem-remote off in
 #           the same test, all of those are 0 and the data went to storage.
 #   return  (remote_return) node 1 (48M) takes node 0's data while its own
 #           ranks hold nothing, and gives it back when they fill their 40
 #           MiB (MEM_RMT_RETURNED > 0); every word checked.
+#   lane    512M, with the master's copies to and from the ranks' memory
+#           failing (-fault remote.cma:1+): everything goes through the
+#           lanes' data areas instead; answers right, data went remote.
+#   room    three nodes, 10M, 44M and 512M: node 1 has room for little
+#           besides its own 40 MiB, node 2 for everything.  Holders are
+#           chosen by the room they report, so node 2 takes node 0's data
+#           and nothing falls back to local storage (MEM_RMT_FALLBACK 0;
+#           round robin sent half to node 1, which refused: 1-7 MiB).
 #   kill    512M: node 1's master is killed (kill -9) while it holds node
 #           0's data: the job ends, bdmpiexec names node 1, and nothing is
 #           left (no process, no file in the job's directory).
@@ -26,18 +35,21 @@ leftovers() {
   if [ -n "$(tagged)" ]; then echo "FAIL: processes left: $(tagged)"; kill -9 $(tagged) 2>/dev/null; fail=1; fi
   if [ -n "$(find "$wd" -mindepth 1 2>/dev/null)" ]; then echo "FAIL: left in $wd:"; find "$wd" -mindepth 1; fail=1; fi
 }
-run() { # out remote budget1 rounds
+run() { # out remote budget1 rounds [options]
+  out=$1 remote=$2 b1=$3 rounds=$4; shift 4
   env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" timeout 150 "$exe" -nn 2 -ns 8 -nr 1 -mem 512M \
-    -mem-node "10M,$3" -mem-remote "$2" -stats "$prog" 4 "$4" > "$1" 2>&1
+    -mem-node "10M,$b1" -mem-remote "$remote" -stats "$@" "$prog" 4 "$rounds" > "$out" 2>&1
 }
 
 case "$mode" in
 on)
   run "$wd.on" on 512M 2; rc=$?
-  st=$(stat MEM_RMT_STORED "$wd.on"); rd=$(stat MEM_RMT_READ "$wd.on")
-  echo "on: exit $rc, stored remotely $st, read back $rd, written locally $(stat MEM_WRITTEN "$wd.on")"
+  st=$(stat MEM_RMT_STORED "$wd.on"); rd=$(stat MEM_RMT_READ "$wd.on"); ah=$(stat MEM_RMT_AHEAD "$wd.on")
+  echo "on: exit $rc, stored remotely $st, read back $rd (asked ahead $ah), written locally $(stat MEM_WRITTEN "$wd.on")"
   grep -q '^PASS rank_memory' "$wd.on" && [ $rc = 0 ] || { cat "$wd.on"; echo "FAIL: -mem-remote on"; fail=1; }
   [ "$st" -gt 0 ] && [ "$rd" -gt 0 ] || { echo "FAIL: nothing went through the remote tier"; fail=1; }
+  # rank_memory reads its data in order: runs after the first come ahead
+  [ "$ah" -gt 0 ] || { echo "FAIL: nothing was asked for ahead of the loads"; fail=1; }
   leftovers
   run "$wd.off" off 512M 2; rc=$?
   st=$(stat MEM_RMT_STORED "$wd.off"); rd=$(stat MEM_RMT_READ "$wd.off"); fb=$(stat MEM_RMT_FALLBACK "$wd.off")
@@ -46,6 +58,25 @@ on)
   grep -q '^PASS rank_memory' "$wd.off" && [ $rc = 0 ] || { cat "$wd.off"; echo "FAIL: -mem-remote off"; fail=1; }
   [ "$st" = 0 ] && [ "$rd" = 0 ] && [ "$fb" = 0 ] && [ "$wr" -gt 0 ] ||
     { echo "FAIL: -mem-remote off used the tier, or stored nothing"; fail=1; }
+  leftovers
+  ;;
+lane)
+  run "$wd.lane" on 512M 2 -fault remote.cma:1+; rc=$?
+  st=$(stat MEM_RMT_STORED "$wd.lane"); rd=$(stat MEM_RMT_READ "$wd.lane")
+  echo "lane: exit $rc, stored remotely $st, read back $rd, written locally $(stat MEM_WRITTEN "$wd.lane")"
+  grep -q '^PASS rank_memory' "$wd.lane" && [ $rc = 0 ] || { cat "$wd.lane"; echo "FAIL: run"; fail=1; }
+  grep -q 'injected .* remote.cma' "$wd.lane" || { cat "$wd.lane"; echo "FAIL: the fault was not reached"; fail=1; }
+  [ "$st" -gt 0 ] && [ "$rd" -gt 0 ] || { echo "FAIL: nothing went through the remote tier"; fail=1; }
+  leftovers
+  ;;
+room)
+  env BDMPI_WD="$wd" BDMPI_TEST_TAG="$tag" timeout 150 "$exe" -nn 3 -ns 8 -nr 1 -mem 512M \
+    -mem-node 10M,44M,512M -mem-remote on -stats "$prog" 4 2 > "$wd.room" 2>&1
+  rc=$?
+  st=$(stat MEM_RMT_STORED "$wd.room"); fb=$(stat MEM_RMT_FALLBACK "$wd.room")
+  echo "room: exit $rc, stored remotely $st, fallbacks $fb, given back $(stat MEM_RMT_RETURNED "$wd.room")"
+  grep -q '^PASS rank_memory' "$wd.room" && [ $rc = 0 ] || { cat "$wd.room"; echo "FAIL: run"; fail=1; }
+  [ "$st" -gt 0 ] && [ "$fb" = 0 ] || { echo "FAIL: stored $st, fell back to storage $fb (want > 0, 0)"; fail=1; }
   leftovers
   ;;
 return)
@@ -92,7 +123,7 @@ kill)
   fi
   leftovers
   ;;
-*) echo "usage: remote.sh on|return|kill BDMPIEXEC RANK_MEMORY"; exit 2 ;;
+*) echo "usage: remote.sh on|lane|room|return|kill BDMPIEXEC RANK_MEMORY"; exit 2 ;;
 esac
 rm -rf "$wd" "$wd".*
 [ $fail = 0 ] && echo "PASS remote $mode"

@@ -119,13 +119,15 @@ static bd_rmt_lane_t *lane_claim(int want, int *k_out)
     }
 }
 
-static int lane_call(bd_rmt_lane_t *l, uint32_t op, uint64_t id, size_t sb, size_t n)
+static int lane_call(bd_rmt_lane_t *l, uint32_t op, uint64_t id, size_t sb, size_t n,
+                     const void *buf)
 {
     l->op = op;
     l->id = id;
     l->sb = sb;
     l->nsb = (uint32_t)n;
     l->sbpage = bdl_g.hdr->job.sbpage;
+    l->addr = (uintptr_t)buf;
     uint32_t seq = atomic_fetch_add_explicit(&l->req_seq, 1, memory_order_release) + 1;
     ring_master();
     uint32_t v;
@@ -134,14 +136,25 @@ static int lane_call(bd_rmt_lane_t *l, uint32_t op, uint64_t id, size_t sb, size
     return atomic_load_explicit(&l->status, memory_order_relaxed);
 }
 
+/* The master copies between buf and the other node itself (one copy, no
+ * pass through the lane) when this rank lets others read its memory; the
+ * lane's data area is the way when it cannot (BD_RMT_IN_LANE). */
+static const void *direct(const void *buf)
+{
+    return atomic_load_explicit(&bdl_g.slot->cma_ok, memory_order_relaxed) ? buf : NULL;
+}
+
 static int rmt_put(void *ctx, int lane, uint64_t id, size_t sb, size_t n, const void *buf)
 {
     (void)ctx;
     int k;
     bd_rmt_lane_t *l = lane_claim(lane, &k);
-    g_rmt_used = 1;
-    memcpy(bd_rmt_data(bdl_g.hdr, my_slot(), k), buf, n * bdl_g.hdr->job.sbpage);
-    int rc = lane_call(l, BD_RMT_PUT, id, sb, n);
+    int rc = direct(buf) ? lane_call(l, BD_RMT_PUT, id, sb, n, buf) : BD_RMT_IN_LANE;
+    if (rc == BD_RMT_IN_LANE) {
+        g_rmt_used = 1;
+        memcpy(bd_rmt_data(bdl_g.hdr, my_slot(), k), buf, n * bdl_g.hdr->job.sbpage);
+        rc = lane_call(l, BD_RMT_PUT, id, sb, n, NULL);
+    }
     atomic_store_explicit(&l->busy, 0, memory_order_release);
     return rc;
 }
@@ -151,10 +164,12 @@ static int rmt_get(void *ctx, int lane, uint64_t id, size_t sb, size_t n, void *
     (void)ctx;
     int k;
     bd_rmt_lane_t *l = lane_claim(lane, &k);
-    g_rmt_used = 1;
-    int rc = lane_call(l, BD_RMT_GET, id, sb, n);
-    if (rc == 0)
+    int rc = lane_call(l, BD_RMT_GET, id, sb, n, direct(buf));
+    if (rc == BD_RMT_IN_LANE) {
+        g_rmt_used = 1;
         memcpy(buf, bd_rmt_data(bdl_g.hdr, my_slot(), k), n * bdl_g.hdr->job.sbpage);
+        rc = 0;
+    }
     atomic_store_explicit(&l->busy, 0, memory_order_release);
     return rc;
 }
@@ -164,7 +179,7 @@ static void rmt_drop(void *ctx, uint64_t id, size_t sb, size_t n)
     (void)ctx;
     int k;
     bd_rmt_lane_t *l = lane_claim(-1, &k);
-    (void)lane_call(l, BD_RMT_DROP, id, sb, n); /* answered at once */
+    (void)lane_call(l, BD_RMT_DROP, id, sb, n, NULL); /* answered at once */
     atomic_store_explicit(&l->busy, 0, memory_order_release);
 }
 
