@@ -165,6 +165,8 @@ typedef struct MPI_Status {
 #define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)1)
 #define MPI_ERRORS_RETURN ((MPI_Errhandler)2)
+/* MPI 4.0: ends the processes of the object's group; BDMPI ends the job */
+#define MPI_ERRORS_ABORT ((MPI_Errhandler)3)
 #define MPI_INFO_NULL ((MPI_Info)0)
 
 /* ---- special values ---- */

@@ -109,7 +109,7 @@ _Noreturn void bdl_fatal(int code, const char *fmt, ...)
     exit(1);
 }
 
-/* User error handlers (MPI_Comm_create_errhandler): handles 3, 4, ...
+/* User error handlers (MPI_Comm_create_errhandler): handles BDL_ERRH_USER0, ...
  * A freed handler stays valid for the communicators using it (MPI 3.1
  * 8.3.4); its slot is reclaimed when the table is full and no communicator
  * names it any more. */
@@ -124,19 +124,20 @@ static char *g_code_string[BDL_MAX_USER_CODES];
 
 MPI_Comm_errhandler_function *bdl_errh_user(MPI_Errhandler eh)
 {
-    int i = eh - 3;
+    int i = eh - BDL_ERRH_USER0;
     return i >= 0 && i < g_nerrh ? g_errh_fn[i] : NULL;
 }
 
 int bdl_errh_valid(MPI_Errhandler eh)
 {
-    return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || bdl_errh_user(eh);
+    return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT ||
+           bdl_errh_user(eh);
 }
 
 void bdl_errh_free(MPI_Errhandler eh)
 {
     if (bdl_errh_user(eh))
-        g_errh_freed[eh - 3] = 1;
+        g_errh_freed[eh - BDL_ERRH_USER0] = 1;
 }
 
 /* Free the slots of freed handlers that no communicator uses; 1 if any. */
@@ -148,7 +149,7 @@ static int errh_reclaim(void)
             continue;
         int used = 0;
         for (int h = 0; h < bdl_g.ncomms && !used; h++)
-            used = bdl_g.comms[h].used && bdl_g.comms[h].errh == 3 + i;
+            used = bdl_g.comms[h].used && bdl_g.comms[h].errh == BDL_ERRH_USER0 + i;
         if (!used) {
             g_errh_fn[i] = NULL;
             g_errh_freed[i] = 0;
@@ -165,7 +166,7 @@ int bdl_errh_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh)
             if (!g_errh_fn[i]) {
                 g_errh_fn[i] = fn;
                 g_errh_freed[i] = 0;
-                *eh = 3 + i;
+                *eh = BDL_ERRH_USER0 + i;
                 return MPI_SUCCESS;
             }
         if (pass == 0 && errh_reclaim())
