@@ -243,7 +243,8 @@ typedef struct MPI_Status {
 #define MPI_ERR_RMA_ATTACH 33
 #define MPI_ERR_RMA_SHARED 34
 #define MPI_ERR_RMA_FLAVOR 35
-#define MPI_ERR_LASTCODE 80
+/* classes up to 82 are used (mpi_t.h); codes the program adds follow */
+#define MPI_ERR_LASTCODE 100
 
 /* ---- callbacks ---- */
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
@@ -1756,6 +1757,10 @@ int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
 BDMPI_PMPI_FUNCTIONS(BDMPI_PMPI_DECLARE)
 #undef BDMPI_PMPI_DECLARE
 #endif
+
+/* The tool information interface (C only: kept out of the Fortran
+ * generator's sight, which reads this file and bdmpi.h). */
+#include "mpi_t.h"
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

@@ -43,8 +43,8 @@ static void check_inter(MPI_Comm ic, int lsize, int me, int rsize, int lsum, int
         MPI_Status st;
         got = -1;
         CHECK_MPI(MPI_Recv(&got, 1, MPI_INT, src, 7, ic, &st));
-        CHECK(got == 1000 + src && st.MPI_SOURCE == src,
-              "%s: got %d from %d, expected %d from %d", what, got, st.MPI_SOURCE, 1000 + src, src);
+        CHECK(got == 1000 + src && st.MPI_SOURCE == src, "%s: got %d from %d, expected %d from %d",
+              what, got, st.MPI_SOURCE, 1000 + src, src);
     }
     MPI_Wait(&req, MPI_STATUS_IGNORE);
     /* a collective across: each group gets the other's sum */
@@ -76,14 +76,14 @@ int main(int argc, char **argv)
     MPI_Group_incl(world, no, ranks, &odds);
     int even = rank % 2 == 0;
     MPI_Comm ic = MPI_COMM_NULL;
-    CHECK_MPI(MPI_Intercomm_create_from_groups(even ? evens : odds, even ? ne - 1 : no - 1,
-                                               even ? odds : evens, even ? no - 1 : ne - 1,
-                                               "org.bdmpi.test.icfg.parity", MPI_INFO_NULL,
-                                               MPI_ERRORS_RETURN, &ic));
+    CHECK_MPI(MPI_Intercomm_create_from_groups(
+        even ? evens : odds, even ? ne - 1 : no - 1, even ? odds : evens, even ? no - 1 : ne - 1,
+        "org.bdmpi.test.icfg.parity", MPI_INFO_NULL, MPI_ERRORS_RETURN, &ic));
     if (ic != MPI_COMM_NULL) {
         MPI_Errhandler eh = MPI_ERRHANDLER_NULL;
         MPI_Comm_get_errhandler(ic, &eh);
-        CHECK(eh == MPI_ERRORS_RETURN, "the intercommunicator's error handler is not the one given");
+        CHECK(eh == MPI_ERRORS_RETURN,
+              "the intercommunicator's error handler is not the one given");
         if (eh != MPI_ERRHANDLER_NULL)
             MPI_Errhandler_free(&eh);
         check_inter(ic, even ? ne : no, rank / 2, even ? no : ne, even ? esum : osum,
@@ -99,8 +99,8 @@ int main(int argc, char **argv)
     MPI_Comm_set_errhandler(MPI_COMM_SELF, MPI_ERRORS_RETURN);
     /* MPICH 4.0.2 does not check local_leader: it crashes (SIGSEGV) */
     if (!mtest_is_mpich()) {
-        int rc = MPI_Intercomm_create_from_groups(even ? evens : odds, size, even ? odds : evens,
-                                                  0, "org.bdmpi.test.icfg.bad", MPI_INFO_NULL,
+        int rc = MPI_Intercomm_create_from_groups(even ? evens : odds, size, even ? odds : evens, 0,
+                                                  "org.bdmpi.test.icfg.bad", MPI_INFO_NULL,
                                                   MPI_ERRORS_RETURN, &bad);
         CHECK_INT(err_class(rc), MPI_ERR_RANK, "a local_leader past the group's end");
     }

@@ -93,8 +93,7 @@ static void one_round(int round, int phase, int *in, int *out)
         if (rank == revoker) {
             CHECK_MPI(MPIX_Comm_revoke(c));
         } else {
-            rc = kind == 1 ? MPI_Barrier(c)
-                           : MPI_Allreduce(in, out, BIG, MPI_INT, MPI_SUM, c);
+            rc = kind == 1 ? MPI_Barrier(c) : MPI_Allreduce(in, out, BIG, MPI_INT, MPI_SUM, c);
             CHECK_INT(err_class(rc), MPIX_ERR_REVOKED,
                       kind == 1 ? "a barrier on a communicator another rank revokes"
                                 : "an all-reduce on a communicator another rank revokes");
@@ -120,8 +119,8 @@ static void one_round(int round, int phase, int *in, int *out)
     CHECK_MPI(MPI_Allreduce(&one, &sum, 1, MPI_INT, MPI_SUM, s));
     CHECK_INT(sum, size, "an all-reduce on the shrunk communicator");
     int right = (rank + 1) % size, left = (rank + size - 1) % size, got = -1;
-    CHECK_MPI(MPI_Sendrecv(&rank, 1, MPI_INT, right, 3, &got, 1, MPI_INT, left, 3, s,
-                           MPI_STATUS_IGNORE));
+    CHECK_MPI(
+        MPI_Sendrecv(&rank, 1, MPI_INT, right, 3, &got, 1, MPI_INT, left, 3, s, MPI_STATUS_IGNORE));
     CHECK_INT(got, left, "a ring on the shrunk communicator");
     /* A second agreement and shrink in a row keep matching. */
     flag = 1;

@@ -359,7 +359,8 @@ int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
     int lsize = 0, rsize = 0, me = MPI_UNDEFINED, rc;
     if (MPI_Group_size(local_group, &lsize) || MPI_Group_size(remote_group, &rsize))
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call, "invalid %s %d",
-                         lsize ? "remote_group" : "local_group", lsize ? remote_group : local_group);
+                         lsize ? "remote_group" : "local_group",
+                         lsize ? remote_group : local_group);
     MPI_Group_rank(local_group, &me);
     if (me == MPI_UNDEFINED)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call,
