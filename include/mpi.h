@@ -1204,6 +1204,10 @@ MPI_Session MPI_Session_f2c(MPI_Fint session);
 int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
 int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                MPI_Errhandler errhandler, MPI_Comm *newcomm);
+/* Fortran 90 parameterized types (MPI 3.1 17.1.9) */
+int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
 int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
                                      MPI_Group remote_group, int remote_leader,
                                      const char *stringtag, MPI_Info info,
@@ -1732,24 +1736,24 @@ int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
     X(Status_f082c) X(Status_f082f) X(Status_f2c) X(Status_f2f08) X(Status_set_cancelled) X(Status_set_elements) \
     X(Status_set_elements_c) X(Status_set_elements_x) X(Test) X(Test_cancelled) X(Testall) X(Testany) \
     X(Testsome) X(Topo_test) X(Type_c2f) X(Type_commit) X(Type_contiguous) X(Type_contiguous_c) \
-    X(Type_create_darray) X(Type_create_darray_c) X(Type_create_hindexed) X(Type_create_hindexed_block) X(Type_create_hindexed_block_c) X(Type_create_hindexed_c) \
-    X(Type_create_hvector) X(Type_create_hvector_c) X(Type_create_indexed_block) X(Type_create_indexed_block_c) X(Type_create_keyval) X(Type_create_resized) \
-    X(Type_create_resized_c) X(Type_create_struct) X(Type_create_struct_c) X(Type_create_subarray) X(Type_create_subarray_c) X(Type_delete_attr) \
-    X(Type_dup) X(Type_extent) X(Type_f2c) X(Type_free) X(Type_free_keyval) X(Type_get_attr) \
-    X(Type_get_contents) X(Type_get_contents_c) X(Type_get_envelope) X(Type_get_envelope_c) X(Type_get_extent) X(Type_get_extent_c) \
-    X(Type_get_extent_x) X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_c) X(Type_get_true_extent_x) X(Type_hindexed) \
-    X(Type_hvector) X(Type_indexed) X(Type_indexed_c) X(Type_lb) X(Type_match_size) X(Type_set_attr) \
-    X(Type_set_name) X(Type_size) X(Type_size_c) X(Type_size_x) X(Type_struct) X(Type_ub) \
-    X(Type_vector) X(Type_vector_c) X(Unpack) X(Unpack_c) X(Unpack_external) X(Unpack_external_c) \
-    X(Unpublish_name) X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Win_allocate) \
-    X(Win_allocate_c) X(Win_allocate_shared) X(Win_allocate_shared_c) X(Win_attach) X(Win_c2f) X(Win_call_errhandler) \
-    X(Win_complete) X(Win_create) X(Win_create_c) X(Win_create_dynamic) X(Win_create_errhandler) X(Win_create_keyval) \
-    X(Win_delete_attr) X(Win_detach) X(Win_f2c) X(Win_fence) X(Win_flush) X(Win_flush_all) \
-    X(Win_flush_local) X(Win_flush_local_all) X(Win_free) X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) \
-    X(Win_get_group) X(Win_get_info) X(Win_get_name) X(Win_lock) X(Win_lock_all) X(Win_post) \
-    X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) X(Win_set_name) X(Win_shared_query) X(Win_shared_query_c) \
-    X(Win_start) X(Win_sync) X(Win_test) X(Win_unlock) X(Win_unlock_all) X(Win_wait) \
-    X(Wtick) X(Wtime)
+    X(Type_create_darray) X(Type_create_darray_c) X(Type_create_f90_complex) X(Type_create_f90_integer) X(Type_create_f90_real) X(Type_create_hindexed) \
+    X(Type_create_hindexed_block) X(Type_create_hindexed_block_c) X(Type_create_hindexed_c) X(Type_create_hvector) X(Type_create_hvector_c) X(Type_create_indexed_block) \
+    X(Type_create_indexed_block_c) X(Type_create_keyval) X(Type_create_resized) X(Type_create_resized_c) X(Type_create_struct) X(Type_create_struct_c) \
+    X(Type_create_subarray) X(Type_create_subarray_c) X(Type_delete_attr) X(Type_dup) X(Type_extent) X(Type_f2c) \
+    X(Type_free) X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) X(Type_get_contents_c) X(Type_get_envelope) \
+    X(Type_get_envelope_c) X(Type_get_extent) X(Type_get_extent_c) X(Type_get_extent_x) X(Type_get_name) X(Type_get_true_extent) \
+    X(Type_get_true_extent_c) X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) X(Type_indexed) X(Type_indexed_c) \
+    X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) X(Type_size) X(Type_size_c) \
+    X(Type_size_x) X(Type_struct) X(Type_ub) X(Type_vector) X(Type_vector_c) X(Unpack) \
+    X(Unpack_c) X(Unpack_external) X(Unpack_external_c) X(Unpublish_name) X(Wait) X(Waitall) \
+    X(Waitany) X(Waitsome) X(Win_allocate) X(Win_allocate_c) X(Win_allocate_shared) X(Win_allocate_shared_c) \
+    X(Win_attach) X(Win_c2f) X(Win_call_errhandler) X(Win_complete) X(Win_create) X(Win_create_c) \
+    X(Win_create_dynamic) X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) X(Win_detach) X(Win_f2c) \
+    X(Win_fence) X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) X(Win_free) \
+    X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) X(Win_get_name) \
+    X(Win_lock) X(Win_lock_all) X(Win_post) X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) \
+    X(Win_set_name) X(Win_shared_query) X(Win_shared_query_c) X(Win_start) X(Win_sync) X(Win_test) \
+    X(Win_unlock) X(Win_unlock_all) X(Win_wait) X(Wtick) X(Wtime)
 /* END PMPI LIST */
 /* clang-format on */
 #ifdef BDMPI_PMPI_FUNCTIONS
