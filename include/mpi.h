@@ -165,6 +165,8 @@ typedef struct MPI_Status {
 #define MPI_ERRHANDLER_NULL ((MPI_Errhandler)0)
 #define MPI_ERRORS_ARE_FATAL ((MPI_Errhandler)1)
 #define MPI_ERRORS_RETURN ((MPI_Errhandler)2)
+/* MPI 4.0: ends the processes of the object's group; BDMPI ends the job */
+#define MPI_ERRORS_ABORT ((MPI_Errhandler)3)
 #define MPI_INFO_NULL ((MPI_Info)0)
 
 /* ---- special values ---- */
@@ -241,7 +243,8 @@ typedef struct MPI_Status {
 #define MPI_ERR_RMA_ATTACH 33
 #define MPI_ERR_RMA_SHARED 34
 #define MPI_ERR_RMA_FLAVOR 35
-#define MPI_ERR_LASTCODE 80
+/* classes up to 82 are used (mpi_t.h); codes the program adds follow */
+#define MPI_ERR_LASTCODE 100
 
 /* ---- callbacks ---- */
 typedef void MPI_User_function(void *invec, void *inoutvec, int *len, MPI_Datatype *datatype);
@@ -1201,6 +1204,14 @@ MPI_Session MPI_Session_f2c(MPI_Fint session);
 int MPI_Group_from_session_pset(MPI_Session session, const char *pset_name, MPI_Group *newgroup);
 int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info info,
                                MPI_Errhandler errhandler, MPI_Comm *newcomm);
+/* Fortran 90 parameterized types (MPI 3.1 17.1.9) */
+int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype);
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype);
+int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+                                     MPI_Group remote_group, int remote_leader,
+                                     const char *stringtag, MPI_Info info,
+                                     MPI_Errhandler errhandler, MPI_Comm *newintercomm);
 int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info);
 /* error classes (values kept clear of the other MPI 4.0 additions' range) */
 #define MPI_ERR_SESSION 60
@@ -1695,54 +1706,54 @@ int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
     X(Ineighbor_alltoallv) X(Ineighbor_alltoallv_c) X(Ineighbor_alltoallw) X(Ineighbor_alltoallw_c) X(Info_c2f) X(Info_create) \
     X(Info_create_env) X(Info_delete) X(Info_dup) X(Info_f2c) X(Info_free) X(Info_get) \
     X(Info_get_nkeys) X(Info_get_nthkey) X(Info_get_string) X(Info_get_valuelen) X(Info_set) X(Init) \
-    X(Init_thread) X(Initialized) X(Intercomm_create) X(Intercomm_merge) X(Iprobe) X(Irecv) \
-    X(Irecv_c) X(Ireduce) X(Ireduce_c) X(Ireduce_scatter) X(Ireduce_scatter_block) X(Ireduce_scatter_block_c) \
-    X(Ireduce_scatter_c) X(Irsend) X(Irsend_c) X(Is_thread_main) X(Iscan) X(Iscan_c) \
-    X(Iscatter) X(Iscatter_c) X(Iscatterv) X(Iscatterv_c) X(Isend) X(Isend_c) \
-    X(Isendrecv) X(Isendrecv_c) X(Isendrecv_replace) X(Isendrecv_replace_c) X(Issend) X(Issend_c) \
-    X(Keyval_create) X(Keyval_free) X(Lookup_name) X(Message_c2f) X(Message_f2c) X(Mprobe) \
-    X(Mrecv) X(Mrecv_c) X(Neighbor_allgather) X(Neighbor_allgather_c) X(Neighbor_allgather_init) X(Neighbor_allgather_init_c) \
-    X(Neighbor_allgatherv) X(Neighbor_allgatherv_c) X(Neighbor_allgatherv_init) X(Neighbor_allgatherv_init_c) X(Neighbor_alltoall) X(Neighbor_alltoall_c) \
-    X(Neighbor_alltoall_init) X(Neighbor_alltoall_init_c) X(Neighbor_alltoallv) X(Neighbor_alltoallv_c) X(Neighbor_alltoallv_init) X(Neighbor_alltoallv_init_c) \
-    X(Neighbor_alltoallw) X(Neighbor_alltoallw_c) X(Neighbor_alltoallw_init) X(Neighbor_alltoallw_init_c) X(Op_c2f) X(Op_commutative) \
-    X(Op_create) X(Op_create_c) X(Op_f2c) X(Op_free) X(Open_port) X(Pack) \
-    X(Pack_c) X(Pack_external) X(Pack_external_c) X(Pack_external_size) X(Pack_external_size_c) X(Pack_size) \
-    X(Pack_size_c) X(Parrived) X(Pcontrol) X(Pready) X(Pready_list) X(Pready_range) \
-    X(Precv_init) X(Probe) X(Psend_init) X(Publish_name) X(Put) X(Put_c) \
-    X(Query_thread) X(Raccumulate) X(Raccumulate_c) X(Recv) X(Recv_c) X(Recv_init) \
-    X(Recv_init_c) X(Reduce) X(Reduce_c) X(Reduce_init) X(Reduce_init_c) X(Reduce_local) \
-    X(Reduce_local_c) X(Reduce_scatter) X(Reduce_scatter_block) X(Reduce_scatter_block_c) X(Reduce_scatter_block_init) X(Reduce_scatter_block_init_c) \
-    X(Reduce_scatter_c) X(Reduce_scatter_init) X(Reduce_scatter_init_c) X(Register_datarep) X(Register_datarep_c) X(Request_c2f) \
-    X(Request_f2c) X(Request_free) X(Request_get_status) X(Rget) X(Rget_accumulate) X(Rget_accumulate_c) \
-    X(Rget_c) X(Rput) X(Rput_c) X(Rsend) X(Rsend_c) X(Rsend_init) \
-    X(Rsend_init_c) X(Scan) X(Scan_c) X(Scan_init) X(Scan_init_c) X(Scatter) \
-    X(Scatter_c) X(Scatter_init) X(Scatter_init_c) X(Scatterv) X(Scatterv_c) X(Scatterv_init) \
-    X(Scatterv_init_c) X(Send) X(Send_c) X(Send_init) X(Send_init_c) X(Sendrecv) \
-    X(Sendrecv_c) X(Sendrecv_replace) X(Sendrecv_replace_c) X(Session_c2f) X(Session_call_errhandler) X(Session_create_errhandler) \
-    X(Session_f2c) X(Session_finalize) X(Session_get_errhandler) X(Session_get_info) X(Session_get_nth_pset) X(Session_get_num_psets) \
-    X(Session_get_pset_info) X(Session_init) X(Session_set_errhandler) X(Ssend) X(Ssend_c) X(Ssend_init) \
-    X(Ssend_init_c) X(Start) X(Startall) X(Status_c2f) X(Status_c2f08) X(Status_f082c) \
-    X(Status_f082f) X(Status_f2c) X(Status_f2f08) X(Status_set_cancelled) X(Status_set_elements) X(Status_set_elements_c) \
-    X(Status_set_elements_x) X(Test) X(Test_cancelled) X(Testall) X(Testany) X(Testsome) \
-    X(Topo_test) X(Type_c2f) X(Type_commit) X(Type_contiguous) X(Type_contiguous_c) X(Type_create_darray) \
-    X(Type_create_darray_c) X(Type_create_hindexed) X(Type_create_hindexed_block) X(Type_create_hindexed_block_c) X(Type_create_hindexed_c) X(Type_create_hvector) \
-    X(Type_create_hvector_c) X(Type_create_indexed_block) X(Type_create_indexed_block_c) X(Type_create_keyval) X(Type_create_resized) X(Type_create_resized_c) \
-    X(Type_create_struct) X(Type_create_struct_c) X(Type_create_subarray) X(Type_create_subarray_c) X(Type_delete_attr) X(Type_dup) \
-    X(Type_extent) X(Type_f2c) X(Type_free) X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) \
-    X(Type_get_contents_c) X(Type_get_envelope) X(Type_get_envelope_c) X(Type_get_extent) X(Type_get_extent_c) X(Type_get_extent_x) \
-    X(Type_get_name) X(Type_get_true_extent) X(Type_get_true_extent_c) X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) \
-    X(Type_indexed) X(Type_indexed_c) X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) \
-    X(Type_size) X(Type_size_c) X(Type_size_x) X(Type_struct) X(Type_ub) X(Type_vector) \
-    X(Type_vector_c) X(Unpack) X(Unpack_c) X(Unpack_external) X(Unpack_external_c) X(Unpublish_name) \
-    X(Wait) X(Waitall) X(Waitany) X(Waitsome) X(Win_allocate) X(Win_allocate_c) \
-    X(Win_allocate_shared) X(Win_allocate_shared_c) X(Win_attach) X(Win_c2f) X(Win_call_errhandler) X(Win_complete) \
-    X(Win_create) X(Win_create_c) X(Win_create_dynamic) X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) \
-    X(Win_detach) X(Win_f2c) X(Win_fence) X(Win_flush) X(Win_flush_all) X(Win_flush_local) \
-    X(Win_flush_local_all) X(Win_free) X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) \
-    X(Win_get_info) X(Win_get_name) X(Win_lock) X(Win_lock_all) X(Win_post) X(Win_set_attr) \
-    X(Win_set_errhandler) X(Win_set_info) X(Win_set_name) X(Win_shared_query) X(Win_shared_query_c) X(Win_start) \
-    X(Win_sync) X(Win_test) X(Win_unlock) X(Win_unlock_all) X(Win_wait) X(Wtick) \
-    X(Wtime)
+    X(Init_thread) X(Initialized) X(Intercomm_create) X(Intercomm_create_from_groups) X(Intercomm_merge) X(Iprobe) \
+    X(Irecv) X(Irecv_c) X(Ireduce) X(Ireduce_c) X(Ireduce_scatter) X(Ireduce_scatter_block) \
+    X(Ireduce_scatter_block_c) X(Ireduce_scatter_c) X(Irsend) X(Irsend_c) X(Is_thread_main) X(Iscan) \
+    X(Iscan_c) X(Iscatter) X(Iscatter_c) X(Iscatterv) X(Iscatterv_c) X(Isend) \
+    X(Isend_c) X(Isendrecv) X(Isendrecv_c) X(Isendrecv_replace) X(Isendrecv_replace_c) X(Issend) \
+    X(Issend_c) X(Keyval_create) X(Keyval_free) X(Lookup_name) X(Message_c2f) X(Message_f2c) \
+    X(Mprobe) X(Mrecv) X(Mrecv_c) X(Neighbor_allgather) X(Neighbor_allgather_c) X(Neighbor_allgather_init) \
+    X(Neighbor_allgather_init_c) X(Neighbor_allgatherv) X(Neighbor_allgatherv_c) X(Neighbor_allgatherv_init) X(Neighbor_allgatherv_init_c) X(Neighbor_alltoall) \
+    X(Neighbor_alltoall_c) X(Neighbor_alltoall_init) X(Neighbor_alltoall_init_c) X(Neighbor_alltoallv) X(Neighbor_alltoallv_c) X(Neighbor_alltoallv_init) \
+    X(Neighbor_alltoallv_init_c) X(Neighbor_alltoallw) X(Neighbor_alltoallw_c) X(Neighbor_alltoallw_init) X(Neighbor_alltoallw_init_c) X(Op_c2f) \
+    X(Op_commutative) X(Op_create) X(Op_create_c) X(Op_f2c) X(Op_free) X(Open_port) \
+    X(Pack) X(Pack_c) X(Pack_external) X(Pack_external_c) X(Pack_external_size) X(Pack_external_size_c) \
+    X(Pack_size) X(Pack_size_c) X(Parrived) X(Pcontrol) X(Pready) X(Pready_list) \
+    X(Pready_range) X(Precv_init) X(Probe) X(Psend_init) X(Publish_name) X(Put) \
+    X(Put_c) X(Query_thread) X(Raccumulate) X(Raccumulate_c) X(Recv) X(Recv_c) \
+    X(Recv_init) X(Recv_init_c) X(Reduce) X(Reduce_c) X(Reduce_init) X(Reduce_init_c) \
+    X(Reduce_local) X(Reduce_local_c) X(Reduce_scatter) X(Reduce_scatter_block) X(Reduce_scatter_block_c) X(Reduce_scatter_block_init) \
+    X(Reduce_scatter_block_init_c) X(Reduce_scatter_c) X(Reduce_scatter_init) X(Reduce_scatter_init_c) X(Register_datarep) X(Register_datarep_c) \
+    X(Request_c2f) X(Request_f2c) X(Request_free) X(Request_get_status) X(Rget) X(Rget_accumulate) \
+    X(Rget_accumulate_c) X(Rget_c) X(Rput) X(Rput_c) X(Rsend) X(Rsend_c) \
+    X(Rsend_init) X(Rsend_init_c) X(Scan) X(Scan_c) X(Scan_init) X(Scan_init_c) \
+    X(Scatter) X(Scatter_c) X(Scatter_init) X(Scatter_init_c) X(Scatterv) X(Scatterv_c) \
+    X(Scatterv_init) X(Scatterv_init_c) X(Send) X(Send_c) X(Send_init) X(Send_init_c) \
+    X(Sendrecv) X(Sendrecv_c) X(Sendrecv_replace) X(Sendrecv_replace_c) X(Session_c2f) X(Session_call_errhandler) \
+    X(Session_create_errhandler) X(Session_f2c) X(Session_finalize) X(Session_get_errhandler) X(Session_get_info) X(Session_get_nth_pset) \
+    X(Session_get_num_psets) X(Session_get_pset_info) X(Session_init) X(Session_set_errhandler) X(Ssend) X(Ssend_c) \
+    X(Ssend_init) X(Ssend_init_c) X(Start) X(Startall) X(Status_c2f) X(Status_c2f08) \
+    X(Status_f082c) X(Status_f082f) X(Status_f2c) X(Status_f2f08) X(Status_set_cancelled) X(Status_set_elements) \
+    X(Status_set_elements_c) X(Status_set_elements_x) X(Test) X(Test_cancelled) X(Testall) X(Testany) \
+    X(Testsome) X(Topo_test) X(Type_c2f) X(Type_commit) X(Type_contiguous) X(Type_contiguous_c) \
+    X(Type_create_darray) X(Type_create_darray_c) X(Type_create_f90_complex) X(Type_create_f90_integer) X(Type_create_f90_real) X(Type_create_hindexed) \
+    X(Type_create_hindexed_block) X(Type_create_hindexed_block_c) X(Type_create_hindexed_c) X(Type_create_hvector) X(Type_create_hvector_c) X(Type_create_indexed_block) \
+    X(Type_create_indexed_block_c) X(Type_create_keyval) X(Type_create_resized) X(Type_create_resized_c) X(Type_create_struct) X(Type_create_struct_c) \
+    X(Type_create_subarray) X(Type_create_subarray_c) X(Type_delete_attr) X(Type_dup) X(Type_extent) X(Type_f2c) \
+    X(Type_free) X(Type_free_keyval) X(Type_get_attr) X(Type_get_contents) X(Type_get_contents_c) X(Type_get_envelope) \
+    X(Type_get_envelope_c) X(Type_get_extent) X(Type_get_extent_c) X(Type_get_extent_x) X(Type_get_name) X(Type_get_true_extent) \
+    X(Type_get_true_extent_c) X(Type_get_true_extent_x) X(Type_hindexed) X(Type_hvector) X(Type_indexed) X(Type_indexed_c) \
+    X(Type_lb) X(Type_match_size) X(Type_set_attr) X(Type_set_name) X(Type_size) X(Type_size_c) \
+    X(Type_size_x) X(Type_struct) X(Type_ub) X(Type_vector) X(Type_vector_c) X(Unpack) \
+    X(Unpack_c) X(Unpack_external) X(Unpack_external_c) X(Unpublish_name) X(Wait) X(Waitall) \
+    X(Waitany) X(Waitsome) X(Win_allocate) X(Win_allocate_c) X(Win_allocate_shared) X(Win_allocate_shared_c) \
+    X(Win_attach) X(Win_c2f) X(Win_call_errhandler) X(Win_complete) X(Win_create) X(Win_create_c) \
+    X(Win_create_dynamic) X(Win_create_errhandler) X(Win_create_keyval) X(Win_delete_attr) X(Win_detach) X(Win_f2c) \
+    X(Win_fence) X(Win_flush) X(Win_flush_all) X(Win_flush_local) X(Win_flush_local_all) X(Win_free) \
+    X(Win_free_keyval) X(Win_get_attr) X(Win_get_errhandler) X(Win_get_group) X(Win_get_info) X(Win_get_name) \
+    X(Win_lock) X(Win_lock_all) X(Win_post) X(Win_set_attr) X(Win_set_errhandler) X(Win_set_info) \
+    X(Win_set_name) X(Win_shared_query) X(Win_shared_query_c) X(Win_start) X(Win_sync) X(Win_test) \
+    X(Win_unlock) X(Win_unlock_all) X(Win_wait) X(Wtick) X(Wtime)
 /* END PMPI LIST */
 /* clang-format on */
 #ifdef BDMPI_PMPI_FUNCTIONS
@@ -1750,6 +1761,10 @@ int MPI_Lookup_name(const char *service_name, MPI_Info info, char *port_name);
 BDMPI_PMPI_FUNCTIONS(BDMPI_PMPI_DECLARE)
 #undef BDMPI_PMPI_DECLARE
 #endif
+
+/* The tool information interface (C only: kept out of the Fortran
+ * generator's sight, which reads this file and bdmpi.h). */
+#include "mpi_t.h"
 
 #if defined(__GNUC__)
 #pragma GCC visibility pop

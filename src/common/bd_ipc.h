@@ -55,9 +55,11 @@ enum bd_req_code {
      * these name their instance: ctx, myrank, rid = sequence number (without
      * it they address the instance of the rank's last BEGIN). */
     BD_REQ_COLL_ARRIVE,  /* this rank's inputs are all PUT; resp.flag: it may GET now */
-    BD_REQ_COLL_TEST,    /* a poll: resp.flag 1 when it may GET, else the slot may go */
+    BD_REQ_COLL_TEST,    /* a poll: resp.flag 1 when it may GET, else the slot may go;
+                            status BD_RESP_REVOKED: it never may (MPIX_Comm_revoke) */
     BD_REQ_COLL_WAITANY, /* arg[0]=n; window: bd_coll_id_t[n]; blocks until one may GET;
-                           resp: window byte flags[n] after the ids, flag = any */
+                           resp: window byte flags[n] after the ids (1: may GET, 2: revoked),
+                           flag = any */
     BD_REQ_COLL_TESTANY, /* the same as a poll; arg[1]=1: never give the slot away */
     /* One-sided communication (src/lib/rma.c, src/master/rma.c). */
     BD_REQ_RMA_ENABLE, /* this rank has a window: watch for RMA service messages */

@@ -30,7 +30,7 @@
 /* Raise code in call as the library does: through the error handler of
  * the object the call is about (kind 'c' communicator, 'w' window, 'f'
  * file), printing msg and ending the job if that handler is
- * MPI_ERRORS_ARE_FATAL.  Returns code when the handler returns. */
+ * MPI_ERRORS_ARE_FATAL or MPI_ERRORS_ABORT.  Returns code when the handler returns. */
 int bdmpi_f_raise(int kind, MPI_Fint handle, int code, const char *cls, const char *call,
                   const char *fmt, ...) __attribute__((format(printf, 6, 7)));
 int bdmpi_f_raise(int kind, MPI_Fint handle, int code, const char *cls, const char *call,
@@ -48,7 +48,7 @@ int bdmpi_f_raise(int kind, MPI_Fint handle, int code, const char *cls, const ch
         return rc;
     if (eh == MPI_ERRORS_RETURN)
         return code;
-    if (eh != MPI_ERRORS_ARE_FATAL) {
+    if (eh != MPI_ERRORS_ARE_FATAL && eh != MPI_ERRORS_ABORT) {
         if (kind == 'w')
             MPI_Win_call_errhandler(handle, code);
         else if (kind == 'f')

@@ -741,11 +741,27 @@ static void coll_wait(slave_t *s)
 
 /* ARRIVE (answered at once) and TEST (a poll): resp.flag says whether the
  * rank may GET its results now. */
+/* Rank r's part of c can never complete: its communicator was revoked
+ * (MPIX_Comm_revoke) and c had not come far enough for r.  A wait or poll
+ * for it is answered BD_RESP_REVOKED (a TEST), or flag 2 (WAITANY/TESTANY). */
+static int revoked_for(coll_t *c, int r)
+{
+    return c->comm && c->comm->revoked && !rank_ready(c, r);
+}
+
 static void coll_test(slave_t *s, int poll)
 {
     coll_t *c = s->coll;
     if (coll_arrive(s, c, s->coll_rank) < 0)
         return;
+    if (poll && revoked_for(c, s->coll_rank)) {
+        /* a rank that polls (MPI_Test, or a wait of a rank with several
+         * MPI threads) must learn of the revoke as a waiting one does */
+        s->slot->resp.status = BD_RESP_REVOKED;
+        s->slot->resp.flag = 1;
+        bdr_sched_respond(s);
+        return;
+    }
     s->slot->resp.flag = rank_ready(c, s->coll_rank);
     if (poll && !s->slot->resp.flag)
         bdr_sched_poll_failed(s);
@@ -779,8 +795,8 @@ static int any_ready(slave_t *s, coll_t **first_wait)
         }
         if (coll_arrive(s, c, id.myrank) < 0)
             return -1;
-        flags[i] = (uint8_t)rank_ready(c, id.myrank);
-        ready += flags[i];
+        flags[i] = rank_ready(c, id.myrank) ? 1 : revoked_for(c, id.myrank) ? 2 : 0;
+        ready += flags[i] != 0;
         if (!flags[i] && !*first_wait) {
             *first_wait = c;
             s->coll_rank = id.myrank;

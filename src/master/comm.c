@@ -182,6 +182,11 @@ void bdr_comm_revoke(int ctx)
             s->coll && s->coll->ctx == ctx) {
             s->revoked = 1;
             bdr_sched_make_runnable(s);
+        } else if (s->state == SL_BLOCKED && s->blk == BLK_COLL &&
+                   s->slot->req.code == BD_REQ_COLL_WAITANY) {
+            /* it looks at its instances again: one on this communicator
+             * that cannot complete now counts as done (revoked) */
+            bdr_sched_poke(s);
         }
     }
 }

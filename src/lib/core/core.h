@@ -160,6 +160,8 @@ void bdl_rpc_serve_flagged(void);
  * set MPI_ERRORS_RETURN on MPI_COMM_WORLD and expect it of the communicators
  * they created before); MPI_ERRORS_ARE_FATAL when WORLD has none set either. */
 #define BDL_ERRH_DEFAULT ((MPI_Errhandler)-1)
+/* The first handle of a user error handler (after MPI_ERRORS_ABORT). */
+#define BDL_ERRH_USER0 4
 /* The handler that takes c's errors. */
 MPI_Errhandler bdl_errh_effective(const bdl_comm_t *c);
 /* User error handlers (handles from 3 up): the function of a live one (NULL

@@ -77,6 +77,23 @@ const char *bdl_err_class_name(int c)
     case MPI_ERR_PORT: return "MPI_ERR_PORT";
     case MPI_ERR_NAME: return "MPI_ERR_NAME";
     case MPI_ERR_SERVICE: return "MPI_ERR_SERVICE";
+    case MPI_T_ERR_MEMORY: return "MPI_T_ERR_MEMORY"; /* the tool interface (mpi_t.h) */
+    case MPI_T_ERR_NOT_INITIALIZED: return "MPI_T_ERR_NOT_INITIALIZED";
+    case MPI_T_ERR_CANNOT_INIT: return "MPI_T_ERR_CANNOT_INIT";
+    case MPI_T_ERR_INVALID_INDEX: return "MPI_T_ERR_INVALID_INDEX";
+    case MPI_T_ERR_INVALID_ITEM: return "MPI_T_ERR_INVALID_ITEM";
+    case MPI_T_ERR_INVALID_HANDLE: return "MPI_T_ERR_INVALID_HANDLE";
+    case MPI_T_ERR_OUT_OF_HANDLES: return "MPI_T_ERR_OUT_OF_HANDLES";
+    case MPI_T_ERR_OUT_OF_SESSIONS: return "MPI_T_ERR_OUT_OF_SESSIONS";
+    case MPI_T_ERR_INVALID_SESSION: return "MPI_T_ERR_INVALID_SESSION";
+    case MPI_T_ERR_CVAR_SET_NOT_NOW: return "MPI_T_ERR_CVAR_SET_NOT_NOW";
+    case MPI_T_ERR_CVAR_SET_NEVER: return "MPI_T_ERR_CVAR_SET_NEVER";
+    case MPI_T_ERR_PVAR_NO_STARTSTOP: return "MPI_T_ERR_PVAR_NO_STARTSTOP";
+    case MPI_T_ERR_PVAR_NO_WRITE: return "MPI_T_ERR_PVAR_NO_WRITE";
+    case MPI_T_ERR_PVAR_NO_ATOMIC: return "MPI_T_ERR_PVAR_NO_ATOMIC";
+    case MPI_T_ERR_INVALID_NAME: return "MPI_T_ERR_INVALID_NAME";
+    case MPI_T_ERR_INVALID: return "MPI_T_ERR_INVALID";
+    case MPI_T_ERR_NOT_SUPPORTED: return "MPI_T_ERR_NOT_SUPPORTED";
     default: break;
     }
     return c >= 0 && c < (int)(sizeof names / sizeof *names) ? names[c] : "MPI_ERR_UNKNOWN";
@@ -109,7 +126,7 @@ _Noreturn void bdl_fatal(int code, const char *fmt, ...)
     exit(1);
 }
 
-/* User error handlers (MPI_Comm_create_errhandler): handles 3, 4, ...
+/* User error handlers (MPI_Comm_create_errhandler): handles BDL_ERRH_USER0, ...
  * A freed handler stays valid for the communicators using it (MPI 3.1
  * 8.3.4); its slot is reclaimed when the table is full and no communicator
  * names it any more. */
@@ -124,19 +141,20 @@ static char *g_code_string[BDL_MAX_USER_CODES];
 
 MPI_Comm_errhandler_function *bdl_errh_user(MPI_Errhandler eh)
 {
-    int i = eh - 3;
+    int i = eh - BDL_ERRH_USER0;
     return i >= 0 && i < g_nerrh ? g_errh_fn[i] : NULL;
 }
 
 int bdl_errh_valid(MPI_Errhandler eh)
 {
-    return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || bdl_errh_user(eh);
+    return eh == MPI_ERRORS_ARE_FATAL || eh == MPI_ERRORS_RETURN || eh == MPI_ERRORS_ABORT ||
+           bdl_errh_user(eh);
 }
 
 void bdl_errh_free(MPI_Errhandler eh)
 {
     if (bdl_errh_user(eh))
-        g_errh_freed[eh - 3] = 1;
+        g_errh_freed[eh - BDL_ERRH_USER0] = 1;
 }
 
 /* Free the slots of freed handlers that no communicator uses; 1 if any. */
@@ -148,7 +166,7 @@ static int errh_reclaim(void)
             continue;
         int used = 0;
         for (int h = 0; h < bdl_g.ncomms && !used; h++)
-            used = bdl_g.comms[h].used && bdl_g.comms[h].errh == 3 + i;
+            used = bdl_g.comms[h].used && bdl_g.comms[h].errh == BDL_ERRH_USER0 + i;
         if (!used) {
             g_errh_fn[i] = NULL;
             g_errh_freed[i] = 0;
@@ -165,7 +183,7 @@ int bdl_errh_create(MPI_Comm_errhandler_function *fn, MPI_Errhandler *eh)
             if (!g_errh_fn[i]) {
                 g_errh_fn[i] = fn;
                 g_errh_freed[i] = 0;
-                *eh = 3 + i;
+                *eh = BDL_ERRH_USER0 + i;
                 return MPI_SUCCESS;
             }
         if (pass == 0 && errh_reclaim())

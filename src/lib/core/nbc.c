@@ -263,7 +263,7 @@ int bdl_nbc_progress(bdl_nbc_t *nb, int blocking)
     if (!nb->ready) {
         bdl_resp()->status = BD_RESP_OK;
         bdl_xfer_call(&nb->xf, blocking ? BD_REQ_COLL_WAIT : BD_REQ_COLL_TEST);
-        if (blocking && bdl_resp()->status == BD_RESP_REVOKED) {
+        if (bdl_resp()->status == BD_RESP_REVOKED) {
             /* MPIX_Comm_revoke by another member: the collective fails. */
             nb->err = MPIX_ERR_REVOKED;
             nb->done = 1;
@@ -307,6 +307,7 @@ int bdl_nbc_poll(bdl_nbc_t **nbs, int n, int block, int yield)
     bd_req_t *r = bdl_req_begin(block ? BD_REQ_COLL_WAITANY : BD_REQ_COLL_TESTANY);
     r->arg[0] = k;
     r->arg[1] = !yield;
+    bdl_resp()->status = BD_RESP_OK;
     bdl_rpc();
     if (!bdl_resp()->flag)
         return 0;
@@ -315,7 +316,13 @@ int bdl_nbc_poll(bdl_nbc_t **nbs, int n, int block, int yield)
     for (int i = 0, j = 0; i < n; i++) {
         if (nbs[i]->reqs)
             continue;
-        if (flags[j++]) {
+        uint8_t f = flags[j++];
+        if (f == 2) { /* its communicator was revoked (MPIX_Comm_revoke): it fails */
+            nbs[i]->err = MPIX_ERR_REVOKED;
+            nbs[i]->done = 1;
+            nbc_release(nbs[i]);
+            done++;
+        } else if (f) {
             nbs[i]->ready = 1;
             done += bdl_nbc_progress(nbs[i], 0);
         }
@@ -416,6 +423,9 @@ static MPI_Request req_new_coll(bdl_nbc_t *nb)
     int h = bdl_req_new(&coll_req_ops);
     bdl_request_t *q = &bdl_g.reqs[h];
     q->impl = nb;
+    /* its error (a revoke) goes to its communicator's handler in Wait/Test
+     * (MPI 3.1 8.3), as a receive's does */
+    q->ecomm = nb->comm;
     q->done = bdl_nbc_done(nb);
     bdl_status_empty(&q->status);
     return h;

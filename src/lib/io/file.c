@@ -137,7 +137,7 @@ int MPI_File_set_errhandler(MPI_File file, MPI_Errhandler errhandler)
     const char *call = "MPI_File_set_errhandler";
     FILE_OR_NULL(call, file, f);
     if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
-        !file_eh_fn(errhandler))
+        errhandler != MPI_ERRORS_ABORT && !file_eh_fn(errhandler))
         return bdl_file_error(file, MPI_ERR_ARG, call,
                               "%d is not an error handler for files (made by "
                               "MPI_File_create_errhandler)",

@@ -13,10 +13,13 @@ int MPI_Bcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, 
     BDL_MT_GUARD;
     const char *call = "MPI_Bcast_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Bcast(buffer, i_count, datatype, root, comm);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -26,10 +29,13 @@ int MPI_Reduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
     BDL_MT_GUARD;
     const char *call = "MPI_Reduce_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Reduce(sendbuf, recvbuf, i_count, datatype, op, root, comm);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -39,10 +45,13 @@ int MPI_Allreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dat
     BDL_MT_GUARD;
     const char *call = "MPI_Allreduce_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Allreduce(sendbuf, recvbuf, i_count, datatype, op, comm);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -52,10 +61,13 @@ int MPI_Scan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype
     BDL_MT_GUARD;
     const char *call = "MPI_Scan_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Scan(sendbuf, recvbuf, i_count, datatype, op, comm);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -65,10 +77,13 @@ int MPI_Exscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Dataty
     BDL_MT_GUARD;
     const char *call = "MPI_Exscan_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Exscan(sendbuf, recvbuf, i_count, datatype, op, comm);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -78,10 +93,14 @@ int MPI_Reduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count rec
     BDL_MT_GUARD;
     const char *call = "MPI_Reduce_scatter_block_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "recvcount", recvcount, &i_recvcount, &datatype,
+                            &w_datatype)))
+        goto out;
     rc = MPI_Reduce_scatter_block(sendbuf, recvbuf, i_recvcount, datatype, op, comm);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -91,10 +110,14 @@ int MPI_Reduce_local_c(const void *inbuf, void *inoutbuf, MPI_Count count, MPI_D
     BDL_MT_GUARD;
     const char *call = "MPI_Reduce_local_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Reduce_local(inbuf, inoutbuf, i_count, datatype, op);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -104,13 +127,20 @@ int MPI_Gather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype
     BDL_MT_GUARD;
     const char *call = "MPI_Gather_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_sendtype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_recvtype = MPI_DATATYPE_NULL;
     int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "sendcount", sendcount, &i_sendcount, &sendtype,
+                            &w_sendtype)))
+        goto out;
     int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "recvcount", recvcount, &i_recvcount, &recvtype,
+                            &w_recvtype)))
+        goto out;
     rc = MPI_Gather(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, root, comm);
+out:
+    bdl_bc_dt_free(&w_sendtype);
+    bdl_bc_dt_free(&w_recvtype);
     return rc;
 }
 
@@ -120,13 +150,20 @@ int MPI_Scatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
     BDL_MT_GUARD;
     const char *call = "MPI_Scatter_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_sendtype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_recvtype = MPI_DATATYPE_NULL;
     int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "sendcount", sendcount, &i_sendcount, &sendtype,
+                            &w_sendtype)))
+        goto out;
     int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "recvcount", recvcount, &i_recvcount, &recvtype,
+                            &w_recvtype)))
+        goto out;
     rc = MPI_Scatter(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, root, comm);
+out:
+    bdl_bc_dt_free(&w_sendtype);
+    bdl_bc_dt_free(&w_recvtype);
     return rc;
 }
 
@@ -136,13 +173,20 @@ int MPI_Allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     BDL_MT_GUARD;
     const char *call = "MPI_Allgather_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_sendtype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_recvtype = MPI_DATATYPE_NULL;
     int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "sendcount", sendcount, &i_sendcount, &sendtype,
+                            &w_sendtype)))
+        goto out;
     int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "recvcount", recvcount, &i_recvcount, &recvtype,
+                            &w_recvtype)))
+        goto out;
     rc = MPI_Allgather(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, comm);
+out:
+    bdl_bc_dt_free(&w_sendtype);
+    bdl_bc_dt_free(&w_recvtype);
     return rc;
 }
 
@@ -152,13 +196,20 @@ int MPI_Alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     BDL_MT_GUARD;
     const char *call = "MPI_Alltoall_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_sendtype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_recvtype = MPI_DATATYPE_NULL;
     int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "sendcount", sendcount, &i_sendcount, &sendtype,
+                            &w_sendtype)))
+        goto out;
     int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "recvcount", recvcount, &i_recvcount, &recvtype,
+                            &w_recvtype)))
+        goto out;
     rc = MPI_Alltoall(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, comm);
+out:
+    bdl_bc_dt_free(&w_sendtype);
+    bdl_bc_dt_free(&w_recvtype);
     return rc;
 }
 
@@ -169,11 +220,13 @@ int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
     BDL_MT_GUARD;
     const char *call = "MPI_Gatherv_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_sendtype = MPI_DATATYPE_NULL;
     int *i_recvcounts = NULL;
     int *i_displs = NULL;
     int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "sendcount", sendcount, &i_sendcount, &sendtype,
+                            &w_sendtype)))
+        goto out;
     if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 1),
                           &i_recvcounts)))
         goto out;
@@ -182,6 +235,7 @@ int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
     rc = MPI_Gatherv(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcounts, i_displs, recvtype,
                      root, comm);
 out:
+    bdl_bc_dt_free(&w_sendtype);
     free(i_recvcounts);
     free(i_displs);
     return rc;
@@ -196,19 +250,22 @@ int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_
     int rc = MPI_SUCCESS;
     int *i_sendcounts = NULL;
     int *i_displs = NULL;
+    MPI_Datatype w_recvtype = MPI_DATATYPE_NULL;
     if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_size(comm, 1),
                           &i_sendcounts)))
         goto out;
     if ((rc = bdl_bc_aints(call, comm, "displs", displs, bdl_bc_size(comm, 1), &i_displs)))
         goto out;
     int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "recvcount", recvcount, &i_recvcount, &recvtype,
+                            &w_recvtype)))
+        goto out;
     rc = MPI_Scatterv(sendbuf, i_sendcounts, i_displs, sendtype, recvbuf, i_recvcount, recvtype,
                       root, comm);
 out:
     free(i_sendcounts);
     free(i_displs);
+    bdl_bc_dt_free(&w_recvtype);
     return rc;
 }
 
@@ -219,11 +276,13 @@ int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     BDL_MT_GUARD;
     const char *call = "MPI_Allgatherv_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_sendtype = MPI_DATATYPE_NULL;
     int *i_recvcounts = NULL;
     int *i_displs = NULL;
     int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "sendcount", sendcount, &i_sendcount, &sendtype,
+                            &w_sendtype)))
+        goto out;
     if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 1),
                           &i_recvcounts)))
         goto out;
@@ -232,6 +291,7 @@ int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     rc = MPI_Allgatherv(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcounts, i_displs, recvtype,
                         comm);
 out:
+    bdl_bc_dt_free(&w_sendtype);
     free(i_recvcounts);
     free(i_displs);
     return rc;
@@ -312,732 +372,5 @@ int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count rec
     rc = MPI_Reduce_scatter(sendbuf, recvbuf, i_recvcounts, datatype, op, comm);
 out:
     free(i_recvcounts);
-    return rc;
-}
-
-int MPI_Ibcast_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                 MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Ibcast_c";
-    int rc = MPI_SUCCESS;
-    int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
-    rc = MPI_Ibcast(buffer, i_count, datatype, root, comm, request);
-    return rc;
-}
-
-int MPI_Ireduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                  MPI_Op op, int root, MPI_Comm comm, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Ireduce_c";
-    int rc = MPI_SUCCESS;
-    int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
-    rc = MPI_Ireduce(sendbuf, recvbuf, i_count, datatype, op, root, comm, request);
-    return rc;
-}
-
-int MPI_Iallreduce_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                     MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Iallreduce_c";
-    int rc = MPI_SUCCESS;
-    int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
-    rc = MPI_Iallreduce(sendbuf, recvbuf, i_count, datatype, op, comm, request);
-    return rc;
-}
-
-int MPI_Iscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Iscan_c";
-    int rc = MPI_SUCCESS;
-    int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
-    rc = MPI_Iscan(sendbuf, recvbuf, i_count, datatype, op, comm, request);
-    return rc;
-}
-
-int MPI_Iexscan_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                  MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Iexscan_c";
-    int rc = MPI_SUCCESS;
-    int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
-    rc = MPI_Iexscan(sendbuf, recvbuf, i_count, datatype, op, comm, request);
-    return rc;
-}
-
-int MPI_Ireduce_scatter_block_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                MPI_Datatype datatype, MPI_Op op, MPI_Comm comm,
-                                MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Ireduce_scatter_block_c";
-    int rc = MPI_SUCCESS;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Ireduce_scatter_block(sendbuf, recvbuf, i_recvcount, datatype, op, comm, request);
-    return rc;
-}
-
-int MPI_Igather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                  MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                  MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Igather_c";
-    int rc = MPI_SUCCESS;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Igather(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, root, comm,
-                     request);
-    return rc;
-}
-
-int MPI_Iscatter_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   MPI_Count recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
-                   MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Iscatter_c";
-    int rc = MPI_SUCCESS;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Iscatter(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, root, comm,
-                      request);
-    return rc;
-}
-
-int MPI_Iallgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                     MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                     MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Iallgather_c";
-    int rc = MPI_SUCCESS;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Iallgather(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, comm,
-                        request);
-    return rc;
-}
-
-int MPI_Ialltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                    MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Ialltoall_c";
-    int rc = MPI_SUCCESS;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Ialltoall(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, comm,
-                       request);
-    return rc;
-}
-
-int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
-                   const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
-                   int root, MPI_Comm comm, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Igatherv_c";
-    int rc = MPI_SUCCESS;
-    int *i_recvcounts = NULL;
-    int *i_displs = NULL;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 1),
-                          &i_recvcounts)))
-        goto out;
-    if ((rc = bdl_bc_aints(call, comm, "displs", displs, bdl_bc_size(comm, 1), &i_displs)))
-        goto out;
-    rc = MPI_Igatherv(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcounts, i_displs, recvtype,
-                      root, comm, request);
-out:
-    free(i_recvcounts);
-    free(i_displs);
-    return rc;
-}
-
-int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
-                    MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
-                    MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Iscatterv_c";
-    int rc = MPI_SUCCESS;
-    int *i_sendcounts = NULL;
-    int *i_displs = NULL;
-    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_size(comm, 1),
-                          &i_sendcounts)))
-        goto out;
-    if ((rc = bdl_bc_aints(call, comm, "displs", displs, bdl_bc_size(comm, 1), &i_displs)))
-        goto out;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Iscatterv(sendbuf, i_sendcounts, i_displs, sendtype, recvbuf, i_recvcount, recvtype,
-                       root, comm, request);
-out:
-    free(i_sendcounts);
-    free(i_displs);
-    return rc;
-}
-
-int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                      void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                      MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Iallgatherv_c";
-    int rc = MPI_SUCCESS;
-    int *i_recvcounts = NULL;
-    int *i_displs = NULL;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 1),
-                          &i_recvcounts)))
-        goto out;
-    if ((rc = bdl_bc_aints(call, comm, "displs", displs, bdl_bc_size(comm, 1), &i_displs)))
-        goto out;
-    rc = MPI_Iallgatherv(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcounts, i_displs, recvtype,
-                         comm, request);
-out:
-    free(i_recvcounts);
-    free(i_displs);
-    return rc;
-}
-
-int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                     MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
-                     const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
-                     MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Ialltoallv_c";
-    int rc = MPI_SUCCESS;
-    int *i_sendcounts = NULL;
-    int *i_sdispls = NULL;
-    int *i_recvcounts = NULL;
-    int *i_rdispls = NULL;
-    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_size(comm, 1),
-                          &i_sendcounts)))
-        goto out;
-    if ((rc = bdl_bc_aints(call, comm, "sdispls", sdispls, bdl_bc_size(comm, 1), &i_sdispls)))
-        goto out;
-    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 1),
-                          &i_recvcounts)))
-        goto out;
-    if ((rc = bdl_bc_aints(call, comm, "rdispls", rdispls, bdl_bc_size(comm, 1), &i_rdispls)))
-        goto out;
-    rc = MPI_Ialltoallv(sendbuf, i_sendcounts, i_sdispls, sendtype, recvbuf, i_recvcounts,
-                        i_rdispls, recvtype, comm, request);
-out:
-    free(i_sendcounts);
-    free(i_sdispls);
-    free(i_recvcounts);
-    free(i_rdispls);
-    return rc;
-}
-
-int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
-                     const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
-                     const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
-                     MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Ialltoallw_c";
-    int rc = MPI_SUCCESS;
-    int *i_sendcounts = NULL;
-    int *i_sdispls = NULL;
-    int *i_recvcounts = NULL;
-    int *i_rdispls = NULL;
-    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_size(comm, 1),
-                          &i_sendcounts)))
-        goto out;
-    if ((rc = bdl_bc_aints(call, comm, "sdispls", sdispls, bdl_bc_size(comm, 1), &i_sdispls)))
-        goto out;
-    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 1),
-                          &i_recvcounts)))
-        goto out;
-    if ((rc = bdl_bc_aints(call, comm, "rdispls", rdispls, bdl_bc_size(comm, 1), &i_rdispls)))
-        goto out;
-    rc = MPI_Ialltoallw(sendbuf, i_sendcounts, i_sdispls, sendtypes, recvbuf, i_recvcounts,
-                        i_rdispls, recvtypes, comm, request);
-out:
-    free(i_sendcounts);
-    free(i_sdispls);
-    free(i_recvcounts);
-    free(i_rdispls);
-    return rc;
-}
-
-int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
-                          MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Ireduce_scatter_c";
-    int rc = MPI_SUCCESS;
-    int *i_recvcounts = NULL;
-    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 0),
-                          &i_recvcounts)))
-        goto out;
-    rc = MPI_Ireduce_scatter(sendbuf, recvbuf, i_recvcounts, datatype, op, comm, request);
-out:
-    free(i_recvcounts);
-    return rc;
-}
-
-int MPI_Bcast_init_c(void *buffer, MPI_Count count, MPI_Datatype datatype, int root, MPI_Comm comm,
-                     MPI_Info info, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Bcast_init_c";
-    int rc = MPI_SUCCESS;
-    int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
-    rc = MPI_Bcast_init(buffer, i_count, datatype, root, comm, info, request);
-    return rc;
-}
-
-int MPI_Reduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Op op, int root, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Reduce_init_c";
-    int rc = MPI_SUCCESS;
-    int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
-    rc = MPI_Reduce_init(sendbuf, recvbuf, i_count, datatype, op, root, comm, info, request);
-    return rc;
-}
-
-int MPI_Allreduce_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                         MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Allreduce_init_c";
-    int rc = MPI_SUCCESS;
-    int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
-    rc = MPI_Allreduce_init(sendbuf, recvbuf, i_count, datatype, op, comm, info, request);
-    return rc;
-}
-
-int MPI_Scan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                    MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Scan_init_c";
-    int rc = MPI_SUCCESS;
-    int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
-    rc = MPI_Scan_init(sendbuf, recvbuf, i_count, datatype, op, comm, info, request);
-    return rc;
-}
-
-int MPI_Exscan_init_c(const void *sendbuf, void *recvbuf, MPI_Count count, MPI_Datatype datatype,
-                      MPI_Op op, MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Exscan_init_c";
-    int rc = MPI_SUCCESS;
-    int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
-    rc = MPI_Exscan_init(sendbuf, recvbuf, i_count, datatype, op, comm, info, request);
-    return rc;
-}
-
-int MPI_Reduce_scatter_block_init_c(const void *sendbuf, void *recvbuf, MPI_Count recvcount,
-                                    MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Info info,
-                                    MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Reduce_scatter_block_init_c";
-    int rc = MPI_SUCCESS;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Reduce_scatter_block_init(sendbuf, recvbuf, i_recvcount, datatype, op, comm, info,
-                                       request);
-    return rc;
-}
-
-int MPI_Gather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                      void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                      MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Gather_init_c";
-    int rc = MPI_SUCCESS;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Gather_init(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, root, comm,
-                         info, request);
-    return rc;
-}
-
-int MPI_Scatter_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                       void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, int root,
-                       MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Scatter_init_c";
-    int rc = MPI_SUCCESS;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Scatter_init(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, root,
-                          comm, info, request);
-    return rc;
-}
-
-int MPI_Allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                         void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                         MPI_Info info, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Allgather_init_c";
-    int rc = MPI_SUCCESS;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Allgather_init(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, comm,
-                            info, request);
-    return rc;
-}
-
-int MPI_Alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                        void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype, MPI_Comm comm,
-                        MPI_Info info, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Alltoall_init_c";
-    int rc = MPI_SUCCESS;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Alltoall_init(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, comm,
-                           info, request);
-    return rc;
-}
-
-int MPI_Neighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                             MPI_Comm comm)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Neighbor_allgather_c";
-    int rc = MPI_SUCCESS;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Neighbor_allgather(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype,
-                                comm);
-    return rc;
-}
-
-int MPI_Neighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                            void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                            MPI_Comm comm)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Neighbor_alltoall_c";
-    int rc = MPI_SUCCESS;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc =
-        MPI_Neighbor_alltoall(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype, comm);
-    return rc;
-}
-
-int MPI_Ineighbor_allgather_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                              MPI_Comm comm, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Ineighbor_allgather_c";
-    int rc = MPI_SUCCESS;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Ineighbor_allgather(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype,
-                                 comm, request);
-    return rc;
-}
-
-int MPI_Ineighbor_alltoall_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                             void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                             MPI_Comm comm, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Ineighbor_alltoall_c";
-    int rc = MPI_SUCCESS;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Ineighbor_alltoall(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype,
-                                comm, request);
-    return rc;
-}
-
-int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                              MPI_Datatype recvtype, MPI_Comm comm)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Neighbor_allgatherv_c";
-    int rc = MPI_SUCCESS;
-    int *i_recvcounts = NULL;
-    int *i_displs = NULL;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_degree(comm, 0),
-                          &i_recvcounts)))
-        goto out;
-    if ((rc = bdl_bc_aints(call, comm, "displs", displs, bdl_bc_degree(comm, 0), &i_displs)))
-        goto out;
-    rc = MPI_Neighbor_allgatherv(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcounts, i_displs,
-                                 recvtype, comm);
-out:
-    free(i_recvcounts);
-    free(i_displs);
-    return rc;
-}
-
-int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                             const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                             const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                             MPI_Datatype recvtype, MPI_Comm comm)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Neighbor_alltoallv_c";
-    int rc = MPI_SUCCESS;
-    int *i_sendcounts = NULL;
-    int *i_sdispls = NULL;
-    int *i_recvcounts = NULL;
-    int *i_rdispls = NULL;
-    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_degree(comm, 1),
-                          &i_sendcounts)))
-        goto out;
-    if ((rc = bdl_bc_aints(call, comm, "sdispls", sdispls, bdl_bc_degree(comm, 1), &i_sdispls)))
-        goto out;
-    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_degree(comm, 0),
-                          &i_recvcounts)))
-        goto out;
-    if ((rc = bdl_bc_aints(call, comm, "rdispls", rdispls, bdl_bc_degree(comm, 0), &i_rdispls)))
-        goto out;
-    rc = MPI_Neighbor_alltoallv(sendbuf, i_sendcounts, i_sdispls, sendtype, recvbuf, i_recvcounts,
-                                i_rdispls, recvtype, comm);
-out:
-    free(i_sendcounts);
-    free(i_sdispls);
-    free(i_recvcounts);
-    free(i_rdispls);
-    return rc;
-}
-
-int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                             const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                             void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                             const MPI_Datatype recvtypes[], MPI_Comm comm)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Neighbor_alltoallw_c";
-    int rc = MPI_SUCCESS;
-    int *i_sendcounts = NULL;
-    int *i_recvcounts = NULL;
-    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_degree(comm, 1),
-                          &i_sendcounts)))
-        goto out;
-    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_degree(comm, 0),
-                          &i_recvcounts)))
-        goto out;
-    rc = MPI_Neighbor_alltoallw(sendbuf, i_sendcounts, sdispls, sendtypes, recvbuf, i_recvcounts,
-                                rdispls, recvtypes, comm);
-out:
-    free(i_sendcounts);
-    free(i_recvcounts);
-    return rc;
-}
-
-int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                               void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
-                               MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Ineighbor_allgatherv_c";
-    int rc = MPI_SUCCESS;
-    int *i_recvcounts = NULL;
-    int *i_displs = NULL;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_degree(comm, 0),
-                          &i_recvcounts)))
-        goto out;
-    if ((rc = bdl_bc_aints(call, comm, "displs", displs, bdl_bc_degree(comm, 0), &i_displs)))
-        goto out;
-    rc = MPI_Ineighbor_allgatherv(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcounts, i_displs,
-                                  recvtype, comm, request);
-out:
-    free(i_recvcounts);
-    free(i_displs);
-    return rc;
-}
-
-int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
-                              const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                              MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Ineighbor_alltoallv_c";
-    int rc = MPI_SUCCESS;
-    int *i_sendcounts = NULL;
-    int *i_sdispls = NULL;
-    int *i_recvcounts = NULL;
-    int *i_rdispls = NULL;
-    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_degree(comm, 1),
-                          &i_sendcounts)))
-        goto out;
-    if ((rc = bdl_bc_aints(call, comm, "sdispls", sdispls, bdl_bc_degree(comm, 1), &i_sdispls)))
-        goto out;
-    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_degree(comm, 0),
-                          &i_recvcounts)))
-        goto out;
-    if ((rc = bdl_bc_aints(call, comm, "rdispls", rdispls, bdl_bc_degree(comm, 0), &i_rdispls)))
-        goto out;
-    rc = MPI_Ineighbor_alltoallv(sendbuf, i_sendcounts, i_sdispls, sendtype, recvbuf, i_recvcounts,
-                                 i_rdispls, recvtype, comm, request);
-out:
-    free(i_sendcounts);
-    free(i_sdispls);
-    free(i_recvcounts);
-    free(i_rdispls);
-    return rc;
-}
-
-int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
-                              const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
-                              void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint rdispls[],
-                              const MPI_Datatype recvtypes[], MPI_Comm comm, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Ineighbor_alltoallw_c";
-    int rc = MPI_SUCCESS;
-    int *i_sendcounts = NULL;
-    int *i_recvcounts = NULL;
-    if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_degree(comm, 1),
-                          &i_sendcounts)))
-        goto out;
-    if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_degree(comm, 0),
-                          &i_recvcounts)))
-        goto out;
-    rc = MPI_Ineighbor_alltoallw(sendbuf, i_sendcounts, sdispls, sendtypes, recvbuf, i_recvcounts,
-                                 rdispls, recvtypes, comm, request);
-out:
-    free(i_sendcounts);
-    free(i_recvcounts);
-    return rc;
-}
-
-int MPI_Neighbor_allgather_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                  void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                  MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Neighbor_allgather_init_c";
-    int rc = MPI_SUCCESS;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Neighbor_allgather_init(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype,
-                                     comm, info, request);
-    return rc;
-}
-
-int MPI_Neighbor_alltoall_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
-                                 void *recvbuf, MPI_Count recvcount, MPI_Datatype recvtype,
-                                 MPI_Comm comm, MPI_Info info, MPI_Request *request)
-{
-    BDL_MT_GUARD;
-    const char *call = "MPI_Neighbor_alltoall_init_c";
-    int rc = MPI_SUCCESS;
-    int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
-    int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
-    rc = MPI_Neighbor_alltoall_init(sendbuf, i_sendcount, sendtype, recvbuf, i_recvcount, recvtype,
-                                    comm, info, request);
     return rc;
 }

@@ -232,9 +232,10 @@ int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void
     BDL_MT_GUARD;
     const char *call = "MPI_Pack_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_incount;
-    if ((rc = bdl_bc_fit(call, comm, "incount", incount, &i_incount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "incount", incount, &i_incount, &datatype, &w_datatype)))
+        goto out;
     int i_position;
     if ((rc = bdl_bc_fit(call, comm, "position", *position, &i_position)))
         return rc;
@@ -242,6 +243,8 @@ int MPI_Pack_c(const void *inbuf, MPI_Count incount, MPI_Datatype datatype, void
                   &i_position, comm);
     if (rc == MPI_SUCCESS)
         *position = (MPI_Count)i_position;
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -251,16 +254,19 @@ int MPI_Unpack_c(const void *inbuf, MPI_Count insize, MPI_Count *position, void 
     BDL_MT_GUARD;
     const char *call = "MPI_Unpack_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_position;
     if ((rc = bdl_bc_fit(call, comm, "position", *position, &i_position)))
         return rc;
     int i_outcount;
-    if ((rc = bdl_bc_fit(call, comm, "outcount", outcount, &i_outcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "outcount", outcount, &i_outcount, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Unpack(inbuf, (insize > INT_MAX ? INT_MAX : (int)insize), &i_position, outbuf,
                     i_outcount, datatype, comm);
     if (rc == MPI_SUCCESS)
         *position = (MPI_Count)i_position;
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -269,13 +275,16 @@ int MPI_Pack_size_c(MPI_Count incount, MPI_Datatype datatype, MPI_Comm comm, MPI
     BDL_MT_GUARD;
     const char *call = "MPI_Pack_size_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_incount;
-    if ((rc = bdl_bc_fit(call, comm, "incount", incount, &i_incount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "incount", incount, &i_incount, &datatype, &w_datatype)))
+        goto out;
     int i_size = 0;
     rc = MPI_Pack_size(i_incount, datatype, comm, &i_size);
     if (rc == MPI_SUCCESS)
         *size = (MPI_Count)i_size;
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -285,14 +294,18 @@ int MPI_Pack_external_c(const char datarep[], const void *inbuf, MPI_Count incou
     BDL_MT_GUARD;
     const char *call = "MPI_Pack_external_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_incount;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "incount", incount, &i_incount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "incount", incount, &i_incount, &datatype,
+                            &w_datatype)))
+        goto out;
     MPI_Aint i_position = (MPI_Aint)*position;
     rc = MPI_Pack_external(datarep, inbuf, i_incount, datatype, outbuf, (MPI_Aint)outsize,
                            &i_position);
     if (rc == MPI_SUCCESS)
         *position = (MPI_Count)i_position;
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -303,14 +316,18 @@ int MPI_Unpack_external_c(const char datarep[], const void *inbuf, MPI_Count ins
     BDL_MT_GUARD;
     const char *call = "MPI_Unpack_external_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     MPI_Aint i_position = (MPI_Aint)*position;
     int i_outcount;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "outcount", outcount, &i_outcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "outcount", outcount, &i_outcount, &datatype,
+                            &w_datatype)))
+        goto out;
     rc = MPI_Unpack_external(datarep, inbuf, (MPI_Aint)insize, &i_position, outbuf, i_outcount,
                              datatype);
     if (rc == MPI_SUCCESS)
         *position = (MPI_Count)i_position;
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -320,13 +337,17 @@ int MPI_Pack_external_size_c(const char datarep[], MPI_Count incount, MPI_Dataty
     BDL_MT_GUARD;
     const char *call = "MPI_Pack_external_size_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_incount;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "incount", incount, &i_incount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "incount", incount, &i_incount, &datatype,
+                            &w_datatype)))
+        goto out;
     MPI_Aint i_size = 0;
     rc = MPI_Pack_external_size(datarep, i_incount, datatype, &i_size);
     if (rc == MPI_SUCCESS)
         *size = (MPI_Count)i_size;
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -337,14 +358,21 @@ int MPI_Put_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype orig
     BDL_MT_GUARD;
     const char *call = "MPI_Put_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_origin_datatype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_target_datatype = MPI_DATATYPE_NULL;
     int i_origin_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count,
+                            &origin_datatype, &w_origin_datatype)))
+        goto out;
     int i_target_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count,
+                            &target_datatype, &w_target_datatype)))
+        goto out;
     rc = MPI_Put(origin_addr, i_origin_count, origin_datatype, target_rank, target_disp,
                  i_target_count, target_datatype, win);
+out:
+    bdl_bc_dt_free(&w_origin_datatype);
+    bdl_bc_dt_free(&w_target_datatype);
     return rc;
 }
 
@@ -355,14 +383,21 @@ int MPI_Get_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_dat
     BDL_MT_GUARD;
     const char *call = "MPI_Get_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_origin_datatype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_target_datatype = MPI_DATATYPE_NULL;
     int i_origin_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count,
+                            &origin_datatype, &w_origin_datatype)))
+        goto out;
     int i_target_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count,
+                            &target_datatype, &w_target_datatype)))
+        goto out;
     rc = MPI_Get(origin_addr, i_origin_count, origin_datatype, target_rank, target_disp,
                  i_target_count, target_datatype, win);
+out:
+    bdl_bc_dt_free(&w_origin_datatype);
+    bdl_bc_dt_free(&w_target_datatype);
     return rc;
 }
 
@@ -373,14 +408,21 @@ int MPI_Accumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Dataty
     BDL_MT_GUARD;
     const char *call = "MPI_Accumulate_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_origin_datatype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_target_datatype = MPI_DATATYPE_NULL;
     int i_origin_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count,
+                            &origin_datatype, &w_origin_datatype)))
+        goto out;
     int i_target_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count,
+                            &target_datatype, &w_target_datatype)))
+        goto out;
     rc = MPI_Accumulate(origin_addr, i_origin_count, origin_datatype, target_rank, target_disp,
                         i_target_count, target_datatype, op, win);
+out:
+    bdl_bc_dt_free(&w_origin_datatype);
+    bdl_bc_dt_free(&w_target_datatype);
     return rc;
 }
 
@@ -393,18 +435,28 @@ int MPI_Get_accumulate_c(const void *origin_addr, MPI_Count origin_count,
     BDL_MT_GUARD;
     const char *call = "MPI_Get_accumulate_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_origin_datatype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_result_datatype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_target_datatype = MPI_DATATYPE_NULL;
     int i_origin_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count,
+                            &origin_datatype, &w_origin_datatype)))
+        goto out;
     int i_result_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "result_count", result_count, &i_result_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "result_count", result_count, &i_result_count,
+                            &result_datatype, &w_result_datatype)))
+        goto out;
     int i_target_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count,
+                            &target_datatype, &w_target_datatype)))
+        goto out;
     rc = MPI_Get_accumulate(origin_addr, i_origin_count, origin_datatype, result_addr,
                             i_result_count, result_datatype, target_rank, target_disp,
                             i_target_count, target_datatype, op, win);
+out:
+    bdl_bc_dt_free(&w_origin_datatype);
+    bdl_bc_dt_free(&w_result_datatype);
+    bdl_bc_dt_free(&w_target_datatype);
     return rc;
 }
 
@@ -415,14 +467,21 @@ int MPI_Rput_c(const void *origin_addr, MPI_Count origin_count, MPI_Datatype ori
     BDL_MT_GUARD;
     const char *call = "MPI_Rput_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_origin_datatype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_target_datatype = MPI_DATATYPE_NULL;
     int i_origin_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count,
+                            &origin_datatype, &w_origin_datatype)))
+        goto out;
     int i_target_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count,
+                            &target_datatype, &w_target_datatype)))
+        goto out;
     rc = MPI_Rput(origin_addr, i_origin_count, origin_datatype, target_rank, target_disp,
                   i_target_count, target_datatype, win, request);
+out:
+    bdl_bc_dt_free(&w_origin_datatype);
+    bdl_bc_dt_free(&w_target_datatype);
     return rc;
 }
 
@@ -433,14 +492,21 @@ int MPI_Rget_c(void *origin_addr, MPI_Count origin_count, MPI_Datatype origin_da
     BDL_MT_GUARD;
     const char *call = "MPI_Rget_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_origin_datatype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_target_datatype = MPI_DATATYPE_NULL;
     int i_origin_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count,
+                            &origin_datatype, &w_origin_datatype)))
+        goto out;
     int i_target_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count,
+                            &target_datatype, &w_target_datatype)))
+        goto out;
     rc = MPI_Rget(origin_addr, i_origin_count, origin_datatype, target_rank, target_disp,
                   i_target_count, target_datatype, win, request);
+out:
+    bdl_bc_dt_free(&w_origin_datatype);
+    bdl_bc_dt_free(&w_target_datatype);
     return rc;
 }
 
@@ -451,14 +517,21 @@ int MPI_Raccumulate_c(const void *origin_addr, MPI_Count origin_count, MPI_Datat
     BDL_MT_GUARD;
     const char *call = "MPI_Raccumulate_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_origin_datatype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_target_datatype = MPI_DATATYPE_NULL;
     int i_origin_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count,
+                            &origin_datatype, &w_origin_datatype)))
+        goto out;
     int i_target_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count,
+                            &target_datatype, &w_target_datatype)))
+        goto out;
     rc = MPI_Raccumulate(origin_addr, i_origin_count, origin_datatype, target_rank, target_disp,
                          i_target_count, target_datatype, op, win, request);
+out:
+    bdl_bc_dt_free(&w_origin_datatype);
+    bdl_bc_dt_free(&w_target_datatype);
     return rc;
 }
 
@@ -471,18 +544,28 @@ int MPI_Rget_accumulate_c(const void *origin_addr, MPI_Count origin_count,
     BDL_MT_GUARD;
     const char *call = "MPI_Rget_accumulate_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_origin_datatype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_result_datatype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_target_datatype = MPI_DATATYPE_NULL;
     int i_origin_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "origin_count", origin_count, &i_origin_count,
+                            &origin_datatype, &w_origin_datatype)))
+        goto out;
     int i_result_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "result_count", result_count, &i_result_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "result_count", result_count, &i_result_count,
+                            &result_datatype, &w_result_datatype)))
+        goto out;
     int i_target_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, MPI_COMM_WORLD, "target_count", target_count, &i_target_count,
+                            &target_datatype, &w_target_datatype)))
+        goto out;
     rc = MPI_Rget_accumulate(origin_addr, i_origin_count, origin_datatype, result_addr,
                              i_result_count, result_datatype, target_rank, target_disp,
                              i_target_count, target_datatype, op, win, request);
+out:
+    bdl_bc_dt_free(&w_origin_datatype);
+    bdl_bc_dt_free(&w_result_datatype);
+    bdl_bc_dt_free(&w_target_datatype);
     return rc;
 }
 
@@ -518,10 +601,14 @@ int MPI_File_read_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count coun
     BDL_MT_GUARD;
     const char *call = "MPI_File_read_at_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_read_at(fh, offset, buf, i_count, datatype, status);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -531,10 +618,14 @@ int MPI_File_read_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count 
     BDL_MT_GUARD;
     const char *call = "MPI_File_read_at_all_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_read_at_all(fh, offset, buf, i_count, datatype, status);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -544,10 +635,14 @@ int MPI_File_write_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Cou
     BDL_MT_GUARD;
     const char *call = "MPI_File_write_at_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_write_at(fh, offset, buf, i_count, datatype, status);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -557,10 +652,14 @@ int MPI_File_write_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI
     BDL_MT_GUARD;
     const char *call = "MPI_File_write_at_all_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_write_at_all(fh, offset, buf, i_count, datatype, status);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -570,10 +669,14 @@ int MPI_File_iread_at_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count cou
     BDL_MT_GUARD;
     const char *call = "MPI_File_iread_at_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_iread_at(fh, offset, buf, i_count, datatype, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -583,10 +686,14 @@ int MPI_File_iread_at_all_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_Count
     BDL_MT_GUARD;
     const char *call = "MPI_File_iread_at_all_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_iread_at_all(fh, offset, buf, i_count, datatype, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -596,10 +703,14 @@ int MPI_File_iwrite_at_c(MPI_File fh, MPI_Offset offset, const void *buf, MPI_Co
     BDL_MT_GUARD;
     const char *call = "MPI_File_iwrite_at_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_iwrite_at(fh, offset, buf, i_count, datatype, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -609,10 +720,14 @@ int MPI_File_iwrite_at_all_c(MPI_File fh, MPI_Offset offset, const void *buf, MP
     BDL_MT_GUARD;
     const char *call = "MPI_File_iwrite_at_all_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_iwrite_at_all(fh, offset, buf, i_count, datatype, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -622,10 +737,14 @@ int MPI_File_read_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype dataty
     BDL_MT_GUARD;
     const char *call = "MPI_File_read_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_read(fh, buf, i_count, datatype, status);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -635,10 +754,14 @@ int MPI_File_read_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype da
     BDL_MT_GUARD;
     const char *call = "MPI_File_read_all_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_read_all(fh, buf, i_count, datatype, status);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -648,10 +771,14 @@ int MPI_File_write_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatype
     BDL_MT_GUARD;
     const char *call = "MPI_File_write_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_write(fh, buf, i_count, datatype, status);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -661,10 +788,14 @@ int MPI_File_write_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Data
     BDL_MT_GUARD;
     const char *call = "MPI_File_write_all_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_write_all(fh, buf, i_count, datatype, status);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -674,10 +805,14 @@ int MPI_File_iread_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype datat
     BDL_MT_GUARD;
     const char *call = "MPI_File_iread_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_iread(fh, buf, i_count, datatype, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -687,10 +822,14 @@ int MPI_File_iread_all_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype d
     BDL_MT_GUARD;
     const char *call = "MPI_File_iread_all_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_iread_all(fh, buf, i_count, datatype, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -700,10 +839,14 @@ int MPI_File_iwrite_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Datatyp
     BDL_MT_GUARD;
     const char *call = "MPI_File_iwrite_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_iwrite(fh, buf, i_count, datatype, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -713,10 +856,14 @@ int MPI_File_iwrite_all_c(MPI_File fh, const void *buf, MPI_Count count, MPI_Dat
     BDL_MT_GUARD;
     const char *call = "MPI_File_iwrite_all_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_iwrite_all(fh, buf, i_count, datatype, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -726,10 +873,14 @@ int MPI_File_read_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatype
     BDL_MT_GUARD;
     const char *call = "MPI_File_read_shared_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_read_shared(fh, buf, i_count, datatype, status);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -739,10 +890,14 @@ int MPI_File_write_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_D
     BDL_MT_GUARD;
     const char *call = "MPI_File_write_shared_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_write_shared(fh, buf, i_count, datatype, status);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -752,10 +907,14 @@ int MPI_File_iread_shared_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatyp
     BDL_MT_GUARD;
     const char *call = "MPI_File_iread_shared_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_iread_shared(fh, buf, i_count, datatype, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -765,10 +924,14 @@ int MPI_File_iwrite_shared_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
     BDL_MT_GUARD;
     const char *call = "MPI_File_iwrite_shared_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_iwrite_shared(fh, buf, i_count, datatype, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -778,10 +941,14 @@ int MPI_File_read_ordered_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datatyp
     BDL_MT_GUARD;
     const char *call = "MPI_File_read_ordered_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_read_ordered(fh, buf, i_count, datatype, status);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -791,10 +958,14 @@ int MPI_File_write_ordered_c(MPI_File fh, const void *buf, MPI_Count count, MPI_
     BDL_MT_GUARD;
     const char *call = "MPI_File_write_ordered_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_write_ordered(fh, buf, i_count, datatype, status);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -804,10 +975,14 @@ int MPI_File_read_at_all_begin_c(MPI_File fh, MPI_Offset offset, void *buf, MPI_
     BDL_MT_GUARD;
     const char *call = "MPI_File_read_at_all_begin_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_read_at_all_begin(fh, offset, buf, i_count, datatype);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -817,10 +992,14 @@ int MPI_File_write_at_all_begin_c(MPI_File fh, MPI_Offset offset, const void *bu
     BDL_MT_GUARD;
     const char *call = "MPI_File_write_at_all_begin_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_write_at_all_begin(fh, offset, buf, i_count, datatype);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -829,10 +1008,14 @@ int MPI_File_read_all_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_Datat
     BDL_MT_GUARD;
     const char *call = "MPI_File_read_all_begin_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_read_all_begin(fh, buf, i_count, datatype);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -841,10 +1024,14 @@ int MPI_File_write_all_begin_c(MPI_File fh, const void *buf, MPI_Count count, MP
     BDL_MT_GUARD;
     const char *call = "MPI_File_write_all_begin_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_write_all_begin(fh, buf, i_count, datatype);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -853,10 +1040,14 @@ int MPI_File_read_ordered_begin_c(MPI_File fh, void *buf, MPI_Count count, MPI_D
     BDL_MT_GUARD;
     const char *call = "MPI_File_read_ordered_begin_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_read_ordered_begin(fh, buf, i_count, datatype);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -866,9 +1057,13 @@ int MPI_File_write_ordered_begin_c(MPI_File fh, const void *buf, MPI_Count count
     BDL_MT_GUARD;
     const char *call = "MPI_File_write_ordered_begin_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_File_write_ordered_begin(fh, buf, i_count, datatype);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }

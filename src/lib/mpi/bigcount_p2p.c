@@ -14,10 +14,13 @@ int MPI_Send_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int dest
     BDL_MT_GUARD;
     const char *call = "MPI_Send_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Send(buf, i_count, datatype, dest, tag, comm);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -27,10 +30,13 @@ int MPI_Bsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
     BDL_MT_GUARD;
     const char *call = "MPI_Bsend_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Bsend(buf, i_count, datatype, dest, tag, comm);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -40,10 +46,13 @@ int MPI_Ssend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
     BDL_MT_GUARD;
     const char *call = "MPI_Ssend_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Ssend(buf, i_count, datatype, dest, tag, comm);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -53,10 +62,13 @@ int MPI_Rsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
     BDL_MT_GUARD;
     const char *call = "MPI_Rsend_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Rsend(buf, i_count, datatype, dest, tag, comm);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -66,10 +78,13 @@ int MPI_Recv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, in
     BDL_MT_GUARD;
     const char *call = "MPI_Recv_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Recv(buf, i_count, datatype, source, tag, comm, status);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -79,10 +94,13 @@ int MPI_Isend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int des
     BDL_MT_GUARD;
     const char *call = "MPI_Isend_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Isend(buf, i_count, datatype, dest, tag, comm, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -92,10 +110,13 @@ int MPI_Ibsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
     BDL_MT_GUARD;
     const char *call = "MPI_Ibsend_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Ibsend(buf, i_count, datatype, dest, tag, comm, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -105,10 +126,13 @@ int MPI_Issend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
     BDL_MT_GUARD;
     const char *call = "MPI_Issend_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Issend(buf, i_count, datatype, dest, tag, comm, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -118,10 +142,13 @@ int MPI_Irsend_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int de
     BDL_MT_GUARD;
     const char *call = "MPI_Irsend_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Irsend(buf, i_count, datatype, dest, tag, comm, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -131,10 +158,13 @@ int MPI_Irecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, int source, i
     BDL_MT_GUARD;
     const char *call = "MPI_Irecv_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Irecv(buf, i_count, datatype, source, tag, comm, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -144,10 +174,13 @@ int MPI_Send_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, int
     BDL_MT_GUARD;
     const char *call = "MPI_Send_init_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Send_init(buf, i_count, datatype, dest, tag, comm, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -157,10 +190,13 @@ int MPI_Bsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
     BDL_MT_GUARD;
     const char *call = "MPI_Bsend_init_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Bsend_init(buf, i_count, datatype, dest, tag, comm, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -170,10 +206,13 @@ int MPI_Ssend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
     BDL_MT_GUARD;
     const char *call = "MPI_Ssend_init_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Ssend_init(buf, i_count, datatype, dest, tag, comm, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -183,10 +222,13 @@ int MPI_Rsend_init_c(const void *buf, MPI_Count count, MPI_Datatype datatype, in
     BDL_MT_GUARD;
     const char *call = "MPI_Rsend_init_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Rsend_init(buf, i_count, datatype, dest, tag, comm, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -196,10 +238,13 @@ int MPI_Recv_init_c(void *buf, MPI_Count count, MPI_Datatype datatype, int sourc
     BDL_MT_GUARD;
     const char *call = "MPI_Recv_init_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Recv_init(buf, i_count, datatype, source, tag, comm, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -210,14 +255,21 @@ int MPI_Sendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     BDL_MT_GUARD;
     const char *call = "MPI_Sendrecv_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_sendtype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_recvtype = MPI_DATATYPE_NULL;
     int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "sendcount", sendcount, &i_sendcount, &sendtype,
+                            &w_sendtype)))
+        goto out;
     int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "recvcount", recvcount, &i_recvcount, &recvtype,
+                            &w_recvtype)))
+        goto out;
     rc = MPI_Sendrecv(sendbuf, i_sendcount, sendtype, dest, sendtag, recvbuf, i_recvcount, recvtype,
                       source, recvtag, comm, status);
+out:
+    bdl_bc_dt_free(&w_sendtype);
+    bdl_bc_dt_free(&w_recvtype);
     return rc;
 }
 
@@ -227,10 +279,13 @@ int MPI_Sendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, in
     BDL_MT_GUARD;
     const char *call = "MPI_Sendrecv_replace_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Sendrecv_replace(buf, i_count, datatype, dest, sendtag, source, recvtag, comm, status);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -241,14 +296,21 @@ int MPI_Isendrecv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendt
     BDL_MT_GUARD;
     const char *call = "MPI_Isendrecv_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_sendtype = MPI_DATATYPE_NULL;
+    MPI_Datatype w_recvtype = MPI_DATATYPE_NULL;
     int i_sendcount;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &i_sendcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "sendcount", sendcount, &i_sendcount, &sendtype,
+                            &w_sendtype)))
+        goto out;
     int i_recvcount;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &i_recvcount)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "recvcount", recvcount, &i_recvcount, &recvtype,
+                            &w_recvtype)))
+        goto out;
     rc = MPI_Isendrecv(sendbuf, i_sendcount, sendtype, dest, sendtag, recvbuf, i_recvcount,
                        recvtype, source, recvtag, comm, request);
+out:
+    bdl_bc_dt_free(&w_sendtype);
+    bdl_bc_dt_free(&w_recvtype);
     return rc;
 }
 
@@ -259,11 +321,14 @@ int MPI_Isendrecv_replace_c(void *buf, MPI_Count count, MPI_Datatype datatype, i
     BDL_MT_GUARD;
     const char *call = "MPI_Isendrecv_replace_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, comm, "count", count, &i_count)))
-        return rc;
+    if ((rc = bdl_bc_fit_dt(call, comm, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Isendrecv_replace(buf, i_count, datatype, dest, sendtag, source, recvtag, comm,
                                request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -273,10 +338,14 @@ int MPI_Mrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message *
     BDL_MT_GUARD;
     const char *call = "MPI_Mrecv_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Mrecv(buf, i_count, datatype, message, status);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 
@@ -286,10 +355,14 @@ int MPI_Imrecv_c(void *buf, MPI_Count count, MPI_Datatype datatype, MPI_Message 
     BDL_MT_GUARD;
     const char *call = "MPI_Imrecv_c";
     int rc = MPI_SUCCESS;
+    MPI_Datatype w_datatype = MPI_DATATYPE_NULL;
     int i_count;
-    if ((rc = bdl_bc_fit(call, MPI_COMM_WORLD, "count", count, &i_count)))
-        return rc;
+    if ((rc =
+             bdl_bc_fit_dt(call, MPI_COMM_WORLD, "count", count, &i_count, &datatype, &w_datatype)))
+        goto out;
     rc = MPI_Imrecv(buf, i_count, datatype, message, request);
+out:
+    bdl_bc_dt_free(&w_datatype);
     return rc;
 }
 

@@ -95,6 +95,24 @@ static const char *const g_err_strings[] = {
     [MPIX_ERR_PROC_FAILED] = "a process of the communicator failed",
     [MPIX_ERR_PROC_FAILED_PENDING] = "a process failure left the request pending",
     [MPIX_ERR_REVOKED] = "the communicator was revoked",
+    /* the tool information interface (mpi_t.h) */
+    [MPI_T_ERR_MEMORY] = "out of memory (tool interface)",
+    [MPI_T_ERR_NOT_INITIALIZED] = "the tool interface is not initialized (MPI_T_init_thread)",
+    [MPI_T_ERR_CANNOT_INIT] = "the tool interface cannot be initialized",
+    [MPI_T_ERR_INVALID_INDEX] = "no variable, category, source or event has that index",
+    [MPI_T_ERR_INVALID_ITEM] = "no item of the enumeration has that index",
+    [MPI_T_ERR_INVALID_HANDLE] = "invalid tool interface handle",
+    [MPI_T_ERR_OUT_OF_HANDLES] = "no more tool interface handles",
+    [MPI_T_ERR_OUT_OF_SESSIONS] = "no more performance variable sessions",
+    [MPI_T_ERR_INVALID_SESSION] = "invalid performance variable session",
+    [MPI_T_ERR_CVAR_SET_NOT_NOW] = "the control variable cannot be set now",
+    [MPI_T_ERR_CVAR_SET_NEVER] = "the control variable can never be set",
+    [MPI_T_ERR_PVAR_NO_STARTSTOP] = "the performance variable cannot be started or stopped",
+    [MPI_T_ERR_PVAR_NO_WRITE] = "the performance variable cannot be written or reset",
+    [MPI_T_ERR_PVAR_NO_ATOMIC] = "the performance variable cannot be read and reset at once",
+    [MPI_T_ERR_INVALID_NAME] = "no variable, category or event has that name",
+    [MPI_T_ERR_INVALID] = "invalid use of the tool interface",
+    [MPI_T_ERR_NOT_SUPPORTED] = "not supported by the tool interface",
 };
 
 int MPI_Error_class(int errorcode, int *errorclass)

@@ -59,6 +59,11 @@ void bdl_instance_end(void);
  * remote group of an intercommunicator); n MPI_Count or MPI_Aint values as
  * a new int array (NULL for a NULL array); MPI_Count as MPI_Aint values. */
 int bdl_bc_fit(const char *call, MPI_Comm comm, const char *what, MPI_Count v, int *out);
+/* A count of elements of *dt: past INT_MAX, count 1 of a new type *big
+ * that replaces *dt; free it with bdl_bc_dt_free after the int form. */
+int bdl_bc_fit_dt(const char *call, MPI_Comm comm, const char *what, MPI_Count v, int *out,
+                  MPI_Datatype *dt, MPI_Datatype *big);
+void bdl_bc_dt_free(MPI_Datatype *big);
 MPI_Count bdl_bc_size(MPI_Comm comm, int peers);
 MPI_Count bdl_bc_degree(MPI_Comm comm, int out);
 int bdl_bc_ints(const char *call, MPI_Comm comm, const char *what, const MPI_Count *a, MPI_Count n,

@@ -337,6 +337,65 @@ int MPI_Comm_create_from_group(MPI_Group group, const char *stringtag, MPI_Info 
     return MPI_SUCCESS;
 }
 
+/* The intercommunicator of two disjoint groups of the instance's world
+ * (MPI 4.0 7.6.2): each group makes its local communicator from its group
+ * (the string tag's communicator), then the leaders meet as in
+ * MPI_Intercomm_create with the world as peer communicator (its internal
+ * context: no user message can match) and the string tag's hash as tag. */
+int MPI_Intercomm_create_from_groups(MPI_Group local_group, int local_leader,
+                                     MPI_Group remote_group, int remote_leader,
+                                     const char *stringtag, MPI_Info info,
+                                     MPI_Errhandler errhandler, MPI_Comm *newintercomm)
+{
+    BDL_MT_GUARD;
+    const char *call = "MPI_Intercomm_create_from_groups";
+    BDL_CHECK_INIT(call);
+    if (!stringtag)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "stringtag is NULL");
+    if (!newintercomm)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "newintercomm is NULL");
+    if (errhandler != MPI_ERRHANDLER_NULL && !bdl_errh_valid(errhandler))
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid error handler %d", errhandler);
+    int lsize = 0, rsize = 0, me = MPI_UNDEFINED, rc;
+    if (MPI_Group_size(local_group, &lsize) || MPI_Group_size(remote_group, &rsize))
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call, "invalid %s %d",
+                         lsize ? "remote_group" : "local_group",
+                         lsize ? remote_group : local_group);
+    MPI_Group_rank(local_group, &me);
+    if (me == MPI_UNDEFINED)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call,
+                         "the calling process is not in local_group");
+    if (local_leader < 0 || local_leader >= lsize)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_RANK, call,
+                         "invalid local_leader %d (local_group size %d)", local_leader, lsize);
+    if (remote_leader < 0 || remote_leader >= rsize)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_RANK, call,
+                         "invalid remote_leader %d (remote_group size %d)", remote_leader, rsize);
+    MPI_Group wg;
+    MPI_Comm_group(MPI_COMM_WORLD, &wg);
+    int rl_world = MPI_UNDEFINED, mine = MPI_UNDEFINED;
+    MPI_Group_translate_ranks(remote_group, 1, &remote_leader, wg, &rl_world);
+    MPI_Group_translate_ranks(local_group, 1, &me, wg, &mine);
+    MPI_Group_free(&wg);
+    if (rl_world == MPI_UNDEFINED || rl_world == mine)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_GROUP, call,
+                         "remote_group is not disjoint from local_group (its leader %d is here)",
+                         remote_leader);
+    MPI_Comm local = MPI_COMM_NULL;
+    char tag[256];
+    snprintf(tag, sizeof tag, "%.200s\x01local", stringtag);
+    if ((rc = MPI_Comm_create_from_group(local_group, tag, info, errhandler, &local)))
+        return rc;
+    rc = MPI_Intercomm_create(local, local_leader, MPI_COMM_WORLD, rl_world, string_tag(stringtag),
+                              newintercomm);
+    MPI_Comm_free(&local);
+    if (rc)
+        return rc;
+    if (errhandler != MPI_ERRHANDLER_NULL)
+        MPI_Comm_set_errhandler(*newintercomm, errhandler);
+    return MPI_SUCCESS;
+}
+
 /* ---------------------------------------------------------------- MPI_Info_create_env */
 
 int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info)

@@ -22,6 +22,7 @@
 
 #include "core.h"
 #include "mpi_int.h"
+#include "nbc.h"
 #include "request.h"
 
 #define PMPIX_ALIAS(name) __attribute__((alias(#name)))
@@ -160,36 +161,100 @@ int MPIX_Comm_agree(MPI_Comm comm, int *flag)
 }
 
 /* Shrink leaves out the failed processes, and there are none: a new
- * communicator of the same group (a split, so no attributes are copied).
- * It works on a revoked communicator, which the split alone refuses. */
-int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
+ * communicator of the same group (a split, so no attributes are copied),
+ * with comm's error handler.
+ *
+ * The split runs on the agreements' hidden communicator, not on comm: after
+ * a revoke the members disagree on how many collectives comm has had (the
+ * one the revoke interrupted was begun on some ranks only), so a split
+ * numbered by comm's count would meet another rank's interrupted
+ * collective, or an instance of its own, in the master (a "collective
+ * mismatch", or a hang).  Agreements and shrinks are called in one order
+ * by every member (MPI's rule for collectives), so the hidden
+ * communicator's count agrees.  An intercommunicator shrinks as before (a
+ * split of comm itself: it must give an intercommunicator). */
+typedef struct shrink {
+    MPI_Comm *out;
+    MPI_Errhandler errh;
+} shrink_t;
+
+static void ishrink_done(void *arg, int ctx, int rank, int size, int *world)
 {
-    BDL_MT_GUARD;
-    const char *call = "MPIX_Comm_shrink";
+    shrink_t *x = arg;
+    int h = bdl_comm_add(ctx, rank, size, world, x->errh);
+    if (h < 0)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory completing MPIX_Comm_ishrink");
+    *x->out = h;
+    free(x);
+}
+
+static int shrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, const char *call)
+{
     int rc;
     bdl_comm_t *c = ulfm_comm(comm, call, &rc);
     if (!c)
         return rc;
-    int revoked = c->revoked;
-    c->revoked = 0;
-    rc = bdl_comm_split(comm, 0, c->rank, newcomm, call);
-    bdl_g.comms[comm].revoked |= revoked;
-    return rc;
+    if (!newcomm)
+        return bdl_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
+    if (c->inter) {
+        int revoked = c->revoked;
+        c->revoked = 0;
+        rc = request ? MPI_Comm_idup(comm, newcomm, request)
+                     : bdl_comm_split(comm, 0, c->rank, newcomm, call);
+        bdl_g.comms[comm].revoked |= revoked;
+        return rc;
+    }
+    MPI_Comm a = MPI_COMM_NULL;
+    if ((rc = agree_comm(comm, call, &a)))
+        return rc;
+    MPI_Errhandler errh = bdl_g.comms[comm].errh;
+    if (!request) {
+        if ((rc = bdl_comm_split(a, 0, bdl_g.comms[a].rank, newcomm, call)))
+            return bdl_error(comm, rc, call, "the shrink's split failed");
+        bdl_g.comms[*newcomm].errh = errh;
+        return MPI_SUCCESS;
+    }
+    bdl_comm_t *ac = bdl_comm_get(a);
+    if (ac->size == 1) {
+        bdl_req_begin(BD_REQ_CTX_ALLOC);
+        bdl_rpc();
+        int ctx = (int)bdl_resp()->arg[0];
+        int *w = malloc(sizeof(int));
+        if (!w)
+            return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        w[0] = bdl_comm_get(a)->world[0];
+        int h = bdl_comm_add(ctx, 0, 1, w, errh);
+        if (h < 0) {
+            free(w);
+            return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        }
+        *newcomm = h;
+        *request = bdl_nbc_completed();
+        return MPI_SUCCESS;
+    }
+    shrink_t *x = malloc(sizeof *x);
+    if (!x)
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    x->out = newcomm;
+    x->errh = errh;
+    rc = bdl_nbc_split(ac, 0, ac->rank, BD_API_COMM_DUP, ishrink_done, x, request);
+    if (rc)
+        return bdl_error(comm, rc, call, "the shrink's split failed");
+    return MPI_SUCCESS;
+}
+
+int MPIX_Comm_shrink(MPI_Comm comm, MPI_Comm *newcomm)
+{
+    BDL_MT_GUARD;
+    return shrink(comm, newcomm, NULL, "MPIX_Comm_shrink");
 }
 
 int MPIX_Comm_ishrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request)
 {
     BDL_MT_GUARD;
-    const char *call = "MPIX_Comm_ishrink";
-    int rc;
-    bdl_comm_t *c = ulfm_comm(comm, call, &rc);
-    if (!c)
-        return rc;
-    int revoked = c->revoked;
-    c->revoked = 0;
-    rc = MPI_Comm_idup(comm, newcomm, request);
-    bdl_g.comms[comm].revoked |= revoked;
-    return rc;
+    if (!request)
+        return bdl_error(comm, MPI_ERR_ARG, "MPIX_Comm_ishrink", "request is NULL");
+    return shrink(comm, newcomm, request, "MPIX_Comm_ishrink");
 }
 
 int MPIX_Comm_failure_ack(MPI_Comm comm)

@@ -104,7 +104,7 @@ int MPI_Win_set_errhandler(MPI_Win win, MPI_Errhandler errhandler)
     BDL_MT_GUARD;
     WIN_OR_ERR("MPI_Win_set_errhandler", win, w);
     if (errhandler != MPI_ERRORS_ARE_FATAL && errhandler != MPI_ERRORS_RETURN &&
-        !win_eh_fn(errhandler))
+        errhandler != MPI_ERRORS_ABORT && !win_eh_fn(errhandler))
         return bdl_win_error(win, MPI_ERR_ARG, "MPI_Win_set_errhandler",
                              "%d is not an error handler for windows (made by "
                              "MPI_Win_create_errhandler)",

@@ -2,6 +2,7 @@
  * arguments and describe the new type to the datatype engine's builder
  * (core/dtype.c), which merges the runs and gives out the handle. */
 #include <limits.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -580,4 +581,118 @@ int MPI_Type_create_resized(MPI_Datatype oldtype, MPI_Aint lb, MPI_Aint extent,
         return bdl_type_nomem(&b, call);
     bdl_dt_build_explicit(&b, lb, lb + extent);
     return bdl_dt_build_publish(&b, call, newtype);
+}
+
+/* ---------------------------------------------------------------- Fortran 90 parameterized types */
+
+/* MPI_Type_create_f90_{integer,real,complex} (MPI 3.1 17.1.9): the MPI type
+ * of the gfortran kind that SELECTED_INT_KIND(r) or SELECTED_REAL_KIND(p, r)
+ * picks, among the kinds MPI has types for (INTEGER 1/2/4/8/16, REAL 4/8/16).
+ * The result is predefined for the program (it cannot be freed) but keeps
+ * its combiner and (p, r) for MPI_Type_get_envelope/get_contents, so it is
+ * a type of one element of the sized type, cached per (kind, p, r): the
+ * same arguments give the same handle. */
+enum { F90_CACHE = 64 };
+static struct {
+    int combiner, p, r;
+    MPI_Datatype h;
+} g_f90[F90_CACHE];
+static int g_nf90;
+
+static int f90_type(const char *call, int combiner, int p, int r, MPI_Datatype base,
+                    MPI_Datatype *newtype)
+{
+    BDL_CHECK_OUT(call, newtype);
+    for (int i = 0; i < g_nf90; i++)
+        if (g_f90[i].combiner == combiner && g_f90[i].p == p && g_f90[i].r == r) {
+            *newtype = g_f90[i].h;
+            return MPI_SUCCESS;
+        }
+    bdl_dt_t *o = bdl_dt_lookup(base);
+    int ints[2] = {p, r}, ni = combiner == MPI_COMBINER_F90_INTEGER ? 1 : 2;
+    if (ni == 1)
+        ints[0] = r;
+    bdl_dt_builder_t b;
+    if (bdl_dt_build_init(&b, combiner) < 0 || bdl_dt_build_add(&b, o, 0, 1) < 0 ||
+        bdl_dt_build_sig(&b, o, 1) < 0 || bdl_dt_build_contents(&b, ni, ints, 0, NULL, 0, NULL) < 0)
+        return bdl_type_nomem(&b, call);
+    int rc = bdl_dt_build_publish(&b, call, newtype);
+    if (rc)
+        return rc;
+    bdl_dt_t *t = bdl_dt_lookup(*newtype);
+    t->committed = 1; /* predefined types need no commit */
+    snprintf(t->name, sizeof t->name, "%s", o->name);
+    if (g_nf90 < F90_CACHE)
+        g_f90[g_nf90++] = (__typeof__(g_f90[0])){combiner, p, r, *newtype};
+    return MPI_SUCCESS;
+}
+
+int MPI_Type_create_f90_integer(int r, MPI_Datatype *newtype)
+{
+    BDL_MT_GUARD;
+    const char *call = "MPI_Type_create_f90_integer";
+    BDL_CHECK_INIT(call);
+    /* decimal exponent ranges of INTEGER(KIND=1, 2, 4, 8, 16) */
+    static const int range[] = {2, 4, 9, 18, 38};
+    static const MPI_Datatype type[] = {MPI_INTEGER1, MPI_INTEGER2, MPI_INTEGER4, MPI_INTEGER8,
+                                        MPI_INTEGER16};
+    if (r == MPI_UNDEFINED)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                         "r is MPI_UNDEFINED (a range is needed)");
+    for (int i = 0; i < 5; i++)
+        if (r <= range[i])
+            return f90_type(call, MPI_COMBINER_F90_INTEGER, MPI_UNDEFINED, r, type[i], newtype);
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
+                     "no integer kind has a decimal range of %d (at most 38)", r);
+}
+
+/* The real kind of precision p and range r (MPI_UNDEFINED: any): 0 kind 4,
+ * 1 kind 8, 2 kind 16; -1 none, with why. */
+static int real_kind(int p, int r, const char **why)
+{
+    static const int prec[] = {6, 15, 33}, range[] = {37, 307, 4931};
+    int pp = p == MPI_UNDEFINED ? 0 : p, rr = r == MPI_UNDEFINED ? 0 : r;
+    *why = NULL;
+    if (p == MPI_UNDEFINED && r == MPI_UNDEFINED) {
+        *why = "p and r are both MPI_UNDEFINED";
+        return -1;
+    }
+    for (int i = 0; i < 3; i++)
+        if (pp <= prec[i] && rr <= range[i]) {
+            /* gfortran's SELECTED_REAL_KIND picks its 10-byte kind here, of
+             * which MPI has no type: refuse rather than name another */
+            if (i == 2 && pp <= 18 && rr <= 4931 && (pp > 15 || rr > 307)) {
+                *why = "gfortran selects REAL(KIND=10), for which MPI has no datatype";
+                return -1;
+            }
+            return i;
+        }
+    *why = "no real kind has that precision and range (at most 33 digits, 4931)";
+    return -1;
+}
+
+int MPI_Type_create_f90_real(int p, int r, MPI_Datatype *newtype)
+{
+    BDL_MT_GUARD;
+    const char *call = "MPI_Type_create_f90_real";
+    BDL_CHECK_INIT(call);
+    static const MPI_Datatype type[] = {MPI_REAL4, MPI_REAL8, MPI_REAL16};
+    const char *why;
+    int k = real_kind(p, r, &why);
+    if (k < 0)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "p %d, r %d: %s", p, r, why);
+    return f90_type(call, MPI_COMBINER_F90_REAL, p, r, type[k], newtype);
+}
+
+int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
+{
+    BDL_MT_GUARD;
+    const char *call = "MPI_Type_create_f90_complex";
+    BDL_CHECK_INIT(call);
+    static const MPI_Datatype type[] = {MPI_COMPLEX8, MPI_COMPLEX16, MPI_COMPLEX32};
+    const char *why;
+    int k = real_kind(p, r, &why);
+    if (k < 0)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "p %d, r %d: %s", p, r, why);
+    return f90_type(call, MPI_COMBINER_F90_COMPLEX, p, r, type[k], newtype);
 }

@@ -65,9 +65,12 @@ int MPI_Type_free(MPI_Datatype *datatype)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL datatype pointer");
     if ((rc = bdl_type_arg(call, "", *datatype, &t)))
         return rc;
-    if (t->predefined)
+    if (t->predefined || t->combiner == MPI_COMBINER_F90_REAL ||
+        t->combiner == MPI_COMBINER_F90_COMPLEX || t->combiner == MPI_COMBINER_F90_INTEGER)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_TYPE, call,
-                         "datatype %d (%s) is predefined and cannot be freed", *datatype, t->name);
+                         "datatype %d (%s) is predefined (MPI_Type_create_f90_*: MPI 3.1 17.1.9) "
+                         "and cannot be freed",
+                         *datatype, t->name);
     /* Attributes go through their delete callbacks first (typeattr.c). */
     if ((rc = bdl_type_attr_delete_all(*datatype, call)))
         return rc;
