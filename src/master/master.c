@@ -463,6 +463,30 @@ static void spawn_slave(slave_t *s)
         bdr_master_fail(127, "rank %d: %s", s->world, err);
 }
 
+/* Ctrl-Z and fg (or bg), as MPICH's launcher passes them to its
+ * processes.  Ranks in sessions of their own (-rank-session on) do not get
+ * the terminal's SIGTSTP, and would ignore it anyway (the kernel drops a
+ * terminal stop for an orphaned process group, which a session leader's
+ * is): on SIGTSTP the master stops every rank with SIGSTOP, then itself.
+ * Continued (SIGCONT, which also resumes us however it is masked), it
+ * continues its ranks and tells the stall checks that the pause was not a
+ * stall.  A SIGCONT read later, or without a stop of ours, continues the
+ * ranks again: that is harmless, and covers a stop made by hand. */
+static void job_stop(int stop)
+{
+    if (stop) {
+        bd_log_info("SIGTSTP: stopping %d rank(s) and the master", g_m.nlive);
+        for (int i = 0; i < g_m.ns; i++)
+            if (g_m.slaves[i].pid > 0 && !g_m.slaves[i].exited)
+                kill(g_m.slaves[i].pid, SIGSTOP);
+        raise(SIGSTOP);
+    }
+    for (int i = 0; i < g_m.ns; i++)
+        if (g_m.slaves[i].pid > 0 && !g_m.slaves[i].exited)
+            kill(g_m.slaves[i].pid, SIGCONT);
+    bdr_stall_resumed();
+}
+
 static void reap(void)
 {
     for (;;) {
@@ -815,6 +839,10 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGHUP);
+    /* A terminal's Ctrl-Z (SIGTSTP) reaches us but not the ranks, which
+     * lead sessions of their own (-rank-session): job_stop passes it on. */
+    sigaddset(&mask, SIGTSTP);
+    sigaddset(&mask, SIGCONT);
     sigprocmask(SIG_BLOCK, &mask, orig_mask);
     g_m.signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     g_m.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -958,6 +986,10 @@ int main(int argc, char **argv)
                 while (read(g_m.signal_fd, &si, sizeof si) == (ssize_t)sizeof si) {
                     if (si.ssi_signo == SIGCHLD)
                         continue;
+                    if (si.ssi_signo == SIGTSTP || si.ssi_signo == SIGCONT) {
+                        job_stop(si.ssi_signo == SIGTSTP);
+                        continue;
+                    }
                     bdr_master_fail(128 + (int)si.ssi_signo,
                                     "received signal %d (%s): ending the job", (int)si.ssi_signo,
                                     strsignal((int)si.ssi_signo));

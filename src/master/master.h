@@ -417,6 +417,9 @@ void bdr_stall_init(void);
  * the loop has ended (the masters' orderly end follows, not watched). */
 void bdr_stall_beat(void);
 void bdr_stall_loop_done(void);
+/* The job was stopped (Ctrl-Z) and has been continued: the time it stood
+ * still is not a stall of anything. */
+void bdr_stall_resumed(void);
 
 /* memacct.c: the node's memory budget (grants, unloads). */
 /* The budget when -mem is not given: 3/4 of the available memory. */
