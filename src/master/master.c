@@ -162,6 +162,7 @@ static const route_t g_routes[BD_REQ__COUNT] = {
     [BD_REQ_COLL_TAKE] = {bdr_coll_req_take, 0},
     [BD_REQ_CTX_ALLOC] = {bdr_comm_req_ctx_alloc, 0},
     [BD_REQ_COMM_REGISTER] = {bdr_comm_req_register, 0},
+    [BD_REQ_COMM_DUP] = {bdr_comm_req_dup, 0},
     [BD_REQ_COMM_FREE] = {bdr_comm_req_free, 0},
     /* rma.c */
     [BD_REQ_RMA_ENABLE] = {bdr_rma_req_enable, 0},
@@ -339,6 +340,8 @@ static void handle_request(slave_t *s)
 {
     bd_req_t *r = &s->slot->req;
     bdr_asleep_back(s); /* awake: it counts as running again */
+    if (bdr_comm_notes_pending(s)) /* what it told before it asked */
+        bdr_comm_notes_take(s);
     memset(&s->slot->resp, 0, sizeof s->slot->resp);
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_RPCS], 1, memory_order_relaxed);
     const route_t *rt = route_of(r->code);
@@ -500,6 +503,8 @@ static void reap(void)
                 s = &g_m.slaves[i];
         if (!s)
             continue;
+        if (bdr_comm_notes_pending(s)) /* its last frees */
+            bdr_comm_notes_take(s);
         s->exited = 1;
         s->exit_status = st;
         g_m.nlive--;
@@ -1007,6 +1012,9 @@ int main(int argc, char **argv)
         /* Always scan: a ring of the eventfd may cover many requests. */
         if (!g_m.stopping) {
             bdr_stage_poll(); /* completed staging writes free memory first */
+            for (int i = 0; i < g_m.ns; i++)
+                if (!g_m.slaves[i].exited && bdr_comm_notes_pending(&g_m.slaves[i]))
+                    bdr_comm_notes_take(&g_m.slaves[i]);
             for (int i = 0; i < g_m.ns; i++) {
                 slave_t *s = &g_m.slaves[i];
                 uint32_t seq = atomic_load_explicit(&s->slot->req_seq, memory_order_acquire);

@@ -525,6 +525,15 @@ void bdr_comm_drop_if_unused(comm_t *c);
 void bdr_comm_req_ctx_alloc(slave_t *s, const bd_req_t *r);
 void bdr_comm_req_register(slave_t *s, const bd_req_t *r); /* temporary/hidden communicators */
 void bdr_comm_req_free(slave_t *s, const bd_req_t *r);
+void bdr_comm_req_dup(slave_t *s, const bd_req_t *r); /* a dup from a reserved range */
+/* Take s's communicator notices (bd_slot_t.cnotes): before any request of
+ * s, at every turn of the loop, and at its end. */
+void bdr_comm_notes_take(slave_t *s);
+static inline int bdr_comm_notes_pending(const slave_t *s)
+{
+    return atomic_load_explicit(&s->slot->cn_head, memory_order_acquire) !=
+           atomic_load_explicit(&s->slot->cn_tail, memory_order_relaxed);
+}
 
 /* coll.c: collective requests (the instances' internals are in coll.h). */
 void bdr_coll_req_begin(slave_t *s, const bd_req_t *r);
