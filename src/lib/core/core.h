@@ -107,6 +107,10 @@ typedef struct bdl_lib {
     int ncomms;
     struct bdl_request *reqs;
     int nreqs;
+    /* No free request below this index (request.c): where the search for
+     * one starts.  Only a hint: a free that does not lower it costs a
+     * search from 1 before the table grows. */
+    int req_free_from;
     bdl_user_op_t *ops;
     int nops;
     int mem_active; /* the memory manager owns large allocations */
