@@ -339,7 +339,7 @@ static void req_yield(slave_t *s, const bd_req_t *r)
 static void handle_request(slave_t *s)
 {
     bd_req_t *r = &s->slot->req;
-    bdr_asleep_back(s); /* awake: it counts as running again */
+    bdr_asleep_back(s);            /* awake: it counts as running again */
     if (bdr_comm_notes_pending(s)) /* what it told before it asked */
         bdr_comm_notes_take(s);
     memset(&s->slot->resp, 0, sizeof s->slot->resp);

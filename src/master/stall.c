@@ -52,8 +52,8 @@ static double g_next;    /* the next look */
 static uint64_t g_moved; /* the progress count last seen ... */
 static double g_still;   /* ... and since when it has not changed */
 
-static _Atomic uint64_t g_beats; /* turns of the event loop */
-static _Atomic int g_loop_done;  /* the loop has ended: nothing to watch */
+static _Atomic uint64_t g_beats;   /* turns of the event loop */
+static _Atomic int g_loop_done;    /* the loop has ended: nothing to watch */
 static _Atomic uint64_t g_resumes; /* continues after a stop (bdr_stall_resumed) */
 
 void bdr_stall_beat(void) { atomic_fetch_add_explicit(&g_beats, 1, memory_order_relaxed); }

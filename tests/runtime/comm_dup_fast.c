@@ -18,14 +18,14 @@
 #include <stdlib.h>
 
 static int g_fail;
-#define CHECK(c, ...)                                                                            \
-    do {                                                                                         \
-        if (!(c)) {                                                                              \
-            fprintf(stderr, "rank %d: FAIL ", rank);                                             \
-            fprintf(stderr, __VA_ARGS__);                                                        \
-            fprintf(stderr, "\n");                                                               \
-            g_fail = 1;                                                                          \
-        }                                                                                        \
+#define CHECK(c, ...)                                                                              \
+    do {                                                                                           \
+        if (!(c)) {                                                                                \
+            fprintf(stderr, "rank %d: FAIL ", rank);                                               \
+            fprintf(stderr, __VA_ARGS__);                                                          \
+            fprintf(stderr, "\n");                                                                 \
+            g_fail = 1;                                                                            \
+        }                                                                                          \
     } while (0)
 
 static int ring(MPI_Comm c, int rank, int size, int tag)
@@ -84,8 +84,8 @@ int main(int argc, char **argv)
         MPI_Send(&x, 1, MPI_INT, right, 5, a);
         MPI_Send(&y, 1, MPI_INT, right, 5, b);
         MPI_Waitall(2, rq, MPI_STATUSES_IGNORE);
-        CHECK(gx == 1000 + left && gy == 2000 + left, "iteration %d: crossed messages %d %d", i,
-              gx, gy);
+        CHECK(gx == 1000 + left && gy == 2000 + left, "iteration %d: crossed messages %d %d", i, gx,
+              gy);
         if (i % 50 == 0) {
             int *v = NULL, flag = 0;
             MPI_Comm_get_attr(a, key, &v, &flag);

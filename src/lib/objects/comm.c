@@ -322,8 +322,8 @@ static int dup_ctx(MPI_Comm comm, MPI_Comm *h, const char *call)
         if (k > BD_DUP_RESERVE_MAX)
             k = BD_DUP_RESERVE_MAX;
         c->dup_block = k;
-        split_rpc_reserve(c->ctx, c->rank, c->coll_seq++, 0, c->rank, k, &ctx, &rank, &size,
-                          &world, call);
+        split_rpc_reserve(c->ctx, c->rank, c->coll_seq++, 0, c->rank, k, &ctx, &rank, &size, &world,
+                          call);
         c->dup_next = ctx + 1;
         c->dup_left = k - 1;
     }
