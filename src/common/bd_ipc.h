@@ -103,6 +103,11 @@ enum bd_req_code {
                         file_num), arg[0]=address of nbytes contiguous bytes to fill, 0: the
                         whole message in a spill file.  resp.flag 1: written there; 0: in
                         spill file number resp.arg[0] (a BD_SEND_FILE message) */
+    BD_REQ_COMM_DUP, /* ctx=the new context, arg[0]=the parent's: MPI_Comm_dup from the
+                        parent's range of reserved contexts (src/lib/objects/comm.c): make
+                        the communicator known here with the parent's members unless it is;
+                        answered at once.  Sent only when the notices (bd_slot_t.cnotes)
+                        are full */
     BD_REQ__COUNT
 };
 
@@ -179,11 +184,15 @@ enum bd_coll_kind {
     BD_COLL_SCATTER,   /* pieces root->rank */
     BD_COLL_ALLGATHER, /* pieces rank->all */
     BD_COLL_ALLTOALL,  /* pieces rank->rank */
-    BD_COLL_SPLIT,     /* communicator creation: upload {color,key} */
+    BD_COLL_SPLIT,     /* communicator creation: upload {color,key}; count > 1 (a dup):
+                          reserve the contexts after the new one, count in all */
     BD_COLL__COUNT
 };
 
 /* Sent in the window with BD_REQ_COLL_BEGIN. */
+/* The most contexts one dup reserves for its parent's next dups. */
+#define BD_DUP_RESERVE_MAX 256
+
 typedef struct bd_coll_desc {
     int32_t kind;
     int32_t root;
@@ -218,6 +227,16 @@ enum bd_coll_api {
     BD_API__COUNT
 };
 #define BD_API_NB 0x100 /* the nonblocking variant (MPI_Ibcast, ...) */
+
+/* A communicator notice (bd_slot_t.cnotes). */
+#define BD_CNOTE_N 32
+enum { BD_CNOTE_DUP = 1, BD_CNOTE_FREE = 2 };
+typedef struct bd_cnote {
+    int32_t kind;   /* BD_CNOTE_* */
+    int32_t ctx;    /* the new communicator, or the freed one */
+    int32_t parent; /* DUP: the communicator it duplicates */
+    int32_t pad;
+} bd_cnote_t;
 
 typedef struct bd_slot {
     _Atomic uint32_t req_seq; /* bumped by the slave */
@@ -280,6 +299,13 @@ typedef struct bd_slot {
      * serves a command meanwhile); a rank asleep with 0 sleeps outside the
      * library's requests (src/master/asleep.c) */
     _Atomic uint32_t in_rpc;
+    /* rank -> master: communicator notices that need no answer (a dup from
+     * a reserved range, the free of a master-allocated context: neither can
+     * be about a context in use elsewhere).  The rank appends and bumps
+     * cn_head; the master takes them and bumps cn_tail, before any request
+     * of the rank and at every turn of its loop. */
+    _Atomic uint32_t cn_head, cn_tail;
+    bd_cnote_t cnotes[BD_CNOTE_N];
 } bd_slot_t;
 
 /* BD_CMD_PREFETCH: a rank waiting for its run slot starts loading, in the

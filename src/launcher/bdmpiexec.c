@@ -45,6 +45,26 @@ static void forward(int sig)
         kill((pid_t)g_child, sig);
 }
 
+/* Ctrl-Z and fg/bg: passed to our child (the master, or MPICH's launcher,
+ * which passes them to the masters), as MPICH's launcher does to its
+ * processes; the masters stop and continue their ranks.  Then we stop as
+ * the default action would have. */
+static volatile sig_atomic_t g_watching; /* -nn > 1: bd_job_masters_watch passes them */
+
+static void forward_stop(int sig)
+{
+    int e = errno;
+    if (g_watching) {
+        bd_job_watch_signal = sig;
+        return;
+    }
+    if (g_child > 0)
+        kill((pid_t)g_child, sig);
+    if (sig == SIGTSTP)
+        raise(SIGSTOP);
+    errno = e;
+}
+
 /* MPICH's launcher: $BDMPI_MPIEXEC, else mpiexec.mpich or mpiexec on PATH,
  * but never bdmpiexec itself: with BDMPI's compatibility directory
  * (libexec/bdmpi/compat/bin) first on PATH, "mpiexec" is a link to us. */
@@ -360,6 +380,9 @@ int main(int argc, char **argv)
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
     sigaction(SIGHUP, &sa, NULL);
+    sa.sa_handler = forward_stop;
+    sigaction(SIGTSTP, &sa, NULL);
+    sigaction(SIGCONT, &sa, NULL);
 
     int nargs = argc - first;
     /* Site-specific mpiexec options, e.g. "-launcher ssh -iface ib0". */
@@ -437,6 +460,8 @@ int main(int argc, char **argv)
         pid_t me = getpid();
         guardian = fork();
         if (guardian == 0) {
+            signal(SIGTSTP, SIG_DFL);
+            signal(SIGCONT, SIG_DFL);
             setsid();
             while (getppid() == me)
                 usleep(100000);
@@ -447,6 +472,7 @@ int main(int argc, char **argv)
         }
     }
     int st = 0, first_dead = -1, also_dead = -1;
+    g_watching = opts.num[BD_OPT_NN] > 1;
     if (opts.num[BD_OPT_NN] > 1)
         first_dead = bd_job_masters_watch(pid, &st, jobdir, (int)opts.num[BD_OPT_NN],
                                           BD_JOB_GRACE_MS, &also_dead);

@@ -18,6 +18,8 @@
 
 #define MW_MAX 64
 
+volatile sig_atomic_t bd_job_watch_signal;
+
 typedef struct {
     pid_t pid, parent; /* parent: the process that started it, when first seen */
     int fd;            /* pidfd; -1 once it has ended */
@@ -131,6 +133,17 @@ int bd_job_masters_watch(pid_t launcher, int *st, const char *jobdir, int nn, in
                 idx[npf++] = i;
             }
         int got = poll(pf, (nfds_t)npf, 50);
+        int sig = bd_job_watch_signal;
+        if (sig) {
+            bd_job_watch_signal = 0;
+            kill(launcher, sig);
+            for (int i = 0; i < nm; i++)
+                if (m[i].fd >= 0 && !m[i].killed)
+                    syscall(SYS_pidfd_send_signal, m[i].fd, sig, NULL, 0);
+            if (sig == SIGTSTP)
+                raise(SIGSTOP); /* continued, the handler asks for SIGCONT */
+            continue;
+        }
         /* A death seen over 100 ms before is the cause.  One seen later
          * than another may still have come first: a master killed with
          * much memory is seen dead only once its memory is freed, and

@@ -499,6 +499,10 @@ static int split_complete(coll_t *c)
                 here |= bdr_master_slave_by_world(w[k]) != NULL;
             }
             tmp = (comm_t){.ctx = bdr_comm_alloc_ctx(), .size = sz, .world = w};
+            /* A dup (one color) reserves the parent's next d.count - 1
+             * dups' contexts after this one (comm.c bdr_comm_req_dup). */
+            if (sz == n && c->d.count > 1 && c->d.count <= BD_DUP_RESERVE_MAX)
+                g_m.next_ctx += (int)c->d.count - 1;
             nc = &tmp;
             if (here && !bdr_comm_new(tmp.ctx, sz, w)) {
                 free(w);

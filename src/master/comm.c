@@ -44,6 +44,21 @@ static void comm_remove(comm_t *c)
 /* Context ids are unique across nodes without talking: the node is in the id. */
 int bdr_comm_alloc_ctx(void) { return (g_m.node << 20) + g_m.next_ctx++; }
 
+/* Revokes of communicators not known here yet: a dup from a reserved
+ * range does not synchronize, so a member elsewhere may make and revoke
+ * it before a member here makes it (bdr_comm_req_dup).  Few: kept. */
+static int *g_early, g_nearly;
+
+static int revoked_early(int ctx)
+{
+    for (int i = 0; i < g_nearly; i++)
+        if (g_early[i] == ctx) {
+            g_early[i] = g_early[--g_nearly];
+            return 1;
+        }
+    return 0;
+}
+
 /* A communicator of `size` members with the given world ranks (copied). */
 comm_t *bdr_comm_new(int ctx, int size, const int *world)
 {
@@ -61,6 +76,7 @@ comm_t *bdr_comm_new(int ctx, int size, const int *world)
     for (int i = 0; i < size; i++)
         c->nlocal += bdr_master_slave_by_world(world[i]) != NULL;
     c->refs = c->nlocal;
+    c->revoked = revoked_early(ctx);
     if (comm_register(c) < 0) {
         free(c->world);
         free(c);
@@ -162,19 +178,82 @@ void bdr_comm_req_ctx_alloc(slave_t *s, const bd_req_t *r)
 
 void bdr_comm_req_register(slave_t *s, const bd_req_t *r) { comm_register_temp(s, r); }
 
-void bdr_comm_req_free(slave_t *s, const bd_req_t *r)
+/* MPI_Comm_dup without a collective: the members take the new context, all
+ * alike, from a range the parent's last dup through the master reserved
+ * (coll.c split_complete, a dup's desc.count); the first of this node to
+ * tell makes it known here with the parent's members, the others find it.
+ * Nobody waits: a dup need not synchronize.  Any rank of this node that
+ * uses the new communicator has told first (its notices are taken before
+ * its requests); another node's collective on it waits as an orphan. */
+static int comm_dup_known(slave_t *s, int ctx, int parent)
 {
-    comm_t *c = bdr_comm_lookup(r->ctx);
+    if (bdr_comm_lookup(ctx))
+        return 0;
+    comm_t *p = bdr_comm_lookup(parent);
+    if (!p) {
+        bdr_master_fail(1, "rank %d: MPI_Comm_dup of an unknown communicator (context %d)",
+                        s->world, parent);
+        return -1;
+    }
+    if (!bdr_comm_new(ctx, p->size, p->world)) {
+        bdr_master_fail(1, "master out of memory");
+        return -1;
+    }
+    return 0;
+}
+
+static void comm_unref(int ctx)
+{
+    comm_t *c = bdr_comm_lookup(ctx);
     if (c && c->refs > 0 && --c->refs == 0)
         bdr_comm_drop_if_unused(c);
+}
+
+void bdr_comm_req_dup(slave_t *s, const bd_req_t *r)
+{
+    if (comm_dup_known(s, r->ctx, (int)r->arg[0]) == 0)
+        bdr_sched_respond(s);
+}
+
+void bdr_comm_notes_take(slave_t *s)
+{
+    bd_slot_t *sl = s->slot;
+    uint32_t head = atomic_load_explicit(&sl->cn_head, memory_order_acquire);
+    uint32_t tail = atomic_load_explicit(&sl->cn_tail, memory_order_relaxed);
+    for (; tail != head; tail++) {
+        bd_cnote_t n = sl->cnotes[tail % BD_CNOTE_N];
+        if (n.kind == BD_CNOTE_DUP) {
+            if (comm_dup_known(s, n.ctx, n.parent) < 0)
+                break;
+        } else if (n.kind == BD_CNOTE_FREE) {
+            comm_unref(n.ctx);
+        } else {
+            bdr_master_fail(1, "rank %d: invalid communicator notice %d (context %d)", s->world,
+                            n.kind, n.ctx);
+            break;
+        }
+    }
+    atomic_store_explicit(&sl->cn_tail, head, memory_order_release);
+}
+
+void bdr_comm_req_free(slave_t *s, const bd_req_t *r)
+{
+    comm_unref(r->ctx);
     bdr_sched_respond(s);
 }
 
 void bdr_comm_revoke(int ctx)
 {
     comm_t *cm = bdr_comm_lookup(ctx);
-    if (cm)
+    if (cm) {
         cm->revoked = 1;
+    } else if (ctx > 0) {
+        int *t = realloc(g_early, (size_t)(g_nearly + 1) * sizeof *t);
+        if (t) {
+            g_early = t;
+            g_early[g_nearly++] = ctx;
+        }
+    }
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         if (s->state == SL_BLOCKED && s->blk == BLK_COLL && !s->revoked &&

@@ -162,6 +162,7 @@ static const route_t g_routes[BD_REQ__COUNT] = {
     [BD_REQ_COLL_TAKE] = {bdr_coll_req_take, 0},
     [BD_REQ_CTX_ALLOC] = {bdr_comm_req_ctx_alloc, 0},
     [BD_REQ_COMM_REGISTER] = {bdr_comm_req_register, 0},
+    [BD_REQ_COMM_DUP] = {bdr_comm_req_dup, 0},
     [BD_REQ_COMM_FREE] = {bdr_comm_req_free, 0},
     /* rma.c */
     [BD_REQ_RMA_ENABLE] = {bdr_rma_req_enable, 0},
@@ -338,7 +339,9 @@ static void req_yield(slave_t *s, const bd_req_t *r)
 static void handle_request(slave_t *s)
 {
     bd_req_t *r = &s->slot->req;
-    bdr_asleep_back(s); /* awake: it counts as running again */
+    bdr_asleep_back(s);            /* awake: it counts as running again */
+    if (bdr_comm_notes_pending(s)) /* what it told before it asked */
+        bdr_comm_notes_take(s);
     memset(&s->slot->resp, 0, sizeof s->slot->resp);
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_RPCS], 1, memory_order_relaxed);
     const route_t *rt = route_of(r->code);
@@ -463,6 +466,30 @@ static void spawn_slave(slave_t *s)
         bdr_master_fail(127, "rank %d: %s", s->world, err);
 }
 
+/* Ctrl-Z and fg (or bg), as MPICH's launcher passes them to its
+ * processes.  Ranks in sessions of their own (-rank-session on) do not get
+ * the terminal's SIGTSTP, and would ignore it anyway (the kernel drops a
+ * terminal stop for an orphaned process group, which a session leader's
+ * is): on SIGTSTP the master stops every rank with SIGSTOP, then itself.
+ * Continued (SIGCONT, which also resumes us however it is masked), it
+ * continues its ranks and tells the stall checks that the pause was not a
+ * stall.  A SIGCONT read later, or without a stop of ours, continues the
+ * ranks again: that is harmless, and covers a stop made by hand. */
+static void job_stop(int stop)
+{
+    if (stop) {
+        bd_log_info("SIGTSTP: stopping %d rank(s) and the master", g_m.nlive);
+        for (int i = 0; i < g_m.ns; i++)
+            if (g_m.slaves[i].pid > 0 && !g_m.slaves[i].exited)
+                kill(g_m.slaves[i].pid, SIGSTOP);
+        raise(SIGSTOP);
+    }
+    for (int i = 0; i < g_m.ns; i++)
+        if (g_m.slaves[i].pid > 0 && !g_m.slaves[i].exited)
+            kill(g_m.slaves[i].pid, SIGCONT);
+    bdr_stall_resumed();
+}
+
 static void reap(void)
 {
     for (;;) {
@@ -476,6 +503,8 @@ static void reap(void)
                 s = &g_m.slaves[i];
         if (!s)
             continue;
+        if (bdr_comm_notes_pending(s)) /* its last frees */
+            bdr_comm_notes_take(s);
         s->exited = 1;
         s->exit_status = st;
         g_m.nlive--;
@@ -815,6 +844,10 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGHUP);
+    /* A terminal's Ctrl-Z (SIGTSTP) reaches us but not the ranks, which
+     * lead sessions of their own (-rank-session): job_stop passes it on. */
+    sigaddset(&mask, SIGTSTP);
+    sigaddset(&mask, SIGCONT);
     sigprocmask(SIG_BLOCK, &mask, orig_mask);
     g_m.signal_fd = signalfd(-1, &mask, SFD_CLOEXEC | SFD_NONBLOCK);
     g_m.epoll_fd = epoll_create1(EPOLL_CLOEXEC);
@@ -958,6 +991,10 @@ int main(int argc, char **argv)
                 while (read(g_m.signal_fd, &si, sizeof si) == (ssize_t)sizeof si) {
                     if (si.ssi_signo == SIGCHLD)
                         continue;
+                    if (si.ssi_signo == SIGTSTP || si.ssi_signo == SIGCONT) {
+                        job_stop(si.ssi_signo == SIGTSTP);
+                        continue;
+                    }
                     bdr_master_fail(128 + (int)si.ssi_signo,
                                     "received signal %d (%s): ending the job", (int)si.ssi_signo,
                                     strsignal((int)si.ssi_signo));
@@ -975,6 +1012,9 @@ int main(int argc, char **argv)
         /* Always scan: a ring of the eventfd may cover many requests. */
         if (!g_m.stopping) {
             bdr_stage_poll(); /* completed staging writes free memory first */
+            for (int i = 0; i < g_m.ns; i++)
+                if (!g_m.slaves[i].exited && bdr_comm_notes_pending(&g_m.slaves[i]))
+                    bdr_comm_notes_take(&g_m.slaves[i]);
             for (int i = 0; i < g_m.ns; i++) {
                 slave_t *s = &g_m.slaves[i];
                 uint32_t seq = atomic_load_explicit(&s->slot->req_seq, memory_order_acquire);

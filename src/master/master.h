@@ -428,6 +428,9 @@ void bdr_stall_init(void);
  * the loop has ended (the masters' orderly end follows, not watched). */
 void bdr_stall_beat(void);
 void bdr_stall_loop_done(void);
+/* The job was stopped (Ctrl-Z) and has been continued: the time it stood
+ * still is not a stall of anything. */
+void bdr_stall_resumed(void);
 
 /* memacct.c: the node's memory budget (grants, unloads). */
 /* The budget when -mem is not given: 3/4 of the available memory. */
@@ -533,6 +536,15 @@ void bdr_comm_drop_if_unused(comm_t *c);
 void bdr_comm_req_ctx_alloc(slave_t *s, const bd_req_t *r);
 void bdr_comm_req_register(slave_t *s, const bd_req_t *r); /* temporary/hidden communicators */
 void bdr_comm_req_free(slave_t *s, const bd_req_t *r);
+void bdr_comm_req_dup(slave_t *s, const bd_req_t *r); /* a dup from a reserved range */
+/* Take s's communicator notices (bd_slot_t.cnotes): before any request of
+ * s, at every turn of the loop, and at its end. */
+void bdr_comm_notes_take(slave_t *s);
+static inline int bdr_comm_notes_pending(const slave_t *s)
+{
+    return atomic_load_explicit(&s->slot->cn_head, memory_order_acquire) !=
+           atomic_load_explicit(&s->slot->cn_tail, memory_order_relaxed);
+}
 
 /* coll.c: collective requests (the instances' internals are in coll.h). */
 void bdr_coll_req_begin(slave_t *s, const bd_req_t *r);

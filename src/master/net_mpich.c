@@ -196,13 +196,16 @@ int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes)
      * block the signals the master takes through its signalfd, else the
      * kernel delivers SIGCHLD to one of them (lost: our ranks are reaped
      * only by the poll's timeout) and SIGTERM kills the master with no
-     * clean-up. */
+     * clean-up; SIGTSTP, taken by one of them, would be dropped (a master
+     * leads its own session, an orphaned group) and its ranks not stopped. */
     sigset_t mask, old;
     sigemptyset(&mask);
     sigaddset(&mask, SIGCHLD);
     sigaddset(&mask, SIGTERM);
     sigaddset(&mask, SIGINT);
     sigaddset(&mask, SIGHUP);
+    sigaddset(&mask, SIGTSTP);
+    sigaddset(&mask, SIGCONT);
     pthread_sigmask(SIG_BLOCK, &mask, &old);
     int provided;
     int rc = MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);

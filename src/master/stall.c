@@ -52,11 +52,22 @@ static double g_next;    /* the next look */
 static uint64_t g_moved; /* the progress count last seen ... */
 static double g_still;   /* ... and since when it has not changed */
 
-static _Atomic uint64_t g_beats; /* turns of the event loop */
-static _Atomic int g_loop_done;  /* the loop has ended: nothing to watch */
+static _Atomic uint64_t g_beats;   /* turns of the event loop */
+static _Atomic int g_loop_done;    /* the loop has ended: nothing to watch */
+static _Atomic uint64_t g_resumes; /* continues after a stop (bdr_stall_resumed) */
 
 void bdr_stall_beat(void) { atomic_fetch_add_explicit(&g_beats, 1, memory_order_relaxed); }
 void bdr_stall_loop_done(void) { atomic_store_explicit(&g_loop_done, 1, memory_order_relaxed); }
+
+void bdr_stall_resumed(void)
+{
+    double now = bdr_master_now();
+    g_still = now;
+    g_mio.since = now;
+    for (int i = 0; g_io && i < g_m.nslots; i++)
+        g_io[i].since = now;
+    atomic_fetch_add_explicit(&g_resumes, 1, memory_order_relaxed);
+}
 
 static double timeout_s(void) { return (double)g_m.opts.num[BD_OPT_STALL_TIMEOUT]; }
 
@@ -249,11 +260,14 @@ static void *watchdog(void *arg)
     double t = timeout_s();
     struct timespec nap = {.tv_sec = t >= 4 ? 1 : 0, .tv_nsec = t >= 4 ? 0 : (long)(t / 4 * 1e9)};
     double last = bdr_master_now();
+    uint64_t resumes = 0;
     for (;;) {
         nanosleep(&nap, NULL);
         double now = bdr_master_now();
-        if (now - last > t / 4 + 2)
+        uint64_t r = atomic_load_explicit(&g_resumes, memory_order_relaxed);
+        if (now - last > t / 4 + 2 || r != resumes)
             seen.since = beat_at = now; /* we were stopped: start again */
+        resumes = r;
         last = now;
         uint64_t b = atomic_load_explicit(&g_beats, memory_order_relaxed);
         /* Not before the first turn (the ranks are being started), nor

@@ -57,17 +57,45 @@ int bdl_comm_register(int ctx, const int *world, int n)
     return 0;
 }
 
+/* Revoke notices for communicators this rank has not made yet: a dup
+ * from a reserved range does not synchronize (objects/comm.c dup_ctx), so
+ * another member may make it, and revoke it, first. */
+static int *g_early;
+static int g_nearly;
+
 int bdl_comm_revoke_ctx(int ctx)
 {
-    int found = 0;
+    int found = 0, future = 0;
     /* Contexts are never reused, so a notice for a communicator freed
-     * meanwhile matches nothing and is dropped. */
-    for (int i = 1; i < bdl_g.ncomms; i++)
-        if (bdl_g.comms[i].used && !bdl_g.comms[i].pending && bdl_g.comms[i].ctx == ctx) {
-            bdl_g.comms[i].revoked = 1;
+     * meanwhile matches nothing and is dropped; one for a context still
+     * reserved for a dup here is kept for it. */
+    for (int i = 1; i < bdl_g.ncomms; i++) {
+        bdl_comm_t *c = &bdl_g.comms[i];
+        if (c->used && !c->pending && c->ctx == ctx) {
+            c->revoked = 1;
             found = 1;
         }
+        if (c->used && c->dup_left > 0 && ctx >= c->dup_next && ctx - c->dup_next < c->dup_left)
+            future = 1;
+    }
+    if (!found && future) {
+        int *t = realloc(g_early, (size_t)(g_nearly + 1) * sizeof *t);
+        if (t) {
+            g_early = t;
+            g_early[g_nearly++] = ctx;
+        }
+    }
     return found;
+}
+
+int bdl_comm_revoked_early(int ctx)
+{
+    for (int i = 0; i < g_nearly; i++)
+        if (g_early[i] == ctx) {
+            g_early[i] = g_early[--g_nearly];
+            return 1;
+        }
+    return 0;
 }
 
 int bdl_comm_revoked_error(MPI_Comm comm, const char *call)

@@ -65,6 +65,11 @@ typedef struct bdl_comm {
      * agreements (0: not made yet; freed with it). */
     int revoked;
     MPI_Comm agree;
+    /* Contexts reserved for this communicator's next dups (comm.c
+     * comm_dup): dup_left of them from dup_next on; dup_block: how many
+     * its last dup through the master reserved (they grow to
+     * BD_DUP_RESERVE_MAX).  Every member counts alike. */
+    int dup_next, dup_left, dup_block;
 } bdl_comm_t;
 
 /* Size of the group a communicator's point-to-point ranks name, and the
@@ -102,6 +107,10 @@ typedef struct bdl_lib {
     int ncomms;
     struct bdl_request *reqs;
     int nreqs;
+    /* No free request below this index (request.c): where the search for
+     * one starts.  Only a hint: a free that does not lower it costs a
+     * search from 1 before the table grows. */
+    int req_free_from;
     bdl_user_op_t *ops;
     int nops;
     int mem_active; /* the memory manager owns large allocations */
@@ -283,6 +292,9 @@ int bdl_comm_register(int ctx, const int *world, int n);
 /* A revoke notice for context ctx arrived (match.c): mark every
  * communicator whose point-to-point context is ctx revoked; 1 if one was. */
 int bdl_comm_revoke_ctx(int ctx);
+/* Did a revoke notice for ctx come before this rank made it (a dup from a
+ * reserved range)?  Forgets it. */
+int bdl_comm_revoked_early(int ctx);
 /* Report MPIX_ERR_REVOKED for call on comm (revoked); returns the code. */
 int bdl_comm_revoked_error(MPI_Comm comm, const char *call);
 

@@ -10,16 +10,28 @@
 
 /* ---------------------------------------------------------------- the table */
 
+/* The search for a free entry starts at the lowest freed since (a scan
+ * from 1 each time was a third of the CPU time of a small send and its
+ * receive with 128 requests in flight). */
+static void req_freed(int i)
+{
+    if (i < bdl_g.req_free_from)
+        bdl_g.req_free_from = i;
+}
+
 int bdl_req_new(const bdl_req_ops_t *ops)
 {
     if (bdl_g.ndetached)
         bdl_req_reap_detached();
-    for (int i = 1; i < bdl_g.nreqs; i++)
-        if (!bdl_g.reqs[i].ops) {
-            memset(&bdl_g.reqs[i], 0, sizeof bdl_g.reqs[i]);
-            bdl_g.reqs[i].ops = ops;
-            return i;
-        }
+    int from = bdl_g.req_free_from > 1 ? bdl_g.req_free_from : 1;
+    for (int pass = 0; pass < 2; pass++, from = 1)
+        for (int i = from; i < bdl_g.nreqs; i++)
+            if (!bdl_g.reqs[i].ops) {
+                memset(&bdl_g.reqs[i], 0, sizeof bdl_g.reqs[i]);
+                bdl_g.reqs[i].ops = ops;
+                bdl_g.req_free_from = i + 1;
+                return i;
+            }
     int n = bdl_g.nreqs ? bdl_g.nreqs * 2 : 64;
     if (bdl_g.nreqs_max && n > bdl_g.nreqs_max) /* MPI_THREAD_MULTIPLE: a table that never moves */
         n = bdl_g.nreqs_max > bdl_g.nreqs ? bdl_g.nreqs_max : 0;
@@ -32,6 +44,7 @@ int bdl_req_new(const bdl_req_ops_t *ops)
     bdl_g.reqs = t;
     bdl_g.nreqs = n;
     bdl_g.reqs[h].ops = ops;
+    bdl_g.req_free_from = h + 1;
     return h;
 }
 
@@ -42,7 +55,11 @@ bdl_request_t *bdl_req_lookup(MPI_Request h)
     return &bdl_g.reqs[h];
 }
 
-void bdl_req_free_slot(bdl_request_t *q) { q->ops = NULL; }
+void bdl_req_free_slot(bdl_request_t *q)
+{
+    q->ops = NULL;
+    req_freed((int)(q - bdl_g.reqs));
+}
 
 /* Requests the program freed while still pending: they complete (a
  * receive's data lands in its buffer) whenever the library next looks. */
@@ -55,6 +72,7 @@ void bdl_req_reap_detached(void)
         q->ops->progress(q, 0);
         if (q->done) {
             q->ops = NULL;
+            req_freed(i);
             q->detached = 0;
             bdl_g.ndetached--;
         }
@@ -107,6 +125,7 @@ static int req_finish(MPI_Request *h, MPI_Status *st)
     if (q->ops->release)
         q->ops->release(q);
     q->ops = NULL;
+    req_freed((int)(q - bdl_g.reqs));
     *h = MPI_REQUEST_NULL;
     return err;
 }

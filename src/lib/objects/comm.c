@@ -108,10 +108,13 @@ static bd_req_t *split_req(uint32_t code, int ctx, int myrank, uint64_t seq, int
     return r;
 }
 
-static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int *out_ctx,
-                      int *out_rank, int *out_size, int **out_world, const char *call)
+/* reserve > 1: a dup, which reserves that many contexts in all (the new
+ * one and its parent's next dups'). */
+static void split_rpc_reserve(int ctx, int myrank, uint64_t seq, int color, int key, int reserve,
+                              int *out_ctx, int *out_rank, int *out_size, int **out_world,
+                              const char *call)
 {
-    bd_coll_desc_t d = {.kind = BD_COLL_SPLIT, .seq = seq};
+    bd_coll_desc_t d = {.kind = BD_COLL_SPLIT, .seq = seq, .count = (uint64_t)reserve};
     bd_req_t *r = bdl_req_begin(BD_REQ_COLL_BEGIN);
     r->ctx = ctx;
     r->myrank = myrank;
@@ -181,6 +184,13 @@ static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int
     *out_world = world;
 }
 
+static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int *out_ctx,
+                      int *out_rank, int *out_size, int **out_world, const char *call)
+{
+    split_rpc_reserve(ctx, myrank, seq, color, key, 0, out_ctx, out_rank, out_size, out_world,
+                      call);
+}
+
 /* Collective creation of a communicator from comm; color MPI_UNDEFINED gives
  * MPI_COMM_NULL. */
 int bdl_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const char *call)
@@ -235,6 +245,19 @@ int MPI_Comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm)
     return bdl_comm_split(comm, color, key, newcomm, "MPI_Comm_split");
 }
 
+/* Tell the master without asking (bd_slot_t.cnotes): -1 when the notices
+ * are full, and a request must say it. */
+static int comm_note(int kind, int ctx, int parent)
+{
+    bd_slot_t *sl = bdl_g.slot;
+    uint32_t head = atomic_load_explicit(&sl->cn_head, memory_order_relaxed);
+    if (head - atomic_load_explicit(&sl->cn_tail, memory_order_acquire) >= BD_CNOTE_N)
+        return -1;
+    sl->cnotes[head % BD_CNOTE_N] = (bd_cnote_t){.kind = kind, .ctx = ctx, .parent = parent};
+    atomic_store_explicit(&sl->cn_head, head + 1, memory_order_release);
+    return 0;
+}
+
 /* Drop a communicator handle (its attributes are already deleted). */
 static void comm_release(MPI_Comm h)
 {
@@ -249,9 +272,15 @@ static void comm_release(MPI_Comm h)
         comm_release(c->ucomm);
         free(c->rworld);
     } else if (c->size > 1) {
-        bd_req_t *r = bdl_req_begin(BD_REQ_COMM_FREE);
-        r->ctx = c->ctx;
-        bdl_rpc();
+        /* A master-allocated context ((node << 20) + n, below every flag
+         * bit) is never used again: its free can wait in the notices.
+         * Derived and temporary ones may be registered again at once, so
+         * the master must know now. */
+        if (c->ctx <= 0 || c->ctx >= BD_CTX_RMA_SVC || comm_note(BD_CNOTE_FREE, c->ctx, 0) < 0) {
+            bd_req_t *r = bdl_req_begin(BD_REQ_COMM_FREE);
+            r->ctx = c->ctx;
+            bdl_rpc();
+        }
     }
     bdl_topo_free(c->topo);
     free(c->attrs);
@@ -259,12 +288,65 @@ static void comm_release(MPI_Comm h)
     memset(c, 0, sizeof *c);
 }
 
+/* The new communicator of a dup of comm (an intracommunicator of 2 ranks
+ * or more) in *h.  A context agreed by all members needs no collective
+ * when the parent has one reserved: a dup through the master (a split)
+ * reserves the contexts of the parent's next dups too, 4, 8, ... up to
+ * BD_DUP_RESERVE_MAX at a time, and every member takes them in the same
+ * order, since MPI orders a communicator's collectives alike in all its
+ * members.  Such a dup tells its master only (BD_REQ_COMM_DUP, answered at
+ * once): no wait for the others, no run slot handed over.  Contexts are
+ * never reused, so none of them can be a live communicator's. */
+static int dup_ctx(MPI_Comm comm, MPI_Comm *h, const char *call)
+{
+    bdl_comm_t *c = bdl_comm_get(comm);
+    if (c->size == 1)
+        return bdl_comm_split(comm, 0, c->rank, h, call);
+    int ctx, rank = c->rank, size = c->size;
+    int *world;
+    if (c->dup_left > 0) {
+        world = malloc((size_t)size * sizeof(int));
+        if (!world)
+            return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+        memcpy(world, c->world, (size_t)size * sizeof(int));
+        ctx = c->dup_next++;
+        c->dup_left--;
+        if (comm_note(BD_CNOTE_DUP, ctx, c->ctx) < 0) {
+            bd_req_t *r = bdl_req_begin(BD_REQ_COMM_DUP);
+            r->ctx = ctx;
+            r->arg[0] = c->ctx;
+            bdl_rpc();
+        }
+    } else {
+        int k = c->dup_block ? 2 * c->dup_block : 4;
+        if (k > BD_DUP_RESERVE_MAX)
+            k = BD_DUP_RESERVE_MAX;
+        c->dup_block = k;
+        split_rpc_reserve(c->ctx, c->rank, c->coll_seq++, 0, c->rank, k, &ctx, &rank, &size, &world,
+                          call);
+        c->dup_next = ctx + 1;
+        c->dup_left = k - 1;
+    }
+    int nh = bdl_comm_add(ctx, rank, size, world, bdl_comm_get(comm)->errh);
+    if (nh < 0) {
+        free(world);
+        bd_req_t *r = bdl_req_begin(BD_REQ_COMM_FREE);
+        r->ctx = ctx;
+        bdl_rpc();
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    }
+    if (bdl_comm_revoked_early(ctx))
+        bdl_g.comms[nh].revoked = 1;
+    *h = nh;
+    return MPI_SUCCESS;
+}
+
 /* A duplicate keeps the group, the error handler and the topology; the
  * attributes go through their copy callbacks. */
 static int comm_dup(MPI_Comm comm, MPI_Comm *newcomm, const char *call)
 {
     MPI_Comm h;
-    int rc = bdl_comm_split(comm, 0, bdl_comm_get(comm)->rank, &h, call);
+    int rc = dup_ctx(comm, &h, call);
     if (rc)
         return rc;
     bdl_comm_t *c = bdl_comm_get(comm); /* the table may have moved */
