@@ -57,9 +57,10 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                              "start every rank in a session of its own (setsid), as MPICH's "
                              "launcher starts its processes: where the kernel groups CPU time "
                              "by session (autogroup), ranks sharing bdmpiexec's session got "
-                             "one share of the CPUs between them on a busy machine; off: the "
-                             "ranks stay in bdmpiexec's session and process group (a "
-                             "terminal's Ctrl-Z stops them too)",
+                             "one share of the CPUs between them on a busy machine (a "
+                             "terminal's Ctrl-Z still stops them: their master stops and "
+                             "continues them); off: the ranks stay in bdmpiexec's session and "
+                             "process group",
                              "on|off"},
     [BD_OPT_WD] = {"wd", BD_OPT_STR, NULL, 0, 0,
                    "directory in which the job's private spill directory is made "
