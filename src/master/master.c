@@ -340,7 +340,7 @@ static void handle_request(slave_t *s)
 {
     bd_req_t *r = &s->slot->req;
     bdr_asleep_back(s);            /* awake: it counts as running again */
-    if (bdr_comm_notes_pending(s)) /* what it told before it asked */
+    if (bdr_comm_notes_pending(s)) /* what it told before it asked (read after req_seq) */
         bdr_comm_notes_take(s);
     memset(&s->slot->resp, 0, sizeof s->slot->resp);
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_RPCS], 1, memory_order_relaxed);
@@ -1012,11 +1012,11 @@ int main(int argc, char **argv)
         /* Always scan: a ring of the eventfd may cover many requests. */
         if (!g_m.stopping) {
             bdr_stage_poll(); /* completed staging writes free memory first */
-            for (int i = 0; i < g_m.ns; i++)
-                if (!g_m.slaves[i].exited && bdr_comm_notes_pending(&g_m.slaves[i]))
-                    bdr_comm_notes_take(&g_m.slaves[i]);
             for (int i = 0; i < g_m.ns; i++) {
                 slave_t *s = &g_m.slaves[i];
+                /* communicator notices of ranks that ask nothing now */
+                if (!s->exited && bdr_comm_notes_pending(s))
+                    bdr_comm_notes_take(s);
                 uint32_t seq = atomic_load_explicit(&s->slot->req_seq, memory_order_acquire);
                 if (seq != s->seen_req && !s->exited) {
                     s->seen_req = seq;
