@@ -7,6 +7,7 @@
 # behind.  The stop is longer than -stall-timeout 1: a master that was
 # stopped must not take its own pause for a stall.  Exit 0 pass, 1 fail.
 set -u
+. "$(dirname "$0")/stopped_job_end.sh"
 target=$1; exe=$2; prog=$3
 wd=$(mktemp -d /tmp/bdmpi-stop.XXXXXX)
 tag="bdmpi-stop-$$-$RANDOM"
@@ -39,25 +40,4 @@ else
     echo "the $target (pid $victim) was stopped for 2 s (state '$state') with $stored on storage"
     [ "$state" = T ] || { echo "FAIL: the $target was not stopped"; fail=1; }
 fi
-rc=
-for i in $(seq 600); do
-    if ! kill -0 "$launcher" 2>/dev/null; then wait "$launcher"; rc=$?; break; fi
-    sleep 0.1
-done
-cat "$wd.out"
-if [ -z "$rc" ]; then
-    echo "FAIL: the job did not end within 60 s of SIGCONT"
-    kill -9 $(tagged) 2>/dev/null
-    fail=1
-else
-    echo "--- exit status $rc"
-    [ "$rc" = 0 ] || { echo "FAIL: expected status 0"; fail=1; }
-    grep -q "PASS rank_memory" "$wd.out" || { echo "FAIL: no PASS line"; fail=1; }
-fi
-sleep 0.3
-left=$(tagged)
-[ -z "$left" ] || { echo "FAIL: processes left: $left"; kill -9 $left 2>/dev/null; fail=1; }
-[ -z "$(find "$wd" -mindepth 1 2>/dev/null)" ] || { echo "FAIL: left in -wd:"; find "$wd" -mindepth 1; fail=1; }
-rm -rf "$wd" "$wd.out"
-[ $fail = 0 ] && echo "PASS: SIGSTOP/SIGCONT of the $target lost nothing"
-exit $fail
+job_end 60 "PASS: SIGSTOP/SIGCONT of the $target lost nothing"

@@ -10,6 +10,7 @@
 # (rank_memory checks every word), status 0, nothing left.  NN: 1 or 2
 # nodes.  Exit 0 pass, 1 fail.
 set -u
+. "$(dirname "$0")/stopped_job_end.sh"
 nn=$1; exe=$2; prog=$3
 wd=$(mktemp -d /tmp/bdmpi-tstp.XXXXXX)
 tag="bdmpi-tstp-$$-$RANDOM"
@@ -65,27 +66,4 @@ else
     done
     kill -CONT -- -"$pgid"
 fi
-rc=
-for i in $(seq 900); do
-    if ! kill -0 "$launcher" 2>/dev/null || [ "$(state $launcher)" = Z ]; then
-        wait "$launcher"; rc=$?; break
-    fi
-    sleep 0.1
-done
-cat "$wd.out"
-if [ -z "$rc" ]; then
-    echo "FAIL: the job did not end within 90 s of SIGCONT"
-    kill -9 $(tagged) 2>/dev/null
-    fail=1
-else
-    echo "--- exit status $rc"
-    [ "$rc" = 0 ] || { echo "FAIL: expected status 0"; fail=1; }
-    grep -q "PASS rank_memory" "$wd.out" || { echo "FAIL: no PASS line"; fail=1; }
-fi
-sleep 0.3
-left=$(tagged)
-[ -z "$left" ] || { echo "FAIL: processes left: $left"; kill -9 $left 2>/dev/null; fail=1; }
-[ -z "$(find "$wd" -mindepth 1 2>/dev/null)" ] || { echo "FAIL: left in -wd:"; find "$wd" -mindepth 1; fail=1; }
-rm -rf "$wd" "$wd.out"
-[ $fail = 0 ] && echo "PASS: Ctrl-Z stopped every rank, fg continued the job to its end"
-exit $fail
+job_end 90 "PASS: Ctrl-Z stopped every rank, fg continued the job to its end"
