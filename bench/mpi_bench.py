@@ -36,17 +36,23 @@ def build(cc, out, extra=()):
     return out
 
 
-def run(cmd, timeout):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    if p.returncode != 0:
-        sys.stderr.write(f"mpi_bench: {' '.join(cmd)} exited {p.returncode}\n{p.stderr}\n")
+def result_lines(cmd, timeout, who):
+    """The RESULT lines (RESULT test size value unit) of one run of cmd, split;
+    None, said on stderr as `who`, when it failed or did not finish in time."""
+    try:
+        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
+    except subprocess.TimeoutExpired:
+        sys.stderr.write(f"{who}: {' '.join(cmd)} did not finish in {timeout} s\n")
         return None
-    res = {}
-    for line in p.stdout.splitlines():
-        f = line.split()
-        if len(f) == 5 and f[0] == "RESULT":
-            res[(f[1], int(f[2]))] = (float(f[3]), f[4])
-    return res
+    if p.returncode != 0:
+        sys.stderr.write(f"{who}: {' '.join(cmd)} exited {p.returncode}\n{p.stderr}\n")
+        return None
+    return [f for f in (line.split() for line in p.stdout.splitlines()) if len(f) == 5 and f[0] == "RESULT"]
+
+
+def run(cmd, timeout):
+    rs = result_lines(cmd, timeout, "mpi_bench")
+    return None if rs is None else {(f[1], int(f[2])): (float(f[3]), f[4]) for f in rs}
 
 
 def best(runs):

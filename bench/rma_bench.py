@@ -21,23 +21,13 @@ import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+from mpi_bench import result_lines  # noqa: E402
 
 
 def run(cmd, timeout):
-    try:
-        p = subprocess.run(cmd, capture_output=True, text=True, timeout=timeout)
-    except subprocess.TimeoutExpired:
-        sys.stderr.write(f"rma_bench: {' '.join(cmd)} timed out after {timeout} s\n")
-        return None
-    if p.returncode != 0:
-        sys.stderr.write(f"rma_bench: {' '.join(cmd)} exited {p.returncode}\n{p.stderr}\n")
-        return None
-    res = {}
-    for line in p.stdout.splitlines():
-        f = line.split()
-        if len(f) == 5 and f[0] == "RESULT":
-            res[(f[1], int(f[2]))] = float(f[3])
-    return res
+    rs = result_lines(cmd, timeout, "rma_bench")
+    return None if rs is None else {(f[1], int(f[2])): float(f[3]) for f in rs}
 
 
 def main():

@@ -16,15 +16,12 @@ import sys
 import tempfile
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+sys.path.insert(0, HERE)
+from mpi_bench import result_lines  # noqa: E402
 
 
 def run(cmd):
-    p = subprocess.run(cmd, capture_output=True, text=True, timeout=300)
-    if p.returncode != 0:
-        sys.stderr.write(f"self_rate: {' '.join(cmd)} exited {p.returncode}\n{p.stderr}")
-        return {}
-    return {f[1]: float(f[3]) for f in (l.split() for l in p.stdout.splitlines())
-            if len(f) == 5 and f[0] == "RESULT"}
+    return {f[1]: float(f[3]) for f in result_lines(cmd, 300, "self_rate") or []}
 
 
 def main():
