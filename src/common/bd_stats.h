@@ -28,6 +28,9 @@
     X(COLLS, "count", "collective calls")                                                          \
     X(COLL_BYTES_UP, "bytes", "bytes given to the master by collectives")                          \
     X(COLL_BYTES_DOWN, "bytes", "bytes taken from the master by collectives")                      \
+    X(IO_AGGREGATED, "count",                                                                      \
+      "collective MPI-IO calls aggregated in two phases (few large requests per node)")            \
+    X(IO_AGG_SYSCALLS, "count", "system calls the rank made on files as an aggregator of them")    \
     X(RPCS, "count", "requests to the master")                                                     \
     X(RESUMES, "count", "times the rank was given a run slot")                                     \
     X(BLOCKS, "count", "times the rank blocked and gave up its run slot")                          \

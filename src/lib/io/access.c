@@ -20,11 +20,11 @@
  *
  * Nonblocking calls do the transfer before they return and hand back a
  * request that is already complete (the data has moved, so any Wait/Test
- * completes it); collective calls need no coordination, because every
- * process's part is independent of the others'.  What is not done: the
- * collective calls are not aggregated (two-phase I/O by the master), and
- * writes through noncontiguous views cost one system call per contiguous
- * piece. */
+ * completes it).  Blocking collective calls of many small interleaved
+ * pieces are aggregated in two phases (coll.c); the others need no
+ * coordination, because every process's part is independent of the
+ * others'.  Independent writes through noncontiguous views cost one system
+ * call per contiguous piece. */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdlib.h>
@@ -39,8 +39,7 @@
 
 #define IO_STEP ((uint64_t)8 << 20) /* largest piece prepared and moved at once */
 
-/* The next contiguous piece of the file from view byte v, at most max bytes. */
-static void segment(const bdl_file_t *f, uint64_t v, uint64_t max, int64_t *off, uint64_t *len)
+void bdl_view_segment(const bdl_file_t *f, uint64_t v, uint64_t max, int64_t *off, uint64_t *len)
 {
     if (f->fcontig) {
         *off = f->disp + f->fstart + (int64_t)v;
@@ -160,14 +159,14 @@ static int64_t sieve_read(bdl_file_t *f, uint64_t v, char *mem, uint64_t n, char
 {
     int64_t first, end;
     uint64_t len;
-    segment(f, v, n, &first, &len);
+    bdl_view_segment(f, v, n, &first, &len);
     *data = len;
     end = first + (int64_t)len;
     int pieces = 1;
     while (*data < n) {
         int64_t o;
         uint64_t l;
-        segment(f, v + *data, n - *data, &o, &l);
+        bdl_view_segment(f, v + *data, n - *data, &o, &l);
         if (o < end || o - first >= (int64_t)BDL_IO_BOUNCE)
             break;
         if (o + (int64_t)l - first > (int64_t)BDL_IO_BOUNCE)
@@ -190,7 +189,7 @@ static int64_t sieve_read(bdl_file_t *f, uint64_t v, char *mem, uint64_t n, char
     while (k < *data) {
         int64_t o;
         uint64_t l;
-        segment(f, v + k, *data - k, &o, &l);
+        bdl_view_segment(f, v + k, *data - k, &o, &l);
         if (o - first >= got)
             break;
         uint64_t avail = (uint64_t)(got - (o - first));
@@ -225,7 +224,7 @@ int64_t bdl_io_view_rw(bdl_file_t *f, int write, uint64_t v, char *mem, uint64_t
         }
         int64_t off;
         uint64_t len;
-        segment(f, v + done, n - done, &off, &len);
+        bdl_view_segment(f, v + done, n - done, &off, &len);
         int64_t r = piece_rw(f, write, off, mem + done, len);
         if (r < 0) {
             ret = r;
@@ -448,7 +447,13 @@ int bdl_io_iaccess(MPI_File fh, const char *call, int write, int where, MPI_Offs
         return bdl_io_access(fh, #name, 0, BDL_IO_AT, offset, buf, count, datatype, status);       \
     }
 READ_AT(MPI_File_read_at)
-READ_AT(MPI_File_read_at_all)
+#define READ_AT_ALL(name)                                                                          \
+    int name(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,          \
+             MPI_Status *status)                                                                   \
+    {                                                                                              \
+        return bdl_io_access_all(fh, #name, 0, BDL_IO_AT, offset, buf, count, datatype, status);   \
+    }
+READ_AT_ALL(MPI_File_read_at_all)
 
 #define WRITE_AT(name)                                                                             \
     int name(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,    \
@@ -458,7 +463,14 @@ READ_AT(MPI_File_read_at_all)
                              status);                                                              \
     }
 WRITE_AT(MPI_File_write_at)
-WRITE_AT(MPI_File_write_at_all)
+#define WRITE_AT_ALL(name)                                                                         \
+    int name(MPI_File fh, MPI_Offset offset, const void *buf, int count, MPI_Datatype datatype,    \
+             MPI_Status *status)                                                                   \
+    {                                                                                              \
+        return bdl_io_access_all(fh, #name, 1, BDL_IO_AT, offset, (void *)buf, count, datatype,    \
+                                 status);                                                          \
+    }
+WRITE_AT_ALL(MPI_File_write_at_all)
 
 #define READ_PTR(name, where)                                                                      \
     int name(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)         \
@@ -466,7 +478,12 @@ WRITE_AT(MPI_File_write_at_all)
         return bdl_io_access(fh, #name, 0, where, 0, buf, count, datatype, status);                \
     }
 READ_PTR(MPI_File_read, BDL_IO_INDIV)
-READ_PTR(MPI_File_read_all, BDL_IO_INDIV)
+
+int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
+{
+    return bdl_io_access_all(fh, "MPI_File_read_all", 0, BDL_IO_INDIV, 0, buf, count, datatype,
+                             status);
+}
 
 #define WRITE_PTR(name, where)                                                                     \
     int name(MPI_File fh, const void *buf, int count, MPI_Datatype datatype, MPI_Status *status)   \
@@ -474,7 +491,13 @@ READ_PTR(MPI_File_read_all, BDL_IO_INDIV)
         return bdl_io_access(fh, #name, 1, where, 0, (void *)buf, count, datatype, status);        \
     }
 WRITE_PTR(MPI_File_write, BDL_IO_INDIV)
-WRITE_PTR(MPI_File_write_all, BDL_IO_INDIV)
+
+int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
+                       MPI_Status *status)
+{
+    return bdl_io_access_all(fh, "MPI_File_write_all", 1, BDL_IO_INDIV, 0, (void *)buf, count,
+                             datatype, status);
+}
 
 #define IREAD_AT(name)                                                                             \
     int name(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,          \

@@ -70,6 +70,9 @@ void bdl_view_release(bdl_file_t *f);
  * the file, and the file byte position after which the data of file byte
  * size `bytes` ends, as view bytes (the view bytes that lie before it). */
 int64_t bdl_view_file_offset(const bdl_file_t *f, uint64_t v);
+/* access.c: the contiguous piece of the file from view byte v on, at most
+ * max bytes: its file offset and length. */
+void bdl_view_segment(const bdl_file_t *f, uint64_t v, uint64_t max, int64_t *off, uint64_t *len);
 uint64_t bdl_view_bytes_below(const bdl_file_t *f, int64_t bytes);
 
 /* view.c: bytes of one element of t in f's data representation. */
@@ -118,6 +121,10 @@ int bdl_io_check(bdl_file_t *f, MPI_File fh, const char *call, int write, int wh
  * call: checks, file pointer update, status, errors reported. */
 int bdl_io_access(MPI_File fh, const char *call, int write, int where, MPI_Offset offset, void *buf,
                   int count, MPI_Datatype dt, MPI_Status *status);
+/* coll.c: a blocking collective access (_all, _at_all, split begin),
+ * aggregated in two phases when that pays, else bdl_io_access. */
+int bdl_io_access_all(MPI_File fh, const char *call, int write, int where, MPI_Offset offset,
+                      void *buf, int count, MPI_Datatype dt, MPI_Status *status);
 /* The same as a nonblocking call: done now, its request complete already. */
 int bdl_io_iaccess(MPI_File fh, const char *call, int write, int where, MPI_Offset offset,
                    void *buf, int count, MPI_Datatype dt, MPI_Request *request);
