@@ -85,6 +85,14 @@ elif ! CFLAGS="${MPI4PY_CFLAGS:--O0 -g0}$ulfm" MPICC="$build/bin/bdmpicc" "$venv
     exit 1
 fi
 
+# The README's example (apps/python/hello.py) first: 8 ranks, 2 running.
+if ! "$build/bin/bdmpiexec" -ns 8 -nr 2 "$venv/bin/python" "$root/apps/python/hello.py" \
+        | grep -q ' right$'; then
+    echo "mpi4py-suite: apps/python/hello.py did not give the right sum" >&2
+    exit 1
+fi
+echo "mpi4py-suite: apps/python/hello.py at -ns 8 -nr 2: right"
+
 # test_spawn's "SelfMany" classes have every rank spawn up to 6 processes
 # on MPI_COMM_SELF at once: 24 at -ns 4, more than the 16 spawned ranks a
 # node keeps by default (-max-spawn, docs/options.md); beyond that a spawn
