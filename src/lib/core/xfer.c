@@ -16,8 +16,8 @@ static bd_req_t *coll_req(const bdl_xfer_t *x, uint32_t code)
     return r;
 }
 
-void bdl_xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dtype, int op,
-                    uint64_t count, int api)
+static void xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dtype, int op,
+                       uint64_t count, int api, int pipe)
 {
     bd_coll_desc_t d = {.kind = kind,
                         .root = root,
@@ -33,8 +33,20 @@ void bdl_xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dtype,
     bd_req_t *r = bdl_req_begin(BD_REQ_COLL_BEGIN);
     r->ctx = c->ctx;
     r->myrank = c->rank;
+    r->arg[0] = pipe;
     memcpy(bdl_g.win, &d, sizeof d);
     bdl_rpc();
+}
+
+void bdl_xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dtype, int op,
+                    uint64_t count, int api)
+{
+    xfer_begin(x, c, kind, root, dtype, op, count, api, 0);
+}
+
+void bdl_xfer_begin_pipe(bdl_xfer_t *x, bdl_comm_t *c, int kind, int api)
+{
+    xfer_begin(x, c, kind, 0, 0, 0, 0, api, 1);
 }
 
 void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code)

@@ -490,18 +490,21 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
     if (own_err)
         nb.err = MPI_ERR_TRUNCATE;
     if (c->size > 1) {
-        bdl_xfer_begin(&nb.xf, c, BD_COLL_ALLTOALL, 0, 0, 0, 0, bdl_coll_api(api, request));
-        int over = bdl_resp()->flag; /* BEGIN's answer: the instance is past the bound */
         /* Bounded staging (-coll-stage, docs/design.md "Transient memory of
-         * communication"): a blocking all-to-all among ranks of this node,
-         * not in place, takes the pieces sent to it while it puts its own,
-         * before each piece while the master's last answer (BEGIN's for
-         * the first) said the instance is past the bound; each
-         * rank starts with the piece for the next rank, so the pieces of
-         * the ranks that run first go to different receivers. */
+         * communication"): a blocking all-to-all, not in place, takes the
+         * pieces sent to it while it puts its own, before each piece while
+         * the master's last answer (BEGIN's for the first) said the
+         * instance is past the bound; each rank starts with the piece for
+         * the next rank, so the pieces of the ranks that run first go to
+         * different receivers.  Across nodes too: BEGIN tells the master,
+         * which then ships pieces for other nodes as their masters make
+         * room (coll_pipe.c). */
         int pipe = !request && !inplace && bdl_g.hdr->job.coll_stage;
-        for (int r = 0; pipe && r < c->size; r++)
-            pipe = bdl_p2p_local(bdl_comm_peer_world(c, r));
+        if (pipe)
+            bdl_xfer_begin_pipe(&nb.xf, c, BD_COLL_ALLTOALL, bdl_coll_api(api, request));
+        else
+            bdl_xfer_begin(&nb.xf, c, BD_COLL_ALLTOALL, 0, 0, 0, 0, bdl_coll_api(api, request));
+        int over = bdl_resp()->flag; /* BEGIN's answer: the instance is past the bound */
         if (pipe && !(nb.taken = calloc((size_t)c->size, 1)))
             bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
         nb.gkind = BDL_GET_BLOCKS;
