@@ -16,6 +16,9 @@
  *   a2a N SIZE     N rounds of MPI_Alltoallv among all ranks, the piece
  *                  from i to j SIZE + (7i + 13j) % 4096 bytes (SIZE 0: the
  *                  pieces to rank 1 are empty);
+ *   a2az N SIZE    the same with empty pieces: none from i to j when
+ *                  (i + 2j) % 3 == 0 (a rank's piece to itself included);
+ *   a2af N SIZE    N rounds of MPI_Alltoall of SIZE bytes per piece;
  *   a2a_trunc N SIZE  an MPI_Alltoallv whose pieces are SIZE bytes, but
  *                  rank 1 expects SIZE/2 from rank 0 and SIZE*2 from rank
  *                  2: rank 1 gets MPI_ERR_TRUNCATE (errors return), every
@@ -171,8 +174,14 @@ static int unsafe(int n, size_t sz)
     return bad;
 }
 
+static int g_zeros, g_fixed; /* a2az, a2af */
+
 static size_t a2a_len(int i, int j, size_t sz)
 {
+    if (g_fixed)
+        return sz;
+    if (g_zeros && (i + 2 * j) % 3 == 0)
+        return 0;
     return sz == 0 && j == 1 ? 0 : sz + (size_t)((7 * i + 13 * j) % 4096);
 }
 
@@ -195,7 +204,10 @@ static int a2a(int n, size_t sz)
         for (int j = 0; j < g_size; j++)
             fill(out + sd[j], (size_t)sc[j], g_rank, k * 64 + j);
         memset(in, 0, rt);
-        MPI_Alltoallv(out, sc, sd, MPI_BYTE, in, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
+        if (g_fixed)
+            MPI_Alltoall(out, (int)sz, MPI_BYTE, in, (int)sz, MPI_BYTE, MPI_COMM_WORLD);
+        else
+            MPI_Alltoallv(out, sc, sd, MPI_BYTE, in, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
         for (int j = 0; j < g_size; j++)
             bad |= check(in + rd[j], (size_t)rc[j], j, k * 64 + g_rank);
     }
@@ -326,7 +338,7 @@ int main(int argc, char **argv)
         if (g_rank == 0)
             fprintf(stderr,
                     "usage: flow "
-                    "burst|isends|ring|blocked|a2a|a2a_trunc|gather|scatter|self|unsafe N SIZE (at "
+                    "burst|isends|ring|blocked|a2a|a2az|a2af|a2a_trunc|gather|scatter|self|unsafe N SIZE (at "
                     "least 3 ranks)\n");
         MPI_Finalize();
         return 1;
@@ -343,6 +355,10 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[1], "blocked"))
         bad = blocked(n, sz);
     else if (!strcmp(argv[1], "a2a"))
+        bad = a2a(n, sz);
+    else if (!strcmp(argv[1], "a2az") && (g_zeros = 1))
+        bad = a2a(n, sz);
+    else if (!strcmp(argv[1], "a2af") && (g_fixed = 1))
         bad = a2a(n, sz);
     else if (!strcmp(argv[1], "a2a_trunc"))
         bad = a2a_trunc(sz);
