@@ -170,6 +170,10 @@ typedef struct bd_seg {
     uint64_t total; /* PUT: full size of that piece; GET: 0, or the size the reader
                       * expects the whole piece to have (resp.arg[0] = 1 if some differs) */
 } bd_seg_t;
+/* GET total: the reader expects nothing of that piece, which it was offered
+ * (bounded staging): the master gives it back unread and answers that the
+ * counts differ. */
+#define BD_SEG_REFUSE UINT64_MAX
 
 /* Collective kinds. */
 enum bd_coll_kind {

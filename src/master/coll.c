@@ -865,6 +865,20 @@ static void coll_get(slave_t *s)
         } else {
             p = get_piece(c, s->coll_rank, segs[i].peer);
         }
+        if (segs[i].total == BD_SEG_REFUSE) {
+            /* offered, but its reader expects nothing of it (counts that
+             * disagree): an error for the reader, and the piece goes */
+            if (!p || p->taken || !p->filled || p->filled != p->total || segs[i].len) {
+                bdr_master_fail(1, "rank %d: %s refused the piece from peer %d, not offered",
+                                s->world, bdr_coll_call_name(&c->d), segs[i].peer);
+                return;
+            }
+            mismatch = 1;
+            ((piece_t *)p)->got = p->total;
+            if (c->pipe && bdr_pipe_read(c, (piece_t *)p, 0, 0) < 0)
+                return;
+            continue;
+        }
         if (p && p->taken && segs[i].off < p->got) { /* zeros past a shorter piece are fine */
             bdr_master_fail(1, "rank %d: %s asked again for the piece from peer %d, already taken",
                             s->world, bdr_coll_call_name(&c->d), segs[i].peer);

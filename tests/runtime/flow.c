@@ -23,6 +23,8 @@
  *                  rank 1 expects SIZE/2 from rank 0 and SIZE*2 from rank
  *                  2: rank 1 gets MPI_ERR_TRUNCATE (errors return), every
  *                  byte that fits is right, nobody hangs;
+ *   a2a_refuse N SIZE  the same, and rank 1 expects nothing from rank 3,
+ *                  which sends it SIZE bytes (at least 4 ranks);
  *   gather N SIZE  N rounds of MPI_Gatherv to rank k % size, rank i's piece
  *                  SIZE + (7i) % 4096 bytes;
  *   scatter N SIZE N rounds of MPI_Scatterv from rank k % size, rank j's piece
@@ -174,7 +176,7 @@ static int unsafe(int n, size_t sz)
     return bad;
 }
 
-static int g_zeros, g_fixed; /* a2az, a2af */
+static int g_zeros, g_fixed, g_refuse; /* a2az, a2af, a2a_refuse */
 
 static size_t a2a_len(int i, int j, size_t sz)
 {
@@ -230,6 +232,8 @@ static int a2a_trunc(size_t sz)
         sc[j] = (int)sz;
         sd[j] = j * (int)sz;
         rc[j] = g_rank == 1 && j == 0 ? (int)sz / 2 : g_rank == 1 && j == 2 ? 2 * (int)sz : (int)sz;
+        if (g_refuse && g_rank == 1 && j == 3)
+            rc[j] = 0;
         rd[j] = j * 2 * (int)sz;
     }
     unsigned char *out = malloc(sz * (size_t)g_size), *in = calloc(2 * sz * (size_t)g_size, 1);
@@ -250,7 +254,7 @@ static int a2a_trunc(size_t sz)
         bad = 1;
     }
     for (int j = 0; j < g_size; j++)
-        if (!(g_rank == 1 && (j == 0 || j == 2)))
+        if (!(g_rank == 1 && (j == 0 || j == 2 || (g_refuse && j == 3))))
             bad |= check(in + rd[j], sz, j, g_rank);
     free(out);
     free(in);
@@ -338,7 +342,7 @@ int main(int argc, char **argv)
         if (g_rank == 0)
             fprintf(stderr,
                     "usage: flow "
-                    "burst|isends|ring|blocked|a2a|a2az|a2af|a2a_trunc|gather|scatter|self|unsafe N SIZE (at "
+                    "burst|isends|ring|blocked|a2a|a2az|a2af|a2a_trunc|a2a_refuse|gather|scatter|self|unsafe N SIZE (at "
                     "least 3 ranks)\n");
         MPI_Finalize();
         return 1;
@@ -361,6 +365,8 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[1], "a2af") && (g_fixed = 1))
         bad = a2a(n, sz);
     else if (!strcmp(argv[1], "a2a_trunc"))
+        bad = a2a_trunc(sz);
+    else if (!strcmp(argv[1], "a2a_refuse") && (g_refuse = 1) && g_size >= 4)
         bad = a2a_trunc(sz);
     else if (!strcmp(argv[1], "gather"))
         bad = gather(n, sz);

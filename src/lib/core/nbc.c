@@ -183,8 +183,13 @@ void bdl_nbc_take(bdl_nbc_t *nb, int final)
                 int j = peers[i] - nb->pfirst;
                 uint64_t cnt =
                     j >= 0 && j < nb->nblk ? bdl_vcount(nb->counts, (int)nb->count, j) : 0;
-                if (!cnt || nb->taken[j] || peers[i] == nb->skip)
-                    continue; /* a piece this rank expects nothing of: the final GET reports it */
+                if (j < 0 || j >= nb->nblk || nb->taken[j] || peers[i] == nb->skip)
+                    continue;
+                if (!cnt) { /* a piece this rank expects nothing of: counts disagree */
+                    bdl_get_refuse(g, peers[i]);
+                    nb->taken[j] = 1;
+                    continue;
+                }
                 bdl_get_whole(g, peers[i], blk_at(nb, j), cnt, blk_type(nb, j));
                 nb->taken[j] = 1;
             }

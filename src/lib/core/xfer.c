@@ -188,6 +188,18 @@ void bdl_get_whole(bdl_get_t *g, int peer, void *buf, uint64_t count, const bdl_
     bdl_get_part(g, peer, 0, buf, count, t, count * t->psize, count * t->psize);
 }
 
+void bdl_get_refuse(bdl_get_t *g, int peer)
+{
+    if (g->nseg == GET_MAX_SEGS)
+        bdl_get_flush(g);
+    g->segs[g->nseg] = (bd_seg_t){peer, 0, 0, BD_SEG_REFUSE};
+    g->dst[g->nseg] = (char *)g; /* no bytes, but a valid address for memcpy */
+    g->t[g->nseg] = NULL;
+    g->cnt[g->nseg] = 0;
+    g->soff[g->nseg] = 0;
+    g->nseg++;
+}
+
 bdl_get_t *bdl_get_new(bdl_xfer_t *x)
 {
     bdl_get_t *g = malloc(sizeof *g);

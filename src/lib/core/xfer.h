@@ -70,6 +70,9 @@ void bdl_get_typed(bdl_get_t *g, int peer, uint64_t off, void *buf, uint64_t cou
                    const bdl_dt_t *t);
 /* All of peer's piece, which must be count elements of t. */
 void bdl_get_whole(bdl_get_t *g, int peer, void *buf, uint64_t count, const bdl_dt_t *t);
+/* Refuse the piece from peer this rank was offered but expects nothing of
+ * (counts that disagree: the flush reports a mismatch). */
+void bdl_get_refuse(bdl_get_t *g, int peer);
 
 /* buf + off without pointer arithmetic on MPI_BOTTOM. */
 static inline char *bdl_at(const void *buf, int64_t off)
