@@ -670,8 +670,11 @@ static void coll_begin(slave_t *s, const bd_req_t *r)
     /* A blocking all-to-all whose ranks pipeline: its pieces for other
      * nodes go as their masters give credit (coll_pipe.c).  All its ranks
      * say so alike (all in place or none, MPI 3.1 5.8). */
-    if (r->arg[0] && d.kind == BD_COLL_ALLTOALL && bdr_pipe_bounded(c))
+    if (r->arg[0] == 1 && d.kind == BD_COLL_ALLTOALL && bdr_pipe_bounded(c))
         c->pipe_net = c->pipe = 1;
+    else if (r->arg[0] == 2 && d.kind == BD_COLL_ALLTOALL && bdr_pipe_bounded(c) &&
+             c->nlocal == c->comm->size)
+        c->inplace = c->pipe = 1; /* in place: on one node only */
     /* Bounded staging: a rank that would put into an instance past the
      * bound takes first (coll_pipe.c). */
     s->slot->resp.flag = bdr_pipe_over(c);

@@ -194,6 +194,32 @@ void bdr_pipe_credit(coll_t *c, int node, int idx, uint64_t bytes)
     bdr_coll_maybe_free(c);
 }
 
+/* In place: has rank me put its whole block for q (the block q's piece
+ * overwrites)? */
+static int own_put(const coll_t *c, int me, int q)
+{
+    const piece_t *mine = &c->pieces[(size_t)me * (size_t)c->comm->size + (size_t)q];
+    return mine->total && mine->filled == mine->total;
+}
+
+/* In place, a rank past the bound with nothing to take: a peer q whose
+ * piece for me is complete but waits for me's block for q, or -1.  me is
+ * told to put that block next, over the bound, after which it takes the
+ * piece (otherwise every rank could wait for room that only pieces they
+ * may not take yet hold). */
+static int inplace_hint(coll_t *c, int me)
+{
+    int size = c->comm->size;
+    for (int k = 1; c->inplace && k < size; k++) {
+        int q = (me + k) % size;
+        piece_t *p = bdr_coll_get_piece(c, me, q);
+        if (p && !p->offered && !p->taken && p->total && p->filled == p->total &&
+            !own_put(c, me, q))
+            return q;
+    }
+    return -1;
+}
+
 /* The complete pieces for rank me not offered yet: into out (n at most),
  * marked offered; returns how many. */
 static int offer(coll_t *c, int me, int32_t *out, int n, int mark)
@@ -211,6 +237,8 @@ static int offer(coll_t *c, int me, int32_t *out, int n, int mark)
         piece_t *p = q == me ? NULL : bdr_coll_get_piece(c, me, q);
         if (!p || p->offered || p->taken || !p->total || p->filled != p->total)
             continue;
+        if (c->inplace && !c->rank_arrived[me] && !own_put(c, me, q))
+            continue; /* it would overwrite the block me has still to put */
         if (out)
             out[k] = q;
         if (mark)
@@ -230,7 +258,8 @@ static int may_go(slave_t *s, coll_t *c)
 int bdr_pipe_take_ready(slave_t *s)
 {
     coll_t *c = s->coll;
-    return c && (may_go(s, c) || offer(c, s->coll_rank, NULL, 1, 0) > 0);
+    return c && (may_go(s, c) || offer(c, s->coll_rank, NULL, 1, 0) > 0 ||
+                 (!s->slot->req.arg[0] && inplace_hint(c, s->coll_rank) >= 0));
 }
 
 void bdr_coll_req_take(slave_t *s, const bd_req_t *r)
@@ -252,11 +281,13 @@ void bdr_coll_req_take(slave_t *s, const bd_req_t *r)
     int go = may_go(s, c);
     int max = (int)(g_m.hdr->window / sizeof(int32_t));
     int n = offer(c, s->coll_rank, (int32_t *)s->win, max, 1);
-    if (!go && !n) {
+    int hint = !go && !n && !r->arg[0] ? inplace_hint(c, s->coll_rank) : -1;
+    if (!go && !n && hint < 0) {
         bdr_sched_block(s, BLK_COLL); /* redone when poked */
         return;
     }
-    s->slot->resp.flag = go;
+    s->slot->resp.flag = go || hint >= 0;
     s->slot->resp.arg[0] = n;
+    s->slot->resp.arg[1] = hint + 1; /* in place: put the block for this peer next */
     bdr_sched_respond(s);
 }

@@ -159,6 +159,10 @@ typedef struct coll {
      * bytes of pieces from other nodes staged here; by node, bytes shipped
      * there and not yet read by their readers (credit in use). */
     int pipe_net;
+    /* An in-place all-to-all among ranks of this node that pipelines: a
+     * piece from q goes to its reader only once the reader's own block for
+     * q (the one the piece overwrites) is PUT (coll_pipe.c: offer). */
+    int inplace;
     uint64_t staged_in;
     uint64_t *credit_out;
 } coll_t;

@@ -19,6 +19,9 @@
  *   a2az N SIZE    the same with empty pieces: none from i to j when
  *                  (i + 2j) % 3 == 0 (a rank's piece to itself included);
  *   a2af N SIZE    N rounds of MPI_Alltoall of SIZE bytes per piece;
+ *   a2ai N SIZE    N rounds of MPI_Alltoallv in place, the pieces between
+ *                  i and j SIZE + 7(i + j) % 4096 bytes, none when
+ *                  (i + j) % 5 == 0; a2aif: MPI_Alltoall in place;
  *   a2a_trunc N SIZE  an MPI_Alltoallv whose pieces are SIZE bytes, but
  *                  rank 1 expects SIZE/2 from rank 0 and SIZE*2 from rank
  *                  2: rank 1 gets MPI_ERR_TRUNCATE (errors return), every
@@ -176,12 +179,14 @@ static int unsafe(int n, size_t sz)
     return bad;
 }
 
-static int g_zeros, g_fixed, g_refuse; /* a2az, a2af, a2a_refuse */
+static int g_zeros, g_fixed, g_refuse, g_inplace; /* a2az, a2af, a2a_refuse, a2ai */
 
 static size_t a2a_len(int i, int j, size_t sz)
 {
     if (g_fixed)
         return sz;
+    if (g_inplace) /* what i sends j is what i receives from j */
+        return (i + j) % 5 == 0 ? 0 : sz + (size_t)((7 * (i + j)) % 4096);
     if (g_zeros && (i + 2 * j) % 3 == 0)
         return 0;
     return sz == 0 && j == 1 ? 0 : sz + (size_t)((7 * i + 13 * j) % 4096);
@@ -206,7 +211,15 @@ static int a2a(int n, size_t sz)
         for (int j = 0; j < g_size; j++)
             fill(out + sd[j], (size_t)sc[j], g_rank, k * 64 + j);
         memset(in, 0, rt);
-        if (g_fixed)
+        if (g_inplace) {
+            memcpy(in, out, rt); /* the same layout both ways */
+            if (g_fixed)
+                MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, in, (int)sz, MPI_BYTE,
+                             MPI_COMM_WORLD);
+            else
+                MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, in, rc, rd, MPI_BYTE,
+                              MPI_COMM_WORLD);
+        } else if (g_fixed)
             MPI_Alltoall(out, (int)sz, MPI_BYTE, in, (int)sz, MPI_BYTE, MPI_COMM_WORLD);
         else
             MPI_Alltoallv(out, sc, sd, MPI_BYTE, in, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
@@ -342,7 +355,7 @@ int main(int argc, char **argv)
         if (g_rank == 0)
             fprintf(stderr,
                     "usage: flow "
-                    "burst|isends|ring|blocked|a2a|a2az|a2af|a2a_trunc|a2a_refuse|gather|scatter|self|unsafe N SIZE (at "
+                    "burst|isends|ring|blocked|a2a|a2az|a2af|a2ai|a2aif|a2a_trunc|a2a_refuse|gather|scatter|self|unsafe N SIZE (at "
                     "least 3 ranks)\n");
         MPI_Finalize();
         return 1;
@@ -363,6 +376,10 @@ int main(int argc, char **argv)
     else if (!strcmp(argv[1], "a2az") && (g_zeros = 1))
         bad = a2a(n, sz);
     else if (!strcmp(argv[1], "a2af") && (g_fixed = 1))
+        bad = a2a(n, sz);
+    else if (!strcmp(argv[1], "a2ai") && (g_inplace = 1))
+        bad = a2a(n, sz);
+    else if (!strcmp(argv[1], "a2aif") && (g_inplace = g_fixed = 1))
         bad = a2a(n, sz);
     else if (!strcmp(argv[1], "a2a_trunc"))
         bad = a2a_trunc(sz);

@@ -54,6 +54,14 @@
 #            while pieces of the first are staged); a2a_nodes3f:
 #            MPI_Alltoall at -nn 3 -nr 1; a2a_nodes2f: MPI_Alltoall at
 #            -nn 2 -nr 2 in the spill files.
+#   a2a_inplace  MPI_Alltoallv in place (a2ai: 8 ranks, -nr 1, pieces of
+#            1 MiB and more, some empty, -coll-stage 2M): a rank takes the
+#            piece from q only once its own block for q is PUT, and puts
+#            that block next when the master has nothing else for it, so
+#            STAGE_PEAK <= 2M + per running rank two pieces and a window;
+#            a2a_inplace_f: MPI_Alltoall in place at -nr 3;
+#            a2a_inplace_file: in the spill files; a2a_inplace_whole:
+#            -coll-stage 0, the 45 MB it staged before.
 # Exit 0 pass, 1 fail.
 set -u
 exe=$1; prog=$2; case=$3
@@ -86,6 +94,10 @@ a2a_nodes_file) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 2M -mem-st
 a2a_nodes3z) timeout -k 5 100 "$exe" -nn 3 -ns 2 -nr 2 -coll-stage 2M --stats "$prog" a2az 2 1048576 >"$out" 2>&1 ;;
 a2a_nodes3f) timeout -k 5 100 "$exe" -nn 3 -ns 2 -nr 1 -coll-stage 2M --stats "$prog" a2af 1 1048576 >"$out" 2>&1 ;;
 a2a_nodes2f) timeout -k 5 100 "$exe" -nn 2 -ns 3 -nr 2 -coll-stage 2M -mem-strategy none --stats "$prog" a2af 1 1048576 >"$out" 2>&1 ;;
+a2a_inplace) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M --stats "$prog" a2ai 1 1048576 >"$out" 2>&1 ;;
+a2a_inplace_f) timeout -k 5 100 "$exe" -ns 8 -nr 3 -coll-stage 2M --stats "$prog" a2aif 1 1048576 >"$out" 2>&1 ;;
+a2a_inplace_file) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M -mem-strategy none --stats "$prog" a2ai 1 1048576 >"$out" 2>&1 ;;
+a2a_inplace_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" a2ai 1 1048576 >"$out" 2>&1 ;;
 a2a_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" a2a 2 524288 >"$out" 2>&1 ;;
 *) echo "unknown case $case"; exit 1 ;;
 esac
@@ -94,7 +106,8 @@ grep -v '^  [A-Z_]* ' "$out"
 echo "--- exit status $rc; FLOW_WAITS $(stat FLOW_WAITS), SPILL_PEAK $(stat SPILL_PEAK), STAGE_PEAK $(stat STAGE_PEAK)"
 [ $rc -eq 0 ] || { echo "FAIL: exit status $rc"; fail=1; }
 want=${case%%_*}
-case $case in a2a_nodes3z) want=a2az ;; a2a_nodes3f|a2a_nodes2f) want=a2af ;; esac
+case $case in a2a_nodes3z) want=a2az ;; a2a_nodes3f|a2a_nodes2f) want=a2af ;;
+a2a_inplace_f) want=a2aif ;; a2a_inplace*) want=a2ai ;; esac
 grep -q "flow $want: ok" "$out" || { echo "FAIL: no 'flow $want: ok'"; fail=1; }
 waits=$(stat FLOW_WAITS); peak=$(stat SPILL_PEAK)
 case $case in
@@ -143,6 +156,22 @@ a2a_nodes*)
   case $case in *_file|a2a_nodes2f)
     [ "$peak" -gt 0 ] && [ "$peak" -le $bound ] || { echo "FAIL: SPILL_PEAK $peak not in (0, $bound]"; fail=1; } ;;
   esac ;;
+a2a_inplace*)
+  staged=$(stat STAGE_PEAK)
+  case $case in
+  a2a_inplace_f) bound=$((2097152 + 3 * (2 * 1048576 + 262144))) ;;
+  a2a_inplace_whole) bound=$((40 * 1048576)) ;;
+  *) bound=$((2097152 + 2 * (1048576 + 4095) + 262144)) ;;
+  esac
+  echo "--- STAGE_PEAK $staged, bound $bound"
+  if [ $case = a2a_inplace_whole ]; then
+    [ -n "$staged" ] && [ "$staged" -ge $bound ] || { echo "FAIL: STAGE_PEAK '$staged': in place unbounded should stage it whole"; fail=1; }
+  else
+    [ -n "$staged" ] && [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK '$staged' not in (0, $bound]"; fail=1; }
+  fi
+  if [ $case = a2a_inplace_file ]; then
+    [ -n "$peak" ] && [ "$peak" -gt 0 ] && [ "$peak" -le $bound ] || { echo "FAIL: SPILL_PEAK '$peak' not in (0, $bound]"; fail=1; }
+  fi ;;
 a2a_whole)
   staged=$(stat STAGE_PEAK)
   [ -n "$staged" ] && [ "$staged" -ge $((8 * 7 * 524288)) ] || { echo "FAIL: STAGE_PEAK '$staged': the unbounded all-to-all should stage it whole"; fail=1; } ;;

@@ -170,13 +170,15 @@ static void nbc_get(bdl_nbc_t *nb)
     nb->xf.mismatch = 0;
 }
 
-void bdl_nbc_take(bdl_nbc_t *nb, int final)
+int bdl_nbc_take(bdl_nbc_t *nb, int final)
 {
+    int hint = -1;
     int32_t *peers = malloc(sizeof *peers * (size_t)(nb->nblk ? nb->nblk : 1));
     if (!peers)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory in %s", nb->call ? nb->call : "a collective");
     for (;;) {
         int n = 0, go = bdl_xfer_take(&nb->xf, final, peers, nb->nblk, &n);
+        hint = (int)bdl_resp()->arg[1] - 1;
         if (n) {
             bdl_get_t *g = bdl_get_new(&nb->xf);
             for (int i = 0; i < n; i++) {
@@ -202,6 +204,7 @@ void bdl_nbc_take(bdl_nbc_t *nb, int final)
             break;
     }
     free(peers);
+    return hint;
 }
 
 /* The types and arrays a nonblocking request holds. */

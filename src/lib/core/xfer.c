@@ -44,9 +44,9 @@ void bdl_xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dtype,
     xfer_begin(x, c, kind, root, dtype, op, count, api, 0);
 }
 
-void bdl_xfer_begin_pipe(bdl_xfer_t *x, bdl_comm_t *c, int kind, int api)
+void bdl_xfer_begin_pipe(bdl_xfer_t *x, bdl_comm_t *c, int kind, int api, int inplace)
 {
-    xfer_begin(x, c, kind, 0, 0, 0, 0, api, 1);
+    xfer_begin(x, c, kind, 0, 0, 0, 0, api, inplace ? 2 : 1);
 }
 
 void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code)
