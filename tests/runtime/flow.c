@@ -353,10 +353,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     if (argc < 4 || g_size < 3) {
         if (g_rank == 0)
-            fprintf(stderr,
-                    "usage: flow "
-                    "burst|isends|ring|blocked|a2a|a2az|a2af|a2ai|a2aif|a2a_trunc|a2a_refuse|gather|scatter|self|unsafe N SIZE (at "
-                    "least 3 ranks)\n");
+            fprintf(stderr, "usage: flow "
+                            "burst|isends|ring|blocked|a2a|a2az|a2af|a2ai|a2aif|a2a_trunc|a2a_"
+                            "refuse|gather|scatter|self|unsafe N SIZE (at "
+                            "least 3 ranks)\n");
         MPI_Finalize();
         return 1;
     }
