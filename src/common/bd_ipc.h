@@ -37,7 +37,9 @@ enum bd_req_code {
                            peer=dest world rank, tag, myrank, nbytes, flags; small: data in
                            window; large: arg[0]=spill file number; arg[1]=sync id of a
                            synchronous send; rid: a nonblocking send's id */
-    BD_REQ_COLL_BEGIN, /* ctx, arg: see bd_coll_desc_t in window */
+    BD_REQ_COLL_BEGIN, /* ctx, arg: see bd_coll_desc_t in window; arg[0] (a blocking
+                          all-to-all): 1 its ranks pipeline (BD_REQ_COLL_TAKE), 2 they do,
+                          in place */
     BD_REQ_COLL_PUT,   /* window: bd_seg_t list + data */
     BD_REQ_COLL_WAIT,  /* block until every rank of the collective has arrived */
     BD_REQ_COLL_GET,   /* window in: bd_seg_t list; out: data */
@@ -94,7 +96,8 @@ enum bd_req_code {
                          complete; arg[0]=1 after the last PUT: answered when pieces are
                          complete or the rank may GET the rest (resp.flag 1).  resp.arg[0]:
                          the number of int32 peers in the window whose pieces are complete
-                         (each offered once) */
+                         (each offered once); resp.arg[1] (in place, nothing to take): 1 +
+                         the peer whose block to put next, over the bound, or 0 */
     BD_REQ_NAME,      /* arg[0]=BD_NAME_*; window: service name, NUL, port name, NUL.  resp.status
                      BD_RESP_ERROR when unknown (unpublish, lookup) or taken (publish); lookup:
                      window out: the port name */
@@ -170,6 +173,10 @@ typedef struct bd_seg {
     uint64_t total; /* PUT: full size of that piece; GET: 0, or the size the reader
                       * expects the whole piece to have (resp.arg[0] = 1 if some differs) */
 } bd_seg_t;
+/* GET total: the reader expects nothing of that piece, which it was offered
+ * (bounded staging): the master gives it back unread and answers that the
+ * counts differ. */
+#define BD_SEG_REFUSE UINT64_MAX
 
 /* Collective kinds. */
 enum bd_coll_kind {

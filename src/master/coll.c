@@ -194,6 +194,7 @@ static void coll_free(coll_t *c)
     free(c->rank_arrived);
     free(c->node_in);
     free(c->done_from);
+    free(c->credit_out);
     free(c->acc);
     /* A communicator freed by all its members while nonblocking collectives
      * on it were still running goes with the last of them. */
@@ -251,7 +252,10 @@ coll_t *bdr_coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
     }
     c->node_in = calloc((size_t)g_m.nnodes, 1);
     c->done_from = calloc((size_t)g_m.nnodes, 1);
-    if (!c->pieces || !c->rank_arrived || !c->results || !c->node_in || !c->done_from) {
+    c->credit_out = calloc((size_t)g_m.nnodes, sizeof(uint64_t));
+    if (!c->pieces || !c->rank_arrived || !c->results || !c->node_in || !c->done_from ||
+        !c->credit_out) {
+        free(c->credit_out);
         free(c->pieces);
         free(c->rank_arrived);
         free(c->results);
@@ -663,9 +667,17 @@ static void coll_begin(slave_t *s, const bd_req_t *r)
     c->began++;
     s->coll = c;
     s->coll_rank = r->myrank;
+    /* A blocking all-to-all whose ranks pipeline: its pieces for other
+     * nodes go as their masters give credit (coll_pipe.c).  All its ranks
+     * say so alike (all in place or none, MPI 3.1 5.8). */
+    if (r->arg[0] == 1 && d.kind == BD_COLL_ALLTOALL && bdr_pipe_bounded(c))
+        c->pipe_net = c->pipe = 1;
+    else if (r->arg[0] == 2 && d.kind == BD_COLL_ALLTOALL && bdr_pipe_bounded(c) &&
+             c->nlocal == c->comm->size)
+        c->inplace = c->pipe = 1; /* in place: on one node only */
     /* Bounded staging: a rank that would put into an instance past the
      * bound takes first (coll_pipe.c). */
-    s->slot->resp.flag = bdr_pipe_bounded(c) && c->staged > g_m.hdr->job.coll_stage;
+    s->slot->resp.flag = bdr_pipe_over(c);
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLLS], 1, memory_order_relaxed);
     bdr_sched_respond(s);
 }
@@ -678,7 +690,7 @@ static void coll_put(slave_t *s)
     uint32_t nseg;
     memcpy(&nseg, s->win, sizeof nseg);
     uint64_t pos = 8;
-    int poke = 0;
+    int poke = 0, ship = 0;
     for (uint32_t i = 0; i < nseg; i++) {
         bd_seg_t seg;
         if (pos + sizeof seg > g_m.hdr->window)
@@ -698,9 +710,14 @@ static void coll_put(slave_t *s)
                                   memory_order_relaxed);
         if (c->pipe && p->total && p->filled == p->total)
             poke = 1; /* its reader may be waiting in COLL_TAKE */
+        if (c->pipe_net && p->total && p->filled == p->total && seg.peer >= 0 &&
+            bdr_coll_rank_node(c, seg.peer) != g_m.node)
+            ship = 1; /* its reader is on another node */
     }
+    if (ship)
+        bdr_pipe_ship(c);
     /* Bounded staging: past the bound, the rank takes before it puts more. */
-    s->slot->resp.flag = bdr_pipe_bounded(c) && c->staged > g_m.hdr->job.coll_stage;
+    s->slot->resp.flag = bdr_pipe_over(c);
     if (poke)
         poke_members(c);
     bdr_sched_respond(s);
@@ -850,6 +867,20 @@ static void coll_get(slave_t *s)
             p = &acc;
         } else {
             p = get_piece(c, s->coll_rank, segs[i].peer);
+        }
+        if (segs[i].total == BD_SEG_REFUSE) {
+            /* offered, but its reader expects nothing of it (counts that
+             * disagree): an error for the reader, and the piece goes */
+            if (!p || p->taken || !p->filled || p->filled != p->total || segs[i].len) {
+                bdr_master_fail(1, "rank %d: %s refused the piece from peer %d, not offered",
+                                s->world, bdr_coll_call_name(&c->d), segs[i].peer);
+                return;
+            }
+            mismatch = 1;
+            ((piece_t *)p)->got = p->total;
+            if (c->pipe && bdr_pipe_read(c, (piece_t *)p, 0, 0) < 0)
+                return;
+            continue;
         }
         if (p && p->taken && segs[i].off < p->got) { /* zeros past a shorter piece are fine */
             bdr_master_fail(1, "rank %d: %s asked again for the piece from peer %d, already taken",

@@ -41,8 +41,18 @@ int bdr_coll_arrive(slave_t *s, coll_t *c);
 coll_t *bdr_coll_instance(slave_t *s, const bd_req_t *r);
 
 /* coll_pipe.c: bounded staging of blocking all-to-alls (-coll-stage). */
-/* Is c's staging bounded (a blocking all-to-all among ranks of this node)? */
+/* Is c's staging bounded (a blocking all-to-all; a gather or scatter among
+ * ranks of this node)? */
 int bdr_pipe_bounded(const coll_t *c);
+/* Is c past its bound (its ranks take before they put more)? */
+int bdr_pipe_over(const coll_t *c);
+/* Ship the complete pieces of c for other nodes that their masters have
+ * credit for; once every local rank has put all and all are shipped, the
+ * DONEs (c->pipe_net instances, instead of bdr_coll_ship_local's all at
+ * once). */
+void bdr_pipe_ship(coll_t *c);
+/* Node `node` says its reader has read piece idx (bytes) of c: credit. */
+void bdr_pipe_credit(coll_t *c, int node, int idx, uint64_t bytes);
 /* Piece p of c was placed (total bytes) / is gone with c: count it. */
 void bdr_pipe_placed(coll_t *c, uint64_t total);
 void bdr_pipe_dropped(coll_t *c, const piece_t *p);
@@ -103,6 +113,11 @@ uint64_t bdr_stage_trim(void);
 /* coll_net.c */
 /* This node's ranks have given what the other nodes need: send it. */
 void bdr_coll_ship_local(coll_t *c);
+/* Send piece idx of c to node n / c's DONE to node n. */
+void bdr_coll_ship_piece(coll_t *c, int n, int idx);
+void bdr_coll_ship_done(coll_t *c, int n);
+/* Tell node n that piece idx of c (bytes) has been read here. */
+void bdr_coll_ship_credit(coll_t *c, int n, int idx, uint64_t bytes);
 /* Coordinator: everything has come; send every node its results. */
 void bdr_coll_ship_results(coll_t *c);
 /* Apply data that came for communicator ctx before it was known here. */

@@ -13,7 +13,9 @@
 #include "coll.h"
 #include "net.h"
 
-enum { CM_PIECE = 1, CM_RESULT, CM_ACC, CM_DONE };
+/* CM_CREDIT (bounded all-to-alls, coll_pipe.c): the receiver has read
+ * piece idx, u[2] bytes: its sender may ship more. */
+enum { CM_PIECE = 1, CM_RESULT, CM_ACC, CM_DONE, CM_CREDIT };
 
 static void coll_hdr(const coll_t *c, bdr_net_hdr_t *h, int what, int idx)
 {
@@ -53,10 +55,29 @@ static void ship_done(coll_t *c, int dst)
     bdr_node_send(dst, &h, NULL, 0);
 }
 
+void bdr_coll_ship_piece(coll_t *c, int n, int idx)
+{
+    ship_piece(c, n, CM_PIECE, idx, &c->pieces[idx]);
+}
+
+void bdr_coll_ship_done(coll_t *c, int n) { ship_done(c, n); }
+
+void bdr_coll_ship_credit(coll_t *c, int n, int idx, uint64_t bytes)
+{
+    bdr_net_hdr_t h;
+    coll_hdr(c, &h, CM_CREDIT, idx);
+    h.u[2] = bytes;
+    bdr_node_send(n, &h, NULL, 0);
+}
+
 /* This node's ranks have given what the other nodes need: send it. */
 void bdr_coll_ship_local(coll_t *c)
 {
     int me = g_m.node, size = c->comm->size;
+    if (c->pipe_net) { /* bounded: as the receivers give credit */
+        bdr_pipe_ship(c);
+        return;
+    }
     c->shipped = 1;
     for (int n = 0; n < g_m.nnodes; n++) {
         if (!bdr_coll_sends_to(c, me, n))
@@ -208,8 +229,12 @@ static coll_t *remote_instance(const bdr_net_hdr_t *h)
 static int install_piece(coll_t *c, piece_t *p, uint64_t total, uint64_t off, const char *data,
                          uint64_t len)
 {
-    if (!p->data && !p->in_file && total && bdr_coll_piece_place(c, p, total) < 0)
-        return -1;
+    if (!p->data && !p->in_file && total) {
+        if (p->taken || bdr_coll_piece_place(c, p, total) < 0)
+            return -1;
+        if (c->d.kind == BD_COLL_ALLTOALL) /* from another node: its own share of the bound */
+            c->staged_in += total;
+    }
     while (len) {
         uint32_t n = len > (1u << 30) ? (1u << 30) : (uint32_t)len;
         if (bdr_coll_piece_write(c, p, total, off, data, n) < 0)
@@ -288,6 +313,12 @@ static void coll_remote_apply(const bdr_net_hdr_t *h, const char *data, uint64_t
 
 void bdr_coll_remote(bdr_net_msg_t *nm)
 {
+    if (nm->h.a[1] == CM_CREDIT) { /* for an instance that may be gone: then nothing to do */
+        coll_t *c = bdr_coll_find(nm->h.a[0], nm->h.u[0]);
+        if (c)
+            bdr_pipe_credit(c, nm->h.src_node, nm->h.a[2], nm->h.u[2]);
+        return;
+    }
     if (nm->h.a[7]) { /* the data follows in chunks */
         bdr_node_expect_chunks(&nm->h, nm->h.u[5]);
         return;

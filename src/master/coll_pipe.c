@@ -24,9 +24,39 @@ uint64_t bdr_coll_stage_peak(void) { return g_staged_peak; }
 int bdr_pipe_bounded(const coll_t *c)
 {
     int k = c->d.kind;
-    return g_m.hdr->job.coll_stage &&
-           (k == BD_COLL_ALLTOALL || k == BD_COLL_GATHER || k == BD_COLL_SCATTER) &&
-           !(c->d.api & BD_API_NB) && c->nlocal == c->comm->size;
+    if (!g_m.hdr->job.coll_stage || (c->d.api & BD_API_NB))
+        return 0;
+    /* An all-to-all across nodes too (its pieces for other nodes go as
+     * their masters give credit, bdr_pipe_ship); a gather's or scatter's
+     * pieces for another node still go whole through coll_net.c. */
+    return k == BD_COLL_ALLTOALL ||
+           ((k == BD_COLL_GATHER || k == BD_COLL_SCATTER) && c->nlocal == c->comm->size);
+}
+
+/* Credit a receiving master gives each other node of an all-to-all: bytes
+ * of its pieces shipped and not yet read.  Both masters compute it from
+ * the same bound and communicator.  Together the nodes that send to this
+ * one get half the bound; the other half is for this node's own ranks'
+ * pieces (pipe_limit), so the two together stay within the bound. */
+static uint64_t pipe_window(const coll_t *c)
+{
+    int nodes = 0;
+    for (int n = 0; n < g_m.nnodes; n++)
+        nodes += c->node_in[n] != 0;
+    uint64_t w = nodes > 1 ? g_m.hdr->job.coll_stage / (2 * (uint64_t)(nodes - 1)) : 0;
+    return w ? w : 1;
+}
+
+/* The bound on the staged bytes of this node's own ranks' pieces. */
+static uint64_t pipe_limit(const coll_t *c)
+{
+    uint64_t b = g_m.hdr->job.coll_stage;
+    return c->nlocal == c->comm->size || c->d.kind != BD_COLL_ALLTOALL ? b : b - b / 2;
+}
+
+int bdr_pipe_over(const coll_t *c)
+{
+    return bdr_pipe_bounded(c) && c->staged - c->staged_in > pipe_limit(c);
 }
 
 /* Data-moving kinds: their pieces stay until their readers GET them (a
@@ -36,6 +66,16 @@ static int moves(const coll_t *c)
     int k = c->d.kind;
     return k == BD_COLL_BCAST || k == BD_COLL_GATHER || k == BD_COLL_SCATTER ||
            k == BD_COLL_ALLGATHER || k == BD_COLL_ALLTOALL;
+}
+
+/* The node whose rank sent piece p of all-to-all c, when not this one; else -1. */
+static int remote_origin(const coll_t *c, const piece_t *p)
+{
+    if (c->d.kind != BD_COLL_ALLTOALL)
+        return -1;
+    int src = (int)((size_t)(p - c->pieces) / (size_t)c->comm->size);
+    int n = bdr_coll_rank_node(c, src);
+    return n == g_m.node ? -1 : n;
 }
 
 void bdr_pipe_placed(coll_t *c, uint64_t total)
@@ -54,14 +94,15 @@ void bdr_pipe_dropped(coll_t *c, const piece_t *p)
         return;
     c->staged -= p->total;
     g_staged -= p->total;
+    if (remote_origin(c, p) >= 0)
+        c->staged_in -= p->total;
 }
 
-int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want)
+/* Piece p's bytes leave the staging: its memory is freed, or its blocks in
+ * the spill file are punched out (the spill quota gets them back).  0, or
+ * -1 when the job fails. */
+static int give_back(coll_t *c, piece_t *p)
 {
-    p->got += len;
-    uint64_t end = want && want < p->total ? want : p->total;
-    if (p->got < end || p->filled != p->total || p->taken)
-        return 0;
     if (p->in_file) {
         int rc = bdr_stage_release(c, p);
         if (rc < 0) {
@@ -79,8 +120,104 @@ int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want)
     c->staged -= p->total;
     g_staged -= p->total;
     p->taken = 1;
+    return 0;
+}
+
+int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want)
+{
+    p->got += len;
+    uint64_t end = want && want < p->total ? want : p->total;
+    if (p->got < end || p->filled != p->total || p->taken)
+        return 0;
+    int from = remote_origin(c, p);
+    if (give_back(c, p) < 0)
+        return -1;
+    if (from >= 0) { /* its sending master may ship more */
+        c->staged_in -= p->total;
+        bdr_coll_ship_credit(c, from, (int)(p - c->pieces), p->total);
+    }
     bdr_coll_poke(c); /* ranks waiting for room */
     return 0;
+}
+
+void bdr_pipe_ship(coll_t *c)
+{
+    if (c->shipped || g_m.stopping)
+        return;
+    int size = c->comm->size, pending = 0;
+    uint64_t w = pipe_window(c);
+    for (int src = 0; src < size; src++) {
+        if (bdr_coll_rank_node(c, src) != g_m.node)
+            continue;
+        for (int k = 1; k <= size; k++) {
+            /* from the piece for the next rank on, as the ranks put them,
+             * so the nodes' credit is used evenly */
+            int dst = (src + k) % size, n = bdr_coll_rank_node(c, dst);
+            piece_t *p = &c->pieces[(size_t)src * (size_t)size + (size_t)dst];
+            if (n == g_m.node || !p->total || p->sent)
+                continue;
+            if (p->filled != p->total || (c->credit_out[n] && c->credit_out[n] + p->total > w)) {
+                pending = 1; /* not complete, or no credit: later */
+                continue;
+            }
+            bdr_coll_ship_piece(c, n, (int)(p - c->pieces));
+            p->sent = 1;
+            c->credit_out[n] += p->total;
+            /* the transport has copied a piece in memory; one in the file
+             * is read from it in chunks, so its blocks stay until the
+             * receiver's credit says it was read (bdr_pipe_credit) */
+            if (!p->in_file && give_back(c, p) < 0)
+                return;
+        }
+    }
+    if (pending || c->arrived != c->nlocal)
+        return;
+    c->shipped = 1;
+    for (int n = 0; n < g_m.nnodes; n++)
+        if (bdr_coll_sends_to(c, g_m.node, n))
+            bdr_coll_ship_done(c, n);
+}
+
+void bdr_pipe_credit(coll_t *c, int node, int idx, uint64_t bytes)
+{
+    if (node < 0 || node >= g_m.nnodes || idx < 0 || (size_t)idx >= c->npieces ||
+        c->credit_out[node] < bytes) {
+        bdr_master_fail(1, "bad credit for %s from node %d", bdr_coll_call_name(&c->d), node);
+        return;
+    }
+    c->credit_out[node] -= bytes;
+    piece_t *p = &c->pieces[idx];
+    if (p->sent && p->in_file && !p->taken && give_back(c, p) < 0)
+        return;
+    bdr_pipe_ship(c);
+    bdr_coll_poke(c); /* ranks waiting for room */
+    bdr_coll_maybe_free(c);
+}
+
+/* In place: has rank me put its whole block for q (the block q's piece
+ * overwrites)? */
+static int own_put(const coll_t *c, int me, int q)
+{
+    const piece_t *mine = &c->pieces[(size_t)me * (size_t)c->comm->size + (size_t)q];
+    return mine->total && mine->filled == mine->total;
+}
+
+/* In place, a rank past the bound with nothing to take: a peer q whose
+ * piece for me is complete but waits for me's block for q, or -1.  me is
+ * told to put that block next, over the bound, after which it takes the
+ * piece (otherwise every rank could wait for room that only pieces they
+ * may not take yet hold). */
+static int inplace_hint(coll_t *c, int me)
+{
+    int size = c->comm->size;
+    for (int k = 1; c->inplace && k < size; k++) {
+        int q = (me + k) % size;
+        piece_t *p = bdr_coll_get_piece(c, me, q);
+        if (p && !p->offered && !p->taken && p->total && p->filled == p->total &&
+            !own_put(c, me, q))
+            return q;
+    }
+    return -1;
 }
 
 /* The complete pieces for rank me not offered yet: into out (n at most),
@@ -100,6 +237,8 @@ static int offer(coll_t *c, int me, int32_t *out, int n, int mark)
         piece_t *p = q == me ? NULL : bdr_coll_get_piece(c, me, q);
         if (!p || p->offered || p->taken || !p->total || p->filled != p->total)
             continue;
+        if (c->inplace && !c->rank_arrived[me] && !own_put(c, me, q))
+            continue; /* it would overwrite the block me has still to put */
         if (out)
             out[k] = q;
         if (mark)
@@ -113,13 +252,14 @@ static int may_go(slave_t *s, coll_t *c)
 {
     if (s->slot->req.arg[0])
         return bdr_coll_rank_ready(c, s->coll_rank);
-    return c->staged <= g_m.hdr->job.coll_stage;
+    return !bdr_pipe_over(c);
 }
 
 int bdr_pipe_take_ready(slave_t *s)
 {
     coll_t *c = s->coll;
-    return c && (may_go(s, c) || offer(c, s->coll_rank, NULL, 1, 0) > 0);
+    return c && (may_go(s, c) || offer(c, s->coll_rank, NULL, 1, 0) > 0 ||
+                 (!s->slot->req.arg[0] && inplace_hint(c, s->coll_rank) >= 0));
 }
 
 void bdr_coll_req_take(slave_t *s, const bd_req_t *r)
@@ -141,11 +281,13 @@ void bdr_coll_req_take(slave_t *s, const bd_req_t *r)
     int go = may_go(s, c);
     int max = (int)(g_m.hdr->window / sizeof(int32_t));
     int n = offer(c, s->coll_rank, (int32_t *)s->win, max, 1);
-    if (!go && !n) {
+    int hint = !go && !n && !r->arg[0] ? inplace_hint(c, s->coll_rank) : -1;
+    if (!go && !n && hint < 0) {
         bdr_sched_block(s, BLK_COLL); /* redone when poked */
         return;
     }
-    s->slot->resp.flag = go;
+    s->slot->resp.flag = go || hint >= 0;
     s->slot->resp.arg[0] = n;
+    s->slot->resp.arg[1] = hint + 1; /* in place: put the block for this peer next */
     bdr_sched_respond(s);
 }

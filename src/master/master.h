@@ -127,6 +127,7 @@ typedef struct piece {
     uint64_t got; /* bytes its reader has read (pipelined instances: coll_pipe.c) */
     int offered;  /* listed to its reader in an answer to COLL_TAKE */
     int taken;    /* read whole and given back: no data any more */
+    int sent;     /* shipped to its reader's node (bounded staging across nodes) */
 } piece_t;
 
 typedef struct coll {
@@ -153,6 +154,17 @@ typedef struct coll {
     uint64_t spill_charged; /* bytes of its pieces charged to -spill-max (bd_spill_charge) */
     uint64_t staged;        /* bytes of its pieces placed and not given back */
     int pipe;               /* bounded staging: pieces go as their reader takes them */
+    /* Bounded staging across nodes (coll_pipe.c): the ranks pipeline (said
+     * at BEGIN), so pieces for other nodes go as their masters give credit;
+     * bytes of pieces from other nodes staged here; by node, bytes shipped
+     * there and not yet read by their readers (credit in use). */
+    int pipe_net;
+    /* An in-place all-to-all among ranks of this node that pipelines: a
+     * piece from q goes to its reader only once the reader's own block for
+     * q (the one the piece overwrites) is PUT (coll_pipe.c: offer). */
+    int inplace;
+    uint64_t staged_in;
+    uint64_t *credit_out;
 } coll_t;
 
 /* Master-to-master message types (node.c, coll.c, deadlock.c). */

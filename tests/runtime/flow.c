@@ -16,10 +16,18 @@
  *   a2a N SIZE     N rounds of MPI_Alltoallv among all ranks, the piece
  *                  from i to j SIZE + (7i + 13j) % 4096 bytes (SIZE 0: the
  *                  pieces to rank 1 are empty);
+ *   a2az N SIZE    the same with empty pieces: none from i to j when
+ *                  (i + 2j) % 3 == 0 (a rank's piece to itself included);
+ *   a2af N SIZE    N rounds of MPI_Alltoall of SIZE bytes per piece;
+ *   a2ai N SIZE    N rounds of MPI_Alltoallv in place, the pieces between
+ *                  i and j SIZE + 7(i + j) % 4096 bytes, none when
+ *                  (i + j) % 5 == 0; a2aif: MPI_Alltoall in place;
  *   a2a_trunc N SIZE  an MPI_Alltoallv whose pieces are SIZE bytes, but
  *                  rank 1 expects SIZE/2 from rank 0 and SIZE*2 from rank
  *                  2: rank 1 gets MPI_ERR_TRUNCATE (errors return), every
  *                  byte that fits is right, nobody hangs;
+ *   a2a_refuse N SIZE  the same, and rank 1 expects nothing from rank 3,
+ *                  which sends it SIZE bytes (at least 4 ranks);
  *   gather N SIZE  N rounds of MPI_Gatherv to rank k % size, rank i's piece
  *                  SIZE + (7i) % 4096 bytes;
  *   scatter N SIZE N rounds of MPI_Scatterv from rank k % size, rank j's piece
@@ -171,8 +179,16 @@ static int unsafe(int n, size_t sz)
     return bad;
 }
 
+static int g_zeros, g_fixed, g_refuse, g_inplace; /* a2az, a2af, a2a_refuse, a2ai */
+
 static size_t a2a_len(int i, int j, size_t sz)
 {
+    if (g_fixed)
+        return sz;
+    if (g_inplace) /* what i sends j is what i receives from j */
+        return (i + j) % 5 == 0 ? 0 : sz + (size_t)((7 * (i + j)) % 4096);
+    if (g_zeros && (i + 2 * j) % 3 == 0)
+        return 0;
     return sz == 0 && j == 1 ? 0 : sz + (size_t)((7 * i + 13 * j) % 4096);
 }
 
@@ -195,7 +211,18 @@ static int a2a(int n, size_t sz)
         for (int j = 0; j < g_size; j++)
             fill(out + sd[j], (size_t)sc[j], g_rank, k * 64 + j);
         memset(in, 0, rt);
-        MPI_Alltoallv(out, sc, sd, MPI_BYTE, in, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
+        if (g_inplace) {
+            memcpy(in, out, rt); /* the same layout both ways */
+            if (g_fixed)
+                MPI_Alltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, in, (int)sz, MPI_BYTE,
+                             MPI_COMM_WORLD);
+            else
+                MPI_Alltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, in, rc, rd, MPI_BYTE,
+                              MPI_COMM_WORLD);
+        } else if (g_fixed)
+            MPI_Alltoall(out, (int)sz, MPI_BYTE, in, (int)sz, MPI_BYTE, MPI_COMM_WORLD);
+        else
+            MPI_Alltoallv(out, sc, sd, MPI_BYTE, in, rc, rd, MPI_BYTE, MPI_COMM_WORLD);
         for (int j = 0; j < g_size; j++)
             bad |= check(in + rd[j], (size_t)rc[j], j, k * 64 + g_rank);
     }
@@ -218,6 +245,8 @@ static int a2a_trunc(size_t sz)
         sc[j] = (int)sz;
         sd[j] = j * (int)sz;
         rc[j] = g_rank == 1 && j == 0 ? (int)sz / 2 : g_rank == 1 && j == 2 ? 2 * (int)sz : (int)sz;
+        if (g_refuse && g_rank == 1 && j == 3)
+            rc[j] = 0;
         rd[j] = j * 2 * (int)sz;
     }
     unsigned char *out = malloc(sz * (size_t)g_size), *in = calloc(2 * sz * (size_t)g_size, 1);
@@ -238,7 +267,7 @@ static int a2a_trunc(size_t sz)
         bad = 1;
     }
     for (int j = 0; j < g_size; j++)
-        if (!(g_rank == 1 && (j == 0 || j == 2)))
+        if (!(g_rank == 1 && (j == 0 || j == 2 || (g_refuse && j == 3))))
             bad |= check(in + rd[j], sz, j, g_rank);
     free(out);
     free(in);
@@ -324,10 +353,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &g_size);
     if (argc < 4 || g_size < 3) {
         if (g_rank == 0)
-            fprintf(stderr,
-                    "usage: flow "
-                    "burst|isends|ring|blocked|a2a|a2a_trunc|gather|scatter|self|unsafe N SIZE (at "
-                    "least 3 ranks)\n");
+            fprintf(stderr, "usage: flow "
+                            "burst|isends|ring|blocked|a2a|a2az|a2af|a2ai|a2aif|a2a_trunc|a2a_"
+                            "refuse|gather|scatter|self|unsafe N SIZE (at "
+                            "least 3 ranks)\n");
         MPI_Finalize();
         return 1;
     }
@@ -344,7 +373,17 @@ int main(int argc, char **argv)
         bad = blocked(n, sz);
     else if (!strcmp(argv[1], "a2a"))
         bad = a2a(n, sz);
+    else if (!strcmp(argv[1], "a2az") && (g_zeros = 1))
+        bad = a2a(n, sz);
+    else if (!strcmp(argv[1], "a2af") && (g_fixed = 1))
+        bad = a2a(n, sz);
+    else if (!strcmp(argv[1], "a2ai") && (g_inplace = 1))
+        bad = a2a(n, sz);
+    else if (!strcmp(argv[1], "a2aif") && (g_inplace = g_fixed = 1))
+        bad = a2a(n, sz);
     else if (!strcmp(argv[1], "a2a_trunc"))
+        bad = a2a_trunc(sz);
+    else if (!strcmp(argv[1], "a2a_refuse") && (g_refuse = 1) && g_size >= 4)
         bad = a2a_trunc(sz);
     else if (!strcmp(argv[1], "gather"))
         bad = gather(n, sz);

@@ -40,11 +40,41 @@
 #            master's spill file: the peak of the spill files (SPILL_PEAK)
 #            stays under the same bound (taken pieces' blocks are given
 #            back at once).
+#   a2a_nodes  the all-to-all across nodes (-nn 2 -ns 4 -nr 1, 8 ranks, 1
+#            MiB pieces, -coll-stage 2M): each master's STAGE_PEAK stays
+#            under the bound of docs/design.md ("Across nodes"): half the
+#            bound for its own ranks' pieces plus a piece and a window per
+#            running rank, plus what the other nodes have credit for (a
+#            quarter of the bound each here, at least one piece); whole
+#            (a2a_nodes_whole, -coll-stage 0) a master holds its ranks' 28
+#            pieces and the 16 from the other node, 44 MiB;
+#            a2a_nodes_file in the spill files (SPILL_PEAK too);
+#            a2a_nodes3z: -nn 3 -nr 2, empty pieces among them (a2az),
+#            two rounds (twice the bound: a rank may begin the second
+#            while pieces of the first are staged); a2a_nodes3f:
+#            MPI_Alltoall at -nn 3 -nr 1; a2a_nodes2f: MPI_Alltoall at
+#            -nn 2 -nr 2 in the spill files.
+#   a2a_inplace  MPI_Alltoallv in place (a2ai: 8 ranks, -nr 1, pieces of
+#            1 MiB and more, some empty, -coll-stage 2M): a rank takes the
+#            piece from q only once its own block for q is PUT, and puts
+#            that block next when the master has nothing else for it, so
+#            STAGE_PEAK <= 2M + per running rank two pieces and a window;
+#            a2a_inplace_f: MPI_Alltoall in place at -nr 3;
+#            a2a_inplace_file: in the spill files; a2a_inplace_whole:
+#            -coll-stage 0, the 45 MB it staged before.
 # Exit 0 pass, 1 fail.
 set -u
 exe=$1; prog=$2; case=$3
 out=$(mktemp /tmp/bdmpi-flow-out.XXXXXX)
 stat() { awk -v s="$1" '$1 == s {print $2}' "$out"; }
+# the largest of a stat over the nodes' --stats blocks
+stat_max() { awk -v s="$1" '$1 == s && $2 > m {m = $2} END {print m + 0}' "$out"; }
+# the bound of a bounded all-to-all across nodes: BOUND NN NR PIECE (the largest)
+nodes_bound() {
+  local b=$1 nn=$2 nr=$3 piece=$4 w
+  w=$(($1 / (2 * ($nn - 1)))); [ $w -ge $piece ] || w=$piece
+  echo $(($b - $b / 2 + $nr * ($piece + 262144) + ($nn - 1) * $w))
+}
 fail=0
 case $case in
 blocked) timeout -k 5 100 "$exe" -ns 3 -nr 1 -p2p-tokens 1M -spill-max 2M --stats "$prog" blocked 32 262144 >"$out" 2>&1 ;;
@@ -58,6 +88,16 @@ gather_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" 
 scatter) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M --stats "$prog" scatter 1 1048576 >"$out" 2>&1 ;;
 scatter_file) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M -mem-strategy none --stats "$prog" scatter 1 1048576 >"$out" 2>&1 ;;
 scatter_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" scatter 1 1048576 >"$out" 2>&1 ;;
+a2a_nodes) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 2M --stats "$prog" a2a 1 1048576 >"$out" 2>&1 ;;
+a2a_nodes_whole) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 0 --stats "$prog" a2a 1 1048576 >"$out" 2>&1 ;;
+a2a_nodes_file) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 2M -mem-strategy none --stats "$prog" a2a 1 1048576 >"$out" 2>&1 ;;
+a2a_nodes3z) timeout -k 5 100 "$exe" -nn 3 -ns 2 -nr 2 -coll-stage 2M --stats "$prog" a2az 2 1048576 >"$out" 2>&1 ;;
+a2a_nodes3f) timeout -k 5 100 "$exe" -nn 3 -ns 2 -nr 1 -coll-stage 2M --stats "$prog" a2af 1 1048576 >"$out" 2>&1 ;;
+a2a_nodes2f) timeout -k 5 100 "$exe" -nn 2 -ns 3 -nr 2 -coll-stage 2M -mem-strategy none --stats "$prog" a2af 1 1048576 >"$out" 2>&1 ;;
+a2a_inplace) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M --stats "$prog" a2ai 1 1048576 >"$out" 2>&1 ;;
+a2a_inplace_f) timeout -k 5 100 "$exe" -ns 8 -nr 3 -coll-stage 2M --stats "$prog" a2aif 1 1048576 >"$out" 2>&1 ;;
+a2a_inplace_file) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M -mem-strategy none --stats "$prog" a2ai 1 1048576 >"$out" 2>&1 ;;
+a2a_inplace_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" a2ai 1 1048576 >"$out" 2>&1 ;;
 a2a_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" a2a 2 524288 >"$out" 2>&1 ;;
 *) echo "unknown case $case"; exit 1 ;;
 esac
@@ -65,7 +105,10 @@ rc=$?
 grep -v '^  [A-Z_]* ' "$out"
 echo "--- exit status $rc; FLOW_WAITS $(stat FLOW_WAITS), SPILL_PEAK $(stat SPILL_PEAK), STAGE_PEAK $(stat STAGE_PEAK)"
 [ $rc -eq 0 ] || { echo "FAIL: exit status $rc"; fail=1; }
-grep -q "flow ${case%%_*}: ok" "$out" || { echo "FAIL: no 'flow ${case%%_*}: ok'"; fail=1; }
+want=${case%%_*}
+case $case in a2a_nodes3z) want=a2az ;; a2a_nodes3f|a2a_nodes2f) want=a2af ;;
+a2a_inplace_f) want=a2aif ;; a2a_inplace*) want=a2ai ;; esac
+grep -q "flow $want: ok" "$out" || { echo "FAIL: no 'flow $want: ok'"; fail=1; }
 waits=$(stat FLOW_WAITS); peak=$(stat SPILL_PEAK)
 case $case in
 blocked)
@@ -93,6 +136,42 @@ gather_whole|scatter_whole)
 a2a_2g)
   bound=$((67108864 + 8951940 + 262144)); staged=$(stat STAGE_PEAK)
   [ -n "$staged" ] && [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK '$staged' not in (0, $bound]"; fail=1; } ;;
+a2a_nodes*)
+  staged=$(stat_max STAGE_PEAK); peak=$(stat_max SPILL_PEAK)
+  case $case in
+  a2a_nodes|a2a_nodes_file) bound=$(nodes_bound 2097152 2 1 $((1048576 + 4095))) ;;
+  # two rounds: a rank may start the second while the first's pieces are
+  # still staged (the bound is per instance), so at most twice the bound
+  a2a_nodes3z) bound=$((2 * $(nodes_bound 2097152 3 2 $((1048576 + 4095))))) ;;
+  a2a_nodes3f) bound=$(nodes_bound 2097152 3 1 1048576) ;;
+  a2a_nodes2f) bound=$(nodes_bound 2097152 2 2 1048576) ;;
+  a2a_nodes_whole) bound=$((40 * 1048576)) ;;
+  esac
+  echo "--- the largest over the nodes: STAGE_PEAK $staged, SPILL_PEAK $peak; bound $bound"
+  if [ $case = a2a_nodes_whole ]; then
+    [ "$staged" -ge $bound ] || { echo "FAIL: STAGE_PEAK $staged: the unbounded all-to-all should stage it whole"; fail=1; }
+  else
+    [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK $staged not in (0, $bound]"; fail=1; }
+  fi
+  case $case in *_file|a2a_nodes2f)
+    [ "$peak" -gt 0 ] && [ "$peak" -le $bound ] || { echo "FAIL: SPILL_PEAK $peak not in (0, $bound]"; fail=1; } ;;
+  esac ;;
+a2a_inplace*)
+  staged=$(stat STAGE_PEAK)
+  case $case in
+  a2a_inplace_f) bound=$((2097152 + 3 * (2 * 1048576 + 262144))) ;;
+  a2a_inplace_whole) bound=$((40 * 1048576)) ;;
+  *) bound=$((2097152 + 2 * (1048576 + 4095) + 262144)) ;;
+  esac
+  echo "--- STAGE_PEAK $staged, bound $bound"
+  if [ $case = a2a_inplace_whole ]; then
+    [ -n "$staged" ] && [ "$staged" -ge $bound ] || { echo "FAIL: STAGE_PEAK '$staged': in place unbounded should stage it whole"; fail=1; }
+  else
+    [ -n "$staged" ] && [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK '$staged' not in (0, $bound]"; fail=1; }
+  fi
+  if [ $case = a2a_inplace_file ]; then
+    [ -n "$peak" ] && [ "$peak" -gt 0 ] && [ "$peak" -le $bound ] || { echo "FAIL: SPILL_PEAK '$peak' not in (0, $bound]"; fail=1; }
+  fi ;;
 a2a_whole)
   staged=$(stat STAGE_PEAK)
   [ -n "$staged" ] && [ "$staged" -ge $((8 * 7 * 524288)) ] || { echo "FAIL: STAGE_PEAK '$staged': the unbounded all-to-all should stage it whole"; fail=1; } ;;

@@ -170,21 +170,28 @@ static void nbc_get(bdl_nbc_t *nb)
     nb->xf.mismatch = 0;
 }
 
-void bdl_nbc_take(bdl_nbc_t *nb, int final)
+int bdl_nbc_take(bdl_nbc_t *nb, int final)
 {
+    int hint = -1;
     int32_t *peers = malloc(sizeof *peers * (size_t)(nb->nblk ? nb->nblk : 1));
     if (!peers)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory in %s", nb->call ? nb->call : "a collective");
     for (;;) {
         int n = 0, go = bdl_xfer_take(&nb->xf, final, peers, nb->nblk, &n);
+        hint = (int)bdl_resp()->arg[1] - 1;
         if (n) {
             bdl_get_t *g = bdl_get_new(&nb->xf);
             for (int i = 0; i < n; i++) {
                 int j = peers[i] - nb->pfirst;
                 uint64_t cnt =
                     j >= 0 && j < nb->nblk ? bdl_vcount(nb->counts, (int)nb->count, j) : 0;
-                if (!cnt || nb->taken[j] || peers[i] == nb->skip)
-                    continue; /* a piece this rank expects nothing of: the final GET reports it */
+                if (j < 0 || j >= nb->nblk || nb->taken[j] || peers[i] == nb->skip)
+                    continue;
+                if (!cnt) { /* a piece this rank expects nothing of: counts disagree */
+                    bdl_get_refuse(g, peers[i]);
+                    nb->taken[j] = 1;
+                    continue;
+                }
                 bdl_get_whole(g, peers[i], blk_at(nb, j), cnt, blk_type(nb, j));
                 nb->taken[j] = 1;
             }
@@ -197,6 +204,7 @@ void bdl_nbc_take(bdl_nbc_t *nb, int final)
             break;
     }
     free(peers);
+    return hint;
 }
 
 /* The types and arrays a nonblocking request holds. */

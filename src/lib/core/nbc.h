@@ -76,8 +76,10 @@ typedef struct bdl_nbc {
 void bdl_nbc_init(bdl_nbc_t *nb, const bdl_comm_t *c, const char *call);
 /* Bounded staging of a blocking all-to-all (BDL_GET_BLOCKS, nb->taken
  * set): GET whole the blocks whose pieces the master offers, until it
- * says go on (final 0: putting may go on; 1: the rest may be got). */
-void bdl_nbc_take(bdl_nbc_t *nb, int final);
+ * says go on (final 0: putting may go on; 1: the rest may be got).
+ * Returns, in place, the peer whose block to put next (the master has a
+ * piece from it this rank may take only then), or -1. */
+int bdl_nbc_take(bdl_nbc_t *nb, int final);
 /* The rank's inputs are all PUT (or the communicator has one rank): a
  * blocking call (request NULL) completes now and reports its error; a
  * nonblocking one tells the master it has arrived and gets a request. */

@@ -16,8 +16,8 @@ static bd_req_t *coll_req(const bdl_xfer_t *x, uint32_t code)
     return r;
 }
 
-void bdl_xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dtype, int op,
-                    uint64_t count, int api)
+static void xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dtype, int op,
+                       uint64_t count, int api, int pipe)
 {
     bd_coll_desc_t d = {.kind = kind,
                         .root = root,
@@ -33,8 +33,20 @@ void bdl_xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dtype,
     bd_req_t *r = bdl_req_begin(BD_REQ_COLL_BEGIN);
     r->ctx = c->ctx;
     r->myrank = c->rank;
+    r->arg[0] = pipe;
     memcpy(bdl_g.win, &d, sizeof d);
     bdl_rpc();
+}
+
+void bdl_xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dtype, int op,
+                    uint64_t count, int api)
+{
+    xfer_begin(x, c, kind, root, dtype, op, count, api, 0);
+}
+
+void bdl_xfer_begin_pipe(bdl_xfer_t *x, bdl_comm_t *c, int kind, int api, int inplace)
+{
+    xfer_begin(x, c, kind, 0, 0, 0, 0, api, inplace ? 2 : 1);
 }
 
 void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code)
@@ -174,6 +186,18 @@ void bdl_get_typed(bdl_get_t *g, int peer, uint64_t off, void *buf, uint64_t cou
 void bdl_get_whole(bdl_get_t *g, int peer, void *buf, uint64_t count, const bdl_dt_t *t)
 {
     bdl_get_part(g, peer, 0, buf, count, t, count * t->psize, count * t->psize);
+}
+
+void bdl_get_refuse(bdl_get_t *g, int peer)
+{
+    if (g->nseg == GET_MAX_SEGS)
+        bdl_get_flush(g);
+    g->segs[g->nseg] = (bd_seg_t){peer, 0, 0, BD_SEG_REFUSE};
+    g->dst[g->nseg] = (char *)g; /* no bytes, but a valid address for memcpy */
+    g->t[g->nseg] = NULL;
+    g->cnt[g->nseg] = 0;
+    g->soff[g->nseg] = 0;
+    g->nseg++;
 }
 
 bdl_get_t *bdl_get_new(bdl_xfer_t *x)

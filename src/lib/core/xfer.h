@@ -23,6 +23,10 @@ typedef struct bdl_xfer {
 /* Begin the next collective on c: describe it to the master; x addresses it. */
 void bdl_xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dtype, int op,
                     uint64_t count, int api);
+/* The same for a blocking all-to-all that pipelines (takes its pieces while
+ * it puts, bounded staging): the master may then ship the pieces for other
+ * nodes as their receivers make room, not all at once (coll_pipe.c). */
+void bdl_xfer_begin_pipe(bdl_xfer_t *x, bdl_comm_t *c, int kind, int api, int inplace);
 /* One request code (WAIT, TEST, ARRIVE, END, ...) addressed to x, answered. */
 void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code);
 
@@ -66,6 +70,9 @@ void bdl_get_typed(bdl_get_t *g, int peer, uint64_t off, void *buf, uint64_t cou
                    const bdl_dt_t *t);
 /* All of peer's piece, which must be count elements of t. */
 void bdl_get_whole(bdl_get_t *g, int peer, void *buf, uint64_t count, const bdl_dt_t *t);
+/* Refuse the piece from peer this rank was offered but expects nothing of
+ * (counts that disagree: the flush reports a mismatch). */
+void bdl_get_refuse(bdl_get_t *g, int peer);
 
 /* buf + off without pointer arithmetic on MPI_BOTTOM. */
 static inline char *bdl_at(const void *buf, int64_t off)

@@ -490,18 +490,25 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
     if (own_err)
         nb.err = MPI_ERR_TRUNCATE;
     if (c->size > 1) {
-        bdl_xfer_begin(&nb.xf, c, BD_COLL_ALLTOALL, 0, 0, 0, 0, bdl_coll_api(api, request));
-        int over = bdl_resp()->flag; /* BEGIN's answer: the instance is past the bound */
         /* Bounded staging (-coll-stage, docs/design.md "Transient memory of
-         * communication"): a blocking all-to-all among ranks of this node,
-         * not in place, takes the pieces sent to it while it puts its own,
-         * before each piece while the master's last answer (BEGIN's for
-         * the first) said the instance is past the bound; each
-         * rank starts with the piece for the next rank, so the pieces of
-         * the ranks that run first go to different receivers. */
-        int pipe = !request && !inplace && bdl_g.hdr->job.coll_stage;
-        for (int r = 0; pipe && r < c->size; r++)
+         * communication"): a blocking all-to-all, not in place, takes the
+         * pieces sent to it while it puts its own, before each piece while
+         * the master's last answer (BEGIN's for the first) said the
+         * instance is past the bound; each rank starts with the piece for
+         * the next rank, so the pieces of the ranks that run first go to
+         * different receivers.  Across nodes too: BEGIN tells the master,
+         * which then ships pieces for other nodes as their masters make
+         * room (coll_pipe.c).  In place among ranks of this node: a piece
+         * from q is offered only once this rank's block for q, which it
+         * overwrites, is PUT, and the master may ask for that block next. */
+        int pipe = !request && bdl_g.hdr->job.coll_stage;
+        for (int r = 0; pipe && inplace && r < c->size; r++)
             pipe = bdl_p2p_local(bdl_comm_peer_world(c, r));
+        if (pipe)
+            bdl_xfer_begin_pipe(&nb.xf, c, BD_COLL_ALLTOALL, bdl_coll_api(api, request), inplace);
+        else
+            bdl_xfer_begin(&nb.xf, c, BD_COLL_ALLTOALL, 0, 0, 0, 0, bdl_coll_api(api, request));
+        int over = bdl_resp()->flag; /* BEGIN's answer: the instance is past the bound */
         if (pipe && !(nb.taken = calloc((size_t)c->size, 1)))
             bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
         nb.gkind = BDL_GET_BLOCKS;
@@ -518,22 +525,40 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
         }
         bdl_put_t p = bdl_put_start(&nb.xf);
         p.over = over;
+        char *put = pipe && inplace ? calloc((size_t)c->size, 1) : NULL; /* blocks PUT */
+        if (pipe && inplace && !put)
+            bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
         for (int k = 0; k < c->size; k++) {
             int r = pipe ? (me + 1 + k) % c->size : k;
-            if (r == me)
+            if (r == me || (put && put[r]))
                 continue;
             if (pipe && p.over) { /* before a piece: take before putting more */
                 bdl_put_flush(&p);
                 p.over = 0;
-                bdl_nbc_take(&nb, 0);
+                int q = bdl_nbc_take(&nb, 0);
+                if (put && q >= 0 && q < c->size && q != me && !put[q]) {
+                    bdl_put_typed(&p, q, a2a_block(s, q), bdl_vcount(s->counts, s->count, q),
+                                  a2a_type(s, q));
+                    bdl_put_flush(&p); /* complete: its piece may be offered now */
+                    put[q] = 1;
+                    k--; /* r is still to put */
+                    continue;
+                }
             }
             bdl_put_typed(&p, r, a2a_block(s, r), bdl_vcount(s->counts, s->count, r),
                           a2a_type(s, r));
+            if (put) { /* complete before the next take may offer r's piece */
+                bdl_put_flush(&p);
+                put[r] = 1;
+            }
         }
         bdl_put_flush(&p);
+        free(put);
         if (pipe)
             bdl_nbc_take(&nb, 1);
-        if (inplace) /* what this rank sends is with the master now */
+        /* What this rank sends is with the master now; pipelined, blocks
+         * taken early already hold what was received */
+        if (inplace && !pipe)
             bdl_coll_discard_blocks((void *)rv->buf, c->size, rv->count, rv->counts,
                                     rv->tv ? NULL : rv->displs, rv->t, rv->tv,
                                     rv->tv ? rv->displs : NULL, me);
