@@ -6,12 +6,14 @@
 #include <errno.h>
 #include <limits.h>
 #include <signal.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <dirent.h>
 #include <sys/prctl.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -130,8 +132,53 @@ static int check_mem_node(const bd_opts_t *o)
  * all: MPIR_CVAR_NOLOCAL makes each master treat the others as remote,
  * which on one machine is UCX's shared memory again.  A user's own setting
  * of either is kept.  dir gets the directory made, or "". */
+/* Said whatever the log level: the user should know we removed something. */
+static void notice(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+static void notice(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    bd_log_vmsg("note: ", fmt, ap);
+    va_end(ap);
+}
+
+/* A launcher killed together with its guardian (kill -9 of both, as
+ * "pkill -9 bdmpiexec" does: the guardian is a bdmpiexec too), or between
+ * making its directory and forking the guardian, leaves that directory.
+ * The next launcher removes such directories: ours (same owner), named
+ * bdmpi.PID.XXXXXX, PID gone, and untouched for longer than a guardian
+ * takes to end an orphaned job (a job whose launcher was just killed may
+ * still be ending, its masters' UCX files still mapped). */
+static void local_shm_sweep(void)
+{
+    DIR *d = opendir("/dev/shm");
+    if (!d)
+        return;
+    uid_t me = getuid();
+    time_t now = time(NULL);
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int pid = 0, n = 0;
+        if (sscanf(e->d_name, "bdmpi.%d.%*6[A-Za-z0-9]%n", &pid, &n) != 1 || n == 0 ||
+            e->d_name[n] || pid <= 0)
+            continue;
+        if (kill(pid, 0) == 0 || errno != ESRCH)
+            continue; /* its launcher runs (or is not ours to ask) */
+        char path[320];
+        struct stat st;
+        snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
+        if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != me ||
+            now - st.st_mtime < 2 * BD_JOB_ORPHAN_GRACE_MS / 1000)
+            continue;
+        if (bd_fs_remove_tree(path) == 0)
+            notice("removed %s, left by a launcher (pid %d) that was killed", path, pid);
+    }
+    closedir(d);
+}
+
 static void local_shm_setup(char *dir, size_t len)
 {
+    local_shm_sweep();
     if (!getenv("MPIR_CVAR_NOLOCAL"))
         setenv("MPIR_CVAR_NOLOCAL", "1", 1);
     dir[0] = 0;

@@ -19,6 +19,9 @@
 #              directory under /dev/shm (UCX) or not made (MPICH's), seen in
 #              the masters' mappings; then 6 jobs whose master or proxy is
 #              killed at 0.05 to 0.55 s, during the masters' MPI_Init.
+#   swept      bdmpiexec and its guardian killed together (kill -9 of both)
+#              leave the job's /dev/shm directory: the next -nn 2 job must
+#              remove it (local_shm_sweep) and say so.
 #   hostfile   the same with the masters started through a hostfile (-f)
 #              naming this host only, the closest to separate hosts that
 #              can be tried here; then a master stopped and the proxy
@@ -176,7 +179,26 @@ case "$what" in
       check 100 "kill -9 of the proxy, a master stopped"
     fi
     ;;
-  *) echo "usage: nodes_kill.sh proxy|orphan|stopped|straggler|shm|hostfile BDMPIEXEC PROGRAM"; exit 2 ;;
+  swept)
+    start
+    wait_up || { kill -9 $(tagged) 2>/dev/null; exit 1; }
+    d=$(ls -d /dev/shm/bdmpi.$launcher.* 2>/dev/null | head -1)
+    [ -n "$d" ] || { echo "FAIL: no /dev/shm/bdmpi.$launcher.* for the job"; kill -9 $(tagged) 2>/dev/null; exit 1; }
+    # the launcher and its guardian (both named bdmpiexec) at once, as
+    # "pkill -9 bdmpiexec" does, then the rest of the job
+    kill -9 $(named bdmpiexec) 2>/dev/null
+    kill -9 $(tagged) 2>/dev/null
+    for i in $(seq 50); do [ -z "$(tagged)" ] && break; sleep 0.1; done
+    wait $launcher 2>/dev/null
+    [ -d "$d" ] || { echo "FAIL: $d was removed although its launcher and guardian were killed (the case proves nothing)"; exit 1; }
+    note "left: $d"
+    touch -d '1 minute ago' "$d" # older than an orphaned job takes to end
+    start "$prog" segv
+    check 50 "the next -nn 2 job"
+    [ -d "$d" ] && { echo "FAIL: the next -nn 2 job did not remove $d"; rm -rf "$d"; fail=1; }
+    grep -q "removed $d, left by a launcher" "$out" || { echo "FAIL: the next job did not say it removed $d:"; cat "$out"; fail=1; }
+    ;;
+  *) echo "usage: nodes_kill.sh proxy|orphan|stopped|straggler|shm|hostfile|swept BDMPIEXEC PROGRAM"; exit 2 ;;
 esac
 [ $fail = 0 ] && echo "PASS: nodes_kill $what"
 exit $fail
