@@ -5,6 +5,7 @@ int-count prototypes in include/mpi.h:
     scripts/gen-bigcount.py --header              # declarations for mpi.h's MPI 4.0 block
     scripts/gen-bigcount.py --common              # src/lib/mpi/bigcount.c
     scripts/gen-bigcount.py --source p2p|coll|nbc|more  # src/lib/mpi/bigcount_GROUP.c
+    scripts/gen-bigcount.py --hooks               # bdl_bcw_* declarations for mpi_int.h
 
 then clang-format -i the files written.
 
@@ -60,6 +61,17 @@ File_read_at_all_begin File_write_at_all_begin File_read_all_begin File_write_al
 File_read_ordered_begin File_write_ordered_begin
 """}
 FUNCS = [f for g in GROUPS.values() for f in g.split()]
+
+# The v and w collectives whose array entries may not fit an int: each _c
+# form first asks bdl_bcw_X (mpi/bigcount_arr.c, same parameters), which
+# runs the call with a type per peer when some entry is past INT_MAX and
+# otherwise answers BDL_BC_THIN (the thin layer below then runs).
+HOOKED = set("""
+Gatherv Scatterv Allgatherv Alltoallv Alltoallw Reduce_scatter
+Igatherv Iscatterv Iallgatherv Ialltoallv Ialltoallw Ireduce_scatter
+Neighbor_allgatherv Neighbor_alltoallv Neighbor_alltoallw
+Ineighbor_allgatherv Ineighbor_alltoallv Ineighbor_alltoallw
+""".split())
 
 # Scalar int counts that become MPI_Count.
 COUNTS = {"count", "sendcount", "recvcount", "incount", "outsize", "origin_count",
@@ -397,6 +409,11 @@ def main():
     if mode == "--common":
         print(PREAMBLE)
         return
+    if mode == "--hooks":  # the declarations of bdl_bcw_X for mpi_int.h
+        for fn in FUNCS:
+            if fn in HOOKED:
+                print(f"int bdl_bcw_{fn}({', '.join(convert(fn, protos[fn])[0])});")
+        return
     group = sys.argv[2] if len(sys.argv) > 2 else None
     head = GEN_HEAD.format(group=group)
     out = [] if mode == "--header" else [head]
@@ -411,6 +428,10 @@ def main():
         if any("call" in l for l in pre):
             body.append(f"    const char *call = \"MPI_{fn}_c\";")
         body.append("    int rc = MPI_SUCCESS;")
+        if fn in HOOKED:
+            names = [split_param(p)[1] for p in cparams]
+            body.append(f"    if ((rc = bdl_bcw_{fn}({', '.join(names)})) != BDL_BC_THIN)")
+            body.append("        return rc;")
         # Declarations of every array first, so the error path frees them all.
         arrays = [l for l in pre if "= NULL;" in l or "= MPI_DATATYPE_NULL;" in l]
         rest = [l for l in pre if l not in arrays]
