@@ -49,6 +49,12 @@ typedef struct bdl_dt {
     bdl_run_t run1; /* predefined types: their single run */
     uint64_t pre1[2];
     bdl_run_t run2[2]; /* pair types whose index is apart from the value */
+    /* A large count's type (mpi/bigcount.c: bdl_bc_fit_dt): bc_reps
+     * elements of the program's type bc_user, of extent bc_ext, so that a
+     * user operation is called with those, not with this type. */
+    uint64_t bc_reps;
+    MPI_Datatype bc_user;
+    int64_t bc_ext;
     uint64_t pre2[3];
     char name[MPI_MAX_OBJECT_NAME];
 } bdl_dt_t;

@@ -1,5 +1,7 @@
 /* The user-defined reduction operations (MPI_Op_create's table) and
  * applying an operation, which the collectives and the engine's folds use. */
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,9 +54,29 @@ int bdl_op_check(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt, co
     return MPI_SUCCESS;
 }
 
-void bdl_op_apply(MPI_Op op, bdl_user_op_t *u, MPI_Datatype dt, const void *in, void *inout,
-                  int count)
+void bdl_op_apply(MPI_Op op, bdl_user_op_t *u, MPI_Datatype dt, const bdl_dt_t *t, const void *in,
+                  void *inout, int count)
 {
+    if (u && t && t->bc_reps) {
+        /* count elements of a large count's type: the function sees the
+         * program's type and count, the int form in pieces of at most
+         * INT_MAX elements (MPI lets an operation be applied piecewise). */
+        MPI_Datatype d = t->bc_user;
+        uint64_t total = (uint64_t)count * t->bc_reps;
+        if (u->fn_c) {
+            MPI_Count c = (MPI_Count)total;
+            u->fn_c((void *)in, inout, &c, &d);
+            return;
+        }
+        for (uint64_t off = 0; off < total;) {
+            int c = total - off > INT_MAX ? INT_MAX : (int)(total - off);
+            intptr_t at = (intptr_t)(off * (uint64_t)t->bc_ext);
+            u->fn((void *)((intptr_t)in + at), (void *)((intptr_t)inout + at), &c, &d);
+            d = t->bc_user;
+            off += (uint64_t)c;
+        }
+        return;
+    }
     if (u && u->fn_c) {
         MPI_Datatype d = dt;
         MPI_Count c = count;

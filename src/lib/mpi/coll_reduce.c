@@ -143,7 +143,7 @@ static int user_chain(bdl_comm_t *c, const void *in, int count, MPI_Datatype dt,
         bdl_recv_typed(ctx, c->rank - 1, 1, tmp, k, t, MPI_STATUS_IGNORE);
         if (prefix && exclusive)
             bdl_dt_copy(t, tmp, k, t, prefix, k, n);
-        bdl_op_apply(op, u, dt, tmp, acc, count); /* acc = acc(0..k-1) op v_k */
+        bdl_op_apply(op, u, dt, t, tmp, acc, count); /* acc = acc(0..k-1) op v_k */
     }
     if (prefix && !exclusive)
         bdl_dt_copy(t, acc, k, t, prefix, k, n);
