@@ -235,6 +235,52 @@ int main(int argc, char **argv)
         MPI_Type_free(&empty);
     }
 
+    /* Persistent: Gatherv_init_c (the root's displacements past INT_MAX) and
+     * Alltoallv_init_c (even ranks' receive displacements), started twice;
+     * the arrays are overwritten after the inits, which copied them. */
+    {
+        int root = size - 1;
+        MPI_Aint rbase = bigme ? FAR + (MPI_Aint)size * N : 0;
+        for (int j = 0; j < size; j++) {
+            cnt[j] = N;
+            dsp[j] = FAR + (MPI_Aint)j * N;
+            dsp2[j] = rbase + (MPI_Aint)j * N;
+            cnt2[j] = j * N; /* send displacements */
+        }
+        unsigned char *sa = malloc((size_t)size * N), *sg = malloc(N);
+        unsigned char *rb = bigme ? far : calloc((size_t)size, N);
+        MPI_Aint *sd = malloc((size_t)size * sizeof *sd);
+        for (int j = 0; j < size; j++)
+            sd[j] = (MPI_Aint)cnt2[j];
+        MPI_Request rq[2];
+        CHECK_MPI(MPI_Gatherv_init_c(sg, N, MPI_BYTE, far, cnt, dsp, MPI_BYTE, root, MPI_COMM_WORLD,
+                                     MPI_INFO_NULL, &rq[0]));
+        CHECK_MPI(MPI_Alltoallv_init_c(sa, cnt, sd, MPI_BYTE, rb, cnt, dsp2, MPI_BYTE,
+                                       MPI_COMM_WORLD, MPI_INFO_NULL, &rq[1]));
+        for (int j = 0; j < size; j++)
+            cnt[j] = -1, dsp[j] = dsp2[j] = sd[j] = -1;
+        for (int round = 0; round < 2; round++) {
+            fill(sg, rank, 50 + round);
+            for (int j = 0; j < size; j++)
+                fill(sa + j * N, rank, j + 10 * round);
+            CHECK_MPI(MPI_Startall(2, rq));
+            CHECK_MPI(MPI_Waitall(2, rq, MPI_STATUSES_IGNORE));
+            for (int j = 0; rank == root && j < size; j++)
+                CHECK(block_ok(far + FAR + (size_t)j * N, j, 50 + round),
+                      "gatherv_init_c round %d: block from %d", round, j);
+            for (int j = 0; j < size; j++)
+                CHECK(block_ok(rb + rbase + (size_t)j * N, j, rank + 10 * round),
+                      "alltoallv_init_c round %d: block from %d", round, j);
+        }
+        MPI_Request_free(&rq[0]);
+        MPI_Request_free(&rq[1]);
+        if (!bigme)
+            free(rb);
+        free(sa);
+        free(sg);
+        free(sd);
+    }
+
     /* Messages still flow. */
     int v = rank, got = -1;
     MPI_Sendrecv(&v, 1, MPI_INT, (rank + 1) % size, 3, &got, 1, MPI_INT, (rank + size - 1) % size,
