@@ -8,7 +8,8 @@
  * Some ranks use large entries while others' all fit (a gather's senders,
  * odd ranks in the all-to-alls), so both ways of running a call meet.
  * Blocking and nonblocking: Alltoallv/w, Gatherv, Scatterv, Allgatherv (in
- * place too), Neighbor_alltoallv, Neighbor_allgatherv, Reduce_scatter.
+ * place too), Neighbor_alltoallv, Neighbor_allgatherv, Reduce_scatter;
+ * persistent Gatherv, Alltoallv and Reduce_scatter.
  */
 #include <limits.h>
 #include <string.h>
@@ -231,6 +232,17 @@ int main(int argc, char **argv)
         CHECK_MPI(MPI_Op_create_c(nothing, 1, &op));
         CHECK_MPI(MPI_Reduce_scatter_c(&a, &b, cnt, empty, op, MPI_COMM_WORLD));
         CHECK(a == 1 && b == 0, "reduce_scatter_c of nothing changed %d %d", a, b);
+        MPI_Request rq;
+        CHECK_MPI(MPI_Ireduce_scatter_c(&a, &b, cnt, empty, op, MPI_COMM_WORLD, &rq));
+        CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        CHECK_MPI(
+            MPI_Reduce_scatter_init_c(&a, &b, cnt, empty, op, MPI_COMM_WORLD, MPI_INFO_NULL, &rq));
+        for (int round = 0; round < 2; round++) {
+            CHECK_MPI(MPI_Start(&rq));
+            CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+        }
+        MPI_Request_free(&rq);
+        CHECK(a == 1 && b == 0, "ireduce_scatter_c of nothing changed %d %d", a, b);
         MPI_Op_free(&op);
         MPI_Type_free(&empty);
     }

@@ -13,10 +13,11 @@
  * take the thin path and still match.  The types are freed when the call
  * returns: nonblocking collectives hold their descriptors.
  *
- * Not covered (an MPI_ERR_COUNT error naming the call and the entry):
- * intercommunicators, and MPI_Ireduce_scatter_c (MPI_Reduce_scatter_c
- * runs as a reduce to rank 0 and a scatterv).  The persistent _init_c
- * forms are mpi/coll_persist.c's. */
+ * MPI_Reduce_scatter_c runs as a reduce to rank 0 and a scatterv;
+ * MPI_Ireduce_scatter_c takes MPI_Count counts (coll_reduce.c).  Not
+ * covered (an MPI_ERR_COUNT error naming the call): intercommunicators.
+ * The persistent _init_c forms start the nonblocking _c forms
+ * (mpi/coll_persist.c). */
 #include <limits.h>
 #include <stdlib.h>
 
@@ -383,16 +384,19 @@ int bdl_bcw_Reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count r
     return rc;
 }
 
+/* The nonblocking form takes the counts as they are (coll_reduce.c: its
+ * sizes are 64-bit; every rank has the counts, so all take this path). */
 int bdl_bcw_Ireduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
                             MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
-    (void)sendbuf, (void)recvbuf, (void)datatype, (void)op, (void)request;
+    const char *call = "MPI_Ireduce_scatter_c";
     MPI_Count total;
+    int rc;
     if (!redscat_big(recvcounts, comm, &total))
         return BDL_BC_THIN;
-    return bdl_error(comm, MPI_ERR_COUNT, "MPI_Ireduce_scatter_c",
-                     "a receive count past INT_MAX is not supported by the nonblocking form "
-                     "(MPI_Reduce_scatter_c takes it)");
+    if ((rc = no_inter(call, comm)))
+        return rc;
+    return bdl_ireduce_scatter_c(call, sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 
 /* ---------------------------------------------------------------- neighbourhood */

@@ -105,6 +105,11 @@ int bdl_scatterv_typed(const char *call, const void *sendbuf, const int sendcoun
                        const int bdispls[], MPI_Datatype sendtype, const MPI_Datatype sendtypes[],
                        void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
                        MPI_Request *request);
+/* coll_reduce.c: MPI_Ireduce_scatter with MPI_Count counts (some past
+ * INT_MAX; intracommunicators). */
+int bdl_ireduce_scatter_c(const char *call, const void *sendbuf, void *recvbuf,
+                          const MPI_Count recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *request);
 int bdl_alltoall_typed(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a_side_t *rv,
                        MPI_Comm comm, MPI_Request *request);
 

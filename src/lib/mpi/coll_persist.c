@@ -279,6 +279,7 @@ static int start_large(pcoll_t *p, MPI_Comm c, MPI_Request *r)
     const MPI_Count *c1 = p->own[4], *c2 = p->own[6];
     const MPI_Aint *d1 = p->own[5], *d2 = p->own[7];
     switch (p->kind) {
+    case PC_REDUCE_SCATTER: return MPI_Ireduce_scatter_c(p->sb, p->rb, c1, p->rt, p->op, c, r);
     case PC_GATHERV:
         return MPI_Igatherv_c(p->sb, p->lsc, p->st, p->rb, c1, d1, p->rt, p->root, c, r);
     case PC_SCATTERV:
@@ -1012,13 +1013,6 @@ int MPI_Reduce_scatter_init_c(const void *sendbuf, void *recvbuf, const MPI_Coun
     int rc = c_arrays(call, comm, bdl_bc_size(comm, 0), recvcounts, NULL, NULL, NULL, &a);
     if (rc)
         return rc;
-    if (a.large) { /* as MPI_Ireduce_scatter_c (mpi/bigcount_arr.c) */
-        for (int i = 0; i < 8; i++)
-            free(a.own[i]);
-        return bdl_error(comm, MPI_ERR_COUNT, call,
-                         "a receive count past INT_MAX is not supported by the persistent form "
-                         "(MPI_Reduce_scatter_c takes it)");
-    }
     a.rcs = a.own[0];
     return pinit(call, &a, info, request);
 }
