@@ -5,6 +5,7 @@ int-count prototypes in include/mpi.h:
     scripts/gen-bigcount.py --header              # declarations for mpi.h's MPI 4.0 block
     scripts/gen-bigcount.py --common              # src/lib/mpi/bigcount.c
     scripts/gen-bigcount.py --source p2p|coll|nbc|more  # src/lib/mpi/bigcount_GROUP.c
+    scripts/gen-bigcount.py --hooks               # bdl_bcw_* declarations for mpi_int.h
 
 then clang-format -i the files written.
 
@@ -43,10 +44,11 @@ Neighbor_allgather Neighbor_alltoall Ineighbor_allgather Ineighbor_alltoall
 Neighbor_allgatherv Neighbor_alltoallv Neighbor_alltoallw
 Ineighbor_allgatherv Ineighbor_alltoallv Ineighbor_alltoallw
 Neighbor_allgather_init Neighbor_alltoall_init
-""", "more": """
+""", "types": """
 Type_vector Type_create_hvector Type_indexed Type_create_hindexed
 Type_create_indexed_block Type_create_hindexed_block Type_create_struct
 Type_create_subarray Type_create_darray Type_create_resized
+""", "more": """
 Pack Unpack Pack_size Pack_external Unpack_external Pack_external_size
 Put Get Accumulate Get_accumulate Rput Rget Raccumulate Rget_accumulate
 Win_create Win_allocate
@@ -60,6 +62,20 @@ File_read_at_all_begin File_write_at_all_begin File_read_all_begin File_write_al
 File_read_ordered_begin File_write_ordered_begin
 """}
 FUNCS = [f for g in GROUPS.values() for f in g.split()]
+# The type constructors' _c forms are written by hand (objects/type_create.c:
+# 64-bit counts, and their contents are large counts): declarations only.
+HEADER_ONLY = {"types"}
+
+# The v and w collectives whose array entries may not fit an int: each _c
+# form first asks bdl_bcw_X (mpi/bigcount_arr.c, same parameters), which
+# runs the call with a type per peer when some entry is past INT_MAX and
+# otherwise answers BDL_BC_THIN (the thin layer below then runs).
+HOOKED = set("""
+Gatherv Scatterv Allgatherv Alltoallv Alltoallw Reduce_scatter
+Igatherv Iscatterv Iallgatherv Ialltoallv Ialltoallw Ireduce_scatter
+Neighbor_allgatherv Neighbor_alltoallv Neighbor_alltoallw
+Ineighbor_allgatherv Ineighbor_alltoallv Ineighbor_alltoallw
+""".split())
 
 # Scalar int counts that become MPI_Count.
 COUNTS = {"count", "sendcount", "recvcount", "incount", "outsize", "origin_count",
@@ -249,6 +265,10 @@ int bdl_bc_fit_dt(const char *call, MPI_Comm comm, const char *what, MPI_Count v
         rc = MPI_Type_commit(big);
     if (rc)
         return bdl_error(comm, rc, call, "cannot make the type of %s %lld", what, (long long)v);
+    bdl_dt_t *b = bdl_dt_lookup(*big), *u = bdl_dt_lookup(*dt);
+    b->bc_reps = (uint64_t)v; /* a user operation sees *dt and v (core/op.c) */
+    b->bc_user = *dt;
+    b->bc_ext = u->extent;
     *dt = *big;
     *out = 1;
     return MPI_SUCCESS;
@@ -397,7 +417,14 @@ def main():
     if mode == "--common":
         print(PREAMBLE)
         return
+    if mode == "--hooks":  # the declarations of bdl_bcw_X for mpi_int.h
+        for fn in FUNCS:
+            if fn in HOOKED:
+                print(f"int bdl_bcw_{fn}({', '.join(convert(fn, protos[fn])[0])});")
+        return
     group = sys.argv[2] if len(sys.argv) > 2 else None
+    if group in HEADER_ONLY:
+        sys.exit(f"gen-bigcount: the {group} group is written by hand")
     head = GEN_HEAD.format(group=group)
     out = [] if mode == "--header" else [head]
     for fn in (FUNCS if mode == "--header" else GROUPS[group].split()):
@@ -411,6 +438,10 @@ def main():
         if any("call" in l for l in pre):
             body.append(f"    const char *call = \"MPI_{fn}_c\";")
         body.append("    int rc = MPI_SUCCESS;")
+        if fn in HOOKED:
+            names = [split_param(p)[1] for p in cparams]
+            body.append(f"    if ((rc = bdl_bcw_{fn}({', '.join(names)})) != BDL_BC_THIN)")
+            body.append("        return rc;")
         # Declarations of every array first, so the error path frees them all.
         arrays = [l for l in pre if "= NULL;" in l or "= MPI_DATATYPE_NULL;" in l]
         rest = [l for l in pre if l not in arrays]

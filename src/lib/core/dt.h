@@ -45,10 +45,18 @@ typedef struct bdl_dt {
     int ni, na, nd; /* MPI_Type_get_contents */
     int *ints;
     MPI_Aint *aints;
+    int nc;            /* made by a large-count constructor (_c): its MPI_Count */
+    MPI_Count *counts; /* arguments, for MPI_Type_get_contents_c (MPI 4.0 5.1.13) */
     struct bdl_dt **types;
     bdl_run_t run1; /* predefined types: their single run */
     uint64_t pre1[2];
     bdl_run_t run2[2]; /* pair types whose index is apart from the value */
+    /* A large count's type (mpi/bigcount.c: bdl_bc_fit_dt): bc_reps
+     * elements of the program's type bc_user, of extent bc_ext, so that a
+     * user operation is called with those, not with this type. */
+    uint64_t bc_reps;
+    MPI_Datatype bc_user;
+    int64_t bc_ext;
     uint64_t pre2[3];
     char name[MPI_MAX_OBJECT_NAME];
 } bdl_dt_t;
@@ -104,6 +112,13 @@ typedef struct bdl_dt_builder {
 } bdl_dt_builder_t;
 int bdl_dt_build_init(bdl_dt_builder_t *b, int combiner);
 int bdl_dt_build_add(bdl_dt_builder_t *b, const bdl_dt_t *c, int64_t d, uint64_t k);
+/* n groups of k copies of c, group i at d + i * stride (a vector: one run
+ * when c is contiguous, whatever n). */
+int bdl_dt_build_add_strided(bdl_dt_builder_t *b, const bdl_dt_t *c, int64_t d, uint64_t k,
+                             uint64_t n, int64_t stride);
+/* A large-count constructor's contents: ni ints and nc MPI_Counts replace
+ * the ints and addresses (types stay); -1 out of memory. */
+int bdl_dt_set_counts(bdl_dt_t *t, int ni, const int *ints, int nc, const MPI_Count *counts);
 int bdl_dt_build_sig(bdl_dt_builder_t *b, bdl_dt_t *c, uint64_t reps);
 int bdl_dt_build_contents(bdl_dt_builder_t *b, int ni, const int *ints, int na,
                           const MPI_Aint *aints, int nd, bdl_dt_t *const *types);

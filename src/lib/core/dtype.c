@@ -235,6 +235,7 @@ static void obj_destroy(bdl_dt_t *t)
     free(t->sig);
     free(t->ints);
     free(t->aints);
+    free(t->counts);
     free(t->types);
     free(t);
 }
@@ -403,13 +404,9 @@ static int push_run(bdl_dt_builder_t *b, int64_t off, uint64_t len, uint64_t cnt
     return 0;
 }
 
-/* Append k copies of c, the first at byte displacement d, the next ones
- * one extent of c apart. */
-int bdl_dt_build_add(bdl_dt_builder_t *b, const bdl_dt_t *c, int64_t d, uint64_t k)
+/* The bounds of k copies of c from d; the sizes of k copies. */
+static void add_bounds(bdl_dt_builder_t *b, const bdl_dt_t *c, int64_t d, uint64_t k)
 {
-    bdl_dt_t *t = b->t;
-    if (!k)
-        return 0;
     int64_t span = (int64_t)(k - 1) * c->extent;
     int64_t lo = d + (span < 0 ? span : 0), hi = d + (span > 0 ? span : 0);
     int64_t lb = lo + c->lb, ub = hi + c->lb + c->extent;
@@ -428,6 +425,11 @@ int bdl_dt_build_add(bdl_dt_builder_t *b, const bdl_dt_t *c, int64_t d, uint64_t
             b->tub = tub;
         b->anydata = 1;
     }
+}
+
+static void add_sizes(bdl_dt_builder_t *b, const bdl_dt_t *c, uint64_t k)
+{
+    bdl_dt_t *t = b->t;
     t->size += k * c->size;
     t->psize += k * c->psize;
     t->nelem += k * c->nelem;
@@ -441,6 +443,16 @@ int bdl_dt_build_add(bdl_dt_builder_t *b, const bdl_dt_t *c, int64_t d, uint64_t
     if (c->align > t->align)
         t->align = c->align;
     t->sticky |= c->sticky;
+}
+
+/* Append k copies of c, the first at byte displacement d, the next ones
+ * one extent of c apart. */
+int bdl_dt_build_add(bdl_dt_builder_t *b, const bdl_dt_t *c, int64_t d, uint64_t k)
+{
+    if (!k)
+        return 0;
+    add_bounds(b, c, d, k);
+    add_sizes(b, c, k);
     if (!c->psize)
         return 0;
     if (c->contig)
@@ -453,6 +465,49 @@ int bdl_dt_build_add(bdl_dt_builder_t *b, const bdl_dt_t *c, int64_t d, uint64_t
                 return -1;
         }
     }
+    return 0;
+}
+
+int bdl_dt_build_add_strided(bdl_dt_builder_t *b, const bdl_dt_t *c, int64_t d, uint64_t k,
+                             uint64_t n, int64_t stride)
+{
+    if (!n || !k)
+        return 0;
+    if (!c->contig || n < 2) {
+        for (uint64_t i = 0; i < n; i++)
+            if (bdl_dt_build_add(b, c, d + (int64_t)i * stride, k) < 0)
+                return -1;
+        return 0;
+    }
+    /* The groups lie on a line: the first and the last bound them all. */
+    add_bounds(b, c, d, k);
+    add_bounds(b, c, d + (int64_t)(n - 1) * stride, k);
+    add_sizes(b, c, k * n);
+    if (!c->psize)
+        return 0;
+    return push_run(b, d + c->runs[0].off, k * c->runs[0].len, n, stride);
+}
+
+int bdl_dt_set_counts(bdl_dt_t *t, int ni, const int *ints, int nc, const MPI_Count *counts)
+{
+    int *iv = malloc((size_t)(ni ? ni : 1) * sizeof *iv);
+    MPI_Count *cv = malloc((size_t)(nc ? nc : 1) * sizeof *cv);
+    if (!iv || !cv) {
+        free(iv);
+        free(cv);
+        return -1;
+    }
+    if (ni)
+        memcpy(iv, ints, (size_t)ni * sizeof *iv);
+    if (nc)
+        memcpy(cv, counts, (size_t)nc * sizeof *cv);
+    free(t->ints);
+    free(t->counts);
+    t->ints = iv;
+    t->ni = ni;
+    t->counts = cv;
+    t->nc = nc;
+    t->na = 0;
     return 0;
 }
 

@@ -62,7 +62,7 @@ static void fold(bdl_nbc_t *nb)
         bdl_get_flush(g);
         if (r == nb->first)
             continue;
-        bdl_op_apply(nb->op, &nb->uop, nb->dt, acc, tmp, (int)k); /* tmp = acc op v_r */
+        bdl_op_apply(nb->op, &nb->uop, nb->dt, t, acc, tmp, k); /* tmp = acc op v_r */
         void *x = acc;
         acc = tmp;
         tmp = x;

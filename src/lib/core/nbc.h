@@ -18,9 +18,10 @@ int bdl_user_op_new(MPI_User_function *fn, int commute, MPI_Op *op);
  * reported on comm for call. */
 int bdl_op_check(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt, const bdl_dt_t *t,
                  bdl_user_op_t **user);
-/* inout = in op inout, count elements of dt (u: op's user op, or NULL). */
-void bdl_op_apply(MPI_Op op, bdl_user_op_t *u, MPI_Datatype dt, const void *in, void *inout,
-                  int count);
+/* inout = in op inout, count elements of dt, whose descriptor is t (u:
+ * op's user op, or NULL). */
+void bdl_op_apply(MPI_Op op, bdl_user_op_t *u, MPI_Datatype dt, const bdl_dt_t *t, const void *in,
+                  void *inout, uint64_t count);
 
 /* nbc.c: what a rank still has to do once its part of a collective is
  * complete: its GET plan.  A blocking call does it at once; a nonblocking

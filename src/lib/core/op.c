@@ -1,5 +1,7 @@
 /* The user-defined reduction operations (MPI_Op_create's table) and
  * applying an operation, which the collectives and the engine's folds use. */
+#include <limits.h>
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -52,17 +54,36 @@ int bdl_op_check(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt, co
     return MPI_SUCCESS;
 }
 
-void bdl_op_apply(MPI_Op op, bdl_user_op_t *u, MPI_Datatype dt, const void *in, void *inout,
-                  int count)
+void bdl_op_apply(MPI_Op op, bdl_user_op_t *u, MPI_Datatype dt, const bdl_dt_t *t, const void *in,
+                  void *inout, uint64_t count)
 {
-    if (u && u->fn_c) {
-        MPI_Datatype d = dt;
-        MPI_Count c = count;
-        u->fn_c((void *)in, inout, &c, &d);
-    } else if (u) {
-        MPI_Datatype d = dt;
-        u->fn((void *)in, inout, &count, &d);
-    } else {
+    if (!u) {
         bd_op_apply(op, dt, in, inout, (size_t)count);
+        return;
+    }
+    /* The function sees the program's type and count: a large count's type
+     * (bdl_bc_fit_dt) stands for bc_reps elements of bc_user.  An int
+     * function gets pieces of at most INT_MAX elements (MPI lets an
+     * operation be applied piecewise). */
+    MPI_Datatype d = dt;
+    uint64_t total = count;
+    int64_t ext = t ? t->extent : 0;
+    if (t && t->bc_reps) {
+        d = t->bc_user;
+        total = count * t->bc_reps;
+        ext = t->bc_ext;
+    }
+    if (u->fn_c) {
+        MPI_Count c = (MPI_Count)total;
+        u->fn_c((void *)in, inout, &c, &d);
+        return;
+    }
+    for (uint64_t off = 0; off < total || (!total && !off); off += (uint64_t)INT_MAX) {
+        int c = total - off > INT_MAX ? INT_MAX : (int)(total - off);
+        intptr_t at = (intptr_t)(off * (uint64_t)ext);
+        MPI_Datatype dd = d;
+        u->fn((void *)((intptr_t)in + at), (void *)((intptr_t)inout + at), &c, &dd);
+        if (!total)
+            break;
     }
 }

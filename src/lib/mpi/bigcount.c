@@ -49,6 +49,10 @@ int bdl_bc_fit_dt(const char *call, MPI_Comm comm, const char *what, MPI_Count v
         rc = MPI_Type_commit(big);
     if (rc)
         return bdl_error(comm, rc, call, "cannot make the type of %s %lld", what, (long long)v);
+    bdl_dt_t *b = bdl_dt_lookup(*big), *u = bdl_dt_lookup(*dt);
+    b->bc_reps = (uint64_t)v; /* a user operation sees *dt and v (core/op.c) */
+    b->bc_user = *dt;
+    b->bc_ext = u->extent;
     *dt = *big;
     *out = 1;
     return MPI_SUCCESS;

@@ -220,6 +220,9 @@ int MPI_Gatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtyp
     BDL_MT_GUARD;
     const char *call = "MPI_Gatherv_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Gatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                              root, comm)) != BDL_BC_THIN)
+        return rc;
     MPI_Datatype w_sendtype = MPI_DATATYPE_NULL;
     int *i_recvcounts = NULL;
     int *i_displs = NULL;
@@ -248,6 +251,9 @@ int MPI_Scatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI_
     BDL_MT_GUARD;
     const char *call = "MPI_Scatterv_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Scatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                               root, comm)) != BDL_BC_THIN)
+        return rc;
     int *i_sendcounts = NULL;
     int *i_displs = NULL;
     MPI_Datatype w_recvtype = MPI_DATATYPE_NULL;
@@ -276,6 +282,9 @@ int MPI_Allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype send
     BDL_MT_GUARD;
     const char *call = "MPI_Allgatherv_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                 recvtype, comm)) != BDL_BC_THIN)
+        return rc;
     MPI_Datatype w_sendtype = MPI_DATATYPE_NULL;
     int *i_recvcounts = NULL;
     int *i_displs = NULL;
@@ -304,6 +313,9 @@ int MPI_Alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
     BDL_MT_GUARD;
     const char *call = "MPI_Alltoallv_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                rdispls, recvtype, comm)) != BDL_BC_THIN)
+        return rc;
     int *i_sendcounts = NULL;
     int *i_sdispls = NULL;
     int *i_recvcounts = NULL;
@@ -335,6 +347,9 @@ int MPI_Alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
     BDL_MT_GUARD;
     const char *call = "MPI_Alltoallw_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                rdispls, recvtypes, comm)) != BDL_BC_THIN)
+        return rc;
     int *i_sendcounts = NULL;
     int *i_sdispls = NULL;
     int *i_recvcounts = NULL;
@@ -365,6 +380,9 @@ int MPI_Reduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count rec
     BDL_MT_GUARD;
     const char *call = "MPI_Reduce_scatter_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Reduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm)) !=
+        BDL_BC_THIN)
+        return rc;
     int *i_recvcounts = NULL;
     if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 0),
                           &i_recvcounts)))

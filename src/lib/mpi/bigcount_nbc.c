@@ -212,6 +212,9 @@ int MPI_Igatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendty
     BDL_MT_GUARD;
     const char *call = "MPI_Igatherv_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Igatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs, recvtype,
+                               root, comm, request)) != BDL_BC_THIN)
+        return rc;
     MPI_Datatype w_sendtype = MPI_DATATYPE_NULL;
     int *i_recvcounts = NULL;
     int *i_displs = NULL;
@@ -240,6 +243,9 @@ int MPI_Iscatterv_c(const void *sendbuf, const MPI_Count sendcounts[], const MPI
     BDL_MT_GUARD;
     const char *call = "MPI_Iscatterv_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Iscatterv(sendbuf, sendcounts, displs, sendtype, recvbuf, recvcount, recvtype,
+                                root, comm, request)) != BDL_BC_THIN)
+        return rc;
     int *i_sendcounts = NULL;
     int *i_displs = NULL;
     MPI_Datatype w_recvtype = MPI_DATATYPE_NULL;
@@ -268,6 +274,9 @@ int MPI_Iallgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sen
     BDL_MT_GUARD;
     const char *call = "MPI_Iallgatherv_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Iallgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                  recvtype, comm, request)) != BDL_BC_THIN)
+        return rc;
     MPI_Datatype w_sendtype = MPI_DATATYPE_NULL;
     int *i_recvcounts = NULL;
     int *i_displs = NULL;
@@ -297,6 +306,9 @@ int MPI_Ialltoallv_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     BDL_MT_GUARD;
     const char *call = "MPI_Ialltoallv_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Ialltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf, recvcounts,
+                                 rdispls, recvtype, comm, request)) != BDL_BC_THIN)
+        return rc;
     int *i_sendcounts = NULL;
     int *i_sdispls = NULL;
     int *i_recvcounts = NULL;
@@ -329,6 +341,9 @@ int MPI_Ialltoallw_c(const void *sendbuf, const MPI_Count sendcounts[], const MP
     BDL_MT_GUARD;
     const char *call = "MPI_Ialltoallw_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Ialltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf, recvcounts,
+                                 rdispls, recvtypes, comm, request)) != BDL_BC_THIN)
+        return rc;
     int *i_sendcounts = NULL;
     int *i_sdispls = NULL;
     int *i_recvcounts = NULL;
@@ -359,6 +374,9 @@ int MPI_Ireduce_scatter_c(const void *sendbuf, void *recvbuf, const MPI_Count re
     BDL_MT_GUARD;
     const char *call = "MPI_Ireduce_scatter_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Ireduce_scatter(sendbuf, recvbuf, recvcounts, datatype, op, comm, request)) !=
+        BDL_BC_THIN)
+        return rc;
     int *i_recvcounts = NULL;
     if ((rc = bdl_bc_ints(call, comm, "recvcounts", recvcounts, bdl_bc_size(comm, 0),
                           &i_recvcounts)))
@@ -675,6 +693,9 @@ int MPI_Neighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Data
     BDL_MT_GUARD;
     const char *call = "MPI_Neighbor_allgatherv_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Neighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts, displs,
+                                          recvtype, comm)) != BDL_BC_THIN)
+        return rc;
     MPI_Datatype w_sendtype = MPI_DATATYPE_NULL;
     int *i_recvcounts = NULL;
     int *i_displs = NULL;
@@ -704,6 +725,9 @@ int MPI_Neighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
     BDL_MT_GUARD;
     const char *call = "MPI_Neighbor_alltoallv_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Neighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                         recvcounts, rdispls, recvtype, comm)) != BDL_BC_THIN)
+        return rc;
     int *i_sendcounts = NULL;
     int *i_sdispls = NULL;
     int *i_recvcounts = NULL;
@@ -736,6 +760,9 @@ int MPI_Neighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
     BDL_MT_GUARD;
     const char *call = "MPI_Neighbor_alltoallw_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Neighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                         recvcounts, rdispls, recvtypes, comm)) != BDL_BC_THIN)
+        return rc;
     int *i_sendcounts = NULL;
     int *i_recvcounts = NULL;
     if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_degree(comm, 1),
@@ -759,6 +786,9 @@ int MPI_Ineighbor_allgatherv_c(const void *sendbuf, MPI_Count sendcount, MPI_Dat
     BDL_MT_GUARD;
     const char *call = "MPI_Ineighbor_allgatherv_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Ineighbor_allgatherv(sendbuf, sendcount, sendtype, recvbuf, recvcounts,
+                                           displs, recvtype, comm, request)) != BDL_BC_THIN)
+        return rc;
     MPI_Datatype w_sendtype = MPI_DATATYPE_NULL;
     int *i_recvcounts = NULL;
     int *i_displs = NULL;
@@ -788,6 +818,10 @@ int MPI_Ineighbor_alltoallv_c(const void *sendbuf, const MPI_Count sendcounts[],
     BDL_MT_GUARD;
     const char *call = "MPI_Ineighbor_alltoallv_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Ineighbor_alltoallv(sendbuf, sendcounts, sdispls, sendtype, recvbuf,
+                                          recvcounts, rdispls, recvtype, comm, request)) !=
+        BDL_BC_THIN)
+        return rc;
     int *i_sendcounts = NULL;
     int *i_sdispls = NULL;
     int *i_recvcounts = NULL;
@@ -820,6 +854,10 @@ int MPI_Ineighbor_alltoallw_c(const void *sendbuf, const MPI_Count sendcounts[],
     BDL_MT_GUARD;
     const char *call = "MPI_Ineighbor_alltoallw_c";
     int rc = MPI_SUCCESS;
+    if ((rc = bdl_bcw_Ineighbor_alltoallw(sendbuf, sendcounts, sdispls, sendtypes, recvbuf,
+                                          recvcounts, rdispls, recvtypes, comm, request)) !=
+        BDL_BC_THIN)
+        return rc;
     int *i_sendcounts = NULL;
     int *i_recvcounts = NULL;
     if ((rc = bdl_bc_ints(call, comm, "sendcounts", sendcounts, bdl_bc_degree(comm, 1),

@@ -94,6 +94,25 @@ typedef struct bdl_a2a_side {
     bdl_dt_t **tv;
 } bdl_a2a_side_t;
 
+/* coll_gather.c: the v forms with a type per peer on the v side (byte
+ * displacements; the large-count calls' entries past INT_MAX,
+ * bigcount_arr.c); intracommunicators. */
+int bdl_gatherv_typed(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, const int recvcounts[], const int bdispls[],
+                      MPI_Datatype recvtype, const MPI_Datatype recvtypes[], int root,
+                      MPI_Comm comm, int all, MPI_Request *request);
+int bdl_scatterv_typed(const char *call, const void *sendbuf, const int sendcounts[],
+                       const int bdispls[], MPI_Datatype sendtype, const MPI_Datatype sendtypes[],
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                       MPI_Request *request);
+/* coll_reduce.c: MPI_Ireduce_scatter with MPI_Count counts (some past
+ * INT_MAX; intracommunicators). */
+int bdl_ireduce_scatter_c(const char *call, const void *sendbuf, void *recvbuf,
+                          const MPI_Count recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *request);
+int bdl_alltoall_typed(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a_side_t *rv,
+                       MPI_Comm comm, MPI_Request *request);
+
 /* coll_local.c: collectives in the ranks (docs/design.md, "Collectives in
  * the ranks").  A blocking collective on c whose data is at most bytes per
  * rank runs there when bdl_lc_eligible says so, which depends only on

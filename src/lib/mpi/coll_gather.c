@@ -47,13 +47,27 @@ static int own_launch(bdl_nbc_t *nb, MPI_Request *request, own_copy_t *o)
     return rc;
 }
 
+/* Block r of the v side of a gather or scatter, and its type: with
+ * per-peer types tv (the large-count calls' entries past INT_MAX,
+ * mpi/bigcount_arr.c) displs are in bytes, else in extents of t. */
+static char *vblk(const void *buf, const int *displs, int count, int r, const bdl_dt_t *t,
+                  bdl_dt_t *const *tv)
+{
+    return bdl_at(buf, tv ? displs[r] : bdl_voff(displs, count, r, t));
+}
+
+static const bdl_dt_t *vtype(const bdl_dt_t *t, bdl_dt_t *const *tv, int r)
+{
+    return tv ? tv[r] : t;
+}
+
 /* ---------------------------------------------------------------- gather family */
 
 static int gather_common(const char *call, int api, const void *sendbuf, int sendcount,
                          MPI_Datatype sendtype, void *recvbuf, int recvcount,
                          const int recvcounts[], const int displs[], MPI_Datatype recvtype,
                          int root, MPI_Comm comm, int all, int vector, MPI_Request *request,
-                         int nb_req)
+                         int nb_req, bdl_dt_t **tv)
 {
     BDL_COLL_GET_COMM(call);
     if (c->inter && request)
@@ -91,23 +105,23 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
     char *rb = recvbuf;
     for (int r = 0; is_root && !inplace && r < c->size; r++)
         if ((rc = bdl_coll_check_alias(comm, call, sendbuf, (uint64_t)sendcount, st,
-                                       bdl_at(rb, bdl_voff(displs, recvcount, r, rt)),
-                                       bdl_vcount(recvcounts, recvcount, r), rt)))
+                                       vblk(rb, displs, recvcount, r, rt, tv),
+                                       bdl_vcount(recvcounts, recvcount, r), vtype(rt, tv, r))))
             return rc;
     if (is_root)
-        bdl_coll_discard_blocks(rb, c->size, recvcount, recvcounts, displs, rt, NULL, NULL,
-                                inplace ? me : -1);
+        bdl_coll_discard_blocks(rb, c->size, recvcount, recvcounts, tv ? NULL : displs, rt, tv,
+                                tv ? displs : NULL, inplace ? me : -1);
     /* A root whose own block does not fit still takes part (the others
      * cannot know), and reports MPI_ERR_TRUNCATE when the call completes. */
     int own_err = 0;
     own_copy_t own = {0};
     if (is_root && !inplace) {
-        uint64_t expect = bdl_vcount(recvcounts, recvcount, me) * rt->psize;
+        uint64_t expect = bdl_vcount(recvcounts, recvcount, me) * vtype(rt, tv, me)->psize;
         own_err = mine > expect;
         own = (own_copy_t){st,
-                           rt,
+                           vtype(rt, tv, me),
                            sendbuf,
-                           bdl_at(rb, bdl_voff(displs, recvcount, me, rt)),
+                           vblk(rb, displs, recvcount, me, rt, tv),
                            (uint64_t)sendcount,
                            bdl_vcount(recvcounts, recvcount, me),
                            own_err ? expect : mine,
@@ -117,12 +131,16 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
         /* Every rank's block is the same size in a correct program of the
          * regular form: the send block's, or at an in-place root its
          * receive block's. */
-        bdl_a2a_side_t os = {
-            .buf = inplace ? bdl_at(rb, bdl_voff(displs, recvcount, me, rt)) : sendbuf,
-            .count = inplace ? (int)bdl_vcount(recvcounts, recvcount, me) : sendcount,
-            .t = inplace ? rt : st};
-        bdl_a2a_side_t rs = {
-            .buf = rb, .count = recvcount, .counts = recvcounts, .displs = displs, .t = rt};
+        bdl_a2a_side_t os = {.buf = inplace ? vblk(rb, displs, recvcount, me, rt, tv) : sendbuf,
+                             .count =
+                                 inplace ? (int)bdl_vcount(recvcounts, recvcount, me) : sendcount,
+                             .t = inplace ? (bdl_dt_t *)vtype(rt, tv, me) : st};
+        bdl_a2a_side_t rs = {.buf = rb,
+                             .count = recvcount,
+                             .counts = recvcounts,
+                             .displs = displs,
+                             .t = rt,
+                             .tv = tv};
         if (bdl_lc_eligible(c, vector ? UINT64_MAX : (uint64_t)os.count * os.t->psize)) {
             own_do(&own);
             return bdl_lc_blocks(c, comm, call, api, all ? 0 : root, &os, &rs,
@@ -149,8 +167,8 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
         if (all || c->rank != root) {
             bdl_put_t p = bdl_put_start(&nb.xf);
             if (inplace)
-                bdl_put_typed(&p, -1, bdl_at(rb, bdl_voff(displs, recvcount, me, rt)),
-                              bdl_vcount(recvcounts, recvcount, me), rt);
+                bdl_put_typed(&p, -1, vblk(rb, displs, recvcount, me, rt, tv),
+                              bdl_vcount(recvcounts, recvcount, me), vtype(rt, tv, me));
             else
                 bdl_put_typed(&p, -1, sendbuf, (uint64_t)sendcount, st);
             bdl_put_flush(&p);
@@ -161,8 +179,13 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
             nb.buf = rb;
             nb.count = (uint64_t)recvcount;
             nb.counts = (int *)recvcounts;
-            nb.displs = (int *)displs;
             nb.t = rt;
+            if (tv) {
+                nb.tv = tv;
+                nb.bdispls = (int *)displs;
+            } else {
+                nb.displs = (int *)displs;
+            }
             if (pipe && !(nb.taken = calloc((size_t)c->size, 1)))
                 bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
             if (pipe)
@@ -179,7 +202,7 @@ int MPI_Gather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *
 {
     BDL_MT_GUARD;
     return gather_common("MPI_Gather", BD_API_GATHER, sendbuf, sendcount, sendtype, recvbuf,
-                         recvcount, NULL, NULL, recvtype, root, comm, 0, 0, NULL, 0);
+                         recvcount, NULL, NULL, recvtype, root, comm, 0, 0, NULL, 0, NULL);
 }
 
 int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -187,7 +210,7 @@ int MPI_Igather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 {
     BDL_MT_GUARD;
     return gather_common("MPI_Igather", BD_API_GATHER, sendbuf, sendcount, sendtype, recvbuf,
-                         recvcount, NULL, NULL, recvtype, root, comm, 0, 0, request, 1);
+                         recvcount, NULL, NULL, recvtype, root, comm, 0, 0, request, 1, NULL);
 }
 
 int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -196,7 +219,7 @@ int MPI_Gatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 {
     BDL_MT_GUARD;
     return gather_common("MPI_Gatherv", BD_API_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
-                         recvcounts, displs, recvtype, root, comm, 0, 1, NULL, 0);
+                         recvcounts, displs, recvtype, root, comm, 0, 1, NULL, 0, NULL);
 }
 
 int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -205,7 +228,7 @@ int MPI_Igatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     BDL_MT_GUARD;
     return gather_common("MPI_Igatherv", BD_API_GATHERV, sendbuf, sendcount, sendtype, recvbuf, 0,
-                         recvcounts, displs, recvtype, root, comm, 0, 1, request, 1);
+                         recvcounts, displs, recvtype, root, comm, 0, 1, request, 1, NULL);
 }
 
 int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -213,7 +236,7 @@ int MPI_Allgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, voi
 {
     BDL_MT_GUARD;
     return gather_common("MPI_Allgather", BD_API_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
-                         recvcount, NULL, NULL, recvtype, 0, comm, 1, 0, NULL, 0);
+                         recvcount, NULL, NULL, recvtype, 0, comm, 1, 0, NULL, 0, NULL);
 }
 
 int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -221,7 +244,7 @@ int MPI_Iallgather(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
     BDL_MT_GUARD;
     return gather_common("MPI_Iallgather", BD_API_ALLGATHER, sendbuf, sendcount, sendtype, recvbuf,
-                         recvcount, NULL, NULL, recvtype, 0, comm, 1, 0, request, 1);
+                         recvcount, NULL, NULL, recvtype, 0, comm, 1, 0, request, 1, NULL);
 }
 
 int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -229,7 +252,7 @@ int MPI_Allgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, vo
 {
     BDL_MT_GUARD;
     return gather_common("MPI_Allgatherv", BD_API_ALLGATHERV, sendbuf, sendcount, sendtype, recvbuf,
-                         0, recvcounts, displs, recvtype, 0, comm, 1, 1, NULL, 0);
+                         0, recvcounts, displs, recvtype, 0, comm, 1, 1, NULL, 0, NULL);
 }
 
 int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -238,13 +261,14 @@ int MPI_Iallgatherv(const void *sendbuf, int sendcount, MPI_Datatype sendtype, v
 {
     BDL_MT_GUARD;
     return gather_common("MPI_Iallgatherv", BD_API_ALLGATHERV, sendbuf, sendcount, sendtype,
-                         recvbuf, 0, recvcounts, displs, recvtype, 0, comm, 1, 1, request, 1);
+                         recvbuf, 0, recvcounts, displs, recvtype, 0, comm, 1, 1, request, 1, NULL);
 }
 
 static int scatter_common(const char *call, int api, const void *sendbuf, int sendcount,
                           const int sendcounts[], const int displs[], MPI_Datatype sendtype,
                           void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                          MPI_Comm comm, int vector, MPI_Request *request, int nb_req)
+                          MPI_Comm comm, int vector, MPI_Request *request, int nb_req,
+                          bdl_dt_t **tv)
 {
     BDL_COLL_GET_COMM(call);
     if (c->inter && request)
@@ -275,20 +299,20 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
     uint64_t cap = inplace ? 0 : (uint64_t)recvcount * rt->psize;
     const char *sb = sendbuf;
     for (int r = 0; is_root && !inplace && r < c->size; r++)
-        if ((rc = bdl_coll_check_alias(comm, call, bdl_at(sb, bdl_voff(displs, sendcount, r, st)),
-                                       bdl_vcount(sendcounts, sendcount, r), st, recvbuf,
-                                       (uint64_t)recvcount, rt)))
+        if ((rc = bdl_coll_check_alias(comm, call, vblk(sb, displs, sendcount, r, st, tv),
+                                       bdl_vcount(sendcounts, sendcount, r), vtype(st, tv, r),
+                                       recvbuf, (uint64_t)recvcount, rt)))
             return rc;
     if (!inplace)
         bdl_coll_discard(recvbuf, (uint64_t)recvcount, rt);
     int own_err = 0;
     own_copy_t own = {0};
     if (is_root && !inplace) {
-        uint64_t n = bdl_vcount(sendcounts, sendcount, root) * st->psize;
+        uint64_t n = bdl_vcount(sendcounts, sendcount, root) * vtype(st, tv, root)->psize;
         own_err = n > cap;
-        own = (own_copy_t){st,
+        own = (own_copy_t){vtype(st, tv, root),
                            rt,
-                           bdl_at(sb, bdl_voff(displs, sendcount, root, st)),
+                           vblk(sb, displs, sendcount, root, st, tv),
                            recvbuf,
                            bdl_vcount(sendcounts, sendcount, root),
                            (uint64_t)recvcount,
@@ -301,8 +325,12 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
                                        : is_root ? (uint64_t)sendcount * st->psize
                                                  : cap)) {
         own_do(&own);
-        bdl_a2a_side_t ss = {
-            .buf = sendbuf, .count = sendcount, .counts = sendcounts, .displs = displs, .t = st};
+        bdl_a2a_side_t ss = {.buf = sendbuf,
+                             .count = sendcount,
+                             .counts = sendcounts,
+                             .displs = displs,
+                             .t = st,
+                             .tv = tv};
         bdl_a2a_side_t rs = {.buf = recvbuf, .count = recvcount, .t = rt};
         return bdl_lc_blocks(c, comm, call, api, root, &ss, &rs, own_err ? MPI_ERR_TRUNCATE : 0);
     }
@@ -333,8 +361,8 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
                     p.over = 0;
                     bdl_nbc_take(&nb, 0);
                 }
-                bdl_put_typed(&p, r, bdl_at(sb, bdl_voff(displs, sendcount, r, st)),
-                              bdl_vcount(sendcounts, sendcount, r), st);
+                bdl_put_typed(&p, r, vblk(sb, displs, sendcount, r, st, tv),
+                              bdl_vcount(sendcounts, sendcount, r), vtype(st, tv, r));
             }
             bdl_put_flush(&p);
         } else if (pipe) { /* one block, from the root */
@@ -368,7 +396,7 @@ int MPI_Scatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void 
 {
     BDL_MT_GUARD;
     return scatter_common("MPI_Scatter", BD_API_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype,
-                          recvbuf, recvcount, recvtype, root, comm, 0, NULL, 0);
+                          recvbuf, recvcount, recvtype, root, comm, 0, NULL, 0, NULL);
 }
 
 int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void *recvbuf,
@@ -377,7 +405,7 @@ int MPI_Iscatter(const void *sendbuf, int sendcount, MPI_Datatype sendtype, void
 {
     BDL_MT_GUARD;
     return scatter_common("MPI_Iscatter", BD_API_SCATTER, sendbuf, sendcount, NULL, NULL, sendtype,
-                          recvbuf, recvcount, recvtype, root, comm, 0, request, 1);
+                          recvbuf, recvcount, recvtype, root, comm, 0, request, 1, NULL);
 }
 
 int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -386,7 +414,7 @@ int MPI_Scatterv(const void *sendbuf, const int sendcounts[], const int displs[]
 {
     BDL_MT_GUARD;
     return scatter_common("MPI_Scatterv", BD_API_SCATTERV, sendbuf, 0, sendcounts, displs, sendtype,
-                          recvbuf, recvcount, recvtype, root, comm, 1, NULL, 0);
+                          recvbuf, recvcount, recvtype, root, comm, 1, NULL, 0, NULL);
 }
 
 int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[],
@@ -395,7 +423,7 @@ int MPI_Iscatterv(const void *sendbuf, const int sendcounts[], const int displs[
 {
     BDL_MT_GUARD;
     return scatter_common("MPI_Iscatterv", BD_API_SCATTERV, sendbuf, 0, sendcounts, displs,
-                          sendtype, recvbuf, recvcount, recvtype, root, comm, 1, request, 1);
+                          sendtype, recvbuf, recvcount, recvtype, root, comm, 1, request, 1, NULL);
 }
 
 static int a2a_check(bdl_comm_t *c, MPI_Comm comm, const char *call, bdl_a2a_side_t *x,
@@ -640,4 +668,71 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
     if (!recvtypes)
         return bdl_error(comm, MPI_ERR_ARG, "MPI_Ialltoallw", "NULL receive types");
     return alltoall_common("MPI_Ialltoallw", BD_API_ALLTOALLW, &s, &r, 1, comm, request, 1);
+}
+
+/* ---------------------------------------------------------------- per-peer types */
+
+/* The v forms with a type per peer on the v side (displacements in bytes):
+ * the large-count calls whose entries do not fit an int describe each such
+ * block as one element of a type of their own (mpi/bigcount_arr.c).  The
+ * call is still the v form to the master and the other ranks, which may
+ * use the plain form: what travels is the same blocks.  Intracommunicators
+ * only; types[] matters where the v side does (the root, or every rank). */
+static int peer_types(MPI_Comm comm, const char *call, const MPI_Datatype *types, int on,
+                      bdl_dt_t ***tv)
+{
+    *tv = NULL;
+    bdl_comm_t *c = bdl_comm_get(comm);
+    if (!on || !c || !types)
+        return MPI_SUCCESS;
+    bdl_dt_t **v = malloc((size_t)(c->size ? c->size : 1) * sizeof *v);
+    if (!v)
+        return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    for (int r = 0; r < c->size; r++) {
+        int rc = bdl_dt_check(comm, call, "", types[r], &v[r]);
+        if (rc) {
+            free(v);
+            return rc;
+        }
+    }
+    *tv = v;
+    return MPI_SUCCESS;
+}
+
+int bdl_gatherv_typed(const char *call, const void *sendbuf, int sendcount, MPI_Datatype sendtype,
+                      void *recvbuf, const int recvcounts[], const int bdispls[],
+                      MPI_Datatype recvtype, const MPI_Datatype recvtypes[], int root,
+                      MPI_Comm comm, int all, MPI_Request *request)
+{
+    bdl_comm_t *c = bdl_comm_get(comm);
+    bdl_dt_t **tv = NULL;
+    int rc = peer_types(comm, call, recvtypes, c && (all || c->rank == root), &tv);
+    if (rc == MPI_SUCCESS)
+        rc = gather_common(call, all ? BD_API_ALLGATHERV : BD_API_GATHERV, sendbuf, sendcount,
+                           sendtype, recvbuf, 0, recvcounts, bdispls, recvtype, root, comm, all, 1,
+                           request, request != NULL, tv);
+    free(tv);
+    return rc;
+}
+
+int bdl_scatterv_typed(const char *call, const void *sendbuf, const int sendcounts[],
+                       const int bdispls[], MPI_Datatype sendtype, const MPI_Datatype sendtypes[],
+                       void *recvbuf, int recvcount, MPI_Datatype recvtype, int root, MPI_Comm comm,
+                       MPI_Request *request)
+{
+    bdl_comm_t *c = bdl_comm_get(comm);
+    bdl_dt_t **tv = NULL;
+    int rc = peer_types(comm, call, sendtypes, c && c->rank == root, &tv);
+    if (rc == MPI_SUCCESS)
+        rc = scatter_common(call, BD_API_SCATTERV, sendbuf, 0, sendcounts, bdispls, sendtype,
+                            recvbuf, recvcount, recvtype, root, comm, 1, request, request != NULL,
+                            tv);
+    free(tv);
+    return rc;
+}
+
+int bdl_alltoall_typed(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a_side_t *rv,
+                       MPI_Comm comm, MPI_Request *request)
+{
+    return alltoall_common(call, api, s, rv, 1, comm, request, request != NULL);
 }

@@ -21,6 +21,7 @@
  * status and frees it; the persistent request becomes inactive and can be
  * started again or freed (MPI_Request_free of an active one is an error),
  * which frees the shadow. */
+#include <limits.h>
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,12 +74,15 @@ typedef struct pcoll {
     MPI_Datatype st, rt;
     MPI_Op op;
     int root;
-    MPI_Comm comm;     /* what the collectives run on: the shadow, or the program's */
-    MPI_Comm shadow;   /* the hidden communicator (MPI_COMM_NULL: none) */
-    MPI_Comm user;     /* the program's communicator (its errors) */
-    MPI_Request inner; /* the started nonblocking collective; 0 when inactive */
-    void *own[4];      /* arrays the request owns (the _c forms' int copies) */
-    void *copy[8];     /* the copies of the arrays (pinit) */
+    MPI_Comm comm;      /* what the collectives run on: the shadow, or the program's */
+    MPI_Comm shadow;    /* the hidden communicator (MPI_COMM_NULL: none) */
+    MPI_Comm user;      /* the program's communicator (its errors) */
+    MPI_Request inner;  /* the started nonblocking collective; 0 when inactive */
+    void *own[8];       /* arrays the request owns: the _c forms' int copies (0-3) and
+                          their MPI_Count and MPI_Aint arrays (4-7) */
+    int large;          /* a _c form with a value past INT_MAX: starts run the _c form */
+    MPI_Count lsc, lrc; /* its scalar counts then */
+    void *copy[8];      /* the copies of the arrays (pinit) */
 } pcoll_t;
 
 /* Persistent inits so far per communicator context. */
@@ -254,7 +258,7 @@ static int pcoll_free(bdl_request_t *q, MPI_Request *h)
     bdl_dt_alias_free(p->rt);
     if (p->shadow != MPI_COMM_NULL)
         MPI_Comm_free(&p->shadow);
-    for (int i = 0; i < 4; i++)
+    for (int i = 0; i < 8; i++)
         free(p->own[i]);
     for (int i = 0; i < 8; i++)
         free(p->copy[i]);
@@ -266,13 +270,41 @@ static int pcoll_free(bdl_request_t *q, MPI_Request *h)
     return MPI_SUCCESS;
 }
 
+/* A start of a _c init with values past INT_MAX: the nonblocking _c form
+ * (mpi/bigcount_arr.c runs it with a type per peer), on the same
+ * communicator; own[4..7] are the first side's counts and displacements,
+ * then the second's, in the order the init gave them to c_arrays2. */
+static int start_large(pcoll_t *p, MPI_Comm c, MPI_Request *r)
+{
+    const MPI_Count *c1 = p->own[4], *c2 = p->own[6];
+    const MPI_Aint *d1 = p->own[5], *d2 = p->own[7];
+    switch (p->kind) {
+    case PC_REDUCE_SCATTER: return MPI_Ireduce_scatter_c(p->sb, p->rb, c1, p->rt, p->op, c, r);
+    case PC_GATHERV:
+        return MPI_Igatherv_c(p->sb, p->lsc, p->st, p->rb, c1, d1, p->rt, p->root, c, r);
+    case PC_SCATTERV:
+        return MPI_Iscatterv_c(p->sb, c1, d1, p->st, p->rb, p->lrc, p->rt, p->root, c, r);
+    case PC_ALLGATHERV: return MPI_Iallgatherv_c(p->sb, p->lsc, p->st, p->rb, c1, d1, p->rt, c, r);
+    case PC_ALLTOALLV: return MPI_Ialltoallv_c(p->sb, c1, d1, p->st, p->rb, c2, d2, p->rt, c, r);
+    case PC_ALLTOALLW: return MPI_Ialltoallw_c(p->sb, c1, d1, p->stv, p->rb, c2, d2, p->rtv, c, r);
+    case PC_NBR_ALLGATHERV:
+        return MPI_Ineighbor_allgatherv_c(p->sb, p->lsc, p->st, p->rb, c1, d1, p->rt, c, r);
+    case PC_NBR_ALLTOALLV:
+        return MPI_Ineighbor_alltoallv_c(p->sb, c1, d1, p->st, p->rb, c2, d2, p->rt, c, r);
+    default:
+        return MPI_Ineighbor_alltoallw_c(p->sb, c1, p->sdw, p->stv, p->rb, c2, p->rdw, p->rtv, c,
+                                         r);
+    }
+}
+
 static int pcoll_start(bdl_request_t *q, MPI_Request h)
 {
     pcoll_t *p = q->impl;
     MPI_Request r = MPI_REQUEST_NULL;
     MPI_Comm c = p->comm;
     int rc;
-    switch (p->kind) {
+    switch (p->large ? -1 : p->kind) {
+    case -1: rc = start_large(p, c, &r); break;
     case PC_BARRIER: rc = MPI_Ibarrier(c, &r); break;
     case PC_BCAST: rc = MPI_Ibcast(p->rb, p->rc, p->rt, p->root, c, &r); break;
     case PC_REDUCE: rc = MPI_Ireduce(p->sb, p->rb, p->rc, p->rt, p->op, p->root, c, &r); break;
@@ -416,20 +448,20 @@ static int pinit(const char *call, pcoll_t *a, MPI_Info info, MPI_Request *reque
     else if (a->sc < 0 || a->rc < 0)
         rc = bdl_error(a->comm, MPI_ERR_COUNT, call, "invalid count %d", a->sc < 0 ? a->sc : a->rc);
     if (rc) {
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 8; i++)
             free(a->own[i]);
         return rc;
     }
     pcoll_t *p = malloc(sizeof *p);
     if (!p) {
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 8; i++)
             free(a->own[i]);
         return bdl_error(a->comm, MPI_ERR_NO_MEM, call, "out of memory");
     }
     *p = *a;
     memset(p->copy, 0, sizeof p->copy);
     if (copy_arrays(p)) {
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 8; i++)
             free(a->own[i]);
         for (int i = 0; i < 8; i++)
             free(p->copy[i]);
@@ -442,7 +474,7 @@ static int pinit(const char *call, pcoll_t *a, MPI_Info info, MPI_Request *reque
         (p->rt == MPI_DATATYPE_NULL && a->rt != MPI_DATATYPE_NULL)) {
         bdl_dt_alias_free(p->st);
         bdl_dt_alias_free(p->rt);
-        for (int i = 0; i < 4; i++)
+        for (int i = 0; i < 8; i++)
             free(a->own[i]);
         for (int i = 0; i < 8; i++)
             free(p->copy[i]);
@@ -783,24 +815,63 @@ int MPI_Neighbor_alltoallw_init(const void *sendbuf, const int sendcounts[],
 /* ---------------------------------------------------------------- large counts */
 
 /* The _c forms of the v and w inits: the counts and displacements become
- * int arrays the request owns (bigcount.c says why ints; a value that does
- * not fit is an MPI_ERR_COUNT error). */
+ * int arrays the request owns (bigcount.c says why ints).  The request
+ * keeps the MPI_Count and MPI_Aint arrays too; when a value does not fit
+ * an int, it is large and each start runs the nonblocking _c form. */
+static int keep(const void *a, MPI_Count n, size_t size, void **out)
+{
+    *out = NULL;
+    if (!a || n <= 0)
+        return 0;
+    if (!(*out = malloc((size_t)n * size)))
+        return -1;
+    memcpy(*out, a, (size_t)n * size);
+    return 0;
+}
+
+static int fits_all(const MPI_Count *c, const MPI_Aint *d, MPI_Count n)
+{
+    for (MPI_Count i = 0; i < n; i++)
+        if ((c && (c[i] > INT_MAX || c[i] < INT_MIN)) || (d && (d[i] > INT_MAX || d[i] < INT_MIN)))
+            return 0;
+    return 1;
+}
+
 static int c_arrays2(const char *call, MPI_Comm comm, MPI_Count n, const MPI_Count *c1,
                      const MPI_Aint *d1, MPI_Count n2, const MPI_Count *c2, const MPI_Aint *d2,
                      pcoll_t *a)
 {
     int *v[4] = {NULL, NULL, NULL, NULL};
-    int rc;
-    if ((rc = bdl_bc_ints(call, comm, "counts", c1, n, &v[0])) ||
-        (rc = bdl_bc_aints(call, comm, "displacements", d1, n, &v[1])) ||
-        (rc = bdl_bc_ints(call, comm, "counts", c2, n2, &v[2])) ||
-        (rc = bdl_bc_aints(call, comm, "displacements", d2, n2, &v[3]))) {
+    int rc = MPI_SUCCESS;
+    if (keep(c1, n, sizeof *c1, &a->own[4]) || keep(d1, n, sizeof *d1, &a->own[5]) ||
+        keep(c2, n2, sizeof *c2, &a->own[6]) || keep(d2, n2, sizeof *d2, &a->own[7]))
+        rc = bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
+    else if (!fits_all(c1, d1, n) || !fits_all(c2, d2, n2))
+        a->large = 1;
+    else if (!(rc = bdl_bc_ints(call, comm, "counts", c1, n, &v[0])) &&
+             !(rc = bdl_bc_aints(call, comm, "displacements", d1, n, &v[1])) &&
+             !(rc = bdl_bc_ints(call, comm, "counts", c2, n2, &v[2])))
+        rc = bdl_bc_aints(call, comm, "displacements", d2, n2, &v[3]);
+    if (rc) {
         for (int i = 0; i < 4; i++)
             free(v[i]);
+        for (int i = 4; i < 8; i++)
+            free(a->own[i]);
         return rc;
     }
     for (int i = 0; i < 4; i++)
         a->own[i] = v[i];
+    return MPI_SUCCESS;
+}
+
+/* A scalar count of a v init's _c form: past INT_MAX, the request is large. */
+static int c_scalar(MPI_Count v, int *i, MPI_Count *l, pcoll_t *a)
+{
+    *l = v;
+    if (v > INT_MAX)
+        a->large = 1;
+    else
+        *i = v < INT_MIN ? -1 : (int)v;
     return MPI_SUCCESS;
 }
 
@@ -826,7 +897,7 @@ int MPI_Gatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype se
                  .root = root,
                  .comm = comm};
     int rc;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &a.sc)) ||
+    if ((rc = c_scalar(sendcount, &a.sc, &a.lsc, &a)) ||
         (rc = c_arrays(call, comm, bdl_bc_size(comm, 1), recvcounts, displs, NULL, NULL, &a)))
         return rc;
     a.rcs = a.own[0];
@@ -849,7 +920,7 @@ int MPI_Scatterv_init_c(const void *sendbuf, const MPI_Count sendcounts[], const
                  .root = root,
                  .comm = comm};
     int rc;
-    if ((rc = bdl_bc_fit(call, comm, "recvcount", recvcount, &a.rc)) ||
+    if ((rc = c_scalar(recvcount, &a.rc, &a.lrc, &a)) ||
         (rc = c_arrays(call, comm, bdl_bc_size(comm, 1), sendcounts, displs, NULL, NULL, &a)))
         return rc;
     a.scs = a.own[0];
@@ -870,7 +941,7 @@ int MPI_Allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI_Datatype
                  .rt = recvtype,
                  .comm = comm};
     int rc;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &a.sc)) ||
+    if ((rc = c_scalar(sendcount, &a.sc, &a.lsc, &a)) ||
         (rc = c_arrays(call, comm, bdl_bc_size(comm, 1), recvcounts, displs, NULL, NULL, &a)))
         return rc;
     a.rcs = a.own[0];
@@ -962,7 +1033,7 @@ int MPI_Neighbor_allgatherv_init_c(const void *sendbuf, MPI_Count sendcount, MPI
                  .rt = recvtype,
                  .comm = comm};
     int rc;
-    if ((rc = bdl_bc_fit(call, comm, "sendcount", sendcount, &a.sc)) ||
+    if ((rc = c_scalar(sendcount, &a.sc, &a.lsc, &a)) ||
         (rc = c_arrays(call, comm, bdl_bc_degree(comm, 0), recvcounts, displs, NULL, NULL, &a)))
         return rc;
     a.rcs = a.own[0];

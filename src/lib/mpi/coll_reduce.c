@@ -143,7 +143,7 @@ static int user_chain(bdl_comm_t *c, const void *in, int count, MPI_Datatype dt,
         bdl_recv_typed(ctx, c->rank - 1, 1, tmp, k, t, MPI_STATUS_IGNORE);
         if (prefix && exclusive)
             bdl_dt_copy(t, tmp, k, t, prefix, k, n);
-        bdl_op_apply(op, u, dt, tmp, acc, count); /* acc = acc(0..k-1) op v_k */
+        bdl_op_apply(op, u, dt, t, tmp, acc, count); /* acc = acc(0..k-1) op v_k */
     }
     if (prefix && !exclusive)
         bdl_dt_copy(t, acc, k, t, prefix, k, n);
@@ -374,9 +374,11 @@ int MPI_Iexscan(const void *sendbuf, void *recvbuf, int count, MPI_Datatype data
     return scan_common("MPI_Iexscan", sendbuf, recvbuf, count, datatype, op, comm, 1, request, 1);
 }
 
+/* counts, or lcounts (MPI_Ireduce_scatter_c with a count past INT_MAX,
+ * nonblocking only), or block for every rank. */
 static int redscat(const char *call, const void *sendbuf, void *recvbuf, const int counts[],
-                   int block, MPI_Datatype dt, MPI_Op op, MPI_Comm comm, MPI_Request *request,
-                   int nb_req)
+                   const MPI_Count lcounts[], int block, MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                   MPI_Request *request, int nb_req)
 {
     BDL_COLL_GET_COMM(call);
     if (c->inter && request)
@@ -388,13 +390,22 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
     int rc;
     bdl_dt_t *t = NULL;
     bdl_user_op_t *u;
-    if (block < 0 && !counts)
+    if (block < 0 && !counts && !lcounts)
         return bdl_error(comm, MPI_ERR_ARG, call, "NULL recvcounts");
     if ((rc = bdl_coll_check_buf(comm, call, block >= 0 ? block : 0, dt, &t, "")) ||
         (rc = bdl_op_check(comm, call, op, dt, t, &u)))
         return rc;
-    uint64_t total, myoff, mine;
-    if ((rc = bdl_coll_redscat_sizes(c, comm, call, counts, block, &total, &myoff, &mine)))
+    uint64_t total = 0, myoff = 0, mine = 0;
+    for (int r = 0; lcounts && r < c->size; r++) {
+        if (lcounts[r] < 0)
+            return bdl_error(comm, MPI_ERR_COUNT, call, "invalid count %lld for rank %d",
+                             (long long)lcounts[r], r);
+        myoff += r < c->rank ? (uint64_t)lcounts[r] : 0;
+        total += (uint64_t)lcounts[r];
+        mine = r == c->rank ? (uint64_t)lcounts[r] : mine;
+    }
+    if (!lcounts &&
+        (rc = bdl_coll_redscat_sizes(c, comm, call, counts, block, &total, &myoff, &mine)))
         return rc;
     const void *in = sendbuf == MPI_IN_PLACE ? recvbuf : sendbuf;
     if ((rc = bdl_coll_check_alias(comm, call, sendbuf, total, t, recvbuf, mine, t)))
@@ -403,7 +414,7 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
         bdl_coll_discard(recvbuf, mine, t);
     int api =
         bdl_coll_api(block >= 0 ? BD_API_REDUCE_SCATTER_BLOCK : BD_API_REDUCE_SCATTER, request);
-    if (!u && !request && c->size > 1 && t->nelem && t->psize % t->nelem == 0 &&
+    if (!lcounts && !u && !request && c->size > 1 && t->nelem && t->psize % t->nelem == 0 &&
         bdl_lc_eligible(c, UINT64_MAX))
         return bdl_lc_redscat(c, comm, call, api, in, recvbuf, counts, block, t, op);
     bdl_nbc_t nb;
@@ -437,7 +448,7 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
         bdl_put_t p = bdl_put_start(&nb.xf);
         uint64_t off = 0;
         for (int r = 0; r < c->size; r++) {
-            uint64_t k = (uint64_t)(block >= 0 ? block : counts[r]);
+            uint64_t k = (uint64_t)(block >= 0 ? block : counts ? counts[r] : lcounts[r]);
             bdl_put_typed(&p, r, bdl_at(in, (int64_t)off * t->extent), k, t);
             off += k;
         }
@@ -467,8 +478,8 @@ int MPI_Reduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     if (recvcount < 0)
         return bdl_error(comm, MPI_ERR_COUNT, "MPI_Reduce_scatter_block", "invalid count %d",
                          recvcount);
-    return redscat("MPI_Reduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op,
-                   comm, NULL, 0);
+    return redscat("MPI_Reduce_scatter_block", sendbuf, recvbuf, NULL, NULL, recvcount, datatype,
+                   op, comm, NULL, 0);
 }
 
 int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
@@ -478,22 +489,29 @@ int MPI_Ireduce_scatter_block(const void *sendbuf, void *recvbuf, int recvcount,
     if (recvcount < 0)
         return bdl_error(comm, MPI_ERR_COUNT, "MPI_Ireduce_scatter_block", "invalid count %d",
                          recvcount);
-    return redscat("MPI_Ireduce_scatter_block", sendbuf, recvbuf, NULL, recvcount, datatype, op,
-                   comm, request, 1);
+    return redscat("MPI_Ireduce_scatter_block", sendbuf, recvbuf, NULL, NULL, recvcount, datatype,
+                   op, comm, request, 1);
 }
 
 int MPI_Reduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                        MPI_Datatype datatype, MPI_Op op, MPI_Comm comm)
 {
     BDL_MT_GUARD;
-    return redscat("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, -1, datatype, op, comm, NULL,
-                   0);
+    return redscat("MPI_Reduce_scatter", sendbuf, recvbuf, recvcounts, NULL, -1, datatype, op, comm,
+                   NULL, 0);
 }
 
 int MPI_Ireduce_scatter(const void *sendbuf, void *recvbuf, const int recvcounts[],
                         MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request)
 {
     BDL_MT_GUARD;
-    return redscat("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, -1, datatype, op, comm,
-                   request, 1);
+    return redscat("MPI_Ireduce_scatter", sendbuf, recvbuf, recvcounts, NULL, -1, datatype, op,
+                   comm, request, 1);
+}
+
+int bdl_ireduce_scatter_c(const char *call, const void *sendbuf, void *recvbuf,
+                          const MPI_Count recvcounts[], MPI_Datatype dt, MPI_Op op, MPI_Comm comm,
+                          MPI_Request *request)
+{
+    return redscat(call, sendbuf, recvbuf, NULL, recvcounts, -1, dt, op, comm, request, 1);
 }

@@ -72,4 +72,70 @@ int bdl_bc_aints(const char *call, MPI_Comm comm, const char *what, const MPI_Ai
                  int **out);
 int bdl_bc_wide(const char *call, MPI_Comm comm, const MPI_Count *a, MPI_Count n, MPI_Aint **out);
 
+/* bigcount_arr.c: the v and w collectives' _c forms with array entries past
+ * INT_MAX (scripts/gen-bigcount.py --hooks); BDL_BC_THIN when every entry
+ * fits (the caller's thin layer then runs), else the call's result. */
+#define BDL_BC_THIN (-1)
+int bdl_bcw_Gatherv(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                    const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                    int root, MPI_Comm comm);
+int bdl_bcw_Scatterv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                     MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                     MPI_Datatype recvtype, int root, MPI_Comm comm);
+int bdl_bcw_Allgatherv(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                       void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                       MPI_Datatype recvtype, MPI_Comm comm);
+int bdl_bcw_Alltoallv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm);
+int bdl_bcw_Alltoallw(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                      const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                      const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm);
+int bdl_bcw_Reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                           MPI_Datatype datatype, MPI_Op op, MPI_Comm comm);
+int bdl_bcw_Igatherv(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype, void *recvbuf,
+                     const MPI_Count recvcounts[], const MPI_Aint displs[], MPI_Datatype recvtype,
+                     int root, MPI_Comm comm, MPI_Request *request);
+int bdl_bcw_Iscatterv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint displs[],
+                      MPI_Datatype sendtype, void *recvbuf, MPI_Count recvcount,
+                      MPI_Datatype recvtype, int root, MPI_Comm comm, MPI_Request *request);
+int bdl_bcw_Iallgatherv(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                        void *recvbuf, const MPI_Count recvcounts[], const MPI_Aint displs[],
+                        MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int bdl_bcw_Ialltoallv(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                       MPI_Datatype sendtype, void *recvbuf, const MPI_Count recvcounts[],
+                       const MPI_Aint rdispls[], MPI_Datatype recvtype, MPI_Comm comm,
+                       MPI_Request *request);
+int bdl_bcw_Ialltoallw(const void *sendbuf, const MPI_Count sendcounts[], const MPI_Aint sdispls[],
+                       const MPI_Datatype sendtypes[], void *recvbuf, const MPI_Count recvcounts[],
+                       const MPI_Aint rdispls[], const MPI_Datatype recvtypes[], MPI_Comm comm,
+                       MPI_Request *request);
+int bdl_bcw_Ireduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count recvcounts[],
+                            MPI_Datatype datatype, MPI_Op op, MPI_Comm comm, MPI_Request *request);
+int bdl_bcw_Neighbor_allgatherv(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                void *recvbuf, const MPI_Count recvcounts[],
+                                const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm);
+int bdl_bcw_Neighbor_alltoallv(const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                               const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                               MPI_Datatype recvtype, MPI_Comm comm);
+int bdl_bcw_Neighbor_alltoallw(const void *sendbuf, const MPI_Count sendcounts[],
+                               const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                               void *recvbuf, const MPI_Count recvcounts[],
+                               const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                               MPI_Comm comm);
+int bdl_bcw_Ineighbor_allgatherv(const void *sendbuf, MPI_Count sendcount, MPI_Datatype sendtype,
+                                 void *recvbuf, const MPI_Count recvcounts[],
+                                 const MPI_Aint displs[], MPI_Datatype recvtype, MPI_Comm comm,
+                                 MPI_Request *request);
+int bdl_bcw_Ineighbor_alltoallv(const void *sendbuf, const MPI_Count sendcounts[],
+                                const MPI_Aint sdispls[], MPI_Datatype sendtype, void *recvbuf,
+                                const MPI_Count recvcounts[], const MPI_Aint rdispls[],
+                                MPI_Datatype recvtype, MPI_Comm comm, MPI_Request *request);
+int bdl_bcw_Ineighbor_alltoallw(const void *sendbuf, const MPI_Count sendcounts[],
+                                const MPI_Aint sdispls[], const MPI_Datatype sendtypes[],
+                                void *recvbuf, const MPI_Count recvcounts[],
+                                const MPI_Aint rdispls[], const MPI_Datatype recvtypes[],
+                                MPI_Comm comm, MPI_Request *request);
+
 #endif

@@ -84,7 +84,7 @@ int MPI_Reduce_local(const void *inbuf, void *inoutbuf, int count, MPI_Datatype 
                                    inoutbuf, (uint64_t)count, t)))
         return rc;
     if (u || (t->predefined && t->contig)) { /* pair types pack apart */
-        bdl_op_apply(op, u, datatype, inbuf, inoutbuf, count);
+        bdl_op_apply(op, u, datatype, t, inbuf, inoutbuf, count);
         return MPI_SUCCESS;
     }
     /* Predefined op on a derived type: fold the packed basic elements. */

@@ -10,47 +10,116 @@
 #include "dt.h"
 #include "objects.h"
 
-static int check_count(const char *call, const char *what, int n)
+static int check_count(const char *call, const char *what, int64_t n)
 {
     if (n < 0)
-        return bdl_error(MPI_COMM_WORLD, MPI_ERR_COUNT, call, "invalid %s %d (must be >= 0)", what,
-                         n);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_COUNT, call, "invalid %s %lld (must be >= 0)",
+                         what, (long long)n);
     return MPI_SUCCESS;
 }
 
-static int check_blocks(const char *call, int count, const int *bl)
+/* An int or a large-count (_c) array: entry i of whichever is given. */
+typedef struct arr {
+    const int *i;
+    const MPI_Count *c;
+    const MPI_Aint *a;
+} arr_t;
+
+static int64_t at(arr_t x, int64_t k)
 {
-    if (count > 0 && !bl)
+    return x.i ? (int64_t)x.i[k] : x.c ? (int64_t)x.c[k] : (int64_t)x.a[k];
+}
+
+static int present(arr_t x) { return x.i || x.c || x.a; }
+
+static int check_blocks(const char *call, int64_t count, arr_t bl)
+{
+    if (count > 0 && !present(bl))
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array of block lengths");
-    for (int i = 0; i < count; i++)
-        if (bl[i] < 0)
+    for (int64_t i = 0; i < count; i++)
+        if (at(bl, i) < 0)
             return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                             "invalid block length %d at index %d (must be >= 0)", bl[i], i);
+                             "invalid block length %lld at index %lld (must be >= 0)",
+                             (long long)at(bl, i), (long long)i);
     return MPI_SUCCESS;
+}
+
+/* The contents of a type made by a large-count constructor: its ints
+ * (ni) and its MPI_Count arguments in order (MPI 4.0 5.1.13). */
+static int large_contents(bdl_dt_builder_t *b, int ni, const int *ints, int64_t nc,
+                          const MPI_Count *counts, int nd, bdl_dt_t *const *types)
+{
+    if (nc > INT_MAX || bdl_dt_build_contents(b, 0, NULL, 0, NULL, nd, types) < 0)
+        return -1;
+    return bdl_dt_set_counts(b->t, ni, ints, (int)nc, counts);
 }
 
 /* ---------------------------------------------------------------- constructors */
 
-int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+static int contiguous(const char *call, int64_t count, MPI_Datatype oldtype, MPI_Datatype *newtype,
+                      int large)
 {
-    BDL_MT_GUARD;
-    const char *call = "MPI_Type_contiguous";
     bdl_dt_t *o = NULL;
     int rc;
     if ((rc = check_count(call, "count", count)) || (rc = bdl_type_arg(call, "old", oldtype, &o)))
         return rc;
     BDL_CHECK_OUT(call, newtype);
     bdl_dt_builder_t b;
+    int icount = (int)count;
+    MPI_Count ccount = count;
     if (bdl_dt_build_init(&b, MPI_COMBINER_CONTIGUOUS) < 0 ||
         bdl_dt_build_add(&b, o, 0, (uint64_t)count) < 0 ||
         bdl_dt_build_sig(&b, o, (uint64_t)count) < 0 ||
-        bdl_dt_build_contents(&b, 1, &count, 0, NULL, 1, &o) < 0)
+        (large ? large_contents(&b, 0, NULL, 1, &ccount, 1, &o)
+               : bdl_dt_build_contents(&b, 1, &icount, 0, NULL, 1, &o)) < 0)
         return bdl_type_nomem(&b, call);
     return bdl_dt_build_publish(&b, call, newtype);
 }
 
-static int vector(const char *call, int combiner, int count, int blocklength, MPI_Aint stride,
-                  int stride_in_elems, MPI_Datatype oldtype, MPI_Datatype *newtype)
+int MPI_Type_contiguous(int count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    BDL_MT_GUARD;
+    return contiguous("MPI_Type_contiguous", count, oldtype, newtype, 0);
+}
+
+/* Past INT_MAX while MPI_VERSION is below 4, the type is what an MPI 3.1
+ * program builds (and what mpi4py's test_datatype expects of an MPI before
+ * 4.0): a struct of a vector of count / INT_MAX blocks of INT_MAX elements
+ * and a contiguous of the rest, with that envelope.  From MPI 4.0 on it is
+ * a contiguous type whose count is a large count. */
+int MPI_Type_contiguous_c(MPI_Count count, MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    BDL_MT_GUARD;
+    const char *call = "MPI_Type_contiguous_c";
+    bdl_dt_t *o = NULL;
+    int rc;
+    if (MPI_VERSION >= 4 || count <= INT_MAX)
+        return contiguous(call, count, oldtype, newtype, 1);
+    if ((rc = bdl_type_arg(call, "old", oldtype, &o)))
+        return rc;
+    BDL_CHECK_OUT(call, newtype);
+    MPI_Count q = count / INT_MAX, r = count % INT_MAX;
+    if (q > INT_MAX)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_COUNT, call,
+                         "count %lld is more than INT_MAX * INT_MAX", (long long)count);
+    MPI_Datatype parts[2] = {MPI_DATATYPE_NULL, MPI_DATATYPE_NULL};
+    if ((rc = MPI_Type_vector((int)q, INT_MAX, INT_MAX, oldtype, &parts[0])) ||
+        (rc = MPI_Type_contiguous((int)r, oldtype, &parts[1]))) {
+        if (parts[0] != MPI_DATATYPE_NULL)
+            MPI_Type_free(&parts[0]);
+        return rc;
+    }
+    int blocks[2] = {1, 1};
+    MPI_Aint displs[2] = {0, (MPI_Aint)(q * INT_MAX) * o->extent};
+    rc = MPI_Type_create_struct(2, blocks, displs, parts, newtype);
+    MPI_Type_free(&parts[0]);
+    MPI_Type_free(&parts[1]);
+    return rc;
+}
+
+static int vector(const char *call, int combiner, int64_t count, int64_t blocklength,
+                  int64_t stride, int stride_in_elems, MPI_Datatype oldtype, MPI_Datatype *newtype,
+                  int large)
 {
     bdl_dt_t *o = NULL;
     int rc;
@@ -58,19 +127,20 @@ static int vector(const char *call, int combiner, int count, int blocklength, MP
         return rc;
     if (blocklength < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                         "invalid block length %d (must be >= 0)", blocklength);
+                         "invalid block length %lld (must be >= 0)", (long long)blocklength);
     BDL_CHECK_OUT(call, newtype);
-    int64_t bstride = stride_in_elems ? (int64_t)stride * o->extent : (int64_t)stride;
+    int64_t bstride = stride_in_elems ? stride * o->extent : stride;
     bdl_dt_builder_t b;
-    if (bdl_dt_build_init(&b, combiner) < 0)
+    if (bdl_dt_build_init(&b, combiner) < 0 ||
+        bdl_dt_build_add_strided(&b, o, 0, (uint64_t)blocklength, (uint64_t)count, bstride) < 0)
         return bdl_type_nomem(&b, call);
-    for (int i = 0; i < count; i++)
-        if (bdl_dt_build_add(&b, o, (int64_t)i * bstride, (uint64_t)blocklength) < 0)
-            return bdl_type_nomem(&b, call);
-    int ints[3] = {count, blocklength, (int)stride};
+    int ints[3] = {(int)count, (int)blocklength, (int)stride};
+    MPI_Count counts[3] = {count, blocklength, stride};
+    MPI_Aint astride = (MPI_Aint)stride;
     if (bdl_dt_build_sig(&b, o, (uint64_t)count * (uint64_t)blocklength) < 0 ||
-        (stride_in_elems ? bdl_dt_build_contents(&b, 3, ints, 0, NULL, 1, &o)
-                         : bdl_dt_build_contents(&b, 2, ints, 1, &stride, 1, &o)) < 0)
+        (large             ? large_contents(&b, 0, NULL, 3, counts, 1, &o)
+         : stride_in_elems ? bdl_dt_build_contents(&b, 3, ints, 0, NULL, 1, &o)
+                           : bdl_dt_build_contents(&b, 2, ints, 1, &astride, 1, &o)) < 0)
         return bdl_type_nomem(&b, call);
     return bdl_dt_build_publish(&b, call, newtype);
 }
@@ -80,7 +150,15 @@ int MPI_Type_vector(int count, int blocklength, int stride, MPI_Datatype oldtype
 {
     BDL_MT_GUARD;
     return vector("MPI_Type_vector", MPI_COMBINER_VECTOR, count, blocklength, stride, 1, oldtype,
-                  newtype);
+                  newtype, 0);
+}
+
+int MPI_Type_vector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                      MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    BDL_MT_GUARD;
+    return vector("MPI_Type_vector_c", MPI_COMBINER_VECTOR, count, blocklength, stride, 1, oldtype,
+                  newtype, 1);
 }
 
 int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
@@ -88,7 +166,15 @@ int MPI_Type_create_hvector(int count, int blocklength, MPI_Aint stride, MPI_Dat
 {
     BDL_MT_GUARD;
     return vector("MPI_Type_create_hvector", MPI_COMBINER_HVECTOR, count, blocklength, stride, 0,
-                  oldtype, newtype);
+                  oldtype, newtype, 0);
+}
+
+int MPI_Type_create_hvector_c(MPI_Count count, MPI_Count blocklength, MPI_Count stride,
+                              MPI_Datatype oldtype, MPI_Datatype *newtype)
+{
+    BDL_MT_GUARD;
+    return vector("MPI_Type_create_hvector_c", MPI_COMBINER_HVECTOR, count, blocklength, stride, 0,
+                  oldtype, newtype, 1);
 }
 
 int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype oldtype,
@@ -96,69 +182,95 @@ int MPI_Type_hvector(int count, int blocklength, MPI_Aint stride, MPI_Datatype o
 {
     BDL_MT_GUARD;
     return vector("MPI_Type_hvector", MPI_COMBINER_HVECTOR, count, blocklength, stride, 0, oldtype,
-                  newtype);
+                  newtype, 0);
 }
 
-/* indexed family.  bl: per-block lengths (NULL: all `block`); idisp: int
- * displacements in extents of old, or adisp: byte displacements. */
-static int indexed(const char *call, int combiner, int count, const int *bl, int block,
-                   const int *idisp, const MPI_Aint *adisp, MPI_Datatype oldtype,
-                   MPI_Datatype *newtype)
+/* indexed family.  bl: per-block lengths (none given: all `block`); disp:
+ * displacements, in extents of old (elems) or in bytes.  large: the _c
+ * form, whose contents are large counts. */
+static int indexed(const char *call, int combiner, int64_t count, arr_t bl, int64_t block,
+                   arr_t disp, int elems, MPI_Datatype oldtype, MPI_Datatype *newtype, int large)
 {
     bdl_dt_t *o = NULL;
     int rc;
     if ((rc = check_count(call, "count", count)) || (rc = bdl_type_arg(call, "old", oldtype, &o)))
         return rc;
-    if (bl && (rc = check_blocks(call, count, bl)))
+    if (present(bl) && (rc = check_blocks(call, count, bl)))
         return rc;
-    if (!bl && block < 0)
+    if (!present(bl) && block < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                         "invalid block length %d (must be >= 0)", block);
-    if (count > 0 && !idisp && !adisp)
+                         "invalid block length %lld (must be >= 0)", (long long)block);
+    if (count > 0 && !present(disp))
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array of displacements");
     BDL_CHECK_OUT(call, newtype);
     bdl_dt_builder_t b;
     if (bdl_dt_build_init(&b, combiner) < 0)
         return bdl_type_nomem(&b, call);
     uint64_t total = 0;
-    for (int i = 0; i < count; i++) {
-        int k = bl ? bl[i] : block;
-        int64_t d = idisp ? (int64_t)idisp[i] * o->extent : (int64_t)adisp[i];
+    for (int64_t i = 0; i < count; i++) {
+        int64_t k = present(bl) ? at(bl, i) : block;
+        int64_t d = elems ? at(disp, i) * o->extent : at(disp, i);
         if (bdl_dt_build_add(&b, o, d, (uint64_t)k) < 0)
             return bdl_type_nomem(&b, call);
         total += (uint64_t)k;
     }
     if (bdl_dt_build_sig(&b, o, total) < 0)
         return bdl_type_nomem(&b, call);
-    /* Type_get_contents layout (MPI 3.1 4.1.13). */
-    int ni = 1 + (bl ? count : 1) + (idisp ? count : 0);
-    int *ints = malloc((size_t)ni * sizeof *ints);
-    if (!ints)
+    /* Type_get_contents layout (MPI 3.1 4.1.13; MPI 4.0 5.1.13 for _c:
+     * the same values, every one a large count). */
+    int64_t n = 1 + (present(bl) ? count : 1) + (elems || large ? count : 0);
+    if (n > INT_MAX)
         return bdl_type_nomem(&b, call);
-    int p = 0;
-    ints[p++] = count;
-    if (bl)
-        for (int i = 0; i < count; i++)
-            ints[p++] = bl[i];
+    MPI_Count *v = malloc((size_t)n * sizeof *v);
+    if (!v)
+        return bdl_type_nomem(&b, call);
+    int64_t p = 0;
+    v[p++] = count;
+    if (present(bl))
+        for (int64_t i = 0; i < count; i++)
+            v[p++] = at(bl, i);
     else
-        ints[p++] = block;
-    if (idisp)
-        for (int i = 0; i < count; i++)
-            ints[p++] = idisp[i];
-    rc = bdl_dt_build_contents(&b, ni, ints, idisp ? 0 : count, adisp, 1, &o);
-    free(ints);
+        v[p++] = block;
+    if (elems || large)
+        for (int64_t i = 0; i < count; i++)
+            v[p++] = at(disp, i);
+    if (large) {
+        rc = large_contents(&b, 0, NULL, n, v, 1, &o);
+    } else {
+        int *ints = malloc((size_t)n * sizeof *ints);
+        for (int64_t i = 0; ints && i < n; i++)
+            ints[i] = (int)v[i];
+        rc = ints ? bdl_dt_build_contents(&b, (int)n, ints, elems ? 0 : (int)count, disp.a, 1, &o)
+                  : -1;
+        free(ints);
+    }
+    free(v);
     if (rc < 0)
         return bdl_type_nomem(&b, call);
     return bdl_dt_build_publish(&b, call, newtype);
 }
+
+#define IARR(p) ((arr_t){.i = (p)})
+#define CARR(p) ((arr_t){.c = (p)})
+#define AARR(p) ((arr_t){.a = (p)})
+#define NOARR ((arr_t){0})
 
 int MPI_Type_indexed(int count, const int array_of_blocklengths[],
                      const int array_of_displacements[], MPI_Datatype oldtype,
                      MPI_Datatype *newtype)
 {
     BDL_MT_GUARD;
-    return indexed("MPI_Type_indexed", MPI_COMBINER_INDEXED, count, array_of_blocklengths, 0,
-                   array_of_displacements, NULL, oldtype, newtype);
+    return indexed("MPI_Type_indexed", MPI_COMBINER_INDEXED, count, IARR(array_of_blocklengths), 0,
+                   IARR(array_of_displacements), 1, oldtype, newtype, 0);
+}
+
+int MPI_Type_indexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                       const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                       MPI_Datatype *newtype)
+{
+    BDL_MT_GUARD;
+    return indexed("MPI_Type_indexed_c", MPI_COMBINER_INDEXED, count, CARR(array_of_blocklengths),
+                   0, CARR(array_of_displacements), 1, oldtype, newtype, 1);
 }
 
 int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
@@ -166,8 +278,19 @@ int MPI_Type_create_hindexed(int count, const int array_of_blocklengths[],
                              MPI_Datatype *newtype)
 {
     BDL_MT_GUARD;
-    return indexed("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths,
-                   0, NULL, array_of_displacements, oldtype, newtype);
+    return indexed("MPI_Type_create_hindexed", MPI_COMBINER_HINDEXED, count,
+                   IARR(array_of_blocklengths), 0, AARR(array_of_displacements), 0, oldtype,
+                   newtype, 0);
+}
+
+int MPI_Type_create_hindexed_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                               const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                               MPI_Datatype *newtype)
+{
+    BDL_MT_GUARD;
+    return indexed("MPI_Type_create_hindexed_c", MPI_COMBINER_HINDEXED, count,
+                   CARR(array_of_blocklengths), 0, CARR(array_of_displacements), 0, oldtype,
+                   newtype, 1);
 }
 
 int MPI_Type_hindexed(int count, const int array_of_blocklengths[],
@@ -175,16 +298,25 @@ int MPI_Type_hindexed(int count, const int array_of_blocklengths[],
                       MPI_Datatype *newtype)
 {
     BDL_MT_GUARD;
-    return indexed("MPI_Type_hindexed", MPI_COMBINER_HINDEXED, count, array_of_blocklengths, 0,
-                   NULL, array_of_displacements, oldtype, newtype);
+    return indexed("MPI_Type_hindexed", MPI_COMBINER_HINDEXED, count, IARR(array_of_blocklengths),
+                   0, AARR(array_of_displacements), 0, oldtype, newtype, 0);
 }
 
 int MPI_Type_create_indexed_block(int count, int blocklength, const int array_of_displacements[],
                                   MPI_Datatype oldtype, MPI_Datatype *newtype)
 {
     BDL_MT_GUARD;
-    return indexed("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, NULL,
-                   blocklength, array_of_displacements, NULL, oldtype, newtype);
+    return indexed("MPI_Type_create_indexed_block", MPI_COMBINER_INDEXED_BLOCK, count, NOARR,
+                   blocklength, IARR(array_of_displacements), 1, oldtype, newtype, 0);
+}
+
+int MPI_Type_create_indexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                    const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                    MPI_Datatype *newtype)
+{
+    BDL_MT_GUARD;
+    return indexed("MPI_Type_create_indexed_block_c", MPI_COMBINER_INDEXED_BLOCK, count, NOARR,
+                   blocklength, CARR(array_of_displacements), 1, oldtype, newtype, 1);
 }
 
 int MPI_Type_create_hindexed_block(int count, int blocklength,
@@ -192,20 +324,32 @@ int MPI_Type_create_hindexed_block(int count, int blocklength,
                                    MPI_Datatype *newtype)
 {
     BDL_MT_GUARD;
-    return indexed("MPI_Type_create_hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, count, NULL,
-                   blocklength, NULL, array_of_displacements, oldtype, newtype);
+    return indexed("MPI_Type_create_hindexed_block", MPI_COMBINER_HINDEXED_BLOCK, count, NOARR,
+                   blocklength, AARR(array_of_displacements), 0, oldtype, newtype, 0);
 }
 
-static int type_struct(const char *call, int count, const int bl[], const MPI_Aint disp[],
-                       const MPI_Datatype types[], MPI_Datatype *newtype)
+int MPI_Type_create_hindexed_block_c(MPI_Count count, MPI_Count blocklength,
+                                     const MPI_Count array_of_displacements[], MPI_Datatype oldtype,
+                                     MPI_Datatype *newtype)
+{
+    BDL_MT_GUARD;
+    return indexed("MPI_Type_create_hindexed_block_c", MPI_COMBINER_HINDEXED_BLOCK, count, NOARR,
+                   blocklength, CARR(array_of_displacements), 0, oldtype, newtype, 1);
+}
+
+static int type_struct(const char *call, int64_t count, arr_t bl, arr_t disp,
+                       const MPI_Datatype types[], MPI_Datatype *newtype, int large)
 {
     int rc;
     if ((rc = check_count(call, "count", count)) || (rc = check_blocks(call, count, bl)))
         return rc;
-    if (count > 0 && (!disp || !types))
+    if (count > 0 && (!present(disp) || !types))
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                          "NULL array of displacements or datatypes");
     BDL_CHECK_OUT(call, newtype);
+    if (count > INT_MAX) /* the contents' datatypes */
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_COUNT, call, "count %lld is more than INT_MAX",
+                         (long long)count);
     bdl_dt_t **objs = malloc((size_t)(count ? count : 1) * sizeof *objs);
     if (!objs)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
@@ -227,27 +371,40 @@ static int type_struct(const char *call, int count, const int bl[], const MPI_Ai
     int64_t mlb = 0, mub = 0;
     for (int i = 0; i < count; i++) {
         if (types[i] == MPI_LB || types[i] == MPI_UB) {
-            int64_t d = (int64_t)disp[i];
+            int64_t d = at(disp, i);
             if (types[i] == MPI_LB && (!has_lb || d < mlb))
                 mlb = d, has_lb = 1;
             if (types[i] == MPI_UB && (!has_ub || d > mub))
                 mub = d, has_ub = 1;
             continue;
         }
-        if (bl[i] > 0 && !(objs[i]->sticky & BDL_DT_EXPLICIT_UB))
+        if (at(bl, i) > 0 && !(objs[i]->sticky & BDL_DT_EXPLICIT_UB))
             loose = 1;
-        if (bdl_dt_build_add(&b, objs[i], (int64_t)disp[i], (uint64_t)bl[i]) < 0 ||
-            bdl_dt_build_sig(&b, objs[i], (uint64_t)bl[i]) < 0)
+        if (bdl_dt_build_add(&b, objs[i], at(disp, i), (uint64_t)at(bl, i)) < 0 ||
+            bdl_dt_build_sig(&b, objs[i], (uint64_t)at(bl, i)) < 0)
             goto oom;
     }
-    int *ints = malloc(((size_t)count + 1) * sizeof *ints);
-    if (!ints)
-        goto oom;
-    ints[0] = count;
-    if (count)
-        memcpy(ints + 1, bl, (size_t)count * sizeof *bl);
-    rc = bdl_dt_build_contents(&b, count + 1, ints, count, disp, count, objs);
-    free(ints);
+    if (large) {
+        MPI_Count *v = malloc(((size_t)count * 2 + 1) * sizeof *v);
+        if (!v)
+            goto oom;
+        v[0] = count;
+        for (int i = 0; i < count; i++) {
+            v[1 + i] = at(bl, i);
+            v[1 + count + i] = at(disp, i);
+        }
+        rc = large_contents(&b, 0, NULL, 2 * count + 1, v, (int)count, objs);
+        free(v);
+    } else {
+        int *ints = malloc(((size_t)count + 1) * sizeof *ints);
+        if (!ints)
+            goto oom;
+        ints[0] = (int)count;
+        for (int i = 0; i < count; i++)
+            ints[1 + i] = (int)at(bl, i);
+        rc = bdl_dt_build_contents(&b, (int)count + 1, ints, (int)count, disp.a, (int)count, objs);
+        free(ints);
+    }
     if (rc < 0)
         goto oom;
     free(objs);
@@ -281,8 +438,17 @@ int MPI_Type_create_struct(int count, const int array_of_blocklengths[],
                            const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
 {
     BDL_MT_GUARD;
-    return type_struct("MPI_Type_create_struct", count, array_of_blocklengths,
-                       array_of_displacements, array_of_types, newtype);
+    return type_struct("MPI_Type_create_struct", count, IARR(array_of_blocklengths),
+                       AARR(array_of_displacements), array_of_types, newtype, 0);
+}
+
+int MPI_Type_create_struct_c(MPI_Count count, const MPI_Count array_of_blocklengths[],
+                             const MPI_Count array_of_displacements[],
+                             const MPI_Datatype array_of_types[], MPI_Datatype *newtype)
+{
+    BDL_MT_GUARD;
+    return type_struct("MPI_Type_create_struct_c", count, CARR(array_of_blocklengths),
+                       CARR(array_of_displacements), array_of_types, newtype, 1);
 }
 
 int MPI_Type_struct(int count, const int array_of_blocklengths[],
@@ -290,8 +456,8 @@ int MPI_Type_struct(int count, const int array_of_blocklengths[],
                     MPI_Datatype *newtype)
 {
     BDL_MT_GUARD;
-    return type_struct("MPI_Type_struct", count, array_of_blocklengths, array_of_displacements,
-                       array_of_types, newtype);
+    return type_struct("MPI_Type_struct", count, IARR(array_of_blocklengths),
+                       AARR(array_of_displacements), array_of_types, newtype, 0);
 }
 
 int MPI_Type_create_subarray(int ndims, const int array_of_sizes[], const int array_of_subsizes[],
@@ -695,4 +861,105 @@ int MPI_Type_create_f90_complex(int p, int r, MPI_Datatype *newtype)
     if (k < 0)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "p %d, r %d: %s", p, r, why);
     return f90_type(call, MPI_COMBINER_F90_COMPLEX, p, r, type[k], newtype);
+}
+
+/* ---------------------------------------------------------------- large-count forms */
+
+/* The _c forms of subarray, darray and resized: their arguments go to the
+ * int forms (a dimension past INT_MAX elements is refused, naming the
+ * argument: BDMPI's subarray and darray take int sizes), and the new type's
+ * contents become the large-count layout (MPI 4.0 5.1.13). */
+static int to_ints(const char *call, const char *what, const MPI_Count *a, int n, int *out)
+{
+    if (n > 0 && !a)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL %s", what);
+    for (int i = 0; i < n; i++) {
+        if (a[i] > INT_MAX || a[i] < INT_MIN)
+            return bdl_error(MPI_COMM_WORLD, MPI_ERR_COUNT, call,
+                             "%s[%d] = %lld: BDMPI takes dimensions of at most INT_MAX elements",
+                             what, i, (long long)a[i]);
+        out[i] = (int)a[i];
+    }
+    return MPI_SUCCESS;
+}
+
+static int relabel(const char *call, MPI_Datatype *newtype, int ni, const int *ints, int nc,
+                   const MPI_Count *counts)
+{
+    bdl_dt_t *t = bdl_dt_lookup(*newtype);
+    if (t && bdl_dt_set_counts(t, ni, ints, nc, counts) == 0)
+        return MPI_SUCCESS;
+    MPI_Type_free(newtype);
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+}
+
+int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
+                               const MPI_Count array_of_subsizes[],
+                               const MPI_Count array_of_starts[], int order, MPI_Datatype oldtype,
+                               MPI_Datatype *newtype)
+{
+    BDL_MT_GUARD;
+    const char *call = "MPI_Type_create_subarray_c";
+    if (ndims <= 0 || ndims > 1024)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid ndims %d (1..1024)", ndims);
+    int v[3][1024];
+    MPI_Count c[3 * 1024];
+    int rc;
+    if ((rc = to_ints(call, "array_of_sizes", array_of_sizes, ndims, v[0])) ||
+        (rc = to_ints(call, "array_of_subsizes", array_of_subsizes, ndims, v[1])) ||
+        (rc = to_ints(call, "array_of_starts", array_of_starts, ndims, v[2])) ||
+        (rc = MPI_Type_create_subarray(ndims, v[0], v[1], v[2], order, oldtype, newtype)))
+        return rc;
+    for (int i = 0; i < ndims; i++) {
+        c[i] = array_of_sizes[i];
+        c[ndims + i] = array_of_subsizes[i];
+        c[2 * ndims + i] = array_of_starts[i];
+    }
+    int ints[2] = {ndims, order};
+    return relabel(call, newtype, 2, ints, 3 * ndims, c);
+}
+
+int MPI_Type_create_darray_c(int size, int rank, int ndims, const MPI_Count array_of_gsizes[],
+                             const int array_of_distribs[], const int array_of_dargs[],
+                             const int array_of_psizes[], int order, MPI_Datatype oldtype,
+                             MPI_Datatype *newtype)
+{
+    BDL_MT_GUARD;
+    const char *call = "MPI_Type_create_darray_c";
+    if (ndims <= 0 || ndims > 1024)
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "invalid ndims %d (1..1024)", ndims);
+    int g[1024];
+    int rc;
+    if ((rc = to_ints(call, "array_of_gsizes", array_of_gsizes, ndims, g)) ||
+        (rc = MPI_Type_create_darray(size, rank, ndims, g, array_of_distribs, array_of_dargs,
+                                     array_of_psizes, order, oldtype, newtype)))
+        return rc;
+    int *ints = malloc(((size_t)ndims * 3 + 4) * sizeof *ints);
+    if (!ints) {
+        MPI_Type_free(newtype);
+        return bdl_error(MPI_COMM_WORLD, MPI_ERR_NO_MEM, call, "out of memory");
+    }
+    ints[0] = size;
+    ints[1] = rank;
+    ints[2] = ndims;
+    for (int i = 0; i < ndims; i++) {
+        ints[3 + i] = array_of_distribs[i];
+        ints[3 + ndims + i] = array_of_dargs[i];
+        ints[3 + 2 * ndims + i] = array_of_psizes[i];
+    }
+    ints[3 + 3 * ndims] = order;
+    rc = relabel(call, newtype, 3 * ndims + 4, ints, ndims, array_of_gsizes);
+    free(ints);
+    return rc;
+}
+
+int MPI_Type_create_resized_c(MPI_Datatype oldtype, MPI_Count lb, MPI_Count extent,
+                              MPI_Datatype *newtype)
+{
+    BDL_MT_GUARD;
+    int rc = MPI_Type_create_resized(oldtype, (MPI_Aint)lb, (MPI_Aint)extent, newtype);
+    if (rc)
+        return rc;
+    MPI_Count c[2] = {lb, extent};
+    return relabel("MPI_Type_create_resized_c", newtype, 0, NULL, 2, c);
 }

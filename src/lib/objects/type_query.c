@@ -181,13 +181,27 @@ int MPI_Type_ub(MPI_Datatype datatype, MPI_Aint *displacement)
     return rc;
 }
 
+/* A type made by a large-count constructor (_c) keeps its MPI_Count
+ * arguments as large counts (MPI 4.0 5.1.13), which the int forms cannot
+ * return: they refuse it and name the _c form. */
+static int large_only(const char *call, MPI_Datatype datatype, const bdl_dt_t *t)
+{
+    if (!t->nc)
+        return MPI_SUCCESS;
+    return bdl_error(MPI_COMM_WORLD, MPI_ERR_TYPE, call,
+                     "datatype %d was made by a large-count constructor: its arguments are "
+                     "large counts (use %s_c)",
+                     datatype, call);
+}
+
 int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_addresses,
                           int *num_datatypes, int *combiner)
 {
     BDL_MT_GUARD;
     bdl_dt_t *t = NULL;
     int rc;
-    if ((rc = bdl_type_arg("MPI_Type_get_envelope", "", datatype, &t)))
+    if ((rc = bdl_type_arg("MPI_Type_get_envelope", "", datatype, &t)) ||
+        (rc = large_only("MPI_Type_get_envelope", datatype, t)))
         return rc;
     BDL_CHECK_OUT("MPI_Type_get_envelope",
                   num_integers && num_addresses && num_datatypes && combiner);
@@ -198,12 +212,30 @@ int MPI_Type_get_envelope(MPI_Datatype datatype, int *num_integers, int *num_add
     return MPI_SUCCESS;
 }
 
-int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
-                          int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
-                          MPI_Datatype array_of_datatypes[])
+int MPI_Type_get_envelope_c(MPI_Datatype datatype, MPI_Count *num_integers,
+                            MPI_Count *num_addresses, MPI_Count *num_large_counts,
+                            MPI_Count *num_datatypes, int *combiner)
 {
     BDL_MT_GUARD;
-    const char *call = "MPI_Type_get_contents";
+    bdl_dt_t *t = NULL;
+    int rc;
+    if ((rc = bdl_type_arg("MPI_Type_get_envelope_c", "", datatype, &t)))
+        return rc;
+    BDL_CHECK_OUT("MPI_Type_get_envelope_c",
+                  num_integers && num_addresses && num_large_counts && num_datatypes && combiner);
+    *num_integers = t->ni;
+    *num_addresses = t->na;
+    *num_large_counts = t->nc;
+    *num_datatypes = t->nd;
+    *combiner = t->combiner;
+    return MPI_SUCCESS;
+}
+
+static int contents(const char *call, MPI_Datatype datatype, MPI_Count max_integers,
+                    MPI_Count max_addresses, MPI_Count max_large_counts, MPI_Count max_datatypes,
+                    int array_of_integers[], MPI_Aint array_of_addresses[],
+                    MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
+{
     bdl_dt_t *t = NULL;
     int rc;
     if ((rc = bdl_type_arg(call, "", datatype, &t)))
@@ -211,14 +243,18 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
     if (t->predefined)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
                          "datatype %d (%s) is predefined: it has no contents", datatype, t->name);
-    if (max_integers < t->ni || max_addresses < t->na || max_datatypes < t->nd)
+    if (max_integers < t->ni || max_addresses < t->na || max_large_counts < t->nc ||
+        max_datatypes < t->nd)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call,
-                         "arrays too small: need %d integers, %d addresses, %d datatypes", t->ni,
-                         t->na, t->nd);
+                         "arrays too small: need %d integers, %d addresses, %d large counts, %d "
+                         "datatypes",
+                         t->ni, t->na, t->nc, t->nd);
     if (t->ni)
         memcpy(array_of_integers, t->ints, (size_t)t->ni * sizeof *t->ints);
     if (t->na)
         memcpy(array_of_addresses, t->aints, (size_t)t->na * sizeof *t->aints);
+    if (t->nc)
+        memcpy(array_of_large_counts, t->counts, (size_t)t->nc * sizeof *t->counts);
     /* Derived types come back as new handles the program frees (4.1.13). */
     for (int i = 0; i < t->nd; i++) {
         bdl_dt_t *c = t->types[i];
@@ -236,6 +272,30 @@ int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addre
         }
     }
     return MPI_SUCCESS;
+}
+
+int MPI_Type_get_contents(MPI_Datatype datatype, int max_integers, int max_addresses,
+                          int max_datatypes, int array_of_integers[], MPI_Aint array_of_addresses[],
+                          MPI_Datatype array_of_datatypes[])
+{
+    BDL_MT_GUARD;
+    bdl_dt_t *t = bdl_dt_lookup(datatype);
+    int rc;
+    if (t && (rc = large_only("MPI_Type_get_contents", datatype, t)))
+        return rc;
+    return contents("MPI_Type_get_contents", datatype, max_integers, max_addresses, 0,
+                    max_datatypes, array_of_integers, array_of_addresses, NULL, array_of_datatypes);
+}
+
+int MPI_Type_get_contents_c(MPI_Datatype datatype, MPI_Count max_integers, MPI_Count max_addresses,
+                            MPI_Count max_large_counts, MPI_Count max_datatypes,
+                            int array_of_integers[], MPI_Aint array_of_addresses[],
+                            MPI_Count array_of_large_counts[], MPI_Datatype array_of_datatypes[])
+{
+    BDL_MT_GUARD;
+    return contents("MPI_Type_get_contents_c", datatype, max_integers, max_addresses,
+                    max_large_counts, max_datatypes, array_of_integers, array_of_addresses,
+                    array_of_large_counts, array_of_datatypes);
 }
 
 int MPI_Type_get_name(MPI_Datatype datatype, char *type_name, int *resultlen)
