@@ -575,7 +575,8 @@ static void print_stats(void)
         fprintf(stderr,
                 "  master: messages to other nodes' masters %llu, of which deadlock-detection "
                 "reports %llu\n",
-                (unsigned long long)bdr_net_sent_total(), (unsigned long long)bdr_deadlock_reports());
+                (unsigned long long)bdr_net_sent_total(),
+                (unsigned long long)bdr_deadlock_reports());
     bdr_pressure_stats(stderr);
     bdr_trace_stats(stderr);
     free(per);
