@@ -5,7 +5,13 @@
  * reports when it is stuck, with the number of messages it has sent to and
  * received from other masters; when every master is stuck and the totals
  * agree, node 0 asks everyone again, and if nothing has changed, declares
- * the deadlock (a double snapshot, so a message in flight cannot hide). */
+ * the deadlock (a double snapshot, so a message in flight cannot hide).
+ * A node reports being stuck only once it has stayed so, unchanged, for
+ * DL_REPORT_DELAY_S: a rank that waits for an answer from another node is
+ * "stuck" for the length of a round trip, and reporting each such wait
+ * (and its end) cost two extra messages to node 0 per message received,
+ * each with its doorbell: three messages per ping-pong where one was data
+ * (issue 12, session 16: MPICH's sendflood at -nn 2). */
 #include <stdlib.h>
 #include <string.h>
 
@@ -28,6 +34,16 @@ static uint32_t g_wave, g_replies;
 static dl_state_t *g_wave_snap;
 
 uint64_t g_net_sent, g_net_recv; /* counted by node.c */
+
+/* How long a node stays stuck, with nothing changing, before it tells node
+ * 0.  Deadlocks are found this much later; the loop looks at least every
+ * 16 ms at -nn > 1 (master.c), so within about 30 ms. */
+#define DL_REPORT_DELAY_S 0.01
+static dl_state_t g_stuck_as;   /* the state being timed */
+static double g_stuck_since;    /* when it began; 0: not stuck */
+static uint64_t g_reports_sent; /* DL_* messages of this node (--stats) */
+
+uint64_t bdr_deadlock_reports(void) { return g_reports_sent; }
 
 static int local_blocked(void)
 {
@@ -131,7 +147,8 @@ static void send_dl(int dst, int what, const dl_state_t *st)
     h.a[3] = (int32_t)g_wave;
     h.u[0] = st ? st->sent : 0;
     h.u[1] = st ? st->recv : 0;
-    bdr_net_send(dst, &h, NULL, 0);
+    if (bdr_net_send(dst, &h, NULL, 0) == 0)
+        g_reports_sent++;
 }
 
 static void current(dl_state_t *st)
@@ -246,9 +263,24 @@ void bdr_deadlock_check(void)
         }
         return;
     }
-    if (me.stuck != g_last_sent.stuck ||
-        (me.stuck && (me.sent != g_last_sent.sent || me.recv != g_last_sent.recv ||
-                      me.blocked != g_last_sent.blocked))) {
+    if (!me.stuck) {
+        g_stuck_since = 0;
+        if (g_last_sent.stuck == 1) {
+            g_last_sent = me;
+            send_dl(0, DL_STATUS, &me); /* at once: node 0 must not count us */
+        }
+        return;
+    }
+    if (!g_stuck_since || me.sent != g_stuck_as.sent || me.recv != g_stuck_as.recv ||
+        me.blocked != g_stuck_as.blocked) {
+        g_stuck_as = me; /* stuck afresh: time it */
+        g_stuck_since = bdr_master_now();
+        return;
+    }
+    if (bdr_master_now() - g_stuck_since < DL_REPORT_DELAY_S)
+        return;
+    if (me.stuck != g_last_sent.stuck || me.sent != g_last_sent.sent ||
+        me.recv != g_last_sent.recv || me.blocked != g_last_sent.blocked) {
         g_last_sent = me;
         send_dl(0, DL_STATUS, &me);
     }

@@ -571,6 +571,12 @@ static void print_stats(void)
                 "(managed memory + buffered messages)\n",
                 (unsigned long long)g_m.hdr->job.mem_budget,
                 (unsigned long long)g_m.peak_node_resident);
+    if (g_m.nnodes > 1)
+        fprintf(stderr,
+                "  master: messages to other nodes' masters %llu, of which deadlock-detection "
+                "reports %llu\n",
+                (unsigned long long)bdr_net_sent_total(),
+                (unsigned long long)bdr_deadlock_reports());
     bdr_pressure_stats(stderr);
     bdr_trace_stats(stderr);
     free(per);

@@ -410,6 +410,8 @@ void bdr_coll_readahead(void);
 void bdr_deadlock_net(struct bdr_net_msg *nm);
 /* Once a round: declare a deadlock (end the job) when there is one. */
 void bdr_deadlock_check(void);
+/* Deadlock-detection messages this node has sent to others (--stats). */
+uint64_t bdr_deadlock_reports(void);
 /* Log what each local rank waits for. */
 void bdr_deadlock_report_local(void);
 /* What s waits for in MPI (blocked), or that it has ended, into what

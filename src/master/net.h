@@ -63,6 +63,8 @@ int bdr_net_busy(void);
  * bdr_net_msg_free()) or NULL. */
 bdr_net_msg_t *bdr_net_poll(void);
 void bdr_net_msg_free(bdr_net_msg_t *m);
+/* Messages sent to other masters so far (--stats). */
+uint64_t bdr_net_sent_total(void);
 /* All queued sends have completed. */
 int bdr_net_idle(void);
 /* Orderly end (MPI_Finalize) once every master has said it is done. */

@@ -427,6 +427,14 @@ bdr_net_msg_t *bdr_net_poll(void)
     return m;
 }
 
+uint64_t bdr_net_sent_total(void)
+{
+    uint64_t t = 0;
+    for (int n = 0; n < g_nnodes; n++)
+        t += g_sent_msgs[n];
+    return t;
+}
+
 int bdr_net_idle(void)
 {
     reap_sends();

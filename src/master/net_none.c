@@ -28,6 +28,7 @@ size_t bdr_net_pending(int dst)
 
 bdr_net_msg_t *bdr_net_poll(void) { return NULL; }
 int bdr_net_idle(void) { return 1; }
+uint64_t bdr_net_sent_total(void) { return 0; }
 void bdr_net_fini(void) {}
 void bdr_net_abort(int code) { exit(code); }
 int bdr_net_broken(void) { return 0; }
