@@ -92,6 +92,10 @@ typedef struct slave {
     uint64_t warm;   /* resident when last told to unload: what a look-ahead loads */
     int pf_sent;     /* told to load ahead (BD_CMD_PREFETCH), not yet acknowledged */
     int pf_done;     /* loaded ahead since its last unload */
+    uint64_t res_peak; /* most it held at once since its last unload (grants) */
+    uint64_t ws;       /* res_peak when last told to unload: its working set, as far as known */
+    int corun_held;  /* a free run slot is kept from it: its memory does not fit beside the
+                      * running ranks' (sched.c, counted once per wait in CORUN_HELD) */
     /* the collective instance (ctx, seq + 1) whose pieces were read ahead
      * for it (coll.c bdr_coll_readahead) */
     int ra_ctx;
@@ -209,6 +213,9 @@ typedef struct master {
     int nunloading;
     uint64_t peak_node_resident;
     slave_t *mem_keep; /* served first after a stuck state (memacct.c resolve_stuck) */
+    int corun_gated;     /* the last schedule() kept a free slot free (sched.c) */
+    double corun_since;  /* since when (bdr_master_now) */
+    double corun_idle_s; /* seconds a slot was kept free so, for --stats */
     char jobdir[BD_PATH_MAX];
 } master_t;
 
@@ -449,6 +456,11 @@ uint64_t bdr_memacct_node_resident(void);
  * ranks that wait (blocked ones first, the largest first) until the node
  * fits in it or nothing more can be unloaded. */
 void bdr_memacct_fit(void);
+/* Would c's memory fit beside that of the ranks holding run slots?  (Each
+ * counted at the most it held at once in its last residency or since, or
+ * what it holds if more: what it is likely to load again.)  1 when no rank
+ * holds a slot or there is no budget. */
+int bdr_memacct_corun_fits(const slave_t *c);
 
 /* pressure.c: the adaptive budget (-mem-adapt, issue 16). */
 /* 3/4 of the memory available to the job now: the smaller of MemAvailable
