@@ -56,6 +56,8 @@ typedef struct ment {
 
 struct coll;
 
+#define BDR_WS_KEYS 4 /* calls whose turns' memory is kept per rank */
+
 typedef struct slave {
     int idx;   /* index on this node */
     int world; /* world rank */
@@ -92,8 +94,12 @@ typedef struct slave {
     uint64_t warm;   /* resident when last told to unload: what a look-ahead loads */
     int pf_sent;     /* told to load ahead (BD_CMD_PREFETCH), not yet acknowledged */
     int pf_done;     /* loaded ahead since its last unload */
-    uint64_t res_peak; /* most it held at once since its last unload (grants) */
-    uint64_t ws;       /* res_peak when last told to unload: its working set, as far as known */
+    /* What it held at once in its run turns, per call it resumed from
+     * (bd_req_phase_key; memacct.c bdr_memacct_corun_fits): PageRank holds
+     * much after its Alltoallv and little after its Allreduce. */
+    uint64_t turn_key, turn_peak; /* the current turn's (since its resume) */
+    uint32_t turn_req;            /* seen_req at its resume */
+    uint64_t ws_key[BDR_WS_KEYS], ws_peak[BDR_WS_KEYS], ws_used[BDR_WS_KEYS];
     int corun_held;  /* a free run slot is kept from it: its memory does not fit beside the
                       * running ranks' (sched.c, counted once per wait in CORUN_HELD) */
     /* the collective instance (ctx, seq + 1) whose pieces were read ahead
@@ -457,10 +463,13 @@ uint64_t bdr_memacct_node_resident(void);
  * fits in it or nothing more can be unloaded. */
 void bdr_memacct_fit(void);
 /* Would c's memory fit beside that of the ranks holding run slots?  (Each
- * counted at the most it held at once in its last residency or since, or
- * what it holds if more: what it is likely to load again.)  1 when no rank
- * holds a slot or there is no budget. */
+ * counted at the most it held at once in its last turn that began in the
+ * same call, or what it holds if more: what it is likely to hold again.)
+ * 1 when no rank holds a slot or there is no budget. */
 int bdr_memacct_corun_fits(const slave_t *c);
+/* s got a run slot / gave it up: its turn's memory is watched / recorded. */
+void bdr_memacct_turn_begin(slave_t *s);
+void bdr_memacct_turn_end(slave_t *s);
 
 /* pressure.c: the adaptive budget (-mem-adapt, issue 16). */
 /* 3/4 of the memory available to the job now: the smaller of MemAvailable

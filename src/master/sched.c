@@ -38,8 +38,10 @@ void bdr_sched_make_runnable(slave_t *s)
 
 void bdr_sched_block(slave_t *s, blk_t why)
 {
-    if (s->state == SL_RUNNING)
+    if (s->state == SL_RUNNING) {
         g_m.nrunning--;
+        bdr_memacct_turn_end(s);
+    }
     set_running(s, 0);
     s->blk = why;
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_BLOCKS], 1, memory_order_relaxed);
@@ -238,6 +240,7 @@ slave_t *bdr_sched_next(void)
     if (!s)
         return NULL;
     s->corun_held = 0;
+    bdr_memacct_turn_begin(s);
     set_queued(s, 0);
     g_m.nrunnable--;
     g_m.nrunning++;
