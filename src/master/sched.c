@@ -196,11 +196,13 @@ static slave_t *pick_next(void)
  * memory beside the running ones (memacct.c bdr_memacct_corun_fits): two
  * working sets that do not fit together made both load part of theirs and
  * give it back to each other.  It gets the slot when a running rank blocks,
- * and always when none runs.  Looked at before pick_next, whose choice
+ * and always when none runs (or all that do sleep outside MPI).  Looked at before pick_next, whose choice
  * consumes a running rank's request for its peer (slot_gift). */
 static int corun_gate(void)
 {
-    if (g_m.nrunning == 0)
+    /* a rank asleep outside MPI lent its slot (asleep.c): it may wait for
+     * the one held here */
+    if (g_m.nrunning - g_m.nasleep <= 0)
         return 0;
     slave_t *q = pick_runnable(NULL);
     if (!q || bdr_memacct_corun_fits(q))
