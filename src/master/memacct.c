@@ -428,8 +428,10 @@ static int resolve_stuck(slave_t *s)
 static void prefetch_next(void)
 {
     uint64_t budget = g_m.hdr->job.mem_budget;
-    /* with a run slot free, the next rank runs now instead */
-    if (!budget || g_m.hdr->job.mem_prefetch != 0 || g_m.stopping || g_m.nrunning < g_m.nr)
+    /* with a run slot free, the next rank runs now instead (unless the slot
+     * is kept from it because its memory does not fit: sched.c corun_gate) */
+    if (!budget || g_m.hdr->job.mem_prefetch != 0 || g_m.stopping ||
+        (g_m.nrunning < g_m.nr && !g_m.corun_gated))
         return;
     for (int i = 0; i < g_m.ns; i++)
         if (g_m.slaves[i].pf_sent)
