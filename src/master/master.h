@@ -100,8 +100,9 @@ typedef struct slave {
     uint64_t turn_key, turn_peak; /* the current turn's (since its resume) */
     uint32_t turn_req;            /* seen_req at its resume */
     uint64_t ws_key[BDR_WS_KEYS], ws_peak[BDR_WS_KEYS], ws_used[BDR_WS_KEYS];
-    int corun_held;  /* a free run slot is kept from it: its memory does not fit beside the
-                      * running ranks' (sched.c, counted once per wait in CORUN_HELD) */
+    /* a free run slot is kept from it: its memory does not fit beside the
+     * running ranks' (sched.c, counted once per wait in CORUN_HELD) */
+    int corun_held;
     /* the collective instance (ctx, seq + 1) whose pieces were read ahead
      * for it (coll.c bdr_coll_readahead) */
     int ra_ctx;
@@ -218,7 +219,7 @@ typedef struct master {
     uint64_t coll_file_bytes;
     int nunloading;
     uint64_t peak_node_resident;
-    slave_t *mem_keep; /* served first after a stuck state (memacct.c resolve_stuck) */
+    slave_t *mem_keep;   /* served first after a stuck state (memacct.c resolve_stuck) */
     int corun_gated;     /* the last schedule() kept a free slot free (sched.c) */
     double corun_since;  /* since when (bdr_master_now) */
     double corun_idle_s; /* seconds a slot was kept free so, for --stats */

@@ -90,9 +90,9 @@ static void mem_answer(slave_t *s, int status)
     if (status == 0) {
         if (g_m.mem_keep == s)
             g_m.mem_keep = NULL;
-        uint64_t r = atomic_fetch_add_explicit(&sl->mem_resident, s->mem_want,
-                                               memory_order_relaxed) +
-                     s->mem_want;
+        uint64_t r =
+            atomic_fetch_add_explicit(&sl->mem_resident, s->mem_want, memory_order_relaxed) +
+            s->mem_want;
         if (s->state == SL_RUNNING && r > s->turn_peak)
             s->turn_peak = r;
         atomic_fetch_add_explicit(&sl->stats[BD_STAT_MEM_ACQUIRES], 1, memory_order_relaxed);

@@ -12,7 +12,7 @@
  * for the second: neither can go on, and the master makes one give back
  * what it holds (MEM_SHRINKS), which it reads again when the other has
  * blocked.  A runtime that keeps the second run slot free while the next
- * rank's memory (as at its last unload) does not fit beside the running
+ * rank's memory (as in its last turns) does not fit beside the running
  * rank's (CORUN_HELD) gets there only in the first round, before any
  * rank was unloaded.  Rank 0 prints "PASS corun_fit". */
 #include <mpi.h>
