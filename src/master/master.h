@@ -94,10 +94,12 @@ typedef struct slave {
     uint64_t warm;   /* resident when last told to unload: what a look-ahead loads */
     int pf_sent;     /* told to load ahead (BD_CMD_PREFETCH), not yet acknowledged */
     int pf_done;     /* loaded ahead since its last unload */
-    /* What it held at once in its run turns, per call it resumed from
-     * (bd_req_phase_key; memacct.c bdr_memacct_corun_fits): PageRank holds
-     * much after its Alltoallv and little after its Allreduce. */
+    /* What its run turns loaded (the most held at once beyond what it held
+     * at the resume), per call it resumed from (bd_req_phase_key; memacct.c
+     * bdr_memacct_corun_fits): PageRank loads much after its Allreduce and
+     * little after its Alltoallv. */
     uint64_t turn_key, turn_peak; /* the current turn's (since its resume) */
+    uint64_t turn_base;           /* what it held at its resume */
     uint32_t turn_req;            /* seen_req at its resume */
     uint64_t ws_key[BDR_WS_KEYS], ws_peak[BDR_WS_KEYS], ws_used[BDR_WS_KEYS];
     /* a free run slot is kept from it: its memory does not fit beside the
@@ -464,9 +466,9 @@ uint64_t bdr_memacct_node_resident(void);
  * fits in it or nothing more can be unloaded. */
 void bdr_memacct_fit(void);
 /* Would c's memory fit beside that of the ranks holding run slots?  (Each
- * counted at the most it held at once in its last turn that began in the
- * same call, or what it holds if more: what it is likely to hold again.)
- * 1 when no rank holds a slot or there is no budget. */
+ * counted at what it holds plus the most a turn from the same call loaded
+ * beyond what it held at its start: what it is likely to hold.)  1 when no
+ * rank holds a slot or there is no budget. */
 int bdr_memacct_corun_fits(const slave_t *c);
 /* s got a run slot / gave it up: its turn's memory is watched / recorded. */
 void bdr_memacct_turn_begin(slave_t *s);

@@ -182,7 +182,7 @@ static int ws_find(const slave_t *s, uint64_t key)
 void bdr_memacct_turn_begin(slave_t *s)
 {
     s->turn_key = bd_req_phase_key(&s->slot->req);
-    s->turn_peak = resident_of(s);
+    s->turn_peak = s->turn_base = resident_of(s);
     s->turn_req = s->seen_req;
 }
 
@@ -196,7 +196,8 @@ void bdr_memacct_turn_end(slave_t *s)
     uint64_t r = resident_of(s);
     if (r > s->turn_peak)
         s->turn_peak = r;
-    if (!s->turn_peak) /* nor does a turn that held nothing (a barrier's stage) */
+    uint64_t grew = s->turn_peak > s->turn_base ? s->turn_peak - s->turn_base : 0;
+    if (!grew) /* nor does a turn that loaded nothing (a barrier's stage) */
         return;
     int k = ws_find(s, s->turn_key);
     if (k < 0) { /* the least recently used entry describes this call from now on */
@@ -208,20 +209,23 @@ void bdr_memacct_turn_end(slave_t *s)
         s->ws_peak[k] = 0;
     }
     /* The most of any turn from there: a call is also resumed for short
-     * turns that hold little (a barrier's stages are mailbox waits of one
+     * turns that load little (a barrier's stages are mailbox waits of one
      * kind; with the last turn only, one such made the next pair run
      * together and shrink, 3-9 times in 10 rounds of mem.corun_fit).
-     * What it gave back when asked to shrink counts: it held that too. */
-    if (s->turn_peak > s->ws_peak[k])
-        s->ws_peak[k] = s->turn_peak;
+     * What it gave back when asked to shrink counts: it held that too.
+     * What it held at the resume does not: that is counted as held (the
+     * most held at once made PageRank's small phase look as large as its
+     * large one when the graph was still resident from before). */
+    if (grew > s->ws_peak[k])
+        s->ws_peak[k] = grew;
     s->ws_used[k] = ++g_m.order_counter;
 }
 
 /* What s will likely hold at once in the turn that begins (or began) in
- * the call `key`: what it held in its last turn from there, or what it has
- * now if more.  A call it never resumed from is taken at the most of any
- * (0 before its first turn ended). */
-static uint64_t expect(const slave_t *s, uint64_t key, uint64_t have)
+ * the call `key` holding `base`: base and what turns from there loaded.  A
+ * call it never resumed from is taken at the most of any (0 before its
+ * first turn ended). */
+static uint64_t expect(const slave_t *s, uint64_t key, uint64_t base)
 {
     int k = ws_find(s, key);
     uint64_t e = 0;
@@ -231,7 +235,7 @@ static uint64_t expect(const slave_t *s, uint64_t key, uint64_t have)
         for (int j = 0; j < BDR_WS_KEYS; j++)
             if (s->ws_used[j] && s->ws_peak[j] > e)
                 e = s->ws_peak[j];
-    return e > have ? e : have;
+    return base + e;
 }
 
 /* At -nr above 1 two running ranks whose working sets together exceed the
@@ -260,7 +264,8 @@ int bdr_memacct_corun_fits(const slave_t *c)
         uint64_t have = resident_of(r) +
                         atomic_load_explicit(&r->slot->mem_pinned, memory_order_relaxed) +
                         (r->mem_pending ? r->mem_want : 0);
-        uint64_t e = expect(r, r->turn_key, have);
+        uint64_t e = expect(r, r->turn_key, r->turn_base);
+        e = e > have ? e : have;
         /* the turn so far counts too (it may have given part back) */
         t += e > r->turn_peak ? e : r->turn_peak;
     }
