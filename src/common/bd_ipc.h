@@ -134,6 +134,18 @@ typedef struct bd_req {
     int64_t arg[8];
 } bd_req_t;
 
+/* Names the call a rank waits in, for the phases of its memory (the rank's
+ * manager, bd_mem_phase; the master's co-run estimate, memacct.c): the
+ * request, and for a mailbox wait what it waits for (a receive, an in-rank
+ * collective, ...). */
+static inline uint64_t bd_req_phase_key(const bd_req_t *r)
+{
+    uint64_t k = r->code;
+    if (r->code == BD_REQ_P2P_WAIT)
+        k |= (uint64_t)(r->arg[1] & 0xff) << 16;
+    return k;
+}
+
 typedef struct bd_resp {
     int32_t status;
     int32_t src;

@@ -69,6 +69,10 @@
     X(MEM_ACQUIRES, "count", "requests to the master for memory")                                  \
     X(MEM_SHRINKS, "count", "times a running rank gave memory back to the budget (all or part)")   \
     X(MEM_SHRUNK, "bytes", "managed memory running ranks gave back to the budget")                 \
+    X(CORUN_HELD, "count",                                                                         \
+      "times a free run slot was kept from the rank because its memory (what it holds and what "   \
+      "a turn from the same call loaded) did not fit beside the running ranks' (-nr "              \
+      "effectively lower then; master line below)")                                                \
     X(MEM_PREFETCHES, "count", "times the rank was told to load its memory ahead of its turn")     \
     X(MEM_PREFETCHED, "bytes", "managed memory loaded ahead while the rank waited for its slot")   \
     X(MEM_DEDUP, "bytes",                                                                          \

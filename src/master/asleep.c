@@ -111,8 +111,9 @@ void bdr_asleep_poll(void)
     if (now < g_next)
         return;
     g_next = now + p / 4;
-    /* someone waits for a slot and none is free */
-    int want = g_m.nrunnable > 0 && g_m.nrunning - g_m.nasleep >= g_m.nr;
+    /* someone waits for a slot and none is free (or the free one is kept
+     * from it for memory, sched.c corun_gate: a sleeper may wait for it) */
+    int want = g_m.nrunnable > 0 && (g_m.nrunning - g_m.nasleep >= g_m.nr || g_m.corun_gated);
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         if (!s->asleep && (!want || !outside(s))) {
@@ -138,7 +139,7 @@ void bdr_asleep_poll(void)
             continue;
         s->asleep = 1;
         g_m.nasleep++;
-        want = g_m.nrunnable > 0 && g_m.nrunning - g_m.nasleep >= g_m.nr;
+        want = g_m.nrunnable > 0 && (g_m.nrunning - g_m.nasleep >= g_m.nr || g_m.corun_gated);
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_LENDS], 1, memory_order_relaxed);
         bd_log_info("rank %d has slept outside MPI for %.0f ms holding a run slot: lending it",
                     s->world, (now - s->aw_since) * 1e3);

@@ -577,6 +577,11 @@ static void print_stats(void)
                 "reports %llu\n",
                 (unsigned long long)bdr_net_sent_total(),
                 (unsigned long long)bdr_deadlock_reports());
+    if (g_m.nr > 1 && g_m.hdr->job.mem_strategy != BD_MEMS_NONE)
+        fprintf(stderr,
+                "  master: a free run slot kept free for %.2f s because the next rank's memory "
+                "did not fit beside the running ranks' (CORUN_HELD)\n",
+                g_m.corun_idle_s + (g_m.corun_gated ? bdr_master_now() - g_m.corun_since : 0));
     bdr_pressure_stats(stderr);
     bdr_trace_stats(stderr);
     free(per);

@@ -56,6 +56,8 @@ typedef struct ment {
 
 struct coll;
 
+#define BDR_WS_KEYS 4 /* calls whose turns' memory is kept per rank */
+
 typedef struct slave {
     int idx;   /* index on this node */
     int world; /* world rank */
@@ -92,6 +94,17 @@ typedef struct slave {
     uint64_t warm;   /* resident when last told to unload: what a look-ahead loads */
     int pf_sent;     /* told to load ahead (BD_CMD_PREFETCH), not yet acknowledged */
     int pf_done;     /* loaded ahead since its last unload */
+    /* What its run turns loaded (the most held at once beyond what it held
+     * at the resume), per call it resumed from (bd_req_phase_key; memacct.c
+     * bdr_memacct_corun_fits): PageRank loads much after its Allreduce and
+     * little after its Alltoallv. */
+    uint64_t turn_key, turn_peak; /* the current turn's (since its resume) */
+    uint64_t turn_base;           /* what it held at its resume */
+    uint32_t turn_req;            /* seen_req at its resume */
+    uint64_t ws_key[BDR_WS_KEYS], ws_peak[BDR_WS_KEYS], ws_used[BDR_WS_KEYS];
+    /* a free run slot is kept from it: its memory does not fit beside the
+     * running ranks' (sched.c, counted once per wait in CORUN_HELD) */
+    int corun_held;
     /* the collective instance (ctx, seq + 1) whose pieces were read ahead
      * for it (coll.c bdr_coll_readahead) */
     int ra_ctx;
@@ -220,7 +233,10 @@ typedef struct master {
     uint64_t coll_file_bytes;
     int nunloading;
     uint64_t peak_node_resident;
-    slave_t *mem_keep; /* served first after a stuck state (memacct.c resolve_stuck) */
+    slave_t *mem_keep;   /* served first after a stuck state (memacct.c resolve_stuck) */
+    int corun_gated;     /* the last schedule() kept a free slot free (sched.c) */
+    double corun_since;  /* since when (bdr_master_now) */
+    double corun_idle_s; /* seconds a slot was kept free so, for --stats */
     char jobdir[BD_PATH_MAX];
 } master_t;
 
@@ -463,6 +479,14 @@ uint64_t bdr_memacct_node_resident(void);
  * ranks that wait (blocked ones first, the largest first) until the node
  * fits in it or nothing more can be unloaded. */
 void bdr_memacct_fit(void);
+/* Would c's memory fit beside that of the ranks holding run slots?  (Each
+ * counted at what it holds plus the most a turn from the same call loaded
+ * beyond what it held at its start: what it is likely to hold.)  1 when no
+ * rank holds a slot or there is no budget. */
+int bdr_memacct_corun_fits(const slave_t *c);
+/* s got a run slot / gave it up: its turn's memory is watched / recorded. */
+void bdr_memacct_turn_begin(slave_t *s);
+void bdr_memacct_turn_end(slave_t *s);
 
 /* pressure.c: the adaptive budget (-mem-adapt, issue 16). */
 /* 3/4 of the memory available to the job now: the smaller of MemAvailable

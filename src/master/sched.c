@@ -38,8 +38,10 @@ void bdr_sched_make_runnable(slave_t *s)
 
 void bdr_sched_block(slave_t *s, blk_t why)
 {
-    if (s->state == SL_RUNNING)
+    if (s->state == SL_RUNNING) {
         g_m.nrunning--;
+        bdr_memacct_turn_end(s);
+    }
     set_running(s, 0);
     s->blk = why;
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_BLOCKS], 1, memory_order_relaxed);
@@ -190,14 +192,57 @@ static slave_t *pick_next(void)
     return t;
 }
 
+/* The slot stays free while the rank that would get it does not fit in
+ * memory beside the running ones (memacct.c bdr_memacct_corun_fits): two
+ * working sets that do not fit together made both load part of theirs and
+ * give it back to each other.  It gets the slot when a running rank blocks,
+ * and always when none runs (or all that do sleep outside MPI).  Looked at before pick_next, whose choice
+ * consumes a running rank's request for its peer (slot_gift). */
+static int corun_gate(void)
+{
+    /* a rank asleep outside MPI lent its slot (asleep.c): it may wait for
+     * the one held here */
+    if (g_m.nrunning - g_m.nasleep <= 0)
+        return 0;
+    slave_t *q = pick_runnable(NULL);
+    if (!q || bdr_memacct_corun_fits(q))
+        return 0;
+    slave_t *t = gift_target(atomic_load_explicit(&g_m.hdr->slot_gift, memory_order_acquire));
+    if (t && t != q && bdr_memacct_corun_fits(t))
+        return 0; /* pick_next may take that one */
+    if (!q->corun_held) {
+        q->corun_held = 1;
+        atomic_fetch_add_explicit(&q->slot->stats[BD_STAT_CORUN_HELD], 1, memory_order_relaxed);
+    }
+    if (!g_m.corun_gated) {
+        g_m.corun_gated = 1;
+        g_m.corun_since = bdr_master_now();
+    }
+    return 1;
+}
+
+static void corun_ungate(void)
+{
+    if (g_m.corun_gated)
+        g_m.corun_idle_s += bdr_master_now() - g_m.corun_since;
+    g_m.corun_gated = 0;
+}
+
 slave_t *bdr_sched_next(void)
 {
     /* slots of ranks asleep outside MPI are lent (asleep.c) */
-    if (g_m.stopping || g_m.nrunning - g_m.nasleep >= g_m.nr)
+    if (g_m.stopping || g_m.nrunning - g_m.nasleep >= g_m.nr) {
+        corun_ungate();
         return NULL;
+    }
+    if (corun_gate())
+        return NULL;
+    corun_ungate();
     slave_t *s = pick_next();
     if (!s)
         return NULL;
+    s->corun_held = 0;
+    bdr_memacct_turn_begin(s);
     set_queued(s, 0);
     g_m.nrunnable--;
     g_m.nrunning++;
@@ -213,6 +258,8 @@ void bdr_sched_publish(void)
     atomic_store_explicit(&g_m.hdr->runnable_waiting, (uint32_t)g_m.nrunnable,
                           memory_order_relaxed);
     int held = g_m.nrunning - g_m.nasleep;
-    atomic_store_explicit(&g_m.hdr->free_slots, (uint32_t)(held < g_m.nr ? g_m.nr - held : 0),
+    /* a slot kept free for memory is not free for a sender's reader (send_cma.c) */
+    atomic_store_explicit(&g_m.hdr->free_slots,
+                          (uint32_t)(held < g_m.nr && !g_m.corun_gated ? g_m.nr - held : 0),
                           memory_order_relaxed);
 }

@@ -330,16 +330,8 @@ void bdl_lib_mem_command(void)
     ring_master();
 }
 
-/* Names the call a rank waits in, for the memory manager's phases: the
- * request, and for a mailbox wait what it waits for (a receive, an
- * in-rank collective, ...). */
-uint64_t bdl_lib_mem_phase_key(const bd_req_t *r)
-{
-    uint64_t k = r->code;
-    if (r->code == BD_REQ_P2P_WAIT)
-        k |= (uint64_t)(r->arg[1] & 0xff) << 16;
-    return k;
-}
+/* Names the call a rank waits in, for the memory manager's phases. */
+uint64_t bdl_lib_mem_phase_key(const bd_req_t *r) { return bd_req_phase_key(r); }
 
 void bdl_lib_mem_phase(uint64_t key)
 {

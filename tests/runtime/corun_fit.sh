@@ -1,0 +1,36 @@
+#!/bin/bash
+# corun_fit.sh BDMPIEXEC PROGRAM STRATEGY: at -nr 2, two ranks whose
+# working sets do not fit in the budget together are not run at once after
+# the first round (issue 13, session 16).  Runs tests/runtime/corun_fit.c
+# (4 ranks, 2 x 2 MiB each, 20 rounds, -mem 5M) and checks from --stats
+# that running ranks gave memory back to each other (MEM_SHRINKS) about as
+# often as in a run of one round (2 there: two pairs that know nothing of
+# each other yet; 1-6 in runs of 10 rounds, every strategy; at most 8
+# allowed), and that the second slot was kept free for it (CORUN_HELD).
+# Without that, the pairs got stuck and shrank in most rounds (11-20 times
+# in 10 rounds, 12 runs; 21 in 20).
+# Exit 0 pass, 1 fail.
+set -u
+exe=$1; prog=$2; strategy=$3
+wd=$(mktemp -d /tmp/bdmpi-wd.XXXXXX)
+common=(-ns 4 -nr 2 -mem 5M -mem-strategy "$strategy" -sbpage 64K -mem-threshold 256K --stats)
+args=(2048 20)
+tag=corun_fit
+show="MEM_SHRINKS MEM_SHRUNK CORUN_HELD MEM_READ MEM_WRITTEN"
+fail=0
+. "$(dirname "$0")/stats_run.sh"
+run "$strategy" X=1 --
+out="$wd.$strategy"
+shrinks=$(stat MEM_SHRINKS "$out"); held=$(stat CORUN_HELD "$out")
+if [ -z "$shrinks" ] || [ -z "$held" ]; then
+  echo "FAIL: no MEM_SHRINKS or CORUN_HELD in --stats"; fail=1
+else
+  [ "$shrinks" -le 8 ] ||
+    { echo "FAIL: running ranks gave memory back $shrinks times (at most 8: about the first round's)"; fail=1; }
+  [ "$held" -ge 1 ] || { echo "FAIL: no run slot was kept free (CORUN_HELD 0)"; fail=1; }
+fi
+grep -q "master: a free run slot kept free for" "$out" ||
+  { echo "FAIL: no master line for CORUN_HELD"; fail=1; }
+[ -z "$(find "$wd" -mindepth 1 2>/dev/null)" ] || { echo "FAIL: files left in $wd"; fail=1; }
+rm -rf "$wd" "$wd".*
+exit $fail
