@@ -38,6 +38,8 @@
 #define CB_BUFFER ((uint64_t)16 << 20) /* cb_buffer_size by default */
 #define CB_BUFFER_MAX ((uint64_t)256 << 20)
 #define SMALL_PIECE ((uint64_t)64 << 10)
+#define ROUND_MAX ((uint64_t)256 << 20)  /* bytes one round moves at most */
+#define ROUND_PIECES ((uint64_t)1 << 20) /* pieces of the average size per round */
 
 typedef struct plan {
     long long ok;          /* 1: this process may take part in an aggregated access */
@@ -455,6 +457,14 @@ int bdl_io_access_all(MPI_File fh, const char *call, int write, int where, MPI_O
     int na = (int)hint_num(f, "cb_nodes", (long long)bdl_g.hdr->nnodes);
     na = na < 1 ? 1 : na > f->size ? f->size : na;
     uint64_t cb = (uint64_t)hint_num(f, "cb_buffer_size", (long long)CB_BUFFER);
+    /* A round moves at most na * cb bytes and one descriptor (16 bytes) per
+     * piece: its window is kept to ROUND_MAX bytes and ROUND_PIECES pieces
+     * of the average size, so the int counts and displacements of the
+     * exchange cannot overflow and the descriptors stay small beside the
+     * data. */
+    uint64_t avg = (uint64_t)bytes / (uint64_t)segs, win = ROUND_PIECES * (avg ? avg : 1);
+    win = win < ROUND_MAX ? win : ROUND_MAX;
+    cb = cb > win / (uint64_t)na ? win / (uint64_t)na : cb;
     cb = cb < 4096 ? 4096 : cb > CB_BUFFER_MAX ? CB_BUFFER_MAX : cb;
     atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_IO_AGGREGATED], 1, memory_order_relaxed);
     uint64_t moved = 0;
