@@ -377,6 +377,7 @@ typedef struct bd_job_config {
     uint64_t net_direct;    /* -net-direct; 0: never */
     uint64_t mem_preclean_tick; /* -mem-preclean-tick, in microseconds */
     int32_t mem_alloc_stats;    /* -mem-alloc-stats: 1 on */
+    int32_t initial_errh;       /* -initial-errhandler: 0 fatal, 1 abort, 2 return (BD_ERRH_*) */
 } bd_job_config_t;
 
 /* Fill job from the (normalised) options; the master then sets what it
@@ -525,6 +526,7 @@ typedef struct bd_spawn_cmd {
     int32_t maxprocs;
     int32_t argc;
     uint32_t command, argv, wdir, path; /* string offsets; wdir, path: UINT32_MAX if none */
+    int32_t initial_errh; /* info mpi_initial_errhandler: -1 none, else as job.initial_errh */
 } bd_spawn_cmd_t;
 #define BD_SPAWN_MSG 160 /* bytes of each process's message in the SPAWN answer */
 
@@ -535,7 +537,8 @@ typedef struct bd_spawn_info {
     int32_t leader_ctx;                      /* the leaders' exchange (dyn.c) */
     int32_t size, rank;                      /* its MPI_COMM_WORLD */
     int32_t psize, proot;                    /* parent group, the root's world rank */
-    int32_t appnum, pad;
+    int32_t appnum;
+    int32_t initial_errh; /* its command's mpi_initial_errhandler (-1: the job's) */
 } bd_spawn_info_t;
 
 /* BD_REQ_NAME operations */

@@ -26,6 +26,11 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                           "takes a slot of shared memory, reused once its rank has exited); "
                           "MPI_UNIVERSE_SIZE is the job's ranks plus this many, since a "
                           "spawn places all its ranks on its root's node"},
+    [BD_OPT_INITIAL_ERRHANDLER] = {"initial-errhandler", BD_OPT_ENUM, "mpi_errors_are_fatal", 0, 0,
+                                   "the error handler every rank starts with on MPI_COMM_WORLD "
+                                   "and MPI_COMM_SELF (MPI 4.0's mpiexec -initial-errhandler; a "
+                                   "spawn's info key mpi_initial_errhandler sets its children's)",
+                                   "mpi_errors_are_fatal|mpi_errors_abort|mpi_errors_return"},
     [BD_OPT_MSG_THRESHOLD] = {"msg-threshold", BD_OPT_SIZE, "4K", 0, 1LL << 30,
                               "messages up to this size are buffered in memory (a rank of the "
                               "node: in the receiver's mailbox, inline up to 1/8 of its ring), "

@@ -17,6 +17,7 @@ typedef enum {
     BD_OPT_NR,
     BD_OPT_NC,
     BD_OPT_MAX_SPAWN,
+    BD_OPT_INITIAL_ERRHANDLER,
     BD_OPT_MSG_THRESHOLD,
     BD_OPT_WINDOW,
     BD_OPT_SPIN,

@@ -231,7 +231,8 @@ void bdr_spawn_req(slave_t *s, const bd_req_t *r)
                                     .rank = i,
                                     .psize = psize,
                                     .proot = s->world,
-                                    .appnum = appnum[i]};
+                                    .appnum = appnum[i],
+                                    .initial_errh = cmds[appnum[i]].initial_errh};
             int32_t *lists = (int32_t *)(sp + 1);
             for (int j = 0; j < nstarted; j++)
                 lists[j] = w[j];

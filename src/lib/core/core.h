@@ -100,6 +100,7 @@ typedef struct bdl_lib {
     int event_fd;
     int world_rank, world_size; /* world_rank: this rank's id in the whole job (bd_ipc.h) */
     int appnum;                 /* MPI_APPNUM: a spawned rank's command in its spawn */
+    int initial_errh;           /* the initial error handler (bdl_errh_initial_index) */
     MPI_Comm parent;            /* MPI_Comm_get_parent (dynamic processes) */
     uint64_t next_rid;
     uint64_t spill_seq;
@@ -173,6 +174,13 @@ void bdl_rpc_serve_flagged(void);
 #define BDL_ERRH_USER0 4
 /* The handler that takes c's errors. */
 MPI_Errhandler bdl_errh_effective(const bdl_comm_t *c);
+/* MPI 4.0's initial error handler (mpiexec -initial-errhandler, the spawn
+ * info key mpi_initial_errhandler): index 0 mpi_errors_are_fatal, 1
+ * mpi_errors_abort, 2 mpi_errors_return, as the option's values.  The
+ * index of a name (-1: none of them), and the handle and name of an index. */
+int bdl_errh_initial_index(const char *name);
+MPI_Errhandler bdl_errh_initial_handle(int index);
+const char *bdl_errh_initial_name(int index);
 /* User error handlers (handles from 3 up): the function of a live one (NULL
  * otherwise); eh is predefined or a live user handler; create one
  * (MPI_SUCCESS, MPI_ERR_NO_MEM or MPI_ERR_INTERN: no slot); free one (it

@@ -249,6 +249,27 @@ void bdl_errcode_set_string(int code, const char *s)
     g_code_string[u] = strdup(s);
 }
 
+static const char *const g_initial_names[] = {"mpi_errors_are_fatal", "mpi_errors_abort",
+                                              "mpi_errors_return"};
+
+int bdl_errh_initial_index(const char *name)
+{
+    for (int i = 0; i < 3; i++)
+        if (!strcasecmp(name, g_initial_names[i]))
+            return i;
+    return -1;
+}
+
+MPI_Errhandler bdl_errh_initial_handle(int index)
+{
+    return index == 1 ? MPI_ERRORS_ABORT : index == 2 ? MPI_ERRORS_RETURN : MPI_ERRORS_ARE_FATAL;
+}
+
+const char *bdl_errh_initial_name(int index)
+{
+    return g_initial_names[index >= 0 && index < 3 ? index : 0];
+}
+
 MPI_Errhandler bdl_errh_effective(const bdl_comm_t *c)
 {
     if (c && c->errh != BDL_ERRH_DEFAULT)

@@ -153,6 +153,8 @@ static void spawn_root(const bdl_comm_t *c, int count, char *cmds[], char **argv
         cm[i].wdir = v ? add_str(&b, v) : UINT32_MAX;
         v = info_str(info, "path", val, sizeof val);
         cm[i].path = v ? add_str(&b, v) : UINT32_MAX;
+        v = info_str(info, "mpi_initial_errhandler", val, sizeof val);
+        cm[i].initial_errh = v ? bdl_errh_initial_index(v) : -1;
     }
     size_t head = (size_t)count * sizeof *cm + (size_t)c->size * sizeof(int32_t);
     if (b.oom || head + b.len > bdl_g.window || (size_t)total * (4 + BD_SPAWN_MSG) > bdl_g.window) {

@@ -435,6 +435,18 @@ static int do_init(int required, int *provided)
         snprintf(prefix, sizeof prefix, "bdmpi: rank %d", bdl_g.world_rank);
     bd_log_set_prefix(prefix);
     bdl_comm_setup_predefined(sp);
+    /* MPI 4.0's initial error handler: a spawn's info key for its children,
+     * else the job's -initial-errhandler; on MPI_COMM_WORLD and _SELF. */
+    bdl_g.initial_errh =
+        sp && sp->initial_errh >= 0 ? sp->initial_errh : bdl_g.hdr->job.initial_errh;
+    if (bdl_g.initial_errh > 0) {
+        MPI_Errhandler eh = bdl_errh_initial_handle(bdl_g.initial_errh);
+        bdl_comm_t *w = bdl_comm_get(MPI_COMM_WORLD), *me = bdl_comm_get(MPI_COMM_SELF);
+        if (w)
+            w->errh = eh;
+        if (me)
+            me->errh = eh;
+    }
     bdl_p2p_init();
     bdl_lib_mem_init();
     bdl_g.thread_level = required > MPI_THREAD_MULTIPLE ? MPI_THREAD_MULTIPLE : required;

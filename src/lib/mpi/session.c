@@ -443,5 +443,10 @@ int MPI_Info_create_env(int argc, char *argv[], MPI_Info *info)
         MPI_Info_set(*info, "wdir", cwd);
     MPI_Info_set(*info, "thread_level",
                  thread_name(bdl_g.initialized ? bdl_g.thread_level : MPI_THREAD_SINGLE));
+    const char *ie = getenv("BDMPI_INITIAL_ERRHANDLER");
+    MPI_Info_set(*info, "mpi_initial_errhandler",
+                 bdl_errh_initial_name(bdl_g.initialized ? bdl_g.initial_errh
+                                       : ie              ? bdl_errh_initial_index(ie)
+                                                         : 0));
     return MPI_SUCCESS;
 }
