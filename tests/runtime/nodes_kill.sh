@@ -166,7 +166,16 @@ case "$what" in
     for k in 0 1 2 3 4 5; do
       start
       sleep "$(printf '0.%02d' $((k * 10 + 5)))"
-      victim=$( ([ $((k % 2)) = 0 ] && named bdmprun || named hydra_pmi_proxy) | head -1)
+      # the victim may not be up yet on a loaded machine (the sanitizer
+      # build's start is slower): wait for it rather than leave the job,
+      # which hangs by design, running (the sanitizer pass failed so once)
+      victim=
+      for i in $(seq 60); do
+        victim=$( ([ $((k % 2)) = 0 ] && named bdmprun || named hydra_pmi_proxy) | head -1)
+        [ -n "$victim" ] && break
+        sleep 0.05
+      done
+      [ -n "$victim" ] || { echo "FAIL: no $( [ $((k % 2)) = 0 ] && echo master || echo proxy) of job $tag within 3 s"; fail=1; kill -9 $(tagged) 2>/dev/null; }
       [ -n "$victim" ] && kill -9 "$victim" 2>/dev/null
       check 50 "kill -9 at $(printf '0.%02d' $((k * 10 + 5))) s of $(if [ $((k % 2)) = 0 ]; then echo a master; else echo the proxy; fi) ($victim)"
     done
