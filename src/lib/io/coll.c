@@ -20,12 +20,14 @@
  * of another process's data would not be that process's atomic access), the
  * hint `collective_buffering` is not "false", the pieces are small (64 KiB
  * on average or less) and the range is dense (its bytes at least a quarter
- * of the span).  Otherwise each process does its own access, as
+ * of the span, and at most twice it: pieces that many processes share go
+ * independently).  Otherwise each process does its own access, as
  * independent calls do.  The view's file offsets never decrease along the
  * view (set_view checks), so the pieces a process has in one domain are one
  * contiguous stretch of its data, in file order.  Nonblocking collectives
  * are not aggregated: they must not wait for the other processes. */
 #include <errno.h>
+#include <limits.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -286,7 +288,22 @@ static int two_phase(bdl_file_t *f, int write, uint64_t v, char *contig, void *b
         }
         MPI_Alltoall(b.cnt_out, 2, MPI_LONG_LONG, b.cnt_in, 2, MPI_LONG_LONG, f->comm);
         size_t nin = 0;
-        uint64_t bytes_in = 0;
+        uint64_t bytes_in = 0, words_in = 0;
+        for (int j = 0; j < size; j++) {
+            bytes_in += (uint64_t)b.cnt_in[2 * j + 1];
+            words_in += 2 * (uint64_t)b.cnt_in[2 * j];
+        }
+        /* The exchange's counts and displacements are ints: what one
+         * process sends is bounded by the round's window, what an
+         * aggregator gets only by how much the processes' pieces overlap
+         * (the plan allows a little).  Past that, a clear end, not an
+         * overflow. */
+        if (bytes_in > INT_MAX || words_in > INT_MAX || p - p0 > INT_MAX)
+            bdl_fatal(MPI_ERR_IO,
+                      "collective file access: %llu bytes in %llu pieces for one aggregator in "
+                      "one round (the processes' pieces overlap too much to aggregate)",
+                      (unsigned long long)bytes_in, (unsigned long long)words_in / 2);
+        bytes_in = 0;
         int off_b = 0, off_d = 0, in_b = 0, in_d = 0;
         for (int j = 0; j < size; j++) {
             b.sc[j] = (int)b.cnt_out[2 * j + 1];
@@ -450,8 +467,11 @@ int bdl_io_access_all(MPI_File fh, const char *call, int write, int where, MPI_O
         }
     }
     free(all);
+    /* dense (bytes at least a quarter of the span) and overlapping little
+     * (several processes reading the same pieces would each be sent them
+     * by the aggregator: at most twice the span in all) */
     ok = ok && bytes && segs > f->size && (uint64_t)bytes <= SMALL_PIECE * (uint64_t)segs &&
-         (hi - lo) <= 4 * (int64_t)bytes;
+         (hi - lo) <= 4 * (int64_t)bytes && bytes <= 2 * (long long)(hi - lo);
     if (!ok)
         return bdl_io_access(fh, call, write, where, offset, buf, count, dt, status);
     int na = (int)hint_num(f, "cb_nodes", (long long)bdl_g.hdr->nnodes);
