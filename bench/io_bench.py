@@ -5,7 +5,7 @@ collective_buffering=false), as ratios within one invocation.
 
 Runs bench/io_bench.c under bdmpiexec, alternating "on" and "off", and
 prints each run's write and read time (the read comes from storage: the
-program drops the file's pages first) and the aggregators' system calls,
+program drops the file's pages first) and the aggregators' file requests,
 then the medians and on/off ratios (< 1: aggregation faster).
 
   bench/io_bench.py --build-dir build --ns 16 --nr 1 --block 4K --size 16M --reps 3
@@ -37,7 +37,7 @@ def run(args, cb):
         sys.exit("io_bench.py: run failed (%d): %s\n%s%s" % (p.returncode, " ".join(cmd),
                                                              p.stdout[-1000:], p.stderr[-2000:]))
     res = {m.group(1): float(m.group(2)) for m in re.finditer(r"^RESULT (\S+) ([0-9.]+)", p.stdout, re.M)}
-    m = re.search(r"^\s+IO_AGG_SYSCALLS\s+(\d+)", p.stderr, re.M)
+    m = re.search(r"^\s+IO_AGG_REQUESTS\s+(\d+)", p.stderr, re.M)
     res["syscalls"] = int(m.group(1)) if m else 0
     return res
 
@@ -57,7 +57,7 @@ def main():
     args.build_dir = os.path.abspath(args.build_dir)
     print("io_bench: -ns %d -nr %d, pieces of %s, %s per rank, in %s, %d runs each, load %s" % (
         args.ns, args.nr, args.block, args.size, args.dir, args.reps, load()))
-    print("%-4s %10s %10s %12s" % ("cb", "write s", "read s", "agg syscalls"))
+    print("%-4s %10s %10s %12s" % ("cb", "write s", "read s", "agg requests"))
     res = {"on": [], "off": []}
     for _ in range(args.reps):
         for cb in ("on", "off"):

@@ -30,7 +30,9 @@
     X(COLL_BYTES_DOWN, "bytes", "bytes taken from the master by collectives")                      \
     X(IO_AGGREGATED, "count",                                                                      \
       "collective MPI-IO calls aggregated in two phases (few large requests per node)")            \
-    X(IO_AGG_SYSCALLS, "count", "system calls the rank made on files as an aggregator of them")    \
+    X(IO_AGG_REQUESTS, "count",                                                                    \
+      "contiguous file requests the rank made as an aggregator of them (each one or more system "  \
+      "calls of at most 8 MiB)")                                                                   \
     X(RPCS, "count", "requests to the master")                                                     \
     X(RESUMES, "count", "times the rank was given a run slot")                                     \
     X(BLOCKS, "count", "times the rank blocked and gave up its run slot")                          \

@@ -129,7 +129,7 @@ static ssize_t sys_prw(int write, int fd, void *p, size_t n, int64_t off)
 /* One contiguous piece: len bytes at file offset off to (write) or from
  * mem, managed memory prepared step by step; the bytes moved (fewer only
  * when a read meets the end of the file), or -errno. */
-static int64_t piece_rw(bdl_file_t *f, int write, int64_t off, char *mem, uint64_t len)
+int64_t bdl_io_piece_rw(bdl_file_t *f, int write, int64_t off, char *mem, uint64_t len)
 {
     for (uint64_t s = 0; s < len;) {
         uint64_t k = len - s < IO_STEP ? len - s : IO_STEP;
@@ -181,7 +181,7 @@ static int64_t sieve_read(bdl_file_t *f, uint64_t v, char *mem, uint64_t n, char
     }
     if (!*bounce && !(*bounce = bdl_io_bounce(BDL_IO_BOUNCE)))
         return -ENOMEM;
-    int64_t got = piece_rw(f, 0, first, *bounce, (uint64_t)(end - first));
+    int64_t got = bdl_io_piece_rw(f, 0, first, *bounce, (uint64_t)(end - first));
     if (got < 0)
         return got;
     bdl_lib_mem_prepare(mem, *data, 1); /* one bulk load before the copies */
@@ -225,7 +225,7 @@ int64_t bdl_io_view_rw(bdl_file_t *f, int write, uint64_t v, char *mem, uint64_t
         int64_t off;
         uint64_t len;
         bdl_view_segment(f, v + done, n - done, &off, &len);
-        int64_t r = piece_rw(f, write, off, mem + done, len);
+        int64_t r = bdl_io_piece_rw(f, write, off, mem + done, len);
         if (r < 0) {
             ret = r;
             break;

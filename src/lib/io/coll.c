@@ -31,10 +31,8 @@
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 
-#include "bd_iowatch.h"
 #include "io.h"
 
 #define CB_BUFFER ((uint64_t)16 << 20) /* cb_buffer_size by default */
@@ -81,32 +79,12 @@ static int by_off(const void *a, const void *b)
     return x->off < y->off ? -1 : x->off > y->off;
 }
 
-static ssize_t sys_prw(int write, int fd, void *p, size_t n, int64_t off)
+/* One run between the domain buffer and the file (access.c's loop: calls
+ * of at most IO_STEP bytes, as the stall detector expects), counted. */
+static int64_t run_rw(bdl_file_t *f, int write, char *p, uint64_t len, int64_t off)
 {
-    atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_IO_AGG_SYSCALLS], 1, memory_order_relaxed);
-    return write ? BD_IO_SYS(BD_FAULT_IO_WRITE, syscall(SYS_pwrite64, fd, p, n, (off_t)off))
-                 : BD_IO_SYS(BD_FAULT_IO_READ, syscall(SYS_pread64, fd, p, n, (off_t)off));
-}
-
-/* len bytes between p and the file at off; bytes moved (fewer only at the
- * end of the file on reads) or -errno.  p is outside the memory manager. */
-static int64_t whole_rw(int write, int fd, char *p, uint64_t len, int64_t off)
-{
-    uint64_t s = 0;
-    while (s < len) {
-        ssize_t r = sys_prw(write, fd, p + s, len - s, off + (int64_t)s);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -errno;
-        if (r == 0) {
-            if (write)
-                return -EIO;
-            break;
-        }
-        s += (uint64_t)r;
-    }
-    return (int64_t)s;
+    atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_IO_AGG_REQUESTS], 1, memory_order_relaxed);
+    return bdl_io_piece_rw(f, write, off, p, len);
 }
 
 /* The aggregator's part of a round: the pieces of its domain [ds, ds + cb)
@@ -132,7 +110,7 @@ static int agg_domain(bdl_file_t *f, int write, cpiece_t *pc, size_t n, int64_t 
         hi = e > hi ? e : hi;
     }
     if (!write && covered * 8 >= hi - lo) {
-        int64_t got = whole_rw(0, f->fd, dbuf + (lo - ds), (uint64_t)(hi - lo), lo);
+        int64_t got = run_rw(f, 0, dbuf + (lo - ds), (uint64_t)(hi - lo), lo);
         if (got < 0)
             return (int)got;
         if (got < hi - lo) {
@@ -149,7 +127,7 @@ static int agg_domain(bdl_file_t *f, int write, cpiece_t *pc, size_t n, int64_t 
         if (*eof <= s) {
             memset(dbuf + (s - ds), 0, (size_t)(e - s));
         } else {
-            int64_t got = whole_rw(write, f->fd, dbuf + (s - ds), (uint64_t)(e - s), s);
+            int64_t got = run_rw(f, write, dbuf + (s - ds), (uint64_t)(e - s), s);
             if (got < 0)
                 return (int)got;
             if (got < e - s) {

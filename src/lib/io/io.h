@@ -103,6 +103,11 @@ uint64_t bdl_io_file_bytes(const bdl_file_t *f, const bdl_dt_t *t, uint64_t coun
  * piece) and view bytes [v, v + n): the bytes moved (fewer only when a read
  * meets the end of the file), or -errno. */
 int64_t bdl_io_view_rw(bdl_file_t *f, int write, uint64_t v, char *mem, uint64_t n);
+/* One contiguous piece: len bytes at file offset off to (write) or from
+ * mem, in calls of at most 8 MiB, managed memory prepared step by step;
+ * the bytes moved (fewer only when a read meets the end of the file), or
+ * -errno. */
+int64_t bdl_io_piece_rw(bdl_file_t *f, int write, int64_t off, char *mem, uint64_t len);
 /* Bounce buffers outside the memory manager (mmap), BDL_IO_BOUNCE bytes
  * at most per transfer. */
 #define BDL_IO_BOUNCE ((uint64_t)4 << 20)
