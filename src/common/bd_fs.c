@@ -10,7 +10,78 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
+
+/* This boot of this machine: the kernel's random boot id. */
+static int read_boot_id(char *out, size_t len)
+{
+    int fd = open("/proc/sys/kernel/random/boot_id", O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t r = read(fd, out, len - 1);
+    close(fd);
+    if (r <= 0)
+        return -1;
+    out[r] = 0;
+    out[strcspn(out, "\n ")] = 0;
+    return out[0] ? 0 : -1;
+}
+
+/* The start time of process pid (field 22 of /proc/PID/stat, in clock
+ * ticks since boot): with the pid, it names one process, not whoever gets
+ * the pid next.  -1 (errno set) when there is no such process or it has
+ * ended (a zombie nobody reaped: an orphan's new parent may never). */
+static int proc_start_time(int pid, unsigned long long *out)
+{
+    char path[64], buf[1024];
+    snprintf(path, sizeof path, "/proc/%d/stat", pid);
+    int fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (fd < 0)
+        return -1;
+    ssize_t r = read(fd, buf, sizeof buf - 1);
+    close(fd);
+    if (r <= 0)
+        return -1;
+    buf[r] = 0;
+    /* the command name, in parentheses, may hold spaces and parentheses */
+    char *p = strrchr(buf, ')');
+    if (!p) {
+        errno = EINVAL;
+        return -1;
+    }
+    /* after it: field 3 (state) ... field 22 (starttime) */
+    char state = 0;
+    if (sscanf(p + 1, " %c", &state) != 1 || state == 'Z' || state == 'X') {
+        errno = ESRCH;
+        return -1;
+    }
+    if (sscanf(p + 1,
+               " %*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d %*d "
+               "%*d %*d %llu",
+               out) != 1) {
+        errno = EINVAL;
+        return -1;
+    }
+    return 0;
+}
+
+static int owner_append(const char *jobdir, const char *line, size_t len)
+{
+    char path[4200];
+    snprintf(path, sizeof path, "%s/" BD_FS_JOBDIR_OWNER, jobdir);
+    int fd = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC | O_NOFOLLOW, 0600);
+    if (fd < 0)
+        return -1;
+    ssize_t w = write(fd, line, len);
+    int saved = errno;
+    close(fd);
+    if (w != (ssize_t)len) {
+        errno = w < 0 ? saved : EIO;
+        return -1;
+    }
+    return 0;
+}
 
 int bd_fs_make_jobdir(const char *base, char *out, size_t outlen, char *err, size_t errlen)
 {
@@ -32,7 +103,91 @@ int bd_fs_make_jobdir(const char *base, char *out, size_t outlen, char *err, siz
         snprintf(err, errlen, "cannot create a job directory in '%s': %s", base, strerror(errno));
         return -1;
     }
+    char boot[64], line[160];
+    unsigned long long start = 0;
+    if (read_boot_id(boot, sizeof boot) < 0 || proc_start_time(getpid(), &start) < 0) {
+        boot[0] = 0; /* no /proc: no owner file, and the directory is never swept */
+    }
+    int n = snprintf(line, sizeof line, "boot %s\npid %d %llu\n", boot, (int)getpid(), start);
+    if (boot[0] && owner_append(out, line, (size_t)n) < 0) {
+        snprintf(err, errlen, "cannot write in the job directory '%s': %s", out, strerror(errno));
+        bd_fs_remove_tree(out);
+        return -1;
+    }
     return 0;
+}
+
+int bd_fs_jobdir_mark_guardian(const char *jobdir, int guardian_pid)
+{
+    unsigned long long start = 0;
+    if (proc_start_time(guardian_pid, &start) < 0)
+        return -errno;
+    char line[64];
+    int n = snprintf(line, sizeof line, "pid %d %llu\n", guardian_pid, start);
+    return owner_append(jobdir, line, (size_t)n) < 0 ? -errno : 0;
+}
+
+/* The owner file's pids: is one of them still the process it names? */
+static int owner_alive(const char *text)
+{
+    for (const char *l = text; l && *l; l = strchr(l, '\n') ? strchr(l, '\n') + 1 : NULL) {
+        int pid;
+        unsigned long long start, now;
+        if (sscanf(l, "pid %d %llu", &pid, &start) != 2)
+            continue;
+        if (pid > 0 && proc_start_time(pid, &now) == 0 && now == start)
+            return 1;
+    }
+    return 0;
+}
+
+int bd_fs_jobdir_sweep(const char *base, int min_age_s, void (*removed)(const char *path, int pid))
+{
+    if (!base || !*base)
+        base = getenv("TMPDIR");
+    if (!base || !*base)
+        base = "/tmp";
+    char boot[64];
+    if (read_boot_id(boot, sizeof boot) < 0)
+        return 0;
+    DIR *d = opendir(base);
+    if (!d)
+        return 0;
+    uid_t me = geteuid();
+    time_t now = time(NULL);
+    int count = 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        int pid = 0, n = 0;
+        if (sscanf(e->d_name, "bdmpi.%d.%*6[A-Za-z0-9]%n", &pid, &n) != 1 || n == 0 ||
+            e->d_name[n] || pid <= 0)
+            continue;
+        char path[4096], owner[4200], text[512];
+        struct stat st;
+        snprintf(path, sizeof path, "%s/%s", base, e->d_name);
+        if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != me ||
+            now - st.st_mtime < min_age_s)
+            continue;
+        snprintf(owner, sizeof owner, "%s/" BD_FS_JOBDIR_OWNER, path);
+        int fd = open(owner, O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+        if (fd < 0)
+            continue;
+        ssize_t r = read(fd, text, sizeof text - 1);
+        close(fd);
+        if (r <= 0)
+            continue;
+        text[r] = 0;
+        char their[64];
+        if (sscanf(text, "boot %63s", their) != 1 || strcmp(their, boot) != 0 || owner_alive(text))
+            continue;
+        if (bd_fs_remove_tree(path) == 0) {
+            count++;
+            if (removed)
+                removed(path, pid);
+        }
+    }
+    closedir(d);
+    return count;
 }
 
 int bd_fs_check_private_dir(const char *dir, char *err, size_t errlen)

@@ -7,8 +7,29 @@
 #include <stdint.h>
 
 /* Make a fresh 0700 directory "bdmpi.<pid>.XXXXXX" inside base (NULL:
- * $TMPDIR, else /tmp).  Returns 0, or -1 with a message in err. */
+ * $TMPDIR, else /tmp), with its owner file (below).  Returns 0, or -1 with
+ * a message in err. */
 int bd_fs_make_jobdir(const char *base, char *out, size_t outlen, char *err, size_t errlen);
+
+/* Who made a job directory, so that one left behind can be told from one
+ * in use.  bd_fs_make_jobdir writes the file BD_FS_JOBDIR_OWNER in it:
+ * this machine's boot id (so that a directory on a file system shared
+ * with other machines is judged only where it was made) and the pid and
+ * start time of its maker.  bd_fs_jobdir_mark_guardian adds a second
+ * process that removes the directory when the maker dies (bdmpiexec's
+ * guardian).  The directory is left behind when every process named
+ * there is gone: a kill -9 of both, or CTest's timeout killing the whole
+ * process tree. */
+#define BD_FS_JOBDIR_OWNER "owner"
+int bd_fs_jobdir_mark_guardian(const char *jobdir, int guardian_pid);
+/* Remove the job directories left behind in base (NULL: as
+ * bd_fs_make_jobdir): named bdmpi.PID.XXXXXX, ours (same owner), made on
+ * this boot of this machine, every process named in their owner file gone
+ * (a pid reused by another process has another start time), and not
+ * changed for min_age_s seconds.  A directory without an owner file is
+ * left alone: nothing says where it was made.  removed(path, pid) is
+ * called for each one removed.  Returns how many were. */
+int bd_fs_jobdir_sweep(const char *base, int min_age_s, void (*removed)(const char *path, int pid));
 
 /* dir is private to us: a directory (not a symbolic link) owned by our
  * effective user with no access for group and others (mode 0700 or less).

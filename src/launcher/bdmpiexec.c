@@ -176,6 +176,11 @@ static void local_shm_sweep(void)
     closedir(d);
 }
 
+static void jobdir_removed(const char *path, int pid)
+{
+    notice("removed %s, the directory of a job whose launcher (pid %d) was killed", path, pid);
+}
+
 static void local_shm_setup(char *dir, size_t len)
 {
     local_shm_sweep();
@@ -395,6 +400,10 @@ int main(int argc, char **argv)
     if (trace_setup(&opts, trace_path, sizeof trace_path) < 0)
         return 2;
     char jobdir[1024];
+    /* Directories of jobs whose launcher and guardian were both killed (a
+     * kill -9 of both, or CTest's timeout, which kills the whole process
+     * tree) hold their spill files: nobody else removes them. */
+    bd_fs_jobdir_sweep(opts.str[BD_OPT_WD], 2 * BD_JOB_ORPHAN_GRACE_MS / 1000, jobdir_removed);
     if (bd_fs_make_jobdir(opts.str[BD_OPT_WD], jobdir, sizeof jobdir, err, sizeof err) < 0) {
         bd_log_error("%s", err);
         return 2;
@@ -517,6 +526,8 @@ int main(int argc, char **argv)
             bd_fs_remove_tree(shmdir[0] ? shmdir : NULL);
             _exit(0);
         }
+        if (guardian > 0)
+            bd_fs_jobdir_mark_guardian(jobdir, guardian);
     }
     int st = 0, first_dead = -1, also_dead = -1;
     g_watching = opts.num[BD_OPT_NN] > 1;
