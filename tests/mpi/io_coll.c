@@ -16,6 +16,9 @@
  *  5. Hints: cb_buffer_size 4096 (many rounds), cb_nodes 2 (two
  *     aggregators) and collective_buffering false each give the same file;
  *     a process that writes nothing leaves its blocks as they were.
+ *  6. The split forms: write_at_all_begin/end from contiguous memory and
+ *     read_all_begin/end into noncontiguous memory give the new values,
+ *     the counts at end, and the file pointer advanced.
  */
 #include "mtest.h"
 
@@ -183,6 +186,32 @@ int main(int argc, char **argv)
         MPI_File_close(&fh);
         MPI_Barrier(MPI_COMM_WORLD);
     }
+    /* 6 */
+    CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+    set_view(fh);
+    for (int i = 0; i < n; i++)
+        out[i] = value(9, g_rank, i);
+    CHECK_MPI(MPI_File_write_at_all_begin(fh, 0, out, n, MPI_INT));
+    CHECK_MPI(MPI_File_write_at_all_end(fh, out, &st));
+    MPI_Get_count(&st, MPI_INT, &count);
+    CHECK_INT(count, n, "write_at_all_end count");
+    sync_all(fh);
+    memset(in, 0xff, 2 * n * sizeof(int));
+    CHECK_MPI(MPI_File_seek(fh, 0, MPI_SEEK_SET));
+    CHECK_MPI(MPI_File_read_all_begin(fh, in, 1, every_other));
+    CHECK_MPI(MPI_File_read_all_end(fh, in, &st));
+    MPI_Get_count(&st, every_other, &count);
+    CHECK_INT(count, 1, "read_all_end count");
+    for (int i = 0; i < n; i++)
+        if (in[2 * i] != value(9, g_rank, i) || in[2 * i + 1] != -1) {
+            CHECK(0, "split read_all [%d] = %d/%d, expected %d/-1", i, in[2 * i], in[2 * i + 1],
+                  value(9, g_rank, i));
+            break;
+        }
+    MPI_File_get_position(fh, &pos);
+    CHECK_INT((int)pos, n, "position after the split read_all");
+    MPI_File_close(&fh);
+
     MPI_Type_free(&every_other);
     if (g_rank == 0)
         MPI_File_delete(name, MPI_INFO_NULL);

@@ -30,6 +30,10 @@
  *     io/tst_fileview gives etypes such type maps too, which this test
  *     does not, as MPICH 4.0.2 then aborts in MPI_File_close); overlapping
  *     blocks in a file opened read-only are allowed.
+ * 10. A split collective begun on one process only while another is in
+ *     progress there (erroneous): that process gets MPI_ERR_IO, the others
+ *     do their access and do not wait for it; all end their splits.  Not
+ *     under MPICH, whose other processes then wait for ever in ROMIO.
  */
 #include <sys/stat.h>
 
@@ -169,6 +173,26 @@ int main(int argc, char **argv)
     MPI_Type_free(&neg);
     MPI_Type_free(&dec);
     MPI_Type_free(&ovl);
+
+    /* 10 */
+    if (!mtest_is_mpich()) {
+        int one = 1000 + rank, two = -1, got = -1;
+        CHECK_MPI(MPI_File_open(MPI_COMM_WORLD, name, MPI_MODE_RDWR, MPI_INFO_NULL, &fh));
+        if (rank == 0)
+            CHECK_MPI(MPI_File_write_at_all_begin(fh, 0, &two, 1, MPI_INT));
+        else
+            CHECK_MPI(MPI_File_write_at_all(fh, rank * 4, &one, 1, MPI_INT, &st));
+        /* every process's second collective call on the file */
+        if (rank == 0) {
+            EXPECT(MPI_File_read_at_all_begin(fh, 0, &got, 1, MPI_INT), MPI_ERR_IO);
+            CHECK_MPI(MPI_File_write_at_all_end(fh, &two, &st));
+        } else {
+            CHECK_MPI(MPI_File_read_at_all_begin(fh, rank * 4, &got, 1, MPI_INT));
+            CHECK_MPI(MPI_File_read_at_all_end(fh, &got, &st));
+            CHECK_INT(got, 1000 + rank, "the read of a process beside the refused one");
+        }
+        CHECK_MPI(MPI_File_close(&fh));
+    }
 
     MPI_Barrier(MPI_COMM_WORLD);
     if (rank == 0)

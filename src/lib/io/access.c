@@ -451,7 +451,8 @@ READ_AT(MPI_File_read_at)
     int name(MPI_File fh, MPI_Offset offset, void *buf, int count, MPI_Datatype datatype,          \
              MPI_Status *status)                                                                   \
     {                                                                                              \
-        return bdl_io_access_all(fh, #name, 0, BDL_IO_AT, offset, buf, count, datatype, status);   \
+        return bdl_io_access_all(fh, #name, 0, BDL_IO_AT, offset, buf, count, datatype, status,    \
+                                 0);                                                               \
     }
 READ_AT_ALL(MPI_File_read_at_all)
 
@@ -468,7 +469,7 @@ WRITE_AT(MPI_File_write_at)
              MPI_Status *status)                                                                   \
     {                                                                                              \
         return bdl_io_access_all(fh, #name, 1, BDL_IO_AT, offset, (void *)buf, count, datatype,    \
-                                 status);                                                          \
+                                 status, 0);                                                       \
     }
 WRITE_AT_ALL(MPI_File_write_at_all)
 
@@ -482,7 +483,7 @@ READ_PTR(MPI_File_read, BDL_IO_INDIV)
 int MPI_File_read_all(MPI_File fh, void *buf, int count, MPI_Datatype datatype, MPI_Status *status)
 {
     return bdl_io_access_all(fh, "MPI_File_read_all", 0, BDL_IO_INDIV, 0, buf, count, datatype,
-                             status);
+                             status, 0);
 }
 
 #define WRITE_PTR(name, where)                                                                     \
@@ -496,7 +497,7 @@ int MPI_File_write_all(MPI_File fh, const void *buf, int count, MPI_Datatype dat
                        MPI_Status *status)
 {
     return bdl_io_access_all(fh, "MPI_File_write_all", 1, BDL_IO_INDIV, 0, (void *)buf, count,
-                             datatype, status);
+                             datatype, status, 0);
 }
 
 #define IREAD_AT(name)                                                                             \

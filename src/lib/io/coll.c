@@ -25,7 +25,12 @@
  * independent calls do.  The view's file offsets never decrease along the
  * view (set_view checks), so the pieces a process has in one domain are one
  * contiguous stretch of its data, in file order.  Nonblocking collectives
- * are not aggregated: they must not wait for the other processes. */
+ * are not aggregated: they must not wait for the other processes.  A split
+ * collective's begin is aggregated like the blocking call (MPI 13.4.5 lets
+ * begin do the whole access); one refused on a process (another split
+ * collective in progress there) still takes part in the plan's agreement,
+ * as not ok, so that the others go on independently instead of waiting for
+ * it. */
 #include <errno.h>
 #include <limits.h>
 #include <stdatomic.h>
@@ -399,14 +404,16 @@ static int two_phase(bdl_file_t *f, int write, uint64_t v, char *contig, void *b
 }
 
 int bdl_io_access_all(MPI_File fh, const char *call, int write, int where, MPI_Offset offset,
-                      void *buf, int count, MPI_Datatype dt, MPI_Status *status)
+                      void *buf, int count, MPI_Datatype dt, MPI_Status *status, int refused)
 {
     BDL_CHECK_INIT(call);
     bdl_file_t *f = bdl_file_get(fh);
+    if (refused && (!f || f->size == 1))
+        return refused;
     if (!f || f->size == 1)
         return bdl_io_access(fh, call, write, where, offset, buf, count, dt, status);
     bdl_dt_t *t = NULL;
-    int rc = bdl_io_check(f, fh, call, write, where, offset, count, dt, &t);
+    int rc = refused ? refused : bdl_io_check(f, fh, call, write, where, offset, count, dt, &t);
     plan_t mine = {.ok = !rc && f->rep == BDL_REP_NATIVE && !f->atomic &&
                          !hint_off(f, "collective_buffering")};
     MPI_Offset pos = where == BDL_IO_INDIV ? f->pos : offset;

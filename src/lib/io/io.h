@@ -127,9 +127,11 @@ int bdl_io_check(bdl_file_t *f, MPI_File fh, const char *call, int write, int wh
 int bdl_io_access(MPI_File fh, const char *call, int write, int where, MPI_Offset offset, void *buf,
                   int count, MPI_Datatype dt, MPI_Status *status);
 /* coll.c: a blocking collective access (_all, _at_all, split begin),
- * aggregated in two phases when that pays, else bdl_io_access. */
+ * aggregated in two phases when that pays, else bdl_io_access.  refused:
+ * 0, or the error class of an error the caller has reported already (this
+ * process then only takes part in the agreement, and returns refused). */
 int bdl_io_access_all(MPI_File fh, const char *call, int write, int where, MPI_Offset offset,
-                      void *buf, int count, MPI_Datatype dt, MPI_Status *status);
+                      void *buf, int count, MPI_Datatype dt, MPI_Status *status, int refused);
 /* The same as a nonblocking call: done now, its request complete already. */
 int bdl_io_iaccess(MPI_File fh, const char *call, int write, int where, MPI_Offset offset,
                    void *buf, int count, MPI_Datatype dt, MPI_Request *request);

@@ -228,12 +228,13 @@ int MPI_File_seek_shared(MPI_File fh, MPI_Offset offset, int whence)
  * rank order from the shared file pointer, which moves past them all.
  * One allgather of the sizes, one update of the pointer by rank 0, one
  * broadcast of where the run starts. */
+/* refused: as bdl_io_access_all's (an error reported by the caller). */
 static int ordered(MPI_File fh, const char *call, int write, void *buf, int count, MPI_Datatype dt,
-                   MPI_Status *status)
+                   MPI_Status *status, int refused)
 {
     FILE_OR_ERR(call, fh, f);
     bdl_dt_t *t;
-    int rc = bdl_io_check(f, fh, call, write, BDL_IO_ORDERED, 0, count, dt, &t);
+    int rc = refused ? refused : bdl_io_check(f, fh, call, write, BDL_IO_ORDERED, 0, count, dt, &t);
     int all = bdl_io_agree(f->comm, rc, 0);
     if (rc)
         return rc;
@@ -269,14 +270,14 @@ int MPI_File_read_ordered(MPI_File fh, void *buf, int count, MPI_Datatype dataty
                           MPI_Status *status)
 {
     BDL_MT_GUARD;
-    return ordered(fh, "MPI_File_read_ordered", 0, buf, count, datatype, status);
+    return ordered(fh, "MPI_File_read_ordered", 0, buf, count, datatype, status, 0);
 }
 
 int MPI_File_write_ordered(MPI_File fh, const void *buf, int count, MPI_Datatype datatype,
                            MPI_Status *status)
 {
     BDL_MT_GUARD;
-    return ordered(fh, "MPI_File_write_ordered", 1, (void *)buf, count, datatype, status);
+    return ordered(fh, "MPI_File_write_ordered", 1, (void *)buf, count, datatype, status, 0);
 }
 
 /* ---------------------------------------------------------------- split collectives */
@@ -305,24 +306,28 @@ static int split_begin(MPI_File fh, int kind, MPI_Offset offset, void *buf, int 
 {
     const char *call = g_split_name[kind];
     FILE_OR_ERR(call, fh, f);
+    /* Refused, this process still takes part in the call's agreement, so
+     * that the others do not wait for it. */
+    int refused = 0;
     if (f->split)
-        return bdl_file_error(fh, MPI_ERR_IO, call,
-                              "%s on file %d has not been ended yet (one split collective at a "
-                              "time per file)",
-                              g_split_name[f->split], fh);
+        refused = bdl_file_error(fh, MPI_ERR_IO, call,
+                                 "%s on file %d has not been ended yet (one split collective at "
+                                 "a time per file)",
+                                 g_split_name[f->split], fh);
     MPI_Status st;
     int rc;
     switch (kind) {
     case SPLIT_READ_AT:
     case SPLIT_WRITE_AT:
-        rc =
-            bdl_io_access(fh, call, kind == SPLIT_WRITE_AT, BDL_IO_AT, offset, buf, count, dt, &st);
+        rc = bdl_io_access_all(fh, call, kind == SPLIT_WRITE_AT, BDL_IO_AT, offset, buf, count, dt,
+                               &st, refused);
         break;
     case SPLIT_READ:
     case SPLIT_WRITE:
-        rc = bdl_io_access(fh, call, kind == SPLIT_WRITE, BDL_IO_INDIV, 0, buf, count, dt, &st);
+        rc = bdl_io_access_all(fh, call, kind == SPLIT_WRITE, BDL_IO_INDIV, 0, buf, count, dt, &st,
+                               refused);
         break;
-    default: rc = ordered(fh, call, kind == SPLIT_WRITE_ORD, buf, count, dt, &st); break;
+    default: rc = ordered(fh, call, kind == SPLIT_WRITE_ORD, buf, count, dt, &st, refused); break;
     }
     if (rc)
         return rc;
