@@ -355,26 +355,27 @@ enum { BD_CMD_NONE = 0, BD_CMD_UNLOAD = 1, BD_CMD_RMA = 2, BD_CMD_PREFETCH = 3 }
  * and the memory manager no environment at all.  The window's size is part
  * of the layout (bd_shm_hdr_t.window). */
 typedef struct bd_job_config {
-    uint32_t nr;            /* -nr, at most the node's slaves */
-    int32_t mem_strategy;   /* -mem-strategy: BD_MEMS_* */
-    uint64_t msg_threshold; /* -msg-threshold */
-    uint64_t mem_budget;    /* -mem, or the master's default; 0: no accounting (strategy none) */
-    uint64_t sbpage;        /* -sbpage */
-    uint64_t mem_threshold; /* -mem-threshold */
-    uint64_t mem_readahead; /* -mem-readahead in bytes; 0: off */
-    int32_t mem_predict;    /* -mem-predict: BD_MEMP_* */
-    int32_t mem_prefetch;   /* -mem-prefetch: 0 on, 1 off */
-    int32_t mem_track;      /* -mem-track: BD_MEMT_* */
-    int32_t mem_wp;         /* -mem-wp: BD_MEMW_* */
-    int32_t mem_dedup;      /* -mem-dedup: 0 on, 1 off (and 1 where the table has no room) */
-    int32_t mem_share;      /* -mem-share: 0 on (ranks' memory mergeable by KSM), 1 off */
-    int32_t mem_remote;     /* -mem-remote: 0 on (the lanes below exist), 1 off or one node */
-    int32_t mem_preclean;   /* -mem-preclean: 0 on, 1 off */
-    uint64_t spin_ns;       /* -spin, in ns */
-    uint64_t spill_max;     /* -spill-max; 0: no quota */
-    uint64_t p2p_tokens;    /* -p2p-tokens; 0: no flow control */
-    uint64_t coll_stage;    /* -coll-stage; 0: collectives staged whole */
-    uint64_t net_direct;    /* -net-direct; 0: never */
+    uint32_t nr;              /* -nr, at most the node's slaves */
+    int32_t mem_strategy;     /* -mem-strategy: BD_MEMS_* */
+    uint64_t msg_threshold;   /* -msg-threshold */
+    uint64_t mem_budget;      /* -mem, or the master's default; 0: no accounting (strategy none) */
+    uint64_t sbpage;          /* -sbpage */
+    uint64_t mem_threshold;   /* -mem-threshold */
+    uint64_t mem_readahead;   /* -mem-readahead in bytes; 0: off */
+    int32_t mem_predict;      /* -mem-predict: BD_MEMP_* */
+    int32_t mem_prefetch;     /* -mem-prefetch: 0 on, 1 off */
+    int32_t mem_track;        /* -mem-track: BD_MEMT_* */
+    int32_t mem_wp;           /* -mem-wp: BD_MEMW_* */
+    int32_t mem_dedup;        /* -mem-dedup: 0 on, 1 off (and 1 where the table has no room) */
+    int32_t mem_share;        /* -mem-share: 0 on (ranks' memory mergeable by KSM), 1 off */
+    int32_t mem_remote;       /* -mem-remote: 0 on (the lanes below exist), 1 off or one node */
+    int32_t mem_preclean;     /* -mem-preclean: 0 on, 1 off */
+    uint64_t spin_ns;         /* -spin, in ns */
+    uint64_t poll_quantum_ns; /* -poll-quantum, in ns */
+    uint64_t spill_max;       /* -spill-max; 0: no quota */
+    uint64_t p2p_tokens;      /* -p2p-tokens; 0: no flow control */
+    uint64_t coll_stage;      /* -coll-stage; 0: collectives staged whole */
+    uint64_t net_direct;      /* -net-direct; 0: never */
     uint64_t mem_preclean_tick; /* -mem-preclean-tick, in microseconds */
     int32_t mem_alloc_stats;    /* -mem-alloc-stats: 1 on */
     int32_t initial_errh;       /* -initial-errhandler: 0 fatal, 1 abort, 2 return (BD_ERRH_*) */

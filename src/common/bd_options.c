@@ -44,6 +44,12 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
     [BD_OPT_SPIN] = {"spin", BD_OPT_INT, "200", 0, 1000000,
                      "microseconds a rank waiting for a message spins before it sleeps in the "
                      "master, when no rank waits for a run slot and -nr > 1 (0: never spin)"},
+    [BD_OPT_POLL_QUANTUM] = {"poll-quantum", BD_OPT_INT, "1000", 0, 1000000,
+                             "most microseconds a rank that works between unsuccessful polls "
+                             "(Test, Iprobe; it sends, or messages reach it) keeps its run slot "
+                             "before a poll hands it to a waiting rank; it adapts, down to 0 "
+                             "while handing over brings the rank messages (0: every "
+                             "unsuccessful poll hands the slot over)"},
     [BD_OPT_LEND_ASLEEP] = {"lend-asleep", BD_OPT_INT, "200", 0, 3600000,
                             "milliseconds after which a rank that holds a run slot but sleeps "
                             "in a system call outside MPI (accept, a read of a socket or pipe, "

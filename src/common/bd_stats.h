@@ -38,6 +38,8 @@
     X(BLOCKS, "count", "times the rank blocked and gave up its run slot")                          \
     X(POLLS, "count", "unsuccessful polls (Test, Iprobe, ...)")                                    \
     X(YIELDS, "count", "polls that handed the run slot to another rank")                           \
+    X(POLLS_KEPT, "count",                                                                         \
+      "unsuccessful polls that kept the run slot a rank waited for (-poll-quantum)")               \
     X(LENDS, "count",                                                                              \
       "times the rank, asleep in a system call outside MPI, lent its run slot (-lend-asleep)")     \
     X(WAIT_NS, "ns", "time spent waiting for the master (blocked or descheduled)")                 \

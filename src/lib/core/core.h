@@ -134,6 +134,10 @@ typedef struct bdl_lib {
      * master without ringing it (match.c wake_receiver): the master learns
      * of it at our next request, and a failed poll makes one. */
     int ring_owed;
+    /* Polls (mt.c bdl_p2p_poll_failed): when this rank last got its run
+     * slot, and the messages it has sent (msg.c). */
+    uint64_t run_since_ns;
+    uint64_t nsent;
     int lent; /* serving RMA while it waits in the master (no run slot of its own) */
     /* MPI_THREAD_MULTIPLE (mt.c): the request and communicator tables live
      * in reservations of this many entries and never move (0: they move

@@ -229,6 +229,7 @@ int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *b
 {
     uint64_t n = count * t->psize;
     const char *contig = bdl_dt_contig(t, buf, count);
+    bdl_g.nsent++;
     int direct = ctx != BD_CTX_RMA_SVC && bdl_p2p_local(world_dst);
     uint64_t limit = direct ? bdl_g.hdr->eager : bdl_g.threshold;
     uint64_t file_num = 0;

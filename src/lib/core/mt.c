@@ -138,16 +138,60 @@ void bdl_mt_pause(void)
 
 /* A poll found nothing: serve the one-sided requests that wait for us (the
  * rank polled for may be an origin waiting for them), and give the run
- * slot away if another rank wants it. */
+ * slot away if another rank wants it, now or after a quantum.
+ *
+ * A program that only waits (while (!flag) MPI_Test) must hand its slot
+ * over at once: the rank it waits for may need the slot.  One that works
+ * between polls (HPCC's RandomAccess tests for updates after each one it
+ * makes) must not: a hand-over costs tens of microseconds, and at -nr 1 it
+ * made every rank of such a program do one step per hand-over.  The two
+ * look alike to MPI, so the rank learns which it is:
+ *  - a rank that has sent nothing in this run and to which nothing came
+ *    since it last handed over is waiting: it hands over at once;
+ *  - otherwise it keeps the slot for a quantum from the start of its run.
+ *    The quantum doubles (from QUANTUM_MIN, up to -poll-quantum) when a
+ *    hand-over brought the rank nothing (others ran, nothing came: handing
+ *    over was not what it needed) and shrinks by a quarter, to 0 below
+ *    QUANTUM_MIN, when it brought messages (a ping-pong driven by polls,
+ *    whose every hand-over brings the answer, stays at 0).
+ * Progress: a rank keeps its slot for at most -poll-quantum per run. */
+#define QUANTUM_MIN 20000ull /* ns */
+static uint64_t g_quantum;
+static uint32_t g_seq_handed; /* our mailbox's events when we last handed over */
+static uint64_t g_sent_run;   /* bdl_g.nsent when our run started (that hand-over) */
+static int g_handed;          /* handed over since the last unsuccessful poll */
+
 void bdl_p2p_poll_failed(void)
 {
     atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_POLLS], 1, memory_order_relaxed);
     bdl_rpc_serve_flagged();
-    if (atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed) ||
-        bdl_g.ring_owed) {
-        bdl_req_begin(BD_REQ_YIELD);
-        bdl_rpc();
+    if (!atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed) &&
+        !bdl_g.ring_owed)
+        return;
+    uint64_t max = bdl_g.hdr->job.poll_quantum_ns;
+    if (max) {
+        uint32_t seq = bdl_p2p_event_seq();
+        if (g_handed) {
+            g_handed = 0;
+            if (seq == g_seq_handed)
+                g_quantum = g_quantum < QUANTUM_MIN / 2 ? QUANTUM_MIN : 2 * g_quantum;
+            else
+                g_quantum -= g_quantum / 4;
+            g_quantum = g_quantum > max ? max : g_quantum < QUANTUM_MIN / 2 ? 0 : g_quantum;
+        }
+        int working = bdl_g.nsent != g_sent_run || seq != g_seq_handed;
+        if (working && g_quantum && bdl_now_ns() - bdl_g.run_since_ns < g_quantum) {
+            atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_POLLS_KEPT], 1,
+                                      memory_order_relaxed);
+            return;
+        }
     }
+    /* what comes while we are away counts as what handing over brought */
+    g_seq_handed = bdl_p2p_event_seq();
+    g_sent_run = bdl_g.nsent;
+    g_handed = 1;
+    bdl_req_begin(BD_REQ_YIELD);
+    bdl_rpc();
 }
 
 /* Tables the waits hold pointers into (requests, communicators) must not

@@ -75,7 +75,8 @@ void bdl_rpc(void)
     if (atomic_load_explicit(&sl->rma_pending, memory_order_relaxed) &&
         sl->req.code != BD_REQ_ABORT && g_service.pending)
         g_service.pending();
-    if (may_block(sl->req.code)) {
+    int blocking = may_block(sl->req.code);
+    if (blocking) {
         /* Our single-copy sends must not wait on us while we wait: they
          * become spill files (or complete) first.  That may itself make
          * requests, so the one being made is kept aside. */
@@ -134,7 +135,10 @@ void bdl_rpc(void)
     }
     atomic_store_explicit(&sl->in_rpc, was_in_rpc, memory_order_relaxed);
     bd_trace_wait_end(trace);
-    atomic_fetch_add_explicit(&sl->stats[BD_STAT_WAIT_NS], bdl_now_ns() - t0, memory_order_relaxed);
+    uint64_t t1 = bdl_now_ns();
+    atomic_fetch_add_explicit(&sl->stats[BD_STAT_WAIT_NS], t1 - t0, memory_order_relaxed);
+    if (blocking)
+        bdl_g.run_since_ns = t1; /* we may have waited for a run slot: our run starts again */
     if (shared)
         bdl_lib_mem_phase(phase); /* what runs from here on belongs to this call */
 }
