@@ -343,7 +343,7 @@ static void defer(precv_t *p, const bd_mentry_t *e)
     owe_ack(e);
     bdl_request_t *q = &bdl_g.reqs[p->handle];
     q->impl = p;
-    q->done = 1;
+    q->done = bdl_req_stamp();
     atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_RECVS_DEFERRED], 1, memory_order_relaxed);
 }
 
@@ -372,7 +372,7 @@ static void complete_posted(precv_t *p, const bd_mentry_t *e, const char *data)
         bdl_request_t *q = &bdl_g.reqs[p->handle];
         q->err = p->err;
         q->status = p->status;
-        q->done = 1;
+        q->done = bdl_req_stamp();
         q->impl = NULL;
         bdl_dt_release(q->dt);
         q->dt = NULL;
@@ -870,7 +870,7 @@ void bdl_p2p_post_recv(int handle, int ctx, int src, int tag)
     if (u) {
         free(p);
         q->err = take_unexpected(u, q->buf, q->dt, q->count, &q->status);
-        q->done = 1;
+        q->done = bdl_req_stamp();
         bdl_dt_release(q->dt);
         q->dt = NULL;
         return;

@@ -2,6 +2,7 @@
  * operations table (request.h); this file dispatches through it only, so
  * it knows no kind: point-to-point requests are msg.c's, nonblocking
  * collectives nbc.c's, generalized requests mpi/greq.c's. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -376,14 +377,26 @@ int bdl_req_testall(const char *call, int count, MPI_Request reqs[], int *flag,
     return finish_all(count, reqs, statuses) ? in_status(call) : MPI_SUCCESS;
 }
 
+int bdl_req_stamp(void)
+{
+    static unsigned stamp = 1;
+    stamp = stamp >= INT_MAX ? 2 : stamp + 1;
+    return (int)stamp;
+}
+
+/* The earliest done request (bdl_req_stamp), the first in the array among
+ * equals; -1 if none is done. */
 static int first_done(int count, MPI_Request reqs[])
 {
+    int best = -1, when = 0;
     for (int i = 0; i < count; i++) {
         bdl_request_t *q = req_live(reqs[i]);
-        if (q && q->done)
-            return i;
+        if (q && q->done && (best < 0 || q->done < when)) {
+            best = i;
+            when = q->done;
+        }
     }
-    return -1;
+    return best;
 }
 
 static int any_active(int count, MPI_Request reqs[])

@@ -89,6 +89,17 @@ struct bdl_request {
     MPI_Comm ecomm;
 };
 
+/* The order in which receives completed, for a request's done: 1, 2, ...
+ * (1 also for kinds that do not keep an order).  MPI_Waitany and
+ * MPI_Testany report the earliest of the done requests, not the first in
+ * the array: a program that posts several receives from ANY_SOURCE and
+ * ends when every sender's last message has come (HPCC's RandomAccess)
+ * then sees each sender's messages in the order they were sent.  Under
+ * BDMPI many receives complete at once when a rank gets its run slot back,
+ * which made such a program see a sender's last message before its
+ * earlier ones and lose them. */
+int bdl_req_stamp(void);
+
 /* request.c: the request table. */
 int bdl_req_new(const bdl_req_ops_t *ops);    /* a new request handle of that kind */
 bdl_request_t *bdl_req_lookup(MPI_Request h); /* NULL if h names no request */
