@@ -4,11 +4,12 @@
 # against a reference MPI), Python 3 (benchmark tooling, and the generator of
 # the Fortran bindings), gfortran (the Fortran bindings and their tests),
 # pkg-config (test tools.install), autoconf and automake (test
-# tools.autotools, the README's Autotools recipe) and clang-format (the
-# format.check test).
+# tools.autotools, the README's Autotools recipe), clang-format (the
+# format.check test) and OpenBLAS (the HPC Challenge suite, a real program
+# the realapp tests build with bdmpicc from Debian's source).
 set -euo pipefail
 pkgs=(build-essential cmake mpich libmpich-dev python3 python3-matplotlib bc procps gdb clang-format
-      gfortran pkg-config autoconf automake)
+      gfortran pkg-config autoconf automake libopenblas-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
