@@ -154,12 +154,29 @@ void bdl_mt_pause(void)
  *    over was not what it needed) and shrinks by a quarter, to 0 below
  *    QUANTUM_MIN, when it brought messages (a ping-pong driven by polls,
  *    whose every hand-over brings the answer, stays at 0).
- * Progress: a rank keeps its slot for at most -poll-quantum per run. */
-#define QUANTUM_MIN 20000ull /* ns */
-static uint64_t g_quantum;
+ * Out of core a hand-over costs more: the rank's memory is unloaded as it
+ * waits and loaded again after (a random-access table, all of it).  So a
+ * working rank also keeps its slot for 4 times what its last hand-over
+ * cost it in storage I/O and memory grants, up to QUANTUM_MEM_MAX.
+ * Progress: a rank keeps its slot for at most max(-poll-quantum,
+ * QUANTUM_MEM_MAX) per run. */
+#define QUANTUM_MIN 20000ull         /* ns */
+#define QUANTUM_MEM_MAX 250000000ull /* ns */
+static uint64_t g_quantum, g_mem_floor;
 static uint32_t g_seq_handed; /* our mailbox's events when we last handed over */
 static uint64_t g_sent_run;   /* bdl_g.nsent when our run started (that hand-over) */
+static uint64_t g_mem_handed; /* mem_ns() when we last handed over */
 static int g_handed;          /* handed over since the last unsuccessful poll */
+
+/* Time the rank has spent on its managed memory: storage I/O (running or
+ * waiting) and waits for memory grants. */
+static uint64_t mem_ns(void)
+{
+    _Atomic uint64_t *st = bdl_g.slot->stats;
+    return atomic_load_explicit(&st[BD_STAT_TIME_IO_RUN_NS], memory_order_relaxed) +
+           atomic_load_explicit(&st[BD_STAT_TIME_IO_WAIT_NS], memory_order_relaxed) +
+           atomic_load_explicit(&st[BD_STAT_TIME_GRANT_NS], memory_order_relaxed);
+}
 
 void bdl_p2p_poll_failed(void)
 {
@@ -178,9 +195,12 @@ void bdl_p2p_poll_failed(void)
             else
                 g_quantum -= g_quantum / 4;
             g_quantum = g_quantum > max ? max : g_quantum < QUANTUM_MIN / 2 ? 0 : g_quantum;
+            uint64_t cost = mem_ns() - g_mem_handed;
+            g_mem_floor = 4 * cost < QUANTUM_MEM_MAX ? 4 * cost : QUANTUM_MEM_MAX;
         }
         int working = bdl_g.nsent != g_sent_run || seq != g_seq_handed;
-        if (working && g_quantum && bdl_now_ns() - bdl_g.run_since_ns < g_quantum) {
+        uint64_t q = g_quantum > g_mem_floor ? g_quantum : g_mem_floor;
+        if (working && q && bdl_now_ns() - bdl_g.run_since_ns < q) {
             atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_POLLS_KEPT], 1,
                                       memory_order_relaxed);
             return;
@@ -189,6 +209,7 @@ void bdl_p2p_poll_failed(void)
     /* what comes while we are away counts as what handing over brought */
     g_seq_handed = bdl_p2p_event_seq();
     g_sent_run = bdl_g.nsent;
+    g_mem_handed = mem_ns();
     g_handed = 1;
     bdl_req_begin(BD_REQ_YIELD);
     bdl_rpc();
