@@ -48,8 +48,9 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                              "most microseconds a rank that works between unsuccessful polls "
                              "(Test, Iprobe; it sends, or messages reach it) keeps its run slot "
                              "before a poll hands it to a waiting rank; it adapts, down to 0 "
-                             "while handing over brings the rank messages (0: every "
-                             "unsuccessful poll hands the slot over)"},
+                             "while handing over brings the rank messages; out of core also "
+                             "4 times the storage I/O its last hand-over cost it, at most 250 "
+                             "ms (0: every unsuccessful poll hands the slot over)"},
     [BD_OPT_LEND_ASLEEP] = {"lend-asleep", BD_OPT_INT, "200", 0, 3600000,
                             "milliseconds after which a rank that holds a run slot but sleeps "
                             "in a system call outside MPI (accept, a read of a socket or pipe, "
