@@ -195,6 +195,7 @@ static void coll_free(coll_t *c)
     free(c->node_in);
     free(c->done_from);
     free(c->credit_out);
+    free(c->held_for);
     free(c->acc);
     /* A communicator freed by all its members while nonblocking collectives
      * on it were still running goes with the last of them. */
@@ -297,7 +298,7 @@ int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total)
 {
     if (place(c, p, total, 1) < 0)
         return -1;
-    bdr_pipe_placed(c, total);
+    bdr_pipe_placed(c, p, total);
     return 0;
 }
 

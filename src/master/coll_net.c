@@ -268,6 +268,8 @@ static void remote_complete(coll_t *c, const bdr_net_hdr_t *h)
             !bdr_comm_new(res[0], res[2], (const int *)res + 3))
             bdr_master_fail(1, "master out of memory creating a communicator");
     }
+    if (what == CM_PIECE && c->pipe_net)
+        bdr_pipe_remote_in(c); /* its reader may wait elsewhere */
     bdr_coll_progress(c);
 }
 

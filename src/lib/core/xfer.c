@@ -71,7 +71,8 @@ void bdl_put_flush(bdl_put_t *p)
 int bdl_xfer_take(const bdl_xfer_t *x, int final, int32_t *peers, int max, int *n)
 {
     bd_req_t *r = coll_req(x, BD_REQ_COLL_TAKE);
-    r->arg[0] = final;
+    r->arg[0] = final & ~BDL_TAKE_NO_YIELD;
+    r->arg[1] = (final & BDL_TAKE_NO_YIELD) != 0;
     bdl_rpc();
     int k = (int)bdl_resp()->arg[0];
     if (k < 0 || k > max)

@@ -52,6 +52,8 @@ void bdl_put_typed(bdl_put_t *p, int peer, const void *buf, uint64_t count, cons
  * max), their number to *n; returns the answer's flag (final 0: the
  * instance is under its bound, put on; 1: GET the rest). */
 int bdl_xfer_take(const bdl_xfer_t *x, int final, int32_t *peers, int max, int *n);
+/* Or'ed into final 3 (a test): answer without giving the run slot away. */
+#define BDL_TAKE_NO_YIELD 16
 
 /* Batches GET segments; data lands in the given destinations. */
 typedef struct bdl_get bdl_get_t;

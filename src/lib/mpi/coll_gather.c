@@ -532,12 +532,17 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
         int pipe = !request && bdl_g.hdr->job.coll_stage;
         for (int r = 0; pipe && inplace && r < c->size; r++)
             pipe = bdl_p2p_local(bdl_comm_peer_world(c, r));
-        if (pipe)
+        /* Nonblocking, not in place: the pieces are put here while the
+         * staging has room, the rest in MPI_Test and MPI_Wait, or before
+         * this rank waits in any other call (core/nbc.c, pipe_progress and
+         * bdl_nbc_pipe_settle). */
+        int pipe_nb = request && bdl_g.hdr->job.coll_stage && !inplace;
+        if (pipe || pipe_nb)
             bdl_xfer_begin_pipe(&nb.xf, c, BD_COLL_ALLTOALL, bdl_coll_api(api, request), inplace);
         else
             bdl_xfer_begin(&nb.xf, c, BD_COLL_ALLTOALL, 0, 0, 0, 0, bdl_coll_api(api, request));
         int over = bdl_resp()->flag; /* BEGIN's answer: the instance is past the bound */
-        if (pipe && !(nb.taken = calloc((size_t)c->size, 1)))
+        if ((pipe || pipe_nb) && !(nb.taken = calloc((size_t)c->size, 1)))
             bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
         nb.gkind = BDL_GET_BLOCKS;
         nb.whole = 1;
@@ -550,6 +555,13 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
             nb.bdispls = (int *)rv->displs;
         } else {
             nb.displs = (int *)rv->displs;
+        }
+        if (pipe_nb) {
+            nb.pipe_nb = 1;
+            nb.pp = bdl_nbc_pipe_new(s->buf, s->count, s->counts, s->displs, s->t, s->tv, c->size);
+            nb.pp->over = over;
+            bdl_nbc_pipe_put(&nb, 3); /* the request goes on with the rest */
+            goto launch;
         }
         bdl_put_t p = bdl_put_start(&nb.xf);
         p.over = over;
@@ -591,8 +603,10 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
                                     rv->tv ? NULL : rv->displs, rv->t, rv->tv,
                                     rv->tv ? rv->displs : NULL, me);
     }
+launch:
     rc = own_launch(&nb, request, &oc);
-    free(nb.taken);
+    if (!nb.pipe_nb) /* else the request owns it (and nb.pp) */
+        free(nb.taken);
 out:
     free(s->tv);
     free(rv->tv);
