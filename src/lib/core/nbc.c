@@ -218,6 +218,7 @@ int bdl_nbc_take(bdl_nbc_t *nb, int final)
 
 static int *dup_ints(const int *a, int n);
 static void nbc_finish(bdl_nbc_t *nb);
+static void pipe_all(const bdl_nbc_t *except, int flush);
 
 /* Those that pipeline and are not complete, for bdl_nbc_pipe_settle. */
 static bdl_nbc_t **g_pend;
@@ -284,7 +285,12 @@ int bdl_nbc_pipe_put(bdl_nbc_t *nb, int mode)
     return 1;
 }
 
-void bdl_nbc_pipe_settle(const bdl_nbc_t *except)
+void bdl_nbc_pipe_settle(const bdl_nbc_t *except) { pipe_all(except, 1); }
+
+void bdl_nbc_pipe_poll(void) { pipe_all(NULL, 0); }
+
+/* bdl_nbc_pipe_settle (flush) or bdl_nbc_pipe_poll. */
+static void pipe_all(const bdl_nbc_t *except, int flush)
 {
     if (!g_npend || g_settling)
         return;
@@ -299,8 +305,7 @@ void bdl_nbc_pipe_settle(const bdl_nbc_t *except)
         int go;
         if (nb == except)
             continue;
-        if (!nb->pp->arrived) {
-            bdl_nbc_pipe_put(nb, 2);
+        if (!nb->pp->arrived && bdl_nbc_pipe_put(nb, flush ? 2 : 3)) {
             bdl_xfer_call(&nb->xf, BD_REQ_COLL_ARRIVE);
             nb->pp->arrived = 1;
         }

@@ -115,6 +115,11 @@ int bdl_nbc_pipe_put(bdl_nbc_t *nb, int mode);
  * while it waits elsewhere.  The request being made and the window are
  * kept. */
 void bdl_nbc_pipe_settle(const bdl_nbc_t *except);
+/* A poll that found nothing (MPI_Iprobe, MPI_Test of other requests): the
+ * pending nonblocking all-to-alls put within the bound and take what is
+ * offered, as in an MPI_Test of theirs (a rank may poll for a message that
+ * comes only once another rank's all-to-all completes). */
+void bdl_nbc_pipe_poll(void);
 /* The send side of a nonblocking all-to-all that pipelines (arrays copied,
  * types retained; freed with the request). */
 bdl_nbc_pipe_t *bdl_nbc_pipe_new(const void *buf, int count, const int *counts, const int *displs,

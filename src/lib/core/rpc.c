@@ -79,8 +79,11 @@ void bdl_rpc(void)
     if (may_block(sl->req.code)) {
         /* Nor may our pending nonblocking all-to-alls that pipeline wait
          * for us: their pieces are put and those offered taken first
-         * (nbc.c; it keeps the request and the window aside). */
-        bdl_nbc_pipe_settle(NULL);
+         * (nbc.c; it keeps the request and the window aside).  A yield
+         * comes back by itself, after its poll stepped them
+         * (bdl_p2p_poll_failed). */
+        if (sl->req.code != BD_REQ_YIELD)
+            bdl_nbc_pipe_settle(NULL);
         /* Our single-copy sends must not wait on us while we wait: they
          * become spill files (or complete) first.  That may itself make
          * requests, so the one being made is kept aside. */
