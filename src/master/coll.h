@@ -65,6 +65,9 @@ int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want);
 /* A piece of c from another node is complete here: give its credit back
  * at once when its reader waits elsewhere (nonblocking, coll_pipe.c). */
 void bdr_pipe_remote_in(coll_t *c);
+/* The node whose rank sent piece p of c, when another one (a pipelined
+ * kind); else -1. */
+int bdr_pipe_from_node(const coll_t *c, const piece_t *p);
 /* Is s, blocked in COLL_TAKE, to be answered now? */
 int bdr_pipe_take_ready(slave_t *s);
 /* Something changed for c: fold, compute, ship what is due, wake its ranks. */

@@ -232,7 +232,7 @@ static int install_piece(coll_t *c, piece_t *p, uint64_t total, uint64_t off, co
     if (!p->data && !p->in_file && total) {
         if (p->taken || bdr_coll_piece_place(c, p, total) < 0)
             return -1;
-        if (c->d.kind == BD_COLL_ALLTOALL) /* from another node: its own share of the bound */
+        if (bdr_pipe_from_node(c, p) >= 0) /* from another node: its own share of the bound */
             c->staged_in += total;
     }
     while (len) {

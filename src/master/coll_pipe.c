@@ -32,8 +32,41 @@ int bdr_pipe_bounded(const coll_t *c)
      * any other call; see away()); a gather's or scatter's pieces for
      * another node still go whole through coll_net.c. */
     return k == BD_COLL_ALLTOALL ||
-           (!(c->d.api & BD_API_NB) && (k == BD_COLL_GATHER || k == BD_COLL_SCATTER) &&
-            c->nlocal == c->comm->size);
+           (!(c->d.api & BD_API_NB) && (k == BD_COLL_GATHER || k == BD_COLL_SCATTER));
+}
+
+/* The index of the piece of c that src sends dst, or -1 (gathers: every
+ * piece goes to the root; scatters: every piece comes from it). */
+static int piece_idx(const coll_t *c, int src, int dst)
+{
+    int size = c->comm->size, root = c->d.root;
+    switch (c->d.kind) {
+    case BD_COLL_ALLTOALL: return src * size + dst;
+    case BD_COLL_GATHER: return dst == root ? src : -1;
+    case BD_COLL_SCATTER: return src == root ? dst : -1;
+    default: return -1;
+    }
+}
+
+/* Who sends piece p of c (a pipelined kind), and who reads it. */
+static void piece_ends(const coll_t *c, const piece_t *p, int *src, int *dst)
+{
+    int i = (int)(p - c->pieces), size = c->comm->size;
+    switch (c->d.kind) {
+    case BD_COLL_ALLTOALL:
+        *src = i / size;
+        *dst = i % size;
+        break;
+    case BD_COLL_GATHER:
+        *src = i;
+        *dst = c->d.root;
+        break;
+    case BD_COLL_SCATTER:
+        *src = c->d.root;
+        *dst = i;
+        break;
+    default: *src = *dst = -1; break;
+    }
 }
 
 static int nb_pipe(const coll_t *c) { return c->pipe && (c->d.api & BD_API_NB); }
@@ -81,7 +114,7 @@ static uint64_t pipe_window(const coll_t *c)
 static uint64_t pipe_limit(const coll_t *c)
 {
     uint64_t b = g_m.hdr->job.coll_stage;
-    return c->nlocal == c->comm->size || c->d.kind != BD_COLL_ALLTOALL ? b : b - b / 2;
+    return c->nlocal == c->comm->size ? b : b - b / 2;
 }
 
 int bdr_pipe_over(const coll_t *c)
@@ -106,12 +139,15 @@ static int moves(const coll_t *c)
 /* The node whose rank sent piece p of all-to-all c, when not this one; else -1. */
 static int remote_origin(const coll_t *c, const piece_t *p)
 {
-    if (c->d.kind != BD_COLL_ALLTOALL)
+    int src, dst;
+    piece_ends(c, p, &src, &dst);
+    if (src < 0)
         return -1;
-    int src = (int)((size_t)(p - c->pieces) / (size_t)c->comm->size);
     int n = bdr_coll_rank_node(c, src);
     return n == g_m.node ? -1 : n;
 }
+
+int bdr_pipe_from_node(const coll_t *c, const piece_t *p) { return remote_origin(c, p); }
 
 /* The local reader of piece p of all-to-all c that a local rank sent, or -1. */
 static int local_reader(const coll_t *c, const piece_t *p)
@@ -215,7 +251,10 @@ void bdr_pipe_ship(coll_t *c)
             /* from the piece for the next rank on, as the ranks put them,
              * so the nodes' credit is used evenly */
             int dst = (src + k) % size, n = bdr_coll_rank_node(c, dst);
-            piece_t *p = &c->pieces[(size_t)src * (size_t)size + (size_t)dst];
+            int idx = piece_idx(c, src, dst);
+            if (idx < 0)
+                continue;
+            piece_t *p = &c->pieces[idx];
             if (n == g_m.node || !p->total || p->sent)
                 continue;
             if (p->filled != p->total || (c->credit_out[n] && c->credit_out[n] + p->total > w)) {

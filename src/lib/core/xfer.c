@@ -49,6 +49,11 @@ void bdl_xfer_begin_pipe(bdl_xfer_t *x, bdl_comm_t *c, int kind, int api, int in
     xfer_begin(x, c, kind, 0, 0, 0, 0, api, inplace ? 2 : 1);
 }
 
+void bdl_xfer_begin_pipe_root(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int api)
+{
+    xfer_begin(x, c, kind, root, 0, 0, 0, api, 1);
+}
+
 void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code)
 {
     coll_req(x, code);

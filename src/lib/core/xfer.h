@@ -27,6 +27,8 @@ void bdl_xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dtype,
  * it puts, bounded staging): the master may then ship the pieces for other
  * nodes as their receivers make room, not all at once (coll_pipe.c). */
 void bdl_xfer_begin_pipe(bdl_xfer_t *x, bdl_comm_t *c, int kind, int api, int inplace);
+/* The same for a blocking gather or scatter that pipelines (its root). */
+void bdl_xfer_begin_pipe_root(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int api);
 /* One request code (WAIT, TEST, ARRIVE, END, ...) addressed to x, answered. */
 void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code);
 

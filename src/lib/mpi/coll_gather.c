@@ -152,16 +152,19 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
     if (own_err)
         nb.err = MPI_ERR_TRUNCATE;
     if (c->size > 1) {
-        bdl_xfer_begin(&nb.xf, c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, 0, 0, 0,
-                       bdl_coll_api(api, request));
-        /* Bounded staging (-coll-stage): a blocking gather among ranks of
-         * this node puts its piece only while the master's staging of it
-         * is under the bound (BEGIN's answer), and its root takes the
-         * pieces as they complete (see alltoall_common). */
-        int over = bdl_resp()->flag;
+        /* Bounded staging (-coll-stage): a blocking gather puts its piece
+         * only while the master's staging of it is under the bound
+         * (BEGIN's answer), and its root takes the pieces as they complete
+         * (see alltoall_common).  Across nodes too: BEGIN tells the
+         * master, which ships the pieces to the root's node as its master
+         * gives credit (coll_pipe.c). */
         int pipe = !all && !request && bdl_g.hdr->job.coll_stage;
-        for (int r = 0; pipe && r < c->size; r++)
-            pipe = bdl_p2p_local(bdl_comm_peer_world(c, r));
+        if (pipe)
+            bdl_xfer_begin_pipe_root(&nb.xf, c, BD_COLL_GATHER, root, bdl_coll_api(api, request));
+        else
+            bdl_xfer_begin(&nb.xf, c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, 0,
+                           0, 0, bdl_coll_api(api, request));
+        int over = bdl_resp()->flag;
         if (pipe && c->rank != root && over)
             bdl_nbc_take(&nb, 0);
         if (all || c->rank != root) {
@@ -339,17 +342,19 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
     if (own_err)
         nb.err = MPI_ERR_TRUNCATE;
     if (c->size > 1) {
-        bdl_xfer_begin(&nb.xf, c, BD_COLL_SCATTER, root, 0, 0, 0, bdl_coll_api(api, request));
-        /* Bounded staging (-coll-stage): a blocking scatter among ranks of
-         * this node is a gather backwards.  The root puts a piece only
-         * while the master's staging is under the bound (its last answer,
-         * BEGIN's for the first), else it waits in COLL_TAKE, where nothing
-         * is offered to it, until a reader has taken enough; every other
-         * rank takes its piece as soon as it is complete. */
-        int over = bdl_resp()->flag;
+        /* Bounded staging (-coll-stage): a blocking scatter is a gather
+         * backwards.  The root puts a piece only while the master's
+         * staging is under the bound (its last answer, BEGIN's for the
+         * first), else it waits in COLL_TAKE, where nothing is offered to
+         * it, until a reader has taken enough (or, across nodes, the
+         * readers' masters have given credit back); every other rank takes
+         * its piece as soon as it is complete. */
         int pipe = !request && bdl_g.hdr->job.coll_stage;
-        for (int r = 0; pipe && r < c->size; r++)
-            pipe = bdl_p2p_local(bdl_comm_peer_world(c, r));
+        if (pipe)
+            bdl_xfer_begin_pipe_root(&nb.xf, c, BD_COLL_SCATTER, root, bdl_coll_api(api, request));
+        else
+            bdl_xfer_begin(&nb.xf, c, BD_COLL_SCATTER, root, 0, 0, 0, bdl_coll_api(api, request));
+        int over = bdl_resp()->flag;
         if (is_root) {
             bdl_put_t p = bdl_put_start(&nb.xf);
             p.over = over;
