@@ -1,6 +1,7 @@
 /* Bounded collective staging (issue 17 part 2, -coll-stage): a blocking
- * MPI_Alltoall(v,w), MPI_Gather(v) or MPI_Scatter(v) among ranks of this node no longer
- * lives whole in the master (its memory or its spill file) between the
+ * MPI_Alltoall(v,w), MPI_Gather(v) or MPI_Scatter(v), on one node or
+ * across nodes (pieces for other nodes go as their masters give credit),
+ * or a nonblocking MPI_Ialltoall(v,w), no longer lives whole in the master (its memory or its spill file) between the
  * first PUT and the last GET.  Its ranks (src/lib/mpi/coll_gather.c) PUT
  * their pieces in order, and before a piece, when the last answer (BEGIN's
  * or a PUT's) said the instance's staged bytes are past the bound, they
