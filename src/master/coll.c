@@ -715,8 +715,8 @@ static void coll_put(slave_t *s)
             poke = 1; /* its reader may be waiting in COLL_TAKE */
         if (c->pipe_net && p->total && p->filled == p->total &&
             bdr_coll_rank_node(c, c->d.kind == BD_COLL_GATHER ? c->d.root
-                                  : seg.peer >= 0              ? seg.peer
-                                                               : s->coll_rank) != g_m.node)
+                                  : seg.peer >= 0             ? seg.peer
+                                                              : s->coll_rank) != g_m.node)
             ship = 1; /* its reader is on another node */
     }
     if (ship)

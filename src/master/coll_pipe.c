@@ -158,7 +158,7 @@ static int local_reader(const coll_t *c, const piece_t *p)
     size_t i = (size_t)(p - c->pieces), size = (size_t)c->comm->size;
     int src = (int)(i / size), dst = (int)(i % size);
     return bdr_coll_rank_node(c, src) == g_m.node && bdr_coll_rank_node(c, dst) == g_m.node ? dst
-                                                                                             : -1;
+                                                                                            : -1;
 }
 
 /* Count p's bytes (sign 1) or no longer (-1) in its reader's held_for. */

@@ -32,7 +32,10 @@ static unsigned char pat(int i, int j, int k, size_t b)
     return (unsigned char)(i * 31 + j * 17 + k * 7 + b);
 }
 
-static size_t len(int i, int j) { return g_fixed ? g_sz : g_sz + (size_t)((7 * i + 13 * j) % 4096); }
+static size_t len(int i, int j)
+{
+    return g_fixed ? g_sz : g_sz + (size_t)((7 * i + 13 * j) % 4096);
+}
 
 typedef struct {
     int *sc, *sd, *rc, *rd;
@@ -70,8 +73,9 @@ static int a2a_check(a2a_t *a, int k, const char *what)
     for (int j = 0; j < g_size && !bad; j++)
         for (size_t b = 0; b < (size_t)a->rc[j]; b++)
             if (a->in[a->rd[j] + b] != pat(j, g_rank, k, b)) {
-                fprintf(stderr, "flow_ia2a %s: rank %d: round %d, piece from %d wrong at byte %zu\n",
-                        what, g_rank, k, j, b);
+                fprintf(stderr,
+                        "flow_ia2a %s: rank %d: round %d, piece from %d wrong at byte %zu\n", what,
+                        g_rank, k, j, b);
                 bad = 1;
                 break;
             }

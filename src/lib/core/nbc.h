@@ -84,10 +84,10 @@ typedef struct bdl_nbc {
     MPI_Datatype dt;
     bdl_nbc_fin_t fin; /* BDL_GET_SPLIT */
     void *fin_arg;
-    char *taken; /* BDL_GET_BLOCKS, bounded staging: block j taken already (bdl_nbc_take) */
+    char *taken;        /* BDL_GET_BLOCKS, bounded staging: block j taken already (bdl_nbc_take) */
     bdl_nbc_pipe_t *pp; /* a nonblocking all-to-all that pipelines (owned) */
     int pipe_nb;        /* it is one (kept once it completes and pp is gone) */
-    int nreq;    /* not through the master: complete when these are */
+    int nreq;           /* not through the master: complete when these are */
     MPI_Request *reqs;
 } bdl_nbc_t;
 
