@@ -58,8 +58,8 @@
 #            pieces, -coll-stage 2M, session 17): the pieces go to the
 #            root's node as its master gives credit, as an all-to-all's
 #            (the same bound); whole (gather_nodes_whole) the root's master
-#            held 13 MB; scatter_nodes (and _file, in the spill files;
-#            _whole: 14 MB) the same backwards; gather3: -nn 3 -ns 4 -nr 2
+#            held 7 MB; scatter_nodes (and _file, in the spill files;
+#            _whole: 7 MB) the same backwards; gather3: -nn 3 -ns 4 -nr 2
 #            (the root's master held 11 pieces whole).
 #   a2a_inplace  MPI_Alltoallv in place (a2ai: 8 ranks, -nr 1, pieces of
 #            1 MiB and more, some empty, -coll-stage 2M): a rank takes the
