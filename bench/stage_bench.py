@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """stage_bench.py: the transient memory of a blocking MPI_Alltoallv through
-the masters (issue 17), bounded (-coll-stage BOUND) against staged whole
+the masters (issue 17; also gathers, scatters and nonblocking all-to-alls,
+--prog/--mode), bounded (-coll-stage BOUND) against staged whole
 (-coll-stage 0), alternating, in one invocation.  Runs the test program
 build/tests/flow (every byte checked) and reads --stats: each master's
 STAGE_PEAK (collective data staged at once, memory and spill files) and
@@ -29,12 +30,12 @@ def size(s):
 def run(a, bound):
     bd = os.path.abspath(a.build_dir)
     cmd = [os.path.join(bd, "bin", "bdmpiexec"), "-nn", str(a.nodes), "-ns", str(a.ns), "-nr", str(a.nr),
-           "-coll-stage", str(bound), "--stats", *a.extra, os.path.join(bd, "tests", "flow"), a.mode,
+           "-coll-stage", str(bound), "--stats", *a.extra, os.path.join(bd, "tests", a.prog), a.mode,
            "1", str(a.piece)]
     t0 = time.monotonic()
     p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True, timeout=600)
     wall = time.monotonic() - t0
-    if p.returncode or f"flow {a.mode}: ok" not in p.stdout:
+    if p.returncode or f"{a.prog} {a.mode}: ok" not in p.stdout:
         sys.exit(f"stage_bench: {' '.join(cmd)} failed ({p.returncode}):\n{p.stdout[-2000:]}")
     stat = {}
     for line in p.stdout.splitlines():
@@ -52,7 +53,10 @@ def main():
     ap.add_argument("--nr", type=int, default=1)
     ap.add_argument("--piece", type=size, default=size("1M"))
     ap.add_argument("--bound", type=size, default=size("2M"))
-    ap.add_argument("--mode", default="a2a", help="flow's mode: a2a (Alltoallv), a2az, a2af (Alltoall)")
+    ap.add_argument("--prog", default="flow", help="test program: flow, or flow_ia2a (nonblocking all-to-alls)")
+    ap.add_argument("--mode", default="a2a",
+                    help="its mode: flow a2a (Alltoallv), a2az, a2af (Alltoall), gather, scatter; "
+                    "flow_ia2a wait, test, fixed, w, recv, probe, two, order")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("extra", nargs="*", help="more bdmpiexec options (after --)")
     a = ap.parse_args()

@@ -97,7 +97,11 @@ enum bd_req_code {
                          complete or the rank may GET the rest (resp.flag 1).  resp.arg[0]:
                          the number of int32 peers in the window whose pieces are complete
                          (each offered once); resp.arg[1] (in place, nothing to take): 1 +
-                         the peer whose block to put next, over the bound, or 0 */
+                         the peer whose block to put next, over the bound, or 0.
+                         arg[0]=2 / 3: the same as 0 / 1, answered at once (a nonblocking
+                         all-to-all's MPI_Test, or before the rank waits elsewhere); 3
+                         counts as arriving, and yields the run slot when it offers
+                         nothing and the rank may not GET yet */
     BD_REQ_NAME,      /* arg[0]=BD_NAME_*; window: service name, NUL, port name, NUL.  resp.status
                      BD_RESP_ERROR when unknown (unpublish, lookup) or taken (publish); lookup:
                      window out: the port name */

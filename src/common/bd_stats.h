@@ -109,7 +109,7 @@
       "yet received were over the budget")                                                         \
     X(STAGE_PEAK, "bytes",                                                                         \
       "peak bytes of collective data the master staged at once, in memory and spill files (the "   \
-      "node's value, shown on its first rank; -coll-stage bounds blocking all-to-alls)")           \
+      "node's value, shown on its first rank; -coll-stage bounds all-to-alls, gathers, scatters)") \
     X(MEM_PRECLEANED, "bytes",                                                                     \
       "managed memory written back while its rank ran (-mem-preclean), not at an unload")
 

@@ -195,6 +195,7 @@ static void coll_free(coll_t *c)
     free(c->node_in);
     free(c->done_from);
     free(c->credit_out);
+    free(c->held_for);
     free(c->acc);
     /* A communicator freed by all its members while nonblocking collectives
      * on it were still running goes with the last of them. */
@@ -297,7 +298,7 @@ int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total)
 {
     if (place(c, p, total, 1) < 0)
         return -1;
-    bdr_pipe_placed(c, total);
+    bdr_pipe_placed(c, p, total);
     return 0;
 }
 
@@ -670,7 +671,9 @@ static void coll_begin(slave_t *s, const bd_req_t *r)
     /* A blocking all-to-all whose ranks pipeline: its pieces for other
      * nodes go as their masters give credit (coll_pipe.c).  All its ranks
      * say so alike (all in place or none, MPI 3.1 5.8). */
-    if (r->arg[0] == 1 && d.kind == BD_COLL_ALLTOALL && bdr_pipe_bounded(c))
+    if (r->arg[0] == 1 &&
+        (d.kind == BD_COLL_ALLTOALL || d.kind == BD_COLL_GATHER || d.kind == BD_COLL_SCATTER) &&
+        bdr_pipe_bounded(c))
         c->pipe_net = c->pipe = 1;
     else if (r->arg[0] == 2 && d.kind == BD_COLL_ALLTOALL && bdr_pipe_bounded(c) &&
              c->nlocal == c->comm->size)
@@ -710,8 +713,10 @@ static void coll_put(slave_t *s)
                                   memory_order_relaxed);
         if (c->pipe && p->total && p->filled == p->total)
             poke = 1; /* its reader may be waiting in COLL_TAKE */
-        if (c->pipe_net && p->total && p->filled == p->total && seg.peer >= 0 &&
-            bdr_coll_rank_node(c, seg.peer) != g_m.node)
+        if (c->pipe_net && p->total && p->filled == p->total &&
+            bdr_coll_rank_node(c, c->d.kind == BD_COLL_GATHER ? c->d.root
+                                  : seg.peer >= 0             ? seg.peer
+                                                              : s->coll_rank) != g_m.node)
             ship = 1; /* its reader is on another node */
     }
     if (ship)

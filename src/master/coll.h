@@ -54,7 +54,7 @@ void bdr_pipe_ship(coll_t *c);
 /* Node `node` says its reader has read piece idx (bytes) of c: credit. */
 void bdr_pipe_credit(coll_t *c, int node, int idx, uint64_t bytes);
 /* Piece p of c was placed (total bytes) / is gone with c: count it. */
-void bdr_pipe_placed(coll_t *c, uint64_t total);
+void bdr_pipe_placed(coll_t *c, const piece_t *p, uint64_t total);
 void bdr_pipe_dropped(coll_t *c, const piece_t *p);
 /* A GET read len more bytes of piece p, whose reader expects it to have
  * `want` bytes (0: as many as it has): once the reader has read what it
@@ -62,6 +62,12 @@ void bdr_pipe_dropped(coll_t *c, const piece_t *p);
  * reports as MPI_ERR_TRUNCATE), give it back (pipelined instances).  0, or
  * -1 when the job fails. */
 int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want);
+/* A piece of c from another node is complete here: give its credit back
+ * at once when its reader waits elsewhere (nonblocking, coll_pipe.c). */
+void bdr_pipe_remote_in(coll_t *c);
+/* The node whose rank sent piece p of c, when another one (a pipelined
+ * kind); else -1. */
+int bdr_pipe_from_node(const coll_t *c, const piece_t *p);
 /* Is s, blocked in COLL_TAKE, to be answered now? */
 int bdr_pipe_take_ready(slave_t *s);
 /* Something changed for c: fold, compute, ship what is due, wake its ranks. */

@@ -232,7 +232,7 @@ static int install_piece(coll_t *c, piece_t *p, uint64_t total, uint64_t off, co
     if (!p->data && !p->in_file && total) {
         if (p->taken || bdr_coll_piece_place(c, p, total) < 0)
             return -1;
-        if (c->d.kind == BD_COLL_ALLTOALL) /* from another node: its own share of the bound */
+        if (bdr_pipe_from_node(c, p) >= 0) /* from another node: its own share of the bound */
             c->staged_in += total;
     }
     while (len) {
@@ -268,6 +268,8 @@ static void remote_complete(coll_t *c, const bdr_net_hdr_t *h)
             !bdr_comm_new(res[0], res[2], (const int *)res + 3))
             bdr_master_fail(1, "master out of memory creating a communicator");
     }
+    if (what == CM_PIECE && c->pipe_net)
+        bdr_pipe_remote_in(c); /* its reader may wait elsewhere */
     bdr_coll_progress(c);
 }
 

@@ -1,6 +1,7 @@
 /* Bounded collective staging (issue 17 part 2, -coll-stage): a blocking
- * MPI_Alltoall(v,w), MPI_Gather(v) or MPI_Scatter(v) among ranks of this node no longer
- * lives whole in the master (its memory or its spill file) between the
+ * MPI_Alltoall(v,w), MPI_Gather(v) or MPI_Scatter(v), on one node or
+ * across nodes (pieces for other nodes go as their masters give credit),
+ * or a nonblocking MPI_Ialltoall(v,w), no longer lives whole in the master (its memory or its spill file) between the
  * first PUT and the last GET.  Its ranks (src/lib/mpi/coll_gather.c) PUT
  * their pieces in order, and before a piece, when the last answer (BEGIN's
  * or a PUT's) said the instance's staged bytes are past the bound, they
@@ -24,13 +25,76 @@ uint64_t bdr_coll_stage_peak(void) { return g_staged_peak; }
 int bdr_pipe_bounded(const coll_t *c)
 {
     int k = c->d.kind;
-    if (!g_m.hdr->job.coll_stage || (c->d.api & BD_API_NB))
+    if (!g_m.hdr->job.coll_stage)
         return 0;
     /* An all-to-all across nodes too (its pieces for other nodes go as
-     * their masters give credit, bdr_pipe_ship); a gather's or scatter's
-     * pieces for another node still go whole through coll_net.c. */
+     * their masters give credit, bdr_pipe_ship), and a nonblocking one (its
+     * ranks put and take in MPI_Test and MPI_Wait, and before they wait in
+     * any other call; see away()); a gather's or scatter's pieces for
+     * another node still go whole through coll_net.c. */
     return k == BD_COLL_ALLTOALL ||
-           ((k == BD_COLL_GATHER || k == BD_COLL_SCATTER) && c->nlocal == c->comm->size);
+           (!(c->d.api & BD_API_NB) && (k == BD_COLL_GATHER || k == BD_COLL_SCATTER));
+}
+
+/* The index of the piece of c that src sends dst, or -1 (gathers: every
+ * piece goes to the root; scatters: every piece comes from it). */
+static int piece_idx(const coll_t *c, int src, int dst)
+{
+    int size = c->comm->size, root = c->d.root;
+    switch (c->d.kind) {
+    case BD_COLL_ALLTOALL: return src * size + dst;
+    case BD_COLL_GATHER: return dst == root ? src : -1;
+    case BD_COLL_SCATTER: return src == root ? dst : -1;
+    default: return -1;
+    }
+}
+
+/* Who sends piece p of c (a pipelined kind), and who reads it. */
+static void piece_ends(const coll_t *c, const piece_t *p, int *src, int *dst)
+{
+    int i = (int)(p - c->pieces), size = c->comm->size;
+    switch (c->d.kind) {
+    case BD_COLL_ALLTOALL:
+        *src = i / size;
+        *dst = i % size;
+        break;
+    case BD_COLL_GATHER:
+        *src = i;
+        *dst = c->d.root;
+        break;
+    case BD_COLL_SCATTER:
+        *src = c->d.root;
+        *dst = i;
+        break;
+    default: *src = *dst = -1; break;
+    }
+}
+
+static int nb_pipe(const coll_t *c) { return c->pipe && (c->d.api & BD_API_NB); }
+
+/* Is the (local) reader r of nonblocking c waiting in another call: blocked
+ * in the master, and not in COLL_TAKE for c?  Before such a wait it put all
+ * its pieces of c and took those offered (bdl_nbc_pipe_settle), so nothing
+ * of c waits for it; but it takes no more until it runs again, and a
+ * sender of c that waited for room held by pieces for r could be the very
+ * rank r waits for (r: MPI_Recv from s, then MPI_Wait; s: MPI_Wait, then
+ * MPI_Send to r; MPI says both complete).  So the pieces for r do not count
+ * against the bound meanwhile. */
+static int away(const coll_t *c, int r)
+{
+    slave_t *s = bdr_master_slave_by_world(c->comm->world[r]);
+    return s && s->state == SL_BLOCKED &&
+           !(s->blk == BLK_COLL && s->coll == c && s->slot->req.code == BD_REQ_COLL_TAKE);
+}
+
+/* The bytes of c's staged pieces for readers that wait elsewhere. */
+static uint64_t away_bytes(const coll_t *c)
+{
+    uint64_t b = 0;
+    for (int r = 0; c->held_for && r < c->comm->size; r++)
+        if (c->held_for[r] && away(c, r))
+            b += c->held_for[r];
+    return b;
 }
 
 /* Credit a receiving master gives each other node of an all-to-all: bytes
@@ -51,12 +115,17 @@ static uint64_t pipe_window(const coll_t *c)
 static uint64_t pipe_limit(const coll_t *c)
 {
     uint64_t b = g_m.hdr->job.coll_stage;
-    return c->nlocal == c->comm->size || c->d.kind != BD_COLL_ALLTOALL ? b : b - b / 2;
+    return c->nlocal == c->comm->size ? b : b - b / 2;
 }
 
 int bdr_pipe_over(const coll_t *c)
 {
-    return bdr_pipe_bounded(c) && c->staged - c->staged_in > pipe_limit(c);
+    if (!bdr_pipe_bounded(c))
+        return 0;
+    uint64_t own = c->staged - c->staged_in;
+    if (nb_pipe(c) && own > pipe_limit(c))
+        own -= away_bytes(c);
+    return own > pipe_limit(c);
 }
 
 /* Data-moving kinds: their pieces stay until their readers GET them (a
@@ -71,17 +140,44 @@ static int moves(const coll_t *c)
 /* The node whose rank sent piece p of all-to-all c, when not this one; else -1. */
 static int remote_origin(const coll_t *c, const piece_t *p)
 {
-    if (c->d.kind != BD_COLL_ALLTOALL)
+    int src, dst;
+    piece_ends(c, p, &src, &dst);
+    if (src < 0)
         return -1;
-    int src = (int)((size_t)(p - c->pieces) / (size_t)c->comm->size);
     int n = bdr_coll_rank_node(c, src);
     return n == g_m.node ? -1 : n;
 }
 
-void bdr_pipe_placed(coll_t *c, uint64_t total)
+int bdr_pipe_from_node(const coll_t *c, const piece_t *p) { return remote_origin(c, p); }
+
+/* The local reader of piece p of all-to-all c that a local rank sent, or -1. */
+static int local_reader(const coll_t *c, const piece_t *p)
+{
+    if (c->d.kind != BD_COLL_ALLTOALL)
+        return -1;
+    size_t i = (size_t)(p - c->pieces), size = (size_t)c->comm->size;
+    int src = (int)(i / size), dst = (int)(i % size);
+    return bdr_coll_rank_node(c, src) == g_m.node && bdr_coll_rank_node(c, dst) == g_m.node ? dst
+                                                                                            : -1;
+}
+
+/* Count p's bytes (sign 1) or no longer (-1) in its reader's held_for. */
+static void held(coll_t *c, const piece_t *p, int sign)
+{
+    int r = local_reader(c, p);
+    if (r < 0 || !(c->d.api & BD_API_NB))
+        return;
+    if (!c->held_for && sign > 0 && !(c->held_for = calloc((size_t)c->comm->size, 8)))
+        return; /* out of memory: nothing is counted away, the bound is kept */
+    if (c->held_for)
+        c->held_for[r] += sign > 0 ? p->total : (uint64_t)0 - p->total;
+}
+
+void bdr_pipe_placed(coll_t *c, const piece_t *p, uint64_t total)
 {
     if (!moves(c))
         return;
+    held(c, p, 1);
     c->staged += total;
     g_staged += total;
     if (g_staged > g_staged_peak)
@@ -92,6 +188,7 @@ void bdr_pipe_dropped(coll_t *c, const piece_t *p)
 {
     if (!moves(c) || p->taken || !p->total || (!p->data && !p->in_file))
         return;
+    held(c, p, -1);
     c->staged -= p->total;
     g_staged -= p->total;
     if (remote_origin(c, p) >= 0)
@@ -117,6 +214,7 @@ static int give_back(coll_t *c, piece_t *p)
         free(p->data);
         p->data = NULL;
     }
+    held(c, p, -1);
     c->staged -= p->total;
     g_staged -= p->total;
     p->taken = 1;
@@ -134,7 +232,8 @@ int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want)
         return -1;
     if (from >= 0) { /* its sending master may ship more */
         c->staged_in -= p->total;
-        bdr_coll_ship_credit(c, from, (int)(p - c->pieces), p->total);
+        if (!p->credited)
+            bdr_coll_ship_credit(c, from, (int)(p - c->pieces), p->total);
     }
     bdr_coll_poke(c); /* ranks waiting for room */
     return 0;
@@ -153,7 +252,10 @@ void bdr_pipe_ship(coll_t *c)
             /* from the piece for the next rank on, as the ranks put them,
              * so the nodes' credit is used evenly */
             int dst = (src + k) % size, n = bdr_coll_rank_node(c, dst);
-            piece_t *p = &c->pieces[(size_t)src * (size_t)size + (size_t)dst];
+            int idx = piece_idx(c, src, dst);
+            if (idx < 0)
+                continue;
+            piece_t *p = &c->pieces[idx];
             if (n == g_m.node || !p->total || p->sent)
                 continue;
             if (p->filled != p->total || (c->credit_out[n] && c->credit_out[n] + p->total > w)) {
@@ -248,9 +350,12 @@ static int offer(coll_t *c, int me, int32_t *out, int n, int mark)
     return k;
 }
 
+/* A final COLL_TAKE (after the last PUT: arg 1, or 3 answered at once)? */
+static int take_final(const bd_req_t *r) { return r->arg[0] == 1 || r->arg[0] == 3; }
+
 static int may_go(slave_t *s, coll_t *c)
 {
-    if (s->slot->req.arg[0])
+    if (take_final(&s->slot->req))
         return bdr_coll_rank_ready(c, s->coll_rank);
     return !bdr_pipe_over(c);
 }
@@ -259,7 +364,47 @@ int bdr_pipe_take_ready(slave_t *s)
 {
     coll_t *c = s->coll;
     return c && (may_go(s, c) || offer(c, s->coll_rank, NULL, 1, 0) > 0 ||
-                 (!s->slot->req.arg[0] && inplace_hint(c, s->coll_rank) >= 0));
+                 (!take_final(&s->slot->req) && inplace_hint(c, s->coll_rank) >= 0));
+}
+
+/* Credit back the complete pieces from other nodes whose readers wait
+ * elsewhere (see away()): their senders' masters may ship more meanwhile. */
+static void credit_away(coll_t *c)
+{
+    int size = c->comm->size;
+    if (!nb_pipe(c) || !c->pipe_net)
+        return;
+    for (int dst = 0; dst < size; dst++) {
+        if (bdr_coll_rank_node(c, dst) != g_m.node || !away(c, dst))
+            continue;
+        for (int src = 0; src < size; src++) {
+            piece_t *p = &c->pieces[(size_t)src * (size_t)size + (size_t)dst];
+            int from = remote_origin(c, p);
+            if (from < 0 || !p->total || p->filled != p->total || p->taken || p->credited)
+                continue;
+            p->credited = 1;
+            bdr_coll_ship_credit(c, from, (int)(p - c->pieces), p->total);
+        }
+    }
+}
+
+void bdr_pipe_remote_in(coll_t *c) { credit_away(c); }
+
+void bdr_pipe_blocked(slave_t *s)
+{
+    for (coll_t *c = g_m.colls; c; c = c->next) {
+        if (!nb_pipe(c) || c->comm->nlocal < 1)
+            continue;
+        int r = -1;
+        for (int i = 0; i < c->comm->size && r < 0; i++)
+            if (c->comm->world[i] == s->world)
+                r = i;
+        if (r < 0 || !away(c, r))
+            continue;
+        credit_away(c);
+        if (c->held_for && c->held_for[r])
+            bdr_coll_poke(c); /* senders waiting for room may go on */
+    }
 }
 
 void bdr_coll_req_take(slave_t *s, const bd_req_t *r)
@@ -276,12 +421,34 @@ void bdr_coll_req_take(slave_t *s, const bd_req_t *r)
         return;
     }
     c->pipe = 1;
-    if (r->arg[0] && bdr_coll_arrive(s, c) < 0) /* after its last PUT */
+    if (r->arg[0] > 3) {
+        bdr_master_fail(1, "rank %d: bad COLL_TAKE mode %lld", s->world, (long long)r->arg[0]);
+        return;
+    }
+    if (take_final(r) && bdr_coll_arrive(s, c) < 0) /* after its last PUT */
         return;
     int go = may_go(s, c);
     int max = (int)(g_m.hdr->window / sizeof(int32_t));
     int n = offer(c, s->coll_rank, (int32_t *)s->win, max, 1);
-    int hint = !go && !n && !r->arg[0] ? inplace_hint(c, s->coll_rank) : -1;
+    int hint = !go && !n && !take_final(r) ? inplace_hint(c, s->coll_rank) : -1;
+    if (!go && !n && hint < 0 && r->arg[0] == 3) {
+        s->slot->resp.flag = 0; /* MPI_Test: not yet (gives the slot away if others wait) */
+        s->slot->resp.arg[0] = 0;
+        if (r->arg[1])
+            bdr_sched_respond(s);
+        else
+            bdr_sched_poll_failed(s);
+        return;
+    }
+    if (!go && !n && hint < 0 && r->arg[0] == 2) { /* a poll: not yet */
+        s->slot->resp.flag = 0;
+        s->slot->resp.arg[0] = 0;
+        if (r->arg[1])
+            bdr_sched_respond(s);
+        else
+            bdr_sched_poll_failed(s);
+        return;
+    }
     if (!go && !n && hint < 0) {
         bdr_sched_block(s, BLK_COLL); /* redone when poked */
         return;

@@ -191,6 +191,8 @@ static void redo(slave_t *s)
     s->resuming = 1;
     rt->fn(s, &s->slot->req);
     s->resuming = 0;
+    if (s->state == SL_BLOCKED)
+        bdr_pipe_blocked(s);
 }
 
 /* s got a run slot: finish the request it waited in. */
@@ -357,6 +359,8 @@ static void handle_request(slave_t *s)
         return;
     }
     rt->fn(s, r);
+    if (s->state == SL_BLOCKED) /* nonblocking all-to-alls stop holding back for it */
+        bdr_pipe_blocked(s);
 }
 
 /* ---------------------------------------------------------------- processes */

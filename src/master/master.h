@@ -141,6 +141,8 @@ typedef struct piece {
     int offered;  /* listed to its reader in an answer to COLL_TAKE */
     int taken;    /* read whole and given back: no data any more */
     int sent;     /* shipped to its reader's node (bounded staging across nodes) */
+    int credited; /* from another node, its credit given back before its reader read it
+                     (a nonblocking all-to-all whose reader waits elsewhere, coll_pipe.c) */
 } piece_t;
 
 typedef struct coll {
@@ -178,6 +180,11 @@ typedef struct coll {
     int inplace;
     uint64_t staged_in;
     uint64_t *credit_out;
+    /* A nonblocking all-to-all that pipelines: by comm rank, bytes of this
+     * node's ranks' pieces staged for that (local) reader; they do not hold
+     * its senders back while the reader waits in another call (coll_pipe.c,
+     * away). */
+    uint64_t *held_for;
 } coll_t;
 
 /* Master-to-master message types (node.c, coll.c, deadlock.c). */
@@ -405,6 +412,9 @@ uint64_t bdr_coll_staging_bytes(void);
 /* coll_pipe.c: the node's peak of staged collective data (STAGE_PEAK). */
 uint64_t bdr_coll_stage_peak(void);
 void bdr_coll_req_take(slave_t *s, const bd_req_t *r);
+/* s now waits (blocked) in a call: the nonblocking all-to-alls that
+ * pipeline stop holding their senders back for it (coll_pipe.c). */
+void bdr_pipe_blocked(slave_t *s);
 /* coll.c: store collective pieces kept in memory, up to need bytes; returns
  * what it freed now, and in *coming what the writes under way free when
  * they complete (bdr_stage_poll, then memacct looks again). */

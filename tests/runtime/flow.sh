@@ -54,6 +54,13 @@
 #            while pieces of the first are staged); a2a_nodes3f:
 #            MPI_Alltoall at -nn 3 -nr 1; a2a_nodes2f: MPI_Alltoall at
 #            -nn 2 -nr 2 in the spill files.
+#   gather_nodes  MPI_Gatherv across nodes (-nn 2 -ns 4 -nr 1, 1 MiB
+#            pieces, -coll-stage 2M, session 17): the pieces go to the
+#            root's node as its master gives credit, as an all-to-all's
+#            (the same bound); whole (gather_nodes_whole) the root's master
+#            held 7 MB; scatter_nodes (and _file, in the spill files;
+#            _whole: 7 MB) the same backwards; gather3: -nn 3 -ns 4 -nr 2
+#            (the root's master held 11 pieces whole).
 #   a2a_inplace  MPI_Alltoallv in place (a2ai: 8 ranks, -nr 1, pieces of
 #            1 MiB and more, some empty, -coll-stage 2M): a rank takes the
 #            piece from q only once its own block for q is PUT, and puts
@@ -88,6 +95,12 @@ gather_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" 
 scatter) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M --stats "$prog" scatter 1 1048576 >"$out" 2>&1 ;;
 scatter_file) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M -mem-strategy none --stats "$prog" scatter 1 1048576 >"$out" 2>&1 ;;
 scatter_whole) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 0 --stats "$prog" scatter 1 1048576 >"$out" 2>&1 ;;
+gather_nodes) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 2M --stats "$prog" gather 1 1048576 >"$out" 2>&1 ;;
+gather_nodes_whole) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 0 --stats "$prog" gather 1 1048576 >"$out" 2>&1 ;;
+scatter_nodes) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 2M --stats "$prog" scatter 1 1048576 >"$out" 2>&1 ;;
+scatter_nodes_file) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 2M -mem-strategy none --stats "$prog" scatter 1 1048576 >"$out" 2>&1 ;;
+scatter_nodes_whole) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 0 --stats "$prog" scatter 1 1048576 >"$out" 2>&1 ;;
+gather3) timeout -k 5 100 "$exe" -nn 3 -ns 4 -nr 2 -coll-stage 2M --stats "$prog" gather 1 1048576 >"$out" 2>&1 ;;
 a2a_nodes) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 2M --stats "$prog" a2a 1 1048576 >"$out" 2>&1 ;;
 a2a_nodes_whole) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 0 --stats "$prog" a2a 1 1048576 >"$out" 2>&1 ;;
 a2a_nodes_file) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 2M -mem-strategy none --stats "$prog" a2a 1 1048576 >"$out" 2>&1 ;;
@@ -107,7 +120,7 @@ echo "--- exit status $rc; FLOW_WAITS $(stat FLOW_WAITS), SPILL_PEAK $(stat SPIL
 [ $rc -eq 0 ] || { echo "FAIL: exit status $rc"; fail=1; }
 want=${case%%_*}
 case $case in a2a_nodes3z) want=a2az ;; a2a_nodes3f|a2a_nodes2f) want=a2af ;;
-a2a_inplace_f) want=a2aif ;; a2a_inplace*) want=a2ai ;; esac
+a2a_inplace_f) want=a2aif ;; a2a_inplace*) want=a2ai ;; gather3) want=gather ;; esac
 grep -q "flow $want: ok" "$out" || { echo "FAIL: no 'flow $want: ok'"; fail=1; }
 waits=$(stat FLOW_WAITS); peak=$(stat SPILL_PEAK)
 case $case in
@@ -136,6 +149,21 @@ gather_whole|scatter_whole)
 a2a_2g)
   bound=$((67108864 + 8951940 + 262144)); staged=$(stat STAGE_PEAK)
   [ -n "$staged" ] && [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK '$staged' not in (0, $bound]"; fail=1; } ;;
+gather_nodes*|scatter_nodes*|gather3)
+  staged=$(stat_max STAGE_PEAK); peak=$(stat_max SPILL_PEAK)
+  case $case in
+  *_whole) bound=$((6 * 1048576)) ;;
+  gather3) bound=$(nodes_bound 2097152 3 2 $((1048576 + 4095))) ;;
+  *) bound=$(nodes_bound 2097152 2 1 $((1048576 + 4095))) ;;
+  esac
+  echo "--- the largest over the nodes: STAGE_PEAK $staged, SPILL_PEAK $peak; bound $bound"
+  case $case in
+  *_whole) [ "$staged" -ge $bound ] || { echo "FAIL: STAGE_PEAK $staged: unbounded, it should be staged whole"; fail=1; } ;;
+  *) [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK $staged not in (0, $bound]"; fail=1; } ;;
+  esac
+  case $case in *_file)
+    [ "$peak" -gt 0 ] && [ "$peak" -le $bound ] || { echo "FAIL: SPILL_PEAK $peak not in (0, $bound]"; fail=1; } ;;
+  esac ;;
 a2a_nodes*)
   staged=$(stat_max STAGE_PEAK); peak=$(stat_max SPILL_PEAK)
   case $case in

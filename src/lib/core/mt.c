@@ -23,6 +23,7 @@
 #endif
 
 #include "core.h"
+#include "nbc.h"
 #include "request.h"
 
 int bdl_mt_on;
@@ -182,6 +183,7 @@ void bdl_p2p_poll_failed(void)
 {
     atomic_fetch_add_explicit(&bdl_g.slot->stats[BD_STAT_POLLS], 1, memory_order_relaxed);
     bdl_rpc_serve_flagged();
+    bdl_nbc_pipe_poll();
     if (!atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed) &&
         !bdl_g.ring_owed)
         return;

@@ -170,41 +170,230 @@ static void nbc_get(bdl_nbc_t *nb)
     nb->xf.mismatch = 0;
 }
 
-int bdl_nbc_take(bdl_nbc_t *nb, int final)
+int bdl_nbc_take_once(bdl_nbc_t *nb, int mode, int *go)
 {
-    int hint = -1;
     int32_t *peers = malloc(sizeof *peers * (size_t)(nb->nblk ? nb->nblk : 1));
     if (!peers)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory in %s", nb->call ? nb->call : "a collective");
-    for (;;) {
-        int n = 0, go = bdl_xfer_take(&nb->xf, final, peers, nb->nblk, &n);
-        hint = (int)bdl_resp()->arg[1] - 1;
-        if (n) {
-            bdl_get_t *g = bdl_get_new(&nb->xf);
-            for (int i = 0; i < n; i++) {
-                int j = peers[i] - nb->pfirst;
-                uint64_t cnt =
-                    j >= 0 && j < nb->nblk ? bdl_vcount(nb->counts, (int)nb->count, j) : 0;
-                if (j < 0 || j >= nb->nblk || nb->taken[j] || peers[i] == nb->skip)
-                    continue;
-                if (!cnt) { /* a piece this rank expects nothing of: counts disagree */
-                    bdl_get_refuse(g, peers[i]);
-                    nb->taken[j] = 1;
-                    continue;
-                }
-                bdl_get_whole(g, peers[i], blk_at(nb, j), cnt, blk_type(nb, j));
+    int n = 0;
+    *go = bdl_xfer_take(&nb->xf, mode, peers, nb->nblk, &n);
+    int hint = (int)bdl_resp()->arg[1] - 1;
+    if (n) {
+        bdl_get_t *g = bdl_get_new(&nb->xf);
+        for (int i = 0; i < n; i++) {
+            int j = peers[i] - nb->pfirst;
+            uint64_t cnt = j >= 0 && j < nb->nblk ? bdl_vcount(nb->counts, (int)nb->count, j) : 0;
+            if (j < 0 || j >= nb->nblk || nb->taken[j] || peers[i] == nb->skip)
+                continue;
+            if (!cnt) { /* a piece this rank expects nothing of: counts disagree */
+                bdl_get_refuse(g, peers[i]);
                 nb->taken[j] = 1;
+                continue;
             }
-            bdl_get_flush(g);
-            bdl_get_free(g);
-            if (nb->xf.mismatch) /* nbc_get clears the flag: keep what it said */
-                nb->err = MPI_ERR_TRUNCATE;
+            bdl_get_whole(g, peers[i], blk_at(nb, j), cnt, blk_type(nb, j));
+            nb->taken[j] = 1;
         }
-        if (go)
-            break;
+        bdl_get_flush(g);
+        bdl_get_free(g);
+        if (nb->xf.mismatch) /* nbc_get clears the flag: keep what it said */
+            nb->err = MPI_ERR_TRUNCATE;
     }
     free(peers);
     return hint;
+}
+
+int bdl_nbc_take(bdl_nbc_t *nb, int final)
+{
+    int hint, go = 0;
+    /* this rank may wait here: its pending nonblocking all-to-alls must not
+     * wait for it meanwhile */
+    bdl_nbc_pipe_settle(nb);
+    do
+        hint = bdl_nbc_take_once(nb, final, &go);
+    while (!go);
+    return hint;
+}
+
+/* ---------------------------------------------------------------- nonblocking all-to-alls */
+
+static int *dup_ints(const int *a, int n);
+static void nbc_finish(bdl_nbc_t *nb);
+static void pipe_all(const bdl_nbc_t *except, int flush);
+
+/* Those that pipeline and are not complete, for bdl_nbc_pipe_settle. */
+static bdl_nbc_t **g_pend;
+static int g_npend, g_cappend, g_settling;
+
+static void pend_add(bdl_nbc_t *nb)
+{
+    if (g_npend == g_cappend) {
+        int cap = g_cappend ? 2 * g_cappend : 8;
+        bdl_nbc_t **v = realloc(g_pend, (size_t)cap * sizeof *v);
+        if (!v)
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking all-to-all");
+        g_pend = v;
+        g_cappend = cap;
+    }
+    g_pend[g_npend++] = nb;
+    nb->pp->listed = 1;
+}
+
+static void pend_del(bdl_nbc_t *nb)
+{
+    for (int i = 0; i < g_npend; i++)
+        if (g_pend[i] == nb) {
+            g_pend[i] = g_pend[--g_npend];
+            break;
+        }
+    nb->pp->listed = 0;
+}
+
+static char *pipe_blk(const bdl_nbc_pipe_t *pp, int r)
+{
+    return bdl_at(pp->buf, pp->tv ? pp->displs[r] : bdl_voff(pp->displs, pp->count, r, pp->t));
+}
+
+int bdl_nbc_pipe_put(bdl_nbc_t *nb, int mode)
+{
+    bdl_nbc_pipe_t *pp = nb->pp;
+    int me = nb->xf.rank, size = nb->size;
+    bdl_put_t p = bdl_put_start(&nb->xf);
+    p.over = pp->over;
+    for (; pp->next < size; pp->next++) {
+        int r = (me + 1 + pp->next) % size;
+        if (r == me)
+            continue;
+        if (p.over && mode != 2) { /* before a piece: take before putting more */
+            bdl_put_flush(&p);
+            p.over = 0;
+            if (mode == 1) {
+                bdl_nbc_take(nb, 0);
+            } else {
+                int go = 0;
+                bdl_nbc_take_once(nb, 2 | (mode == 3 ? BDL_TAKE_NO_YIELD : 0), &go);
+                if (!go) { /* past the bound: the rest in MPI_Test or MPI_Wait */
+                    pp->over = 1;
+                    return 0;
+                }
+            }
+        }
+        bdl_put_typed(&p, r, pipe_blk(pp, r), bdl_vcount(pp->counts, pp->count, r),
+                      pp->tv ? pp->tv[r] : pp->t);
+    }
+    bdl_put_flush(&p);
+    pp->over = p.over;
+    return 1;
+}
+
+void bdl_nbc_pipe_settle(const bdl_nbc_t *except) { pipe_all(except, 1); }
+
+void bdl_nbc_pipe_poll(void) { pipe_all(NULL, 0); }
+
+/* bdl_nbc_pipe_settle (flush) or bdl_nbc_pipe_poll. */
+static void pipe_all(const bdl_nbc_t *except, int flush)
+{
+    if (!g_npend || g_settling)
+        return;
+    g_settling = 1;
+    bd_req_t keep = bdl_g.slot->req;
+    static char *win;
+    if (!win && !(win = malloc(bdl_g.window)))
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory keeping a request aside");
+    memcpy(win, bdl_g.win, bdl_g.window);
+    for (int i = 0; i < g_npend; i++) {
+        bdl_nbc_t *nb = g_pend[i];
+        int go;
+        if (nb == except)
+            continue;
+        if (!nb->pp->arrived && bdl_nbc_pipe_put(nb, flush ? 2 : 3)) {
+            bdl_xfer_call(&nb->xf, BD_REQ_COLL_ARRIVE);
+            nb->pp->arrived = 1;
+        }
+        bdl_nbc_take_once(nb, 2 | BDL_TAKE_NO_YIELD, &go);
+    }
+    memcpy(bdl_g.win, win, bdl_g.window);
+    bdl_g.slot->req = keep;
+    g_settling = 0;
+}
+
+bdl_nbc_pipe_t *bdl_nbc_pipe_new(const void *buf, int count, const int *counts, const int *displs,
+                                 bdl_dt_t *t, bdl_dt_t *const *tv, int n)
+{
+    bdl_nbc_pipe_t *pp = calloc(1, sizeof *pp);
+    if (!pp)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking all-to-all");
+    pp->buf = buf;
+    pp->count = count;
+    pp->counts = dup_ints(counts, n);
+    pp->displs = dup_ints(displs, n);
+    pp->t = t;
+    if (t)
+        bdl_dt_retain(t);
+    if (tv) {
+        if (!(pp->tv = malloc((size_t)(n ? n : 1) * sizeof *pp->tv)))
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking all-to-all");
+        for (int j = 0; j < n; j++) {
+            pp->tv[j] = tv[j];
+            bdl_dt_retain(pp->tv[j]);
+        }
+    }
+    return pp;
+}
+
+static void pipe_free(bdl_nbc_t *nb)
+{
+    bdl_nbc_pipe_t *pp = nb->pp;
+    if (!pp)
+        return;
+    if (pp->listed)
+        pend_del(nb);
+    if (pp->t)
+        bdl_dt_release(pp->t);
+    if (pp->tv)
+        for (int j = 0; j < nb->size; j++)
+            bdl_dt_release(pp->tv[j]);
+    free(pp->tv);
+    free(pp->counts);
+    free(pp->displs);
+    free(pp);
+    nb->pp = NULL;
+}
+
+/* MPI_Test (blocking 0) or MPI_Wait on a nonblocking all-to-all that
+ * pipelines: put what is left while the staging has room, take what is
+ * offered, and once every piece is put and the rank may GET the rest,
+ * finish.  A test gives the run slot away only if yield. */
+static int pipe_progress(bdl_nbc_t *nb, int blocking, int yield)
+{
+    bdl_nbc_pipe_t *pp = nb->pp;
+    int others = g_npend > 1 || (g_npend == 1 && g_pend[0] != nb);
+    if (blocking && others) {
+        /* Other nonblocking all-to-alls that pipeline are pending: waiting
+         * in this one alone could leave theirs waiting for this rank, or
+         * put all their pieces over the bound.  So poll them all, within the
+         * bound, until this one completes (a poll that finds nothing gives
+         * the run slot away). */
+        while (!pipe_progress(nb, 0, 1))
+            for (int i = 0; i < g_npend; i++)
+                if (g_pend[i] != nb && pipe_progress(g_pend[i], 0, 0))
+                    i--; /* it left the list */
+        return 1;
+    }
+    if (!pp->arrived && !bdl_nbc_pipe_put(nb, blocking ? 1 : yield ? 0 : 3))
+        return 0;
+    if (blocking) {
+        bdl_nbc_take(nb, 1);
+    } else {
+        int go = 0;
+        bdl_nbc_take_once(nb, 3 | (yield ? 0 : BDL_TAKE_NO_YIELD), &go);
+        pp->arrived = 1; /* the final take counts as arriving */
+        if (!go)
+            return 0;
+    }
+    pp->arrived = 1;
+    nb->ready = 1;
+    nbc_finish(nb);
+    return 1;
 }
 
 /* The types and arrays a nonblocking request holds. */
@@ -221,6 +410,9 @@ static void nbc_release(bdl_nbc_t *nb)
     free(nb->displs);
     free(nb->bdispls);
     free(nb->reqs);
+    pipe_free(nb);
+    free(nb->taken);
+    nb->taken = NULL;
     nb->t = NULL;
     nb->tv = NULL;
     nb->counts = nb->displs = nb->bdispls = NULL;
@@ -268,6 +460,8 @@ int bdl_nbc_progress(bdl_nbc_t *nb, int blocking)
     }
     if (nb->reqs)
         return reqs_progress(nb, blocking);
+    if (nb->pp)
+        return pipe_progress(nb, blocking, 1);
     if (!nb->ready) {
         bdl_resp()->status = BD_RESP_OK;
         bdl_xfer_call(&nb->xf, blocking ? BD_REQ_COLL_WAIT : BD_REQ_COLL_TEST);
@@ -294,20 +488,31 @@ int bdl_nbc_poll(bdl_nbc_t **nbs, int n, int block, int yield)
             done += bdl_nbc_progress(nbs[i], 0);
     if (done)
         return done;
-    /* Those of the library's own requests are polled here, the rest in the master. */
+    /* Those of the library's own requests, and the nonblocking all-to-alls
+     * that pipeline (they take and put as they go), are polled here, the
+     * rest in the master. */
+    bdl_nbc_t *pipe = NULL;
     for (int i = 0; i < n; i++)
         if (nbs[i]->reqs) {
             own++;
             done += reqs_progress(nbs[i], 0);
+        } else if (nbs[i]->pp) {
+            own++;
+            pipe = pipe ? pipe : nbs[i];
+            done += pipe_progress(nbs[i], 0, yield);
         }
-    if (done || own == n)
+    if (done)
+        return done;
+    if (own == n && block && pipe) /* wait for one of them (the others progress meanwhile) */
+        return bdl_nbc_progress(pipe, 1);
+    if (own == n)
         return done;
     if (own)
         block = 0;
     if ((uint64_t)n * (sizeof(bd_coll_id_t) + 1) > bdl_g.window)
         bdl_fatal(MPI_ERR_INTERN, "too many nonblocking collective requests (%d) in one call", n);
     for (int i = 0; i < n; i++) {
-        if (nbs[i]->reqs)
+        if (nbs[i]->reqs || nbs[i]->pp)
             continue;
         bd_coll_id_t id = {nbs[i]->xf.ctx, nbs[i]->xf.rank, nbs[i]->xf.seq};
         memcpy(bdl_g.win + (size_t)k++ * sizeof id, &id, sizeof id);
@@ -322,7 +527,7 @@ int bdl_nbc_poll(bdl_nbc_t **nbs, int n, int block, int yield)
     uint8_t flags[k];
     memcpy(flags, bdl_g.win + (size_t)k * sizeof(bd_coll_id_t), (size_t)k);
     for (int i = 0, j = 0; i < n; i++) {
-        if (nbs[i]->reqs)
+        if (nbs[i]->reqs || nbs[i]->pp)
             continue;
         uint8_t f = flags[j++];
         if (f == 2) { /* its communicator was revoked (MPIX_Comm_revoke): it fails */
@@ -475,11 +680,17 @@ int bdl_nbc_launch(bdl_nbc_t *nb, MPI_Request *request)
     if (nb->size == 1) {
         h->done = 1;
         nbc_release(h);
+    } else if (h->pp && !h->pp->arrived && h->pp->next < h->size) {
+        pend_add(h); /* past the bound: the rest in MPI_Test, MPI_Wait (pipe_progress) */
     } else {
         bdl_xfer_call(&h->xf, BD_REQ_COLL_ARRIVE);
+        if (h->pp)
+            h->pp->arrived = 1;
         if (bdl_resp()->flag) {
             h->ready = 1;
             nbc_finish(h);
+        } else if (h->pp) {
+            pend_add(h); /* it takes its pieces as they come (pipe_progress) */
         }
     }
     *request = req_new_coll(h);

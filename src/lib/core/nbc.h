@@ -41,6 +41,23 @@ enum {
  * none), the caller's rank, the size and the members (taken over). */
 typedef void (*bdl_nbc_fin_t)(void *arg, int ctx, int rank, int size, int *world);
 
+/* A nonblocking all-to-all that pipelines (-coll-stage): its send side,
+ * and how far it has put.  Its pieces are put in MPI_Ialltoall while the
+ * master's staging is under the bound; the rest in MPI_Test and MPI_Wait,
+ * or all at once before the rank waits in any other call
+ * (bdl_nbc_pipe_settle). */
+typedef struct bdl_nbc_pipe {
+    const void *buf;
+    int count;
+    int *counts, *displs; /* v forms (displacements in extents of t) ... */
+    bdl_dt_t *t;
+    bdl_dt_t **tv; /* ... or per-block types, displacements in bytes */
+    int next;      /* pieces put so far, in pipeline order (me + 1, me + 2, ...) */
+    int over;      /* the last answer said the staging is past the bound */
+    int arrived;   /* every piece is put and the master knows it */
+    int listed;    /* in the pending list bdl_nbc_pipe_settle walks */
+} bdl_nbc_pipe_t;
+
 typedef struct bdl_nbc {
     bdl_xfer_t xf; /* the instance (its ctx and rank are the communicator's) */
     int size;
@@ -67,8 +84,10 @@ typedef struct bdl_nbc {
     MPI_Datatype dt;
     bdl_nbc_fin_t fin; /* BDL_GET_SPLIT */
     void *fin_arg;
-    char *taken; /* BDL_GET_BLOCKS, bounded staging: block j taken already (bdl_nbc_take) */
-    int nreq;    /* not through the master: complete when these are */
+    char *taken;        /* BDL_GET_BLOCKS, bounded staging: block j taken already (bdl_nbc_take) */
+    bdl_nbc_pipe_t *pp; /* a nonblocking all-to-all that pipelines (owned) */
+    int pipe_nb;        /* it is one (kept once it completes and pp is gone) */
+    int nreq;           /* not through the master: complete when these are */
     MPI_Request *reqs;
 } bdl_nbc_t;
 
@@ -81,6 +100,30 @@ void bdl_nbc_init(bdl_nbc_t *nb, const bdl_comm_t *c, const char *call);
  * Returns, in place, the peer whose block to put next (the master has a
  * piece from it this rank may take only then), or -1. */
 int bdl_nbc_take(bdl_nbc_t *nb, int final);
+/* One COLL_TAKE of mode (see BD_REQ_COLL_TAKE), GETting what it offers;
+ * *go gets its flag; returns the in-place hint as bdl_nbc_take. */
+int bdl_nbc_take_once(bdl_nbc_t *nb, int mode, int *go);
+/* A nonblocking all-to-all (nb->pp set): put in pipeline order; mode 0
+ * (MPI_Test) stops past the bound when nothing is offered (giving the run
+ * slot away), 3 the same without giving it away, 1 (MPI_Wait) waits for
+ * room, 2 puts the rest over the bound.  1 once all are put. */
+int bdl_nbc_pipe_put(bdl_nbc_t *nb, int mode);
+/* Before this rank waits in the master (rpc.c), or in a collective's
+ * COLL_TAKE (except: the one of that nbc, or NULL): every pending
+ * nonblocking all-to-all that pipelines puts what it has left and arrives,
+ * and takes the pieces offered to it, so that none waits for this rank
+ * while it waits elsewhere.  The request being made and the window are
+ * kept. */
+void bdl_nbc_pipe_settle(const bdl_nbc_t *except);
+/* A poll that found nothing (MPI_Iprobe, MPI_Test of other requests): the
+ * pending nonblocking all-to-alls put within the bound and take what is
+ * offered, as in an MPI_Test of theirs (a rank may poll for a message that
+ * comes only once another rank's all-to-all completes). */
+void bdl_nbc_pipe_poll(void);
+/* The send side of a nonblocking all-to-all that pipelines (arrays copied,
+ * types retained; freed with the request). */
+bdl_nbc_pipe_t *bdl_nbc_pipe_new(const void *buf, int count, const int *counts, const int *displs,
+                                 bdl_dt_t *t, bdl_dt_t *const *tv, int n);
 /* The rank's inputs are all PUT (or the communicator has one rank): a
  * blocking call (request NULL) completes now and reports its error; a
  * nonblocking one tells the master it has arrived and gets a request. */

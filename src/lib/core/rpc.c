@@ -7,6 +7,7 @@
 
 #include "bd_trace.h"
 #include "core.h"
+#include "nbc.h"
 #include "request.h"
 
 bdl_lib_t bdl_g;
@@ -77,6 +78,13 @@ void bdl_rpc(void)
         g_service.pending();
     int blocking = may_block(sl->req.code);
     if (blocking) {
+        /* Nor may our pending nonblocking all-to-alls that pipeline wait
+         * for us: their pieces are put and those offered taken first
+         * (nbc.c; it keeps the request and the window aside).  A yield
+         * comes back by itself, after its poll stepped them
+         * (bdl_p2p_poll_failed). */
+        if (sl->req.code != BD_REQ_YIELD)
+            bdl_nbc_pipe_settle(NULL);
         /* Our single-copy sends must not wait on us while we wait: they
          * become spill files (or complete) first.  That may itself make
          * requests, so the one being made is kept aside. */

@@ -49,6 +49,11 @@ void bdl_xfer_begin_pipe(bdl_xfer_t *x, bdl_comm_t *c, int kind, int api, int in
     xfer_begin(x, c, kind, 0, 0, 0, 0, api, inplace ? 2 : 1);
 }
 
+void bdl_xfer_begin_pipe_root(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int api)
+{
+    xfer_begin(x, c, kind, root, 0, 0, 0, api, 1);
+}
+
 void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code)
 {
     coll_req(x, code);
@@ -71,7 +76,8 @@ void bdl_put_flush(bdl_put_t *p)
 int bdl_xfer_take(const bdl_xfer_t *x, int final, int32_t *peers, int max, int *n)
 {
     bd_req_t *r = coll_req(x, BD_REQ_COLL_TAKE);
-    r->arg[0] = final;
+    r->arg[0] = final & ~BDL_TAKE_NO_YIELD;
+    r->arg[1] = (final & BDL_TAKE_NO_YIELD) != 0;
     bdl_rpc();
     int k = (int)bdl_resp()->arg[0];
     if (k < 0 || k > max)

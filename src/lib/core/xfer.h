@@ -27,6 +27,8 @@ void bdl_xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dtype,
  * it puts, bounded staging): the master may then ship the pieces for other
  * nodes as their receivers make room, not all at once (coll_pipe.c). */
 void bdl_xfer_begin_pipe(bdl_xfer_t *x, bdl_comm_t *c, int kind, int api, int inplace);
+/* The same for a blocking gather or scatter that pipelines (its root). */
+void bdl_xfer_begin_pipe_root(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int api);
 /* One request code (WAIT, TEST, ARRIVE, END, ...) addressed to x, answered. */
 void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code);
 
@@ -52,6 +54,8 @@ void bdl_put_typed(bdl_put_t *p, int peer, const void *buf, uint64_t count, cons
  * max), their number to *n; returns the answer's flag (final 0: the
  * instance is under its bound, put on; 1: GET the rest). */
 int bdl_xfer_take(const bdl_xfer_t *x, int final, int32_t *peers, int max, int *n);
+/* Or'ed into final 3 (a test): answer without giving the run slot away. */
+#define BDL_TAKE_NO_YIELD 16
 
 /* Batches GET segments; data lands in the given destinations. */
 typedef struct bdl_get bdl_get_t;

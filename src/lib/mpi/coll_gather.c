@@ -152,16 +152,19 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
     if (own_err)
         nb.err = MPI_ERR_TRUNCATE;
     if (c->size > 1) {
-        bdl_xfer_begin(&nb.xf, c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, 0, 0, 0,
-                       bdl_coll_api(api, request));
-        /* Bounded staging (-coll-stage): a blocking gather among ranks of
-         * this node puts its piece only while the master's staging of it
-         * is under the bound (BEGIN's answer), and its root takes the
-         * pieces as they complete (see alltoall_common). */
-        int over = bdl_resp()->flag;
+        /* Bounded staging (-coll-stage): a blocking gather puts its piece
+         * only while the master's staging of it is under the bound
+         * (BEGIN's answer), and its root takes the pieces as they complete
+         * (see alltoall_common).  Across nodes too: BEGIN tells the
+         * master, which ships the pieces to the root's node as its master
+         * gives credit (coll_pipe.c). */
         int pipe = !all && !request && bdl_g.hdr->job.coll_stage;
-        for (int r = 0; pipe && r < c->size; r++)
-            pipe = bdl_p2p_local(bdl_comm_peer_world(c, r));
+        if (pipe)
+            bdl_xfer_begin_pipe_root(&nb.xf, c, BD_COLL_GATHER, root, bdl_coll_api(api, request));
+        else
+            bdl_xfer_begin(&nb.xf, c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, 0,
+                           0, 0, bdl_coll_api(api, request));
+        int over = bdl_resp()->flag;
         if (pipe && c->rank != root && over)
             bdl_nbc_take(&nb, 0);
         if (all || c->rank != root) {
@@ -339,17 +342,19 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
     if (own_err)
         nb.err = MPI_ERR_TRUNCATE;
     if (c->size > 1) {
-        bdl_xfer_begin(&nb.xf, c, BD_COLL_SCATTER, root, 0, 0, 0, bdl_coll_api(api, request));
-        /* Bounded staging (-coll-stage): a blocking scatter among ranks of
-         * this node is a gather backwards.  The root puts a piece only
-         * while the master's staging is under the bound (its last answer,
-         * BEGIN's for the first), else it waits in COLL_TAKE, where nothing
-         * is offered to it, until a reader has taken enough; every other
-         * rank takes its piece as soon as it is complete. */
-        int over = bdl_resp()->flag;
+        /* Bounded staging (-coll-stage): a blocking scatter is a gather
+         * backwards.  The root puts a piece only while the master's
+         * staging is under the bound (its last answer, BEGIN's for the
+         * first), else it waits in COLL_TAKE, where nothing is offered to
+         * it, until a reader has taken enough (or, across nodes, the
+         * readers' masters have given credit back); every other rank takes
+         * its piece as soon as it is complete. */
         int pipe = !request && bdl_g.hdr->job.coll_stage;
-        for (int r = 0; pipe && r < c->size; r++)
-            pipe = bdl_p2p_local(bdl_comm_peer_world(c, r));
+        if (pipe)
+            bdl_xfer_begin_pipe_root(&nb.xf, c, BD_COLL_SCATTER, root, bdl_coll_api(api, request));
+        else
+            bdl_xfer_begin(&nb.xf, c, BD_COLL_SCATTER, root, 0, 0, 0, bdl_coll_api(api, request));
+        int over = bdl_resp()->flag;
         if (is_root) {
             bdl_put_t p = bdl_put_start(&nb.xf);
             p.over = over;
@@ -532,12 +537,17 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
         int pipe = !request && bdl_g.hdr->job.coll_stage;
         for (int r = 0; pipe && inplace && r < c->size; r++)
             pipe = bdl_p2p_local(bdl_comm_peer_world(c, r));
-        if (pipe)
+        /* Nonblocking, not in place: the pieces are put here while the
+         * staging has room, the rest in MPI_Test and MPI_Wait, or before
+         * this rank waits in any other call (core/nbc.c, pipe_progress and
+         * bdl_nbc_pipe_settle). */
+        int pipe_nb = request && bdl_g.hdr->job.coll_stage && !inplace;
+        if (pipe || pipe_nb)
             bdl_xfer_begin_pipe(&nb.xf, c, BD_COLL_ALLTOALL, bdl_coll_api(api, request), inplace);
         else
             bdl_xfer_begin(&nb.xf, c, BD_COLL_ALLTOALL, 0, 0, 0, 0, bdl_coll_api(api, request));
         int over = bdl_resp()->flag; /* BEGIN's answer: the instance is past the bound */
-        if (pipe && !(nb.taken = calloc((size_t)c->size, 1)))
+        if ((pipe || pipe_nb) && !(nb.taken = calloc((size_t)c->size, 1)))
             bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
         nb.gkind = BDL_GET_BLOCKS;
         nb.whole = 1;
@@ -550,6 +560,13 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
             nb.bdispls = (int *)rv->displs;
         } else {
             nb.displs = (int *)rv->displs;
+        }
+        if (pipe_nb) {
+            nb.pipe_nb = 1;
+            nb.pp = bdl_nbc_pipe_new(s->buf, s->count, s->counts, s->displs, s->t, s->tv, c->size);
+            nb.pp->over = over;
+            bdl_nbc_pipe_put(&nb, 3); /* the request goes on with the rest */
+            goto launch;
         }
         bdl_put_t p = bdl_put_start(&nb.xf);
         p.over = over;
@@ -591,8 +608,10 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
                                     rv->tv ? NULL : rv->displs, rv->t, rv->tv,
                                     rv->tv ? rv->displs : NULL, me);
     }
+launch:
     rc = own_launch(&nb, request, &oc);
-    free(nb.taken);
+    if (!nb.pipe_nb) /* else the request owns it (and nb.pp) */
+        free(nb.taken);
 out:
     free(s->tv);
     free(rv->tv);
