@@ -163,6 +163,11 @@ typedef struct bd_resp {
 #define BD_SEND_PULL 0x4
 
 #define BD_COLL_ADDR 0x100 /* collective request: ctx, myrank, rid name the instance */
+/* COLL_WAIT of a rank with receives posted: the wait also ends, answered
+ * BD_RESP_NOTYET, when its mailbox's event count is no longer arg[7] (a
+ * message for one of them may have come, and a synchronous sender, maybe on
+ * another node, waits for the match; the rank matches, then waits again). */
+#define BD_COLL_WATCH 0x200
 
 /* Contexts with this bit are not allocated by a master: the ranks derive
  * them (intercommunicators' hidden communicators) and BD_REQ_COMM_REGISTER

@@ -246,12 +246,13 @@ static void recheck_blocked(void)
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         /* A mailbox moves without the master: look at every waiter. */
-        if (s->state != SL_BLOCKED || (!s->poke && s->blk != BLK_MBOX && s->blk != BLK_ROOM))
+        if (s->state != SL_BLOCKED || (!s->poke && s->blk != BLK_MBOX && s->blk != BLK_ROOM &&
+                                       !(s->blk == BLK_COLL && bdr_mbox_watch_moved(s))))
             continue;
         s->poke = 0;
         int ready = 0;
         switch (s->blk) {
-        case BLK_COLL: ready = bdr_coll_ready(s); break;
+        case BLK_COLL: ready = bdr_coll_ready(s) || bdr_mbox_watch_moved(s); break;
         case BLK_CRIT: ready = s->crit_granted; break;
         case BLK_MBOX:
         case BLK_ROOM: ready = bdr_mbox_ready(s); break;

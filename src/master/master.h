@@ -541,8 +541,9 @@ void bdr_mbox_attach(slave_t *s); /* set up s's mailbox (before it runs) */
 void bdr_mbox_push(slave_t *d, const bd_mentry_t *e, const void *data);
 /* Once a round: move held entries towards their ranks, release room waits. */
 void bdr_mbox_poll(void);
-/* Blocked s (BLK_MBOX, BLK_ROOM) may go on. */
+/* Blocked s (BLK_MBOX, BLK_ROOM, BLK_COLL watching its mailbox) may go on. */
 int bdr_mbox_ready(slave_t *s);
+int bdr_mbox_watch_moved(slave_t *s);
 void bdr_mbox_close(slave_t *s); /* s finalized or exited */
 void bdr_mbox_req_wait(slave_t *s, const bd_req_t *r);
 void bdr_mbox_req_full(slave_t *s, const bd_req_t *r);

@@ -593,6 +593,27 @@ int bdl_p2p_drain(void)
     return n;
 }
 
+/* A rank blocked in a collective must still match: MPI's progress rule
+ * completes a synchronous send whose receive is posted, whatever the
+ * receiver does next, and only this rank matches its messages.  A
+ * collective through the master that does not wait for it (another node's
+ * Ssend then MPI_Barrier, MPICH's rqstatus at -nn 2) hung until the
+ * deadlock check ended the job. */
+int bdl_p2p_watch_begin(uint32_t *seen)
+{
+    if (!g_posted)
+        return 0;
+    bd_mbox_t *mb = my_mbox();
+    *seen = atomic_load_explicit(&mb->event_seq, memory_order_acquire);
+    bdl_p2p_drain();
+    if (!g_posted)
+        return 0;
+    atomic_store_explicit(&mb->sleeping, 1, memory_order_seq_cst);
+    return 1;
+}
+
+void bdl_p2p_watch_end(void) { atomic_store_explicit(&my_mbox()->sleeping, 0, memory_order_relaxed); }
+
 /* ---------------------------------------------------------------- sending */
 
 typedef struct {
