@@ -518,10 +518,9 @@ static void arrive(const bd_mentry_t *e, const char *data)
     u->next = NULL;
     u->e = *e;
     u->match_id = 0;
-    /* A nonblocking send of this node stays cancellable until matched. */
-    u->ux = e->send_id && bdl_p2p_local(e->src_world)
-                ? bd_mbox_unexp_add(my_mbox(), e->src_world, e->send_id)
-                : -1;
+    /* A nonblocking send stays cancellable until matched (one of another
+     * node through our master, which also drops data still to be pulled). */
+    u->ux = e->send_id ? bd_mbox_unexp_add(my_mbox(), e->src_world, e->send_id) : -1;
     if (e->flags & BD_ME_CMA) {
         /* Unexpected: copy it out now, so its sender does not wait for our receive. */
         cma_read(e, 0, u->data, inl);
@@ -940,8 +939,14 @@ void bdl_p2p_recv_moved(bdl_request_t *q, int handle)
 
 int bdl_p2p_cancel_send(int dst, uint64_t send_id)
 {
-    if (!bdl_p2p_local(dst))
-        return 0; /* already on its way to the other node */
+    if (!bdl_p2p_local(dst)) {
+        /* Our master asks dst's, behind the message (node.c bdr_node_cancel). */
+        bd_req_t *r = bdl_req_begin(BD_REQ_MBOX_CANCEL);
+        r->peer = dst;
+        r->rid = send_id;
+        bdl_rpc();
+        return bdl_resp()->flag;
+    }
     bd_mbox_t *mb = mbox_of(dst);
     bd_mentry_t e;
     int got;
