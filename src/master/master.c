@@ -343,6 +343,8 @@ static void handle_request(slave_t *s)
     bdr_asleep_back(s);            /* awake: it counts as running again */
     if (bdr_comm_notes_pending(s)) /* what it told before it asked (read after req_seq) */
         bdr_comm_notes_take(s);
+    if (bdr_outq_pending(s)) /* what it sent before it asked */
+        bdr_outq_take(s);
     memset(&s->slot->resp, 0, sizeof s->slot->resp);
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_RPCS], 1, memory_order_relaxed);
     const route_t *rt = route_of(r->code);
@@ -506,6 +508,8 @@ static void reap(void)
             continue;
         if (bdr_comm_notes_pending(s)) /* its last frees */
             bdr_comm_notes_take(s);
+        if (bdr_outq_pending(s)) /* and sends */
+            bdr_outq_take(s);
         s->exited = 1;
         s->exit_status = st;
         g_m.nlive--;
@@ -1029,6 +1033,8 @@ int main(int argc, char **argv)
                 /* communicator notices of ranks that ask nothing now */
                 if (!s->exited && bdr_comm_notes_pending(s))
                     bdr_comm_notes_take(s);
+                if (!s->exited && bdr_outq_pending(s)) /* its sends to other nodes */
+                    bdr_outq_take(s);
                 uint32_t seq = atomic_load_explicit(&s->slot->req_seq, memory_order_acquire);
                 if (seq != s->seen_req && !s->exited) {
                     s->seen_req = seq;

@@ -396,6 +396,13 @@ int bdr_direct_busy(void);
 void bdr_direct_exited(slave_t *s);
 /* Tell the node of sender_world that its synchronous send sync_id matched. */
 void bdr_node_sync_matched(int sender_world, uint64_t sync_id);
+/* One of s's small sends posted to its queue (bd_slot_t.outq), to the
+ * node of e->dst. */
+void bdr_node_send_small(slave_t *s, const bd_oentry_t *e, const void *data);
+/* p2p.c: ship s's posted small sends, in order (before its requests, and
+ * at every turn of the loop). */
+int bdr_outq_pending(slave_t *s);
+void bdr_outq_take(slave_t *s);
 /* MPI_Cancel of s's send send_id to dst_world on another node: asks that
  * node, and answers s when it replies (s waits with its slot meanwhile). */
 void bdr_node_cancel(slave_t *s, int dst_world, uint64_t send_id);

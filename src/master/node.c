@@ -349,6 +349,20 @@ void bdr_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id)
     }
 }
 
+void bdr_node_send_small(slave_t *s, const bd_oentry_t *e, const void *data)
+{
+    bdr_net_hdr_t h = {.type = BDR_NH_MSG};
+    h.a[0] = e->ctx;
+    h.a[1] = e->src;
+    h.a[2] = e->tag;
+    h.a[3] = s->world;
+    h.a[4] = e->dst;
+    h.u[0] = e->nbytes;
+    h.u[1] = e->sync_id;
+    h.u[4] = e->send_id;
+    bdr_node_send(bdr_node_of_world(e->dst), &h, data, e->nbytes);
+}
+
 void bdr_node_cancel(slave_t *s, int dst_world, uint64_t send_id)
 {
     bdr_net_hdr_t h = {.type = BDR_NH_CANCEL};
