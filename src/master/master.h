@@ -82,10 +82,10 @@ typedef struct slave {
     struct coll *coll; /* collective it is inside of */
     int coll_rank;     /* its rank in that collective's communicator */
     int crit_granted;
-    int poke;     /* something it may be waiting for changed */
-    int resuming; /* being resumed: a failed poll must not yield again */
-    int revoked;  /* BLK_COLL: its communicator was revoked; answer BD_RESP_REVOKED */
-    int cancel_wait;    /* its MPI_Cancel of send cancel_id waits for another node's answer */
+    int poke;        /* something it may be waiting for changed */
+    int resuming;    /* being resumed: a failed poll must not yield again */
+    int revoked;     /* BLK_COLL: its communicator was revoked; answer BD_RESP_REVOKED */
+    int cancel_wait; /* its MPI_Cancel of send cancel_id waits for another node's answer */
     uint64_t cancel_id;
     /* memory accounting (memacct.c) */
     uint32_t seen_mem_req;

@@ -414,7 +414,7 @@ static int mbox_cancel(slave_t *d, int src_world, uint64_t send_id)
         bd_mbox_unlock(d->mb);
         if (got >= 0)
             break;
-        /* its owner is taking it: in a moment it is in the table below */
+            /* its owner is taking it: in a moment it is in the table below */
 #if defined(__x86_64__) || defined(__i386__)
         __builtin_ia32_pause();
 #endif

@@ -43,8 +43,8 @@ void bdr_outq_take(slave_t *s)
         }
         if (e.dst >= 0) {
             if (e.dst >= (int)g_m.hdr->world_size && !g_m.hdr->nspawn) {
-                bdr_master_fail(1, "rank %d sent to world rank %d, which does not exist",
-                                s->world, e.dst);
+                bdr_master_fail(1, "rank %d sent to world rank %d, which does not exist", s->world,
+                                e.dst);
                 return;
             }
             if (bdr_master_slave_by_world(e.dst) || bdr_node_of_world(e.dst) == g_m.node) {

@@ -47,8 +47,8 @@ int main(int argc, char **argv)
                     if (kind == 3)
                         MPI_Request_free(&r);
                     if (!flag) {
-                        fprintf(stderr, "phase %d: send %d of %d bytes was not cancelled\n",
-                                phase, kind, n);
+                        fprintf(stderr, "phase %d: send %d of %d bytes was not cancelled\n", phase,
+                                kind, n);
                         bad++;
                     }
                     if (phase == 1)
