@@ -5,8 +5,8 @@
  * sender on another node (MPICH's pt2pt/rqstatus at -nn 2), or with a
  * collective too large for the ranks' own path, the receiver slept in the
  * master, its message unmatched, until the deadlock check ended the job.
- * Argument: barrier (default) or bcast (256 KiB, the master's path unless
- * every rank runs). */
+ * Argument: barrier (default), bcast (256 KiB, the master's path unless
+ * every rank runs) or split (MPI_Comm_split). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +20,7 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &rank);
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int bcast = argc > 1 && !strcmp(argv[1], "bcast");
+    int split = argc > 1 && !strcmp(argv[1], "split");
     enum { N = 65536 };
     int *big = malloc(N * sizeof *big);
     for (int it = 0; it < 3; it++) {
@@ -42,6 +43,10 @@ int main(int argc, char **argv)
                     bad++;
                     break;
                 }
+        } else if (split) {
+            MPI_Comm c;
+            MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &c);
+            MPI_Comm_free(&c);
         } else {
             MPI_Barrier(MPI_COMM_WORLD);
         }

@@ -146,8 +146,23 @@ static void split_rpc_reserve(int ctx, int myrank, uint64_t seq, int color, int 
             bdl_mt_nap();
         }
     } else {
-        split_req(BD_REQ_COLL_WAIT, ctx, myrank, seq, addr);
-        bdl_rpc();
+        /* matching our posted receives meanwhile, as any collective wait
+         * (core/xfer.c bdl_xfer_wait) */
+        for (;;) {
+            uint32_t seen = 0;
+            int watch = bdl_p2p_watch_begin(&seen);
+            bd_req_t *w = split_req(BD_REQ_COLL_WAIT, ctx, myrank, seq, addr);
+            if (watch) {
+                w->flags |= BD_COLL_WATCH;
+                w->arg[7] = seen;
+            }
+            bdl_resp()->status = BD_RESP_OK;
+            bdl_rpc();
+            if (watch)
+                bdl_p2p_watch_end();
+            if (!watch || bdl_resp()->status != BD_RESP_NOTYET)
+                break;
+        }
     }
     /* GET {ctx, rank, size}, then the world ranks. */
     int32_t head[3];
