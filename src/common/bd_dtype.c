@@ -155,7 +155,11 @@ int bd_op_valid_for(int op, int dtype)
     case MPI_PROD: return t->cls == BD_DT_INT || t->cls == BD_DT_FLOAT || t->cls == BD_DT_COMPLEX;
     case MPI_LAND:
     case MPI_LOR:
-    case MPI_LXOR: return t->cls == BD_DT_INT || t->cls == BD_DT_BOOL;
+    case MPI_LXOR:
+        /* Floating types too: the standard lists only integers and logicals,
+         * but MPICH (and programs written for it, such as its own oplxor
+         * test) takes reals as truth values, nonzero being true. */
+        return t->cls == BD_DT_INT || t->cls == BD_DT_BOOL || t->cls == BD_DT_FLOAT;
     case MPI_BAND:
     case MPI_BOR:
     case MPI_BXOR: return t->cls == BD_DT_INT || t->cls == BD_DT_BYTE;
@@ -194,6 +198,7 @@ int bd_op_valid_for(int op, int dtype)
     case MPI_BXOR: LOOP(T, a[i] ^ b[i]); return;                                                   \
     }
 #define INTEGER(T) ARITH(T) LOGIC(T) BITS(T) return;
+#define REALS(T) ARITH(T) LOGIC(T) return;
 #define CPLX(T)                                                                                    \
     switch (op) {                                                                                  \
     case MPI_SUM: LOOP(T, a[i] + b[i]); return;                                                    \
@@ -252,9 +257,9 @@ void bd_op_apply(int op, int dtype, const void *in, void *inout, size_t count)
     case MPI_BYTE: BITS(unsigned char) return;
     case MPI_C_BOOL:
     case MPI_CXX_BOOL: LOGIC(bool) return;
-    case MPI_FLOAT: ARITH(float) return;
-    case MPI_DOUBLE: ARITH(double) return;
-    case MPI_LONG_DOUBLE: ARITH(long double) return;
+    case MPI_FLOAT: REALS(float)
+    case MPI_DOUBLE: REALS(double)
+    case MPI_LONG_DOUBLE: REALS(long double)
     case MPI_C_FLOAT_COMPLEX:
     case MPI_CXX_FLOAT_COMPLEX: CPLX(float complex)
     case MPI_C_DOUBLE_COMPLEX:
@@ -278,10 +283,10 @@ void bd_op_apply(int op, int dtype, const void *in, void *inout, size_t count)
     case MPI_INTEGER8: INTEGER(int64_t)
     case MPI_INTEGER16: INTEGER(bd_int128_t)
     case MPI_REAL:
-    case MPI_REAL4: ARITH(float) return;
+    case MPI_REAL4: REALS(float)
     case MPI_DOUBLE_PRECISION:
-    case MPI_REAL8: ARITH(double) return;
-    case MPI_REAL16: ARITH(long double) return;
+    case MPI_REAL8: REALS(double)
+    case MPI_REAL16: REALS(long double)
     case MPI_COMPLEX:
     case MPI_COMPLEX8: CPLX(float complex)
     case MPI_DOUBLE_COMPLEX:

@@ -167,6 +167,11 @@ typedef struct bd_resp {
 #define BD_SEND_PULL 0x4
 
 #define BD_COLL_ADDR 0x100 /* collective request: ctx, myrank, rid name the instance */
+/* COLL_WAIT of a rank with receives posted: the wait also ends, answered
+ * BD_RESP_NOTYET, when its mailbox's event count is no longer arg[7] (a
+ * message for one of them may have come, and a synchronous sender, maybe on
+ * another node, waits for the match; the rank matches, then waits again). */
+#define BD_COLL_WATCH 0x200
 
 /* Contexts with this bit are not allocated by a master: the ranks derive
  * them (intercommunicators' hidden communicators) and BD_REQ_COMM_REGISTER
@@ -261,6 +266,20 @@ typedef struct bd_cnote {
     int32_t pad;
 } bd_cnote_t;
 
+/* Small sends to ranks of other nodes, posted without a request
+ * (bd_slot_t.outq, issue 12): a ring of entries, each this header and its
+ * payload, 8-byte aligned; dst -1 is padding to the ring's end, and fewer
+ * than sizeof(bd_oentry_t) bytes left before the end are skipped. */
+#define BD_OUTQ_BYTES (16u << 10)
+#define BD_OUTQ_MAX 1024u /* the largest payload posted so */
+typedef struct bd_oentry {
+    uint32_t size; /* of the entry, header included */
+    int32_t dst;   /* world rank, -1 padding */
+    int32_t ctx, src, tag;
+    uint32_t nbytes;
+    uint64_t send_id, sync_id;
+} bd_oentry_t;
+
 typedef struct bd_slot {
     _Atomic uint32_t req_seq; /* bumped by the slave */
     char pad0[60];
@@ -329,6 +348,14 @@ typedef struct bd_slot {
      * of the rank and at every turn of its loop. */
     _Atomic uint32_t cn_head, cn_tail;
     bd_cnote_t cnotes[BD_CNOTE_N];
+    /* rank -> master: its small sends to ranks of other nodes (bd_oentry_t),
+     * complete once appended.  The master ships them, in order, before any
+     * request of the rank and at every turn of its loop, and moves ob_tail;
+     * ob_bell: the rank rang the eventfd since the master last looked (so
+     * one ring per batch). */
+    _Atomic uint32_t ob_bell;
+    _Atomic uint64_t ob_head, ob_tail;
+    char outq[BD_OUTQ_BYTES] __attribute__((aligned(8)));
 } bd_slot_t;
 
 /* BD_CMD_PREFETCH: a rank waiting for its run slot starts loading, in the

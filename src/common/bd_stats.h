@@ -21,6 +21,8 @@
     X(NET_PLACED, "count",                                                                         \
       "messages from other nodes the master wrote straight into the receive buffer (no spill "     \
       "file on either node)")                                                                      \
+    X(SENDS_POSTED, "count",                                                                       \
+      "small sends to other nodes posted to the master's queue without a request (of SENDS_MEM)")  \
     X(RECVS, "count", "messages received")                                                         \
     X(RECVS_DEFERRED, "count",                                                                     \
       "nonblocking receives into managed memory filled from their spill file only when reported "  \

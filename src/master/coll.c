@@ -759,10 +759,14 @@ static void coll_wait(slave_t *s)
     coll_t *c = s->coll;
     if (coll_arrive(s, c, s->coll_rank) < 0)
         return;
-    if (rank_ready(c, s->coll_rank))
+    if (rank_ready(c, s->coll_rank)) {
         bdr_sched_respond(s);
-    else
+    } else if (bdr_mbox_watch_moved(s)) {
+        s->slot->resp.status = BD_RESP_NOTYET; /* it matches, then waits again */
+        bdr_sched_respond(s);
+    } else {
         bdr_sched_block(s, BLK_COLL);
+    }
 }
 
 /* ARRIVE (answered at once) and TEST (a poll): resp.flag says whether the

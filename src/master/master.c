@@ -248,12 +248,13 @@ static void recheck_blocked(void)
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         /* A mailbox moves without the master: look at every waiter. */
-        if (s->state != SL_BLOCKED || (!s->poke && s->blk != BLK_MBOX && s->blk != BLK_ROOM))
+        if (s->state != SL_BLOCKED || (!s->poke && s->blk != BLK_MBOX && s->blk != BLK_ROOM &&
+                                       !(s->blk == BLK_COLL && bdr_mbox_watch_moved(s))))
             continue;
         s->poke = 0;
         int ready = 0;
         switch (s->blk) {
-        case BLK_COLL: ready = bdr_coll_ready(s); break;
+        case BLK_COLL: ready = bdr_coll_ready(s) || bdr_mbox_watch_moved(s); break;
         case BLK_CRIT: ready = s->crit_granted; break;
         case BLK_MBOX:
         case BLK_ROOM: ready = bdr_mbox_ready(s); break;
@@ -344,6 +345,8 @@ static void handle_request(slave_t *s)
     bdr_asleep_back(s);            /* awake: it counts as running again */
     if (bdr_comm_notes_pending(s)) /* what it told before it asked (read after req_seq) */
         bdr_comm_notes_take(s);
+    if (bdr_outq_pending(s)) /* what it sent before it asked */
+        bdr_outq_take(s);
     memset(&s->slot->resp, 0, sizeof s->slot->resp);
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_RPCS], 1, memory_order_relaxed);
     const route_t *rt = route_of(r->code);
@@ -509,6 +512,8 @@ static void reap(void)
             continue;
         if (bdr_comm_notes_pending(s)) /* its last frees */
             bdr_comm_notes_take(s);
+        if (bdr_outq_pending(s)) /* and sends */
+            bdr_outq_take(s);
         s->exited = 1;
         s->exit_status = st;
         g_m.nlive--;
@@ -1032,6 +1037,8 @@ int main(int argc, char **argv)
                 /* communicator notices of ranks that ask nothing now */
                 if (!s->exited && bdr_comm_notes_pending(s))
                     bdr_comm_notes_take(s);
+                if (!s->exited && bdr_outq_pending(s)) /* its sends to other nodes */
+                    bdr_outq_take(s);
                 uint32_t seq = atomic_load_explicit(&s->slot->req_seq, memory_order_acquire);
                 if (seq != s->seen_req && !s->exited) {
                     s->seen_req = seq;

@@ -82,9 +82,11 @@ typedef struct slave {
     struct coll *coll; /* collective it is inside of */
     int coll_rank;     /* its rank in that collective's communicator */
     int crit_granted;
-    int poke;     /* something it may be waiting for changed */
-    int resuming; /* being resumed: a failed poll must not yield again */
-    int revoked;  /* BLK_COLL: its communicator was revoked; answer BD_RESP_REVOKED */
+    int poke;        /* something it may be waiting for changed */
+    int resuming;    /* being resumed: a failed poll must not yield again */
+    int revoked;     /* BLK_COLL: its communicator was revoked; answer BD_RESP_REVOKED */
+    int cancel_wait; /* its MPI_Cancel of send cancel_id waits for another node's answer */
+    uint64_t cancel_id;
     /* memory accounting (memacct.c) */
     uint32_t seen_mem_req;
     int mem_pending; /* waits for a grant of mem_want bytes */
@@ -190,7 +192,8 @@ typedef struct coll {
 /* Master-to-master message types (node.c, coll.c, deadlock.c). */
 enum {
     BDR_NH_MSG = 1,  /* p2p message: a0 ctx, a1 src rank, a2 tag, a3 src world, a4 dst world,
-                        a5 large; u0 bytes, u1 sync id, u2 spill number, u5 total */
+                        a5 large; u0 bytes, u1 sync id, u2 spill number, u4 send id,
+                        u5 total */
     BDR_NH_CHUNK,    /* u0 offset; payload: the next chunk of the current large item */
     BDR_NH_SYNC,     /* a0 sender world, u0 sync id: a synchronous send was matched */
     BDR_NH_COLL,     /* collective data, see coll.c */
@@ -210,6 +213,9 @@ enum {
     BDR_NH_RMT_RETURN, /* holder -> owner: one sbpage given back; payload: it */
     BDR_NH_CTS,        /* u0 pull id: send the data of that message now (net_direct.c) */
     BDR_NH_PCHUNK,     /* u0 pull id, u1 offset; payload: a chunk of that message's data */
+    BDR_NH_CANCEL,     /* a0 sender world, a1 receiver world, u0 send id: MPI_Cancel of a
+                        * send (behind its message in the queue to that node) */
+    BDR_NH_CANCEL_ANS, /* a0 sender world, a1 1 cancelled / 0 too late, u0 send id */
 };
 
 typedef struct master {
@@ -397,6 +403,16 @@ int bdr_direct_busy(void);
 void bdr_direct_exited(slave_t *s);
 /* Tell the node of sender_world that its synchronous send sync_id matched. */
 void bdr_node_sync_matched(int sender_world, uint64_t sync_id);
+/* One of s's small sends posted to its queue (bd_slot_t.outq), to the
+ * node of e->dst. */
+void bdr_node_send_small(slave_t *s, const bd_oentry_t *e, const void *data);
+/* p2p.c: ship s's posted small sends, in order (before its requests, and
+ * at every turn of the loop). */
+int bdr_outq_pending(slave_t *s);
+void bdr_outq_take(slave_t *s);
+/* MPI_Cancel of s's send send_id to dst_world on another node: asks that
+ * node, and answers s when it replies (s waits with its slot meanwhile). */
+void bdr_node_cancel(slave_t *s, int dst_world, uint64_t send_id);
 /* Tell every other node to end the job with `code` and `msg`. */
 void bdr_node_abort_all(int code, const char *msg);
 /* All our ranks are gone: tell the others; 1 once every node is done. */
@@ -551,13 +567,20 @@ void bdr_mbox_attach(slave_t *s); /* set up s's mailbox (before it runs) */
 void bdr_mbox_push(slave_t *d, const bd_mentry_t *e, const void *data);
 /* Once a round: move held entries towards their ranks, release room waits. */
 void bdr_mbox_poll(void);
-/* Blocked s (BLK_MBOX, BLK_ROOM) may go on. */
+/* Blocked s (BLK_MBOX, BLK_ROOM, BLK_COLL watching its mailbox) may go on. */
 int bdr_mbox_ready(slave_t *s);
+int bdr_mbox_watch_moved(slave_t *s);
 void bdr_mbox_close(slave_t *s); /* s finalized or exited */
 void bdr_mbox_req_wait(slave_t *s, const bd_req_t *r);
 void bdr_mbox_req_full(slave_t *s, const bd_req_t *r);
 void bdr_mbox_req_fetch(slave_t *s, const bd_req_t *r);
 void bdr_mbox_req_cancel(slave_t *s, const bd_req_t *r);
+/* Withdraw the message send_id of src_world from d's mailbox while it is not
+ * matched (ring, overflow, inbound list, its unexpected table): 1 if it was. */
+int bdr_mbox_cancel(slave_t *d, int src_world, uint64_t send_id);
+/* net_direct.c: the message send_id of src_world, waiting to be pulled, was
+ * cancelled: drop its data (held, in a spill file, or still to come). */
+void bdr_direct_drop(int src_world, uint64_t send_id);
 void bdr_mbox_req_sync_ack(slave_t *s, const bd_req_t *r);
 /* What blocked s waits for, for a deadlock report. */
 void bdr_mbox_describe(slave_t *s, char *buf, size_t len);

@@ -279,8 +279,19 @@ void bdr_mbox_poll(void)
     }
 }
 
+/* A COLL_WAIT with BD_COLL_WATCH whose mailbox moved (bd_ipc.h). */
+int bdr_mbox_watch_moved(slave_t *s)
+{
+    const bd_req_t *r = &s->slot->req;
+    return r->code == BD_REQ_COLL_WAIT && (r->flags & BD_COLL_WATCH) &&
+           (atomic_load_explicit(&s->mb->event_seq, memory_order_acquire) != (uint32_t)r->arg[7] ||
+            s->novf);
+}
+
 int bdr_mbox_ready(slave_t *s)
 {
+    if (s->blk == BLK_COLL)
+        return bdr_mbox_watch_moved(s);
     if (s->blk == BLK_MBOX)
         return atomic_load_explicit(&s->mb->event_seq, memory_order_acquire) != s->wait_seen ||
                s->novf;
@@ -364,23 +375,87 @@ void bdr_mbox_req_fetch(slave_t *s, const bd_req_t *r)
     bdr_sched_respond(s);
 }
 
+/* The entry of (src_world, send_id) out of a list of d's, or NULL. */
+static ment_t *list_cancel(ment_t **head, ment_t **tail, int src_world, uint64_t send_id)
+{
+    for (ment_t **pp = head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next) {
+        ment_t *m = *pp;
+        if (m->e.kind != BD_ME_MSG || m->e.src_world != src_world || m->e.send_id != send_id)
+            continue;
+        *pp = m->next;
+        if (*tail == m)
+            *tail = prev;
+        m->next = NULL;
+        return m;
+    }
+    return NULL;
+}
+
+static int mbox_cancel(slave_t *d, int src_world, uint64_t send_id)
+{
+    ment_t *m = list_cancel(&d->ovf_head, &d->ovf_tail, src_world, send_id);
+    if (m) {
+        d->novf--;
+        publish_overflow(d);
+        ment_free(m, 1);
+        return 1;
+    }
+    if ((m = list_cancel(&d->pin_head, &d->pin_tail, src_world, send_id))) {
+        ment_free(m, 1);
+        return 1;
+    }
+    if (!send_id || !d->mb)
+        return 0;
+    bd_mentry_t e;
+    int got;
+    for (;;) {
+        bd_mbox_lock(d->mb);
+        got = bd_mbox_cancel(d->mb, src_world, send_id, &e);
+        bd_mbox_unlock(d->mb);
+        if (got >= 0)
+            break;
+            /* its owner is taking it: in a moment it is in the table below */
+#if defined(__x86_64__) || defined(__i386__)
+        __builtin_ia32_pause();
+#endif
+    }
+    if (got) {
+        if (e.flags & BD_SEND_FILE) {
+            char path[BD_PATH_MAX + 64];
+            bd_spill_path(path, sizeof path, g_m.jobdir, e.src_world, e.file_num);
+            bd_mbox_drop_file(g_m.hdr, &e, path);
+        }
+        return 1;
+    }
+    /* Drained by its owner, not matched yet: the owner drops it. */
+    return bd_mbox_unexp_cancel(d->mb, src_world, send_id);
+}
+
+int bdr_mbox_cancel(slave_t *d, int src_world, uint64_t send_id)
+{
+    if (!mbox_cancel(d, src_world, send_id))
+        return 0;
+    /* a message from another node whose data waits to be pulled */
+    bdr_direct_drop(src_world, send_id);
+    return 1;
+}
+
 void bdr_mbox_req_cancel(slave_t *s, const bd_req_t *r)
 {
     slave_t *d = bdr_master_slave_by_world(r->peer);
     s->slot->resp.flag = 0;
+    if (!d && r->peer >= 0 && bdr_node_of_world(r->peer) != g_m.node) {
+        bdr_node_cancel(s, r->peer, r->rid); /* answered when that node replies */
+        return;
+    }
     if (d) {
-        for (ment_t **pp = &d->ovf_head, *prev = NULL; *pp; prev = *pp, pp = &(*pp)->next) {
-            ment_t *m = *pp;
-            if (m->e.kind != BD_ME_MSG || m->e.src_world != s->world || m->e.send_id != r->rid)
-                continue;
-            *pp = m->next;
-            if (d->ovf_tail == m)
-                d->ovf_tail = prev;
+        /* the ring and the table the rank looked at itself */
+        ment_t *m = list_cancel(&d->ovf_head, &d->ovf_tail, s->world, r->rid);
+        if (m) {
             d->novf--;
             publish_overflow(d);
             ment_free(m, 1);
             s->slot->resp.flag = 1;
-            break;
         }
     }
     bdr_sched_respond(s);

@@ -85,6 +85,7 @@ enum { IN_UNDECIDED = 0, IN_PLACE, IN_FILE, IN_DROP };
 typedef struct pull_in {
     struct pull_in *next;
     int src_node, src_world, dst_world;
+    uint64_t send_id;        /* its sender's, for MPI_Cancel (bdr_direct_drop) */
     uint64_t id, total, got; /* got: bytes put where decided */
     uint64_t arrived, eager; /* arrived: also those held */
     int mode, cts_sent, filed;
@@ -206,6 +207,7 @@ void bdr_direct_send(slave_t *s, const bd_req_t *r, uint64_t sync_id)
     h.u[1] = sync_id;
     h.u[2] = p->id;
     h.u[3] = p->eager;
+    h.u[4] = r->rid; /* send id: its entry can be found (a cancel is refused, node.c) */
     h.u[5] = r->nbytes;
     bdr_node_send_cb(p->dst, &h, hdr_left, p);
 }
@@ -319,6 +321,7 @@ int bdr_direct_expect(const bdr_net_hdr_t *h, msg_t *m)
     in->src_world = h->a[3];
     in->dst_world = h->a[4];
     in->id = h->u[2];
+    in->send_id = h->u[4];
     in->total = h->u[5];
     in->eager = h->u[3];
     in->fd = -1;
@@ -559,6 +562,30 @@ int bdr_direct_busy(void)
         if (!in->filed && in->cts_sent)
             return 1;
     return 0;
+}
+
+void bdr_direct_drop(int src_world, uint64_t send_id)
+{
+    for (pull_in_t *in = g_in; in; in = in->next) {
+        if (in->src_world != src_world || in->send_id != send_id || !send_id || in->puller)
+            continue;
+        if (in->mode == IN_FILE || in->filed) {
+            char path[BD_PATH_MAX + 64];
+            bd_spill_path(path, sizeof path, g_m.jobdir, in->src_world, in->id);
+            if (in->fd >= 0)
+                close(in->fd);
+            in->fd = -1;
+            bd_spill_unlink(g_m.hdr, path, in->total);
+        }
+        if (in->filed || in->arrived >= in->total) {
+            in_free(in);
+            return;
+        }
+        /* the rest of its data is on its way (its sender is done): dropped as it comes */
+        in->mode = IN_DROP;
+        flush_held(in);
+        return;
+    }
 }
 
 /* A rank of ours has exited: forget what it waited for. */

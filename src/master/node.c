@@ -329,6 +329,7 @@ void bdr_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id)
     h.a[4] = r->peer;
     h.u[0] = r->nbytes;
     h.u[1] = sync_id;
+    h.u[4] = r->rid; /* MPI_Cancel names it so */
     if (r->flags & BD_SEND_FILE) {
         char path[BD_PATH_MAX + 64];
         bd_spill_path(path, sizeof path, g_m.jobdir, s->world, (uint64_t)r->arg[0]);
@@ -346,6 +347,53 @@ void bdr_node_send_p2p(slave_t *s, const bd_req_t *r, uint64_t sync_id)
     } else {
         bdr_node_send(dst_node, &h, s->win, r->nbytes);
     }
+}
+
+void bdr_node_send_small(slave_t *s, const bd_oentry_t *e, const void *data)
+{
+    bdr_net_hdr_t h = {.type = BDR_NH_MSG};
+    h.a[0] = e->ctx;
+    h.a[1] = e->src;
+    h.a[2] = e->tag;
+    h.a[3] = s->world;
+    h.a[4] = e->dst;
+    h.u[0] = e->nbytes;
+    h.u[1] = e->sync_id;
+    h.u[4] = e->send_id;
+    bdr_node_send(bdr_node_of_world(e->dst), &h, data, e->nbytes);
+}
+
+void bdr_node_cancel(slave_t *s, int dst_world, uint64_t send_id)
+{
+    bdr_net_hdr_t h = {.type = BDR_NH_CANCEL};
+    h.a[0] = s->world;
+    h.a[1] = dst_world;
+    h.u[0] = send_id;
+    s->cancel_wait = 1;
+    s->cancel_id = send_id;
+    /* Through the queue its message went by: the cancel arrives after it. */
+    bdr_node_send(bdr_node_of_world(dst_world), &h, NULL, 0);
+}
+
+/* Another node's MPI_Cancel of a send to a rank of ours. */
+static void recv_cancel(const bdr_net_hdr_t *h)
+{
+    slave_t *d = bdr_master_slave_by_world(h->a[1]);
+    bdr_net_hdr_t a = {.type = BDR_NH_CANCEL_ANS};
+    a.a[0] = h->a[0];
+    a.a[1] = d && !d->exited ? bdr_mbox_cancel(d, h->a[0], h->u[0]) : 0;
+    a.u[0] = h->u[0];
+    bdr_node_send(h->src_node, &a, NULL, 0);
+}
+
+static void recv_cancel_answer(const bdr_net_hdr_t *h)
+{
+    slave_t *s = bdr_master_slave_by_world(h->a[0]);
+    if (!s || !s->cancel_wait || s->cancel_id != h->u[0])
+        return;
+    s->cancel_wait = 0;
+    s->slot->resp.flag = h->a[1] != 0;
+    bdr_sched_respond(s);
 }
 
 void bdr_node_sync_matched(int sender_world, uint64_t sync_id)
@@ -370,6 +418,7 @@ static void recv_msg(bdr_net_msg_t *nm)
     m->src_world = h->a[3];
     m->nbytes = h->u[0];
     m->sync_id = h->u[1];
+    m->send_id = h->u[4];
     int dst = h->a[4];
     if (h->a[5] == 2) { /* its data comes when asked for (net_direct.c) */
         if (bdr_direct_expect(h, m) < 0)
@@ -530,6 +579,8 @@ static int dispatch(bdr_net_msg_t *nm)
     switch (nm->h.type) {
     case BDR_NH_MSG: recv_msg(nm); break;
     case BDR_NH_CHUNK: recv_chunk(nm); break;
+    case BDR_NH_CANCEL: recv_cancel(&nm->h); break;
+    case BDR_NH_CANCEL_ANS: recv_cancel_answer(&nm->h); break;
     case BDR_NH_SYNC: {
         slave_t *s = bdr_master_slave_by_world(nm->h.a[0]);
         if (s)

@@ -9,6 +9,56 @@
 #include "master.h"
 #include "mpi.h"
 
+int bdr_outq_pending(slave_t *s)
+{
+    bd_slot_t *sl = s->slot;
+    return atomic_load_explicit(&sl->ob_head, memory_order_acquire) !=
+           atomic_load_explicit(&sl->ob_tail, memory_order_relaxed);
+}
+
+void bdr_outq_take(slave_t *s)
+{
+    bd_slot_t *sl = s->slot;
+    const uint64_t hs = sizeof(bd_oentry_t);
+    /* Cleared before head is read: a send appended after that rings again. */
+    atomic_store_explicit(&sl->ob_bell, 0, memory_order_seq_cst);
+    uint64_t head = atomic_load_explicit(&sl->ob_head, memory_order_seq_cst);
+    uint64_t tail = atomic_load_explicit(&sl->ob_tail, memory_order_relaxed);
+    if (head - tail > BD_OUTQ_BYTES) {
+        bdr_master_fail(1, "rank %d: its queue of sends is corrupt", s->world);
+        return;
+    }
+    while (tail != head) {
+        uint64_t off = tail % BD_OUTQ_BYTES;
+        if (BD_OUTQ_BYTES - off < hs) { /* too little left for a header: skipped */
+            tail += BD_OUTQ_BYTES - off;
+            continue;
+        }
+        bd_oentry_t e;
+        memcpy(&e, sl->outq + off, sizeof e);
+        if (e.size < hs || (e.size & 7) || e.size > BD_OUTQ_BYTES - off || e.size > head - tail ||
+            (e.dst >= 0 && e.nbytes > e.size - hs)) {
+            bdr_master_fail(1, "rank %d: its queue of sends is corrupt", s->world);
+            return;
+        }
+        if (e.dst >= 0) {
+            if (e.dst >= (int)g_m.hdr->world_size && !g_m.hdr->nspawn) {
+                bdr_master_fail(1, "rank %d sent to world rank %d, which does not exist", s->world,
+                                e.dst);
+                return;
+            }
+            if (bdr_master_slave_by_world(e.dst) || bdr_node_of_world(e.dst) == g_m.node) {
+                bdr_master_fail(1, "rank %d queued a send to world rank %d, not on another node",
+                                s->world, e.dst);
+                return;
+            }
+            bdr_node_send_small(s, &e, sl->outq + off + hs);
+        }
+        tail += e.size;
+    }
+    atomic_store_explicit(&sl->ob_tail, tail, memory_order_release);
+}
+
 void bdr_p2p_req_send(slave_t *s, const bd_req_t *r)
 {
     if (r->peer < 0 || (r->peer >= (int)g_m.hdr->world_size && !g_m.hdr->nspawn)) {

@@ -155,13 +155,29 @@ int main(int argc, char **argv)
         if (guided != MPI_COMM_NULL)
             MPI_Comm_size(guided, &gsz);
         CHECK(gsz == ss, "HW_GUIDED mpi_shared_memory: size %d, shared %d", gsz, ss);
-        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, MPI_INFO_NULL, &unguided);
+        /* MPI 4.0 7.4.2: a new communicator comes with the key
+         * mpi_hw_resource_type set in info, naming the resource, which
+         * HW_GUIDED then takes (MPICH's comm/cmsplit_type; at -nn > 1). */
+        MPI_Info uinfo;
+        MPI_Info_create(&uinfo);
+        MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_UNGUIDED, 0, uinfo, &unguided);
         if (unguided != MPI_COMM_NULL) {
-            int us;
+            int us, flag = 0, gs = -1;
+            char v[MPI_MAX_INFO_VAL + 1] = "";
             MPI_Comm_size(unguided, &us);
             CHECK(us < size, "HW_UNGUIDED gave all %d ranks (must be a strict subset)", us);
+            MPI_Info_get(uinfo, "mpi_hw_resource_type", MPI_MAX_INFO_VAL, v, &flag);
+            CHECK(flag && v[0], "HW_UNGUIDED: info key mpi_hw_resource_type not set");
+            MPI_Comm again;
+            MPI_Comm_split_type(MPI_COMM_WORLD, MPI_COMM_TYPE_HW_GUIDED, 0, uinfo, &again);
+            if (again != MPI_COMM_NULL) {
+                MPI_Comm_size(again, &gs);
+                MPI_Comm_free(&again);
+            }
+            CHECK(gs == us, "HW_GUIDED with HW_UNGUIDED's '%s': size %d, not %d", v, gs, us);
             MPI_Comm_free(&unguided);
         }
+        MPI_Info_free(&uinfo);
         if (guided != MPI_COMM_NULL)
             MPI_Comm_free(&guided);
         MPI_Comm_free(&shared);

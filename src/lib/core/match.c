@@ -518,10 +518,9 @@ static void arrive(const bd_mentry_t *e, const char *data)
     u->next = NULL;
     u->e = *e;
     u->match_id = 0;
-    /* A nonblocking send of this node stays cancellable until matched. */
-    u->ux = e->send_id && bdl_p2p_local(e->src_world)
-                ? bd_mbox_unexp_add(my_mbox(), e->src_world, e->send_id)
-                : -1;
+    /* A nonblocking send stays cancellable until matched (one of another
+     * node through our master, which also drops data still to be pulled). */
+    u->ux = e->send_id ? bd_mbox_unexp_add(my_mbox(), e->src_world, e->send_id) : -1;
     if (e->flags & BD_ME_CMA) {
         /* Unexpected: copy it out now, so its sender does not wait for our receive. */
         cma_read(e, 0, u->data, inl);
@@ -591,6 +590,30 @@ int bdl_p2p_drain(void)
     if (g_nacks)
         send_acks();
     return n;
+}
+
+/* A rank blocked in a collective must still match: MPI's progress rule
+ * completes a synchronous send whose receive is posted, whatever the
+ * receiver does next, and only this rank matches its messages.  A
+ * collective through the master that does not wait for it (another node's
+ * Ssend then MPI_Barrier, MPICH's rqstatus at -nn 2) hung until the
+ * deadlock check ended the job. */
+int bdl_p2p_watch_begin(uint32_t *seen)
+{
+    if (!g_posted)
+        return 0;
+    bd_mbox_t *mb = my_mbox();
+    *seen = atomic_load_explicit(&mb->event_seq, memory_order_acquire);
+    bdl_p2p_drain();
+    if (!g_posted)
+        return 0;
+    atomic_store_explicit(&mb->sleeping, 1, memory_order_seq_cst);
+    return 1;
+}
+
+void bdl_p2p_watch_end(void)
+{
+    atomic_store_explicit(&my_mbox()->sleeping, 0, memory_order_relaxed);
 }
 
 /* ---------------------------------------------------------------- sending */
@@ -919,8 +942,14 @@ void bdl_p2p_recv_moved(bdl_request_t *q, int handle)
 
 int bdl_p2p_cancel_send(int dst, uint64_t send_id)
 {
-    if (!bdl_p2p_local(dst))
-        return 0; /* already on its way to the other node */
+    if (!bdl_p2p_local(dst)) {
+        /* Our master asks dst's, behind the message (node.c bdr_node_cancel). */
+        bd_req_t *r = bdl_req_begin(BD_REQ_MBOX_CANCEL);
+        r->peer = dst;
+        r->rid = send_id;
+        bdl_rpc();
+        return bdl_resp()->flag;
+    }
     bd_mbox_t *mb = mbox_of(dst);
     bd_mentry_t e;
     int got;

@@ -154,6 +154,54 @@ static void send_via_master(int ctx, int world_dst, int myrank, int tag, uint64_
     bdl_rpc();
 }
 
+/* A small message to a rank of another node, posted to our master's queue
+ * (bd_slot_t.outq) without waiting: 1, or 0 when it does not fit (too large,
+ * or the queue is full: the request path then ships the queue first, so the
+ * order holds).  The master ships the queue before any request of ours, so
+ * whatever we ask next (a wait, a cancel, a large send) comes after. */
+static int post_remote(int ctx, int world_dst, int myrank, int tag, const bdl_dt_t *t,
+                       const void *buf, uint64_t count, const char *contig, uint64_t n, int sync,
+                       uint64_t send_id, uint64_t sync_id)
+{
+    if (n > BD_OUTQ_MAX || ctx == BD_CTX_RMA_SVC)
+        return 0;
+    bd_slot_t *sl = bdl_g.slot;
+    const uint64_t hs = sizeof(bd_oentry_t);
+    uint64_t head = atomic_load_explicit(&sl->ob_head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&sl->ob_tail, memory_order_acquire);
+    uint64_t need = (hs + n + 7) & ~7ull, off = head % BD_OUTQ_BYTES, pad = 0;
+    if (off + need > BD_OUTQ_BYTES)
+        pad = BD_OUTQ_BYTES - off;
+    if (head + pad + need - tail > BD_OUTQ_BYTES)
+        return 0;
+    if (pad >= hs) {
+        bd_oentry_t p = {.size = (uint32_t)pad, .dst = -1};
+        memcpy(sl->outq + off, &p, sizeof p);
+    }
+    off = (head + pad) % BD_OUTQ_BYTES;
+    bd_oentry_t e = {.size = (uint32_t)need,
+                     .dst = world_dst,
+                     .ctx = ctx,
+                     .src = myrank,
+                     .tag = tag,
+                     .nbytes = (uint32_t)n,
+                     .send_id = send_id,
+                     .sync_id = sync ? sync_id : 0};
+    memcpy(sl->outq + off, &e, sizeof e);
+    if (n && contig)
+        memcpy(sl->outq + off + hs, contig, n);
+    else if (n)
+        bdl_dt_pack(t, buf, count, 0, sl->outq + off + hs, n);
+    atomic_store_explicit(&sl->ob_head, head + pad + need, memory_order_seq_cst);
+    if (!atomic_exchange_explicit(&sl->ob_bell, 1, memory_order_seq_cst)) {
+        uint64_t one = 1;
+        while (write(bdl_g.event_fd, &one, sizeof one) < 0 && errno == EINTR)
+            ;
+    }
+    atomic_fetch_add_explicit(&sl->stats[BD_STAT_SENDS_POSTED], 1, memory_order_relaxed);
+    return 1;
+}
+
 /* A large contiguous message to a rank of another node without spill
  * files (-net-direct; docs/design.md "Several nodes"): our master reads it
  * from our memory in chunks and streams them to the receiver's master,
@@ -310,6 +358,9 @@ int bdl_send_typed_id(int ctx, int world_dst, int myrank, int tag, const void *b
             bdl_p2p_post(world_dst, &e, contig, n, t, buf, count);
         return MPI_SUCCESS;
     }
+    if (!in_file &&
+        post_remote(ctx, world_dst, myrank, tag, t, buf, count, contig, n, sync, send_id, sid))
+        return MPI_SUCCESS;
     if (!in_file && n) {
         if (contig)
             memcpy(bdl_g.win, contig, n);

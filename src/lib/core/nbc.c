@@ -464,7 +464,10 @@ int bdl_nbc_progress(bdl_nbc_t *nb, int blocking)
         return pipe_progress(nb, blocking, 1);
     if (!nb->ready) {
         bdl_resp()->status = BD_RESP_OK;
-        bdl_xfer_call(&nb->xf, blocking ? BD_REQ_COLL_WAIT : BD_REQ_COLL_TEST);
+        if (blocking)
+            bdl_xfer_wait(&nb->xf);
+        else
+            bdl_xfer_call(&nb->xf, BD_REQ_COLL_TEST);
         if (bdl_resp()->status == BD_RESP_REVOKED) {
             /* MPIX_Comm_revoke by another member: the collective fails. */
             nb->err = MPIX_ERR_REVOKED;

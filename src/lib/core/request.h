@@ -242,6 +242,12 @@ void bdl_spill_check(bd_fs_ck_t *ck, int fd, const char *path, uint64_t take, ui
 struct bd_mentry;
 int bdl_net_pull(struct bd_mentry *e, char *dst, uint64_t take);
 int bdl_p2p_drain(void); /* take what the mailbox holds; how many entries */
+/* Before waiting in the master for something else (a collective): with
+ * receives posted, drain, mark the mailbox asleep (producers then ring the
+ * master) and return 1 with *seen the event count to watch (BD_COLL_WATCH);
+ * bdl_p2p_watch_end() after the answer.  0: nothing posted, no watch. */
+int bdl_p2p_watch_begin(uint32_t *seen);
+void bdl_p2p_watch_end(void);
 /* Complete every posted receive on context ctx with MPIX_ERR_REVOKED
  * (MPIX_Comm_revoke, locally or by a notice from another member). */
 void bdl_p2p_fail_revoked(int ctx);

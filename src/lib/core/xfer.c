@@ -4,6 +4,7 @@
 
 #include "core.h"
 #include "dt.h"
+#include "request.h"
 #include "xfer.h"
 
 static bd_req_t *coll_req(const bdl_xfer_t *x, uint32_t code)
@@ -58,6 +59,25 @@ void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code)
 {
     coll_req(x, code);
     bdl_rpc();
+}
+
+void bdl_xfer_wait(const bdl_xfer_t *x)
+{
+    for (;;) {
+        uint32_t seen = 0;
+        int watch = bdl_p2p_watch_begin(&seen);
+        bd_req_t *r = coll_req(x, BD_REQ_COLL_WAIT);
+        if (watch) {
+            r->flags |= BD_COLL_WATCH;
+            r->arg[7] = seen;
+        }
+        bdl_resp()->status = BD_RESP_OK;
+        bdl_rpc();
+        if (watch)
+            bdl_p2p_watch_end();
+        if (!watch || bdl_resp()->status != BD_RESP_NOTYET)
+            return;
+    }
 }
 
 void bdl_put_flush(bdl_put_t *p)

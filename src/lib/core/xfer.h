@@ -31,6 +31,9 @@ void bdl_xfer_begin_pipe(bdl_xfer_t *x, bdl_comm_t *c, int kind, int api, int in
 void bdl_xfer_begin_pipe_root(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int api);
 /* One request code (WAIT, TEST, ARRIVE, END, ...) addressed to x, answered. */
 void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code);
+/* COLL_WAIT addressed to x, matching messages for our posted receives
+ * meanwhile (BD_COLL_WATCH); the answer's status as the master gave it. */
+void bdl_xfer_wait(const bdl_xfer_t *x);
 
 /* Batches PUT segments into the window. */
 typedef struct bdl_put {

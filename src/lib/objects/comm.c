@@ -146,8 +146,23 @@ static void split_rpc_reserve(int ctx, int myrank, uint64_t seq, int color, int 
             bdl_mt_nap();
         }
     } else {
-        split_req(BD_REQ_COLL_WAIT, ctx, myrank, seq, addr);
-        bdl_rpc();
+        /* matching our posted receives meanwhile, as any collective wait
+         * (core/xfer.c bdl_xfer_wait) */
+        for (;;) {
+            uint32_t seen = 0;
+            int watch = bdl_p2p_watch_begin(&seen);
+            bd_req_t *w = split_req(BD_REQ_COLL_WAIT, ctx, myrank, seq, addr);
+            if (watch) {
+                w->flags |= BD_COLL_WATCH;
+                w->arg[7] = seen;
+            }
+            bdl_resp()->status = BD_RESP_OK;
+            bdl_rpc();
+            if (watch)
+                bdl_p2p_watch_end();
+            if (!watch || bdl_resp()->status != BD_RESP_NOTYET)
+                break;
+        }
     }
     /* GET {ctx, rank, size}, then the world ranks. */
     int32_t head[3];
@@ -714,7 +729,8 @@ int bdl_comm_create_members(MPI_Comm comm, const int *mem, int n, int tag, MPI_C
  * MPI_COMM_TYPE_HW_GUIDED knows the node under the names
  * "mpi_shared_memory" and "Machine" (anything else: MPI_UNDEFINED),
  * MPI_COMM_TYPE_HW_UNGUIDED splits by node only when comm spans several
- * (it must return strict subsets), MPI_COMM_TYPE_RESOURCE_GUIDED knows the
+ * (it must return strict subsets; the caller's info then says
+ * "mpi_shared_memory"), MPI_COMM_TYPE_RESOURCE_GUIDED knows the
  * process sets "mpi://WORLD" and "mpi://SELF".  -1: split_type is invalid. */
 static int split_type_color(const bdl_comm_t *c, int split_type, MPI_Info info)
 {
@@ -764,7 +780,13 @@ int MPI_Comm_split_type(MPI_Comm comm, int split_type, int key, MPI_Info info, M
                          "MPI_COMM_TYPE_HW_UNGUIDED, MPI_COMM_TYPE_RESOURCE_GUIDED or "
                          "MPI_UNDEFINED)",
                          split_type);
-    return bdl_comm_split(comm, color, key, newcomm, call);
+    int rc = bdl_comm_split(comm, color, key, newcomm, call);
+    /* MPI 4.0 7.4.2: info tells which resource HW_UNGUIDED split by (the
+     * node, whose ranks share memory), a name HW_GUIDED takes back. */
+    if (rc == MPI_SUCCESS && split_type == MPI_COMM_TYPE_HW_UNGUIDED && info != MPI_INFO_NULL &&
+        *newcomm != MPI_COMM_NULL)
+        rc = MPI_Info_set(info, "mpi_hw_resource_type", "mpi_shared_memory");
+    return rc;
 }
 
 int MPI_Comm_set_info(MPI_Comm comm, MPI_Info info)

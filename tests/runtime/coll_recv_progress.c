@@ -1,0 +1,70 @@
+/* A rank blocked in a collective through the master still matches its
+ * posted receives (MPI's progress rule): rank 0 is late and sends with
+ * MPI_Ssend to the last rank, which posted MPI_Irecv before a collective
+ * that rank 0 joins only once the Ssend is matched.  Before: with the
+ * sender on another node (MPICH's pt2pt/rqstatus at -nn 2), or with a
+ * collective too large for the ranks' own path, the receiver slept in the
+ * master, its message unmatched, until the deadlock check ended the job.
+ * Argument: barrier (default), bcast (256 KiB, the master's path unless
+ * every rank runs) or split (MPI_Comm_split). */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+int main(int argc, char **argv)
+{
+    int rank, size, bad = 0, buf[2] = {0, 0};
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int bcast = argc > 1 && !strcmp(argv[1], "bcast");
+    int split = argc > 1 && !strcmp(argv[1], "split");
+    enum { N = 65536 };
+    int *big = malloc(N * sizeof *big);
+    for (int it = 0; it < 3; it++) {
+        MPI_Request req = MPI_REQUEST_NULL;
+        if (rank == 0) {
+            usleep(50000); /* the receiver is in the collective by now */
+            buf[0] = it;
+            buf[1] = 17;
+            MPI_Ssend(buf, 2, MPI_INT, size - 1, 10, MPI_COMM_WORLD);
+        }
+        if (rank == size - 1)
+            MPI_Irecv(buf, 2, MPI_INT, 0, 10, MPI_COMM_WORLD, &req);
+        if (bcast) {
+            for (int i = 0; i < N; i++)
+                big[i] = rank == 0 ? i + it : -1;
+            MPI_Bcast(big, N, MPI_INT, 0, MPI_COMM_WORLD);
+            for (int i = 0; i < N; i++)
+                if (big[i] != i + it) {
+                    fprintf(stderr, "rank %d: bcast [%d] = %d\n", rank, i, big[i]);
+                    bad++;
+                    break;
+                }
+        } else if (split) {
+            MPI_Comm c;
+            MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &c);
+            MPI_Comm_free(&c);
+        } else {
+            MPI_Barrier(MPI_COMM_WORLD);
+        }
+        if (rank == size - 1) {
+            MPI_Status st;
+            MPI_Wait(&req, &st);
+            if (buf[0] != it || buf[1] != 17 || st.MPI_SOURCE != 0 || st.MPI_TAG != 10) {
+                fprintf(stderr, "rank %d: got %d %d from %d tag %d\n", rank, buf[0], buf[1],
+                        st.MPI_SOURCE, st.MPI_TAG);
+                bad++;
+            }
+        }
+    }
+    free(big);
+    int tot = 0;
+    MPI_Allreduce(&bad, &tot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (rank == 0)
+        printf("%s coll_recv_progress on %d\n", tot ? "FAIL" : "PASS", size);
+    MPI_Finalize();
+    return tot ? 1 : 0;
+}
