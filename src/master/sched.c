@@ -60,6 +60,7 @@ void bdr_sched_block(slave_t *s, blk_t why)
 void bdr_sched_poll_failed(slave_t *s)
 {
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_POLLS], 1, memory_order_relaxed);
+    s->polled = 1; /* it waits for others: nobody waits for its memory (memacct.c) */
     if (!s->resuming && g_m.nrunnable > 0)
         bdr_sched_block(s, BLK_YIELD);
     else
@@ -102,6 +103,9 @@ sl_state_t bdr_sched_exited(slave_t *s)
 
 void bdr_sched_lend(slave_t *s)
 {
+    /* a service turn, not one -nr 1 would have run first (memacct.c
+     * reserved_for_elders keeps nothing for it) */
+    s->turn_seq = UINT64_MAX;
     set_running(s, 1);
     s->state = SL_RUNNING;
     g_m.nrunning++;
@@ -205,7 +209,10 @@ static int corun_gate(void)
     if (g_m.nrunning - g_m.nasleep <= 0)
         return 0;
     slave_t *q = pick_runnable(NULL);
-    if (!q || bdr_memacct_corun_fits(q))
+    int fit = q ? bdr_memacct_corun_fits(q) : 1;
+    if (fit == BDR_CORUN_CAPPED)
+        atomic_fetch_add_explicit(&q->slot->stats[BD_STAT_CORUN_CAPPED], 1, memory_order_relaxed);
+    if (fit)
         return 0;
     slave_t *t = gift_target(atomic_load_explicit(&g_m.hdr->slot_gift, memory_order_acquire));
     if (t && t != q && bdr_memacct_corun_fits(t))
