@@ -226,15 +226,27 @@ void bdr_memacct_turn_end(slave_t *s)
 
 /* What s will likely hold at once in the turn that begins (or began) in
  * the call `key` holding `base`: base and what turns from there loaded.  A
- * call it never resumed from is taken at the most of any (0 before its
- * first turn ended). */
+ * call it never resumed from is taken at the most other ranks' turns from
+ * it loaded (the ranks of an MPI program mostly do the same: the first
+ * round, MPI_Init's turns above all, ran in pairs that knew nothing of
+ * each other and shrank, 27 times in SGD at 16:2), else at the most of its
+ * other calls (0 before any turn ended). */
 static uint64_t expect(const slave_t *s, uint64_t key, uint64_t base)
 {
     int k = ws_find(s, key);
     uint64_t e = 0;
     if (k >= 0)
-        e = s->ws_peak[k];
-    else
+        return base + s->ws_peak[k];
+    int seen = 0;
+    for (int i = 0; i < g_m.ns; i++) {
+        const slave_t *o = &g_m.slaves[i];
+        int j = o == s ? -1 : ws_find(o, key);
+        if (j >= 0) {
+            seen = 1;
+            e = o->ws_peak[j] > e ? o->ws_peak[j] : e;
+        }
+    }
+    if (!seen)
         for (int j = 0; j < BDR_WS_KEYS; j++)
             if (s->ws_used[j] && s->ws_peak[j] > e)
                 e = s->ws_peak[j];
