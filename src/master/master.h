@@ -112,6 +112,7 @@ typedef struct slave {
     double mem_last;
     int polled;
     int mem_defer;
+    int capped; /* this turn was let in so (sched.c corun_gate) */
     /* a free run slot is kept from it: its memory does not fit beside the
      * running ranks' (sched.c, counted once per wait in CORUN_HELD) */
     int corun_held;

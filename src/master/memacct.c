@@ -598,13 +598,22 @@ void bdr_memacct_poll(void)
         budget = g_m.hdr->job.mem_budget; /* the adaptive budget may have gone up */
         /* what running ranks that began before it may still load */
         uint64_t resv = budget ? reserved_for_elders(s) : 0;
+        /* A rank let in with a cap loads once the ranks before it have
+         * loaded what they were expected to: its I/O then overlaps their
+         * computing, not their loads (which it would only slow). */
+        int behind = resv && s->capped && s->state == SL_RUNNING;
         /* A finalized rank is no longer scheduled: let it finish. */
-        if (!budget || total + s->mem_want + resv <= budget || s->state == SL_FINALIZED) {
+        if (!budget || (!behind && total + s->mem_want + resv <= budget) ||
+            s->state == SL_FINALIZED) {
             if (BD_FAULT_HIT(BD_FAULT_MASTER_GRANT)) { /* fault injection: withheld */
                 waiting = 1;
                 break;
             }
             mem_answer(s, 0);
+            continue;
+        }
+        if (total + s->mem_want + resv <= budget) { /* behind: wait, taking nothing */
+            s->mem_defer = 1;
             continue;
         }
         /* Collective data kept in memory goes to storage: what is freed
@@ -645,7 +654,7 @@ void bdr_memacct_poll(void)
             bdr_memacct_unload(v);
             coming += vr;
         }
-        if (resv && coming == 0) {
+        if (resv && (coming == 0 || behind)) {
             /* it waits for an elder to block (or ask, or stay silent);
              * the requests behind it may fit */
             s->mem_defer = 1;

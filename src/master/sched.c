@@ -202,8 +202,12 @@ static slave_t *pick_next(void)
  * give it back to each other.  It gets the slot when a running rank blocks,
  * and always when none runs (or all that do sleep outside MPI).  Looked at before pick_next, whose choice
  * consumes a running rank's request for its peer (slot_gift). */
+/* the queue's choice, when it may run only with its grants capped */
+static slave_t *g_capped_q;
+
 static int corun_gate(void)
 {
+    g_capped_q = NULL;
     /* a rank asleep outside MPI lent its slot (asleep.c): it may wait for
      * the one held here */
     if (g_m.nrunning - g_m.nasleep <= 0)
@@ -211,7 +215,7 @@ static int corun_gate(void)
     slave_t *q = pick_runnable(NULL);
     int fit = q ? bdr_memacct_corun_fits(q) : 1;
     if (fit == BDR_CORUN_CAPPED)
-        atomic_fetch_add_explicit(&q->slot->stats[BD_STAT_CORUN_CAPPED], 1, memory_order_relaxed);
+        g_capped_q = q;
     if (fit)
         return 0;
     slave_t *t = gift_target(atomic_load_explicit(&g_m.hdr->slot_gift, memory_order_acquire));
@@ -250,6 +254,9 @@ slave_t *bdr_sched_next(void)
         return NULL;
     s->corun_held = 0;
     bdr_memacct_turn_begin(s);
+    s->capped = s == g_capped_q;
+    if (s->capped)
+        atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_CORUN_CAPPED], 1, memory_order_relaxed);
     set_queued(s, 0);
     g_m.nrunnable--;
     g_m.nrunning++;
