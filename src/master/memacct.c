@@ -318,6 +318,11 @@ int bdr_memacct_corun_fits(const slave_t *c)
  * in vain (they wait for someone, perhaps s), or silent for
  * BDR_RESERVE_IDLE_S (their turn loaded less than the estimate). */
 #define BDR_RESERVE_IDLE_S 0.25
+/* A rank let in with a cap also leaves free what its loads need outside
+ * the budget (the manager's bounce buffers, 4 I/O slots x 1 MiB, part of
+ * the job's stated overhead of 16 MiB + 512 KiB a rank): without it two
+ * loading ranks took PageRank 16:2 to 1.05 of -mem + that overhead. */
+#define BDR_CAPPED_MARGIN (4ull << 20)
 static int being_read(const slave_t *s);
 static uint64_t reserved_for_elders(const slave_t *s)
 {
@@ -602,6 +607,8 @@ void bdr_memacct_poll(void)
          * loaded what they were expected to: its I/O then overlaps their
          * computing, not their loads (which it would only slow). */
         int behind = resv && s->capped && s->state == SL_RUNNING;
+        if (resv && s->capped)
+            resv += BDR_CAPPED_MARGIN;
         /* A finalized rank is no longer scheduled: let it finish. */
         if (!budget || (!behind && total + s->mem_want + resv <= budget) ||
             s->state == SL_FINALIZED) {
