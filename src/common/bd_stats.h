@@ -79,6 +79,9 @@
       "times a free run slot was kept from the rank because its memory (what it holds and what "   \
       "a turn from the same call loaded) did not fit beside the running ranks' (-nr "              \
       "effectively lower then; master line below)")                                                \
+    X(CORUN_CAPPED, "count",                                                                       \
+      "times the rank got a free run slot beside running ranks it did not fit beside, with room "  \
+      "for at least half of its turn: its grants kept what their turns were expected to load")     \
     X(MEM_PREFETCHES, "count", "times the rank was told to load its memory ahead of its turn")     \
     X(MEM_PREFETCHED, "bytes", "managed memory loaded ahead while the rank waited for its slot")   \
     X(MEM_DEDUP, "bytes",                                                                          \

@@ -104,6 +104,17 @@ typedef struct slave {
     uint64_t turn_base;           /* what it held at its resume */
     uint32_t turn_req;            /* seen_req at its resume */
     uint64_t ws_key[BDR_WS_KEYS], ws_peak[BDR_WS_KEYS], ws_used[BDR_WS_KEYS];
+    /* Running beside a rank whose turn it does not fit beside (memacct.c
+     * reserved_for_elders): when its turn began (g_m.order_counter), when
+     * it last asked for memory, whether a poll of it failed since (it
+     * waits for others then), and whether its request was passed over in
+     * this round of the grant loop because ranks that began before it may
+     * still load that much. */
+    uint64_t turn_seq;
+    double mem_last;
+    int polled;
+    int mem_defer;
+    int capped; /* this turn was let in so (sched.c corun_gate) */
     /* a free run slot is kept from it: its memory does not fit beside the
      * running ranks' (sched.c, counted once per wait in CORUN_HELD) */
     int corun_held;
@@ -508,7 +519,11 @@ void bdr_memacct_fit(void);
 /* Would c's memory fit beside that of the ranks holding run slots?  (Each
  * counted at what it holds plus the most a turn from the same call loaded
  * beyond what it held at its start: what it is likely to hold.)  1 when no
- * rank holds a slot or there is no budget. */
+ * rank holds a slot or there is no budget; 2 when it does not fit but the
+ * room left beside them is at least half of what its turn will load: it
+ * may run, its grants capped so that they keep what those ranks' turns
+ * are expected to load (BDR_CORUN_CAPPED); 0 otherwise. */
+#define BDR_CORUN_CAPPED 2
 int bdr_memacct_corun_fits(const slave_t *c);
 /* s got a run slot / gave it up: its turn's memory is watched / recorded. */
 void bdr_memacct_turn_begin(slave_t *s);

@@ -184,6 +184,9 @@ void bdr_memacct_turn_begin(slave_t *s)
     s->turn_key = bd_req_phase_key(&s->slot->req);
     s->turn_peak = s->turn_base = resident_of(s);
     s->turn_req = s->seen_req;
+    s->turn_seq = ++g_m.order_counter;
+    s->mem_last = bdr_master_now();
+    s->polled = 0;
 }
 
 void bdr_memacct_turn_end(slave_t *s)
@@ -223,15 +226,27 @@ void bdr_memacct_turn_end(slave_t *s)
 
 /* What s will likely hold at once in the turn that begins (or began) in
  * the call `key` holding `base`: base and what turns from there loaded.  A
- * call it never resumed from is taken at the most of any (0 before its
- * first turn ended). */
+ * call it never resumed from is taken at the most other ranks' turns from
+ * it loaded (the ranks of an MPI program mostly do the same: the first
+ * round, MPI_Init's turns above all, ran in pairs that knew nothing of
+ * each other and shrank, 27 times in SGD at 16:2), else at the most of its
+ * other calls (0 before any turn ended). */
 static uint64_t expect(const slave_t *s, uint64_t key, uint64_t base)
 {
     int k = ws_find(s, key);
     uint64_t e = 0;
     if (k >= 0)
-        e = s->ws_peak[k];
-    else
+        return base + s->ws_peak[k];
+    int seen = 0;
+    for (int i = 0; i < g_m.ns; i++) {
+        const slave_t *o = &g_m.slaves[i];
+        int j = o == s ? -1 : ws_find(o, key);
+        if (j >= 0) {
+            seen = 1;
+            e = o->ws_peak[j] > e ? o->ws_peak[j] : e;
+        }
+    }
+    if (!seen)
         for (int j = 0; j < BDR_WS_KEYS; j++)
             if (s->ws_used[j] && s->ws_peak[j] > e)
                 e = s->ws_peak[j];
@@ -249,6 +264,19 @@ static uint64_t expect(const slave_t *s, uint64_t key, uint64_t base)
  * them to block, as at -nr 1.
  * What the master holds for itself counts only where it cannot be stored on
  * demand (buffered messages, data in transit between nodes). */
+/* What running rank r is likely to hold at once in its turn: what it holds
+ * now with what it asks for, its turn so far (it may have given part back)
+ * and what turns from the same call loaded beyond their start. */
+static uint64_t run_expect(const slave_t *r)
+{
+    uint64_t have = resident_of(r) +
+                    atomic_load_explicit(&r->slot->mem_pinned, memory_order_relaxed) +
+                    (r->mem_pending ? r->mem_want : 0);
+    uint64_t e = expect(r, r->turn_key, r->turn_base);
+    e = e > have ? e : have;
+    return e > r->turn_peak ? e : r->turn_peak;
+}
+
 int bdr_memacct_corun_fits(const slave_t *c)
 {
     uint64_t budget = g_m.hdr->job.mem_budget;
@@ -261,20 +289,58 @@ int bdr_memacct_corun_fits(const slave_t *c)
         if (r == c || r->exited || r->state != SL_RUNNING)
             continue;
         others = 1;
-        uint64_t have = resident_of(r) +
-                        atomic_load_explicit(&r->slot->mem_pinned, memory_order_relaxed) +
-                        (r->mem_pending ? r->mem_want : 0);
-        uint64_t e = expect(r, r->turn_key, r->turn_base);
-        e = e > have ? e : have;
-        /* the turn so far counts too (it may have given part back) */
-        t += e > r->turn_peak ? e : r->turn_peak;
+        t += run_expect(r);
     }
     if (!others)
         return 1;
-    uint64_t need =
-        expect(c, bd_req_phase_key(&c->slot->req),
-               resident_of(c) + atomic_load_explicit(&c->slot->mem_pinned, memory_order_relaxed));
-    return t + need <= budget;
+    uint64_t have =
+        resident_of(c) + atomic_load_explicit(&c->slot->mem_pinned, memory_order_relaxed);
+    uint64_t need = expect(c, bd_req_phase_key(&c->slot->req), have);
+    if (t + need <= budget)
+        return 1;
+    /* Working sets of more than half the budget never fit in pairs (at D/M
+     * 8 with 16 ranks every rank's is: K-means 25 MiB, PageRank 37, SGD 44
+     * under 48M), and held apart -nr 2 is -nr 1 with a core idle.  With
+     * room for a good part of its turn it runs, loading and computing
+     * while the other one does, its grants capped to what the ranks that
+     * began before it leave (reserved_for_elders): it waits for the rest
+     * until one of them blocks, and they never wait for it. */
+    uint64_t room = t + have < budget ? budget - t - have : 0;
+    return room && 2 * room >= need - have ? BDR_CORUN_CAPPED : 0;
+}
+
+/* What the running ranks whose turns began before s's (as -nr 1 would have
+ * run them first) may still load in them, as bdr_memacct_corun_fits
+ * expected: s's grants leave that much free, so that a rank let in beside
+ * them with a cap never makes them wait or give memory back.  None for a
+ * rank others read from (they wait on it), for the one resolve_stuck keeps,
+ * and none for elders that cannot be waited for: asleep outside MPI, polling
+ * in vain (they wait for someone, perhaps s), or silent for
+ * BDR_RESERVE_IDLE_S (their turn loaded less than the estimate). */
+#define BDR_RESERVE_IDLE_S 0.25
+/* A rank let in with a cap also leaves free what its loads need outside
+ * the budget (the manager's bounce buffers, 4 I/O slots x 1 MiB, part of
+ * the job's stated overhead of 16 MiB + 512 KiB a rank): without it two
+ * loading ranks took PageRank 16:2 to 1.05 of -mem + that overhead. */
+#define BDR_CAPPED_MARGIN (4ull << 20)
+static int being_read(const slave_t *s);
+static uint64_t reserved_for_elders(const slave_t *s)
+{
+    if (s->state != SL_RUNNING || s == g_m.mem_keep || being_read(s))
+        return 0;
+    double now = bdr_master_now();
+    uint64_t sum = 0;
+    for (int i = 0; i < g_m.ns; i++) {
+        const slave_t *r = &g_m.slaves[i];
+        if (r == s || r->exited || r->state != SL_RUNNING || r->asleep || r->polled ||
+            r->turn_seq > s->turn_seq || now - r->mem_last > BDR_RESERVE_IDLE_S)
+            continue;
+        uint64_t e = run_expect(r),
+                 held = resident_of(r) +
+                        atomic_load_explicit(&r->slot->mem_pinned, memory_order_relaxed);
+        sum += e > held ? e - held : 0;
+    }
+    return sum;
 }
 
 /* Other ranks are reading s's send buffers (single copy, process_vm_readv):
@@ -311,7 +377,8 @@ static slave_t *next_pending(void)
     g_m.mem_keep = NULL;
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
-        if (s->mem_pending && !s->exited && (!best || s->mem_order < best->mem_order))
+        if (s->mem_pending && !s->exited && !s->mem_defer &&
+            (!best || s->mem_order < best->mem_order))
             best = s;
     }
     return best;
@@ -504,7 +571,9 @@ void bdr_memacct_poll(void)
             s->mem_want = atomic_load_explicit(&s->slot->mem_req_bytes, memory_order_relaxed);
             s->mem_pending = 1;
             s->mem_order = ++g_m.order_counter;
+            s->mem_last = bdr_master_now();
         }
+        s->mem_defer = 0;
         if (s->unload_sent && atomic_load_explicit(&s->slot->cmd, memory_order_acquire) == 0) {
             s->unload_sent = 0;
             g_m.nunloading--;
@@ -532,8 +601,17 @@ void bdr_memacct_poll(void)
             break;
         uint64_t total = node_resident();
         budget = g_m.hdr->job.mem_budget; /* the adaptive budget may have gone up */
+        /* what running ranks that began before it may still load */
+        uint64_t resv = budget ? reserved_for_elders(s) : 0;
+        /* A rank let in with a cap loads once the ranks before it have
+         * loaded what they were expected to: its I/O then overlaps their
+         * computing, not their loads (which it would only slow). */
+        int behind = resv && s->capped && s->state == SL_RUNNING;
+        if (resv && s->capped)
+            resv += BDR_CAPPED_MARGIN;
         /* A finalized rank is no longer scheduled: let it finish. */
-        if (!budget || total + s->mem_want <= budget || s->state == SL_FINALIZED) {
+        if (!budget || (!behind && total + s->mem_want + resv <= budget) ||
+            s->state == SL_FINALIZED) {
             if (BD_FAULT_HIT(BD_FAULT_MASTER_GRANT)) { /* fault injection: withheld */
                 waiting = 1;
                 break;
@@ -541,14 +619,18 @@ void bdr_memacct_poll(void)
             mem_answer(s, 0);
             continue;
         }
+        if (total + s->mem_want + resv <= budget) { /* behind: wait, taking nothing */
+            s->mem_defer = 1;
+            continue;
+        }
         /* Collective data kept in memory goes to storage: what is freed
          * now is looked at again at once; what is being written counts as
          * coming, like the memory of ranks being unloaded, and its
          * completion wakes the loop (bdr_stage_poll). */
         uint64_t writing = 0;
-        if (bdr_coll_shrink(total + s->mem_want - budget, &writing))
+        if (bdr_coll_shrink(total + s->mem_want + resv - budget, &writing))
             continue;
-        uint64_t need = total + s->mem_want - budget;
+        uint64_t need = total + s->mem_want + resv - budget;
         /* other nodes' data held here goes back to them before our ranks unload */
         if (writing < need)
             writing += bdr_remote_reclaim(need - writing);
@@ -578,6 +660,12 @@ void bdr_memacct_poll(void)
                 break;
             bdr_memacct_unload(v);
             coming += vr;
+        }
+        if (resv && (coming == 0 || behind)) {
+            /* it waits for an elder to block (or ask, or stay silent);
+             * the requests behind it may fit */
+            s->mem_defer = 1;
+            continue;
         }
         if (coming == 0 && !g_m.nunloading) {
             int r = resolve_stuck(s);

@@ -60,6 +60,7 @@ void bdr_sched_block(slave_t *s, blk_t why)
 void bdr_sched_poll_failed(slave_t *s)
 {
     atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_POLLS], 1, memory_order_relaxed);
+    s->polled = 1; /* it waits for others: nobody waits for its memory (memacct.c) */
     if (!s->resuming && g_m.nrunnable > 0)
         bdr_sched_block(s, BLK_YIELD);
     else
@@ -102,6 +103,9 @@ sl_state_t bdr_sched_exited(slave_t *s)
 
 void bdr_sched_lend(slave_t *s)
 {
+    /* a service turn, not one -nr 1 would have run first (memacct.c
+     * reserved_for_elders keeps nothing for it) */
+    s->turn_seq = UINT64_MAX;
     set_running(s, 1);
     s->state = SL_RUNNING;
     g_m.nrunning++;
@@ -198,14 +202,21 @@ static slave_t *pick_next(void)
  * give it back to each other.  It gets the slot when a running rank blocks,
  * and always when none runs (or all that do sleep outside MPI).  Looked at before pick_next, whose choice
  * consumes a running rank's request for its peer (slot_gift). */
+/* the queue's choice, when it may run only with its grants capped */
+static slave_t *g_capped_q;
+
 static int corun_gate(void)
 {
+    g_capped_q = NULL;
     /* a rank asleep outside MPI lent its slot (asleep.c): it may wait for
      * the one held here */
     if (g_m.nrunning - g_m.nasleep <= 0)
         return 0;
     slave_t *q = pick_runnable(NULL);
-    if (!q || bdr_memacct_corun_fits(q))
+    int fit = q ? bdr_memacct_corun_fits(q) : 1;
+    if (fit == BDR_CORUN_CAPPED)
+        g_capped_q = q;
+    if (fit)
         return 0;
     slave_t *t = gift_target(atomic_load_explicit(&g_m.hdr->slot_gift, memory_order_acquire));
     if (t && t != q && bdr_memacct_corun_fits(t))
@@ -243,6 +254,9 @@ slave_t *bdr_sched_next(void)
         return NULL;
     s->corun_held = 0;
     bdr_memacct_turn_begin(s);
+    s->capped = s == g_capped_q;
+    if (s->capped)
+        atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_CORUN_CAPPED], 1, memory_order_relaxed);
     set_queued(s, 0);
     g_m.nrunnable--;
     g_m.nrunning++;

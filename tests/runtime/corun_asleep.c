@@ -3,7 +3,8 @@
  *
  * 2 ranks, -nr 2, each with a managed array of argv[1] KiB (default 3072)
  * under a budget that holds one of them but not both (corun_asleep.sh:
- * -mem 5M).  After a first round (each writes its array, then a barrier,
+ * -mem 5M, 3584 KiB; with 3072 the other one runs with its grants capped
+ * instead, session 17).  After a first round (each writes its array, then a barrier,
  * which tells the master how much each holds), both write their arrays
  * again, free them, and meet over a socket: rank 0 accepts, rank 1
  * connects and writes a byte, rank 0 answers one.  Whichever runs first sleeps in accept() or

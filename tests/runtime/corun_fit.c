@@ -1,9 +1,10 @@
 /* Two running ranks whose working sets do not fit in the budget together
  * (issue 13, session 16).
  *
- * Every rank has two managed arrays of argv[1] KiB (default 2048) and,
- * for argv[2] rounds (default 10), writes the first, computes for about
- * 30 ms, writes the second, and waits in a barrier; each array is checked
+ * Every rank has argv[3] (default 2) managed arrays of argv[1] KiB
+ * (default 2048) and, for argv[2] rounds (default 10), writes the first,
+ * computes for about 30 ms, writes the second, and so on, and waits in a
+ * barrier; each array is checked
  * against what the rank wrote in the previous round before it is
  * overwritten.  Run at -nr 2 under a budget that holds one rank's two
  * arrays but not two ranks' (corun_fit.sh: -mem 5M for 2 x 2 MiB).
@@ -14,7 +15,9 @@
  * blocked.  A runtime that keeps the second run slot free while the next
  * rank's memory (as in its last turns) does not fit beside the running
  * rank's (CORUN_HELD) gets there only in the first round, before any
- * rank was unloaded.  Rank 0 prints "PASS corun_fit". */
+ * rank was unloaded.  corun_capped.sh (session 17) runs 4 x 1 MiB under
+ * 6.5M: the next rank has room for more than half of its arrays and runs
+ * beside the first with its grants capped.  Rank 0 prints "PASS corun_fit". */
 #include <mpi.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -55,20 +58,30 @@ int main(int argc, char **argv)
     MPI_Comm_rank(MPI_COMM_WORLD, &me);
     uint64_t kib = argc > 1 ? strtoull(argv[1], NULL, 10) : 2048;
     int rounds = argc > 2 ? atoi(argv[2]) : 10;
+    int na = argc > 3 ? atoi(argv[3]) : 2;
     uint64_t n = kib * 1024 / 8;
-    uint64_t *a = malloc(n * 8), *b = malloc(n * 8);
-    if (!a || !b) {
-        fprintf(stderr, "rank %d: cannot allocate 2 x %llu KiB\n", me, (unsigned long long)kib);
+    uint64_t *arr[8] = {0};
+    if (na < 1 || na > 8) {
+        fprintf(stderr, "rank %d: 1 to 8 arrays, not %d\n", me, na);
         MPI_Abort(MPI_COMM_WORLD, 2);
     }
+    for (int i = 0; i < na; i++)
+        if (!(arr[i] = malloc(n * 8))) {
+            fprintf(stderr, "rank %d: cannot allocate %d x %llu KiB\n", me, na,
+                    (unsigned long long)kib);
+            MPI_Abort(MPI_COMM_WORLD, 2);
+        }
     int bad = 0;
     for (int r = 0; r < rounds; r++) {
-        bad += step(a, n, me, r, 0);
-        /* computing, while another running rank may take its first array */
-        double t0 = now();
-        while (now() - t0 < 0.03)
-            ;
-        bad += step(b, n, me, r, 1);
+        for (int i = 0; i < na; i++) {
+            bad += step(arr[i], n, me, r, i);
+            if (i == na - 1)
+                break;
+            /* computing, while another running rank may take its arrays */
+            double t0 = now();
+            while (now() - t0 < 0.03)
+                ;
+        }
         MPI_Barrier(MPI_COMM_WORLD);
     }
     int all = 0;
@@ -77,10 +90,11 @@ int main(int argc, char **argv)
         if (all)
             printf("FAIL corun_fit: %d words wrong\n", all);
         else
-            printf("PASS corun_fit: %d rounds of 2 x %llu KiB\n", rounds, (unsigned long long)kib);
+            printf("PASS corun_fit: %d rounds of %d x %llu KiB\n", rounds, na,
+                   (unsigned long long)kib);
     }
-    free(a);
-    free(b);
+    for (int i = 0; i < na; i++)
+        free(arr[i]);
     MPI_Finalize();
     return all != 0;
 }
