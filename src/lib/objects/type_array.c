@@ -3,8 +3,9 @@
  * inside, so a dimension of more than INT_MAX elements works through the
  * _c forms; the int forms widen their arguments.  Both describe the type
  * to the builder (core/dtype.c) dimension by dimension: the two innermost
- * dimensions become strided runs where they can (one run per row of the
- * next-outer dimension would be 2^31 runs for a 2^31-row array). */
+ * dimensions are added as one strided group per index of the outer ones
+ * (a row at a time, the builder would merge the rows into the same run,
+ * but after 2^31 calls for a 2^31-row array). */
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
