@@ -83,21 +83,21 @@ int main(int argc, char **argv)
             for (int i = 0; i < 10; i++)
                 a[r * BIG + BIG - 50 + i] = (unsigned char)(rank + 10 * r + i + 1);
         unsigned char got[20] = {0};
-        CHECK_MPI(MPI_Sendrecv(a, 1, t, 0, 7, got, 20, MPI_BYTE, 0, 7, MPI_COMM_SELF,
-                               MPI_STATUS_IGNORE));
+        CHECK_MPI(
+            MPI_Sendrecv(a, 1, t, 0, 7, got, 20, MPI_BYTE, 0, 7, MPI_COMM_SELF, MPI_STATUS_IGNORE));
         for (int k = 0; k < 20; k++)
             CHECK(got[k] == (unsigned char)(rank + 10 * (k / 10) + k % 10 + 1),
                   "subarray_c send: byte %d is %d", k, got[k]);
         /* ... and back into the same places, Fortran order this time. */
         MPI_Count fsizes[2] = {BIG, 2}, fsubs[2] = {10, 2}, fstarts[2] = {BIG - 50, 0};
         MPI_Datatype f;
-        CHECK_MPI(MPI_Type_create_subarray_c(2, fsizes, fsubs, fstarts, MPI_ORDER_FORTRAN,
-                                             MPI_BYTE, &f));
+        CHECK_MPI(
+            MPI_Type_create_subarray_c(2, fsizes, fsubs, fstarts, MPI_ORDER_FORTRAN, MPI_BYTE, &f));
         CHECK_MPI(MPI_Type_commit(&f));
         for (int k = 0; k < 20; k++)
             got[k] = (unsigned char)(200 + k);
-        CHECK_MPI(MPI_Sendrecv(got, 20, MPI_BYTE, 0, 8, a, 1, f, 0, 8, MPI_COMM_SELF,
-                               MPI_STATUS_IGNORE));
+        CHECK_MPI(
+            MPI_Sendrecv(got, 20, MPI_BYTE, 0, 8, a, 1, f, 0, 8, MPI_COMM_SELF, MPI_STATUS_IGNORE));
         for (int r = 0; r < 2; r++)
             for (int i = 0; i < 10; i++)
                 CHECK(a[r * BIG + BIG - 50 + i] == (unsigned char)(200 + 10 * r + i),

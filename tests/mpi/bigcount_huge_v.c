@@ -110,8 +110,8 @@ int main(int argc, char **argv)
     if (rank == 1 && !(b = calloc((size_t)N, 1)))
         MPI_Abort(MPI_COMM_WORLD, 1);
     int root = rank % 2 ? 0 : rank == 0 ? MPI_ROOT : MPI_PROC_NULL;
-    CHECK_MPI(MPI_Scatterv_c(b, ic_cnt, ic_dsp, MPI_BYTE, rank == 1 ? b : small,
-                             rank == 1 ? N : 0, MPI_BYTE, root, ic));
+    CHECK_MPI(MPI_Scatterv_c(b, ic_cnt, ic_dsp, MPI_BYTE, rank == 1 ? b : small, rank == 1 ? N : 0,
+                             MPI_BYTE, root, ic));
     if (rank == 1) {
         int ok = 1;
         for (MPI_Count i = 0; ok && i < N; i += 4093)

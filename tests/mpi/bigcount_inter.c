@@ -118,7 +118,8 @@ int main(int argc, char **argv)
         }
         memset(tmp, 0, (size_t)rsize * N);
         if (nb)
-            CHECK_MPI(MPI_Ialltoallw_c(big ? near : far, cnt, dsp, ty, tmp, cnt, dsp2, ty, ic, &rq));
+            CHECK_MPI(
+                MPI_Ialltoallw_c(big ? near : far, cnt, dsp, ty, tmp, cnt, dsp2, ty, ic, &rq));
         else
             CHECK_MPI(MPI_Alltoallw_c(big ? near : far, cnt, dsp, ty, tmp, cnt, dsp2, ty, ic));
         wait_or(&rq, nb);
@@ -135,14 +136,13 @@ int main(int argc, char **argv)
         int root = big ? (rank == 0 ? MPI_ROOT : MPI_PROC_NULL) : 0;
         fill(near, wrank, 0, tag + 3);
         if (nb)
-            CHECK_MPI(
-                MPI_Igatherv_c(near, N, MPI_BYTE, far, cnt, dsp, MPI_BYTE, root, ic, &rq));
+            CHECK_MPI(MPI_Igatherv_c(near, N, MPI_BYTE, far, cnt, dsp, MPI_BYTE, root, ic, &rq));
         else
             CHECK_MPI(MPI_Gatherv_c(near, N, MPI_BYTE, far, cnt, dsp, MPI_BYTE, root, ic));
         wait_or(&rq, nb);
         for (int j = 0; root == MPI_ROOT && j < rsize; j++)
-            CHECK(block_ok(far + dsp[j], RW(j), 0, tag + 3), "gatherv_c nb=%d: block from %d",
-                  nb, j);
+            CHECK(block_ok(far + dsp[j], RW(j), 0, tag + 3), "gatherv_c nb=%d: block from %d", nb,
+                  j);
 
         /* Scatterv_c: the odd group's rank 0 scatters blocks past INT_MAX
          * (its array entries are the large ones now). */

@@ -135,7 +135,8 @@ int main(int argc, char **argv)
         MPI_Comm_size(ic, &lsize);
         MPI_Comm_remote_size(ic, &rsize);
         CHECK_MPI(MPIX_Comm_revoke(ic));
-        CHECK_INT(err_class(MPI_Barrier(ic)), MPIX_ERR_REVOKED, "MPI_Barrier on a revoked intercomm");
+        CHECK_INT(err_class(MPI_Barrier(ic)), MPIX_ERR_REVOKED,
+                  "MPI_Barrier on a revoked intercomm");
         for (int nb = 0; nb < 2; nb++) {
             MPI_Comm s = MPI_COMM_NULL;
             if (nb) {

@@ -72,8 +72,8 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
     BDL_COLL_GET_COMM(call);
     if (c->inter && request)
         return bdl_ic_gather(c, comm, call, api, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                             vector ? recvcounts : NULL, vector ? displs : NULL, recvtype, tv,
-                             root, all, request);
+                             vector ? recvcounts : NULL, vector ? displs : NULL, recvtype, tv, root,
+                             all, request);
     if (c->inter)
         return all ? bdl_inter_allgather(c, comm, call, sendbuf, sendcount, sendtype, recvbuf,
                                          recvcount, vector ? recvcounts : NULL,

@@ -206,8 +206,8 @@ int bdl_inter_allreduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void 
  * group's counts may all fit an int while their sum, which the other
  * group's MPI_Count entries share, does not. */
 int bdl_inter_reduce_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
-                             void *recvbuf, const int *counts, const MPI_Count *lcounts,
-                             int block, MPI_Datatype dt, MPI_Op op)
+                             void *recvbuf, const int *counts, const MPI_Count *lcounts, int block,
+                             MPI_Datatype dt, MPI_Op op)
 {
     bdl_dt_t *t;
     int rc;
@@ -297,9 +297,10 @@ int bdl_inter_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void 
         if (k < 0)
             return bdl_error(comm, MPI_ERR_COUNT, call, "invalid receive count %d for rank %d", k,
                              r);
-        if ((rc = bdl_inter_recv_from(comm, call, c, r, T_GATHER,
-                                      vblk(recvbuf, recvcounts ? displs : NULL, recvcount, r, t, tv),
-                                      (uint64_t)k, tv ? tv[r] : t)))
+        if ((rc =
+                 bdl_inter_recv_from(comm, call, c, r, T_GATHER,
+                                     vblk(recvbuf, recvcounts ? displs : NULL, recvcount, r, t, tv),
+                                     (uint64_t)k, tv ? tv[r] : t)))
             return rc;
     }
     return MPI_SUCCESS;
@@ -371,10 +372,10 @@ static int exchange(bdl_comm_t *c, MPI_Comm comm, const char *call, int tag, con
     }
     for (int r = 0; r < c->rsize; r++) {
         int k = recvcounts ? recvcounts[r] : recvcount;
-        if ((rc = bdl_inter_recv_from(comm, call, c, r, tag,
-                                      vblk(recvbuf, recvcounts ? rdispls : NULL, recvcount, r, rt,
-                                           rtv),
-                                      (uint64_t)k, rtv ? rtv[r] : rt)))
+        if ((rc = bdl_inter_recv_from(
+                 comm, call, c, r, tag,
+                 vblk(recvbuf, recvcounts ? rdispls : NULL, recvcount, r, rt, rtv), (uint64_t)k,
+                 rtv ? rtv[r] : rt)))
             return rc;
     }
     return MPI_SUCCESS;

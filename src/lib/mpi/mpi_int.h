@@ -27,8 +27,8 @@ int bdl_inter_allreduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void 
 /* counts and lcounts (MPI_Count counts, MPI_Reduce_scatter_c) NULL: every
  * rank gets block elements (Reduce_scatter_block). */
 int bdl_inter_reduce_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
-                             void *recvbuf, const int *counts, const MPI_Count *lcounts,
-                             int block, MPI_Datatype dt, MPI_Op op);
+                             void *recvbuf, const int *counts, const MPI_Count *lcounts, int block,
+                             MPI_Datatype dt, MPI_Op op);
 /* recvcounts/displs (sendcounts/displs) NULL for the fixed-count variants;
  * tv (not NULL): a type per remote rank on the v side, displs in bytes
  * (the large-count calls' entries past INT_MAX, bigcount_arr.c). */

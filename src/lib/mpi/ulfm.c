@@ -31,7 +31,6 @@
  * agreements' union (which carries no other point-to-point traffic). */
 #define BDL_TAG_SHRINK 0x53484b
 
-
 static bdl_comm_t *ulfm_comm(MPI_Comm comm, const char *call, int *rc)
 {
     BDL_CHECK_INIT(call);

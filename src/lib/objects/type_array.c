@@ -35,8 +35,8 @@ static int strides(int ndims, const int *dim, const MPI_Count *sizes, int64_t ex
 /* ---------------------------------------------------------------- subarray */
 
 /* large: the _c form (its contents are MPI_Counts). */
-static int subarray(const char *call, int ndims, const MPI_Count *sizes,
-                    const MPI_Count *subsizes, const MPI_Count *starts, int order, MPI_Datatype oldtype, MPI_Datatype *newtype,
+static int subarray(const char *call, int ndims, const MPI_Count *sizes, const MPI_Count *subsizes,
+                    const MPI_Count *starts, int order, MPI_Datatype oldtype, MPI_Datatype *newtype,
                     int large)
 {
     bdl_dt_t *o = NULL;
@@ -182,8 +182,8 @@ int MPI_Type_create_subarray_c(int ndims, const MPI_Count array_of_sizes[],
                          MAX_DIMS);
     if (!array_of_sizes || !array_of_subsizes || !array_of_starts)
         return bdl_error(MPI_COMM_WORLD, MPI_ERR_ARG, call, "NULL array argument");
-    return subarray(call, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order,
-                    oldtype, newtype, 1);
+    return subarray(call, ndims, array_of_sizes, array_of_subsizes, array_of_starts, order, oldtype,
+                    newtype, 1);
 }
 
 /* ---------------------------------------------------------------- darray */
@@ -255,7 +255,8 @@ static int darray_add(bdl_dt_builder_t *b, const bdl_dt_t *o, int ndims, const i
             }
             for (uint64_t r = 0; r < rows; r++)
                 for (int64_t j = 0; j < nr[last]; j++)
-                    if (bdl_dt_build_add(b, o, rbase + (int64_t)r * rstride + rs[last][j] * stride[last],
+                    if (bdl_dt_build_add(b, o,
+                                         rbase + (int64_t)r * rstride + rs[last][j] * stride[last],
                                          (uint64_t)rl[last][j]) < 0)
                         return -1;
         }
