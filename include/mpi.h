@@ -27,8 +27,8 @@ extern "C" {
 #pragma GCC visibility push(default)
 #endif
 
-#define MPI_VERSION 3
-#define MPI_SUBVERSION 1
+#define MPI_VERSION 4
+#define MPI_SUBVERSION 0
 #define BDMPI_VERSION_STRING "BDMPI 0.1.0"
 
 typedef int MPI_Comm;

@@ -3,7 +3,9 @@
  * MPI_BYTE (a receive count past INT_MAX at the root, a send count past
  * INT_MAX at rank 1), bytes checked at sampled places; then, at the root,
  * MPI_Reduce_local_c of as many bytes with an int user function (called in
- * pieces of at most INT_MAX elements that must cover the whole buffer).
+ * pieces of at most INT_MAX elements that must cover the whole buffer);
+ * then the block again from rank 0 to rank 1 by an MPI_Scatterv_c on an
+ * intercommunicator.
  *
  * It needs about 2.2 GB at rank 1 and 4.4 GB at rank 0, so it runs only
  * with BDMPI_TEST_HUGE=1 (the slow label sets it); otherwise it exits 77. */
@@ -90,6 +92,36 @@ int main(int argc, char **argv)
         MPI_Op_free(&op);
         free(in);
     }
+    /* On an intercommunicator of the even and the odd ranks: rank 0
+     * scatters its 2 GiB + 4 KiB block to rank 1 (remote rank 0), an
+     * MPI_Scatterv_c whose send count and receive count pass INT_MAX. */
+    MPI_Comm local, ic;
+    CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &local));
+    CHECK_MPI(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, 1 - rank % 2, 9, &ic));
+    int rsize;
+    MPI_Comm_remote_size(ic, &rsize);
+    MPI_Count *ic_cnt = calloc((size_t)rsize, sizeof *ic_cnt);
+    MPI_Aint *ic_dsp = calloc((size_t)rsize, sizeof *ic_dsp);
+    ic_cnt[0] = N;
+    ic_dsp[0] = 16;
+    if (rank == 0)
+        for (MPI_Count i = 0; i < N; i += 4093)
+            b[16 + i] = pat(i, 2);
+    if (rank == 1 && !(b = calloc((size_t)N, 1)))
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    int root = rank % 2 ? 0 : rank == 0 ? MPI_ROOT : MPI_PROC_NULL;
+    CHECK_MPI(MPI_Scatterv_c(b, ic_cnt, ic_dsp, MPI_BYTE, rank == 1 ? b : small, rank == 1 ? N : 0,
+                             MPI_BYTE, root, ic));
+    if (rank == 1) {
+        int ok = 1;
+        for (MPI_Count i = 0; ok && i < N; i += 4093)
+            ok = b[i] == pat(i, 2);
+        CHECK(ok, "the 2 GiB block of MPI_Scatterv_c on an intercommunicator arrived wrong");
+    }
+    MPI_Comm_free(&ic);
+    MPI_Comm_free(&local);
+    free(ic_cnt);
+    free(ic_dsp);
     free(b);
     free(cnt);
     free(dsp);

@@ -94,6 +94,12 @@ int main(int argc, char **argv)
         if (liblen >= 0 && liblen < MPI_MAX_LIBRARY_VERSION_STRING)
             CHECK((int)strlen(libver) == liblen, "library version strlen %d != resultlen %d",
                   (int)strlen(libver), liblen);
+#ifdef BDMPI_VERSION_STRING
+        /* BDMPI implements all of MPI 4.0 (docs/design.md, "MPI 4.0"). */
+        CHECK(ver == 4 && sub == 0, "BDMPI reports MPI %d.%d, not 4.0", ver, sub);
+        CHECK(strstr(libver, "MPI 4.0") != NULL, "library version \"%s\" does not say MPI 4.0",
+              libver);
+#endif
     }
 
     /* ---- timers ---- */

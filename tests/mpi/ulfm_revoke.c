@@ -8,7 +8,8 @@
  * still work, and the shrunk communicator communicates normally.  Then one
  * rank revokes a communicator on which the others are calling collectives
  * (a barrier, and an all-reduce large enough to go through BDMPI's master):
- * theirs fail with MPIX_ERR_REVOKED too. */
+ * theirs fail with MPIX_ERR_REVOKED too.  Last, an intercommunicator that
+ * every member revokes shrinks to one that works. */
 #include "mtest.h"
 
 #if defined(MPICH_NUMVERSION) && MPICH_NUMVERSION < 40200000
@@ -117,5 +118,60 @@ int main(int argc, char **argv)
     }
     free(in);
     free(out);
+
+    /* An intercommunicator of the even and the odd ranks, revoked by every
+     * member (so none waits for a notice): collectives on it fail, and
+     * MPIX_Comm_shrink and MPIX_Comm_ishrink give intercommunicators of the
+     * same groups that work, in order, with its error handler.  (The
+     * shrink was a split of the revoked intercommunicator, which failed
+     * with MPIX_ERR_REVOKED.) */
+    if (size > 1) {
+        int color = rank % 2;
+        MPI_Comm local, ic;
+        CHECK_MPI(MPI_Comm_split(MPI_COMM_WORLD, color, rank, &local));
+        CHECK_MPI(MPI_Intercomm_create(local, 0, MPI_COMM_WORLD, 1 - color, 9, &ic));
+        MPI_Comm_set_errhandler(ic, MPI_ERRORS_RETURN);
+        int lsize, rsize;
+        MPI_Comm_size(ic, &lsize);
+        MPI_Comm_remote_size(ic, &rsize);
+        CHECK_MPI(MPIX_Comm_revoke(ic));
+        CHECK_INT(err_class(MPI_Barrier(ic)), MPIX_ERR_REVOKED,
+                  "MPI_Barrier on a revoked intercomm");
+        for (int nb = 0; nb < 2; nb++) {
+            MPI_Comm s = MPI_COMM_NULL;
+            if (nb) {
+                MPI_Request rq;
+                CHECK_MPI(MPIX_Comm_ishrink(ic, &s, &rq));
+                CHECK_MPI(MPI_Wait(&rq, MPI_STATUS_IGNORE));
+            } else {
+                CHECK_MPI(MPIX_Comm_shrink(ic, &s));
+            }
+            int inter = 0, ls = -1, rs = -1, r = -1;
+            MPI_Comm_test_inter(s, &inter);
+            MPI_Comm_size(s, &ls);
+            MPI_Comm_remote_size(s, &rs);
+            MPI_Comm_rank(s, &r);
+            CHECK(inter && ls == lsize && rs == rsize && r == rank / 2,
+                  "shrunk intercomm (nb=%d): inter %d, sizes %d/%d, rank %d", nb, inter, ls, rs, r);
+            /* The sum of the remote group's world ranks. */
+            int sum = -1, want = 0;
+            for (int j = 0; j < rsize; j++)
+                want += 2 * j + 1 - color;
+            CHECK_MPI(MPI_Allreduce(&rank, &sum, 1, MPI_INT, MPI_SUM, s));
+            CHECK_INT(sum, want, "allreduce on the shrunk intercomm");
+            MPI_Errhandler eh;
+            MPI_Comm_get_errhandler(s, &eh);
+            CHECK(eh == MPI_ERRORS_RETURN, "the shrunk intercomm's error handler");
+            MPI_Errhandler_free(&eh);
+#if HAVE_IS_REVOKED
+            int fl = 1;
+            CHECK_MPI(MPIX_Comm_is_revoked(s, &fl));
+            CHECK_INT(fl, 0, "MPIX_Comm_is_revoked(shrunk intercomm)");
+#endif
+            MPI_Comm_free(&s);
+        }
+        MPI_Comm_free(&ic);
+        MPI_Comm_free(&local);
+    }
     return mtest_finalize();
 }

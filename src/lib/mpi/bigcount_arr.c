@@ -13,10 +13,15 @@
  * take the thin path and still match.  The types are freed when the call
  * returns: nonblocking collectives hold their descriptors.
  *
- * MPI_Reduce_scatter_c runs as a reduce to rank 0 and a scatterv;
- * MPI_Ireduce_scatter_c takes MPI_Count counts (coll_reduce.c).  Not
- * covered (an MPI_ERR_COUNT error naming the call): intercommunicators.
- * The persistent _init_c forms start the nonblocking _c forms
+ * On an intercommunicator the per-peer types go to intercomm.c (blocking:
+ * point-to-point between the groups, the v call's tags, so that a peer
+ * whose entries all fit pairs with them) or intercomm_nbc.c (nonblocking:
+ * the types' blocks in the pieces, as the w forms).
+ *
+ * MPI_Reduce_scatter_c runs as a reduce to rank 0 and a scatterv
+ * (intercommunicators: intercomm.c's, whose sizes are 64-bit);
+ * MPI_Ireduce_scatter_c takes MPI_Count counts (coll_reduce.c).  The
+ * persistent _init_c forms start the nonblocking _c forms
  * (mpi/coll_persist.c). */
 #include <limits.h>
 #include <stdlib.h>
@@ -139,15 +144,6 @@ static int build(const char *call, MPI_Comm comm, const char *what, const wv_t *
     return MPI_SUCCESS;
 }
 
-static int no_inter(const char *call, MPI_Comm comm)
-{
-    bdl_comm_t *c = bdl_comm_get(comm);
-    if (c && c->inter)
-        return bdl_error(comm, MPI_ERR_COUNT, call,
-                         "an array entry past INT_MAX is not supported on an intercommunicator");
-    return MPI_SUCCESS;
-}
-
 /* ---------------------------------------------------------------- all-to-all */
 
 static int a2a(const char *call, int api, const void *sendbuf, const MPI_Count *sc,
@@ -160,8 +156,6 @@ static int a2a(const char *call, int api, const void *sendbuf, const MPI_Count *
     wv_t s = {sc, 0, sd, bytes, stype, stypes, n}, r = {rc_, 0, rd, bytes, rtype, rtypes, n};
     if (!(!inplace && big(&s, 0)) && !big(&r, 0))
         return BDL_BC_THIN;
-    if ((rc = no_inter(call, comm)))
-        return rc;
     wout_t so = {0}, ro = {0};
     if ((!inplace && (rc = build(call, comm, "send ", &s, 0, &so))) ||
         (rc = build(call, comm, "receive ", &r, 0, &ro)))
@@ -239,7 +233,7 @@ static int gatherv(const char *call, const void *sendbuf, MPI_Count sendcount,
                  ? MPI_Igatherv(sendbuf, isc, sendtype, recvbuf, NULL, NULL, recvtype, root, comm,
                                 request)
                  : MPI_Gatherv(sendbuf, isc, sendtype, recvbuf, NULL, NULL, recvtype, root, comm);
-    else if (!(rc = no_inter(call, comm)) && !(rc = build(call, comm, "receive ", &r, 0, &ro)))
+    else if (!(rc = build(call, comm, "receive ", &r, 0, &ro)))
         rc = bdl_gatherv_typed(call, sendbuf, isc, sendtype, recvbuf, ro.cnt, ro.idisp, recvtype,
                                ro.t, root, comm, all, request);
     wout_free(&ro);
@@ -302,7 +296,7 @@ static int scatterv(const char *call, const void *sendbuf, const MPI_Count *send
                  ? MPI_Iscatterv(sendbuf, NULL, NULL, sendtype, recvbuf, irc, recvtype, root, comm,
                                  request)
                  : MPI_Scatterv(sendbuf, NULL, NULL, sendtype, recvbuf, irc, recvtype, root, comm);
-    else if (!(rc = no_inter(call, comm)) && !(rc = build(call, comm, "send ", &s, 0, &so)))
+    else if (!(rc = build(call, comm, "send ", &s, 0, &so)))
         rc = bdl_scatterv_typed(call, sendbuf, so.cnt, so.idisp, sendtype, so.t, recvbuf, irc,
                                 recvtype, root, comm, request);
     wout_free(&so);
@@ -350,8 +344,10 @@ int bdl_bcw_Reduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count r
     if (!redscat_big(recvcounts, comm, &total))
         return BDL_BC_THIN;
     int rc, me, n = (int)bdl_bc_size(comm, 0);
-    if ((rc = no_inter(call, comm)))
-        return rc;
+    bdl_comm_t *c = bdl_comm_get(comm);
+    if (c && c->inter) /* point-to-point underneath, 64-bit (intercomm.c) */
+        return bdl_inter_reduce_scatter(c, comm, call, sendbuf, recvbuf, NULL, recvcounts, -1,
+                                        datatype, op);
     for (int i = 0; i < n; i++)
         if (recvcounts[i] < 0)
             return bdl_error(comm, MPI_ERR_COUNT, call, "invalid receive count %lld for rank %d",
@@ -391,11 +387,8 @@ int bdl_bcw_Ireduce_scatter(const void *sendbuf, void *recvbuf, const MPI_Count 
 {
     const char *call = "MPI_Ireduce_scatter_c";
     MPI_Count total;
-    int rc;
     if (!redscat_big(recvcounts, comm, &total))
         return BDL_BC_THIN;
-    if ((rc = no_inter(call, comm)))
-        return rc;
     return bdl_ireduce_scatter_c(call, sendbuf, recvbuf, recvcounts, datatype, op, comm, request);
 }
 

@@ -151,21 +151,24 @@ int bdl_lc_redscat(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, cons
 int bdl_ic_barrier(bdl_comm_t *c, const char *call, MPI_Request *request);
 int bdl_ic_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, void *buf, int count,
                  MPI_Datatype dt, int root, MPI_Request *request);
+/* tv (not NULL): a type per remote rank on the v side, displs in bytes
+ * (the large-count calls' entries past INT_MAX, bigcount_arr.c). */
 int bdl_ic_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
                   int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                  const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root,
-                  int all, MPI_Request *request);
+                  const int *recvcounts, const int *displs, MPI_Datatype recvtype,
+                  bdl_dt_t *const *tv, int root, int all, MPI_Request *request);
 int bdl_ic_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
                    int sendcount, const int *sendcounts, const int *displs, MPI_Datatype sendtype,
-                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                   MPI_Request *request);
+                   bdl_dt_t *const *tv, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Request *request);
 int bdl_ic_alltoall(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, bdl_a2a_side_t *s,
                     bdl_a2a_side_t *rv, int vector, MPI_Request *request);
 int bdl_ic_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                   void *recvbuf, int count, MPI_Datatype dt, MPI_Op op, int root, int all,
                   MPI_Request *request);
+/* counts, lcounts (MPI_Ireduce_scatter_c's) or block for every rank. */
 int bdl_ic_redscat(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
-                   void *recvbuf, const int *counts, int block, MPI_Datatype dt, MPI_Op op,
-                   MPI_Request *request);
+                   void *recvbuf, const int *counts, const MPI_Count *lcounts, int block,
+                   MPI_Datatype dt, MPI_Op op, MPI_Request *request);
 
 #endif

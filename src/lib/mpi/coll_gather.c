@@ -72,15 +72,15 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
     BDL_COLL_GET_COMM(call);
     if (c->inter && request)
         return bdl_ic_gather(c, comm, call, api, sendbuf, sendcount, sendtype, recvbuf, recvcount,
-                             vector ? recvcounts : NULL, vector ? displs : NULL, recvtype, root,
+                             vector ? recvcounts : NULL, vector ? displs : NULL, recvtype, tv, root,
                              all, request);
     if (c->inter)
         return all ? bdl_inter_allgather(c, comm, call, sendbuf, sendcount, sendtype, recvbuf,
                                          recvcount, vector ? recvcounts : NULL,
-                                         vector ? displs : NULL, recvtype)
+                                         vector ? displs : NULL, recvtype, tv)
                    : bdl_inter_gather(c, comm, call, sendbuf, sendcount, sendtype, recvbuf,
                                       recvcount, vector ? recvcounts : NULL, vector ? displs : NULL,
-                                      recvtype, root);
+                                      recvtype, tv, root);
     int rc;
     bdl_dt_t *st = NULL, *rt = NULL;
     int is_root = all || c->rank == root;
@@ -276,11 +276,11 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
     BDL_COLL_GET_COMM(call);
     if (c->inter && request)
         return bdl_ic_scatter(c, comm, call, api, sendbuf, sendcount, vector ? sendcounts : NULL,
-                              vector ? displs : NULL, sendtype, recvbuf, recvcount, recvtype, root,
-                              request);
+                              vector ? displs : NULL, sendtype, tv, recvbuf, recvcount, recvtype,
+                              root, request);
     if (c->inter)
         return bdl_inter_scatter(c, comm, call, sendbuf, sendcount, vector ? sendcounts : NULL,
-                                 vector ? displs : NULL, sendtype, recvbuf, recvcount, recvtype,
+                                 vector ? displs : NULL, sendtype, tv, recvbuf, recvcount, recvtype,
                                  root);
     int rc;
     bdl_dt_t *st = NULL, *rt = NULL;
@@ -465,7 +465,8 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
         return bdl_ic_alltoall(c, comm, call, api, s, rv, vector, request);
     if (c->inter && rv->types)
         return bdl_inter_alltoallw(c, comm, call, s->buf, s->counts, s->displs, s->types,
-                                   (void *)rv->buf, rv->counts, rv->displs, rv->types);
+                                   (void *)rv->buf, rv->counts, rv->displs, rv->types,
+                                   api != BD_API_ALLTOALLW);
     if (c->inter)
         return bdl_inter_alltoall(c, comm, call, s->buf, s->count, vector ? s->counts : NULL,
                                   vector ? s->displs : NULL, s->type, (void *)rv->buf, rv->count,
@@ -695,8 +696,9 @@ int MPI_Ialltoallw(const void *sendbuf, const int sendcounts[], const int sdispl
  * the large-count calls whose entries do not fit an int describe each such
  * block as one element of a type of their own (mpi/bigcount_arr.c).  The
  * call is still the v form to the master and the other ranks, which may
- * use the plain form: what travels is the same blocks.  Intracommunicators
- * only; types[] matters where the v side does (the root, or every rank). */
+ * use the plain form: what travels is the same blocks.  types[] matters
+ * where the v side does (the root, or every rank): one per rank, of the
+ * remote group on an intercommunicator. */
 static int peer_types(MPI_Comm comm, const char *call, const MPI_Datatype *types, int on,
                       bdl_dt_t ***tv)
 {
@@ -704,10 +706,11 @@ static int peer_types(MPI_Comm comm, const char *call, const MPI_Datatype *types
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!on || !c || !types)
         return MPI_SUCCESS;
-    bdl_dt_t **v = malloc((size_t)(c->size ? c->size : 1) * sizeof *v);
+    int n = c->inter ? c->rsize : c->size;
+    bdl_dt_t **v = malloc((size_t)(n ? n : 1) * sizeof *v);
     if (!v)
         return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
-    for (int r = 0; r < c->size; r++) {
+    for (int r = 0; r < n; r++) {
         int rc = bdl_dt_check(comm, call, "", types[r], &v[r]);
         if (rc) {
             free(v);
@@ -725,7 +728,8 @@ int bdl_gatherv_typed(const char *call, const void *sendbuf, int sendcount, MPI_
 {
     bdl_comm_t *c = bdl_comm_get(comm);
     bdl_dt_t **tv = NULL;
-    int rc = peer_types(comm, call, recvtypes, c && (all || c->rank == root), &tv);
+    int here = c && (all || (c->inter ? root == MPI_ROOT : c->rank == root));
+    int rc = peer_types(comm, call, recvtypes, here, &tv);
     if (rc == MPI_SUCCESS)
         rc = gather_common(call, all ? BD_API_ALLGATHERV : BD_API_GATHERV, sendbuf, sendcount,
                            sendtype, recvbuf, 0, recvcounts, bdispls, recvtype, root, comm, all, 1,
@@ -741,7 +745,8 @@ int bdl_scatterv_typed(const char *call, const void *sendbuf, const int sendcoun
 {
     bdl_comm_t *c = bdl_comm_get(comm);
     bdl_dt_t **tv = NULL;
-    int rc = peer_types(comm, call, sendtypes, c && c->rank == root, &tv);
+    int here = c && (c->inter ? root == MPI_ROOT : c->rank == root);
+    int rc = peer_types(comm, call, sendtypes, here, &tv);
     if (rc == MPI_SUCCESS)
         rc = scatter_common(call, BD_API_SCATTERV, sendbuf, 0, sendcounts, bdispls, sendtype,
                             recvbuf, recvcount, recvtype, root, comm, 1, request, request != NULL,

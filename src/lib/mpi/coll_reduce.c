@@ -384,9 +384,10 @@ static int redscat(const char *call, const void *sendbuf, void *recvbuf, const i
     if (c->inter && request)
         return bdl_ic_redscat(c, comm, call,
                               block >= 0 ? BD_API_REDUCE_SCATTER_BLOCK : BD_API_REDUCE_SCATTER,
-                              sendbuf, recvbuf, counts, block, dt, op, request);
+                              sendbuf, recvbuf, counts, lcounts, block, dt, op, request);
     if (c->inter)
-        return bdl_inter_reduce_scatter(c, comm, call, sendbuf, recvbuf, counts, block, dt, op);
+        return bdl_inter_reduce_scatter(c, comm, call, sendbuf, recvbuf, counts, lcounts, block, dt,
+                                        op);
     int rc;
     bdl_dt_t *t = NULL;
     bdl_user_op_t *u;

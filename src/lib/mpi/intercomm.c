@@ -23,6 +23,7 @@
  * An intercommunicator made by MPI_Comm_(i)dup takes its contexts from the
  * new union: the union's context | BDL_CTX_INTER for point-to-point, and a
  * derived context for each group's hidden local communicator. */
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -133,7 +134,7 @@ int bdl_inter_bcast(bdl_comm_t *c, MPI_Comm comm, void *buf, int count, MPI_Data
 /* The reduction of the local group's sendbufs, at local rank 0 in *acc
  * (allocated there; *mem is what to free). */
 static int reduce_local(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
-                        int count, MPI_Datatype dt, const bdl_dt_t *t, MPI_Op op, void **acc,
+                        MPI_Count count, MPI_Datatype dt, const bdl_dt_t *t, MPI_Op op, void **acc,
                         void **mem)
 {
     *mem = NULL;
@@ -144,7 +145,9 @@ static int reduce_local(bdl_comm_t *c, MPI_Comm comm, const char *call, const vo
                          "intercommunicator");
     if (c->rank == 0 && !(*mem = tmp_alloc(t, (uint64_t)count, acc)))
         return no_mem(comm, call);
-    int rc = MPI_Reduce(sendbuf, *acc, count, dt, op, 0, local_of(c));
+    /* the _c form: Reduce_scatter's vector may pass INT_MAX elements */
+    int rc = count <= INT_MAX ? MPI_Reduce(sendbuf, *acc, (int)count, dt, op, 0, local_of(c))
+                              : MPI_Reduce_c(sendbuf, *acc, count, dt, op, 0, local_of(c));
     if (rc) {
         free(*mem);
         *mem = NULL;
@@ -197,62 +200,80 @@ int bdl_inter_allreduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void 
 
 /* Reduce_scatter and Reduce_scatter_block: the reduction of one group's
  * vectors (n elements, the sum of the counts, equal in both groups) is
- * scattered over the other group by that group's counts. */
+ * scattered over the other group by that group's counts.  The counts are
+ * ints (counts), MPI_Counts (lcounts: MPI_Reduce_scatter_c with an entry
+ * past INT_MAX) or block for every rank.  Sizes are 64-bit throughout: one
+ * group's counts may all fit an int while their sum, which the other
+ * group's MPI_Count entries share, does not. */
 int bdl_inter_reduce_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
-                             void *recvbuf, const int *counts, int block, MPI_Datatype dt,
-                             MPI_Op op)
+                             void *recvbuf, const int *counts, const MPI_Count *lcounts, int block,
+                             MPI_Datatype dt, MPI_Op op)
 {
     bdl_dt_t *t;
     int rc;
     if ((rc = bdl_dt_check(comm, call, "", dt, &t)))
         return rc;
-    if (block < 0 && !counts)
+    if (block < 0 && !counts && !lcounts)
         return bdl_error(comm, MPI_ERR_ARG, call, "recvcounts is NULL");
-    int64_t n = 0;
+    MPI_Count n = 0;
+    MPI_Count *cnt = malloc((size_t)c->size * sizeof *cnt);
+    MPI_Aint *displs = malloc((size_t)c->size * sizeof *displs);
+    if (!cnt || !displs) {
+        free(cnt);
+        free(displs);
+        return no_mem(comm, call);
+    }
     for (int r = 0; r < c->size; r++) {
-        int k = block >= 0 ? block : counts[r];
-        if (k < 0)
-            return bdl_error(comm, MPI_ERR_COUNT, call, "invalid count %d for rank %d", k, r);
+        MPI_Count k = block >= 0 ? block : counts ? counts[r] : lcounts[r];
+        if (k < 0) {
+            free(cnt);
+            free(displs);
+            return bdl_error(comm, MPI_ERR_COUNT, call, "invalid count %lld for rank %d",
+                             (long long)k, r);
+        }
+        cnt[r] = k;
+        displs[r] = (MPI_Aint)n;
         n += k;
     }
-    if (n > INT32_MAX)
-        return bdl_error(comm, MPI_ERR_COUNT, call, "%lld elements in all is too many",
-                         (long long)n);
-    void *acc, *mem;
-    if ((rc = reduce_local(c, comm, call, sendbuf, (int)n, dt, t, op, &acc, &mem)))
-        return rc;
-    void *res = NULL, *rmem = NULL;
+    void *acc, *mem, *res = NULL, *rmem = NULL;
+    if ((rc = reduce_local(c, comm, call, sendbuf, n, dt, t, op, &acc, &mem)))
+        goto out;
     if (c->rank == 0) {
         bdl_inter_send_to(c, 0, T_REDSCAT, acc, (uint64_t)n, t);
         free(mem);
-        if (!(rmem = tmp_alloc(t, (uint64_t)n, &res)))
-            return no_mem(comm, call);
-        if ((rc = bdl_inter_recv_from(comm, call, c, 0, T_REDSCAT, res, (uint64_t)n, t))) {
-            free(rmem);
-            return rc;
+        if (!(rmem = tmp_alloc(t, (uint64_t)n, &res))) {
+            rc = no_mem(comm, call);
+            goto out;
         }
+        if ((rc = bdl_inter_recv_from(comm, call, c, 0, T_REDSCAT, res, (uint64_t)n, t)))
+            goto out;
     }
     if (block >= 0)
         rc = MPI_Scatter(res, block, dt, recvbuf, block, dt, 0, local_of(c));
-    else {
-        int *displs = malloc((size_t)c->size * sizeof(int));
-        if (!displs) {
-            free(rmem);
-            return no_mem(comm, call);
-        }
-        for (int r = 0, d = 0; r < c->size; d += counts[r], r++)
-            displs[r] = d;
-        rc = MPI_Scatterv(res, counts, displs, dt, recvbuf, counts[c->rank], dt, 0, local_of(c));
-        free(displs);
-    }
+    else
+        rc = MPI_Scatterv_c(res, cnt, displs, dt, recvbuf, cnt[c->rank], dt, 0, local_of(c));
+out:
     free(rmem);
+    free(cnt);
+    free(displs);
     return rc;
+}
+
+/* Block r of a v side: with per-peer types tv (bigcount_arr.c) displs are
+ * in bytes, else in extents of t (NULL: r * count). */
+static char *vblk(const void *buf, const int *displs, int count, int r, const bdl_dt_t *t,
+                  bdl_dt_t *const *tv)
+{
+    if (tv)
+        return at(buf, displs[r]);
+    return at(buf, (displs ? (int64_t)displs[r] : (int64_t)r * count) * t->extent);
 }
 
 /* Gather and Gatherv: the root receives one piece from every remote rank. */
 int bdl_inter_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                      int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                     const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root)
+                     const int *recvcounts, const int *displs, MPI_Datatype recvtype,
+                     bdl_dt_t *const *tv, int root)
 {
     int rc;
     if ((rc = check_iroot(c, comm, call, root)))
@@ -276,9 +297,10 @@ int bdl_inter_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void 
         if (k < 0)
             return bdl_error(comm, MPI_ERR_COUNT, call, "invalid receive count %d for rank %d", k,
                              r);
-        int64_t off = (int64_t)(recvcounts ? displs[r] : (int64_t)r * recvcount) * t->extent;
         if ((rc =
-                 bdl_inter_recv_from(comm, call, c, r, T_GATHER, at(recvbuf, off), (uint64_t)k, t)))
+                 bdl_inter_recv_from(comm, call, c, r, T_GATHER,
+                                     vblk(recvbuf, recvcounts ? displs : NULL, recvcount, r, t, tv),
+                                     (uint64_t)k, tv ? tv[r] : t)))
             return rc;
     }
     return MPI_SUCCESS;
@@ -287,8 +309,8 @@ int bdl_inter_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void 
 /* Scatter and Scatterv: the root sends one piece to every remote rank. */
 int bdl_inter_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                       int sendcount, const int *sendcounts, const int *displs,
-                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                      int root)
+                      MPI_Datatype sendtype, bdl_dt_t *const *tv, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root)
 {
     int rc;
     if ((rc = check_iroot(c, comm, call, root)))
@@ -310,8 +332,9 @@ int bdl_inter_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void
         int k = sendcounts ? sendcounts[r] : sendcount;
         if (k < 0)
             return bdl_error(comm, MPI_ERR_COUNT, call, "invalid send count %d for rank %d", k, r);
-        int64_t off = (int64_t)(sendcounts ? displs[r] : (int64_t)r * sendcount) * t->extent;
-        bdl_inter_send_to(c, r, T_SCATTER, at(sendbuf, off), (uint64_t)k, t);
+        bdl_inter_send_to(c, r, T_SCATTER,
+                          vblk(sendbuf, sendcounts ? displs : NULL, sendcount, r, t, tv),
+                          (uint64_t)k, tv ? tv[r] : t);
     }
     return MPI_SUCCESS;
 }
@@ -323,7 +346,7 @@ int bdl_inter_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void
 static int exchange(bdl_comm_t *c, MPI_Comm comm, const char *call, int tag, const void *sendbuf,
                     int sendcount, const int *sendcounts, const int *sdispls, MPI_Datatype sendtype,
                     void *recvbuf, int recvcount, const int *recvcounts, const int *rdispls,
-                    MPI_Datatype recvtype)
+                    MPI_Datatype recvtype, bdl_dt_t *const *rtv)
 {
     bdl_dt_t *st, *rt;
     int rc;
@@ -349,8 +372,10 @@ static int exchange(bdl_comm_t *c, MPI_Comm comm, const char *call, int tag, con
     }
     for (int r = 0; r < c->rsize; r++) {
         int k = recvcounts ? recvcounts[r] : recvcount;
-        int64_t off = (recvcounts ? (int64_t)rdispls[r] : (int64_t)r * recvcount) * rt->extent;
-        if ((rc = bdl_inter_recv_from(comm, call, c, r, tag, at(recvbuf, off), (uint64_t)k, rt)))
+        if ((rc = bdl_inter_recv_from(
+                 comm, call, c, r, tag,
+                 vblk(recvbuf, recvcounts ? rdispls : NULL, recvcount, r, rt, rtv), (uint64_t)k,
+                 rtv ? rtv[r] : rt)))
             return rc;
     }
     return MPI_SUCCESS;
@@ -358,12 +383,13 @@ static int exchange(bdl_comm_t *c, MPI_Comm comm, const char *call, int tag, con
 
 int bdl_inter_allgather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                         int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                        const int *recvcounts, const int *displs, MPI_Datatype recvtype)
+                        const int *recvcounts, const int *displs, MPI_Datatype recvtype,
+                        bdl_dt_t *const *tv)
 {
     if (sendcount < 0)
         return bdl_error(comm, MPI_ERR_COUNT, call, "invalid send count %d", sendcount);
     return exchange(c, comm, call, T_ALLGATHER, sendbuf, sendcount, NULL, NULL, sendtype, recvbuf,
-                    recvcount, recvcounts, displs, recvtype);
+                    recvcount, recvcounts, displs, recvtype, tv);
 }
 
 int bdl_inter_alltoall(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
@@ -372,16 +398,19 @@ int bdl_inter_alltoall(bdl_comm_t *c, MPI_Comm comm, const char *call, const voi
                        const int *rdispls, MPI_Datatype recvtype)
 {
     return exchange(c, comm, call, T_ALLTOALL, sendbuf, sendcount, sendcounts, sdispls, sendtype,
-                    recvbuf, recvcount, recvcounts, rdispls, recvtype);
+                    recvbuf, recvcount, recvcounts, rdispls, recvtype, NULL);
 }
 
 /* Alltoallw: block r (sendcounts[r] elements of sendtypes[r] at sdispls[r]
- * bytes) to remote rank r; from it, block r of recvbuf alike. */
+ * bytes) to remote rank r; from it, block r of recvbuf alike.  Also
+ * MPI_Alltoallv_c's blocks past INT_MAX as types per peer (v: 1), which
+ * must pair with the plain Alltoallv of ranks whose entries all fit. */
 int bdl_inter_alltoallw(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                         const int *sendcounts, const int *sdispls, const MPI_Datatype *sendtypes,
                         void *recvbuf, const int *recvcounts, const int *rdispls,
-                        const MPI_Datatype *recvtypes)
+                        const MPI_Datatype *recvtypes, int v)
 {
+    int tag = v ? T_ALLTOALL : T_ALLTOALLW;
     if (sendbuf == MPI_IN_PLACE)
         return bdl_error(comm, MPI_ERR_BUFFER, call,
                          "MPI_IN_PLACE is not allowed on an intercommunicator");
@@ -401,10 +430,9 @@ int bdl_inter_alltoallw(bdl_comm_t *c, MPI_Comm comm, const char *call, const vo
             rc = bdl_dt_check(comm, call, "receive", recvtypes[r], &rt[r]);
     }
     for (int r = 0; r < n && !rc; r++)
-        bdl_inter_send_to(c, r, T_ALLTOALLW, at(sendbuf, sdispls[r]), (uint64_t)sendcounts[r],
-                          st[r]);
+        bdl_inter_send_to(c, r, tag, at(sendbuf, sdispls[r]), (uint64_t)sendcounts[r], st[r]);
     for (int r = 0; r < n && !rc; r++)
-        rc = bdl_inter_recv_from(comm, call, c, r, T_ALLTOALLW, at(recvbuf, rdispls[r]),
+        rc = bdl_inter_recv_from(comm, call, c, r, tag, at(recvbuf, rdispls[r]),
                                  (uint64_t)recvcounts[r], rt[r]);
     free(st);
     free(rt);

@@ -148,8 +148,8 @@ int bdl_ic_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, void *buf, int 
  * Allgather(v) (every rank does). */
 int bdl_ic_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
                   int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                  const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root,
-                  int all, MPI_Request *request)
+                  const int *recvcounts, const int *displs, MPI_Datatype recvtype,
+                  bdl_dt_t *const *tv, int root, int all, MPI_Request *request)
 {
     bdl_dt_t *st = NULL, *rt = NULL;
     int rc;
@@ -170,15 +170,18 @@ int bdl_ic_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const
         bdl_put_typed(&x.p, -1, sendbuf, (uint64_t)sendcount, st);
         bdl_put_flush(&x.p);
     }
-    if (recvs)
-        ic_blocks(&x, BDL_GET_BLOCKS, recvbuf, recvcount, recvcounts, displs, rt);
+    if (recvs) {
+        ic_blocks(&x, BDL_GET_BLOCKS, recvbuf, recvcount, recvcounts, tv ? NULL : displs, rt);
+        x.nb.tv = (bdl_dt_t **)tv; /* bdl_nbc_launch keeps copies */
+        x.nb.bdispls = tv ? (int *)displs : NULL;
+    }
     return bdl_nbc_launch(&x.nb, request);
 }
 
 int bdl_ic_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
                    int sendcount, const int *sendcounts, const int *displs, MPI_Datatype sendtype,
-                   void *recvbuf, int recvcount, MPI_Datatype recvtype, int root,
-                   MPI_Request *request)
+                   bdl_dt_t *const *tv, void *recvbuf, int recvcount, MPI_Datatype recvtype,
+                   int root, MPI_Request *request)
 {
     bdl_dt_t *st = NULL, *rt = NULL;
     int rc;
@@ -195,7 +198,8 @@ int bdl_ic_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, cons
     icoll_t x;
     ic_begin(&x, c, call, BD_COLL_ALLGATHER, api);
     if (root == MPI_ROOT) {
-        put_table(&x.p, c->rsize, sendbuf, sendcount, sendcounts, displs, NULL, st, NULL);
+        put_table(&x.p, c->rsize, sendbuf, sendcount, sendcounts, tv ? NULL : displs,
+                  tv ? displs : NULL, st, tv);
         bdl_put_flush(&x.p);
     } else if (root >= 0) {
         ic_blocks(&x, BDL_GET_TBLOCKS, recvbuf, recvcount, NULL, NULL, rt);
@@ -283,20 +287,29 @@ int bdl_ic_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *se
 /* Reduce_scatter(_block): each group gets the reduction of the other
  * group's vectors, scattered by its own counts. */
 int bdl_ic_redscat(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, const void *sendbuf,
-                   void *recvbuf, const int *counts, int block, MPI_Datatype dt, MPI_Op op,
-                   MPI_Request *request)
+                   void *recvbuf, const int *counts, const MPI_Count *lcounts, int block,
+                   MPI_Datatype dt, MPI_Op op, MPI_Request *request)
 {
     bdl_dt_t *t = NULL;
     bdl_user_op_t *u = NULL;
     int rc;
-    if (block < 0 && !counts)
+    if (block < 0 && !counts && !lcounts)
         return bdl_error(comm, MPI_ERR_ARG, call, "NULL recvcounts");
     if ((rc = ic_no_in_place(comm, call, sendbuf)) ||
         (rc = bdl_coll_check_buf(comm, call, block >= 0 ? block : 0, dt, &t, "")) ||
         (rc = bdl_op_check(comm, call, op, dt, t, &u)))
         return rc;
-    uint64_t total, myoff, mine;
-    if ((rc = bdl_coll_redscat_sizes(c, comm, call, counts, block, &total, &myoff, &mine)))
+    uint64_t total = 0, myoff = 0, mine = 0;
+    for (int r = 0; lcounts && r < c->size; r++) {
+        if (lcounts[r] < 0)
+            return bdl_error(comm, MPI_ERR_COUNT, call, "invalid count %lld for rank %d",
+                             (long long)lcounts[r], r);
+        myoff += r < c->rank ? (uint64_t)lcounts[r] : 0;
+        total += (uint64_t)lcounts[r];
+    }
+    if (lcounts)
+        mine = (uint64_t)lcounts[c->rank];
+    else if ((rc = bdl_coll_redscat_sizes(c, comm, call, counts, block, &total, &myoff, &mine)))
         return rc;
     icoll_t x;
     ic_begin(&x, c, call, BD_COLL_ALLGATHER, api);

@@ -14,6 +14,8 @@ int bdl_dyn_child_init(const bd_spawn_info_t *sp);
 int bdl_mpi_send(const char *call, const void *buf, int count, MPI_Datatype datatype, int dest,
                  int tag, MPI_Comm comm, int flow);
 
+struct bdl_dt;
+
 /* intercomm.c: intercommunicator collectives (comm is c's handle; c is
  * valid and c->inter is set). */
 int bdl_inter_barrier(bdl_comm_t *c, MPI_Comm comm);
@@ -22,30 +24,36 @@ int bdl_inter_reduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void *re
                      MPI_Datatype dt, MPI_Op op, int root);
 int bdl_inter_allreduce(bdl_comm_t *c, MPI_Comm comm, const void *sendbuf, void *recvbuf, int count,
                         MPI_Datatype dt, MPI_Op op);
-/* counts NULL: every rank gets block elements (Reduce_scatter_block). */
+/* counts and lcounts (MPI_Count counts, MPI_Reduce_scatter_c) NULL: every
+ * rank gets block elements (Reduce_scatter_block). */
 int bdl_inter_reduce_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
-                             void *recvbuf, const int *counts, int block, MPI_Datatype dt,
-                             MPI_Op op);
-/* recvcounts/displs (sendcounts/displs) NULL for the fixed-count variants. */
+                             void *recvbuf, const int *counts, const MPI_Count *lcounts, int block,
+                             MPI_Datatype dt, MPI_Op op);
+/* recvcounts/displs (sendcounts/displs) NULL for the fixed-count variants;
+ * tv (not NULL): a type per remote rank on the v side, displs in bytes
+ * (the large-count calls' entries past INT_MAX, bigcount_arr.c). */
 int bdl_inter_gather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                      int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                     const int *recvcounts, const int *displs, MPI_Datatype recvtype, int root);
+                     const int *recvcounts, const int *displs, MPI_Datatype recvtype,
+                     struct bdl_dt *const *tv, int root);
 int bdl_inter_scatter(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                       int sendcount, const int *sendcounts, const int *displs,
-                      MPI_Datatype sendtype, void *recvbuf, int recvcount, MPI_Datatype recvtype,
-                      int root);
+                      MPI_Datatype sendtype, struct bdl_dt *const *tv, void *recvbuf, int recvcount,
+                      MPI_Datatype recvtype, int root);
 int bdl_inter_allgather(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                         int sendcount, MPI_Datatype sendtype, void *recvbuf, int recvcount,
-                        const int *recvcounts, const int *displs, MPI_Datatype recvtype);
+                        const int *recvcounts, const int *displs, MPI_Datatype recvtype,
+                        struct bdl_dt *const *tv);
 int bdl_inter_alltoall(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                        int sendcount, const int *sendcounts, const int *sdispls,
                        MPI_Datatype sendtype, void *recvbuf, int recvcount, const int *recvcounts,
                        const int *rdispls, MPI_Datatype recvtype);
-/* Displacements in bytes, a type per remote rank. */
+/* Displacements in bytes, a type per remote rank; v: the call is
+ * MPI_Alltoallv_c's (its messages pair with MPI_Alltoallv's). */
 int bdl_inter_alltoallw(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *sendbuf,
                         const int *sendcounts, const int *sdispls, const MPI_Datatype *sendtypes,
                         void *recvbuf, const int *recvcounts, const int *rdispls,
-                        const MPI_Datatype *recvtypes);
+                        const MPI_Datatype *recvtypes, int v);
 
 /* env.c: the library instance the World Model and the sessions share:
  * bring it up (MPI_SUCCESS; already up: *provided its thread level), end it

@@ -27,6 +27,10 @@
 
 #define PMPIX_ALIAS(name) __attribute__((alias(#name)))
 
+/* The tag the shrink of an intercommunicator's leaders meet with on the
+ * agreements' union (which carries no other point-to-point traffic). */
+#define BDL_TAG_SHRINK 0x53484b
+
 static bdl_comm_t *ulfm_comm(MPI_Comm comm, const char *call, int *rc)
 {
     BDL_CHECK_INIT(call);
@@ -171,8 +175,12 @@ int MPIX_Comm_agree(MPI_Comm comm, int *flag)
  * collective, or an instance of its own, in the master (a "collective
  * mismatch", or a hang).  Agreements and shrinks are called in one order
  * by every member (MPI's rule for collectives), so the hidden
- * communicator's count agrees.  An intercommunicator shrinks as before (a
- * split of comm itself: it must give an intercommunicator). */
+ * communicator's count agrees.  An intercommunicator's agreements run on
+ * the union of its groups; its shrink splits that union by group and joins
+ * the two halves with MPI_Intercomm_create, whose leaders meet on the
+ * union too (inter_shrink).  Nothing of the revoked intercommunicator, nor
+ * its hidden local communicators (whose collectives a revoke may have cut
+ * short), takes part. */
 typedef struct shrink {
     MPI_Comm *out;
     MPI_Errhandler errh;
@@ -188,6 +196,36 @@ static void ishrink_done(void *arg, int ctx, int rank, int size, int *world)
     free(x);
 }
 
+/* The shrink of an intercommunicator (blocking; MPIX_Comm_ishrink's is
+ * complete when it returns): on the agreements' union a, each group splits
+ * off a new local communicator (colour: whether its leader has the lower
+ * world rank, which both groups see alike; key: the local rank, so ranks
+ * keep their order), and the leaders meet on a. */
+static int inter_shrink(MPI_Comm comm, MPI_Comm a, MPI_Comm *newcomm, const char *call)
+{
+    bdl_comm_t *c = bdl_comm_get(comm);
+    int lead = c->world[0], rlead = c->rworld[0], rank = c->rank;
+    MPI_Errhandler errh = c->errh;
+    bdl_comm_t *ac = bdl_comm_get(a);
+    int ra = -1;
+    for (int i = 0; i < ac->size; i++)
+        if (ac->world[i] == rlead)
+            ra = i;
+    if (ra < 0)
+        return bdl_error(comm, MPI_ERR_INTERN, call, "the remote leader is not in the union");
+    MPI_Comm half = MPI_COMM_NULL;
+    int rc = bdl_comm_split(a, lead < rlead ? 0 : 1, rank, &half, call);
+    if (rc)
+        return bdl_error(comm, rc, call, "the shrink's split failed");
+    bdl_g.comms[half].errh = MPI_ERRORS_RETURN;
+    rc = MPI_Intercomm_create(half, 0, a, ra, BDL_TAG_SHRINK, newcomm);
+    MPI_Comm_free(&half);
+    if (rc)
+        return bdl_error(comm, rc, call, "joining the shrunk groups failed");
+    bdl_g.comms[*newcomm].errh = errh;
+    return MPI_SUCCESS;
+}
+
 static int shrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, const char *call)
 {
     int rc;
@@ -196,17 +234,16 @@ static int shrink(MPI_Comm comm, MPI_Comm *newcomm, MPI_Request *request, const 
         return rc;
     if (!newcomm)
         return bdl_error(comm, MPI_ERR_ARG, call, "newcomm is NULL");
-    if (c->inter) {
-        int revoked = c->revoked;
-        c->revoked = 0;
-        rc = request ? MPI_Comm_idup(comm, newcomm, request)
-                     : bdl_comm_split(comm, 0, c->rank, newcomm, call);
-        bdl_g.comms[comm].revoked |= revoked;
-        return rc;
-    }
     MPI_Comm a = MPI_COMM_NULL;
     if ((rc = agree_comm(comm, call, &a)))
         return rc;
+    if (bdl_g.comms[comm].inter) {
+        if ((rc = inter_shrink(comm, a, newcomm, call)))
+            return rc;
+        if (request)
+            *request = bdl_nbc_completed();
+        return MPI_SUCCESS;
+    }
     MPI_Errhandler errh = bdl_g.comms[comm].errh;
     if (!request) {
         if ((rc = bdl_comm_split(a, 0, bdl_g.comms[a].rank, newcomm, call)))
