@@ -17,7 +17,9 @@ rank=
 for i in $(seq 100); do
   if [ "$(cat /proc/$started/comm 2>/dev/null)" = bdmprun ]; then
     rank=$(pgrep -P "$started" | head -1)
-    [ -n "$rank" ] && [ -n "$(find "$wd" -mindepth 1 2>/dev/null)" ] && break
+    # up: its 1 MiB message to itself is in a spill file (the job directory
+    # alone appears before the master is ready for a rank to die)
+    [ -n "$rank" ] && [ -n "$(find "$wd" -name 'msg-*' 2>/dev/null)" ] && break
   fi
   sleep 0.1
 done
