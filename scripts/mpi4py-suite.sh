@@ -45,6 +45,12 @@ echo "mpi4py-suite: building mpi4py $version in $work"
 if [ ! -x "$venv/bin/python" ]; then
     "$python" -m venv "$venv" >"$log" 2>&1 || { cat "$log"; exit 2; }
 fi
+# NumPy, so that the tests of buffers in NumPy arrays run too (about 34 of
+# them, skipped "numpy" without it); where it cannot be had they skip.
+if ! "$venv/bin/python" -c 'import numpy' 2>/dev/null &&
+        ! "$venv/bin/pip" install numpy >>"$log" 2>&1; then
+    echo "mpi4py-suite: no NumPy (pip install numpy failed): its tests will be skipped"
+fi
 sdist=${MPI4PY_SDIST:-}
 if [ -z "$sdist" ]; then
     mkdir -p "$work/dl"
