@@ -143,56 +143,38 @@ static void notice(const char *fmt, ...)
 }
 
 /* A launcher killed together with its guardian (kill -9 of both, as
- * "pkill -9 bdmpiexec" does: the guardian is a bdmpiexec too), or between
- * making its directory and forking the guardian, leaves that directory.
- * The next launcher removes such directories: ours (same owner), named
- * bdmpi.PID.XXXXXX, PID gone, and untouched for longer than a guardian
- * takes to end an orphaned job (a job whose launcher was just killed may
- * still be ending, its masters' UCX files still mapped). */
-static void local_shm_sweep(void)
-{
-    DIR *d = opendir("/dev/shm");
-    if (!d)
-        return;
-    uid_t me = getuid();
-    time_t now = time(NULL);
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        int pid = 0, n = 0;
-        if (sscanf(e->d_name, "bdmpi.%d.%*6[A-Za-z0-9]%n", &pid, &n) != 1 || n == 0 ||
-            e->d_name[n] || pid <= 0)
-            continue;
-        if (kill(pid, 0) == 0 || errno != ESRCH)
-            continue; /* its launcher runs (or is not ours to ask) */
-        char path[320];
-        struct stat st;
-        snprintf(path, sizeof path, "/dev/shm/%s", e->d_name);
-        if (lstat(path, &st) < 0 || !S_ISDIR(st.st_mode) || st.st_uid != me ||
-            now - st.st_mtime < 2 * BD_JOB_ORPHAN_GRACE_MS / 1000)
-            continue;
-        if (bd_fs_remove_tree(path) == 0)
-            notice("removed %s, left by a launcher (pid %d) that was killed", path, pid);
-    }
-    closedir(d);
-}
-
+ * "pkill -9 bdmpiexec" does: the guardian is a bdmpiexec too, or CTest's
+ * timeout, which kills the whole process tree), or between making its
+ * directories and forking the guardian, leaves them: the job directory
+ * under -wd and the MPI shared-memory one below.  Both are made by
+ * bd_fs_make_jobdir, whose owner file names the launcher and, once forked,
+ * the guardian; the next launcher removes those whose owners are all gone
+ * (bd_fs_jobdir_sweep), once untouched for longer than a guardian takes to
+ * end an orphaned job (one whose launcher was just killed may still be
+ * ending, its masters' UCX files still mapped). */
 static void jobdir_removed(const char *path, int pid)
 {
     notice("removed %s, the directory of a job whose launcher (pid %d) was killed", path, pid);
 }
 
+static void shmdir_removed(const char *path, int pid)
+{
+    notice("removed %s, left by a launcher (pid %d) that was killed", path, pid);
+}
+
 static void local_shm_setup(char *dir, size_t len)
 {
-    local_shm_sweep();
+    bd_fs_jobdir_sweep("/dev/shm", 2 * BD_JOB_ORPHAN_GRACE_MS / 1000, shmdir_removed);
     if (!getenv("MPIR_CVAR_NOLOCAL"))
         setenv("MPIR_CVAR_NOLOCAL", "1", 1);
     dir[0] = 0;
     if (getenv("UCX_POSIX_DIR"))
         return;
-    if ((size_t)snprintf(dir, len, "/dev/shm/bdmpi.%d.XXXXXX", (int)getpid()) >= len ||
-        !mkdtemp(dir) || setenv("UCX_POSIX_DIR", dir, 1) < 0) {
+    char err[256];
+    if (bd_fs_make_jobdir("/dev/shm", dir, len, err, sizeof err) < 0 ||
+        setenv("UCX_POSIX_DIR", dir, 1) < 0) {
         if (dir[0] && !strstr(dir, "XXXXXX"))
-            rmdir(dir);
+            bd_fs_remove_tree(dir);
         dir[0] = 0; /* no /dev/shm: UCX's default, as without us */
     }
 }
@@ -526,8 +508,11 @@ int main(int argc, char **argv)
             bd_fs_remove_tree(shmdir[0] ? shmdir : NULL);
             _exit(0);
         }
-        if (guardian > 0)
+        if (guardian > 0) {
             bd_fs_jobdir_mark_guardian(jobdir, guardian);
+            if (shmdir[0])
+                bd_fs_jobdir_mark_guardian(shmdir, guardian);
+        }
     }
     int st = 0, first_dead = -1, also_dead = -1;
     g_watching = opts.num[BD_OPT_NN] > 1;
