@@ -403,6 +403,7 @@ typedef struct bd_job_config {
     int32_t mem_preclean;     /* -mem-preclean: 0 on, 1 off */
     uint64_t spin_ns;         /* -spin, in ns */
     uint64_t poll_quantum_ns; /* -poll-quantum, in ns */
+    uint64_t universe_size;   /* -universe-size: MPI_UNIVERSE_SIZE; 0: bd_universe_size's default */
     uint64_t spill_max;       /* -spill-max; 0: no quota */
     uint64_t p2p_tokens;      /* -p2p-tokens; 0: no flow control */
     uint64_t coll_stage;      /* -coll-stage; 0: collectives staged whole */
@@ -514,6 +515,18 @@ static inline char *bd_rmt_data(bd_shm_hdr_t *h, uint32_t slot, int k)
 {
     return (char *)h + h->rmt_offset + (uint64_t)slot * h->rmt_stride + BD_RMT_HDR +
            (uint64_t)k * BD_RMT_LANE_BYTES;
+}
+
+/* MPI_UNIVERSE_SIZE: -universe-size, else the job's ranks plus 16 spawned
+ * ones (or -max-spawn if fewer).  Not the spawn capacity itself: the
+ * universe is a suggestion programs act on (mpi4py.futures starts universe
+ * minus world workers), and -max-spawn is sized for programs that keep
+ * many spawned ranks alive at once. */
+static inline uint64_t bd_universe_size(const bd_shm_hdr_t *h)
+{
+    if (h->job.universe_size)
+        return h->job.universe_size;
+    return (uint64_t)h->world_size + (h->nspawn < 16 ? h->nspawn : 16);
 }
 
 /* World ranks ("world" in the code: a rank's id in the whole job, also for

@@ -21,11 +21,17 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
     [BD_OPT_NR] = {"nr", BD_OPT_INT, "1", 1, 4096, "maximum ranks of a node running at once"},
     [BD_OPT_NC] = {"nc", BD_OPT_INT, "1", 1, 4096,
                    "maximum ranks of a node inside BDMPI_Enter_critical at once"},
-    [BD_OPT_MAX_SPAWN] = {"max-spawn", BD_OPT_INT, "16", 0, 4096,
-                          "ranks MPI_Comm_spawn may have alive at once on each node (each "
-                          "takes a slot of shared memory, reused once its rank has exited); "
-                          "MPI_UNIVERSE_SIZE is the job's ranks plus this many, since a "
-                          "spawn places all its ranks on its root's node"},
+    [BD_OPT_MAX_SPAWN] = {"max-spawn", BD_OPT_INT, "64", 0, 4096,
+                          "ranks MPI_Comm_spawn may have alive at once on each node, since a "
+                          "spawn places all its ranks on its root's node (each takes a slot "
+                          "of shared memory, whose pages cost memory only once used, and is "
+                          "reused once its rank has exited)"},
+    [BD_OPT_UNIVERSE_SIZE] = {"universe-size", BD_OPT_INT, "0", 0, 1 << 30,
+                              "MPI_UNIVERSE_SIZE, the number of processes the job suggests a "
+                              "program start in all (mpi4py.futures starts this minus the "
+                              "world's size as workers); 0: the job's ranks plus 16, or plus "
+                              "-max-spawn if that is smaller.  At least the job's ranks",
+                              NULL, "usize"},
     [BD_OPT_INITIAL_ERRHANDLER] = {"initial-errhandler", BD_OPT_ENUM, "mpi_errors_are_fatal", 0, 0,
                                    "the error handler every rank starts with on MPI_COMM_WORLD "
                                    "and MPI_COMM_SELF (MPI 4.0's mpiexec -initial-errhandler; a "

@@ -839,6 +839,11 @@ static int setup(int argc, char **argv, sigset_t *orig_mask)
         bd_log_error("-sbpage %llu is not a multiple of 4096", (unsigned long long)job->sbpage);
         return -1;
     }
+    if (job->universe_size && job->universe_size < g_m.hdr->world_size) {
+        bd_log_error("-universe-size %llu is smaller than the job's %u ranks",
+                     (unsigned long long)job->universe_size, g_m.hdr->world_size);
+        return -1;
+    }
     if (job->mem_strategy == BD_MEMS_NONE)
         job->mem_budget = 0; /* nothing is managed: nothing to account */
     else if (mem_node_budget(&job->mem_budget) < 0)

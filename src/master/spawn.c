@@ -132,7 +132,7 @@ void bdr_spawn_req(slave_t *s, const bd_req_t *r)
         char what[128];
         snprintf(what, sizeof what, "%d ranks asked, %d of -max-spawn %d free on this node", total,
                  nfree, g_m.nslots - g_m.ninit);
-        spawn_error(s, "cannot spawn: %s (MPI_UNIVERSE_SIZE says how many may be alive)", what);
+        spawn_error(s, "cannot spawn: %s (bdmpiexec -max-spawn sets how many)", what);
         return;
     }
     /* Copy the request out of the window, which the answer overwrites. */

@@ -876,9 +876,8 @@ int MPI_Comm_get_attr(MPI_Comm comm, int keyval, void *attribute_val, int *flag)
                appnum = 0, universe, lastused;
     if (!bdl_comm_get(comm))
         return bdl_error(comm, MPI_ERR_COMM, "MPI_Comm_get_attr", "invalid communicator %d", comm);
-    /* A spawn places its ranks on its root's node: the job's first ranks
-     * and one node's spawn slots may be alive at once. */
-    universe = (int)bdl_g.hdr->world_size + (int)bdl_g.hdr->nspawn;
+    uint64_t u = bd_universe_size(bdl_g.hdr);
+    universe = u > INT_MAX ? INT_MAX : (int)u;
     appnum = bdl_g.appnum;
     int *v = NULL;
     switch (keyval) {
