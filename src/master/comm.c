@@ -256,9 +256,10 @@ void bdr_comm_revoke(int ctx)
     }
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
+        /* A wait names its instance (BD_COLL_ADDR), or it is the one the
+         * rank began (a communicator creation's, comm.c split_rpc). */
         if (s->state == SL_BLOCKED && s->blk == BLK_COLL && !s->revoked &&
-            s->slot->req.code == BD_REQ_COLL_WAIT && (s->slot->req.flags & BD_COLL_ADDR) &&
-            s->coll && s->coll->ctx == ctx) {
+            s->slot->req.code == BD_REQ_COLL_WAIT && s->coll && s->coll->ctx == ctx) {
             s->revoked = 1;
             bdr_sched_make_runnable(s);
         } else if (s->state == SL_BLOCKED && s->blk == BLK_COLL &&
@@ -281,7 +282,7 @@ void bdr_comm_req_coll_wait(slave_t *s, const bd_req_t *r)
 {
     /* A rank that starts waiting after the revoke came (it checked for
      * notices before the revoke was made) fails at once too. */
-    coll_t *k = (r->flags & BD_COLL_ADDR) ? bdr_coll_find(r->ctx, r->rid) : NULL;
+    coll_t *k = (r->flags & BD_COLL_ADDR) ? bdr_coll_find(r->ctx, r->rid) : s->coll;
     if (k && k->comm && k->comm->revoked) {
         s->slot->resp.status = BD_RESP_REVOKED;
         bdr_sched_respond(s);

@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "core.h"
+#include "request.h"
 
 bdl_comm_t *bdl_comm_get(MPI_Comm comm)
 {
@@ -88,6 +89,16 @@ int bdl_comm_revoke_ctx(int ctx)
     return found;
 }
 
+int bdl_comm_ctx_revoked(int ctx)
+{
+    for (int i = 1; i < bdl_g.ncomms; i++) {
+        bdl_comm_t *c = &bdl_g.comms[i];
+        if (c->used && !c->pending && c->ctx == ctx && c->revoked)
+            return 1;
+    }
+    return 0;
+}
+
 int bdl_comm_revoked_early(int ctx)
 {
     for (int i = 0; i < g_nearly; i++)
@@ -104,4 +115,65 @@ int bdl_comm_revoked_error(MPI_Comm comm, const char *call)
                      "communicator %d was revoked (MPIX_Comm_revoke): only MPIX_Comm_agree, "
                      "MPIX_Comm_shrink and MPI_Comm_free work on it",
                      comm);
+}
+
+int bdl_comm_revoke_tell(MPI_Comm comm)
+{
+    bdl_comm_t *c = bdl_comm_get(comm);
+    if (!c)
+        return MPI_SUCCESS;
+    if (!c->revoked) {
+        c->revoked = 1;
+        bdl_p2p_fail_revoked(c->ctx);
+        /* Copy what the sends need: a send may drain our mailbox, and a
+         * notice or a message completing an idup can grow the table under c. */
+        int ictx = bdl_comm_ictx(c), me = c->rank, n = c->size, nr = c->inter ? c->rsize : 0;
+        int *to = malloc((size_t)(n + nr) * sizeof(int));
+        if (!to)
+            return MPI_ERR_NO_MEM;
+        memcpy(to, c->world, (size_t)n * sizeof(int));
+        if (nr)
+            memcpy(to + n, c->rworld, (size_t)nr * sizeof(int));
+        for (int r = 0; r < n + nr; r++)
+            if (r != me || r >= n) {
+                bdl_send_bytes(ictx, to[r], me, BDL_TAG_REVOKE, NULL, 0, 0, NULL);
+                bdl_p2p_note_revoke(to[r]);
+            }
+        free(to);
+        /* Ranks of this node already blocked in a collective on it through
+         * the master fail it now (the master of another node does the same
+         * when it delivers the notice).  After the notices: a rank that
+         * enters a collective later finds its notice first. */
+        bd_req_t *q = bdl_req_begin(BD_REQ_COMM_REVOKE);
+        q->ctx = bdl_comm_get(comm)->ctx;
+        bdl_rpc();
+        c = bdl_comm_get(comm);
+    }
+    /* An intercommunicator's collectives run on its hidden communicators
+     * (the local group's; the union for nonblocking ones): members waiting
+     * there would wait for ever for a partner the revoke stopped.  Every
+     * member revokes its own group's, the revoker at once, the others when
+     * the notice reaches them (bdl_comm_revoke_spread). */
+    if (!c->inter || c->revoke_told)
+        return MPI_SUCCESS;
+    c->revoke_told = 1;
+    MPI_Comm local = c->local, ucomm = c->ucomm;
+    int rc = local ? bdl_comm_revoke_tell(local) : MPI_SUCCESS;
+    if (!rc && ucomm)
+        rc = bdl_comm_revoke_tell(ucomm);
+    return rc;
+}
+
+void bdl_comm_revoke_spread(void)
+{
+    static int busy;
+    if (busy)
+        return;
+    busy = 1;
+    for (int i = 1; i < bdl_g.ncomms; i++) {
+        bdl_comm_t *c = &bdl_g.comms[i];
+        if (c->used && !c->pending && c->inter && c->revoked && !c->revoke_told)
+            bdl_comm_revoke_tell(i);
+    }
+    busy = 0;
 }

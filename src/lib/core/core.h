@@ -64,6 +64,7 @@ typedef struct bdl_comm {
      * fails with MPIX_ERR_REVOKED), and the hidden communicator of its
      * agreements (0: not made yet; freed with it). */
     int revoked;
+    int revoke_told; /* intercommunicator: its hidden ones revoked here too */
     MPI_Comm agree;
     /* Contexts reserved for this communicator's next dups (comm.c
      * comm_dup): dup_left of them from dup_next on; dup_block: how many
@@ -304,6 +305,18 @@ int bdl_comm_register(int ctx, const int *world, int n);
 /* A revoke notice for context ctx arrived (match.c): mark every
  * communicator whose point-to-point context is ctx revoked; 1 if one was. */
 int bdl_comm_revoke_ctx(int ctx);
+/* Is a communicator whose point-to-point context is ctx revoked? */
+int bdl_comm_ctx_revoked(int ctx);
+/* Revoke comm from this rank (MPIX_Comm_revoke): unless a notice did
+ * already, mark it, fail this rank's receives on it, send every other
+ * member a notice and tell the master; for an intercommunicator, its
+ * hidden local and union communicators the same way, once.  MPI_SUCCESS
+ * or MPI_ERR_NO_MEM. */
+int bdl_comm_revoke_tell(MPI_Comm comm);
+/* Intercommunicators a notice revoked (bdl_comm_revoke_ctx) have their
+ * hidden communicators revoked by this member too, once: called after a
+ * drain, outside the matching. */
+void bdl_comm_revoke_spread(void);
 /* Did a revoke notice for ctx come before this rank made it (a dup from a
  * reserved range)?  Forgets it. */
 int bdl_comm_revoked_early(int ctx);

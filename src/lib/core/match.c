@@ -482,6 +482,10 @@ void bdl_p2p_fail_revoked(int ctx)
     }
 }
 
+/* Revoke notices taken (arrive): a blocking probe looks at its
+ * communicator again when this moves. */
+static uint32_t g_revokes, g_revokes_spread;
+
 /* A message arrives (in mailbox order): to the first posted receive it
  * matches, else to the unexpected queue. */
 static void arrive(const bd_mentry_t *e, const char *data)
@@ -493,8 +497,10 @@ static void arrive(const bd_mentry_t *e, const char *data)
     if (e->tag == BDL_TAG_REVOKE && (e->ctx & BDL_CTX_INTERNAL)) {
         /* MPIX_Comm_revoke by another member: never a message to match. */
         int ctx = e->ctx & ~BDL_CTX_INTERNAL;
-        if (bdl_comm_revoke_ctx(ctx))
+        if (bdl_comm_revoke_ctx(ctx)) {
             bdl_p2p_fail_revoked(ctx);
+            g_revokes++;
+        }
         return;
     }
     for (precv_t *p = g_posted; p; p = p->next)
@@ -589,6 +595,10 @@ int bdl_p2p_drain(void)
         ring_master();
     if (g_nacks)
         send_acks();
+    if (g_revokes != g_revokes_spread) {
+        g_revokes_spread = g_revokes;
+        bdl_comm_revoke_spread();
+    }
     return n;
 }
 
@@ -988,6 +998,7 @@ int bdl_p2p_cancel_send(int dst, uint64_t send_id)
 int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, MPI_Status *st,
                   uint64_t *match_id)
 {
+    uint32_t revokes = g_revokes;
     for (;;) {
         uint32_t seen = event_seq();
         bdl_p2p_drain();
@@ -1016,6 +1027,9 @@ int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, MPI_Status 
             bdl_p2p_poll_failed();
             return 0;
         }
+        /* No message will come for a probe on a revoked communicator. */
+        if (revokes != g_revokes && bdl_comm_ctx_revoked(ctx))
+            return -1;
         wait_event(seen, take ? BD_WAIT_MPROBE : BD_WAIT_PROBE, ctx, src, tag, -1);
     }
 }

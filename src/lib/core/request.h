@@ -279,7 +279,8 @@ void bdl_p2p_recv_moved(bdl_request_t *q, int handle); /* MPI_Start moved it */
 void bdl_p2p_recv_settle(bdl_request_t *q);
 int bdl_p2p_cancel_send(int dst, uint64_t send_id); /* 1 if withdrawn unseen */
 /* Probe (take: MPI_Mprobe, the message leaves the queue and *match_id names
- * it for bdl_p2p_mrecv); 1 and st's source, tag and size when found. */
+ * it for bdl_p2p_mrecv); 1 and st's source, tag and size when found, -1
+ * when a blocking probe's communicator was revoked while it waited. */
 int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, MPI_Status *st,
                   uint64_t *match_id);
 int bdl_p2p_mrecv(uint64_t match_id, void *buf, const struct bdl_dt *t, uint64_t count,

@@ -45,6 +45,8 @@ static int mprobe(const char *call, int source, int tag, MPI_Comm comm, int bloc
     bdl_comm_t *c = bdl_comm_get(comm);
     if (!c)
         return bdl_error(comm, MPI_ERR_COMM, call, "invalid communicator %d", comm);
+    if (c->revoked)
+        return bdl_comm_revoked_error(comm, call);
     if (tag < 0 && tag != MPI_ANY_TAG)
         return bdl_error(comm, MPI_ERR_TAG, call, "invalid tag %d", tag);
     if (!message || (!blocking && !flag))
@@ -65,6 +67,8 @@ static int mprobe(const char *call, int source, int tag, MPI_Comm comm, int bloc
     MPI_Status st;
     uint64_t id = 0;
     int found = bdl_p2p_probe(c->ctx, source, tag, blocking, 1, &st, &id);
+    if (found < 0)
+        return bdl_comm_revoked_error(comm, call);
     if (flag)
         *flag = found;
     if (!found) {

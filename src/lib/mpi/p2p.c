@@ -305,6 +305,8 @@ static int probe(const char *call, int source, int tag, MPI_Comm comm, int block
                          c->inter ? "remote group" : "communicator", bdl_comm_peers(c));
     MPI_Status st;
     int found = bdl_p2p_probe(c->ctx, source, tag, blocking, 0, &st, NULL);
+    if (found < 0)
+        return bdl_comm_revoked_error(comm, call);
     if (flag)
         *flag = found;
     if (found && status != MPI_STATUS_IGNORE) {

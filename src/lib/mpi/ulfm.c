@@ -46,32 +46,11 @@ int MPIX_Comm_revoke(MPI_Comm comm)
     bdl_comm_t *c = ulfm_comm(comm, "MPIX_Comm_revoke", &rc);
     if (!c)
         return rc;
-    if (c->revoked)
-        return MPI_SUCCESS;
-    c->revoked = 1;
-    bdl_p2p_fail_revoked(c->ctx);
-    /* Copy what the sends need: a send may drain our mailbox, and a notice
-     * or a message completing an idup can grow the table under c. */
-    int ictx = bdl_comm_ictx(c), me = c->rank, n = c->size, nr = c->inter ? c->rsize : 0;
-    int *to = malloc((size_t)(n + nr) * sizeof(int));
-    if (!to)
-        return bdl_error(comm, MPI_ERR_NO_MEM, "MPIX_Comm_revoke", "out of memory");
-    memcpy(to, c->world, (size_t)n * sizeof(int));
-    if (nr)
-        memcpy(to + n, c->rworld, (size_t)nr * sizeof(int));
-    for (int r = 0; r < n + nr; r++)
-        if (r != me || r >= n) {
-            bdl_send_bytes(ictx, to[r], me, BDL_TAG_REVOKE, NULL, 0, 0, NULL);
-            bdl_p2p_note_revoke(to[r]);
-        }
-    free(to);
-    /* Ranks of this node already blocked in a collective on it through the
-     * master fail it now (the master of another node does the same when
-     * it delivers the notice).  After the notices: a rank that enters a
-     * collective later finds its notice first. */
-    bd_req_t *q = bdl_req_begin(BD_REQ_COMM_REVOKE);
-    q->ctx = bdl_comm_get(comm)->ctx;
-    bdl_rpc();
+    /* A member that has seen another's notice revokes it again: its own
+     * hidden communicators may not be revoked yet (bdl_comm_revoke_tell). */
+    rc = bdl_comm_revoke_tell(comm);
+    if (rc)
+        return bdl_error(comm, rc, "MPIX_Comm_revoke", "out of memory");
     return MPI_SUCCESS;
 }
 

@@ -109,10 +109,11 @@ static bd_req_t *split_req(uint32_t code, int ctx, int myrank, uint64_t seq, int
 }
 
 /* reserve > 1: a dup, which reserves that many contexts in all (the new
- * one and its parent's next dups'). */
-static void split_rpc_reserve(int ctx, int myrank, uint64_t seq, int color, int key, int reserve,
-                              int *out_ctx, int *out_rank, int *out_size, int **out_world,
-                              const char *call)
+ * one and its parent's next dups').  MPIX_ERR_REVOKED, and no outputs, when
+ * another member revoked ctx while this one waited (MPIX_Comm_revoke). */
+static int split_rpc_reserve(int ctx, int myrank, uint64_t seq, int color, int key, int reserve,
+                             int *out_ctx, int *out_rank, int *out_size, int **out_world,
+                             const char *call)
 {
     bd_coll_desc_t d = {.kind = BD_COLL_SPLIT, .seq = seq, .count = (uint64_t)reserve};
     bd_req_t *r = bdl_req_begin(BD_REQ_COLL_BEGIN);
@@ -140,7 +141,10 @@ static void split_rpc_reserve(int ctx, int myrank, uint64_t seq, int color, int 
          * one) and give the lock up between polls (core/mt.c) */
         for (;;) {
             split_req(BD_REQ_COLL_TEST, ctx, myrank, seq, addr);
+            bdl_resp()->status = BD_RESP_OK;
             bdl_rpc();
+            if (bdl_resp()->status == BD_RESP_REVOKED)
+                return MPIX_ERR_REVOKED;
             if (bdl_resp()->flag)
                 break;
             bdl_mt_nap();
@@ -160,6 +164,8 @@ static void split_rpc_reserve(int ctx, int myrank, uint64_t seq, int color, int 
             bdl_rpc();
             if (watch)
                 bdl_p2p_watch_end();
+            if (bdl_resp()->status == BD_RESP_REVOKED)
+                return MPIX_ERR_REVOKED;
             if (!watch || bdl_resp()->status != BD_RESP_NOTYET)
                 break;
         }
@@ -197,13 +203,14 @@ static void split_rpc_reserve(int ctx, int myrank, uint64_t seq, int color, int 
     *out_rank = head[1];
     *out_size = head[2];
     *out_world = world;
+    return MPI_SUCCESS;
 }
 
-static void split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int *out_ctx,
-                      int *out_rank, int *out_size, int **out_world, const char *call)
+static int split_rpc(int ctx, int myrank, uint64_t seq, int color, int key, int *out_ctx,
+                     int *out_rank, int *out_size, int **out_world, const char *call)
 {
-    split_rpc_reserve(ctx, myrank, seq, color, key, 0, out_ctx, out_rank, out_size, out_world,
-                      call);
+    return split_rpc_reserve(ctx, myrank, seq, color, key, 0, out_ctx, out_rank, out_size,
+                             out_world, call);
 }
 
 /* Collective creation of a communicator from comm; color MPI_UNDEFINED gives
@@ -241,7 +248,8 @@ int bdl_comm_split(MPI_Comm comm, int color, int key, MPI_Comm *newcomm, const c
             return bdl_error(comm, MPI_ERR_NO_MEM, call, "out of memory");
         world[0] = c->world[0];
     } else {
-        split_rpc(c->ctx, c->rank, c->coll_seq++, color, key, &ctx, &rank, &size, &world, call);
+        if (split_rpc(c->ctx, c->rank, c->coll_seq++, color, key, &ctx, &rank, &size, &world, call))
+            return bdl_comm_revoked_error(comm, call);
         if (!ctx) {
             *newcomm = MPI_COMM_NULL;
             return MPI_SUCCESS;
@@ -337,8 +345,9 @@ static int dup_ctx(MPI_Comm comm, MPI_Comm *h, const char *call)
         if (k > BD_DUP_RESERVE_MAX)
             k = BD_DUP_RESERVE_MAX;
         c->dup_block = k;
-        split_rpc_reserve(c->ctx, c->rank, c->coll_seq++, 0, c->rank, k, &ctx, &rank, &size, &world,
-                          call);
+        if (split_rpc_reserve(c->ctx, c->rank, c->coll_seq++, 0, c->rank, k, &ctx, &rank, &size,
+                              &world, call))
+            return bdl_comm_revoked_error(comm, call);
         c->dup_next = ctx + 1;
         c->dup_left = k - 1;
     }
@@ -710,7 +719,8 @@ int bdl_comm_create_members(MPI_Comm comm, const int *mem, int n, int tag, MPI_C
         }
         int tmp = -(int)(hsh & 0x3fffffffu) - 1;
         bdl_comm_register(tmp, mem, n);
-        split_rpc(tmp, me, 0, 0, me, &ctx, &rank, &size, &world, call);
+        /* tmp is this call's own: nobody can revoke it */
+        (void)split_rpc(tmp, me, 0, 0, me, &ctx, &rank, &size, &world, call);
         bd_req_t *r = bdl_req_begin(BD_REQ_COMM_FREE);
         r->ctx = tmp;
         bdl_rpc();
