@@ -14,7 +14,6 @@
 
 #include "bd_log.h"
 #include "master.h"
-#include "net.h"
 
 void bdr_affinity_setup(void)
 {
@@ -25,18 +24,6 @@ void bdr_affinity_setup(void)
     if (mode == BD_PIN_OFF ||
         (mode == BD_PIN_AUTO && (g_m.nr != 1 || g_m.opts.num[BD_OPT_MEM_STRATEGY] == BD_MEMS_ARAW)))
         return;
-    /* auto: nor when other masters of the job share this host (nodes
-     * simulated on one machine).  Each node on a CPU of its own made every
-     * message between nodes a wake-up of the other CPU, 40-45 us each way
-     * here (a UDP ping-pong between two processes pinned apart: 88-103 us
-     * a round trip, 13-17 us unpinned or on one CPU); unpinned, the
-     * scheduler may wake the other master where the sender ran
-     * (docs/performance.md "Issue 12, session 18"). */
-    if (mode == BD_PIN_AUTO && g_m.nnodes > 1 && bdr_net_masters_here() > 1) {
-        bd_log_info("-pin auto: %d masters of this job on this host, none bound to a CPU",
-                    bdr_net_masters_here());
-        return;
-    }
     cpu_set_t set;
     if (sched_getaffinity(0, sizeof set, &set) < 0 || CPU_COUNT(&set) < 2)
         return;
@@ -49,7 +36,7 @@ void bdr_affinity_setup(void)
                 here = n;
             cpus[n++] = c;
         }
-    int cpu = cpus[(here + g_m.node) % n]; /* -pin on: each node's master on its own */
+    int cpu = cpus[(here + g_m.node) % n];
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);

@@ -54,9 +54,6 @@ void bdr_net_flush(void);
 /* The doorbell: readable when another master has sent us messages, then
  * drained by bdr_net_doorbell().  -1 if there is none. */
 int bdr_net_fd(void);
-/* How many of the job's masters run on this host (by host name), this one
- * included: more than 1 where nodes are simulated on one machine. */
-int bdr_net_masters_here(void);
 void bdr_net_doorbell(void);
 /* --stats: doorbells sent, doorbells of this job received, and the reads of
  * the socket that took them. */

@@ -140,10 +140,6 @@ static int resolve(const char *host, const char *myhost, struct sockaddr_in *a)
     return 1;
 }
 
-static int g_masters_here; /* the masters on this host, this one included */
-
-int bdr_net_masters_here(void) { return g_masters_here > 0 ? g_masters_here : 1; }
-
 static void bells_init(void)
 {
     char *hosts = calloc((size_t)g_nnodes, HOSTLEN);
@@ -155,11 +151,8 @@ static void bells_init(void)
     check(MPI_Allgather(me, HOSTLEN, MPI_CHAR, hosts, HOSTLEN, MPI_CHAR, MPI_COMM_WORLD),
           "MPI_Allgather of host names");
     int all_local = 1;
-    for (int n = 0; n < g_nnodes; n++) {
-        int here = !strcmp(hosts + (size_t)n * HOSTLEN, me);
-        all_local &= here;
-        g_masters_here += here;
-    }
+    for (int n = 0; n < g_nnodes; n++)
+        all_local &= !strcmp(hosts + (size_t)n * HOSTLEN, me);
 
     /* All masters on this host (the usual test setup): listen on loopback
      * only, so nothing outside the machine can ring. */

@@ -52,7 +52,6 @@ void bdr_net_trim(void) {}
 void bdr_net_msg_free(bdr_net_msg_t *m) { free(m); }
 void bdr_net_flush(void) {}
 int bdr_net_fd(void) { return -1; }
-int bdr_net_masters_here(void) { return 1; }
 void bdr_net_doorbell(void) {}
 void bdr_net_bell_stats(uint64_t *rung, uint64_t *heard, uint64_t *reads)
 {
