@@ -594,8 +594,8 @@ static void print_stats(void)
         fprintf(stderr,
                 "  master: event-loop turns %llu, safety-net reaps %llu, doorbells rung %llu, "
                 "heard %llu in %llu reads\n",
-                (unsigned long long)g_turns, (unsigned long long)g_reaps,
-                (unsigned long long)rung, (unsigned long long)heard, (unsigned long long)reads);
+                (unsigned long long)g_turns, (unsigned long long)g_reaps, (unsigned long long)rung,
+                (unsigned long long)heard, (unsigned long long)reads);
     }
     if (g_m.nr > 1 && g_m.hdr->job.mem_strategy != BD_MEMS_NONE)
         fprintf(stderr,
