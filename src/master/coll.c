@@ -844,6 +844,9 @@ static void coll_waitany(slave_t *s, int poll)
     s->slot->resp.flag = n > 0;
     if (n > 0 || (poll && s->slot->req.arg[1])) {
         bdr_sched_respond(s);
+    } else if (!poll && bdr_mbox_watch_moved(s)) {
+        s->slot->resp.status = BD_RESP_NOTYET; /* it matches, then waits again */
+        bdr_sched_respond(s);
     } else if (poll) {
         bdr_sched_poll_failed(s);
     } else {

@@ -55,6 +55,9 @@ void bdr_net_flush(void);
  * drained by bdr_net_doorbell().  -1 if there is none. */
 int bdr_net_fd(void);
 void bdr_net_doorbell(void);
+/* --stats: doorbells sent, doorbells of this job received, and the reads of
+ * the socket that took them. */
+void bdr_net_bell_stats(uint64_t *rung, uint64_t *heard, uint64_t *reads);
 /* MPICH holds work of ours: a send not complete, a receive under way, or
  * messages announced by a doorbell not received yet.  While it does, the
  * caller keeps calling bdr_net_poll() instead of sleeping. */

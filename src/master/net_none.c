@@ -53,4 +53,8 @@ void bdr_net_msg_free(bdr_net_msg_t *m) { free(m); }
 void bdr_net_flush(void) {}
 int bdr_net_fd(void) { return -1; }
 void bdr_net_doorbell(void) {}
+void bdr_net_bell_stats(uint64_t *rung, uint64_t *heard, uint64_t *reads)
+{
+    *rung = *heard = *reads = 0;
+}
 int bdr_net_busy(void) { return 0; }

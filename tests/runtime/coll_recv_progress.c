@@ -6,7 +6,10 @@
  * collective too large for the ranks' own path, the receiver slept in the
  * master, its message unmatched, until the deadlock check ended the job.
  * Argument: barrier (default), bcast (256 KiB, the master's path unless
- * every rank runs) or split (MPI_Comm_split). */
+ * every rank runs), split (MPI_Comm_split), or a nonblocking MPI_Ibarrier
+ * completed by MPI_Waitany (waitany), MPI_Waitsome (waitsome), a loop of
+ * MPI_Testany (testany) or MPI_Waitall of two (waitall): the master's
+ * WAITANY/TESTANY did not match either (session 18). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -21,6 +24,10 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int bcast = argc > 1 && !strcmp(argv[1], "bcast");
     int split = argc > 1 && !strcmp(argv[1], "split");
+    const char *nbc = NULL;
+    if (argc > 1 && (!strcmp(argv[1], "waitany") || !strcmp(argv[1], "waitsome") ||
+                     !strcmp(argv[1], "testany") || !strcmp(argv[1], "waitall")))
+        nbc = argv[1];
     enum { N = 65536 };
     int *big = malloc(N * sizeof *big);
     for (int it = 0; it < 3; it++) {
@@ -47,6 +54,33 @@ int main(int argc, char **argv)
             MPI_Comm c;
             MPI_Comm_split(MPI_COMM_WORLD, rank % 2, rank, &c);
             MPI_Comm_free(&c);
+        } else if (nbc) {
+            MPI_Request nb[2];
+            int idx = -1, flag = 0, outs[2];
+            MPI_Ibarrier(MPI_COMM_WORLD, &nb[0]);
+            if (!strcmp(nbc, "waitany")) {
+                MPI_Waitany(1, nb, &idx, MPI_STATUS_IGNORE);
+            } else if (!strcmp(nbc, "waitsome")) {
+                MPI_Waitsome(1, nb, &idx, outs, MPI_STATUSES_IGNORE);
+                idx = idx == 1 ? outs[0] : -1;
+            } else if (!strcmp(nbc, "testany")) {
+                double t0 = MPI_Wtime();
+                while (!flag) {
+                    MPI_Testany(1, nb, &idx, &flag, MPI_STATUS_IGNORE);
+                    if (!flag && MPI_Wtime() - t0 > 20) { /* it would poll forever */
+                        fprintf(stderr, "FAIL rank %d: MPI_Testany never completed\n", rank);
+                        MPI_Abort(MPI_COMM_WORLD, 1);
+                    }
+                }
+            } else {
+                MPI_Ibarrier(MPI_COMM_WORLD, &nb[1]);
+                MPI_Waitall(2, nb, MPI_STATUSES_IGNORE);
+                idx = 0;
+            }
+            if (idx != 0) {
+                fprintf(stderr, "rank %d: %s gave index %d\n", rank, nbc, idx);
+                bad++;
+            }
         } else {
             MPI_Barrier(MPI_COMM_WORLD);
         }

@@ -621,6 +621,12 @@ int bdl_p2p_watch_begin(uint32_t *seen)
     return 1;
 }
 
+void bdl_p2p_match_posted(void)
+{
+    if (g_posted)
+        bdl_p2p_drain();
+}
+
 void bdl_p2p_watch_end(void)
 {
     atomic_store_explicit(&my_mbox()->sleeping, 0, memory_order_relaxed);

@@ -520,11 +520,28 @@ int bdl_nbc_poll(bdl_nbc_t **nbs, int n, int block, int yield)
         bd_coll_id_t id = {nbs[i]->xf.ctx, nbs[i]->xf.rank, nbs[i]->xf.seq};
         memcpy(bdl_g.win + (size_t)k++ * sizeof id, &id, sizeof id);
     }
+    /* MPI's progress rule: while it waits or polls here, the rank matches
+     * its posted receives (a synchronous sender, maybe on another node,
+     * waits for that, and may be what the collective waits for). */
+    uint32_t seen = 0;
+    int watch = 0;
+    if (block)
+        watch = bdl_p2p_watch_begin(&seen);
+    else
+        bdl_p2p_match_posted();
     bd_req_t *r = bdl_req_begin(block ? BD_REQ_COLL_WAITANY : BD_REQ_COLL_TESTANY);
     r->arg[0] = k;
     r->arg[1] = !yield;
+    if (watch) {
+        r->flags |= BD_COLL_WATCH;
+        r->arg[7] = seen;
+    }
     bdl_resp()->status = BD_RESP_OK;
     bdl_rpc();
+    if (watch)
+        bdl_p2p_watch_end();
+    /* NOTYET (its mailbox moved): none done; a blocking caller polls again,
+     * which matches first */
     if (!bdl_resp()->flag)
         return 0;
     uint8_t flags[k];

@@ -261,13 +261,27 @@ static int poll_many(int count, MPI_Request reqs[], int block, int every)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory polling %d requests", count);
     for (;;) {
         for (int k = 0; k < nk; k++) {
-            int n = 0;
+            int n = 0, now = 0;
             for (int i = 0; i < count; i++) {
                 bdl_request_t *q = req_live(reqs[i]);
+                now += q && q->done;
                 if (q && !q->done && q->ops == kinds[k])
                     qs[n++] = q;
             }
-            bdl_req_poll_t p = {.block = block,
+            /* A poll of one kind may complete requests of another: a poll of
+             * collectives matches the posted receives first (nbc.c).  Those
+             * count, and nothing more may block for them (a wait for "the
+             * other" receives, or for none, would not end). */
+            if (now > ndone) {
+                ndone = now;
+                if (!every) {
+                    free(qs);
+                    return ndone;
+                }
+            }
+            if (!n)
+                continue;
+            bdl_req_poll_t p = {.block = block && !ndone,
                                 .others = nk > 1,
                                 .spinning = spins - kinds[k]->spins > 0,
                                 .later = k + 1 < nk};

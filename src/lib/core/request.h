@@ -248,6 +248,9 @@ int bdl_p2p_drain(void); /* take what the mailbox holds; how many entries */
  * bdl_p2p_watch_end() after the answer.  0: nothing posted, no watch. */
 int bdl_p2p_watch_begin(uint32_t *seen);
 void bdl_p2p_watch_end(void);
+/* Before a poll in the master (MPI_Testany of collectives): with receives
+ * posted, drain, so that a loop of polls matches as MPI's progress rule asks. */
+void bdl_p2p_match_posted(void);
 /* Complete every posted receive on context ctx with MPIX_ERR_REVOKED
  * (MPIX_Comm_revoke, locally or by a notice from another member). */
 void bdl_p2p_fail_revoked(int ctx);
