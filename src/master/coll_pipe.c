@@ -32,8 +32,15 @@ int bdr_pipe_bounded(const coll_t *c)
      * ranks put and take in MPI_Test and MPI_Wait, and before they wait in
      * any other call; see away()); a gather's or scatter's pieces for
      * another node still go whole through coll_net.c. */
+    if (k == BD_COLL_ALLGATHER || k == BD_COLL_BCAST) /* blocking; see bdr_pipe_multi */
+        return !(c->d.api & BD_API_NB) && g_m.nnodes <= 64 && (k != BD_COLL_BCAST || c->d.count);
     return k == BD_COLL_ALLTOALL ||
            (!(c->d.api & BD_API_NB) && (k == BD_COLL_GATHER || k == BD_COLL_SCATTER));
+}
+
+int bdr_pipe_multi(const coll_t *c)
+{
+    return c->d.kind == BD_COLL_ALLGATHER || (c->d.kind == BD_COLL_BCAST && c->d.count);
 }
 
 /* The index of the piece of c that src sends dst, or -1 (gathers: every
@@ -65,6 +72,14 @@ static void piece_ends(const coll_t *c, const piece_t *p, int *src, int *dst)
     case BD_COLL_SCATTER:
         *src = c->d.root;
         *dst = i;
+        break;
+    case BD_COLL_BCAST: /* several readers: every rank but the sender */
+        *src = c->d.root;
+        *dst = -1;
+        break;
+    case BD_COLL_ALLGATHER:
+        *src = i;
+        *dst = -1;
         break;
     default: *src = *dst = -1; break;
     }
@@ -221,8 +236,97 @@ static int give_back(coll_t *c, piece_t *p)
     return 0;
 }
 
-int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want)
+/* ---------------------------------------------------------------- several readers */
+
+/* Pieces of MPI_Allgather (block r, read by every other rank) and parts of
+ * MPI_Bcast (read by every rank but the root) have several readers: such a
+ * piece stays until every local reader has read it whole and, when its
+ * sender is here, it has been shipped to every other node of the
+ * communicator (and, in the spill file, read there: its credit came back
+ * from each, since the transport reads it from the file). */
+
+/* The state of piece p for reader r (1 offered, 2 read), or NULL when the
+ * job fails (out of memory). */
+static uint8_t *rd_at(coll_t *c, const piece_t *p, int r)
 {
+    size_t size = (size_t)c->comm->size;
+    if (!c->rd && !(c->rd = calloc(c->npieces * size, 1))) {
+        bdr_master_fail(1, "master out of memory staging %s", bdr_coll_call_name(&c->d));
+        return NULL;
+    }
+    return &c->rd[(size_t)(p - c->pieces) * size + (size_t)r];
+}
+
+/* Local ranks that read piece p: all but its sender. */
+static int local_readers(const coll_t *c, const piece_t *p)
+{
+    int src, dst;
+    piece_ends(c, p, &src, &dst);
+    return c->nlocal - (src >= 0 && bdr_coll_rank_node(c, src) == g_m.node);
+}
+
+static int other_nodes(const coll_t *c)
+{
+    int n = 0;
+    for (int k = 0; k < g_m.nnodes; k++)
+        n += c->node_in[k] && k != g_m.node;
+    return n;
+}
+
+/* May piece p (several readers) leave the staging? */
+static int multi_gone(const coll_t *c, const piece_t *p)
+{
+    if (p->taken || !p->total || p->filled != p->total || p->nread < local_readers(c, p))
+        return 0;
+    if (remote_origin(c, p) >= 0)
+        return 1;
+    int others = other_nodes(c);
+    if (others && !c->pipe_net)
+        return 0; /* shipped whole at the end (bdr_coll_ship_local) */
+    if (__builtin_popcountll(p->sent_to) < others)
+        return 0;
+    return !p->in_file || p->ncred >= others;
+}
+
+/* Give piece p back once it may go (0; -1 when the job fails); a piece
+ * from another node gives its sender's master the credit back. */
+static int multi_release(coll_t *c, piece_t *p)
+{
+    if (!multi_gone(c, p))
+        return 0;
+    int from = remote_origin(c, p);
+    if (give_back(c, p) < 0)
+        return -1;
+    p->got = p->total; /* a reader that asks for it again is caught (coll_get) */
+    if (from >= 0) {
+        c->staged_in -= p->total;
+        bdr_coll_ship_credit(c, from, (int)(p - c->pieces), p->total);
+    }
+    bdr_coll_poke(c); /* ranks waiting for room */
+    return 0;
+}
+
+void bdr_pipe_filled(coll_t *c, piece_t *p)
+{
+    if (c->pipe && bdr_pipe_multi(c))
+        multi_release(c, p); /* its readers may have read what they expect already */
+}
+
+int bdr_pipe_read(coll_t *c, piece_t *p, int reader, uint64_t off, uint64_t len, uint64_t want)
+{
+    if (bdr_pipe_multi(c)) {
+        uint64_t end = want && want < p->total ? want : p->total;
+        if (off + len < end || reader < 0 || reader >= c->comm->size)
+            return 0;
+        uint8_t *st = rd_at(c, p, reader);
+        if (!st)
+            return -1;
+        if (*st == 2)
+            return 0;
+        *st = 2;
+        p->nread++;
+        return multi_release(c, p);
+    }
     p->got += len;
     uint64_t end = want && want < p->total ? want : p->total;
     if (p->got < end || p->filled != p->total || p->taken)
@@ -239,10 +343,53 @@ int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want)
     return 0;
 }
 
+/* bdr_pipe_ship for pieces with several readers: each of this node's
+ * complete pieces to every other node whose master has credit for it. */
+static void ship_multi(coll_t *c)
+{
+    uint64_t w = pipe_window(c);
+    int pending = 0, root = c->d.root;
+    for (size_t i = 0; i < c->npieces; i++) {
+        piece_t *p = &c->pieces[i];
+        int src, dst;
+        piece_ends(c, p, &src, &dst);
+        if (src < 0 || bdr_coll_rank_node(c, src) != g_m.node || !p->total || p->taken)
+            continue;
+        for (int n = 0; n < g_m.nnodes; n++) {
+            if (n == g_m.node || !c->node_in[n] || (p->sent_to >> n & 1))
+                continue;
+            if (p->filled != p->total || (c->credit_out[n] && c->credit_out[n] + p->total > w)) {
+                pending = 1; /* not complete, or no credit: later */
+                continue;
+            }
+            bdr_coll_ship_piece(c, n, (int)i);
+            p->sent_to |= 1ull << n;
+            c->credit_out[n] += p->total;
+        }
+        if (multi_release(c, p) < 0)
+            return;
+    }
+    /* a broadcast's node has put all once its root has (its other ranks
+     * only read); an allgather's once every local rank has */
+    int all_put = c->d.kind != BD_COLL_BCAST                ? c->arrived == c->nlocal
+                  : bdr_coll_rank_node(c, root) == g_m.node ? c->rank_arrived[root]
+                                                            : c->arrived == c->nlocal;
+    if (pending || !all_put)
+        return;
+    c->shipped = 1;
+    for (int n = 0; n < g_m.nnodes; n++)
+        if (bdr_coll_sends_to(c, g_m.node, n))
+            bdr_coll_ship_done(c, n);
+}
+
 void bdr_pipe_ship(coll_t *c)
 {
     if (c->shipped || g_m.stopping)
         return;
+    if (bdr_pipe_multi(c)) {
+        ship_multi(c);
+        return;
+    }
     int size = c->comm->size, pending = 0;
     uint64_t w = pipe_window(c);
     for (int src = 0; src < size; src++) {
@@ -289,8 +436,13 @@ void bdr_pipe_credit(coll_t *c, int node, int idx, uint64_t bytes)
     }
     c->credit_out[node] -= bytes;
     piece_t *p = &c->pieces[idx];
-    if (p->sent && p->in_file && !p->taken && give_back(c, p) < 0)
+    if (bdr_pipe_multi(c)) {
+        p->ncred++;
+        if (multi_release(c, p) < 0)
+            return;
+    } else if (p->sent && p->in_file && !p->taken && give_back(c, p) < 0) {
         return;
+    }
     bdr_pipe_ship(c);
     bdr_coll_poke(c); /* ranks waiting for room */
     bdr_coll_maybe_free(c);
@@ -327,6 +479,25 @@ static int inplace_hint(coll_t *c, int me)
 static int offer(coll_t *c, int me, int32_t *out, int n, int mark)
 {
     int k = 0, q0 = 0, q1 = c->comm->size;
+    if (bdr_pipe_multi(c)) { /* allgather blocks, or broadcast parts in order */
+        if (c->d.kind == BD_COLL_BCAST && me == c->d.root)
+            return 0;
+        for (size_t i = 0; i < c->npieces && k < n; i++) {
+            piece_t *p = &c->pieces[i];
+            if ((c->d.kind == BD_COLL_ALLGATHER && (int)i == me) || p->taken || !p->total ||
+                p->filled != p->total)
+                continue;
+            uint8_t *st = rd_at(c, p, me);
+            if (!st || *st)
+                continue;
+            if (out)
+                out[k] = (int32_t)i;
+            if (mark)
+                *st = 1;
+            k++;
+        }
+        return k;
+    }
     if (c->d.kind == BD_COLL_GATHER && me != c->d.root)
         return 0;                       /* only the root reads a gather's pieces */
     if (c->d.kind == BD_COLL_SCATTER) { /* one piece per reader, from the root */
@@ -413,10 +584,10 @@ void bdr_coll_req_take(slave_t *s, const bd_req_t *r)
     if (!c)
         return;
     if (c->d.kind != BD_COLL_ALLTOALL && c->d.kind != BD_COLL_GATHER &&
-        c->d.kind != BD_COLL_SCATTER) {
+        c->d.kind != BD_COLL_SCATTER && !bdr_pipe_multi(c)) {
         bdr_master_fail(1,
-                        "rank %d asked for pieces of %s, which is not an all-to-all, a gather or "
-                        "a scatter",
+                        "rank %d asked for pieces of %s, which is not an all-to-all, a gather, "
+                        "a scatter, an allgather or a broadcast in parts",
                         s->world, bdr_coll_call_name(&c->d));
         return;
     }
