@@ -98,8 +98,15 @@ static int nb_pipe(const coll_t *c) { return c->pipe && (c->d.api & BD_API_NB); 
 static int away(const coll_t *c, int r)
 {
     slave_t *s = bdr_master_slave_by_world(c->comm->world[r]);
-    return s && s->state == SL_BLOCKED &&
-           !(s->blk == BLK_COLL && s->coll == c && s->slot->req.code == BD_REQ_COLL_TAKE);
+    if (!s)
+        return 0;
+    int here = s->coll == c && s->slot->req.code == BD_REQ_COLL_TAKE;
+    if (s->state == SL_BLOCKED)
+        return !(s->blk == BLK_COLL && here);
+    /* Polling in another call in this turn (MPI_Test, MPI_Iprobe loops):
+     * it may be waiting, without blocking, for a rank that waits for room
+     * (node-wide bound, below). */
+    return s->state == SL_RUNNING && s->polled && !here;
 }
 
 /* The bytes of c's staged pieces for readers that wait elsewhere. */
@@ -133,6 +140,63 @@ static uint64_t pipe_limit(const coll_t *c)
     return c->nlocal == c->comm->size ? b : b - b / 2;
 }
 
+/* Is the local reader r of c yet to read piece p (several readers)? */
+static int unread_by(coll_t *c, const piece_t *p, int r);
+static int local_readers(const coll_t *c, const piece_t *p);
+static int remote_origin(const coll_t *c, const piece_t *p);
+
+/* The bytes of c's own staged pieces that a reader waiting elsewhere
+ * (away()) has still to read: they hold no room in the node-wide bound. */
+static uint64_t away_all(coll_t *c)
+{
+    if (!bdr_pipe_multi(c))
+        return away_bytes(c);
+    uint64_t b = 0;
+    int size = c->comm->size;
+    char *aw = calloc((size_t)size, 1);
+    if (!aw)
+        return 0; /* out of memory: nothing is counted away */
+    int any = 0;
+    for (int r = 0; r < size; r++)
+        any |= aw[r] = bdr_coll_rank_node(c, r) == g_m.node && away(c, r);
+    for (size_t i = 0; any && i < c->npieces; i++) {
+        piece_t *p = &c->pieces[i];
+        if (p->taken || !p->total || (!p->data && !p->in_file) || remote_origin(c, p) >= 0)
+            continue;
+        for (int r = 0; r < size; r++)
+            if (aw[r] && unread_by(c, p, r)) {
+                b += p->total;
+                break;
+            }
+    }
+    free(aw);
+    return b;
+}
+
+/* The node-wide bound (session 18): the own staged bytes of every
+ * pipelined instance on this node, less those whose readers wait
+ * elsewhere, against the bound of the asking instance.  Why that cannot
+ * deadlock: design.md, "One bound for the node". */
+static int node_over(const coll_t *c)
+{
+    uint64_t lim = pipe_limit(c), raw = 0;
+    int n = 0;
+    for (coll_t *d = g_m.colls; d; d = d->next)
+        if (d->pipe && bdr_pipe_bounded(d)) {
+            raw += d->staged - d->staged_in;
+            n++;
+        }
+    if (n < 2 || raw <= lim)
+        return 0; /* one instance: its own bound says it */
+    uint64_t counted = 0;
+    for (coll_t *d = g_m.colls; d; d = d->next)
+        if (d->pipe && bdr_pipe_bounded(d)) {
+            uint64_t own = d->staged - d->staged_in, aw = away_all(d);
+            counted += own > aw ? own - aw : 0;
+        }
+    return counted > lim;
+}
+
 int bdr_pipe_over(const coll_t *c)
 {
     if (!bdr_pipe_bounded(c))
@@ -140,7 +204,7 @@ int bdr_pipe_over(const coll_t *c)
     uint64_t own = c->staged - c->staged_in;
     if (nb_pipe(c) && own > pipe_limit(c))
         own -= away_bytes(c);
-    return own > pipe_limit(c);
+    return own > pipe_limit(c) || (c->pipe && node_over(c));
 }
 
 /* Data-moving kinds: their pieces stay until their readers GET them (a
@@ -165,13 +229,14 @@ static int remote_origin(const coll_t *c, const piece_t *p)
 
 int bdr_pipe_from_node(const coll_t *c, const piece_t *p) { return remote_origin(c, p); }
 
-/* The local reader of piece p of all-to-all c that a local rank sent, or -1. */
+/* The local reader of piece p of c (one reader: an all-to-all, gather or
+ * scatter) that a local rank sent, or -1. */
 static int local_reader(const coll_t *c, const piece_t *p)
 {
-    if (c->d.kind != BD_COLL_ALLTOALL)
+    int src, dst;
+    piece_ends(c, p, &src, &dst);
+    if (src < 0 || dst < 0)
         return -1;
-    size_t i = (size_t)(p - c->pieces), size = (size_t)c->comm->size;
-    int src = (int)(i / size), dst = (int)(i % size);
     return bdr_coll_rank_node(c, src) == g_m.node && bdr_coll_rank_node(c, dst) == g_m.node ? dst
                                                                                             : -1;
 }
@@ -180,7 +245,7 @@ static int local_reader(const coll_t *c, const piece_t *p)
 static void held(coll_t *c, const piece_t *p, int sign)
 {
     int r = local_reader(c, p);
-    if (r < 0 || !(c->d.api & BD_API_NB))
+    if (r < 0)
         return;
     if (!c->held_for && sign > 0 && !(c->held_for = calloc((size_t)c->comm->size, 8)))
         return; /* out of memory: nothing is counted away, the bound is kept */
@@ -255,6 +320,15 @@ static uint8_t *rd_at(coll_t *c, const piece_t *p, int r)
         return NULL;
     }
     return &c->rd[(size_t)(p - c->pieces) * size + (size_t)r];
+}
+
+static int unread_by(coll_t *c, const piece_t *p, int r)
+{
+    int src, dst;
+    piece_ends(c, p, &src, &dst);
+    if (r == src)
+        return 0;
+    return !c->rd || c->rd[(size_t)(p - c->pieces) * (size_t)c->comm->size + (size_t)r] != 2;
 }
 
 /* Local ranks that read piece p: all but its sender. */
@@ -543,7 +617,7 @@ int bdr_pipe_take_ready(slave_t *s)
 static void credit_away(coll_t *c)
 {
     int size = c->comm->size;
-    if (!nb_pipe(c) || !c->pipe_net)
+    if (!c->pipe || !c->pipe_net || c->d.kind != BD_COLL_ALLTOALL)
         return;
     for (int dst = 0; dst < size; dst++) {
         if (bdr_coll_rank_node(c, dst) != g_m.node || !away(c, dst))
@@ -563,9 +637,11 @@ void bdr_pipe_remote_in(coll_t *c) { credit_away(c); }
 
 void bdr_pipe_blocked(slave_t *s)
 {
+    int poke_all = 0, n = 0;
     for (coll_t *c = g_m.colls; c; c = c->next) {
-        if (!nb_pipe(c) || c->comm->nlocal < 1)
+        if (!c->pipe || !bdr_pipe_bounded(c) || c->comm->nlocal < 1)
             continue;
+        n++;
         int r = -1;
         for (int i = 0; i < c->comm->size && r < 0; i++)
             if (c->comm->world[i] == s->world)
@@ -573,9 +649,16 @@ void bdr_pipe_blocked(slave_t *s)
         if (r < 0 || !away(c, r))
             continue;
         credit_away(c);
-        if (c->held_for && c->held_for[r])
-            bdr_coll_poke(c); /* senders waiting for room may go on */
+        if (bdr_pipe_multi(c) ? c->staged > c->staged_in : c->held_for && c->held_for[r]) {
+            poke_all = 1; /* held room (node-wide) */
+            if (nb_pipe(c))
+                bdr_coll_poke(c); /* senders waiting for room may go on */
+        }
     }
+    /* the node-wide bound: senders of every instance may go on */
+    for (coll_t *c = g_m.colls; poke_all && n > 1 && c; c = c->next)
+        if (c->pipe && bdr_pipe_bounded(c))
+            bdr_coll_poke(c);
 }
 
 void bdr_coll_req_take(slave_t *s, const bd_req_t *r)
