@@ -109,12 +109,34 @@ static int away(const coll_t *c, int r)
     return s->state == SL_RUNNING && s->polled && !here;
 }
 
-/* The bytes of c's staged pieces for readers that wait elsewhere. */
-static uint64_t away_bytes(const coll_t *c)
+/* For the node-wide bound, also: is the local reader r of c inside another
+ * pipelined instance (blocked, runnable or running in it)?  It takes
+ * nothing of c before that one returns, and that one may wait for room: a
+ * rank that went on to a later gather or all-to-all left pieces there for
+ * ranks still in this one, which would wait for room those pieces hold. */
+static int away_node(const coll_t *c, int r)
+{
+    if (away(c, r))
+        return 1;
+    slave_t *s = bdr_master_slave_by_world(c->comm->world[r]);
+    uint32_t code = s ? s->slot->req.code : 0;
+    if (!s || !s->coll || s->coll == c ||
+        !(code == BD_REQ_COLL_BEGIN || code == BD_REQ_COLL_PUT || code == BD_REQ_COLL_TAKE ||
+          code == BD_REQ_COLL_WAIT || code == BD_REQ_COLL_GET))
+        return 0;
+    for (const coll_t *d = g_m.colls; d; d = d->next) /* s->coll may be gone */
+        if (d == s->coll)
+            return d->pipe && bdr_pipe_bounded(d);
+    return 0;
+}
+
+/* The bytes of c's staged pieces for readers that wait elsewhere (node:
+ * as the node-wide bound sees them, away_node). */
+static uint64_t away_bytes(const coll_t *c, int node)
 {
     uint64_t b = 0;
     for (int r = 0; c->held_for && r < c->comm->size; r++)
-        if (c->held_for[r] && away(c, r))
+        if (c->held_for[r] && (node ? away_node(c, r) : away(c, r)))
             b += c->held_for[r];
     return b;
 }
@@ -150,7 +172,7 @@ static int remote_origin(const coll_t *c, const piece_t *p);
 static uint64_t away_all(coll_t *c)
 {
     if (!bdr_pipe_multi(c))
-        return away_bytes(c);
+        return away_bytes(c, 1);
     uint64_t b = 0;
     int size = c->comm->size;
     char *aw = calloc((size_t)size, 1);
@@ -158,7 +180,7 @@ static uint64_t away_all(coll_t *c)
         return 0; /* out of memory: nothing is counted away */
     int any = 0;
     for (int r = 0; r < size; r++)
-        any |= aw[r] = bdr_coll_rank_node(c, r) == g_m.node && away(c, r);
+        any |= aw[r] = bdr_coll_rank_node(c, r) == g_m.node && away_node(c, r);
     for (size_t i = 0; any && i < c->npieces; i++) {
         piece_t *p = &c->pieces[i];
         if (p->taken || !p->total || (!p->data && !p->in_file) || remote_origin(c, p) >= 0)
@@ -203,7 +225,7 @@ int bdr_pipe_over(const coll_t *c)
         return 0;
     uint64_t own = c->staged - c->staged_in;
     if (nb_pipe(c) && own > pipe_limit(c))
-        own -= away_bytes(c);
+        own -= away_bytes(c, 0);
     return own > pipe_limit(c) || (c->pipe && node_over(c));
 }
 
@@ -273,6 +295,19 @@ void bdr_pipe_dropped(coll_t *c, const piece_t *p)
     g_staged -= p->total;
     if (remote_origin(c, p) >= 0)
         c->staged_in -= p->total;
+    for (coll_t *d = g_m.colls; c->pipe && d; d = d->next)
+        if (d != c && d->pipe && bdr_pipe_bounded(d))
+            bdr_coll_poke(d); /* c goes: room for the others (node-wide bound) */
+}
+
+/* Room was given back in c: wake its ranks waiting for it, and, with
+ * other pipelined instances here (the node-wide bound), theirs too. */
+static void poke_room(coll_t *c)
+{
+    bdr_coll_poke(c);
+    for (coll_t *d = g_m.colls; d; d = d->next)
+        if (d != c && d->pipe && bdr_pipe_bounded(d))
+            bdr_coll_poke(d);
 }
 
 /* Piece p's bytes leave the staging: its memory is freed, or its blocks in
@@ -298,6 +333,7 @@ static int give_back(coll_t *c, piece_t *p)
     c->staged -= p->total;
     g_staged -= p->total;
     p->taken = 1;
+    poke_room(c); /* ranks waiting for room, in c or (node-wide) any other */
     return 0;
 }
 
@@ -376,7 +412,7 @@ static int multi_release(coll_t *c, piece_t *p)
         c->staged_in -= p->total;
         bdr_coll_ship_credit(c, from, (int)(p - c->pieces), p->total);
     }
-    bdr_coll_poke(c); /* ranks waiting for room */
+    poke_room(c); /* ranks waiting for room */
     return 0;
 }
 
@@ -413,7 +449,7 @@ int bdr_pipe_read(coll_t *c, piece_t *p, int reader, uint64_t off, uint64_t len,
         if (!p->credited)
             bdr_coll_ship_credit(c, from, (int)(p - c->pieces), p->total);
     }
-    bdr_coll_poke(c); /* ranks waiting for room */
+    poke_room(c); /* ranks waiting for room */
     return 0;
 }
 
@@ -518,7 +554,7 @@ void bdr_pipe_credit(coll_t *c, int node, int idx, uint64_t bytes)
         return;
     }
     bdr_pipe_ship(c);
-    bdr_coll_poke(c); /* ranks waiting for room */
+    poke_room(c); /* ranks waiting for room */
     bdr_coll_maybe_free(c);
 }
 
