@@ -167,38 +167,50 @@ static int unread_by(coll_t *c, const piece_t *p, int r);
 static int local_readers(const coll_t *c, const piece_t *p);
 static int remote_origin(const coll_t *c, const piece_t *p);
 
-/* The bytes of c's own staged pieces that a reader waiting elsewhere
- * (away()) has still to read: they hold no room in the node-wide bound. */
-static uint64_t away_all(coll_t *c)
+/* The bytes of c's own staged pieces that count in the node-wide bound:
+ * those some local reader has still to read, when none of those readers
+ * waits elsewhere (away_node).  Pieces only other nodes' readers still
+ * read do not count: this master cannot see whether those readers wait in
+ * an earlier instance for a rank of this node that would wait for that
+ * room (MPI_Gather roots on another node, at BDMPI_COLL_STAGE=1K, did);
+ * each instance's own bound and credit hold them. */
+static uint64_t node_counted(coll_t *c)
 {
-    if (!bdr_pipe_multi(c))
-        return away_bytes(c, 1);
-    uint64_t b = 0;
     int size = c->comm->size;
+    uint64_t b = 0;
+    if (!bdr_pipe_multi(c)) {
+        for (int r = 0; c->held_for && r < size; r++)
+            if (c->held_for[r] && !away_node(c, r))
+                b += c->held_for[r];
+        return b;
+    }
     char *aw = calloc((size_t)size, 1);
     if (!aw)
-        return 0; /* out of memory: nothing is counted away */
-    int any = 0;
+        return 0; /* out of memory: the instance's own bound only */
     for (int r = 0; r < size; r++)
-        any |= aw[r] = bdr_coll_rank_node(c, r) == g_m.node && away_node(c, r);
-    for (size_t i = 0; any && i < c->npieces; i++) {
+        aw[r] = bdr_coll_rank_node(c, r) != g_m.node ? 2 : away_node(c, r);
+    for (size_t i = 0; i < c->npieces; i++) {
         piece_t *p = &c->pieces[i];
         if (p->taken || !p->total || (!p->data && !p->in_file) || remote_origin(c, p) >= 0)
             continue;
+        int want = 0, off = 0;
         for (int r = 0; r < size; r++)
-            if (aw[r] && unread_by(c, p, r)) {
-                b += p->total;
-                break;
+            if (aw[r] != 2 && unread_by(c, p, r)) {
+                want = 1;
+                off |= aw[r];
             }
+        if (want && !off)
+            b += p->total;
     }
     free(aw);
     return b;
 }
 
 /* The node-wide bound (session 18): the own staged bytes of every
- * pipelined instance on this node, less those whose readers wait
- * elsewhere, against the bound of the asking instance.  Why that cannot
- * deadlock: design.md, "One bound for the node". */
+ * pipelined instance on this node that local readers not waiting
+ * elsewhere have still to read (node_counted), against the bound of the
+ * asking instance.  Why that cannot deadlock: design.md, "One bound for
+ * the node". */
 static int node_over(const coll_t *c)
 {
     uint64_t lim = pipe_limit(c), raw = 0;
@@ -213,8 +225,7 @@ static int node_over(const coll_t *c)
     uint64_t counted = 0;
     for (coll_t *d = g_m.colls; d; d = d->next)
         if (d->pipe && bdr_pipe_bounded(d)) {
-            uint64_t own = d->staged - d->staged_in, aw = away_all(d);
-            counted += own > aw ? own - aw : 0;
+            counted += node_counted(d);
         }
     return counted > lim;
 }

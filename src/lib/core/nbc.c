@@ -232,6 +232,15 @@ int bdl_nbc_take(bdl_nbc_t *nb, int final)
     /* this rank may wait here: its pending nonblocking all-to-alls must not
      * wait for it meanwhile */
     bdl_nbc_pipe_settle(nb);
+    if (bdl_mt_busy()) {
+        /* Other threads of this rank may need the master (one of them may
+         * put the piece another rank waits for before it takes what holds
+         * the room): poll, with the lock given up between (mt.c), as a
+         * blocking collective's wait does (bdl_nbc_progress). */
+        while ((hint = bdl_nbc_take_once(nb, final ? 3 : 2, &go)) < 0 && !go)
+            bdl_mt_nap();
+        return hint;
+    }
     do
         hint = bdl_nbc_take_once(nb, final, &go);
     while (!go);
