@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """stage_bench.py: the transient memory of a blocking MPI_Alltoallv through
-the masters (issue 17; also gathers, scatters and nonblocking all-to-alls,
---prog/--mode), bounded (-coll-stage BOUND) against staged whole
+the masters (issue 17; also gathers, scatters, nonblocking all-to-alls,
+broadcasts, allgathers and two communicators at once, --prog/--mode), bounded (-coll-stage BOUND) against staged whole
 (-coll-stage 0), alternating, in one invocation.  Runs the test program
 build/tests/flow (every byte checked) and reads --stats: each master's
 STAGE_PEAK (collective data staged at once, memory and spill files) and
@@ -53,10 +53,13 @@ def main():
     ap.add_argument("--nr", type=int, default=1)
     ap.add_argument("--piece", type=size, default=size("1M"))
     ap.add_argument("--bound", type=size, default=size("2M"))
-    ap.add_argument("--prog", default="flow", help="test program: flow, or flow_ia2a (nonblocking all-to-alls)")
+    ap.add_argument("--prog", default="flow",
+                    help="test program: flow, flow_ia2a (nonblocking all-to-alls), or flow_bcast "
+                    "(broadcasts, allgathers, two communicators)")
     ap.add_argument("--mode", default="a2a",
                     help="its mode: flow a2a (Alltoallv), a2az, a2af (Alltoall), gather, scatter; "
-                    "flow_ia2a wait, test, fixed, w, recv, probe, two, order")
+                    "flow_ia2a wait, test, fixed, w, recv, probe, two, order; "
+                    "flow_bcast bcast, bcast_vec, allgather, allgatherv, allgather_ip, two, two_dep")
     ap.add_argument("--rounds", type=int, default=3)
     ap.add_argument("extra", nargs="*", help="more bdmpiexec options (after --)")
     a = ap.parse_args()

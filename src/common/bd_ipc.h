@@ -227,11 +227,17 @@ typedef struct bd_coll_desc {
     int32_t root;
     int32_t dtype;  /* predefined datatype of a reduction */
     int32_t op;     /* predefined op of a reduction */
-    uint64_t count; /* elements of a reduction */
+    uint64_t count; /* elements of a reduction; parts of a broadcast that pipelines */
     uint64_t seq;   /* this rank's collective sequence number on ctx */
     int32_t api;    /* which MPI call (bd_coll_api), | BD_API_NB if nonblocking */
     int32_t pad;
 } bd_coll_desc_t;
+
+/* A broadcast that pipelines (bounded staging, -coll-stage) comes in parts
+ * of a quarter of the bound, at least BD_BCAST_PART_MIN bytes, at most
+ * BD_BCAST_PARTS_MAX of them (larger ones are staged whole). */
+#define BD_BCAST_PART_MIN (64u << 10)
+#define BD_BCAST_PARTS_MAX (1u << 20)
 
 /* The MPI call behind a collective instance, for messages (0: as its kind). */
 enum bd_coll_api {

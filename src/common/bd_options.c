@@ -202,9 +202,10 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                            "through spill files on both nodes (0: never)"},
     [BD_OPT_COLL_STAGE] = {"coll-stage", BD_OPT_SIZE, "0", 0, 1LL << 50,
                            "bounded collective staging: the master holds at most about this "
-                           "many bytes of an MPI_Alltoall(v,w) (in place: on one node), an "
-                           "MPI_Ialltoall(v,w) (not in place), an MPI_Gather(v) or an "
-                           "MPI_Scatter(v) at once, in memory or its "
+                           "many bytes of MPI_Alltoall(v,w) (in place: on one node), "
+                           "MPI_Ialltoall(v,w) (not in place), MPI_Gather(v), MPI_Scatter(v), "
+                           "MPI_Allgather(v) and MPI_Bcast (in parts of a quarter of it) at "
+                           "once, all instances of the node together, in memory or its "
                            "spill file; a rank stops putting its pieces while the bound is "
                            "passed and takes the pieces sent to it as they complete (0: stage "
                            "it whole, the default: the staged data is in the memory budget and "

@@ -114,7 +114,8 @@
       "yet received were over the budget")                                                         \
     X(STAGE_PEAK, "bytes",                                                                         \
       "peak bytes of collective data the master staged at once, in memory and spill files (the "   \
-      "node's value, shown on its first rank; -coll-stage bounds all-to-alls, gathers, scatters)") \
+      "node's value, shown on its first rank; -coll-stage bounds all-to-alls, gathers, scatters, " \
+      "allgathers, broadcasts)")                                                                   \
     X(MEM_PRECLEANED, "bytes",                                                                     \
       "managed memory written back while its rank ran (-mem-preclean), not at an unload")
 

@@ -123,12 +123,14 @@ static int expected_senders(const coll_t *c)
     return n;
 }
 
-static size_t npieces_for(int kind, int size)
+/* A broadcast that pipelines (bounded staging) comes in d.count parts,
+ * each a piece of its own (coll_pipe.c); otherwise it is one piece. */
+static size_t npieces_for(int kind, int size, uint64_t count)
 {
     if (kind == BD_COLL_ALLTOALL)
         return (size_t)size * (size_t)size;
     if (kind == BD_COLL_BCAST)
-        return 1;
+        return count ? (size_t)count : 1;
     if (kind == BD_COLL_BARRIER)
         return 0;
     return (size_t)size;
@@ -139,6 +141,8 @@ static piece_t *put_piece(coll_t *c, int me, int peer)
 {
     size_t i;
     int size = c->comm->size;
+    if (c->d.kind == BD_COLL_BCAST && c->d.count) /* part `peer` of a pipelined one */
+        return peer >= 0 && (size_t)peer < c->npieces ? &c->pieces[peer] : NULL;
     switch (c->d.kind) {
     case BD_COLL_BCAST: i = 0; break;
     case BD_COLL_SCATTER: i = (size_t)peer; break;
@@ -155,6 +159,8 @@ static piece_t *get_piece(coll_t *c, int me, int peer)
 {
     size_t i;
     int size = c->comm->size;
+    if (c->d.kind == BD_COLL_BCAST && c->d.count) /* part `peer` of a pipelined one */
+        return peer >= 0 && (size_t)peer < c->npieces ? &c->pieces[peer] : NULL;
     switch (c->d.kind) {
     case BD_COLL_BCAST: i = 0; break;
     case BD_COLL_SCATTER: i = (size_t)me; break;
@@ -196,6 +202,7 @@ static void coll_free(coll_t *c)
     free(c->done_from);
     free(c->credit_out);
     free(c->held_for);
+    free(c->rd);
     free(c->acc);
     /* A communicator freed by all its members while nonblocking collectives
      * on it were still running goes with the last of them. */
@@ -243,7 +250,7 @@ coll_t *bdr_coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
     c->seq = seq;
     c->d = *d;
     c->fd = -1;
-    c->npieces = npieces_for(d->kind, comm->size);
+    c->npieces = npieces_for(d->kind, comm->size, d->count);
     c->pieces = calloc(c->npieces ? c->npieces : 1, sizeof(piece_t));
     c->rank_arrived = calloc((size_t)comm->size, sizeof(int));
     c->results = calloc((size_t)comm->size, sizeof(piece_t));
@@ -631,7 +638,8 @@ static int desc_matches(const bd_coll_desc_t *a, const bd_coll_desc_t *b)
         return 0;
     if (is_fold(a->kind))
         return a->op == b->op && a->dtype == b->dtype && a->count == b->count;
-    return 1;
+    /* a broadcast's parts: its ranks' sizes differ (erroneous) */
+    return a->kind != BD_COLL_BCAST || a->count == b->count;
 }
 
 static void coll_begin(slave_t *s, const bd_req_t *r)
@@ -645,7 +653,8 @@ static void coll_begin(slave_t *s, const bd_req_t *r)
         return;
     }
     if (d.kind <= 0 || d.kind >= BD_COLL__COUNT || d.root < 0 || d.root >= comm->size ||
-        (is_fold(d.kind) && (!bd_op_valid_for(d.op, d.dtype)))) {
+        (is_fold(d.kind) && (!bd_op_valid_for(d.op, d.dtype))) ||
+        (d.kind == BD_COLL_BCAST && d.count > BD_BCAST_PARTS_MAX)) {
         bdr_master_fail(1, "rank %d called %s with an invalid description", s->world,
                         bdr_coll_call_name(&d));
         return;
@@ -672,7 +681,8 @@ static void coll_begin(slave_t *s, const bd_req_t *r)
      * nodes go as their masters give credit (coll_pipe.c).  All its ranks
      * say so alike (all in place or none, MPI 3.1 5.8). */
     if (r->arg[0] == 1 &&
-        (d.kind == BD_COLL_ALLTOALL || d.kind == BD_COLL_GATHER || d.kind == BD_COLL_SCATTER) &&
+        (d.kind == BD_COLL_ALLTOALL || d.kind == BD_COLL_GATHER || d.kind == BD_COLL_SCATTER ||
+         d.kind == BD_COLL_ALLGATHER || d.kind == BD_COLL_BCAST) &&
         bdr_pipe_bounded(c))
         c->pipe_net = c->pipe = 1;
     else if (r->arg[0] == 2 && d.kind == BD_COLL_ALLTOALL && bdr_pipe_bounded(c) &&
@@ -711,13 +721,16 @@ static void coll_put(slave_t *s)
         pos += (seg.len + 7u) & ~7u;
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLL_BYTES_UP], seg.len,
                                   memory_order_relaxed);
-        if (c->pipe && p->total && p->filled == p->total)
+        if (c->pipe && p->total && p->filled == p->total) {
             poke = 1; /* its reader may be waiting in COLL_TAKE */
+            bdr_pipe_filled(c, p);
+        }
         if (c->pipe_net && p->total && p->filled == p->total &&
-            bdr_coll_rank_node(c, c->d.kind == BD_COLL_GATHER ? c->d.root
-                                  : seg.peer >= 0             ? seg.peer
-                                                              : s->coll_rank) != g_m.node)
-            ship = 1; /* its reader is on another node */
+            (bdr_pipe_multi(c) ||
+             bdr_coll_rank_node(c, c->d.kind == BD_COLL_GATHER ? c->d.root
+                                   : seg.peer >= 0             ? seg.peer
+                                                               : s->coll_rank) != g_m.node))
+            ship = 1; /* its reader is on another node (several readers: maybe) */
     }
     if (ship)
         bdr_pipe_ship(c);
@@ -890,7 +903,7 @@ static void coll_get(slave_t *s)
             }
             mismatch = 1;
             ((piece_t *)p)->got = p->total;
-            if (c->pipe && bdr_pipe_read(c, (piece_t *)p, 0, 0) < 0)
+            if (c->pipe && bdr_pipe_read(c, (piece_t *)p, s->coll_rank, p->total, 0, 0) < 0)
                 return;
             continue;
         }
@@ -914,7 +927,7 @@ static void coll_get(slave_t *s)
             memset(out + have, 0, segs[i].len - have);
             out += segs[i].len;
             if (c->pipe && p && p != &acc &&
-                bdr_pipe_read(c, (piece_t *)p, have, segs[i].total) < 0)
+                bdr_pipe_read(c, (piece_t *)p, s->coll_rank, segs[i].off, have, segs[i].total) < 0)
                 return;
             continue;
         }
@@ -932,7 +945,9 @@ static void coll_get(slave_t *s)
         out += segs[i].len;
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLL_BYTES_DOWN], segs[i].len,
                                   memory_order_relaxed);
-        if (c->pipe && p != &acc && bdr_pipe_read(c, (piece_t *)p, segs[i].len, segs[i].total) < 0)
+        if (c->pipe && p != &acc &&
+            bdr_pipe_read(c, (piece_t *)p, s->coll_rank, segs[i].off, segs[i].len, segs[i].total) <
+                0)
             return;
     }
     s->slot->resp.arg[0] = mismatch;

@@ -56,12 +56,19 @@ void bdr_pipe_credit(coll_t *c, int node, int idx, uint64_t bytes);
 /* Piece p of c was placed (total bytes) / is gone with c: count it. */
 void bdr_pipe_placed(coll_t *c, const piece_t *p, uint64_t total);
 void bdr_pipe_dropped(coll_t *c, const piece_t *p);
-/* A GET read len more bytes of piece p, whose reader expects it to have
+/* A GET of reader (a comm rank) read len more bytes, at off, of piece p, whose reader expects it to have
  * `want` bytes (0: as many as it has): once the reader has read what it
  * will (all of it, or all it expects when the counts disagree, which it
  * reports as MPI_ERR_TRUNCATE), give it back (pipelined instances).  0, or
  * -1 when the job fails. */
-int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want);
+int bdr_pipe_read(coll_t *c, piece_t *p, int reader, uint64_t off, uint64_t len, uint64_t want);
+/* Do c's pieces have several readers (MPI_Allgather(v); MPI_Bcast in
+ * parts, d.count of them)?  Then reader (a comm rank) has read piece p
+ * once a GET reaches its end (bdr_pipe_read's off + len). */
+int bdr_pipe_multi(const coll_t *c);
+/* Piece p of c is complete (several readers: it may be given back now). */
+void bdr_pipe_filled(coll_t *c, piece_t *p);
+
 /* A piece of c from another node is complete here: give its credit back
  * at once when its reader waits elsewhere (nonblocking, coll_pipe.c). */
 void bdr_pipe_remote_in(coll_t *c);

@@ -85,7 +85,10 @@ void bdr_coll_ship_local(coll_t *c)
         if (bdr_coll_is_coord_kind(c->d.kind) && me == bdr_coll_coord_node(c))
             continue; /* the coordinator sends results once it has computed them */
         switch (c->d.kind) {
-        case BD_COLL_BCAST: ship_piece(c, n, CM_PIECE, 0, &c->pieces[0]); break;
+        case BD_COLL_BCAST: /* in parts when its ranks pipelined it (coll_pipe.c) */
+            for (size_t i = 0; i < c->npieces; i++)
+                ship_piece(c, n, CM_PIECE, (int)i, &c->pieces[i]);
+            break;
         case BD_COLL_SCATTER:
             for (int r = 0; r < size; r++)
                 if (bdr_coll_rank_node(c, r) == n && c->pieces[r].total)

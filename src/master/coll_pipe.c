@@ -32,8 +32,15 @@ int bdr_pipe_bounded(const coll_t *c)
      * ranks put and take in MPI_Test and MPI_Wait, and before they wait in
      * any other call; see away()); a gather's or scatter's pieces for
      * another node still go whole through coll_net.c. */
+    if (k == BD_COLL_ALLGATHER || k == BD_COLL_BCAST) /* blocking; see bdr_pipe_multi */
+        return !(c->d.api & BD_API_NB) && g_m.nnodes <= 64 && (k != BD_COLL_BCAST || c->d.count);
     return k == BD_COLL_ALLTOALL ||
            (!(c->d.api & BD_API_NB) && (k == BD_COLL_GATHER || k == BD_COLL_SCATTER));
+}
+
+int bdr_pipe_multi(const coll_t *c)
+{
+    return c->d.kind == BD_COLL_ALLGATHER || (c->d.kind == BD_COLL_BCAST && c->d.count);
 }
 
 /* The index of the piece of c that src sends dst, or -1 (gathers: every
@@ -66,6 +73,14 @@ static void piece_ends(const coll_t *c, const piece_t *p, int *src, int *dst)
         *src = c->d.root;
         *dst = i;
         break;
+    case BD_COLL_BCAST: /* several readers: every rank but the sender */
+        *src = c->d.root;
+        *dst = -1;
+        break;
+    case BD_COLL_ALLGATHER:
+        *src = i;
+        *dst = -1;
+        break;
     default: *src = *dst = -1; break;
     }
 }
@@ -83,16 +98,45 @@ static int nb_pipe(const coll_t *c) { return c->pipe && (c->d.api & BD_API_NB); 
 static int away(const coll_t *c, int r)
 {
     slave_t *s = bdr_master_slave_by_world(c->comm->world[r]);
-    return s && s->state == SL_BLOCKED &&
-           !(s->blk == BLK_COLL && s->coll == c && s->slot->req.code == BD_REQ_COLL_TAKE);
+    if (!s)
+        return 0;
+    int here = s->coll == c && s->slot->req.code == BD_REQ_COLL_TAKE;
+    if (s->state == SL_BLOCKED)
+        return !(s->blk == BLK_COLL && here);
+    /* Polling in another call in this turn (MPI_Test, MPI_Iprobe loops):
+     * it may be waiting, without blocking, for a rank that waits for room
+     * (node-wide bound, below). */
+    return s->state == SL_RUNNING && s->polled && !here;
 }
 
-/* The bytes of c's staged pieces for readers that wait elsewhere. */
-static uint64_t away_bytes(const coll_t *c)
+/* For the node-wide bound, also: is the local reader r of c inside another
+ * pipelined instance (blocked, runnable or running in it)?  It takes
+ * nothing of c before that one returns, and that one may wait for room: a
+ * rank that went on to a later gather or all-to-all left pieces there for
+ * ranks still in this one, which would wait for room those pieces hold. */
+static int away_node(const coll_t *c, int r)
+{
+    if (away(c, r))
+        return 1;
+    slave_t *s = bdr_master_slave_by_world(c->comm->world[r]);
+    uint32_t code = s ? s->slot->req.code : 0;
+    if (!s || !s->coll || s->coll == c ||
+        !(code == BD_REQ_COLL_BEGIN || code == BD_REQ_COLL_PUT || code == BD_REQ_COLL_TAKE ||
+          code == BD_REQ_COLL_WAIT || code == BD_REQ_COLL_GET))
+        return 0;
+    for (const coll_t *d = g_m.colls; d; d = d->next) /* s->coll may be gone */
+        if (d == s->coll)
+            return d->pipe && bdr_pipe_bounded(d);
+    return 0;
+}
+
+/* The bytes of c's staged pieces for readers that wait elsewhere (node:
+ * as the node-wide bound sees them, away_node). */
+static uint64_t away_bytes(const coll_t *c, int node)
 {
     uint64_t b = 0;
     for (int r = 0; c->held_for && r < c->comm->size; r++)
-        if (c->held_for[r] && away(c, r))
+        if (c->held_for[r] && (node ? away_node(c, r) : away(c, r)))
             b += c->held_for[r];
     return b;
 }
@@ -118,14 +162,82 @@ static uint64_t pipe_limit(const coll_t *c)
     return c->nlocal == c->comm->size ? b : b - b / 2;
 }
 
+/* Is the local reader r of c yet to read piece p (several readers)? */
+static int unread_by(coll_t *c, const piece_t *p, int r);
+static int local_readers(const coll_t *c, const piece_t *p);
+static int remote_origin(const coll_t *c, const piece_t *p);
+
+/* The bytes of c's own staged pieces that count in the node-wide bound:
+ * those some local reader has still to read, when none of those readers
+ * waits elsewhere (away_node).  Pieces only other nodes' readers still
+ * read do not count: this master cannot see whether those readers wait in
+ * an earlier instance for a rank of this node that would wait for that
+ * room (MPI_Gather roots on another node, at BDMPI_COLL_STAGE=1K, did);
+ * each instance's own bound and credit hold them. */
+static uint64_t node_counted(coll_t *c)
+{
+    int size = c->comm->size;
+    uint64_t b = 0;
+    if (!bdr_pipe_multi(c)) {
+        for (int r = 0; c->held_for && r < size; r++)
+            if (c->held_for[r] && !away_node(c, r))
+                b += c->held_for[r];
+        return b;
+    }
+    char *aw = calloc((size_t)size, 1);
+    if (!aw)
+        return 0; /* out of memory: the instance's own bound only */
+    for (int r = 0; r < size; r++)
+        aw[r] = bdr_coll_rank_node(c, r) != g_m.node ? 2 : away_node(c, r);
+    for (size_t i = 0; i < c->npieces; i++) {
+        piece_t *p = &c->pieces[i];
+        if (p->taken || !p->total || (!p->data && !p->in_file) || remote_origin(c, p) >= 0)
+            continue;
+        int want = 0, off = 0;
+        for (int r = 0; r < size; r++)
+            if (aw[r] != 2 && unread_by(c, p, r)) {
+                want = 1;
+                off |= aw[r];
+            }
+        if (want && !off)
+            b += p->total;
+    }
+    free(aw);
+    return b;
+}
+
+/* The node-wide bound (session 18): the own staged bytes of every
+ * pipelined instance on this node that local readers not waiting
+ * elsewhere have still to read (node_counted), against the bound of the
+ * asking instance.  Why that cannot deadlock: design.md, "One bound for
+ * the node". */
+static int node_over(const coll_t *c)
+{
+    uint64_t lim = pipe_limit(c), raw = 0;
+    int n = 0;
+    for (coll_t *d = g_m.colls; d; d = d->next)
+        if (d->pipe && bdr_pipe_bounded(d)) {
+            raw += d->staged - d->staged_in;
+            n++;
+        }
+    if (n < 2 || raw <= lim)
+        return 0; /* one instance: its own bound says it */
+    uint64_t counted = 0;
+    for (coll_t *d = g_m.colls; d; d = d->next)
+        if (d->pipe && bdr_pipe_bounded(d)) {
+            counted += node_counted(d);
+        }
+    return counted > lim;
+}
+
 int bdr_pipe_over(const coll_t *c)
 {
     if (!bdr_pipe_bounded(c))
         return 0;
     uint64_t own = c->staged - c->staged_in;
     if (nb_pipe(c) && own > pipe_limit(c))
-        own -= away_bytes(c);
-    return own > pipe_limit(c);
+        own -= away_bytes(c, 0);
+    return own > pipe_limit(c) || (c->pipe && node_over(c));
 }
 
 /* Data-moving kinds: their pieces stay until their readers GET them (a
@@ -150,13 +262,14 @@ static int remote_origin(const coll_t *c, const piece_t *p)
 
 int bdr_pipe_from_node(const coll_t *c, const piece_t *p) { return remote_origin(c, p); }
 
-/* The local reader of piece p of all-to-all c that a local rank sent, or -1. */
+/* The local reader of piece p of c (one reader: an all-to-all, gather or
+ * scatter) that a local rank sent, or -1. */
 static int local_reader(const coll_t *c, const piece_t *p)
 {
-    if (c->d.kind != BD_COLL_ALLTOALL)
+    int src, dst;
+    piece_ends(c, p, &src, &dst);
+    if (src < 0 || dst < 0)
         return -1;
-    size_t i = (size_t)(p - c->pieces), size = (size_t)c->comm->size;
-    int src = (int)(i / size), dst = (int)(i % size);
     return bdr_coll_rank_node(c, src) == g_m.node && bdr_coll_rank_node(c, dst) == g_m.node ? dst
                                                                                             : -1;
 }
@@ -165,7 +278,7 @@ static int local_reader(const coll_t *c, const piece_t *p)
 static void held(coll_t *c, const piece_t *p, int sign)
 {
     int r = local_reader(c, p);
-    if (r < 0 || !(c->d.api & BD_API_NB))
+    if (r < 0)
         return;
     if (!c->held_for && sign > 0 && !(c->held_for = calloc((size_t)c->comm->size, 8)))
         return; /* out of memory: nothing is counted away, the bound is kept */
@@ -193,6 +306,19 @@ void bdr_pipe_dropped(coll_t *c, const piece_t *p)
     g_staged -= p->total;
     if (remote_origin(c, p) >= 0)
         c->staged_in -= p->total;
+    for (coll_t *d = g_m.colls; c->pipe && d; d = d->next)
+        if (d != c && d->pipe && bdr_pipe_bounded(d))
+            bdr_coll_poke(d); /* c goes: room for the others (node-wide bound) */
+}
+
+/* Room was given back in c: wake its ranks waiting for it, and, with
+ * other pipelined instances here (the node-wide bound), theirs too. */
+static void poke_room(coll_t *c)
+{
+    bdr_coll_poke(c);
+    for (coll_t *d = g_m.colls; d; d = d->next)
+        if (d != c && d->pipe && bdr_pipe_bounded(d))
+            bdr_coll_poke(d);
 }
 
 /* Piece p's bytes leave the staging: its memory is freed, or its blocks in
@@ -218,11 +344,110 @@ static int give_back(coll_t *c, piece_t *p)
     c->staged -= p->total;
     g_staged -= p->total;
     p->taken = 1;
+    poke_room(c); /* ranks waiting for room, in c or (node-wide) any other */
     return 0;
 }
 
-int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want)
+/* ---------------------------------------------------------------- several readers */
+
+/* Pieces of MPI_Allgather (block r, read by every other rank) and parts of
+ * MPI_Bcast (read by every rank but the root) have several readers: such a
+ * piece stays until every local reader has read it whole and, when its
+ * sender is here, it has been shipped to every other node of the
+ * communicator (and, in the spill file, read there: its credit came back
+ * from each, since the transport reads it from the file). */
+
+/* The state of piece p for reader r (1 offered, 2 read), or NULL when the
+ * job fails (out of memory). */
+static uint8_t *rd_at(coll_t *c, const piece_t *p, int r)
 {
+    size_t size = (size_t)c->comm->size;
+    if (!c->rd && !(c->rd = calloc(c->npieces * size, 1))) {
+        bdr_master_fail(1, "master out of memory staging %s", bdr_coll_call_name(&c->d));
+        return NULL;
+    }
+    return &c->rd[(size_t)(p - c->pieces) * size + (size_t)r];
+}
+
+static int unread_by(coll_t *c, const piece_t *p, int r)
+{
+    int src, dst;
+    piece_ends(c, p, &src, &dst);
+    if (r == src)
+        return 0;
+    return !c->rd || c->rd[(size_t)(p - c->pieces) * (size_t)c->comm->size + (size_t)r] != 2;
+}
+
+/* Local ranks that read piece p: all but its sender. */
+static int local_readers(const coll_t *c, const piece_t *p)
+{
+    int src, dst;
+    piece_ends(c, p, &src, &dst);
+    return c->nlocal - (src >= 0 && bdr_coll_rank_node(c, src) == g_m.node);
+}
+
+static int other_nodes(const coll_t *c)
+{
+    int n = 0;
+    for (int k = 0; k < g_m.nnodes; k++)
+        n += c->node_in[k] && k != g_m.node;
+    return n;
+}
+
+/* May piece p (several readers) leave the staging? */
+static int multi_gone(const coll_t *c, const piece_t *p)
+{
+    if (p->taken || !p->total || p->filled != p->total || p->nread < local_readers(c, p))
+        return 0;
+    if (remote_origin(c, p) >= 0)
+        return 1;
+    int others = other_nodes(c);
+    if (others && !c->pipe_net)
+        return 0; /* shipped whole at the end (bdr_coll_ship_local) */
+    if (__builtin_popcountll(p->sent_to) < others)
+        return 0;
+    return !p->in_file || p->ncred >= others;
+}
+
+/* Give piece p back once it may go (0; -1 when the job fails); a piece
+ * from another node gives its sender's master the credit back. */
+static int multi_release(coll_t *c, piece_t *p)
+{
+    if (!multi_gone(c, p))
+        return 0;
+    int from = remote_origin(c, p);
+    if (give_back(c, p) < 0)
+        return -1;
+    p->got = p->total; /* a reader that asks for it again is caught (coll_get) */
+    if (from >= 0) {
+        c->staged_in -= p->total;
+        bdr_coll_ship_credit(c, from, (int)(p - c->pieces), p->total);
+    }
+    poke_room(c); /* ranks waiting for room */
+    return 0;
+}
+
+void bdr_pipe_filled(coll_t *c, piece_t *p)
+{
+    if (c->pipe && bdr_pipe_multi(c))
+        multi_release(c, p); /* its readers may have read what they expect already */
+}
+
+int bdr_pipe_read(coll_t *c, piece_t *p, int reader, uint64_t off, uint64_t len, uint64_t want)
+{
+    if (bdr_pipe_multi(c)) {
+        uint64_t end = want && want < p->total ? want : p->total;
+        if (off + len < end || reader < 0 || reader >= c->comm->size)
+            return 0;
+        uint8_t *st = rd_at(c, p, reader);
+        if (!st)
+            return -1;
+        if (*st == 2)
+            return 0;
+        *st = 2;
+        p->nread++;
+        return multi_release(c, p);
+    }
     p->got += len;
     uint64_t end = want && want < p->total ? want : p->total;
     if (p->got < end || p->filled != p->total || p->taken)
@@ -235,14 +460,57 @@ int bdr_pipe_read(coll_t *c, piece_t *p, uint64_t len, uint64_t want)
         if (!p->credited)
             bdr_coll_ship_credit(c, from, (int)(p - c->pieces), p->total);
     }
-    bdr_coll_poke(c); /* ranks waiting for room */
+    poke_room(c); /* ranks waiting for room */
     return 0;
+}
+
+/* bdr_pipe_ship for pieces with several readers: each of this node's
+ * complete pieces to every other node whose master has credit for it. */
+static void ship_multi(coll_t *c)
+{
+    uint64_t w = pipe_window(c);
+    int pending = 0, root = c->d.root;
+    for (size_t i = 0; i < c->npieces; i++) {
+        piece_t *p = &c->pieces[i];
+        int src, dst;
+        piece_ends(c, p, &src, &dst);
+        if (src < 0 || bdr_coll_rank_node(c, src) != g_m.node || !p->total || p->taken)
+            continue;
+        for (int n = 0; n < g_m.nnodes; n++) {
+            if (n == g_m.node || !c->node_in[n] || (p->sent_to >> n & 1))
+                continue;
+            if (p->filled != p->total || (c->credit_out[n] && c->credit_out[n] + p->total > w)) {
+                pending = 1; /* not complete, or no credit: later */
+                continue;
+            }
+            bdr_coll_ship_piece(c, n, (int)i);
+            p->sent_to |= 1ull << n;
+            c->credit_out[n] += p->total;
+        }
+        if (multi_release(c, p) < 0)
+            return;
+    }
+    /* a broadcast's node has put all once its root has (its other ranks
+     * only read); an allgather's once every local rank has */
+    int all_put = c->d.kind != BD_COLL_BCAST                ? c->arrived == c->nlocal
+                  : bdr_coll_rank_node(c, root) == g_m.node ? c->rank_arrived[root]
+                                                            : c->arrived == c->nlocal;
+    if (pending || !all_put)
+        return;
+    c->shipped = 1;
+    for (int n = 0; n < g_m.nnodes; n++)
+        if (bdr_coll_sends_to(c, g_m.node, n))
+            bdr_coll_ship_done(c, n);
 }
 
 void bdr_pipe_ship(coll_t *c)
 {
     if (c->shipped || g_m.stopping)
         return;
+    if (bdr_pipe_multi(c)) {
+        ship_multi(c);
+        return;
+    }
     int size = c->comm->size, pending = 0;
     uint64_t w = pipe_window(c);
     for (int src = 0; src < size; src++) {
@@ -289,10 +557,15 @@ void bdr_pipe_credit(coll_t *c, int node, int idx, uint64_t bytes)
     }
     c->credit_out[node] -= bytes;
     piece_t *p = &c->pieces[idx];
-    if (p->sent && p->in_file && !p->taken && give_back(c, p) < 0)
+    if (bdr_pipe_multi(c)) {
+        p->ncred++;
+        if (multi_release(c, p) < 0)
+            return;
+    } else if (p->sent && p->in_file && !p->taken && give_back(c, p) < 0) {
         return;
+    }
     bdr_pipe_ship(c);
-    bdr_coll_poke(c); /* ranks waiting for room */
+    poke_room(c); /* ranks waiting for room */
     bdr_coll_maybe_free(c);
 }
 
@@ -327,6 +600,25 @@ static int inplace_hint(coll_t *c, int me)
 static int offer(coll_t *c, int me, int32_t *out, int n, int mark)
 {
     int k = 0, q0 = 0, q1 = c->comm->size;
+    if (bdr_pipe_multi(c)) { /* allgather blocks, or broadcast parts in order */
+        if (c->d.kind == BD_COLL_BCAST && me == c->d.root)
+            return 0;
+        for (size_t i = 0; i < c->npieces && k < n; i++) {
+            piece_t *p = &c->pieces[i];
+            if ((c->d.kind == BD_COLL_ALLGATHER && (int)i == me) || p->taken || !p->total ||
+                p->filled != p->total)
+                continue;
+            uint8_t *st = rd_at(c, p, me);
+            if (!st || *st)
+                continue;
+            if (out)
+                out[k] = (int32_t)i;
+            if (mark)
+                *st = 1;
+            k++;
+        }
+        return k;
+    }
     if (c->d.kind == BD_COLL_GATHER && me != c->d.root)
         return 0;                       /* only the root reads a gather's pieces */
     if (c->d.kind == BD_COLL_SCATTER) { /* one piece per reader, from the root */
@@ -372,7 +664,7 @@ int bdr_pipe_take_ready(slave_t *s)
 static void credit_away(coll_t *c)
 {
     int size = c->comm->size;
-    if (!nb_pipe(c) || !c->pipe_net)
+    if (!c->pipe || !c->pipe_net || c->d.kind != BD_COLL_ALLTOALL)
         return;
     for (int dst = 0; dst < size; dst++) {
         if (bdr_coll_rank_node(c, dst) != g_m.node || !away(c, dst))
@@ -392,9 +684,11 @@ void bdr_pipe_remote_in(coll_t *c) { credit_away(c); }
 
 void bdr_pipe_blocked(slave_t *s)
 {
+    int poke_all = 0, n = 0;
     for (coll_t *c = g_m.colls; c; c = c->next) {
-        if (!nb_pipe(c) || c->comm->nlocal < 1)
+        if (!c->pipe || !bdr_pipe_bounded(c) || c->comm->nlocal < 1)
             continue;
+        n++;
         int r = -1;
         for (int i = 0; i < c->comm->size && r < 0; i++)
             if (c->comm->world[i] == s->world)
@@ -402,9 +696,16 @@ void bdr_pipe_blocked(slave_t *s)
         if (r < 0 || !away(c, r))
             continue;
         credit_away(c);
-        if (c->held_for && c->held_for[r])
-            bdr_coll_poke(c); /* senders waiting for room may go on */
+        if (bdr_pipe_multi(c) ? c->staged > c->staged_in : c->held_for && c->held_for[r]) {
+            poke_all = 1; /* held room (node-wide) */
+            if (nb_pipe(c))
+                bdr_coll_poke(c); /* senders waiting for room may go on */
+        }
     }
+    /* the node-wide bound: senders of every instance may go on */
+    for (coll_t *c = g_m.colls; poke_all && n > 1 && c; c = c->next)
+        if (c->pipe && bdr_pipe_bounded(c))
+            bdr_coll_poke(c);
 }
 
 void bdr_coll_req_take(slave_t *s, const bd_req_t *r)
@@ -413,10 +714,10 @@ void bdr_coll_req_take(slave_t *s, const bd_req_t *r)
     if (!c)
         return;
     if (c->d.kind != BD_COLL_ALLTOALL && c->d.kind != BD_COLL_GATHER &&
-        c->d.kind != BD_COLL_SCATTER) {
+        c->d.kind != BD_COLL_SCATTER && !bdr_pipe_multi(c)) {
         bdr_master_fail(1,
-                        "rank %d asked for pieces of %s, which is not an all-to-all, a gather or "
-                        "a scatter",
+                        "rank %d asked for pieces of %s, which is not an all-to-all, a gather, "
+                        "a scatter, an allgather or a broadcast in parts",
                         s->world, bdr_coll_call_name(&c->d));
         return;
     }

@@ -191,7 +191,7 @@ static void redo(slave_t *s)
     s->resuming = 1;
     rt->fn(s, &s->slot->req);
     s->resuming = 0;
-    if (s->state == SL_BLOCKED)
+    if (s->state == SL_BLOCKED || s->polled)
         bdr_pipe_blocked(s);
 }
 
@@ -362,7 +362,8 @@ static void handle_request(slave_t *s)
         return;
     }
     rt->fn(s, r);
-    if (s->state == SL_BLOCKED) /* nonblocking all-to-alls stop holding back for it */
+    /* bounded staging stops holding back for it (coll_pipe.c away) */
+    if (s->state == SL_BLOCKED || s->polled)
         bdr_pipe_blocked(s);
 }
 

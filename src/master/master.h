@@ -156,6 +156,11 @@ typedef struct piece {
     int sent;     /* shipped to its reader's node (bounded staging across nodes) */
     int credited; /* from another node, its credit given back before its reader read it
                      (a nonblocking all-to-all whose reader waits elsewhere, coll_pipe.c) */
+    /* A piece with several readers (MPI_Allgather's blocks, MPI_Bcast's
+     * parts, bounded staging): local readers that have read it whole, the
+     * nodes it was shipped to (bit per node), and the credits back from them. */
+    int nread, ncred;
+    uint64_t sent_to;
 } piece_t;
 
 typedef struct coll {
@@ -198,6 +203,9 @@ typedef struct coll {
      * its senders back while the reader waits in another call (coll_pipe.c,
      * away). */
     uint64_t *held_for;
+    /* Pieces with several readers (coll_pipe.c, multi()): by piece and
+     * comm rank, 1 offered to that reader, 2 read by it whole. */
+    uint8_t *rd;
 } coll_t;
 
 /* Master-to-master message types (node.c, coll.c, deadlock.c). */

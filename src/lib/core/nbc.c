@@ -130,6 +130,16 @@ static void get_split(bdl_nbc_t *nb)
     nb->fin(nb->fin_arg, head[0], head[1], head[2], world);
 }
 
+/* BDL_GET_PARTS: part j, whole. */
+static void get_part(bdl_nbc_t *nb, bdl_get_t *g, int j)
+{
+    uint64_t total = nb->count * nb->t->psize, at = (uint64_t)j * nb->part;
+    uint64_t len = at < total ? total - at : 0;
+    if (len > nb->part)
+        len = nb->part;
+    bdl_get_span(g, j, nb->buf, nb->count, nb->t, at, len);
+}
+
 static void nbc_get(bdl_nbc_t *nb)
 {
     nb->xf.mismatch = 0;
@@ -160,6 +170,15 @@ static void nbc_get(bdl_nbc_t *nb)
         bdl_get_free(g);
         break;
     }
+    case BDL_GET_PARTS: {
+        bdl_get_t *g = bdl_get_new(&nb->xf);
+        for (int j = 0; j < nb->nblk; j++)
+            if (!nb->taken || !nb->taken[j])
+                get_part(nb, g, j);
+        bdl_get_flush(g);
+        bdl_get_free(g);
+        break;
+    }
     case BDL_GET_TBLOCKS: get_tblocks(nb); break;
     case BDL_GET_FOLD: fold(nb); break;
     case BDL_GET_SPLIT: get_split(nb); break;
@@ -185,6 +204,11 @@ int bdl_nbc_take_once(bdl_nbc_t *nb, int mode, int *go)
             uint64_t cnt = j >= 0 && j < nb->nblk ? bdl_vcount(nb->counts, (int)nb->count, j) : 0;
             if (j < 0 || j >= nb->nblk || nb->taken[j] || peers[i] == nb->skip)
                 continue;
+            if (nb->gkind == BDL_GET_PARTS) {
+                get_part(nb, g, j);
+                nb->taken[j] = 1;
+                continue;
+            }
             if (!cnt) { /* a piece this rank expects nothing of: counts disagree */
                 bdl_get_refuse(g, peers[i]);
                 nb->taken[j] = 1;
@@ -208,6 +232,15 @@ int bdl_nbc_take(bdl_nbc_t *nb, int final)
     /* this rank may wait here: its pending nonblocking all-to-alls must not
      * wait for it meanwhile */
     bdl_nbc_pipe_settle(nb);
+    if (bdl_mt_busy()) {
+        /* Other threads of this rank may need the master (one of them may
+         * put the piece another rank waits for before it takes what holds
+         * the room): poll, with the lock given up between (mt.c), as a
+         * blocking collective's wait does (bdl_nbc_progress). */
+        while ((hint = bdl_nbc_take_once(nb, final ? 3 : 2, &go)) < 0 && !go)
+            bdl_mt_nap();
+        return hint;
+    }
     do
         hint = bdl_nbc_take_once(nb, final, &go);
     while (!go);

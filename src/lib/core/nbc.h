@@ -35,6 +35,8 @@ enum {
                         blocks start and end (mpi/intercomm_nbc.c) */
     BDL_GET_FOLD,    /* pieces of peers first..last, count elements each from byte off, folded */
     BDL_GET_SPLIT,   /* communicator creation: {ctx, rank, size} and the members, to fin */
+    BDL_GET_PARTS,   /* a broadcast in nblk parts: part j (pieces of peer j) is bytes
+                        [j * part, ...) of the packed stream of count elements of t at buf */
 };
 
 /* Communicator creation: once it completes, fin gets the new context (0:
@@ -72,7 +74,8 @@ typedef struct bdl_nbc {
     void *buf;
     uint64_t count;
     bdl_dt_t *t;
-    int nblk, pfirst, skip; /* BDL_GET_BLOCKS, BDL_GET_TBLOCKS */
+    int nblk, pfirst, skip; /* BDL_GET_BLOCKS, BDL_GET_TBLOCKS, BDL_GET_PARTS */
+    uint64_t part;          /* BDL_GET_PARTS: bytes of each part but the last */
     int tidx, tn;           /* BDL_GET_TBLOCKS: this rank's entry of the senders' tables of tn */
     int *counts, *displs;   /* v-style counts and displacements (in extents) per block */
     bdl_dt_t **tv;          /* MPI_Alltoallw: per-block types ... */

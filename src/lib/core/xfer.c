@@ -55,6 +55,12 @@ void bdl_xfer_begin_pipe_root(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, 
     xfer_begin(x, c, kind, root, 0, 0, 0, api, 1);
 }
 
+void bdl_xfer_begin_pipe_parts(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, uint64_t nparts,
+                               int api)
+{
+    xfer_begin(x, c, kind, root, 0, 0, nparts, api, 1);
+}
+
 void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code)
 {
     coll_req(x, code);
@@ -108,11 +114,14 @@ int bdl_xfer_take(const bdl_xfer_t *x, int final, int32_t *peers, int max, int *
     return bdl_resp()->flag;
 }
 
-void bdl_put_part(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t,
-                  uint64_t at_off, uint64_t total)
+/* Bytes [sbase, sbase + len) of the packed stream of count elements of t
+ * at buf as bytes [at_off, at_off + len) of peer's piece of total bytes. */
+static void put_range(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t,
+                      uint64_t sbase, uint64_t len, uint64_t at_off, uint64_t total)
 {
-    uint64_t len = count * t->psize;
     const char *contig = bdl_dt_contig(t, buf, count);
+    if (contig)
+        contig += sbase;
     uint64_t off = 0;
     while (off < len) {
         uint64_t room = bdl_g.window - p->pos;
@@ -128,11 +137,23 @@ void bdl_put_part(bdl_put_t *p, int peer, const void *buf, uint64_t count, const
         if (contig)
             memcpy(bdl_g.win + p->pos + sizeof seg, contig + off, chunk);
         else
-            bdl_dt_pack(t, buf, count, off, bdl_g.win + p->pos + sizeof seg, chunk);
+            bdl_dt_pack(t, buf, count, sbase + off, bdl_g.win + p->pos + sizeof seg, chunk);
         p->pos += sizeof seg + ((chunk + 7) & ~7ull);
         p->nseg++;
         off += chunk;
     }
+}
+
+void bdl_put_part(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t,
+                  uint64_t at_off, uint64_t total)
+{
+    put_range(p, peer, buf, count, t, 0, count * t->psize, at_off, total);
+}
+
+void bdl_put_span(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t,
+                  uint64_t soff, uint64_t len)
+{
+    put_range(p, peer, buf, count, t, soff, len, 0, len);
 }
 
 void bdl_put_typed(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t)
@@ -176,10 +197,13 @@ void bdl_get_flush(bdl_get_t *g)
     g->bytes = 0;
 }
 
-void bdl_get_part(bdl_get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
-                  const bdl_dt_t *t, uint64_t len, uint64_t whole)
+/* bdl_get_part into bytes [sbase, sbase + len) of the stream. */
+static void get_range(bdl_get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
+                      const bdl_dt_t *t, uint64_t len, uint64_t whole, uint64_t sbase)
 {
     char *contig = bdl_dt_contig(t, buf, count);
+    if (contig)
+        contig += sbase;
     uint64_t done = 0;
     uint64_t limit = bdl_g.window - 8 - GET_MAX_SEGS * sizeof(bd_seg_t);
     if (limit > bdl_g.window / 2)
@@ -196,11 +220,23 @@ void bdl_get_part(bdl_get_t *g, int peer, uint64_t off, void *buf, uint64_t coun
         g->dst[g->nseg] = contig ? contig + done : buf;
         g->t[g->nseg] = contig ? NULL : t;
         g->cnt[g->nseg] = count;
-        g->soff[g->nseg] = done;
+        g->soff[g->nseg] = sbase + done;
         g->nseg++;
         g->bytes += chunk;
         done += chunk;
     }
+}
+
+void bdl_get_part(bdl_get_t *g, int peer, uint64_t off, void *buf, uint64_t count,
+                  const bdl_dt_t *t, uint64_t len, uint64_t whole)
+{
+    get_range(g, peer, off, buf, count, t, len, whole, 0);
+}
+
+void bdl_get_span(bdl_get_t *g, int peer, void *buf, uint64_t count, const bdl_dt_t *t,
+                  uint64_t soff, uint64_t len)
+{
+    get_range(g, peer, 0, buf, count, t, len, len, soff);
 }
 
 void bdl_get_typed(bdl_get_t *g, int peer, uint64_t off, void *buf, uint64_t count,

@@ -29,6 +29,10 @@ void bdl_xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dtype,
 void bdl_xfer_begin_pipe(bdl_xfer_t *x, bdl_comm_t *c, int kind, int api, int inplace);
 /* The same for a blocking gather or scatter that pipelines (its root). */
 void bdl_xfer_begin_pipe_root(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int api);
+/* The same for a blocking broadcast that pipelines in nparts parts (each
+ * a piece of its own, with every rank but the root reading it). */
+void bdl_xfer_begin_pipe_parts(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, uint64_t nparts,
+                               int api);
 /* One request code (WAIT, TEST, ARRIVE, END, ...) addressed to x, answered. */
 void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code);
 /* COLL_WAIT addressed to x, matching messages for our posted receives
@@ -51,6 +55,9 @@ void bdl_put_part(bdl_put_t *p, int peer, const void *buf, uint64_t count, const
                   uint64_t at_off, uint64_t total);
 /* Append the packed stream of count elements of t at buf as the piece for peer. */
 void bdl_put_typed(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t);
+/* Append bytes [soff, soff + len) of that stream as the whole piece for peer. */
+void bdl_put_span(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t,
+                  uint64_t soff, uint64_t len);
 
 /* Bounded staging (-coll-stage): COLL_TAKE (final: after the last PUT).
  * The peers whose complete pieces the master offers go to peers (at most
@@ -77,6 +84,10 @@ void bdl_get_typed(bdl_get_t *g, int peer, uint64_t off, void *buf, uint64_t cou
                    const bdl_dt_t *t);
 /* All of peer's piece, which must be count elements of t. */
 void bdl_get_whole(bdl_get_t *g, int peer, void *buf, uint64_t count, const bdl_dt_t *t);
+/* All of peer's piece, which must be len bytes, into bytes [soff, soff +
+ * len) of the packed stream of count elements of t at buf. */
+void bdl_get_span(bdl_get_t *g, int peer, void *buf, uint64_t count, const bdl_dt_t *t,
+                  uint64_t soff, uint64_t len);
 /* Refuse the piece from peer this rank was offered but expects nothing of
  * (counts that disagree: the flush reports a mismatch). */
 void bdl_get_refuse(bdl_get_t *g, int peer);

@@ -157,25 +157,18 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
          * (BEGIN's answer), and its root takes the pieces as they complete
          * (see alltoall_common).  Across nodes too: BEGIN tells the
          * master, which ships the pieces to the root's node as its master
-         * gives credit (coll_pipe.c). */
-        int pipe = !all && !request && bdl_g.hdr->job.coll_stage;
+         * gives credit (coll_pipe.c).  An allgather the same way, every
+         * rank a root: it takes the others' blocks as they complete, and
+         * puts its own only under the bound; each block is given back
+         * once every other rank has read it. */
+        int pipe = !request && bdl_g.hdr->job.coll_stage;
         if (pipe)
-            bdl_xfer_begin_pipe_root(&nb.xf, c, BD_COLL_GATHER, root, bdl_coll_api(api, request));
+            bdl_xfer_begin_pipe_root(&nb.xf, c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER,
+                                     all ? 0 : root, bdl_coll_api(api, request));
         else
             bdl_xfer_begin(&nb.xf, c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER, all ? 0 : root, 0,
                            0, 0, bdl_coll_api(api, request));
         int over = bdl_resp()->flag;
-        if (pipe && c->rank != root && over)
-            bdl_nbc_take(&nb, 0);
-        if (all || c->rank != root) {
-            bdl_put_t p = bdl_put_start(&nb.xf);
-            if (inplace)
-                bdl_put_typed(&p, -1, vblk(rb, displs, recvcount, me, rt, tv),
-                              bdl_vcount(recvcounts, recvcount, me), vtype(rt, tv, me));
-            else
-                bdl_put_typed(&p, -1, sendbuf, (uint64_t)sendcount, st);
-            bdl_put_flush(&p);
-        }
         if (is_root) {
             nb.gkind = BDL_GET_BLOCKS;
             nb.whole = 1;
@@ -191,9 +184,20 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
             }
             if (pipe && !(nb.taken = calloc((size_t)c->size, 1)))
                 bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
-            if (pipe)
-                bdl_nbc_take(&nb, 1);
         }
+        if (pipe && (all || c->rank != root) && over)
+            bdl_nbc_take(&nb, 0);
+        if (all || c->rank != root) {
+            bdl_put_t p = bdl_put_start(&nb.xf);
+            if (inplace)
+                bdl_put_typed(&p, -1, vblk(rb, displs, recvcount, me, rt, tv),
+                              bdl_vcount(recvcounts, recvcount, me), vtype(rt, tv, me));
+            else
+                bdl_put_typed(&p, -1, sendbuf, (uint64_t)sendcount, st);
+            bdl_put_flush(&p);
+        }
+        if (is_root && pipe)
+            bdl_nbc_take(&nb, 1);
     }
     rc = own_launch(&nb, request, &own);
     free(nb.taken);

@@ -69,6 +69,59 @@ static void bcast_start(bdl_comm_t *c, bdl_nbc_t *nb, void *buf, uint64_t count,
     }
 }
 
+/* Bounded staging of a large blocking broadcast (-coll-stage,
+ * docs/design.md "Transient memory of communication"): its part size, or
+ * 0 when it is staged whole (small, or too many parts). */
+static uint64_t bcast_part(const bdl_comm_t *c, uint64_t bytes)
+{
+    uint64_t part = bdl_g.hdr->job.coll_stage / 4;
+    if (part < BD_BCAST_PART_MIN)
+        part = BD_BCAST_PART_MIN;
+    if (!bdl_g.hdr->job.coll_stage || c->size < 2 || bytes <= part ||
+        (bytes + part - 1) / part > BD_BCAST_PARTS_MAX)
+        return 0;
+    return part;
+}
+
+/* The broadcast in parts: the root puts them in order, and before a part,
+ * when the last answer said the instance is past the bound, waits in
+ * COLL_TAKE (nothing is offered to it) until readers have taken enough;
+ * every other rank takes the parts as they complete, each whole into its
+ * place in the buffer, then GETs what is left once the root has put all. */
+static void bcast_pipe(bdl_comm_t *c, bdl_nbc_t *nb, void *buf, uint64_t count, bdl_dt_t *t,
+                       int root, uint64_t part)
+{
+    uint64_t total = count * t->psize, nparts = (total + part - 1) / part;
+    bdl_xfer_begin_pipe_parts(&nb->xf, c, BD_COLL_BCAST, root, nparts, BD_API_BCAST);
+    int over = bdl_resp()->flag;
+    if (c->rank == root) {
+        bdl_put_t p = bdl_put_start(&nb->xf);
+        p.over = over;
+        for (uint64_t j = 0; j < nparts; j++) {
+            if (p.over) {
+                bdl_put_flush(&p);
+                p.over = 0;
+                bdl_nbc_take(nb, 0);
+            }
+            uint64_t at = j * part;
+            bdl_put_span(&p, (int)j, buf, count, t, at, total - at < part ? total - at : part);
+        }
+        bdl_put_flush(&p);
+        return;
+    }
+    nb->gkind = BDL_GET_PARTS;
+    nb->buf = buf;
+    nb->count = count;
+    nb->t = t;
+    nb->part = part;
+    nb->nblk = (int)nparts;
+    nb->pfirst = 0;
+    nb->skip = -1;
+    if (!(nb->taken = calloc(nparts, 1)))
+        bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", nb->call);
+    bdl_nbc_take(nb, 1);
+}
+
 static void bcast_typed(bdl_comm_t *c, const char *call, void *buf, uint64_t count, bdl_dt_t *t,
                         int root)
 {
@@ -102,6 +155,13 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
         return bdl_lc_bcast(c, comm, call, BD_API_BCAST, buffer, (uint64_t)count, t, root);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
+    uint64_t part = request ? 0 : bcast_part(c, (uint64_t)count * t->psize);
+    if (part) {
+        bcast_pipe(c, &nb, buffer, (uint64_t)count, t, root, part);
+        rc = bdl_nbc_launch(&nb, NULL);
+        free(nb.taken);
+        return rc;
+    }
     if (c->size > 1)
         bcast_start(c, &nb, buffer, (uint64_t)count, t, root, bdl_coll_api(BD_API_BCAST, request));
     return bdl_nbc_launch(&nb, request);
