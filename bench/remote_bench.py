@@ -30,7 +30,8 @@ import subprocess
 import sys
 import tempfile
 
-STAT = re.compile(r"^\s+(MEM_WRITTEN|MEM_READ|MEM_RMT_STORED|MEM_RMT_READ|MEM_RMT_AHEAD|MEM_RMT_FALLBACK|"
+STAT = re.compile(r"^\s+(MEM_WRITTEN|MEM_READ|MEM_RMT_STORED|MEM_RMT_READ|MEM_RMT_AHEAD|MEM_RMT_AHEAD_NEXT|"
+                  r"MEM_RMT_AHEAD_READY|MEM_RMT_FALLBACK|"
                   r"MEM_PEAK)\s+(\d+)", re.M)
 
 
@@ -87,9 +88,9 @@ def main():
     print("graph %s (%.1f MB), -nn 2 -ns %d -nr 1, budgets node 0 %s, node 1 %s, %d iterations, "
           "%d runs each, load %s" % (graph, os.path.getsize(graph) / 1e6, args.ns, args.mem0,
                                      args.mem1, args.iters, args.reps, uptime()))
-    print("%-9s %9s %8s %12s %12s %12s %12s %12s" % ("run", "s/iter", "wall s", "disk wr MB",
-                                                     "disk rd MB", "remote MB", "back MB",
-                                                     "ahead MB"))
+    print("%-9s %9s %8s %11s %11s %10s %8s %9s %8s %9s" % ("run", "s/iter", "wall s", "disk wr MB",
+                                                              "disk rd MB", "remote MB", "back MB",
+                                                              "ahead MB", "next MB", "ready MB"))
     res = {}
     answer = None
     for _ in range(args.reps):
@@ -104,10 +105,11 @@ def main():
                 r = res.setdefault(tag + remote, ([], []))
                 r[0].append(steady)
                 r[1].append(wall)
-                print("%-9s %9.3f %8.2f %12.1f %12.1f %12.1f %12.1f %12.1f" % (
+                print("%-9s %9.3f %8.2f %11.1f %11.1f %10.1f %8.1f %9.1f %8.1f %9.1f" % (
                     tag + remote, steady, wall, st.get("MEM_WRITTEN", 0) / 1e6,
                     st.get("MEM_READ", 0) / 1e6, st.get("MEM_RMT_STORED", 0) / 1e6,
-                    st.get("MEM_RMT_READ", 0) / 1e6, st.get("MEM_RMT_AHEAD", 0) / 1e6))
+                    st.get("MEM_RMT_READ", 0) / 1e6, st.get("MEM_RMT_AHEAD", 0) / 1e6,
+                    st.get("MEM_RMT_AHEAD_NEXT", 0) / 1e6, st.get("MEM_RMT_AHEAD_READY", 0) / 1e6))
                 sys.stdout.flush()
     for tag, _ in builds:
         on_it, off_it = (statistics.median(res[tag + k][0]) for k in ("on", "off"))

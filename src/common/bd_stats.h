@@ -100,6 +100,11 @@
     X(MEM_RMT_AHEAD, "bytes",                                                                      \
       "managed memory read back through the remote tier that the master had asked for ahead of "   \
       "the load")                                                                                  \
+    X(MEM_RMT_AHEAD_NEXT, "bytes",                                                                 \
+      "of MEM_RMT_AHEAD, what the master asked for because it followed the rank's previous load "  \
+      "(or its last load before its turn) the time before")                                        \
+    X(MEM_RMT_AHEAD_READY, "bytes",                                                                \
+      "of MEM_RMT_AHEAD, what had all arrived when the rank asked (no wait for the holder)")       \
     X(MEM_RMT_FALLBACK, "bytes",                                                                   \
       "managed memory stored locally because no other node had room for it (-mem-remote)")         \
     X(MEM_RMT_RETURNED, "bytes",                                                                   \

@@ -237,8 +237,10 @@ static void resume(slave_t *s)
 static void schedule(void)
 {
     slave_t *s;
-    while ((s = bdr_sched_next()) != NULL)
+    while ((s = bdr_sched_next()) != NULL) {
+        bdr_remote_turn(s);
         resume(s);
+    }
     bdr_sched_publish();
 }
 

@@ -297,6 +297,11 @@ int bdr_remote_init(void);
 int bdr_remote_on(void);
 /* Serve the ranks' lane requests. */
 void bdr_remote_poll(void);
+/* s is given a run slot: what it loaded after its last load last time is asked
+ * for ahead (remote_ahead.c). */
+void bdr_remote_turn(slave_t *s);
+/* s is given a run slot: what its loads asked for first last time is asked ahead. */
+void bdr_remote_turn(slave_t *s);
 /* A BDR_NH_RMT_* message; 1 if it keeps nm (a holder keeps what it stores). */
 int bdr_remote_net(struct bdr_net_msg *nm);
 /* Bytes of other nodes' memory held here (counted in the node's total). */

@@ -67,17 +67,6 @@
  * kept buffers, or one sbpage where that is larger. */
 #define CHUNK ((uint64_t)256 << 10)
 
-/* A lane's request in progress. */
-typedef struct lop {
-    uint32_t op, nsb;
-    uint64_t id, sb, seq;
-    uint64_t addr; /* the rank's buffer (0: the lane's data area) */
-    int holder;    /* PUT: where it went */
-    int waiting;   /* answers not yet in (PUT: ACKs of its chunks; GET: DATA chunks) */
-    int refused;   /* PUT: a chunk was refused */
-    uint8_t filled[BD_RMT_LANE_BYTES / 4096];
-} lop_t;
-
 /* Write-behind: a PUT whose copy the master keeps until the holder has
  * answered, so that the rank is answered at once (no round trip to the
  * holder on its unload path).  Refused, the master stores the copy in its
@@ -94,40 +83,22 @@ static wb_t *g_wb;
 static uint64_t g_wb_bytes;
 
 static int g_on;
-static rtab_t g_own;  /* owner: where our ranks' sbpages are */
+rmt_state_t bdr_rmt;
 static rtab_t g_held; /* holder: other nodes' sbpages */
 static uint64_t g_held_bytes, g_held_peak;
 static uint64_t g_returning; /* given back, perhaps still queued (counted in transient) */
 static uint32_t *g_seen;     /* per slot and lane: the last request seen */
-static lop_t *g_lop;
 static double *g_full_until; /* per node: refused us lately */
 static uint64_t *g_at;       /* per node: bytes of ours it holds */
 static uint64_t *g_room;     /* per node: room it said it had (UINT64_MAX: not heard yet) */
 static uint64_t *g_going;    /* per node: bytes of PUTs sent to it not answered yet */
 static double *g_room_at;    /* per node: when it said so */
 static int g_next_holder;
-static uint32_t g_cpc;     /* sbpages per chunk */
 static uint8_t *g_cma_bad; /* per slot: its memory cannot be reached (use the lane) */
 
-/* Ahead: runs asked for before the rank asks (see "Ahead" below). */
-#define AHEAD_N 8
-#define AHEAD_CHUNKS 16
-typedef struct ahead {
-    int used, dead;
-    int slot, lane;  /* lane: the lane whose GET it now serves, or -1 */
-    int expect, got; /* chunks */
-    uint64_t id, sb;
-    uint32_t n;
-    double t;
-    bdr_net_msg_t *m[AHEAD_CHUNKS]; /* what came before the rank asked */
-} ahead_t;
-static ahead_t g_ah[AHEAD_N];
-static uint64_t g_ah_bytes; /* kept chunks (counted in the budget) */
-static uint64_t g_ah_asked; /* sbpage bytes asked for and not yet taken or dropped */
 static uint64_t g_seq;
 static int g_ret_fd = -1; /* the returned file */
 static uint64_t g_ret_end;
-static size_t g_sbpage;
 
 /* One sbpage of hb is no longer held here: the buffer goes with the last. */
 void bdr_remote_hb_unref(hbuf_t *hb)
@@ -141,7 +112,7 @@ void bdr_remote_hb_unref(hbuf_t *hb)
 
 int bdr_remote_on(void) { return g_on; }
 
-uint64_t bdr_remote_held(void) { return g_held_bytes + g_wb_bytes + g_ah_bytes; }
+uint64_t bdr_remote_held(void) { return g_held_bytes + g_wb_bytes + bdr_rmt_ahead_bytes(); }
 
 uint64_t bdr_remote_draining(void)
 {
@@ -178,22 +149,22 @@ int bdr_remote_init(void)
     }
     size_t nl = (size_t)g_m.nslots * BD_RMT_LANES;
     g_seen = calloc(nl, sizeof *g_seen);
-    g_lop = calloc(nl, sizeof *g_lop);
+    bdr_rmt.lop = calloc(nl, sizeof *bdr_rmt.lop);
     g_full_until = calloc((size_t)g_m.nnodes, sizeof *g_full_until);
     g_at = calloc((size_t)g_m.nnodes, sizeof *g_at);
     g_room = calloc((size_t)g_m.nnodes, sizeof *g_room);
     g_going = calloc((size_t)g_m.nnodes, sizeof *g_going);
     g_room_at = calloc((size_t)g_m.nnodes, sizeof *g_room_at);
     g_cma_bad = calloc((size_t)g_m.nslots, 1);
-    if (!g_seen || !g_lop || !g_full_until || !g_at || !g_room || !g_going || !g_room_at ||
-        !g_cma_bad) {
+    if (!g_seen || !bdr_rmt.lop || !g_full_until || !g_at || !g_room || !g_going || !g_room_at ||
+        !g_cma_bad || bdr_rmt_ahead_init() < 0) {
         bd_log_error("master out of memory setting up -mem-remote");
         return -1;
     }
-    g_sbpage = g_m.hdr->job.sbpage;
-    g_cpc = g_sbpage >= CHUNK ? 1 : (uint32_t)(CHUNK / g_sbpage);
-    if (g_cpc > 64) /* a DATA chunk says which of its sbpages are held in 64 bits */
-        g_cpc = 64;
+    bdr_rmt.sbpage = g_m.hdr->job.sbpage;
+    bdr_rmt.cpc = bdr_rmt.sbpage >= CHUNK ? 1 : (uint32_t)(CHUNK / bdr_rmt.sbpage);
+    if (bdr_rmt.cpc > 64) /* a DATA chunk says which of its sbpages are held in 64 bits */
+        bdr_rmt.cpc = 64;
     for (int n = 0; n < g_m.nnodes; n++)
         g_room[n] = UINT64_MAX;
     g_next_holder = (g_m.node + 1) % g_m.nnodes;
@@ -201,7 +172,7 @@ int bdr_remote_init(void)
     return 0;
 }
 
-static void stat_add(int slot, int which, uint64_t n)
+void bdr_rmt_stat_add(int slot, int which, uint64_t n)
 {
     if (slot >= 0 && slot < g_m.ns)
         atomic_fetch_add_explicit(&g_m.slaves[slot].slot->stats[which], n, memory_order_relaxed);
@@ -225,23 +196,21 @@ static void send_drop(int node, int slot, uint64_t id, uint64_t sb, uint32_t n)
     bdr_node_send(node, &h, NULL, 0);
 }
 
-static void ahead_stale(int slot, uint64_t id, uint64_t sb, uint32_t n);
-
 /* Forget our remote copies of [sb, sb+n): tell their holders, run by run. */
 static void forget(int slot, uint64_t id, uint64_t sb, uint32_t n, int except)
 {
-    ahead_stale(slot, id, sb, n);
+    bdr_rmt_ahead_stale(slot, id, sb, n);
     int run_loc = -2;
     uint64_t run_sb = 0;
     for (uint32_t i = 0; i <= n; i++) {
         int loc = -2;
         rkey_t k = {0, slot, id, sb + i};
-        rent_t *e = i < n ? bdr_rtab_find(&g_own, &k) : NULL;
+        rent_t *e = i < n ? bdr_rtab_find(&bdr_rmt.own, &k) : NULL;
         if (e) {
             loc = e->loc;
             if (loc >= 0)
-                g_at[loc] -= g_sbpage;
-            bdr_rtab_del(&g_own, &k);
+                g_at[loc] -= bdr_rmt.sbpage;
+            bdr_rtab_del(&bdr_rmt.own, &k);
         }
         if (loc != run_loc) {
             if (run_loc >= 0 && run_loc != except)
@@ -299,7 +268,7 @@ static int rank_copy(int slot, int write, void *buf, uint64_t addr, size_t n)
 
 static int read_returned(uint64_t off, char *dst)
 {
-    int rc = bd_pread_full(g_ret_fd, dst, g_sbpage, off);
+    int rc = bd_pread_full(g_ret_fd, dst, bdr_rmt.sbpage, off);
     if (rc < 0)
         bdr_master_fail(1, "cannot read managed memory another node gave back from %s: %s",
                         g_m.jobdir, strerror(-rc));
@@ -307,14 +276,14 @@ static int read_returned(uint64_t off, char *dst)
 }
 
 /* Each holder of part of the run is asked for all of it and answers with
- * what it has, in chunks of g_cpc sbpages. */
+ * what it has, in chunks of bdr_rmt.cpc sbpages. */
 static void get_send(int slot, int k, lop_t *op)
 {
     char asked[4096] = {0};
-    uint32_t nch = (op->nsb + g_cpc - 1) / g_cpc;
+    uint32_t nch = (op->nsb + bdr_rmt.cpc - 1) / bdr_rmt.cpc;
     for (uint32_t i = 0; i < op->nsb; i++) {
         rkey_t key = {0, slot, op->id, op->sb + i};
-        rent_t *e = bdr_rtab_find(&g_own, &key);
+        rent_t *e = bdr_rtab_find(&bdr_rmt.own, &key);
         if (!e || e->loc < 0 || e->loc >= (int)sizeof asked || asked[e->loc])
             continue;
         asked[e->loc] = 1;
@@ -324,7 +293,7 @@ static void get_send(int slot, int k, lop_t *op)
         nh.a[2] = (int32_t)op->nsb;
         nh.u[0] = op->id;
         nh.u[1] = op->sb;
-        nh.u[3] = g_sbpage;
+        nh.u[3] = bdr_rmt.sbpage;
         bdr_node_send(e->loc, &nh, NULL, 0);
         op->waiting += (int)nch;
     }
@@ -348,36 +317,36 @@ static void get_restart(int slot, int k, lop_t *op)
  * back before they answered, so it is in our returned file now. */
 static void get_finish(int slot, int k)
 {
-    lop_t *op = &g_lop[slot * BD_RMT_LANES + k];
+    lop_t *op = &bdr_rmt.lop[slot * BD_RMT_LANES + k];
     char *data = bd_rmt_data(g_m.hdr, (uint32_t)slot, k);
     for (uint32_t i = 0; i < op->nsb; i++) {
         if (op->filled[i])
             continue;
         rkey_t key = {0, slot, op->id, op->sb + i};
-        rent_t *e = bdr_rtab_find(&g_own, &key);
+        rent_t *e = bdr_rtab_find(&bdr_rmt.own, &key);
         if (!e || e->loc != -1) {
             bdr_master_fail(1,
                             "remote memory: %llu bytes of rank %d's managed memory are missing "
                             "(sbpage %llu of allocation %llu%s%d)",
-                            (unsigned long long)g_sbpage, g_m.slaves[slot].world,
+                            (unsigned long long)bdr_rmt.sbpage, g_m.slaves[slot].world,
                             (unsigned long long)(op->sb + i), (unsigned long long)op->id,
                             e ? ", last stored on node " : ", never stored", e ? e->loc : -1);
             return;
         }
         if (!op->addr) {
-            if (read_returned(e->foff, data + (size_t)i * g_sbpage) < 0)
+            if (read_returned(e->foff, data + (size_t)i * bdr_rmt.sbpage) < 0)
                 return;
             continue;
         }
-        char *tmp = bdr_net_buf(g_sbpage);
+        char *tmp = bdr_net_buf(bdr_rmt.sbpage);
         if (!tmp) {
             bdr_master_fail(1, "master out of memory reading back managed memory");
             return;
         }
         int rc = read_returned(e->foff, tmp);
-        int moved =
-            rc == 0 && rank_copy(slot, 1, tmp, op->addr + (uint64_t)i * g_sbpage, g_sbpage) == 0;
-        bdr_net_free_buf(tmp, g_sbpage);
+        int moved = rc == 0 && rank_copy(slot, 1, tmp, op->addr + (uint64_t)i * bdr_rmt.sbpage,
+                                         bdr_rmt.sbpage) == 0;
+        bdr_net_free_buf(tmp, bdr_rmt.sbpage);
         if (rc < 0)
             return;
         if (!moved) {
@@ -385,7 +354,7 @@ static void get_finish(int slot, int k)
             return;
         }
     }
-    stat_add(slot, BD_STAT_MEM_RMT_READ, (uint64_t)op->nsb * g_sbpage);
+    bdr_rmt_stat_add(slot, BD_STAT_MEM_RMT_READ, (uint64_t)op->nsb * bdr_rmt.sbpage);
     /* asked with an address but filled the lane: the rank copies it */
     int in_lane = op->addr == 0 && bd_rmt_lane(g_m.hdr, (uint32_t)slot, k)->addr != 0;
     op->op = 0;
@@ -404,7 +373,7 @@ static void lane_put(int slot, int k, lop_t *op, uint64_t len)
     int h = pick_holder(len);
     if (h < 0) { /* nobody has room: any older copies are gone, the rank stores it */
         forget(slot, op->id, op->sb, op->nsb, -1);
-        stat_add(slot, BD_STAT_MEM_RMT_FALLBACK, len);
+        bdr_rmt_stat_add(slot, BD_STAT_MEM_RMT_FALLBACK, len);
         op->op = 0;
         answer(slot, k, BD_RMT_REFUSED);
         return;
@@ -414,7 +383,7 @@ static void lane_put(int slot, int k, lop_t *op, uint64_t len)
     uint64_t cap = g_m.hdr->job.mem_budget / 8 < WB_MAX ? g_m.hdr->job.mem_budget / 8 : WB_MAX;
     int behind = g_wb_bytes + len <= cap;
     op->holder = h;
-    uint64_t cb = (uint64_t)g_cpc * g_sbpage;
+    uint64_t cb = (uint64_t)bdr_rmt.cpc * bdr_rmt.sbpage;
     char *bufs[BD_RMT_LANE_BYTES / 4096], *wbs[BD_RMT_LANE_BYTES / 4096];
     uint32_t nch = 0;
     /* all of it read first: a rank we cannot read is asked for the lane
@@ -448,7 +417,7 @@ static void lane_put(int slot, int k, lop_t *op, uint64_t len)
     }
     for (uint32_t c = 0; c < nch; c++) {
         uint64_t off = (uint64_t)c * cb, n = len - off < cb ? len - off : cb;
-        uint32_t m = (uint32_t)(n / g_sbpage);
+        uint32_t m = (uint32_t)(n / bdr_rmt.sbpage);
         uint64_t seq = ++g_seq;
         if (c == 0)
             op->seq = seq;
@@ -457,9 +426,9 @@ static void lane_put(int slot, int k, lop_t *op, uint64_t len)
         nh.a[1] = k;
         nh.a[2] = (int32_t)m;
         nh.u[0] = op->id;
-        nh.u[1] = op->sb + (uint64_t)c * g_cpc;
+        nh.u[1] = op->sb + (uint64_t)c * bdr_rmt.cpc;
         nh.u[2] = seq;
-        nh.u[3] = g_sbpage;
+        nh.u[3] = bdr_rmt.sbpage;
         bdr_node_send_netbuf(h, &nh, bufs[c], n);
         g_going[h] += n;
         if (!behind) {
@@ -485,188 +454,19 @@ static void lane_put(int slot, int k, lop_t *op, uint64_t len)
     answer(slot, k, BD_RMT_STORED);
 }
 
-/* ------------------------------------------------------------ ahead
- *
- * A rank loads a streamed allocation in runs of equal length, at most
- * BD_RMT_LANES at once.  When it asks for a run, the run after the last one
- * asked for (by its lanes or ahead) is asked for too, if it is remote and
- * at one holder: its chunks wait here, and the rank's GET for exactly that
- * run is answered from them (one hop instead of three).  At most an eighth
- * of the budget (4 MiB) is asked ahead, counted in the budget; what the
- * rank does not ask for within a second, or what changes meanwhile (PUT,
- * DROP), is dropped, and a node short of memory drops all of it first. */
-static uint64_t ahead_cap(void)
-{
-    uint64_t b = g_m.hdr->job.mem_budget / 8;
-    return b < ((uint64_t)4 << 20) ? b : (uint64_t)4 << 20;
-}
-
-static void ahead_drop(ahead_t *a)
-{
-    for (int j = 0; j < a->got && j < AHEAD_CHUNKS; j++)
-        if (a->m[j]) {
-            g_ah_bytes -= a->m[j]->cap;
-            bdr_net_msg_free(a->m[j]);
-            a->m[j] = NULL;
-        }
-    if (!a->dead)
-        g_ah_asked -= (uint64_t)a->n * g_sbpage;
-    a->dead = 1;
-    if (a->got == a->expect)
-        a->used = 0; /* else when the rest has come */
-}
-
-static void ahead_stale(int slot, uint64_t id, uint64_t sb, uint32_t n)
-{
-    for (int i = 0; i < AHEAD_N; i++) {
-        ahead_t *a = &g_ah[i];
-        if (a->used && !a->dead && a->lane < 0 && a->slot == slot && a->id == id &&
-            a->sb < sb + n && sb < a->sb + a->n)
-            ahead_drop(a);
-    }
-}
-
-static void owner_data(bdr_net_msg_t *nm);
-
-/* The rank asks for a run asked for ahead: answered from what has come,
- * and from the rest as it comes.  0: not asked ahead. */
-static int ahead_take(int slot, int k, lop_t *op)
-{
-    ahead_t *a = NULL;
-    for (int i = 0; i < AHEAD_N && !a; i++)
-        if (g_ah[i].used && !g_ah[i].dead && g_ah[i].lane < 0 && g_ah[i].slot == slot &&
-            g_ah[i].id == op->id && g_ah[i].sb == op->sb && g_ah[i].n == op->nsb)
-            a = &g_ah[i];
-    if (!a)
-        return 0;
-    a->lane = k;
-    g_ah_asked -= (uint64_t)a->n * g_sbpage;
-    stat_add(slot, BD_STAT_MEM_RMT_AHEAD, (uint64_t)a->n * g_sbpage);
-    op->waiting = a->expect;
-    int got = a->got;
-    if (got == a->expect)
-        a->used = 0;
-    for (int j = 0; j < got; j++) {
-        bdr_net_msg_t *m = a->m[j];
-        a->m[j] = NULL;
-        g_ah_bytes -= m->cap;
-        m->h.a[1] = k;
-        m->h.a[3] = 0;
-        owner_data(m);
-        bdr_net_msg_free(m);
-    }
-    return 1;
-}
-
-/* After the rank's GET of run r: ask for the run after the last one asked. */
-static void ahead_ask(int slot, const lop_t *r)
-{
-    uint64_t from = r->sb + r->nsb;
-    for (int k = 0; k < BD_RMT_LANES; k++) {
-        const lop_t *o = &g_lop[slot * BD_RMT_LANES + k];
-        if (o->op == BD_RMT_GET && o->id == r->id && o->sb + o->nsb > from)
-            from = o->sb + o->nsb;
-    }
-    ahead_t *a = NULL;
-    for (int i = 0; i < AHEAD_N; i++) {
-        ahead_t *x = &g_ah[i];
-        if (!x->used)
-            a = a ? a : x;
-        else if (!x->dead && x->slot == slot && x->id == r->id && x->sb + x->n > from)
-            from = x->sb + x->n;
-    }
-    if (!a || from > r->sb + (uint64_t)(BD_RMT_LANES + 1) * r->nsb)
-        return; /* the lanes and the ahead cover enough of the stream */
-    rkey_t key = {0, slot, r->id, from};
-    rent_t *e = bdr_rtab_find(&g_own, &key);
-    if (!e || e->loc < 0)
-        return;
-    uint32_t n = 1;
-    for (; n < r->nsb; n++) {
-        key.sb = from + n;
-        rent_t *f = bdr_rtab_find(&g_own, &key);
-        if (!f || f->loc != e->loc)
-            break;
-    }
-    uint32_t nch = (n + g_cpc - 1) / g_cpc;
-    if (nch > AHEAD_CHUNKS || g_ah_asked + (uint64_t)n * g_sbpage > ahead_cap())
-        return;
-    *a = (ahead_t){.used = 1,
-                   .slot = slot,
-                   .lane = -1,
-                   .expect = (int)nch,
-                   .id = r->id,
-                   .sb = from,
-                   .n = n,
-                   .t = bdr_master_now()};
-    g_ah_asked += (uint64_t)n * g_sbpage;
-    bdr_net_hdr_t nh = {.type = BDR_NH_RMT_GET};
-    nh.a[0] = slot;
-    nh.a[1] = (int)(a - g_ah);
-    nh.a[2] = (int32_t)n;
-    nh.a[3] = 1; /* ahead: the answer comes back to g_ah[a1] */
-    nh.u[0] = r->id;
-    nh.u[1] = from;
-    nh.u[3] = g_sbpage;
-    bdr_node_send(e->loc, &nh, NULL, 0);
-}
-
-/* A chunk asked for ahead: kept (1), passed on to the GET it now serves,
- * or dropped. */
-static int ahead_data(bdr_net_msg_t *nm)
-{
-    int i = nm->h.a[1];
-    ahead_t *a = i >= 0 && i < AHEAD_N ? &g_ah[i] : NULL;
-    if (!a || !a->used || a->got >= a->expect || nm->h.a[0] != a->slot) {
-        bdr_master_fail(1, "remote memory: unexpected answer from node %d", nm->h.src_node);
-        return 0;
-    }
-    a->got++;
-    int done = a->got == a->expect;
-    if (a->dead || a->lane >= 0) {
-        int lane = a->lane;
-        if (done)
-            a->used = 0;
-        if (!a->dead) {
-            nm->h.a[1] = lane;
-            nm->h.a[3] = 0;
-            owner_data(nm);
-        }
-        return 0;
-    }
-    a->m[a->got - 1] = nm;
-    g_ah_bytes += nm->cap;
-    return 1;
-}
-
-/* Runs asked ahead that nobody took within a second (or whose rank is
- * gone) are dropped; all of them when the node needs the memory. */
-static uint64_t ahead_expire(int all)
-{
-    uint64_t before = g_ah_bytes;
-    double now = bdr_master_now();
-    for (int i = 0; i < AHEAD_N; i++) {
-        ahead_t *a = &g_ah[i];
-        if (a->used && !a->dead && a->lane < 0 &&
-            (all || now - a->t > 1.0 || g_m.slaves[a->slot].exited))
-            ahead_drop(a);
-    }
-    return before - g_ah_bytes;
-}
-
 static void lane_request(int slot, int k)
 {
     bd_rmt_lane_t *l = bd_rmt_lane(g_m.hdr, (uint32_t)slot, k);
-    lop_t *op = &g_lop[slot * BD_RMT_LANES + k];
+    lop_t *op = &bdr_rmt.lop[slot * BD_RMT_LANES + k];
     memset(op, 0, sizeof *op);
     op->op = l->op;
     op->nsb = l->nsb;
     op->id = l->id;
     op->sb = l->sb;
     op->addr = g_cma_bad[slot] ? 0 : l->addr;
-    uint64_t len = (uint64_t)op->nsb * g_sbpage;
+    uint64_t len = (uint64_t)op->nsb * bdr_rmt.sbpage;
     if (op->nsb == 0 || (op->op != BD_RMT_DROP && len > BD_RMT_LANE_BYTES) ||
-        l->sbpage != g_sbpage) {
+        l->sbpage != bdr_rmt.sbpage) {
         bd_log_error("remote memory: rank %d asked for %u sbpages of %llu bytes: refused",
                      g_m.slaves[slot].world, op->nsb, (unsigned long long)l->sbpage);
         op->op = 0;
@@ -684,12 +484,12 @@ static void lane_request(int slot, int k)
         lane_put(slot, k, op, len);
     } else if (op->op == BD_RMT_GET) {
         lop_t asked = *op; /* op is done with once answered */
-        if (!ahead_take(slot, k, op)) {
+        if (!bdr_rmt_ahead_take(slot, k, op)) {
             get_send(slot, k, op);
             if (!op->waiting)
                 get_finish(slot, k);
         }
-        ahead_ask(slot, &asked);
+        bdr_rmt_ahead_ask(slot, &asked);
     } else {
         op->op = 0;
         answer(slot, k, -EINVAL);
@@ -720,8 +520,7 @@ void bdr_remote_poll(void)
 {
     if (!g_on)
         return;
-    if (g_ah_asked || g_ah_bytes)
-        ahead_expire(0);
+    bdr_rmt_ahead_expire(0);
     room_notice();
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
@@ -772,8 +571,8 @@ static int holder_put(bdr_net_msg_t *nm)
         rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
         bdr_rtab_del(&g_held, &key);
     }
-    int ok =
-        n > 0 && nm->len == len && sbp == g_sbpage && !g_m.stopping && room_for_guests() >= nm->cap;
+    int ok = n > 0 && nm->len == len && sbp == bdr_rmt.sbpage && !g_m.stopping &&
+             room_for_guests() >= nm->cap;
     hbuf_t *hb = ok ? calloc(1, sizeof *hb) : NULL;
     if (hb) {
         *hb = (hbuf_t){nm, {h->src_node, h->a[0], h->u[0], h->u[1]}, n, 0};
@@ -813,12 +612,12 @@ static void holder_get(const bdr_net_msg_t *nm)
     const bdr_net_hdr_t *h = &nm->h;
     uint32_t n = (uint32_t)h->a[2];
     uint64_t sbp = h->u[3];
-    if (n == 0 || (uint64_t)n * sbp > BD_RMT_LANE_BYTES || sbp != g_sbpage) {
+    if (n == 0 || (uint64_t)n * sbp > BD_RMT_LANE_BYTES || sbp != bdr_rmt.sbpage) {
         bdr_master_fail(1, "remote memory: bad request from node %d", h->src_node);
         return;
     }
-    for (uint32_t c = 0; c < n; c += g_cpc) {
-        uint32_t m = n - c < g_cpc ? n - c : g_cpc;
+    for (uint32_t c = 0; c < n; c += bdr_rmt.cpc) {
+        uint32_t m = n - c < bdr_rmt.cpc ? n - c : bdr_rmt.cpc;
         rent_t *have[64];
         uint64_t mask = 0;
         size_t used = 0;
@@ -874,9 +673,9 @@ static uint64_t give_back(hbuf_t *hb)
         r.u[0] = e->k.id;
         r.u[1] = e->k.sb;
         r.u[2] = e->seq;
-        r.u[3] = g_sbpage;
-        bdr_node_send(e->k.node, &r, e->data, g_sbpage);
-        sent += g_sbpage;
+        r.u[3] = bdr_rmt.sbpage;
+        bdr_node_send(e->k.node, &r, e->data, bdr_rmt.sbpage);
+        sent += bdr_rmt.sbpage;
         int last = hb->refs == 1;
         bdr_rtab_del(&g_held, &key);
         if (last)
@@ -891,7 +690,7 @@ uint64_t bdr_remote_reclaim(uint64_t need)
     if (!g_on)
         return 0;
     bdr_net_trim(); /* kept buffers first: they are only there for speed */
-    ahead_expire(1);
+    bdr_rmt_ahead_expire(1);
     uint64_t t = bdr_node_transient_bytes();
     if (g_returning > t)
         g_returning = t; /* what has left since */
@@ -909,34 +708,34 @@ static lop_t *lop_of(const bdr_net_hdr_t *h, uint32_t op)
 {
     int slot = h->a[0], k = h->a[1];
     if (slot < 0 || slot >= g_m.nslots || k < 0 || k >= BD_RMT_LANES ||
-        g_lop[slot * BD_RMT_LANES + k].op != op) {
+        bdr_rmt.lop[slot * BD_RMT_LANES + k].op != op) {
         bdr_master_fail(1, "remote memory: unexpected answer from node %d", h->src_node);
         return NULL;
     }
-    return &g_lop[slot * BD_RMT_LANES + k];
+    return &bdr_rmt.lop[slot * BD_RMT_LANES + k];
 }
 
 /* Our copies of [sb, sb+n) are now at holder h, as copy seq; copies
  * elsewhere are dropped. */
 static int record(int slot, uint64_t id, uint64_t sb, uint32_t n, int h, uint64_t seq)
 {
-    ahead_stale(slot, id, sb, n);
+    bdr_rmt_ahead_stale(slot, id, sb, n);
     for (uint32_t i = 0; i < n; i++) {
         rkey_t key = {0, slot, id, sb + i};
-        rent_t *e = bdr_rtab_find(&g_own, &key);
+        rent_t *e = bdr_rtab_find(&bdr_rmt.own, &key);
         if (e && e->loc >= 0 && e->loc != h)
             send_drop(e->loc, slot, id, sb + i, 1);
         if (e && e->loc >= 0)
-            g_at[e->loc] -= g_sbpage;
+            g_at[e->loc] -= bdr_rmt.sbpage;
         if (!e)
-            e = bdr_rtab_get(&g_own, &key);
+            e = bdr_rtab_get(&bdr_rmt.own, &key);
         if (!e) {
             bdr_master_fail(1, "master out of memory recording remote memory");
             return -1;
         }
         e->loc = h;
         e->seq = seq;
-        g_at[h] += g_sbpage;
+        g_at[h] += bdr_rmt.sbpage;
     }
     return 0;
 }
@@ -954,18 +753,18 @@ static int wb_answer(const bdr_net_msg_t *nm)
     if (!w)
         return 0;
     *pp = w->next;
-    uint64_t len = (uint64_t)w->nsb * g_sbpage;
+    uint64_t len = (uint64_t)w->nsb * bdr_rmt.sbpage;
     g_wb_bytes -= len;
     if (nm->h.a[2]) {
-        stat_add(w->slot, BD_STAT_MEM_RMT_STORED, len);
+        bdr_rmt_stat_add(w->slot, BD_STAT_MEM_RMT_STORED, len);
     } else {
         g_full_until[w->holder] = bdr_master_now() + 0.2;
-        stat_add(w->slot, BD_STAT_MEM_RMT_FALLBACK, len);
+        bdr_rmt_stat_add(w->slot, BD_STAT_MEM_RMT_FALLBACK, len);
         for (uint32_t i = 0; i < w->nsb; i++) {
             rkey_t key = {0, w->slot, w->id, w->sb + i};
-            rent_t *e = bdr_rtab_find(&g_own, &key);
+            rent_t *e = bdr_rtab_find(&bdr_rmt.own, &key);
             if (e && e->loc == w->holder && e->seq == w->seq &&
-                write_returned(e, w->data + (size_t)i * g_sbpage, w->holder) < 0)
+                write_returned(e, w->data + (size_t)i * bdr_rmt.sbpage, w->holder) < 0)
                 break;
         }
     }
@@ -977,7 +776,7 @@ static int wb_answer(const bdr_net_msg_t *nm)
 static void owner_ack(const bdr_net_msg_t *nm)
 {
     int from = nm->h.src_node;
-    uint64_t n = (uint64_t)(uint32_t)nm->h.a[3] * g_sbpage;
+    uint64_t n = (uint64_t)(uint32_t)nm->h.a[3] * bdr_rmt.sbpage;
     g_going[from] = g_going[from] > n ? g_going[from] - n : 0;
     g_room[from] = nm->h.u[4];
     g_room_at[from] = bdr_master_now();
@@ -989,7 +788,7 @@ static void owner_ack(const bdr_net_msg_t *nm)
     if (!op)
         return;
     int slot = nm->h.a[0], k = nm->h.a[1];
-    uint64_t len = (uint64_t)op->nsb * g_sbpage;
+    uint64_t len = (uint64_t)op->nsb * bdr_rmt.sbpage;
     if (!nm->h.a[2])
         op->refused = 1;
     if (--op->waiting > 0)
@@ -1000,23 +799,25 @@ static void owner_ack(const bdr_net_msg_t *nm)
         forget(slot, op->id, op->sb, op->nsb, op->holder);
         send_drop(op->holder, slot, op->id, op->sb, op->nsb);
         g_full_until[op->holder] = bdr_master_now() + 0.2;
-        stat_add(slot, BD_STAT_MEM_RMT_FALLBACK, len);
+        bdr_rmt_stat_add(slot, BD_STAT_MEM_RMT_FALLBACK, len);
         op->op = 0;
         answer(slot, k, BD_RMT_REFUSED);
         return;
     }
-    for (uint32_t c = 0; c * g_cpc < op->nsb; c++) {
-        uint32_t m = op->nsb - c * g_cpc < g_cpc ? op->nsb - c * g_cpc : g_cpc;
-        if (record(slot, op->id, op->sb + (uint64_t)c * g_cpc, m, op->holder, op->seq + c) < 0)
+    for (uint32_t c = 0; c * bdr_rmt.cpc < op->nsb; c++) {
+        uint32_t m =
+            op->nsb - c * bdr_rmt.cpc < bdr_rmt.cpc ? op->nsb - c * bdr_rmt.cpc : bdr_rmt.cpc;
+        if (record(slot, op->id, op->sb + (uint64_t)c * bdr_rmt.cpc, m, op->holder, op->seq + c) <
+            0)
             return;
     }
-    stat_add(slot, BD_STAT_MEM_RMT_STORED, len);
+    bdr_rmt_stat_add(slot, BD_STAT_MEM_RMT_STORED, len);
     op->op = 0;
     answer(slot, k, BD_RMT_STORED);
 }
 
 /* A chunk of the answer to a GET: into the rank's buffer, or the lane. */
-static void owner_data(bdr_net_msg_t *nm)
+void bdr_rmt_owner_data(bdr_net_msg_t *nm)
 {
     lop_t *op = lop_of(&nm->h, BD_RMT_GET);
     if (!op)
@@ -1027,7 +828,7 @@ static void owner_data(bdr_net_msg_t *nm)
     g_room[from] = nm->h.u[5];
     g_room_at[from] = bdr_master_now();
     if (m == 0 || m > 64 || sb < op->sb || sb + m > op->sb + op->nsb || (m < 64 && (mask >> m)) ||
-        nm->len != (size_t)__builtin_popcountll(mask) * g_sbpage) {
+        nm->len != (size_t)__builtin_popcountll(mask) * bdr_rmt.sbpage) {
         bdr_master_fail(1, "remote memory: malformed answer from node %d", from);
         return;
     }
@@ -1038,13 +839,14 @@ static void owner_data(bdr_net_msg_t *nm)
         uint32_t j = i;
         while (j < m && (mask >> j & 1)) {
             rkey_t key = {0, slot, op->id, sb + j};
-            rent_t *e = bdr_rtab_find(&g_own, &key);
+            rent_t *e = bdr_rtab_find(&bdr_rmt.own, &key);
             if (!e || e->loc != from)
                 break;
             j++;
         }
         if (j > i) {
-            uint64_t at = (sb + i - op->sb) * g_sbpage, n = (uint64_t)(j - i) * g_sbpage;
+            uint64_t at = (sb + i - op->sb) * bdr_rmt.sbpage,
+                     n = (uint64_t)(j - i) * bdr_rmt.sbpage;
             if (op->addr && rank_copy(slot, 1, (char *)src, op->addr + at, n) < 0)
                 get_restart(slot, k, op);
             if (!op->addr)
@@ -1054,7 +856,7 @@ static void owner_data(bdr_net_msg_t *nm)
             i = j;
         } else {
             if (mask >> i & 1)
-                src += g_sbpage; /* held there, but no longer ours there */
+                src += bdr_rmt.sbpage; /* held there, but no longer ours there */
             i++;
         }
     }
@@ -1066,11 +868,11 @@ static void owner_return(const bdr_net_msg_t *nm)
 {
     const bdr_net_hdr_t *h = &nm->h;
     rkey_t key = {0, h->a[0], h->u[0], h->u[1]};
-    rent_t *e = bdr_rtab_find(&g_own, &key);
-    if (!e || e->loc != h->src_node || e->seq != h->u[2] || nm->len != g_sbpage)
+    rent_t *e = bdr_rtab_find(&bdr_rmt.own, &key);
+    if (!e || e->loc != h->src_node || e->seq != h->u[2] || nm->len != bdr_rmt.sbpage)
         return; /* replaced or dropped since */
     if (write_returned(e, nm->payload, h->src_node) == 0)
-        stat_add(h->a[0], BD_STAT_MEM_RMT_RETURNED, g_sbpage);
+        bdr_rmt_stat_add(h->a[0], BD_STAT_MEM_RMT_RETURNED, bdr_rmt.sbpage);
 }
 
 /* Our copy e (one sbpage, data), which node `from` no longer holds, goes to
@@ -1087,16 +889,16 @@ static int write_returned(rent_t *e, const char *data, int from)
             return -1;
         }
     }
-    int rc = bd_pwrite_full(g_ret_fd, data, g_sbpage, g_ret_end);
+    int rc = bd_pwrite_full(g_ret_fd, data, bdr_rmt.sbpage, g_ret_end);
     if (rc < 0) {
         bdr_master_fail(1, "cannot write %zu bytes of managed memory node %d gave back to %s: %s",
-                        g_sbpage, from, g_m.jobdir, strerror(-rc));
+                        bdr_rmt.sbpage, from, g_m.jobdir, strerror(-rc));
         return -1;
     }
-    g_at[e->loc] -= g_sbpage;
+    g_at[e->loc] -= bdr_rmt.sbpage;
     e->loc = -1;
     e->foff = g_ret_end;
-    g_ret_end += g_sbpage;
+    g_ret_end += bdr_rmt.sbpage;
     return 0;
 }
 
@@ -1114,8 +916,8 @@ int bdr_remote_net(bdr_net_msg_t *nm)
     case BDR_NH_RMT_ACK: owner_ack(nm); break;
     case BDR_NH_RMT_DATA:
         if (nm->h.a[3])
-            return ahead_data(nm);
-        owner_data(nm);
+            return bdr_rmt_ahead_data(nm);
+        bdr_rmt_owner_data(nm);
         break;
     case BDR_NH_RMT_RETURN: owner_return(nm); break;
     }

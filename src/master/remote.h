@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
+#include "bd_ipc.h"
 #include "net.h"
 
 typedef struct rkey {
@@ -43,5 +44,46 @@ rent_t *bdr_rtab_get(rtab_t *t, const rkey_t *k);
 void bdr_rtab_del(rtab_t *t, const rkey_t *k);
 /* One sbpage of hb is no longer held here: the buffer goes with the last. */
 void bdr_remote_hb_unref(hbuf_t *hb);
+
+/* A lane's request in progress. */
+typedef struct lop {
+    uint32_t op, nsb;
+    uint64_t id, sb, seq;
+    uint64_t addr; /* the rank's buffer (0: the lane's data area) */
+    int holder;    /* PUT: where it went */
+    int waiting;   /* answers not yet in (PUT: ACKs of its chunks; GET: DATA chunks) */
+    int refused;   /* PUT: a chunk was refused */
+    uint8_t filled[BD_RMT_LANE_BYTES / 4096];
+} lop_t;
+
+/* What remote.c shares with remote_ahead.c. */
+typedef struct rmt_state {
+    lop_t *lop;    /* per slot and lane: the rank's request in progress */
+    rtab_t own;    /* owner: where our ranks' sbpages are */
+    size_t sbpage; /* the job's */
+    uint32_t cpc;  /* sbpages per chunk (message) of a run */
+} rmt_state_t;
+extern rmt_state_t bdr_rmt;
+
+/* remote.c */
+void bdr_rmt_stat_add(int slot, int which, uint64_t n);
+/* A chunk of the answer to a GET: into the rank's buffer, or the lane. */
+void bdr_rmt_owner_data(bdr_net_msg_t *nm);
+
+/* remote_ahead.c: runs asked for before the rank asks (docs/design.md,
+ * "Remote-memory tier", Ahead). */
+int bdr_rmt_ahead_init(void);
+/* Bytes of chunks kept for GETs not made yet (counted in the budget). */
+uint64_t bdr_rmt_ahead_bytes(void);
+/* The rank's GET in lane k is answered from a run asked ahead: 1, else 0. */
+int bdr_rmt_ahead_take(int slot, int k, lop_t *op);
+/* After the rank's GET of r: ask ahead for what is likely to come next. */
+void bdr_rmt_ahead_ask(int slot, const lop_t *r);
+/* A DATA chunk of a run asked ahead: 1 if kept. */
+int bdr_rmt_ahead_data(bdr_net_msg_t *nm);
+/* [sb, sb+n) of id changed: what was asked ahead of it is dropped. */
+void bdr_rmt_ahead_stale(int slot, uint64_t id, uint64_t sb, uint32_t n);
+/* Drop what nobody took in time (all of it: all); the bytes freed. */
+uint64_t bdr_rmt_ahead_expire(int all);
 
 #endif

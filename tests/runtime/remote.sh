@@ -10,6 +10,9 @@
 #   return  (remote_return) node 1 (48M) takes node 0's data while its own
 #           ranks hold nothing, and gives it back when they fill their 40
 #           MiB (MEM_RMT_RETURNED > 0); every word checked.
+#   ahead   512M, 4 rounds: from the second on, runs are asked for ahead
+#           because they followed the previous load last time
+#           (MEM_RMT_AHEAD_NEXT > 0), answers right.
 #   lane    512M, with the master's copies to and from the ranks' memory
 #           failing (-fault remote.cma:1+): everything goes through the
 #           lanes' data areas instead; answers right, data went remote.
@@ -58,6 +61,20 @@ on)
   grep -q '^PASS rank_memory' "$wd.off" && [ $rc = 0 ] || { cat "$wd.off"; echo "FAIL: -mem-remote off"; fail=1; }
   [ "$st" = 0 ] && [ "$rd" = 0 ] && [ "$fb" = 0 ] && [ "$wr" -gt 0 ] ||
     { echo "FAIL: -mem-remote off used the tier, or stored nothing"; fail=1; }
+  leftovers
+  ;;
+ahead)
+  # rank_memory's rounds load the same runs in the same order: from the
+  # second round on, the master asks ahead for what followed each load
+  # last time, and for a rank given its run slot what followed its last
+  # load (remote_ahead.c's successor table: MEM_RMT_AHEAD_NEXT > 0; before
+  # it, only the run after the one asked in the same stream was asked)
+  run "$wd.ah" on 512M 4; rc=$?
+  rd=$(stat MEM_RMT_READ "$wd.ah"); ah=$(stat MEM_RMT_AHEAD "$wd.ah"); nx=$(stat MEM_RMT_AHEAD_NEXT "$wd.ah")
+  echo "ahead: exit $rc, read back $rd, asked ahead $ah, of it because it came next last time $nx, all there when asked $(stat MEM_RMT_AHEAD_READY "$wd.ah")"
+  grep -q '^PASS rank_memory' "$wd.ah" && [ $rc = 0 ] || { cat "$wd.ah"; echo "FAIL: run"; fail=1; }
+  [ "$nx" -gt 0 ] && [ "$nx" -le "$ah" ] && [ "$ah" -le "$rd" ] ||
+    { echo "FAIL: want 0 < MEM_RMT_AHEAD_NEXT <= MEM_RMT_AHEAD <= MEM_RMT_READ"; fail=1; }
   leftovers
   ;;
 lane)
