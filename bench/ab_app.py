@@ -56,6 +56,11 @@ def run(build, args, timeout, extra):
         "read MB": (stat_total(out, "MEM_READ") or 0) / 1e6,
         "written MB": (stat_total(out, "MEM_WRITTEN") or 0) / 1e6,
         "grant wait s": (stat_total(out, "TIME_GRANT_NS") or 0) / 1e9,
+        # computing, and (builds from issue 13 session 18 on) the part of
+        # running spent waiting for a CPU, which older builds count as computing
+        "compute s": (stat_total(out, "TIME_COMPUTE_NS") or 0) / 1e9,
+        "cpu wait s": (stat_total(out, "TIME_CPU_WAIT_NS") or 0) / 1e9,
+        "load": os.getloadavg()[0],
     }
 
 

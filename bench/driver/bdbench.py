@@ -506,17 +506,20 @@ def parse_stats(text):
         m = re.search(r"bytes of collective data in spill files (\d+)", line)
         if m:
             st["COLL_SPILL"] = int(m.group(1))
-        # the five parts of the ranks' time, which add up (bd_stats.c)
+        # the parts of the ranks' time, which add up (bd_stats.c); builds
+        # before issue 13 session 18 have no "waiting for a CPU" part
         m = re.search(r"where the time went: ([0-9.]+) s wall; the ranks' time from MPI_Init to MPI_Finalize, "
-                      r"([0-9.]+) s in total, = ([0-9.]+) s computing \+ ([0-9.]+) s storage I/O while running "
+                      r"([0-9.]+) s in total, = ([0-9.]+) s computing "
+                      r"(?:\+ ([0-9.]+) s waiting for a CPU while running \([^)]*\) )?"
+                      r"\+ ([0-9.]+) s storage I/O while running "
                       r"\+ ([0-9.]+) s waiting for memory grants \+ ([0-9.]+) s storage I/O while waiting in MPI "
                       r"\+ ([0-9.]+) s waiting in MPI", line)
         if m:
-            v = [float(m.group(i)) for i in range(1, 8)]
+            v = [float(m.group(i)) if m.group(i) is not None else None for i in range(1, 9)]
             st["where"] = line.strip()
-            st["ranks_time_s"], st["compute_s"] = v[1], v[2]
-            st["mem_io_s"] = round(v[3] + v[5], 3)
-            st["grant_s"], st["wait_s"] = v[4], v[6]
+            st["ranks_time_s"], st["compute_s"], st["cpu_wait_s"] = v[1], v[2], v[3]
+            st["mem_io_s"] = round(v[4] + v[6], 3)
+            st["grant_s"], st["wait_s"] = v[5], v[7]
     return st
 
 
@@ -872,7 +875,8 @@ class Bench:
                    if "write_bytes" in io else None, rchar=io.get("rchar"), wchar=io.get("wchar"),
                    mem_read=st.get("MEM_READ"), mem_written=st.get("MEM_WRITTEN"), mem_peak_managed=st.get("MEM_PEAK"),
                    msg_spill_bytes=st.get("BYTES_FILE"), coll_spill_bytes=st.get("COLL_SPILL"),
-                   mem_io_s=st.get("mem_io_s"), compute_s=st.get("compute_s"), wait_s=st.get("wait_s"),
+                   mem_io_s=st.get("mem_io_s"), compute_s=st.get("compute_s"), cpu_wait_s=st.get("cpu_wait_s"),
+                   wait_s=st.get("wait_s"),
                    grant_s=st.get("grant_s"),
                    ooc_read_rank0=p.get("ooc_read_rank0"), ooc_written_rank0=p.get("ooc_written_rank0"))
         row["x_lb_ok"] = not (row["runtime"] == "mpich" or (row["runtime"] == "bdmpi" and row["strategy"] == "none"))
@@ -919,7 +923,7 @@ class Bench:
                   "total_s", "wall_s", "iter_times", "lb_bytes", "lb_s", "x_lb", "x_serial", "read_bw", "write_bw",
                   "dev_read", "dev_written", "rchar", "wchar", "mem_read", "mem_written", "mem_peak_managed",
                   "msg_spill_bytes", "coll_spill_bytes", "ooc_read_rank0", "ooc_written_rank0", "mem_io_s",
-                  "compute_s", "wait_s", "grant_s", "peak_resident", "peak_rss", "mem_bound", "bound_ratio",
+                  "compute_s", "cpu_wait_s", "wait_s", "grant_s", "peak_resident", "peak_rss", "mem_bound", "bound_ratio",
                   "mem_read_iter", "mem_written_iter", "max_procs", "sampler_cpu_s", "rc", "note", "check_msg",
                   "trace", "command"]
 

@@ -49,6 +49,10 @@
     X(TIME_COMPUTE_NS, "ns",                                                                       \
       "computing: running, not in a request to the master, no storage I/O or memory grant of "     \
       "its own in progress")                                                                       \
+    X(TIME_CPU_WAIT_NS, "ns",                                                                      \
+      "waiting for a CPU while running: the rank's MPI thread runnable but not on a CPU (the "     \
+      "kernel's run_delay, /proc/thread-self/schedstat), between being given its run slot and "    \
+      "its next request: other processes' load; taken out of computing")                           \
     X(TIME_IO_RUN_NS, "ns",                                                                        \
       "storage while running: not in a request to the master, managed-memory I/O of the rank "     \
       "in progress (loads on faults, read-ahead)")                                                 \

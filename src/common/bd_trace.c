@@ -59,6 +59,12 @@ static struct {
     uint64_t base;
     _Atomic uint64_t acct;
     int depth; /* requests in progress (a command served inside a wait makes more) */
+    /* The MPI thread's run_delay (time runnable but not on a CPU) and the
+     * computing time when its run slot was last given: at its next request
+     * the run_delay since goes from computing to TIME_CPU_WAIT_NS. */
+    int sched_fd; /* /proc/thread-self/schedstat of the MPI thread, or -1 */
+    int run_open;
+    uint64_t run_delay0, compute0;
     /* names of MPI calls already recorded (the program's thread only) */
     const char *names[255];
     int nnames, last;
@@ -121,8 +127,39 @@ static void put(uint64_t t, uint16_t kind, uint16_t aux, uint64_t a, uint64_t b)
     }
 }
 
+/* The calling thread's run_delay in ns (CONFIG_SCHED_INFO: the second
+ * field of schedstat), or UINT64_MAX when it cannot be read.  No stdio:
+ * one pread of a few bytes, parsed here. */
+static uint64_t run_delay_ns(void)
+{
+    char b[96];
+    ssize_t n = R.sched_fd < 0 ? -1 : pread(R.sched_fd, b, sizeof b - 1, 0);
+    if (n <= 0)
+        return UINT64_MAX;
+    b[n] = 0;
+    const char *p = b;
+    while (*p >= '0' && *p <= '9')
+        p++;
+    if (*p != ' ')
+        return UINT64_MAX;
+    p++;
+    if (*p < '0' || *p > '9')
+        return UINT64_MAX;
+    uint64_t v = 0;
+    while (*p >= '0' && *p <= '9')
+        v = v * 10 + (uint64_t)(*p++ - '0');
+    return v;
+}
+
 void bd_trace_rank_init(bd_shm_hdr_t *h, bd_slot_t *sl, int event_fd)
 {
+    /* Called by the thread that calls MPI_Init: its schedstat is the one
+     * read at every request (a rank that calls MPI from other threads too
+     * gets its CPU wait counted for this one only). */
+    if (R.sched_fd > 0)
+        close(R.sched_fd);
+    R.sched_fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    R.run_open = 0;
     R.stats = sl->stats;
     R.event_fd = event_fd;
     R.base = now_ns();
@@ -180,6 +217,43 @@ static int recorded(uint32_t code)
     }
 }
 
+/* The rank runs from here (its request answered; MPI_Init's included). */
+static void cpu_wait_open(void)
+{
+    R.run_open = 0;
+    if (!R.stats || R.sched_fd < 0)
+        return;
+    uint64_t d = run_delay_ns();
+    if (d == UINT64_MAX)
+        return;
+    R.run_delay0 = d;
+    R.compute0 = atomic_load_explicit(&R.stats[BD_STAT_TIME_COMPUTE_NS], memory_order_relaxed);
+    R.run_open = 1;
+}
+
+/* ... to here, its next request: the time the MPI thread spent runnable
+ * but without a CPU is moved from computing, where account() put it (it
+ * cannot tell), to TIME_CPU_WAIT_NS, at most what was accounted computing
+ * meanwhile, so the parts still add up to the rank's time.  A rank on a
+ * busy machine computes at a fraction of a CPU; without this its
+ * "computing" looked like slow code (issue 13, session 18: SGD's doubled). */
+static void cpu_wait_close(void)
+{
+    if (!R.run_open)
+        return;
+    R.run_open = 0;
+    uint64_t d = run_delay_ns();
+    if (d == UINT64_MAX || d <= R.run_delay0)
+        return;
+    uint64_t c = atomic_load_explicit(&R.stats[BD_STAT_TIME_COMPUTE_NS], memory_order_relaxed);
+    uint64_t comp = c > R.compute0 ? c - R.compute0 : 0, mv = d - R.run_delay0;
+    mv = mv < comp ? mv : comp;
+    if (!mv)
+        return;
+    atomic_fetch_sub_explicit(&R.stats[BD_STAT_TIME_COMPUTE_NS], mv, memory_order_relaxed);
+    atomic_fetch_add_explicit(&R.stats[BD_STAT_TIME_CPU_WAIT_NS], mv, memory_order_relaxed);
+}
+
 uint32_t bd_trace_wait_begin(const bd_req_t *r, const char *call)
 {
     uint32_t code = r->code;
@@ -187,6 +261,7 @@ uint32_t bd_trace_wait_begin(const bd_req_t *r, const char *call)
         return code;
     /* MPI_Finalize ends the accounted time. */
     uint64_t t = account(A_WAIT, code == BD_REQ_FINALIZE ? A_ON : 0, 0);
+    cpu_wait_close();
     if (R.ring && recorded(code)) {
         uint64_t why = code == BD_REQ_P2P_WAIT
                            ? ((uint64_t)r->arg[1] & 0xffff) | ((uint64_t)r->arg[3] & 0xffff) << 16
@@ -203,6 +278,7 @@ void bd_trace_wait_end(uint32_t code)
         return;
     /* MPI_Init's answer starts the accounted time. */
     uint64_t t = account(code == BD_REQ_INIT ? A_ON : 0, A_WAIT, 0);
+    cpu_wait_open();
     if (R.ring && recorded(code))
         put(t, BD_TR_WAIT_END, (uint16_t)code, 0, 0);
 }
