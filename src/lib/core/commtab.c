@@ -147,7 +147,9 @@ int bdl_comm_revoke_tell(MPI_Comm comm)
         bd_req_t *q = bdl_req_begin(BD_REQ_COMM_REVOKE);
         q->ctx = bdl_comm_get(comm)->ctx;
         bdl_rpc();
-        c = bdl_comm_get(comm);
+        /* the sends may have grown the table */
+        if (!(c = bdl_comm_get(comm)))
+            return MPI_SUCCESS;
     }
     /* An intercommunicator's collectives run on its hidden communicators
      * (the local group's; the union for nonblocking ones): members waiting
