@@ -41,6 +41,7 @@ void bd_job_config_fill(bd_job_config_t *job, const bd_opts_t *o)
     job->mem_preclean = (int32_t)o->num[BD_OPT_MEM_PRECLEAN];
     job->mem_preclean_tick = (uint64_t)o->num[BD_OPT_MEM_PRECLEAN_TICK];
     job->mem_alloc_stats = (int32_t)o->num[BD_OPT_MEM_ALLOC_STATS];
+    job->stats = (int32_t)o->num[BD_OPT_STATS];
     job->initial_errh = (int32_t)o->num[BD_OPT_INITIAL_ERRHANDLER];
     job->mem_track = (int32_t)o->num[BD_OPT_MEM_TRACK];
     job->mem_wp = (int32_t)o->num[BD_OPT_MEM_WP];

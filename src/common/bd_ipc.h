@@ -417,6 +417,7 @@ typedef struct bd_job_config {
     uint64_t net_direct;      /* -net-direct; 0: never */
     uint64_t mem_preclean_tick; /* -mem-preclean-tick, in microseconds */
     int32_t mem_alloc_stats;    /* -mem-alloc-stats: 1 on */
+    int32_t stats;              /* --stats: 1 on (what only the report needs is measured) */
     int32_t initial_errh;       /* -initial-errhandler: 0 fatal, 1 abort, 2 return (BD_ERRH_*) */
 } bd_job_config_t;
 
