@@ -70,6 +70,7 @@ typedef struct slave {
     uint32_t seen_req; /* last req_seq handled */
     uint64_t runnable_order;
     int bypassed; /* runnable: times a rank another one spun for went first (sched.c) */
+    int passed;   /* runnable after a poll: times another rank went first (sched.c) */
     msg_t *unexp_head, *unexp_tail; /* one-sided service messages, arrival order */
     /* its mailbox (mbox.c) */
     struct bd_mbox *mb;

@@ -32,6 +32,7 @@ void bdr_sched_make_runnable(slave_t *s)
     s->state = SL_RUNNABLE;
     s->runnable_order = ++g_m.order_counter;
     s->bypassed = 0;
+    s->passed = 0;
     g_m.nrunnable++;
     set_queued(s, s->blk != BLK_YIELD);
 }
@@ -122,9 +123,28 @@ void bdr_sched_lend_end(slave_t *s)
         bdr_memacct_unload(s);
 }
 
+/* How many times ranks whose wait is over may go before a rank that only
+ * yielded a poll, once it is queued.  Without a bound, ranks that block on
+ * every call and are woken at once (origins spinning on compare-and-swap
+ * at a target that serves them) keep the slot from a poller for ever, and
+ * the poller may be what they wait for (it holds their lock and polled its
+ * own window: test rma_poll at -ns 8 -nr 1). */
+#define BDR_YIELD_PASSED_MAX (g_m.ns + 4)
+
+/* 0: a poller passed over too often; 1: a rank whose wait is over; 2: a
+ * poller. */
+static int queue_class(const slave_t *s)
+{
+    if (s->blk != BLK_YIELD)
+        return 1;
+    return s->passed >= BDR_YIELD_PASSED_MAX ? 0 : 2;
+}
+
 /* The run queue's choice: ranks whose wait is over come before ranks that
- * only yielded a poll; among them, the one with most memory resident
- * (bdmpi.txt 5.2), then FIFO.  A rank being unloaded waits. */
+ * only yielded a poll (unless one was passed over BDR_YIELD_PASSED_MAX
+ * times: it goes first); among ranks whose wait is over, the one with most
+ * memory resident (bdmpi.txt 5.2); then FIFO.  A rank being unloaded
+ * waits. */
 static slave_t *pick_runnable(int (*want)(const slave_t *))
 {
     slave_t *best = NULL;
@@ -137,15 +157,15 @@ static slave_t *pick_runnable(int (*want)(const slave_t *))
             best = s;
             continue;
         }
-        int sy = s->blk == BLK_YIELD, by = best->blk == BLK_YIELD;
-        if (sy != by) {
-            if (!sy)
+        int sc = queue_class(s), bc = queue_class(best);
+        if (sc != bc) {
+            if (sc < bc)
                 best = s;
             continue;
         }
         uint64_t sr = atomic_load_explicit(&s->slot->resident, memory_order_relaxed);
         uint64_t br = atomic_load_explicit(&best->slot->resident, memory_order_relaxed);
-        if (!sy && sr != br) {
+        if (sc == 1 && sr != br) {
             if (sr > br)
                 best = s;
             continue;
@@ -253,6 +273,12 @@ slave_t *bdr_sched_next(void)
     if (!s)
         return NULL;
     s->corun_held = 0;
+    if (g_m.nrunnable > 1)
+        for (int i = 0; i < g_m.ns; i++) {
+            slave_t *o = &g_m.slaves[i];
+            if (o != s && o->state == SL_RUNNABLE && o->blk == BLK_YIELD)
+                o->passed++;
+        }
     bdr_memacct_turn_begin(s);
     s->capped = s == g_capped_q;
     if (s->capped)

@@ -1033,6 +1033,8 @@ static void finish(bdl_win_t *w, int target, int release)
         recv_data(w, target, T_ACK, NULL, 0);
     }
     w->dirty[target] = 0;
+    if ((lockmsg || ops) && target == w->rank) /* on us: a loop of these (a spin lock) polls */
+        bdl_p2p_poll_failed();                 /* w may move: callers look it up again */
 }
 
 int MPI_Win_unlock(int rank, MPI_Win win)
