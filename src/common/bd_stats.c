@@ -1,3 +1,5 @@
+#include <string.h>
+
 #include "bd_stats.h"
 
 const bd_stat_desc_t bd_stat_table[BD_STAT__COUNT] = {
@@ -29,7 +31,12 @@ void bd_stats_print(FILE *f, const uint64_t (*per_rank)[BD_STAT__COUNT], int nra
             "(blocked, for a run slot, or being served)\n",
             elapsed_s, total, sec[0], sec[1], sec[2], sec[3], sec[4], sec[5]);
     fprintf(f, "bdmpi stats: %d ranks, %.3f s\n", nranks, elapsed_s);
-    fprintf(f, "  %-16s %14s %12s %12s %12s  %s\n", "stat", "total", "min/rank", "avg/rank",
+    int w = 4; /* the name column fits the longest name */
+    for (int s = 0; s < BD_STAT__COUNT; s++) {
+        int n = (int)strlen(bd_stat_table[s].name);
+        w = n > w ? n : w;
+    }
+    fprintf(f, "  %-*s %14s %12s %12s %12s  %s\n", w, "stat", "total", "min/rank", "avg/rank",
             "max/rank", "meaning");
     for (int s = 0; s < BD_STAT__COUNT; s++) {
         uint64_t tot = 0, mn = UINT64_MAX, mx = 0;
@@ -41,7 +48,7 @@ void bd_stats_print(FILE *f, const uint64_t (*per_rank)[BD_STAT__COUNT], int nra
         }
         if (!nranks)
             mn = 0;
-        fprintf(f, "  %-16s %14llu %12llu %12.0f %12llu  %s (%s)\n", bd_stat_table[s].name,
+        fprintf(f, "  %-*s %14llu %12llu %12.0f %12llu  %s (%s)\n", w, bd_stat_table[s].name,
                 (unsigned long long)tot, (unsigned long long)mn,
                 nranks ? (double)tot / nranks : 0.0, (unsigned long long)mx, bd_stat_table[s].help,
                 bd_stat_table[s].unit);
