@@ -4,11 +4,16 @@
  *   pp     N 8-byte ping-pongs between rank 0 and the last rank (us each)
  *   flood  MPICH's sendflood pattern: rank 0 receives one message from
  *          every rank, then answers each; N rounds (us per round)
- * Prints "RESULT MODE us". */
+ * Prints "RESULT MODE us", and on rank 0 "SWITCHES MODE involuntary
+ * voluntary": its context switches per message (rate), round trip (pp) or
+ * round (flood) over the run (getrusage): involuntary ones are the rank
+ * preempted, by its master woken by the rank's own posted sends among
+ * others (issue 12, session 19). */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 
 int main(int argc, char **argv)
 {
@@ -20,6 +25,8 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &p);
     last = p - 1;
     MPI_Barrier(MPI_COMM_WORLD);
+    struct rusage ru0, ru1;
+    getrusage(RUSAGE_SELF, &ru0);
     double t = MPI_Wtime();
     if (!strcmp(mode, "rate")) {
         for (int rep = 0; rep < 10; rep++) {
@@ -57,8 +64,12 @@ int main(int argc, char **argv)
         }
     }
     t = MPI_Wtime() - t;
-    if (r == 0)
+    getrusage(RUSAGE_SELF, &ru1);
+    if (r == 0) {
         printf("RESULT %s %.2f\n", mode, t / n * 1e6);
+        printf("SWITCHES %s %.3f %.3f\n", mode, (double)(ru1.ru_nivcsw - ru0.ru_nivcsw) / n,
+               (double)(ru1.ru_nvcsw - ru0.ru_nvcsw) / n);
+    }
     MPI_Finalize();
     return 0;
 }

@@ -16,6 +16,15 @@
  *       Ranks 0 and 1 exchange a 8-byte message ROUNDS times (default
  *       20000), each waiting for the other's only by MPI_Test on an
  *       MPI_Irecv; other ranks wait in MPI_Barrier.  Checked: every payload.
+ *   poll_bench cross [ROUNDS]
+ *       Rank r of the first half and rank r + size/2 exchange a 8-byte
+ *       message ROUNDS times (default 20000), each pair at once, each rank
+ *       waiting for its partner's message by MPI_Iprobe and then receiving
+ *       it.  With the ranks in blocks of nodes (bdmpiexec -nn 2 -ns N) every
+ *       pair spans the two nodes, and each rank polls for a message that
+ *       only the other node can send (HPL's pivot exchange down a process
+ *       column); at -nn 1 the same pairs are within the node (the baseline).
+ *       Checked: every payload.  The size must be even.
  *
  * Prints "RESULT <mode> <seconds> <per-unit microseconds>" and, on rank 0,
  * "PASS poll_bench <mode>"; exit 0 pass, 1 fail.  A benchmark
@@ -169,6 +178,40 @@ static int pingpong(long rounds)
     return bad;
 }
 
+static int cross(long rounds)
+{
+    int bad = 0, half = g_size / 2;
+    if (g_size % 2) {
+        if (g_rank == 0)
+            fprintf(stderr, "poll_bench cross: needs an even number of ranks\n");
+        return 1;
+    }
+    int peer = g_rank < half ? g_rank + half : g_rank - half, first = g_rank < half;
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < rounds; i++) {
+        long mine = i * 2 + first, v = -1;
+        for (int turn = 0; turn < 2; turn++) {
+            if ((turn == 0) == first) {
+                MPI_Send(&mine, 1, MPI_LONG, peer, 6, MPI_COMM_WORLD);
+                continue;
+            }
+            int flag = 0;
+            while (!flag)
+                MPI_Iprobe(peer, 6, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            MPI_Recv(&v, 1, MPI_LONG, peer, 6, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+        }
+        if (v != i * 2 + !first && !bad++)
+            fprintf(stderr, "rank %d: round %ld got %ld, expected %ld\n", g_rank, i, v,
+                    i * 2 + !first);
+    }
+    double t = MPI_Wtime() - t0, tmax;
+    MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (g_rank == 0)
+        printf("RESULT cross %.4f %.4f\n", tmax, tmax * 1e6 / (double)rounds);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -180,9 +223,12 @@ int main(int argc, char **argv)
         bad = work(argc > 2 ? atol(argv[2]) : 200000, argc > 3 ? atoi(argv[3]) : 256);
     else if (!strcmp(mode, "pingpong"))
         bad = pingpong(argc > 2 ? atol(argv[2]) : 20000);
+    else if (!strcmp(mode, "cross"))
+        bad = cross(argc > 2 ? atol(argv[2]) : 20000);
     else {
         if (g_rank == 0)
-            fprintf(stderr, "usage: poll_bench work [UPDATES] [BUCKET] | pingpong [ROUNDS]\n");
+            fprintf(stderr, "usage: poll_bench work [UPDATES] [BUCKET] | pingpong [ROUNDS] | cross "
+                            "[ROUNDS]\n");
         MPI_Finalize();
         return 2;
     }

@@ -50,6 +50,7 @@ void bd_job_config_fill(bd_job_config_t *job, const bd_opts_t *o)
     job->mem_remote = (int32_t)o->num[BD_OPT_MEM_REMOTE];
     job->spin_ns = (uint64_t)o->num[BD_OPT_SPIN] * 1000;
     job->poll_quantum_ns = (uint64_t)o->num[BD_OPT_POLL_QUANTUM] * 1000;
+    job->poll_remote_ns = (uint64_t)o->num[BD_OPT_POLL_REMOTE] * 1000;
     job->universe_size = (uint64_t)o->num[BD_OPT_UNIVERSE_SIZE];
     job->spill_max = (uint64_t)o->num[BD_OPT_SPILL_MAX];
     job->p2p_tokens = (uint64_t)o->num[BD_OPT_P2P_TOKENS];

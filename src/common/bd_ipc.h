@@ -410,6 +410,7 @@ typedef struct bd_job_config {
     int32_t mem_preclean;     /* -mem-preclean: 0 on, 1 off */
     uint64_t spin_ns;         /* -spin, in ns */
     uint64_t poll_quantum_ns; /* -poll-quantum, in ns */
+    uint64_t poll_remote_ns;  /* -poll-remote, in ns */
     uint64_t universe_size;   /* -universe-size: MPI_UNIVERSE_SIZE; 0: bd_universe_size's default */
     uint64_t spill_max;       /* -spill-max; 0: no quota */
     uint64_t p2p_tokens;      /* -p2p-tokens; 0: no flow control */
@@ -614,6 +615,9 @@ static inline struct bd_mbox *bd_slot_mbox(bd_shm_hdr_t *h, bd_slot_t *s)
 
 /* What a rank waits for in BD_REQ_P2P_WAIT (for deadlock reports). */
 enum { BD_WAIT_RECV = 1, BD_WAIT_ANY, BD_WAIT_PROBE, BD_WAIT_MPROBE, BD_WAIT_SSEND, BD_WAIT_FLOW };
+/* A poll that waits in a loop for a message only another node can send
+ * (-poll-remote): arg[2] is the most nanoseconds it sleeps. */
+#define BD_WAIT_POLL 17
 /* ... a collective the ranks run among themselves: ctx is its communicator's
  * context, arg[3] its BD_API_* code, arg[4] its root. */
 #define BD_WAIT_LCOLL 16

@@ -57,6 +57,12 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                              "while handing over brings the rank messages; out of core also "
                              "4 times the storage I/O its last hand-over cost it, at most 250 "
                              "ms (0: every unsuccessful poll hands the slot over)"},
+    [BD_OPT_POLL_REMOTE] = {"poll-remote", BD_OPT_INT, "1000", 0, 1000000,
+                            "most microseconds a rank that polls in a loop (Test, Iprobe) for "
+                            "a message only a rank of another node can send sleeps in the "
+                            "master, its run slot given away, before the poll returns; a "
+                            "message for it wakes it at once (with -nr > 1 it spins -spin "
+                            "first; 0: such polls spin and hand the slot over as other polls)"},
     [BD_OPT_LEND_ASLEEP] = {"lend-asleep", BD_OPT_INT, "200", 0, 3600000,
                             "milliseconds after which a rank that holds a run slot but sleeps "
                             "in a system call outside MPI (accept, a read of a socket or pipe, "

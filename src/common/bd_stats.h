@@ -42,6 +42,8 @@
     X(YIELDS, "count", "polls that handed the run slot to another rank")                           \
     X(POLLS_KEPT, "count",                                                                         \
       "unsuccessful polls that kept the run slot a rank waited for (-poll-quantum)")               \
+    X(POLL_SLEEPS, "count",                                                                        \
+      "polls for another node's message that slept in the master until it came (-poll-remote)")    \
     X(LENDS, "count",                                                                              \
       "times the rank, asleep in a system call outside MPI, lent its run slot (-lend-asleep)")     \
     X(WAIT_NS, "ns", "time spent waiting for the master (blocked or descheduled)")                 \

@@ -62,7 +62,9 @@ static int locally_stuck(void)
      * this can be asked in the middle of handling a batch of messages. */
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
-        if (s->state == SL_BLOCKED && (s->poke || s->pin_head || bdr_mbox_ready(s)))
+        /* a poll asleep in the master is answered at its bound anyway */
+        if (s->state == SL_BLOCKED && (s->poke || s->pin_head || bdr_mbox_ready(s) ||
+                                       (s->blk == BLK_MBOX && s->poll_until > 0)))
             return 0;
     }
     return 1;

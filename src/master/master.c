@@ -1018,7 +1018,10 @@ int main(int argc, char **argv)
                 wait.tv_sec = 0, wait.tv_nsec = net_wait_ms * 1000000L;
             }
         }
-        double aw = bdr_asleep_wait_s(); /* look again for ranks asleep outside MPI */
+        double aw = bdr_asleep_wait_s();    /* look again for ranks asleep outside MPI */
+        double pw = bdr_mbox_poll_wait_s(); /* answer polls asleep here at their bound */
+        if (pw >= 0 && (aw < 0 || pw < aw))
+            aw = pw;
         if (aw >= 0 && aw < (double)wait.tv_sec + (double)wait.tv_nsec * 1e-9)
             wait.tv_sec = (time_t)aw, wait.tv_nsec = (long)((aw - (double)(time_t)aw) * 1e9);
         int n = epoll_pwait2(g_m.epoll_fd, evs, 4, &wait, NULL);

@@ -78,7 +78,10 @@ typedef struct slave {
     uint32_t novf;
     ment_t *pin_head, *pin_tail; /* from the master, waiting for room in its ring */
     uint32_t wait_seen;          /* BLK_MBOX: the event count it saw */
-    int room_dst;                /* BLK_ROOM: the world rank whose ring it waits on */
+    /* BLK_MBOX of a poll loop for another node's message (BD_WAIT_POLL):
+     * when it is answered anyway (bdr_master_now); 0: a wait without end */
+    double poll_until;
+    int room_dst; /* BLK_ROOM: the world rank whose ring it waits on */
     uint64_t room_need;
     struct coll *coll; /* collective it is inside of */
     int coll_rank;     /* its rank in that collective's communicator */
@@ -598,6 +601,9 @@ void bdr_mbox_push(slave_t *d, const bd_mentry_t *e, const void *data);
 void bdr_mbox_poll(void);
 /* Blocked s (BLK_MBOX, BLK_ROOM, BLK_COLL watching its mailbox) may go on. */
 int bdr_mbox_ready(slave_t *s);
+/* Seconds until the first poll asleep in the master (BD_WAIT_POLL) is due
+ * its answer (0: due), -1 if none sleeps. */
+double bdr_mbox_poll_wait_s(void);
 int bdr_mbox_watch_moved(slave_t *s);
 void bdr_mbox_close(slave_t *s); /* s finalized or exited */
 void bdr_mbox_req_wait(slave_t *s, const bd_req_t *r);

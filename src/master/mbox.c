@@ -296,7 +296,7 @@ int bdr_mbox_ready(slave_t *s)
         return bdr_mbox_watch_moved(s);
     if (s->blk == BLK_MBOX)
         return atomic_load_explicit(&s->mb->event_seq, memory_order_acquire) != s->wait_seen ||
-               s->novf;
+               s->novf || (s->poll_until > 0 && bdr_master_now() >= s->poll_until);
     if (s->blk == BLK_ROOM) {
         slave_t *d = bdr_master_slave_by_world(s->room_dst);
         if (!d || d->exited || atomic_load_explicit(&d->mb->dead, memory_order_relaxed))
@@ -312,9 +312,29 @@ int bdr_mbox_ready(slave_t *s)
 
 /* ---------------------------------------------------------------- requests */
 
+double bdr_mbox_poll_wait_s(void)
+{
+    double first = -1, now = 0;
+    for (int i = 0; i < g_m.ns; i++) {
+        slave_t *s = &g_m.slaves[i];
+        if (s->state != SL_BLOCKED || s->blk != BLK_MBOX || s->poll_until <= 0)
+            continue;
+        if (now == 0)
+            now = bdr_master_now();
+        double w = s->poll_until > now ? s->poll_until - now : 0;
+        if (first < 0 || w < first)
+            first = w;
+    }
+    return first;
+}
+
 void bdr_mbox_req_wait(slave_t *s, const bd_req_t *r)
 {
     s->wait_seen = (uint32_t)r->arg[0];
+    /* a poll loop sleeps a bounded time (mt.c bdl_p2p_poll_failed_remote) */
+    s->poll_until = r->arg[1] == BD_WAIT_POLL && r->arg[2] > 0
+                        ? bdr_master_now() + (double)r->arg[2] * 1e-9
+                        : 0;
     if (atomic_load_explicit(&s->mb->event_seq, memory_order_acquire) != s->wait_seen || s->novf) {
         bdr_sched_respond(s);
         return;
@@ -547,6 +567,11 @@ void bdr_mbox_describe(slave_t *s, char *buf, size_t len)
                  "messages not yet received are over -p2p-tokens; a program that needs MPI_Send "
                  "to buffer is not safe, MPI 3.1 section 3.5)",
                  r->peer);
+        break;
+    case BD_WAIT_POLL:
+        snprintf(buf, len,
+                 "polls (MPI_Test/MPI_Iprobe) in a loop for a message from another node, asleep "
+                 "until it comes (-poll-remote)");
         break;
     case BD_WAIT_LCOLL: {
         bd_coll_desc_t d = {.api = (int32_t)r->arg[3], .root = (int32_t)r->arg[4]};

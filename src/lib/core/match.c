@@ -571,9 +571,14 @@ static void fetch_overflow(bd_mbox_t *mb)
 static void send_acks(void);
 
 /* Take everything the mailbox holds.  Returns how many entries. */
+/* The mailbox's event count read before the last drain began: what a wait
+ * after a failed poll compares with (bdl_p2p_poll_sleep). */
+static uint32_t g_drain_seen;
+
 int bdl_p2p_drain(void)
 {
     bd_mbox_t *mb = my_mbox();
+    g_drain_seen = atomic_load_explicit(&mb->event_seq, memory_order_acquire);
     fetch_overflow(mb);
     uint64_t tail = atomic_load_explicit(&mb->tail, memory_order_relaxed), pos = tail;
     int n = 0;
@@ -769,6 +774,25 @@ static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag, int f
 }
 
 void bdl_p2p_wait_event(uint32_t seen, int why) { wait_event(seen, why, -1, -1, -1, -1); }
+
+void bdl_p2p_poll_sleep(uint64_t max_ns)
+{
+    bd_mbox_t *mb = my_mbox();
+    uint32_t seen = g_drain_seen;
+    /* as wait_event: a sender of this node that sees us asleep rings the master */
+    atomic_store_explicit(&mb->sleeping, 1, memory_order_seq_cst);
+    if (atomic_load_explicit(&mb->event_seq, memory_order_seq_cst) == seen) {
+        bd_req_t *r = bdl_req_begin(BD_REQ_P2P_WAIT);
+        r->arg[0] = seen;
+        r->arg[1] = BD_WAIT_POLL;
+        r->arg[2] = (int64_t)max_ns;
+        r->ctx = -1;
+        r->peer = -1;
+        r->tag = -1;
+        bdl_rpc();
+    }
+    atomic_store_explicit(&mb->sleeping, 0, memory_order_relaxed);
+}
 
 /* ---------------------------------------------------------------- receiving */
 
@@ -1001,7 +1025,7 @@ int bdl_p2p_cancel_send(int dst, uint64_t send_id)
 
 /* ---------------------------------------------------------------- probing */
 
-int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, MPI_Status *st,
+int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, int remote, MPI_Status *st,
                   uint64_t *match_id)
 {
     uint32_t revokes = g_revokes;
@@ -1030,7 +1054,10 @@ int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, MPI_Status 
             return 1;
         }
         if (!blocking) {
-            bdl_p2p_poll_failed();
+            if (remote)
+                bdl_p2p_poll_failed_remote();
+            else
+                bdl_p2p_poll_failed();
             return 0;
         }
         /* No message will come for a probe on a revoked communicator. */

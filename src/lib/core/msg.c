@@ -419,7 +419,11 @@ static void recv_progress(bdl_request_t *q, int blocking)
 {
     if (q->done)
         return;
-    if (!bdl_p2p_recv_poll(&q, 1, blocking) && !q->detached)
+    if (bdl_p2p_recv_poll(&q, 1, blocking) || q->detached)
+        return;
+    if (q->remote)
+        bdl_p2p_poll_failed_remote();
+    else
         bdl_p2p_poll_failed();
 }
 
@@ -438,7 +442,11 @@ static void ssend_progress(bdl_request_t *q, int blocking)
         return;
     if (!cma_pending(q, blocking))
         q->done = bdl_p2p_sync_done(q->rid, blocking);
-    if (!q->done)
+    if (q->done)
+        return;
+    if (q->remote && !q->cma_id)
+        bdl_p2p_poll_failed_remote();
+    else
         bdl_p2p_poll_failed();
 }
 
@@ -447,6 +455,20 @@ static void send_progress(bdl_request_t *q, int blocking)
 {
     if (!q->done)
         q->done = !cma_pending(q, blocking);
+}
+
+/* A poll of the set qs[n] of one kind found nothing: it waited only for
+ * other nodes' messages if every request of it does and the set holds no
+ * other kind (whose completion could come from this node). */
+static void poll_failed_set(bdl_request_t **qs, int n, const bdl_req_poll_t *p)
+{
+    int remote = !p->others;
+    for (int i = 0; i < n && remote; i++)
+        remote = qs[i]->remote && !qs[i]->cma_id;
+    if (remote)
+        bdl_p2p_poll_failed_remote();
+    else
+        bdl_p2p_poll_failed();
 }
 
 /* Single-copy sends complete without anyone else waiting in the master:
@@ -480,7 +502,7 @@ static int ssend_poll(bdl_request_t **qs, int n, const bdl_req_poll_t *p)
         if (ndone)
             return ndone;
         if (!p->block || p->others) {
-            bdl_p2p_poll_failed();
+            poll_failed_set(qs, n, p);
             return 0;
         }
         bdl_p2p_wait_event(seen, BD_WAIT_SSEND);
@@ -493,7 +515,7 @@ static int recv_poll(bdl_request_t **qs, int n, const bdl_req_poll_t *p)
 {
     int ndone = bdl_p2p_recv_poll(qs, n, p->block && !p->spinning);
     if (!ndone && !p->block)
-        bdl_p2p_poll_failed();
+        poll_failed_set(qs, n, p);
     return ndone;
 }
 
@@ -621,6 +643,7 @@ MPI_Request bdl_isend_req(int sync, uint64_t sync_id, uint64_t send_id, int send
     q->rid = sync_id;
     q->send_id = send_id;
     q->send_dst = send_dst;
+    q->remote = sync && !bdl_p2p_local(send_dst);
     q->cma_id = cma_id;
     bdl_status_empty(&q->status);
     q->done = !sync && !cma_id;

@@ -217,6 +217,65 @@ void bdl_p2p_poll_failed(void)
     bdl_rpc();
 }
 
+/* A poll for what only another node can send found nothing: a receive or
+ * probe naming a rank there, a synchronous send to one.  Nothing on this
+ * node can change that; only our master brings it.  Spinning for it is
+ * worse than useless: with -nr 1 the master shares our CPU (-pin auto) and
+ * must run to deliver it, and a slot handed to another rank of the node
+ * that polls for another node too comes straight back (HPCC's HPL at
+ * -nn 2: 47-78k hand-overs per node, two wake-ups each).  So a rank that
+ * polls for it in a loop (failed polls back to back, less than
+ * REMOTE_GAP_NS apart, nothing sent or received between them) sleeps in
+ * the master until its mailbox moves or -poll-remote passes, its slot free
+ * for a rank with work meanwhile; with -nr > 1, when no rank waits for a
+ * slot, it spins -spin first, as a blocking receive does (match.c
+ * wait_event).  The first poll of a loop, and a rank that works between
+ * its polls (HPL's look-ahead: an update between probes), poll as any
+ * other (bdl_p2p_poll_failed).  The sleep is bounded, so a loop that also
+ * waits for something else (a time, a flag in memory) goes on. */
+#define REMOTE_GAP_NS 20000ull
+static uint64_t g_rloop_t0, g_rloop_last, g_rloop_sent;
+static uint32_t g_rloop_seq;
+
+void bdl_p2p_poll_failed_remote(void)
+{
+    uint64_t max = bdl_g.hdr->job.poll_remote_ns;
+    /* a thread's wait must let the others take the lock; a rank inside a
+     * collective of the ranks, or serving RMA without a slot, does not block */
+    if (!max || bdl_mt_busy() || bdl_g.lc_api || bdl_g.lent) {
+        bdl_p2p_poll_failed();
+        return;
+    }
+    uint64_t now = bdl_now_ns();
+    uint32_t seq = bdl_p2p_event_seq();
+    int loop = g_rloop_last && now - g_rloop_last < REMOTE_GAP_NS && seq == g_rloop_seq &&
+               bdl_g.nsent == g_rloop_sent;
+    if (!loop) {
+        g_rloop_t0 = now;
+        g_rloop_seq = seq;
+        g_rloop_sent = bdl_g.nsent;
+    }
+    uint64_t spin = bdl_g.hdr->job.nr > 1 && !atomic_load_explicit(&bdl_g.hdr->runnable_waiting,
+                                                                   memory_order_relaxed)
+                        ? bdl_g.hdr->job.spin_ns
+                        : 0;
+    if (!loop || now - g_rloop_t0 < spin) {
+        bdl_p2p_poll_failed();
+    } else {
+        _Atomic uint64_t *st = bdl_g.slot->stats;
+        atomic_fetch_add_explicit(&st[BD_STAT_POLLS], 1, memory_order_relaxed);
+        atomic_fetch_add_explicit(&st[BD_STAT_POLL_SLEEPS], 1, memory_order_relaxed);
+        bdl_rpc_serve_flagged();
+        bdl_nbc_pipe_poll();
+        bdl_p2p_poll_sleep(max);
+        /* woken by a message (the caller's next poll looks) or at the bound:
+         * the loop goes on from here */
+        g_rloop_seq = bdl_p2p_event_seq();
+        g_rloop_sent = bdl_g.nsent;
+    }
+    g_rloop_last = bdl_now_ns();
+}
+
 /* Tables the waits hold pointers into (requests, communicators) must not
  * move while a thread naps: they move once, now, into a reservation of
  * max entries that grows in place (pages come as they are touched). */

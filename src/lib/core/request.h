@@ -73,6 +73,10 @@ struct bdl_request {
     uint64_t send_id;  /* a nonblocking send's id (MPI_Cancel names it), 0 if none */
     uint64_t cma_id;   /* a single-copy send not yet complete (match.c), 0 if none */
     int send_dst;      /* ... and its destination's world rank */
+    /* A receive from a named rank of another node, or a synchronous send to
+     * one: only a message our master brings can complete it (a poll loop on
+     * it sleeps in the master, mt.c bdl_p2p_poll_failed_remote). */
+    int remote;
     MPI_Status status;
     /* Persistent requests (MPI_Send_init, MPI_Recv_init, ...): the call to
      * repeat at each MPI_Start; inactive between completion and the next start. */
@@ -265,6 +269,13 @@ void bdl_p2p_sync_forget(uint64_t id);
 /* 1 once the synchronous send id is matched; blocking: wait for that. */
 int bdl_p2p_sync_done(uint64_t id, int blocking);
 void bdl_p2p_poll_failed(void); /* a poll found nothing: yield if a rank waits */
+/* ... and it waited only for messages from ranks of other nodes (a receive
+ * or probe whose source is there, a synchronous send to one): a poll loop
+ * sleeps in the master until one comes (mt.c, -poll-remote). */
+void bdl_p2p_poll_failed_remote(void);
+/* Sleep in the master until our mailbox moves after the last drain, or
+ * max_ns pass; our run slot goes to another rank meanwhile. */
+void bdl_p2p_poll_sleep(uint64_t max_ns);
 /* The mailbox's event count; wait (spin, then sleep in the master) until it
  * differs from seen, which was read before the last look (why: BD_WAIT_*). */
 uint32_t bdl_p2p_event_seq(void);
@@ -283,8 +294,9 @@ void bdl_p2p_recv_settle(bdl_request_t *q);
 int bdl_p2p_cancel_send(int dst, uint64_t send_id); /* 1 if withdrawn unseen */
 /* Probe (take: MPI_Mprobe, the message leaves the queue and *match_id names
  * it for bdl_p2p_mrecv); 1 and st's source, tag and size when found, -1
- * when a blocking probe's communicator was revoked while it waited. */
-int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, MPI_Status *st,
+ * when a blocking probe's communicator was revoked while it waited.
+ * remote: src is a rank of another node (bdl_p2p_poll_failed_remote). */
+int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, int remote, MPI_Status *st,
                   uint64_t *match_id);
 int bdl_p2p_mrecv(uint64_t match_id, void *buf, const struct bdl_dt *t, uint64_t count,
                   MPI_Status *st);

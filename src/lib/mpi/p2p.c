@@ -190,8 +190,10 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     *request = bdl_irecv_post(rc < 0 ? 0 : c->ctx, rc < 0 ? MPI_PROC_NULL : source, tag, buf,
                               (uint64_t)count, t);
     bdl_request_t *q = bdl_req_lookup(*request);
-    if (q)
+    if (q) {
         q->ecomm = comm; /* its errors (truncation, revoke) go to comm's handler */
+        q->remote = rc >= 0 && source >= 0 && !bdl_p2p_local(bdl_comm_peer_world(c, source));
+    }
     return MPI_SUCCESS;
 }
 
@@ -304,7 +306,8 @@ static int probe(const char *call, int source, int tag, MPI_Comm comm, int block
         return bdl_error(comm, MPI_ERR_RANK, call, "invalid source rank %d (%s size %d)", source,
                          c->inter ? "remote group" : "communicator", bdl_comm_peers(c));
     MPI_Status st;
-    int found = bdl_p2p_probe(c->ctx, source, tag, blocking, 0, &st, NULL);
+    int remote = source >= 0 && !bdl_p2p_local(bdl_comm_peer_world(c, source));
+    int found = bdl_p2p_probe(c->ctx, source, tag, blocking, 0, remote, &st, NULL);
     if (found < 0)
         return bdl_comm_revoked_error(comm, call);
     if (flag)

@@ -107,6 +107,7 @@ int MPI_Start(MPI_Request *request)
     q->count = t->count;
     q->send_id = t->send_id;
     q->send_dst = t->send_dst;
+    q->remote = t->remote;
     q->cma_id = t->cma_id;
     q->status = t->status;
     q->impl = t->impl;
