@@ -217,6 +217,42 @@ void bdl_p2p_poll_failed(void)
     bdl_rpc();
 }
 
+/* An RMA epoch on our own window (flush, unlock) completes without another
+ * rank running, found something or not: a loop of them (a spin lock whose
+ * word we hold) polls, and must let the rank it waits for run; but a
+ * program that only works on its own window must not hand its slot over at
+ * every epoch (mpi4py's test_rma_nb locks itself for each of hundreds of
+ * operations).  So at most once per -poll-quantum of running is it a poll;
+ * -poll-quantum 0: always. */
+static uint64_t g_own_since, g_own_resumes;
+
+void bdl_p2p_poll_failed_own(void)
+{
+    uint64_t q = bdl_g.hdr->job.poll_quantum_ns;
+    if (!q) {
+        bdl_p2p_poll_failed();
+        return;
+    }
+    /* Since the master last gave us a run slot (run_since_ns restarts at
+     * every blocking request, and the epoch's own messages make some). */
+    _Atomic uint64_t *st = bdl_g.slot->stats;
+    uint64_t now = bdl_now_ns();
+    uint64_t res = atomic_load_explicit(&st[BD_STAT_RESUMES], memory_order_relaxed);
+    if (!g_own_since || res != g_own_resumes) {
+        g_own_since = now;
+        g_own_resumes = res;
+    }
+    if (now - g_own_since < q) {
+        bdl_rpc_serve_flagged();
+        bdl_nbc_pipe_poll();
+        if (atomic_load_explicit(&bdl_g.hdr->runnable_waiting, memory_order_relaxed))
+            atomic_fetch_add_explicit(&st[BD_STAT_POLLS_KEPT], 1, memory_order_relaxed);
+        return;
+    }
+    g_own_since = 0;
+    bdl_p2p_poll_failed();
+}
+
 /* A poll for what only another node can send found nothing: a receive or
  * probe naming a rank there, a synchronous send to one.  Nothing on this
  * node can change that; only our master brings it.  Spinning for it is

@@ -273,6 +273,9 @@ void bdl_p2p_poll_failed(void); /* a poll found nothing: yield if a rank waits *
  * or probe whose source is there, a synchronous send to one): a poll loop
  * sleeps in the master until one comes (mt.c, -poll-remote). */
 void bdl_p2p_poll_failed_remote(void);
+/* ... or it was an RMA epoch on the rank's own window (done without another
+ * rank: a loop of them polls; not one in every -poll-quantum of running). */
+void bdl_p2p_poll_failed_own(void);
 /* Sleep in the master until our mailbox moves after the last drain, or
  * max_ns pass; our run slot goes to another rank meanwhile. */
 void bdl_p2p_poll_sleep(uint64_t max_ns);

@@ -1034,7 +1034,7 @@ static void finish(bdl_win_t *w, int target, int release)
     }
     w->dirty[target] = 0;
     if ((lockmsg || ops) && target == w->rank) /* on us: a loop of these (a spin lock) polls */
-        bdl_p2p_poll_failed();                 /* w may move: callers look it up again */
+        bdl_p2p_poll_failed_own();             /* w may move: callers look it up again */
 }
 
 int MPI_Win_unlock(int rank, MPI_Win win)
