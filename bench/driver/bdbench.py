@@ -36,10 +36,11 @@ BDMPI run is checked against -mem + 16 MiB + 512 KiB per rank (in-memory
 runs, -mem-strategy none, are not bounded); the ratio of its peak to that
 bound is in runs.csv (bound_ratio) and results.md, and the worst one of the
 bdmpi runs (the runtime's memory manager; BDMPI-ooc's ratio is shown too,
-but its memory is the program's own) is printed at the end.  The samples are taken while the processes run, so
-memory handed from one rank to the next between two reads can count twice
-(tests/runtime/rss_watch.c stops the job for exact snapshots; a benchmark
-cannot).  The memory manager's bytes read and written (--stats MEM_READ,
+but its memory is the program's own) is printed at the end.  The samples are consistent snapshots: the
+processes are stopped while they are read (as tests/runtime/rss_watch.c
+does; read while they run, memory handed from one rank to the next between
+two reads counted twice), at most about 2% of the run (a sample waits 50
+times as long as it stopped the job; stopped_s in runs.csv).  The memory manager's bytes read and written (--stats MEM_READ,
 MEM_WRITTEN, setup included) are divided by the iterations and compared
 with D and D - M.
 
@@ -89,6 +90,7 @@ FULL = dict(apps="pagerank,kmeans,sgd", mem="48M", ratios="4,6,8", shapes="16:1,
             mem_threshold="256K", sbpage="64K", bw_size="512M", timeout=900, mpich_np=1)
 
 SAMPLE_DT = 0.05
+STOP_PACE = 50  # a sample that stopped the job for t waits at least 50 t
 # The stated overhead of a BDMPI job beyond -mem (issue 13).
 BOUND_FIXED = 16 << 20
 BOUND_PER_RANK = 512 << 10
@@ -340,6 +342,57 @@ class PageAge:
 _LOWBIT = bytes(b & 1 for b in range(256))
 
 
+def _stopped(pid):
+    """Whether every thread of PID is stopped (state T or t), or PID is gone."""
+    try:
+        tids = os.listdir("/proc/%d/task" % pid)
+    except OSError:
+        return True
+    for tid in tids:
+        try:
+            with open("/proc/%d/task/%s/stat" % (pid, tid)) as f:
+                st = f.read()
+        except OSError:
+            continue
+        state = st[st.rfind(")") + 2:st.rfind(")") + 3]
+        if state not in ("T", "t", "Z", "X", ""):
+            return False
+    return True
+
+
+def snapshot_mem(pids, timeout=0.5):
+    """(own, rss, stopped seconds) summed over PIDS read while all of them are
+    stopped (SIGSTOP, then wait until every thread is), as
+    tests/runtime/rss_watch.c does: read one after another while they run,
+    memory one rank gives back after it was read and another loads before
+    it is read counts twice.  Continued in all cases (finally).  A process
+    not stopped within TIMEOUT is read as it is."""
+    t0 = time.monotonic()
+    stopped = []
+    try:
+        for p in pids:
+            try:
+                os.kill(p, signal.SIGSTOP)
+                stopped.append(p)
+            except OSError:
+                pass
+        for p in stopped:
+            while not _stopped(p) and time.monotonic() - t0 < timeout:
+                time.sleep(0.0002)
+        own = rss = 0
+        for p in pids:
+            a, b = proc_mem(p)
+            own += a
+            rss += b
+    finally:
+        for p in stopped:
+            try:
+                os.kill(p, signal.SIGCONT)
+            except OSError:
+                pass
+    return own, rss, time.monotonic() - t0
+
+
 class Sampler(threading.Thread):
     """Every SAMPLE_DT: the run's resident memory (sum over its processes of
     PSS anon+shmem, and of RSS) and, with evict, a page-cache drop of the
@@ -349,7 +402,14 @@ class Sampler(threading.Thread):
     consecutive samples are dropped (PageAge): the run keeps no more page
     cache than about two sampling periods of its own I/O, yet data it has
     just read, or that the kernel has just read ahead for it, is not thrown
-    away under its feet."""
+    away under its feet.
+
+    The memory is read in consistent snapshots (snapshot_mem: the counted
+    processes stopped while they are read).  The job is stopped for the
+    reads, so the next sample waits at least STOP_PACE times as long as
+    this one stopped it (at most about 1/STOP_PACE of the run: the pace
+    drops below one per SAMPLE_DT with many processes); stopped_s says
+    how long it was stopped in all."""
 
     def __init__(self, pid, evict_roots, evict_files, skip_root=False):
         super().__init__(daemon=True)
@@ -363,6 +423,7 @@ class Sampler(threading.Thread):
         self.stop = threading.Event()
         self.t0 = time.monotonic()
         self.cpu_s = 0.0
+        self.stopped_s = 0.0
         self.age = PageAge()
 
     def _candidates(self, pids):
@@ -410,13 +471,9 @@ class Sampler(threading.Thread):
     def run(self):
         while not self.stop.is_set():
             pids = tree_pids(self.pid)
-            own = rss = 0
-            for p in pids:
-                if self.skip_root and p == self.pid:
-                    continue
-                a, b = proc_mem(p)
-                own += a
-                rss += b
+            counted = [p for p in pids if not (self.skip_root and p == self.pid)]
+            own, rss, held = snapshot_mem(counted)
+            self.stopped_s += held
             t = time.monotonic() - self.t0
             self.timeline.append((t, own, rss, len(pids)))
             self.peak_own = max(self.peak_own, own)
@@ -425,7 +482,7 @@ class Sampler(threading.Thread):
             if self.roots or self.files:
                 self._evict(pids)
             self.cpu_s = time.thread_time()
-            self.stop.wait(SAMPLE_DT)
+            self.stop.wait(max(SAMPLE_DT, STOP_PACE * held))
 
 
 def read_proc_io(pid):
@@ -870,7 +927,7 @@ class Bench:
         row.update(run_id=rid, q=q, command=" ".join(cmd), wall_s=round(r["wall"], 3), rc=r["rc"],
                    per_iter_s=p["per_iter"], total_s=p["total"], iter_times=" ".join("%.4f" % x for x in p["iter_times"]),
                    peak_resident=smp.peak_own, peak_rss=smp.peak_rss, max_procs=smp.max_procs,
-                   sampler_cpu_s=round(smp.cpu_s, 3),
+                   sampler_cpu_s=round(smp.cpu_s, 3), stopped_s=round(smp.stopped_s, 3),
                    dev_read=io.get("read_bytes"), dev_written=(io["write_bytes"] - io.get("cancelled_write_bytes", 0))
                    if "write_bytes" in io else None, rchar=io.get("rchar"), wchar=io.get("wchar"),
                    mem_read=st.get("MEM_READ"), mem_written=st.get("MEM_WRITTEN"), mem_peak_managed=st.get("MEM_PEAK"),
@@ -924,7 +981,7 @@ class Bench:
                   "dev_read", "dev_written", "rchar", "wchar", "mem_read", "mem_written", "mem_peak_managed",
                   "msg_spill_bytes", "coll_spill_bytes", "ooc_read_rank0", "ooc_written_rank0", "mem_io_s",
                   "compute_s", "cpu_wait_s", "wait_s", "grant_s", "peak_resident", "peak_rss", "mem_bound", "bound_ratio",
-                  "mem_read_iter", "mem_written_iter", "max_procs", "sampler_cpu_s", "rc", "note", "check_msg",
+                  "mem_read_iter", "mem_written_iter", "max_procs", "sampler_cpu_s", "stopped_s", "rc", "note", "check_msg",
                   "trace", "command"]
 
     def serial_time(self, row):

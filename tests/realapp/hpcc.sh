@@ -12,7 +12,10 @@
 # PTRANS's residual checks, STREAM's validation, RandomAccess's
 # verification (MPI, star and single), and its summary's Success=1.
 # Exit 0 pass, 1 fail, 77 skip (no network to Debian's archive, or no
-# OpenBLAS).  Set HPCC_OUT=FILE to keep HPCC's output file.
+# OpenBLAS).  Set HPCC_OUT=FILE to keep HPCC's output file, HPCC_LOG=FILE
+# bdmpiexec's output (--stats), HPCC_N=N for
+# HPL's matrix order instead of the sample's 1000 (the other tests size
+# themselves from it: N=4000 is 128 MB of matrix, an out-of-core run).
 set -u
 exe=$1; cc=$2; work=$3; shift 3
 [ $# -gt 0 ] || set -- -ns 4 -nr 1
@@ -53,11 +56,13 @@ for ((d = 1; d * d <= np; d++)); do [ $((np % d)) = 0 ] && p=$d; done
 run=$(mktemp -d /tmp/bdmpi-hpcc.XXXXXX)
 trap 'rm -rf "$run"' EXIT
 sed -e "s/^2            Ps/$p            Ps/; s/^2            Qs/$((np / p))            Qs/" \
+    -e "s/^1000         Ns/${HPCC_N:-1000}         Ns/" \
     "$src/_hpccinf.txt" > "$run/hpccinf.txt"
 (cd "$run" && BDMPI_WD="$run" "$exe" "$@" "$src/hpcc.bdmpi" > "$run/stdout" 2>&1)
 rc=$?
 out=$run/hpccoutf.txt
 [ -n "${HPCC_OUT:-}" ] && cp "$out" "$HPCC_OUT" 2>/dev/null
+[ -n "${HPCC_LOG:-}" ] && cp "$run/stdout" "$HPCC_LOG" 2>/dev/null
 fail=0
 [ $rc = 0 ] || { cat "$run/stdout"; echo "FAIL: bdmpiexec $* hpcc exited with $rc"; fail=1; }
 need() { grep -q -- "$1" "$out" 2>/dev/null || { echo "FAIL: $2 ('$1' not in HPCC's output)"; fail=1; }; }
