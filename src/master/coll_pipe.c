@@ -32,10 +32,14 @@ int bdr_pipe_bounded(const coll_t *c)
      * ranks put and take in MPI_Test and MPI_Wait, and before they wait in
      * any other call; see away()); a gather's or scatter's pieces for
      * another node still go whole through coll_net.c. */
-    if (k == BD_COLL_ALLGATHER || k == BD_COLL_BCAST) /* blocking; see bdr_pipe_multi */
-        return !(c->d.api & BD_API_NB) && g_m.nnodes <= 64 && (k != BD_COLL_BCAST || c->d.count);
-    return k == BD_COLL_ALLTOALL ||
-           (!(c->d.api & BD_API_NB) && (k == BD_COLL_GATHER || k == BD_COLL_SCATTER));
+    /* Nonblocking gathers, scatters, allgathers and broadcasts only on one
+     * node (their ranks ask so, bdl_nbc_pipe_eligible): across nodes a
+     * piece from another node whose reader waits elsewhere would keep its
+     * sender's credit (credit_away is for all-to-alls). */
+    int nb_ok = !(c->d.api & BD_API_NB) || c->nlocal == c->comm->size;
+    if (k == BD_COLL_ALLGATHER || k == BD_COLL_BCAST) /* see bdr_pipe_multi */
+        return nb_ok && g_m.nnodes <= 64 && (k != BD_COLL_BCAST || c->d.count);
+    return k == BD_COLL_ALLTOALL || (nb_ok && (k == BD_COLL_GATHER || k == BD_COLL_SCATTER));
 }
 
 int bdr_pipe_multi(const coll_t *c)
@@ -230,13 +234,43 @@ static int node_over(const coll_t *c)
     return counted > lim;
 }
 
+/* away_bytes for pieces with several readers (a nonblocking allgather's
+ * blocks, broadcast's parts): the bytes of this node's own staged pieces
+ * that some local reader that has not read them waits elsewhere (away()).
+ * Such a piece stays until that reader runs again, so a sender waiting for
+ * its room could be the rank that reader waits for. */
+static uint64_t multi_away_bytes(coll_t *c)
+{
+    int size = c->comm->size;
+    uint64_t b = 0;
+    char *aw = calloc((size_t)size, 1);
+    if (!aw)
+        return 0; /* out of memory: the bound is kept as it is */
+    for (int r = 0; r < size; r++)
+        aw[r] = bdr_coll_rank_node(c, r) == g_m.node && away(c, r);
+    for (size_t i = 0; i < c->npieces; i++) {
+        piece_t *p = &c->pieces[i];
+        if (p->taken || !p->total || (!p->data && !p->in_file) || remote_origin(c, p) >= 0)
+            continue;
+        for (int r = 0; r < size; r++)
+            if (aw[r] && unread_by(c, p, r)) {
+                b += p->total;
+                break;
+            }
+    }
+    free(aw);
+    return b;
+}
+
 int bdr_pipe_over(const coll_t *c)
 {
     if (!bdr_pipe_bounded(c))
         return 0;
     uint64_t own = c->staged - c->staged_in;
-    if (nb_pipe(c) && own > pipe_limit(c))
-        own -= away_bytes(c, 0);
+    if (nb_pipe(c) && own > pipe_limit(c)) {
+        uint64_t aw = bdr_pipe_multi(c) ? multi_away_bytes((coll_t *)c) : away_bytes(c, 0);
+        own -= aw < own ? aw : own;
+    }
     return own > pipe_limit(c) || (c->pipe && node_over(c));
 }
 
