@@ -66,8 +66,9 @@ static void check(const char *what, int k, int from, const unsigned char *p, siz
 {
     for (size_t b = 0; b < n; b++)
         if (p[b] != pat(from, k, b)) {
-            fprintf(stderr, "flow_inb %s: rank %d, round %d: block of rank %d wrong at byte %zu "
-                            "(%u, not %u)\n",
+            fprintf(stderr,
+                    "flow_inb %s: rank %d, round %d: block of rank %d wrong at byte %zu "
+                    "(%u, not %u)\n",
                     what, g_rank, k, from, b, p[b], pat(from, k, b));
             g_bad = 1;
             return;
@@ -158,8 +159,8 @@ static void one_gather(const char *what, int k)
     blocks_t x;
     blocks_init(&x, k, 1, g_rank == root);
     MPI_Request r;
-    MPI_Igatherv(x.out, x.cnt[g_rank], MPI_BYTE, x.in, x.cnt, x.dsp, MPI_BYTE, root,
-                 MPI_COMM_WORLD, &r);
+    MPI_Igatherv(x.out, x.cnt[g_rank], MPI_BYTE, x.in, x.cnt, x.dsp, MPI_BYTE, root, MPI_COMM_WORLD,
+                 &r);
     complete(&r);
     if (g_rank == root)
         blocks_check(&x, what, k);

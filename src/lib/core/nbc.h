@@ -65,10 +65,10 @@ typedef struct bdl_nbc_pipe {
     bdl_dt_t **tv;         /* ... or per-block types, displacements in bytes */
     int root;              /* BDL_PP_SCATTER */
     uint64_t part, nparts; /* BDL_PP_PARTS */
-    int next; /* pieces put so far, in pipeline order (A2A: me + 1, me + 2, ...) */
-    int over;      /* the last answer said the staging is past the bound */
-    int arrived;   /* every piece is put and the master knows it */
-    int listed;    /* in the pending list bdl_nbc_pipe_settle walks */
+    int next;              /* pieces put so far, in pipeline order (A2A: me + 1, me + 2, ...) */
+    int over;              /* the last answer said the staging is past the bound */
+    int arrived;           /* every piece is put and the master knows it */
+    int listed;            /* in the pending list bdl_nbc_pipe_settle walks */
 } bdl_nbc_pipe_t;
 
 typedef struct bdl_nbc {

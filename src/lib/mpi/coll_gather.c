@@ -196,13 +196,13 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
             if (!nb.taken && !(nb.taken = calloc((size_t)c->size, 1)))
                 bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
             if (!all && c->rank == root)
-                nb.pp = bdl_nbc_pipe_new_form(BDL_PP_NONE, NULL, 0, NULL, NULL, NULL, NULL, 0, 0,
-                                              0, 0);
+                nb.pp =
+                    bdl_nbc_pipe_new_form(BDL_PP_NONE, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, 0, 0);
             else if (inplace)
-                nb.pp = bdl_nbc_pipe_new_form(
-                    BDL_PP_ONE, vblk(rb, displs, recvcount, me, rt, tv),
-                    (int)bdl_vcount(recvcounts, recvcount, me), NULL, NULL,
-                    (bdl_dt_t *)vtype(rt, tv, me), NULL, 0, 0, 0, 0);
+                nb.pp =
+                    bdl_nbc_pipe_new_form(BDL_PP_ONE, vblk(rb, displs, recvcount, me, rt, tv),
+                                          (int)bdl_vcount(recvcounts, recvcount, me), NULL, NULL,
+                                          (bdl_dt_t *)vtype(rt, tv, me), NULL, 0, 0, 0, 0);
             else
                 nb.pp = bdl_nbc_pipe_new_form(BDL_PP_ONE, sendbuf, sendcount, NULL, NULL, st, NULL,
                                               0, 0, 0, 0);
@@ -403,13 +403,13 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
                 nb.buf = recvbuf;
                 nb.count = (uint64_t)recvcount;
                 nb.t = rt;
-                nb.pp = bdl_nbc_pipe_new_form(BDL_PP_NONE, NULL, 0, NULL, NULL, NULL, NULL, 0, 0,
-                                              0, 0);
+                nb.pp =
+                    bdl_nbc_pipe_new_form(BDL_PP_NONE, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, 0, 0);
             }
             if (!(nb.taken = calloc(1, 1)))
                 bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
             nb.pp->over = over;
-            bdl_nbc_pipe_put(&nb, 3); /* the request goes on with the rest */
+            bdl_nbc_pipe_put(&nb, 3);              /* the request goes on with the rest */
             return own_launch(&nb, request, &own); /* the request owns nb.taken and nb.pp */
         }
         if (is_root) {

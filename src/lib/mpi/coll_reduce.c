@@ -183,9 +183,8 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
         return bdl_lc_bcast(c, comm, call, BD_API_BCAST, buffer, (uint64_t)count, t, root);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
-    uint64_t part = request && !bdl_nbc_pipe_eligible(c)
-                        ? 0
-                        : bcast_part(c, (uint64_t)count * t->psize);
+    uint64_t part =
+        request && !bdl_nbc_pipe_eligible(c) ? 0 : bcast_part(c, (uint64_t)count * t->psize);
     if (part) {
         bcast_pipe(c, &nb, buffer, (uint64_t)count, t, root, part, request);
         rc = bdl_nbc_launch(&nb, request);
