@@ -1,7 +1,7 @@
 #!/bin/bash
 # flow_inb.sh BDMPIEXEC FLOW_INB CASE: bounded staging (-coll-stage) of the
 # nonblocking MPI_Iallgather(v), MPI_Ibcast, MPI_Igather(v) and
-# MPI_Iscatter(v) on one node (issue 17, session 19), every byte checked by
+# MPI_Iscatter(v), one node and across nodes (issue 17, session 19), every byte checked by
 # FLOW_INB (flow_inb.c), and the master's staging peak (STAGE_PEAK) against
 # the bound of docs/design.md ("Nonblocking gathers, scatters, allgathers
 # and broadcasts"): per instance -coll-stage plus, per rank running at
@@ -22,7 +22,9 @@
 #   alone), recv (rank 1 waits in MPI_Recv for rank 0, which sends after
 #   its MPI_Wait: completes; the blocks unread by rank 1 count on top),
 #   persist (MPI_Allgather_init and MPI_Bcast_init started 3 times: two
-#   instances at once, rounds back to back; 15.7 MB staged whole).
+#   instances at once, rounds back to back; 15.7 MB staged whole); across
+#   nodes iallgather_nodes, ibcast_nodes, igather_nodes, iscatter_nodes,
+#   mix_nodes (MPI_Test loops), recv_nodes, and iallgather_nodes_whole.
 # Exit 0 pass, 1 fail.
 set -u
 exe=$1; prog=$2; case=$3
@@ -32,6 +34,11 @@ B=2097152; WIN=262144; MB=1048576
 run() { timeout -k 5 100 "$exe" --stats "$@" >"$out" 2>&1; }
 P=$(($B / 4)); AG=$(($MB + 4096))
 one=$(($B + $AG + $WIN)); two=$(($B + 2 * ($AG + $WIN)))
+nodes="-nn 2 -ns 4 -nr 1 -coll-stage 2M"
+nodes_bound() { # PIECE, at -nn 2 -nr 1
+  local w=$(($B / 2)); [ $w -ge $1 ] || w=$1
+  echo $(($B - $B / 2 + $1 + $WIN + $w))
+}
 case $case in
 iallgather) run -ns 8 -nr 1 -coll-stage 2M "$prog" iallgather 1 $MB; bound=$one ;;
 iallgather16) run -ns 16 -nr 1 -coll-stage 2M "$prog" iallgather 1 $(($MB / 2)); bound=$(($B + $MB / 2 + $WIN)) ;;
@@ -50,6 +57,16 @@ mix) run -ns 8 -nr 1 -coll-stage 2M "$prog" mix 1 $MB; bound=$((4 * $one)) ;;
 mix_late) run -ns 8 -nr 1 -coll-stage 2M "$prog" mix 1 $MB late; bound=$((4 * $one)) ;;
 mix_test) run -ns 8 -nr 2 -coll-stage 2M "$prog" mix 1 $MB test; bound=$((4 * $two)) ;;
 recv) run -ns 8 -nr 1 -coll-stage 2M "$prog" recv 2 $MB; bound=$(($one + 7 * $AG)) ;;
+# across nodes (-nn 2 -ns 4 -nr 1): each master's peak against half the
+# bound for its own ranks' pieces plus a piece and a window per running
+# rank plus the other node's credit (flow_bcast.sh, nodes_bound)
+iallgather_nodes) run $nodes "$prog" iallgather 1 $MB; bound=$(nodes_bound $AG) ;;
+iallgather_nodes_whole) run -nn 2 -ns 4 -nr 1 -coll-stage 0 "$prog" iallgather 1 $MB; bound=$((8 * $MB)) ;;
+ibcast_nodes) run $nodes "$prog" ibcast 1 $((8 * $MB)); bound=$(nodes_bound $P) ;;
+igather_nodes) run $nodes "$prog" igather 2 $MB; bound=$((2 * $(nodes_bound $AG))) ;;
+iscatter_nodes) run $nodes "$prog" iscatter 2 $MB; bound=$((2 * $(nodes_bound $AG))) ;;
+mix_nodes) run $nodes "$prog" mix 1 $MB test; bound=$((4 * $(nodes_bound $AG))) ;;
+recv_nodes) run $nodes "$prog" recv 2 $MB; bound=$(($(nodes_bound $AG) + 7 * $AG)) ;;
 persist) run -ns 8 -nr 1 -coll-stage 2M "$prog" persist 3 $MB; bound=$((4 * $one)) ;;
 *) echo "unknown case $case"; exit 1 ;;
 esac
