@@ -27,15 +27,14 @@ int bdr_pipe_bounded(const coll_t *c)
     int k = c->d.kind;
     if (!g_m.hdr->job.coll_stage)
         return 0;
-    /* An all-to-all across nodes too (its pieces for other nodes go as
-     * their masters give credit, bdr_pipe_ship), and a nonblocking one (its
-     * ranks put and take in MPI_Test and MPI_Wait, and before they wait in
-     * any other call; see away()); a gather's or scatter's pieces for
-     * another node still go whole through coll_net.c. */
-    if (k == BD_COLL_ALLGATHER || k == BD_COLL_BCAST) /* blocking; see bdr_pipe_multi */
-        return !(c->d.api & BD_API_NB) && g_m.nnodes <= 64 && (k != BD_COLL_BCAST || c->d.count);
-    return k == BD_COLL_ALLTOALL ||
-           (!(c->d.api & BD_API_NB) && (k == BD_COLL_GATHER || k == BD_COLL_SCATTER));
+    /* Across nodes too (pieces for other nodes go as their masters give
+     * credit, bdr_pipe_ship), and nonblocking ones (their ranks put and
+     * take in MPI_Test and MPI_Wait, and before they wait in any other
+     * call; see away(); a piece from another node whose reader waits
+     * elsewhere gives its credit back at once, credit_away). */
+    if (k == BD_COLL_ALLGATHER || k == BD_COLL_BCAST) /* see bdr_pipe_multi */
+        return g_m.nnodes <= 64 && (k != BD_COLL_BCAST || c->d.count);
+    return k == BD_COLL_ALLTOALL || k == BD_COLL_GATHER || k == BD_COLL_SCATTER;
 }
 
 int bdr_pipe_multi(const coll_t *c)
@@ -230,13 +229,43 @@ static int node_over(const coll_t *c)
     return counted > lim;
 }
 
+/* away_bytes for pieces with several readers (a nonblocking allgather's
+ * blocks, broadcast's parts): the bytes of this node's own staged pieces
+ * that some local reader that has not read them waits elsewhere (away()).
+ * Such a piece stays until that reader runs again, so a sender waiting for
+ * its room could be the rank that reader waits for. */
+static uint64_t multi_away_bytes(coll_t *c)
+{
+    int size = c->comm->size;
+    uint64_t b = 0;
+    char *aw = calloc((size_t)size, 1);
+    if (!aw)
+        return 0; /* out of memory: the bound is kept as it is */
+    for (int r = 0; r < size; r++)
+        aw[r] = bdr_coll_rank_node(c, r) == g_m.node && away(c, r);
+    for (size_t i = 0; i < c->npieces; i++) {
+        piece_t *p = &c->pieces[i];
+        if (p->taken || !p->total || (!p->data && !p->in_file) || remote_origin(c, p) >= 0)
+            continue;
+        for (int r = 0; r < size; r++)
+            if (aw[r] && unread_by(c, p, r)) {
+                b += p->total;
+                break;
+            }
+    }
+    free(aw);
+    return b;
+}
+
 int bdr_pipe_over(const coll_t *c)
 {
     if (!bdr_pipe_bounded(c))
         return 0;
     uint64_t own = c->staged - c->staged_in;
-    if (nb_pipe(c) && own > pipe_limit(c))
-        own -= away_bytes(c, 0);
+    if (nb_pipe(c) && own > pipe_limit(c)) {
+        uint64_t aw = bdr_pipe_multi(c) ? multi_away_bytes((coll_t *)c) : away_bytes(c, 0);
+        own -= aw < own ? aw : own;
+    }
     return own > pipe_limit(c) || (c->pipe && node_over(c));
 }
 
@@ -421,7 +450,8 @@ static int multi_release(coll_t *c, piece_t *p)
     p->got = p->total; /* a reader that asks for it again is caught (coll_get) */
     if (from >= 0) {
         c->staged_in -= p->total;
-        bdr_coll_ship_credit(c, from, (int)(p - c->pieces), p->total);
+        if (!p->credited) /* else credit_away gave it back */
+            bdr_coll_ship_credit(c, from, (int)(p - c->pieces), p->total);
     }
     poke_room(c); /* ranks waiting for room */
     return 0;
@@ -660,24 +690,41 @@ int bdr_pipe_take_ready(slave_t *s)
 }
 
 /* Credit back the complete pieces from other nodes whose readers wait
- * elsewhere (see away()): their senders' masters may ship more meanwhile. */
+ * elsewhere (see away()): their senders' masters may ship more meanwhile.
+ * Every pipelined kind: a piece with several readers (an allgather's
+ * block, a broadcast's part) once any of its local readers that has not
+ * read it waits elsewhere; it stays until all have read it, and
+ * multi_release then gives no credit a second time. */
 static void credit_away(coll_t *c)
 {
     int size = c->comm->size;
-    if (!c->pipe || !c->pipe_net || c->d.kind != BD_COLL_ALLTOALL)
+    if (!c->pipe || !c->pipe_net || !c->pieces)
         return;
-    for (int dst = 0; dst < size; dst++) {
-        if (bdr_coll_rank_node(c, dst) != g_m.node || !away(c, dst))
+    if (c->d.kind != BD_COLL_ALLTOALL && !(c->d.api & BD_API_NB))
+        return; /* blocking: its readers wait only in it (see bdr_pipe_bounded) */
+    char *aw = calloc((size_t)size, 1);
+    if (!aw)
+        return; /* out of memory: the credit comes back when read */
+    int any = 0;
+    for (int r = 0; r < size; r++)
+        any |= aw[r] = bdr_coll_rank_node(c, r) == g_m.node && away(c, r);
+    for (size_t i = 0; any && i < c->npieces; i++) {
+        piece_t *p = &c->pieces[i];
+        int from = remote_origin(c, p);
+        if (from < 0 || !p->total || p->filled != p->total || p->taken || p->credited)
             continue;
-        for (int src = 0; src < size; src++) {
-            piece_t *p = &c->pieces[(size_t)src * (size_t)size + (size_t)dst];
-            int from = remote_origin(c, p);
-            if (from < 0 || !p->total || p->filled != p->total || p->taken || p->credited)
-                continue;
-            p->credited = 1;
-            bdr_coll_ship_credit(c, from, (int)(p - c->pieces), p->total);
-        }
+        int src, dst, hit = 0;
+        piece_ends(c, p, &src, &dst);
+        if (dst >= 0)
+            hit = aw[dst];
+        for (int r = 0; dst < 0 && r < size && !hit; r++)
+            hit = aw[r] && unread_by(c, p, r);
+        if (!hit)
+            continue;
+        p->credited = 1;
+        bdr_coll_ship_credit(c, from, (int)(p - c->pieces), p->total);
     }
+    free(aw);
 }
 
 void bdr_pipe_remote_in(coll_t *c) { credit_away(c); }

@@ -286,15 +286,61 @@ static char *pipe_blk(const bdl_nbc_pipe_t *pp, int r)
     return bdl_at(pp->buf, pp->tv ? pp->displs[r] : bdl_voff(pp->displs, pp->count, r, pp->t));
 }
 
+/* How many pieces pp puts in all (some skipped: pipe_skip). */
+static int pipe_n(const bdl_nbc_t *nb)
+{
+    const bdl_nbc_pipe_t *pp = nb->pp;
+    switch (pp->form) {
+    case BDL_PP_ONE: return 1;
+    case BDL_PP_NONE: return 0;
+    case BDL_PP_PARTS: return (int)pp->nparts;
+    default: return nb->size;
+    }
+}
+
+/* The rank the k-th piece goes to (A2A, SCATTER), or -1 when it is not
+ * put (its own block). */
+static int pipe_peer(const bdl_nbc_t *nb, int k)
+{
+    const bdl_nbc_pipe_t *pp = nb->pp;
+    int me = nb->xf.rank;
+    switch (pp->form) {
+    case BDL_PP_A2A: {
+        int r = (me + 1 + k) % nb->size;
+        return r == me ? -1 : r;
+    }
+    case BDL_PP_SCATTER: return k == pp->root ? -1 : k;
+    default: return k;
+    }
+}
+
+static void pipe_put_one(bdl_put_t *p, const bdl_nbc_t *nb, int k)
+{
+    const bdl_nbc_pipe_t *pp = nb->pp;
+    switch (pp->form) {
+    case BDL_PP_ONE: bdl_put_typed(p, -1, pp->buf, (uint64_t)pp->count, pp->t); break;
+    case BDL_PP_PARTS: {
+        uint64_t total = (uint64_t)pp->count * pp->t->psize, at = (uint64_t)k * pp->part;
+        bdl_put_span(p, k, pp->buf, (uint64_t)pp->count, pp->t, at,
+                     total - at < pp->part ? total - at : pp->part);
+        break;
+    }
+    default:
+        bdl_put_typed(p, k, pipe_blk(pp, k), bdl_vcount(pp->counts, pp->count, k),
+                      pp->tv ? pp->tv[k] : pp->t);
+        break;
+    }
+}
+
 int bdl_nbc_pipe_put(bdl_nbc_t *nb, int mode)
 {
     bdl_nbc_pipe_t *pp = nb->pp;
-    int me = nb->xf.rank, size = nb->size;
+    int n = pipe_n(nb);
     bdl_put_t p = bdl_put_start(&nb->xf);
     p.over = pp->over;
-    for (; pp->next < size; pp->next++) {
-        int r = (me + 1 + pp->next) % size;
-        if (r == me)
+    for (; pp->next < n; pp->next++) {
+        int r = pipe_peer(nb, pp->next);
+        if (r < 0)
             continue;
         if (p.over && mode != 2) { /* before a piece: take before putting more */
             bdl_put_flush(&p);
@@ -310,8 +356,7 @@ int bdl_nbc_pipe_put(bdl_nbc_t *nb, int mode)
                 }
             }
         }
-        bdl_put_typed(&p, r, pipe_blk(pp, r), bdl_vcount(pp->counts, pp->count, r),
-                      pp->tv ? pp->tv[r] : pp->t);
+        pipe_put_one(&p, nb, r);
     }
     bdl_put_flush(&p);
     pp->over = p.over;
@@ -352,9 +397,26 @@ static void pipe_all(const bdl_nbc_t *except, int flush)
 bdl_nbc_pipe_t *bdl_nbc_pipe_new(const void *buf, int count, const int *counts, const int *displs,
                                  bdl_dt_t *t, bdl_dt_t *const *tv, int n)
 {
+    return bdl_nbc_pipe_new_form(BDL_PP_A2A, buf, count, counts, displs, t, tv, n, 0, 0, 0);
+}
+
+int bdl_nbc_pipe_eligible(const bdl_comm_t *c)
+{
+    (void)c; /* on one node or across nodes alike (coll_pipe.c: credit_away) */
+    return bdl_g.hdr->job.coll_stage != 0;
+}
+
+bdl_nbc_pipe_t *bdl_nbc_pipe_new_form(int form, const void *buf, int count, const int *counts,
+                                      const int *displs, bdl_dt_t *t, bdl_dt_t *const *tv, int n,
+                                      int root, uint64_t part, uint64_t nparts)
+{
     bdl_nbc_pipe_t *pp = calloc(1, sizeof *pp);
     if (!pp)
-        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking all-to-all");
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
+    pp->form = form;
+    pp->root = root;
+    pp->part = part;
+    pp->nparts = nparts;
     pp->buf = buf;
     pp->count = count;
     pp->counts = dup_ints(counts, n);
@@ -412,6 +474,13 @@ static int pipe_progress(bdl_nbc_t *nb, int blocking, int yield)
                     i--; /* it left the list */
         return 1;
     }
+    /* A test of this one steps the others too, within the bound and
+     * without giving the slot away: a program may test one request in a
+     * loop while another rank's collective waits for a piece of another of
+     * this rank's pending ones (MPI 3.1 5.12: every started collective
+     * completes while its ranks test or wait). */
+    if (!blocking && others)
+        pipe_all(nb, 0);
     if (!pp->arrived && !bdl_nbc_pipe_put(nb, blocking ? 1 : yield ? 0 : 3))
         return 0;
     if (blocking) {
@@ -733,7 +802,7 @@ int bdl_nbc_launch(bdl_nbc_t *nb, MPI_Request *request)
     if (nb->size == 1) {
         h->done = 1;
         nbc_release(h);
-    } else if (h->pp && !h->pp->arrived && h->pp->next < h->size) {
+    } else if (h->pp && !h->pp->arrived && h->pp->next < pipe_n(h)) {
         pend_add(h); /* past the bound: the rest in MPI_Test, MPI_Wait (pipe_progress) */
     } else {
         bdl_xfer_call(&h->xf, BD_REQ_COLL_ARRIVE);

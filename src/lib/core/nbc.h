@@ -48,16 +48,27 @@ typedef void (*bdl_nbc_fin_t)(void *arg, int ctx, int rank, int size, int *world
  * master's staging is under the bound; the rest in MPI_Test and MPI_Wait,
  * or all at once before the rank waits in any other call
  * (bdl_nbc_pipe_settle). */
+enum {
+    BDL_PP_A2A,     /* an all-to-all: block r to rank r, from r = me + 1 on */
+    BDL_PP_ONE,     /* one piece (peer -1): a gather's non-root, an allgather's block */
+    BDL_PP_SCATTER, /* a scatter's root: block r to rank r in rank order, but its own */
+    BDL_PP_PARTS,   /* a broadcast's root: nparts parts of `part` bytes of the packed stream */
+    BDL_PP_NONE,    /* nothing to put: a rank that only takes (a root of a gather, ...) */
+};
+
 typedef struct bdl_nbc_pipe {
+    int form; /* BDL_PP_* */
     const void *buf;
     int count;
     int *counts, *displs; /* v forms (displacements in extents of t) ... */
     bdl_dt_t *t;
-    bdl_dt_t **tv; /* ... or per-block types, displacements in bytes */
-    int next;      /* pieces put so far, in pipeline order (me + 1, me + 2, ...) */
-    int over;      /* the last answer said the staging is past the bound */
-    int arrived;   /* every piece is put and the master knows it */
-    int listed;    /* in the pending list bdl_nbc_pipe_settle walks */
+    bdl_dt_t **tv;         /* ... or per-block types, displacements in bytes */
+    int root;              /* BDL_PP_SCATTER */
+    uint64_t part, nparts; /* BDL_PP_PARTS */
+    int next;              /* pieces put so far, in pipeline order (A2A: me + 1, me + 2, ...) */
+    int over;              /* the last answer said the staging is past the bound */
+    int arrived;           /* every piece is put and the master knows it */
+    int listed;            /* in the pending list bdl_nbc_pipe_settle walks */
 } bdl_nbc_pipe_t;
 
 typedef struct bdl_nbc {
@@ -127,6 +138,16 @@ void bdl_nbc_pipe_poll(void);
  * types retained; freed with the request). */
 bdl_nbc_pipe_t *bdl_nbc_pipe_new(const void *buf, int count, const int *counts, const int *displs,
                                  bdl_dt_t *t, bdl_dt_t *const *tv, int n);
+/* The same for the other nonblocking collectives that pipeline (one node):
+ * form BDL_PP_ONE (buf, count of t), BDL_PP_SCATTER (as for an all-to-all,
+ * root its rank), BDL_PP_PARTS (count of t at buf in nparts parts of part
+ * bytes). */
+bdl_nbc_pipe_t *bdl_nbc_pipe_new_form(int form, const void *buf, int count, const int *counts,
+                                      const int *displs, bdl_dt_t *t, bdl_dt_t *const *tv, int n,
+                                      int root, uint64_t part, uint64_t nparts);
+/* Should a nonblocking gather, scatter, allgather or broadcast on c pipeline
+ * (-coll-stage set, every rank of c on this node)? */
+int bdl_nbc_pipe_eligible(const bdl_comm_t *c);
 /* The rank's inputs are all PUT (or the communicator has one rank): a
  * blocking call (request NULL) completes now and reports its error; a
  * nonblocking one tells the master it has arrived and gets a request. */

@@ -162,7 +162,13 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
          * puts its own only under the bound; each block is given back
          * once every other rank has read it. */
         int pipe = !request && bdl_g.hdr->job.coll_stage;
-        if (pipe)
+        /* Nonblocking, its ranks all on this node: the piece is put here
+         * under the bound, else in MPI_Test, MPI_Wait or before this rank
+         * waits in any other call; the root (every rank of an allgather)
+         * takes the pieces as they complete there (core/nbc.c,
+         * pipe_progress). */
+        int pipe_nb = request && bdl_nbc_pipe_eligible(c);
+        if (pipe || pipe_nb)
             bdl_xfer_begin_pipe_root(&nb.xf, c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER,
                                      all ? 0 : root, bdl_coll_api(api, request));
         else
@@ -182,8 +188,28 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
             } else {
                 nb.displs = (int *)displs;
             }
-            if (pipe && !(nb.taken = calloc((size_t)c->size, 1)))
+            if ((pipe || pipe_nb) && !(nb.taken = calloc((size_t)c->size, 1)))
                 bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+        }
+        if (pipe_nb) {
+            nb.pipe_nb = 1;
+            if (!nb.taken && !(nb.taken = calloc((size_t)c->size, 1)))
+                bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+            if (!all && c->rank == root)
+                nb.pp =
+                    bdl_nbc_pipe_new_form(BDL_PP_NONE, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, 0, 0);
+            else if (inplace)
+                nb.pp =
+                    bdl_nbc_pipe_new_form(BDL_PP_ONE, vblk(rb, displs, recvcount, me, rt, tv),
+                                          (int)bdl_vcount(recvcounts, recvcount, me), NULL, NULL,
+                                          (bdl_dt_t *)vtype(rt, tv, me), NULL, 0, 0, 0, 0);
+            else
+                nb.pp = bdl_nbc_pipe_new_form(BDL_PP_ONE, sendbuf, sendcount, NULL, NULL, st, NULL,
+                                              0, 0, 0, 0);
+            nb.pp->over = over;
+            bdl_nbc_pipe_put(&nb, 3); /* the request goes on with the rest */
+            rc = own_launch(&nb, request, &own);
+            return rc; /* the request owns nb.taken and nb.pp */
         }
         if (pipe && (all || c->rank != root) && over)
             bdl_nbc_take(&nb, 0);
@@ -354,11 +380,38 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
          * readers' masters have given credit back); every other rank takes
          * its piece as soon as it is complete. */
         int pipe = !request && bdl_g.hdr->job.coll_stage;
-        if (pipe)
+        /* Nonblocking on one node: the root puts the pieces in rank order
+         * while the staging has room, the rest as a nonblocking all-to-all
+         * does (core/nbc.c); the others take theirs as it completes. */
+        int pipe_nb = request && bdl_nbc_pipe_eligible(c);
+        if (pipe || pipe_nb)
             bdl_xfer_begin_pipe_root(&nb.xf, c, BD_COLL_SCATTER, root, bdl_coll_api(api, request));
         else
             bdl_xfer_begin(&nb.xf, c, BD_COLL_SCATTER, root, 0, 0, 0, bdl_coll_api(api, request));
         int over = bdl_resp()->flag;
+        if (pipe_nb) {
+            nb.pipe_nb = 1;
+            if (is_root) {
+                nb.pp = bdl_nbc_pipe_new_form(BDL_PP_SCATTER, sendbuf, sendcount, sendcounts,
+                                              displs, st, tv, c->size, root, 0, 0);
+            } else {
+                nb.gkind = BDL_GET_BLOCKS;
+                nb.whole = 1;
+                nb.nblk = 1;
+                nb.pfirst = root;
+                nb.skip = -1;
+                nb.buf = recvbuf;
+                nb.count = (uint64_t)recvcount;
+                nb.t = rt;
+                nb.pp =
+                    bdl_nbc_pipe_new_form(BDL_PP_NONE, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, 0, 0);
+            }
+            if (!(nb.taken = calloc(1, 1)))
+                bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+            nb.pp->over = over;
+            bdl_nbc_pipe_put(&nb, 3);              /* the request goes on with the rest */
+            return own_launch(&nb, request, &own); /* the request owns nb.taken and nb.pp */
+        }
         if (is_root) {
             bdl_put_t p = bdl_put_start(&nb.xf);
             p.over = over;

@@ -89,11 +89,39 @@ static uint64_t bcast_part(const bdl_comm_t *c, uint64_t bytes)
  * every other rank takes the parts as they complete, each whole into its
  * place in the buffer, then GETs what is left once the root has put all. */
 static void bcast_pipe(bdl_comm_t *c, bdl_nbc_t *nb, void *buf, uint64_t count, bdl_dt_t *t,
-                       int root, uint64_t part)
+                       int root, uint64_t part, MPI_Request *request)
 {
     uint64_t total = count * t->psize, nparts = (total + part - 1) / part;
-    bdl_xfer_begin_pipe_parts(&nb->xf, c, BD_COLL_BCAST, root, nparts, BD_API_BCAST);
+    bdl_xfer_begin_pipe_parts(&nb->xf, c, BD_COLL_BCAST, root, nparts,
+                              bdl_coll_api(BD_API_BCAST, request));
     int over = bdl_resp()->flag;
+    if (request) {
+        /* Nonblocking (one node): the root puts the parts while the staging
+         * has room, the rest as a nonblocking all-to-all does (core/nbc.c);
+         * the others take the parts as they complete, in MPI_Test, MPI_Wait
+         * or before they wait in any other call. */
+        nb->pipe_nb = 1;
+        if (c->rank == root) {
+            nb->pp = bdl_nbc_pipe_new_form(BDL_PP_PARTS, buf, (int)count, NULL, NULL, t, NULL, 0,
+                                           root, part, nparts);
+        } else {
+            nb->gkind = BDL_GET_PARTS;
+            nb->buf = buf;
+            nb->count = count;
+            nb->t = t;
+            nb->part = part;
+            nb->nblk = (int)nparts;
+            nb->pfirst = 0;
+            nb->skip = -1;
+            nb->pp =
+                bdl_nbc_pipe_new_form(BDL_PP_NONE, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, 0, 0);
+        }
+        if (!(nb->taken = calloc(nparts, 1)))
+            bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", nb->call);
+        nb->pp->over = over;
+        bdl_nbc_pipe_put(nb, 3); /* the request goes on with the rest */
+        return;
+    }
     if (c->rank == root) {
         bdl_put_t p = bdl_put_start(&nb->xf);
         p.over = over;
@@ -155,11 +183,13 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
         return bdl_lc_bcast(c, comm, call, BD_API_BCAST, buffer, (uint64_t)count, t, root);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
-    uint64_t part = request ? 0 : bcast_part(c, (uint64_t)count * t->psize);
+    uint64_t part =
+        request && !bdl_nbc_pipe_eligible(c) ? 0 : bcast_part(c, (uint64_t)count * t->psize);
     if (part) {
-        bcast_pipe(c, &nb, buffer, (uint64_t)count, t, root, part);
-        rc = bdl_nbc_launch(&nb, NULL);
-        free(nb.taken);
+        bcast_pipe(c, &nb, buffer, (uint64_t)count, t, root, part, request);
+        rc = bdl_nbc_launch(&nb, request);
+        if (!request) /* else the request owns it */
+            free(nb.taken);
         return rc;
     }
     if (c->size > 1)
