@@ -80,8 +80,7 @@ int main(int argc, char **argv)
     int anybad = 0;
     MPI_Allreduce(&bad, &anybad, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);
     if (rank == 0 && !anybad)
-        printf("PASS evict_recent %d rounds, %zu MiB arrays\n", rounds,
-               n * sizeof(uint64_t) >> 20);
+        printf("PASS evict_recent %d rounds, %zu MiB arrays\n", rounds, n * sizeof(uint64_t) >> 20);
     MPI_Finalize();
     return anybad;
 }
