@@ -163,10 +163,16 @@ int main(int argc, char **argv)
         /* from the second round on, the sbpages written again after they
          * were cleaned (every third, and the last) are left to the unload */
         uint64_t want = (uint64_t)(r == 0 ? NA : NA - (NA + 2) / 3 - 1) * SB;
-        int waited = 0;
-        while (precleaned() - pc0 < want && waited < 20000) {
+        /* Under load an sbpage may look cold in the middle of the loop above
+         * and be written again: pre-cleaned no more (PC_AGAIN), it never
+         * comes; so the wait also ends after 2 s without progress. */
+        int waited = 0, still = 0;
+        for (uint64_t last = precleaned(); last - pc0 < want && waited < 20000 && still < 2000;) {
             spin_ms(5);
             waited += 5;
+            uint64_t now = precleaned();
+            still = now == last ? still + 5 : 0;
+            last = now;
         }
         uint64_t got = precleaned() - pc0;
         CHECKF(got > 0, "round %d: nothing pre-cleaned in %d ms", r, waited);
