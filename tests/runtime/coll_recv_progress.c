@@ -10,7 +10,7 @@
  * completed by MPI_Waitany (waitany), MPI_Waitsome (waitsome), a loop of
  * MPI_Testany (testany) or MPI_Waitall of two (waitall): the master's
  * WAITANY/TESTANY did not match either (session 18).  Also allgather,
- * gather (to the last rank), scatter (from rank 0) and alltoall, 16 KiB a
+ * gather (to the last rank), scatter (from rank 0) and alltoall, 32 KiB a
  * block: with BDMPI_COLL_STAGE=1K these, and bcast, are pipelined through
  * the master's bounded staging, whose wait (COLL_TAKE) did not match
  * either (session 19); and iallgather2, two MPI_Iallgather completed by
@@ -37,7 +37,7 @@ int main(int argc, char **argv)
                      !strcmp(argv[1], "scatter") || !strcmp(argv[1], "alltoall") ||
                      !strcmp(argv[1], "iallgather2")))
         blk = argv[1];
-    enum { B = 4096 };
+    enum { B = 8192 }; /* 32 KiB: over the ranks' own path on one node (BDL_LC_MAX) */
     int *sb = malloc((size_t)size * B * sizeof *sb),
         *rb = malloc((size_t)size * 2 * B * sizeof *rb);
     const char *nbc = NULL;
