@@ -61,6 +61,21 @@ static const bdl_dt_t *vtype(const bdl_dt_t *t, bdl_dt_t *const *tv, int r)
     return tv ? tv[r] : t;
 }
 
+/* A rank that takes its one block of a pipelined scatter from the root. */
+static void root_block_reader(bdl_nbc_t *nb, int root, void *recvbuf, int recvcount, bdl_dt_t *rt)
+{
+    nb->gkind = BDL_GET_BLOCKS;
+    nb->whole = 1;
+    nb->nblk = 1;
+    nb->pfirst = root;
+    nb->skip = -1;
+    nb->buf = recvbuf;
+    nb->count = (uint64_t)recvcount;
+    nb->t = rt;
+    if (!(nb->taken = calloc(1, 1)))
+        bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", nb->call);
+}
+
 /* ---------------------------------------------------------------- gather family */
 
 static int gather_common(const char *call, int api, const void *sendbuf, int sendcount,
@@ -394,20 +409,13 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
             if (is_root) {
                 nb.pp = bdl_nbc_pipe_new_form(BDL_PP_SCATTER, sendbuf, sendcount, sendcounts,
                                               displs, st, tv, c->size, root, 0, 0);
+                if (!(nb.taken = calloc(1, 1)))
+                    bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
             } else {
-                nb.gkind = BDL_GET_BLOCKS;
-                nb.whole = 1;
-                nb.nblk = 1;
-                nb.pfirst = root;
-                nb.skip = -1;
-                nb.buf = recvbuf;
-                nb.count = (uint64_t)recvcount;
-                nb.t = rt;
+                root_block_reader(&nb, root, recvbuf, recvcount, rt);
                 nb.pp =
                     bdl_nbc_pipe_new_form(BDL_PP_NONE, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, 0, 0);
             }
-            if (!(nb.taken = calloc(1, 1)))
-                bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
             nb.pp->over = over;
             bdl_nbc_pipe_put(&nb, 3);              /* the request goes on with the rest */
             return own_launch(&nb, request, &own); /* the request owns nb.taken and nb.pp */
@@ -428,16 +436,7 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
             }
             bdl_put_flush(&p);
         } else if (pipe) { /* one block, from the root */
-            nb.gkind = BDL_GET_BLOCKS;
-            nb.whole = 1;
-            nb.nblk = 1;
-            nb.pfirst = root;
-            nb.skip = -1;
-            nb.buf = recvbuf;
-            nb.count = (uint64_t)recvcount;
-            nb.t = rt;
-            if (!(nb.taken = calloc(1, 1)))
-                bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
+            root_block_reader(&nb, root, recvbuf, recvcount, rt);
             bdl_nbc_take(&nb, 1);
         } else if (cap) {
             nb.gkind = BDL_GET_PIECE;

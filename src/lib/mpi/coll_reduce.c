@@ -83,6 +83,28 @@ static uint64_t bcast_part(const bdl_comm_t *c, uint64_t bytes)
     return part;
 }
 
+/* The map of which of a pipelined broadcast's nparts parts were taken. */
+static void parts_taken(bdl_nbc_t *nb, uint64_t nparts)
+{
+    if (!(nb->taken = calloc(nparts, 1)))
+        bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", nb->call);
+}
+
+/* A rank other than the root: it takes the parts into buf. */
+static void parts_reader(bdl_nbc_t *nb, void *buf, uint64_t count, bdl_dt_t *t, uint64_t part,
+                         uint64_t nparts)
+{
+    nb->gkind = BDL_GET_PARTS;
+    nb->buf = buf;
+    nb->count = count;
+    nb->t = t;
+    nb->part = part;
+    nb->nblk = (int)nparts;
+    nb->pfirst = 0;
+    nb->skip = -1;
+    parts_taken(nb, nparts);
+}
+
 /* The broadcast in parts: the root puts them in order, and before a part,
  * when the last answer said the instance is past the bound, waits in
  * COLL_TAKE (nothing is offered to it) until readers have taken enough;
@@ -104,20 +126,12 @@ static void bcast_pipe(bdl_comm_t *c, bdl_nbc_t *nb, void *buf, uint64_t count, 
         if (c->rank == root) {
             nb->pp = bdl_nbc_pipe_new_form(BDL_PP_PARTS, buf, (int)count, NULL, NULL, t, NULL, 0,
                                            root, part, nparts);
+            parts_taken(nb, nparts);
         } else {
-            nb->gkind = BDL_GET_PARTS;
-            nb->buf = buf;
-            nb->count = count;
-            nb->t = t;
-            nb->part = part;
-            nb->nblk = (int)nparts;
-            nb->pfirst = 0;
-            nb->skip = -1;
+            parts_reader(nb, buf, count, t, part, nparts);
             nb->pp =
                 bdl_nbc_pipe_new_form(BDL_PP_NONE, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, 0, 0);
         }
-        if (!(nb->taken = calloc(nparts, 1)))
-            bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", nb->call);
         nb->pp->over = over;
         bdl_nbc_pipe_put(nb, 3); /* the request goes on with the rest */
         return;
@@ -137,16 +151,7 @@ static void bcast_pipe(bdl_comm_t *c, bdl_nbc_t *nb, void *buf, uint64_t count, 
         bdl_put_flush(&p);
         return;
     }
-    nb->gkind = BDL_GET_PARTS;
-    nb->buf = buf;
-    nb->count = count;
-    nb->t = t;
-    nb->part = part;
-    nb->nblk = (int)nparts;
-    nb->pfirst = 0;
-    nb->skip = -1;
-    if (!(nb->taken = calloc(nparts, 1)))
-        bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", nb->call);
+    parts_reader(nb, buf, count, t, part, nparts);
     bdl_nbc_take(nb, 1);
 }
 
