@@ -797,8 +797,18 @@ void bdr_coll_req_take(slave_t *s, const bd_req_t *r)
             bdr_sched_poll_failed(s);
         return;
     }
+    if (!go && !n && hint < 0 && bdr_mbox_watch_moved(s)) {
+        /* receives posted and a message may have come: nothing offered,
+         * the rank matches, then takes again (BD_COLL_WATCH) */
+        s->slot->resp.status = BD_RESP_NOTYET;
+        s->slot->resp.flag = 0;
+        s->slot->resp.arg[0] = 0;
+        s->slot->resp.arg[1] = 0;
+        bdr_sched_respond(s);
+        return;
+    }
     if (!go && !n && hint < 0) {
-        bdr_sched_block(s, BLK_COLL); /* redone when poked */
+        bdr_sched_block(s, BLK_COLL); /* redone when poked (or its mailbox moves) */
         return;
     }
     s->slot->resp.flag = go || hint >= 0;
