@@ -167,7 +167,8 @@ typedef struct bd_resp {
 #define BD_SEND_PULL 0x4
 
 #define BD_COLL_ADDR 0x100 /* collective request: ctx, myrank, rid name the instance */
-/* COLL_WAIT or COLL_WAITANY of a rank with receives posted: the wait also
+/* COLL_WAIT, COLL_WAITANY or a blocking COLL_TAKE (arg[0] 0 or 1; it then
+ * offers nothing) of a rank with receives posted: the wait also
  * ends, answered
  * BD_RESP_NOTYET, when its mailbox's event count is no longer arg[7] (a
  * message for one of them may have come, and a synchronous sender, maybe on

@@ -99,12 +99,27 @@ static int away(const coll_t *c, int r)
     slave_t *s = bdr_master_slave_by_world(c->comm->world[r]);
     if (!s)
         return 0;
-    int here = s->coll == c && s->slot->req.code == BD_REQ_COLL_TAKE;
+    uint32_t code = s->slot->req.code;
+    int here = s->coll == c && code == BD_REQ_COLL_TAKE;
     if (s->state == SL_BLOCKED)
         return !(s->blk == BLK_COLL && here);
     /* Polling in another call in this turn (MPI_Test, MPI_Iprobe loops):
      * it may be waiting, without blocking, for a rank that waits for room
-     * (node-wide bound, below). */
+     * (node-wide bound, below).  Not when its last request is a step of c
+     * itself: an MPI_Test of c, or a failed poll of another call (which
+     * steps every pending pipelined instance, bdl_nbc_pipe_poll), puts,
+     * takes and GETs what is offered to it, so its pieces do not stay.
+     * Counting a rank between those steps away (session 19: in its GETs)
+     * gave credit back early (credit_away) and the other node shipped
+     * more: flow.ia2a_nodes_nr2 staged 5 or 6 pieces against a bound of
+     * 4.5.  Nor while it matches its posted receives between a blocking
+     * take of c answered NOTYET and the next one (bdl_xfer_take): it takes
+     * again at once. */
+    if (s->coll == c && (code == BD_REQ_COLL_BEGIN || code == BD_REQ_COLL_PUT ||
+                         code == BD_REQ_COLL_ARRIVE || code == BD_REQ_COLL_GET))
+        here = 1;
+    if (s->take_notyet == c && (code == BD_REQ_MBOX_FETCH || code == BD_REQ_SYNC_ACK))
+        here = 1;
     return s->state == SL_RUNNING && s->polled && !here;
 }
 
@@ -769,6 +784,7 @@ void bdr_coll_req_take(slave_t *s, const bd_req_t *r)
         return;
     }
     c->pipe = 1;
+    s->take_notyet = NULL; /* taking again (away) */
     if (r->arg[0] > 3) {
         bdr_master_fail(1, "rank %d: bad COLL_TAKE mode %lld", s->world, (long long)r->arg[0]);
         return;
@@ -797,8 +813,19 @@ void bdr_coll_req_take(slave_t *s, const bd_req_t *r)
             bdr_sched_poll_failed(s);
         return;
     }
+    if (!go && !n && hint < 0 && bdr_mbox_watch_moved(s)) {
+        /* receives posted and a message may have come: nothing offered,
+         * the rank matches, then takes again (BD_COLL_WATCH) */
+        s->slot->resp.status = BD_RESP_NOTYET;
+        s->take_notyet = c; /* not away meanwhile */
+        s->slot->resp.flag = 0;
+        s->slot->resp.arg[0] = 0;
+        s->slot->resp.arg[1] = 0;
+        bdr_sched_respond(s);
+        return;
+    }
     if (!go && !n && hint < 0) {
-        bdr_sched_block(s, BLK_COLL); /* redone when poked */
+        bdr_sched_block(s, BLK_COLL); /* redone when poked (or its mailbox moves) */
         return;
     }
     s->slot->resp.flag = go || hint >= 0;

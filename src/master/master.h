@@ -85,6 +85,10 @@ typedef struct slave {
     uint64_t room_need;
     struct coll *coll; /* collective it is inside of */
     int coll_rank;     /* its rank in that collective's communicator */
+    /* The pipelined instance whose blocking COLL_TAKE was last answered
+     * BD_RESP_NOTYET (its mailbox moved): until its next COLL_TAKE it
+     * only matches its posted receives (coll_pipe.c away). */
+    struct coll *take_notyet;
     int crit_granted;
     int poke;        /* something it may be waiting for changed */
     int resuming;    /* being resumed: a failed poll must not yield again */

@@ -9,12 +9,20 @@
  * every rank runs), split (MPI_Comm_split), or a nonblocking MPI_Ibarrier
  * completed by MPI_Waitany (waitany), MPI_Waitsome (waitsome), a loop of
  * MPI_Testany (testany) or MPI_Waitall of two (waitall): the master's
- * WAITANY/TESTANY did not match either (session 18). */
+ * WAITANY/TESTANY did not match either (session 18).  Also allgather,
+ * gather (to the last rank), scatter (from rank 0) and alltoall, 32 KiB a
+ * block: with BDMPI_COLL_STAGE=1K these, and bcast, are pipelined through
+ * the master's bounded staging, whose wait (COLL_TAKE) did not match
+ * either (session 19); and iallgather2, two MPI_Iallgather completed by
+ * one MPI_Waitall, which polls them both. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+
+/* Element i of the block rank s sends to rank d in iteration it. */
+static int val(int s, int d, int i, int it) { return s * 1000003 + d * 7919 + i + it; }
 
 int main(int argc, char **argv)
 {
@@ -24,6 +32,14 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int bcast = argc > 1 && !strcmp(argv[1], "bcast");
     int split = argc > 1 && !strcmp(argv[1], "split");
+    const char *blk = NULL; /* a blocking collective of blocks */
+    if (argc > 1 && (!strcmp(argv[1], "allgather") || !strcmp(argv[1], "gather") ||
+                     !strcmp(argv[1], "scatter") || !strcmp(argv[1], "alltoall") ||
+                     !strcmp(argv[1], "iallgather2")))
+        blk = argv[1];
+    enum { B = 8192 }; /* 32 KiB: over the ranks' own path on one node (BDL_LC_MAX) */
+    int *sb = malloc((size_t)size * B * sizeof *sb),
+        *rb = malloc((size_t)size * 2 * B * sizeof *rb);
     const char *nbc = NULL;
     if (argc > 1 && (!strcmp(argv[1], "waitany") || !strcmp(argv[1], "waitsome") ||
                      !strcmp(argv[1], "testany") || !strcmp(argv[1], "waitall")))
@@ -49,6 +65,42 @@ int main(int argc, char **argv)
                     fprintf(stderr, "rank %d: bcast [%d] = %d\n", rank, i, big[i]);
                     bad++;
                     break;
+                }
+        } else if (blk) {
+            int all = !strcmp(blk, "allgather"), a2a = !strcmp(blk, "alltoall");
+            int gat = !strcmp(blk, "gather"), sca = !strcmp(blk, "scatter");
+            int two = !strcmp(blk, "iallgather2");
+            for (int d = 0; d < size; d++)
+                for (int i = 0; i < B; i++)
+                    sb[d * B + i] = val(rank, a2a || sca ? d : 0, i, it);
+            for (int i = 0; i < 2 * size * B; i++)
+                rb[i] = -1;
+            if (two) { /* two pending, completed together: MPI_Wait polls them both */
+                MPI_Request r2[2];
+                MPI_Iallgather(sb, B, MPI_INT, rb, B, MPI_INT, MPI_COMM_WORLD, &r2[0]);
+                MPI_Iallgather(sb, B, MPI_INT, rb + size * B, B, MPI_INT, MPI_COMM_WORLD, &r2[1]);
+                MPI_Waitall(2, r2, MPI_STATUSES_IGNORE);
+                all = 1;
+            } else if (all)
+                MPI_Allgather(sb, B, MPI_INT, rb, B, MPI_INT, MPI_COMM_WORLD);
+            else if (gat)
+                MPI_Gather(sb, B, MPI_INT, rb, B, MPI_INT, size - 1, MPI_COMM_WORLD);
+            else if (sca)
+                MPI_Scatter(sb, B, MPI_INT, rb, B, MPI_INT, 0, MPI_COMM_WORLD);
+            else
+                MPI_Alltoall(sb, B, MPI_INT, rb, B, MPI_INT, MPI_COMM_WORLD);
+            /* the blocks this rank received, and from whom */
+            int nb = (all || a2a || (gat && rank == size - 1)) ? size : sca ? 1 : 0;
+            for (int s = 0; s < (two ? 2 : 1) * nb && !bad; s++)
+                for (int i = 0; i < B; i++) {
+                    int from = sca ? 0 : s % size;
+                    int want = val(from, a2a || sca ? rank : 0, i, it);
+                    if (rb[s * B + i] != want) {
+                        fprintf(stderr, "rank %d: %s block %d [%d] = %d, not %d\n", rank, blk, s, i,
+                                rb[s * B + i], want);
+                        bad++;
+                        break;
+                    }
                 }
         } else if (split) {
             MPI_Comm c;
@@ -95,6 +147,8 @@ int main(int argc, char **argv)
         }
     }
     free(big);
+    free(sb);
+    free(rb);
     int tot = 0;
     MPI_Allreduce(&bad, &tot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
     if (rank == 0)

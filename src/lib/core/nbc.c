@@ -468,10 +468,15 @@ static int pipe_progress(bdl_nbc_t *nb, int blocking, int yield)
          * put all their pieces over the bound.  So poll them all, within the
          * bound, until this one completes (a poll that finds nothing gives
          * the run slot away). */
-        while (!pipe_progress(nb, 0, 1))
+        while (!pipe_progress(nb, 0, 1)) {
+            /* MPI's progress rule, as a wait in the master watches for
+             * (BD_COLL_WATCH): a synchronous sender this rank's posted
+             * receives match may be what one of them waits for */
+            bdl_p2p_match_posted();
             for (int i = 0; i < g_npend; i++)
                 if (g_pend[i] != nb && pipe_progress(g_pend[i], 0, 0))
                     i--; /* it left the list */
+        }
         return 1;
     }
     /* A test of this one steps the others too, within the bound and

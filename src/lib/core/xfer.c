@@ -101,10 +101,30 @@ void bdl_put_flush(bdl_put_t *p)
 
 int bdl_xfer_take(const bdl_xfer_t *x, int final, int32_t *peers, int max, int *n)
 {
-    bd_req_t *r = coll_req(x, BD_REQ_COLL_TAKE);
-    r->arg[0] = final & ~BDL_TAKE_NO_YIELD;
-    r->arg[1] = (final & BDL_TAKE_NO_YIELD) != 0;
-    bdl_rpc();
+    int mode = final & ~BDL_TAKE_NO_YIELD;
+    for (;;) {
+        /* A blocking take (modes 0 and 1) may wait in the master as long
+         * as COLL_WAIT does: it watches the mailbox the same way, so that
+         * a synchronous sender this rank's posted receives match is not
+         * left waiting (MPI's progress rule; bdl_xfer_wait).  Matching
+         * happens in bdl_p2p_watch_begin, before the request is made: it
+         * may call the master itself. */
+        uint32_t seen = 0;
+        int watch = mode <= 1 ? bdl_p2p_watch_begin(&seen) : 0;
+        bd_req_t *r = coll_req(x, BD_REQ_COLL_TAKE);
+        r->arg[0] = mode;
+        r->arg[1] = (final & BDL_TAKE_NO_YIELD) != 0;
+        if (watch) {
+            r->flags |= BD_COLL_WATCH;
+            r->arg[7] = seen;
+        }
+        bdl_resp()->status = BD_RESP_OK;
+        bdl_rpc();
+        if (watch)
+            bdl_p2p_watch_end();
+        if (!watch || bdl_resp()->status != BD_RESP_NOTYET)
+            break;
+    }
     int k = (int)bdl_resp()->arg[0];
     if (k < 0 || k > max)
         bdl_fatal(MPI_ERR_INTERN, "the master offered %d pieces of a collective of %d ranks", k,

@@ -62,7 +62,9 @@ void bdl_put_span(bdl_put_t *p, int peer, const void *buf, uint64_t count, const
 /* Bounded staging (-coll-stage): COLL_TAKE (final: after the last PUT).
  * The peers whose complete pieces the master offers go to peers (at most
  * max), their number to *n; returns the answer's flag (final 0: the
- * instance is under its bound, put on; 1: GET the rest). */
+ * instance is under its bound, put on; 1: GET the rest).  A blocking take
+ * (final 0 or 1) matches this rank's posted receives while it waits, as
+ * bdl_xfer_wait does. */
 int bdl_xfer_take(const bdl_xfer_t *x, int final, int32_t *peers, int max, int *n);
 /* Or'ed into final 3 (a test): answer without giving the run slot away. */
 #define BDL_TAKE_NO_YIELD 16
