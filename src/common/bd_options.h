@@ -26,6 +26,7 @@ typedef enum {
     BD_OPT_POLL_REMOTE,
     BD_OPT_LEND_ASLEEP,
     BD_OPT_PIN,
+    BD_OPT_MASTER_SLICE,
     BD_OPT_RANK_SESSION,
     BD_OPT_WD,
     BD_OPT_MEM,

@@ -7,13 +7,60 @@
  * it.  Threads started earlier (MPICH's, with -nn > 1) keep their own.
  * Measured (docs/performance.md, "-pin"): 16 ranks at -nr 1, ring and
  * Allreduce 1.12-1.17x faster; applications in memory steadier and about
- * as fast or faster; under araw about 30% slower. */
-#include <sched.h>
-#include <string.h>
+ * as fast or faster; under araw about 30% slower.
+ *
+ * A master pinned with its running rank must also take the CPU from that
+ * rank when something needs it while the rank computes: the rank's sends
+ * to another node wait in its ring until the master ships them, a message
+ * from another node until the master delivers it.  With the kernel's
+ * default slice (EEVDF, about 1.4 ms here) the woken master waited for the
+ * rank's slice to end: such a send reached the other node 2-2.4 ms late in
+ * one run in ten.  A master asking for a short slice (-master-slice; the
+ * kernel's custom slice, Linux 6.12) preempts at once; it gets no more CPU
+ * than before, only sooner.  Ranks are set back to the default when
+ * forked (bdr_affinity_child).  Not when unpinned: there the master has a
+ * CPU of its own to wake on, and at -ns 2 -nr 2 a short slice made the
+ * ranks' own Allreduce path slower (docs/performance.md, issue 12 session
+ * 20). */
 #include <errno.h>
+#include <sched.h>
+#include <stdint.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <unistd.h>
 
 #include "bd_log.h"
 #include "master.h"
+
+/* struct sched_attr of sched_setattr(2); glibc 2.36 has no wrapper. */
+typedef struct {
+    uint32_t size, policy;
+    uint64_t flags;
+    int32_t nice;
+    uint32_t priority;
+    uint64_t runtime, deadline, period;
+} sched_attr_t;
+
+static int g_sliced; /* this master asked for a slice: its ranks are reset */
+
+/* For SCHED_OTHER, sched_runtime is the slice asked for (0: the default);
+ * kernels before 6.12 ignore it. */
+static int slice_set(uint64_t ns)
+{
+    sched_attr_t a = {.size = sizeof a,
+                      .policy = SCHED_OTHER,
+                      .nice = getpriority(PRIO_PROCESS, 0),
+                      .runtime = ns};
+    return syscall(SYS_sched_setattr, 0, &a, 0) < 0 ? -errno : 0;
+}
+
+/* In a forked rank, before exec: async-signal-safe. */
+void bdr_affinity_child(void)
+{
+    if (g_sliced)
+        (void)slice_set(0);
+}
 
 void bdr_affinity_setup(void)
 {
@@ -40,8 +87,17 @@ void bdr_affinity_setup(void)
     cpu_set_t one;
     CPU_ZERO(&one);
     CPU_SET(cpu, &one);
-    if (sched_setaffinity(0, sizeof one, &one) < 0)
+    if (sched_setaffinity(0, sizeof one, &one) < 0) {
         bd_log_info("-pin: cannot bind to CPU %d: %s", cpu, strerror(errno));
+        return;
+    }
+    bd_log_info("-pin: the master and its ranks on CPU %d", cpu);
+    long long us = g_m.opts.num[BD_OPT_MASTER_SLICE];
+    if (us <= 0)
+        return;
+    int rc = slice_set((uint64_t)us * 1000);
+    if (rc < 0)
+        bd_log_info("-master-slice: sched_setattr(%lld us): %s", us, strerror(-rc));
     else
-        bd_log_info("-pin: the master and its ranks on CPU %d", cpu);
+        g_sliced = 1;
 }

@@ -415,6 +415,7 @@ int bdr_master_start(slave_t *s, const char *path, char *const *argv, const char
         if (getppid() != g_master_pid)
             _exit(1);
         sigprocmask(SIG_SETMASK, &g_orig_mask, NULL);
+        bdr_affinity_child(); /* the kernel's default slice (affinity.c) */
         /* A session of its own (-rank-session): with autogroup scheduling
          * the kernel shares the CPUs between sessions first, and ranks in
          * one session shared one share (K-means at -ns 2 -nr 2 on a

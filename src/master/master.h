@@ -331,6 +331,7 @@ void bdr_remote_fini(void);
 int bdr_spill_charge(uint64_t n, int src_world, int dst_world, const char *what);
 /* affinity.c: bind the master (and so the ranks it forks) to one CPU (-pin). */
 void bdr_affinity_setup(void);
+void bdr_affinity_child(void);
 /* Monotonic seconds. */
 double bdr_master_now(void);
 /* SIGKILL every live rank of this node. */
