@@ -79,12 +79,14 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                     "auto|on|off"},
     [BD_OPT_MASTER_SLICE] = {"master-slice", BD_OPT_INT, "100", 0, 100000,
                              "microseconds of CPU the master asks the kernel to run at a "
-                             "time when -pin places it on its running rank's CPU (Linux 6.12+ "
-                             "EEVDF custom slice, at least 100): a master woken while the rank "
-                             "computes, to ship its sends to another node or take a message "
-                             "from one, then preempts the rank at once instead of after the "
-                             "rank's slice (about 1.4 ms here); ranks keep the default "
-                             "(0: the kernel's default for the master too)"},
+                             "time when the job spans nodes and -pin places the master on "
+                             "its running rank's CPU (Linux 6.12+ EEVDF custom slice, at "
+                             "least 100): woken while the rank computes, to ship its sends "
+                             "to another node or deliver a message from one, it then "
+                             "preempts the rank at once instead of after the rank's slice "
+                             "(about 1.4 ms here); ranks keep the default; not on one node, "
+                             "where it made out-of-core runs slower (0: the kernel's "
+                             "default for the master too)"},
     [BD_OPT_RANK_SESSION] = {"rank-session", BD_OPT_ENUM, "on", 0, 0,
                              "start every rank in a session of its own (setsid), as MPICH's "
                              "launcher starts its processes: where the kernel groups CPU time "

@@ -14,14 +14,17 @@
  * to another node wait in its ring until the master ships them, a message
  * from another node until the master delivers it.  With the kernel's
  * default slice (EEVDF, about 1.4 ms here) the woken master waited for the
- * rank's slice to end: such a send reached the other node 2-2.4 ms late in
+ * rank's slice to end: such a send reached the other node 2-3 ms late in
  * one run in ten.  A master asking for a short slice (-master-slice; the
  * kernel's custom slice, Linux 6.12) preempts at once; it gets no more CPU
  * than before, only sooner.  Ranks are set back to the default when
- * forked (bdr_affinity_child).  Not when unpinned: there the master has a
- * CPU of its own to wake on, and at -ns 2 -nr 2 a short slice made the
- * ranks' own Allreduce path slower (docs/performance.md, issue 12 session
- * 20). */
+ * forked (bdr_affinity_child).  Only when the job spans nodes: on one node
+ * nothing waits for the master while the rank computes, and PageRank out
+ * of core at -ns 16 -nr 1 ran 1.25x slower with it (at -nn 2, 0.96x).
+ * Not when unpinned: there the master has a CPU of its own to wake on, and
+ * at -ns 2 -nr 2 a short slice made the ranks' own Allreduce path slower
+ * (docs/performance.md, issue 12 session 20).
+ */
 #include <errno.h>
 #include <sched.h>
 #include <stdint.h>
@@ -93,7 +96,7 @@ void bdr_affinity_setup(void)
     }
     bd_log_info("-pin: the master and its ranks on CPU %d", cpu);
     long long us = g_m.opts.num[BD_OPT_MASTER_SLICE];
-    if (us <= 0)
+    if (us <= 0 || g_m.nnodes < 2)
         return;
     int rc = slice_set((uint64_t)us * 1000);
     if (rc < 0)
