@@ -494,6 +494,117 @@ void bdr_mbox_req_sync_ack(slave_t *s, const bd_req_t *r)
     bdr_sched_respond(s);
 }
 
+/* ---------------------------------------------------------------- idle pages */
+
+/* Give back the pages of the shared-memory file in [lo, hi) (byte offsets,
+ * rounded inwards to whole pages): they read as zeros when touched again. */
+static void punch(uint64_t lo, uint64_t hi)
+{
+    lo = (lo + 4095) & ~4095ull;
+    hi &= ~4095ull;
+    /* A failure (a kernel without hole punching in memfds) only leaves the
+     * pages resident, as they were. */
+    if (lo < hi)
+        (void)fallocate(g_m.shm_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo,
+                        (off_t)(hi - lo));
+}
+
+/* Whether s, waiting in a request, has pages that hold nothing to give
+ * back.  The window: only the slave's request (which it wrote before
+ * asking) and our answers to it are ever in it, so while it waits in a
+ * request whose data is all in the first page, the rest holds nothing.
+ * The ring: what lies behind tail has been consumed, and only consuming
+ * makes more of it (appends go ahead of tail). */
+static int idle_pages(const slave_t *s)
+{
+    if (!s->mb || s->exited || (s->state != SL_BLOCKED && s->state != SL_RUNNABLE))
+        return 0;
+    return (s->win_dirty && bdr_req_win_page(&s->slot->req)) ||
+           atomic_load_explicit(&s->mb->tail, memory_order_relaxed) != s->ring_idle_tail;
+}
+
+/* The pages of s's ring outside [tail, head); s consumes nothing now. */
+static void give_back_ring(slave_t *s)
+{
+    /* Producers append under the ring's lock, which we hold, and we are
+     * its only consumer while its owner waits (owner_away), so head and
+     * tail stay put.  Outside [tail, head) everything has been consumed:
+     * every consumer is done with an entry before tail passes it
+     * (bdl_p2p_drain, drain_ring), and a sender that rewrites its entry in
+     * place (BD_ME_BUSY) keeps it ahead of tail.  The page the next entry
+     * goes to is kept (64 bytes past head). */
+    bd_mbox_t *mb = s->mb;
+    bd_mbox_lock(mb);
+    uint64_t head = atomic_load_explicit(&mb->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&mb->tail, memory_order_acquire);
+    uint64_t size = mb->size, keep = head - tail + BD_MENTRY_ALIGN;
+    if (keep < size) {
+        uint64_t ring = (uint64_t)(bd_mbox_ring(mb) - (char *)g_m.hdr);
+        uint64_t a = (head + BD_MENTRY_ALIGN) & (size - 1), len = size - keep;
+        punch(ring + a, ring + (a + len < size ? a + len : size));
+        if (a + len > size)
+            punch(ring, ring + (a + len - size));
+    }
+    s->ring_idle_tail = tail;
+    bd_mbox_unlock(mb);
+}
+
+static void give_back(slave_t *s)
+{
+    if (s->win_dirty && bdr_req_win_page(&s->slot->req)) {
+        uint64_t base = (uint64_t)((char *)s->win - (char *)g_m.hdr);
+        punch(base + 4096, base + g_m.hdr->window);
+        s->win_dirty = 0;
+    }
+    give_back_ring(s);
+}
+
+void bdr_mbox_exited(slave_t *s)
+{
+    /* Nobody uses its window again (a spawned rank that takes the slot
+     * later starts with its window as it finds it), nor what its ring
+     * holds outside [tail, head). */
+    if (!s->mb)
+        return;
+    uint64_t base = (uint64_t)((char *)s->win - (char *)g_m.hdr);
+    punch(base, base + g_m.hdr->window);
+    s->win_dirty = 0;
+    give_back_ring(s);
+}
+
+void bdr_mbox_stopped(slave_t *s)
+{
+    /* Pages of the shared-memory file stay resident once touched, and are
+     * in no rank's accounted memory: a 256 KiB window and a 256 KiB ring a
+     * rank, all of it after a few collectives or a few thousand messages,
+     * where the budget allows 512 KiB a rank beyond -mem for everything not
+     * accounted (issue 13; docs/performance.md, "Idle ranks' shared
+     * pages").  So under a budget, the ranks that stopped running last,
+     * -nr + 2 of them, keep theirs (they likely run next: two ranks that
+     * exchange in turns touch them again at once), and the others' are
+     * given back.  It costs when ranks take turns at a collective: a punch
+     * of a whole window here about 0.15 ms, faulting it back 0.5 ms.
+     * Without a budget nothing is given back. */
+    if (!g_m.hdr->job.mem_budget)
+        return;
+    s->stop_seq = ++g_m.stop_counter;
+    int keep = g_m.nr + 2, n = 0;
+    for (int i = 0; i < g_m.ns; i++)
+        n += idle_pages(&g_m.slaves[i]);
+    while (n > keep) {
+        slave_t *old = NULL;
+        for (int i = 0; i < g_m.ns; i++) {
+            slave_t *c = &g_m.slaves[i];
+            if (idle_pages(c) && (!old || c->stop_seq < old->stop_seq))
+                old = c;
+        }
+        if (!old)
+            break;
+        give_back(old);
+        n--;
+    }
+}
+
 /* s finalized or exited: producers drop what they would send it. */
 void bdr_mbox_close(slave_t *s)
 {
