@@ -83,7 +83,8 @@ typedef struct slave {
      * given back; the ring's tail then; when it last stopped running. */
     int win_dirty;
     uint64_t ring_idle_tail;
-    uint64_t stop_seq;
+    struct slave *idle_prev, *idle_next; /* in g_m's queue of them, by when they stopped */
+    int idle_queued;
     /* BLK_MBOX of a poll loop for another node's message (BD_WAIT_POLL):
      * when it is answered anyway (bdr_master_now); 0: a wait without end */
     double poll_until;
@@ -260,7 +261,10 @@ typedef struct master {
     int nrunning, nrunnable, nlive, ninit_pending;
     int nasleep; /* running ranks asleep outside MPI whose slots are lent (asleep.c) */
     uint64_t order_counter;
-    uint64_t stop_counter; /* ranks that stopped running (mbox.c bdr_mbox_stopped) */
+    /* Ranks that stopped running with pages to give back, the one that
+     * stopped longest ago first (mbox.c bdr_mbox_stopped). */
+    struct slave *idle_head, *idle_tail;
+    int nidle;
     uint64_t next_sync_id;
     comm_t **comms; /* every communicator with members here */
     int ncomms, capcomms;
