@@ -569,8 +569,14 @@ static void give_back(slave_t *s)
     give_back_ring(s);
 }
 
+static void idle_unlink(slave_t *s);
+
 void bdr_mbox_exited(slave_t *s)
 {
+    /* out of the queue of bdr_mbox_stopped: a spawned rank's slot is reset
+     * whole (spawn.c slot_reset) */
+    if (s->idle_queued)
+        idle_unlink(s);
     /* Nobody uses its window again (a spawned rank that takes the slot
      * later starts with its window as it finds it), nor what its ring
      * holds outside [tail, head). */
