@@ -124,6 +124,10 @@ slave_t *bdr_master_slave_by_world(int world)
 typedef struct {
     bdr_req_handler_t fn;
     int any_state; /* may come from a rank that holds no run slot */
+    /* Its data, in the window and in the answer, is all in the window's
+     * first page (bdr_req_win_page): what the pages after it held is dead
+     * while the rank waits in it.  0 (unknown) for any code not checked. */
+    int win_page;
 } route_t;
 
 static void req_init(slave_t *s, const bd_req_t *r);
@@ -138,27 +142,27 @@ static const route_t g_routes[BD_REQ__COUNT] = {
     [BD_REQ_INIT] = {req_init, 1},
     [BD_REQ_FINALIZE] = {req_finalize, 0},
     [BD_REQ_ABORT] = {req_abort, 1},
-    [BD_REQ_CRIT_ENTER] = {req_crit_enter, 0},
-    [BD_REQ_CRIT_EXIT] = {req_crit_exit, 0},
-    [BD_REQ_YIELD] = {req_yield, 0},
+    [BD_REQ_CRIT_ENTER] = {req_crit_enter, 0, 1},
+    [BD_REQ_CRIT_EXIT] = {req_crit_exit, 0, 1},
+    [BD_REQ_YIELD] = {req_yield, 0, 1},
     /* p2p.c, mbox.c */
     [BD_REQ_SEND] = {bdr_p2p_req_send, 0},
-    [BD_REQ_P2P_WAIT] = {bdr_mbox_req_wait, 0},
-    [BD_REQ_MBOX_FULL] = {bdr_mbox_req_full, 0},
+    [BD_REQ_P2P_WAIT] = {bdr_mbox_req_wait, 0, 1},
+    [BD_REQ_MBOX_FULL] = {bdr_mbox_req_full, 0, 1},
     [BD_REQ_MBOX_FETCH] = {bdr_mbox_req_fetch, 0},
     [BD_REQ_MBOX_CANCEL] = {bdr_mbox_req_cancel, 0},
     [BD_REQ_SYNC_ACK] = {bdr_mbox_req_sync_ack, 0},
     [BD_REQ_NET_PULL] = {bdr_direct_req_pull, 0},
     /* coll.c, comm.c */
-    [BD_REQ_COLL_BEGIN] = {bdr_coll_req_begin, 0},
+    [BD_REQ_COLL_BEGIN] = {bdr_coll_req_begin, 0, 1},
     [BD_REQ_COLL_PUT] = {bdr_coll_req_put, 0},
-    [BD_REQ_COLL_ARRIVE] = {bdr_coll_req_arrive, 0},
-    [BD_REQ_COLL_TEST] = {bdr_coll_req_test, 0},
-    [BD_REQ_COLL_WAIT] = {bdr_comm_req_coll_wait, 0},
+    [BD_REQ_COLL_ARRIVE] = {bdr_coll_req_arrive, 0, 1},
+    [BD_REQ_COLL_TEST] = {bdr_coll_req_test, 0, 1},
+    [BD_REQ_COLL_WAIT] = {bdr_comm_req_coll_wait, 0, 1},
     [BD_REQ_COLL_WAITANY] = {bdr_coll_req_waitany, 0},
     [BD_REQ_COLL_TESTANY] = {bdr_coll_req_waitany, 0},
     [BD_REQ_COLL_GET] = {bdr_coll_req_get, 0},
-    [BD_REQ_COLL_END] = {bdr_coll_req_end, 0},
+    [BD_REQ_COLL_END] = {bdr_coll_req_end, 0, 1},
     [BD_REQ_COLL_TAKE] = {bdr_coll_req_take, 0},
     [BD_REQ_CTX_ALLOC] = {bdr_comm_req_ctx_alloc, 0},
     [BD_REQ_COMM_REGISTER] = {bdr_comm_req_register, 0},
@@ -179,6 +183,14 @@ static const route_t *route_of(uint32_t code)
     return code < BD_REQ__COUNT ? &g_routes[code] : NULL;
 }
 
+int bdr_req_win_page(const bd_req_t *r)
+{
+    if (r->code == BD_REQ_COLL_WAITANY || r->code == BD_REQ_COLL_TESTANY) /* ids, then flags */
+        return r->arg[0] >= 0 && (uint64_t)r->arg[0] * (sizeof(bd_coll_id_t) + 1) <= 4096;
+    const route_t *rt = route_of(r->code);
+    return rt && rt->win_page;
+}
+
 /* Answer s's current request anew, knowing it waited (a failed poll answers
  * instead of yielding again). */
 static void redo(slave_t *s)
@@ -193,6 +205,8 @@ static void redo(slave_t *s)
     s->resuming = 0;
     if (s->state == SL_BLOCKED || s->polled)
         bdr_pipe_blocked(s);
+    if (s->state == SL_BLOCKED || s->state == SL_RUNNABLE)
+        bdr_mbox_stopped(s);
 }
 
 /* s got a run slot: finish the request it waited in. */
@@ -363,10 +377,16 @@ static void handle_request(slave_t *s)
         bdr_master_fail(1, "rank %d sent an unknown request %u", s->world, r->code);
         return;
     }
+    /* The rank wrote its window beyond the first page for this request, or
+     * we will answer there (mbox.c bdr_mbox_idle). */
+    if (!bdr_req_win_page(r))
+        s->win_dirty = 1;
     rt->fn(s, r);
     /* bounded staging stops holding back for it (coll_pipe.c away) */
     if (s->state == SL_BLOCKED || s->polled)
         bdr_pipe_blocked(s);
+    if (s->state == SL_BLOCKED || s->state == SL_RUNNABLE)
+        bdr_mbox_stopped(s);
 }
 
 /* ---------------------------------------------------------------- processes */
@@ -524,6 +544,7 @@ static void reap(void)
         atomic_fetch_sub_explicit(&g_m.hdr->nused, 1, memory_order_relaxed);
         sl_state_t was = bdr_sched_exited(s);
         bdr_msg_cleanup(s);
+        bdr_mbox_exited(s);
         if (g_m.nnodes > 1)
             bdr_direct_exited(s);
         int ends_nothing = s->start_failed || g_m.stopping;

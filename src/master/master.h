@@ -78,6 +78,13 @@ typedef struct slave {
     uint32_t novf;
     ment_t *pin_head, *pin_tail; /* from the master, waiting for room in its ring */
     uint32_t wait_seen;          /* BLK_MBOX: the event count it saw */
+    /* Its shared pages that hold nothing (mbox.c bdr_mbox_stopped): the
+     * window may hold data beyond its first page since they were last
+     * given back; the ring's tail then; when it last stopped running. */
+    int win_dirty;
+    uint64_t ring_idle_tail;
+    struct slave *idle_prev, *idle_next; /* in g_m's queue of them, by when they stopped */
+    int idle_queued;
     /* BLK_MBOX of a poll loop for another node's message (BD_WAIT_POLL):
      * when it is answered anyway (bdr_master_now); 0: a wait without end */
     double poll_until;
@@ -258,6 +265,10 @@ typedef struct master {
     int nrunning, nrunnable, nlive, ninit_pending;
     int nasleep; /* running ranks asleep outside MPI whose slots are lent (asleep.c) */
     uint64_t order_counter;
+    /* Ranks that stopped running with pages to give back, the one that
+     * stopped longest ago first (mbox.c bdr_mbox_stopped). */
+    struct slave *idle_head, *idle_tail;
+    int nidle;
     uint64_t next_sync_id;
     comm_t **comms; /* every communicator with members here */
     int ncomms, capcomms;
@@ -611,6 +622,14 @@ int bdr_mbox_ready(slave_t *s);
 double bdr_mbox_poll_wait_s(void);
 int bdr_mbox_watch_moved(slave_t *s);
 void bdr_mbox_close(slave_t *s); /* s finalized or exited */
+/* s stopped running (it waits in a request): under a budget, the pages of
+ * the windows and rings of ranks that stopped longest ago that hold nothing
+ * are given back (mbox.c). */
+void bdr_mbox_stopped(slave_t *s);
+/* s exited: the pages of its window and ring are given back (mbox.c). */
+void bdr_mbox_exited(slave_t *s);
+/* Whether request r's data, in and out, is all in the window's first page. */
+int bdr_req_win_page(const bd_req_t *r);
 void bdr_mbox_req_wait(slave_t *s, const bd_req_t *r);
 void bdr_mbox_req_full(slave_t *s, const bd_req_t *r);
 void bdr_mbox_req_fetch(slave_t *s, const bd_req_t *r);

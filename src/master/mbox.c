@@ -495,6 +495,159 @@ void bdr_mbox_req_sync_ack(slave_t *s, const bd_req_t *r)
     bdr_sched_respond(s);
 }
 
+/* ---------------------------------------------------------------- idle pages */
+
+/* Give back the pages of the shared-memory file in [lo, hi) (byte offsets,
+ * rounded inwards to whole pages): they read as zeros when touched again. */
+static void punch(uint64_t lo, uint64_t hi)
+{
+    lo = (lo + 4095) & ~4095ull;
+    hi &= ~4095ull;
+    /* A failure (a kernel without hole punching in memfds) only leaves the
+     * pages resident, as they were. */
+    if (lo < hi)
+        (void)fallocate(g_m.shm_fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)lo,
+                        (off_t)(hi - lo));
+}
+
+/* Whether s, waiting in a request, has pages that hold nothing to give
+ * back.  The window: only the slave's request (which it wrote before
+ * asking) and our answers to it are ever in it, so while it waits in a
+ * request whose data is all in the first page, the rest holds nothing.
+ * The ring: what lies behind tail has been consumed, and only consuming
+ * makes more of it (appends go ahead of tail). */
+static int idle_pages(const slave_t *s)
+{
+    if (!s->mb || s->exited || (s->state != SL_BLOCKED && s->state != SL_RUNNABLE))
+        return 0;
+    return (s->win_dirty && bdr_req_win_page(&s->slot->req)) ||
+           atomic_load_explicit(&s->mb->tail, memory_order_relaxed) != s->ring_idle_tail;
+}
+
+/* The pages of s's ring outside [tail, head); s consumes nothing now. */
+static void give_back_ring(slave_t *s)
+{
+    /* Producers append under the ring's lock, which we hold, and we are
+     * its only consumer while its owner waits (owner_away), so head and
+     * tail stay put.  Outside [tail, head) everything has been consumed:
+     * every consumer is done with an entry before tail passes it
+     * (bdl_p2p_drain, drain_ring), and a sender that rewrites its entry in
+     * place (BD_ME_BUSY) keeps it ahead of tail.  The page the next entry
+     * goes to is kept (64 bytes past head). */
+    bd_mbox_t *mb = s->mb;
+    bd_mbox_lock(mb);
+    uint64_t head = atomic_load_explicit(&mb->head, memory_order_relaxed);
+    uint64_t tail = atomic_load_explicit(&mb->tail, memory_order_acquire);
+    uint64_t size = mb->size, ring = (uint64_t)(bd_mbox_ring(mb) - (char *)g_m.hdr);
+    /* In bytes ever produced: free is [head + 64 - size, tail).  Only what
+     * was consumed since the last time can be resident there (the rest was
+     * given back then), from the start of the page the tail was in (not
+     * back across the ring's start: that page holds the header). */
+    int64_t t = (int64_t)tail, sz = (int64_t)size, lo = (int64_t)s->ring_idle_tail;
+    if (lo < t - sz)
+        lo = t - sz;
+    int64_t off = lo & (sz - 1), back = (int64_t)((ring + (uint64_t)off) & 4095);
+    lo -= back < off ? back : off;
+    if (lo < (int64_t)head + BD_MENTRY_ALIGN - sz)
+        lo = (int64_t)head + BD_MENTRY_ALIGN - sz;
+    if (lo < t) {
+        uint64_t a = (uint64_t)lo & (size - 1), len = (uint64_t)(t - lo);
+        punch(ring + a, ring + (a + len < size ? a + len : size));
+        if (a + len > size)
+            punch(ring, ring + (a + len - size));
+    }
+    s->ring_idle_tail = tail;
+    bd_mbox_unlock(mb);
+}
+
+static void give_back(slave_t *s)
+{
+    if (s->win_dirty && bdr_req_win_page(&s->slot->req)) {
+        uint64_t base = (uint64_t)((char *)s->win - (char *)g_m.hdr);
+        punch(base + 4096, base + g_m.hdr->window);
+        s->win_dirty = 0;
+    }
+    give_back_ring(s);
+}
+
+static void idle_unlink(slave_t *s);
+
+void bdr_mbox_exited(slave_t *s)
+{
+    /* out of the queue of bdr_mbox_stopped: a spawned rank's slot is reset
+     * whole (spawn.c slot_reset) */
+    if (s->idle_queued)
+        idle_unlink(s);
+    /* Nobody uses its window again (a spawned rank that takes the slot
+     * later starts with its window as it finds it), nor what its ring
+     * holds outside [tail, head). */
+    if (!s->mb)
+        return;
+    uint64_t base = (uint64_t)((char *)s->win - (char *)g_m.hdr);
+    punch(base, base + g_m.hdr->window);
+    s->win_dirty = 0;
+    give_back_ring(s);
+}
+
+static void idle_unlink(slave_t *s)
+{
+    if (s->idle_prev)
+        s->idle_prev->idle_next = s->idle_next;
+    else
+        g_m.idle_head = s->idle_next;
+    if (s->idle_next)
+        s->idle_next->idle_prev = s->idle_prev;
+    else
+        g_m.idle_tail = s->idle_prev;
+    s->idle_prev = s->idle_next = NULL;
+    s->idle_queued = 0;
+    g_m.nidle--;
+}
+
+static void idle_push(slave_t *s)
+{
+    s->idle_prev = g_m.idle_tail;
+    s->idle_next = NULL;
+    if (g_m.idle_tail)
+        g_m.idle_tail->idle_next = s;
+    else
+        g_m.idle_head = s;
+    g_m.idle_tail = s;
+    s->idle_queued = 1;
+    g_m.nidle++;
+}
+
+void bdr_mbox_stopped(slave_t *s)
+{
+    /* Pages of the shared-memory file stay resident once touched, and are
+     * in no rank's accounted memory: a 256 KiB window and a 256 KiB ring a
+     * rank, all of it after a few collectives or a few thousand messages,
+     * where the budget allows 512 KiB a rank beyond -mem for everything not
+     * accounted (issue 13; docs/performance.md, "Idle ranks' shared
+     * pages").  So under a budget, the ranks that stopped running last,
+     * -nr + 2 of them, keep theirs (they likely run next: two ranks that
+     * exchange in turns touch them again at once), and the others' are
+     * given back.  It costs when ranks take turns at a collective: a punch
+     * of a whole window here about 0.15 ms, faulting it back 0.5 ms.
+     * Without a budget nothing is given back. */
+    if (!g_m.hdr->job.mem_budget)
+        return;
+    /* A queue, not a scan of every rank at every stop: a scan read two
+     * cache lines of shared memory a rank, a few microseconds at 32 ranks,
+     * which a ping-pong at -nr 1 pays at every message. */
+    if (s->idle_queued)
+        idle_unlink(s);
+    if (idle_pages(s))
+        idle_push(s);
+    while (g_m.nidle > g_m.nr + 2) {
+        slave_t *old = g_m.idle_head;
+        idle_unlink(old);
+        /* running again (it is queued anew when it stops), or exited */
+        if (idle_pages(old))
+            give_back(old);
+    }
+}
+
 /* s finalized or exited: producers drop what they would send it. */
 void bdr_mbox_close(slave_t *s)
 {
