@@ -85,6 +85,7 @@ typedef struct slave {
     uint64_t ring_idle_tail;
     struct slave *idle_prev, *idle_next; /* in g_m's queue of them, by when they stopped */
     int idle_queued;
+    double idle_since; /* when it was queued (bdr_master_now) */
     /* BLK_MBOX of a poll loop for another node's message (BD_WAIT_POLL):
      * when it is answered anyway (bdr_master_now); 0: a wait without end */
     double poll_until;

@@ -117,6 +117,12 @@ int main(int argc, char **argv)
         if (own[k] != (k ^ (uint64_t)rank) + (uint64_t)(rounds - 1) && bad++ < 5)
             fprintf(stderr, "rank %d: own memory word %zu wrong\n", rank, k);
     int fail = bad != 0;
+    /* The master gives back only the pages of ranks stopped for 20 ms
+     * (mbox.c IDLE_GIVE_BACK_S), when a rank stops: with -nr 1 the ranks
+     * run here one after another, 30 ms each, so at each one's stop in
+     * the barrier below those stopped before it are old enough. */
+    MPI_Barrier(MPI_COMM_WORLD);
+    usleep(30000);
     if (rank == 0)
         MPI_Barrier(MPI_COMM_WORLD); /* everybody else is in the barrier after this one */
     else {
