@@ -378,7 +378,7 @@ static void handle_request(slave_t *s)
         return;
     }
     /* The rank wrote its window beyond the first page for this request, or
-     * we will answer there (mbox.c bdr_mbox_idle). */
+     * we will answer there (mbox.c bdr_mbox_stopped). */
     if (!bdr_req_win_page(r))
         s->win_dirty = 1;
     rt->fn(s, r);

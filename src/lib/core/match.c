@@ -637,6 +637,20 @@ void bdl_p2p_watch_end(void)
     atomic_store_explicit(&my_mbox()->sleeping, 0, memory_order_relaxed);
 }
 
+int bdl_p2p_rpc_watched(bd_req_t *r, int watch, uint32_t seen)
+{
+    if (watch) {
+        r->flags |= BD_COLL_WATCH;
+        r->arg[7] = seen;
+    }
+    bdl_resp()->status = BD_RESP_OK;
+    bdl_rpc();
+    if (!watch)
+        return 0;
+    bdl_p2p_watch_end();
+    return bdl_resp()->status == BD_RESP_NOTYET;
+}
+
 /* ---------------------------------------------------------------- sending */
 
 typedef struct {

@@ -639,14 +639,7 @@ int bdl_nbc_poll(bdl_nbc_t **nbs, int n, int block, int yield)
     bd_req_t *r = bdl_req_begin(block ? BD_REQ_COLL_WAITANY : BD_REQ_COLL_TESTANY);
     r->arg[0] = k;
     r->arg[1] = !yield;
-    if (watch) {
-        r->flags |= BD_COLL_WATCH;
-        r->arg[7] = seen;
-    }
-    bdl_resp()->status = BD_RESP_OK;
-    bdl_rpc();
-    if (watch)
-        bdl_p2p_watch_end();
+    (void)bdl_p2p_rpc_watched(r, watch, seen);
     /* NOTYET (its mailbox moved): none done; a blocking caller polls again,
      * which matches first */
     if (!bdl_resp()->flag)

@@ -252,6 +252,10 @@ int bdl_p2p_drain(void); /* take what the mailbox holds; how many entries */
  * bdl_p2p_watch_end() after the answer.  0: nothing posted, no watch. */
 int bdl_p2p_watch_begin(uint32_t *seen);
 void bdl_p2p_watch_end(void);
+/* Send r, made after bdl_p2p_watch_begin returned watch and *seen, and wait
+ * for the answer: with a watch r carries BD_COLL_WATCH, and the watch ends.
+ * 1: answered BD_RESP_NOTYET (the mailbox moved; match, then ask again). */
+int bdl_p2p_rpc_watched(bd_req_t *r, int watch, uint32_t seen);
 /* Before a poll in the master (MPI_Testany of collectives): with receives
  * posted, drain, so that a loop of polls matches as MPI's progress rule asks. */
 void bdl_p2p_match_posted(void);

@@ -72,16 +72,7 @@ void bdl_xfer_wait(const bdl_xfer_t *x)
     for (;;) {
         uint32_t seen = 0;
         int watch = bdl_p2p_watch_begin(&seen);
-        bd_req_t *r = coll_req(x, BD_REQ_COLL_WAIT);
-        if (watch) {
-            r->flags |= BD_COLL_WATCH;
-            r->arg[7] = seen;
-        }
-        bdl_resp()->status = BD_RESP_OK;
-        bdl_rpc();
-        if (watch)
-            bdl_p2p_watch_end();
-        if (!watch || bdl_resp()->status != BD_RESP_NOTYET)
+        if (!bdl_p2p_rpc_watched(coll_req(x, BD_REQ_COLL_WAIT), watch, seen))
             return;
     }
 }
@@ -114,15 +105,7 @@ int bdl_xfer_take(const bdl_xfer_t *x, int final, int32_t *peers, int max, int *
         bd_req_t *r = coll_req(x, BD_REQ_COLL_TAKE);
         r->arg[0] = mode;
         r->arg[1] = (final & BDL_TAKE_NO_YIELD) != 0;
-        if (watch) {
-            r->flags |= BD_COLL_WATCH;
-            r->arg[7] = seen;
-        }
-        bdl_resp()->status = BD_RESP_OK;
-        bdl_rpc();
-        if (watch)
-            bdl_p2p_watch_end();
-        if (!watch || bdl_resp()->status != BD_RESP_NOTYET)
+        if (!bdl_p2p_rpc_watched(r, watch, seen))
             break;
     }
     int k = (int)bdl_resp()->arg[0];

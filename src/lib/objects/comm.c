@@ -156,17 +156,10 @@ static int split_rpc_reserve(int ctx, int myrank, uint64_t seq, int color, int k
             uint32_t seen = 0;
             int watch = bdl_p2p_watch_begin(&seen);
             bd_req_t *w = split_req(BD_REQ_COLL_WAIT, ctx, myrank, seq, addr);
-            if (watch) {
-                w->flags |= BD_COLL_WATCH;
-                w->arg[7] = seen;
-            }
-            bdl_resp()->status = BD_RESP_OK;
-            bdl_rpc();
-            if (watch)
-                bdl_p2p_watch_end();
+            int again = bdl_p2p_rpc_watched(w, watch, seen);
             if (bdl_resp()->status == BD_RESP_REVOKED)
                 return MPIX_ERR_REVOKED;
-            if (!watch || bdl_resp()->status != BD_RESP_NOTYET)
+            if (!again)
                 break;
         }
     }
