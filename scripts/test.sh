@@ -22,20 +22,23 @@ extra=(-LE 'mpi4py|slow|faults')
 # and UB safety and is already run by the plain suite: the test programs
 # under MPICH, benchmark smoke runs, the build-tool checks, the formatting
 # check, the real programs built from their source (realapp: HPCC's own
-# code under ASan is not what is tested), the 512-rank scale runs and the
-# three-node shapes (the two-node shapes cover the same inter-node code),
-# and of the MPI test programs run at five shapes (name.SHAPE) all but
-# -ns 8 -nr 4 (ranks running together, and blocking: 8 ranks share 4 run
-# slots, so the master's scheduling paths run too) and -nn 2 (the
-# inter-node paths), which cover the same code.  Also left to the plain
+# code under ASan is not what is tested), the applications' serial
+# out-of-core variants (no BDMPI code), the 512-rank scale runs and the
+# three-node shapes (the two-node shapes cover the same inter-node code).
+# Of the MPI test programs run at five shapes (name.SHAPE) only -nn 2 -ns 3
+# -nr 2 runs: ranks that share run slots (so the master's scheduling
+# paths run) on two nodes (the inter-node paths).  Also left to the plain
 # suite, as repeats of code the sanitized suite runs elsewhere: the soak
 # (a loop over the same programs), the signal tests (job control, not
 # memory), the cleanup checks across nodes (cleanup.* on one node stay),
 # the applications at -ns 9 (-ns 4 runs the same code), the staged
 # collectives' whole-message variants (flow.*_whole: -coll-stage 0, the
-# default every other test runs) and the 4 KiB-sbpage integrity runs of three strategies
-# (exact_araw_4k_* keep 4 KiB pages; 64 KiB and 1 MiB cover the strategies).
+# default every other test runs), the memory manager's integrity runs
+# with write prediction at 4 KiB and 1 MiB sbpages (64 KiB stays for every
+# strategy and both kinds of tracking; exact_* run each strategy without
+# prediction at 4 KiB, 64 KiB or 1 MiB) and the pre-cleaning runs with a
+# 3 s computation (the 500 ms ones take the same paths).
 # This keeps CI within its budget.
 [ "${1:-}" = "--sanitize" ] && extra=(-LE 'mpich|bench|tools|scale|mpi4py|slow|faults|realapp'
-  -E '^format\.check$|\.nn3\.|^[A-Za-z0-9_]+\.(ns1\.nr1|ns3\.nr2|ns8\.nr1)$|^(soak|signal|cleanup\.nodes)\.|^apps\..*\.ns9\.nr[0-9]+$|^flow\..*_whole$|^mem\.mem_integrity\.(araw|arlw|lrlw)_4k_')
+  -E '^format\.check$|\.nn3\.|^[A-Za-z0-9_]+\.(ns1\.nr1|ns3\.nr2|ns8\.nr1|ns8\.nr4)$|^(soak|signal|cleanup\.nodes)\.|^apps\..*\.(ns9\.nr[0-9]+|serial_ooc(\.q[0-9])?)$|^flow\..*_whole$|^mem\.mem_integrity\.(araw|arlw|lrlw)_(4k|1m)_|^mem\.mem_preclean\..*_500_3000$')
 ctest -j"$(nproc)" --output-on-failure --timeout 600 "${extra[@]}"
