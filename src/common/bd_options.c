@@ -63,7 +63,7 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                             "master, its run slot given away, before the poll returns; a "
                             "message for it wakes it at once (with -nr > 1 it spins -spin "
                             "first; 0: such polls spin and hand the slot over as other polls)"},
-    [BD_OPT_LEND_ASLEEP] = {"lend-asleep", BD_OPT_INT, "200", 0, 3600000,
+    [BD_OPT_LEND_ASLEEP] = {"lend-asleep", BD_OPT_INT, "20", 0, 3600000,
                             "milliseconds after which a rank that holds a run slot but sleeps "
                             "in a system call outside MPI (accept, a read of a socket or pipe, "
                             "sleep) lends its slot to a rank waiting for one, so that a rank "

@@ -21,7 +21,11 @@
  *  - its main thread is in interruptible sleep (state S) and has not run
  *    at all since the previous sample (/proc/PID/schedstat's run time), and
  *    the process has used no CPU time (/proc/PID/stat utime + stime, all
- *    threads), for the whole period.
+ *    threads), for the whole period;
+ *  - at the end of it the main thread is in a system call: one that sleeps
+ *    in a page fault (/proc/PID/syscall "-1") waits for the memory
+ *    manager's userfaultfd handler, whose reads of storage may use no CPU
+ *    time for several milliseconds.
  * A sample that shows it ran, or any request it makes, gives the slot back
  * (it counts as running again). */
 #include <errno.h>
@@ -72,6 +76,18 @@ static int sample(pid_t pid, char *state, unsigned long long *run_ns, unsigned l
         return -1;
     *ticks = ut + st;
     return 0;
+}
+
+/* 0 when the main thread's sleep is known not to be in a system call: it
+ * waits in a page fault (the memory manager's userfaultfd handler resolving
+ * it), which is BDMPI's work and not a wait of the program's own.  An
+ * unreadable file (ptrace restrictions) says nothing: 1. */
+static int in_syscall(pid_t pid)
+{
+    char buf[64];
+    if (read_proc(pid, "syscall", buf, sizeof buf) <= 0)
+        return 1;
+    return buf[0] != '-' && strncmp(buf, "running", 7) != 0;
 }
 
 /* Nothing of BDMPI's is in progress for s: it is outside the library's waits. */
@@ -137,6 +153,10 @@ void bdr_asleep_poll(void)
         }
         if (now - s->aw_since < p)
             continue;
+        if (!in_syscall(s->pid)) {
+            s->aw_since = now;
+            continue;
+        }
         s->asleep = 1;
         g_m.nasleep++;
         want = g_m.nrunnable > 0 && (g_m.nrunning - g_m.nasleep >= g_m.nr || g_m.corun_gated);
