@@ -339,24 +339,42 @@ int bdl_nbc_pipe_put(bdl_nbc_t *nb, int mode)
     bdl_put_t p = bdl_put_start(&nb->xf);
     p.over = pp->over;
     for (; pp->next < n; pp->next++) {
-        int r = pipe_peer(nb, pp->next);
-        if (r < 0)
+        int r = pipe_peer(nb, pp->next), q;
+        if (r < 0 || (pp->put && pp->put[r]))
             continue;
         if (p.over && mode != 2) { /* before a piece: take before putting more */
             bdl_put_flush(&p);
             p.over = 0;
             if (mode == 1) {
-                bdl_nbc_take(nb, 0);
+                q = bdl_nbc_take(nb, 0);
             } else {
                 int go = 0;
-                bdl_nbc_take_once(nb, 2 | (mode == 3 ? BDL_TAKE_NO_YIELD : 0), &go);
+                q = bdl_nbc_take_once(nb, 2 | (mode == 3 ? BDL_TAKE_NO_YIELD : 0), &go);
                 if (!go) { /* past the bound: the rest in MPI_Test or MPI_Wait */
                     pp->over = 1;
                     return 0;
                 }
             }
+            if (pp->put && q >= 0 && q < nb->size && q != nb->xf.rank && !pp->put[q]) {
+                /* In place: the master holds q's piece for this rank, which
+                 * overwrites the block for q, so it is offered only once
+                 * that block is PUT; put it next, over the bound (as the
+                 * blocking all-to-all in place does, coll_gather.c), then
+                 * take the piece.  r is still to put. */
+                pipe_put_one(&p, nb, q);
+                bdl_put_flush(&p);
+                pp->put[q] = 1;
+                pp->next--;
+                continue;
+            }
         }
         pipe_put_one(&p, nb, r);
+        if (pp->put) {
+            /* in place: whole before the next take may offer r's piece */
+            if (mode != 2)
+                bdl_put_flush(&p);
+            pp->put[r] = 1;
+        }
     }
     bdl_put_flush(&p);
     pp->over = p.over;
@@ -450,6 +468,7 @@ static void pipe_free(bdl_nbc_t *nb)
     free(pp->tv);
     free(pp->counts);
     free(pp->displs);
+    free(pp->put);
     free(pp);
     nb->pp = NULL;
 }

@@ -66,6 +66,8 @@ typedef struct bdl_nbc_pipe {
     int root;              /* BDL_PP_SCATTER */
     uint64_t part, nparts; /* BDL_PP_PARTS */
     int next;              /* pieces put so far, in pipeline order (A2A: me + 1, me + 2, ...) */
+    char *put;             /* A2A in place: block r put already (the master may ask for one
+                              out of order: bdl_nbc_take's hint); NULL otherwise */
     int over;              /* the last answer said the staging is past the bound */
     int arrived;           /* every piece is put and the master knows it */
     int listed;            /* in the pending list bdl_nbc_pipe_settle walks */

@@ -222,6 +222,8 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
                 nb.pp = bdl_nbc_pipe_new_form(BDL_PP_ONE, sendbuf, sendcount, NULL, NULL, st, NULL,
                                               0, 0, 0, 0);
             nb.pp->over = over;
+            if (inplace && !(nb.pp->put = calloc((size_t)c->size, 1)))
+                bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
             bdl_nbc_pipe_put(&nb, 3); /* the request goes on with the rest */
             rc = own_launch(&nb, request, &own);
             return rc; /* the request owns nb.taken and nb.pp */
@@ -588,17 +590,17 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
          * the next rank, so the pieces of the ranks that run first go to
          * different receivers.  Across nodes too: BEGIN tells the master,
          * which then ships pieces for other nodes as their masters make
-         * room (coll_pipe.c).  In place among ranks of this node: a piece
+         * room (coll_pipe.c).  In place (on one node or several): a piece
          * from q is offered only once this rank's block for q, which it
          * overwrites, is PUT, and the master may ask for that block next. */
         int pipe = !request && bdl_g.hdr->job.coll_stage;
-        for (int r = 0; pipe && inplace && r < c->size; r++)
-            pipe = bdl_p2p_local(bdl_comm_peer_world(c, r));
-        /* Nonblocking, not in place: the pieces are put here while the
-         * staging has room, the rest in MPI_Test and MPI_Wait, or before
-         * this rank waits in any other call (core/nbc.c, pipe_progress and
-         * bdl_nbc_pipe_settle). */
-        int pipe_nb = request && bdl_g.hdr->job.coll_stage && !inplace;
+        /* Nonblocking: the pieces are put here while the staging has
+         * room, the rest in MPI_Test and MPI_Wait, or before this rank
+         * waits in any other call (core/nbc.c, pipe_progress and
+         * bdl_nbc_pipe_settle).  In place as the blocking one: each block
+         * whole, and the master may ask for one out of order
+         * (bdl_nbc_pipe_put). */
+        int pipe_nb = request && bdl_g.hdr->job.coll_stage;
         if (pipe || pipe_nb)
             bdl_xfer_begin_pipe(&nb.xf, c, BD_COLL_ALLTOALL, bdl_coll_api(api, request), inplace);
         else
@@ -622,6 +624,8 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
             nb.pipe_nb = 1;
             nb.pp = bdl_nbc_pipe_new(s->buf, s->count, s->counts, s->displs, s->t, s->tv, c->size);
             nb.pp->over = over;
+            if (inplace && !(nb.pp->put = calloc((size_t)c->size, 1)))
+                bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
             bdl_nbc_pipe_put(&nb, 3); /* the request goes on with the rest */
             goto launch;
         }
