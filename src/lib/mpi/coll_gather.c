@@ -222,8 +222,6 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
                 nb.pp = bdl_nbc_pipe_new_form(BDL_PP_ONE, sendbuf, sendcount, NULL, NULL, st, NULL,
                                               0, 0, 0, 0);
             nb.pp->over = over;
-            if (inplace && !(nb.pp->put = calloc((size_t)c->size, 1)))
-                bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
             bdl_nbc_pipe_put(&nb, 3); /* the request goes on with the rest */
             rc = own_launch(&nb, request, &own);
             return rc; /* the request owns nb.taken and nb.pp */
