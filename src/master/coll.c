@@ -124,11 +124,16 @@ static int expected_senders(const coll_t *c)
 }
 
 /* A broadcast that pipelines (bounded staging) comes in d.count parts,
- * each a piece of its own (coll_pipe.c); otherwise it is one piece. */
+ * each a piece of its own (coll_pipe.c); otherwise it is one piece.  An
+ * allgather whose blocks are larger than a part (session 21) comes in
+ * d.count parts per rank: piece r * d.count + j is part j of rank r's
+ * block. */
 static size_t npieces_for(int kind, int size, uint64_t count)
 {
     if (kind == BD_COLL_ALLTOALL)
         return (size_t)size * (size_t)size;
+    if (kind == BD_COLL_ALLGATHER && count > 1)
+        return (size_t)size * (size_t)count;
     if (kind == BD_COLL_BCAST)
         return count ? (size_t)count : 1;
     if (kind == BD_COLL_BARRIER)
@@ -143,6 +148,10 @@ static piece_t *put_piece(coll_t *c, int me, int peer)
     int size = c->comm->size;
     if (c->d.kind == BD_COLL_BCAST && c->d.count) /* part `peer` of a pipelined one */
         return peer >= 0 && (size_t)peer < c->npieces ? &c->pieces[peer] : NULL;
+    if (c->d.kind == BD_COLL_ALLGATHER && c->d.count > 1) /* part `peer` of its block */
+        return peer >= 0 && (uint64_t)peer < c->d.count
+                   ? &c->pieces[(size_t)me * (size_t)c->d.count + (size_t)peer]
+                   : NULL;
     switch (c->d.kind) {
     case BD_COLL_BCAST: i = 0; break;
     case BD_COLL_SCATTER: i = (size_t)peer; break;
@@ -159,7 +168,8 @@ static piece_t *get_piece(coll_t *c, int me, int peer)
 {
     size_t i;
     int size = c->comm->size;
-    if (c->d.kind == BD_COLL_BCAST && c->d.count) /* part `peer` of a pipelined one */
+    if ((c->d.kind == BD_COLL_BCAST && c->d.count) ||
+        (c->d.kind == BD_COLL_ALLGATHER && c->d.count > 1)) /* the piece's index */
         return peer >= 0 && (size_t)peer < c->npieces ? &c->pieces[peer] : NULL;
     switch (c->d.kind) {
     case BD_COLL_BCAST: i = 0; break;
@@ -638,8 +648,9 @@ static int desc_matches(const bd_coll_desc_t *a, const bd_coll_desc_t *b)
         return 0;
     if (is_fold(a->kind))
         return a->op == b->op && a->dtype == b->dtype && a->count == b->count;
-    /* a broadcast's parts: its ranks' sizes differ (erroneous) */
-    return a->kind != BD_COLL_BCAST || a->count == b->count;
+    /* a broadcast's or an allgather's parts: its ranks' sizes differ
+     * (erroneous) */
+    return (a->kind != BD_COLL_BCAST && a->kind != BD_COLL_ALLGATHER) || a->count == b->count;
 }
 
 static void coll_begin(slave_t *s, const bd_req_t *r)
@@ -654,7 +665,8 @@ static void coll_begin(slave_t *s, const bd_req_t *r)
     }
     if (d.kind <= 0 || d.kind >= BD_COLL__COUNT || d.root < 0 || d.root >= comm->size ||
         (is_fold(d.kind) && (!bd_op_valid_for(d.op, d.dtype))) ||
-        (d.kind == BD_COLL_BCAST && d.count > BD_BCAST_PARTS_MAX)) {
+        ((d.kind == BD_COLL_BCAST || d.kind == BD_COLL_ALLGATHER) &&
+         d.count > BD_BCAST_PARTS_MAX)) {
         bdr_master_fail(1, "rank %d called %s with an invalid description", s->world,
                         bdr_coll_call_name(&d));
         return;

@@ -106,6 +106,14 @@ void bdr_coll_ship_local(coll_t *c)
             }
             break;
         case BD_COLL_BARRIER: break;
+        case BD_COLL_ALLGATHER:
+            if (c->d.count > 1) { /* in parts (pipelined, but not bounded here) */
+                for (size_t i = 0; i < c->npieces; i++)
+                    if (bdr_coll_rank_node(c, (int)(i / c->d.count)) == me && c->pieces[i].total)
+                        ship_piece(c, n, CM_PIECE, (int)i, &c->pieces[i]);
+                break;
+            }
+            /* fall through */
         default: /* gather, allgather, and raw contributions to the coordinator */
             for (int r = 0; r < size; r++)
                 if (bdr_coll_rank_node(c, r) == me &&

@@ -76,8 +76,8 @@ static void piece_ends(const coll_t *c, const piece_t *p, int *src, int *dst)
         *src = c->d.root;
         *dst = -1;
         break;
-    case BD_COLL_ALLGATHER:
-        *src = i;
+    case BD_COLL_ALLGATHER: /* in d.count parts per block (session 21), or whole */
+        *src = c->d.count > 1 ? i / (int)c->d.count : i;
         *dst = -1;
         break;
     default: *src = *dst = -1; break;
@@ -650,7 +650,9 @@ static int offer(coll_t *c, int me, int32_t *out, int n, int mark)
             return 0;
         for (size_t i = 0; i < c->npieces && k < n; i++) {
             piece_t *p = &c->pieces[i];
-            if ((c->d.kind == BD_COLL_ALLGATHER && (int)i == me) || p->taken || !p->total ||
+            int src, dst;
+            piece_ends(c, p, &src, &dst);
+            if ((c->d.kind == BD_COLL_ALLGATHER && src == me) || p->taken || !p->total ||
                 p->filled != p->total)
                 continue;
             uint8_t *st = rd_at(c, p, me);
