@@ -697,16 +697,12 @@ static void coll_begin(slave_t *s, const bd_req_t *r)
          d.kind == BD_COLL_ALLGATHER || d.kind == BD_COLL_BCAST) &&
         bdr_pipe_bounded(c))
         c->pipe_net = c->pipe = 1;
-    else if (r->arg[0] == 2 && d.kind == BD_COLL_ALLTOALL && bdr_pipe_bounded(c) &&
-             c->nlocal == c->comm->size)
-        /* in place: on one node only.  Across nodes the in-place hint (put
-         * the block for q next, over the bound) does not keep the bound:
-         * the piece then taken is one from another node, not one of this
-         * node's, so the hinted blocks for other nodes pile up while those
-         * nodes' readers wait for their own (session 21: 33-46 MB staged
-         * against a bound of 21 MB at -nn 2 -ns 8, -coll-stage 16M; design.md
-         * "In place, nonblocking"). */
-        c->inplace = c->pipe = 1;
+    else if (r->arg[0] == 2 && d.kind == BD_COLL_ALLTOALL && bdr_pipe_bounded(c))
+        /* in place, on one node or several (session 21): a piece for
+         * another node is shipped only once its reader's block for its
+         * sender is PUT there (CM_READY, coll_pipe.c), so a piece from
+         * another node never waits here for its reader's block */
+        c->inplace = c->pipe_net = c->pipe = 1;
     /* Bounded staging: a rank that would put into an instance past the
      * bound takes first (coll_pipe.c). */
     s->slot->resp.flag = bdr_pipe_over(c);
@@ -730,6 +726,7 @@ static void coll_put(slave_t *s)
         memcpy(&seg, s->win + pos, sizeof seg);
         pos += sizeof seg;
         piece_t *p = put_piece(c, s->coll_rank, seg.peer);
+        uint64_t before = p ? p->filled : 0;
         if (pos + seg.len > g_m.hdr->window || !p || p->taken ||
             bdr_coll_piece_write(c, p, seg.total, seg.off, s->win + pos, seg.len) < 0) {
             bdr_master_fail(1, "rank %d: bad data segment in %s (peer %d, %u bytes at %llu)",
@@ -744,6 +741,11 @@ static void coll_put(slave_t *s)
             poke = 1; /* its reader may be waiting in COLL_TAKE */
             bdr_pipe_filled(c, p);
         }
+        if (c->inplace && c->pipe_net && p->total && p->filled == p->total &&
+            before < p->total && bdr_coll_rank_node(c, seg.peer) != g_m.node)
+            /* in place: the piece its reader sends this rank may come now */
+            bdr_coll_ship_ready(c, bdr_coll_rank_node(c, seg.peer),
+                                (int)(p - c->pieces));
         if (c->pipe_net && p->total && p->filled == p->total &&
             (bdr_pipe_multi(c) ||
              bdr_coll_rank_node(c, c->d.kind == BD_COLL_GATHER ? c->d.root

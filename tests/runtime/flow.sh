@@ -72,7 +72,9 @@
 #   a2a_inplace_nodes  the same across nodes (session 21; -nn 2 -ns 4
 #            -nr 1): each master's STAGE_PEAK under the across-nodes bound
 #            plus one more piece per running rank (the block put over the
-#            bound); a2a_inplace_nodes_f: MPI_Alltoall in place at -nn 2
+#            bound) plus, per other node, a credit window and a piece (blocks
+#            put over the bound for that node, waiting for its credit:
+#            ipn_bound); a2a_inplace_nodes_f: MPI_Alltoall in place at -nn 2
 #            -ns 3 -nr 2; a2a_inplace_nodes_file: in the spill files;
 #            a2a_inplace_nodes3: -nn 3 -ns 3 -nr 1;
 #            a2a_inplace_nodes_whole: -coll-stage 0 (37.8 MB a master).
@@ -88,6 +90,11 @@ nodes_bound() {
   local b=$1 nn=$2 nr=$3 piece=$4 w
   w=$(($1 / (2 * ($nn - 1)))); [ $w -ge $piece ] || w=$piece
   echo $(($b - $b / 2 + $nr * ($piece + 262144) + ($nn - 1) * $w))
+}
+# in place across nodes: BOUND NN NR PIECE (design.md "In place across nodes")
+ipn_bound() {
+  local w=$(($1 / (2 * ($2 - 1)))); [ $w -ge $4 ] || w=$4
+  echo $(($(nodes_bound $1 $2 $3 $4) + $3 * $4 + ($2 - 1) * ($w + $4)))
 }
 fail=0
 case $case in
@@ -199,10 +206,10 @@ a2a_nodes*)
 a2a_inplace_nodes*)
   staged=$(stat_max STAGE_PEAK); peak=$(stat_max SPILL_PEAK); p=$((1048576 + 4095))
   case $case in
-  a2a_inplace_nodes_f) bound=$(($(nodes_bound 2097152 2 2 1048576) + 2 * 1048576)) ;;
-  a2a_inplace_nodes3) bound=$(($(nodes_bound 2097152 3 1 $p) + $p)) ;;
+  a2a_inplace_nodes_f) bound=$(ipn_bound 2097152 2 2 1048576) ;;
+  a2a_inplace_nodes3) bound=$(ipn_bound 2097152 3 1 $p) ;;
   a2a_inplace_nodes_whole) bound=$((30 * 1048576)) ;;
-  *) bound=$(($(nodes_bound 2097152 2 1 $p) + $p)) ;;
+  *) bound=$(ipn_bound 2097152 2 1 $p) ;;
   esac
   echo "--- the largest over the nodes: STAGE_PEAK $staged, SPILL_PEAK $peak; bound $bound"
   if [ $case = a2a_inplace_nodes_whole ]; then

@@ -32,8 +32,9 @@
 #                rank (the block a rank is told to put over the bound is
 #                followed by a piece of its size taken);
 #   ia2a_ip_nodes  in place across nodes (session 21): the across-nodes
-#                bound plus a piece per running rank; _nodes_recv,
-#                _nodes_nr2 (MPI_Test at -nr 2), _nodes_whole;
+#                bound plus a piece per running rank plus a credit window
+#                and a piece (flow.sh, ipn_bound); _nodes_recv, _nodes_nr2
+#                (MPI_Test at -nr 2), _nodes_whole;
 #   ia2a_nodes   -nn 2 -ns 4 -nr 1; ia2a_nodes_recv: the recv case across
 #                nodes; ia2a_nodes_nr2: MPI_Test at -nr 2; ia2a_nodes_whole:
 #                -coll-stage 0.
@@ -74,9 +75,9 @@ ia2a_ip_probe) mode=ipprobe; bound=$ipb; run $one "$prog" ipprobe 1 1048576 ;;
 ia2a_ip_two) mode=iptwo; bound=$((2 * $ipb)); run $one "$prog" iptwo 1 1048576 ;;
 ia2a_ip_file) mode=ipwait; bound=$ipb; run -ns 8 -nr 1 -coll-stage 2M -mem-strategy none --stats "$prog" ipwait 1 1048576 ;;
 ia2a_ip_whole) mode=ipwait; run -ns 8 -nr 1 -coll-stage 0 --stats "$prog" ipwait 1 1048576 ;;
-ia2a_ip_nodes) mode=ipwait; bound=$(($(nodes_bound 2 1) + $piece)); run $nodes "$prog" ipwait 1 1048576 ;;
-ia2a_ip_nodes_recv) mode=iprecv; bound=$(($(nodes_bound 2 1) + 15 * $piece)); run $nodes "$prog" iprecv 1 1048576 ;;
-ia2a_ip_nodes_nr2) mode=iptest; bound=$(($(nodes_bound 2 2) + 2 * $piece)); run -nn 2 -ns 4 -nr 2 -coll-stage 2M --stats "$prog" iptest 1 1048576 ;;
+ia2a_ip_nodes) mode=ipwait; bound=$(($(nodes_bound 2 1) + 3 * $piece)); run $nodes "$prog" ipwait 1 1048576 ;;
+ia2a_ip_nodes_recv) mode=iprecv; bound=$(($(nodes_bound 2 1) + 17 * $piece)); run $nodes "$prog" iprecv 1 1048576 ;;
+ia2a_ip_nodes_nr2) mode=iptest; bound=$(($(nodes_bound 2 2) + 4 * $piece)); run -nn 2 -ns 4 -nr 2 -coll-stage 2M --stats "$prog" iptest 1 1048576 ;;
 ia2a_ip_nodes_whole) mode=ipwait; run -nn 2 -ns 4 -nr 1 -coll-stage 0 --stats "$prog" ipwait 1 1048576 ;;
 ia2a_nodes) bound=$(nodes_bound 2 1); run $nodes "$prog" wait 1 1048576 ;;
 ia2a_nodes_recv) mode=recv; bound=$(($(nodes_bound 2 1) + 14 * $piece)); run $nodes "$prog" recv 1 1048576 ;;

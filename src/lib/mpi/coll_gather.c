@@ -666,22 +666,18 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
          * the next rank, so the pieces of the ranks that run first go to
          * different receivers.  Across nodes too: BEGIN tells the master,
          * which then ships pieces for other nodes as their masters make
-         * room (coll_pipe.c).  In place among ranks of this node: a piece
+         * room (coll_pipe.c).  In place (on one node or several): a piece
          * from q is offered only once this rank's block for q, which it
          * overwrites, is PUT, and the master may ask for that block next
-         * (across nodes that would not keep the bound: master coll.c). */
+         * (across nodes q's piece leaves q's node only then). */
         int pipe = !request && bdl_g.hdr->job.coll_stage;
-        for (int r = 0; pipe && inplace && r < c->size; r++)
-            pipe = bdl_p2p_local(bdl_comm_peer_world(c, r));
         /* Nonblocking: the pieces are put here while the staging has
          * room, the rest in MPI_Test and MPI_Wait, or before this rank
          * waits in any other call (core/nbc.c, pipe_progress and
-         * bdl_nbc_pipe_settle).  In place as the blocking one, among ranks
-         * of this node: each block whole, and the master may ask for one
-         * out of order (bdl_nbc_pipe_put). */
+         * bdl_nbc_pipe_settle).  In place as the blocking one: each block
+         * whole, and the master may ask for one out of order
+         * (bdl_nbc_pipe_put). */
         int pipe_nb = request && bdl_g.hdr->job.coll_stage;
-        for (int r = 0; pipe_nb && inplace && r < c->size; r++)
-            pipe_nb = bdl_p2p_local(bdl_comm_peer_world(c, r));
         if (pipe || pipe_nb)
             bdl_xfer_begin_pipe(&nb.xf, c, BD_COLL_ALLTOALL, bdl_coll_api(api, request), inplace);
         else
