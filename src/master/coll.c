@@ -741,11 +741,10 @@ static void coll_put(slave_t *s)
             poke = 1; /* its reader may be waiting in COLL_TAKE */
             bdr_pipe_filled(c, p);
         }
-        if (c->inplace && c->pipe_net && p->total && p->filled == p->total &&
-            before < p->total && bdr_coll_rank_node(c, seg.peer) != g_m.node)
+        if (c->inplace && c->pipe_net && p->total && p->filled == p->total && before < p->total &&
+            bdr_coll_rank_node(c, seg.peer) != g_m.node)
             /* in place: the piece its reader sends this rank may come now */
-            bdr_coll_ship_ready(c, bdr_coll_rank_node(c, seg.peer),
-                                (int)(p - c->pieces));
+            bdr_coll_ship_ready(c, bdr_coll_rank_node(c, seg.peer), (int)(p - c->pieces));
         if (c->pipe_net && p->total && p->filled == p->total &&
             (bdr_pipe_multi(c) ||
              bdr_coll_rank_node(c, c->d.kind == BD_COLL_GATHER ? c->d.root
