@@ -10,7 +10,10 @@
  * to that rank that are complete, which it GETs whole.  When a piece's one
  * reader has read all of it, its memory (or its blocks in the spill file)
  * goes back at once (bdr_pipe_read).  After its last PUT a rank that
- * receives asks COLL_TAKE until it may GET the rest.  docs/design.md,
+ * receives asks COLL_TAKE until it may GET the rest.  In place, a piece
+ * is offered only once its reader's block for its sender is PUT (across
+ * nodes it leaves its sender's node only then, bdr_pipe_ready), and a rank
+ * may be told to put such a block next (inplace_hint).  docs/design.md,
  * "Transient memory of communication", has the bound and why it cannot
  * deadlock. */
 #include <stdlib.h>
