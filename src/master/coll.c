@@ -124,11 +124,16 @@ static int expected_senders(const coll_t *c)
 }
 
 /* A broadcast that pipelines (bounded staging) comes in d.count parts,
- * each a piece of its own (coll_pipe.c); otherwise it is one piece. */
+ * each a piece of its own (coll_pipe.c); otherwise it is one piece.  An
+ * allgather whose blocks are larger than a part (session 21) comes in
+ * d.count parts per rank: piece r * d.count + j is part j of rank r's
+ * block. */
 static size_t npieces_for(int kind, int size, uint64_t count)
 {
     if (kind == BD_COLL_ALLTOALL)
         return (size_t)size * (size_t)size;
+    if (kind == BD_COLL_ALLGATHER && count > 1)
+        return (size_t)size * (size_t)count;
     if (kind == BD_COLL_BCAST)
         return count ? (size_t)count : 1;
     if (kind == BD_COLL_BARRIER)
@@ -143,6 +148,10 @@ static piece_t *put_piece(coll_t *c, int me, int peer)
     int size = c->comm->size;
     if (c->d.kind == BD_COLL_BCAST && c->d.count) /* part `peer` of a pipelined one */
         return peer >= 0 && (size_t)peer < c->npieces ? &c->pieces[peer] : NULL;
+    if (c->d.kind == BD_COLL_ALLGATHER && c->d.count > 1) /* part `peer` of its block */
+        return peer >= 0 && (uint64_t)peer < c->d.count
+                   ? &c->pieces[(size_t)me * (size_t)c->d.count + (size_t)peer]
+                   : NULL;
     switch (c->d.kind) {
     case BD_COLL_BCAST: i = 0; break;
     case BD_COLL_SCATTER: i = (size_t)peer; break;
@@ -159,7 +168,8 @@ static piece_t *get_piece(coll_t *c, int me, int peer)
 {
     size_t i;
     int size = c->comm->size;
-    if (c->d.kind == BD_COLL_BCAST && c->d.count) /* part `peer` of a pipelined one */
+    if ((c->d.kind == BD_COLL_BCAST && c->d.count) ||
+        (c->d.kind == BD_COLL_ALLGATHER && c->d.count > 1)) /* the piece's index */
         return peer >= 0 && (size_t)peer < c->npieces ? &c->pieces[peer] : NULL;
     switch (c->d.kind) {
     case BD_COLL_BCAST: i = 0; break;
@@ -638,8 +648,9 @@ static int desc_matches(const bd_coll_desc_t *a, const bd_coll_desc_t *b)
         return 0;
     if (is_fold(a->kind))
         return a->op == b->op && a->dtype == b->dtype && a->count == b->count;
-    /* a broadcast's parts: its ranks' sizes differ (erroneous) */
-    return a->kind != BD_COLL_BCAST || a->count == b->count;
+    /* a broadcast's or an allgather's parts: its ranks' sizes differ
+     * (erroneous) */
+    return (a->kind != BD_COLL_BCAST && a->kind != BD_COLL_ALLGATHER) || a->count == b->count;
 }
 
 static void coll_begin(slave_t *s, const bd_req_t *r)
@@ -654,7 +665,8 @@ static void coll_begin(slave_t *s, const bd_req_t *r)
     }
     if (d.kind <= 0 || d.kind >= BD_COLL__COUNT || d.root < 0 || d.root >= comm->size ||
         (is_fold(d.kind) && (!bd_op_valid_for(d.op, d.dtype))) ||
-        (d.kind == BD_COLL_BCAST && d.count > BD_BCAST_PARTS_MAX)) {
+        ((d.kind == BD_COLL_BCAST || d.kind == BD_COLL_ALLGATHER) &&
+         d.count > BD_BCAST_PARTS_MAX)) {
         bdr_master_fail(1, "rank %d called %s with an invalid description", s->world,
                         bdr_coll_call_name(&d));
         return;
@@ -685,9 +697,12 @@ static void coll_begin(slave_t *s, const bd_req_t *r)
          d.kind == BD_COLL_ALLGATHER || d.kind == BD_COLL_BCAST) &&
         bdr_pipe_bounded(c))
         c->pipe_net = c->pipe = 1;
-    else if (r->arg[0] == 2 && d.kind == BD_COLL_ALLTOALL && bdr_pipe_bounded(c) &&
-             c->nlocal == c->comm->size)
-        c->inplace = c->pipe = 1; /* in place: on one node only */
+    else if (r->arg[0] == 2 && d.kind == BD_COLL_ALLTOALL && bdr_pipe_bounded(c))
+        /* in place, on one node or several (session 21): a piece for
+         * another node is shipped only once its reader's block for its
+         * sender is PUT there (CM_READY, coll_pipe.c), so a piece from
+         * another node never waits here for its reader's block */
+        c->inplace = c->pipe_net = c->pipe = 1;
     /* Bounded staging: a rank that would put into an instance past the
      * bound takes first (coll_pipe.c). */
     s->slot->resp.flag = bdr_pipe_over(c);
@@ -711,6 +726,7 @@ static void coll_put(slave_t *s)
         memcpy(&seg, s->win + pos, sizeof seg);
         pos += sizeof seg;
         piece_t *p = put_piece(c, s->coll_rank, seg.peer);
+        uint64_t before = p ? p->filled : 0;
         if (pos + seg.len > g_m.hdr->window || !p || p->taken ||
             bdr_coll_piece_write(c, p, seg.total, seg.off, s->win + pos, seg.len) < 0) {
             bdr_master_fail(1, "rank %d: bad data segment in %s (peer %d, %u bytes at %llu)",
@@ -725,6 +741,10 @@ static void coll_put(slave_t *s)
             poke = 1; /* its reader may be waiting in COLL_TAKE */
             bdr_pipe_filled(c, p);
         }
+        if (c->inplace && c->pipe_net && p->total && p->filled == p->total && before < p->total &&
+            bdr_coll_rank_node(c, seg.peer) != g_m.node)
+            /* in place: the piece its reader sends this rank may come now */
+            bdr_coll_ship_ready(c, bdr_coll_rank_node(c, seg.peer), (int)(p - c->pieces));
         if (c->pipe_net && p->total && p->filled == p->total &&
             (bdr_pipe_multi(c) ||
              bdr_coll_rank_node(c, c->d.kind == BD_COLL_GATHER ? c->d.root

@@ -53,6 +53,9 @@ int bdr_pipe_over(const coll_t *c);
 void bdr_pipe_ship(coll_t *c);
 /* Node `node` says its reader has read piece idx (bytes) of c: credit. */
 void bdr_pipe_credit(coll_t *c, int node, int idx, uint64_t bytes);
+/* In place across nodes: piece idx, sent by a rank of another node to one
+ * here, is complete there (CM_READY): its partner may be shipped. */
+void bdr_pipe_ready(coll_t *c, int idx);
 /* Piece p of c was placed (total bytes) / is gone with c: count it. */
 void bdr_pipe_placed(coll_t *c, const piece_t *p, uint64_t total);
 void bdr_pipe_dropped(coll_t *c, const piece_t *p);
@@ -131,6 +134,9 @@ void bdr_coll_ship_piece(coll_t *c, int n, int idx);
 void bdr_coll_ship_done(coll_t *c, int n);
 /* Tell node n that piece idx of c (bytes) has been read here. */
 void bdr_coll_ship_credit(coll_t *c, int n, int idx, uint64_t bytes);
+/* In place across nodes: tell node n that piece idx (of a rank here, for
+ * one there) is complete (coll_pipe.c, bdr_pipe_ready there). */
+void bdr_coll_ship_ready(coll_t *c, int n, int idx);
 /* Coordinator: everything has come; send every node its results. */
 void bdr_coll_ship_results(coll_t *c);
 /* Apply data that came for communicator ctx before it was known here. */

@@ -14,8 +14,9 @@
 #include "net.h"
 
 /* CM_CREDIT (bounded all-to-alls, coll_pipe.c): the receiver has read
- * piece idx, u[2] bytes: its sender may ship more. */
-enum { CM_PIECE = 1, CM_RESULT, CM_ACC, CM_DONE, CM_CREDIT };
+ * piece idx, u[2] bytes: its sender may ship more.  CM_READY (in-place
+ * all-to-alls, coll_pipe.c): piece idx is complete at its sender's node. */
+enum { CM_PIECE = 1, CM_RESULT, CM_ACC, CM_DONE, CM_CREDIT, CM_READY };
 
 static void coll_hdr(const coll_t *c, bdr_net_hdr_t *h, int what, int idx)
 {
@@ -70,6 +71,13 @@ void bdr_coll_ship_credit(coll_t *c, int n, int idx, uint64_t bytes)
     bdr_node_send(n, &h, NULL, 0);
 }
 
+void bdr_coll_ship_ready(coll_t *c, int n, int idx)
+{
+    bdr_net_hdr_t h;
+    coll_hdr(c, &h, CM_READY, idx);
+    bdr_node_send(n, &h, NULL, 0);
+}
+
 /* This node's ranks have given what the other nodes need: send it. */
 void bdr_coll_ship_local(coll_t *c)
 {
@@ -106,6 +114,14 @@ void bdr_coll_ship_local(coll_t *c)
             }
             break;
         case BD_COLL_BARRIER: break;
+        case BD_COLL_ALLGATHER:
+            if (c->d.count > 1) { /* in parts (pipelined, but not bounded here) */
+                for (size_t i = 0; i < c->npieces; i++)
+                    if (bdr_coll_rank_node(c, (int)(i / c->d.count)) == me && c->pieces[i].total)
+                        ship_piece(c, n, CM_PIECE, (int)i, &c->pieces[i]);
+                break;
+            }
+            /* fall through */
         default: /* gather, allgather, and raw contributions to the coordinator */
             for (int r = 0; r < size; r++)
                 if (bdr_coll_rank_node(c, r) == me &&
@@ -292,6 +308,13 @@ static void coll_remote_apply(const bdr_net_hdr_t *h, const char *data, uint64_t
         }
         bdr_coll_progress(c);
         bdr_coll_maybe_free(c);
+        return;
+    case CM_READY:
+        if (h->a[2] < 0 || (size_t)h->a[2] >= c->npieces) {
+            bdr_master_fail(1, "bad collective data from node %d", h->src_node);
+            return;
+        }
+        bdr_pipe_ready(c, h->a[2]);
         return;
     case CM_ACC:
         free(c->acc);

@@ -10,7 +10,10 @@
  * to that rank that are complete, which it GETs whole.  When a piece's one
  * reader has read all of it, its memory (or its blocks in the spill file)
  * goes back at once (bdr_pipe_read).  After its last PUT a rank that
- * receives asks COLL_TAKE until it may GET the rest.  docs/design.md,
+ * receives asks COLL_TAKE until it may GET the rest.  In place, a piece
+ * is offered only once its reader's block for its sender is PUT (across
+ * nodes it leaves its sender's node only then, bdr_pipe_ready), and a rank
+ * may be told to put such a block next (inplace_hint).  docs/design.md,
  * "Transient memory of communication", has the bound and why it cannot
  * deadlock. */
 #include <stdlib.h>
@@ -76,8 +79,8 @@ static void piece_ends(const coll_t *c, const piece_t *p, int *src, int *dst)
         *src = c->d.root;
         *dst = -1;
         break;
-    case BD_COLL_ALLGATHER:
-        *src = i;
+    case BD_COLL_ALLGATHER: /* in d.count parts per block (session 21), or whole */
+        *src = c->d.count > 1 ? i / (int)c->d.count : i;
         *dst = -1;
         break;
     default: *src = *dst = -1; break;
@@ -571,6 +574,10 @@ void bdr_pipe_ship(coll_t *c)
             piece_t *p = &c->pieces[idx];
             if (n == g_m.node || !p->total || p->sent)
                 continue;
+            if (c->inplace && !p->peer_ready) {
+                pending = 1; /* its reader's block for src is not PUT yet (bdr_pipe_ready) */
+                continue;
+            }
             if (p->filled != p->total || (c->credit_out[n] && c->credit_out[n] + p->total > w)) {
                 pending = 1; /* not complete, or no credit: later */
                 continue;
@@ -622,22 +629,74 @@ static int own_put(const coll_t *c, int me, int q)
     return mine->total && mine->filled == mine->total;
 }
 
+/* In place across nodes: bytes of this node's complete pieces for node n
+ * that may be shipped (their readers' blocks are PUT) but wait for n's
+ * credit. */
+static uint64_t ready_unshipped(const coll_t *c, int n)
+{
+    int size = c->comm->size;
+    uint64_t b = 0;
+    for (int src = 0; src < size; src++) {
+        if (bdr_coll_rank_node(c, src) != g_m.node)
+            continue;
+        for (int dst = 0; dst < size; dst++) {
+            const piece_t *p = &c->pieces[(size_t)src * (size_t)size + (size_t)dst];
+            if (bdr_coll_rank_node(c, dst) == n && p->peer_ready && p->total &&
+                p->filled == p->total && !p->sent)
+                b += p->total;
+        }
+    }
+    return b;
+}
+
+void bdr_pipe_ready(coll_t *c, int idx)
+{
+    int size = c->comm->size, src = idx / size, dst = idx % size;
+    c->pieces[(size_t)dst * (size_t)size + (size_t)src].peer_ready = 1;
+    if (c->pipe_net)
+        bdr_pipe_ship(c);
+    poke_room(c); /* dst may be told to put its block for src (inplace_hint) */
+}
+
 /* In place, a rank past the bound with nothing to take: a peer q whose
  * piece for me is complete but waits for me's block for q, or -1.  me is
  * told to put that block next, over the bound, after which it takes the
  * piece (otherwise every rank could wait for room that only pieces they
- * may not take yet hold). */
+ * may not take yet hold).  Across nodes q's piece stays on q's node until
+ * me's block is PUT (bdr_pipe_ship); me is told to put it once q's piece
+ * is complete there (peer_ready), as long as this node's pieces for q's
+ * node that wait only for its credit stay under one credit window (they
+ * leave as that node's readers read, which waits for nothing here). */
 static int inplace_hint(coll_t *c, int me)
 {
-    int size = c->comm->size;
-    for (int k = 1; c->inplace && k < size; k++) {
-        int q = (me + k) % size;
+    int size = c->comm->size, hint = -1;
+    /* ready_unshipped per node, computed once a call (UINT64_MAX: not yet;
+     * it scans this node's ranks' pieces) */
+    uint64_t *ru = NULL;
+    for (int k = 1; c->inplace && k < size && hint < 0; k++) {
+        int q = (me + k) % size, n = bdr_coll_rank_node(c, q);
+        if (n != g_m.node) {
+            const piece_t *mine = &c->pieces[(size_t)me * (size_t)size + (size_t)q];
+            if (!mine->peer_ready || own_put(c, me, q))
+                continue;
+            if (!ru && (ru = malloc((size_t)g_m.nnodes * sizeof *ru)))
+                for (int i = 0; i < g_m.nnodes; i++)
+                    ru[i] = UINT64_MAX;
+            if (!ru)
+                break; /* out of memory: no hint now (asked again at the next poke) */
+            if (ru[n] == UINT64_MAX)
+                ru[n] = ready_unshipped(c, n);
+            if (ru[n] < pipe_window(c))
+                hint = q;
+            continue;
+        }
         piece_t *p = bdr_coll_get_piece(c, me, q);
         if (p && !p->offered && !p->taken && p->total && p->filled == p->total &&
             !own_put(c, me, q))
-            return q;
+            hint = q;
     }
-    return -1;
+    free(ru);
+    return hint;
 }
 
 /* The complete pieces for rank me not offered yet: into out (n at most),
@@ -650,7 +709,9 @@ static int offer(coll_t *c, int me, int32_t *out, int n, int mark)
             return 0;
         for (size_t i = 0; i < c->npieces && k < n; i++) {
             piece_t *p = &c->pieces[i];
-            if ((c->d.kind == BD_COLL_ALLGATHER && (int)i == me) || p->taken || !p->total ||
+            int src, dst;
+            piece_ends(c, p, &src, &dst);
+            if ((c->d.kind == BD_COLL_ALLGATHER && src == me) || p->taken || !p->total ||
                 p->filled != p->total)
                 continue;
             uint8_t *st = rd_at(c, p, me);

@@ -166,12 +166,15 @@ typedef struct piece {
     char *data;
     int in_file;
     uint64_t file_off;
-    uint64_t got; /* bytes its reader has read (pipelined instances: coll_pipe.c) */
-    int offered;  /* listed to its reader in an answer to COLL_TAKE */
-    int taken;    /* read whole and given back: no data any more */
-    int sent;     /* shipped to its reader's node (bounded staging across nodes) */
-    int credited; /* from another node, its credit given back before its reader read it
+    uint64_t got;   /* bytes its reader has read (pipelined instances: coll_pipe.c) */
+    int offered;    /* listed to its reader in an answer to COLL_TAKE */
+    int taken;      /* read whole and given back: no data any more */
+    int sent;       /* shipped to its reader's node (bounded staging across nodes) */
+    int credited;   /* from another node, its credit given back before its reader read it
                      (a nonblocking all-to-all whose reader waits elsewhere, coll_pipe.c) */
+    int peer_ready; /* an in-place all-to-all's piece from a rank here for one on another
+                       node: that rank's block for this piece's sender is PUT there
+                       (CM_READY), so this piece is offered at once when it arrives */
     /* A piece with several readers (MPI_Allgather's blocks, MPI_Bcast's
      * parts, bounded staging): local readers that have read it whole, the
      * nodes it was shipped to (bit per node), and the credits back from them. */

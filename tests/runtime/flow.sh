@@ -69,6 +69,15 @@
 #            a2a_inplace_f: MPI_Alltoall in place at -nr 3;
 #            a2a_inplace_file: in the spill files; a2a_inplace_whole:
 #            -coll-stage 0, the 45 MB it staged before.
+#   a2a_inplace_nodes  the same across nodes (session 21; -nn 2 -ns 4
+#            -nr 1): each master's STAGE_PEAK under the across-nodes bound
+#            plus one more piece per running rank (the block put over the
+#            bound) plus, per other node, a credit window and a piece (blocks
+#            put over the bound for that node, waiting for its credit:
+#            ipn_bound); a2a_inplace_nodes_f: MPI_Alltoall in place at -nn 2
+#            -ns 3 -nr 2; a2a_inplace_nodes_file: in the spill files;
+#            a2a_inplace_nodes3: -nn 3 -ns 3 -nr 1;
+#            a2a_inplace_nodes_whole: -coll-stage 0 (37.8 MB a master).
 # Exit 0 pass, 1 fail.
 set -u
 exe=$1; prog=$2; case=$3
@@ -81,6 +90,11 @@ nodes_bound() {
   local b=$1 nn=$2 nr=$3 piece=$4 w
   w=$(($1 / (2 * ($nn - 1)))); [ $w -ge $piece ] || w=$piece
   echo $(($b - $b / 2 + $nr * ($piece + 262144) + ($nn - 1) * $w))
+}
+# in place across nodes: BOUND NN NR PIECE (design.md "In place across nodes")
+ipn_bound() {
+  local w=$(($1 / (2 * ($2 - 1)))); [ $w -ge $4 ] || w=$4
+  echo $(($(nodes_bound $1 $2 $3 $4) + $3 * $4 + ($2 - 1) * ($w + $4)))
 }
 fail=0
 case $case in
@@ -107,6 +121,11 @@ a2a_nodes_file) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 2M -mem-st
 a2a_nodes3z) timeout -k 5 100 "$exe" -nn 3 -ns 2 -nr 2 -coll-stage 2M --stats "$prog" a2az 2 1048576 >"$out" 2>&1 ;;
 a2a_nodes3f) timeout -k 5 100 "$exe" -nn 3 -ns 2 -nr 1 -coll-stage 2M --stats "$prog" a2af 1 1048576 >"$out" 2>&1 ;;
 a2a_nodes2f) timeout -k 5 100 "$exe" -nn 2 -ns 3 -nr 2 -coll-stage 2M -mem-strategy none --stats "$prog" a2af 1 1048576 >"$out" 2>&1 ;;
+a2a_inplace_nodes) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 2M --stats "$prog" a2ai 1 1048576 >"$out" 2>&1 ;;
+a2a_inplace_nodes_f) timeout -k 5 100 "$exe" -nn 2 -ns 3 -nr 2 -coll-stage 2M --stats "$prog" a2aif 1 1048576 >"$out" 2>&1 ;;
+a2a_inplace_nodes_file) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 2M -mem-strategy none --stats "$prog" a2ai 1 1048576 >"$out" 2>&1 ;;
+a2a_inplace_nodes3) timeout -k 5 100 "$exe" -nn 3 -ns 3 -nr 1 -coll-stage 2M --stats "$prog" a2ai 1 1048576 >"$out" 2>&1 ;;
+a2a_inplace_nodes_whole) timeout -k 5 100 "$exe" -nn 2 -ns 4 -nr 1 -coll-stage 0 --stats "$prog" a2ai 1 1048576 >"$out" 2>&1 ;;
 a2a_inplace) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M --stats "$prog" a2ai 1 1048576 >"$out" 2>&1 ;;
 a2a_inplace_f) timeout -k 5 100 "$exe" -ns 8 -nr 3 -coll-stage 2M --stats "$prog" a2aif 1 1048576 >"$out" 2>&1 ;;
 a2a_inplace_file) timeout -k 5 100 "$exe" -ns 8 -nr 1 -coll-stage 2M -mem-strategy none --stats "$prog" a2ai 1 1048576 >"$out" 2>&1 ;;
@@ -120,7 +139,7 @@ echo "--- exit status $rc; FLOW_WAITS $(stat FLOW_WAITS), SPILL_PEAK $(stat SPIL
 [ $rc -eq 0 ] || { echo "FAIL: exit status $rc"; fail=1; }
 want=${case%%_*}
 case $case in a2a_nodes3z) want=a2az ;; a2a_nodes3f|a2a_nodes2f) want=a2af ;;
-a2a_inplace_f) want=a2aif ;; a2a_inplace*) want=a2ai ;; gather3) want=gather ;; esac
+a2a_inplace_f|a2a_inplace_nodes_f) want=a2aif ;; a2a_inplace*) want=a2ai ;; gather3) want=gather ;; esac
 grep -q "flow $want: ok" "$out" || { echo "FAIL: no 'flow $want: ok'"; fail=1; }
 waits=$(stat FLOW_WAITS); peak=$(stat SPILL_PEAK)
 case $case in
@@ -184,6 +203,23 @@ a2a_nodes*)
   case $case in *_file|a2a_nodes2f)
     [ "$peak" -gt 0 ] && [ "$peak" -le $bound ] || { echo "FAIL: SPILL_PEAK $peak not in (0, $bound]"; fail=1; } ;;
   esac ;;
+a2a_inplace_nodes*)
+  staged=$(stat_max STAGE_PEAK); peak=$(stat_max SPILL_PEAK); p=$((1048576 + 4095))
+  case $case in
+  a2a_inplace_nodes_f) bound=$(ipn_bound 2097152 2 2 1048576) ;;
+  a2a_inplace_nodes3) bound=$(ipn_bound 2097152 3 1 $p) ;;
+  a2a_inplace_nodes_whole) bound=$((30 * 1048576)) ;;
+  *) bound=$(ipn_bound 2097152 2 1 $p) ;;
+  esac
+  echo "--- the largest over the nodes: STAGE_PEAK $staged, SPILL_PEAK $peak; bound $bound"
+  if [ $case = a2a_inplace_nodes_whole ]; then
+    [ "$staged" -ge $bound ] || { echo "FAIL: STAGE_PEAK $staged: in place unbounded should stage it whole"; fail=1; }
+  else
+    [ "$staged" -gt 0 ] && [ "$staged" -le $bound ] || { echo "FAIL: STAGE_PEAK $staged not in (0, $bound]"; fail=1; }
+  fi
+  if [ $case = a2a_inplace_nodes_file ]; then
+    [ "$peak" -gt 0 ] && [ "$peak" -le $bound ] || { echo "FAIL: SPILL_PEAK $peak not in (0, $bound]"; fail=1; }
+  fi ;;
 a2a_inplace*)
   staged=$(stat STAGE_PEAK)
   case $case in

@@ -19,6 +19,13 @@
 #   bcast_nodes_nr2, bcast3 (-nn 3), allgather_nodes, allgatherv_nodes
 #   (-nr 2); and the contrasts bcast_whole, allgather_whole,
 #   bcast_nodes_whole, allgather_nodes_whole.
+#   allgather_big*: blocks of 8 MiB, four times the bound (session 21): cut
+#   in parts of a quarter of the bound, each a piece of its own, so the
+#   bound holds with a part (512 KiB) per running rank where a block did
+#   before (8,388,608 staged at -nr 1, 16,777,307 at -nr 2):
+#   allgather_big, allgatherv_big (-nr 2), allgather_big_ip,
+#   allgather_big_file, allgather_big_nodes, allgatherv_big_nodes (-nr 2),
+#   allgather_big_whole (64 MiB);
 #   two, two_nr2, two_dep, rounds, bcast_rounds, two_nodes,
 #   two_dep_nodes: instances at once (two communicators, or a rank that
 #   begins the next round while pieces of this one are staged) share one
@@ -53,6 +60,13 @@ bcast3) run -nn 3 -ns 3 -nr 2 -coll-stage 2M "$prog" bcast 1 $((8 * $MB)); bound
 bcast_nodes_whole) run -nn 2 -ns 4 -nr 1 -coll-stage 0 "$prog" bcast 1 $((8 * $MB)); bound=$((8 * $MB)) ;;
 allgather_nodes) run -nn 2 -ns 4 -nr 1 -coll-stage 2M "$prog" allgather 1 $MB; bound=$(nodes_bound 2 1 $AG) ;;
 allgatherv_nodes) run -nn 2 -ns 4 -nr 2 -coll-stage 2M "$prog" allgatherv 1 $MB; bound=$(nodes_bound 2 2 $AG) ;;
+allgather_big) run -ns 8 -nr 1 -coll-stage 2M "$prog" allgather 1 $((8 * $MB)); bound=$(($B + $P + $WIN)) ;;
+allgatherv_big) run -ns 8 -nr 2 -coll-stage 2M "$prog" allgatherv 1 $((8 * $MB)); bound=$(($B + 2 * ($P + $WIN))) ;;
+allgather_big_ip) run -ns 8 -nr 1 -coll-stage 2M "$prog" allgather_ip 1 $((8 * $MB)); bound=$(($B + $P + $WIN)) ;;
+allgather_big_file) run -ns 8 -nr 1 -coll-stage 2M -mem-strategy none "$prog" allgather 1 $((8 * $MB)); bound=$(($B + $P + $WIN)) ;;
+allgather_big_whole) run -ns 8 -nr 1 -coll-stage 0 "$prog" allgather 1 $((8 * $MB)); bound=$((64 * $MB)) ;;
+allgather_big_nodes) run -nn 2 -ns 4 -nr 1 -coll-stage 2M "$prog" allgather 1 $((8 * $MB)); bound=$(nodes_bound 2 1 $P) ;;
+allgatherv_big_nodes) run -nn 2 -ns 4 -nr 2 -coll-stage 2M "$prog" allgatherv 1 $((8 * $MB)); bound=$(nodes_bound 2 2 $P) ;;
 allgather_nodes_whole) run -nn 2 -ns 4 -nr 1 -coll-stage 0 "$prog" allgather 1 $MB; bound=$((8 * $MB)) ;;
 # several instances at once share one bound (node-wide): two communicators'
 # all-to-alls at once (6.3 MB staged with a bound per instance)

@@ -17,14 +17,19 @@
  *   two N SIZE     two MPI_Ialltoallv at once, completed by MPI_Waitall,
  *                  on MPI_COMM_WORLD and on a duplicate;
  *   order N SIZE   two at once, rank 0 waits for the first then the
- *                  second, the others the other way round.
+ *                  second, the others the other way round;
+ *   ipMODE N SIZE  MODE (wait, test, fixed, w, recv, probe, two) in place
+ *                  (MPI_IN_PLACE, session 21): the block rank i keeps for
+ *                  j is what it sends j and where j's piece lands, so the
+ *                  lengths are symmetric, SIZE + 7 (i + j) % 4096, and 0
+ *                  where (i + j) % 5 == 0 (i != j; not for fixed).
  * Prints "flow_ia2a MODE: ok" on rank 0.  Exit 0 pass, 1 fail. */
 #include <mpi.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
-static int g_rank, g_size, g_fixed;
+static int g_rank, g_size, g_fixed, g_ip;
 static size_t g_sz;
 
 static unsigned char pat(int i, int j, int k, size_t b)
@@ -34,7 +39,11 @@ static unsigned char pat(int i, int j, int k, size_t b)
 
 static size_t len(int i, int j)
 {
-    return g_fixed ? g_sz : g_sz + (size_t)((7 * i + 13 * j) % 4096);
+    if (g_fixed)
+        return g_sz;
+    if (g_ip) /* in place: what i sends j is what i receives from j */
+        return i != j && (i + j) % 5 == 0 ? 0 : g_sz + (size_t)((7 * (i + j)) % 4096);
+    return g_sz + (size_t)((7 * i + 13 * j) % 4096);
 }
 
 typedef struct {
@@ -65,6 +74,8 @@ static void a2a_init(a2a_t *a, int k)
     for (int j = 0; j < g_size; j++)
         for (size_t b = 0; b < (size_t)a->sc[j]; b++)
             a->out[a->sd[j] + b] = pat(g_rank, j, k, b);
+    if (g_ip) /* the same layout both ways (the lengths are symmetric) */
+        memcpy(a->in, a->out, a->rt);
 }
 
 static int a2a_check(a2a_t *a, int k, const char *what)
@@ -92,7 +103,20 @@ static int a2a_check(a2a_t *a, int k, const char *what)
 
 static void a2a_start(a2a_t *a, MPI_Comm comm, MPI_Request *q, MPI_Datatype *tv)
 {
-    if (g_fixed) {
+    if (g_ip && g_fixed) {
+        MPI_Ialltoall(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, a->in, (int)g_sz, MPI_BYTE, comm, q);
+    } else if (g_ip && tv) {
+        int *rcnt = a->wrc = malloc(sizeof(int) * (size_t)g_size);
+        MPI_Datatype *rtv = tv + g_size;
+        for (int j = 0; j < g_size; j++) {
+            rtv[j] = a->rc[j] % 4 ? MPI_BYTE : MPI_INT;
+            rcnt[j] = a->rc[j] / (a->rc[j] % 4 ? 1 : 4);
+        }
+        MPI_Ialltoallw(MPI_IN_PLACE, NULL, NULL, NULL, a->in, rcnt, a->rd, rtv, comm, q);
+    } else if (g_ip) {
+        MPI_Ialltoallv(MPI_IN_PLACE, NULL, NULL, MPI_DATATYPE_NULL, a->in, a->rc, a->rd, MPI_BYTE,
+                       comm, q);
+    } else if (g_fixed) {
         MPI_Ialltoall(a->out, (int)g_sz, MPI_BYTE, a->in, (int)g_sz, MPI_BYTE, comm, q);
     } else if (tv) { /* Ialltoallw: counts in elements of per-peer types, displacements in bytes */
         int *scnt = a->wsc = malloc(sizeof(int) * (size_t)g_size);
@@ -131,7 +155,11 @@ int main(int argc, char **argv)
         MPI_Finalize();
         return 1;
     }
-    const char *mode = argv[1];
+    const char *name = argv[1], *mode = name;
+    if (!strncmp(mode, "ip", 2)) { /* in place */
+        g_ip = 1;
+        mode += 2;
+    }
     int n = atoi(argv[2]), bad = 0;
     g_sz = (size_t)atol(argv[3]);
     g_fixed = !strcmp(mode, "fixed");
@@ -190,7 +218,7 @@ int main(int argc, char **argv)
     int all = 0;
     MPI_Allreduce(&bad, &all, 1, MPI_INT, MPI_LOR, MPI_COMM_WORLD);
     if (g_rank == 0 && !all)
-        printf("flow_ia2a %s: ok\n", mode);
+        printf("flow_ia2a %s: ok\n", name);
     MPI_Finalize();
     return all;
 }

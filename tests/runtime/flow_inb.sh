@@ -25,6 +25,10 @@
 #   instances at once, rounds back to back; 15.7 MB staged whole); across
 #   nodes iallgather_nodes, ibcast_nodes, igather_nodes, iscatter_nodes,
 #   mix_nodes (MPI_Test loops), recv_nodes, and iallgather_nodes_whole.
+#   iallgather_big (8 MiB blocks, session 21: in parts of P, a part per
+#   running rank where a block was before), iallgather_big_test
+#   (MPI_Iallgatherv, an MPI_Test loop, -nr 2), iallgather_big_ip,
+#   iallgather_big_nodes.
 # Exit 0 pass, 1 fail.
 set -u
 exe=$1; prog=$2; case=$3
@@ -39,6 +43,8 @@ nodes_bound() { # PIECE, at -nn 2 -nr 1
   local w=$(($B / 2)); [ $w -ge $1 ] || w=$1
   echo $(($B - $B / 2 + $1 + $WIN + $w))
 }
+# blocks of 8 MiB (four times the bound) go in parts of P (session 21)
+BIG=$((8 * $MB))
 case $case in
 iallgather) run -ns 8 -nr 1 -coll-stage 2M "$prog" iallgather 1 $MB; bound=$one ;;
 iallgather16) run -ns 16 -nr 1 -coll-stage 2M "$prog" iallgather 1 $(($MB / 2)); bound=$(($B + $MB / 2 + $WIN)) ;;
@@ -47,6 +53,10 @@ iallgather_late) run -ns 8 -nr 1 -coll-stage 2M "$prog" iallgather 2 $MB late; b
 iallgatherv) run -ns 8 -nr 2 -coll-stage 2M "$prog" iallgatherv 2 $MB; bound=$((2 * $two)) ;;
 iallgather_ip) run -ns 8 -nr 1 -coll-stage 2M "$prog" iallgather_ip 1 $MB; bound=$one ;;
 iallgather_file) run -ns 8 -nr 1 -coll-stage 2M -mem-strategy none "$prog" iallgather 1 $MB; bound=$one ;;
+iallgather_big) run -ns 8 -nr 1 -coll-stage 2M "$prog" iallgather 1 $BIG; bound=$(($B + $P + $WIN)) ;;
+iallgather_big_test) run -ns 8 -nr 2 -coll-stage 2M "$prog" iallgatherv 1 $BIG test; bound=$(($B + 2 * ($P + $WIN))) ;;
+iallgather_big_ip) run -ns 8 -nr 1 -coll-stage 2M "$prog" iallgather_ip 1 $BIG; bound=$(($B + $P + $WIN)) ;;
+iallgather_big_nodes) run $nodes "$prog" iallgather 1 $BIG; bound=$(nodes_bound $P) ;;
 iallgather_whole) run -ns 8 -nr 1 -coll-stage 0 "$prog" iallgather 1 $MB; bound=$((8 * $MB)) ;;
 ibcast) run -ns 8 -nr 1 -coll-stage 2M "$prog" ibcast 1 $((8 * $MB)); bound=$(($B + $P + $WIN)) ;;
 ibcast_nr2) run -ns 8 -nr 2 -coll-stage 2M "$prog" ibcast 2 $((8 * $MB)); bound=$((2 * ($B + 2 * ($P + $WIN)))) ;;

@@ -130,6 +130,27 @@ static void get_split(bdl_nbc_t *nb)
     nb->fin(nb->fin_arg, head[0], head[1], head[2], world);
 }
 
+/* BDL_GET_BPARTS: piece k, part k % bparts of block k / bparts, whole; a
+ * piece this rank expects nothing of (counts disagree) is refused when
+ * offered (refuse), else left. */
+static void get_bpart(bdl_nbc_t *nb, bdl_get_t *g, int k, int refuse)
+{
+    int r = k / (int)nb->bparts, j = k % (int)nb->bparts;
+    if (r == nb->skip)
+        return;
+    const bdl_dt_t *t = blk_type(nb, r);
+    uint64_t cnt = bdl_vcount(nb->counts, (int)nb->count, r);
+    uint64_t total = cnt * t->psize, at = (uint64_t)j * nb->part;
+    if (at >= total) {
+        if (refuse)
+            bdl_get_refuse(g, k);
+        return;
+    }
+    /* the last part: the rest (bparts was chosen so that it fits a part) */
+    uint64_t len = j == (int)nb->bparts - 1 || total - at < nb->part ? total - at : nb->part;
+    bdl_get_span(g, k, blk_at(nb, r), cnt, t, at, len);
+}
+
 /* BDL_GET_PARTS: part j, whole. */
 static void get_part(bdl_nbc_t *nb, bdl_get_t *g, int j)
 {
@@ -179,6 +200,15 @@ static void nbc_get(bdl_nbc_t *nb)
         bdl_get_free(g);
         break;
     }
+    case BDL_GET_BPARTS: {
+        bdl_get_t *g = bdl_get_new(&nb->xf);
+        for (int k = 0; k < nb->nblk * (int)nb->bparts; k++)
+            if (!nb->taken || !nb->taken[k])
+                get_bpart(nb, g, k, 0);
+        bdl_get_flush(g);
+        bdl_get_free(g);
+        break;
+    }
     case BDL_GET_TBLOCKS: get_tblocks(nb); break;
     case BDL_GET_FOLD: fold(nb); break;
     case BDL_GET_SPLIT: get_split(nb); break;
@@ -191,15 +221,25 @@ static void nbc_get(bdl_nbc_t *nb)
 
 int bdl_nbc_take_once(bdl_nbc_t *nb, int mode, int *go)
 {
-    int32_t *peers = malloc(sizeof *peers * (size_t)(nb->nblk ? nb->nblk : 1));
+    /* the pieces this rank may be offered: an allgather in parts has
+     * bparts per block */
+    int npc = nb->gkind == BDL_GET_BPARTS ? nb->nblk * (int)nb->bparts : nb->nblk;
+    int32_t *peers = malloc(sizeof *peers * (size_t)(npc ? npc : 1));
     if (!peers)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory in %s", nb->call ? nb->call : "a collective");
     int n = 0;
-    *go = bdl_xfer_take(&nb->xf, mode, peers, nb->nblk, &n);
+    *go = bdl_xfer_take(&nb->xf, mode, peers, npc, &n);
     int hint = (int)bdl_resp()->arg[1] - 1;
     if (n) {
         bdl_get_t *g = bdl_get_new(&nb->xf);
         for (int i = 0; i < n; i++) {
+            if (nb->gkind == BDL_GET_BPARTS) {
+                if (peers[i] >= 0 && peers[i] < npc && !nb->taken[peers[i]]) {
+                    get_bpart(nb, g, peers[i], 1);
+                    nb->taken[peers[i]] = 1;
+                }
+                continue;
+            }
             int j = peers[i] - nb->pfirst;
             uint64_t cnt = j >= 0 && j < nb->nblk ? bdl_vcount(nb->counts, (int)nb->count, j) : 0;
             if (j < 0 || j >= nb->nblk || nb->taken[j] || peers[i] == nb->skip)
@@ -319,10 +359,11 @@ static void pipe_put_one(bdl_put_t *p, const bdl_nbc_t *nb, int k)
     const bdl_nbc_pipe_t *pp = nb->pp;
     switch (pp->form) {
     case BDL_PP_ONE: bdl_put_typed(p, -1, pp->buf, (uint64_t)pp->count, pp->t); break;
-    case BDL_PP_PARTS: {
+    case BDL_PP_PARTS: { /* the last part: the rest (longer only when counts disagree) */
         uint64_t total = (uint64_t)pp->count * pp->t->psize, at = (uint64_t)k * pp->part;
         bdl_put_span(p, k, pp->buf, (uint64_t)pp->count, pp->t, at,
-                     total - at < pp->part ? total - at : pp->part);
+                     total - at < pp->part || (uint64_t)k + 1 == pp->nparts ? total - at
+                                                                            : pp->part);
         break;
     }
     default:
@@ -339,24 +380,42 @@ int bdl_nbc_pipe_put(bdl_nbc_t *nb, int mode)
     bdl_put_t p = bdl_put_start(&nb->xf);
     p.over = pp->over;
     for (; pp->next < n; pp->next++) {
-        int r = pipe_peer(nb, pp->next);
-        if (r < 0)
+        int r = pipe_peer(nb, pp->next), q;
+        if (r < 0 || (pp->put && pp->put[r]))
             continue;
         if (p.over && mode != 2) { /* before a piece: take before putting more */
             bdl_put_flush(&p);
             p.over = 0;
             if (mode == 1) {
-                bdl_nbc_take(nb, 0);
+                q = bdl_nbc_take(nb, 0);
             } else {
                 int go = 0;
-                bdl_nbc_take_once(nb, 2 | (mode == 3 ? BDL_TAKE_NO_YIELD : 0), &go);
+                q = bdl_nbc_take_once(nb, 2 | (mode == 3 ? BDL_TAKE_NO_YIELD : 0), &go);
                 if (!go) { /* past the bound: the rest in MPI_Test or MPI_Wait */
                     pp->over = 1;
                     return 0;
                 }
             }
+            if (pp->put && q >= 0 && q < nb->size && q != nb->xf.rank && !pp->put[q]) {
+                /* In place: the master holds q's piece for this rank, which
+                 * overwrites the block for q, so it is offered only once
+                 * that block is PUT; put it next, over the bound (as the
+                 * blocking all-to-all in place does, coll_gather.c), then
+                 * take the piece.  r is still to put. */
+                pipe_put_one(&p, nb, q);
+                bdl_put_flush(&p);
+                pp->put[q] = 1;
+                pp->next--;
+                continue;
+            }
         }
         pipe_put_one(&p, nb, r);
+        if (pp->put) {
+            /* in place: whole before the next take may offer r's piece */
+            if (mode != 2)
+                bdl_put_flush(&p);
+            pp->put[r] = 1;
+        }
     }
     bdl_put_flush(&p);
     pp->over = p.over;
@@ -450,6 +509,7 @@ static void pipe_free(bdl_nbc_t *nb)
     free(pp->tv);
     free(pp->counts);
     free(pp->displs);
+    free(pp->put);
     free(pp);
     nb->pp = NULL;
 }

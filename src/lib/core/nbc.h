@@ -37,6 +37,8 @@ enum {
     BDL_GET_SPLIT,   /* communicator creation: {ctx, rank, size} and the members, to fin */
     BDL_GET_PARTS,   /* a broadcast in nblk parts: part j (pieces of peer j) is bytes
                         [j * part, ...) of the packed stream of count elements of t at buf */
+    BDL_GET_BPARTS,  /* an allgather's blocks in bparts parts each: piece r * bparts + j is
+                        bytes [j * part, ...) of block r's packed stream (but not skip's) */
 };
 
 /* Communicator creation: once it completes, fin gets the new context (0:
@@ -66,6 +68,8 @@ typedef struct bdl_nbc_pipe {
     int root;              /* BDL_PP_SCATTER */
     uint64_t part, nparts; /* BDL_PP_PARTS */
     int next;              /* pieces put so far, in pipeline order (A2A: me + 1, me + 2, ...) */
+    char *put;             /* A2A in place: block r put already (the master may ask for one
+                              out of order: bdl_nbc_take's hint); NULL otherwise */
     int over;              /* the last answer said the staging is past the bound */
     int arrived;           /* every piece is put and the master knows it */
     int listed;            /* in the pending list bdl_nbc_pipe_settle walks */
@@ -86,7 +90,8 @@ typedef struct bdl_nbc {
     uint64_t count;
     bdl_dt_t *t;
     int nblk, pfirst, skip; /* BDL_GET_BLOCKS, BDL_GET_TBLOCKS, BDL_GET_PARTS */
-    uint64_t part;          /* BDL_GET_PARTS: bytes of each part but the last */
+    uint64_t part;          /* BDL_GET_PARTS, BDL_GET_BPARTS: bytes of each part but the last */
+    uint64_t bparts;        /* BDL_GET_BPARTS: parts per block */
     int tidx, tn;           /* BDL_GET_TBLOCKS: this rank's entry of the senders' tables of tn */
     int *counts, *displs;   /* v-style counts and displacements (in extents) per block */
     bdl_dt_t **tv;          /* MPI_Alltoallw: per-block types ... */

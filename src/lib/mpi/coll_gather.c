@@ -61,6 +61,38 @@ static const bdl_dt_t *vtype(const bdl_dt_t *t, bdl_dt_t *const *tv, int r)
     return tv ? tv[r] : t;
 }
 
+/* Bounded staging of an allgather whose blocks are larger than a part (a
+ * quarter of -coll-stage, at least BD_BCAST_PART_MIN; session 21): how
+ * many parts each block goes in, the same at every rank (computed from
+ * the receive counts, which MPI makes equal everywhere), or 0 when no
+ * block is larger than a part.  The master keeps a state per piece and
+ * reader, so the parts of all blocks are kept to 2^26 / size^2; with
+ * more, the part grows. */
+static uint64_t ag_parts(const bdl_comm_t *c, int count, const int *counts, const bdl_dt_t *t,
+                         bdl_dt_t *const *tv, uint64_t *part)
+{
+    uint64_t maxb = 0, p = bdl_g.hdr->job.coll_stage / 4;
+    for (int r = 0; r < c->size; r++) {
+        uint64_t b = bdl_vcount(counts, count, r) * vtype(t, tv, r)->psize;
+        maxb = b > maxb ? b : maxb;
+    }
+    if (p < BD_BCAST_PART_MIN)
+        p = BD_BCAST_PART_MIN;
+    uint64_t cap = ((uint64_t)1 << 26) / ((uint64_t)c->size * (uint64_t)c->size);
+    if (cap > BD_BCAST_PARTS_MAX)
+        cap = BD_BCAST_PARTS_MAX;
+    if (maxb <= p || cap < 2)
+        return 0;
+    uint64_t n = (maxb + p - 1) / p;
+    if (n > cap) {
+        n = cap;
+        p = (maxb + n - 1) / n;
+        n = (maxb + p - 1) / p;
+    }
+    *part = p;
+    return n;
+}
+
 /* A rank that takes its one block of a pipelined scatter from the root. */
 static void root_block_reader(bdl_nbc_t *nb, int root, void *recvbuf, int recvcount, bdl_dt_t *rt)
 {
@@ -183,7 +215,25 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
          * takes the pieces as they complete there (core/nbc.c,
          * pipe_progress). */
         int pipe_nb = request && bdl_nbc_pipe_eligible(c);
-        if (pipe || pipe_nb)
+        /* An allgather's blocks larger than a part go in parts, each a
+         * piece of its own (session 21): put in order, taken by every
+         * other rank as they complete, each into its place in the packed
+         * stream of its block (bdl_get_span, BDL_GET_BPARTS). */
+        uint64_t part = 0, nparts = all && (pipe || pipe_nb)
+                                        ? ag_parts(c, recvcount, recvcounts, rt, tv, &part)
+                                        : 0;
+        const void *ob = inplace ? vblk(rb, displs, recvcount, me, rt, tv) : sendbuf;
+        uint64_t ocount = inplace ? bdl_vcount(recvcounts, recvcount, me) : (uint64_t)sendcount;
+        bdl_dt_t *ot = inplace ? (bdl_dt_t *)vtype(rt, tv, me) : st;
+        uint64_t obytes = ocount * ot->psize;
+        /* this rank's parts (its block may be shorter than the longest) */
+        uint64_t oparts = nparts ? (obytes + part - 1) / part : 0;
+        if (oparts > nparts)
+            oparts = nparts; /* counts disagree: the last part carries the rest */
+        if (nparts)
+            bdl_xfer_begin_pipe_parts(&nb.xf, c, BD_COLL_ALLGATHER, 0, nparts,
+                                      bdl_coll_api(api, request));
+        else if (pipe || pipe_nb)
             bdl_xfer_begin_pipe_root(&nb.xf, c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER,
                                      all ? 0 : root, bdl_coll_api(api, request));
         else
@@ -203,7 +253,13 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
             } else {
                 nb.displs = (int *)displs;
             }
-            if ((pipe || pipe_nb) && !(nb.taken = calloc((size_t)c->size, 1)))
+            if (nparts) {
+                nb.gkind = BDL_GET_BPARTS;
+                nb.part = part;
+                nb.bparts = nparts;
+            }
+            if ((pipe || pipe_nb) &&
+                !(nb.taken = calloc((size_t)c->size * (size_t)(nparts ? nparts : 1), 1)))
                 bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
         }
         if (pipe_nb) {
@@ -213,6 +269,9 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
             if (!all && c->rank == root)
                 nb.pp =
                     bdl_nbc_pipe_new_form(BDL_PP_NONE, NULL, 0, NULL, NULL, NULL, NULL, 0, 0, 0, 0);
+            else if (nparts)
+                nb.pp = bdl_nbc_pipe_new_form(oparts ? BDL_PP_PARTS : BDL_PP_NONE, ob, (int)ocount,
+                                              NULL, NULL, ot, NULL, 0, 0, part, oparts);
             else if (inplace)
                 nb.pp =
                     bdl_nbc_pipe_new_form(BDL_PP_ONE, vblk(rb, displs, recvcount, me, rt, tv),
@@ -225,6 +284,25 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
             bdl_nbc_pipe_put(&nb, 3); /* the request goes on with the rest */
             rc = own_launch(&nb, request, &own);
             return rc; /* the request owns nb.taken and nb.pp */
+        }
+        if (nparts) { /* blocking, in parts: look before each part, as a broadcast's root */
+            bdl_put_t p = bdl_put_start(&nb.xf);
+            p.over = over;
+            for (uint64_t j = 0; j < oparts; j++) {
+                if (p.over) {
+                    bdl_put_flush(&p);
+                    p.over = 0;
+                    bdl_nbc_take(&nb, 0);
+                }
+                uint64_t at = j * part;
+                bdl_put_span(&p, (int)j, ob, ocount, ot, at,
+                             obytes - at < part || j + 1 == oparts ? obytes - at : part);
+            }
+            bdl_put_flush(&p);
+            bdl_nbc_take(&nb, 1);
+            rc = own_launch(&nb, request, &own);
+            free(nb.taken);
+            return rc;
         }
         if (pipe && (all || c->rank != root) && over)
             bdl_nbc_take(&nb, 0);
@@ -588,17 +666,18 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
          * the next rank, so the pieces of the ranks that run first go to
          * different receivers.  Across nodes too: BEGIN tells the master,
          * which then ships pieces for other nodes as their masters make
-         * room (coll_pipe.c).  In place among ranks of this node: a piece
+         * room (coll_pipe.c).  In place (on one node or several): a piece
          * from q is offered only once this rank's block for q, which it
-         * overwrites, is PUT, and the master may ask for that block next. */
+         * overwrites, is PUT, and the master may ask for that block next
+         * (across nodes q's piece leaves q's node only then). */
         int pipe = !request && bdl_g.hdr->job.coll_stage;
-        for (int r = 0; pipe && inplace && r < c->size; r++)
-            pipe = bdl_p2p_local(bdl_comm_peer_world(c, r));
-        /* Nonblocking, not in place: the pieces are put here while the
-         * staging has room, the rest in MPI_Test and MPI_Wait, or before
-         * this rank waits in any other call (core/nbc.c, pipe_progress and
-         * bdl_nbc_pipe_settle). */
-        int pipe_nb = request && bdl_g.hdr->job.coll_stage && !inplace;
+        /* Nonblocking: the pieces are put here while the staging has
+         * room, the rest in MPI_Test and MPI_Wait, or before this rank
+         * waits in any other call (core/nbc.c, pipe_progress and
+         * bdl_nbc_pipe_settle).  In place as the blocking one: each block
+         * whole, and the master may ask for one out of order
+         * (bdl_nbc_pipe_put). */
+        int pipe_nb = request && bdl_g.hdr->job.coll_stage;
         if (pipe || pipe_nb)
             bdl_xfer_begin_pipe(&nb.xf, c, BD_COLL_ALLTOALL, bdl_coll_api(api, request), inplace);
         else
@@ -622,6 +701,8 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
             nb.pipe_nb = 1;
             nb.pp = bdl_nbc_pipe_new(s->buf, s->count, s->counts, s->displs, s->t, s->tv, c->size);
             nb.pp->over = over;
+            if (inplace && !(nb.pp->put = calloc((size_t)c->size, 1)))
+                bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
             bdl_nbc_pipe_put(&nb, 3); /* the request goes on with the rest */
             goto launch;
         }
