@@ -25,6 +25,17 @@
  *       only the other node can send (HPL's pivot exchange down a process
  *       column); at -nn 1 the same pairs are within the node (the baseline).
  *       Checked: every payload.  The size must be even.
+ *   poll_bench relay [ROUNDS]
+ *       A token goes ROUNDS times around the ranks in the order 0, h, h+1,
+ *       ..., size-1, 1, 2, ..., h-1 (h = size/2), each rank waiting for it
+ *       by MPI_Iprobe of its predecessor and then receiving it.  With two
+ *       nodes of h ranks (bdmpiexec -nn 2 -ns h, h >= 2) the token crosses
+ *       the nodes twice a round and its other hops are within a node: such
+ *       a rank polls for a rank of its own node that waits in the master for
+ *       the other node (HPL's row broadcast, whose ring partner waits for
+ *       the pivot exchange down a column).  At -nn 1 every hop is within
+ *       the node (the baseline).  Checked: every payload.  The size must be
+ *       even and at least 4.
  *
  * Prints "RESULT <mode> <seconds> <per-unit microseconds>" and, on rank 0,
  * "PASS poll_bench <mode>"; exit 0 pass, 1 fail.  A benchmark
@@ -212,6 +223,53 @@ static int cross(long rounds)
     return bad;
 }
 
+/* The ring order 0, h, ..., size-1, 1, ..., h-1: position of rank r, and
+ * the rank at position p. */
+static int relay_pos(int r, int h) { return r == 0 ? 0 : r >= h ? r - h + 1 : r + h; }
+static int relay_rank(int p, int h) { return p == 0 ? 0 : p <= h ? p + h - 1 : p - h; }
+
+static int relay(long rounds)
+{
+    int bad = 0, h = g_size / 2;
+    if (g_size % 2 || g_size < 4) {
+        if (g_rank == 0)
+            fprintf(stderr, "poll_bench relay: needs an even number of ranks, at least 4\n");
+        return 1;
+    }
+    int pos = relay_pos(g_rank, h);
+    int prev = relay_rank((pos + g_size - 1) % g_size, h), next = relay_rank((pos + 1) % g_size, h);
+    MPI_Barrier(MPI_COMM_WORLD);
+    double t0 = MPI_Wtime();
+    for (long i = 0; i < rounds; i++) {
+        long v = i * g_size + pos;
+        if (pos != 0) {
+            int flag = 0;
+            while (!flag)
+                MPI_Iprobe(prev, 7, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            MPI_Recv(&v, 1, MPI_LONG, prev, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (v != i * g_size + pos - 1 && !bad++)
+                fprintf(stderr, "rank %d: round %ld got %ld, expected %ld\n", g_rank, i, v,
+                        i * g_size + pos - 1);
+            v++;
+        }
+        MPI_Send(&v, 1, MPI_LONG, next, 7, MPI_COMM_WORLD);
+        if (pos == 0) {
+            int flag = 0;
+            while (!flag)
+                MPI_Iprobe(prev, 7, MPI_COMM_WORLD, &flag, MPI_STATUS_IGNORE);
+            MPI_Recv(&v, 1, MPI_LONG, prev, 7, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
+            if (v != i * g_size + g_size - 1 && !bad++)
+                fprintf(stderr, "rank 0: round %ld got %ld, expected %ld\n", i, v,
+                        i * g_size + g_size - 1);
+        }
+    }
+    double t = MPI_Wtime() - t0, tmax;
+    MPI_Reduce(&t, &tmax, 1, MPI_DOUBLE, MPI_MAX, 0, MPI_COMM_WORLD);
+    if (g_rank == 0)
+        printf("RESULT relay %.4f %.4f\n", tmax, tmax * 1e6 / (double)rounds);
+    return bad;
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -225,10 +283,12 @@ int main(int argc, char **argv)
         bad = pingpong(argc > 2 ? atol(argv[2]) : 20000);
     else if (!strcmp(mode, "cross"))
         bad = cross(argc > 2 ? atol(argv[2]) : 20000);
+    else if (!strcmp(mode, "relay"))
+        bad = relay(argc > 2 ? atol(argv[2]) : 20000);
     else {
         if (g_rank == 0)
             fprintf(stderr, "usage: poll_bench work [UPDATES] [BUCKET] | pingpong [ROUNDS] | cross "
-                            "[ROUNDS]\n");
+                            "[ROUNDS] | relay [ROUNDS]\n");
         MPI_Finalize();
         return 2;
     }

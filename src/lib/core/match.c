@@ -27,6 +27,7 @@
 #include "bd_mbox.h"
 #include "core.h"
 #include "dt.h"
+#include "nbc.h"
 #include "request.h"
 #include "spin.h"
 
@@ -98,6 +99,26 @@ void bdl_p2p_init(void)
 }
 
 int bdl_p2p_local(int world) { return bd_world_slot(bdl_g.hdr, world) >= 0; }
+
+/* A poll loop for a message from such a rank waits, through it, for what
+ * only the master brings (another node's message, a collective's end):
+ * HPL's row broadcast at -nn 2 polls for a rank of its own node that waits
+ * for the pivot exchange down a column.  Spinning for it keeps from the CPU
+ * the master that must deliver (with -nr 1 they share one), so the loop
+ * sleeps in the master as a poll for another node does.  running and
+ * queued are hints: a wrong answer costs at most one -poll-remote bound,
+ * and a message from the rank wakes the sleeper at once. */
+int bdl_p2p_parked(int world)
+{
+    if (world < 0 || world == bdl_g.world_rank || bdl_nbc_pipes_pending())
+        return 0;
+    int sl = bd_world_slot(bdl_g.hdr, world);
+    if (sl < 0)
+        return 0;
+    bd_slot_t *d = bd_shm_slot(bdl_g.hdr, (uint32_t)sl);
+    return !atomic_load_explicit(&d->running, memory_order_relaxed) &&
+           !atomic_load_explicit(&d->queued, memory_order_relaxed);
+}
 
 static void ring_master(void)
 {
@@ -1039,8 +1060,8 @@ int bdl_p2p_cancel_send(int dst, uint64_t send_id)
 
 /* ---------------------------------------------------------------- probing */
 
-int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, int remote, MPI_Status *st,
-                  uint64_t *match_id)
+int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, int remote, int src_world,
+                  MPI_Status *st, uint64_t *match_id)
 {
     uint32_t revokes = g_revokes;
     for (;;) {
@@ -1068,7 +1089,7 @@ int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, int remote,
             return 1;
         }
         if (!blocking) {
-            if (remote)
+            if (remote || bdl_p2p_parked(src_world))
                 bdl_p2p_poll_failed_remote();
             else
                 bdl_p2p_poll_failed();

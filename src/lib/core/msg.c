@@ -421,7 +421,7 @@ static void recv_progress(bdl_request_t *q, int blocking)
         return;
     if (bdl_p2p_recv_poll(&q, 1, blocking) || q->detached)
         return;
-    if (q->remote)
+    if (q->remote || bdl_p2p_parked(q->src_world1 - 1))
         bdl_p2p_poll_failed_remote();
     else
         bdl_p2p_poll_failed();
@@ -464,7 +464,7 @@ static void poll_failed_set(bdl_request_t **qs, int n, const bdl_req_poll_t *p)
 {
     int remote = !p->others;
     for (int i = 0; i < n && remote; i++)
-        remote = qs[i]->remote && !qs[i]->cma_id;
+        remote = (qs[i]->remote || bdl_p2p_parked(qs[i]->src_world1 - 1)) && !qs[i]->cma_id;
     if (remote)
         bdl_p2p_poll_failed_remote();
     else

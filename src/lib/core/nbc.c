@@ -426,6 +426,8 @@ void bdl_nbc_pipe_settle(const bdl_nbc_t *except) { pipe_all(except, 1); }
 
 void bdl_nbc_pipe_poll(void) { pipe_all(NULL, 0); }
 
+int bdl_nbc_pipes_pending(void) { return g_npend; }
+
 /* bdl_nbc_pipe_settle (flush) or bdl_nbc_pipe_poll. */
 static void pipe_all(const bdl_nbc_t *except, int flush)
 {

@@ -139,6 +139,10 @@ void bdl_nbc_pipe_settle(const bdl_nbc_t *except);
  * offered, as in an MPI_Test of theirs (a rank may poll for a message that
  * comes only once another rank's all-to-all completes). */
 void bdl_nbc_pipe_poll(void);
+/* How many pipelined nonblocking collectives are pending: a poll that
+ * steps them must not sleep in the master for a parked rank (the staging
+ * bound counts a rank asleep there as away, match.c bdl_p2p_parked). */
+int bdl_nbc_pipes_pending(void);
 /* The send side of a nonblocking all-to-all that pipelines (arrays copied,
  * types retained; freed with the request). */
 bdl_nbc_pipe_t *bdl_nbc_pipe_new(const void *buf, int count, const int *counts, const int *displs,

@@ -77,6 +77,10 @@ struct bdl_request {
      * one: only a message our master brings can complete it (a poll loop on
      * it sleeps in the master, mt.c bdl_p2p_poll_failed_remote). */
     int remote;
+    /* A receive from a named rank: its world rank + 1 (0: any source, or
+     * not a receive); a poll loop on it also sleeps in the master while
+     * that rank is parked there (bdl_p2p_parked). */
+    int src_world1;
     MPI_Status status;
     /* Persistent requests (MPI_Send_init, MPI_Recv_init, ...): the call to
      * repeat at each MPI_Start; inactive between completion and the next start. */
@@ -188,6 +192,9 @@ MPI_Request bdl_recv_done_req(void *buf, uint64_t count, const MPI_Status *st, i
 const bd_mentry_t *bdl_p2p_last(void);
 void bdl_p2p_init(void);      /* MPI_Init: may others read our memory (CMA)? */
 int bdl_p2p_local(int world); /* world rank is on this node */
+/* world is a rank of this node that neither runs nor waits for a run slot:
+ * it waits in our master, and only the master can release it. */
+int bdl_p2p_parked(int world);
 /* Append a message or acknowledgement entry to world rank dst's mailbox:
  * payload nbytes at data, or packed from count elements of t at buf when
  * data is NULL; waits (in the master) while the ring has no room. */
@@ -302,9 +309,10 @@ int bdl_p2p_cancel_send(int dst, uint64_t send_id); /* 1 if withdrawn unseen */
 /* Probe (take: MPI_Mprobe, the message leaves the queue and *match_id names
  * it for bdl_p2p_mrecv); 1 and st's source, tag and size when found, -1
  * when a blocking probe's communicator was revoked while it waited.
- * remote: src is a rank of another node (bdl_p2p_poll_failed_remote). */
-int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, int remote, MPI_Status *st,
-                  uint64_t *match_id);
+ * remote: src is a rank of another node (bdl_p2p_poll_failed_remote);
+ * src_world: its world rank, -1 for any source (bdl_p2p_parked). */
+int bdl_p2p_probe(int ctx, int src, int tag, int blocking, int take, int remote, int src_world,
+                  MPI_Status *st, uint64_t *match_id);
 int bdl_p2p_mrecv(uint64_t match_id, void *buf, const struct bdl_dt *t, uint64_t count,
                   MPI_Status *st);
 

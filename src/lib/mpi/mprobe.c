@@ -66,8 +66,9 @@ static int mprobe(const char *call, int source, int tag, MPI_Comm comm, int bloc
                          c->inter ? "remote group" : "communicator", bdl_comm_peers(c));
     MPI_Status st;
     uint64_t id = 0;
-    int remote = source >= 0 && !bdl_p2p_local(bdl_comm_peer_world(c, source));
-    int found = bdl_p2p_probe(c->ctx, source, tag, blocking, 1, remote, &st, &id);
+    int world = source >= 0 ? bdl_comm_peer_world(c, source) : -1;
+    int remote = world >= 0 && !bdl_p2p_local(world);
+    int found = bdl_p2p_probe(c->ctx, source, tag, blocking, 1, remote, world, &st, &id);
     if (found < 0)
         return bdl_comm_revoked_error(comm, call);
     if (flag)

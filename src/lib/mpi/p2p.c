@@ -192,7 +192,9 @@ int MPI_Irecv(void *buf, int count, MPI_Datatype datatype, int source, int tag, 
     bdl_request_t *q = bdl_req_lookup(*request);
     if (q) {
         q->ecomm = comm; /* its errors (truncation, revoke) go to comm's handler */
-        q->remote = rc >= 0 && source >= 0 && !bdl_p2p_local(bdl_comm_peer_world(c, source));
+        int world = rc >= 0 && source >= 0 ? bdl_comm_peer_world(c, source) : -1;
+        q->remote = world >= 0 && !bdl_p2p_local(world);
+        q->src_world1 = world + 1;
     }
     return MPI_SUCCESS;
 }
@@ -306,8 +308,9 @@ static int probe(const char *call, int source, int tag, MPI_Comm comm, int block
         return bdl_error(comm, MPI_ERR_RANK, call, "invalid source rank %d (%s size %d)", source,
                          c->inter ? "remote group" : "communicator", bdl_comm_peers(c));
     MPI_Status st;
-    int remote = source >= 0 && !bdl_p2p_local(bdl_comm_peer_world(c, source));
-    int found = bdl_p2p_probe(c->ctx, source, tag, blocking, 0, remote, &st, NULL);
+    int world = source >= 0 ? bdl_comm_peer_world(c, source) : -1;
+    int remote = world >= 0 && !bdl_p2p_local(world);
+    int found = bdl_p2p_probe(c->ctx, source, tag, blocking, 0, remote, world, &st, NULL);
     if (found < 0)
         return bdl_comm_revoked_error(comm, call);
     if (flag)

@@ -108,6 +108,7 @@ int MPI_Start(MPI_Request *request)
     q->send_id = t->send_id;
     q->send_dst = t->send_dst;
     q->remote = t->remote;
+    q->src_world1 = t->src_world1;
     q->cma_id = t->cma_id;
     q->status = t->status;
     q->impl = t->impl;

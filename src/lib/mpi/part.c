@@ -116,7 +116,7 @@ static part_t *waiting_channel(int ctx, int src, int tag, int n)
 static void drain(int ctx)
 {
     MPI_Status st;
-    while (bdl_p2p_probe(ctx, MPI_ANY_SOURCE, PART_HDR, 0, 0, 0, &st, NULL)) {
+    while (bdl_p2p_probe(ctx, MPI_ANY_SOURCE, PART_HDR, 0, 0, 0, -1, &st, NULL)) {
         part_hdr_t h;
         int src = st.MPI_SOURCE;
         bdl_recv_bytes(ctx, src, PART_HDR, &h, sizeof h, MPI_STATUS_IGNORE);

@@ -810,7 +810,7 @@ int MPI_Win_fence(int assert, MPI_Win win)
         int tag = T_FENCE + (int)(w->fence_seq % FENCE_TAGS);
         for (int k = 0; k < mine; k++) {
             MPI_Status st;
-            bdl_p2p_probe(w->dctx, MPI_ANY_SOURCE, tag, 1, 0, 0, &st, NULL);
+            bdl_p2p_probe(w->dctx, MPI_ANY_SOURCE, tag, 1, 0, 0, -1, &st, NULL);
             int src = st.MPI_SOURCE;
             uint64_t n = (uint64_t)st.bd_nbytes;
             char *msg = xmalloc(n);
