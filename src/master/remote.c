@@ -73,17 +73,32 @@
 /* Write-behind: a PUT whose copy the master keeps until the holder has
  * answered, so that the rank is answered at once (no round trip to the
  * holder on its unload path).  Refused, the master stores the copy in its
- * returned file.  At most WB_MAX bytes at once, counted in the budget. */
+ * returned file.  At most WB_MAX bytes at once, counted in the budget.
+ * The copy is the message itself (bdr_node_send_lent): it is freed when
+ * both the holder has answered and MPICH has done with it (refs). */
 typedef struct wb {
     struct wb *next;
     uint64_t seq, id, sb;
-    int slot, holder;
+    int slot, holder, refs;
     uint32_t nsb;
     char *data;
 } wb_t;
 #define WB_MAX (8u << 20)
 static wb_t *g_wb;
 static uint64_t g_wb_bytes;
+
+/* One of a write-behind copy's two users (its send, the holder's answer)
+ * is done with it. */
+static void wb_unref(void *arg)
+{
+    wb_t *w = arg;
+    if (--w->refs)
+        return;
+    uint64_t len = (uint64_t)w->nsb * bdr_rmt.sbpage;
+    g_wb_bytes -= len;
+    bdr_net_free_buf(w->data, len);
+    free(w);
+}
 
 static int g_on;
 rmt_state_t bdr_rmt;
@@ -390,33 +405,27 @@ static void lane_put(int slot, int k, lop_t *op, uint64_t len)
         answer(slot, k, BD_RMT_REFUSED);
         return;
     }
-    /* a short node's budget bounds the copies too: an eighth (they are
-     * there twice until sent: the copy and the message) */
+    /* a short node's budget bounds the copies too: an eighth */
     uint64_t cap = g_m.hdr->job.mem_budget / 8 < WB_MAX ? g_m.hdr->job.mem_budget / 8 : WB_MAX;
     int behind = g_wb_bytes + len <= cap;
     op->holder = h;
     uint64_t cb = (uint64_t)bdr_rmt.cpc * bdr_rmt.sbpage;
-    char *bufs[BD_RMT_LANE_BYTES / 4096], *wbs[BD_RMT_LANE_BYTES / 4096];
+    char *bufs[BD_RMT_LANE_BYTES / 4096];
     uint32_t nch = 0;
     /* all of it read first: a rank we cannot read is asked for the lane
      * before anything has left */
     for (uint64_t off = 0; off < len; off += cb, nch++) {
         uint64_t n = len - off < cb ? len - off : cb;
         bufs[nch] = bdr_net_buf(n);
-        wbs[nch] = behind && bufs[nch] ? bdr_net_buf(n) : NULL;
-        char *dst = behind ? wbs[nch] : bufs[nch];
-        int rc = dst ? 0 : -ENOMEM;
+        int rc = bufs[nch] ? 0 : -ENOMEM;
         if (rc == 0 && op->addr)
-            rc = rank_copy(slot, 0, dst, op->addr + off, n);
+            rc = rank_copy(slot, 0, bufs[nch], op->addr + off, n);
         else if (rc == 0)
-            memcpy(dst, lane + off, n);
-        if (rc == 0 && behind)
-            memcpy(bufs[nch], dst, n);
+            memcpy(bufs[nch], lane + off, n);
         if (rc < 0) {
             for (uint32_t c = 0; c <= nch; c++) {
                 uint64_t m = len - (uint64_t)c * cb < cb ? len - (uint64_t)c * cb : cb;
                 bdr_net_free_buf(bufs[c], m);
-                bdr_net_free_buf(wbs[c], m);
             }
             op->op = 0;
             if (rc == -ENOMEM) {
@@ -441,21 +450,23 @@ static void lane_put(int slot, int k, lop_t *op, uint64_t len)
         nh.u[1] = op->sb + (uint64_t)c * bdr_rmt.cpc;
         nh.u[2] = seq;
         nh.u[3] = bdr_rmt.sbpage;
-        bdr_node_send_netbuf(h, &nh, bufs[c], n);
         g_going[h] += n;
         if (!behind) {
+            bdr_node_send_netbuf(h, &nh, bufs[c], n);
             op->waiting++;
             continue;
         }
         wb_t *w = calloc(1, sizeof *w);
         if (!w) {
-            bdr_net_free_buf(wbs[c], n);
+            bdr_net_free_buf(bufs[c], n);
             bdr_master_fail(1, "master out of memory");
             return;
         }
-        *w = (wb_t){g_wb, seq, op->id, nh.u[1], slot, h, m, wbs[c]};
+        /* kept until both the send and the holder's answer are done */
+        *w = (wb_t){g_wb, seq, op->id, nh.u[1], slot, h, 2, m, bufs[c]};
         g_wb = w;
         g_wb_bytes += n;
+        bdr_node_send_lent(h, &nh, bufs[c], n, wb_unref, w);
         /* from now on the copy is at h (a GET goes there after the PUT) */
         if (record(slot, op->id, nh.u[1], m, h, seq) < 0)
             return;
@@ -584,7 +595,7 @@ static int holder_put(bdr_net_msg_t *nm)
         bdr_rtab_del(&g_held, &key);
     }
     int ok = n > 0 && nm->len == len && sbp == bdr_rmt.sbpage && !g_m.stopping &&
-             room_for_guests() >= nm->cap;
+             room_for_guests() >= nm->cap && !BD_FAULT_HIT(BD_FAULT_RMT_REFUSE);
     hbuf_t *hb = ok ? calloc(1, sizeof *hb) : NULL;
     if (hb) {
         *hb = (hbuf_t){nm, {h->src_node, h->a[0], h->u[0], h->u[1]}, n, 0, 0};
@@ -778,7 +789,6 @@ static int wb_answer(const bdr_net_msg_t *nm)
         return 0;
     *pp = w->next;
     uint64_t len = (uint64_t)w->nsb * bdr_rmt.sbpage;
-    g_wb_bytes -= len;
     if (nm->h.a[2]) {
         bdr_rmt_stat_add(w->slot, BD_STAT_MEM_RMT_STORED, len);
     } else {
@@ -792,8 +802,7 @@ static int wb_answer(const bdr_net_msg_t *nm)
                 break;
         }
     }
-    bdr_net_free_buf(w->data, len);
-    free(w);
+    wb_unref(w);
     return 1;
 }
 
