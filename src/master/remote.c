@@ -629,7 +629,12 @@ static int holder_put(bdr_net_msg_t *nm)
     return kept;
 }
 
-/* Answer a GET in chunks, each with the sbpages of it that we hold. */
+/* Answer a GET in chunks, each with the sbpages of it that we hold.  A
+ * chunk ends after bdr_rmt.cpc sbpages, and also where a held chunk
+ * starts, so that the next one can be sent from it as it is (a run asked
+ * for at another start than it was put would otherwise be copied whole),
+ * as long as that makes at most twice the chunks the owner counts on; the
+ * first chunk tells it how many more there are (a[4]). */
 static void holder_get(const bdr_net_msg_t *nm)
 {
     const bdr_net_hdr_t *h = &nm->h;
@@ -639,33 +644,45 @@ static void holder_get(const bdr_net_msg_t *nm)
         bdr_master_fail(1, "remote memory: bad request from node %d", h->src_node);
         return;
     }
-    for (uint32_t c = 0; c < n; c += bdr_rmt.cpc) {
-        uint32_t m = n - c < bdr_rmt.cpc ? n - c : bdr_rmt.cpc;
-        rent_t *have[64];
+    uint32_t cpc = bdr_rmt.cpc, nch = (n + cpc - 1) / cpc;
+    rent_t *have[BD_RMT_LANE_BYTES / 4096];
+    for (uint32_t i = 0; i < n; i++) {
+        rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + i};
+        have[i] = bdr_rtab_find(&g_held, &key);
+    }
+    uint32_t start[BD_RMT_LANE_BYTES / 4096 + 1], np = 0; /* np <= n */
+    start[np++] = 0;
+    for (uint32_t j = 1, s = 0; j < n; j++) {
+        int put_start = have[j] && have[j]->data == have[j]->hb->m->payload;
+        if (j - s == cpc || (put_start && np + (n - j + cpc - 1) / cpc <= 2 * nch && np < 2 * nch))
+            start[np++] = s = j;
+    }
+    start[np] = n;
+    for (uint32_t c = 0; c < np; c++) {
+        uint32_t m = start[c + 1] - start[c];
+        rent_t **hv = have + start[c];
         uint64_t mask = 0;
         size_t used = 0;
-        for (uint32_t i = 0; i < m; i++) {
-            rkey_t key = {h->src_node, h->a[0], h->u[0], h->u[1] + c + i};
-            have[i] = bdr_rtab_find(&g_held, &key);
-            if (have[i]) {
+        for (uint32_t i = 0; i < m; i++)
+            if (hv[i]) {
                 mask |= 1ull << i;
                 used += sbp;
             }
-        }
         bdr_net_hdr_t r = {.type = BDR_NH_RMT_DATA};
         r.a[0] = h->a[0];
         r.a[1] = h->a[1];
         r.a[2] = (int32_t)m;
         r.a[3] = h->a[3]; /* ahead: where the owner keeps it */
-        r.u[1] = h->u[1] + c;
+        r.a[4] = c == 0 ? (int32_t)(np - nch) : 0;
+        r.u[1] = h->u[1] + start[c];
         r.u[4] = mask;
         r.u[5] = room_for_guests();
         /* The chunk as it was put (all of it held, from the start of the
          * PUT's message): sent from there, not copied. */
-        hbuf_t *hb = m && have[0] ? have[0]->hb : NULL;
-        int whole = hb && !hb->lent && have[0]->data == hb->m->payload && m <= hb->n;
+        hbuf_t *hb = hv[0] ? hv[0]->hb : NULL;
+        int whole = hb && !hb->lent && hv[0]->data == hb->m->payload && m <= hb->n;
         for (uint32_t i = 1; whole && i < m; i++)
-            whole = have[i] && have[i]->hb == hb;
+            whole = hv[i] && hv[i]->hb == hb;
         if (whole) {
             hb->lent = 1;
             hb->refs++;
@@ -678,8 +695,8 @@ static void holder_get(const bdr_net_msg_t *nm)
             return;
         }
         for (uint32_t i = 0, at = 0; i < m; i++)
-            if (have[i])
-                memcpy(buf + (size_t)at++ * sbp, have[i]->data, sbp);
+            if (hv[i])
+                memcpy(buf + (size_t)at++ * sbp, hv[i]->data, sbp);
         bdr_node_send_netbuf(h->src_node, &r, buf, used);
     }
 }
@@ -860,11 +877,14 @@ void bdr_rmt_owner_data(bdr_net_msg_t *nm)
     uint64_t sb = nm->h.u[1], mask = nm->h.u[4];
     g_room[from] = nm->h.u[5];
     g_room_at[from] = bdr_master_now();
+    int more = nm->h.a[4]; /* the holder's answer has that many chunks more than counted */
     if (m == 0 || m > 64 || sb < op->sb || sb + m > op->sb + op->nsb || (m < 64 && (mask >> m)) ||
-        nm->len != (size_t)__builtin_popcountll(mask) * bdr_rmt.sbpage) {
+        nm->len != (size_t)__builtin_popcountll(mask) * bdr_rmt.sbpage || more < 0 ||
+        more > (int)op->nsb) {
         bdr_master_fail(1, "remote memory: malformed answer from node %d", from);
         return;
     }
+    op->waiting += more;
     char *lane = bd_rmt_data(g_m.hdr, (uint32_t)slot, k);
     const char *src = nm->payload;
     for (uint32_t i = 0; i < m;) {
