@@ -37,7 +37,7 @@
  * (no copy there: a held sbpage points into it, the buffer goes when the
  * last of its sbpages does); a GET is answered from those buffers -- a
  * chunk of the answer that is a whole held chunk, or the start of one, is
- * sent from it as it is (bdr_node_send_lent, no copy; 85% of them in the
+ * sent from it as it is (bdr_node_send_lent, no copy; 97% of them in the
  * PageRank benchmark), others are copied into a message -- and the
  * owner's master writes each chunk straight into the rank's buffer
  * (process_vm_writev) as it arrives.  The lane's data area is used only
