@@ -22,6 +22,10 @@
 #           kept until both MPICH and the refusal are done with it), its
 #           ranks the rest in their own files; answers right, fallbacks
 #           counted, what was refused read back (MEM_RMT_READ > 0).
+#   lrlw    512M, -mem-strategy lrlw: the runs it loads start at other
+#           sbpages than the runs it unloaded, so the holder cuts its
+#           answers where its held chunks start (48-50 of ~195 GETs in two
+#           runs, temporary counters); answers right, data came back.
 #   room    three nodes, 10M, 44M and 512M: node 1 has room for little
 #           besides its own 40 MiB, node 2 for everything.  Holders are
 #           chosen by the room they report, so node 2 takes node 0's data
@@ -99,6 +103,14 @@ refuse)
   grep -q '^PASS rank_memory' "$wd.ref" && [ $rc = 0 ] || { cat "$wd.ref"; echo "FAIL: run"; fail=1; }
   grep -q 'injected .* remote.refuse' "$wd.ref" || { cat "$wd.ref"; echo "FAIL: the fault was not reached"; fail=1; }
   [ "$fb" -gt 0 ] && [ "$rd" -gt 0 ] || { echo "FAIL: want fallbacks > 0 and refused copies read back > 0"; fail=1; }
+  leftovers
+  ;;
+lrlw)
+  run "$wd.lrlw" on 512M 2 -mem-strategy lrlw; rc=$?
+  st=$(stat MEM_RMT_STORED "$wd.lrlw"); rd=$(stat MEM_RMT_READ "$wd.lrlw")
+  echo "lrlw: exit $rc, stored remotely $st, read back $rd, written locally $(stat MEM_WRITTEN "$wd.lrlw")"
+  grep -q '^PASS rank_memory' "$wd.lrlw" && [ $rc = 0 ] || { cat "$wd.lrlw"; echo "FAIL: run"; fail=1; }
+  [ "$st" -gt 0 ] && [ "$rd" -gt 0 ] || { echo "FAIL: nothing went through the remote tier"; fail=1; }
   leftovers
   ;;
 room)
