@@ -7,10 +7,13 @@ node 0's budget is a fraction of its ranks' data (--mem0), node 1's is
 plenty (--mem1), so node 0 unloads every iteration and node 1 never does.
 The same run is made with -mem-remote on and off, alternating, --reps
 times each.  Prints per run the median seconds per iteration (iterations
-2..N), the wall time, what node 0 wrote to its storage, what went to node
-1's memory and came back, and at the end the medians and the on/off ratios.
-The load of the machine (uptime) is printed before and after: on a shared
-2-core machine the ratios, not the times, are what can be compared.  A
+2..N), the wall time, the CPU time of the whole job (user + system of every
+process of it: what the tier costs the machine, and less disturbed by the
+other work on it than the times), what node 0 wrote to its storage, what
+went to node 1's memory and came back, and at the end the medians and the
+on/off ratios.  The load of the machine (uptime) is printed before and
+after: on a shared 2-core machine the ratios, not the times, are what can
+be compared.  A
 measurement, not a test: exit 0 whichever wins (1 if a run fails or the
 answers differ).
 
@@ -24,6 +27,7 @@ that both see the same load, and the medians of both are printed.
 """
 import argparse
 import os
+import resource
 import re
 import statistics
 import subprocess
@@ -41,7 +45,12 @@ def run(args, build, graph, wd, remote):
     cmd = [exe, "-nn", "2", "-ns", str(args.ns), "-nr", "1", "-mem", args.mem1, "-mem-node",
            "%s,%s" % (args.mem0, args.mem1), "-mem-threshold", "64K", "-mem-remote", remote,
            "-wd", wd, "--stats", pagerank, "-i", str(args.iters), "-t", "10", graph]
+    r0 = resource.getrusage(resource.RUSAGE_CHILDREN)
     p = subprocess.run(cmd, capture_output=True, text=True, timeout=args.timeout)
+    r1 = resource.getrusage(resource.RUSAGE_CHILDREN)
+    # every process of the job (masters, ranks, launcher) is reaped by its
+    # parent, so its CPU time ends up in bdmpiexec's children's totals
+    cpu = (r1.ru_utime - r0.ru_utime) + (r1.ru_stime - r0.ru_stime)
     if p.returncode != 0:
         sys.exit("remote_bench: run failed (%d): %s\n%s" % (p.returncode, " ".join(cmd),
                                                             p.stderr[-2000:]))
@@ -51,7 +60,7 @@ def run(args, build, graph, wd, remote):
     for k, v in STAT.findall(p.stderr):  # both nodes' tables: summed
         stats[k] = stats.get(k, 0) + int(v)
     top = re.findall(r"^top .*$", p.stdout, re.M)
-    return its, wall, stats, top
+    return its, wall, cpu, stats, top
 
 
 def uptime():
@@ -88,7 +97,7 @@ def main():
     print("graph %s (%.1f MB), -nn 2 -ns %d -nr 1, budgets node 0 %s, node 1 %s, %d iterations, "
           "%d runs each, load %s" % (graph, os.path.getsize(graph) / 1e6, args.ns, args.mem0,
                                      args.mem1, args.iters, args.reps, uptime()))
-    print("%-9s %9s %8s %11s %11s %10s %8s %9s %8s %9s" % ("run", "s/iter", "wall s", "disk wr MB",
+    print("%-9s %9s %8s %6s %11s %11s %10s %8s %9s %8s %9s" % ("run", "s/iter", "wall s", "cpu s", "disk wr MB",
                                                               "disk rd MB", "remote MB", "back MB",
                                                               "ahead MB", "next MB", "ready MB"))
     res = {}
@@ -96,17 +105,18 @@ def main():
     for _ in range(args.reps):
         for tag, build in builds:
             for remote in ("on", "off"):
-                its, wall, st, top = run(args, build, graph, wd, remote)
+                its, wall, cpu, st, top = run(args, build, graph, wd, remote)
                 if answer is None:
                     answer = top
                 elif top != answer:
                     sys.exit("remote_bench: the answers differ between runs")
                 steady = statistics.median(its[1:] or its)
-                r = res.setdefault(tag + remote, ([], []))
+                r = res.setdefault(tag + remote, ([], [], []))
                 r[0].append(steady)
                 r[1].append(wall)
-                print("%-9s %9.3f %8.2f %11.1f %11.1f %10.1f %8.1f %9.1f %8.1f %9.1f" % (
-                    tag + remote, steady, wall, st.get("MEM_WRITTEN", 0) / 1e6,
+                r[2].append(cpu)
+                print("%-9s %9.3f %8.2f %6.2f %11.1f %11.1f %10.1f %8.1f %9.1f %8.1f %9.1f" % (
+                    tag + remote, steady, wall, cpu, st.get("MEM_WRITTEN", 0) / 1e6,
                     st.get("MEM_READ", 0) / 1e6, st.get("MEM_RMT_STORED", 0) / 1e6,
                     st.get("MEM_RMT_READ", 0) / 1e6, st.get("MEM_RMT_AHEAD", 0) / 1e6,
                     st.get("MEM_RMT_AHEAD_NEXT", 0) / 1e6, st.get("MEM_RMT_AHEAD_READY", 0) / 1e6))
@@ -114,9 +124,11 @@ def main():
     for tag, _ in builds:
         on_it, off_it = (statistics.median(res[tag + k][0]) for k in ("on", "off"))
         on_w, off_w = (statistics.median(res[tag + k][1]) for k in ("on", "off"))
+        on_c, off_c = (statistics.median(res[tag + k][2]) for k in ("on", "off"))
         print("%smedian s/iter: on %.3f, off %.3f, on/off %.2f; median wall: on %.2f, off %.2f, "
-              "on/off %.2f" % (tag or "this: ", on_it, off_it, on_it / off_it, on_w, off_w,
-                               on_w / off_w))
+              "on/off %.2f; median cpu: on %.2f, off %.2f, on/off %.2f" % (
+                  tag or "this: ", on_it, off_it, on_it / off_it, on_w, off_w, on_w / off_w,
+                  on_c, off_c, on_c / off_c))
     print("load %s" % uptime())
 
 

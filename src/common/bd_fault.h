@@ -53,6 +53,7 @@ typedef enum {
     BD_FAULT_MASTER_GRANT,  /* the master withholds a memory grant it would give (a stall) */
     BD_FAULT_MASTER_LOOP,   /* the master's event loop stops at its nth turn (delay=T: T late) */
     BD_FAULT_RMT_CMA,       /* the master's copy to or from a rank's memory for -mem-remote */
+    BD_FAULT_RMT_REFUSE,    /* a holder refuses a chunk of another node's data as if full */
     BD_FAULT__COUNT
 } bd_fault_site_t;
 

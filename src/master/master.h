@@ -416,6 +416,11 @@ void bdr_node_send(int dst, const struct bdr_net_hdr *h, const void *data, size_
 int bdr_vm_copy(pid_t pid, int write, void *local, uint64_t addr, size_t n);
 /* The same without a copy: buf (len bytes, from bdr_net_buf) is given away. */
 void bdr_node_send_netbuf(int dst, const struct bdr_net_hdr *h, void *buf, size_t len);
+/* The same from memory the caller keeps (net.h, bdr_net_send_lent: header
+ * room before payload, no other send of it under way): done(arg) is called
+ * once it has left and MPICH is done with it, or it was dropped. */
+void bdr_node_send_lent(int dst, const struct bdr_net_hdr *h, void *payload, size_t len,
+                        void (*done)(void *), void *arg);
 /* Queue h, then `total` bytes of fd from file_base in chunks (fd is dup'ed;
  * unlink_path, if any, is removed once sent).  Each chunk is checked before
  * it leaves against the checksums of what was written: a message spill

@@ -44,6 +44,17 @@ size_t bdr_net_pending(int dst);
 void *bdr_net_buf(size_t len);
 int bdr_net_send_buf(int dst, const bdr_net_hdr_t *h, void *payload, size_t len);
 void bdr_net_free_buf(void *payload, size_t len);
+/* Sending from memory the caller keeps (the remote tier's held chunks and
+ * write-behind copies, sent without copying them into a message): the
+ * sizeof(bdr_net_hdr_t) bytes before payload take the header, so no other
+ * send from the same memory may be under way; done(arg) is called once
+ * MPICH no longer reads it (sent, or the send failed, possibly before this
+ * returns).  Returns 0 or -1. */
+int bdr_net_send_lent(int dst, const bdr_net_hdr_t *h, void *payload, size_t len,
+                      void (*done)(void *), void *arg);
+/* Bytes of lent payloads in flight: their lenders count that memory, so it
+ * is left out of what the transport holds (bdr_node_transient_bytes). */
+size_t bdr_net_lent_bytes(void);
 /* Bytes of buffers kept for reuse (counted in the node's budget). */
 size_t bdr_net_held(void);
 /* Free the buffers kept for reuse (the node needs the memory). */

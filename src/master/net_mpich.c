@@ -45,6 +45,8 @@ typedef struct out {
     int dst;
     size_t bytes, cap;
     char *buf;
+    void (*done)(void *); /* lent (bdr_net_send_lent): the lender's, not the pool's */
+    void *arg;
 } out_t;
 
 /* Buffers of BDR_NET_POOL_BYTES (a chunk of a large transfer and its
@@ -93,6 +95,7 @@ typedef struct bell {
 
 static out_t *g_out;
 static size_t *g_pending;
+static size_t g_lent; /* bytes of lent buffers in flight (counted by their lenders) */
 static int g_node, g_nnodes;
 static int g_broken; /* a send failed (bdr_net_broken) */
 
@@ -237,18 +240,28 @@ int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes)
 
 int bdr_net_fd(void) { return g_bell_fd; }
 
-/* Hand buf (header + len payload bytes, from malloc) to MPICH; it is ours
- * until the send completes. */
-static int send_owned(int dst, char *buf, size_t bytes, size_t cap)
+/* buf (header + payload) is done with: back to the pool, or to its lender. */
+static void release(char *buf, size_t cap, void (*done)(void *), void *arg)
+{
+    if (done)
+        done(arg);
+    else
+        pool_put(buf, cap);
+}
+
+/* Hand buf (header + len payload bytes) to MPICH until the send completes:
+ * ours (from the pool or malloc), or lent (done: the lender's, told when
+ * MPICH no longer reads it, also when the send fails). */
+static int send_owned(int dst, char *buf, size_t bytes, size_t cap, void (*done)(void *), void *arg)
 {
     if (dst < 0 || dst >= g_nnodes) { /* not set up (yet) */
-        pool_put(buf, cap);
+        release(buf, cap, done, arg);
         return -1;
     }
     out_t *o = malloc(sizeof *o);
     if (!o || bytes > (size_t)0x7fffffff) {
         free(o);
-        pool_put(buf, cap);
+        release(buf, cap, done, arg);
         return -1;
     }
     int rc = BD_FAULT_HIT(BD_FAULT_NET_SEND)
@@ -263,16 +276,20 @@ static int send_owned(int dst, char *buf, size_t bytes, size_t cap)
                          g_node, bytes, dst, s);
         g_broken = 1;
         free(o);
-        pool_put(buf, cap);
+        release(buf, cap, done, arg);
         return -1;
     }
     o->dst = dst;
     o->bytes = bytes;
     o->cap = cap;
     o->buf = buf;
+    o->done = done;
+    o->arg = arg;
     o->next = g_out;
     g_out = o;
     g_pending[dst] += bytes;
+    if (done)
+        g_lent += bytes;
     g_sent_msgs[dst]++;
     return 0;
 }
@@ -286,7 +303,7 @@ int bdr_net_send(int dst, const bdr_net_hdr_t *h, const void *payload, size_t le
     memcpy(buf, h, sizeof *h);
     if (len)
         memcpy(buf + sizeof *h, payload, len);
-    return send_owned(dst, buf, sizeof *h + len, cap);
+    return send_owned(dst, buf, sizeof *h + len, cap, NULL, NULL);
 }
 
 void *bdr_net_buf(size_t len)
@@ -308,8 +325,18 @@ int bdr_net_send_buf(int dst, const bdr_net_hdr_t *h, void *payload, size_t len)
 {
     char *buf = (char *)payload - sizeof *h;
     memcpy(buf, h, sizeof *h);
-    return send_owned(dst, buf, sizeof *h + len, cap_of(sizeof *h + len));
+    return send_owned(dst, buf, sizeof *h + len, cap_of(sizeof *h + len), NULL, NULL);
 }
+
+int bdr_net_send_lent(int dst, const bdr_net_hdr_t *h, void *payload, size_t len,
+                      void (*done)(void *), void *arg)
+{
+    char *buf = (char *)payload - sizeof *h;
+    memcpy(buf, h, sizeof *h);
+    return send_owned(dst, buf, sizeof *h + len, 0, done, arg);
+}
+
+size_t bdr_net_lent_bytes(void) { return g_lent; }
 
 void bdr_net_free_buf(void *payload, size_t len)
 {
@@ -385,8 +412,10 @@ static void reap_sends(void)
         check(MPI_Test(&o->req, &done, MPI_STATUS_IGNORE), "MPI_Test of a send");
         if (done) {
             g_pending[o->dst] -= o->bytes;
+            if (o->done)
+                g_lent -= o->bytes;
             *pp = o->next;
-            pool_put(o->buf, o->cap);
+            release(o->buf, o->cap, o->done, o->arg);
             free(o);
         } else {
             pp = &o->next;

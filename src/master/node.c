@@ -39,6 +39,10 @@ typedef struct xfer {
     uint32_t *blk_ck;     /* or a collective piece's, one per block of BD_FS_DIO_ALIGN */
     void (*sent)(void *); /* called when it has left (bdr_node_send_cb) */
     void *sent_arg;
+    void (*lent)(void *); /* the payload is lent (bdr_node_send_lent): given back by this */
+    void *lent_arg;
+    char *lent_data;
+    size_t lent_len;
 } xfer_t;
 
 typedef struct incoming {
@@ -127,6 +131,21 @@ void bdr_node_send_netbuf(int dst, const bdr_net_hdr_t *h, void *buf, size_t len
     enqueue(dst, x);
 }
 
+void bdr_node_send_lent(int dst, const bdr_net_hdr_t *h, void *payload, size_t len,
+                        void (*done)(void *), void *arg)
+{
+    xfer_t *x = xfer_new(h);
+    if (!x) {
+        done(arg);
+        return;
+    }
+    x->lent = done;
+    x->lent_arg = arg;
+    x->lent_data = payload;
+    x->lent_len = len;
+    enqueue(dst, x);
+}
+
 void bdr_node_send_cb(int dst, const bdr_net_hdr_t *h, void (*sent)(void *), void *arg)
 {
     xfer_t *x = xfer_new(h);
@@ -207,6 +226,8 @@ static void pop_head(int dst)
     if (!g_q_head[dst])
         g_q_tail[dst] = NULL;
     g_inline_queued -= x->inline_len;
+    if (x->lent) /* dropped before it left */
+        x->lent(x->lent_arg);
     if (x->netbuf)
         bdr_net_free_buf(x->inline_data, x->inline_len);
     else
@@ -230,7 +251,17 @@ static void progress_out(void)
                 pop_head(dst);
                 continue;
             }
-            if (x->fd < 0 && x->netbuf) {
+            if (x->lent) {
+                /* the memory is its lender's again once MPICH is done with it */
+                void (*done)(void *) = x->lent;
+                x->lent = NULL;
+                if (bdr_net_send_lent(dst, &x->h, x->lent_data, x->lent_len, done, x->lent_arg) <
+                    0) {
+                    bdr_master_fail(1, "cannot send to the master of node %d", dst);
+                    return;
+                }
+                g_net_sent++;
+            } else if (x->fd < 0 && x->netbuf) {
                 /* the buffer is the transport's from here, sent or not */
                 int rc = bdr_net_send_buf(dst, &x->h, x->inline_data, x->inline_len);
                 x->inline_data = NULL;
@@ -658,5 +689,5 @@ uint64_t bdr_node_transient_bytes(void)
     uint64_t t = g_inline_queued + bdr_net_held() + bdr_direct_held_bytes();
     for (int n = 0; n < g_m.nnodes; n++)
         t += bdr_net_pending(n);
-    return t;
+    return t - bdr_net_lent_bytes(); /* lent memory: counted by its lender */
 }

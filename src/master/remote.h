@@ -18,7 +18,8 @@ typedef struct hbuf {
     bdr_net_msg_t *m;
     rkey_t k0;     /* its first sbpage */
     uint32_t n;    /* sbpages in it */
-    uint32_t refs; /* of them still held from here */
+    uint32_t refs; /* of them still held from here, and 1 while lent */
+    int lent;      /* being sent as it is (its header room is in use) */
 } hbuf_t;
 
 typedef struct rent {

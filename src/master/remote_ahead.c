@@ -201,10 +201,13 @@ int bdr_rmt_ahead_data(bdr_net_msg_t *nm)
 {
     int i = nm->h.a[1];
     ahead_t *a = i >= 0 && i < AHEAD_N ? &g_ah[i] : NULL;
-    if (!a || !a->used || a->got >= a->expect || nm->h.a[0] != a->slot) {
+    int more = nm->h.a[4]; /* the answer has that many chunks more than expected */
+    if (!a || !a->used || a->got >= a->expect || nm->h.a[0] != a->slot || more < 0 ||
+        a->expect + more > AHEAD_CHUNKS) {
         bdr_master_fail(1, "remote memory: unexpected answer from node %d", nm->h.src_node);
         return 0;
     }
+    a->expect += more;
     a->got++;
     int done = a->got == a->expect;
     if (a->dead || a->lane >= 0) {
@@ -218,6 +221,7 @@ int bdr_rmt_ahead_data(bdr_net_msg_t *nm)
         }
         return 0;
     }
+    nm->h.a[4] = 0; /* counted in expect, which the GET that takes it starts from */
     a->m[a->got - 1] = nm;
     g_ah_bytes += nm->cap;
     return 1;

@@ -16,6 +16,16 @@
 #   lane    512M, with the master's copies to and from the ranks' memory
 #           failing (-fault remote.cma:1+): everything goes through the
 #           lanes' data areas instead; answers right, data went remote.
+#   refuse  512M, node 1 refusing every chunk offered (-fault
+#           remote.refuse:1+): node 0's master stores its write-behind
+#           copies in its returned file (the copy is the message it sent,
+#           kept until both MPICH and the refusal are done with it), its
+#           ranks the rest in their own files; answers right, fallbacks
+#           counted, what was refused read back (MEM_RMT_READ > 0).
+#   lrlw    512M, -mem-strategy lrlw: the runs it loads start at other
+#           sbpages than the runs it unloaded, so the holder cuts its
+#           answers where its held chunks start (48-50 of ~195 GETs in two
+#           runs, temporary counters); answers right, data came back.
 #   room    three nodes, 10M, 44M and 512M: node 1 has room for little
 #           besides its own 40 MiB, node 2 for everything.  Holders are
 #           chosen by the room they report, so node 2 takes node 0's data
@@ -83,6 +93,23 @@ lane)
   echo "lane: exit $rc, stored remotely $st, read back $rd, written locally $(stat MEM_WRITTEN "$wd.lane")"
   grep -q '^PASS rank_memory' "$wd.lane" && [ $rc = 0 ] || { cat "$wd.lane"; echo "FAIL: run"; fail=1; }
   grep -q 'injected .* remote.cma' "$wd.lane" || { cat "$wd.lane"; echo "FAIL: the fault was not reached"; fail=1; }
+  [ "$st" -gt 0 ] && [ "$rd" -gt 0 ] || { echo "FAIL: nothing went through the remote tier"; fail=1; }
+  leftovers
+  ;;
+refuse)
+  run "$wd.ref" on 512M 2 -fault remote.refuse:1+; rc=$?
+  fb=$(stat MEM_RMT_FALLBACK "$wd.ref"); rd=$(stat MEM_RMT_READ "$wd.ref")
+  echo "refuse: exit $rc, fallbacks $fb, read back from the returned file $rd, stored remotely $(stat MEM_RMT_STORED "$wd.ref"), written locally $(stat MEM_WRITTEN "$wd.ref")"
+  grep -q '^PASS rank_memory' "$wd.ref" && [ $rc = 0 ] || { cat "$wd.ref"; echo "FAIL: run"; fail=1; }
+  grep -q 'injected .* remote.refuse' "$wd.ref" || { cat "$wd.ref"; echo "FAIL: the fault was not reached"; fail=1; }
+  [ "$fb" -gt 0 ] && [ "$rd" -gt 0 ] || { echo "FAIL: want fallbacks > 0 and refused copies read back > 0"; fail=1; }
+  leftovers
+  ;;
+lrlw)
+  run "$wd.lrlw" on 512M 2 -mem-strategy lrlw; rc=$?
+  st=$(stat MEM_RMT_STORED "$wd.lrlw"); rd=$(stat MEM_RMT_READ "$wd.lrlw")
+  echo "lrlw: exit $rc, stored remotely $st, read back $rd, written locally $(stat MEM_WRITTEN "$wd.lrlw")"
+  grep -q '^PASS rank_memory' "$wd.lrlw" && [ $rc = 0 ] || { cat "$wd.lrlw"; echo "FAIL: run"; fail=1; }
   [ "$st" -gt 0 ] && [ "$rd" -gt 0 ] || { echo "FAIL: nothing went through the remote tier"; fail=1; }
   leftovers
   ;;
