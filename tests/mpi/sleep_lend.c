@@ -49,7 +49,8 @@ int main(int argc, char **argv)
                 int w = 2 * i;
                 MPI_Send(&w, 1, MPI_INT, 2, TAG_RT, MPI_COMM_WORLD);
                 MPI_Recv(&w, 1, MPI_INT, 2, TAG_RT, MPI_COMM_WORLD, MPI_STATUS_IGNORE);
-                CHECK(w == 2 * i + 1, "round trip %d brought back %d, expected %d", i, w, 2 * i + 1);
+                CHECK(w == 2 * i + 1, "round trip %d brought back %d, expected %d", i, w,
+                      2 * i + 1);
             }
             MPI_Iprobe(1, TAG_WOKE, MPI_COMM_WORLD, &woke, MPI_STATUS_IGNORE);
             CHECK(!woke,
