@@ -316,6 +316,10 @@ typedef struct bd_slot {
      * after the grant, counted in the node's total, never a reason to
      * unload the slave; the slave subtracts it when it frees the memory. */
     _Atomic uint64_t mem_pinned;
+    /* 1 when its managed memory is anonymous (the userfaultfd path), so
+     * that the master can tell it from the rest of the rank's anonymous
+     * memory (src/master/unmanaged.c). */
+    _Atomic int32_t mem_anon;
     /* Bumped after a revoke notice (BD_TAG_REVOKE) is put in this slave's
      * mailbox, by the revoking slave or the master: a collective call
      * drains the mailbox first when it moved, so it sees the revoke. */

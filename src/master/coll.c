@@ -295,7 +295,7 @@ coll_t *bdr_coll_new(comm_t *comm, uint64_t seq, const bd_coll_desc_t *d)
  * all-to-all of big buffers does not live in the master's memory (nor, with
  * direct I/O, in the page cache: coll_stage.c).  The file is unlinked as
  * soon as it is made: nothing can outlive the master. */
-static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep);
+static int place(coll_t *c, piece_t *p, uint64_t total, int how);
 
 /* The world rank whose data piece p of c is (for messages). */
 static int piece_sender(const coll_t *c, const piece_t *p)
@@ -319,14 +319,16 @@ int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total)
     return 0;
 }
 
-/* may_keep: a large piece may stay in memory while the budget has room. */
-static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep)
+/* how > 0: a large piece may stay in memory while the budget has room;
+ * 0: a large piece goes to the spill file; < 0: any piece does. */
+static int place(coll_t *c, piece_t *p, uint64_t total, int how)
 {
     p->total = total;
     if (!total)
         return 0;
-    if (total > g_m.hdr->job.msg_threshold && !is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT &&
-        !(may_keep && bdr_stage_fits(total))) {
+    int large = total > g_m.hdr->job.msg_threshold;
+    if (!is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT &&
+        (how < 0 || (large && !(how > 0 && bdr_stage_fits(total))))) {
         char what[64];
         snprintf(what, sizeof what, "%s data", bdr_coll_call_name(&c->d));
         if (bdr_spill_charge(total, piece_sender(c, p), -1, what) < 0)
@@ -361,28 +363,33 @@ static int place(coll_t *c, piece_t *p, uint64_t total, int may_keep)
     return p->data ? 0 : -1;
 }
 
-/* The budget needs `need` bytes: give back staging buffers not in use,
- * then store complete large pieces kept in memory (they were placed there
- * while it had room).  Their memory is written from where it is, by the
- * stage's I/O thread, and is freed when the write completes: *coming gets
- * every byte being written then (these and earlier ones), which memacct.c
- * counts like the memory of ranks being unloaded. */
-uint64_t bdr_coll_shrink(uint64_t need, uint64_t *coming)
+/* Store complete pieces kept in memory, larger than `min` bytes, until
+ * freed + *coming reaches need.  A large piece is written from its own
+ * memory (place() kept it aligned and padded); a small one is first moved
+ * into an aligned block of its own. */
+static uint64_t store_pieces(uint64_t need, uint64_t min, uint64_t freed, uint64_t *coming)
 {
-    uint64_t freed = bdr_stage_trim();
-    *coming = bdr_stage_writing_bytes();
     for (coll_t *c = g_m.colls; c && freed + *coming < need && !g_m.stopping; c = c->next) {
         if (is_fold(c->d.kind) || c->d.kind == BD_COLL_SPLIT)
             continue;
         for (size_t i = 0; i < c->npieces && freed + *coming < need; i++) {
             piece_t *p = &c->pieces[i];
             uint64_t total = p->total;
-            if (!p->data || p->filled != total || total <= g_m.hdr->job.msg_threshold)
+            if (!p->data || p->filled != total || total <= min)
                 continue;
             char *d = p->data;
+            if (total <= g_m.hdr->job.msg_threshold) {
+                void *a = NULL;
+                uint64_t len = (total + BD_FS_DIO_ALIGN - 1) & ~(uint64_t)(BD_FS_DIO_ALIGN - 1);
+                if (posix_memalign(&a, BD_FS_DIO_ALIGN, len))
+                    return freed; /* no memory to move it: leave it where it is */
+                memcpy(a, d, total);
+                free(d);
+                d = a;
+            }
             p->data = NULL;
             p->filled = 0;
-            if (place(c, p, total, 0) < 0) {
+            if (place(c, p, total, -1) < 0) {
                 free(d);
                 return freed; /* the job fails (place) */
             }
@@ -397,6 +404,25 @@ uint64_t bdr_coll_shrink(uint64_t need, uint64_t *coming)
         }
     }
     return freed;
+}
+
+/* The budget needs `need` bytes: give back staging buffers not in use,
+ * then store complete large pieces kept in memory (they were placed there
+ * while it had room).  Their memory is written from where it is, by the
+ * stage's I/O thread, and is freed when the write completes: *coming gets
+ * every byte being written then (these and earlier ones), which memacct.c
+ * counts like the memory of ranks being unloaded. */
+uint64_t bdr_coll_shrink(uint64_t need, uint64_t *coming)
+{
+    uint64_t freed = bdr_stage_trim();
+    *coming = bdr_stage_writing_bytes();
+    return store_pieces(need, g_m.hdr->job.msg_threshold, freed, coming);
+}
+
+uint64_t bdr_coll_shrink_small(uint64_t need, uint64_t *coming)
+{
+    uint64_t freed = bdr_coll_shrink(need, coming);
+    return store_pieces(need, 0, freed, coming);
 }
 
 int bdr_coll_piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, const char *src,

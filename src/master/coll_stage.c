@@ -951,7 +951,8 @@ int bdr_stage_fits(uint64_t bytes)
     uint64_t budget = g_m.hdr->job.mem_budget;
     if (!budget || atomic_load_explicit(&g_m.hdr->mem_waiters, memory_order_relaxed))
         return 0;
-    uint64_t t = g_m.bytes_buffered + bdr_node_transient_bytes() + bdr_coll_staging_bytes();
+    uint64_t t = g_m.bytes_buffered + bdr_node_transient_bytes() + bdr_coll_staging_bytes() +
+                 bdr_unmanaged_counted();
     for (int i = 0; i < g_m.ns; i++)
         if (!g_m.slaves[i].exited)
             t += atomic_load_explicit(&g_m.slaves[i].slot->mem_resident, memory_order_relaxed);

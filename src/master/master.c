@@ -205,8 +205,10 @@ static void redo(slave_t *s)
     s->resuming = 0;
     if (s->state == SL_BLOCKED || s->polled)
         bdr_pipe_blocked(s);
-    if (s->state == SL_BLOCKED || s->state == SL_RUNNABLE)
+    if (s->state == SL_BLOCKED || s->state == SL_RUNNABLE) {
         bdr_mbox_stopped(s);
+        bdr_unmanaged_stopped(s);
+    }
 }
 
 /* s got a run slot: finish the request it waited in. */
@@ -385,8 +387,10 @@ static void handle_request(slave_t *s)
     /* bounded staging stops holding back for it (coll_pipe.c away) */
     if (s->state == SL_BLOCKED || s->polled)
         bdr_pipe_blocked(s);
-    if (s->state == SL_BLOCKED || s->state == SL_RUNNABLE)
+    if (s->state == SL_BLOCKED || s->state == SL_RUNNABLE) {
         bdr_mbox_stopped(s);
+        bdr_unmanaged_stopped(s);
+    }
 }
 
 /* ---------------------------------------------------------------- processes */
@@ -540,6 +544,7 @@ static void reap(void)
             bdr_outq_take(s);
         s->exited = 1;
         s->exit_status = st;
+        bdr_unmanaged_exited(s);
         g_m.nlive--;
         atomic_fetch_sub_explicit(&g_m.hdr->nused, 1, memory_order_relaxed);
         sl_state_t was = bdr_sched_exited(s);
@@ -607,6 +612,11 @@ static void print_stats(void)
                 "(managed memory + buffered messages)\n",
                 (unsigned long long)g_m.hdr->job.mem_budget,
                 (unsigned long long)g_m.peak_node_resident);
+    if (g_m.hdr->job.mem_strategy != BD_MEMS_NONE)
+        fprintf(stderr,
+                "  master: peak memory of the ranks outside the memory manager beyond 384 KiB a "
+                "rank %llu bytes (counted in the budget up to half of it)\n",
+                (unsigned long long)bdr_unmanaged_peak());
     if (g_m.nnodes > 1)
         fprintf(stderr,
                 "  master: messages to other nodes' masters %llu, of which deadlock-detection "

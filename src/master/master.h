@@ -86,6 +86,10 @@ typedef struct slave {
     struct slave *idle_prev, *idle_next; /* in g_m's queue of them, by when they stopped */
     int idle_queued;
     double idle_since; /* when it was queued (bdr_master_now) */
+    /* unmanaged.c: its memory outside the manager beyond the allowance,
+     * counted in the node's; when it was last measured */
+    uint64_t outside;
+    double outside_t;
     /* BLK_MBOX of a poll loop for another node's message (BD_WAIT_POLL):
      * when it is answered anyway (bdr_master_now); 0: a wait without end */
     double poll_until;
@@ -488,6 +492,12 @@ void bdr_pipe_blocked(slave_t *s);
  * what it freed now, and in *coming what the writes under way free when
  * they complete (bdr_stage_poll, then memacct looks again). */
 uint64_t bdr_coll_shrink(uint64_t need, uint64_t *coming);
+/* The same, and then small pieces too (up to -msg-threshold, kept in memory
+ * by design: one block of the spill file each), when nothing else can give
+ * the budget room: many ranks' small pieces of one all-to-all took more
+ * than an 8 MiB budget at 64 ranks, and the job ended (memacct.c
+ * resolve_stuck; test mem.budget.pagerank64). */
+uint64_t bdr_coll_shrink_small(uint64_t need, uint64_t *coming);
 /* coll_stage.c: reap the collective staging writes that completed (the I/O
  * thread rings g_m.event_fd): free their memory, end the job on a failed
  * one.  Called by the loop before the budget is looked at. */
@@ -554,6 +564,13 @@ void bdr_memacct_unload(slave_t *s);
 /* The node's accounted resident memory: ranks' managed memory, buffered
  * messages, transient inter-node data, collective staging. */
 uint64_t bdr_memacct_node_resident(void);
+/* unmanaged.c: a rank's memory outside the manager, measured when it stops
+ * running (at most every 0.25 s a rank) and counted in the node's resident
+ * memory beyond 384 KiB a rank, up to half of the budget. */
+void bdr_unmanaged_stopped(slave_t *s);
+void bdr_unmanaged_exited(slave_t *s);
+uint64_t bdr_unmanaged_counted(void);
+uint64_t bdr_unmanaged_peak(void);
 /* The budget went down: store collective data kept in memory and unload
  * ranks that wait (blocked ones first, the largest first) until the node
  * fits in it or nothing more can be unloaded. */

@@ -67,7 +67,7 @@ void bdr_memacct_ksm_check(void)
 static uint64_t node_resident(void)
 {
     uint64_t t = g_m.bytes_buffered + bdr_node_transient_bytes() + bdr_coll_staging_bytes() +
-                 bdr_remote_held();
+                 bdr_remote_held() + bdr_unmanaged_counted();
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];
         if (!s->exited)
@@ -497,6 +497,21 @@ static int resolve_stuck(slave_t *s)
         return 1;
     if (draining)
         return 0;
+    /* Collective pieces up to -msg-threshold stay in memory by design, but
+     * many ranks' pieces of one all-to-all can take the whole budget (64
+     * ranks' at 8 MiB): they go to the spill file too, and their writes
+     * wake the loop when they complete. */
+    uint64_t writing = 0;
+    uint64_t freed = bdr_coll_shrink_small(node_resident() + s->mem_want - budget, &writing);
+    if (freed || writing)
+        return freed ? 1 : 0;
+    /* The ranks' memory outside the manager is counted to keep the job
+     * within its bound, never to end it: a rank that fits without it goes
+     * on (test mem.grant_cma.uffd). */
+    if (node_resident() - bdr_unmanaged_counted() + s->mem_want <= budget) {
+        mem_answer(s, 0);
+        return 0;
+    }
     bdr_master_fail(1,
                     "rank %d needs %llu more bytes of memory with %llu resident, but the node's "
                     "budget (-mem) is %llu bytes and %llu of it is held by buffered messages "

@@ -285,7 +285,8 @@ int bdr_pressure_on(void) { return g_p.on; }
  * the budget changed at every sample (bench/pressure_bench.py). */
 static uint64_t floor_now(void)
 {
-    uint64_t base = g_m.bytes_buffered + bdr_node_transient_bytes() + bdr_coll_staging_bytes();
+    uint64_t base = g_m.bytes_buffered + bdr_node_transient_bytes() + bdr_coll_staging_bytes() +
+                    bdr_unmanaged_counted();
     uint64_t t = base, one = 0;
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *s = &g_m.slaves[i];

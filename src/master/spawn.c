@@ -69,6 +69,8 @@ static void slot_reset(slave_t *s)
     s->seen_mem_req = atomic_load_explicit(&sl->mem_req_seq, memory_order_acquire);
     sl->world_rank = s->world;
     atomic_store(&sl->mem_resident, 0);
+    atomic_store(&sl->mem_anon, 0);
+    s->outside_t = 0;
     atomic_store(&sl->resident, 0);
     atomic_store(&sl->cmd, 0);
     atomic_store(&sl->rma_pending, 0);

@@ -5,8 +5,9 @@
 #  1. poll_bench work (HPCC's RandomAccess pattern: a test after every
 #     update) at -ns 4 -nr 1: at most one poll in 10 hands the slot over
 #     (YIELDS / POLLS; about 3% measured).  With -poll-quantum 0, as before
-#     the quantum, every other one did (about 50%), and the run took 100x
-#     as long: that run is made too, to show the check can fail.
+#     the quantum, every other one did (about 50%, 4 hand-overs an update
+#     against 0.2), and the run took 100x as long: that run is made too, to
+#     show the check can fail.
 #  2. poll_bench pingpong (each rank waits for the other's message only by
 #     MPI_Test) at -ns 2 -nr 1: every exchange still hands the slot over at
 #     once (YIELDS >= rounds) and the quantum stays at 0 (POLLS_KEPT at
@@ -31,9 +32,13 @@ runq pingpong -ns 2 -nr 1 "$prog" pingpong 3000
 p=$(stat POLLS "$wd.work"); y=$(stat YIELDS "$wd.work")
 [ -n "$p" ] && [ -n "$y" ] && [ $((y * 10)) -le "$p" ] ||
   { echo "FAIL: work: $y of $p unsuccessful polls handed the slot over (at most a tenth)"; fail=1; }
-p=$(stat POLLS "$wd.work_q0"); y=$(stat YIELDS "$wd.work_q0")
-[ -n "$p" ] && [ -n "$y" ] && [ $((y * 10)) -gt "$p" ] ||
-  { echo "FAIL: work with -poll-quantum 0: only $y of $p polls handed the slot over (the contrast)"; fail=1; }
+# The contrast by hand-overs per update (20000 updates against 5000), not
+# by their share of the polls: under load a poll also fails when no other
+# rank is runnable yet, and such polls once made the share 7% (273194 polls,
+# 20007 hand-overs) where a quiet machine gives 50%.
+y=$(stat YIELDS "$wd.work"); y0=$(stat YIELDS "$wd.work_q0")
+[ -n "$y" ] && [ -n "$y0" ] && [ $((y0 * 4)) -gt $((y * 5)) ] ||
+  { echo "FAIL: work with -poll-quantum 0: $y0 hand-overs in 5000 updates, against $y in 20000 with the quantum (the contrast: at least 5x as many per update)"; fail=1; }
 y=$(stat YIELDS "$wd.pingpong"); k=$(stat POLLS_KEPT "$wd.pingpong")
 [ -n "$y" ] && [ "$y" -ge 3000 ] || { echo "FAIL: pingpong: $y hand-overs for 3000 exchanges"; fail=1; }
 [ -n "$k" ] && [ "$k" -le 300 ] || { echo "FAIL: pingpong: $k polls kept the slot (at most 300)"; fail=1; }

@@ -254,6 +254,12 @@ void bdl_lib_mem_init(void)
                   st.err_call ? " failed)" : "");
     }
     bdl_g.mem_active = 1;
+    {
+        bd_mem_stats_t st;
+        bd_mem_stats(&st);
+        atomic_store_explicit(&bdl_g.slot->mem_anon, st.track == BD_MEM_TRACK_UFFD,
+                              memory_order_relaxed);
+    }
     /* -mem-share: every anonymous private mapping of this process, present
      * and future, becomes mergeable (the uffd path's managed memory is such;
      * the mprotect path's is a shared memfd, which KSM never merges).  Where
