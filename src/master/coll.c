@@ -363,16 +363,21 @@ static int place(coll_t *c, piece_t *p, uint64_t total, int how)
     return p->data ? 0 : -1;
 }
 
+#define SMALL_BATCH (1u << 20)
+
 /* Store complete pieces kept in memory, larger than `min` bytes, until
- * freed + *coming reaches need.  A large piece is written from its own
+ * freed + *coming reaches need or limit bytes of blocks are submitted.  A large piece is written from its own
  * memory (place() kept it aligned and padded); a small one is first moved
  * into an aligned block of its own. */
-static uint64_t store_pieces(uint64_t need, uint64_t min, uint64_t freed, uint64_t *coming)
+static uint64_t store_pieces(uint64_t need, uint64_t min, uint64_t freed, uint64_t *coming,
+                             uint64_t limit)
 {
-    for (coll_t *c = g_m.colls; c && freed + *coming < need && !g_m.stopping; c = c->next) {
+    uint64_t sent = 0; /* bytes of blocks submitted by this call */
+    for (coll_t *c = g_m.colls; c && freed + *coming < need && sent < limit && !g_m.stopping;
+         c = c->next) {
         if (is_fold(c->d.kind) || c->d.kind == BD_COLL_SPLIT)
             continue;
-        for (size_t i = 0; i < c->npieces && freed + *coming < need; i++) {
+        for (size_t i = 0; i < c->npieces && freed + *coming < need && sent < limit; i++) {
             piece_t *p = &c->pieces[i];
             uint64_t total = p->total;
             if (!p->data || p->filled != total || total <= min)
@@ -401,6 +406,7 @@ static uint64_t store_pieces(uint64_t need, uint64_t min, uint64_t freed, uint64
                 return freed;
             }
             *coming = bdr_stage_writing_bytes();
+            sent += (total + BD_FS_DIO_ALIGN - 1) & ~(uint64_t)(BD_FS_DIO_ALIGN - 1);
         }
     }
     return freed;
@@ -416,13 +422,20 @@ uint64_t bdr_coll_shrink(uint64_t need, uint64_t *coming)
 {
     uint64_t freed = bdr_stage_trim();
     *coming = bdr_stage_writing_bytes();
-    return store_pieces(need, g_m.hdr->job.msg_threshold, freed, coming);
+    return store_pieces(need, g_m.hdr->job.msg_threshold, freed, coming, UINT64_MAX);
 }
 
 uint64_t bdr_coll_shrink_small(uint64_t need, uint64_t *coming)
 {
     uint64_t freed = bdr_coll_shrink(need, coming);
-    return store_pieces(need, 0, freed, coming);
+    /* A small piece takes a whole block until it is written: pieces under
+     * half a block would cost more than they free, and the rest go in
+     * batches of SMALL_BATCH, one at a time (all of them at once took the
+     * master's heap from 6 to 15 MB at 64 ranks under -mem 8M; each
+     * completion wakes the loop, which asks again). */
+    if (*coming)
+        return freed;
+    return store_pieces(need, BD_FS_DIO_ALIGN / 2, freed, coming, SMALL_BATCH);
 }
 
 int bdr_coll_piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, const char *src,
