@@ -29,8 +29,8 @@ static int bounce_advised(void)
         unsigned long kb;
         if (sscanf(line, "AnonHugePages: %lu kB", &kb) == 1)
             huge_kb = kb;
-        if (strncmp(line, "VmFlags:", 8) == 0 && hi - lo == (4ul << 20) &&
-            lo % (2ul << 20) == 0 && strstr(line, " hg")) {
+        if (strncmp(line, "VmFlags:", 8) == 0 && hi - lo == (4ul << 20) && lo % (2ul << 20) == 0 &&
+            strstr(line, " hg")) {
             fprintf(stderr, "bounce buffers at %lx-%lx, %lu KiB in huge pages now\n", lo, hi,
                     huge_kb);
             found = 1;
