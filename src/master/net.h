@@ -27,8 +27,8 @@ typedef struct bdr_net_msg {
 } bdr_net_msg_t;
 
 /* Header and payload of a chunk of a large transfer: buffers of these two
- * sizes (chunks of 256 KiB, net_direct.c's; of 1 MiB, the remote tier's
- * and node.c's) are kept for reuse (bdr_net_buf, received messages).  A
+ * sizes (chunks of 256 KiB, the remote tier's and net_direct.c's; of 1
+ * MiB, node.c's) are kept for reuse (bdr_net_buf, received messages).  A
  * received message also carries its bdr_net_msg_t in front: room for it,
  * so that a chunk is received into a kept buffer too (it was one byte
  * over, and every received chunk was a fresh mapping to fault in). */

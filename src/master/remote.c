@@ -66,13 +66,13 @@
 #include "net.h"
 #include "remote.h"
 
-/* Payload of one message of a run: 1 MiB (a whole request of a lane: one
- * message, one ACK), the size of the transport's kept buffers, or one
- * sbpage where that is larger.  256 KiB chunks, for MPICH to move one
- * while the next was read, cost more in messages, doorbells and turns of
- * both masters than the overlap gave on a busy machine (docs/performance.md,
- * issue 16 session 22). */
-#define CHUNK ((uint64_t)1 << 20)
+/* Payload of one message of a run: 256 KiB, the size of the transport's
+ * small kept buffers, or one sbpage where that is larger.  1 MiB chunks (a
+ * lane's whole request in one message) cost the masters 14% more CPU in
+ * the PageRank benchmark (more of the holder's answers copied, as fewer
+ * line up with the held chunks, and larger copies out of the caches;
+ * docs/performance.md, issue 16 session 22). */
+#define CHUNK ((uint64_t)256 << 10)
 
 /* Write-behind: a PUT whose copy the master keeps until the holder has
  * answered, so that the rank is answered at once (no round trip to the
