@@ -78,8 +78,8 @@ void bdr_net_bell_stats(uint64_t *rung, uint64_t *heard, uint64_t *reads);
  * bdr_net_busy polls for their completion without pause. */
 void bdr_net_out_blocked(int on);
 /* MPICH holds work of ours: a receive under way, messages announced by a
- * doorbell not received yet, or a send not complete (for 300 us after a
- * send last started or completed, or while node.c waits for tokens).  While it does, the
+ * doorbell not received yet, or a send not complete (with the masters on
+ * several hosts, or while node.c waits for tokens; net_mpich.c).  While it does, the
  * caller keeps calling bdr_net_poll() instead of sleeping. */
 int bdr_net_busy(void);
 /* Progress sends; return the next received message (free with

@@ -30,7 +30,6 @@
 #include <string.h>
 #include <sys/random.h>
 #include <sys/socket.h>
-#include <time.h>
 #include <unistd.h>
 
 #include "bd_fault.h"
@@ -135,9 +134,9 @@ static out_t *g_out;
 static size_t *g_pending;
 static size_t g_lent; /* bytes of lent buffers in flight (counted by their lenders) */
 static int g_node, g_nnodes;
-static int g_broken;        /* a send failed (bdr_net_broken) */
-static double g_send_moved; /* when a send last started or completed */
-static int g_out_blocked;   /* node.c waits for sends to complete (tokens) */
+static int g_broken;      /* a send failed (bdr_net_broken) */
+static int g_out_blocked; /* node.c waits for sends to complete (tokens) */
+static int g_all_local;   /* every master is on this host */
 
 /* Receives in progress, in the order MPI matched them (MPI's order between
  * a pair of masters), handed out in that order.  Several at once, so MPICH
@@ -154,13 +153,6 @@ static uint64_t g_cookie;
 static struct sockaddr_in *g_bell_addr; /* per node; sin_port 0: no doorbell */
 static uint64_t *g_sent_msgs, *g_rung;  /* per destination */
 static uint64_t *g_announced, *g_recvd; /* per source */
-
-static double mono_now(void)
-{
-    struct timespec t;
-    clock_gettime(CLOCK_MONOTONIC, &t);
-    return (double)t.tv_sec + (double)t.tv_nsec * 1e-9;
-}
 
 static void check(int rc, const char *what)
 {
@@ -203,6 +195,7 @@ static void bells_init(void)
     int all_local = 1;
     for (int n = 0; n < g_nnodes; n++)
         all_local &= !strcmp(hosts + (size_t)n * HOSTLEN, me);
+    g_all_local = all_local;
 
     /* All masters on this host (the usual test setup): listen on loopback
      * only, so nothing outside the machine can ring. */
@@ -326,7 +319,6 @@ static int send_owned(int dst, char *buf, size_t bytes, size_t cap, void (*done)
         release(buf, cap, done, arg);
         return -1;
     }
-    g_send_moved = mono_now();
     o->dst = dst;
     o->bytes = bytes;
     o->cap = cap;
@@ -459,7 +451,6 @@ static void reap_sends(void)
         int done = 0;
         check(MPI_Test(&o->req, &done, MPI_STATUS_IGNORE), "MPI_Test of a send");
         if (done) {
-            g_send_moved = mono_now();
             g_pending[o->dst] -= o->bytes;
             if (o->done)
                 g_lent -= o->bytes;
@@ -472,19 +463,17 @@ static void reap_sends(void)
     }
 }
 
-/* Sends only (nothing to receive): busy for SEND_BUSY_S after the last send
- * started or completed, then not, so the master sleeps until a doorbell,
- * its ranks or its safety net (1 ms while sends are out, bdr_node_quiet)
- * wakes it.  With MPICH's shared-memory transport the receiver pulls a large
- * message itself (UCX's rendezvous by get): the sender's polling only finds
- * that it has finished, and a holder whose answers waited for an owner
- * without a CPU napped every 50 us meanwhile (2/3 of its event-loop turns,
- * 22% of its CPU in epoll_pwait2 alone; docs/performance.md, issue 16
- * session 22).  Where the sender must push (a transport without
- * single-copy), it still polls at every 50 us for that long after each
- * completion, and at least every ms. */
-#define SEND_BUSY_S 300e-6
-
+/* Sends alone (nothing to receive) keep the master polling only where the
+ * masters are on several hosts, or while node.c waits for them (its
+ * tokens).  On one host MPICH's transport is shared memory, where the
+ * receiver pulls a large message itself (UCX's rendezvous by get): the
+ * sender's polling only finds out that it has finished, and a holder
+ * whose answers waited for an owner without a CPU napped every 50 us
+ * meanwhile (in the PageRank benchmark 8-9 of its 11-13 thousand
+ * event-loop turns; without them 3.5 thousand and 8% less CPU in both
+ * masters; docs/performance.md, issue 16 session 22).  The master then
+ * sleeps until a doorbell, one of its ranks or the safety net (1 ms while
+ * sends are out, bdr_node_quiet) wakes it, and reaps the sends then. */
 void bdr_net_out_blocked(int on) { g_out_blocked = on; }
 
 int bdr_net_busy(void)
@@ -494,9 +483,7 @@ int bdr_net_busy(void)
     for (int n = 0; n < g_nnodes; n++)
         if (g_announced[n] > g_recvd[n])
             return 1;
-    if (!g_out)
-        return 0;
-    return g_out_blocked || mono_now() - g_send_moved < SEND_BUSY_S;
+    return g_out && (g_out_blocked || !g_all_local);
 }
 
 bdr_net_msg_t *bdr_net_poll(void)
