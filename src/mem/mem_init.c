@@ -127,7 +127,7 @@ int bd_mem_init(const bd_mem_config_t *cfg)
    * own bounce buffer of that size */
     G.io_piece = bdm_round_up(1024 * KIB, sbpage);
     G.bounce_len = IO_NSLOT * G.io_piece;
-    G.bounce = bdm_map_huge(G.bounce_len);
+    G.bounce = bdm_map(G.bounce_len);
     if (!G.bounce) {
         rc = -ENOMEM;
         goto out;

@@ -249,7 +249,6 @@ int bdm_pwrite_bg(int fd, const void *buf, size_t len, off_t off);
 void bdm_fmt_u64(char *out, uint64_t v);
 void bdm_fmt_hex(char *out, uint64_t v);
 void *bdm_map(size_t len);
-void *bdm_map_huge(size_t len); /* 2 MiB aligned, huge pages asked for */
 void bdm_unmap(void *p, size_t len);
 int bdm_io_start(void);
 void bdm_io_stop(void);

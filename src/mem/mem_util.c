@@ -235,36 +235,6 @@ void *bdm_map(size_t len)
     return p == MAP_FAILED ? NULL : p;
 }
 
-/* The bounce buffers: faulted in again after every wait of the rank
- * (bdm_bounce_idle gives them back, as they are not in the budget), by the
- * kernel on behalf of a pread (O_DIRECT) or of the master's
- * process_vm_writev (-mem-remote).  In 4 KiB pages that cost 2.6 ms per
- * 4 MiB here, about half of the master's process_vm_writev time; in 2 MiB
- * pages 0.27 ms (docs/performance.md, "Remote-memory tier: bounce buffers
- * in huge pages", issue 16 session 22).  So the mapping is 2 MiB aligned
- * and asks for huge pages (the system's "always" does not give them
- * without the advice here); where the kernel has none it falls back to
- * small pages, as before.  What is resident is still at most len. */
-#define HUGE_ALIGN ((size_t)2 << 20)
-void *bdm_map_huge(size_t len)
-{
-    if (len < HUGE_ALIGN || len % HUGE_ALIGN)
-        return bdm_map(len);
-    char *p =
-        mmap(NULL, len + HUGE_ALIGN, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-    if (p == MAP_FAILED)
-        return NULL;
-    char *a = (char *)(((uintptr_t)p + HUGE_ALIGN - 1) & ~(uintptr_t)(HUGE_ALIGN - 1));
-    if (a > p)
-        munmap(p, (size_t)(a - p));
-    if (a + len < p + len + HUGE_ALIGN)
-        munmap(a + len, (size_t)(p + len + HUGE_ALIGN - (a + len)));
-#ifdef MADV_HUGEPAGE
-    madvise(a, len, MADV_HUGEPAGE); /* a hint: refused, small pages */
-#endif
-    return a;
-}
-
 void bdm_unmap(void *p, size_t len)
 {
     if (p)
