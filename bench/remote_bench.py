@@ -129,6 +129,14 @@ def main():
               "on/off %.2f; median cpu: on %.2f, off %.2f, on/off %.2f" % (
                   tag or "this: ", on_it, off_it, on_it / off_it, on_w, off_w, on_w / off_w,
                   on_c, off_c, on_c / off_c))
+    if args.baseline:
+        # the two builds against each other, mode by mode (same invocation, same load)
+        for k in ("on", "off"):
+            t, base = res[k], res["base " + k]
+            print("this/base %-3s: s/iter %.2f, wall %.2f, cpu %.2f" % (
+                k, statistics.median(t[0]) / statistics.median(base[0]),
+                statistics.median(t[1]) / statistics.median(base[1]),
+                statistics.median(t[2]) / statistics.median(base[2])))
     print("load %s" % uptime())
 
 

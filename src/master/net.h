@@ -26,12 +26,14 @@ typedef struct bdr_net_msg {
     size_t cap;    /* bytes of that allocation */
 } bdr_net_msg_t;
 
-/* Header and payload of a chunk of a large transfer: buffers of this size
- * are kept for reuse (bdr_net_buf, received messages).  A received message
- * also carries its bdr_net_msg_t in front: room for it, so that a chunk of
- * 256 KiB is received into a kept buffer too (it was one byte over, and
- * every received chunk was a fresh mapping to fault in). */
-#define BDR_NET_POOL_BYTES (sizeof(bdr_net_msg_t) + sizeof(bdr_net_hdr_t) + ((size_t)256 << 10))
+/* Header and payload of a chunk of a large transfer: buffers of these two
+ * sizes (chunks of 256 KiB, the remote tier's and net_direct.c's; of 1
+ * MiB, node.c's) are kept for reuse (bdr_net_buf, received messages).  A
+ * received message also carries its bdr_net_msg_t in front: room for it,
+ * so that a chunk is received into a kept buffer too (it was one byte
+ * over, and every received chunk was a fresh mapping to fault in). */
+#define BDR_NET_POOL_SMALL (sizeof(bdr_net_msg_t) + sizeof(bdr_net_hdr_t) + ((size_t)256 << 10))
+#define BDR_NET_POOL_LARGE (sizeof(bdr_net_msg_t) + sizeof(bdr_net_hdr_t) + ((size_t)1 << 20))
 
 /* Start the transport (MPI_Init_thread).  Returns 0, or -1 with a message. */
 int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes);
@@ -59,6 +61,9 @@ size_t bdr_net_lent_bytes(void);
 size_t bdr_net_held(void);
 /* Free the buffers kept for reuse (the node needs the memory). */
 void bdr_net_trim(void);
+/* The kept buffers may hold up to bytes (at least 4 MiB, at most 64 MiB):
+ * set from a holder's room to spare (remote.c). */
+void bdr_net_pool_limit(size_t bytes);
 /* Tell the nodes sent to since the last call that MPICH has messages for
  * them (their doorbells); call before sleeping. */
 void bdr_net_flush(void);
@@ -69,8 +74,12 @@ void bdr_net_doorbell(void);
 /* --stats: doorbells sent, doorbells of this job received, and the reads of
  * the socket that took them. */
 void bdr_net_bell_stats(uint64_t *rung, uint64_t *heard, uint64_t *reads);
-/* MPICH holds work of ours: a send not complete, a receive under way, or
- * messages announced by a doorbell not received yet.  While it does, the
+/* node.c has sends waiting for earlier ones to complete (its tokens):
+ * bdr_net_busy polls for their completion without pause. */
+void bdr_net_out_blocked(int on);
+/* MPICH holds work of ours: a receive under way, messages announced by a
+ * doorbell not received yet, or a send not complete (with the masters on
+ * several hosts, or while node.c waits for tokens; net_mpich.c).  While it does, the
  * caller keeps calling bdr_net_poll() instead of sleeping. */
 int bdr_net_busy(void);
 /* Progress sends; return the next received message (free with

@@ -49,42 +49,79 @@ typedef struct out {
     void *arg;
 } out_t;
 
-/* Buffers of BDR_NET_POOL_BYTES (a chunk of a large transfer and its
- * header) are kept for reuse, up to POOL_MAX: the master's large
+/* Buffers of BDR_NET_POOL_SMALL and _LARGE (a chunk of a large transfer
+ * and its header) are kept for reuse: the master's large
  * allocations are mappings of their own (master.c), so a fresh buffer per
  * 1 MiB chunk cost its page faults and zeroing on every chunk, on both
  * sides (process_vm_readv into a fresh 1 MiB chunk took 0.8-1.5 ms, into a
  * reused one about 0.2; docs/performance.md "Inter-node bandwidth").  The
- * kept buffers count in the node's budget (bdr_net_held). */
-#define POOL_MAX 16
-static char *g_pool[POOL_MAX];
-static int g_npool;
+ * kept buffers count in the node's budget (bdr_net_held).  Up to 4 MiB of
+ * them (POOL_MIN), or more where the node has room to spare
+ * (bdr_net_pool_limit, set by the remote-memory tier's holder from its
+ * room; at most 64 MiB, POOL_CAP): a holder's buffers come and go in bursts
+ * (a PUT is kept as it came; the copies it replaces go when the owner's
+ * next unload of them arrives), and with 16 of 256 KiB kept it mapped ~350
+ * fresh ones a run, 16% of its CPU (docs/performance.md, issue 16 sessions
+ * 21 and 22). */
+#define POOL_MIN ((size_t)4 << 20)
+#define POOL_CAP ((size_t)64 << 20)
+static const size_t g_pool_size[2] = {BDR_NET_POOL_SMALL, BDR_NET_POOL_LARGE};
+static char *g_pool[2][POOL_CAP / BDR_NET_POOL_SMALL];
+static int g_npool[2];
+static size_t g_pool_bytes, g_pool_max = POOL_MIN;
+
+/* The class of buffer for bytes (from half of its size up), or -1. */
+static int pool_class(size_t bytes)
+{
+    for (int c = 0; c < 2; c++)
+        if (bytes >= g_pool_size[c] / 2 && bytes <= g_pool_size[c])
+            return c;
+    return -1;
+}
 
 static char *pool_get(size_t bytes, size_t *cap)
 {
-    if (bytes > BDR_NET_POOL_BYTES || bytes < BDR_NET_POOL_BYTES / 2) {
+    int c = pool_class(bytes);
+    if (c < 0) {
         *cap = bytes;
         return malloc(bytes ? bytes : 1);
     }
-    *cap = BDR_NET_POOL_BYTES;
-    return g_npool ? g_pool[--g_npool] : malloc(BDR_NET_POOL_BYTES);
+    *cap = g_pool_size[c];
+    if (!g_npool[c])
+        return malloc(g_pool_size[c]);
+    g_pool_bytes -= g_pool_size[c];
+    return g_pool[c][--g_npool[c]];
 }
 
 static void pool_put(char *buf, size_t cap)
 {
-    if (buf && cap == BDR_NET_POOL_BYTES && g_npool < POOL_MAX)
-        g_pool[g_npool++] = buf;
-    else
+    int c = cap == g_pool_size[0] ? 0 : cap == g_pool_size[1] ? 1 : -1;
+    if (buf && c >= 0 && g_pool_bytes + cap <= g_pool_max) {
+        g_pool[c][g_npool[c]++] = buf;
+        g_pool_bytes += cap;
+    } else {
         free(buf);
+    }
 }
 
-size_t bdr_net_held(void) { return (size_t)g_npool * BDR_NET_POOL_BYTES; }
-
-void bdr_net_trim(void)
+static void pool_shrink(size_t to)
 {
-    while (g_npool)
-        free(g_pool[--g_npool]);
+    for (int c = 1; c >= 0; c--)
+        while (g_pool_bytes > to && g_npool[c]) {
+            free(g_pool[c][--g_npool[c]]);
+            g_pool_bytes -= g_pool_size[c];
+        }
 }
+
+void bdr_net_pool_limit(size_t bytes)
+{
+    g_pool_max = bytes < POOL_MIN ? POOL_MIN : bytes > POOL_CAP ? POOL_CAP : bytes;
+    pool_shrink(g_pool_max);
+}
+
+size_t bdr_net_held(void) { return g_pool_bytes; }
+
+void bdr_net_trim(void) { pool_shrink(0); }
 
 typedef struct bell {
     uint64_t cookie;
@@ -97,7 +134,9 @@ static out_t *g_out;
 static size_t *g_pending;
 static size_t g_lent; /* bytes of lent buffers in flight (counted by their lenders) */
 static int g_node, g_nnodes;
-static int g_broken; /* a send failed (bdr_net_broken) */
+static int g_broken;      /* a send failed (bdr_net_broken) */
+static int g_out_blocked; /* node.c waits for sends to complete (tokens) */
+static int g_all_local;   /* every master is on this host */
 
 /* Receives in progress, in the order MPI matched them (MPI's order between
  * a pair of masters), handed out in that order.  Several at once, so MPICH
@@ -156,6 +195,7 @@ static void bells_init(void)
     int all_local = 1;
     for (int n = 0; n < g_nnodes; n++)
         all_local &= !strcmp(hosts + (size_t)n * HOSTLEN, me);
+    g_all_local = all_local;
 
     /* All masters on this host (the usual test setup): listen on loopback
      * only, so nothing outside the machine can ring. */
@@ -314,11 +354,11 @@ void *bdr_net_buf(size_t len)
 }
 
 /* A buffer of bdr_net_buf came from the pool exactly when its size is in
- * the pool's range (pool_get), so its capacity follows from len. */
+ * a class of the pool (pool_get), so its capacity follows from len. */
 static size_t cap_of(size_t bytes)
 {
-    return bytes > BDR_NET_POOL_BYTES || bytes < BDR_NET_POOL_BYTES / 2 ? bytes
-                                                                        : BDR_NET_POOL_BYTES;
+    int c = pool_class(bytes);
+    return c < 0 ? bytes : g_pool_size[c];
 }
 
 int bdr_net_send_buf(int dst, const bdr_net_hdr_t *h, void *payload, size_t len)
@@ -423,14 +463,27 @@ static void reap_sends(void)
     }
 }
 
+/* Sends alone (nothing to receive) keep the master polling only where the
+ * masters are on several hosts, or while node.c waits for them (its
+ * tokens).  On one host MPICH's transport is shared memory, where the
+ * receiver pulls a large message itself (UCX's rendezvous by get): the
+ * sender's polling only finds out that it has finished, and a holder
+ * whose answers waited for an owner without a CPU napped every 50 us
+ * meanwhile (in the PageRank benchmark 8-9 of its 11-13 thousand
+ * event-loop turns; without them 3.5 thousand and 8% less CPU in both
+ * masters; docs/performance.md, issue 16 session 22).  The master then
+ * sleeps until a doorbell, one of its ranks or the safety net (1 ms while
+ * sends are out, bdr_node_quiet) wakes it, and reaps the sends then. */
+void bdr_net_out_blocked(int on) { g_out_blocked = on; }
+
 int bdr_net_busy(void)
 {
-    if (g_out || g_rx_n)
+    if (g_rx_n)
         return 1;
     for (int n = 0; n < g_nnodes; n++)
         if (g_announced[n] > g_recvd[n])
             return 1;
-    return 0;
+    return g_out && (g_out_blocked || !g_all_local);
 }
 
 bdr_net_msg_t *bdr_net_poll(void)
@@ -517,8 +570,7 @@ void bdr_net_fini(void)
     bdr_net_msg_t *m;
     while ((m = bdr_net_poll()) || g_rx_n)
         bdr_net_msg_free(m);
-    while (g_npool)
-        free(g_pool[--g_npool]);
+    bdr_net_trim();
     if (g_bell_fd >= 0)
         close(g_bell_fd);
     MPI_Finalize();

@@ -59,6 +59,7 @@ void bdr_net_free_buf(void *payload, size_t len)
 }
 size_t bdr_net_held(void) { return 0; }
 void bdr_net_trim(void) {}
+void bdr_net_pool_limit(size_t bytes) { (void)bytes; }
 void bdr_net_msg_free(bdr_net_msg_t *m) { free(m); }
 void bdr_net_flush(void) {}
 int bdr_net_fd(void) { return -1; }
@@ -68,3 +69,4 @@ void bdr_net_bell_stats(uint64_t *rung, uint64_t *heard, uint64_t *reads)
     *rung = *heard = *reads = 0;
 }
 int bdr_net_busy(void) { return 0; }
+void bdr_net_out_blocked(int on) { (void)on; }

@@ -239,6 +239,7 @@ static void pop_head(int dst)
 
 static void progress_out(void)
 {
+    bdr_net_out_blocked(0);
     for (int dst = 0; dst < g_m.nnodes; dst++) {
         while (g_q_head[dst]) {
             xfer_t *x = g_q_head[dst];
@@ -338,8 +339,10 @@ static void progress_out(void)
                     g_net_sent++;
                     x->off += n;
                 }
-                if (x->off < x->total)
-                    break; /* out of tokens: the rest waits */
+                if (x->off < x->total) {
+                    bdr_net_out_blocked(1); /* their completions are awaited */
+                    break;                  /* out of tokens: the rest waits */
+                }
             }
             pop_head(dst);
         }

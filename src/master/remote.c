@@ -67,7 +67,11 @@
 #include "remote.h"
 
 /* Payload of one message of a run: 256 KiB, the size of the transport's
- * kept buffers, or one sbpage where that is larger. */
+ * small kept buffers, or one sbpage where that is larger.  1 MiB chunks (a
+ * lane's whole request in one message) cost the masters 14% more CPU in
+ * the PageRank benchmark (more of the holder's answers copied, as fewer
+ * line up with the held chunks, and larger copies out of the caches;
+ * docs/performance.md, issue 16 session 22). */
 #define CHUNK ((uint64_t)256 << 10)
 
 /* Write-behind: a PUT whose copy the master keeps until the holder has
@@ -534,6 +538,11 @@ static void room_notice(void)
     last = now;
     bdr_net_hdr_t h = {.type = BDR_NH_RMT_ACK};
     h.u[4] = room_for_guests();
+    /* A holder with room keeps more of the transport's buffers (an eighth
+     * of its room, counted in its budget): the PUTs it keeps and the
+     * copies they replace come and go in bursts, and each buffer freed
+     * and mapped again cost its page faults (net_mpich.c, pool_put). */
+    bdr_net_pool_limit(h.u[4] / 8);
     for (int n = 0; n < g_m.nnodes; n++)
         if (n != g_m.node)
             bdr_node_send(n, &h, NULL, 0);
