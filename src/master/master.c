@@ -207,7 +207,7 @@ static void redo(slave_t *s)
         bdr_pipe_blocked(s);
     if (s->state == SL_BLOCKED || s->state == SL_RUNNABLE) {
         bdr_mbox_stopped(s);
-        bdr_unmanaged_stopped(s);
+        bdr_unmanaged_sample(s, 0);
     }
 }
 
@@ -389,7 +389,7 @@ static void handle_request(slave_t *s)
         bdr_pipe_blocked(s);
     if (s->state == SL_BLOCKED || s->state == SL_RUNNABLE) {
         bdr_mbox_stopped(s);
-        bdr_unmanaged_stopped(s);
+        bdr_unmanaged_sample(s, 0);
     }
 }
 

@@ -90,6 +90,7 @@ typedef struct slave {
      * counted in the node's; when it was last measured */
     uint64_t outside;
     double outside_t;
+    uint64_t outside_turn; /* its turn_seq then */
     /* BLK_MBOX of a poll loop for another node's message (BD_WAIT_POLL):
      * when it is answered anyway (bdr_master_now); 0: a wait without end */
     double poll_until;
@@ -565,9 +566,10 @@ void bdr_memacct_unload(slave_t *s);
  * messages, transient inter-node data, collective staging. */
 uint64_t bdr_memacct_node_resident(void);
 /* unmanaged.c: a rank's memory outside the manager, measured when it stops
- * running (at most every 0.25 s a rank) and counted in the node's resident
- * memory beyond 384 KiB a rank, up to half of the budget. */
-void bdr_unmanaged_stopped(slave_t *s);
+ * running (asking 0) or asks for memory (asking 1): at most every 0.25 s a
+ * rank, but at the first ask of each of its turns.  Counted in the node's
+ * resident memory beyond 384 KiB a rank, up to half of the budget. */
+void bdr_unmanaged_sample(slave_t *s, int asking);
 void bdr_unmanaged_exited(slave_t *s);
 uint64_t bdr_unmanaged_counted(void);
 uint64_t bdr_unmanaged_peak(void);

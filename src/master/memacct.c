@@ -610,6 +610,7 @@ void bdr_memacct_poll(void)
             s->mem_pending = 1;
             s->mem_order = ++g_m.order_counter;
             s->mem_last = bdr_master_now();
+            bdr_unmanaged_sample(s, 1);
         }
         s->mem_defer = 0;
         if (s->unload_sent && atomic_load_explicit(&s->slot->cmd, memory_order_acquire) == 0) {

@@ -71,6 +71,7 @@ static void slot_reset(slave_t *s)
     atomic_store(&sl->mem_resident, 0);
     atomic_store(&sl->mem_anon, 0);
     s->outside_t = 0;
+    s->outside_turn = 0;
     atomic_store(&sl->resident, 0);
     atomic_store(&sl->cmd, 0);
     atomic_store(&sl->rma_pending, 0);

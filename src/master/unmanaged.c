@@ -7,13 +7,16 @@
  * PageRank at 64 ranks and -mem-threshold 256K holds 600-850 KiB a rank
  * outside, 40-60 MiB over the bound at -mem 1G (docs/performance.md, "Real
  * scale").  So the master measures each rank's memory outside the manager
- * when it stops running (it cannot change while the rank waits), at most
- * every PERIOD_S a rank: one read of /proc/PID/statm, whose resident minus
+ * when it stops running (it cannot change while the rank waits) and when
+ * it asks for memory (ranks granted before they were measured took the job
+ * over the bound), at most every PERIOD_S a rank but at the first ask of
+ * each turn: one read of /proc/PID/statm, whose resident minus
  * shared pages is the rank's anonymous memory, less its managed memory on
  * the userfaultfd path (anonymous there; a shared memfd on the mprotect
  * path).  What a rank holds beyond ALLOW is counted in the node's resident
  * memory (memacct.c node_resident), so the manager's ranks unload more and
- * the job stays within the bound.
+ * the job stays within the bound; when the count grows, blocked ranks are
+ * unloaded at once (bdr_memacct_fit).
  *
  * ALLOW is the per-rank allowance less what a rank keeps of the shared
  * file (its slot page, a window's first page, a ring's live entries: up to
@@ -79,15 +82,21 @@ static void set(slave_t *s, uint64_t v)
         g_u.peak = g_u.total;
 }
 
-void bdr_unmanaged_stopped(slave_t *s)
+void bdr_unmanaged_sample(slave_t *s, int asking)
 {
     uint64_t budget = g_m.hdr->job.mem_budget;
     if (!budget || s->exited)
         return;
     double now = bdr_master_now();
-    if (s->outside_t > 0 && now - s->outside_t < PERIOD_S)
+    /* The first ask of a turn always: a rank measured when it stopped in
+     * MPI_Init, before it allocated anything, asked for its first grants
+     * within PERIOD_S and was counted as holding nothing (test
+     * mem.budget.outside). */
+    int new_turn = asking && s->outside_turn != s->turn_seq;
+    if (!new_turn && s->outside_t > 0 && now - s->outside_t < PERIOD_S)
         return;
     s->outside_t = now;
+    s->outside_turn = s->turn_seq;
     int64_t anon = anon_of(s->pid);
     if (anon < 0)
         return;
@@ -95,7 +104,11 @@ void bdr_unmanaged_stopped(slave_t *s)
     if (atomic_load_explicit(&s->slot->mem_anon, memory_order_relaxed))
         managed = atomic_load_explicit(&s->slot->mem_resident, memory_order_relaxed);
     uint64_t out = (uint64_t)anon > managed ? (uint64_t)anon - managed : 0;
+    uint64_t was = bdr_unmanaged_counted();
     set(s, out > ALLOW ? out - ALLOW : 0);
+    /* more to count: blocked ranks are unloaded now, not at the next grant */
+    if (bdr_unmanaged_counted() > was)
+        bdr_memacct_fit();
     /* Past the half that is counted, the rest may still fit in what the
      * master leaves of its 16 MiB; past 8 MiB more it likely does not. */
     if (g_u.total > budget / 2 + UNCOUNTED_SAY && !g_u.said) {
