@@ -20,7 +20,8 @@ int main(int argc, char **argv)
         if (argv[i][0] == '-') {
             const char *v = getenv(argv[i] + 1);
             if (v) {
-                fprintf(stderr, "env_probe: rank %d: %s is '%s', not unset\n", rank, argv[i] + 1, v);
+                fprintf(stderr, "env_probe: rank %d: %s is '%s', not unset\n", rank, argv[i] + 1,
+                        v);
                 bad = i;
             }
             continue;
