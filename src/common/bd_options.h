@@ -97,6 +97,11 @@ enum { BD_MEMT_AUTO = 0, BD_MEMT_UFFD, BD_MEMT_MPROTECT };
 /* Values of -mem-wp (in the order of bd_mem_wp_t). */
 enum { BD_MEMW_AUTO = 0, BD_MEMW_ASYNC, BD_MEMW_SYNC };
 
+/* Names (separated by ',') of environment variables bdmpiexec set only for
+ * the masters' MPI_Init with several nodes: each master removes them, and
+ * this one, before it starts its ranks (bdmpiexec.c, local_shm_setup). */
+#define BD_MASTER_ONLY_ENV "BDMPI_MASTER_ONLY_ENV"
+
 /* One -genv/-x setting: NAME (namelen bytes of name) = value. */
 typedef struct {
     const char *name;

@@ -26,6 +26,7 @@
 #include <netinet/in.h>
 #include <pthread.h>
 #include <signal.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/random.h>
@@ -34,6 +35,7 @@
 
 #include "bd_fault.h"
 #include "bd_log.h"
+#include "bd_options.h"
 #include "net.h"
 
 #define BDR_NET_TAG 4242
@@ -233,6 +235,18 @@ static void bells_init(void)
     free(ports);
 }
 
+/* What bdmpiexec set for our MPI_Init alone (BD_MASTER_ONLY_ENV) is not the
+ * ranks': gone before we start them. */
+static void master_only_env_drop(void)
+{
+    const char *v = getenv(BD_MASTER_ONLY_ENV);
+    char names[256];
+    snprintf(names, sizeof names, "%s", v ? v : "");
+    for (char *save = NULL, *t = strtok_r(names, ",", &save); t; t = strtok_r(NULL, ",", &save))
+        unsetenv(t);
+    unsetenv(BD_MASTER_ONLY_ENV);
+}
+
 int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes)
 {
     /* MPICH starts threads of its own (UCX's progress thread).  They must
@@ -253,6 +267,7 @@ int bdr_net_init(int *argc, char ***argv, int *node, int *nnodes)
     int provided;
     int rc = MPI_Init_thread(argc, argv, MPI_THREAD_SINGLE, &provided);
     pthread_sigmask(SIG_SETMASK, &old, NULL);
+    master_only_env_drop();
     if (rc != MPI_SUCCESS) {
         bd_log_error("MPI_Init_thread of the masters failed");
         return -1;

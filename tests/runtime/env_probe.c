@@ -1,5 +1,7 @@
-/* env_probe [NAME=VALUE ...]: every rank checks that each NAME is set to
- * VALUE in its environment (what bdmpiexec -genv/-x promise); rank 0 prints
+/* env_probe [NAME=VALUE | -NAME ...]: every rank checks that each NAME is
+ * set to VALUE in its environment (what bdmpiexec -genv/-x promise), and
+ * that each -NAME is not set (what the launcher set for its masters only,
+ * BD_MASTER_ONLY_ENV); rank 0 prints
  * "env_probe: SIZE ranks, ok" or names the first rank and variable that
  * differ.  Exit 0 pass, 1 fail. */
 #include <mpi.h>
@@ -15,6 +17,15 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     for (int i = 1; i < argc && !bad; i++) {
         char name[256];
+        if (argv[i][0] == '-') {
+            const char *v = getenv(argv[i] + 1);
+            if (v) {
+                fprintf(stderr, "env_probe: rank %d: %s is '%s', not unset\n", rank, argv[i] + 1,
+                        v);
+                bad = i;
+            }
+            continue;
+        }
         const char *eq = strchr(argv[i], '=');
         if (!eq || (size_t)(eq - argv[i]) >= sizeof name) {
             fprintf(stderr, "env_probe: argument '%s' is not NAME=VALUE\n", argv[i]);
