@@ -566,8 +566,8 @@ void bdr_memacct_unload(slave_t *s);
  * messages, transient inter-node data, collective staging. */
 uint64_t bdr_memacct_node_resident(void);
 /* unmanaged.c: a rank's memory outside the manager, measured when it stops
- * running (asking 0) or asks for memory (asking 1): at most every 0.25 s a
- * rank, but at the first ask of each of its turns.  Counted in the node's
+ * running (asking 0: at most every 0.25 s a rank) and at the first ask
+ * for memory of each of its turns (asking 1).  Counted in the node's
  * resident memory beyond 384 KiB a rank, up to half of the budget. */
 void bdr_unmanaged_sample(slave_t *s, int asking);
 void bdr_unmanaged_exited(slave_t *s);

@@ -93,6 +93,11 @@ void bdr_unmanaged_sample(slave_t *s, int asking)
      * within PERIOD_S and was counted as holding nothing (test
      * mem.budget.outside). */
     int new_turn = asking && s->outside_turn != s->turn_seq;
+    /* Only the first ask: later ones come while the rank loads, its I/O
+     * bounce buffers resident (4 MiB, the fixed allowance's, given back at
+     * its next wait), which would count as its own. */
+    if (asking && !new_turn)
+        return;
     if (!new_turn && s->outside_t > 0 && now - s->outside_t < PERIOD_S)
         return;
     s->outside_t = now;
