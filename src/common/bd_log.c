@@ -37,6 +37,14 @@ void bd_log_error(const char *fmt, ...)
     va_end(ap);
 }
 
+void bd_log_warn(const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    bd_log_vmsg("warning: ", fmt, ap);
+    va_end(ap);
+}
+
 void bd_log_info(const char *fmt, ...)
 {
     if (g_level < 1)

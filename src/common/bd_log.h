@@ -15,6 +15,8 @@ int bd_log_level(void);
 
 void bd_log_error(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bd_log_info(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+/* Said whatever the level, prefixed "warning: ": the job goes on. */
+void bd_log_warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bd_log_debug(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 void bd_log_vmsg(const char *kind, const char *fmt, va_list ap);
 

@@ -42,7 +42,7 @@ static double g_next; /* when to sample next */
 
 static double period_s(void) { return (double)g_m.opts.num[BD_OPT_LEND_ASLEEP] * 1e-3; }
 
-static ssize_t read_proc(pid_t pid, const char *what, char *buf, size_t cap)
+ssize_t bdr_proc_read(pid_t pid, const char *what, char *buf, size_t cap)
 {
     char path[64];
     snprintf(path, sizeof path, "/proc/%d/%s", (int)pid, what);
@@ -63,9 +63,9 @@ static ssize_t read_proc(pid_t pid, const char *what, char *buf, size_t cap)
 static int sample(pid_t pid, char *state, unsigned long long *run_ns, unsigned long long *ticks)
 {
     char buf[1024];
-    if (read_proc(pid, "schedstat", buf, sizeof buf) <= 0 || sscanf(buf, "%llu", run_ns) != 1)
+    if (bdr_proc_read(pid, "schedstat", buf, sizeof buf) <= 0 || sscanf(buf, "%llu", run_ns) != 1)
         return -1;
-    if (read_proc(pid, "stat", buf, sizeof buf) <= 0)
+    if (bdr_proc_read(pid, "stat", buf, sizeof buf) <= 0)
         return -1;
     /* the command name may hold spaces and parentheses: fields start after
      * the last ')'; state is field 3, utime and stime fields 14 and 15 */
@@ -85,7 +85,7 @@ static int sample(pid_t pid, char *state, unsigned long long *run_ns, unsigned l
 static int in_syscall(pid_t pid)
 {
     char buf[64];
-    if (read_proc(pid, "syscall", buf, sizeof buf) <= 0)
+    if (bdr_proc_read(pid, "syscall", buf, sizeof buf) <= 0)
         return 1;
     return buf[0] != '-' && strncmp(buf, "running", 7) != 0;
 }

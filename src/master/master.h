@@ -570,6 +570,9 @@ uint64_t bdr_memacct_node_resident(void);
  * for memory of each of its turns (asking 1).  Counted in the node's
  * resident memory beyond 384 KiB a rank, up to half of the budget. */
 void bdr_unmanaged_sample(slave_t *s, int asking);
+/* asleep.c: read /proc/PID/WHAT into buf (NUL-terminated, at most cap - 1
+ * bytes); the bytes read, or -errno. */
+ssize_t bdr_proc_read(pid_t pid, const char *what, char *buf, size_t cap);
 void bdr_unmanaged_exited(slave_t *s);
 uint64_t bdr_unmanaged_counted(void);
 uint64_t bdr_unmanaged_peak(void);

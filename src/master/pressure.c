@@ -39,7 +39,6 @@
  * resident memory. */
 #include <dirent.h>
 #include <fcntl.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -74,14 +73,6 @@ static struct {
     uint64_t lowest, changes;
     double below_s, last_t;
 } g_p;
-
-static void warn(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    bd_log_vmsg("warning: ", fmt, ap);
-    va_end(ap);
-}
 
 /* The first number in FILE (or the value after KEY at the start of a line);
  * UINT64_MAX for "max" and when there is none. */
@@ -309,9 +300,10 @@ int bdr_pressure_floor(uint64_t need)
         return 0;
     uint64_t want = need < g_p.ceiling ? need : g_p.ceiling;
     if (!g_p.at_floor)
-        warn("memory pressure: the node's budget went down to %llu bytes, but a running rank "
-             "needs %llu in all: running at that minimum",
-             (unsigned long long)cur, (unsigned long long)want);
+        bd_log_warn(
+            "memory pressure: the node's budget went down to %llu bytes, but a running rank "
+            "needs %llu in all: running at that minimum",
+            (unsigned long long)cur, (unsigned long long)want);
     g_p.at_floor = 1;
     g_m.hdr->job.mem_budget = want;
     g_p.changes++;
@@ -377,10 +369,11 @@ void bdr_pressure_poll(void)
     fl = fl > g_p.least ? fl : g_p.least;
     if (want < fl) {
         if (!g_p.at_floor)
-            warn("memory pressure: the node's budget would be %llu bytes, but the running ranks "
-                 "and the master hold %llu that cannot be unloaded (-mem-min %llu): running at "
-                 "that minimum",
-                 (unsigned long long)want, (unsigned long long)fl, (unsigned long long)g_p.least);
+            bd_log_warn(
+                "memory pressure: the node's budget would be %llu bytes, but the running ranks "
+                "and the master hold %llu that cannot be unloaded (-mem-min %llu): running at "
+                "that minimum",
+                (unsigned long long)want, (unsigned long long)fl, (unsigned long long)g_p.least);
         g_p.at_floor = 1;
         want = fl > g_p.ceiling ? g_p.ceiling : fl;
     } else if (want > fl + step) {

@@ -24,9 +24,7 @@
  * counted so: beyond that the ranks' own small memory is more than the
  * manager can make room for, and when it is 8 MiB more than that the job
  * says once that it may pass the bound and what to change, and runs on. */
-#include <fcntl.h>
 #include <inttypes.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -38,15 +36,6 @@
 #define PERIOD_S 0.25
 #define UNCOUNTED_SAY (8u << 20)
 
-static void warn(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
-static void warn(const char *fmt, ...)
-{
-    va_list ap;
-    va_start(ap, fmt);
-    bd_log_vmsg("warning: ", fmt, ap);
-    va_end(ap);
-}
-
 static struct {
     uint64_t total, peak; /* counted beyond ALLOW, all ranks; the most seen */
     int said;
@@ -56,18 +45,10 @@ static struct {
 /* Anonymous resident bytes of pid, or -1. */
 static int64_t anon_of(pid_t pid)
 {
-    char path[48], buf[128];
-    snprintf(path, sizeof path, "/proc/%d/statm", (int)pid);
-    int fd = open(path, O_RDONLY | O_CLOEXEC);
-    if (fd < 0)
-        return -1;
-    ssize_t n = read(fd, buf, sizeof buf - 1);
-    close(fd);
-    if (n <= 0)
-        return -1;
-    buf[n] = 0;
+    char buf[128];
     unsigned long long size, res, shared;
-    if (sscanf(buf, "%llu %llu %llu", &size, &res, &shared) != 3 || shared > res)
+    if (bdr_proc_read(pid, "statm", buf, sizeof buf) <= 0 ||
+        sscanf(buf, "%llu %llu %llu", &size, &res, &shared) != 3 || shared > res)
         return -1;
     if (!g_u.page)
         g_u.page = sysconf(_SC_PAGESIZE);
@@ -118,12 +99,13 @@ void bdr_unmanaged_sample(slave_t *s, int asking)
      * master leaves of its 16 MiB; past 8 MiB more it likely does not. */
     if (g_u.total > budget / 2 + UNCOUNTED_SAY && !g_u.said) {
         g_u.said = 1;
-        warn("the ranks hold %" PRIu64 " MiB outside the memory manager beyond %d KiB a rank "
-             "(allocations under -mem-threshold %" PRIu64 " bytes, libraries, stacks), of which "
-             "at most half of the budget (-mem %" PRIu64 " MiB) is counted in it: the job may "
-             "pass -mem + 16 MiB + 512 KiB a rank; a lower -mem-threshold puts more of it under "
-             "the manager",
-             g_u.total >> 20, ALLOW / 1024, g_m.hdr->job.mem_threshold, budget >> 20);
+        bd_log_warn(
+            "the ranks hold %" PRIu64 " MiB outside the memory manager beyond %d KiB a rank "
+            "(allocations under -mem-threshold %" PRIu64 " bytes, libraries, stacks), of which "
+            "at most half of the budget (-mem %" PRIu64 " MiB) is counted in it: the job may "
+            "pass -mem + 16 MiB + 512 KiB a rank; a lower -mem-threshold puts more of it under "
+            "the manager",
+            g_u.total >> 20, ALLOW / 1024, g_m.hdr->job.mem_threshold, budget >> 20);
     }
 }
 
