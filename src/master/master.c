@@ -582,11 +582,20 @@ static void reap(void)
 
 static uint64_t g_turns, g_reaps; /* --stats: turns of the event loop, safety-net reaps */
 
+/* The node's report is built in memory and written with one write(2): with
+ * -nn > 1 the masters' stderr meet in hydra's proxy, which forwards what
+ * one read of a pipe gives (64 KiB), so reports written line by line came
+ * out interleaved, line by line, with another node's. */
 static void print_stats(void)
 {
     uint64_t(*per)[BD_STAT__COUNT] = calloc((size_t)g_m.ns, sizeof *per);
     if (!per)
         return;
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+    if (!f)
+        f = stderr;
     for (int i = 0; i < g_m.ns; i++)
         for (int k = 0; k < BD_STAT__COUNT; k++)
             per[i][k] = atomic_load(&g_m.slaves[i].slot->stats[k]);
@@ -594,31 +603,31 @@ static void print_stats(void)
         per[0][BD_STAT_SPILL_PEAK] = atomic_load(&g_m.hdr->spill_peak);
     if (g_m.ns)
         per[0][BD_STAT_STAGE_PEAK] = bdr_coll_stage_peak();
-    bd_stats_print(stderr, (const uint64_t(*)[BD_STAT__COUNT])per, g_m.ns,
+    bd_stats_print(f, (const uint64_t(*)[BD_STAT__COUNT])per, g_m.ns,
                    bdr_master_now() - g_m.t_start);
-    fprintf(stderr, "  master: peak bytes of messages in memory %llu\n",
+    fprintf(f, "  master: peak bytes of messages in memory %llu\n",
             (unsigned long long)g_m.peak_buffered);
-    fprintf(stderr, "  master: bytes of collective data in spill files %llu\n",
+    fprintf(f, "  master: bytes of collective data in spill files %llu\n",
             (unsigned long long)g_m.coll_file_bytes);
     uint64_t hits, stored, ahead;
     bdr_stage_stats(&hits, &stored, &ahead);
-    fprintf(stderr,
+    fprintf(f,
             "  master: bytes of collective data moved from memory to spill files %llu, read "
             "while being written %llu, read ahead of the GETs %llu\n",
             (unsigned long long)stored, (unsigned long long)hits, (unsigned long long)ahead);
     if (g_m.hdr->job.mem_strategy != BD_MEMS_NONE)
-        fprintf(stderr,
+        fprintf(f,
                 "  master: memory budget %llu bytes, peak accounted resident %llu bytes "
                 "(managed memory + buffered messages)\n",
                 (unsigned long long)g_m.hdr->job.mem_budget,
                 (unsigned long long)g_m.peak_node_resident);
     if (g_m.hdr->job.mem_strategy != BD_MEMS_NONE)
-        fprintf(stderr,
+        fprintf(f,
                 "  master: peak memory of the ranks outside the memory manager beyond 384 KiB a "
                 "rank %llu bytes (counted in the budget up to half of it)\n",
                 (unsigned long long)bdr_unmanaged_peak());
     if (g_m.nnodes > 1)
-        fprintf(stderr,
+        fprintf(f,
                 "  master: messages to other nodes' masters %llu, of which deadlock-detection "
                 "reports %llu\n",
                 (unsigned long long)bdr_net_sent_total(),
@@ -626,20 +635,31 @@ static void print_stats(void)
     if (g_m.nnodes > 1) {
         uint64_t rung, heard, reads;
         bdr_net_bell_stats(&rung, &heard, &reads);
-        fprintf(stderr,
+        fprintf(f,
                 "  master: event-loop turns %llu, safety-net reaps %llu, doorbells rung %llu, "
                 "heard %llu in %llu reads\n",
                 (unsigned long long)g_turns, (unsigned long long)g_reaps, (unsigned long long)rung,
                 (unsigned long long)heard, (unsigned long long)reads);
     }
     if (g_m.nr > 1 && g_m.hdr->job.mem_strategy != BD_MEMS_NONE)
-        fprintf(stderr,
+        fprintf(f,
                 "  master: a free run slot kept free for %.2f s because the next rank's memory "
                 "did not fit beside the running ranks' (CORUN_HELD)\n",
                 g_m.corun_idle_s + (g_m.corun_gated ? bdr_master_now() - g_m.corun_since : 0));
-    bdr_pressure_stats(stderr);
-    bdr_trace_stats(stderr);
+    bdr_pressure_stats(f);
+    bdr_trace_stats(f);
     free(per);
+    if (f != stderr && fclose(f) == 0) {
+        for (size_t off = 0; off < len;) {
+            ssize_t n = write(STDERR_FILENO, text + off, len - off);
+            if (n < 0 && errno == EINTR)
+                continue;
+            if (n <= 0)
+                break;
+            off += (size_t)n;
+        }
+    }
+    free(text);
 }
 
 /* The program exists and is executable (searched in PATH like execvp). */

@@ -18,6 +18,14 @@ grep -q "PASS net_posted $n" "$out" || { echo "FAIL: no PASS line"; fail=1; }
 read -r rpcs posted < <(awk -v n="$n" '/^bdmpi stats:/ {s = r = p = -1}
     $1 == "SENDS_MEM" {s = $2} $1 == "RPCS" {r = $2} $1 == "SENDS_POSTED" {p = $2}
     $1 == "master:" && s >= n {print r, p; exit}' "$out")
+# each master's report is written whole (master.c:print_stats): every block
+# names RPCS once, which lines of two reports interleaved did not
+bad=$(awk '/^bdmpi stats:/ {if (nb && c != 1) bad++; nb++; c = 0} $1 == "RPCS" {c++}
+    END {if (nb && c != 1) bad++; print bad + 0 " of " nb}' "$out")
+case $bad in
+    "0 of 2") ;;
+    *) echo "FAIL: the two masters' reports are not two whole blocks ($bad blocks wrong)"; fail=1 ;;
+esac
 echo "rank 0: $rpcs requests to the master, $posted sends posted, for $n sends"
 [ -n "$rpcs" ] || { echo "FAIL: no RPCS line"; fail=1; rpcs=999999999; }
 if [ "$rpcs" -gt $((n / 4)) ]; then
