@@ -205,6 +205,11 @@ static int ws_find(const slave_t *s, uint64_t key)
 void bdr_memacct_turn_begin(slave_t *s)
 {
     s->turn_key = bd_req_phase_key(&s->slot->req);
+    /* Its next wait is another call, whose resume may need other memory:
+     * it may be loaded ahead for that one (a look-ahead for a call that
+     * touches nothing, K-means' resume from its Allreduce right before a
+     * Broadcast, loads nothing and must not use up the rank's turn). */
+    s->pf_done = 0;
     s->turn_peak = s->turn_base = resident_of(s);
     s->turn_req = s->seen_req;
     s->turn_seq = ++g_m.order_counter;
@@ -546,8 +551,12 @@ static void prefetch_next(void)
     for (int i = 0; i < g_m.ns; i++)
         if (g_m.slaves[i].pf_sent)
             return;
-    slave_t *c = bdr_sched_peek(prefetch_wanted);
-    if (!c)
+    /* Only the rank that runs next: a look-ahead for the ranks behind it
+     * filled the budget's last megabytes with parts of three or four of
+     * them (K-means, 16 ranks at -nr 1), which the next rank's own loads
+     * then had to push out again. */
+    slave_t *c = bdr_sched_peek(NULL);
+    if (!c || !prefetch_wanted(c))
         return;
     /* Running ranks come first: they will likely touch again what they
      * had resident at their last unload, so that much stays free. */

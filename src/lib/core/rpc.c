@@ -97,6 +97,11 @@ void bdl_rpc(void)
         bdl_g.hdr->job.nr < atomic_load_explicit(&bdl_g.hdr->nused, memory_order_relaxed) &&
         may_block(sl->req.code);
     uint64_t phase = shared ? bdl_lib_mem_phase_key(&sl->req) : 0;
+    /* Only a call that gave up the run slot starts a phase: look-ahead loads
+     * for the call a rank waits in, so what follows a call answered at once
+     * (K-means' Broadcast, after its Allreduce) belongs to the call before. */
+    uint64_t resumes =
+        shared ? atomic_load_explicit(&sl->stats[BD_STAT_RESUMES], memory_order_relaxed) : 0;
     if (shared) {
         report_resident();
         /* Another rank may run while this one waits: hold no unaccounted memory. */
@@ -147,6 +152,6 @@ void bdl_rpc(void)
     atomic_fetch_add_explicit(&sl->stats[BD_STAT_WAIT_NS], t1 - t0, memory_order_relaxed);
     if (blocking)
         bdl_g.run_since_ns = t1; /* we may have waited for a run slot: our run starts again */
-    if (shared)
+    if (shared && atomic_load_explicit(&sl->stats[BD_STAT_RESUMES], memory_order_relaxed) != resumes)
         bdl_lib_mem_phase(phase); /* what runs from here on belongs to this call */
 }
