@@ -453,6 +453,9 @@ typedef struct bd_shm_hdr {
     _Atomic uint32_t runnable_waiting; /* ranks waiting for a run slot */
     _Atomic uint32_t free_slots;       /* run slots nobody holds */
     _Atomic uint32_t mem_waiters;      /* loads waiting for memory: slaves ring after releasing */
+    /* the master has told a rank to unload: look-ahead loading has work, so
+     * a rank that wakes a receiver rings at once (match.c wake_receiver) */
+    _Atomic uint32_t unloads_began;
     /* A running rank spins until a queued one (bd_slot_t.queued) sends to
      * it, and asks the master to give that one the next free run slot:
      * (the spinner's slot + 1) << 32 | (the queued rank's slot + 1), 0 when

@@ -118,6 +118,7 @@ void bdr_memacct_unload(slave_t *s)
     if (r)
         s->warm = r; /* an unload of nothing keeps what the last one saw (as the rank does) */
     s->pf_done = 0;
+    atomic_store_explicit(&g_m.hdr->unloads_began, 1, memory_order_relaxed);
     atomic_store_explicit(&s->slot->cmd, BD_CMD_UNLOAD, memory_order_relaxed);
     bdr_sched_respond(s); /* wakes it; it sees the command, not an answer */
 }

@@ -299,7 +299,10 @@ int bd_mem_unload_all(void)
     for (size_t i = 0; i < G.ntab; i++)
         touched |= G.tab[i]->nres > 0 || G.tab[i]->loaded;
     for (size_t i = 0; touched && G.phase_cur >= 0 && i < G.ntab; i++)
-        bdm_note_warm(G.tab[i], G.tab[i]->nres > 0 || G.tab[i]->loaded, G.phase_cur);
+        bdm_note_warm(G.tab[i], (G.tab[i]->nres > 0 || G.tab[i]->loaded) && !G.tab[i]->ovw,
+                      G.phase_cur);
+    for (size_t i = 0; touched && i < G.ntab; i++)
+        G.tab[i]->ovw = 0;
     if (touched)
         G.phase_cur = -1;
     /* Clean memory first, reported at once; then the write-back, each
@@ -473,6 +476,10 @@ static int discard(void *addr, size_t len, int keep_resident)
                 a->st[x] = 0;
             s = e;
         }
+        /* A receive buffer: what a look-ahead load would bring back for
+         * this phase is overwritten before it is read (mem.coll_discard) */
+        if (s1 > s0 && 2 * (s1 - s0) >= a->nsb)
+            a->ovw = 1;
         if (a->has_file)
             bdm_backing_done(a);
         rel += bdm_acct_trim(a);

@@ -80,6 +80,8 @@ typedef struct alloc {
     size_t nload;        /* sbpages SB_LOADING */
     size_t ra_lo, ra_next, ra_end, ra_win; /* read-ahead stream (sbpage indices) */
     int warm;       /* bit k: touched in the last residency of phase slot k (AR look-ahead) */
+    int ovw;        /* most of it was overwritten by a receive (bd_mem_discard*) since its
+                       phase began: not worth loading ahead for that phase (AR) */
     int pf;         /* the stream [ra_next, ra_end) is a look-ahead load of warm sbpages */
     size_t npf;     /* sbpages that stream has accounted but not started reading */
     int classified; /* bdm_unload_clean ran: dirty state scanned, every sbpage classified */

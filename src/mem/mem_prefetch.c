@@ -50,6 +50,8 @@ void bd_mem_phase(uint64_t key)
     }
     G.phase_used[k] = ++G.io_seq;
     G.phase_cur = k;
+    for (size_t i = 0; i < G.ntab; i++)
+        G.tab[i]->ovw = 0;
     /* the process runs: pre-cleaning may run until bd_mem_idle */
     __atomic_store_n(&G.pc_run, 1, __ATOMIC_RELEASE);
     UNLOCK();

@@ -134,14 +134,17 @@ static void ring_master(void)
  * recheck_blocked), so the ring is owed until then: on one CPU each ring
  * is the master preempting us for a round that can change nothing (16
  * ranks in a ring at -nr 1 rang it 16 times per hand-over of the slot).
- * Not with look-ahead loading, which loads for the rank the run queue
- * serves next while we run, nor for a lent run (serving RMA), which holds
- * no slot: `running` is the master's hint that we hold one. */
+ * Not with look-ahead loading once the master has unloaded a rank (it
+ * loads for the rank the run queue serves next while we run; before any
+ * unload there is nothing to load), nor for a lent run (serving RMA),
+ * which holds no slot: `running` is the master's hint that we hold one. */
 static void wake_receiver(void)
 {
     const bd_job_config_t *job = &bdl_g.hdr->job;
-    if (job->nr == 1 && job->mem_prefetch != 0 && !bdl_g.lent &&
-        atomic_load_explicit(&bdl_g.slot->running, memory_order_relaxed)) {
+    if (job->nr == 1 &&
+        (job->mem_prefetch != 0 ||
+         !atomic_load_explicit(&bdl_g.hdr->unloads_began, memory_order_relaxed)) &&
+        !bdl_g.lent && atomic_load_explicit(&bdl_g.slot->running, memory_order_relaxed)) {
         bdl_g.ring_owed = 1;
         return;
     }
