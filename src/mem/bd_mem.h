@@ -429,7 +429,8 @@ int bd_mem_unload_all(void);
 /* Phases: the runtime calls bd_mem_phase(key) when the process resumes
  * from a call in which it waited (key names that call); what the residency
  * that follows touches is recorded, at the next full unload, for that key
- * (the last two keys are kept). */
+ * (the last two keys are kept).  The key of the residency under way (after
+ * a call that did not wait) continues it and lets pre-cleaning run again. */
 void bd_mem_phase(uint64_t key);
 
 /* Look-ahead loading, for a process that waits in the call named key while

@@ -38,6 +38,13 @@ void bd_mem_phase(uint64_t key)
     if (!G.active)
         return;
     LOCK();
+    if (G.phase_cur >= 0 && G.phase_key[G.phase_cur] == key) {
+        /* the residency goes on (a call answered without giving up the run
+         * slot): only pre-cleaning resumes */
+        __atomic_store_n(&G.pc_run, 1, __ATOMIC_RELEASE);
+        UNLOCK();
+        return;
+    }
     int k = phase_slot(key);
     if (k < 0) { /* the least recently used slot describes this call from now on */
         k = 0;

@@ -152,7 +152,13 @@ void bdl_rpc(void)
     atomic_fetch_add_explicit(&sl->stats[BD_STAT_WAIT_NS], t1 - t0, memory_order_relaxed);
     if (blocking)
         bdl_g.run_since_ns = t1; /* we may have waited for a run slot: our run starts again */
-    if (shared &&
-        atomic_load_explicit(&sl->stats[BD_STAT_RESUMES], memory_order_relaxed) != resumes)
-        bdl_lib_mem_phase(phase); /* what runs from here on belongs to this call */
+    if (shared) {
+        /* what runs from here on belongs to this call, or still to the one
+         * the rank last waited in (which lets pre-cleaning run again) */
+        static uint64_t running_phase;
+        if (atomic_load_explicit(&sl->stats[BD_STAT_RESUMES], memory_order_relaxed) != resumes ||
+            !running_phase)
+            running_phase = phase;
+        bdl_lib_mem_phase(running_phase);
+    }
 }
