@@ -143,8 +143,8 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                              "look-ahead loading: while ranks run, the rank the run queue "
                              "serves next reads back what it touched the last time it resumed "
                              "from the call it waits in, within the budget, so storage works "
-                             "while the CPU computes (off by default: PageRank gains 11-13%, "
-                             "SGD lost 5-9% in one invocation, docs/performance.md)",
+                             "while the CPU computes (off by default: PageRank gains 9-12%, SGD "
+                             "loses 1-3% and reads a fifth more, docs/performance.md)",
                              "on|off"},
     [BD_OPT_MEM_PRECLEAN] = {"mem-preclean", BD_OPT_ENUM, "off", 0, 0,
                              "pre-cleaning (write-behind): while a rank runs, its changed "
