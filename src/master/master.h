@@ -91,6 +91,7 @@ typedef struct slave {
     uint64_t outside;
     double outside_t;
     uint64_t outside_turn; /* its turn_seq then */
+    int outside_asked;     /* measured then at an ask for memory */
     /* BLK_MBOX of a poll loop for another node's message (BD_WAIT_POLL):
      * when it is answered anyway (bdr_master_now); 0: a wait without end */
     double poll_until;
