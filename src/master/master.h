@@ -116,8 +116,16 @@ typedef struct slave {
     uint64_t mem_order;
     int unload_sent; /* told to unload; nothing else is sent until it is done */
     uint64_t warm;   /* resident when last told to unload: what a look-ahead loads */
+    int ran;         /* had a turn since it was last told to unload */
     int pf_sent;     /* told to load ahead (BD_CMD_PREFETCH), not yet acknowledged */
     int pf_done;     /* loaded ahead since its last unload */
+    /* Kinds of call (bits of hashed bd_req_phase_key) whose resumes are
+     * brief turns that load nothing: not loaded ahead for; whose last
+     * resume was such; whether this turn was loaded ahead for (memacct.c
+     * bdr_memacct_turn_end) */
+    uint64_t vain, brief;
+    int turn_pf;
+    double turn_t0; /* when its turn began (bdr_master_now) */
     /* What its run turns loaded (the most held at once beyond what it held
      * at the resume), per call it resumed from (bd_req_phase_key; memacct.c
      * bdr_memacct_corun_fits): PageRank loads much after its Allreduce and
@@ -126,6 +134,10 @@ typedef struct slave {
     uint64_t turn_base;           /* what it held at its resume */
     uint32_t turn_req;            /* seen_req at its resume */
     uint64_t ws_key[BDR_WS_KEYS], ws_peak[BDR_WS_KEYS], ws_used[BDR_WS_KEYS];
+    /* What turns from the call held beyond `warm` (memory that was in no
+     * warm set: fresh allocations, receive buffers), halved at each turn
+     * that held less (memacct.c prefetch_next leaves it free). */
+    uint64_t ws_fresh[BDR_WS_KEYS];
     /* Running beside a rank whose turn it does not fit beside (memacct.c
      * reserved_for_elders): when its turn began (g_m.order_counter), when
      * it last asked for memory, whether a poll of it failed since (it

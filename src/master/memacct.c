@@ -115,13 +115,40 @@ void bdr_memacct_unload(slave_t *s)
     s->unload_sent = 1;
     g_m.nunloading++;
     uint64_t r = resident_of(s);
-    if (r)
-        s->warm = r; /* an unload of nothing keeps what the last one saw (as the rank does) */
+    /* An unload of nothing keeps what the last one saw (as the rank does);
+     * so does one before the rank ran again: it holds what a look-ahead
+     * loaded, often a part (SGD at -nr 2: 1 MB of 35, and the next turn's
+     * fresh memory then looked like 44 MB), and the rank records no warm
+     * set without a turn (bd_mem_unload_all). */
+    if (r && (s->ran || r > s->warm))
+        s->warm = r;
+    s->ran = 0;
     s->pf_done = 0;
     atomic_store_explicit(&g_m.hdr->unloads_began, 1, memory_order_relaxed);
     atomic_store_explicit(&s->slot->cmd, BD_CMD_UNLOAD, memory_order_relaxed);
     bdr_sched_respond(s); /* wakes it; it sees the command, not an answer */
 }
+
+/* Resumes from the kind of call it waits in are likely brief turns that
+ * load nothing (the root of a Gather at -nr 1 is woken by every piece and
+ * waits again): what it loaded ahead would be pushed out before its turn
+ * (in SGD's pattern, rank 0 loaded its whole working set ahead and lost it
+ * again once a turn).  The look-ahead goes to the first rank in the run
+ * queue that is not so.  Learnt per rank and kind of call
+ * (bd_req_phase_key, hashed to a bit of slave_t.vain) in
+ * bdr_memacct_turn_end: the Gather's root had a long turn before each
+ * Gather. */
+static uint64_t vain_bit(uint64_t key)
+{
+    return 1ull << ((key ^ key >> 16) * 0x9e3779b9u >> 26 & 63);
+}
+
+static int resumes_in_vain(const slave_t *s)
+{
+    return (s->vain & vain_bit(bd_req_phase_key(&s->slot->req))) != 0;
+}
+
+static int not_in_vain(const slave_t *s) { return !resumes_in_vain(s); }
 
 /* A queued rank worth loading ahead: it had memory resident when it was
  * last unloaded and has not got it back. */
@@ -210,25 +237,46 @@ void bdr_memacct_turn_begin(slave_t *s)
      * it may be loaded ahead for that one (a look-ahead for a call that
      * touches nothing, K-means' resume from its Allreduce right before a
      * Broadcast, loads nothing and must not use up the rank's turn). */
+    s->turn_pf = s->pf_done;
     s->pf_done = 0;
     s->turn_peak = s->turn_base = resident_of(s);
     s->turn_req = s->seen_req;
     s->turn_seq = ++g_m.order_counter;
-    s->mem_last = bdr_master_now();
+    s->mem_last = s->turn_t0 = bdr_master_now();
+    s->ran = 1;
     s->polled = 0;
 }
 
+/* Shorter than a look-ahead's worth of computing (prefetch_wanted). */
+#define BDR_VAIN_TURN_S 0.002
 void bdr_memacct_turn_end(slave_t *s)
 {
+    uint64_t r = resident_of(s);
+    if (r > s->turn_peak)
+        s->turn_peak = r;
+    uint64_t grew = s->turn_peak > s->turn_base ? s->turn_peak - s->turn_base : 0;
+    /* A brief turn that loaded nothing (or ran none of its own code):
+     * resumes from the same kind of call are likely so (resumes_in_vain)
+     * when it had been loaded ahead for (a turn that found its memory
+     * loaded ahead and used it computes for longer) or when the previous
+     * resume from that kind of call was brief too.  One brief turn alone
+     * says nothing: the first resume from a Sendrecv often only completes
+     * its send, and the next one goes on to compute (mem.prefetch_partial
+     * loaded nothing ahead in 1 run of 4 when it counted). */
+    uint64_t bit = vain_bit(s->turn_key);
+    if (s->seen_req == s->turn_req || (!grew && bdr_master_now() - s->turn_t0 < BDR_VAIN_TURN_S)) {
+        if (s->turn_pf || (s->brief & bit))
+            s->vain |= bit;
+        s->brief |= bit;
+    } else {
+        s->vain &= ~bit;
+        s->brief &= ~bit;
+    }
     /* Resumed only to wait again in the same request (a collective not yet
      * complete, a mailbox still empty): it ran none of its own code, and
      * what it holds then says nothing of what it works on. */
     if (s->seen_req == s->turn_req)
         return;
-    uint64_t r = resident_of(s);
-    if (r > s->turn_peak)
-        s->turn_peak = r;
-    uint64_t grew = s->turn_peak > s->turn_base ? s->turn_peak - s->turn_base : 0;
     if (!grew) /* nor does a turn that loaded nothing (a barrier's stage) */
         return;
     int k = ws_find(s, s->turn_key);
@@ -239,7 +287,16 @@ void bdr_memacct_turn_end(slave_t *s)
                 k = j;
         s->ws_key[k] = s->turn_key;
         s->ws_peak[k] = 0;
+        s->ws_fresh[k] = 0;
     }
+    /* Beyond its warm set (what it held at its last unload, which a
+     * look-ahead loads): SGD's turns receive two 9 MB blocks into fresh
+     * allocations each time.  Not before its first unload (everything is
+     * fresh then: counted, it left no room for a look-ahead in a 4-turn
+     * run, mem.prefetch_partial); halved when a turn held less. */
+    uint64_t fresh = s->warm && s->turn_peak > s->warm ? s->turn_peak - s->warm : 0;
+    if (s->warm)
+        s->ws_fresh[k] = fresh > s->ws_fresh[k] / 2 ? fresh : s->ws_fresh[k] / 2;
     /* The most of any turn from there: a call is also resumed for short
      * turns that load little (a barrier's stages are mailbox waits of one
      * kind; with the last turn only, one such made the next pair run
@@ -556,16 +613,24 @@ static void prefetch_next(void)
      * filled the budget's last megabytes with parts of three or four of
      * them (K-means, 16 ranks at -nr 1), which the next rank's own loads
      * then had to push out again. */
-    slave_t *c = bdr_sched_peek(NULL);
+    slave_t *c = bdr_sched_peek(not_in_vain);
     if (!c || !prefetch_wanted(c))
         return;
     /* Running ranks come first: they will likely touch again what they
-     * had resident at their last unload, so that much stays free. */
+     * had resident at their last unload, and hold beyond it what their
+     * turns from the same call held beyond it (fresh allocations, receive
+     * buffers), so that much stays free.  Without the second part, SGD's
+     * look-ahead filled the room its running rank's two received blocks
+     * then took back at once: a fifth more read, nothing gained. */
     uint64_t want = c->warm - resident_of(c), total = node_resident();
     for (int i = 0; i < g_m.ns; i++) {
         slave_t *r = &g_m.slaves[i];
-        if (r->state == SL_RUNNING && r->warm > resident_of(r))
-            total += r->warm - resident_of(r);
+        if (r->state != SL_RUNNING)
+            continue;
+        int k = ws_find(r, r->turn_key);
+        uint64_t expect = r->warm + (k >= 0 ? r->ws_fresh[k] : 0), have = resident_of(r);
+        if (expect > have)
+            total += expect - have;
     }
     if (total + want > budget) {
         uint64_t need = total + want - budget, coming = 0;
