@@ -247,7 +247,7 @@ void bdr_memacct_turn_begin(slave_t *s)
     s->polled = 0;
 }
 
-/* Shorter than a look-ahead's worth of computing (prefetch_wanted). */
+/* Shorter than a turn that uses what was loaded ahead for it (resumes_in_vain). */
 #define BDR_VAIN_TURN_S 0.002
 void bdr_memacct_turn_end(slave_t *s)
 {

@@ -9,9 +9,9 @@
  * array, passes the block on to its right neighbour, joins a Gather and
  * frees the buffer.  The received block is in no rank's warm set (what it
  * held at its last unload), so a look-ahead for the next rank that takes
- * the room it needs is pushed out again at once and read twice
- * (tests/runtime/prefetch_fresh.sh).  Every word is checked.  Prints
- * "PASS prefetch_fresh" on success. */
+ * the room it needs is pushed out again at once and read twice (test
+ * mem.prefetch_fresh.*, tests/runtime/prefetch_onoff.sh).  Every word is
+ * checked.  Prints "PASS prefetch_fresh" on success. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>

@@ -9,8 +9,9 @@
  * rank 0.  The pass follows a call that did not give up the run slot, so
  * the residency it makes belongs to the Allreduce, the call the rank
  * waited in; a look-ahead load that keyed it to the Broadcast found
- * nothing to load for the Allreduce (tests/runtime/prefetch_phase.sh).
- * Every word is checked.  Prints "PASS prefetch_phase" on success. */
+ * nothing to load for the Allreduce (test mem.prefetch_phase.*,
+ * tests/runtime/prefetch_onoff.sh).  Every word is checked.  Prints
+ * "PASS prefetch_phase" on success. */
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
