@@ -262,15 +262,19 @@ void bdr_memacct_turn_end(slave_t *s)
      * resume from that kind of call was brief too.  One brief turn alone
      * says nothing: the first resume from a Sendrecv often only completes
      * its send, and the next one goes on to compute (mem.prefetch_partial
-     * loaded nothing ahead in 1 run of 4 when it counted). */
+     * loaded nothing ahead in 1 run of 4 when it counted).  Only two long
+     * turns in a row undo it: the Gather's root waits for its pieces and
+     * for its next block in the same kind of call, and one long turn an
+     * iteration had it loaded ahead in vain once an iteration. */
     uint64_t bit = vain_bit(s->turn_key);
     if (s->seen_req == s->turn_req || (!grew && bdr_master_now() - s->turn_t0 < BDR_VAIN_TURN_S)) {
         if (s->turn_pf || (s->brief & bit))
             s->vain |= bit;
         s->brief |= bit;
+    } else if (s->brief & bit) {
+        s->brief &= ~bit; /* one long turn after brief ones: still likely brief */
     } else {
         s->vain &= ~bit;
-        s->brief &= ~bit;
     }
     /* Resumed only to wait again in the same request (a collective not yet
      * complete, a mailbox still empty): it ran none of its own code, and
