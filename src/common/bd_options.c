@@ -145,7 +145,7 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                              "from the call it waits in, within the budget and leaving the "
                              "running ranks' turns room, so storage works while the CPU computes "
                              "(PageRank 0.86-0.91 of the time without it, K-means 0.97-0.99, SGD "
-                             "0.95-1.03 reading 3-5% more; docs/performance.md)",
+                             "0.95-1.03 reading 1-5% more; docs/performance.md)",
                              "on|off"},
     [BD_OPT_MEM_PRECLEAN] = {"mem-preclean", BD_OPT_ENUM, "off", 0, 0,
                              "pre-cleaning (write-behind): while a rank runs, its changed "

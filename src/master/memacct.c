@@ -298,9 +298,10 @@ void bdr_memacct_turn_end(slave_t *s)
      * allocations each time.  Not before its first unload (everything is
      * fresh then: counted, it left no room for a look-ahead in a 4-turn
      * run, mem.prefetch_partial); halved when a turn held less. */
-    uint64_t fresh = s->warm && s->turn_peak > s->warm ? s->turn_peak - s->warm : 0;
-    if (s->warm)
+    if (s->warm) {
+        uint64_t fresh = s->turn_peak > s->warm ? s->turn_peak - s->warm : 0;
         s->ws_fresh[k] = fresh > s->ws_fresh[k] / 2 ? fresh : s->ws_fresh[k] / 2;
+    }
     /* The most of any turn from there: a call is also resumed for short
      * turns that load little (a barrier's stages are mailbox waits of one
      * kind; with the last turn only, one such made the next pair run

@@ -40,14 +40,12 @@ int main(int argc, char **argv)
     int bad = 0;
     double x = 0, *xs = rank == 0 ? malloc(size * sizeof *xs) : NULL;
     for (int it = 1; it <= iters; it++) {
+        if (!(blk = malloc(nf * sizeof *blk)))
+            MPI_Abort(MPI_COMM_WORLD, 3);
         if (it == 1 && rank == 0) { /* the block starts here, having made no hop */
-            if (!(blk = malloc(nf * sizeof *blk)))
-                MPI_Abort(MPI_COMM_WORLD, 3);
             for (size_t i = 0; i < nf; i++)
                 blk[i] = (uint64_t)i << 20;
         } else {
-            if (!(blk = malloc(nf * sizeof *blk)))
-                MPI_Abort(MPI_COMM_WORLD, 3);
             MPI_Request rq;
             MPI_Irecv(blk, (int)(nf * sizeof *blk), MPI_BYTE, left, 7, MPI_COMM_WORLD, &rq);
             MPI_Wait(&rq, MPI_STATUS_IGNORE);
