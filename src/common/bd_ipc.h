@@ -106,15 +106,19 @@ enum bd_req_code {
                      BD_RESP_ERROR when unknown (unpublish, lookup) or taken (publish); lookup:
                      window out: the port name */
     /* Between nodes without spill files (src/master/node.c, "net-direct"). */
-    BD_REQ_NET_PULL, /* peer=sender's world rank, rid=the message's pull id (the entry's
+    BD_REQ_NET_PULL,    /* peer=sender's world rank, rid=the message's pull id (the entry's
                         file_num), arg[0]=address of nbytes contiguous bytes to fill, 0: the
                         whole message in a spill file.  resp.flag 1: written there; 0: in
                         spill file number resp.arg[0] (a BD_SEND_FILE message) */
-    BD_REQ_COMM_DUP, /* ctx=the new context, arg[0]=the parent's: MPI_Comm_dup from the
+    BD_REQ_COMM_DUP,    /* ctx=the new context, arg[0]=the parent's: MPI_Comm_dup from the
                         parent's range of reserved contexts (src/lib/objects/comm.c): make
                         the communicator known here with the parent's members unless it is;
                         answered at once.  Sent only when the notices (bd_slot_t.cnotes)
                         are full */
+    BD_REQ_COLL_PUTREF, /* window: bd_putref_t, then nslot uint32 store slots (slot + 1, 0:
+                           zeros), then nslot uint32 CRC32C: a whole piece by reference to the
+                           sender's stored copy (bd_mem_store_take), the references now the
+                           master's; sent only in instances that do not pipeline */
     BD_REQ__COUNT
 };
 
@@ -196,6 +200,15 @@ typedef struct bd_seg {
     uint64_t total; /* PUT: full size of that piece; GET: 0, or the size the reader
                       * expects the whole piece to have (resp.arg[0] = 1 if some differs) */
 } bd_seg_t;
+/* A piece handed over by reference (BD_REQ_COLL_PUTREF). */
+typedef struct bd_putref {
+    int32_t peer;
+    uint32_t nslot;
+    uint64_t total; /* bytes of the piece */
+    uint32_t first; /* offset of its first byte in the first slot */
+    uint32_t crc;   /* 1: the CRC32Cs are valid (the sender verifies what it reads) */
+} bd_putref_t;
+
 /* GET total: the reader expects nothing of that piece, which it was offered
  * (bounded staging): the master gives it back unread and answers that the
  * counts differ. */

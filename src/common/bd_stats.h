@@ -30,6 +30,9 @@
     X(COLLS, "count", "collective calls")                                                          \
     X(COLL_BYTES_UP, "bytes", "bytes given to the master by collectives")                          \
     X(COLL_BYTES_DOWN, "bytes", "bytes taken from the master by collectives")                      \
+    X(COLL_BYTES_REF, "bytes",                                                                     \
+      "of COLL_BYTES_UP, bytes handed over as references to their stored copy (out of memory, in " \
+      "the node's store): neither loaded nor copied")                                              \
     X(IO_AGGREGATED, "count",                                                                      \
       "collective MPI-IO calls aggregated in two phases (few large requests per node)")            \
     X(IO_AGG_REQUESTS, "count",                                                                    \

@@ -148,6 +148,7 @@ static const char *req_name(uint32_t code)
     case BD_REQ_COLL_TEST: return "COLL_TEST (a poll of a collective)";
     case BD_REQ_COLL_WAITANY: return "COLL_WAITANY (one of several collectives)";
     case BD_REQ_COLL_TESTANY: return "COLL_TESTANY (a poll of collectives)";
+    case BD_REQ_COLL_PUTREF: return "COLL_PUTREF (collective data by reference)";
     default: return "other";
     }
 }

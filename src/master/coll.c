@@ -189,6 +189,8 @@ static piece_t *get_piece(coll_t *c, int me, int peer)
 
 piece_t *bdr_coll_get_piece(coll_t *c, int me, int peer) { return get_piece(c, me, peer); }
 
+piece_t *bdr_coll_put_piece(coll_t *c, int me, int peer) { return put_piece(c, me, peer); }
+
 static void coll_free(coll_t *c)
 {
     coll_t **pp = &g_m.colls;
@@ -199,6 +201,7 @@ static void coll_free(coll_t *c)
     for (size_t i = 0; i < c->npieces; i++) {
         bdr_pipe_dropped(c, &c->pieces[i]);
         free(c->pieces[i].data);
+        bdr_ref_drop(&c->pieces[i]);
     }
     if (c->results)
         for (int i = 0; i < c->comm->size; i++)
@@ -420,7 +423,7 @@ static uint64_t store_pieces(uint64_t need, uint64_t min, uint64_t freed, uint64
  * counts like the memory of ranks being unloaded. */
 uint64_t bdr_coll_shrink(uint64_t need, uint64_t *coming)
 {
-    uint64_t freed = bdr_stage_trim();
+    uint64_t freed = bdr_stage_trim() + bdr_ref_trim();
     *coming = bdr_stage_writing_bytes();
     return store_pieces(need, g_m.hdr->job.msg_threshold, freed, coming, UINT64_MAX);
 }
@@ -464,6 +467,16 @@ static int piece_read(coll_t *c, const piece_t *p, uint64_t off, char *dst, uint
 {
     if (!len)
         return 0;
+    if (p->ref) {
+        int rc = bdr_ref_read(p, off, dst, len);
+        if (rc == -EBADMSG)
+            bdr_master_fail(1, "storage returned corrupted data for rank %d %s (%s data)", world,
+                            bdr_ref_bad(), bdr_coll_call_name(&c->d));
+        else if (rc < 0)
+            bdr_master_fail(1, "cannot read %u bytes of %s data from the node's store in %s: %s",
+                            len, bdr_coll_call_name(&c->d), g_m.jobdir, strerror(-rc));
+        return rc;
+    }
     if (!p->in_file) {
         memcpy(dst, p->data + off, len);
         return 0;

@@ -29,6 +29,8 @@ int bdr_coll_piece_place(coll_t *c, piece_t *p, uint64_t total);
 /* Write len bytes at off into piece p of size total (placed on first use); 0 or -1. */
 int bdr_coll_piece_write(coll_t *c, piece_t *p, uint64_t total, uint64_t off, const char *src,
                          uint32_t len);
+/* The piece rank `me` of c PUTs with segment peer `peer`, or NULL. */
+piece_t *bdr_coll_put_piece(coll_t *c, int me, int peer);
 /* The piece rank `me` of c GETs with segment peer `peer`, or NULL. */
 piece_t *bdr_coll_get_piece(coll_t *c, int me, int peer);
 /* May rank r of c GET its results now? */
@@ -125,6 +127,19 @@ int bdr_stage_release(coll_t *c, const piece_t *p);
 /* Give back the buffers not in use (the pool, the read cache); returns
  * the bytes freed. */
 uint64_t bdr_stage_trim(void);
+
+/* coll_ref.c: pieces handed over by reference to their stored copy. */
+/* Read len bytes at off of piece p (p->ref); 0 or -errno (-EBADMSG: the
+ * store gave back other bytes than the sender stored, bdr_ref_bad says
+ * where). */
+int bdr_ref_read(const piece_t *p, uint64_t off, char *dst, uint32_t len);
+const char *bdr_ref_bad(void);
+/* p goes: give its references back (nothing when it has none). */
+void bdr_ref_drop(piece_t *p);
+/* Bytes of the master's memory for reading references (in the budget). */
+uint64_t bdr_ref_buffer_bytes(void);
+/* The buffer is not in use: give it back; returns the bytes freed. */
+uint64_t bdr_ref_trim(void);
 
 /* coll_net.c */
 /* This node's ranks have given what the other nodes need: send it. */

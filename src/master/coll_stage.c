@@ -983,7 +983,7 @@ uint64_t bdr_stage_trim(void)
 
 uint64_t bdr_coll_staging_bytes(void)
 {
-    uint64_t t = g_buf_bytes;
+    uint64_t t = g_buf_bytes + bdr_ref_buffer_bytes();
     for (const coll_t *c = g_m.colls; c; c = c->next) {
         for (size_t i = 0; i < c->npieces; i++)
             if (c->pieces[i].data)

@@ -156,6 +156,7 @@ static const route_t g_routes[BD_REQ__COUNT] = {
     /* coll.c, comm.c */
     [BD_REQ_COLL_BEGIN] = {bdr_coll_req_begin, 0, 1},
     [BD_REQ_COLL_PUT] = {bdr_coll_req_put, 0},
+    [BD_REQ_COLL_PUTREF] = {bdr_coll_req_putref, 0},
     [BD_REQ_COLL_ARRIVE] = {bdr_coll_req_arrive, 0, 1},
     [BD_REQ_COLL_TEST] = {bdr_coll_req_test, 0, 1},
     [BD_REQ_COLL_WAIT] = {bdr_comm_req_coll_wait, 0, 1},

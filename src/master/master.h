@@ -198,6 +198,12 @@ typedef struct piece {
      * nodes it was shipped to (bit per node), and the credits back from them. */
     int nread, ncred;
     uint64_t sent_to;
+    /* A piece its sender handed over by reference (coll_ref.c): the node
+     * store's slots that hold it (slot + 1, 0: zeros), then as many
+     * CRC32Cs; its bytes start at ref_first in the first slot. */
+    uint32_t *ref;
+    uint32_t nref, ref_first;
+    int ref_crc;
 } piece_t;
 
 typedef struct coll {
@@ -723,6 +729,7 @@ static inline int bdr_comm_notes_pending(const slave_t *s)
 /* coll.c: collective requests (the instances' internals are in coll.h). */
 void bdr_coll_req_begin(slave_t *s, const bd_req_t *r);
 void bdr_coll_req_put(slave_t *s, const bd_req_t *r);
+void bdr_coll_req_putref(slave_t *s, const bd_req_t *r); /* coll_ref.c */
 void bdr_coll_req_arrive(slave_t *s, const bd_req_t *r);
 void bdr_coll_req_test(slave_t *s, const bd_req_t *r);
 void bdr_coll_req_wait(slave_t *s, const bd_req_t *r);

@@ -467,6 +467,23 @@ int bd_mem_discard_stored(void *addr, size_t len);
  * Returns 0 or -errno. */
 int bd_mem_prepare(const void *addr, size_t len, int for_write);
 
+/* Collective data by reference to its stored copy (issue 13, "move only
+ * what must move"): a rank hands the master the node-store slots that hold
+ * a buffer it sends, instead of loading the buffer to copy it.
+ *
+ * In a managed process: when every sbpage that [addr, addr + len) overlaps
+ * lies in one allocation, is out of memory, and has its stored copy in the
+ * node's store (-mem-dedup) or was never stored (zeros), take a reference
+ * on each copy for the caller to hand over, and give the offset of addr in
+ * its sbpage (*first), the slots (slots[k]: slot + 1, 0 = zeros), their
+ * CRC32C (crcs[k], meaningful when *crc_valid) for k < n.  Returns n (at
+ * most max), 0 when that is not so (send by value), or -errno.  The
+ * process may change the buffer afterwards: its next write-back of those
+ * sbpages goes to fresh slots while the references are held.  The holder
+ * reads and gives them back through bd_mem_store.h. */
+int bd_mem_store_take(const void *addr, size_t len, size_t max, uint32_t *first, uint32_t *slots,
+                      uint32_t *crcs, int *crc_valid);
+
 size_t bd_mem_resident_bytes(void);
 void bd_mem_stats(bd_mem_stats_t *out);
 

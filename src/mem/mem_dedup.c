@@ -63,36 +63,14 @@
 
 #include "bd_crc.h"
 #include "mem_internal.h"
+#include "mem_store.h"
 
 #define G bdm_g
-#define DD_MAGIC 0x42444d4544555031ull /* "BDMEDUP1" */
-#define DD_HDR 4096
-
-typedef struct {
-    uint64_t key;     /* hash word of the indexed copy */
-    uint32_t refs;    /* sbpages referring to the slot; 0 = free or being freed */
-    uint32_t next;    /* hash chain: next slot + 1, 0 = end */
-    uint32_t indexed; /* on a chain (its write completed) */
-    uint32_t pad;
-} dd_rec_t;
-
-struct dd_hdr {
-    _Atomic uint32_t state; /* 0 fresh (zeros), 1 being initialised, 2 ready */
-    uint32_t nslot, nbucket, cursor;
-    uint64_t magic;
-    uint64_t key[2]; /* the node's hash key */
-    uint64_t sbpage;
-    uint64_t used; /* slots with their bit set */
-    uint64_t bucket_off, bits_off, rec_off;
-    pthread_mutex_t lock;
-};
-
 #define H (G.dd)
 
-static inline uint32_t *buckets(void) { return (uint32_t *)((char *)H + H->bucket_off); }
-static inline uint64_t *bits(void) { return (uint64_t *)((char *)H + H->bits_off); }
-static inline dd_rec_t *rec(uint32_t k) { return (dd_rec_t *)((char *)H + H->rec_off) + k; }
-static inline uint32_t *bucket_of(uint64_t sel) { return &buckets()[sel & (H->nbucket - 1)]; }
+static inline uint64_t *bits(void) { return bdm_st_bits(H); }
+static inline dd_rec_t *rec(uint32_t k) { return bdm_st_rec(H, k); }
+static inline uint32_t *bucket_of(uint64_t sel) { return bdm_st_bucket_of(H, sel); }
 
 /* Bytes per slot: a record, a bit, and a sixteenth of a bucket (4 bytes). */
 #define DD_SLOT_BYTES8 (8 * sizeof(dd_rec_t) + 1 + 2) /* in eighths of a byte */
@@ -101,14 +79,12 @@ size_t bd_mem_share_min(void) { return DD_HDR + 4096 * 4; }
 
 static void dd_lock(void)
 {
-    int rc = pthread_mutex_lock(&H->lock);
-    if (rc == EOWNERDEAD) /* its holder died; every update is a single store */
-        rc = pthread_mutex_consistent(&H->lock);
+    int rc = bdm_st_lock(H);
     if (rc) /* a process died between EOWNERDEAD and making it consistent */
         bdm_die("the node's storage-deduplication table lock cannot be recovered", rc, 0);
 }
 
-static void dd_unlock(void) { pthread_mutex_unlock(&H->lock); }
+static void dd_unlock(void) { bdm_st_unlock(H); }
 
 static int init_table(struct dd_hdr *h, size_t len)
 {
@@ -229,19 +205,7 @@ int bdm_dd_resize(alloc_t *a, size_t nsb)
 /* ------------------------------------------------------------------------ */
 /* the table (dd_lock held)                                                  */
 
-static void unindex(uint32_t k)
-{
-    dd_rec_t *r = rec(k);
-    if (!r->indexed)
-        return;
-    uint32_t *p = bucket_of(r->key >> 32 ^ r->key);
-    while (*p && *p != k + 1)
-        p = &rec(*p - 1)->next;
-    if (*p)
-        *p = r->next; /* one store: the chain stays whole */
-    r->indexed = 0;
-    r->next = 0;
-}
+static void unindex(uint32_t k) { bdm_st_unindex(H, k); }
 
 static void index_slot(uint32_t k, uint64_t key)
 {
@@ -538,4 +502,50 @@ int bdm_dd_write(alloc_t *a, size_t i, size_t j, int *fd)
         x = y;
     }
     return 0;
+}
+
+/* ------------------------------------------------------------------------ */
+/* references handed to another process (bd_mem.h, bd_mem_store_take)       */
+
+int bd_mem_store_take(const void *addr, size_t len, size_t max, uint32_t *first, uint32_t *slots,
+                      uint32_t *crcs, int *crc_valid)
+{
+    if (!bd_mem_active() || !G.dd || !len)
+        return 0;
+    uintptr_t lo = (uintptr_t)addr, hi = lo + len;
+    if (hi < lo)
+        return -EINVAL;
+    size_t sb = G.sbpage;
+    int n = 0;
+    LOCK();
+    alloc_t *a = bdm_lookup(lo);
+    /* One allocation, no I/O on it in flight (an unload's write may not
+     * have reached the slot yet), every sbpage of the range out of memory
+     * with its copy in the store or never stored (zeros).  Anything else
+     * is sent by value. */
+    if (a && a->slot && !a->inflight && hi <= a->base + a->len) {
+        size_t i0 = (lo - a->base) / sb, i1 = (hi - 1 - a->base) / sb + 1;
+        int ok = i1 - i0 <= max;
+        for (size_t i = i0; ok && i < i1; i++) {
+            uint8_t f = a->st[i];
+            if ((f & (SB_RES | SB_LOADING)) || ((f & SB_DISK) && (!a->slot[i] || bdm_rm(a, i))))
+                ok = 0;
+        }
+        if (ok) {
+            dd_lock();
+            for (size_t i = i0; i < i1; i++) {
+                uint32_t s = (a->st[i] & SB_DISK) ? a->slot[i] : 0;
+                if (s)
+                    rec(s - 1)->refs++;
+                slots[i - i0] = s;
+                crcs[i - i0] = s && G.verify ? a->crc[i] : 0;
+            }
+            dd_unlock();
+            *first = (uint32_t)((lo - a->base) % sb);
+            *crc_valid = G.verify;
+            n = (int)(i1 - i0);
+        }
+    }
+    UNLOCK();
+    return n;
 }

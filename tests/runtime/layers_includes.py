@@ -22,11 +22,17 @@ MAY = {
     "mpi": {"mpi", "objects", "core", "common", "mem", "public"},
     # MPI-IO sits beside mpi/, on the same rooms.
     "io": {"io", "objects", "core", "common", "mem", "public"},
-    # The master includes mpi.h for the handle and datatype constants.
-    "master": {"master", "common", "public"},
+    # The master includes mpi.h for the handle and datatype constants, and
+    # of the memory manager only the node store's API (ONLY below).
+    "master": {"master", "common", "public", "mem"},
     "launcher": {"launcher", "common"},
     # The Fortran bindings are a client of the public C API.
     "fortran": {"fortran", "public"},
+}
+
+# room -> {lower room: the only headers of it that room may include}.
+ONLY = {
+    "master": {"mem": {"src/mem/bd_mem_store.h"}},
 }
 
 ROOMS = [
@@ -90,6 +96,9 @@ def main():
                 to = room_of(hdr)
                 if to not in MAY[room]:
                     bad.append(f'{f}:{line}: #include "{name}" ({room} may not include {to or hdr}: {hdr})')
+                elif to in ONLY.get(room, {}) and hdr not in ONLY[room][to]:
+                    bad.append(f'{f}:{line}: #include "{name}" ({room} may include only '
+                               f'{" ".join(sorted(ONLY[room][to]))} of {to}: {hdr})')
     for b in bad:
         print(b)
     if bad:

@@ -2,6 +2,7 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "bd_mem.h"
 #include "core.h"
 #include "dt.h"
 #include "request.h"
@@ -31,6 +32,8 @@ static void xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dty
     x->rank = c->rank;
     x->seq = d.seq;
     x->mismatch = 0;
+    x->byref = !pipe && bdl_g.mem_active &&
+               (kind == BD_COLL_ALLTOALL || kind == BD_COLL_GATHER || kind == BD_COLL_SCATTER);
     bd_req_t *r = bdl_req_begin(BD_REQ_COLL_BEGIN);
     r->ctx = c->ctx;
     r->myrank = c->rank;
@@ -117,6 +120,33 @@ int bdl_xfer_take(const bdl_xfer_t *x, int final, int32_t *peers, int max, int *
     return bdl_resp()->flag;
 }
 
+/* The whole piece for peer, len contiguous bytes at buf, as references to
+ * its stored copy when all of it is out of memory (bd_mem_store_take):
+ * loading it only to copy it to the master would read it from storage and
+ * the master would write it back to a spill file.  1 if sent so. */
+static int put_ref(bdl_put_t *p, int peer, const char *buf, uint64_t len)
+{
+    bdl_put_flush(p); /* the window carries one request at a time */
+    bd_putref_t h = {.peer = peer, .total = len};
+    size_t max = (bdl_g.window - sizeof h) / (2 * sizeof(uint32_t));
+    uint32_t *slots = (uint32_t *)(bdl_g.win + sizeof h);
+    uint32_t first = 0;
+    int crc = 0;
+    int n = bd_mem_store_take(buf, len, max, &first, slots, slots + max, &crc);
+    if (n <= 0)
+        return 0;
+    memmove(slots + n, slots + max, (size_t)n * sizeof *slots); /* the CRCs after the slots */
+    h.nslot = (uint32_t)n;
+    h.first = first;
+    h.crc = (uint32_t)crc;
+    memcpy(bdl_g.win, &h, sizeof h);
+    coll_req(p->x, BD_REQ_COLL_PUTREF);
+    bdl_rpc();
+    if (bdl_resp()->flag)
+        p->over = 1;
+    return 1;
+}
+
 /* Bytes [sbase, sbase + len) of the packed stream of count elements of t
  * at buf as bytes [at_off, at_off + len) of peer's piece of total bytes. */
 static void put_range(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t,
@@ -125,6 +155,9 @@ static void put_range(bdl_put_t *p, int peer, const void *buf, uint64_t count, c
     const char *contig = bdl_dt_contig(t, buf, count);
     if (contig)
         contig += sbase;
+    if (p->x->byref && contig && at_off == 0 && len == total && len >= bdl_g.hdr->job.sbpage &&
+        put_ref(p, peer, contig, len))
+        return;
     uint64_t off = 0;
     while (off < len) {
         uint64_t room = bdl_g.window - p->pos;
@@ -145,6 +178,13 @@ static void put_range(bdl_put_t *p, int peer, const void *buf, uint64_t count, c
         p->nseg++;
         off += chunk;
     }
+}
+
+int bdl_put_ref(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t)
+{
+    const char *contig = bdl_dt_contig(t, buf, count);
+    uint64_t len = count * t->psize;
+    return p->x->byref && contig && len >= bdl_g.hdr->job.sbpage && put_ref(p, peer, contig, len);
 }
 
 void bdl_put_part(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t,

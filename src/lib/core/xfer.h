@@ -18,6 +18,10 @@ typedef struct bdl_xfer {
      * from what this rank expects (counts that disagree); the caller clears
      * it and turns it into MPI_ERR_TRUNCATE. */
     int mismatch;
+    /* Whole contiguous pieces out of memory go as references to their
+     * stored copy (BD_REQ_COLL_PUTREF): set for the kinds whose pieces
+     * have one reader, in instances that do not pipeline. */
+    int byref;
 } bdl_xfer_t;
 
 /* Begin the next collective on c: describe it to the master; x addresses it. */
@@ -55,6 +59,11 @@ void bdl_put_part(bdl_put_t *p, int peer, const void *buf, uint64_t count, const
                   uint64_t at_off, uint64_t total);
 /* Append the packed stream of count elements of t at buf as the piece for peer. */
 void bdl_put_typed(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t);
+/* The piece for peer (count elements of t at buf) by reference to its
+ * stored copy, when x->byref, it is contiguous, at least an sbpage, and
+ * all out of memory in the node's store: 1 if so (sent), else 0 (nothing
+ * sent).  bdl_put_typed and the others do this by themselves. */
+int bdl_put_ref(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t);
 /* Append bytes [soff, soff + len) of that stream as the whole piece for peer. */
 void bdl_put_span(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t,
                   uint64_t soff, uint64_t len);

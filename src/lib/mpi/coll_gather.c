@@ -708,6 +708,13 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
         }
         bdl_put_t p = bdl_put_start(&nb.xf);
         p.over = over;
+        /* The own block of a send buffer out of memory goes by reference
+         * too and comes back with the GETs: copying it would load the
+         * whole buffer under AR (see own_copy_t). */
+        if (oc.on && own == room && !pipe && bdl_put_ref(&p, me, oc.sbuf, oc.scount, oc.st)) {
+            oc.on = 0;
+            nb.skip = -1;
+        }
         char *put = pipe && inplace ? calloc((size_t)c->size, 1) : NULL; /* blocks PUT */
         if (pipe && inplace && !put)
             bdl_fatal(MPI_ERR_NO_MEM, "%s: out of memory", call);
