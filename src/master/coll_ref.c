@@ -244,6 +244,8 @@ void bdr_coll_req_putref(slave_t *s, const bd_req_t *r)
     } else {
         rc = materialize(c, p, s);
         bdr_ref_drop(p);
+        if (rc == 0)
+            g_m.coll_ref_read += h.total;
         if (rc < 0) {
             if (rc == -EBADMSG)
                 bdr_master_fail(1, "storage returned corrupted data for rank %d %s (%s data)",

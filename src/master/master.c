@@ -610,6 +610,11 @@ static void print_stats(void)
             (unsigned long long)g_m.peak_buffered);
     fprintf(f, "  master: bytes of collective data in spill files %llu\n",
             (unsigned long long)g_m.coll_file_bytes);
+    if (g_m.coll_ref_read)
+        fprintf(f,
+                "  master: bytes of collective data handed over by reference and read from the "
+                "node's store at once (pieces for other nodes' ranks) %llu\n",
+                (unsigned long long)g_m.coll_ref_read);
     uint64_t hits, stored, ahead;
     bdr_stage_stats(&hits, &stored, &ahead);
     fprintf(f,

@@ -310,6 +310,7 @@ typedef struct master {
     double t_start;
     uint64_t bytes_buffered, peak_buffered;
     uint64_t coll_file_bytes;
+    uint64_t coll_ref_read; /* pieces by reference read at once, not kept so (coll_ref.c) */
     int nunloading;
     uint64_t peak_node_resident;
     slave_t *mem_keep;   /* served first after a stuck state (memacct.c resolve_stuck) */

@@ -7,6 +7,9 @@
 # of --stats), and that nothing is left in the working directory.  A second
 # run with -mem-dedup off (no node store: everything by value) must pass
 # too and send nothing by reference.  Exit 0 pass, 1 fail.
+# STRATEGY "nodes": two nodes of 4 ranks under -mem 10M each, where pieces
+# handed over by reference are read from the store at once (other nodes
+# ship them): the master's line for those bytes must be there.
 set -u
 exe=$1; prog=$2; strategy=$3
 wd=$(mktemp -d /tmp/bdmpi-br.XXXXXX)
@@ -16,6 +19,18 @@ tag=coll_byref
 show="COLL_BYTES_UP COLL_BYTES_REF MEM_READ"
 fail=0
 . "$(dirname "$0")/stats_run.sh"
+if [ "$strategy" = nodes ]; then
+  common=(-nn 2 -ns 4 -nr 1 -mem 10M -mem-strategy arlw -sbpage 64K -mem-threshold 256K --stats)
+  args=(4 2)
+  run nodes --
+  read_now=$(sed -n "s/.*read from the node's store at once.* \([0-9]*\)$/\1/p" "$wd.nodes" |
+             awk '{s += $1} END {print s + 0}')
+  echo "read from the store at once: $read_now bytes"
+  [ "$read_now" -gt 0 ] || { echo "FAIL: no piece went by reference across nodes"; fail=1; }
+  [ -z "$(find "$wd" -mindepth 1 2>/dev/null)" ] || { echo "FAIL: files left in $wd"; fail=1; }
+  rm -rf "$wd" "$wd".*
+  exit $fail
+fi
 run on --
 run off -- -mem-dedup off
 ref_on=$(stat COLL_BYTES_REF "$wd.on"); ref_off=$(stat COLL_BYTES_REF "$wd.off")
