@@ -55,6 +55,7 @@ void bd_job_config_fill(bd_job_config_t *job, const bd_opts_t *o)
     job->spill_max = (uint64_t)o->num[BD_OPT_SPILL_MAX];
     job->p2p_tokens = (uint64_t)o->num[BD_OPT_P2P_TOKENS];
     job->coll_stage = (uint64_t)o->num[BD_OPT_COLL_STAGE];
+    job->coll_byref = (int32_t)o->num[BD_OPT_COLL_BYREF];
     job->net_direct = (uint64_t)o->num[BD_OPT_NET_DIRECT];
 }
 

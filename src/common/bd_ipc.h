@@ -426,6 +426,7 @@ typedef struct bd_job_config {
     int32_t mem_share;        /* -mem-share: 0 on (ranks' memory mergeable by KSM), 1 off */
     int32_t mem_remote;       /* -mem-remote: 0 on (the lanes below exist), 1 off or one node */
     int32_t mem_preclean;     /* -mem-preclean: 0 on, 1 off */
+    int32_t coll_byref;       /* -coll-byref: 0 on, 1 off */
     uint64_t spin_ns;         /* -spin, in ns */
     uint64_t poll_quantum_ns; /* -poll-quantum, in ns */
     uint64_t poll_remote_ns;  /* -poll-remote, in ns */

@@ -229,6 +229,13 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                            "it whole, the default: the staged data is in the memory budget and "
                            "past it in spill files, which -spill-max bounds; a bound makes "
                            "out-of-core ranks be loaded once per round)"},
+    [BD_OPT_COLL_BYREF] = {"coll-byref", BD_OPT_ENUM, "on", 0, 0,
+                           "a whole contiguous piece of MPI_Alltoall(v), MPI_Gather(v) or "
+                           "MPI_Scatter(v) whose memory is out of memory and stored in the "
+                           "node's store (-mem-dedup) goes to the master as references to its "
+                           "stored copy, read once when its reader takes it, instead of being "
+                           "loaded, copied and staged (not with -coll-stage)",
+                           "on|off"},
     [BD_OPT_STATS] = {"stats", BD_OPT_FLAG, "0", 0, 1, "print statistics at the end of the run"},
     [BD_OPT_TRACE] = {"trace", BD_OPT_STR, NULL, 0, 0,
                       "write a timeline of the run to FILE, Chrome trace-event JSON for Perfetto "

@@ -50,6 +50,7 @@ typedef enum {
     BD_OPT_SPILL_MAX,
     BD_OPT_P2P_TOKENS,
     BD_OPT_COLL_STAGE,
+    BD_OPT_COLL_BYREF,
     BD_OPT_NET_DIRECT,
     BD_OPT_STATS,
     BD_OPT_TRACE,

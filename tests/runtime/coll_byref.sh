@@ -6,7 +6,8 @@
 # program's own verdict, that some bytes went by reference (COLL_BYTES_REF
 # of --stats), and that nothing is left in the working directory.  A second
 # run with -mem-dedup off (no node store: everything by value) must pass
-# too and send nothing by reference.  Exit 0 pass, 1 fail.
+# too and send nothing by reference, and so must one with -coll-byref off.
+# Exit 0 pass, 1 fail.
 # STRATEGY "nodes": two nodes of 4 ranks under -mem 10M each, where pieces
 # handed over by reference are read from the store at once (other nodes
 # ship them): the master's line for those bytes must be there.
@@ -33,9 +34,12 @@ if [ "$strategy" = nodes ]; then
 fi
 run on --
 run off -- -mem-dedup off
+run byref_off -- -coll-byref off
 ref_on=$(stat COLL_BYTES_REF "$wd.on"); ref_off=$(stat COLL_BYTES_REF "$wd.off")
+ref_byoff=$(stat COLL_BYTES_REF "$wd.byref_off")
 [ "${ref_on:-0}" -gt 0 ] || { echo "FAIL: nothing went by reference (COLL_BYTES_REF ${ref_on:-none})"; fail=1; }
 [ "${ref_off:-1}" -eq 0 ] || { echo "FAIL: COLL_BYTES_REF ${ref_off:-none} without a node store"; fail=1; }
+[ "${ref_byoff:-1}" -eq 0 ] || { echo "FAIL: COLL_BYTES_REF ${ref_byoff:-none} with -coll-byref off"; fail=1; }
 [ -z "$(find "$wd" -mindepth 1 2>/dev/null)" ] || { echo "FAIL: files left in $wd"; fail=1; }
 rm -rf "$wd" "$wd".*
 exit $fail

@@ -32,7 +32,7 @@ static void xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dty
     x->rank = c->rank;
     x->seq = d.seq;
     x->mismatch = 0;
-    x->byref = !pipe && bdl_g.mem_active &&
+    x->byref = !pipe && bdl_g.mem_active && bdl_g.hdr->job.coll_byref == 0 &&
                (kind == BD_COLL_ALLTOALL || kind == BD_COLL_GATHER || kind == BD_COLL_SCATTER);
     bd_req_t *r = bdl_req_begin(BD_REQ_COLL_BEGIN);
     r->ctx = c->ctx;
