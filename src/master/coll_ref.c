@@ -21,10 +21,11 @@
  * piece is read from the store at once and placed like a PUT's.
  *
  * Reads go through one aligned buffer (direct I/O) of a run of
- * consecutive slots of one piece, up to 1 MiB, so the window-sized GETs of
- * a piece read each slot once; it holds only slots of pieces held here and
- * is emptied whenever references are given back (a freed slot may be
- * rewritten with other data).  With the ranks' checksums on (the default)
+ * consecutive slots of one piece, up to 1 MiB (ref_buf_len), so the
+ * window-sized GETs of a piece read each slot once; it holds only slots of
+ * pieces held here, is emptied whenever references are given back (a
+ * freed slot may be rewritten with other data), and is given back when
+ * the budget needs room (bdr_coll_shrink) or no piece holds references.  With the ranks' checksums on (the default)
  * each slot read is checked against the CRC32C its writer recorded. */
 #include <errno.h>
 #include <stdio.h>
@@ -36,7 +37,14 @@
 #include "bd_mem_store.h"
 #include "coll.h"
 
-#define REF_BUF (1u << 20)
+/* The read buffer: 1 MiB, at most a 32nd of the budget (as the stage's
+ * buffers: under -mem 2M a whole MiB left a rank's working set no room),
+ * at least one sbpage. */
+static uint64_t ref_buf_len(uint64_t sb)
+{
+    uint64_t b = g_m.hdr->job.mem_budget / 32, n = b && b < (1u << 20) ? b : (1u << 20);
+    return n < sb ? sb : n / sb * sb;
+}
 
 static bd_mem_store_t g_st;
 static int g_attached; /* 1 attached, -errno failed */
@@ -64,7 +72,7 @@ static int buffer(void)
 {
     if (g_buf)
         return 0;
-    uint64_t sb = g_st.sbpage, len = sb > REF_BUF ? sb : REF_BUF / sb * sb;
+    uint64_t len = ref_buf_len(g_st.sbpage);
     void *b = NULL;
     if (posix_memalign(&b, BD_FS_DIO_ALIGN, len))
         return -ENOMEM;
@@ -78,8 +86,8 @@ uint64_t bdr_ref_buffer_bytes(void) { return g_buf ? g_buf_len : 0; }
 
 uint64_t bdr_ref_trim(void)
 {
-    if (!g_buf || g_held)
-        return 0;
+    if (!g_buf)
+        return 0; /* only a cache: the next read allocates it again */
     uint64_t n = g_buf_len;
     free(g_buf);
     g_buf = NULL;
@@ -163,8 +171,10 @@ static int keepable(const coll_t *c)
            (k == BD_COLL_ALLTOALL || k == BD_COLL_GATHER || k == BD_COLL_SCATTER);
 }
 
-/* The piece read from the store now and placed as a PUT would have. */
-static int materialize(coll_t *c, piece_t *p, slave_t *s)
+/* The piece read from the store now and placed as a PUT would have: 0,
+ * -errno of the store (not reported yet), or 1 when placing or writing the
+ * piece failed the job (already reported). */
+static int materialize(coll_t *c, piece_t *p)
 {
     uint64_t total = p->total, sb = g_st.sbpage;
     p->total = p->filled = 0;
@@ -173,7 +183,7 @@ static int materialize(coll_t *c, piece_t *p, slave_t *s)
     if (rc < 0)
         return rc;
     if (bdr_coll_piece_place(c, p, total) < 0)
-        return -EIO; /* the job fails (place) */
+        return 1;
     while (done < total) {
         uint32_t k = (uint32_t)(pos / sb), in = (uint32_t)(pos % sb);
         uint64_t take = sb - in < total - done ? sb - in : total - done;
@@ -183,19 +193,18 @@ static int materialize(coll_t *c, piece_t *p, slave_t *s)
             for (uint64_t z = 0; z < take;) {
                 uint32_t m = take - z < sizeof zeros ? (uint32_t)(take - z) : sizeof zeros;
                 if (bdr_coll_piece_write(c, p, total, done + z, zeros, m) < 0)
-                    return -EIO;
+                    return 1;
                 z += m;
             }
         } else {
             if ((rc = fill(p, k, 1)) < 0)
                 return rc;
             if (bdr_coll_piece_write(c, p, total, done, g_buf + in, (uint32_t)take) < 0)
-                return -EIO;
+                return 1;
         }
         done += take;
         pos += take;
     }
-    (void)s;
     return 0;
 }
 
@@ -242,15 +251,15 @@ void bdr_coll_req_putref(slave_t *s, const bd_req_t *r)
         atomic_fetch_add_explicit(&s->slot->stats[BD_STAT_COLL_BYTES_REF], h.total,
                                   memory_order_relaxed);
     } else {
-        rc = materialize(c, p, s);
+        rc = materialize(c, p);
         bdr_ref_drop(p);
         if (rc == 0)
             g_m.coll_ref_read += h.total;
-        if (rc < 0) {
+        if (rc != 0) {
             if (rc == -EBADMSG)
                 bdr_master_fail(1, "storage returned corrupted data for rank %d %s (%s data)",
                                 s->world, g_bad, bdr_coll_call_name(&c->d));
-            else if (rc != -EIO)
+            else if (rc < 0)
                 bdr_master_fail(1,
                                 "cannot read %s data of rank %d from the node's store in %s: "
                                 "%s",
