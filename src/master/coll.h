@@ -82,6 +82,10 @@ void bdr_pipe_remote_in(coll_t *c);
 int bdr_pipe_from_node(const coll_t *c, const piece_t *p);
 /* Is s, blocked in COLL_TAKE, to be answered now? */
 int bdr_pipe_take_ready(slave_t *s);
+/* coll_fold.c: fold c's arrived contributions into c->acc (rank order, or
+ * as they come where that gives the same bits), keeping the scans'
+ * prefixes; c->next_fold reaches the communicator's size when all are in. */
+void bdr_coll_try_fold(coll_t *c);
 /* Something changed for c: fold, compute, ship what is due, wake its ranks. */
 void bdr_coll_progress(coll_t *c);
 /* Free c once every local rank ended it and every node sent its part. */
