@@ -23,6 +23,19 @@ static int folds_any_order(const coll_t *c)
            (t->cls == BD_DT_INT || t->cls == BD_DT_BOOL || t->cls == BD_DT_BYTE);
 }
 
+/* Contribution p into c->acc: the first one becomes it.  Predefined ops
+ * are commutative, so in op acc gives acc op in exactly. */
+static void fold_in(coll_t *c, piece_t *p, int first, uint64_t nbytes)
+{
+    if (first) {
+        c->acc = p->data;
+    } else if (nbytes) {
+        bd_op_apply(c->d.op, c->d.dtype, p->data, c->acc, c->d.count);
+        free(p->data);
+    }
+    p->data = NULL;
+}
+
 /* Fold arrived contributions in rank order: acc = v0 op v1 op ... (in any
  * order where that gives the same bits: folds_any_order). */
 void bdr_coll_try_fold(coll_t *c)
@@ -33,14 +46,7 @@ void bdr_coll_try_fold(coll_t *c)
         for (int k = 0; k < size; k++) {
             piece_t *p = &c->pieces[k];
             if (c->rank_arrived[k] && !p->taken) { /* taken: folded */
-                if (!c->acc) {
-                    c->acc = p->data;
-                    p->data = NULL;
-                } else if (nbytes) {
-                    bd_op_apply(c->d.op, c->d.dtype, p->data, c->acc, c->d.count);
-                    free(p->data);
-                    p->data = NULL;
-                }
+                fold_in(c, p, !c->acc, nbytes);
                 p->taken = 1;
             }
             n += p->taken;
@@ -58,15 +64,7 @@ void bdr_coll_try_fold(coll_t *c)
                 memcpy(c->results[k].data, c->acc, nbytes);
             c->results[k].total = c->results[k].filled = nbytes;
         }
-        if (k == 0) {
-            c->acc = p->data;
-            p->data = NULL;
-        } else if (nbytes) {
-            /* Predefined ops are commutative, so in op acc gives acc op in exactly. */
-            bd_op_apply(c->d.op, c->d.dtype, p->data, c->acc, c->d.count);
-            free(p->data);
-            p->data = NULL;
-        }
+        fold_in(c, p, k == 0, nbytes);
         if (c->d.kind == BD_COLL_SCAN && nbytes) {
             c->results[k].data = malloc(nbytes);
             if (c->results[k].data)
