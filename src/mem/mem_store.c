@@ -5,6 +5,7 @@
  * memory manager's state (bdm_g), so linking this file alone is enough. */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -22,7 +23,7 @@ int bd_mem_store_attach(bd_mem_store_t *st, void *share, size_t len, const char 
         return -ENOENT; /* no rank has set the store up */
     if (h->magic != DD_MAGIC || h->sbpage != sbpage)
         return -EINVAL;
-    char path[4200];
+    char path[PATH_MAX];
     if (snprintf(path, sizeof path, "%s/bdmem.store", dir) >= (int)sizeof path)
         return -ENAMETOOLONG;
     /* read and punched: a buffered descriptor where direct I/O is refused */
