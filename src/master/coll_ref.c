@@ -38,8 +38,8 @@
 #include "coll.h"
 
 /* The read buffer: 1 MiB, at most a 32nd of the budget (as the stage's
- * buffers: under -mem 2M a whole MiB left a rank's working set no room),
- * at least one sbpage. */
+ * buffers, so that a small budget is not taken up by the reading itself:
+ * a whole MiB is half of -mem 2M), at least one sbpage. */
 static uint64_t ref_buf_len(uint64_t sb)
 {
     uint64_t b = g_m.hdr->job.mem_budget / 32, n = b && b < (1u << 20) ? b : (1u << 20);
