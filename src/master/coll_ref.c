@@ -176,36 +176,24 @@ static int keepable(const coll_t *c)
  * piece failed the job (already reported). */
 static int materialize(coll_t *c, piece_t *p)
 {
-    uint64_t total = p->total, sb = g_st.sbpage;
+    enum { CHUNK = 64 << 10 };
+    uint64_t total = p->total;
     p->total = p->filled = 0;
-    uint64_t pos = p->ref_first, done = 0;
-    int rc = buffer();
-    if (rc < 0)
-        return rc;
     if (bdr_coll_piece_place(c, p, total) < 0)
         return 1;
-    while (done < total) {
-        uint32_t k = (uint32_t)(pos / sb), in = (uint32_t)(pos % sb);
-        uint64_t take = sb - in < total - done ? sb - in : total - done;
-        char zeros[4096];
-        if (!p->ref[k]) {
-            memset(zeros, 0, sizeof zeros);
-            for (uint64_t z = 0; z < take;) {
-                uint32_t m = take - z < sizeof zeros ? (uint32_t)(take - z) : sizeof zeros;
-                if (bdr_coll_piece_write(c, p, total, done + z, zeros, m) < 0)
-                    return 1;
-                z += m;
-            }
-        } else {
-            if ((rc = fill(p, k, 1)) < 0)
-                return rc;
-            if (bdr_coll_piece_write(c, p, total, done, g_buf + in, (uint32_t)take) < 0)
-                return 1;
-        }
-        done += take;
-        pos += take;
+    char *tmp = malloc(CHUNK);
+    if (!tmp)
+        return -ENOMEM;
+    int rc = 0;
+    for (uint64_t done = 0; done < total && rc == 0;) {
+        uint32_t n = total - done < CHUNK ? (uint32_t)(total - done) : CHUNK;
+        if ((rc = bdr_ref_read(p, done, tmp, n)) == 0 &&
+            bdr_coll_piece_write(c, p, total, done, tmp, n) < 0)
+            rc = 1;
+        done += n;
     }
-    return 0;
+    free(tmp);
+    return rc;
 }
 
 void bdr_coll_req_putref(slave_t *s, const bd_req_t *r)
