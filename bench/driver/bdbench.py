@@ -394,9 +394,9 @@ def snapshot_mem(pids, timeout=0.5):
 
 
 class Sampler(threading.Thread):
-    """Every SAMPLE_DT: the run's resident memory (sum over its processes of
-    PSS anon+shmem, and of RSS) and, with evict, a page-cache drop of the
-    files of the run under the evict roots (files open in the run's
+    """The run's resident memory (sum over its processes of PSS anon+shmem,
+    and of RSS), paced as below, and, with evict, every SAMPLE_DT a
+    page-cache drop of the files of the run under the evict roots (files open in the run's
     processes, found through /proc/PID/fd, so unlinked spill files too; the
     files in the spill directories; the input).  Only pages cached at two
     consecutive samples are dropped (PageAge): the run keeps no more page
@@ -424,6 +424,7 @@ class Sampler(threading.Thread):
         self.t0 = time.monotonic()
         self.cpu_s = 0.0
         self.stopped_s = 0.0
+        self.evictions = 0
         self.age = PageAge()
 
     def _candidates(self, pids):
@@ -469,20 +470,29 @@ class Sampler(threading.Thread):
                 os.close(fd)
 
     def run(self):
+        next_mem = 0.0
         while not self.stop.is_set():
             pids = tree_pids(self.pid)
-            counted = [p for p in pids if not (self.skip_root and p == self.pid)]
-            own, rss, held = snapshot_mem(counted)
-            self.stopped_s += held
-            t = time.monotonic() - self.t0
-            self.timeline.append((t, own, rss, len(pids)))
-            self.peak_own = max(self.peak_own, own)
-            self.peak_rss = max(self.peak_rss, rss)
-            self.max_procs = max(self.max_procs, len(pids))
+            if time.monotonic() >= next_mem:
+                counted = [p for p in pids if not (self.skip_root and p == self.pid)]
+                own, rss, held = snapshot_mem(counted)
+                self.stopped_s += held
+                t = time.monotonic() - self.t0
+                self.timeline.append((t, own, rss, len(pids)))
+                self.peak_own = max(self.peak_own, own)
+                self.peak_rss = max(self.peak_rss, rss)
+                self.max_procs = max(self.max_procs, len(pids))
+                next_mem = time.monotonic() + max(SAMPLE_DT, STOP_PACE * held) - SAMPLE_DT / 2
+            # Eviction keeps its own pace: it stops nothing.  Paced with the
+            # snapshots, a process in a long read (a stop waits for it:
+            # 10-20 ms for Serial-ooc's 36 MiB preads) was evicted for about
+            # once a second, and 4 of its 5 passes over the input came from
+            # the page cache (docs/performance.md, session 26).
             if self.roots or self.files:
                 self._evict(pids)
+                self.evictions += 1
             self.cpu_s = time.thread_time()
-            self.stop.wait(max(SAMPLE_DT, STOP_PACE * held))
+            self.stop.wait(SAMPLE_DT)
 
 
 def read_proc_io(pid):
