@@ -4,12 +4,14 @@
 #include "bd_iowatch.h"
 
 #include <dirent.h>
+#include <linux/aio_abi.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -301,6 +303,111 @@ int bd_fs_pread_zero(int fd, void *buf, size_t len, uint64_t off)
         len -= (size_t)r;
     }
     return 0;
+}
+
+/* The rest of one read, synchronously: 0, -EIO at the end of the file, or -errno. */
+static int pread_rest(int fd, char *p, size_t len, uint64_t off)
+{
+    while (len) {
+        ssize_t r = pread(fd, p, len, (off_t)off);
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        if (r == 0)
+            return -EIO;
+        p += r;
+        off += (uint64_t)r;
+        len -= (size_t)r;
+    }
+    return 0;
+}
+
+enum { BATCH_DEPTH = 64 };
+
+int bd_fs_pread_batch(bd_fs_batch_t *b, int fd, const bd_fs_rd_t *v, int n)
+{
+    if (!b->ctx && !b->broken) {
+        aio_context_t ctx = 0;
+        if (syscall(SYS_io_setup, BATCH_DEPTH, &ctx) < 0)
+            b->broken = 1;
+        else
+            b->ctx = ctx;
+    }
+    if (b->broken) {
+        for (int i = 0; i < n; i++) {
+            int rc = pread_rest(fd, v[i].buf, v[i].len, v[i].off);
+            if (rc < 0)
+                return rc;
+        }
+        return 0;
+    }
+    int rc = 0;
+    for (int base = 0; base < n; base += BATCH_DEPTH) {
+        int m = n - base < BATCH_DEPTH ? n - base : BATCH_DEPTH;
+        struct iocb cb[BATCH_DEPTH], *cbp[BATCH_DEPTH];
+        struct io_event ev[BATCH_DEPTH];
+        for (int i = 0; i < m; i++) {
+            memset(&cb[i], 0, sizeof cb[i]);
+            cb[i].aio_fildes = (uint32_t)fd;
+            cb[i].aio_lio_opcode = IOCB_CMD_PREAD;
+            cb[i].aio_buf = (uint64_t)(uintptr_t)v[base + i].buf;
+            cb[i].aio_nbytes = v[base + i].len;
+            cb[i].aio_offset = (int64_t)v[base + i].off;
+            cb[i].aio_data = (uint64_t)(base + i);
+            cbp[i] = &cb[i];
+        }
+        int sent = 0, done = 0;
+        while (sent < m) {
+            long r = syscall(SYS_io_submit, (aio_context_t)b->ctx, (long)(m - sent), cbp + sent);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r <= 0) { /* the rest one at a time (EAGAIN: no room; others) */
+                for (int i = sent; i < m && rc == 0; i++)
+                    rc = pread_rest(fd, v[base + i].buf, v[base + i].len, v[base + i].off);
+                m = sent;
+                break;
+            }
+            sent += (int)r;
+        }
+        /* every submitted read is collected, even after an error: their
+         * buffers are the caller's once we return */
+        while (done < sent) {
+            long r =
+                syscall(SYS_io_getevents, (aio_context_t)b->ctx, 1L, (long)(sent - done), ev, NULL);
+            if (r < 0 && errno == EINTR)
+                continue;
+            if (r < 0) {
+                /* cannot happen with a valid context; the buffers may still
+                 * be written: destroying the context waits for them */
+                rc = -errno;
+                syscall(SYS_io_destroy, (aio_context_t)b->ctx);
+                b->ctx = 0;
+                b->broken = 1;
+                return rc;
+            }
+            for (long k = 0; k < r; k++) {
+                const bd_fs_rd_t *d = &v[ev[k].data];
+                long long got = (long long)ev[k].res;
+                if (got < 0 && rc == 0)
+                    rc = (int)got;
+                else if (got >= 0 && (size_t)got < d->len && rc == 0)
+                    rc = pread_rest(fd, (char *)d->buf + got, d->len - (size_t)got,
+                                    d->off + (uint64_t)got);
+            }
+            done += (int)r;
+        }
+        if (rc < 0)
+            return rc;
+    }
+    return rc;
+}
+
+void bd_fs_batch_close(bd_fs_batch_t *b)
+{
+    if (b->ctx)
+        syscall(SYS_io_destroy, (aio_context_t)b->ctx);
+    b->ctx = 0;
 }
 
 void bd_fs_ck_init(bd_fs_ck_t *k)

@@ -58,6 +58,25 @@ int bd_fs_reopen_buffered(int fd, int flags);
 int bd_fs_pwrite_all(int fd, const void *buf, size_t len, uint64_t off);
 int bd_fs_pread_zero(int fd, void *buf, size_t len, uint64_t off);
 
+/* Many reads at once (Linux native AIO), for a caller on the critical
+ * path: with direct I/O the device sees them together, where one pread at
+ * a time waits behind the other processes' transfers each time.  A ctx
+ * starts zeroed and is set up on first use; bd_fs_batch_close ends it. */
+typedef struct bd_fs_batch {
+    unsigned long ctx; /* aio_context_t, 0: not set up */
+    int broken;        /* io_setup refused: every read goes one at a time */
+} bd_fs_batch_t;
+typedef struct bd_fs_rd {
+    void *buf;
+    size_t len;
+    uint64_t off;
+} bd_fs_rd_t;
+/* Read v[i].len bytes at v[i].off into v[i].buf for every i < n, up to 64
+ * in flight.  A read the kernel completes short is finished with pread.
+ * 0, -EIO when the file ends before a read does, or -errno. */
+int bd_fs_pread_batch(bd_fs_batch_t *b, int fd, const bd_fs_rd_t *v, int n);
+void bd_fs_batch_close(bd_fs_batch_t *b);
+
 /* Checksums of message spill files (msg-<rank>-<n>): whoever writes one
  * sums the data as it goes, in chunks of BD_FS_CK_CHUNK bytes, and ends
  * the file with a trailer after the data: the chunks' CRC32Cs (bd_crc.h),

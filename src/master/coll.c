@@ -923,6 +923,8 @@ static void coll_get(slave_t *s)
     uint64_t used = 0;
     uint64_t fold_bytes = c->d.count * c->elem_size;
     int mismatch = 0;
+    if (!is_fold(c->d.kind))
+        bdr_ref_batch(c, s->coll_rank);
     for (uint32_t i = 0; i < nseg; i++) {
         const piece_t *p = NULL;
         piece_t acc = {0};

@@ -26,7 +26,19 @@
  * pieces held here, is emptied whenever references are given back (a
  * freed slot may be rewritten with other data), and is given back when
  * the budget needs room (bdr_coll_shrink) or no piece holds references.  With the ranks' checksums on (the default)
- * each slot read is checked against the CRC32C its writer recorded. */
+ * each slot read is checked against the CRC32C its writer recorded.
+ *
+ * A reader's pieces at once (batches).  One synchronous read per run of
+ * slots waited behind the other ranks' loads and unloads each time: 16
+ * ranks of PageRank under -mem 48M made 22 GETs an Alltoallv at 1.2-1.5 ms
+ * each, 70% of the iteration (docs/performance.md, session 26).  So when a
+ * reader starts GETting from an instance, every piece by reference it will
+ * read there is read at once into one buffer, all runs in flight together
+ * (bd_fs_pread_batch), as far as the budget has room (bdr_stage_fits, at
+ * most a 16th of it); its GETs then copy from memory.  At most NBATCH
+ * readers' batches are kept (two running ranks GET in turns); a batch goes
+ * when a newer one needs its place, when its pieces go, or when the budget
+ * needs room (bdr_ref_trim): it is only a cache. */
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -53,6 +65,20 @@ static uint64_t g_buf_len;
 static uint32_t g_c0, g_cn; /* the buffer holds slots [g_c0, g_c0 + g_cn) */
 static uint64_t g_held;     /* pieces holding references */
 static char g_bad[BD_PATH_MAX + 64];
+
+enum { NBATCH = 2 };
+typedef struct {
+    const coll_t *c; /* NULL: unused */
+    int reader;
+    char *buf;
+    uint64_t len;
+    piece_t **pieces; /* in it (NULL once gone) */
+    int npieces, live;
+    uint64_t tick;
+} batch_t;
+static batch_t g_bat[NBATCH];
+static uint64_t g_tick;
+static bd_fs_batch_t g_aio;
 
 static int attach(void)
 {
@@ -82,13 +108,36 @@ static int buffer(void)
     return 0;
 }
 
-uint64_t bdr_ref_buffer_bytes(void) { return g_buf ? g_buf_len : 0; }
+static uint64_t batch_free(batch_t *b)
+{
+    if (!b->c)
+        return 0;
+    for (int i = 0; i < b->npieces; i++)
+        if (b->pieces[i])
+            b->pieces[i]->ref_at = 0;
+    uint64_t n = b->len;
+    free(b->buf);
+    free(b->pieces);
+    memset(b, 0, sizeof *b);
+    return n;
+}
+
+uint64_t bdr_ref_buffer_bytes(void)
+{
+    uint64_t n = g_buf ? g_buf_len : 0;
+    for (int i = 0; i < NBATCH; i++)
+        n += g_bat[i].len;
+    return n;
+}
 
 uint64_t bdr_ref_trim(void)
 {
+    uint64_t n = 0;
+    for (int i = 0; i < NBATCH; i++)
+        n += batch_free(&g_bat[i]);
     if (!g_buf)
-        return 0; /* only a cache: the next read allocates it again */
-    uint64_t n = g_buf_len;
+        return n; /* only a cache: the next read allocates it again */
+    n += g_buf_len;
     free(g_buf);
     g_buf = NULL;
     g_buf_len = 0;
@@ -120,6 +169,10 @@ static int fill(const piece_t *p, uint32_t k, uint32_t n)
 int bdr_ref_read(const piece_t *p, uint64_t off, char *dst, uint32_t len)
 {
     uint64_t sb = g_st.sbpage, pos = p->ref_first + off;
+    if (p->ref_at) {
+        memcpy(dst, g_bat[p->ref_batch].buf + (p->ref_at - 1) + pos, len);
+        return 0;
+    }
     int rc = buffer();
     if (rc < 0)
         return rc;
@@ -150,6 +203,15 @@ void bdr_ref_drop(piece_t *p)
 {
     if (!p->ref)
         return;
+    if (p->ref_at) {
+        batch_t *b = &g_bat[p->ref_batch];
+        for (int i = 0; i < b->npieces; i++)
+            if (b->pieces[i] == p)
+                b->pieces[i] = NULL;
+        p->ref_at = 0;
+        if (--b->live == 0)
+            batch_free(b);
+    }
     g_cn = 0; /* a slot given back may be rewritten with other data */
     if (bd_mem_store_drop(&g_st, p->ref, p->nref) < 0)
         bd_log_warn("master: the node store's table lock is unusable: %u slots of collective "
@@ -160,6 +222,108 @@ void bdr_ref_drop(piece_t *p)
     p->nref = 0;
     if (--g_held == 0)
         bdr_ref_trim();
+}
+
+/* The runs of consecutive slots of the pieces in b, at most 1 MiB each, as
+ * reads into b->buf (zero slots are cleared, not read); the slots are then
+ * checked.  0 or -errno (-EBADMSG: a slot's CRC differs). */
+static int batch_read(batch_t *b)
+{
+    uint64_t sb = g_st.sbpage, cap = (1u << 20) / sb;
+    int nrd = 0, maxrd = 0;
+    for (int i = 0; i < b->npieces; i++)
+        maxrd += (int)b->pieces[i]->nref;
+    bd_fs_rd_t *rd = malloc((size_t)(maxrd ? maxrd : 1) * sizeof *rd);
+    if (!rd)
+        return -ENOMEM;
+    for (int i = 0; i < b->npieces; i++) {
+        const piece_t *p = b->pieces[i];
+        char *at = b->buf + (p->ref_at - 1);
+        for (uint32_t k = 0; k < p->nref;) {
+            uint32_t s0 = p->ref[k], n = 1;
+            if (!s0) {
+                memset(at + (uint64_t)k * sb, 0, sb);
+                k++;
+                continue;
+            }
+            while (n < cap && k + n < p->nref && p->ref[k + n] == s0 + n)
+                n++;
+            rd[nrd++] = (bd_fs_rd_t){at + (uint64_t)k * sb, n * sb, (uint64_t)(s0 - 1) * sb};
+            k += n;
+        }
+    }
+    int rc = bd_fs_pread_batch(&g_aio, g_st.fd, rd, nrd);
+    free(rd);
+    for (int i = 0; rc == 0 && i < b->npieces; i++) {
+        const piece_t *p = b->pieces[i];
+        for (uint32_t k = 0; p->ref_crc && k < p->nref; k++)
+            if (p->ref[k] && bd_mem_store_check(&g_st, b->buf + (p->ref_at - 1) + (uint64_t)k * sb,
+                                                p->ref[p->nref + k]) < 0)
+                return -EBADMSG;
+    }
+    return rc;
+}
+
+void bdr_ref_batch(coll_t *c, int reader)
+{
+    int k = c->d.kind, size = c->comm->size;
+    if (!g_held || g_attached <= 0 ||
+        (k != BD_COLL_ALLTOALL && k != BD_COLL_GATHER && k != BD_COLL_SCATTER))
+        return;
+    batch_t *b = NULL;
+    for (int i = 0; i < NBATCH; i++) {
+        if (g_bat[i].c == c && g_bat[i].reader == reader)
+            return; /* read already (or being read from memory) */
+        if (!b || !g_bat[i].c || (b->c && g_bat[i].tick < b->tick))
+            b = &g_bat[i];
+    }
+    uint64_t sb = g_st.sbpage, b16 = g_m.hdr->job.mem_budget / 16,
+             cap = b16 && b16 < (16u << 20) ? b16 : (16u << 20), len = 0;
+    int lo = k == BD_COLL_SCATTER ? -1 : 0, hi = k == BD_COLL_SCATTER ? 0 : size, n = 0;
+    piece_t **ps = malloc((size_t)(hi - lo) * sizeof *ps);
+    if (!ps)
+        return;
+    for (int peer = lo; peer < hi; peer++) {
+        piece_t *p = bdr_coll_get_piece(c, reader, peer);
+        if (!p || !p->ref || p->ref_at || p->taken || p->got)
+            continue;
+        uint64_t bytes = (uint64_t)p->nref * sb;
+        if (len + bytes > cap)
+            continue;
+        ps[n++] = p;
+        len += bytes;
+    }
+    /* one piece gains nothing over reading it as it is asked for */
+    if (n < 2 || !bdr_stage_fits(len)) {
+        free(ps);
+        return;
+    }
+    batch_free(b);
+    void *buf = NULL;
+    if (posix_memalign(&buf, BD_FS_DIO_ALIGN, len)) {
+        free(ps);
+        return;
+    }
+    *b = (batch_t){.c = c,
+                   .reader = reader,
+                   .buf = buf,
+                   .len = len,
+                   .pieces = ps,
+                   .npieces = n,
+                   .live = n,
+                   .tick = ++g_tick};
+    uint64_t at = 0, bytes = 0;
+    for (int i = 0; i < n; i++) {
+        ps[i]->ref_at = at + 1;
+        ps[i]->ref_batch = (int)(b - g_bat);
+        at += (uint64_t)ps[i]->nref * sb;
+        bytes += ps[i]->total;
+    }
+    if (batch_read(b) < 0) {
+        batch_free(b); /* each piece is read as it is asked for, which reports it */
+        return;
+    }
+    g_m.coll_ref_batched += bytes;
 }
 
 /* May piece p of c stay a reference until c is freed?  Only when its one

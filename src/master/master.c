@@ -615,6 +615,11 @@ static void print_stats(void)
                 "  master: bytes of collective data handed over by reference and read from the "
                 "node's store at once (pieces for other nodes' ranks) %llu\n",
                 (unsigned long long)g_m.coll_ref_read);
+    if (g_m.coll_ref_batched)
+        fprintf(f,
+                "  master: bytes of collective data by reference read from the node's store "
+                "with the same reader's other pieces, all at once %llu\n",
+                (unsigned long long)g_m.coll_ref_batched);
     uint64_t hits, stored, ahead;
     bdr_stage_stats(&hits, &stored, &ahead);
     fprintf(f,

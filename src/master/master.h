@@ -204,6 +204,10 @@ typedef struct piece {
     uint32_t *ref;
     uint32_t nref, ref_first;
     int ref_crc;
+    /* Its slots read ahead with its reader's other pieces (coll_ref.c's
+     * batches): at ref_at - 1 in batch ref_batch; 0 when not. */
+    uint64_t ref_at;
+    int ref_batch;
 } piece_t;
 
 typedef struct coll {
@@ -310,7 +314,8 @@ typedef struct master {
     double t_start;
     uint64_t bytes_buffered, peak_buffered;
     uint64_t coll_file_bytes;
-    uint64_t coll_ref_read; /* pieces by reference read at once, not kept so (coll_ref.c) */
+    uint64_t coll_ref_read;    /* pieces by reference read at once, not kept so (coll_ref.c) */
+    uint64_t coll_ref_batched; /* pieces by reference read with their reader's others at once */
     int nunloading;
     uint64_t peak_node_resident;
     slave_t *mem_keep;   /* served first after a stuck state (memacct.c resolve_stuck) */

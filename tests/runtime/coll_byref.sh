@@ -1,7 +1,9 @@
 #!/bin/bash
 # coll_byref.sh BDMPIEXEC PROGRAM STRATEGY: collective pieces out of memory
 # go to the master by reference to their stored copy, arrive right, and
-# survive their sender rewriting its buffer at once (coll_byref.c).  Runs
+# survive their sender rewriting its buffer at once (coll_byref.c), a
+# reader's pieces read from the store together when the budget has room
+# (the master's line for them must be there).  Runs
 # 8 ranks at -nr 1 under -mem 20M (each rank 8 MiB of arrays), checks the
 # program's own verdict, that some bytes went by reference (COLL_BYTES_REF
 # of --stats), and that nothing is left in the working directory.  A second
@@ -38,6 +40,10 @@ run byref_off -- -coll-byref off
 ref_on=$(stat COLL_BYTES_REF "$wd.on"); ref_off=$(stat COLL_BYTES_REF "$wd.off")
 ref_byoff=$(stat COLL_BYTES_REF "$wd.byref_off")
 [ "${ref_on:-0}" -gt 0 ] || { echo "FAIL: nothing went by reference (COLL_BYTES_REF ${ref_on:-none})"; fail=1; }
+# a reader's pieces read from the store together (coll_ref.c's batches)
+batched=$(sed -n "s/.*with the same reader's other pieces, all at once \([0-9]*\)$/\1/p" "$wd.on")
+echo "read with the same reader's other pieces at once: ${batched:-0} bytes"
+[ "${batched:-0}" -gt 0 ] || { echo "FAIL: no reader's pieces were read together"; fail=1; }
 [ "${ref_off:-1}" -eq 0 ] || { echo "FAIL: COLL_BYTES_REF ${ref_off:-none} without a node store"; fail=1; }
 [ "${ref_byoff:-1}" -eq 0 ] || { echo "FAIL: COLL_BYTES_REF ${ref_byoff:-none} with -coll-byref off"; fail=1; }
 [ -z "$(find "$wd" -mindepth 1 2>/dev/null)" ] || { echo "FAIL: files left in $wd"; fail=1; }
