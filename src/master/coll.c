@@ -330,8 +330,12 @@ static int place(coll_t *c, piece_t *p, uint64_t total, int how)
     if (!total)
         return 0;
     int large = total > g_m.hdr->job.msg_threshold;
-    if (!is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT &&
-        (how < 0 || (large && !(how > 0 && bdr_stage_fits(total))))) {
+    /* A reduction's contribution is placed in memory, where the fold reads
+     * it; it goes to the file only when the budget needs its room while it
+     * waits for a lower rank's (how < 0: store_pieces; coll_fold.c reads it
+     * back). */
+    int to_file = how < 0 || (!is_fold(c->d.kind) && large && !(how > 0 && bdr_stage_fits(total)));
+    if (c->d.kind != BD_COLL_SPLIT && to_file) {
         char what[64];
         snprintf(what, sizeof what, "%s data", bdr_coll_call_name(&c->d));
         if (bdr_spill_charge(total, piece_sender(c, p), -1, what) < 0)
@@ -353,7 +357,7 @@ static int place(coll_t *c, piece_t *p, uint64_t total, int how)
     /* A piece that may go to the file later (bdr_coll_shrink) is kept
      * aligned and padded to the block, so its own memory can be written
      * with direct I/O (bdr_stage_store). */
-    if (total > g_m.hdr->job.msg_threshold && !is_fold(c->d.kind) && c->d.kind != BD_COLL_SPLIT) {
+    if (total > g_m.hdr->job.msg_threshold && c->d.kind != BD_COLL_SPLIT) {
         void *d = NULL;
         uint64_t len = (total + BD_FS_DIO_ALIGN - 1) & ~(uint64_t)(BD_FS_DIO_ALIGN - 1);
         int rc = posix_memalign(&d, BD_FS_DIO_ALIGN, len);
@@ -378,10 +382,14 @@ static uint64_t store_pieces(uint64_t need, uint64_t min, uint64_t freed, uint64
     uint64_t sent = 0; /* bytes of blocks submitted by this call */
     for (coll_t *c = g_m.colls; c && freed + *coming < need && sent < limit && !g_m.stopping;
          c = c->next) {
-        if (is_fold(c->d.kind) || c->d.kind == BD_COLL_SPLIT)
+        /* a reduction's contributions that wait for a lower rank's (rank
+         * order fold, coll_fold.c) may go; the accumulator stays */
+        if (c->d.kind == BD_COLL_SPLIT)
             continue;
         for (size_t i = 0; i < c->npieces && freed + *coming < need && sent < limit; i++) {
             piece_t *p = &c->pieces[i];
+            if (is_fold(c->d.kind) && (p->data == c->acc || (int)i < c->next_fold))
+                continue;
             uint64_t total = p->total;
             if (!p->data || p->filled != total || total <= min)
                 continue;

@@ -1,9 +1,11 @@
 /* Reductions in the master: the contributions folded into one accumulator
  * (coll.c's instances; the kinds is_fold names there). */
+#include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 
 #include "bd_dtype.h"
+#include "bd_fs.h"
 #include "coll.h"
 
 /* Integer, logical and byte data fold to the same bits in any order (two's
@@ -23,10 +25,48 @@ static int folds_any_order(const coll_t *c)
            (t->cls == BD_DT_INT || t->cls == BD_DT_BOOL || t->cls == BD_DT_BYTE);
 }
 
+/* A contribution the budget sent to the spill file while it waited (coll.c
+ * store_pieces) back in memory: 0, or -1 when the job fails (reported). */
+static int read_back(coll_t *c, piece_t *p, uint64_t nbytes)
+{
+    if (!p->in_file)
+        return 0;
+    uint64_t len = (nbytes + BD_FS_DIO_ALIGN - 1) & ~(uint64_t)(BD_FS_DIO_ALIGN - 1);
+    void *d = NULL;
+    int rc = posix_memalign(&d, BD_FS_DIO_ALIGN, len ? len : BD_FS_DIO_ALIGN);
+    if (rc) {
+        bdr_master_oom("posix_memalign", len, rc);
+        return -1;
+    }
+    for (uint64_t off = 0; off < nbytes && rc == 0;) {
+        uint32_t n = nbytes - off < (1u << 30) ? (uint32_t)(nbytes - off) : (1u << 30);
+        rc = bdr_stage_read(c, p, off, (char *)d + off, n);
+        off += n;
+    }
+    if (rc < 0) {
+        if (rc == -EBADMSG)
+            bdr_master_fail(1, "storage returned corrupted data %s (%s data)", bdr_stage_bad(),
+                            bdr_coll_call_name(&c->d));
+        else
+            bdr_master_fail(1, "cannot read %llu bytes of %s data from the spill file in %s: %s",
+                            (unsigned long long)nbytes, bdr_coll_call_name(&c->d), g_m.jobdir,
+                            strerror(-rc));
+        free(d);
+        return -1;
+    }
+    bdr_stage_release(c, p);
+    p->in_file = 0;
+    p->data = d;
+    p->filled = nbytes;
+    return 0;
+}
+
 /* Contribution p into c->acc: the first one becomes it.  Predefined ops
  * are commutative, so in op acc gives acc op in exactly. */
 static void fold_in(coll_t *c, piece_t *p, int first, uint64_t nbytes)
 {
+    if (read_back(c, p, nbytes) < 0)
+        return;
     if (first) {
         c->acc = p->data;
     } else if (nbytes) {
