@@ -91,6 +91,7 @@ FULL = dict(apps="pagerank,kmeans,sgd", mem="48M", ratios="4,6,8", shapes="16:1,
 
 SAMPLE_DT = 0.05
 STOP_PACE = 50  # a sample that stopped the job for t waits at least 50 t
+EVICT_PACE = 20  # an eviction pass that took t waits at least 20 t (5% of a CPU)
 # The stated overhead of a BDMPI job beyond -mem (issue 13).
 BOUND_FIXED = 16 << 20
 BOUND_PER_RANK = 512 << 10
@@ -395,8 +396,9 @@ def snapshot_mem(pids, timeout=0.5):
 
 class Sampler(threading.Thread):
     """The run's resident memory (sum over its processes of PSS anon+shmem,
-    and of RSS), paced as below, and, with evict, every SAMPLE_DT a
-    page-cache drop of the files of the run under the evict roots (files open in the run's
+    and of RSS), paced as below, and, with evict, every SAMPLE_DT (or 20
+    times as long as the previous drop took, EVICT_PACE) a page-cache drop
+    of the files of the run under the evict roots (files open in the run's
     processes, found through /proc/PID/fd, so unlinked spill files too; the
     files in the spill directories; the input).  Only pages cached at two
     consecutive samples are dropped (PageAge): the run keeps no more page
@@ -470,7 +472,7 @@ class Sampler(threading.Thread):
                 os.close(fd)
 
     def run(self):
-        next_mem = 0.0
+        next_mem = next_evict = 0.0
         while not self.stop.is_set():
             pids = tree_pids(self.pid)
             if time.monotonic() >= next_mem:
@@ -487,10 +489,15 @@ class Sampler(threading.Thread):
             # snapshots, a process in a long read (a stop waits for it:
             # 10-20 ms for Serial-ooc's 36 MiB preads) was evicted for about
             # once a second, and 4 of its 5 passes over the input came from
-            # the page cache (docs/performance.md, session 26).
-            if self.roots or self.files:
+            # the page cache (docs/performance.md, session 26).  Its own cost
+            # paces it: a pass over a 10 GiB input (mincore of 2.6 M pages)
+            # every 50 ms took most of a CPU from the job.
+            if (self.roots or self.files) and time.monotonic() >= next_evict:
+                t_ev = time.monotonic()
                 self._evict(pids)
                 self.evictions += 1
+                spent = time.monotonic() - t_ev
+                next_evict = time.monotonic() + max(SAMPLE_DT, EVICT_PACE * spent) - SAMPLE_DT / 2
             self.cpu_s = time.thread_time()
             self.stop.wait(SAMPLE_DT)
 

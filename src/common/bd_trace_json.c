@@ -5,7 +5,8 @@
  * Each rank is a thread (tid = world rank) of its node's process (pid =
  * node).  Its track is a sequence of top-level slices that never overlap:
  * "running", one slice per request that may block named after the MPI call
- * that made it, "before MPI_Init", "after MPI_Finalize".  Inside a call,
+ * that made it (and per request that cannot block but took the master 200
+ * us or more to serve), "before MPI_Init", "after MPI_Finalize".  Inside a call,
  * the master's view gives "blocked in <call>" and "waiting for a run slot";
  * inside those (or the top-level slices) the memory manager's storage I/O
  * and memory grants give "loading", "unloading", "waiting for memory".
@@ -149,6 +150,14 @@ static const char *req_name(uint32_t code)
     case BD_REQ_COLL_WAITANY: return "COLL_WAITANY (one of several collectives)";
     case BD_REQ_COLL_TESTANY: return "COLL_TESTANY (a poll of collectives)";
     case BD_REQ_COLL_PUTREF: return "COLL_PUTREF (collective data by reference)";
+    case BD_REQ_COLL_PUT: return "COLL_PUT (collective data to the master)";
+    case BD_REQ_COLL_GET: return "COLL_GET (collective data from the master)";
+    case BD_REQ_COLL_BEGIN: return "COLL_BEGIN (a collective starts)";
+    case BD_REQ_COLL_END: return "COLL_END (a collective ends)";
+    case BD_REQ_COLL_TAKE: return "COLL_TAKE (collective data in parts)";
+    case BD_REQ_SEND: return "SEND (a message through the master)";
+    case BD_REQ_MBOX_FETCH: return "MBOX_FETCH (a message from the master)";
+    case BD_REQ_NET_PULL: return "NET_PULL (a message from another node)";
     default: return "other";
     }
 }

@@ -2,7 +2,7 @@
 """trace_check.py: check a timeline written by bdmpiexec -trace FILE.
 
   trace_check.py FILE --ranks N [--nodes K] [--calls MPI_Recv,...] [--memory]
-                      [--overhead BYTES]
+                      [--overhead BYTES] [--served REQUEST]
 
 Fails (exit 1, naming every problem) unless:
   - FILE is valid JSON with a traceEvents list;
@@ -19,7 +19,10 @@ Fails (exit 1, naming every problem) unless:
     stated overhead);
   - with --memory: there are "loading" and "unloading" slices and "storage
     read" / "storage written" counters with a nonzero value;
-  - no record was dropped (otherData).
+  - no record was dropped (otherData);
+  - with --served REQ: some top-level call slice is a request REQ that the
+    master served without the rank giving up its slot (args.request starts
+    with REQ, e.g. COLL_GET), named after a call of --calls.
 Exit 0 when all hold."""
 import argparse
 import json
@@ -34,6 +37,7 @@ def main():
     ap.add_argument("--calls", default="")
     ap.add_argument("--memory", action="store_true")
     ap.add_argument("--overhead", type=float)
+    ap.add_argument("--served")
     a = ap.parse_args()
     errs = []
 
@@ -109,6 +113,15 @@ def main():
         for want in ("loading", "unloading"):
             if not any(n == want or n.startswith(want + " +") or n.endswith("+ " + want) for n in names):
                 errs.append("no slice %r" % want)
+
+    if a.served:
+        served = [e for e in allx if e.get("cat") == "mpi" and
+                  str(e.get("args", {}).get("request", "")).startswith(a.served)]
+        if not served:
+            errs.append("no call slice of a served request %s" % a.served)
+        else:
+            print("%d slices of served %s requests, the longest %d us" %
+                  (len(served), a.served, max(e["dur"] for e in served)))
 
     # Counters per node.
     for pid in procs:
