@@ -931,8 +931,8 @@ static void coll_get(slave_t *s)
     uint64_t used = 0;
     uint64_t fold_bytes = c->d.count * c->elem_size;
     int mismatch = 0;
-    if (!is_fold(c->d.kind))
-        bdr_ref_batch(c, s->coll_rank);
+    if (!is_fold(c->d.kind) && nseg && segs[0].off == 0)
+        bdr_ref_batch(c, s->coll_rank, segs[0].peer);
     for (uint32_t i = 0; i < nseg; i++) {
         const piece_t *p = NULL;
         piece_t acc = {0};

@@ -140,10 +140,12 @@ int bdr_ref_read(const piece_t *p, uint64_t off, char *dst, uint32_t len);
 const char *bdr_ref_bad(void);
 /* p goes: give its references back (nothing when it has none). */
 void bdr_ref_drop(piece_t *p);
-/* Rank `reader` (a comm rank) of c starts GETting: read the pieces by
- * reference it will read from c, all at once, when the budget has room
- * (a cache: what is not read so is read as it is asked for). */
-void bdr_ref_batch(coll_t *c, int reader);
+/* Rank `reader` (a comm rank) of c GETs the start of its piece from peer
+ * `from`: read the pieces by reference it will read from c from that peer
+ * on (readers read in peer order), all at once, when the budget has room
+ * (a cache: what is not read so is read as it is asked for).  Only
+ * all-to-alls and gathers: a scatter's reader reads one piece. */
+void bdr_ref_batch(coll_t *c, int reader, int from);
 /* Bytes of the master's memory for reading references (in the budget). */
 uint64_t bdr_ref_buffer_bytes(void);
 /* The buffers are not in use: give them back; returns the bytes freed. */

@@ -32,8 +32,9 @@
  * slots waited behind the other ranks' loads and unloads each time: 16
  * ranks of PageRank under -mem 48M made 22 GETs an Alltoallv at 1.2-1.5 ms
  * each, 70% of the iteration (docs/performance.md, session 26).  So when a
- * reader starts GETting from an instance, every piece by reference it will
- * read there is read at once into one buffer, all runs in flight together
+ * reader GETs the start of a piece of an all-to-all or gather, every piece
+ * by reference it will read there from that peer on is read at once into
+ * one buffer, all runs in flight together
  * (bd_fs_pread_batch), as far as the budget has room (bdr_stage_fits, at
  * most a 16th of it); its GETs then copy from memory.  At most NBATCH
  * readers' batches are kept (two running ranks GET in turns); a batch goes
@@ -264,11 +265,10 @@ static int batch_read(batch_t *b)
     return rc;
 }
 
-void bdr_ref_batch(coll_t *c, int reader)
+void bdr_ref_batch(coll_t *c, int reader, int from)
 {
     int k = c->d.kind, size = c->comm->size;
-    if (!g_held || g_attached <= 0 ||
-        (k != BD_COLL_ALLTOALL && k != BD_COLL_GATHER && k != BD_COLL_SCATTER))
+    if (!g_held || g_attached <= 0 || (k != BD_COLL_ALLTOALL && k != BD_COLL_GATHER) || from < 0)
         return;
     batch_t *b = NULL;
     for (int i = 0; i < NBATCH; i++) {
@@ -279,11 +279,11 @@ void bdr_ref_batch(coll_t *c, int reader)
     }
     uint64_t sb = g_st.sbpage, b16 = g_m.hdr->job.mem_budget / 16,
              cap = b16 && b16 < (16u << 20) ? b16 : (16u << 20), len = 0;
-    int lo = k == BD_COLL_SCATTER ? -1 : 0, hi = k == BD_COLL_SCATTER ? 0 : size, n = 0;
-    piece_t **ps = malloc((size_t)(hi - lo) * sizeof *ps);
+    int n = 0;
+    piece_t **ps = malloc((size_t)(size - from + 1) * sizeof *ps);
     if (!ps)
         return;
-    for (int peer = lo; peer < hi; peer++) {
+    for (int peer = from; peer < size; peer++) {
         piece_t *p = bdr_coll_get_piece(c, reader, peer);
         if (!p || !p->ref || p->ref_at || p->taken || p->got)
             continue;
