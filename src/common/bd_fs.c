@@ -2,6 +2,7 @@
 #include "bd_crc.h"
 #include "bd_fault.h"
 #include "bd_iowatch.h"
+#include "bd_ipc.h"
 
 #include <dirent.h>
 #include <linux/aio_abi.h>
@@ -305,24 +306,6 @@ int bd_fs_pread_zero(int fd, void *buf, size_t len, uint64_t off)
     return 0;
 }
 
-/* The rest of one read, synchronously: 0, -EIO at the end of the file, or -errno. */
-static int pread_rest(int fd, char *p, size_t len, uint64_t off)
-{
-    while (len) {
-        ssize_t r = pread(fd, p, len, (off_t)off);
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -errno;
-        if (r == 0)
-            return -EIO;
-        p += r;
-        off += (uint64_t)r;
-        len -= (size_t)r;
-    }
-    return 0;
-}
-
 enum { BATCH_DEPTH = 64 };
 
 int bd_fs_pread_batch(bd_fs_batch_t *b, int fd, const bd_fs_rd_t *v, int n)
@@ -336,7 +319,7 @@ int bd_fs_pread_batch(bd_fs_batch_t *b, int fd, const bd_fs_rd_t *v, int n)
     }
     if (b->broken) {
         for (int i = 0; i < n; i++) {
-            int rc = pread_rest(fd, v[i].buf, v[i].len, v[i].off);
+            int rc = bd_pread_full(fd, v[i].buf, v[i].len, v[i].off);
             if (rc < 0)
                 return rc;
         }
@@ -364,7 +347,7 @@ int bd_fs_pread_batch(bd_fs_batch_t *b, int fd, const bd_fs_rd_t *v, int n)
                 continue;
             if (r <= 0) { /* the rest one at a time (EAGAIN: no room; others) */
                 for (int i = sent; i < m && rc == 0; i++)
-                    rc = pread_rest(fd, v[base + i].buf, v[base + i].len, v[base + i].off);
+                    rc = bd_pread_full(fd, v[base + i].buf, v[base + i].len, v[base + i].off);
                 m = sent;
                 break;
             }
@@ -392,8 +375,8 @@ int bd_fs_pread_batch(bd_fs_batch_t *b, int fd, const bd_fs_rd_t *v, int n)
                 if (got < 0 && rc == 0)
                     rc = (int)got;
                 else if (got >= 0 && (size_t)got < d->len && rc == 0)
-                    rc = pread_rest(fd, (char *)d->buf + got, d->len - (size_t)got,
-                                    d->off + (uint64_t)got);
+                    rc = bd_pread_full(fd, (char *)d->buf + got, d->len - (size_t)got,
+                                       d->off + (uint64_t)got);
             }
             done += (int)r;
         }
