@@ -296,7 +296,9 @@ void bd_trace_wait_end(uint32_t code)
     if (R.ring && recorded(code)) {
         put(t, BD_TR_WAIT_END, (uint16_t)code, 0, 0);
     } else if (R.ring && R.srv_t0 && t - R.srv_t0 >= SERVED_MIN_NS) {
-        /* its begin now, at its time: the converter sorts by time */
+        /* its begin now, with its time: the converter pairs a BEGIN with
+         * the END that follows it in the ring, and nothing else of this
+         * thread's calls came between */
         put(R.srv_t0, BD_TR_WAIT_BEGIN, (uint16_t)code, 0, R.srv_id);
         put(t, BD_TR_WAIT_END, (uint16_t)code, 0, 0);
     }

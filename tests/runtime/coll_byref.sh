@@ -35,6 +35,7 @@ if [ "$strategy" = nodes ]; then
   exit $fail
 fi
 run on --
+run nr4 -- -nr 4
 run off -- -mem-dedup off
 run byref_off -- -coll-byref off
 ref_on=$(stat COLL_BYTES_REF "$wd.on"); ref_off=$(stat COLL_BYTES_REF "$wd.off")
@@ -44,6 +45,12 @@ ref_byoff=$(stat COLL_BYTES_REF "$wd.byref_off")
 batched=$(sed -n "s/.*with the same reader's other pieces, all at once \([0-9]*\)$/\1/p" "$wd.on")
 echo "read with the same reader's other pieces at once: ${batched:-0} bytes"
 [ "${batched:-0}" -gt 0 ] || { echo "FAIL: no reader's pieces were read together"; fail=1; }
+# four readers GETting in turns: a batch given up for a newer one is not
+# read again whole, so no piece is read twice
+ref4=$(stat COLL_BYTES_REF "$wd.nr4")
+batched4=$(sed -n "s/.*with the same reader's other pieces, all at once \([0-9]*\)$/\1/p" "$wd.nr4")
+echo "-nr 4: by reference ${ref4:-0} bytes, read in batches ${batched4:-0}"
+[ "${batched4:-0}" -le "${ref4:-0}" ] || { echo "FAIL: batches read more than the pieces held by reference"; fail=1; }
 [ "${ref_off:-1}" -eq 0 ] || { echo "FAIL: COLL_BYTES_REF ${ref_off:-none} without a node store"; fail=1; }
 [ "${ref_byoff:-1}" -eq 0 ] || { echo "FAIL: COLL_BYTES_REF ${ref_byoff:-none} with -coll-byref off"; fail=1; }
 [ -z "$(find "$wd" -mindepth 1 2>/dev/null)" ] || { echo "FAIL: files left in $wd"; fail=1; }
