@@ -36,14 +36,16 @@ grep -q "master: a free run slot kept free for" "$out" ||
 # other ranks' turns from the same call loaded, so only the first pair
 # runs together knowing nothing.  8 ranks, 2 rounds: 1-2 shrinks in 6 runs
 # (every strategy), 6-10 in 5 runs when such a rank was taken at what it
-# held (nothing).  Under ctest -j3 (session 22) one lrlw run gave 4: at
-# most 4 are allowed, still apart from the 6-10 of the fault.
+# held (nothing).  Under ctest -j3 (session 22) one lrlw run gave 4, and
+# one 5 in the full suite (session 26; 48 lrlw runs beside two busy loops:
+# 1-5, on main and on the build before): at most 5 are allowed, still
+# apart from the 6-10 of the fault.
 common=(-ns 8 -nr 2 -mem 5M -mem-strategy "$strategy" -sbpage 64K -mem-threshold 256K --stats)
 args=(2048 2)
 run "$strategy-first" X=1 --
 shrinks=$(stat MEM_SHRINKS "$wd.$strategy-first")
-[ -n "$shrinks" ] && [ "$shrinks" -le 4 ] ||
-  { echo "FAIL: 8 ranks gave memory back ${shrinks:-?} times in 2 rounds (at most 4: about the first pair's)"; fail=1; }
+[ -n "$shrinks" ] && [ "$shrinks" -le 5 ] ||
+  { echo "FAIL: 8 ranks gave memory back ${shrinks:-?} times in 2 rounds (at most 5: about the first pair's)"; fail=1; }
 [ -z "$(find "$wd" -mindepth 1 2>/dev/null)" ] || { echo "FAIL: files left in $wd"; fail=1; }
 rm -rf "$wd" "$wd".*
 exit $fail
