@@ -268,7 +268,8 @@ static int batch_read(batch_t *b)
 void bdr_ref_batch(coll_t *c, int reader, int from)
 {
     int k = c->d.kind, size = c->comm->size;
-    if (!g_held || g_attached <= 0 || (k != BD_COLL_ALLTOALL && k != BD_COLL_GATHER) || from < 0)
+    if (!g_held || g_attached <= 0 || (k != BD_COLL_ALLTOALL && k != BD_COLL_GATHER) || from < 0 ||
+        from >= size) /* a bad peer is the GET's to report */
         return;
     batch_t *b = NULL;
     for (int i = 0; i < NBATCH; i++) {
@@ -280,7 +281,7 @@ void bdr_ref_batch(coll_t *c, int reader, int from)
     uint64_t sb = g_st.sbpage, b16 = g_m.hdr->job.mem_budget / 16,
              cap = b16 && b16 < (16u << 20) ? b16 : (16u << 20), len = 0;
     int n = 0;
-    piece_t **ps = malloc((size_t)(size - from + 1) * sizeof *ps);
+    piece_t **ps = malloc((size_t)(size - from) * sizeof *ps);
     if (!ps)
         return;
     for (int peer = from; peer < size; peer++) {
