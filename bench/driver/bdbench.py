@@ -425,7 +425,8 @@ class Sampler(threading.Thread):
     """The run's resident memory (sum over its processes of PSS anon+shmem,
     and of RSS), paced as below, and, with evict, every SAMPLE_DT (or 5
     times the CPU the previous drop took, EVICT_PACE; the thread runs at
-    nice 19) a page-cache drop of the files of the run under the evict roots (files open in the run's
+    nice 19) a page-cache drop of the files of the run under the evict
+    roots (files open in the run's
     processes, found through /proc/PID/fd, so unlinked spill files too; the
     files in the spill directories; the input).  Only pages cached at two
     consecutive samples are dropped (PageAge): the run keeps no more page
