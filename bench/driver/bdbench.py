@@ -454,7 +454,6 @@ class Sampler(threading.Thread):
         self.t0 = time.monotonic()
         self.cpu_s = 0.0
         self.stopped_s = 0.0
-        self.evictions = 0
         self.age = PageAge()
 
     def _candidates(self, pids):
@@ -529,7 +528,6 @@ class Sampler(threading.Thread):
             if (self.roots or self.files) and time.monotonic() >= next_evict:
                 c_ev = time.thread_time()
                 self._evict(pids)
-                self.evictions += 1
                 spent = time.thread_time() - c_ev
                 next_evict = time.monotonic() + max(SAMPLE_DT, EVICT_PACE * spent) - SAMPLE_DT / 2
             self.cpu_s = time.thread_time()

@@ -288,11 +288,11 @@ void bdr_ref_batch(coll_t *c, int reader, int from)
         piece_t *p = bdr_coll_get_piece(c, reader, peer);
         if (!p || !p->ref || p->ref_at || p->taken || p->got)
             continue;
-        uint64_t bytes = (uint64_t)p->nref * sb;
-        if (len + bytes > cap)
+        uint64_t slots = (uint64_t)p->nref * sb;
+        if (len + slots > cap)
             continue;
         ps[n++] = p;
-        len += bytes;
+        len += slots;
     }
     /* one piece gains nothing over reading it as it is asked for */
     if (n < 2 || !bdr_stage_fits(len)) {
