@@ -424,12 +424,12 @@ def snapshot_mem(pids, timeout=0.5):
 class Sampler(threading.Thread):
     """The run's resident memory (sum over its processes of PSS anon+shmem,
     and of RSS), paced as below, and, with evict, every SAMPLE_DT (or 5
-    times the CPU the previous drop took, EVICT_PACE; the thread runs at
-    nice 19) a page-cache drop of the files of the run under the evict
+    times the CPU the previous drop took, EVICT_PACE; in a thread of its
+    own at nice 19, _evict_loop) a page-cache drop of the files of the run under the evict
     roots (files open in the run's
     processes, found through /proc/PID/fd, so unlinked spill files too; the
     files in the spill directories; the input).  Only pages cached at two
-    consecutive samples are dropped (PageAge): the run keeps no more page
+    consecutive passes are dropped (PageAge): the run keeps no more page
     cache than about two sampling periods of its own I/O, yet data it has
     just read, or that the kernel has just read ahead for it, is not thrown
     away under its feet.
@@ -454,6 +454,7 @@ class Sampler(threading.Thread):
         self.t0 = time.monotonic()
         self.cpu_s = 0.0
         self.stopped_s = 0.0
+        self.evict_cpu_s = 0.0
         self.age = PageAge()
 
     def _candidates(self, pids):
@@ -498,15 +499,38 @@ class Sampler(threading.Thread):
             finally:
                 os.close(fd)
 
-    def run(self):
+    def _evict_loop(self):
+        """The page-cache aging, in a thread of its own at nice 19: it stops
+        nothing, so it keeps its own pace.  Paced with the snapshots, a
+        process in a long read (a stop waits for it: 10-20 ms for
+        Serial-ooc's 36 MiB preads) was evicted for about once a second,
+        and 4 of its 5 passes over the input came from the page cache
+        (docs/performance.md, session 26).  Its own CPU paces it: a pass over
+        a 10 GiB input (mincore of 2.6 M pages) every 50 ms took most of a
+        CPU from the job; so the CPU the job leaves idle is what keeps the
+        page cache honest.  Not the snapshots' thread: at nice 19 a snapshot
+        waited for a CPU with the job stopped (stopped 11% of a run under
+        ctest -j in CI)."""
         try:  # the job's CPU first (Linux: a thread's own nice value)
             os.setpriority(os.PRIO_PROCESS, threading.get_native_id(), 19)
         except (OSError, AttributeError):
             pass
-        next_mem = next_evict = 0.0
         while not self.stop.is_set():
-            pids = tree_pids(self.pid)
+            c_ev = time.thread_time()
+            self._evict(tree_pids(self.pid))
+            spent = time.thread_time() - c_ev
+            self.evict_cpu_s = time.thread_time()
+            self.stop.wait(max(SAMPLE_DT, EVICT_PACE * spent))
+
+    def run(self):
+        evictor = None
+        if self.roots or self.files:
+            evictor = threading.Thread(target=self._evict_loop, daemon=True)
+            evictor.start()
+        next_mem = 0.0
+        while not self.stop.is_set():
             if time.monotonic() >= next_mem:
+                pids = tree_pids(self.pid)
                 counted = [p for p in pids if not (self.skip_root and p == self.pid)]
                 own, rss, held = snapshot_mem(counted)
                 self.stopped_s += held
@@ -516,22 +540,11 @@ class Sampler(threading.Thread):
                 self.peak_rss = max(self.peak_rss, rss)
                 self.max_procs = max(self.max_procs, len(pids))
                 next_mem = time.monotonic() + max(SAMPLE_DT, STOP_PACE * held) - SAMPLE_DT / 2
-            # Eviction keeps its own pace: it stops nothing.  Paced with the
-            # snapshots, a process in a long read (a stop waits for it:
-            # 10-20 ms for Serial-ooc's 36 MiB preads) was evicted for about
-            # once a second, and 4 of its 5 passes over the input came from
-            # the page cache (docs/performance.md, session 26).  Its own CPU
-            # paces it, and the thread runs at nice 19 (run()): a pass over
-            # a 10 GiB input (mincore of 2.6 M pages) every 50 ms took most
-            # of a CPU from the job; so the CPU the job leaves idle is what
-            # keeps the page cache honest.
-            if (self.roots or self.files) and time.monotonic() >= next_evict:
-                c_ev = time.thread_time()
-                self._evict(pids)
-                spent = time.thread_time() - c_ev
-                next_evict = time.monotonic() + max(SAMPLE_DT, EVICT_PACE * spent) - SAMPLE_DT / 2
-            self.cpu_s = time.thread_time()
+            self.cpu_s = time.thread_time() + self.evict_cpu_s
             self.stop.wait(SAMPLE_DT)
+        if evictor:
+            evictor.join()
+            self.cpu_s = time.thread_time() + self.evict_cpu_s
 
 
 def read_proc_io(pid):

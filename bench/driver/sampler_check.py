@@ -6,7 +6,9 @@ through bdbench's run_measured and checks:
   - a snapshot finds every counted process stopped (snapshot_mem, checked
     here on a job of its own before the measured one);
   - the job passes, and the processes were stopped at most 5% of its wall
-    time in all (the sampler paces itself: STOP_PACE);
+    time in all (the sampler paces itself: STOP_PACE), with every CPU also
+    busy with other work, as under ctest -j (session 26's sampler ran its
+    snapshots at nice 19 and stopped the job 11-30% of such a run);
   - the peak (Pss_Anon + Pss_Shmem of the master and the ranks) is within
     -mem + 16 MiB + 512 KiB per rank, as tests/runtime/budget.sh checks
     with rss_watch.
@@ -58,9 +60,15 @@ def main():
     if seen == 0:
         print("FAIL: no snapshot of the job was taken")
         fail = 1
-    # 2. the measured run
-    r = bdbench.run_measured(cmd, os.path.join(wd, "out"), os.path.join(wd, "err"), env, 120, [], [],
-                             skip_root=True)
+    # 2. the measured run, the CPUs busy
+    hogs = [subprocess.Popen(["sh", "-c", "while :; do :; done"]) for _ in range((os.cpu_count() or 1) + 1)]
+    try:
+        r = bdbench.run_measured(cmd, os.path.join(wd, "out"), os.path.join(wd, "err"), env, 120, [], [],
+                                 skip_root=True)
+    finally:
+        for h in hogs:
+            h.kill()
+            h.wait()
     smp = r["sampler"]
     bound = (budget << 20) + (16 << 20) + ns * (512 << 10)
     print("rc %d, wall %.2f s, %d samples, stopped %.3f s, peak %d bytes, bound %d (ratio %.3f)"
