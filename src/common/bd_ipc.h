@@ -290,9 +290,13 @@ typedef struct bd_cnote {
 /* Small sends to ranks of other nodes, posted without a request
  * (bd_slot_t.outq, issue 12): a ring of entries, each this header and its
  * payload, 8-byte aligned; dst -1 is padding to the ring's end, and fewer
- * than sizeof(bd_oentry_t) bytes left before the end are skipped. */
-#define BD_OUTQ_BYTES (16u << 10)
-#define BD_OUTQ_MAX 1024u /* the largest payload posted so */
+ * than sizeof(bd_oentry_t) bytes left before the end are skipped.  Shared
+ * memory a rank touches only when it sends to other nodes; messages up to
+ * the smaller of BD_OUTQ_MAX and -msg-threshold (4K by default) are posted
+ * so: with 1 KiB, a stream of 2 KiB messages took a request each (28 us a
+ * message, docs/performance.md session 27). */
+#define BD_OUTQ_BYTES (64u << 10)
+#define BD_OUTQ_MAX (8u << 10) /* the largest payload posted so */
 typedef struct bd_oentry {
     uint32_t size; /* of the entry, header included */
     int32_t dst;   /* world rank, -1 padding */

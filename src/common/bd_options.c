@@ -211,13 +211,14 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                            "its receive has it). Small and nonblocking sends never wait; a "
                            "program that relies on MPI_Send buffering (unsafe for MPI) stops "
                            "with a deadlock report (0: off)"},
-    [BD_OPT_NET_DIRECT] = {"net-direct", BD_OPT_SIZE, "64K", 0, 1LL << 50,
-                           "between nodes, a contiguous message of at least this size moves "
-                           "without spill files when its receiver takes it soon: the sending "
-                           "master reads it from the sender's memory in pipelined chunks and "
-                           "the receiving master writes them into the posted receive buffer; "
-                           "otherwise (or above -msg-threshold but below this size) it goes "
-                           "through spill files on both nodes (0: never)"},
+    [BD_OPT_NET_DIRECT] = {"net-direct", BD_OPT_SIZE, "4K", 0, 1LL << 50,
+                           "between nodes, a contiguous message of at least this size and "
+                           "above -msg-threshold moves without spill files when its receiver "
+                           "takes it soon: the sending master reads it from the sender's "
+                           "memory in pipelined chunks and the receiving master writes them "
+                           "into the posted receive buffer; otherwise (or above "
+                           "-msg-threshold but below this size) it goes through spill files "
+                           "on both nodes (0: never)"},
     [BD_OPT_COLL_STAGE] = {"coll-stage", BD_OPT_SIZE, "0", 0, 1LL << 50,
                            "bounded collective staging: the master holds at most about this "
                            "many bytes of MPI_Alltoall(v,w) (in place: on one node), "

@@ -1,15 +1,18 @@
 #!/bin/bash
-# net_posted.sh BDMPIEXEC PROGRAM N [bdmpiexec options...]
-# Runs net_posted (N small sends from rank 0 to a rank of another node)
+# net_posted.sh BDMPIEXEC PROGRAM N[:MAX] [bdmpiexec options...]
+# Runs net_posted (N small sends of 1..MAX bytes from rank 0 to a rank of
+# another node)
 # with --stats and reads rank 0's requests to the master (RPCS): posted to
 # the master's queue, the sends cost none (the 1 in 100 Ssends wait for
 # their match, the rest is start-up and the end); a request each before
 # (issue 12, session 17): N.  The bound is N/4.  Exit 0 pass, 1 fail.
 set -u
-exe=$1; prog=$2; n=$3; shift 3
+exe=$1; prog=$2; n=${3%%:*}; max=1000
+case $3 in *:*) max=${3#*:} ;; esac
+shift 3
 out=$(mktemp /tmp/bdmpi-netpost.XXXXXX)
 fail=0
-"$exe" --stats "$@" "$prog" "$n" > "$out" 2>&1
+"$exe" --stats "$@" "$prog" "$n" "$max" > "$out" 2>&1
 rc=$?
 grep -v '^  [A-Z]' "$out" | head -40
 [ $rc = 0 ] || { echo "FAIL: exit status $rc"; fail=1; }
