@@ -5,6 +5,10 @@
  *   posted    rank 2 has posted its receives before rank 0 sends messages of
  *             odd sizes (64 KiB to 4 MiB + 17); then the other way round,
  *             with blocking receives that wait in the master;
+ *   mid       as posted's first half, messages of 4 KiB + 1 to 64 KiB - 1
+ *             (above -msg-threshold, 4K): no spill file either (--stats
+ *             SENDS_FILE 0; they went through spill files on both nodes
+ *             while -net-direct's default was 64K, before session 27);
  *   stream    windows of 8 nonblocking 1 MiB sends to receives posted first
  *             (--stats: written straight into the receive buffers, all 32
  *             unless the machine keeps the receiver off its CPU for 50 ms);
@@ -371,6 +375,32 @@ static void types(void)
     free(b);
 }
 
+static void mid(void)
+{
+    static const size_t sz[] = {4097, 8192, 32768, 65535};
+    enum { N = sizeof sz / sizeof sz[0] };
+    unsigned char *b[N];
+    MPI_Request q[N];
+    for (size_t k = 0; k < N; k++)
+        b[k] = xmalloc(sz[k]);
+    if (g_rank == 2)
+        for (size_t k = 0; k < N; k++)
+            MPI_Irecv(b[k], (int)sz[k], MPI_BYTE, 0, (int)k, MPI_COMM_WORLD, &q[k]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (g_rank == 0)
+        for (size_t k = 0; k < N; k++) {
+            fill(b[k], 0, (int)k, sz[k]);
+            MPI_Send(b[k], (int)sz[k], MPI_BYTE, 2, (int)k, MPI_COMM_WORLD);
+        }
+    if (g_rank == 2) {
+        MPI_Waitall(N, q, MPI_STATUSES_IGNORE);
+        for (size_t k = 0; k < N; k++)
+            check(b[k], 0, (int)k, sz[k], sz[k], "mid");
+    }
+    for (size_t k = 0; k < N; k++)
+        free(b[k]);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -386,6 +416,8 @@ int main(int argc, char **argv)
     }
     if (!strcmp(mode, "posted"))
         posted();
+    else if (!strcmp(mode, "mid"))
+        mid();
     else if (!strcmp(mode, "stream"))
         stream();
     else if (!strcmp(mode, "late"))
