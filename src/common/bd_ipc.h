@@ -119,6 +119,14 @@ enum bd_req_code {
                            zeros), then nslot uint32 CRC32C: a whole piece by reference to the
                            sender's stored copy (bd_mem_store_take), the references now the
                            master's; sent only in instances that do not pipeline */
+    BD_REQ_COLL_SMALL,  /* a small blocking collective in one request (BEGIN, PUT, WAIT,
+                           GET and END; session 27): ctx, myrank; window: bd_coll_desc_t,
+                           then at BD_COLL_SMALL_PUT a PUT block (nseg 0: nothing to give);
+                           arg[0] bytes of result wanted (0: none), answered when the
+                           collective is complete for this rank with them at the window's
+                           start (the GET of BD_SEG peer -1, offset 0) and
+                           resp.arg[0] = mismatch; status BD_RESP_REVOKED as a WAIT.  Never
+                           with receives posted (no mailbox watch) */
     BD_REQ__COUNT
 };
 
@@ -148,7 +156,9 @@ typedef struct bd_req {
  * collective, ...). */
 static inline uint64_t bd_req_phase_key(const bd_req_t *r)
 {
-    uint64_t k = r->code;
+    /* a small collective is a collective wait, as it was before it was one
+     * request (the look-ahead's phases are unchanged by it) */
+    uint64_t k = r->code == BD_REQ_COLL_SMALL ? BD_REQ_COLL_WAIT : r->code;
     if (r->code == BD_REQ_P2P_WAIT)
         k |= (uint64_t)(r->arg[1] & 0xff) << 16;
     return k;
@@ -170,6 +180,8 @@ typedef struct bd_resp {
  * the master reads (process_vm_readv) before it answers */
 #define BD_SEND_PULL 0x4
 
+/* BD_REQ_COLL_SMALL's PUT block, after the description in the window */
+#define BD_COLL_SMALL_PUT 64
 #define BD_COLL_ADDR 0x100 /* collective request: ctx, myrank, rid name the instance */
 /* COLL_WAIT, COLL_WAITANY or a blocking COLL_TAKE (arg[0] 0 or 1; it then
  * offers nothing) of a rank with receives posted: the wait also

@@ -144,6 +144,7 @@ static const char *req_name(uint32_t code)
     case BD_REQ_P2P_WAIT: return "P2P_WAIT (a message)";
     case BD_REQ_MBOX_FULL: return "MBOX_FULL (room in a mailbox)";
     case BD_REQ_COLL_WAIT: return "COLL_WAIT (a collective)";
+    case BD_REQ_COLL_SMALL: return "COLL_SMALL (a small collective, one request)";
     case BD_REQ_CRIT_ENTER: return "CRIT_ENTER (the critical section)";
     case BD_REQ_YIELD: return "YIELD (a poll that found nothing)";
     case BD_REQ_COLL_TEST: return "COLL_TEST (a poll of a collective)";

@@ -259,7 +259,8 @@ void bdr_comm_revoke(int ctx)
         /* A wait names its instance (BD_COLL_ADDR), or it is the one the
          * rank began (a communicator creation's, comm.c split_rpc). */
         if (s->state == SL_BLOCKED && s->blk == BLK_COLL && !s->revoked &&
-            s->slot->req.code == BD_REQ_COLL_WAIT && s->coll && s->coll->ctx == ctx) {
+            (s->slot->req.code == BD_REQ_COLL_WAIT || s->slot->req.code == BD_REQ_COLL_SMALL) &&
+            s->coll && s->coll->ctx == ctx) {
             s->revoked = 1;
             bdr_sched_make_runnable(s);
         } else if (s->state == SL_BLOCKED && s->blk == BLK_COLL &&

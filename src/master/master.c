@@ -164,6 +164,7 @@ static const route_t g_routes[BD_REQ__COUNT] = {
     [BD_REQ_COLL_TESTANY] = {bdr_coll_req_waitany, 0},
     [BD_REQ_COLL_GET] = {bdr_coll_req_get, 0},
     [BD_REQ_COLL_END] = {bdr_coll_req_end, 0, 1},
+    [BD_REQ_COLL_SMALL] = {bdr_coll_req_small, 0},
     [BD_REQ_COLL_TAKE] = {bdr_coll_req_take, 0},
     [BD_REQ_CTX_ALLOC] = {bdr_comm_req_ctx_alloc, 0},
     [BD_REQ_COMM_REGISTER] = {bdr_comm_req_register, 0},
@@ -241,6 +242,7 @@ static void resume(slave_t *s)
     case BLK_COLL:
         if (s->revoked) { /* MPIX_Comm_revoke: the collective fails */
             s->revoked = 0;
+            s->small_open = 0;
             s->slot->resp.status = BD_RESP_REVOKED;
             bdr_sched_respond(s);
         } else {

@@ -104,9 +104,13 @@ typedef struct slave {
      * only matches its posted receives (coll_pipe.c away). */
     struct coll *take_notyet;
     int crit_granted;
-    int poke;        /* something it may be waiting for changed */
-    int resuming;    /* being resumed: a failed poll must not yield again */
-    int revoked;     /* BLK_COLL: its communicator was revoked; answer BD_RESP_REVOKED */
+    int poke;     /* something it may be waiting for changed */
+    int resuming; /* being resumed: a failed poll must not yield again */
+    int revoked;  /* BLK_COLL: its communicator was revoked; answer BD_RESP_REVOKED */
+    /* BD_REQ_COLL_SMALL (coll_small.c): its BEGIN and PUT are done and it
+     * waits; mute: bdr_sched_respond only counts in muted (the steps of one
+     * request, answered once). */
+    int small_open, mute, muted;
     int cancel_wait; /* its MPI_Cancel of send cancel_id waits for another node's answer */
     uint64_t cancel_id;
     /* memory accounting (memacct.c) */
@@ -742,6 +746,8 @@ void bdr_coll_req_wait(slave_t *s, const bd_req_t *r);
 void bdr_coll_req_waitany(slave_t *s, const bd_req_t *r); /* COLL_WAITANY, COLL_TESTANY */
 void bdr_coll_req_get(slave_t *s, const bd_req_t *r);
 void bdr_coll_req_end(slave_t *s, const bd_req_t *r);
+/* BD_REQ_COLL_SMALL: BEGIN, PUT, WAIT, GET and END in one (coll_small.c). */
+void bdr_coll_req_small(slave_t *s, const bd_req_t *r);
 /* Blocked s may go on (it may GET the results of its collective). */
 int bdr_coll_ready(slave_t *s);
 /* What s, blocked in a collective, waits for, for a deadlock report. */

@@ -7,6 +7,10 @@
 
 void bdr_sched_respond(slave_t *s)
 {
+    if (s->mute) { /* one step of a request answered as a whole (coll_small.c) */
+        s->muted++;
+        return;
+    }
     bd_slot_t *sl = s->slot;
     uint32_t v = atomic_load_explicit(&sl->resp_seq, memory_order_relaxed) + 1;
     atomic_store_explicit(&sl->resp_seq, v, memory_order_release);

@@ -828,18 +828,23 @@ static MPI_Request req_new_coll(bdl_nbc_t *nb)
 
 /* A nonblocking call's request is complete at once if its results are
  * already there. */
+int bdl_nbc_status(MPI_Comm comm, const char *call, int err)
+{
+    if (err == MPIX_ERR_REVOKED)
+        return bdl_comm_revoked_error(comm, call ? call : "collective");
+    if (err)
+        return bdl_error(comm, err, call ? call : "collective",
+                         "the data received does not match the receive buffer (the ranks' "
+                         "counts or type signatures disagree)");
+    return MPI_SUCCESS;
+}
+
 int bdl_nbc_launch(bdl_nbc_t *nb, MPI_Request *request)
 {
     if (!request) {
         if (nb->size > 1)
             bdl_nbc_progress(nb, 1);
-        if (nb->err == MPIX_ERR_REVOKED)
-            return bdl_comm_revoked_error(nb->comm, nb->call ? nb->call : "collective");
-        if (nb->err)
-            return bdl_error(nb->comm, nb->err, nb->call ? nb->call : "collective",
-                             "the data received does not match the receive buffer (the ranks' "
-                             "counts or type signatures disagree)");
-        return MPI_SUCCESS;
+        return bdl_nbc_status(nb->comm, nb->call, nb->err);
     }
     bdl_nbc_t *h = malloc(sizeof *h);
     if (!h)

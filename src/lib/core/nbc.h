@@ -161,6 +161,9 @@ int bdl_nbc_pipe_eligible(const bdl_comm_t *c);
  * blocking call (request NULL) completes now and reports its error; a
  * nonblocking one tells the master it has arrived and gets a request. */
 int bdl_nbc_launch(bdl_nbc_t *nb, MPI_Request *request);
+/* A blocking collective's outcome err (0, MPI_ERR_TRUNCATE for counts that
+ * disagree, MPIX_ERR_REVOKED) as call's return value on comm. */
+int bdl_nbc_status(MPI_Comm comm, const char *call, int err);
 
 /* Nonblocking collectives: progress one (returns 1 once it is complete;
  * blocking: wait for it); poll, or with block wait for, several at once

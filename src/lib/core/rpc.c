@@ -38,6 +38,7 @@ static int may_block(uint32_t code)
     case BD_REQ_P2P_WAIT:
     case BD_REQ_MBOX_FULL:
     case BD_REQ_COLL_WAIT:
+    case BD_REQ_COLL_SMALL:
     case BD_REQ_CRIT_ENTER:
     case BD_REQ_YIELD:
     case BD_REQ_COLL_TEST:

@@ -5,6 +5,7 @@
 #include "bd_mem.h"
 #include "core.h"
 #include "dt.h"
+#include "nbc.h"
 #include "request.h"
 #include "xfer.h"
 
@@ -62,6 +63,67 @@ void bdl_xfer_begin_pipe_parts(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root,
                                int api)
 {
     xfer_begin(x, c, kind, root, 0, 0, nparts, api, 1);
+}
+
+int bdl_xfer_small(bdl_comm_t *c, int kind, int root, int dtype, int op, uint64_t count, int api,
+                   const void *in, uint64_t count_in, void *out, uint64_t count_out,
+                   const bdl_dt_t *t, int get_peer, uint64_t get_total, int *status)
+{
+    _Static_assert(sizeof(bd_coll_desc_t) <= BD_COLL_SMALL_PUT, "description too large");
+    uint64_t nin = count_in * t->psize, nout = count_out * t->psize;
+    uint64_t put_end = BD_COLL_SMALL_PUT + 8 + sizeof(bd_seg_t) + ((nin + 7) & ~7ull);
+    if (put_end > bdl_g.window || nout > bdl_g.window || bdl_mt_busy() || bdl_nbc_pipes_pending())
+        return 0;
+    /* The request's own blocking steps (bdl_rpc) would settle single-copy
+     * sends, which may make requests of their own through the window:
+     * settled first, before the window is filled. */
+    bdl_p2p_settle();
+    if (bdl_p2p_posted_any())
+        return 0;
+    bd_coll_desc_t d = {.kind = kind,
+                        .root = root,
+                        .dtype = dtype,
+                        .op = op,
+                        .count = count,
+                        .seq = c->coll_seq++,
+                        .api = api};
+    bd_req_t *r = bdl_req_begin(BD_REQ_COLL_SMALL);
+    r->ctx = c->ctx;
+    r->myrank = c->rank;
+    r->arg[0] = (int64_t)nout;
+    r->arg[1] = get_peer;
+    r->arg[2] = (int64_t)get_total;
+    memcpy(bdl_g.win, &d, sizeof d);
+    char *pb = bdl_g.win + BD_COLL_SMALL_PUT;
+    uint32_t nseg = nin ? 1 : 0;
+    memset(pb, 0, 8);
+    memcpy(pb, &nseg, sizeof nseg);
+    if (nin) {
+        bd_seg_t seg = {-1, (uint32_t)nin, 0, nin};
+        memcpy(pb + 8, &seg, sizeof seg);
+        const char *contig = bdl_dt_contig(t, in, count_in);
+        if (contig)
+            memcpy(pb + 8 + sizeof seg, contig, nin);
+        else
+            bdl_dt_pack(t, in, count_in, 0, pb + 8 + sizeof seg, nin);
+    }
+    bdl_resp()->status = BD_RESP_OK;
+    bdl_rpc();
+    if (bdl_resp()->status == BD_RESP_REVOKED) {
+        *status = MPIX_ERR_REVOKED;
+        return 1;
+    }
+    *status = bdl_resp()->arg[0] ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    if (nout) {
+        char *contig = bdl_dt_contig(t, out, count_out);
+        if (contig) {
+            bdl_lib_mem_discard(contig, nout);
+            memcpy(contig, bdl_g.win, nout);
+        } else {
+            bdl_dt_unpack(t, out, count_out, 0, bdl_g.win, nout);
+        }
+    }
+    return 1;
 }
 
 void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code)

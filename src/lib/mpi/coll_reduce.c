@@ -25,6 +25,11 @@ static int barrier(const char *call, MPI_Comm comm, MPI_Request *request, int nb
         return request ? bdl_ic_barrier(c, call, request) : bdl_inter_barrier(c, comm);
     if (!request && bdl_lc_eligible(c, 0))
         return bdl_lc_barrier(c, comm, call);
+    int st;
+    if (!request && c->size > 1 &&
+        bdl_xfer_small(c, BD_COLL_BARRIER, 0, 0, 0, 0, bdl_coll_api(BD_API_BARRIER, NULL), NULL, 0,
+                       NULL, 0, bdl_dt_byte(), -1, 0, &st))
+        return bdl_nbc_status(comm, call, st);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
     if (c->size > 1)
@@ -197,6 +202,12 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
             free(nb.taken);
         return rc;
     }
+    uint64_t bytes = (uint64_t)count * t->psize;
+    if (!request && c->size > 1 &&
+        bdl_xfer_small(c, BD_COLL_BCAST, root, 0, 0, 0, bdl_coll_api(BD_API_BCAST, NULL), buffer,
+                       c->rank == root ? (uint64_t)count : 0, buffer,
+                       c->rank == root ? 0 : (uint64_t)count, t, 0, bytes, &rc))
+        return bdl_nbc_status(comm, call, rc);
     if (c->size > 1)
         bcast_start(c, &nb, buffer, (uint64_t)count, t, root, bdl_coll_api(BD_API_BCAST, request));
     return bdl_nbc_launch(&nb, request);
@@ -336,6 +347,11 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
     if (!u && !request && bdl_lc_eligible(c, k * t->psize))
         return bdl_lc_reduce(c, comm, call, in, recvbuf, k, t, op, root, all);
     int api = bdl_coll_api(all ? BD_API_ALLREDUCE : BD_API_REDUCE, request);
+    int st;
+    if (!u && !request && c->size > 1 &&
+        bdl_xfer_small(c, all ? BD_COLL_ALLREDUCE : BD_COLL_REDUCE, all ? 0 : root, t->basic, op,
+                       k * t->nelem, api, in, k, recvbuf, receives ? k : 0, t, -1, 0, &st))
+        return bdl_nbc_status(comm, call, st);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
     if (c->size == 1) {

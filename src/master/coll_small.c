@@ -1,0 +1,94 @@
+/* BD_REQ_COLL_SMALL: a small blocking collective in one request.
+ *
+ * A collective through the master is five requests (BEGIN, PUT, WAIT, GET,
+ * END), each a round trip: two process switches, 5-20 us on these VMs.
+ * Between nodes a one-double MPI_Allreduce took 127 us with every process
+ * on one CPU, nearly all of it switches (docs/performance.md, session 27).
+ * The library sends this one request instead when the input and the
+ * result fit in the window, the call blocks, and the rank has no receive
+ * posted (a WAIT with posted receives must let the rank match messages
+ * that arrive meanwhile, BD_COLL_WATCH, which this does not do).
+ *
+ * The steps are the requests' own handlers, called in order with their
+ * answers muted (bdr_sched_respond counts them in s->muted): a step that
+ * did not answer failed the job.  The wait blocks like COLL_WAIT; when the
+ * rank is resumed the master calls this handler again (redo), and
+ * s->small_open says BEGIN and PUT are done. */
+#include <string.h>
+
+#include "coll.h"
+#include "master.h"
+
+/* One step of the request: 1 if it answered (succeeded), else 0. */
+static int step(slave_t *s, void (*fn)(slave_t *, const bd_req_t *), const bd_req_t *r,
+                uint32_t code)
+{
+    bd_req_t q = *r;
+    q.code = code;
+    q.flags = 0;
+    q.arg[0] = 0;
+    s->mute = 1;
+    s->muted = 0;
+    fn(s, &q);
+    s->mute = 0;
+    return s->muted > 0 && !g_m.stopping;
+}
+
+/* The collective is complete for s: its result into the window, the end. */
+static void finish(slave_t *s, const bd_req_t *r)
+{
+    s->small_open = 0;
+    uint64_t want = (uint64_t)r->arg[0];
+    s->slot->resp.arg[0] = 0;
+    if (want) {
+        if (want > g_m.hdr->window) {
+            bdr_master_fail(1,
+                            "rank %d asked for %llu bytes of a collective's result, more "
+                            "than its window",
+                            s->world, (unsigned long long)want);
+            return;
+        }
+        uint32_t nseg = 1;
+        bd_seg_t seg = {(int32_t)r->arg[1], (uint32_t)want, 0, (uint64_t)r->arg[2]};
+        memset(s->win, 0, 8);
+        memcpy(s->win, &nseg, sizeof nseg);
+        memcpy(s->win + 8, &seg, sizeof seg);
+        if (!step(s, bdr_coll_req_get, r, BD_REQ_COLL_GET))
+            return;
+    }
+    int64_t mismatch = s->slot->resp.arg[0];
+    if (!step(s, bdr_coll_req_end, r, BD_REQ_COLL_END))
+        return;
+    s->slot->resp.arg[0] = mismatch;
+    bdr_sched_respond(s);
+}
+
+void bdr_coll_req_small(slave_t *s, const bd_req_t *r)
+{
+    if (!s->small_open) {
+        if (!step(s, bdr_coll_req_begin, r, BD_REQ_COLL_BEGIN))
+            return;
+        /* the PUT block follows the description in the window */
+        s->win += BD_COLL_SMALL_PUT;
+        int ok = step(s, bdr_coll_req_put, r, BD_REQ_COLL_PUT);
+        s->win -= BD_COLL_SMALL_PUT;
+        if (!ok)
+            return;
+        s->small_open = 1;
+    }
+    coll_t *c = s->coll;
+    if (c->comm && c->comm->revoked) {
+        /* MPIX_Comm_revoke came before this rank waited: it fails, as a
+         * COLL_WAIT does (bdr_comm_req_coll_wait) */
+        s->small_open = 0;
+        s->slot->resp.status = BD_RESP_REVOKED;
+        bdr_sched_respond(s);
+        return;
+    }
+    if (bdr_coll_arrive(s, c) < 0)
+        return;
+    if (bdr_coll_rank_ready(c, s->coll_rank))
+        finish(s, r);
+    else
+        bdr_sched_block(s, BLK_COLL);
+}

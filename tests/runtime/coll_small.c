@@ -1,0 +1,99 @@
+/* coll_small [ROUNDS]: small blocking collectives through the master, each
+ * one request (BD_REQ_COLL_SMALL, session 27), checked against values every
+ * rank computes itself:
+ *   - MPI_Allreduce of 0, 1, 3 and 100 doubles (MPI_SUM; integers held in
+ *     doubles, so any order of addition gives the same bits), in place too;
+ *   - MPI_Reduce of ints (MPI_MAX) to a root that moves every round;
+ *   - MPI_Bcast of a strided vector type from a root that moves (the
+ *     elements between the strides must stay as they were);
+ *   - MPI_Barrier;
+ *   - every 10th round an MPI_Allreduce with a receive posted, which takes
+ *     the usual path (a wait then watches the mailbox): the message it
+ *     waits for is sent after the Allreduce by the rank after it.
+ * Run by coll_small.sh with --stats, which checks the requests per
+ * collective.  Prints "PASS coll_small" and exits 0, else names what
+ * differed and exits 1. */
+#include <mpi.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int g_rank, g_bad;
+
+static void expect(int ok, const char *what, int round)
+{
+    if (!ok && g_bad++ < 10)
+        fprintf(stderr, "rank %d: round %d: %s wrong\n", g_rank, round, what);
+}
+
+int main(int argc, char **argv)
+{
+    MPI_Init(&argc, &argv);
+    int size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &g_rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int rounds = argc > 1 ? atoi(argv[1]) : 200;
+    double in[100], out[100];
+    int vec[3 * 16];
+    MPI_Datatype strided;
+    MPI_Type_vector(16, 1, 3, MPI_INT, &strided);
+    MPI_Type_commit(&strided);
+    for (int r = 0; r < rounds; r++) {
+        static const int counts[] = {0, 1, 3, 100};
+        int n = counts[r % 4];
+        for (int i = 0; i < n; i++)
+            in[i] = (double)(g_rank + 1) * (i + 1) + r;
+        for (int i = 0; i < 100; i++)
+            out[i] = -1.0;
+        MPI_Allreduce(in, out, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        int ok = 1;
+        for (int i = 0; i < n; i++)
+            ok &= out[i] == (double)size * (size + 1) / 2 * (i + 1) + (double)r * size;
+        ok &= n == 100 || out[n] == -1.0;
+        expect(ok, "MPI_Allreduce", r);
+
+        MPI_Allreduce(MPI_IN_PLACE, in, n, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+        ok = 1;
+        for (int i = 0; i < n; i++)
+            ok &= in[i] == (double)size * (size + 1) / 2 * (i + 1) + (double)r * size;
+        expect(ok, "MPI_Allreduce in place", r);
+
+        int root = r % size, mine[2] = {g_rank * 7 + r, -g_rank}, got[2] = {-5, -5};
+        MPI_Reduce(mine, got, 2, MPI_INT, MPI_MAX, root, MPI_COMM_WORLD);
+        if (g_rank == root)
+            expect(got[0] == (size - 1) * 7 + r && got[1] == 0, "MPI_Reduce", r);
+        else
+            expect(got[0] == -5 && got[1] == -5, "MPI_Reduce (not the root)", r);
+
+        for (int i = 0; i < 3 * 16; i++)
+            vec[i] = g_rank == root ? i * 10 + r : -1;
+        MPI_Bcast(vec, 1, strided, root, MPI_COMM_WORLD);
+        ok = 1;
+        for (int i = 0; i < 3 * 16; i++)
+            ok &= vec[i] == (i % 3 == 0 || g_rank == root ? i * 10 + r : -1);
+        expect(ok, "MPI_Bcast (vector type)", r);
+
+        MPI_Barrier(MPI_COMM_WORLD);
+
+        if (r % 10 == 0 && size > 1) {
+            int msg = -1, prev = (g_rank + size - 1) % size, next = (g_rank + 1) % size;
+            MPI_Request q;
+            MPI_Irecv(&msg, 1, MPI_INT, next, 9, MPI_COMM_WORLD, &q);
+            double one = 1.0, all = 0.0;
+            MPI_Allreduce(&one, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+            expect(all == (double)size, "MPI_Allreduce with a receive posted", r);
+            int v = g_rank * 1000 + r;
+            MPI_Send(&v, 1, MPI_INT, prev, 9, MPI_COMM_WORLD);
+            MPI_Wait(&q, MPI_STATUS_IGNORE);
+            expect(msg == next * 1000 + r, "the message received around the MPI_Allreduce", r);
+        }
+    }
+    MPI_Type_free(&strided);
+    int tot = 0;
+    MPI_Allreduce(&g_bad, &tot, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (g_rank == 0)
+        printf(tot ? "FAIL coll_small: %d wrong\n" : "PASS coll_small %d rounds\n",
+               tot ? tot : rounds);
+    MPI_Finalize();
+    return tot != 0;
+}
