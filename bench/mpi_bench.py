@@ -10,6 +10,8 @@ Shapes (issue 12's targets):
   2:2   bdmpiexec -ns 2 -nr 2   vs  mpiexec -n 2
   8:2   bdmpiexec -ns 8 -nr 2   vs  mpiexec -n 8
   16:1  bdmpiexec -ns 16 -nr 1  (ring and allreduce)
+  N*S:R bdmpiexec -nn N -ns S -nr R  vs  mpiexec -n N*S (several nodes;
+        2*1:1 is one rank on each of two masters)
   With --baseline-build, every shape also runs the same program linked
   against another BDMPI build, alternating with the others, and prints
   baseline/current (for times, > 1: current faster).
@@ -110,7 +112,32 @@ def main():
         common += ["--tests", args.tests]
     print(f"# mpi_bench.py: build {bd}, MPICH {mpicc}, {args.rounds} alternating rounds")
     for shape in args.shapes.split(","):
-        ns, nr = (int(x) for x in shape.split(":"))
+        nodes, _, rest = shape.rpartition("*")
+        nn = int(nodes) if nodes else 1
+        ns, nr = (int(x) for x in rest.split(":"))
+        if nn > 1:
+            where = ["-nn", str(nn), "-ns", str(ns), "-nr", str(nr)]
+            bd_runs, mp_runs, old_runs = [], [], []
+            for _ in range(args.rounds):
+                for prog, exe, runs in ((prog_bd, bdmpiexec, bd_runs),
+                                        (prog_old, old_exec if prog_old else None, old_runs)):
+                    if prog:
+                        r = run([exe, *where, prog, *common], args.timeout)
+                        if r:
+                            runs.append(r)
+                if prog_mp:
+                    r = run([mpiexec, "-n", str(nn * ns), prog_mp, *common], args.timeout)
+                    if r:
+                        mp_runs.append(r)
+            if not bd_runs:
+                return 1
+            if mp_runs:
+                table(f"{nn * ns} ranks: bdmpiexec {' '.join(where)} vs mpiexec -n {nn * ns}",
+                      "BDMPI", best(bd_runs), "MPICH", best(mp_runs))
+            if old_runs:
+                table(f"bdmpiexec {' '.join(where)}: baseline against current (same invocation)",
+                      "baseline", best(old_runs), "current", best(bd_runs))
+            continue
         if nr == 1 and ns > 2:
             opts = common + ([] if args.tests else ["--tests", "ring,allreduce"]) + ["--max", "64K"]
             new_runs, old_runs = [], []
