@@ -125,8 +125,10 @@ enum bd_req_code {
                            arg[0] bytes of result wanted (0: none), answered when the
                            collective is complete for this rank with them at the window's
                            start (the GET of BD_SEG peer -1, offset 0) and
-                           resp.arg[0] = mismatch; status BD_RESP_REVOKED as a WAIT.  Never
-                           with receives posted (no mailbox watch) */
+                           resp.arg[0] = mismatch; status BD_RESP_REVOKED as a WAIT.  With
+                           BD_COLL_WATCH answered BD_RESP_NOTYET as a WAIT is, its BEGIN and
+                           PUT done: the rank matches, then sends the same request again,
+                           which only waits */
     BD_REQ__COUNT
 };
 
@@ -183,8 +185,8 @@ typedef struct bd_resp {
 /* BD_REQ_COLL_SMALL's PUT block, after the description in the window */
 #define BD_COLL_SMALL_PUT 64
 #define BD_COLL_ADDR 0x100 /* collective request: ctx, myrank, rid name the instance */
-/* COLL_WAIT, COLL_WAITANY or a blocking COLL_TAKE (arg[0] 0 or 1; it then
- * offers nothing) of a rank with receives posted: the wait also
+/* COLL_WAIT, COLL_SMALL, COLL_WAITANY or a blocking COLL_TAKE (arg[0] 0 or
+ * 1; it then offers nothing) of a rank with receives posted: the wait also
  * ends, answered
  * BD_RESP_NOTYET, when its mailbox's event count is no longer arg[7] (a
  * message for one of them may have come, and a synchronous sender, maybe on

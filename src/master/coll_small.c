@@ -5,9 +5,10 @@
  * Between nodes a one-double MPI_Allreduce took 127 us with every process
  * on one CPU, nearly all of it switches (docs/performance.md, session 27).
  * The library sends this one request instead when the input and the
- * result fit in the window, the call blocks, and the rank has no receive
- * posted (a WAIT with posted receives must let the rank match messages
- * that arrive meanwhile, BD_COLL_WATCH, which this does not do).
+ * result fit in the window and the call blocks.  A rank with receives
+ * posted watches its mailbox as a COLL_WAIT does (BD_COLL_WATCH: answered
+ * BD_RESP_NOTYET when a message came, so that it matches; then it sends
+ * the same request again, which finds BEGIN and PUT done and only waits).
  *
  * The steps are the requests' own handlers, called in order with their
  * answers muted (bdr_sched_respond counts them in s->muted): a step that
@@ -87,8 +88,12 @@ void bdr_coll_req_small(slave_t *s, const bd_req_t *r)
     }
     if (bdr_coll_arrive(s, c) < 0)
         return;
-    if (bdr_coll_rank_ready(c, s->coll_rank))
+    if (bdr_coll_rank_ready(c, s->coll_rank)) {
         finish(s, r);
-    else
+    } else if (bdr_mbox_watch_moved(s)) {
+        s->slot->resp.status = BD_RESP_NOTYET; /* it matches, then waits again */
+        bdr_sched_respond(s);
+    } else {
         bdr_sched_block(s, BLK_COLL);
+    }
 }

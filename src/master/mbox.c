@@ -279,13 +279,13 @@ void bdr_mbox_poll(void)
     }
 }
 
-/* A COLL_WAIT, COLL_WAITANY or blocking COLL_TAKE with BD_COLL_WATCH
+/* A COLL_WAIT, COLL_SMALL, COLL_WAITANY or blocking COLL_TAKE with BD_COLL_WATCH
  * whose mailbox moved (bd_ipc.h). */
 int bdr_mbox_watch_moved(slave_t *s)
 {
     const bd_req_t *r = &s->slot->req;
-    return (r->code == BD_REQ_COLL_WAIT || r->code == BD_REQ_COLL_WAITANY ||
-            (r->code == BD_REQ_COLL_TAKE && r->arg[0] <= 1)) &&
+    return (r->code == BD_REQ_COLL_WAIT || r->code == BD_REQ_COLL_SMALL ||
+            r->code == BD_REQ_COLL_WAITANY || (r->code == BD_REQ_COLL_TAKE && r->arg[0] <= 1)) &&
            (r->flags & BD_COLL_WATCH) &&
            (atomic_load_explicit(&s->mb->event_seq, memory_order_acquire) != (uint32_t)r->arg[7] ||
             s->novf);

@@ -7,9 +7,12 @@
  *   - MPI_Bcast of a strided vector type from a root that moves (the
  *     elements between the strides must stay as they were);
  *   - MPI_Barrier;
- *   - every 10th round an MPI_Allreduce with a receive posted, which takes
- *     the usual path (a wait then watches the mailbox): the message it
- *     waits for is sent after the Allreduce by the rank after it.
+ *   - every 10th round an MPI_Allreduce with a receive posted: rank 0
+ *     posts a receive from the last rank, which sends it with MPI_Ssend
+ *     before it enters the Allreduce, so rank 0 must match it while it
+ *     waits in the Allreduce (MPI's progress rule; without it both wait
+ *     for ever); the others receive, after the Allreduce, a message the
+ *     rank after them sent after it.
  * Run by coll_small.sh with --stats, which checks the requests per
  * collective.  Prints "PASS coll_small" and exits 0, else names what
  * differed and exits 1. */
@@ -75,17 +78,25 @@ int main(int argc, char **argv)
 
         MPI_Barrier(MPI_COMM_WORLD);
 
-        if (r % 10 == 0 && size > 1) {
-            int msg = -1, prev = (g_rank + size - 1) % size, next = (g_rank + 1) % size;
+        if (r % 10 == 0 && size > 2) {
+            /* rank 0 receives from the last rank, which sends before the
+             * Allreduce; rank k (0 < k < last) from rank k + 1, after it */
+            int last = size - 1, msg = -1, v = g_rank * 1000 + r;
+            int from = g_rank == 0 ? last : g_rank + 1;
             MPI_Request q;
-            MPI_Irecv(&msg, 1, MPI_INT, next, 9, MPI_COMM_WORLD, &q);
+            if (g_rank != last)
+                MPI_Irecv(&msg, 1, MPI_INT, from, 9, MPI_COMM_WORLD, &q);
+            if (g_rank == last)
+                MPI_Ssend(&v, 1, MPI_INT, 0, 9, MPI_COMM_WORLD);
             double one = 1.0, all = 0.0;
             MPI_Allreduce(&one, &all, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
             expect(all == (double)size, "MPI_Allreduce with a receive posted", r);
-            int v = g_rank * 1000 + r;
-            MPI_Send(&v, 1, MPI_INT, prev, 9, MPI_COMM_WORLD);
-            MPI_Wait(&q, MPI_STATUS_IGNORE);
-            expect(msg == next * 1000 + r, "the message received around the MPI_Allreduce", r);
+            if (g_rank >= 2)
+                MPI_Send(&v, 1, MPI_INT, g_rank - 1, 9, MPI_COMM_WORLD);
+            if (g_rank != last) {
+                MPI_Wait(&q, MPI_STATUS_IGNORE);
+                expect(msg == from * 1000 + r, "the message received around the MPI_Allreduce", r);
+            }
         }
     }
     MPI_Type_free(&strided);

@@ -637,8 +637,6 @@ int bdl_p2p_drain(void)
  * collective through the master that does not wait for it (another node's
  * Ssend then MPI_Barrier, MPICH's rqstatus at -nn 2) hung until the
  * deadlock check ended the job. */
-int bdl_p2p_posted_any(void) { return g_posted != NULL; }
-
 int bdl_p2p_watch_begin(uint32_t *seen)
 {
     if (!g_posted)

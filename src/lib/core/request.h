@@ -258,8 +258,6 @@ int bdl_p2p_drain(void); /* take what the mailbox holds; how many entries */
  * master) and return 1 with *seen the event count to watch (BD_COLL_WATCH);
  * bdl_p2p_watch_end() after the answer.  0: nothing posted, no watch. */
 int bdl_p2p_watch_begin(uint32_t *seen);
-/* Whether any receive is posted (a wait must then watch the mailbox). */
-int bdl_p2p_posted_any(void);
 void bdl_p2p_watch_end(void);
 /* Send r, made after bdl_p2p_watch_begin returned watch and *seen, and wait
  * for the answer: with a watch r carries BD_COLL_WATCH, and the watch ends.

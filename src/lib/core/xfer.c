@@ -78,8 +78,6 @@ int bdl_xfer_small(bdl_comm_t *c, int kind, int root, int dtype, int op, uint64_
      * sends, which may make requests of their own through the window:
      * settled first, before the window is filled. */
     bdl_p2p_settle();
-    if (bdl_p2p_posted_any())
-        return 0;
     bd_coll_desc_t d = {.kind = kind,
                         .root = root,
                         .dtype = dtype,
@@ -87,28 +85,39 @@ int bdl_xfer_small(bdl_comm_t *c, int kind, int root, int dtype, int op, uint64_
                         .count = count,
                         .seq = c->coll_seq++,
                         .api = api};
-    bd_req_t *r = bdl_req_begin(BD_REQ_COLL_SMALL);
-    r->ctx = c->ctx;
-    r->myrank = c->rank;
-    r->arg[0] = (int64_t)nout;
-    r->arg[1] = get_peer;
-    r->arg[2] = (int64_t)get_total;
-    memcpy(bdl_g.win, &d, sizeof d);
-    char *pb = bdl_g.win + BD_COLL_SMALL_PUT;
-    uint32_t nseg = nin ? 1 : 0;
-    memset(pb, 0, 8);
-    memcpy(pb, &nseg, sizeof nseg);
-    if (nin) {
-        bd_seg_t seg = {-1, (uint32_t)nin, 0, nin};
-        memcpy(pb + 8, &seg, sizeof seg);
-        const char *contig = bdl_dt_contig(t, in, count_in);
-        if (contig)
-            memcpy(pb + 8 + sizeof seg, contig, nin);
-        else
-            bdl_dt_pack(t, in, count_in, 0, pb + 8 + sizeof seg, nin);
+    for (int first = 1;; first = 0) {
+        /* With receives posted the wait watches the mailbox (MPI's progress
+         * rule, as bdl_xfer_wait): matching comes first (it may make
+         * requests through the window), then the window is filled; an
+         * answer BD_RESP_NOTYET means a message came: match, and send the
+         * same request again (the master has done BEGIN and PUT). */
+        uint32_t seen = 0;
+        int watch = bdl_p2p_watch_begin(&seen);
+        bd_req_t *r = bdl_req_begin(BD_REQ_COLL_SMALL);
+        r->ctx = c->ctx;
+        r->myrank = c->rank;
+        r->arg[0] = (int64_t)nout;
+        r->arg[1] = get_peer;
+        r->arg[2] = (int64_t)get_total;
+        if (first) {
+            memcpy(bdl_g.win, &d, sizeof d);
+            char *pb = bdl_g.win + BD_COLL_SMALL_PUT;
+            uint32_t nseg = nin ? 1 : 0;
+            memset(pb, 0, 8);
+            memcpy(pb, &nseg, sizeof nseg);
+            if (nin) {
+                bd_seg_t seg = {-1, (uint32_t)nin, 0, nin};
+                memcpy(pb + 8, &seg, sizeof seg);
+                const char *contig = bdl_dt_contig(t, in, count_in);
+                if (contig)
+                    memcpy(pb + 8 + sizeof seg, contig, nin);
+                else
+                    bdl_dt_pack(t, in, count_in, 0, pb + 8 + sizeof seg, nin);
+            }
+        }
+        if (!bdl_p2p_rpc_watched(r, watch, seen))
+            break;
     }
-    bdl_resp()->status = BD_RESP_OK;
-    bdl_rpc();
     if (bdl_resp()->status == BD_RESP_REVOKED) {
         *status = MPIX_ERR_REVOKED;
         return 1;

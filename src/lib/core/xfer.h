@@ -50,9 +50,10 @@ void bdl_xfer_wait(const bdl_xfer_t *x);
  * total) unpacked into count_out elements of t at out (0: none wanted).
  * NULL is MPI_BOTTOM for in and out, as everywhere.
  * Returns 1 when done (*status: 0, MPI_ERR_TRUNCATE for a mismatch,
- * MPIX_ERR_REVOKED), 0 when it cannot be one request (too large, receives
- * posted, another thread in MPI, pipelined collectives pending): nothing
- * was sent and c's sequence is unchanged. */
+ * MPIX_ERR_REVOKED), 0 when it cannot be one request (too large, another
+ * thread in MPI, pipelined collectives pending): nothing was sent and c's
+ * sequence is unchanged.  With receives posted it watches the mailbox as
+ * bdl_xfer_wait does. */
 int bdl_xfer_small(bdl_comm_t *c, int kind, int root, int dtype, int op, uint64_t count, int api,
                    const void *in, uint64_t count_in, void *out, uint64_t count_out,
                    const bdl_dt_t *t, int get_peer, uint64_t get_total, int *status);
