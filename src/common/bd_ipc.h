@@ -124,7 +124,8 @@ enum bd_req_code {
                            then at BD_COLL_SMALL_PUT a PUT block (nseg 0: nothing to give);
                            arg[0] bytes of result wanted (0: none), answered when the
                            collective is complete for this rank with them at the window's
-                           start (the GET of BD_SEG peer -1, offset 0) and
+                           start (a GET of peer arg[1]'s piece from byte arg[3] on, total
+                           arg[2]) and
                            resp.arg[0] = mismatch; status BD_RESP_REVOKED as a WAIT.  With
                            BD_COLL_WATCH answered BD_RESP_NOTYET as a WAIT is, its BEGIN and
                            PUT done: the rank matches, then sends the same request again,

@@ -50,7 +50,8 @@ static void finish(slave_t *s, const bd_req_t *r)
             return;
         }
         uint32_t nseg = 1;
-        bd_seg_t seg = {(int32_t)r->arg[1], (uint32_t)want, 0, (uint64_t)r->arg[2]};
+        bd_seg_t seg = {(int32_t)r->arg[1], (uint32_t)want, (uint64_t)r->arg[3],
+                        (uint64_t)r->arg[2]};
         memset(s->win, 0, 8);
         memcpy(s->win, &nseg, sizeof nseg);
         memcpy(s->win + 8, &seg, sizeof seg);

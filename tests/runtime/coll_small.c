@@ -6,6 +6,8 @@
  *   - MPI_Reduce of ints (MPI_MAX) to a root that moves every round;
  *   - MPI_Bcast of a strided vector type from a root that moves (the
  *     elements between the strides must stay as they were);
+ *   - MPI_Scan and MPI_Exscan of ints (MPI_SUM), MPI_Reduce_scatter_block
+ *     of two ints a rank;
  *   - MPI_Barrier;
  *   - every 10th round an MPI_Allreduce with a receive posted: rank 0
  *     posts a receive from the last rank, which sends it with MPI_Ssend
@@ -75,6 +77,22 @@ int main(int argc, char **argv)
         for (int i = 0; i < 3 * 16; i++)
             ok &= vec[i] == (i % 3 == 0 || g_rank == root ? i * 10 + r : -1);
         expect(ok, "MPI_Bcast (vector type)", r);
+
+        int one = g_rank + 1 + r, pre = -7, expre = -7;
+        MPI_Scan(&one, &pre, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        expect(pre == (g_rank + 1) * (g_rank + 2) / 2 + (g_rank + 1) * r, "MPI_Scan", r);
+        MPI_Exscan(&one, &expre, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        if (g_rank > 0)
+            expect(expre == g_rank * (g_rank + 1) / 2 + g_rank * r, "MPI_Exscan", r);
+        int rsin[2 * 64], rsout[2] = {-1, -1};
+        if (size <= 64) {
+            for (int j = 0; j < 2 * size; j++)
+                rsin[j] = g_rank + j + r;
+            MPI_Reduce_scatter_block(rsin, rsout, 2, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+            for (int j = 0; j < 2; j++)
+                expect(rsout[j] == size * (size - 1) / 2 + size * (2 * g_rank + j + r),
+                       "MPI_Reduce_scatter_block", r);
+        }
 
         MPI_Barrier(MPI_COMM_WORLD);
 

@@ -67,7 +67,8 @@ void bdl_xfer_begin_pipe_parts(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root,
 
 int bdl_xfer_small(bdl_comm_t *c, int kind, int root, int dtype, int op, uint64_t count, int api,
                    const void *in, uint64_t count_in, void *out, uint64_t count_out,
-                   const bdl_dt_t *t, int get_peer, uint64_t get_total, int *status)
+                   const bdl_dt_t *t, int get_peer, uint64_t get_off, uint64_t get_total,
+                   int *status)
 {
     _Static_assert(sizeof(bd_coll_desc_t) <= BD_COLL_SMALL_PUT, "description too large");
     uint64_t nin = count_in * t->psize, nout = count_out * t->psize;
@@ -99,6 +100,7 @@ int bdl_xfer_small(bdl_comm_t *c, int kind, int root, int dtype, int op, uint64_
         r->arg[0] = (int64_t)nout;
         r->arg[1] = get_peer;
         r->arg[2] = (int64_t)get_total;
+        r->arg[3] = (int64_t)get_off;
         if (first) {
             memcpy(bdl_g.win, &d, sizeof d);
             char *pb = bdl_g.win + BD_COLL_SMALL_PUT;

@@ -46,8 +46,9 @@ void bdl_xfer_wait(const bdl_xfer_t *x);
 /* A small blocking collective in one request (BD_REQ_COLL_SMALL): the
  * description as bdl_xfer_begin's, count_in elements of t at in given as
  * this rank's one piece (0: none), and the result read as a GET of peer
- * get_peer's piece (-1: the fold's result; get_total as a GET segment's
- * total) unpacked into count_out elements of t at out (0: none wanted).
+ * get_peer's piece from byte get_off on (-1: the fold's result; get_total
+ * as a GET segment's total) unpacked into count_out elements of t at out
+ * (0: none wanted).
  * NULL is MPI_BOTTOM for in and out, as everywhere.
  * Returns 1 when done (*status: 0, MPI_ERR_TRUNCATE for a mismatch,
  * MPIX_ERR_REVOKED), 0 when it cannot be one request (too large, another
@@ -56,7 +57,8 @@ void bdl_xfer_wait(const bdl_xfer_t *x);
  * bdl_xfer_wait does. */
 int bdl_xfer_small(bdl_comm_t *c, int kind, int root, int dtype, int op, uint64_t count, int api,
                    const void *in, uint64_t count_in, void *out, uint64_t count_out,
-                   const bdl_dt_t *t, int get_peer, uint64_t get_total, int *status);
+                   const bdl_dt_t *t, int get_peer, uint64_t get_off, uint64_t get_total,
+                   int *status);
 
 /* Batches PUT segments into the window. */
 typedef struct bdl_put {

@@ -28,7 +28,7 @@ static int barrier(const char *call, MPI_Comm comm, MPI_Request *request, int nb
     int st;
     if (!request && c->size > 1 &&
         bdl_xfer_small(c, BD_COLL_BARRIER, 0, 0, 0, 0, bdl_coll_api(BD_API_BARRIER, NULL), NULL, 0,
-                       NULL, 0, bdl_dt_byte(), -1, 0, &st))
+                       NULL, 0, bdl_dt_byte(), -1, 0, 0, &st))
         return bdl_nbc_status(comm, call, st);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
@@ -206,7 +206,7 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
     if (!request && c->size > 1 &&
         bdl_xfer_small(c, BD_COLL_BCAST, root, 0, 0, 0, bdl_coll_api(BD_API_BCAST, NULL), buffer,
                        c->rank == root ? (uint64_t)count : 0, buffer,
-                       c->rank == root ? 0 : (uint64_t)count, t, 0, bytes, &rc))
+                       c->rank == root ? 0 : (uint64_t)count, t, 0, 0, bytes, &rc))
         return bdl_nbc_status(comm, call, rc);
     if (c->size > 1)
         bcast_start(c, &nb, buffer, (uint64_t)count, t, root, bdl_coll_api(BD_API_BCAST, request));
@@ -272,11 +272,22 @@ static int user_chain(bdl_comm_t *c, const void *in, int count, MPI_Datatype dt,
 
 /* Predefined op: the master folds the packed basic elements in rank order
  * (kind REDUCE/ALLREDUCE/SCAN/EXSCAN/REDSCAT); when want, outcount elements
- * of the result, from packed byte out_off on, are unpacked into out. */
+ * of the result, from packed byte out_off on, are unpacked into out.  A
+ * blocking one that fits in the window is one request and is done when
+ * this returns (nb->done, nb->err). */
 static void master_fold(bdl_comm_t *c, bdl_nbc_t *nb, int kind, int api, const void *in,
                         uint64_t count, void *out, uint64_t outcount, uint64_t out_off, bdl_dt_t *t,
                         MPI_Op op, int root, int want)
 {
+    /* blocking and small: one request (BD_REQ_COLL_SMALL), done here */
+    int st;
+    if (!(api & BD_API_NB) &&
+        bdl_xfer_small(c, kind, root, t->basic, op, count * t->nelem, api, in, count, out,
+                       want ? outcount : 0, t, -1, out_off, 0, &st)) {
+        nb->done = 1;
+        nb->err = st;
+        return;
+    }
     bdl_xfer_begin(&nb->xf, c, kind, root, t->basic, op, count * t->nelem, api);
     bdl_put_t p = bdl_put_start(&nb->xf);
     bdl_put_typed(&p, -1, in, count, t);
@@ -347,11 +358,6 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
     if (!u && !request && bdl_lc_eligible(c, k * t->psize))
         return bdl_lc_reduce(c, comm, call, in, recvbuf, k, t, op, root, all);
     int api = bdl_coll_api(all ? BD_API_ALLREDUCE : BD_API_REDUCE, request);
-    int st;
-    if (!u && !request && c->size > 1 &&
-        bdl_xfer_small(c, all ? BD_COLL_ALLREDUCE : BD_COLL_REDUCE, all ? 0 : root, t->basic, op,
-                       k * t->nelem, api, in, k, recvbuf, receives ? k : 0, t, -1, 0, &st))
-        return bdl_nbc_status(comm, call, st);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
     if (c->size == 1) {
