@@ -125,7 +125,8 @@ enum bd_req_code {
                            arg[0] bytes of result wanted (0: none), answered when the
                            collective is complete for this rank with them at the window's
                            start (a GET of peer arg[1]'s piece from byte arg[3] on, total
-                           arg[2]) and
+                           arg[2]; or, arg[4] not 0, of the GET list at window offset
+                           arg[4]) and
                            resp.arg[0] = mismatch; status BD_RESP_REVOKED as a WAIT.  With
                            BD_COLL_WATCH answered BD_RESP_NOTYET as a WAIT is, its BEGIN and
                            PUT done: the rank matches, then sends the same request again,

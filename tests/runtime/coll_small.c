@@ -8,6 +8,8 @@
  *     elements between the strides must stay as they were);
  *   - MPI_Scan and MPI_Exscan of ints (MPI_SUM), MPI_Reduce_scatter_block
  *     of two ints a rank;
+ *   - MPI_Allgather of two ints a rank, MPI_Gather of one to a moving
+ *     root, MPI_Alltoallv with counts 0-2 that differ by pair;
  *   - MPI_Barrier;
  *   - every 10th round an MPI_Allreduce with a receive posted: rank 0
  *     posts a receive from the last rank, which sends it with MPI_Ssend
@@ -92,6 +94,42 @@ int main(int argc, char **argv)
             for (int j = 0; j < 2; j++)
                 expect(rsout[j] == size * (size - 1) / 2 + size * (2 * g_rank + j + r),
                        "MPI_Reduce_scatter_block", r);
+        }
+
+        if (size <= 64) {
+            int ag_in[2] = {g_rank * 10 + r, g_rank * 10 + r + 1}, ag[2 * 64];
+            MPI_Allgather(ag_in, 2, MPI_INT, ag, 2, MPI_INT, MPI_COMM_WORLD);
+            ok = 1;
+            for (int q = 0; q < size; q++)
+                ok &= ag[2 * q] == q * 10 + r && ag[2 * q + 1] == q * 10 + r + 1;
+            expect(ok, "MPI_Allgather", r);
+            int g_in = g_rank * 3 + r, g_out[64];
+            for (int q = 0; q < size; q++)
+                g_out[q] = -1;
+            MPI_Gather(&g_in, 1, MPI_INT, g_out, 1, MPI_INT, root, MPI_COMM_WORLD);
+            ok = 1;
+            for (int q = 0; q < size; q++)
+                ok &= g_out[q] == (g_rank == root ? q * 3 + r : -1);
+            expect(ok, "MPI_Gather", r);
+            /* rank a sends rank b (a + b + r) % 3 ints, a * 100 + b * 10 + k */
+            int sc[64], sd[64], rc[64], rd[64], sbuf[3 * 64], rbuf[3 * 64], ns = 0, nr = 0;
+            for (int q = 0; q < size; q++) {
+                sc[q] = (g_rank + q + r) % 3;
+                sd[q] = ns;
+                for (int k = 0; k < sc[q]; k++)
+                    sbuf[ns++] = g_rank * 100 + q * 10 + k;
+                rc[q] = (q + g_rank + r) % 3;
+                rd[q] = nr;
+                nr += rc[q];
+            }
+            for (int k = 0; k < nr; k++)
+                rbuf[k] = -1;
+            MPI_Alltoallv(sbuf, sc, sd, MPI_INT, rbuf, rc, rd, MPI_INT, MPI_COMM_WORLD);
+            ok = 1;
+            for (int q = 0; q < size; q++)
+                for (int k = 0; k < rc[q]; k++)
+                    ok &= rbuf[rd[q] + k] == q * 100 + g_rank * 10 + k;
+            expect(ok, "MPI_Alltoallv", r);
         }
 
         MPI_Barrier(MPI_COMM_WORLD);

@@ -137,6 +137,99 @@ int bdl_xfer_small(bdl_comm_t *c, int kind, int root, int dtype, int op, uint64_
     return 1;
 }
 
+int bdl_xfer_small_blocks(bdl_comm_t *c, int kind, int root, int api, const bdl_small_blk_t *put,
+                          int nput, const bdl_small_blk_t *get, int nget, int *status)
+{
+    uint64_t sb = bdl_g.mem_active ? bdl_g.hdr->job.sbpage : 0;
+    uint64_t pos = BD_COLL_SMALL_PUT + 8, out = 0;
+    uint32_t ngseg = 0;
+    for (int i = 0; i < nput; i++) {
+        uint64_t n = put[i].count * put[i].t->psize;
+        if (n && (n > UINT32_MAX || (sb && n >= sb)))
+            return 0;
+        pos += n ? sizeof(bd_seg_t) + ((n + 7) & ~7ull) : 0;
+    }
+    for (int i = 0; i < nget; i++) {
+        uint64_t n = get[i].count * get[i].t->psize;
+        if (n && (n > UINT32_MAX || (sb && n >= sb)))
+            return 0;
+        out += n;
+        ngseg += n != 0;
+    }
+    uint64_t loff = (pos + 7) & ~7ull;
+    if (loff + 8 + (uint64_t)ngseg * sizeof(bd_seg_t) > bdl_g.window || out > bdl_g.window ||
+        ngseg > 4096 || bdl_mt_busy() || bdl_nbc_pipes_pending())
+        return 0;
+    bdl_p2p_settle(); /* as bdl_xfer_small */
+    bd_coll_desc_t d = {.kind = kind, .root = root, .seq = c->coll_seq++, .api = api};
+    for (int first = 1;; first = 0) {
+        uint32_t seen = 0;
+        int watch = bdl_p2p_watch_begin(&seen);
+        bd_req_t *r = bdl_req_begin(BD_REQ_COLL_SMALL);
+        r->ctx = c->ctx;
+        r->myrank = c->rank;
+        r->arg[0] = (int64_t)out;
+        r->arg[4] = ngseg ? (int64_t)loff : 0;
+        if (first) {
+            memcpy(bdl_g.win, &d, sizeof d);
+            char *pb = bdl_g.win + BD_COLL_SMALL_PUT;
+            uint32_t nseg = 0;
+            uint64_t at = 8;
+            for (int i = 0; i < nput; i++) {
+                uint64_t n = put[i].count * put[i].t->psize;
+                if (!n)
+                    continue;
+                bd_seg_t seg = {put[i].peer, (uint32_t)n, 0, n};
+                memcpy(pb + at, &seg, sizeof seg);
+                const char *contig = bdl_dt_contig(put[i].t, put[i].buf, put[i].count);
+                if (contig)
+                    memcpy(pb + at + sizeof seg, contig, n);
+                else
+                    bdl_dt_pack(put[i].t, put[i].buf, put[i].count, 0, pb + at + sizeof seg, n);
+                at += sizeof seg + ((n + 7) & ~7ull);
+                nseg++;
+            }
+            memset(pb, 0, 8);
+            memcpy(pb, &nseg, sizeof nseg);
+            if (ngseg) {
+                char *gl = bdl_g.win + loff;
+                memset(gl, 0, 8);
+                memcpy(gl, &ngseg, sizeof ngseg);
+                uint32_t k = 0;
+                for (int i = 0; i < nget; i++) {
+                    uint64_t n = get[i].count * get[i].t->psize;
+                    if (!n)
+                        continue;
+                    bd_seg_t seg = {get[i].peer, (uint32_t)n, 0, n};
+                    memcpy(gl + 8 + (uint64_t)k++ * sizeof seg, &seg, sizeof seg);
+                }
+            }
+        }
+        if (!bdl_p2p_rpc_watched(r, watch, seen))
+            break;
+    }
+    if (bdl_resp()->status == BD_RESP_REVOKED) {
+        *status = MPIX_ERR_REVOKED;
+        return 1;
+    }
+    *status = bdl_resp()->arg[0] ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    const char *src = bdl_g.win;
+    for (int i = 0; i < nget; i++) {
+        uint64_t n = get[i].count * get[i].t->psize;
+        if (!n)
+            continue;
+        char *contig = bdl_dt_contig(get[i].t, get[i].buf, get[i].count);
+        if (contig) {
+            bdl_lib_mem_discard(contig, n);
+            memcpy(contig, src, n);
+        } else {
+            bdl_dt_unpack(get[i].t, (void *)get[i].buf, get[i].count, 0, src, n);
+        }
+        src += n;
+    }
+    return 1;
+}
+
 void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code)
 {
     coll_req(x, code);

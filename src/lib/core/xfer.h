@@ -60,6 +60,24 @@ int bdl_xfer_small(bdl_comm_t *c, int kind, int root, int dtype, int op, uint64_
                    const bdl_dt_t *t, int get_peer, uint64_t get_off, uint64_t get_total,
                    int *status);
 
+/* One block of a small collective of blocks: count elements of t at buf
+ * (NULL is MPI_BOTTOM) as the piece for (PUT) or from (GET) peer. */
+typedef struct bdl_small_blk {
+    int peer;
+    const void *buf;
+    uint64_t count;
+    const bdl_dt_t *t;
+} bdl_small_blk_t;
+
+/* The same as bdl_xfer_small for a collective of blocks (gathers,
+ * all-to-alls): nput whole pieces PUT, then nget whole pieces read (a GET
+ * list in the window after the PUT block), each unpacked into its block.
+ * Blocks of no bytes are left out.  0 (nothing sent) as bdl_xfer_small,
+ * and also when a block is as large as an sbpage (such a piece may go by
+ * reference to its stored copy, unloaded, which this would load). */
+int bdl_xfer_small_blocks(bdl_comm_t *c, int kind, int root, int api, const bdl_small_blk_t *put,
+                          int nput, const bdl_small_blk_t *get, int nget, int *status);
+
 /* Batches PUT segments into the window. */
 typedef struct bdl_put {
     const bdl_xfer_t *x;

@@ -193,6 +193,28 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
             return bdl_lc_blocks(c, comm, call, api, all ? 0 : root, &os, &rs,
                                  own_err ? MPI_ERR_TRUNCATE : 0);
         }
+        if (!inplace && !own_err && c->size > 1 && !bdl_g.hdr->job.coll_stage) {
+            /* small: one request (BD_REQ_COLL_SMALL) */
+            bdl_small_blk_t put = {-1, sendbuf, (uint64_t)sendcount, st};
+            bdl_small_blk_t *gb = is_root ? malloc((size_t)c->size * sizeof *gb) : NULL;
+            int ng = 0, stt = 0, done = 0;
+            if (!is_root || gb) {
+                for (int r = 0; is_root && r < c->size; r++)
+                    if (r != me)
+                        gb[ng++] = (bdl_small_blk_t){r, vblk(rb, displs, recvcount, r, rt, tv),
+                                                     bdl_vcount(recvcounts, recvcount, r),
+                                                     vtype(rt, tv, r)};
+                int puts = all || me != root;
+                done = bdl_xfer_small_blocks(c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER,
+                                             all ? 0 : root, bdl_coll_api(api, NULL), &put, puts,
+                                             gb, ng, &stt);
+                free(gb);
+            }
+            if (done) {
+                own_do(&own);
+                return bdl_nbc_status(comm, call, stt);
+            }
+        }
     }
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
@@ -652,6 +674,28 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
         own_do(&oc);
         rc = bdl_lc_blocks(c, comm, call, api, 0, s, rv, own_err ? MPI_ERR_TRUNCATE : 0);
         goto out;
+    }
+    if (!request && !inplace && !own_err && c->size > 1 && !bdl_g.hdr->job.coll_stage) {
+        /* small: one request (BD_REQ_COLL_SMALL) */
+        bdl_small_blk_t *pb = malloc(2 * (size_t)c->size * sizeof *pb), *gb = pb + c->size;
+        int np = 0, st = 0, done = 0;
+        if (pb) {
+            for (int r = 0; r < c->size; r++)
+                if (r != me) {
+                    pb[np] = (bdl_small_blk_t){r, a2a_block(s, r),
+                                               bdl_vcount(s->counts, s->count, r), a2a_type(s, r)};
+                    gb[np++] = (bdl_small_blk_t){
+                        r, a2a_block(rv, r), bdl_vcount(rv->counts, rv->count, r), a2a_type(rv, r)};
+                }
+            done = bdl_xfer_small_blocks(c, BD_COLL_ALLTOALL, 0, bdl_coll_api(api, NULL), pb, np,
+                                         gb, np, &st);
+            free(pb);
+        }
+        if (done) {
+            own_do(&oc);
+            rc = bdl_nbc_status(comm, call, st);
+            goto out;
+        }
     }
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
