@@ -9,7 +9,7 @@
  *   - MPI_Scan and MPI_Exscan of ints (MPI_SUM), MPI_Reduce_scatter_block
  *     of two ints a rank;
  *   - MPI_Allgather of two ints a rank, MPI_Gather of one to a moving
- *     root, MPI_Alltoallv with counts 0-2 that differ by pair;
+ *     root, MPI_Scatter of one from it, MPI_Alltoallv with counts 0-2 that differ by pair;
  *   - MPI_Barrier;
  *   - every 10th round an MPI_Allreduce with a receive posted: rank 0
  *     posts a receive from the last rank, which sends it with MPI_Ssend
@@ -111,6 +111,11 @@ int main(int argc, char **argv)
             for (int q = 0; q < size; q++)
                 ok &= g_out[q] == (g_rank == root ? q * 3 + r : -1);
             expect(ok, "MPI_Gather", r);
+            int sc_out = -1;
+            for (int q = 0; q < size; q++)
+                g_out[q] = q * 7 + r;
+            MPI_Scatter(g_out, 1, MPI_INT, &sc_out, 1, MPI_INT, root, MPI_COMM_WORLD);
+            expect(sc_out == g_rank * 7 + r, "MPI_Scatter", r);
             /* rank a sends rank b (a + b + r) % 3 ints, a * 100 + b * 10 + k */
             int sc[64], sd[64], rc[64], rd[64], sbuf[3 * 64], rbuf[3 * 64], ns = 0, nr = 0;
             for (int q = 0; q < size; q++) {

@@ -482,6 +482,26 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
         bdl_a2a_side_t rs = {.buf = recvbuf, .count = recvcount, .t = rt};
         return bdl_lc_blocks(c, comm, call, api, root, &ss, &rs, own_err ? MPI_ERR_TRUNCATE : 0);
     }
+    if (!request && !inplace && !own_err && c->size > 1 && !bdl_g.hdr->job.coll_stage) {
+        /* small: one request (BD_REQ_COLL_SMALL) */
+        bdl_small_blk_t *pb = is_root ? malloc((size_t)c->size * sizeof *pb) : NULL;
+        bdl_small_blk_t get = {root, recvbuf, (uint64_t)recvcount, rt};
+        int np = 0, st2 = 0, done = 0;
+        if (!is_root || pb) {
+            for (int r = 0; is_root && r < c->size; r++)
+                if (r != root)
+                    pb[np++] =
+                        (bdl_small_blk_t){r, vblk(sb, displs, sendcount, r, st, tv),
+                                          bdl_vcount(sendcounts, sendcount, r), vtype(st, tv, r)};
+            done = bdl_xfer_small_blocks(c, BD_COLL_SCATTER, root, bdl_coll_api(api, NULL), pb, np,
+                                         &get, is_root ? 0 : 1, &st2);
+            free(pb);
+        }
+        if (done) {
+            own_do(&own);
+            return bdl_nbc_status(comm, call, st2);
+        }
+    }
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
     if (own_err)
