@@ -121,16 +121,13 @@ enum bd_req_code {
                            master's; sent only in instances that do not pipeline */
     BD_REQ_COLL_SMALL,  /* a small blocking collective in one request (BEGIN, PUT, WAIT,
                            GET and END; session 27): ctx, myrank; window: bd_coll_desc_t,
-                           then at BD_COLL_SMALL_PUT a PUT block (nseg 0: nothing to give);
-                           arg[0] bytes of result wanted (0: none), answered when the
-                           collective is complete for this rank with them at the window's
-                           start (a GET of peer arg[1]'s piece from byte arg[3] on, total
-                           arg[2]; or, arg[4] not 0, of the GET list at window offset
-                           arg[4]) and
-                           resp.arg[0] = mismatch; status BD_RESP_REVOKED as a WAIT.  With
-                           BD_COLL_WATCH answered BD_RESP_NOTYET as a WAIT is, its BEGIN and
-                           PUT done: the rank matches, then sends the same request again,
-                           which only waits */
+                           then at BD_COLL_SMALL_PUT a PUT block, then at arg[1] (0: none)
+                           a GET list; arg[0] bytes of result wanted.  Answered when the
+                           collective is complete for this rank, with the GET's data at the
+                           window's start and resp.arg[0] = mismatch; status
+                           BD_RESP_REVOKED as a WAIT.  With BD_COLL_WATCH answered
+                           BD_RESP_NOTYET as a WAIT is, its BEGIN and PUT done: the rank
+                           matches, then sends the same request again, which only waits */
     BD_REQ__COUNT
 };
 

@@ -49,26 +49,17 @@ static void finish(slave_t *s, const bd_req_t *r)
                             s->world, (unsigned long long)want);
             return;
         }
-        uint64_t loff = (uint64_t)r->arg[4];
-        if (loff) {
-            /* the GET's list is in the window, after the PUT block */
-            uint32_t nseg = 0;
-            if (loff + 8 <= g_m.hdr->window)
-                memcpy(&nseg, s->win + loff, sizeof nseg);
-            uint64_t len = 8 + (uint64_t)nseg * sizeof(bd_seg_t);
-            if (loff + 8 > g_m.hdr->window || nseg > 4096 || loff + len > g_m.hdr->window) {
-                bdr_master_fail(1, "rank %d: malformed GET list in a small collective", s->world);
-                return;
-            }
-            memmove(s->win, s->win + loff, len);
-        } else {
-            uint32_t nseg = 1;
-            bd_seg_t seg = {(int32_t)r->arg[1], (uint32_t)want, (uint64_t)r->arg[3],
-                            (uint64_t)r->arg[2]};
-            memset(s->win, 0, 8);
-            memcpy(s->win, &nseg, sizeof nseg);
-            memcpy(s->win + 8, &seg, sizeof seg);
+        /* the GET's list is in the window, after the PUT block */
+        uint64_t loff = (uint64_t)r->arg[1];
+        uint32_t nseg = 0;
+        if (loff >= BD_COLL_SMALL_PUT && loff + 8 <= g_m.hdr->window)
+            memcpy(&nseg, s->win + loff, sizeof nseg);
+        uint64_t len = 8 + (uint64_t)nseg * sizeof(bd_seg_t);
+        if (!nseg || nseg > 4096 || loff + len > g_m.hdr->window) {
+            bdr_master_fail(1, "rank %d: malformed GET list in a small collective", s->world);
+            return;
         }
+        memmove(s->win, s->win + loff, len);
         if (!step(s, bdr_coll_req_get, r, BD_REQ_COLL_GET))
             return;
     }

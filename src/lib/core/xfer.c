@@ -65,27 +65,43 @@ void bdl_xfer_begin_pipe_parts(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root,
     xfer_begin(x, c, kind, root, 0, 0, nparts, api, 1);
 }
 
-int bdl_xfer_small(bdl_comm_t *c, int kind, int root, int dtype, int op, uint64_t count, int api,
-                   const void *in, uint64_t count_in, void *out, uint64_t count_out,
-                   const bdl_dt_t *t, int get_peer, uint64_t get_off, uint64_t get_total,
-                   int *status)
+/* Bytes of blk's data; 0 if it cannot go (over 4 GiB, or, with sb, a
+ * block as large as an sbpage). */
+static uint64_t small_len(const bdl_small_blk_t *b, uint64_t sb, int *ok)
+{
+    uint64_t n = b->count * b->t->psize;
+    if (n > UINT32_MAX || (sb && n >= sb))
+        *ok = 0;
+    return n;
+}
+
+int bdl_xfer_small(bdl_comm_t *c, const bd_coll_desc_t *desc, const bdl_small_blk_t *put, int nput,
+                   const bdl_small_blk_t *get, int nget, int blocks, int *status)
 {
     _Static_assert(sizeof(bd_coll_desc_t) <= BD_COLL_SMALL_PUT, "description too large");
-    uint64_t nin = count_in * t->psize, nout = count_out * t->psize;
-    uint64_t put_end = BD_COLL_SMALL_PUT + 8 + sizeof(bd_seg_t) + ((nin + 7) & ~7ull);
-    if (put_end > bdl_g.window || nout > bdl_g.window || bdl_mt_busy() || bdl_nbc_pipes_pending())
+    uint64_t sb = blocks && bdl_g.mem_active ? bdl_g.hdr->job.sbpage : 0;
+    uint64_t pos = BD_COLL_SMALL_PUT + 8, out = 0;
+    uint32_t ngseg = 0;
+    int ok = 1;
+    for (int i = 0; i < nput; i++) {
+        uint64_t n = small_len(&put[i], sb, &ok);
+        pos += n ? sizeof(bd_seg_t) + ((n + 7) & ~7ull) : 0;
+    }
+    for (int i = 0; i < nget; i++) {
+        uint64_t n = small_len(&get[i], sb, &ok);
+        out += n;
+        ngseg += n != 0;
+    }
+    uint64_t loff = (pos + 7) & ~7ull;
+    if (!ok || loff + 8 + (uint64_t)ngseg * sizeof(bd_seg_t) > bdl_g.window || out > bdl_g.window ||
+        ngseg > 4096 || bdl_mt_busy() || bdl_nbc_pipes_pending())
         return 0;
     /* The request's own blocking steps (bdl_rpc) would settle single-copy
      * sends, which may make requests of their own through the window:
      * settled first, before the window is filled. */
     bdl_p2p_settle();
-    bd_coll_desc_t d = {.kind = kind,
-                        .root = root,
-                        .dtype = dtype,
-                        .op = op,
-                        .count = count,
-                        .seq = c->coll_seq++,
-                        .api = api};
+    bd_coll_desc_t d = *desc;
+    d.seq = c->coll_seq++;
     for (int first = 1;; first = 0) {
         /* With receives posted the wait watches the mailbox (MPI's progress
          * rule, as bdl_xfer_wait): matching comes first (it may make
@@ -97,79 +113,8 @@ int bdl_xfer_small(bdl_comm_t *c, int kind, int root, int dtype, int op, uint64_
         bd_req_t *r = bdl_req_begin(BD_REQ_COLL_SMALL);
         r->ctx = c->ctx;
         r->myrank = c->rank;
-        r->arg[0] = (int64_t)nout;
-        r->arg[1] = get_peer;
-        r->arg[2] = (int64_t)get_total;
-        r->arg[3] = (int64_t)get_off;
-        if (first) {
-            memcpy(bdl_g.win, &d, sizeof d);
-            char *pb = bdl_g.win + BD_COLL_SMALL_PUT;
-            uint32_t nseg = nin ? 1 : 0;
-            memset(pb, 0, 8);
-            memcpy(pb, &nseg, sizeof nseg);
-            if (nin) {
-                bd_seg_t seg = {-1, (uint32_t)nin, 0, nin};
-                memcpy(pb + 8, &seg, sizeof seg);
-                const char *contig = bdl_dt_contig(t, in, count_in);
-                if (contig)
-                    memcpy(pb + 8 + sizeof seg, contig, nin);
-                else
-                    bdl_dt_pack(t, in, count_in, 0, pb + 8 + sizeof seg, nin);
-            }
-        }
-        if (!bdl_p2p_rpc_watched(r, watch, seen))
-            break;
-    }
-    if (bdl_resp()->status == BD_RESP_REVOKED) {
-        *status = MPIX_ERR_REVOKED;
-        return 1;
-    }
-    *status = bdl_resp()->arg[0] ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
-    if (nout) {
-        char *contig = bdl_dt_contig(t, out, count_out);
-        if (contig) {
-            bdl_lib_mem_discard(contig, nout);
-            memcpy(contig, bdl_g.win, nout);
-        } else {
-            bdl_dt_unpack(t, out, count_out, 0, bdl_g.win, nout);
-        }
-    }
-    return 1;
-}
-
-int bdl_xfer_small_blocks(bdl_comm_t *c, int kind, int root, int api, const bdl_small_blk_t *put,
-                          int nput, const bdl_small_blk_t *get, int nget, int *status)
-{
-    uint64_t sb = bdl_g.mem_active ? bdl_g.hdr->job.sbpage : 0;
-    uint64_t pos = BD_COLL_SMALL_PUT + 8, out = 0;
-    uint32_t ngseg = 0;
-    for (int i = 0; i < nput; i++) {
-        uint64_t n = put[i].count * put[i].t->psize;
-        if (n && (n > UINT32_MAX || (sb && n >= sb)))
-            return 0;
-        pos += n ? sizeof(bd_seg_t) + ((n + 7) & ~7ull) : 0;
-    }
-    for (int i = 0; i < nget; i++) {
-        uint64_t n = get[i].count * get[i].t->psize;
-        if (n && (n > UINT32_MAX || (sb && n >= sb)))
-            return 0;
-        out += n;
-        ngseg += n != 0;
-    }
-    uint64_t loff = (pos + 7) & ~7ull;
-    if (loff + 8 + (uint64_t)ngseg * sizeof(bd_seg_t) > bdl_g.window || out > bdl_g.window ||
-        ngseg > 4096 || bdl_mt_busy() || bdl_nbc_pipes_pending())
-        return 0;
-    bdl_p2p_settle(); /* as bdl_xfer_small */
-    bd_coll_desc_t d = {.kind = kind, .root = root, .seq = c->coll_seq++, .api = api};
-    for (int first = 1;; first = 0) {
-        uint32_t seen = 0;
-        int watch = bdl_p2p_watch_begin(&seen);
-        bd_req_t *r = bdl_req_begin(BD_REQ_COLL_SMALL);
-        r->ctx = c->ctx;
-        r->myrank = c->rank;
         r->arg[0] = (int64_t)out;
-        r->arg[4] = ngseg ? (int64_t)loff : 0;
+        r->arg[1] = ngseg ? (int64_t)loff : 0;
         if (first) {
             memcpy(bdl_g.win, &d, sizeof d);
             char *pb = bdl_g.win + BD_COLL_SMALL_PUT;
@@ -191,18 +136,16 @@ int bdl_xfer_small_blocks(bdl_comm_t *c, int kind, int root, int api, const bdl_
             }
             memset(pb, 0, 8);
             memcpy(pb, &nseg, sizeof nseg);
-            if (ngseg) {
-                char *gl = bdl_g.win + loff;
-                memset(gl, 0, 8);
-                memcpy(gl, &ngseg, sizeof ngseg);
-                uint32_t k = 0;
-                for (int i = 0; i < nget; i++) {
-                    uint64_t n = get[i].count * get[i].t->psize;
-                    if (!n)
-                        continue;
-                    bd_seg_t seg = {get[i].peer, (uint32_t)n, 0, n};
-                    memcpy(gl + 8 + (uint64_t)k++ * sizeof seg, &seg, sizeof seg);
-                }
+            char *gl = bdl_g.win + loff;
+            memset(gl, 0, 8);
+            memcpy(gl, &ngseg, sizeof ngseg);
+            uint32_t k = 0;
+            for (int i = 0; i < nget; i++) {
+                uint64_t n = get[i].count * get[i].t->psize;
+                if (!n)
+                    continue;
+                bd_seg_t seg = {get[i].peer, (uint32_t)n, get[i].off, get[i].whole ? n : 0};
+                memcpy(gl + 8 + (uint64_t)k++ * sizeof seg, &seg, sizeof seg);
             }
         }
         if (!bdl_p2p_rpc_watched(r, watch, seen))

@@ -43,40 +43,32 @@ void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code);
  * meanwhile (BD_COLL_WATCH); the answer's status as the master gave it. */
 void bdl_xfer_wait(const bdl_xfer_t *x);
 
-/* A small blocking collective in one request (BD_REQ_COLL_SMALL): the
- * description as bdl_xfer_begin's, count_in elements of t at in given as
- * this rank's one piece (0: none), and the result read as a GET of peer
- * get_peer's piece from byte get_off on (-1: the fold's result; get_total
- * as a GET segment's total) unpacked into count_out elements of t at out
- * (0: none wanted).
- * NULL is MPI_BOTTOM for in and out, as everywhere.
- * Returns 1 when done (*status: 0, MPI_ERR_TRUNCATE for a mismatch,
- * MPIX_ERR_REVOKED), 0 when it cannot be one request (too large, another
- * thread in MPI, pipelined collectives pending): nothing was sent and c's
- * sequence is unchanged.  With receives posted it watches the mailbox as
- * bdl_xfer_wait does. */
-int bdl_xfer_small(bdl_comm_t *c, int kind, int root, int dtype, int op, uint64_t count, int api,
-                   const void *in, uint64_t count_in, void *out, uint64_t count_out,
-                   const bdl_dt_t *t, int get_peer, uint64_t get_off, uint64_t get_total,
-                   int *status);
-
-/* One block of a small collective of blocks: count elements of t at buf
- * (NULL is MPI_BOTTOM) as the piece for (PUT) or from (GET) peer. */
+/* One block of a small collective: count elements of t at buf (NULL is
+ * MPI_BOTTOM) as the piece for peer (PUT: whole), or read from peer's
+ * piece (GET: from byte off on; whole: the piece must be that long, else
+ * the call reports MPI_ERR_TRUNCATE).  Peer -1 is the rank's own piece of
+ * a fold or of a broadcast's root, and the fold's result. */
 typedef struct bdl_small_blk {
     int peer;
     const void *buf;
     uint64_t count;
     const bdl_dt_t *t;
+    uint64_t off;
+    int whole;
 } bdl_small_blk_t;
 
-/* The same as bdl_xfer_small for a collective of blocks (gathers,
- * all-to-alls): nput whole pieces PUT, then nget whole pieces read (a GET
- * list in the window after the PUT block), each unpacked into its block.
- * Blocks of no bytes are left out.  0 (nothing sent) as bdl_xfer_small,
- * and also when a block is as large as an sbpage (such a piece may go by
- * reference to its stored copy, unloaded, which this would load). */
-int bdl_xfer_small_blocks(bdl_comm_t *c, int kind, int root, int api, const bdl_small_blk_t *put,
-                          int nput, const bdl_small_blk_t *get, int nget, int *status);
+/* A small blocking collective in one request (BD_REQ_COLL_SMALL): desc as
+ * bdl_xfer_begin's (its seq is c's next), the nput pieces PUT, then the
+ * nget blocks read and unpacked (blocks of no bytes are left out).
+ * Returns 1 when done (*status: 0, MPI_ERR_TRUNCATE for counts that
+ * disagree, MPIX_ERR_REVOKED), 0 when it cannot be one request (too large
+ * for the window, another thread in MPI, pipelined collectives pending;
+ * with blocks, a block as large as an sbpage: such a piece may go by
+ * reference to its stored copy, unloaded, which this would load): nothing
+ * was sent and c's sequence is unchanged.  With receives posted it
+ * watches the mailbox as bdl_xfer_wait does. */
+int bdl_xfer_small(bdl_comm_t *c, const bd_coll_desc_t *desc, const bdl_small_blk_t *put, int nput,
+                   const bdl_small_blk_t *get, int nget, int blocks, int *status);
 
 /* Batches PUT segments into the window. */
 typedef struct bdl_put {

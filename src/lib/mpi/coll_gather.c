@@ -195,19 +195,23 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
         }
         if (!inplace && !own_err && c->size > 1 && !bdl_g.hdr->job.coll_stage) {
             /* small: one request (BD_REQ_COLL_SMALL) */
-            bdl_small_blk_t put = {-1, sendbuf, (uint64_t)sendcount, st};
+            bdl_small_blk_t put = {-1, sendbuf, (uint64_t)sendcount, st, 0, 1};
             bdl_small_blk_t *gb = is_root ? malloc((size_t)c->size * sizeof *gb) : NULL;
             int ng = 0, stt = 0, done = 0;
             if (!is_root || gb) {
                 for (int r = 0; is_root && r < c->size; r++)
                     if (r != me)
-                        gb[ng++] = (bdl_small_blk_t){r, vblk(rb, displs, recvcount, r, rt, tv),
+                        gb[ng++] = (bdl_small_blk_t){r,
+                                                     vblk(rb, displs, recvcount, r, rt, tv),
                                                      bdl_vcount(recvcounts, recvcount, r),
-                                                     vtype(rt, tv, r)};
+                                                     vtype(rt, tv, r),
+                                                     0,
+                                                     1};
                 int puts = all || me != root;
-                done = bdl_xfer_small_blocks(c, all ? BD_COLL_ALLGATHER : BD_COLL_GATHER,
-                                             all ? 0 : root, bdl_coll_api(api, NULL), &put, puts,
-                                             gb, ng, &stt);
+                bd_coll_desc_t d = {.kind = all ? BD_COLL_ALLGATHER : BD_COLL_GATHER,
+                                    .root = all ? 0 : root,
+                                    .api = bdl_coll_api(api, NULL)};
+                done = bdl_xfer_small(c, &d, &put, puts, gb, ng, 1, &stt);
                 free(gb);
             }
             if (done) {
@@ -485,16 +489,20 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
     if (!request && !inplace && !own_err && c->size > 1 && !bdl_g.hdr->job.coll_stage) {
         /* small: one request (BD_REQ_COLL_SMALL) */
         bdl_small_blk_t *pb = is_root ? malloc((size_t)c->size * sizeof *pb) : NULL;
-        bdl_small_blk_t get = {root, recvbuf, (uint64_t)recvcount, rt};
+        bdl_small_blk_t get = {root, recvbuf, (uint64_t)recvcount, rt, 0, 1};
         int np = 0, st2 = 0, done = 0;
         if (!is_root || pb) {
             for (int r = 0; is_root && r < c->size; r++)
                 if (r != root)
-                    pb[np++] =
-                        (bdl_small_blk_t){r, vblk(sb, displs, sendcount, r, st, tv),
-                                          bdl_vcount(sendcounts, sendcount, r), vtype(st, tv, r)};
-            done = bdl_xfer_small_blocks(c, BD_COLL_SCATTER, root, bdl_coll_api(api, NULL), pb, np,
-                                         &get, is_root ? 0 : 1, &st2);
+                    pb[np++] = (bdl_small_blk_t){r,
+                                                 vblk(sb, displs, sendcount, r, st, tv),
+                                                 bdl_vcount(sendcounts, sendcount, r),
+                                                 vtype(st, tv, r),
+                                                 0,
+                                                 1};
+            bd_coll_desc_t d = {
+                .kind = BD_COLL_SCATTER, .root = root, .api = bdl_coll_api(api, NULL)};
+            done = bdl_xfer_small(c, &d, pb, np, &get, is_root ? 0 : 1, 1, &st2);
             free(pb);
         }
         if (done) {
@@ -702,13 +710,19 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
         if (pb) {
             for (int r = 0; r < c->size; r++)
                 if (r != me) {
-                    pb[np] = (bdl_small_blk_t){r, a2a_block(s, r),
-                                               bdl_vcount(s->counts, s->count, r), a2a_type(s, r)};
-                    gb[np++] = (bdl_small_blk_t){
-                        r, a2a_block(rv, r), bdl_vcount(rv->counts, rv->count, r), a2a_type(rv, r)};
+                    pb[np] = (bdl_small_blk_t){.peer = r,
+                                               .buf = a2a_block(s, r),
+                                               .count = bdl_vcount(s->counts, s->count, r),
+                                               .t = a2a_type(s, r),
+                                               .whole = 1};
+                    gb[np++] = (bdl_small_blk_t){.peer = r,
+                                                 .buf = a2a_block(rv, r),
+                                                 .count = bdl_vcount(rv->counts, rv->count, r),
+                                                 .t = a2a_type(rv, r),
+                                                 .whole = 1};
                 }
-            done = bdl_xfer_small_blocks(c, BD_COLL_ALLTOALL, 0, bdl_coll_api(api, NULL), pb, np,
-                                         gb, np, &st);
+            bd_coll_desc_t d = {.kind = BD_COLL_ALLTOALL, .api = bdl_coll_api(api, NULL)};
+            done = bdl_xfer_small(c, &d, pb, np, gb, np, 1, &st);
             free(pb);
         }
         if (done) {

@@ -26,9 +26,8 @@ static int barrier(const char *call, MPI_Comm comm, MPI_Request *request, int nb
     if (!request && bdl_lc_eligible(c, 0))
         return bdl_lc_barrier(c, comm, call);
     int st;
-    if (!request && c->size > 1 &&
-        bdl_xfer_small(c, BD_COLL_BARRIER, 0, 0, 0, 0, bdl_coll_api(BD_API_BARRIER, NULL), NULL, 0,
-                       NULL, 0, bdl_dt_byte(), -1, 0, 0, &st))
+    bd_coll_desc_t d = {.kind = BD_COLL_BARRIER, .api = bdl_coll_api(BD_API_BARRIER, NULL)};
+    if (!request && c->size > 1 && bdl_xfer_small(c, &d, NULL, 0, NULL, 0, 0, &st))
         return bdl_nbc_status(comm, call, st);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
@@ -202,11 +201,12 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
             free(nb.taken);
         return rc;
     }
-    uint64_t bytes = (uint64_t)count * t->psize;
-    if (!request && c->size > 1 &&
-        bdl_xfer_small(c, BD_COLL_BCAST, root, 0, 0, 0, bdl_coll_api(BD_API_BCAST, NULL), buffer,
-                       c->rank == root ? (uint64_t)count : 0, buffer,
-                       c->rank == root ? 0 : (uint64_t)count, t, 0, 0, bytes, &rc))
+    /* small: one request (BD_REQ_COLL_SMALL); the root's piece is read whole */
+    bd_coll_desc_t d = {
+        .kind = BD_COLL_BCAST, .root = root, .api = bdl_coll_api(BD_API_BCAST, NULL)};
+    bdl_small_blk_t blk = {c->rank == root ? -1 : 0, buffer, (uint64_t)count, t, 0, 1};
+    int root_here = c->rank == root;
+    if (!request && c->size > 1 && bdl_xfer_small(c, &d, &blk, root_here, &blk, !root_here, 0, &rc))
         return bdl_nbc_status(comm, call, rc);
     if (c->size > 1)
         bcast_start(c, &nb, buffer, (uint64_t)count, t, root, bdl_coll_api(BD_API_BCAST, request));
@@ -281,9 +281,14 @@ static void master_fold(bdl_comm_t *c, bdl_nbc_t *nb, int kind, int api, const v
 {
     /* blocking and small: one request (BD_REQ_COLL_SMALL), done here */
     int st;
-    if (!(api & BD_API_NB) &&
-        bdl_xfer_small(c, kind, root, t->basic, op, count * t->nelem, api, in, count, out,
-                       want ? outcount : 0, t, -1, out_off, 0, &st)) {
+    bd_coll_desc_t d = {.kind = kind,
+                        .root = root,
+                        .dtype = t->basic,
+                        .op = op,
+                        .count = count * t->nelem,
+                        .api = api};
+    bdl_small_blk_t put = {-1, in, count, t, 0, 0}, get = {-1, out, outcount, t, out_off, 0};
+    if (!(api & BD_API_NB) && bdl_xfer_small(c, &d, &put, 1, &get, want ? 1 : 0, 0, &st)) {
         nb->done = 1;
         nb->err = st;
         return;
