@@ -42,6 +42,7 @@ const char *const bd_fault_names[BD_FAULT__COUNT] = {
     [BD_FAULT_MASTER_LOOP] = "master.loop",
     [BD_FAULT_RMT_CMA] = "remote.cma",
     [BD_FAULT_RMT_REFUSE] = "remote.refuse",
+    [BD_FAULT_MEM_UFFD_EVENT] = "mem.uffd_event",
 };
 
 static const struct {

@@ -54,6 +54,9 @@ typedef enum {
     BD_FAULT_MASTER_LOOP,   /* the master's event loop stops at its nth turn (delay=T: T late) */
     BD_FAULT_RMT_CMA,       /* the master's copy to or from a rank's memory for -mem-remote */
     BD_FAULT_RMT_REFUSE,    /* a holder refuses a chunk of another node's data as if full */
+    BD_FAULT_MEM_UFFD_EVENT, /* memory manager: its userfaultfd handler before each fault event
+                                it serves (delay=T: served late, as on a loaded machine; an
+                                errno is ignored) */
     BD_FAULT__COUNT
 } bd_fault_site_t;
 

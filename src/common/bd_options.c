@@ -253,7 +253,8 @@ const bd_opt_desc_t bd_opt_table[BD_OPT__COUNT] = {
                       "mem.pwrite, mem.pread, mem.fallocate, mem.ftruncate, spill.open, "
                       "spill.write, spill.read, io.open, io.write, io.read, io.resize, "
                       "master.alloc, master.memalign, net.send, net.recv, rpc.die, master.grant, "
-                      "master.loop, remote.cma, remote.refuse (docs/design.md, \"Faults\")"},
+                      "master.loop, remote.cma, remote.refuse, mem.uffd_event (docs/design.md, "
+                      "\"Faults\")"},
     [BD_OPT_STALL_TIMEOUT] = {"stall-timeout", BD_OPT_INT, "300", 0, 7 * 86400,
                               "seconds after which a job that cannot progress is ended with a "
                               "report of what each rank waits for: a storage call that has not "

@@ -17,6 +17,7 @@
 #include <linux/fs.h>
 #include <linux/userfaultfd.h>
 
+#include "bd_fault.h"
 #include "mem_internal.h"
 
 /* Debian 12 ships kernel headers older than the running kernel.  The values
@@ -136,6 +137,7 @@ static void *handler_main(void *arg)
         for (size_t i = 0; i < (size_t)n / sizeof msgs[0]; i++) {
             if (msgs[i].event != UFFD_EVENT_PAGEFAULT)
                 continue;
+            (void)BD_FAULT_HIT(BD_FAULT_MEM_UFFD_EVENT); /* tests: events served late */
             uintptr_t addr = (uintptr_t)msgs[i].arg.pagefault.address & ~(uintptr_t)(G.page - 1);
             int write = (msgs[i].arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WRITE) ? 1 : 0;
             if (msgs[i].arg.pagefault.flags & UFFD_PAGEFAULT_FLAG_WP) {
