@@ -33,27 +33,27 @@
 #include <stddef.h>
 
 typedef enum {
-    BD_FAULT_MEM_OPEN,      /* memory manager: open of a backing file */
-    BD_FAULT_MEM_PWRITE,    /* memory manager: each pwrite system call to a backing file */
-    BD_FAULT_MEM_PREAD,     /* memory manager: each pread system call from a backing file */
-    BD_FAULT_MEM_FALLOCATE, /* memory manager: hole punching (backing file, memfd) */
-    BD_FAULT_MEM_FTRUNCATE, /* memory manager: ftruncate (memfd at start, shrinking realloc) */
-    BD_FAULT_SPILL_OPEN,    /* message and collective spill files: create or open */
-    BD_FAULT_SPILL_WRITE,   /* ... writing a spill file */
-    BD_FAULT_SPILL_READ,    /* ... reading a spill file back */
-    BD_FAULT_IO_OPEN,       /* MPI-IO: open(2) of MPI_File_open */
-    BD_FAULT_IO_WRITE,      /* MPI-IO: each pwrite of a data access */
-    BD_FAULT_IO_READ,       /* MPI-IO: each pread of a data access */
-    BD_FAULT_IO_RESIZE,     /* MPI-IO: ftruncate/posix_fallocate of set_size, preallocate */
-    BD_FAULT_MASTER_ALLOC,  /* the master's malloc, calloc, realloc */
-    BD_FAULT_MASTER_ALIGN,  /* the master's posix_memalign (buffers for direct I/O) */
-    BD_FAULT_NET_SEND,      /* the master's sends to other nodes' masters */
-    BD_FAULT_NET_RECV,      /* the master's receives from other nodes' masters */
-    BD_FAULT_RPC_DIE,       /* a rank kills itself (SIGKILL) after posting its nth request */
-    BD_FAULT_MASTER_GRANT,  /* the master withholds a memory grant it would give (a stall) */
-    BD_FAULT_MASTER_LOOP,   /* the master's event loop stops at its nth turn (delay=T: T late) */
-    BD_FAULT_RMT_CMA,       /* the master's copy to or from a rank's memory for -mem-remote */
-    BD_FAULT_RMT_REFUSE,    /* a holder refuses a chunk of another node's data as if full */
+    BD_FAULT_MEM_OPEN,       /* memory manager: open of a backing file */
+    BD_FAULT_MEM_PWRITE,     /* memory manager: each pwrite system call to a backing file */
+    BD_FAULT_MEM_PREAD,      /* memory manager: each pread system call from a backing file */
+    BD_FAULT_MEM_FALLOCATE,  /* memory manager: hole punching (backing file, memfd) */
+    BD_FAULT_MEM_FTRUNCATE,  /* memory manager: ftruncate (memfd at start, shrinking realloc) */
+    BD_FAULT_SPILL_OPEN,     /* message and collective spill files: create or open */
+    BD_FAULT_SPILL_WRITE,    /* ... writing a spill file */
+    BD_FAULT_SPILL_READ,     /* ... reading a spill file back */
+    BD_FAULT_IO_OPEN,        /* MPI-IO: open(2) of MPI_File_open */
+    BD_FAULT_IO_WRITE,       /* MPI-IO: each pwrite of a data access */
+    BD_FAULT_IO_READ,        /* MPI-IO: each pread of a data access */
+    BD_FAULT_IO_RESIZE,      /* MPI-IO: ftruncate/posix_fallocate of set_size, preallocate */
+    BD_FAULT_MASTER_ALLOC,   /* the master's malloc, calloc, realloc */
+    BD_FAULT_MASTER_ALIGN,   /* the master's posix_memalign (buffers for direct I/O) */
+    BD_FAULT_NET_SEND,       /* the master's sends to other nodes' masters */
+    BD_FAULT_NET_RECV,       /* the master's receives from other nodes' masters */
+    BD_FAULT_RPC_DIE,        /* a rank kills itself (SIGKILL) after posting its nth request */
+    BD_FAULT_MASTER_GRANT,   /* the master withholds a memory grant it would give (a stall) */
+    BD_FAULT_MASTER_LOOP,    /* the master's event loop stops at its nth turn (delay=T: T late) */
+    BD_FAULT_RMT_CMA,        /* the master's copy to or from a rank's memory for -mem-remote */
+    BD_FAULT_RMT_REFUSE,     /* a holder refuses a chunk of another node's data as if full */
     BD_FAULT_MEM_UFFD_EVENT, /* memory manager: its userfaultfd handler before each fault event
                                 it serves (delay=T: served late, as on a loaded machine; an
                                 errno is ignored) */

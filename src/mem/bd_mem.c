@@ -759,13 +759,10 @@ int bdm_ensure(uintptr_t lo, uintptr_t hi, int write, int in_fault)
     int shrunk = 0;
 again:
     LOCK();
+    /* after bd_mem_fini began (I/O slots unmapped): a duplicate event of a served fault */
     if (!G.active) {
-        /* A fault event read after bd_mem_fini began (its I/O slots may be
-         * unmapped): a duplicate of one already served (several threads
-         * faulted on one page), or on a range now gone.  The handler wakes
-         * the thread; test mem.mem_fini_stale. */
         UNLOCK();
-        return 1;
+        return 1; /* the handler wakes the thread (test mem.mem_fini_stale) */
     }
     bdm_reap_done();
     alloc_t *a = bdm_lookup(lo);
