@@ -705,9 +705,10 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
     }
     if (!request && !inplace && !own_err && c->size > 1 && !bdl_g.hdr->job.coll_stage) {
         /* small: one request (BD_REQ_COLL_SMALL) */
-        bdl_small_blk_t *pb = malloc(2 * (size_t)c->size * sizeof *pb), *gb = pb + c->size;
+        bdl_small_blk_t *pb = malloc(2 * (size_t)c->size * sizeof *pb), *gb = NULL;
         int np = 0, st = 0, done = 0;
         if (pb) {
+            gb = pb + c->size;
             for (int r = 0; r < c->size; r++)
                 if (r != me) {
                     pb[np] = (bdl_small_blk_t){.peer = r,
