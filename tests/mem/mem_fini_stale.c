@@ -30,12 +30,7 @@ static void *toucher(void *arg)
 static int one_round(const char *strategy, const char *track)
 {
     bd_mem_config_t cfg;
-    memset(&cfg, 0, sizeof cfg);
-    cfg.dir = mt_mkdir();
-    cfg.sbpage = SB;
-    cfg.strategy = mt_strategy(strategy);
-    cfg.track = mt_track(track);
-    mt_init(&cfg);
+    mt_setup(&cfg, strategy, SB, track);
     buf = bd_mem_alloc(4 * SB, 0);
     CHECK(buf);
     for (size_t k = 0; k < 4 * SB; k += 4096)
