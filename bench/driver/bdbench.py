@@ -425,10 +425,10 @@ class Sampler(threading.Thread):
     """The run's resident memory (sum over its processes of PSS anon+shmem,
     and of RSS), paced as below, and, with evict, every SAMPLE_DT (or 5
     times the CPU the previous drop took, EVICT_PACE; in a thread of its
-    own at nice 19, _evict_loop) a page-cache drop of the files of the run under the evict
-    roots (files open in the run's
-    processes, found through /proc/PID/fd, so unlinked spill files too; the
-    files in the spill directories; the input).  Only pages cached at two
+    own at nice 19, _evict_loop) a page-cache drop of the files of the run
+    under the evict roots (files open in the run's processes, found through
+    /proc/PID/fd, so unlinked spill files too; the files in the spill
+    directories; the input).  Only pages cached at two
     consecutive passes are dropped (PageAge): the run keeps no more page
     cache than about two sampling periods of its own I/O, yet data it has
     just read, or that the kernel has just read ahead for it, is not thrown

@@ -94,26 +94,33 @@ static unsigned char *xmalloc(size_t n)
 static const size_t g_sizes[] = {65536, 65537, 300001, (1u << 20) + 3, (4u << 20) + 17};
 #define NSIZES (sizeof g_sizes / sizeof g_sizes[0])
 
+/* Rank 2 posts its receives into b[k] (sz[k] bytes, tag k) before rank 0
+ * sends them; rank 2 checks every byte. */
+static void to_posted(unsigned char **b, const size_t *sz, size_t n, const char *what)
+{
+    MPI_Request q[8];
+    if (g_rank == 2)
+        for (size_t k = 0; k < n; k++)
+            MPI_Irecv(b[k], (int)sz[k], MPI_BYTE, 0, (int)k, MPI_COMM_WORLD, &q[k]);
+    MPI_Barrier(MPI_COMM_WORLD);
+    if (g_rank == 0)
+        for (size_t k = 0; k < n; k++) {
+            fill(b[k], 0, (int)k, sz[k]);
+            MPI_Send(b[k], (int)sz[k], MPI_BYTE, 2, (int)k, MPI_COMM_WORLD);
+        }
+    if (g_rank == 2) {
+        MPI_Waitall((int)n, q, MPI_STATUSES_IGNORE);
+        for (size_t k = 0; k < n; k++)
+            check(b[k], 0, (int)k, sz[k], sz[k], what);
+    }
+}
+
 static void posted(void)
 {
     unsigned char *b[NSIZES];
     for (size_t k = 0; k < NSIZES; k++)
         b[k] = xmalloc(g_sizes[k]);
-    MPI_Request q[NSIZES];
-    if (g_rank == 2)
-        for (size_t k = 0; k < NSIZES; k++)
-            MPI_Irecv(b[k], (int)g_sizes[k], MPI_BYTE, 0, (int)k, MPI_COMM_WORLD, &q[k]);
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (g_rank == 0)
-        for (size_t k = 0; k < NSIZES; k++) {
-            fill(b[k], 0, (int)k, g_sizes[k]);
-            MPI_Send(b[k], (int)g_sizes[k], MPI_BYTE, 2, (int)k, MPI_COMM_WORLD);
-        }
-    if (g_rank == 2) {
-        MPI_Waitall(NSIZES, q, MPI_STATUSES_IGNORE);
-        for (size_t k = 0; k < NSIZES; k++)
-            check(b[k], 0, (int)k, g_sizes[k], g_sizes[k], "posted");
-    }
+    to_posted(b, g_sizes, NSIZES, "posted");
     /* the other way: blocking receives, which wait in the master */
     for (size_t k = 0; k < NSIZES; k++) {
         if (g_rank == 3) {
@@ -380,23 +387,9 @@ static void mid(void)
     static const size_t sz[] = {4097, 8192, 32768, 65535};
     enum { N = sizeof sz / sizeof sz[0] };
     unsigned char *b[N];
-    MPI_Request q[N];
     for (size_t k = 0; k < N; k++)
         b[k] = xmalloc(sz[k]);
-    if (g_rank == 2)
-        for (size_t k = 0; k < N; k++)
-            MPI_Irecv(b[k], (int)sz[k], MPI_BYTE, 0, (int)k, MPI_COMM_WORLD, &q[k]);
-    MPI_Barrier(MPI_COMM_WORLD);
-    if (g_rank == 0)
-        for (size_t k = 0; k < N; k++) {
-            fill(b[k], 0, (int)k, sz[k]);
-            MPI_Send(b[k], (int)sz[k], MPI_BYTE, 2, (int)k, MPI_COMM_WORLD);
-        }
-    if (g_rank == 2) {
-        MPI_Waitall(N, q, MPI_STATUSES_IGNORE);
-        for (size_t k = 0; k < N; k++)
-            check(b[k], 0, (int)k, sz[k], sz[k], "mid");
-    }
+    to_posted(b, sz, N, "mid");
     for (size_t k = 0; k < N; k++)
         free(b[k]);
 }

@@ -826,8 +826,6 @@ static MPI_Request req_new_coll(bdl_nbc_t *nb)
     return h;
 }
 
-/* A nonblocking call's request is complete at once if its results are
- * already there. */
 int bdl_nbc_status(MPI_Comm comm, const char *call, int err)
 {
     if (err == MPIX_ERR_REVOKED)
@@ -839,6 +837,8 @@ int bdl_nbc_status(MPI_Comm comm, const char *call, int err)
     return MPI_SUCCESS;
 }
 
+/* A nonblocking call's request is complete at once if its results are
+ * already there. */
 int bdl_nbc_launch(bdl_nbc_t *nb, MPI_Request *request)
 {
     if (!request) {

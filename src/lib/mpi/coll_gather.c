@@ -61,6 +61,22 @@ static const bdl_dt_t *vtype(const bdl_dt_t *t, bdl_dt_t *const *tv, int r)
     return tv ? tv[r] : t;
 }
 
+/* The v side's blocks of every rank but skip, as whole pieces of a small
+ * collective (bdl_xfer_small) into out; returns how many. */
+static int vblocks(bdl_small_blk_t *out, const void *buf, const int *counts, const int *displs,
+                   int count, const bdl_dt_t *t, bdl_dt_t *const *tv, int size, int skip)
+{
+    int n = 0;
+    for (int r = 0; r < size; r++)
+        if (r != skip)
+            out[n++] = (bdl_small_blk_t){.peer = r,
+                                         .buf = vblk(buf, displs, count, r, t, tv),
+                                         .count = bdl_vcount(counts, count, r),
+                                         .t = vtype(t, tv, r),
+                                         .whole = 1};
+    return n;
+}
+
 /* Bounded staging of an allgather whose blocks are larger than a part (a
  * quarter of -coll-stage, at least BD_BCAST_PART_MIN; session 21): how
  * many parts each block goes in, the same at every rank (computed from
@@ -199,14 +215,8 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
             bdl_small_blk_t *gb = is_root ? malloc((size_t)c->size * sizeof *gb) : NULL;
             int ng = 0, stt = 0, done = 0;
             if (!is_root || gb) {
-                for (int r = 0; is_root && r < c->size; r++)
-                    if (r != me)
-                        gb[ng++] = (bdl_small_blk_t){r,
-                                                     vblk(rb, displs, recvcount, r, rt, tv),
-                                                     bdl_vcount(recvcounts, recvcount, r),
-                                                     vtype(rt, tv, r),
-                                                     0,
-                                                     1};
+                if (is_root)
+                    ng = vblocks(gb, rb, recvcounts, displs, recvcount, rt, tv, c->size, me);
                 int puts = all || me != root;
                 bd_coll_desc_t d = {.kind = all ? BD_COLL_ALLGATHER : BD_COLL_GATHER,
                                     .root = all ? 0 : root,
@@ -492,14 +502,8 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
         bdl_small_blk_t get = {root, recvbuf, (uint64_t)recvcount, rt, 0, 1};
         int np = 0, st2 = 0, done = 0;
         if (!is_root || pb) {
-            for (int r = 0; is_root && r < c->size; r++)
-                if (r != root)
-                    pb[np++] = (bdl_small_blk_t){r,
-                                                 vblk(sb, displs, sendcount, r, st, tv),
-                                                 bdl_vcount(sendcounts, sendcount, r),
-                                                 vtype(st, tv, r),
-                                                 0,
-                                                 1};
+            if (is_root)
+                np = vblocks(pb, sb, sendcounts, displs, sendcount, st, tv, c->size, root);
             bd_coll_desc_t d = {
                 .kind = BD_COLL_SCATTER, .root = root, .api = bdl_coll_api(api, NULL)};
             done = bdl_xfer_small(c, &d, pb, np, &get, is_root ? 0 : 1, 1, &st2);

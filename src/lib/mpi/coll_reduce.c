@@ -204,8 +204,8 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
     /* small: one request (BD_REQ_COLL_SMALL); the root's piece is read whole */
     bd_coll_desc_t d = {
         .kind = BD_COLL_BCAST, .root = root, .api = bdl_coll_api(BD_API_BCAST, NULL)};
-    bdl_small_blk_t blk = {c->rank == root ? -1 : 0, buffer, (uint64_t)count, t, 0, 1};
     int root_here = c->rank == root;
+    bdl_small_blk_t blk = {root_here ? -1 : 0, buffer, (uint64_t)count, t, 0, 1};
     if (!request && c->size > 1 && bdl_xfer_small(c, &d, &blk, root_here, &blk, !root_here, 0, &rc))
         return bdl_nbc_status(comm, call, rc);
     if (c->size > 1)
