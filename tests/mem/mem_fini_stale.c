@@ -7,7 +7,10 @@
  * handler (session 27: mem.mem_threads.lrlw_uffd, once in a full suite).
  * Each round is a child process: eight threads fault on the same stored
  * sbpage together, the main thread joins them and ends the manager at
- * once.  Every child must exit 0. */
+ * once.  Every child must exit 0.  A child that crashes cannot remove
+ * its directory, so the children make theirs inside the parent's, which
+ * the parent removes whole. */
+#include <ftw.h>
 #include <pthread.h>
 #include <sys/wait.h>
 
@@ -49,10 +52,29 @@ static int one_round(const char *strategy, const char *track)
     return 0;
 }
 
+static int rm_entry(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+    (void)st;
+    (void)ftw;
+    return flag == FTW_DP ? rmdir(path) : unlink(path);
+}
+
+static char top[256];
+
+static void rm_top(void) { nftw(top, rm_entry, 16, FTW_DEPTH | FTW_PHYS); }
+
 int main(int argc, char **argv)
 {
     if (argc < 3)
         return 1;
+    const char *base = getenv("TMPDIR");
+    snprintf(top, sizeof top, "%s/bdmem-test-XXXXXX", base && *base ? base : "/tmp");
+    if (!mkdtemp(top)) {
+        perror("mkdtemp");
+        return 1;
+    }
+    atexit(rm_top);
+    setenv("TMPDIR", top, 1);
     int rounds = argc > 3 ? atoi(argv[3]) : 200, bad = 0;
     for (int r = 0; r < rounds; r++) {
         pid_t p = fork();
