@@ -597,23 +597,79 @@ static void nbc_finish(bdl_nbc_t *nb)
     nbc_release(nb);
 }
 
+static void run_fin(bdl_nbc_t *nb, const MPI_Status *st)
+{
+    void (*fin)(bdl_nbc_t *, void *, const MPI_Status *) = nb->reqs_fin;
+    nb->reqs_fin = NULL;
+    if (fin)
+        fin(nb, nb->fin_own, st);
+    nb->fin_own = NULL;
+}
+
+/* While this rank waits for nb's requests, the master's deadlock report
+ * names the collective (match.c: wait_event). */
+static void name_wait(const bdl_nbc_t *nb, int on)
+{
+    bdl_g.lc_api = on ? nb->lc_api : 0;
+    bdl_g.lc_root = on ? nb->lc_root : 0;
+    bdl_g.lc_ctx = on ? nb->lc_ctx : 0;
+}
+
 /* A request made of the library's own point-to-point requests (nonblocking
- * neighbourhood collectives): test or wait for all of them.  Their errors
- * are the collective's, so MPI_COMM_WORLD's handler is not called here. */
+ * neighbourhood collectives, the collectives in the ranks): test or wait
+ * for all of them.  Their errors are the collective's, so MPI_COMM_WORLD's
+ * handler is not called here. */
 static int reqs_progress(bdl_nbc_t *nb, int blocking)
 {
     int flag = 1, rc;
-    if (blocking)
-        rc = bdl_req_waitall_quiet(nb->nreq, nb->reqs);
-    else
-        rc = bdl_req_testall_quiet(nb->nreq, nb->reqs, &flag);
-    if (rc)
+    MPI_Status *st = MPI_STATUSES_IGNORE;
+    if (nb->reqs_fin && !(st = malloc((size_t)nb->nreq * sizeof *st)))
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory completing a collective");
+    if (blocking) {
+        name_wait(nb, 1);
+        rc = bdl_req_waitall_quiet(nb->nreq, nb->reqs, st);
+        name_wait(nb, 0);
+    } else {
+        rc = bdl_req_testall_quiet(nb->nreq, nb->reqs, &flag, st);
+    }
+    if (rc && !nb->reqs_fin)
         nb->err = MPI_ERR_TRUNCATE;
-    if (!flag && rc == MPI_SUCCESS)
+    if (!flag && rc == MPI_SUCCESS) {
+        if (st != MPI_STATUSES_IGNORE)
+            free(st);
         return 0;
+    }
     nb->done = 1;
+    run_fin(nb, st);
+    if (st != MPI_STATUSES_IGNORE)
+        free(st);
     nbc_release(nb);
     return 1;
+}
+
+/* A blocking poll of requests that are all the library's own receives
+ * (reqs_progress found none complete): sleep until this rank's mailbox
+ * moves, unless a drain completes one first.  Returns how many completed. */
+static int reqs_sleep(bdl_nbc_t **nbs, int n)
+{
+    uint32_t seen = 0;
+    int watch = bdl_p2p_watch_begin(&seen), done = 0;
+    if (watch)
+        bdl_p2p_watch_end(); /* wait_event marks the sleep itself */
+    for (int i = 0; i < n; i++)
+        done += reqs_progress(nbs[i], 0);
+    if (done || !watch)
+        return done;
+    const bdl_nbc_t *named = NULL;
+    for (int i = 0; i < n && !named; i++)
+        if (nbs[i]->lc_api)
+            named = nbs[i];
+    if (named)
+        name_wait(named, 1);
+    bdl_p2p_wait_event(seen, BD_WAIT_ANY);
+    if (named)
+        name_wait(named, 0);
+    return 0;
 }
 
 int bdl_nbc_progress(bdl_nbc_t *nb, int blocking)
@@ -677,6 +733,8 @@ int bdl_nbc_poll(bdl_nbc_t **nbs, int n, int block, int yield)
         return done;
     if (own == n && block && pipe) /* wait for one of them (the others progress meanwhile) */
         return bdl_nbc_progress(pipe, 1);
+    if (own == n && block) /* only receives: asleep until a message comes */
+        return reqs_sleep(nbs, n);
     if (own == n)
         return done;
     if (own)
@@ -898,6 +956,13 @@ MPI_Request bdl_nbc_completed(void)
  * over) have; their errors are reported as truncation. */
 MPI_Request bdl_nbc_of_requests(MPI_Request *reqs, int n)
 {
+    return bdl_nbc_of_requests_fin(reqs, n, NULL, NULL, MPI_COMM_WORLD, 0, 0, 0);
+}
+
+MPI_Request bdl_nbc_of_requests_fin(MPI_Request *reqs, int n,
+                                    void (*fin)(bdl_nbc_t *, void *, const MPI_Status *), void *arg,
+                                    MPI_Comm comm, int api, int root, int ctx)
+{
     bdl_nbc_t *h = calloc(1, sizeof *h);
     if (!h)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking operation");
@@ -905,9 +970,16 @@ MPI_Request bdl_nbc_of_requests(MPI_Request *reqs, int n)
     h->nreq = n;
     h->reqs = reqs;
     h->done = !n;
+    h->reqs_fin = fin;
+    h->fin_own = arg;
+    h->comm = comm;
+    h->lc_api = api;
+    h->lc_root = root;
+    h->lc_ctx = ctx;
     if (!n) {
         free(reqs);
         h->reqs = NULL;
+        run_fin(h, NULL);
     }
     return req_new_coll(h);
 }

@@ -108,6 +108,12 @@ typedef struct bdl_nbc {
     int pipe_nb;        /* it is one (kept once it completes and pp is gone) */
     int nreq;           /* not through the master: complete when these are */
     MPI_Request *reqs;
+    /* ... and then this runs once, with their statuses (it may set err; it
+     * owns and frees fin_own): the collectives in the ranks unpack and fold
+     * what they received. */
+    void (*reqs_fin)(struct bdl_nbc *nb, void *arg, const MPI_Status *st);
+    void *fin_own;
+    int lc_api, lc_root, lc_ctx; /* what a wait for reqs is in (bdl_g.lc_api); 0: none */
 } bdl_nbc_t;
 
 /* A collective on c, for call (its errors' name; NULL: "collective"),
@@ -178,6 +184,15 @@ void bdl_nbc_free(bdl_nbc_t *nb);
  * own point-to-point requests reqs[n] (an array it takes over). */
 MPI_Request bdl_nbc_completed(void);
 MPI_Request bdl_nbc_of_requests(MPI_Request *reqs, int n);
+/* The same, and once they are complete fin(nb, arg, their statuses) runs
+ * (at once when n is 0); fin owns arg.  Its error goes to comm's handler.
+ * A rank that waits for them waits in the collective api (BD_API_*) with
+ * root on the communicator of context ctx, for deadlock reports
+ * (BD_WAIT_LCOLL). */
+MPI_Request bdl_nbc_of_requests_fin(MPI_Request *reqs, int n,
+                                    void (*fin)(struct bdl_nbc *nb, void *arg,
+                                                const MPI_Status *st),
+                                    void *arg, MPI_Comm comm, int api, int root, int ctx);
 /* Communicator creation on c (size > 1) as the collective kind BD_COLL_SPLIT,
  * api (with BD_API_NB when request is not NULL): this rank's input is in[n]
  * bytes; once the master has answered, fin (arg) gets the result.  request

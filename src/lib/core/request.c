@@ -331,14 +331,14 @@ static int check_reqs(const char *call, int count, MPI_Request reqs[])
     return MPI_SUCCESS;
 }
 
-int bdl_req_waitall_quiet(int count, MPI_Request reqs[])
+int bdl_req_waitall_quiet(int count, MPI_Request reqs[], MPI_Status *st)
 {
     for (int i = 0; i < count; i++) {
         bdl_request_t *q = req_live(reqs[i]);
         if (q)
             q->ops->progress(q, 1);
     }
-    return finish_all(count, reqs, MPI_STATUSES_IGNORE);
+    return finish_all(count, reqs, st);
 }
 
 int bdl_req_waitall(const char *call, int count, MPI_Request reqs[], MPI_Status *statuses)
@@ -373,10 +373,10 @@ static void test_all(int count, MPI_Request reqs[], int *flag)
     }
 }
 
-int bdl_req_testall_quiet(int count, MPI_Request reqs[], int *flag)
+int bdl_req_testall_quiet(int count, MPI_Request reqs[], int *flag, MPI_Status *st)
 {
     test_all(count, reqs, flag);
-    return *flag ? finish_all(count, reqs, MPI_STATUSES_IGNORE) : 0;
+    return *flag ? finish_all(count, reqs, st) : 0;
 }
 
 int bdl_req_testall(const char *call, int count, MPI_Request reqs[], int *flag,

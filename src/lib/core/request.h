@@ -134,9 +134,10 @@ int bdl_req_waitsome(const char *call, int incount, MPI_Request reqs[], int *out
 int bdl_req_cancel(const char *call, MPI_Request *request);
 int bdl_req_release(const char *call, MPI_Request *request); /* MPI_Request_free */
 /* The library's own wait and test for all of reqs[n]: no error is reported
- * through a handler; nonzero if one of them completed with an error. */
-int bdl_req_waitall_quiet(int count, MPI_Request reqs[]);
-int bdl_req_testall_quiet(int count, MPI_Request reqs[], int *flag);
+ * through a handler; nonzero if one of them completed with an error (each
+ * one's in st[i].MPI_ERROR; st may be MPI_STATUSES_IGNORE). */
+int bdl_req_waitall_quiet(int count, MPI_Request reqs[], MPI_Status *st);
+int bdl_req_testall_quiet(int count, MPI_Request reqs[], int *flag, MPI_Status *st);
 int bdl_req_bad(const char *call, MPI_Request h); /* report an invalid handle */
 
 /* msg.c: point-to-point transfer. */

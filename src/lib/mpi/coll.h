@@ -126,6 +126,16 @@ int bdl_alltoall_typed(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a_sid
 #define BDL_LC_MAX 16384 /* largest data per rank, in bytes */
 int bdl_lc_eligible(const bdl_comm_t *c, uint64_t bytes);
 int bdl_lc_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call);
+/* coll_local_nb.c: the nonblocking Ibarrier, Ibcast, Ireduce and
+ * Iallreduce (predefined ops) there, when bdl_lcn_eligible says so (also
+ * alike on all members: at most 32 of them, each message one mailbox
+ * entry).  Each makes *request. */
+int bdl_lcn_eligible(const bdl_comm_t *c, uint64_t bytes);
+int bdl_lcn_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call, MPI_Request *request);
+int bdl_lcn_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, void *buf, uint64_t count,
+                  bdl_dt_t *t, int root, MPI_Request *request);
+int bdl_lcn_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
+                   uint64_t count, bdl_dt_t *t, MPI_Op op, int root, int all, MPI_Request *request);
 int bdl_lc_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, void *buf, uint64_t count,
                  const bdl_dt_t *t, int root);
 /* A predefined op; in may be out (read before out is written). */

@@ -30,55 +30,10 @@
 #include "bd_dtype.h"
 #include "bd_mbox.h"
 #include "coll.h"
+#include "coll_local.h"
 #include "core.h"
 #include "dt.h"
 #include "request.h"
-
-/* The tag of every message of a collective in the ranks, on the internal
- * context.  Others there: 1 and 2 (user-op chains, coll_reduce.c), 1..12
- * (intercommunicator collectives, on the intercommunicator's own context),
- * 16..20 (core/ctl.c's exchanges for objects/intercomm_create.c), 0x4e42xxxx
- * (neighbourhood collectives, neighbor.c). */
-#define LC_TAG 0x434c4300
-/* Data sent apart from its header (the header's sep): the blocks of a
- * call, and the second phase of a large reduction. */
-#define LC_DTAG (LC_TAG + 1)
-#define LC_DTAG2 (LC_TAG + 2)
-
-/* Each message: this header, then the packed data. */
-typedef struct lc_hdr {
-    int32_t api;    /* BD_API_* of the sender's call */
-    int32_t root;   /* 0 for calls without one */
-    int32_t dtype;  /* reductions: the basic type folded and the op; else 0 */
-    int32_t op;     /* ... */
-    uint64_t count; /* reductions: basic elements; else bytes of data that follow */
-    uint64_t seq;   /* the collective's number on the communicator (coll_seq) */
-    uint64_t bytes; /* data bytes that follow, in this and further entries */
-    uint64_t sep;   /* 0: the data follows inline; else the tag of the message it is in */
-    /* The sender's call failed with MPIX_ERR_REVOKED (a revoke notice, or
-     * a flagged header before this one): so does the receiver's.  A rank
-     * that fails goes on sending, so that nobody waits for it forever; the
-     * flag keeps those messages from completing a call that a member never
-     * joined (the revoker's own call fails before it sends anything). */
-    int32_t revoked;
-    int32_t spare[3]; /* the size stays a multiple of 16: data follows, long double too */
-} lc_hdr_t;
-
-#define LC_HDR ((uint64_t)sizeof(lc_hdr_t))
-_Static_assert(sizeof(lc_hdr_t) % 16 == 0, "data after a header stays aligned for long double");
-
-/* One call in progress. */
-typedef struct lc {
-    bdl_comm_t *c;
-    MPI_Comm comm;
-    const char *call;
-    int ctx;
-    int fold; /* compare op, dtype and count too */
-    int err;  /* MPI_ERR_TRUNCATE: counts disagree (reported at the end) */
-    int big;  /* every message's data apart from its header (large reductions) */
-    lc_hdr_t h;
-    lc_hdr_t in; /* the header lc_recv took last */
-} lc_t;
 
 /* Scratch buffers: a message (header and data) each.  A thread runs one
  * blocking collective at a time; under MPI_THREAD_MULTIPLE several threads
@@ -150,12 +105,22 @@ static const char *const g_api_names[BD_API__COUNT] = {
     [BD_API_REDUCE_SCATTER_BLOCK] = "MPI_Reduce_scatter_block",
 };
 
-static const char *api_name(int api)
+/* The nonblocking forms that run in the ranks (coll_local_nb.c). */
+static const char *const g_nb_names[BD_API__COUNT] = {
+    [BD_API_BARRIER] = "MPI_Ibarrier",     [BD_API_BCAST] = "MPI_Ibcast",
+    [BD_API_REDUCE] = "MPI_Ireduce",       [BD_API_ALLREDUCE] = "MPI_Iallreduce",
+    [BD_API_GATHER] = "MPI_Igather",       [BD_API_SCATTER] = "MPI_Iscatter",
+    [BD_API_ALLGATHER] = "MPI_Iallgather", [BD_API_ALLTOALL] = "MPI_Ialltoall",
+};
+
+const char *bdl_lc_api_name(int api)
 {
-    return api > 0 && api < BD_API__COUNT && g_api_names[api] ? g_api_names[api] : "a collective";
+    const char *const *names = api & BD_API_NB ? g_nb_names : g_api_names;
+    api &= ~BD_API_NB;
+    return api > 0 && api < BD_API__COUNT && names[api] ? names[api] : "a collective";
 }
 
-static void lc_start(lc_t *x, bdl_comm_t *c, MPI_Comm comm, const char *call, int api, int root)
+void bdl_lc_start(lc_t *x, bdl_comm_t *c, MPI_Comm comm, const char *call, int api, int root)
 {
     *x = (lc_t){.c = c, .comm = comm, .call = call, .ctx = bdl_comm_ictx(c)};
     x->h = (lc_hdr_t){.api = api, .root = root, .seq = c->coll_seq++};
@@ -173,7 +138,7 @@ static void lc_waiting(const lc_t *x, int on)
 /* Send n bytes at msg (the header is written here) to rank r, in mailbox
  * entries with their payload inline (at most the eager limit each: never a
  * spill file); not counted as program messages. */
-static void lc_send(const lc_t *x, int r, char *msg, uint64_t n)
+void bdl_lc_send(const lc_t *x, int r, char *msg, uint64_t n)
 {
     lc_hdr_t h = x->h;
     h.bytes = n - LC_HDR;
@@ -195,28 +160,29 @@ static void lc_send(const lc_t *x, int r, char *msg, uint64_t n)
 
 /* A message of another call than ours: the collective mismatch the master
  * reports in BEGIN; the job ends. */
-static _Noreturn void mismatch(const lc_t *x, const lc_hdr_t *h, int r)
+_Noreturn void bdl_lc_mismatch(const lc_t *x, const lc_hdr_t *h, int r)
 {
     if (h->seq != x->h.seq)
         bdl_fatal(MPI_ERR_OTHER,
                   "collective mismatch on communicator context %d: rank %d called %s (root %d) "
                   "as its collective %llu there, where rank %d sent for %s (root %d) as its "
                   "collective %llu",
-                  x->c->ctx, bdl_g.world_rank, api_name(x->h.api), x->h.root,
-                  (unsigned long long)x->h.seq, x->c->world[r], api_name(h->api), h->root,
+                  x->c->ctx, bdl_g.world_rank, bdl_lc_api_name(x->h.api), x->h.root,
+                  (unsigned long long)x->h.seq, x->c->world[r], bdl_lc_api_name(h->api), h->root,
                   (unsigned long long)h->seq);
     if (x->fold && h->api == x->h.api && h->root == x->h.root)
         bdl_fatal(MPI_ERR_OTHER,
                   "collective mismatch on communicator context %d: rank %d called %s (root %d, "
                   "op %d, type %d, %llu elements) where another rank called it with op %d, type "
                   "%d, %llu elements",
-                  x->c->ctx, bdl_g.world_rank, api_name(x->h.api), x->h.root, x->h.op, x->h.dtype,
-                  (unsigned long long)x->h.count, h->op, h->dtype, (unsigned long long)h->count);
+                  x->c->ctx, bdl_g.world_rank, bdl_lc_api_name(x->h.api), x->h.root, x->h.op,
+                  x->h.dtype, (unsigned long long)x->h.count, h->op, h->dtype,
+                  (unsigned long long)h->count);
     bdl_fatal(MPI_ERR_OTHER,
               "collective mismatch on communicator context %d: rank %d called %s (root %d) where "
               "another rank called %s (root %d)",
-              x->c->ctx, bdl_g.world_rank, api_name(x->h.api), x->h.root, api_name(h->api),
-              h->root);
+              x->c->ctx, bdl_g.world_rank, bdl_lc_api_name(x->h.api), x->h.root,
+              bdl_lc_api_name(h->api), h->root);
 }
 
 /* Receive rank r's next message into msg (room for a header and BDL_LC_MAX
@@ -255,7 +221,7 @@ static uint64_t lc_recv(lc_t *x, int r, char *msg)
     } while (got < total);
     if (h.seq != x->h.seq || h.api != x->h.api || h.root != x->h.root ||
         (x->fold && (h.op != x->h.op || h.dtype != x->h.dtype || h.count != x->h.count)))
-        mismatch(x, &h, r);
+        bdl_lc_mismatch(x, &h, r);
     if (h.sep && (h.bytes || (h.sep != LC_DTAG && h.sep != LC_DTAG2)))
         bdl_fatal(MPI_ERR_INTERN, "%s: a malformed collective message from rank %d", x->call,
                   x->c->world[r]);
@@ -391,12 +357,12 @@ static void lg_send(lc_t *x, int r, const void *buf, uint64_t count, const bdl_d
         x->h.count = n;
     if (!x->big && n <= BDL_LC_MAX) {
         bdl_dt_pack(t, buf, count, 0, msg + LC_HDR, n);
-        lc_send(x, r, msg, LC_HDR + n);
+        bdl_lc_send(x, r, msg, LC_HDR + n);
         x->h = keep;
         return;
     }
     x->h.sep = (uint64_t)tag;
-    lc_send(x, r, msg, LC_HDR);
+    bdl_lc_send(x, r, msg, LC_HDR);
     x->h = keep;
     if (!bdl_dt_contig(t, buf, count) && n > bdl_g.hdr->eager) {
         void *tmp = lc_malloc(n);
@@ -526,12 +492,12 @@ static void lg_xchg(lc_t *x, lc_blk_t *sv, int ns, lc_blk_t *rv, int nr, int tag
 int bdl_lc_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call)
 {
     lc_t x;
-    lc_start(&x, c, comm, call, BD_API_BARRIER, 0);
+    bdl_lc_start(&x, c, comm, call, BD_API_BARRIER, 0);
     char *out = scratch(0), *in = scratch(1);
     int n = c->size, me = c->rank;
     /* Dissemination: in round k, to me + 2^k, from me - 2^k. */
     for (int d = 1; d < n; d *= 2) {
-        lc_send(&x, (me + d) % n, out, LC_HDR);
+        bdl_lc_send(&x, (me + d) % n, out, LC_HDR);
         lc_recv(&x, (me - d + n) % n, in);
     }
     return lc_end(&x);
@@ -541,7 +507,7 @@ int bdl_lc_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, void *
                  const bdl_dt_t *t, int root)
 {
     lc_t x;
-    lc_start(&x, c, comm, call, api, root);
+    bdl_lc_start(&x, c, comm, call, api, root);
     uint64_t n = count * t->psize;
     char *msg = scratch(0);
     if (c->rank == root && n <= BDL_LC_MAX) {
@@ -550,7 +516,7 @@ int bdl_lc_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, void *
         bdl_dt_pack(t, buf, count, 0, msg + LC_HDR, n);
         for (int r = 0; r < c->size; r++)
             if (r != root)
-                lc_send(&x, r, msg, LC_HDR + n);
+                bdl_lc_send(&x, r, msg, LC_HDR + n);
     } else if (c->rank == root) {
         /* Every member runs (bdl_lc_eligible): each reads the data from
          * our buffer itself, in parallel, where a tree would copy it
@@ -666,7 +632,7 @@ int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in
                   uint64_t count, const bdl_dt_t *t, MPI_Op op, int root, int all)
 {
     lc_t x;
-    lc_start(&x, c, comm, call, all ? BD_API_ALLREDUCE : BD_API_REDUCE, all ? 0 : root);
+    bdl_lc_start(&x, c, comm, call, all ? BD_API_ALLREDUCE : BD_API_REDUCE, all ? 0 : root);
     uint64_t n = count * t->psize, elems = count * t->nelem;
     x.fold = 1;
     x.h.dtype = t->basic;
@@ -693,9 +659,9 @@ int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in
     if (spread) {
         for (int r = 0; r < size; r++)
             if (r != me)
-                lc_send(&x, r, mine, LC_HDR + n);
+                bdl_lc_send(&x, r, mine, LC_HDR + n);
     } else if (!folds) {
-        lc_send(&x, x.h.root, mine, LC_HDR + n);
+        bdl_lc_send(&x, x.h.root, mine, LC_HDR + n);
     }
     if (folds) {
         for (int r = 0; r < size; r++) {
@@ -712,7 +678,7 @@ int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in
         if (all && !spread)
             for (int r = 0; r < size; r++)
                 if (r != me)
-                    lc_send(&x, r, accm, LC_HDR + n);
+                    bdl_lc_send(&x, r, accm, LC_HDR + n);
     } else if (all) {
         lc_recv(&x, x.h.root, accm);
     }
@@ -725,7 +691,7 @@ int bdl_lc_redscat(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, cons
                    void *out, const int counts[], int block, const bdl_dt_t *t, MPI_Op op)
 {
     lc_t x;
-    lc_start(&x, c, comm, call, api, 0);
+    bdl_lc_start(&x, c, comm, call, api, 0);
     uint64_t *lo = lc_malloc((uint64_t)(c->size + 1) * sizeof *lo), total = 0;
     for (int r = 0; r < c->size; r++) {
         lo[r] = total * t->nelem;
@@ -763,7 +729,7 @@ int bdl_lc_blocks(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, int r
                   const bdl_a2a_side_t *s, const bdl_a2a_side_t *rv, int err)
 {
     lc_t x;
-    lc_start(&x, c, comm, call, api, root);
+    bdl_lc_start(&x, c, comm, call, api, root);
     x.err = err;
     int me = c->rank, size = c->size;
     int fam = api == BD_API_GATHERV                                ? BD_API_GATHER

@@ -25,6 +25,8 @@ static int barrier(const char *call, MPI_Comm comm, MPI_Request *request, int nb
         return request ? bdl_ic_barrier(c, call, request) : bdl_inter_barrier(c, comm);
     if (!request && bdl_lc_eligible(c, 0))
         return bdl_lc_barrier(c, comm, call);
+    if (request && bdl_lcn_eligible(c, 0))
+        return bdl_lcn_barrier(c, comm, call, request);
     int st;
     bd_coll_desc_t d = {.kind = BD_COLL_BARRIER, .api = bdl_coll_api(BD_API_BARRIER, NULL)};
     if (!request && c->size > 1 && bdl_xfer_small(c, &d, NULL, 0, NULL, 0, 0, &st))
@@ -190,6 +192,8 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
         bdl_coll_discard(buffer, (uint64_t)count, t);
     if (!request && bdl_lc_eligible(c, (uint64_t)count * t->psize))
         return bdl_lc_bcast(c, comm, call, BD_API_BCAST, buffer, (uint64_t)count, t, root);
+    if (request && bdl_lcn_eligible(c, (uint64_t)count * t->psize))
+        return bdl_lcn_bcast(c, comm, call, buffer, (uint64_t)count, t, root, request);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
     uint64_t part =
@@ -362,6 +366,8 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
         bdl_coll_discard(recvbuf, k, t);
     if (!u && !request && bdl_lc_eligible(c, k * t->psize))
         return bdl_lc_reduce(c, comm, call, in, recvbuf, k, t, op, root, all);
+    if (!u && request && bdl_lcn_eligible(c, k * t->psize))
+        return bdl_lcn_reduce(c, comm, call, in, recvbuf, k, t, op, root, all, request);
     int api = bdl_coll_api(all ? BD_API_ALLREDUCE : BD_API_REDUCE, request);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);

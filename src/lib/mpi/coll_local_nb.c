@@ -1,0 +1,270 @@
+/* Nonblocking collectives in the ranks (docs/design.md, "Collectives in the
+ * ranks"): MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce and MPI_Iallreduce with a
+ * predefined op, on an intracommunicator of at most LNB_MAX_SIZE members
+ * that are all ranks of this node, when each message fits one mailbox
+ * entry (the eager limit).  Through the master each was five requests
+ * (BEGIN, PUT, ARRIVE, then WAIT, GET, END at completion): 150-230 us
+ * where the blocking call in the ranks takes 0.5 us with both ranks
+ * running.
+ *
+ * A rank sends everything it sends for the call at the call, as messages
+ * of the blocking path (coll_local.c: same tag, same header, so a blocking
+ * call on one rank against a nonblocking one on another is the collective
+ * mismatch), and posts its receives then, as the library's own requests;
+ * the call's request completes when they have, and then what came is
+ * checked and unpacked or folded.  A rank's part thus needs nobody after
+ * the call, as MPI's nonblocking collectives require: a rank that calls
+ * MPI_Ibarrier and then waits in a receive that another rank sends only
+ * after its own MPI_Wait on the barrier must not hold that rank up.  Hence
+ * one hop and no tree: Iallreduce and Ibarrier send to every member (at
+ * most LNB_MAX_SIZE - 1 messages a rank), Ibcast and Ireduce to or from
+ * the root.  Folds run in rank order, acc = v0, then acc = v_r op acc, the
+ * master's fold, so results are bit-identical whichever path a call takes.
+ * Receives are posted in call order on one tag, so instances in flight on
+ * one communicator, and blocking calls after them, take their messages in
+ * order (core/match.c matches posted receives first). */
+#include <stdlib.h>
+#include <string.h>
+
+#include "bd_dtype.h"
+#include "coll.h"
+#include "coll_local.h"
+#include "core.h"
+#include "dt.h"
+#include "nbc.h"
+#include "request.h"
+
+/* Members at most: Ibarrier and Iallreduce cost size * (size - 1)
+ * messages (at 32 members a rank posts 31 and takes 31). */
+#define LNB_MAX_SIZE 32
+
+int bdl_lcn_eligible(const bdl_comm_t *c, uint64_t bytes)
+{
+    return c->size <= LNB_MAX_SIZE && !c->revoked && LC_HDR + bytes <= bdl_g.hdr->eager &&
+           bdl_lc_eligible(c, bytes);
+}
+
+/* One call in flight: what its completion checks, and where it puts what
+ * came.  Nothing points into the communicator (the program may free it
+ * before the request completes). */
+typedef struct lnb {
+    lc_hdr_t h; /* what this rank's messages said (data bytes aside) */
+    int fold;   /* compare op, type and count too; fold the data */
+    int ctx;    /* for messages: the communicator's context ... */
+    int me;     /* ... and this rank's rank in it */
+    int size;
+    int nrecv;
+    int *peer;   /* the communicator rank receive k is from */
+    int *pworld; /* ... and its world rank */
+    char *in;    /* receive k's message at in + k * slot */
+    uint64_t slot;
+    uint64_t n; /* data bytes each message should carry */
+    char *mine; /* our own packed contribution (a fold), after LC_HDR */
+    void *out;  /* NULL: nothing to write (a barrier) */
+    uint64_t count;
+    bdl_dt_t *t; /* retained */
+    MPI_Op op;
+} lnb_t;
+
+static void lnb_free(lnb_t *l)
+{
+    if (l->t)
+        bdl_dt_release(l->t);
+    free(l->peer);
+    free(l->pworld);
+    free(l->in);
+    free(l->mine);
+    free(l);
+}
+
+static _Noreturn void lnb_mismatch(const lnb_t *l, const lc_hdr_t *h, int k)
+{
+    bdl_fatal(MPI_ERR_OTHER,
+              "collective mismatch on communicator context %d: rank %d called %s (root %d%s) as "
+              "its collective %llu there, where rank %d sent for %s (root %d) as its collective "
+              "%llu",
+              l->ctx, bdl_g.world_rank, bdl_lc_api_name(l->h.api), l->h.root,
+              l->fold && h->api == l->h.api ? ", with another op, type or count" : "",
+              (unsigned long long)l->h.seq, l->pworld[k], bdl_lc_api_name(h->api), h->root,
+              (unsigned long long)h->seq);
+}
+
+/* The request's receives are all complete: check each message against
+ * the call, then unpack (a broadcast) or fold (a reduction's root, every
+ * rank of an allreduce) into the program's buffer. */
+static void lnb_fin(bdl_nbc_t *nb, void *arg, const MPI_Status *st)
+{
+    lnb_t *l = arg;
+    int err = nb->err;
+    const char **v = NULL;
+    if (l->fold && !(v = calloc((size_t)l->size, sizeof *v)))
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory completing a collective");
+    for (int k = 0; k < l->nrecv; k++) {
+        const char *msg = l->in + (uint64_t)k * l->slot;
+        int e = st ? st[k].MPI_ERROR : MPI_SUCCESS;
+        if (e != MPI_SUCCESS && e != MPI_ERR_TRUNCATE) {
+            /* Nothing came (the communicator was revoked): the call fails. */
+            err = e;
+            continue;
+        }
+        lc_hdr_t h;
+        memcpy(&h, msg, LC_HDR);
+        if (h.seq != l->h.seq || h.api != l->h.api || h.root != l->h.root ||
+            (l->fold && (h.op != l->h.op || h.dtype != l->h.dtype || h.count != l->h.count)))
+            lnb_mismatch(l, &h, k);
+        if (h.sep)
+            bdl_fatal(MPI_ERR_INTERN, "a malformed collective message from rank %d", l->pworld[k]);
+        /* Counts that disagree (erroneous): MPI_ERR_TRUNCATE, as on the
+         * blocking path, and what fits is taken; a longer message was cut
+         * at the slot, past the n bytes taken. */
+        if (h.revoked)
+            err = MPIX_ERR_REVOKED;
+        else if (h.bytes != l->n && !err)
+            err = MPI_ERR_TRUNCATE;
+        if (v)
+            v[l->peer[k]] = msg + LC_HDR;
+        else if (l->out && h.bytes && (err == MPI_SUCCESS || err == MPI_ERR_TRUNCATE))
+            bdl_dt_unpack(l->t, l->out, l->count, 0, msg + LC_HDR, h.bytes < l->n ? h.bytes : l->n);
+    }
+    atomic_fetch_sub_explicit(&bdl_g.slot->stats[BD_STAT_RECVS], (uint64_t)l->nrecv,
+                              memory_order_relaxed);
+    if (v && (err == MPI_SUCCESS || err == MPI_ERR_TRUNCATE)) {
+        uint64_t elems = l->h.count;
+        char *acc = malloc(l->n ? l->n : 1);
+        if (!acc)
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory completing a collective");
+        v[l->me] = l->mine + LC_HDR;
+        memcpy(acc, v[0], l->n);
+        for (int r = 1; r < l->size && elems; r++)
+            bd_op_apply(l->op, l->t->basic, v[r], acc, (size_t)elems);
+        bdl_dt_unpack(l->t, l->out, l->count, 0, acc, l->n);
+        free(acc);
+    }
+    free(v);
+    nb->err = err;
+    lnb_free(l);
+}
+
+/* Start a call (the header: x->h) with room for nrecv messages of n data
+ * bytes. */
+static lnb_t *lnb_start(lc_t *x, bdl_comm_t *c, MPI_Comm comm, const char *call, int api, int root,
+                        uint64_t n, int nrecv)
+{
+    bdl_lc_start(x, c, comm, call, api | BD_API_NB, root);
+    lnb_t *l = calloc(1, sizeof *l);
+    if (!l)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a collective");
+    l->ctx = c->ctx;
+    l->me = c->rank;
+    l->size = c->size;
+    l->n = n;
+    l->slot = (LC_HDR + n + 15) & ~(uint64_t)15;
+    l->nrecv = nrecv;
+    size_t k = (size_t)(nrecv ? nrecv : 1);
+    l->peer = malloc(k * sizeof *l->peer);
+    l->pworld = malloc(k * sizeof *l->pworld);
+    l->in = malloc(k * l->slot);
+    if (!l->peer || !l->pworld || !l->in)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a collective");
+    return l;
+}
+
+/* Post the receive of rank r's message (the k-th receive). */
+static void lnb_post(lnb_t *l, const bdl_comm_t *c, int ctx, int k, int r, MPI_Request *reqs)
+{
+    l->peer[k] = r;
+    l->pworld[k] = c->world[r];
+    reqs[k] = bdl_irecv_post(ctx, r, LC_TAG, l->in + (uint64_t)k * l->slot, l->slot,
+                             (bdl_dt_t *)bdl_dt_byte());
+}
+
+/* Post the receives (from every other member when recv_all, else from
+ * recv_from if >= 0), send msg (LC_HDR + n bytes; NULL: nothing) to every
+ * other member when send_all, else to send_to if >= 0, and make the
+ * request, which completes when the receives have (lnb_fin). */
+static int lnb_launch(lc_t *x, lnb_t *l, bdl_comm_t *c, int recv_all, int recv_from, char *msg,
+                      int send_all, int send_to, MPI_Request *request)
+{
+    int ctx = bdl_comm_ictx(c), k = 0;
+    MPI_Request *reqs = malloc((size_t)(l->nrecv ? l->nrecv : 1) * sizeof *reqs);
+    if (!reqs)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a collective");
+    /* Receives first: a message that comes at once lands in its buffer. */
+    for (int r = 0; r < c->size; r++)
+        if (r != c->rank && (recv_all || r == recv_from))
+            lnb_post(l, c, ctx, k++, r, reqs);
+    for (int d = 1; msg && d < c->size; d++) {
+        int r = (c->rank + d) % c->size;
+        if (send_all || r == send_to)
+            bdl_lc_send(x, r, msg, LC_HDR + l->n);
+    }
+    *request = bdl_nbc_of_requests_fin(reqs, k, lnb_fin, l, x->comm, l->h.api, l->h.root, c->ctx);
+    return MPI_SUCCESS;
+}
+
+int bdl_lcn_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call, MPI_Request *request)
+{
+    lc_t x;
+    lnb_t *l = lnb_start(&x, c, comm, call, BD_API_BARRIER, 0, 0, c->size - 1);
+    char msg[LC_HDR];
+    l->h = x.h;
+    return lnb_launch(&x, l, c, 1, -1, msg, 1, -1, request);
+}
+
+int bdl_lcn_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, void *buf, uint64_t count,
+                  bdl_dt_t *t, int root, MPI_Request *request)
+{
+    lc_t x;
+    uint64_t n = count * t->psize;
+    int is_root = c->rank == root;
+    lnb_t *l = lnb_start(&x, c, comm, call, BD_API_BCAST, root, n, is_root ? 0 : 1);
+    x.h.count = n;
+    l->h = x.h;
+    char *msg = NULL;
+    if (is_root) {
+        if (!(msg = malloc(LC_HDR + n)))
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a collective");
+        bdl_dt_pack(t, buf, count, 0, msg + LC_HDR, n);
+    } else {
+        bdl_dt_retain(t);
+        l->t = t;
+        l->out = buf;
+        l->count = count;
+    }
+    int rc = lnb_launch(&x, l, c, 0, root, msg, 1, -1, request);
+    free(msg);
+    return rc;
+}
+
+int bdl_lcn_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
+                   uint64_t count, bdl_dt_t *t, MPI_Op op, int root, int all, MPI_Request *request)
+{
+    lc_t x;
+    uint64_t n = count * t->psize;
+    int folds = all || c->rank == root;
+    lnb_t *l = lnb_start(&x, c, comm, call, all ? BD_API_ALLREDUCE : BD_API_REDUCE, all ? 0 : root,
+                         n, folds ? c->size - 1 : 0);
+    x.fold = l->fold = folds;
+    x.h.dtype = t->basic;
+    x.h.op = op;
+    x.h.count = count * t->nelem;
+    l->h = x.h;
+    /* Our contribution, packed at the call (in place, `in` is `out`,
+     * written only at completion); the same copy is what goes out. */
+    char *mine = malloc(LC_HDR + n);
+    if (!mine)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a collective");
+    bdl_dt_pack(t, in, count, 0, mine + LC_HDR, n);
+    if (folds) {
+        bdl_dt_retain(t);
+        l->t = t;
+        l->out = out;
+        l->count = count;
+        l->op = op;
+        l->mine = mine;
+    }
+    int rc = lnb_launch(&x, l, c, folds, -1, mine, all, all ? -1 : folds ? -2 : root, request);
+    if (!folds)
+        free(mine);
+    return rc;
+}
