@@ -10,6 +10,9 @@
  *   allreduce  MPI_Allreduce (MPI_SUM of doubles) over all ranks (us)
  *   bcast      MPI_Bcast from rank 0                              (us)
  *   alltoall   MPI_Alltoall, size bytes per pair                  (us)
+ *   iallreduce MPI_Iallreduce then MPI_Wait, as allreduce         (us)
+ *   ibarrier   MPI_Ibarrier then MPI_Wait (smallest size only)    (us)
+ *   iallgather MPI_Iallgather then MPI_Wait, size bytes a rank   (us)
  *   ring       every rank sends to rank+1 and receives from rank-1 (us per step)
  *   sendrecv   ranks in pairs (0-1, 2-3, ...) exchange size bytes each way
  *              with one MPI_Sendrecv                            (us per exchange)
@@ -165,6 +168,41 @@ static double allreduce(size_t size, int iters, void *a, void *b)
     return MPI_Wtime() - t0;
 }
 
+static double iallreduce(size_t size, int iters, void *a, void *b)
+{
+    int n = (int)(size / sizeof(double));
+    MPI_Request r;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {
+        MPI_Iallreduce(a, b, n ? n : 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    return MPI_Wtime() - t0;
+}
+
+static double ibarrier(size_t size, int iters, void *a, void *b)
+{
+    (void)size, (void)a, (void)b;
+    MPI_Request r;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {
+        MPI_Ibarrier(MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    return MPI_Wtime() - t0;
+}
+
+static double iallgather(size_t size, int iters, void *a, void *b)
+{
+    MPI_Request r;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {
+        MPI_Iallgather(a, (int)size, MPI_BYTE, b, (int)size, MPI_BYTE, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    return MPI_Wtime() - t0;
+}
+
 static double bcast(size_t size, int iters, void *a, void *b)
 {
     (void)b;
@@ -239,7 +277,7 @@ static void usage(void)
                 "usage: mpi_bench [--tests LIST] [--min SIZE] [--max SIZE] [--reps N] "
                 "[--budget SECONDS]\n"
                 "  LIST: comma-separated of pingpong,bandwidth,msgrate,allreduce,bcast,alltoall,"
-                "ring,sendrecv\n"
+                "ring,sendrecv,iallreduce,ibarrier,iallgather\n"
                 "  (default: all; point-to-point tests need at least 2 ranks)\n");
 }
 
@@ -291,6 +329,12 @@ int main(int argc, char **argv)
             result("bcast", s, measure(bcast, s, a, b) * 1e6, "us");
         if (wanted(tests, "alltoall") && s * (size_t)g_size <= (16u << 20))
             result("alltoall", s, measure(alltoall, s, a, b) * 1e6, "us");
+        if (wanted(tests, "iallreduce") && s <= (1u << 20))
+            result("iallreduce", s, measure(iallreduce, s, a, b) * 1e6, "us");
+        if (wanted(tests, "ibarrier") && s == g_min)
+            result("ibarrier", 0, measure(ibarrier, s, a, b) * 1e6, "us");
+        if (wanted(tests, "iallgather") && s * (size_t)g_size <= (16u << 20))
+            result("iallgather", s, measure(iallgather, s, a, b) * 1e6, "us");
         if (wanted(tests, "ring") && s <= (1u << 20))
             result("ring", s, measure(ring, s, a, b) * 1e6, "us");
         if (p2p && wanted(tests, "sendrecv"))

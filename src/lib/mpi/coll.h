@@ -126,8 +126,8 @@ int bdl_alltoall_typed(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a_sid
 #define BDL_LC_MAX 16384 /* largest data per rank, in bytes */
 int bdl_lc_eligible(const bdl_comm_t *c, uint64_t bytes);
 int bdl_lc_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call);
-/* coll_local_nb.c: the nonblocking Ibarrier, Ibcast, Ireduce and
- * Iallreduce (predefined ops) there, when bdl_lcn_eligible says so (also
+/* coll_local_nb.c: the nonblocking Ibarrier, Ibcast, Ireduce, Iallreduce
+ * (predefined ops) and the regular gathers, scatters and all-to-alls there, when bdl_lcn_eligible says so (also
  * alike on all members: at most 32 of them, each message one mailbox
  * entry).  Each makes *request. */
 int bdl_lcn_eligible(const bdl_comm_t *c, uint64_t bytes);
@@ -136,6 +136,12 @@ int bdl_lcn_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, void *buf, uin
                   bdl_dt_t *t, int root, MPI_Request *request);
 int bdl_lcn_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
                    uint64_t count, bdl_dt_t *t, MPI_Op op, int root, int all, MPI_Request *request);
+/* MPI_Igather, MPI_Iscatter, MPI_Iallgather, MPI_Ialltoall (api; regular
+ * forms only) after the caller has copied this rank's own block: s and rv
+ * as for bdl_lc_blocks (t set, counts, displs and tv NULL); err as there. */
+int bdl_lcn_blocks(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, int root,
+                   const bdl_a2a_side_t *s, const bdl_a2a_side_t *rv, int err,
+                   MPI_Request *request);
 int bdl_lc_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, void *buf, uint64_t count,
                  const bdl_dt_t *t, int root);
 /* A predefined op; in may be out (read before out is written). */

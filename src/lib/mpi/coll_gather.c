@@ -190,6 +190,20 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
                            own_err ? expect : mine,
                            1};
     }
+    if (request && !vector && !tv) {
+        /* small, nonblocking, every rank on this node: in the ranks */
+        const void *ob = inplace ? vblk(rb, displs, recvcount, me, rt, tv) : sendbuf;
+        int oc = inplace ? recvcount : sendcount;
+        bdl_dt_t *ot = inplace ? rt : st;
+        if (bdl_lcn_eligible(c, (uint64_t)oc * ot->psize)) {
+            own_do(&own);
+            bdl_a2a_side_t os = {.buf = ob, .count = oc, .t = ot};
+            bdl_a2a_side_t rs = {.buf = rb, .count = recvcount, .t = rt};
+            return bdl_lcn_blocks(c, comm, call, all ? BD_API_ALLGATHER : BD_API_GATHER,
+                                  all ? 0 : root, &os, &rs, own_err ? MPI_ERR_TRUNCATE : 0,
+                                  request);
+        }
+    }
     if (!request) {
         /* Every rank's block is the same size in a correct program of the
          * regular form: the send block's, or at an in-place root its
@@ -496,6 +510,15 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
         bdl_a2a_side_t rs = {.buf = recvbuf, .count = recvcount, .t = rt};
         return bdl_lc_blocks(c, comm, call, api, root, &ss, &rs, own_err ? MPI_ERR_TRUNCATE : 0);
     }
+    if (request && !vector && !tv &&
+        bdl_lcn_eligible(c, is_root ? (uint64_t)sendcount * st->psize : cap)) {
+        /* small, nonblocking, every rank on this node: in the ranks */
+        own_do(&own);
+        bdl_a2a_side_t ss = {.buf = sendbuf, .count = sendcount, .t = st};
+        bdl_a2a_side_t rs = {.buf = recvbuf, .count = recvcount, .t = rt};
+        return bdl_lcn_blocks(c, comm, call, BD_API_SCATTER, root, &ss, &rs,
+                              own_err ? MPI_ERR_TRUNCATE : 0, request);
+    }
     if (!request && !inplace && !own_err && c->size > 1 && !bdl_g.hdr->job.coll_stage) {
         /* small: one request (BD_REQ_COLL_SMALL) */
         bdl_small_blk_t *pb = is_root ? malloc((size_t)c->size * sizeof *pb) : NULL;
@@ -705,6 +728,13 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
     if (!request && bdl_lc_eligible(c, vector ? UINT64_MAX : own)) {
         own_do(&oc);
         rc = bdl_lc_blocks(c, comm, call, api, 0, s, rv, own_err ? MPI_ERR_TRUNCATE : 0);
+        goto out;
+    }
+    if (request && !vector && !s->tv && !rv->tv && bdl_lcn_eligible(c, own)) {
+        /* small, nonblocking, every rank on this node: in the ranks */
+        own_do(&oc);
+        rc = bdl_lcn_blocks(c, comm, call, BD_API_ALLTOALL, 0, s, rv,
+                            own_err ? MPI_ERR_TRUNCATE : 0, request);
         goto out;
     }
     if (!request && !inplace && !own_err && c->size > 1 && !bdl_g.hdr->job.coll_stage) {

@@ -1,6 +1,8 @@
 /* Nonblocking collectives in the ranks (docs/design.md, "Collectives in the
  * ranks"): MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce and MPI_Iallreduce with a
- * predefined op, on an intracommunicator of at most LNB_MAX_SIZE members
+ * predefined op, MPI_Igather, MPI_Iscatter, MPI_Iallgather and
+ * MPI_Ialltoall (not their v and w forms, whose block sizes not every
+ * member knows), on an intracommunicator of at most LNB_MAX_SIZE members
  * that are all ranks of this node, when each message fits one mailbox
  * entry (the eager limit).  Through the master each was five requests
  * (BEGIN, PUT, ARRIVE, then WAIT, GET, END at completion): 150-230 us
@@ -18,7 +20,7 @@
  * after its own MPI_Wait on the barrier must not hold that rank up.  Hence
  * one hop and no tree: Iallreduce and Ibarrier send to every member (at
  * most LNB_MAX_SIZE - 1 messages a rank), Ibcast and Ireduce to or from
- * the root.  Folds run in rank order, acc = v0, then acc = v_r op acc, the
+ * the root, the others each block straight to its receiver.  Folds run in rank order, acc = v0, then acc = v_r op acc, the
  * master's fold, so results are bit-identical whichever path a call takes.
  * Receives are posted in call order on one tag, so instances in flight on
  * one communicator, and blocking calls after them, take their messages in
@@ -63,6 +65,8 @@ typedef struct lnb {
     void *out;  /* NULL: nothing to write (a barrier) */
     uint64_t count;
     bdl_dt_t *t; /* retained */
+    int blocks;  /* receive k goes to block peer[k] of out (count elements of t each) */
+    int err;     /* the call's own (the root's own block does not fit: MPI_ERR_TRUNCATE) */
     MPI_Op op;
 } lnb_t;
 
@@ -95,7 +99,7 @@ static _Noreturn void lnb_mismatch(const lnb_t *l, const lc_hdr_t *h, int k)
 static void lnb_fin(bdl_nbc_t *nb, void *arg, const MPI_Status *st)
 {
     lnb_t *l = arg;
-    int err = nb->err;
+    int err = nb->err ? nb->err : l->err;
     const char **v = NULL;
     if (l->fold && !(v = calloc((size_t)l->size, sizeof *v)))
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory completing a collective");
@@ -124,7 +128,11 @@ static void lnb_fin(bdl_nbc_t *nb, void *arg, const MPI_Status *st)
         if (v)
             v[l->peer[k]] = msg + LC_HDR;
         else if (l->out && h.bytes && (err == MPI_SUCCESS || err == MPI_ERR_TRUNCATE))
-            bdl_dt_unpack(l->t, l->out, l->count, 0, msg + LC_HDR, h.bytes < l->n ? h.bytes : l->n);
+            bdl_dt_unpack(l->t,
+                          l->blocks
+                              ? bdl_at(l->out, bdl_voff(NULL, (int)l->count, l->peer[k], l->t))
+                              : l->out,
+                          l->count, 0, msg + LC_HDR, h.bytes < l->n ? h.bytes : l->n);
     }
     atomic_fetch_sub_explicit(&bdl_g.slot->stats[BD_STAT_RECVS], (uint64_t)l->nrecv,
                               memory_order_relaxed);
@@ -178,28 +186,43 @@ static void lnb_post(lnb_t *l, const bdl_comm_t *c, int ctx, int k, int r, MPI_R
                              (bdl_dt_t *)bdl_dt_byte());
 }
 
-/* Post the receives (from every other member when recv_all, else from
- * recv_from if >= 0), send msg (LC_HDR + n bytes; NULL: nothing) to every
- * other member when send_all, else to send_to if >= 0, and make the
- * request, which completes when the receives have (lnb_fin). */
-static int lnb_launch(lc_t *x, lnb_t *l, bdl_comm_t *c, int recv_all, int recv_from, char *msg,
-                      int send_all, int send_to, MPI_Request *request)
+/* Post the receives: from every other member when recv_all, else from
+ * recv_from if >= 0.  Before anything is sent, so that a message that
+ * comes at once lands in its buffer. */
+static MPI_Request *lnb_recvs(lnb_t *l, const bdl_comm_t *c, int recv_all, int recv_from)
 {
     int ctx = bdl_comm_ictx(c), k = 0;
     MPI_Request *reqs = malloc((size_t)(l->nrecv ? l->nrecv : 1) * sizeof *reqs);
     if (!reqs)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a collective");
-    /* Receives first: a message that comes at once lands in its buffer. */
     for (int r = 0; r < c->size; r++)
         if (r != c->rank && (recv_all || r == recv_from))
             lnb_post(l, c, ctx, k++, r, reqs);
+    return reqs;
+}
+
+/* The request, which completes when the receives have (lnb_fin). */
+static int lnb_request(const lc_t *x, lnb_t *l, const bdl_comm_t *c, MPI_Request *reqs,
+                       MPI_Request *request)
+{
+    *request =
+        bdl_nbc_of_requests_fin(reqs, l->nrecv, lnb_fin, l, x->comm, l->h.api, l->h.root, c->ctx);
+    return MPI_SUCCESS;
+}
+
+/* Receives as lnb_recvs, then msg (LC_HDR + n bytes; NULL: nothing) to
+ * every other member when send_all, else to send_to if >= 0, then the
+ * request. */
+static int lnb_launch(lc_t *x, lnb_t *l, bdl_comm_t *c, int recv_all, int recv_from, char *msg,
+                      int send_all, int send_to, MPI_Request *request)
+{
+    MPI_Request *reqs = lnb_recvs(l, c, recv_all, recv_from);
     for (int d = 1; msg && d < c->size; d++) {
         int r = (c->rank + d) % c->size;
         if (send_all || r == send_to)
             bdl_lc_send(x, r, msg, LC_HDR + l->n);
     }
-    *request = bdl_nbc_of_requests_fin(reqs, k, lnb_fin, l, x->comm, l->h.api, l->h.root, c->ctx);
-    return MPI_SUCCESS;
+    return lnb_request(x, l, c, reqs, request);
 }
 
 int bdl_lcn_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call, MPI_Request *request)
@@ -267,4 +290,54 @@ int bdl_lcn_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *i
     if (!folds)
         free(mine);
     return rc;
+}
+
+/* Block r of a side (regular form: count elements of t apart). */
+static const void *blk(const bdl_a2a_side_t *x, int r)
+{
+    return bdl_at(x->buf, bdl_voff(NULL, x->count, r, x->t));
+}
+
+int bdl_lcn_blocks(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, int root,
+                   const bdl_a2a_side_t *s, const bdl_a2a_side_t *rv, int err, MPI_Request *request)
+{
+    int me = c->rank, size = c->size;
+    /* As the blocking bdl_lc_blocks: everyone its block to the root
+     * (gather) or to all (allgather), the root block r to rank r
+     * (scatter), everyone block r to rank r (all-to-all). */
+    int sends = api == BD_API_GATHER ? me != root : api == BD_API_SCATTER ? me == root : 1;
+    int recvs = api == BD_API_GATHER ? me == root : api == BD_API_SCATTER ? me != root : 1;
+    int each = api == BD_API_SCATTER || api == BD_API_ALLTOALL;
+    int nrecv = !recvs ? 0 : api == BD_API_SCATTER ? 1 : size - 1;
+    uint64_t n = recvs ? (uint64_t)rv->count * rv->t->psize : 0;
+    lc_t x;
+    lnb_t *l = lnb_start(&x, c, comm, call, api, root, n, nrecv);
+    l->h = x.h;
+    l->err = err;
+    if (recvs) {
+        bdl_dt_retain(rv->t);
+        l->t = rv->t;
+        l->out = (void *)rv->buf;
+        l->count = (uint64_t)rv->count;
+        l->blocks = api != BD_API_SCATTER;
+    }
+    MPI_Request *reqs =
+        lnb_recvs(l, c, recvs && api != BD_API_SCATTER, recvs && api == BD_API_SCATTER ? root : -1);
+    uint64_t sn = sends ? (uint64_t)s->count * s->t->psize : 0;
+    char *msg = sends ? malloc(LC_HDR + sn) : NULL;
+    if (sends && !msg)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a collective");
+    /* In place (an all-to-all's blocks leave from where the others' land)
+     * is safe: everything goes out now, and nothing lands before the
+     * request completes. */
+    x.h.count = sn;
+    for (int d = 1; sends && d < size; d++) {
+        int r = (me + d) % size;
+        if (api == BD_API_GATHER && r != root)
+            continue;
+        bdl_dt_pack(s->t, blk(s, each ? r : 0), (uint64_t)s->count, 0, msg + LC_HDR, sn);
+        bdl_lc_send(&x, r, msg, LC_HDR + sn);
+    }
+    free(msg);
+    return lnb_request(&x, l, c, reqs, request);
 }
