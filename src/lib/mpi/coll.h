@@ -128,7 +128,7 @@ int bdl_lc_eligible(const bdl_comm_t *c, uint64_t bytes);
 int bdl_lc_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call);
 /* coll_local_nb.c: the nonblocking Ibarrier, Ibcast, Ireduce, Iallreduce
  * (predefined ops) and the regular gathers, scatters and all-to-alls there, when bdl_lcn_eligible says so (also
- * alike on all members: at most 32 of them, each message one mailbox
+ * alike on all members: at most 24 of them, each message one mailbox
  * entry).  Each makes *request. */
 int bdl_lcn_eligible(const bdl_comm_t *c, uint64_t bytes);
 int bdl_lcn_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call, MPI_Request *request);
