@@ -10,6 +10,8 @@
  *     of two ints a rank;
  *   - MPI_Allgather of two ints a rank, MPI_Gather of one to a moving
  *     root, MPI_Scatter of one from it, MPI_Alltoallv with counts 0-2 that differ by pair;
+ *     every other round MPI_Allgather, MPI_Gather, MPI_Scatter and an
+ *     MPI_Alltoall in place (session 28: one request too);
  *   - MPI_Barrier;
  *   - every 10th round an MPI_Allreduce with a receive posted: rank 0
  *     posts a receive from the last rank, which sends it with MPI_Ssend
@@ -135,6 +137,37 @@ int main(int argc, char **argv)
                 for (int k = 0; k < rc[q]; k++)
                     ok &= rbuf[rd[q] + k] == q * 100 + g_rank * 10 + k;
             expect(ok, "MPI_Alltoallv", r);
+            if (r % 2) {
+                for (int q = 0; q < 2 * size; q++)
+                    ag[q] = q / 2 == g_rank ? ag_in[q % 2] : -1;
+                MPI_Allgather(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, ag, 2, MPI_INT, MPI_COMM_WORLD);
+                ok = 1;
+                for (int q = 0; q < size; q++)
+                    ok &= ag[2 * q] == q * 10 + r && ag[2 * q + 1] == q * 10 + r + 1;
+                expect(ok, "MPI_Allgather in place", r);
+                for (int q = 0; q < size; q++)
+                    g_out[q] = g_rank == root && q == root ? g_in : -1;
+                MPI_Gather(g_rank == root ? MPI_IN_PLACE : &g_in, 1, MPI_INT, g_out, 1, MPI_INT,
+                           root, MPI_COMM_WORLD);
+                ok = 1;
+                for (int q = 0; q < size; q++)
+                    ok &= g_out[q] == (g_rank == root ? q * 3 + r : -1);
+                expect(ok, "MPI_Gather in place", r);
+                for (int q = 0; q < size; q++)
+                    g_out[q] = q * 7 + r;
+                sc_out = -1;
+                MPI_Scatter(g_out, 1, MPI_INT, g_rank == root ? MPI_IN_PLACE : &sc_out, 1, MPI_INT,
+                            root, MPI_COMM_WORLD);
+                expect(g_rank == root ? g_out[root] == root * 7 + r : sc_out == g_rank * 7 + r,
+                       "MPI_Scatter in place", r);
+                for (int q = 0; q < size; q++)
+                    rbuf[q] = g_rank * 100 + q + r;
+                MPI_Alltoall(MPI_IN_PLACE, 1, MPI_INT, rbuf, 1, MPI_INT, MPI_COMM_WORLD);
+                ok = 1;
+                for (int q = 0; q < size; q++)
+                    ok &= rbuf[q] == q * 100 + g_rank + r;
+                expect(ok, "MPI_Alltoall in place", r);
+            }
         }
 
         MPI_Barrier(MPI_COMM_WORLD);

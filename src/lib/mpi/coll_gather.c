@@ -223,9 +223,11 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
             return bdl_lc_blocks(c, comm, call, api, all ? 0 : root, &os, &rs,
                                  own_err ? MPI_ERR_TRUNCATE : 0);
         }
-        if (!inplace && !own_err && c->size > 1 && !bdl_g.hdr->job.coll_stage) {
-            /* small: one request (BD_REQ_COLL_SMALL) */
-            bdl_small_blk_t put = {-1, sendbuf, (uint64_t)sendcount, st, 0, 1};
+        if (!own_err && c->size > 1 && !bdl_g.hdr->job.coll_stage) {
+            /* small: one request (BD_REQ_COLL_SMALL).  In place too: the
+             * rank's block is copied into the request before any other
+             * block is written. */
+            bdl_small_blk_t put = {-1, os.buf, (uint64_t)os.count, os.t, 0, 1};
             bdl_small_blk_t *gb = is_root ? malloc((size_t)c->size * sizeof *gb) : NULL;
             int ng = 0, stt = 0, done = 0;
             if (!is_root || gb) {
@@ -519,8 +521,9 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
         return bdl_lcn_blocks(c, comm, call, BD_API_SCATTER, root, &ss, &rs,
                               own_err ? MPI_ERR_TRUNCATE : 0, request);
     }
-    if (!request && !inplace && !own_err && c->size > 1 && !bdl_g.hdr->job.coll_stage) {
-        /* small: one request (BD_REQ_COLL_SMALL) */
+    if (!request && !own_err && c->size > 1 && !bdl_g.hdr->job.coll_stage) {
+        /* small: one request (BD_REQ_COLL_SMALL); in place, the root takes
+         * nothing */
         bdl_small_blk_t *pb = is_root ? malloc((size_t)c->size * sizeof *pb) : NULL;
         bdl_small_blk_t get = {root, recvbuf, (uint64_t)recvcount, rt, 0, 1};
         int np = 0, st2 = 0, done = 0;
@@ -737,8 +740,9 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
                             own_err ? MPI_ERR_TRUNCATE : 0, request);
         goto out;
     }
-    if (!request && !inplace && !own_err && c->size > 1 && !bdl_g.hdr->job.coll_stage) {
-        /* small: one request (BD_REQ_COLL_SMALL) */
+    if (!request && !own_err && c->size > 1 && !bdl_g.hdr->job.coll_stage) {
+        /* small: one request (BD_REQ_COLL_SMALL).  In place too: what goes
+         * out is copied into the request before anything comes in. */
         bdl_small_blk_t *pb = malloc(2 * (size_t)c->size * sizeof *pb), *gb = NULL;
         int np = 0, st = 0, done = 0;
         if (pb) {
