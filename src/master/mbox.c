@@ -738,10 +738,15 @@ void bdr_mbox_describe(slave_t *s, char *buf, size_t len)
         break;
     case BD_WAIT_LCOLL: {
         bd_coll_desc_t d = {.api = (int32_t)r->arg[3], .root = (int32_t)r->arg[4]};
-        if (r->peer >= 0)
+        if (r->peer >= 0 && (d.api & BD_API_NB))
+            snprintf(buf, len,
+                     "waits in MPI_Wait/Waitall for %s (root %d): rank %d has not called it "
+                     "(communicator context %d)",
+                     bdr_coll_call_name(&d), d.root, r->peer, r->ctx);
+        else if (r->peer >= 0)
             snprintf(buf, len, "waits in %s (root %d) for rank %d (communicator context %d)",
                      bdr_coll_call_name(&d), d.root, r->peer, r->ctx);
-        else /* a nonblocking one, in MPI_Wait/Test/...: its receives from the others */
+        else /* a nonblocking one, in MPI_Waitany/Waitsome: its receives from the others */
             snprintf(buf, len,
                      "waits in MPI_Wait/Waitall/Waitany for %s (root %d): not every other "
                      "member has called it (communicator context %d)",

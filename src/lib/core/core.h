@@ -122,6 +122,9 @@ typedef struct bdl_lib {
      * master names so a deadlock against a collective through the master
      * is reported as the mismatch it is. */
     int lc_api, lc_root, lc_ctx;
+    /* ... and, for a nonblocking one in MPI_Wait, the world rank whose
+     * message it waits for (-1: any). */
+    int lc_peer;
     /* The MPI function in progress (set by BDL_CHECK_INIT), which the
      * timeline names when the rank waits in the master. */
     const char *mpi_call;

@@ -801,6 +801,8 @@ static void wait_event(uint32_t seen, int why, int ctx, int peer, int tag, int f
         r->tag = tag;
         if (bdl_g.lc_api) {
             r->arg[1] = BD_WAIT_LCOLL;
+            if (peer < 0)
+                r->peer = bdl_g.lc_peer;
             r->ctx = bdl_g.lc_ctx;
             r->arg[3] = bdl_g.lc_api;
             r->arg[4] = bdl_g.lc_root;

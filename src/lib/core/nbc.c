@@ -579,6 +579,8 @@ static void nbc_release(bdl_nbc_t *nb)
     free(nb->displs);
     free(nb->bdispls);
     free(nb->reqs);
+    free(nb->lc_peers);
+    nb->lc_peers = NULL;
     pipe_free(nb);
     free(nb->taken);
     nb->taken = NULL;
@@ -613,6 +615,7 @@ static void name_wait(const bdl_nbc_t *nb, int on)
     bdl_g.lc_api = on ? nb->lc_api : 0;
     bdl_g.lc_root = on ? nb->lc_root : 0;
     bdl_g.lc_ctx = on ? nb->lc_ctx : 0;
+    bdl_g.lc_peer = -1;
 }
 
 /* A request made of the library's own point-to-point requests (nonblocking
@@ -627,6 +630,10 @@ static int reqs_progress(bdl_nbc_t *nb, int blocking)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory completing a collective");
     if (blocking) {
         name_wait(nb, 1);
+        for (int i = 0; nb->lc_peers && i < nb->nreq; i++) {
+            bdl_g.lc_peer = nb->lc_peers[i]; /* a deadlock report names it */
+            bdl_req_progress_one(nb->reqs[i]);
+        }
         rc = bdl_req_waitall_quiet(nb->nreq, nb->reqs, st);
         name_wait(nb, 0);
     } else {
@@ -956,12 +963,12 @@ MPI_Request bdl_nbc_completed(void)
  * over) have; their errors are reported as truncation. */
 MPI_Request bdl_nbc_of_requests(MPI_Request *reqs, int n)
 {
-    return bdl_nbc_of_requests_fin(reqs, n, NULL, NULL, MPI_COMM_WORLD, 0, 0, 0);
+    return bdl_nbc_of_requests_fin(reqs, n, NULL, NULL, MPI_COMM_WORLD, 0, 0, 0, NULL);
 }
 
 MPI_Request bdl_nbc_of_requests_fin(MPI_Request *reqs, int n,
                                     void (*fin)(bdl_nbc_t *, void *, const MPI_Status *), void *arg,
-                                    MPI_Comm comm, int api, int root, int ctx)
+                                    MPI_Comm comm, int api, int root, int ctx, const int *peers)
 {
     bdl_nbc_t *h = calloc(1, sizeof *h);
     if (!h)
@@ -976,6 +983,11 @@ MPI_Request bdl_nbc_of_requests_fin(MPI_Request *reqs, int n,
     h->lc_api = api;
     h->lc_root = root;
     h->lc_ctx = ctx;
+    if (peers && n) {
+        if (!(h->lc_peers = malloc((size_t)n * sizeof *h->lc_peers)))
+            bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking operation");
+        memcpy(h->lc_peers, peers, (size_t)n * sizeof *peers);
+    }
     if (!n) {
         free(reqs);
         h->reqs = NULL;

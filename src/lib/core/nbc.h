@@ -114,6 +114,7 @@ typedef struct bdl_nbc {
     void (*reqs_fin)(struct bdl_nbc *nb, void *arg, const MPI_Status *st);
     void *fin_own;
     int lc_api, lc_root, lc_ctx; /* what a wait for reqs is in (bdl_g.lc_api); 0: none */
+    int *lc_peers;               /* ... and the world rank each of reqs is from (owned) */
 } bdl_nbc_t;
 
 /* A collective on c, for call (its errors' name; NULL: "collective"),
@@ -187,12 +188,13 @@ MPI_Request bdl_nbc_of_requests(MPI_Request *reqs, int n);
 /* The same, and once they are complete fin(nb, arg, their statuses) runs
  * (at once when n is 0); fin owns arg.  Its error goes to comm's handler.
  * A rank that waits for them waits in the collective api (BD_API_*) with
- * root on the communicator of context ctx, for deadlock reports
+ * root on the communicator of context ctx, for the message from world rank
+ * peers[i] (copied; NULL: not named), for deadlock reports
  * (BD_WAIT_LCOLL). */
-MPI_Request bdl_nbc_of_requests_fin(MPI_Request *reqs, int n,
-                                    void (*fin)(struct bdl_nbc *nb, void *arg,
-                                                const MPI_Status *st),
-                                    void *arg, MPI_Comm comm, int api, int root, int ctx);
+MPI_Request
+bdl_nbc_of_requests_fin(MPI_Request *reqs, int n,
+                        void (*fin)(struct bdl_nbc *nb, void *arg, const MPI_Status *st), void *arg,
+                        MPI_Comm comm, int api, int root, int ctx, const int *peers);
 /* Communicator creation on c (size > 1) as the collective kind BD_COLL_SPLIT,
  * api (with BD_API_NB when request is not NULL): this rank's input is in[n]
  * bytes; once the master has answered, fin (arg) gets the result.  request

@@ -373,6 +373,13 @@ static void test_all(int count, MPI_Request reqs[], int *flag)
     }
 }
 
+void bdl_req_progress_one(MPI_Request h)
+{
+    bdl_request_t *q = req_live(h);
+    if (q)
+        q->ops->progress(q, 1);
+}
+
 int bdl_req_testall_quiet(int count, MPI_Request reqs[], int *flag, MPI_Status *st)
 {
     test_all(count, reqs, flag);

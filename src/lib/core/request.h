@@ -138,6 +138,9 @@ int bdl_req_release(const char *call, MPI_Request *request); /* MPI_Request_free
  * one's in st[i].MPI_ERROR; st may be MPI_STATUSES_IGNORE). */
 int bdl_req_waitall_quiet(int count, MPI_Request reqs[], MPI_Status *st);
 int bdl_req_testall_quiet(int count, MPI_Request reqs[], int *flag, MPI_Status *st);
+/* Wait until request h is complete, leaving it to be finished (by the
+ * calls above). */
+void bdl_req_progress_one(MPI_Request h);
 int bdl_req_bad(const char *call, MPI_Request h); /* report an invalid handle */
 
 /* msg.c: point-to-point transfer. */

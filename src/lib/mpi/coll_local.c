@@ -133,6 +133,7 @@ static void lc_waiting(const lc_t *x, int on)
     bdl_g.lc_api = on ? x->h.api : 0;
     bdl_g.lc_root = x->h.root;
     bdl_g.lc_ctx = x->c->ctx;
+    bdl_g.lc_peer = -1; /* the receive names its peer */
 }
 
 /* Send n bytes at msg (the header is written here) to rank r, in mailbox

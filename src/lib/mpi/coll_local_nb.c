@@ -102,6 +102,7 @@ static void lnb_fin(bdl_nbc_t *nb, void *arg, const MPI_Status *st)
 {
     lnb_t *l = arg;
     int err = nb->err ? nb->err : l->err;
+    uint64_t taken = 0; /* messages delivered (each counted in RECVS) */
     const char **v = NULL;
     if (l->fold && !(v = calloc((size_t)l->size, sizeof *v)))
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory completing a collective");
@@ -113,6 +114,7 @@ static void lnb_fin(bdl_nbc_t *nb, void *arg, const MPI_Status *st)
             err = e;
             continue;
         }
+        taken++;
         lc_hdr_t h;
         memcpy(&h, msg, LC_HDR);
         if (h.seq != l->h.seq || h.api != l->h.api || h.root != l->h.root ||
@@ -136,8 +138,7 @@ static void lnb_fin(bdl_nbc_t *nb, void *arg, const MPI_Status *st)
                               : l->out,
                           l->count, 0, msg + LC_HDR, h.bytes < l->n ? h.bytes : l->n);
     }
-    atomic_fetch_sub_explicit(&bdl_g.slot->stats[BD_STAT_RECVS], (uint64_t)l->nrecv,
-                              memory_order_relaxed);
+    atomic_fetch_sub_explicit(&bdl_g.slot->stats[BD_STAT_RECVS], taken, memory_order_relaxed);
     if (v && (err == MPI_SUCCESS || err == MPI_ERR_TRUNCATE)) {
         uint64_t elems = l->h.count;
         char *acc = malloc(l->n ? l->n : 1);
@@ -207,8 +208,8 @@ static MPI_Request *lnb_recvs(lnb_t *l, const bdl_comm_t *c, int recv_all, int r
 static int lnb_request(const lc_t *x, lnb_t *l, const bdl_comm_t *c, MPI_Request *reqs,
                        MPI_Request *request)
 {
-    *request =
-        bdl_nbc_of_requests_fin(reqs, l->nrecv, lnb_fin, l, x->comm, l->h.api, l->h.root, c->ctx);
+    *request = bdl_nbc_of_requests_fin(reqs, l->nrecv, lnb_fin, l, x->comm, l->h.api, l->h.root,
+                                       c->ctx, l->pworld);
     return MPI_SUCCESS;
 }
 
