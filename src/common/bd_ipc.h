@@ -127,7 +127,12 @@ enum bd_req_code {
                            window's start and resp.arg[0] = mismatch; status
                            BD_RESP_REVOKED as a WAIT.  With BD_COLL_WATCH answered
                            BD_RESP_NOTYET as a WAIT is, its BEGIN and PUT done: the rank
-                           matches, then sends the same request again, which only waits */
+                           matches, then sends the same request again, which only waits.
+                           With arg[2] = BD_SMALL_FINISH (and BD_COLL_ADDR naming an
+                           instance begun before, its pieces put; session 28): only WAIT,
+                           GET and END: a collective's completion in one request;
+                           BD_SMALL_LAUNCH: BEGIN, PUT and ARRIVE (answered at once, flag
+                           as ARRIVE's), BD_SMALL_BEGIN: BEGIN and PUT (flag as PUT's) */
     BD_REQ__COUNT
 };
 
@@ -183,6 +188,10 @@ typedef struct bd_resp {
 
 /* BD_REQ_COLL_SMALL's PUT block, after the description in the window */
 #define BD_COLL_SMALL_PUT 64
+/* BD_REQ_COLL_SMALL's arg[2] (0: the whole of a small blocking collective) */
+#define BD_SMALL_LAUNCH 1  /* BEGIN, PUT and ARRIVE: a nonblocking call's start */
+#define BD_SMALL_FINISH 2  /* WAIT, GET and END only (BD_COLL_ADDR names the instance) */
+#define BD_SMALL_BEGIN 3   /* BEGIN and PUT: a nonblocking call's start, more to put */
 #define BD_COLL_ADDR 0x100 /* collective request: ctx, myrank, rid name the instance */
 /* COLL_WAIT, COLL_SMALL, COLL_WAITANY or a blocking COLL_TAKE (arg[0] 0 or
  * 1; it then offers nothing) of a rank with receives posted: the wait also

@@ -14,7 +14,13 @@
  * answers muted (bdr_sched_respond counts them in s->muted): a step that
  * did not answer failed the job.  The wait blocks like COLL_WAIT; when the
  * rank is resumed the master calls this handler again (redo), and
- * s->small_open says BEGIN and PUT are done. */
+ * s->small_open says BEGIN and PUT are done.
+ *
+ * With arg[2] = BD_SMALL_FINISH the request is only the end of an instance
+ * the rank began before (BD_COLL_ADDR names it): WAIT, GET and END, three
+ * requests in one (session 28).  A nonblocking call starts with
+ * BD_SMALL_LAUNCH (BEGIN, PUT, ARRIVE) or, when its pieces do not fit in
+ * one PUT, BD_SMALL_BEGIN (BEGIN, PUT), answered at once. */
 #include <string.h>
 
 #include "coll.h"
@@ -72,7 +78,26 @@ static void finish(slave_t *s, const bd_req_t *r)
 
 void bdr_coll_req_small(slave_t *s, const bd_req_t *r)
 {
-    if (!s->small_open) {
+    if (r->arg[2] == BD_SMALL_LAUNCH || r->arg[2] == BD_SMALL_BEGIN) {
+        /* a nonblocking call's start: answered at once */
+        if (!step(s, bdr_coll_req_begin, r, BD_REQ_COLL_BEGIN))
+            return;
+        s->win += BD_COLL_SMALL_PUT;
+        int ok = step(s, bdr_coll_req_put, r, BD_REQ_COLL_PUT);
+        s->win -= BD_COLL_SMALL_PUT;
+        if (!ok ||
+            (r->arg[2] == BD_SMALL_LAUNCH && !step(s, bdr_coll_req_arrive, r, BD_REQ_COLL_ARRIVE)))
+            return;
+        bdr_sched_respond(s);
+        return;
+    }
+    if (r->arg[2] == BD_SMALL_FINISH) {
+        /* the completion of an instance begun before (a nonblocking call's
+         * MPI_Wait, or a blocking one whose pieces did not fit at once) */
+        if (!bdr_coll_instance(s, r))
+            return;
+        s->small_open = 1;
+    } else if (!s->small_open) {
         if (!step(s, bdr_coll_req_begin, r, BD_REQ_COLL_BEGIN))
             return;
         /* the PUT block follows the description in the window */

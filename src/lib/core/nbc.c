@@ -591,8 +591,12 @@ static void nbc_release(bdl_nbc_t *nb)
     nb->owns = 0;
 }
 
+static int finish_small(bdl_nbc_t *nb);
+
 static void nbc_finish(bdl_nbc_t *nb)
 {
+    if (finish_small(nb)) /* GET and END in one request */
+        return;
     nbc_get(nb);
     bdl_xfer_call(&nb->xf, BD_REQ_COLL_END);
     nb->done = 1;
@@ -679,6 +683,48 @@ static int reqs_sleep(bdl_nbc_t **nbs, int n)
     return 0;
 }
 
+/* The completion in one request (WAIT, GET, END: bdl_xfer_small_finish;
+ * the WAIT returns at once when the collective is complete already) when
+ * the GET plan is a few whole or partial pieces that fit in the window:
+ * 1 if done so. */
+static int finish_small(bdl_nbc_t *nb)
+{
+    enum { MAXB = 64 };
+    bdl_small_blk_t b[MAXB];
+    int n = 0;
+    if (nb->taken || nb->pp)
+        return 0;
+    switch (nb->gkind) {
+    case BDL_GET_NONE: break;
+    case BDL_GET_PIECE:
+        if (nb->count * nb->t->psize != 0)
+            b[n++] = (bdl_small_blk_t){nb->peer, nb->buf, nb->count, nb->t, nb->off, nb->whole};
+        break;
+    case BDL_GET_BLOCKS:
+        if (nb->nblk > MAXB)
+            return 0;
+        for (int j = 0; j < nb->nblk; j++)
+            if (nb->pfirst + j != nb->skip)
+                b[n++] = (bdl_small_blk_t){nb->pfirst + j,
+                                           blk_at(nb, j),
+                                           bdl_vcount(nb->counts, (int)nb->count, j),
+                                           blk_type(nb, j),
+                                           0,
+                                           nb->whole};
+        break;
+    default: return 0;
+    }
+    int st = 0;
+    if (!bdl_xfer_small_finish(&nb->xf, b, n, nb->gkind == BDL_GET_BLOCKS, &st))
+        return 0;
+    if (st)
+        nb->err = st;
+    nb->ready = 1;
+    nb->done = 1;
+    nbc_release(nb);
+    return 1;
+}
+
 int bdl_nbc_progress(bdl_nbc_t *nb, int blocking)
 {
     if (nb->done)
@@ -696,6 +742,8 @@ int bdl_nbc_progress(bdl_nbc_t *nb, int blocking)
         return pipe_progress(nb, blocking, 1);
     if (!nb->ready) {
         bdl_resp()->status = BD_RESP_OK;
+        if (blocking && finish_small(nb))
+            return 1;
         if (blocking)
             bdl_xfer_wait(&nb->xf);
         else
@@ -935,7 +983,7 @@ int bdl_nbc_launch(bdl_nbc_t *nb, MPI_Request *request)
     } else if (h->pp && !h->pp->arrived && h->pp->next < pipe_n(h)) {
         pend_add(h); /* past the bound: the rest in MPI_Test, MPI_Wait (pipe_progress) */
     } else {
-        bdl_xfer_call(&h->xf, BD_REQ_COLL_ARRIVE);
+        bdl_xfer_arrive(&h->xf);
         if (h->pp)
             h->pp->arrived = 1;
         if (bdl_resp()->flag) {

@@ -11,6 +11,8 @@
 
 static bd_req_t *coll_req(const bdl_xfer_t *x, uint32_t code)
 {
+    if (x->lazy) /* a path that did not send the BEGIN first (bdl_xfer_begun) */
+        bdl_fatal(MPI_ERR_INTERN, "collective request %u before its BEGIN", code);
     bd_req_t *r = bdl_req_begin(code);
     r->flags = BD_COLL_ADDR;
     r->ctx = x->ctx;
@@ -35,6 +37,17 @@ static void xfer_begin(bdl_xfer_t *x, bdl_comm_t *c, int kind, int root, int dty
     x->mismatch = 0;
     x->byref = !pipe && bdl_g.mem_active && bdl_g.hdr->job.coll_byref == 0 &&
                (kind == BD_COLL_ALLTOALL || kind == BD_COLL_GATHER || kind == BD_COLL_SCATTER);
+    x->lazy = x->put_pending = 0;
+    if (!pipe && (api & BD_API_NB) && !bdl_mt_busy()) {
+        /* Nonblocking: the BEGIN goes with the PUT or the ARRIVE.  Settled
+         * first, as bdl_xfer_small does: the window is about to hold the
+         * pieces until then. */
+        bdl_p2p_settle();
+        x->lazy = 1;
+        x->desc = d;
+        bdl_resp()->flag = 0; /* what a BEGIN that does not pipeline answers */
+        return;
+    }
     bd_req_t *r = bdl_req_begin(BD_REQ_COLL_BEGIN);
     r->ctx = c->ctx;
     r->myrank = c->rank;
@@ -73,6 +86,47 @@ static uint64_t small_len(const bdl_small_blk_t *b, uint64_t sb, int *ok)
     if (n > UINT32_MAX || (sb && n >= sb))
         *ok = 0;
     return n;
+}
+
+/* A small request's GET list (ngseg blocks of data) at gl. */
+static void get_list_write(char *gl, const bdl_small_blk_t *get, int nget, uint32_t ngseg)
+{
+    memset(gl, 0, 8);
+    memcpy(gl, &ngseg, sizeof ngseg);
+    uint32_t k = 0;
+    for (int i = 0; i < nget; i++) {
+        uint64_t n = get[i].count * get[i].t->psize;
+        if (!n)
+            continue;
+        bd_seg_t seg = {get[i].peer, (uint32_t)n, get[i].off, get[i].whole ? n : 0};
+        memcpy(gl + 8 + (uint64_t)k++ * sizeof seg, &seg, sizeof seg);
+    }
+}
+
+/* The answer of a small request: its data (at the window's start) into the
+ * GET blocks; *status.  Returns 1. */
+static int get_list_take(const bdl_small_blk_t *get, int nget, int *status)
+{
+    if (bdl_resp()->status == BD_RESP_REVOKED) {
+        *status = MPIX_ERR_REVOKED;
+        return 1;
+    }
+    *status = bdl_resp()->arg[0] ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
+    const char *src = bdl_g.win;
+    for (int i = 0; i < nget; i++) {
+        uint64_t n = get[i].count * get[i].t->psize;
+        if (!n)
+            continue;
+        char *contig = bdl_dt_contig(get[i].t, get[i].buf, get[i].count);
+        if (contig) {
+            bdl_lib_mem_discard(contig, n);
+            memcpy(contig, src, n);
+        } else {
+            bdl_dt_unpack(get[i].t, (void *)get[i].buf, get[i].count, 0, src, n);
+        }
+        src += n;
+    }
+    return 1;
 }
 
 int bdl_xfer_small(bdl_comm_t *c, const bd_coll_desc_t *desc, const bdl_small_blk_t *put, int nput,
@@ -136,41 +190,43 @@ int bdl_xfer_small(bdl_comm_t *c, const bd_coll_desc_t *desc, const bdl_small_bl
             }
             memset(pb, 0, 8);
             memcpy(pb, &nseg, sizeof nseg);
-            char *gl = bdl_g.win + loff;
-            memset(gl, 0, 8);
-            memcpy(gl, &ngseg, sizeof ngseg);
-            uint32_t k = 0;
-            for (int i = 0; i < nget; i++) {
-                uint64_t n = get[i].count * get[i].t->psize;
-                if (!n)
-                    continue;
-                bd_seg_t seg = {get[i].peer, (uint32_t)n, get[i].off, get[i].whole ? n : 0};
-                memcpy(gl + 8 + (uint64_t)k++ * sizeof seg, &seg, sizeof seg);
-            }
         }
+        /* Again after a NOTYET: matching may have used the window. */
+        get_list_write(bdl_g.win + loff, get, nget, ngseg);
         if (!bdl_p2p_rpc_watched(r, watch, seen))
             break;
     }
-    if (bdl_resp()->status == BD_RESP_REVOKED) {
-        *status = MPIX_ERR_REVOKED;
-        return 1;
-    }
-    *status = bdl_resp()->arg[0] ? MPI_ERR_TRUNCATE : MPI_SUCCESS;
-    const char *src = bdl_g.win;
+    return get_list_take(get, nget, status);
+}
+
+int bdl_xfer_small_finish(const bdl_xfer_t *x, const bdl_small_blk_t *get, int nget, int blocks,
+                          int *status)
+{
+    uint64_t sb = blocks && bdl_g.mem_active ? bdl_g.hdr->job.sbpage : 0;
+    uint64_t out = 0, loff = BD_COLL_SMALL_PUT;
+    uint32_t ngseg = 0;
+    int ok = 1;
     for (int i = 0; i < nget; i++) {
-        uint64_t n = get[i].count * get[i].t->psize;
-        if (!n)
-            continue;
-        char *contig = bdl_dt_contig(get[i].t, get[i].buf, get[i].count);
-        if (contig) {
-            bdl_lib_mem_discard(contig, n);
-            memcpy(contig, src, n);
-        } else {
-            bdl_dt_unpack(get[i].t, (void *)get[i].buf, get[i].count, 0, src, n);
-        }
-        src += n;
+        uint64_t n = small_len(&get[i], sb, &ok);
+        out += n;
+        ngseg += n != 0;
     }
-    return 1;
+    if (!ok || loff + 8 + (uint64_t)ngseg * sizeof(bd_seg_t) > bdl_g.window || out > bdl_g.window ||
+        ngseg > 4096 || bdl_mt_busy() || bdl_nbc_pipes_pending())
+        return 0;
+    bdl_p2p_settle(); /* as bdl_xfer_small */
+    for (;;) {
+        uint32_t seen = 0;
+        int watch = bdl_p2p_watch_begin(&seen);
+        bd_req_t *r = coll_req(x, BD_REQ_COLL_SMALL);
+        r->arg[0] = (int64_t)out;
+        r->arg[1] = ngseg ? (int64_t)loff : 0;
+        r->arg[2] = BD_SMALL_FINISH;
+        get_list_write(bdl_g.win + loff, get, nget, ngseg);
+        if (!bdl_p2p_rpc_watched(r, watch, seen))
+            break;
+    }
+    return get_list_take(get, nget, status);
 }
 
 void bdl_xfer_call(const bdl_xfer_t *x, uint32_t code)
@@ -189,8 +245,71 @@ void bdl_xfer_wait(const bdl_xfer_t *x)
     }
 }
 
+/* A lazy instance's first request: description at the window's start,
+ * PUT block (maybe empty) at BD_COLL_SMALL_PUT; mode BD_SMALL_BEGIN or
+ * BD_SMALL_LAUNCH. */
+static void lazy_send(bdl_xfer_t *x, int mode)
+{
+    if (!x->put_pending)
+        memset(bdl_g.win + BD_COLL_SMALL_PUT, 0, 8);
+    memcpy(bdl_g.win, &x->desc, sizeof x->desc);
+    x->lazy = x->put_pending = 0;
+    bd_req_t *r = coll_req(x, BD_REQ_COLL_SMALL);
+    r->arg[2] = mode;
+    bdl_rpc();
+}
+
+void bdl_xfer_begun(bdl_xfer_t *x)
+{
+    if (x->lazy)
+        lazy_send(x, BD_SMALL_BEGIN);
+}
+
+void bdl_xfer_arrive(bdl_xfer_t *x)
+{
+    if (x->lazy)
+        lazy_send(x, BD_SMALL_LAUNCH);
+    else
+        bdl_xfer_call(x, BD_REQ_COLL_ARRIVE);
+}
+
+/* The PUT block's segment count at its start. */
+static void put_close(bdl_put_t *p)
+{
+    memset(bdl_g.win + p->base, 0, 8);
+    memcpy(bdl_g.win + p->base, &p->nseg, sizeof p->nseg);
+}
+
+void bdl_put_done(bdl_put_t *p)
+{
+    bdl_xfer_t *x = (bdl_xfer_t *)p->x;
+    if (!x->lazy) {
+        bdl_put_flush(p);
+        return;
+    }
+    if (p->nseg) {
+        put_close(p);
+        x->put_pending = 1;
+    }
+}
+
 void bdl_put_flush(bdl_put_t *p)
 {
+    bdl_xfer_t *x = (bdl_xfer_t *)p->x;
+    if (x->lazy) {
+        /* the window is full, or something else needs it: BEGIN and PUT */
+        if (p->nseg) {
+            put_close(p);
+            x->put_pending = 1;
+        }
+        lazy_send(x, BD_SMALL_BEGIN);
+        if (bdl_resp()->flag)
+            p->over = 1;
+        p->nseg = 0;
+        p->base = 0;
+        p->pos = 8;
+        return;
+    }
     if (!p->nseg)
         return;
     memcpy(bdl_g.win, &p->nseg, sizeof p->nseg);

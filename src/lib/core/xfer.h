@@ -22,6 +22,15 @@ typedef struct bdl_xfer {
      * stored copy (BD_REQ_COLL_PUTREF): set for the kinds whose pieces
      * have one reader, in instances that do not pipeline. */
     int byref;
+    /* A nonblocking instance not begun yet (session 28): its BEGIN goes
+     * with its PUT, or with its ARRIVE when nothing was put, as one
+     * BD_REQ_COLL_SMALL (BD_SMALL_BEGIN, BD_SMALL_LAUNCH); meanwhile the
+     * description is kept here and the pieces are put in the window after
+     * BD_COLL_SMALL_PUT.  Every request for the instance sends it first
+     * (bdl_xfer_begun). */
+    int lazy;
+    int put_pending; /* ... the window holds its PUT block (bdl_put_done) */
+    bd_coll_desc_t desc;
 } bdl_xfer_t;
 
 /* Begin the next collective on c: describe it to the master; x addresses it. */
@@ -70,16 +79,37 @@ typedef struct bdl_small_blk {
 int bdl_xfer_small(bdl_comm_t *c, const bd_coll_desc_t *desc, const bdl_small_blk_t *put, int nput,
                    const bdl_small_blk_t *get, int nget, int blocks, int *status);
 
+/* The completion of x (begun, its pieces put) in one request: WAIT, then
+ * the nget blocks read and unpacked, then END.  Returns 1 when done
+ * (*status as above), 0 when it cannot be one request (nothing sent). */
+int bdl_xfer_small_finish(const bdl_xfer_t *x, const bdl_small_blk_t *get, int nget, int blocks,
+                          int *status);
+
 /* Batches PUT segments into the window. */
 typedef struct bdl_put {
     const bdl_xfer_t *x;
     uint64_t pos;
     uint32_t nseg;
-    int over; /* a PUT's answer said the instance's staging is past -coll-stage */
+    int over;      /* a PUT's answer said the instance's staging is past -coll-stage */
+    uint64_t base; /* where the PUT block starts in the window (a lazy instance's) */
 } bdl_put_t;
 
-static inline bdl_put_t bdl_put_start(const bdl_xfer_t *x) { return (bdl_put_t){x, 8, 0, 0}; }
+static inline bdl_put_t bdl_put_start(const bdl_xfer_t *x)
+{
+    uint64_t base = x->lazy ? BD_COLL_SMALL_PUT : 0;
+    return (bdl_put_t){x, base + 8, 0, 0, base};
+}
 void bdl_put_flush(bdl_put_t *p);
+/* The last PUT of the call: kept in the window for the ARRIVE of a lazy
+ * instance (nothing may use the window before bdl_nbc_launch), else sent
+ * as bdl_put_flush does. */
+void bdl_put_done(bdl_put_t *p);
+/* A lazy instance's BEGIN (with its pending PUT) sent now, before the
+ * window is used for anything else. */
+void bdl_xfer_begun(bdl_xfer_t *x);
+/* ARRIVE: a lazy instance's BEGIN, PUT and ARRIVE in one request; resp.flag
+ * says whether its results may be got now. */
+void bdl_xfer_arrive(bdl_xfer_t *x);
 /* Append the packed stream of count elements of t at buf as bytes
  * [at, at + its length) of the piece for peer, which has total bytes. */
 void bdl_put_part(bdl_put_t *p, int peer, const void *buf, uint64_t count, const bdl_dt_t *t,

@@ -60,7 +60,7 @@ static void bcast_start(bdl_comm_t *c, bdl_nbc_t *nb, void *buf, uint64_t count,
     if (c->rank == root) {
         bdl_put_t p = bdl_put_start(&nb->xf);
         bdl_put_typed(&p, -1, buf, count, t);
-        bdl_put_flush(&p);
+        bdl_put_done(&p); /* a nonblocking one's goes with its ARRIVE */
     } else {
         *nb = (bdl_nbc_t){.xf = nb->xf,
                           .comm = nb->comm,
@@ -300,7 +300,7 @@ static void master_fold(bdl_comm_t *c, bdl_nbc_t *nb, int kind, int api, const v
     bdl_xfer_begin(&nb->xf, c, kind, root, t->basic, op, count * t->nelem, api);
     bdl_put_t p = bdl_put_start(&nb->xf);
     bdl_put_typed(&p, -1, in, count, t);
-    bdl_put_flush(&p);
+    bdl_put_done(&p); /* a nonblocking one's goes with its ARRIVE */
     if (want && outcount * t->psize != 0) {
         nb->gkind = BDL_GET_PIECE;
         nb->peer = -1;
@@ -323,7 +323,7 @@ static void user_fold_start(bdl_comm_t *c, bdl_nbc_t *nb, int kind, int root, in
     bdl_xfer_begin(&nb->xf, c, kind, root, 0, 0, 0, api);
     bdl_put_t p = bdl_put_start(&nb->xf);
     bdl_put_typed(&p, -1, in, count, t);
-    bdl_put_flush(&p);
+    bdl_put_done(&p); /* a nonblocking one's goes with its ARRIVE */
     nb->t = t;
     nb->count = count;
     nb->op = op;
