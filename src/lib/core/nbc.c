@@ -683,16 +683,20 @@ static int reqs_sleep(bdl_nbc_t **nbs, int n)
     return 0;
 }
 
-/* The completion in one request (WAIT, GET, END: bdl_xfer_small_finish;
- * the WAIT returns at once when the collective is complete already) when
- * the GET plan is a few whole or partial pieces that fit in the window:
- * 1 if done so. */
+/* The completion of a nonblocking call in one request (WAIT, GET, END:
+ * bdl_xfer_small_finish; the WAIT returns at once when the collective is
+ * complete already) when the GET plan is a few whole or partial pieces
+ * that fit in the window: 1 if done so.  Not for blocking calls: with it
+ * a Reduce's non-roots (WAIT and END in one) left look-ahead loading 17-41%
+ * of what it loaded ahead before in mem.prefetch_phase (8 ranks, -nr 1,
+ * 28M), for a reason not found; those that can be are one request from
+ * their start anyway (bdl_xfer_small). */
 static int finish_small(bdl_nbc_t *nb)
 {
     enum { MAXB = 64 };
     bdl_small_blk_t b[MAXB];
     int n = 0;
-    if (nb->taken || nb->pp)
+    if (nb->taken || nb->pp || !nb->nbreq)
         return 0;
     switch (nb->gkind) {
     case BDL_GET_NONE: break;
@@ -964,6 +968,7 @@ int bdl_nbc_launch(bdl_nbc_t *nb, MPI_Request *request)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a nonblocking collective");
     *h = *nb;
     h->owns = 1;
+    h->nbreq = 1;
     h->counts = dup_ints(nb->counts, nb->nblk);
     h->displs = dup_ints(nb->displs, nb->nblk);
     h->bdispls = dup_ints(nb->bdispls, nb->nblk);

@@ -113,6 +113,7 @@ typedef struct bdl_nbc {
      * what they received. */
     void (*reqs_fin)(struct bdl_nbc *nb, void *arg, const MPI_Status *st);
     void *fin_own;
+    int nbreq;                   /* a nonblocking call's (bdl_nbc_launch with a request) */
     int lc_api, lc_root, lc_ctx; /* what a wait for reqs is in (bdl_g.lc_api); 0: none */
     int *lc_peers;               /* ... and the world rank each of reqs is from (owned) */
 } bdl_nbc_t;

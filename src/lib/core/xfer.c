@@ -222,6 +222,7 @@ int bdl_xfer_small_finish(const bdl_xfer_t *x, const bdl_small_blk_t *get, int n
         r->arg[0] = (int64_t)out;
         r->arg[1] = ngseg ? (int64_t)loff : 0;
         r->arg[2] = BD_SMALL_FINISH;
+        r->arg[3] = ngseg; /* for the master: is all of it in the window's first page? */
         get_list_write(bdl_g.win + loff, get, nget, ngseg);
         if (!bdl_p2p_rpc_watched(r, watch, seen))
             break;
