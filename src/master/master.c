@@ -189,17 +189,8 @@ int bdr_req_win_page(const bd_req_t *r)
 {
     if (r->code == BD_REQ_COLL_WAITANY || r->code == BD_REQ_COLL_TESTANY) /* ids, then flags */
         return r->arg[0] >= 0 && (uint64_t)r->arg[0] * (sizeof(bd_coll_id_t) + 1) <= 4096;
-    /* A completion (as a COLL_WAIT, which it replaces) whose GET list
-     * (arg[3] segments at arg[1]) and result (arg[0] bytes) are in the
-     * first page: the rest of the window is given back while the rank
-     * waits (a Reduce's non-root kept its 256 KiB of PUTs resident there,
-     * and look-ahead loading lost the room: mem.prefetch_phase) */
     if (r->code == BD_REQ_COLL_SMALL)
-        return r->arg[2] == BD_SMALL_FINISH && r->arg[0] >= 0 && r->arg[0] <= 4096 &&
-               r->arg[3] >= 0 && r->arg[3] <= 128 &&
-               (!r->arg[1] ||
-                (r->arg[1] > 0 &&
-                 (uint64_t)r->arg[1] + 8 + (uint64_t)r->arg[3] * sizeof(bd_seg_t) <= 4096));
+        return bdr_coll_small_win_page(r);
     const route_t *rt = route_of(r->code);
     return rt && rt->win_page;
 }

@@ -690,6 +690,8 @@ void bdr_mbox_stopped(slave_t *s);
 void bdr_mbox_exited(slave_t *s);
 /* Whether request r's data, in and out, is all in the window's first page. */
 int bdr_req_win_page(const bd_req_t *r);
+/* coll_small.c: the same for a BD_REQ_COLL_SMALL */
+int bdr_coll_small_win_page(const bd_req_t *r);
 void bdr_mbox_req_wait(slave_t *s, const bd_req_t *r);
 void bdr_mbox_req_full(slave_t *s, const bd_req_t *r);
 void bdr_mbox_req_fetch(slave_t *s, const bd_req_t *r);
