@@ -365,7 +365,7 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
                               bdl_vcount(recvcounts, recvcount, me), vtype(rt, tv, me));
             else
                 bdl_put_typed(&p, -1, sendbuf, (uint64_t)sendcount, st);
-            bdl_put_flush(&p);
+            bdl_put_done(&p); /* a nonblocking one's goes with its ARRIVE */
         }
         if (is_root && pipe)
             bdl_nbc_take(&nb, 1);
