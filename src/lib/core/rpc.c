@@ -32,9 +32,13 @@ uint64_t bdl_now_ns(void)
 }
 
 /* Requests after which the master may hand our run slot to another rank. */
-static int may_block(uint32_t code)
+static int may_block(const bd_req_t *r)
 {
-    switch (code) {
+    /* a nonblocking collective's start is answered at once */
+    if (r->code == BD_REQ_COLL_SMALL &&
+        (r->arg[2] == BD_SMALL_LAUNCH || r->arg[2] == BD_SMALL_BEGIN))
+        return 0;
+    switch (r->code) {
     case BD_REQ_P2P_WAIT:
     case BD_REQ_MBOX_FULL:
     case BD_REQ_COLL_WAIT:
@@ -77,7 +81,7 @@ void bdl_rpc(void)
     if (atomic_load_explicit(&sl->rma_pending, memory_order_relaxed) &&
         sl->req.code != BD_REQ_ABORT && g_service.pending)
         g_service.pending();
-    int blocking = may_block(sl->req.code);
+    int blocking = may_block(&sl->req);
     if (blocking) {
         /* Nor may our pending nonblocking all-to-alls that pipeline wait
          * for us: their pieces are put and those offered taken first
@@ -96,7 +100,7 @@ void bdl_rpc(void)
     /* nused: the ranks alive on the node, spawned ones included */
     int shared =
         bdl_g.hdr->job.nr < atomic_load_explicit(&bdl_g.hdr->nused, memory_order_relaxed) &&
-        may_block(sl->req.code);
+        may_block(&sl->req);
     uint64_t phase = shared ? bdl_lib_mem_phase_key(&sl->req) : 0;
     /* Only a call that gave up the run slot starts a phase: look-ahead loads
      * for the call a rank waits in, so what follows a call answered at once
