@@ -592,8 +592,8 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
                 bdl_put_typed(&p, r, vblk(sb, displs, sendcount, r, st, tv),
                               bdl_vcount(sendcounts, sendcount, r), vtype(st, tv, r));
             }
-            bdl_put_flush(&p);
-        } else if (pipe) { /* one block, from the root */
+            bdl_put_done(&p); /* a nonblocking one's goes with its ARRIVE */
+        } else if (pipe) {    /* one block, from the root */
             root_block_reader(&nb, root, recvbuf, recvcount, rt);
             bdl_nbc_take(&nb, 1);
         } else if (cap) {
@@ -859,7 +859,8 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
                 put[r] = 1;
             }
         }
-        bdl_put_flush(&p);
+        bdl_put_done(&p); /* a nonblocking one's goes with its ARRIVE (the discard
+                             below is the memory manager's alone) */
         free(put);
         if (pipe)
             bdl_nbc_take(&nb, 1);
