@@ -11,7 +11,7 @@
 
 static bd_req_t *coll_req(const bdl_xfer_t *x, uint32_t code)
 {
-    if (x->lazy) /* a path that did not send the BEGIN first (bdl_xfer_begun) */
+    if (x->lazy) /* a path that did not send the BEGIN first (lazy_send) */
         bdl_fatal(MPI_ERR_INTERN, "collective request %u before its BEGIN", code);
     bd_req_t *r = bdl_req_begin(code);
     r->flags = BD_COLL_ADDR;
@@ -258,12 +258,6 @@ static void lazy_send(bdl_xfer_t *x, int mode)
     bd_req_t *r = coll_req(x, BD_REQ_COLL_SMALL);
     r->arg[2] = mode;
     bdl_rpc();
-}
-
-void bdl_xfer_begun(bdl_xfer_t *x)
-{
-    if (x->lazy)
-        lazy_send(x, BD_SMALL_BEGIN);
 }
 
 void bdl_xfer_arrive(bdl_xfer_t *x)

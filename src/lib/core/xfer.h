@@ -26,8 +26,8 @@ typedef struct bdl_xfer {
      * with its PUT, or with its ARRIVE when nothing was put, as one
      * BD_REQ_COLL_SMALL (BD_SMALL_BEGIN, BD_SMALL_LAUNCH); meanwhile the
      * description is kept here and the pieces are put in the window after
-     * BD_COLL_SMALL_PUT.  Every request for the instance sends it first
-     * (bdl_xfer_begun). */
+     * BD_COLL_SMALL_PUT.  Any other request for it before that is an
+     * internal error (coll_req). */
     int lazy;
     int put_pending; /* ... the window holds its PUT block (bdl_put_done) */
     bd_coll_desc_t desc;
@@ -104,9 +104,6 @@ void bdl_put_flush(bdl_put_t *p);
  * instance (nothing may use the window before bdl_nbc_launch), else sent
  * as bdl_put_flush does. */
 void bdl_put_done(bdl_put_t *p);
-/* A lazy instance's BEGIN (with its pending PUT) sent now, before the
- * window is used for anything else. */
-void bdl_xfer_begun(bdl_xfer_t *x);
 /* ARRIVE: a lazy instance's BEGIN, PUT and ARRIVE in one request; resp.flag
  * says whether its results may be got now. */
 void bdl_xfer_arrive(bdl_xfer_t *x);

@@ -4,7 +4,7 @@
  * MPI_Ialltoall (not their v and w forms, whose block sizes not every
  * member knows), on an intracommunicator of at most LNB_MAX_SIZE members
  * that are all ranks of this node, when each message fits one mailbox
- * entry (the eager limit).  Through the master each was five requests
+ * entry (the eager limit).  Through the master each was six requests
  * (BEGIN, PUT, ARRIVE, then WAIT, GET, END at completion): 150-230 us
  * where the blocking call in the ranks takes 0.5 us with both ranks
  * running.
