@@ -30,6 +30,7 @@
 #include "nbc.h"
 #include "request.h"
 #include "spin.h"
+#include "unexp.h"
 
 /* A posted receive, in posting order. */
 typedef struct precv {
@@ -46,37 +47,9 @@ typedef struct precv {
     bd_mentry_t e; /* ... the message's envelope then */
 } precv_t;
 
-/* A message drained from the mailbox before a receive matched it.  The
- * unexpected queue keeps arrival order twice: all messages (next, prev),
- * which a receive from MPI_ANY_SOURCE searches, and the messages of each
- * (context, source) (bnext, bprev, in its bucket), which a receive that
- * names its source searches.  One list made such a receive pass every
- * queued message of other sources: ranks that run ahead (the senders of a
- * nonblocking reduction or scan in a loop, a root's broadcasts) left
- * thousands queued, and 16 ranks' MPI_Ireduce loop took 54, 110 and 329
- * us a call over 300, 1000 and 3000 calls. */
-typedef struct umsg {
-    struct umsg *next, *prev;   /* all, in arrival order; next also links g_mprobed */
-    struct umsg *bnext, *bprev; /* its bucket's, in arrival order */
-    struct ubucket *b;          /* its bucket while queued */
-    bd_mentry_t e;
-    uint64_t match_id; /* taken by MPI_Mprobe: the id MPI_Mrecv names */
-    int ux;            /* its slot in the mailbox's cancellable table, or -1 */
-    char data[];       /* the inline payload */
-} umsg_t;
-
-/* The queued messages of one (context, source); freed when empty. */
-typedef struct ubucket {
-    struct ubucket *next; /* in its hash chain */
-    int ctx, src;
-    umsg_t *head, *tail;
-} ubucket_t;
-
-#define UB_HASH 256
-static ubucket_t *g_ub[UB_HASH];
+typedef bdl_umsg_t umsg_t;
 
 static precv_t *g_posted, **g_posted_tail = &g_posted;
-static umsg_t *g_unexp, *g_unexp_last;
 static umsg_t *g_mprobed; /* taken by MPI_Mprobe, waiting for MPI_Mrecv */
 static uint64_t g_next_match_id;
 
@@ -175,51 +148,6 @@ static int matches(int ctx, int src, int tag, const bd_mentry_t *e)
 {
     return e->ctx == ctx && (src == MPI_ANY_SOURCE || src == e->src) &&
            (tag == MPI_ANY_TAG || tag == e->tag);
-}
-
-static ubucket_t **ub_slot(int ctx, int src)
-{
-    ubucket_t **pp = &g_ub[((unsigned)ctx * 2654435761u ^ (unsigned)src) % UB_HASH];
-    while (*pp && ((*pp)->ctx != ctx || (*pp)->src != src))
-        pp = &(*pp)->next;
-    return pp;
-}
-
-/* Queue u (its envelope set) at the end of both orders. */
-static void unexp_append(umsg_t *u)
-{
-    ubucket_t **pp = ub_slot(u->e.ctx, u->e.src), *b = *pp;
-    if (!b) {
-        if (!(b = calloc(1, sizeof *b)))
-            bdl_fatal(MPI_ERR_NO_MEM, "out of memory keeping an unexpected message");
-        b->ctx = u->e.ctx;
-        b->src = u->e.src;
-        *pp = b;
-    }
-    u->next = u->bnext = NULL;
-    u->prev = g_unexp_last;
-    *(g_unexp_last ? &g_unexp_last->next : &g_unexp) = u;
-    g_unexp_last = u;
-    u->bprev = b->tail;
-    *(b->tail ? &b->tail->bnext : &b->head) = u;
-    b->tail = u;
-    u->b = b;
-}
-
-static void unexp_unlink(umsg_t *u)
-{
-    *(u->prev ? &u->prev->next : &g_unexp) = u->next;
-    *(u->next ? &u->next->prev : &g_unexp_last) = u->prev;
-    ubucket_t *b = u->b;
-    *(u->bprev ? &u->bprev->bnext : &b->head) = u->bnext;
-    *(u->bnext ? &u->bnext->bprev : &b->tail) = u->bprev;
-    if (!b->head) {
-        ubucket_t **pp = ub_slot(b->ctx, b->src);
-        *pp = b->next;
-        free(b);
-    }
-    u->next = u->prev = u->bnext = u->bprev = NULL;
-    u->b = NULL;
 }
 
 static void *xrealloc(void *p, size_t n)
@@ -622,7 +550,7 @@ static void arrive(const bd_mentry_t *e, const char *data)
     } else if (inl) {
         memcpy(u->data, data, inl);
     }
-    unexp_append(u);
+    bdl_unexp_append(u);
 }
 
 /* Entries the master holds for us: older than the ring's, so first.  A
@@ -904,11 +832,8 @@ void bdl_p2p_poll_sleep(uint64_t max_ns)
  * Messages their senders cancelled are dropped on the way. */
 static umsg_t *find_unexpected(int ctx, int src, int tag, int remove)
 {
-    int any = src == MPI_ANY_SOURCE;
-    ubucket_t *b = any ? NULL : *ub_slot(ctx, src);
-    umsg_t *u = any ? g_unexp : b ? b->head : NULL;
-    for (umsg_t *nx; u; u = nx) {
-        nx = any ? u->next : u->bnext;
+    for (umsg_t *u = bdl_unexp_first(ctx, src), *nx; u; u = nx) {
+        nx = bdl_unexp_next(u, src);
         if (!matches(ctx, src, tag, &u->e))
             continue;
         int gone = 0;
@@ -919,7 +844,7 @@ static umsg_t *find_unexpected(int ctx, int src, int tag, int remove)
             }
         }
         if (gone || remove)
-            unexp_unlink(u);
+            bdl_unexp_unlink(u);
         if (gone) {
             drop_payload(&u->e);
             free(u);
