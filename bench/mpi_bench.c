@@ -13,6 +13,10 @@
  *   iallreduce MPI_Iallreduce then MPI_Wait, as allreduce         (us)
  *   ibarrier   MPI_Ibarrier then MPI_Wait (smallest size only)    (us)
  *   iallgather MPI_Iallgather then MPI_Wait, size bytes a rank   (us)
+ *   scan       MPI_Scan (MPI_SUM of doubles); rank r waits only for the
+ *              ranks below it, so the loop ends with a barrier           (us)
+ *   iscan      MPI_Iscan then MPI_Wait, as scan                          (us)
+ *   uallreduce MPI_Allreduce with a user op (a sum of doubles)         (us)
  *   ring       every rank sends to rank+1 and receives from rank-1 (us per step)
  *   sendrecv   ranks in pairs (0-1, 2-3, ...) exchange size bytes each way
  *              with one MPI_Sendrecv                            (us per exchange)
@@ -180,6 +184,49 @@ static double iallreduce(size_t size, int iters, void *a, void *b)
     return MPI_Wtime() - t0;
 }
 
+static double scan(size_t size, int iters, void *a, void *b)
+{
+    int n = (int)(size / sizeof(double));
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        MPI_Scan(a, b, n ? n : 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Barrier(MPI_COMM_WORLD);
+    return MPI_Wtime() - t0;
+}
+
+static double iscan(size_t size, int iters, void *a, void *b)
+{
+    int n = (int)(size / sizeof(double));
+    MPI_Request r;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {
+        MPI_Iscan(a, b, n ? n : 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return MPI_Wtime() - t0;
+}
+
+static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
+{
+    (void)dt;
+    const double *x = in;
+    double *y = inout;
+    for (int i = 0; i < *len; i++)
+        y[i] += x[i];
+}
+
+static MPI_Op g_user_sum;
+
+static double uallreduce(size_t size, int iters, void *a, void *b)
+{
+    int n = (int)(size / sizeof(double));
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++)
+        MPI_Allreduce(a, b, n ? n : 1, MPI_DOUBLE, g_user_sum, MPI_COMM_WORLD);
+    return MPI_Wtime() - t0;
+}
+
 static double ibarrier(size_t size, int iters, void *a, void *b)
 {
     (void)size, (void)a, (void)b;
@@ -277,7 +324,7 @@ static void usage(void)
                 "usage: mpi_bench [--tests LIST] [--min SIZE] [--max SIZE] [--reps N] "
                 "[--budget SECONDS]\n"
                 "  LIST: comma-separated of pingpong,bandwidth,msgrate,allreduce,bcast,alltoall,"
-                "ring,sendrecv,iallreduce,ibarrier,iallgather\n"
+                "ring,sendrecv,iallreduce,ibarrier,iallgather,scan,iscan,uallreduce\n"
                 "  (default: all; point-to-point tests need at least 2 ranks)\n");
 }
 
@@ -317,6 +364,7 @@ int main(int argc, char **argv)
     if (amax < 64 * 8)
         amax = 64 * 8;
     void *a = xmalloc(amax), *b = xmalloc(amax);
+    MPI_Op_create(user_sum, 1, &g_user_sum);
     int p2p = g_size >= 2;
     for (size_t s = g_min; s <= g_max; s *= 4) {
         if (p2p && wanted(tests, "pingpong"))
@@ -335,6 +383,12 @@ int main(int argc, char **argv)
             result("ibarrier", 0, measure(ibarrier, s, a, b) * 1e6, "us");
         if (wanted(tests, "iallgather") && s * (size_t)g_size <= (16u << 20))
             result("iallgather", s, measure(iallgather, s, a, b) * 1e6, "us");
+        if (wanted(tests, "scan") && s <= (1u << 20))
+            result("scan", s, measure(scan, s, a, b) * 1e6, "us");
+        if (wanted(tests, "iscan") && s <= (1u << 20))
+            result("iscan", s, measure(iscan, s, a, b) * 1e6, "us");
+        if (wanted(tests, "uallreduce") && s <= (1u << 20))
+            result("uallreduce", s, measure(uallreduce, s, a, b) * 1e6, "us");
         if (wanted(tests, "ring") && s <= (1u << 20))
             result("ring", s, measure(ring, s, a, b) * 1e6, "us");
         if (p2p && wanted(tests, "sendrecv"))
@@ -342,6 +396,7 @@ int main(int argc, char **argv)
     }
     if (p2p && wanted(tests, "msgrate"))
         result("msgrate", 8, 1.0 / measure(msgrate, 8, a, b), "msgs/s");
+    MPI_Op_free(&g_user_sum);
     free(a);
     free(b);
     MPI_Finalize();

@@ -25,7 +25,8 @@
  * With the argument "mismatch" (BDMPI only, a runtime test): rank 0 calls
  * MPI_Allreduce where the others call MPI_Barrier; the job must end with a
  * collective-mismatch error.  "mismatch_large": the same between a large
- * MPI_Allreduce and a large MPI_Bcast.
+ * MPI_Allreduce and a large MPI_Bcast.  "mismatch_scan": rank 0 calls
+ * MPI_Scan where the others call MPI_Exscan.
  */
 #include <math.h>
 
@@ -590,6 +591,16 @@ int main(int argc, char **argv)
             MPI_Allreduce(&x, &y, 1, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD);
         else
             MPI_Barrier(MPI_COMM_WORLD);
+        fprintf(stderr, "rank %d: the mismatched collective returned\n", rank);
+        return mtest_finalize();
+    }
+    if (argc > 1 && !strcmp(argv[1], "mismatch_scan")) {
+        int x = 1, y = 0;
+        if (rank == 0)
+            MPI_Scan(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        else
+            MPI_Exscan(&x, &y, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+        MPI_Barrier(MPI_COMM_WORLD);
         fprintf(stderr, "rank %d: the mismatched collective returned\n", rank);
         return mtest_finalize();
     }

@@ -195,7 +195,7 @@ static int gather_common(const char *call, int api, const void *sendbuf, int sen
         const void *ob = inplace ? vblk(rb, displs, recvcount, me, rt, tv) : sendbuf;
         int oc = inplace ? recvcount : sendcount;
         bdl_dt_t *ot = inplace ? rt : st;
-        if (bdl_lcn_eligible(c, (uint64_t)oc * ot->psize)) {
+        if (bdl_lcn_eligible(c, (uint64_t)oc * ot->psize, all ? BD_API_ALLGATHER : BD_API_GATHER)) {
             own_do(&own);
             bdl_a2a_side_t os = {.buf = ob, .count = oc, .t = ot};
             bdl_a2a_side_t rs = {.buf = rb, .count = recvcount, .t = rt};
@@ -513,7 +513,7 @@ static int scatter_common(const char *call, int api, const void *sendbuf, int se
         return bdl_lc_blocks(c, comm, call, api, root, &ss, &rs, own_err ? MPI_ERR_TRUNCATE : 0);
     }
     if (request && !vector && !tv &&
-        bdl_lcn_eligible(c, is_root ? (uint64_t)sendcount * st->psize : cap)) {
+        bdl_lcn_eligible(c, is_root ? (uint64_t)sendcount * st->psize : cap, BD_API_SCATTER)) {
         /* small, nonblocking, every rank on this node: in the ranks */
         own_do(&own);
         bdl_a2a_side_t ss = {.buf = sendbuf, .count = sendcount, .t = st};
@@ -733,7 +733,7 @@ static int alltoall_common(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a
         rc = bdl_lc_blocks(c, comm, call, api, 0, s, rv, own_err ? MPI_ERR_TRUNCATE : 0);
         goto out;
     }
-    if (request && !vector && !s->tv && !rv->tv && bdl_lcn_eligible(c, own)) {
+    if (request && !vector && !s->tv && !rv->tv && bdl_lcn_eligible(c, own, BD_API_ALLTOALL)) {
         /* small, nonblocking, every rank on this node: in the ranks */
         own_do(&oc);
         rc = bdl_lcn_blocks(c, comm, call, BD_API_ALLTOALL, 0, s, rv,

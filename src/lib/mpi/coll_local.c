@@ -11,7 +11,10 @@
  * reductions fold the packed basic elements in rank order, acc = v0, then
  * acc = v_r op acc for r = 1, 2, ... (bd_op_apply), exactly as the master
  * does (src/master/coll.c:try_fold), so results are bit-identical whichever
- * path a call takes.
+ * path a call takes; user ops (small data) in the same order, as the
+ * user-op chain (mpi/coll_reduce.c) does.  Scans and exscans too, predefined
+ * or user ops (through the master a scan was five requests: 46 us at -ns 2
+ * -nr 2 where an Allreduce here takes 0.6).
  *
  * Larger data (above BDL_LC_MAX a message) runs here too when every member
  * holds a run slot at once (-nr >= size): the header goes alone and the
@@ -63,7 +66,7 @@ static char *scratch(int i)
  * rank waiting in it names its call to the master (bdl_g.lc_api), so a
  * deadlock against a collective through the master (a nonblocking call
  * where the others call the blocking one) is reported as the mismatch. */
-static int all_run(const bdl_comm_t *c) { return (int)bdl_g.hdr->job.nr >= c->size; }
+int bdl_lc_all_run(const bdl_comm_t *c) { return (int)bdl_g.hdr->job.nr >= c->size; }
 
 int bdl_lc_eligible(const bdl_comm_t *c, uint64_t bytes)
 {
@@ -77,7 +80,7 @@ int bdl_lc_eligible(const bdl_comm_t *c, uint64_t bytes)
      * the same for every rank there): else every block would be a spill
      * file. */
     if (bytes > BDL_LC_MAX &&
-        (!all_run(c) || !atomic_load_explicit(&bdl_g.slot->cma_ok, memory_order_relaxed)))
+        (!bdl_lc_all_run(c) || !atomic_load_explicit(&bdl_g.slot->cma_ok, memory_order_relaxed)))
         return 0;
     for (int r = 0; r < c->size; r++)
         if (!bdl_p2p_local(c->world[r]))
@@ -103,6 +106,8 @@ static const char *const g_api_names[BD_API__COUNT] = {
     [BD_API_ALLTOALLW] = "MPI_Alltoallw",
     [BD_API_REDUCE_SCATTER] = "MPI_Reduce_scatter",
     [BD_API_REDUCE_SCATTER_BLOCK] = "MPI_Reduce_scatter_block",
+    [BD_API_SCAN] = "MPI_Scan",
+    [BD_API_EXSCAN] = "MPI_Exscan",
 };
 
 /* The nonblocking forms that run in the ranks (coll_local_nb.c). */
@@ -111,6 +116,7 @@ static const char *const g_nb_names[BD_API__COUNT] = {
     [BD_API_REDUCE] = "MPI_Ireduce",       [BD_API_ALLREDUCE] = "MPI_Iallreduce",
     [BD_API_GATHER] = "MPI_Igather",       [BD_API_SCATTER] = "MPI_Iscatter",
     [BD_API_ALLGATHER] = "MPI_Iallgather", [BD_API_ALLTOALL] = "MPI_Ialltoall",
+    [BD_API_SCAN] = "MPI_Iscan",           [BD_API_EXSCAN] = "MPI_Iexscan",
 };
 
 const char *bdl_lc_api_name(int api)
@@ -253,6 +259,55 @@ static int lc_end(const lc_t *x)
                          "the data received does not match the receive buffer (the ranks' "
                          "counts or type signatures disagree)");
     return MPI_SUCCESS;
+}
+
+/* ---------------------------------------------------------------- folds */
+
+void bdl_lc_fold_init(lc_fold_t *f, const bdl_lc_op_t *o, const bdl_dt_t *t, uint64_t count,
+                      char *acc)
+{
+    *f = (lc_fold_t){.o = o, .t = t, .count = count, .acc = acc};
+    if (o->u) {
+        f->amem = bdl_dt_alloc(t, count, &f->a);
+        f->bmem = bdl_dt_alloc(t, count, &f->b);
+    }
+}
+
+void bdl_lc_fold_add(lc_fold_t *f, const char *v)
+{
+    const bdl_dt_t *t = f->t;
+    uint64_t n = f->count * t->psize;
+    if (!f->o->u) {
+        if (!f->added)
+            memmove(f->acc, v, n);
+        else if (n)
+            bd_op_apply(f->o->op, t->basic, v, f->acc, (size_t)(f->count * t->nelem));
+        f->added++;
+        return;
+    }
+    if (!f->added++) {
+        bdl_dt_unpack(t, f->a, f->count, 0, v, n);
+        return;
+    }
+    /* b = a op v: the function's inout is the later operand */
+    bdl_dt_unpack(t, f->b, f->count, 0, v, n);
+    bdl_op_apply(f->o->op, f->o->u, f->o->dt, t, f->a, f->b, f->count);
+    void *x = f->a;
+    f->a = f->b;
+    f->b = x;
+    x = f->amem;
+    f->amem = f->bmem;
+    f->bmem = x;
+}
+
+void bdl_lc_fold_end(lc_fold_t *f)
+{
+    if (f->o->u) {
+        if (f->added)
+            bdl_dt_pack(f->t, f->a, f->count, 0, f->acc, f->count * f->t->psize);
+        free(f->amem);
+        free(f->bmem);
+    }
 }
 
 /* ---------------------------------------------------------------- data apart from headers */
@@ -630,8 +685,9 @@ static int reduce_large(lc_t *x, const void *in, void *out, uint64_t count, uint
 }
 
 int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
-                  uint64_t count, const bdl_dt_t *t, MPI_Op op, int root, int all)
+                  uint64_t count, const bdl_dt_t *t, const bdl_lc_op_t *o, int root, int all)
 {
+    MPI_Op op = o->op;
     lc_t x;
     bdl_lc_start(&x, c, comm, call, all ? BD_API_ALLREDUCE : BD_API_REDUCE, all ? 0 : root);
     uint64_t n = count * t->psize, elems = count * t->nelem;
@@ -655,7 +711,7 @@ int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in
     /* Every member on a core and the result wanted everywhere: each sends
      * its contribution to all and folds all of them itself (one hop).
      * Otherwise the root folds and, for Allreduce, sends the result. */
-    int spread = all && all_run(c);
+    int spread = all && bdl_lc_all_run(c);
     int folds = spread || me == x.h.root;
     if (spread) {
         for (int r = 0; r < size; r++)
@@ -665,17 +721,19 @@ int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in
         bdl_lc_send(&x, x.h.root, mine, LC_HDR + n);
     }
     if (folds) {
+        lc_fold_t f;
+        bdl_lc_fold_init(&f, o, t, count, acc);
         for (int r = 0; r < size; r++) {
             const char *v = mine + LC_HDR;
             if (r != me) {
                 lc_recv(&x, r, tmp);
                 v = tmp + LC_HDR;
             }
-            if (r == 0)
-                memcpy(acc, v, n);
-            else if (elems)
-                bd_op_apply(op, t->basic, v, acc, (size_t)elems);
+            /* a revoked call received nothing: nothing for a user function */
+            if (x.err != MPIX_ERR_REVOKED)
+                bdl_lc_fold_add(&f, v);
         }
+        bdl_lc_fold_end(&f);
         if (all && !spread)
             for (int r = 0; r < size; r++)
                 if (r != me)
@@ -683,7 +741,80 @@ int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in
     } else if (all) {
         lc_recv(&x, x.h.root, accm);
     }
-    if (folds || all)
+    if ((folds || all) && x.err != MPIX_ERR_REVOKED)
+        bdl_dt_unpack(t, out, count, 0, acc, n);
+    return lc_end(&x);
+}
+
+/* Every member on a core: each sends its contribution to the ranks above
+ * it and folds those of the ranks below it and its own itself (one hop,
+ * size * (size - 1) / 2 messages).  With one run slot (-nr 1) a chain:
+ * rank r folds its contribution into the prefix of ranks 0..r-1 from rank
+ * r-1 and passes the prefix of 0..r on.  Either way rank r waits only for
+ * the ranks below it, as through the master: at -nr 1 rank 0 runs through
+ * a loop of scans without waiting, then rank 1.  The chain wants the
+ * ranks to run in rank order, which one slot gives (a rank woken by its
+ * predecessor's message queues behind it); with 2 slots and more ranks a
+ * rank that comes before its predecessor has passed the prefix on sleeps
+ * and queues again: a Scan followed by an Allreduce in a loop took
+ * 0.8-2.7x the master path's time at -ns 4-64 -nr 2 (a Scan alone
+ * 0.1x), the one-hop form 0.7-1.7x (alone 0.15-2.3x).  So: one hop with
+ * every member on a core, the chain with one slot, else the master
+ * (bdl_lc_scan_eligible). */
+int bdl_lc_scan_eligible(const bdl_comm_t *c, uint64_t bytes)
+{
+    return bytes <= BDL_LC_MAX && (bdl_lc_all_run(c) || bdl_g.hdr->job.nr == 1) &&
+           bdl_lc_eligible(c, bytes);
+}
+
+int bdl_lc_scan(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
+                uint64_t count, const bdl_dt_t *t, const bdl_lc_op_t *o, int exclusive)
+{
+    lc_t x;
+    bdl_lc_start(&x, c, comm, call, exclusive ? BD_API_EXSCAN : BD_API_SCAN, 0);
+    uint64_t n = count * t->psize;
+    x.fold = 1;
+    x.h.dtype = t->basic;
+    x.h.op = o->op;
+    x.h.count = count * t->nelem;
+    char *mine = scratch(0), *accm = scratch(1), *tmp = scratch(2);
+    char *acc = accm + LC_HDR;
+    /* Read in first: in place, it is also out. */
+    bdl_dt_pack(t, in, count, 0, mine + LC_HDR, n);
+    int me = c->rank, size = c->size, last = exclusive ? me - 1 : me;
+    lc_fold_t f;
+    bdl_lc_fold_init(&f, o, t, count, acc);
+    if (bdl_lc_all_run(c)) {
+        for (int r = me + 1; r < size; r++)
+            bdl_lc_send(&x, r, mine, LC_HDR + n);
+        for (int r = 0; r <= last; r++) {
+            const char *v = mine + LC_HDR;
+            if (r != me) {
+                lc_recv(&x, r, tmp);
+                v = tmp + LC_HDR;
+            }
+            if (x.err != MPIX_ERR_REVOKED)
+                bdl_lc_fold_add(&f, v);
+        }
+        bdl_lc_fold_end(&f);
+    } else {
+        if (me > 0)
+            lc_recv(&x, me - 1, tmp); /* the prefix of 0..me-1 */
+        int ok = x.err != MPIX_ERR_REVOKED;
+        if (exclusive && me > 0 && ok)
+            bdl_dt_unpack(t, out, count, 0, tmp + LC_HDR, n);
+        if (me > 0 && ok)
+            bdl_lc_fold_add(&f, tmp + LC_HDR);
+        if (ok)
+            bdl_lc_fold_add(&f, mine + LC_HDR);
+        bdl_lc_fold_end(&f);
+        /* revoked: passed on flagged, so that nobody waits for it */
+        if (me + 1 < size)
+            bdl_lc_send(&x, me + 1, accm, LC_HDR + n);
+        if (exclusive)
+            return lc_end(&x);
+    }
+    if (last >= 0 && x.err != MPIX_ERR_REVOKED)
         bdl_dt_unpack(t, out, count, 0, acc, n);
     return lc_end(&x);
 }

@@ -1,6 +1,7 @@
 /* Nonblocking collectives in the ranks (docs/design.md, "Collectives in the
- * ranks"): MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce and MPI_Iallreduce with a
- * predefined op, MPI_Igather, MPI_Iscatter, MPI_Iallgather and
+ * ranks"): MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce,
+ * MPI_Iscan and MPI_Iexscan (user ops too: their functions run in the
+ * MPI_Wait or MPI_Test that completes the call), MPI_Igather, MPI_Iscatter, MPI_Iallgather and
  * MPI_Ialltoall (not their v and w forms, whose block sizes not every
  * member knows), on an intracommunicator of at most LNB_MAX_SIZE members
  * that are all ranks of this node, when each message fits one mailbox
@@ -19,9 +20,13 @@
  * MPI_Ibarrier and then waits in a receive that another rank sends only
  * after its own MPI_Wait on the barrier must not hold that rank up.  Hence
  * one hop and no tree: Iallreduce and Ibarrier send to every member (at
- * most LNB_MAX_SIZE - 1 messages a rank), Ibcast and Ireduce to or from
- * the root, the others each block straight to its receiver.  Folds run in rank order, acc = v0, then acc = v_r op acc, the
- * master's fold, so results are bit-identical whichever path a call takes.
+ * most LNB_MAX_SIZE - 1 messages a rank), Iscan and Iexscan to every
+ * member above the sender, Ibcast and Ireduce to or from the root, the
+ * others each block straight to its receiver.  Folds run in rank order
+ * (bdl_lc_fold_*), as the master's, so results are bit-identical whichever
+ * path a call takes.  Through the master a scan was six requests, and a
+ * user-op reduction a gather of every contribution to every rank that
+ * folds (190 us at -ns 2 -nr 2, 2.5 ms at -ns 16 -nr 1).
  * Receives are posted in call order on one tag, so instances in flight on
  * one communicator, and blocking calls after them, take their messages in
  * order (core/match.c matches posted receives first). */
@@ -42,10 +47,42 @@
  * (Ibarrier 1.1-1.5x). */
 #define LNB_MAX_SIZE 24
 
-int bdl_lcn_eligible(const bdl_comm_t *c, uint64_t bytes)
+/* Calls where every member waits for every other (Ibarrier, Iallreduce,
+ * Iallgather, Ialltoall) cost every member a wake-up either way, and here
+ * size * (size - 1) messages besides; with fewer run slots than members
+ * they run here up to this size.  Measured against the master path (which
+ * became two requests in session 28; 8 and 512 bytes, -nr 1 and 2): 8
+ * ranks 1.2-1.4x faster, 12 ranks 0.96-1.2x, 16 ranks 0.86-1.1x, 24 ranks
+ * at -nr 2 0.64-0.85x.  Ibcast, Ireduce, Igather and Iscatter, where only
+ * the root waits for all or all for the root, were 10-20x faster at 8-24
+ * ranks (the others do not wait, or wait once). */
+#define LNB_LOCKSTEP_MAX 12
+/* Iscan and Iexscan: the bytes of all size * (size - 1) / 2 messages at
+ * most (16 ranks at -nr 1: 1 KiB each 1.2x faster than the master path, 2
+ * KiB 0.87x; 24 ranks: 512 bytes 1.13x, 1 KiB 0.64x). */
+#define LNB_SCAN_BYTES (128 << 10)
+
+int bdl_lcn_eligible(const bdl_comm_t *c, uint64_t bytes, int api)
 {
-    return c->size <= LNB_MAX_SIZE && !c->revoked && LC_HDR + bytes <= bdl_g.hdr->eager &&
-           bdl_lc_eligible(c, bytes);
+    if (c->size > LNB_MAX_SIZE || c->revoked || LC_HDR + bytes > bdl_g.hdr->eager)
+        return 0;
+    uint64_t p = (uint64_t)c->size;
+    switch (api) {
+    case BD_API_BARRIER:
+    case BD_API_ALLREDUCE:
+    case BD_API_ALLGATHER:
+    case BD_API_ALLTOALL:
+        if (c->size > LNB_LOCKSTEP_MAX && !bdl_lc_all_run(c))
+            return 0;
+        break;
+    case BD_API_SCAN:
+    case BD_API_EXSCAN:
+        if (p * (p - 1) / 2 * bytes > LNB_SCAN_BYTES)
+            return 0;
+        break;
+    default: break;
+    }
+    return bdl_lc_eligible(c, bytes);
 }
 
 /* One call in flight: what its completion checks, and where it puts what
@@ -69,7 +106,11 @@ typedef struct lnb {
     bdl_dt_t *t; /* retained */
     int blocks;  /* receive k goes to block peer[k] of out (count elements of t each) */
     int err;     /* the call's own (the root's own block does not fit: MPI_ERR_TRUNCATE) */
+    int last;    /* a fold: of the ranks 0..last */
     MPI_Op op;
+    int user;          /* a user op: a copy of it (the program may free it meanwhile) ... */
+    bdl_user_op_t uop; /* ... */
+    MPI_Datatype dt;   /* ... and the type its function sees */
 } lnb_t;
 
 static void lnb_free(lnb_t *l)
@@ -139,15 +180,17 @@ static void lnb_fin(bdl_nbc_t *nb, void *arg, const MPI_Status *st)
                           l->count, 0, msg + LC_HDR, h.bytes < l->n ? h.bytes : l->n);
     }
     atomic_fetch_sub_explicit(&bdl_g.slot->stats[BD_STAT_RECVS], taken, memory_order_relaxed);
-    if (v && (err == MPI_SUCCESS || err == MPI_ERR_TRUNCATE)) {
-        uint64_t elems = l->h.count;
+    if (v && l->last >= 0 && (err == MPI_SUCCESS || err == MPI_ERR_TRUNCATE)) {
         char *acc = malloc(l->n ? l->n : 1);
         if (!acc)
             bdl_fatal(MPI_ERR_NO_MEM, "out of memory completing a collective");
         v[l->me] = l->mine + LC_HDR;
-        memcpy(acc, v[0], l->n);
-        for (int r = 1; r < l->size && elems; r++)
-            bd_op_apply(l->op, l->t->basic, v[r], acc, (size_t)elems);
+        bdl_lc_op_t o = {l->op, l->user ? &l->uop : NULL, l->dt};
+        lc_fold_t f;
+        bdl_lc_fold_init(&f, &o, l->t, l->count, acc);
+        for (int r = 0; r <= l->last; r++)
+            bdl_lc_fold_add(&f, v[r]);
+        bdl_lc_fold_end(&f);
         bdl_dt_unpack(l->t, l->out, l->count, 0, acc, l->n);
         free(acc);
     }
@@ -189,19 +232,26 @@ static void lnb_post(lnb_t *l, const bdl_comm_t *c, int ctx, int k, int r, MPI_R
                              (bdl_dt_t *)bdl_dt_byte());
 }
 
-/* Post the receives: from every other member when recv_all, else from
- * recv_from if >= 0.  Before anything is sent, so that a message that
- * comes at once lands in its buffer. */
-static MPI_Request *lnb_recvs(lnb_t *l, const bdl_comm_t *c, int recv_all, int recv_from)
+/* Post the receives: from the other members of ranks [lo, hi).  Before
+ * anything is sent, so that a message that comes at once lands in its
+ * buffer. */
+static MPI_Request *lnb_recvs(lnb_t *l, const bdl_comm_t *c, int lo, int hi)
 {
     int ctx = bdl_comm_ictx(c), k = 0;
     MPI_Request *reqs = malloc((size_t)(l->nrecv ? l->nrecv : 1) * sizeof *reqs);
     if (!reqs)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a collective");
-    for (int r = 0; r < c->size; r++)
-        if (r != c->rank && (recv_all || r == recv_from))
+    for (int r = lo; r < hi; r++)
+        if (r != c->rank)
             lnb_post(l, c, ctx, k++, r, reqs);
     return reqs;
+}
+
+/* The members [lo, hi) of all (1), of one rank r (r >= 0), or none (r < 0). */
+static void span(const bdl_comm_t *c, int all, int r, int *lo, int *hi)
+{
+    *lo = all ? 0 : r < 0 ? 0 : r;
+    *hi = all ? c->size : r < 0 ? 0 : r + 1;
 }
 
 /* The request, which completes when the receives have (lnb_fin). */
@@ -213,19 +263,31 @@ static int lnb_request(const lc_t *x, lnb_t *l, const bdl_comm_t *c, MPI_Request
     return MPI_SUCCESS;
 }
 
-/* Receives as lnb_recvs, then msg (LC_HDR + n bytes; NULL: nothing) to
- * every other member when send_all, else to send_to if >= 0, then the
- * request. */
+/* Receives from every other member when recv_all, else from recv_from if
+ * >= 0 (span), then msg (LC_HDR + n bytes; NULL: nothing) to the other
+ * members of ranks [slo, shi), then the request. */
 static int lnb_launch(lc_t *x, lnb_t *l, bdl_comm_t *c, int recv_all, int recv_from, char *msg,
-                      int send_all, int send_to, MPI_Request *request)
+                      int slo, int shi, MPI_Request *request)
 {
-    MPI_Request *reqs = lnb_recvs(l, c, recv_all, recv_from);
+    int lo, hi;
+    span(c, recv_all, recv_from, &lo, &hi);
+    MPI_Request *reqs = lnb_recvs(l, c, lo, hi);
     for (int d = 1; msg && d < c->size; d++) {
         int r = (c->rank + d) % c->size;
-        if (send_all || r == send_to)
+        if (r >= slo && r < shi)
             bdl_lc_send(x, r, msg, LC_HDR + l->n);
     }
     return lnb_request(x, l, c, reqs, request);
+}
+
+/* lnb_launch's send to every other member (1), to rank r (r >= 0) or to
+ * none (r < 0). */
+static int lnb_launch_to(lc_t *x, lnb_t *l, bdl_comm_t *c, int recv_all, int recv_from, char *msg,
+                         int send_all, int send_to, MPI_Request *request)
+{
+    int lo, hi;
+    span(c, send_all, send_to, &lo, &hi);
+    return lnb_launch(x, l, c, recv_all, recv_from, msg, lo, hi, request);
 }
 
 int bdl_lcn_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call, MPI_Request *request)
@@ -234,7 +296,7 @@ int bdl_lcn_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call, MPI_Request 
     lnb_t *l = lnb_start(&x, c, comm, call, BD_API_BARRIER, 0, 0, c->size - 1);
     char msg[LC_HDR];
     l->h = x.h;
-    return lnb_launch(&x, l, c, 1, -1, msg, 1, -1, request);
+    return lnb_launch_to(&x, l, c, 1, -1, msg, 1, -1, request);
 }
 
 int bdl_lcn_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, void *buf, uint64_t count,
@@ -257,42 +319,86 @@ int bdl_lcn_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, void *buf, uin
         l->out = buf;
         l->count = count;
     }
-    int rc = lnb_launch(&x, l, c, 0, root, msg, 1, -1, request);
+    int rc = lnb_launch_to(&x, l, c, 0, root, msg, 1, -1, request);
     free(msg);
     return rc;
 }
 
-int bdl_lcn_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
-                   uint64_t count, bdl_dt_t *t, MPI_Op op, int root, int all, MPI_Request *request)
+/* Our contribution packed at the call (in place, `in` is `out`, written
+ * only at completion): what goes out, and what a fold takes as ours. */
+static char *lnb_mine(bdl_dt_t *t, const void *in, uint64_t count, uint64_t n)
 {
+    char *mine = malloc(LC_HDR + n);
+    if (!mine)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a collective");
+    bdl_dt_pack(t, in, count, 0, mine + LC_HDR, n);
+    return mine;
+}
+
+/* A fold's header (x->h, copied to l) and what its completion needs. */
+static void lnb_fold_setup(lc_t *x, lnb_t *l, bdl_dt_t *t, const bdl_lc_op_t *o, uint64_t count,
+                           void *out, char *mine, int last)
+{
+    x->fold = 1;
+    x->h.dtype = t->basic;
+    x->h.op = o->op;
+    x->h.count = count * t->nelem;
+    l->h = x->h;
+    l->fold = 1;
+    bdl_dt_retain(t);
+    l->t = t;
+    l->out = out;
+    l->count = count;
+    l->op = o->op;
+    l->mine = mine;
+    l->last = last;
+    if (o->u) {
+        l->user = 1;
+        l->uop = *o->u;
+        l->dt = o->dt;
+    }
+}
+
+int bdl_lcn_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
+                   uint64_t count, bdl_dt_t *t, const bdl_lc_op_t *o, int root, int all,
+                   MPI_Request *request)
+{
+    MPI_Op op = o->op;
     lc_t x;
     uint64_t n = count * t->psize;
     int folds = all || c->rank == root;
     lnb_t *l = lnb_start(&x, c, comm, call, all ? BD_API_ALLREDUCE : BD_API_REDUCE, all ? 0 : root,
                          n, folds ? c->size - 1 : 0);
-    x.fold = l->fold = folds;
-    x.h.dtype = t->basic;
-    x.h.op = op;
-    x.h.count = count * t->nelem;
-    l->h = x.h;
-    /* Our contribution, packed at the call (in place, `in` is `out`,
-     * written only at completion); the same copy is what goes out. */
-    char *mine = malloc(LC_HDR + n);
-    if (!mine)
-        bdl_fatal(MPI_ERR_NO_MEM, "out of memory starting a collective");
-    bdl_dt_pack(t, in, count, 0, mine + LC_HDR, n);
+    char *mine = lnb_mine(t, in, count, n);
     if (folds) {
-        bdl_dt_retain(t);
-        l->t = t;
-        l->out = out;
-        l->count = count;
-        l->op = op;
-        l->mine = mine;
+        lnb_fold_setup(&x, l, t, o, count, out, mine, c->size - 1);
+    } else { /* the header says what the root compares */
+        x.fold = 1;
+        x.h.dtype = t->basic;
+        x.h.op = op;
+        x.h.count = count * t->nelem;
+        l->h = x.h;
     }
-    int rc = lnb_launch(&x, l, c, folds, -1, mine, all, all ? -1 : folds ? -2 : root, request);
+    int rc = lnb_launch_to(&x, l, c, folds, -1, mine, all, all ? -1 : folds ? -2 : root, request);
     if (!folds)
         free(mine);
     return rc;
+}
+
+int bdl_lcn_scan(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
+                 uint64_t count, bdl_dt_t *t, const bdl_lc_op_t *o, int exclusive,
+                 MPI_Request *request)
+{
+    lc_t x;
+    uint64_t n = count * t->psize;
+    int me = c->rank;
+    lnb_t *l = lnb_start(&x, c, comm, call, exclusive ? BD_API_EXSCAN : BD_API_SCAN, 0, n, me);
+    char *mine = lnb_mine(t, in, count, n);
+    lnb_fold_setup(&x, l, t, o, count, out, mine, exclusive ? me - 1 : me);
+    MPI_Request *reqs = lnb_recvs(l, c, 0, me);
+    for (int r = me + 1; r < c->size; r++)
+        bdl_lc_send(&x, r, mine, LC_HDR + n);
+    return lnb_request(&x, l, c, reqs, request);
 }
 
 /* Block r of a side (regular form: count elements of t apart). */
@@ -324,8 +430,9 @@ int bdl_lcn_blocks(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, int 
         l->count = (uint64_t)rv->count;
         l->blocks = api != BD_API_SCATTER;
     }
-    MPI_Request *reqs =
-        lnb_recvs(l, c, recvs && api != BD_API_SCATTER, recvs && api == BD_API_SCATTER ? root : -1);
+    int lo, hi;
+    span(c, recvs && api != BD_API_SCATTER, recvs && api == BD_API_SCATTER ? root : -1, &lo, &hi);
+    MPI_Request *reqs = lnb_recvs(l, c, lo, hi);
     uint64_t sn = sends ? (uint64_t)s->count * s->t->psize : 0;
     char *msg = sends ? malloc(LC_HDR + sn) : NULL;
     if (sends && !msg)

@@ -25,7 +25,7 @@ static int barrier(const char *call, MPI_Comm comm, MPI_Request *request, int nb
         return request ? bdl_ic_barrier(c, call, request) : bdl_inter_barrier(c, comm);
     if (!request && bdl_lc_eligible(c, 0))
         return bdl_lc_barrier(c, comm, call);
-    if (request && bdl_lcn_eligible(c, 0))
+    if (request && bdl_lcn_eligible(c, 0, BD_API_BARRIER))
         return bdl_lcn_barrier(c, comm, call, request);
     int st;
     bd_coll_desc_t d = {.kind = BD_COLL_BARRIER, .api = bdl_coll_api(BD_API_BARRIER, NULL)};
@@ -192,7 +192,7 @@ static int bcast(const char *call, void *buffer, int count, MPI_Datatype datatyp
         bdl_coll_discard(buffer, (uint64_t)count, t);
     if (!request && bdl_lc_eligible(c, (uint64_t)count * t->psize))
         return bdl_lc_bcast(c, comm, call, BD_API_BCAST, buffer, (uint64_t)count, t, root);
-    if (request && bdl_lcn_eligible(c, (uint64_t)count * t->psize))
+    if (request && bdl_lcn_eligible(c, (uint64_t)count * t->psize, BD_API_BCAST))
         return bdl_lcn_bcast(c, comm, call, buffer, (uint64_t)count, t, root, request);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
@@ -364,10 +364,11 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
         return rc;
     if (receives && sendbuf != MPI_IN_PLACE)
         bdl_coll_discard(recvbuf, k, t);
-    if (!u && !request && bdl_lc_eligible(c, k * t->psize))
-        return bdl_lc_reduce(c, comm, call, in, recvbuf, k, t, op, root, all);
-    if (!u && request && bdl_lcn_eligible(c, k * t->psize))
-        return bdl_lcn_reduce(c, comm, call, in, recvbuf, k, t, op, root, all, request);
+    bdl_lc_op_t o = {op, u, dt};
+    if (!request && (!u || k * t->psize <= BDL_LC_MAX) && bdl_lc_eligible(c, k * t->psize))
+        return bdl_lc_reduce(c, comm, call, in, recvbuf, k, t, &o, root, all);
+    if (request && bdl_lcn_eligible(c, k * t->psize, all ? BD_API_ALLREDUCE : BD_API_REDUCE))
+        return bdl_lcn_reduce(c, comm, call, in, recvbuf, k, t, &o, root, all, request);
     int api = bdl_coll_api(all ? BD_API_ALLREDUCE : BD_API_REDUCE, request);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
@@ -449,6 +450,11 @@ static int scan_common(const char *call, const void *sendbuf, void *recvbuf, int
         return rc;
     if (sendbuf != MPI_IN_PLACE && !(exclusive && c->rank == 0))
         bdl_coll_discard(recvbuf, k, t);
+    bdl_lc_op_t o = {op, u, dt};
+    if (!request && bdl_lc_scan_eligible(c, k * t->psize))
+        return bdl_lc_scan(c, comm, call, in, recvbuf, k, t, &o, exclusive);
+    if (request && bdl_lcn_eligible(c, k * t->psize, exclusive ? BD_API_EXSCAN : BD_API_SCAN))
+        return bdl_lcn_scan(c, comm, call, in, recvbuf, k, t, &o, exclusive, request);
     int api = bdl_coll_api(exclusive ? BD_API_EXSCAN : BD_API_SCAN, request);
     bdl_nbc_t nb;
     bdl_nbc_init(&nb, c, call);
