@@ -367,7 +367,7 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
     bdl_lc_op_t o = {op, u, dt};
     if (!request && (!u || k * t->psize <= BDL_LC_MAX) && bdl_lc_eligible(c, k * t->psize))
         return bdl_lc_reduce(c, comm, call, in, recvbuf, k, t, &o, root, all);
-    if (request && bdl_lcn_eligible(c, k * t->psize, all ? BD_API_ALLREDUCE : BD_API_REDUCE))
+    if (request && bdl_lcn_eligible(c, k * t->psize, all && !u ? BD_API_ALLREDUCE : BD_API_REDUCE))
         return bdl_lcn_reduce(c, comm, call, in, recvbuf, k, t, &o, root, all, request);
     int api = bdl_coll_api(all ? BD_API_ALLREDUCE : BD_API_REDUCE, request);
     bdl_nbc_t nb;
