@@ -17,6 +17,8 @@
  *              ranks below it, so the loop ends with a barrier           (us)
  *   iscan      MPI_Iscan then MPI_Wait, as scan                          (us)
  *   uallreduce MPI_Allreduce with a user op (a sum of doubles)         (us)
+ *   ireduce    MPI_Ireduce to rank 0 then MPI_Wait; the others never
+ *              wait, so the loop ends with a barrier                   (us)
  *   ring       every rank sends to rank+1 and receives from rank-1 (us per step)
  *   sendrecv   ranks in pairs (0-1, 2-3, ...) exchange size bytes each way
  *              with one MPI_Sendrecv                            (us per exchange)
@@ -207,6 +209,19 @@ static double iscan(size_t size, int iters, void *a, void *b)
     return MPI_Wtime() - t0;
 }
 
+static double ireduce(size_t size, int iters, void *a, void *b)
+{
+    int n = (int)(size / sizeof(double));
+    MPI_Request r;
+    double t0 = MPI_Wtime();
+    for (int i = 0; i < iters; i++) {
+        MPI_Ireduce(a, b, n ? n : 1, MPI_DOUBLE, MPI_SUM, 0, MPI_COMM_WORLD, &r);
+        MPI_Wait(&r, MPI_STATUS_IGNORE);
+    }
+    MPI_Barrier(MPI_COMM_WORLD);
+    return MPI_Wtime() - t0;
+}
+
 static void user_sum(void *in, void *inout, int *len, MPI_Datatype *dt)
 {
     (void)dt;
@@ -324,7 +339,7 @@ static void usage(void)
                 "usage: mpi_bench [--tests LIST] [--min SIZE] [--max SIZE] [--reps N] "
                 "[--budget SECONDS]\n"
                 "  LIST: comma-separated of pingpong,bandwidth,msgrate,allreduce,bcast,alltoall,"
-                "ring,sendrecv,iallreduce,ibarrier,iallgather,scan,iscan,uallreduce\n"
+                "ring,sendrecv,iallreduce,ibarrier,iallgather,scan,iscan,uallreduce,ireduce\n"
                 "  (default: all; point-to-point tests need at least 2 ranks)\n");
 }
 
@@ -387,6 +402,8 @@ int main(int argc, char **argv)
             result("scan", s, measure(scan, s, a, b) * 1e6, "us");
         if (wanted(tests, "iscan") && s <= (1u << 20))
             result("iscan", s, measure(iscan, s, a, b) * 1e6, "us");
+        if (wanted(tests, "ireduce") && s <= (1u << 20))
+            result("ireduce", s, measure(ireduce, s, a, b) * 1e6, "us");
         if (wanted(tests, "uallreduce") && s <= (1u << 20))
             result("uallreduce", s, measure(uallreduce, s, a, b) * 1e6, "us");
         if (wanted(tests, "ring") && s <= (1u << 20))
