@@ -140,9 +140,11 @@ typedef struct bdl_lc_op {
 } bdl_lc_op_t;
 int bdl_lc_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call);
 /* coll_local_nb.c: the nonblocking Ibarrier, Ibcast, Ireduce, Iallreduce,
- * Iscan, Iexscan and the regular gathers, scatters and all-to-alls there, when bdl_lcn_eligible says so (also
- * alike on all members: at most 24 of them, each message one mailbox
- * entry).  Each makes *request. */
+ * Iscan, Iexscan and the regular gathers, scatters and all-to-alls there,
+ * when bdl_lcn_eligible says so for api (BD_API_*, the blocking form's;
+ * alike on all members: at most 24 of them, 12 for those where all wait
+ * for all unless every member runs, each message one mailbox entry).
+ * Each makes *request. */
 int bdl_lcn_eligible(const bdl_comm_t *c, uint64_t bytes, int api);
 int bdl_lcn_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call, MPI_Request *request);
 int bdl_lcn_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, void *buf, uint64_t count,

@@ -1,7 +1,8 @@
 /* Nonblocking collectives in the ranks (docs/design.md, "Collectives in the
  * ranks"): MPI_Ibarrier, MPI_Ibcast, MPI_Ireduce, MPI_Iallreduce,
  * MPI_Iscan and MPI_Iexscan (user ops too: their functions run in the
- * MPI_Wait or MPI_Test that completes the call), MPI_Igather, MPI_Iscatter, MPI_Iallgather and
+ * MPI_Wait or MPI_Test that completes the call), MPI_Igather,
+ * MPI_Iscatter, MPI_Iallgather and
  * MPI_Ialltoall (not their v and w forms, whose block sizes not every
  * member knows), on an intracommunicator of at most LNB_MAX_SIZE members
  * that are all ranks of this node, when each message fits one mailbox
@@ -24,9 +25,10 @@
  * member above the sender, Ibcast and Ireduce to or from the root, the
  * others each block straight to its receiver.  Folds run in rank order
  * (bdl_lc_fold_*), as the master's, so results are bit-identical whichever
- * path a call takes.  Through the master a scan was six requests, and a
- * user-op reduction a gather of every contribution to every rank that
- * folds (190 us at -ns 2 -nr 2, 2.5 ms at -ns 16 -nr 1).
+ * path a call takes.  Through the master a scan is two requests (68-98
+ * us at -ns 2 -nr 2), and a user-op reduction a gather of every
+ * contribution to every rank that folds (108-190 us there, 2.5 ms at -ns
+ * 16 -nr 1).
  * Receives are posted in call order on one tag, so instances in flight on
  * one communicator, and blocking calls after them, take their messages in
  * order (core/match.c matches posted receives first). */
