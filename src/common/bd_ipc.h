@@ -122,7 +122,8 @@ enum bd_req_code {
     BD_REQ_COLL_SMALL,  /* a small blocking collective in one request (BEGIN, PUT, WAIT,
                            GET and END; session 27): ctx, myrank; window: bd_coll_desc_t,
                            then at BD_COLL_SMALL_PUT a PUT block, then at arg[1] (0: none)
-                           a GET list; arg[0] bytes of result wanted.  Answered when the
+                           a GET list; arg[0] bytes of result wanted; arg[3] where the
+                           PUT block and GET list end in the window.  Answered when the
                            collective is complete for this rank, with the GET's data at the
                            window's start and resp.arg[0] = mismatch; status
                            BD_RESP_REVOKED as a WAIT.  With BD_COLL_WATCH answered

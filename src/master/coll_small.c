@@ -82,6 +82,11 @@ static void finish(slave_t *s, const bd_req_t *r)
  * Reduce's non-root kept its 256 KiB of PUTs resident there). */
 int bdr_coll_small_win_page(const bd_req_t *r)
 {
+    /* A whole small blocking collective whose description, PUT block and
+     * GET list end within the first page (arg[3]: where they end) and
+     * whose result fits there: its PUT is taken before it waits. */
+    if (r->arg[2] == 0)
+        return r->arg[0] >= 0 && r->arg[0] <= 4096 && r->arg[3] > 0 && r->arg[3] <= 4096;
     return r->arg[2] == BD_SMALL_FINISH && r->arg[0] >= 0 && r->arg[0] <= 4096 && r->arg[3] >= 0 &&
            r->arg[3] <= 128 &&
            (!r->arg[1] ||

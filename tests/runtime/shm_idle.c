@@ -1,7 +1,7 @@
 /* shm_idle.c - the windows and rings of ranks that do not run are given
  * back, and no message is lost or changed by it (issue 13).
  *
- * usage: shm_idle ROUNDS MAX_KIB
+ * usage: shm_idle ROUNDS MAX_KIB [allgatherv]
  *
  * Run with more ranks than -nr and a budget (-mem): only then does the
  * master give back the pages of the shared-memory file that hold nothing
@@ -11,8 +11,10 @@
  *     one, half of them before it receives anything, so that the rings
  *     fill while their owners wait (the master drains a full ring of a
  *     waiting rank) and their tails move across every page;
- *   - an MPI_Alltoall of 16 KiB a pair, which goes through every rank's
- *     window and fills it whole;
+ *   - an MPI_Alltoall of 16 KiB a pair (in the ranks' own messages since
+ *     they run such small collectives themselves; with "allgatherv" an
+ *     MPI_Alltoallv, which goes through every rank's window and fills it
+ *     whole);
  *   - every rank touches 1 MiB of managed memory of its own, so that under
  *     the budget ranks are unloaded while others send to them.
  * Every byte received is checked against what its sender computed.
@@ -20,6 +22,13 @@
  * memfd every rank inherits) is resident, with mincore, while all the
  * other ranks wait in a barrier, and fails when it is more than MAX_KIB
  * (without the give-back: a 256 KiB window and a 256 KiB ring a rank).
+ * With "allgatherv" the others wait in an MPI_Allgatherv of one int a rank
+ * instead, which goes through the master in one request
+ * (BD_REQ_COLL_SMALL) where a barrier runs in the ranks: its data is all
+ * in the window's first page, so the rest goes back too (session 29; it
+ * stayed resident before: 5980-6012 KiB).  There every wait is one, the
+ * first too, so that no barrier in the ranks gives the windows back
+ * before.
  * Prints "SHM_RESIDENT_KIB n". */
 #include <mpi.h>
 #include <stdint.h>
@@ -63,6 +72,32 @@ static long shm_resident_kib(void)
     return n * 4;
 }
 
+/* A barrier, or (gv) an MPI_Allgatherv of one int a rank, which nobody
+ * leaves before every rank has joined either. */
+static void wait_all(int gv)
+{
+    if (!gv) {
+        MPI_Barrier(MPI_COMM_WORLD);
+        return;
+    }
+    int rank, size;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    int *counts = malloc(sizeof(int) * 3 * (size_t)size), *displs = counts + size,
+        *got = displs + size;
+    for (int r = 0; r < size; r++) {
+        counts[r] = 1;
+        displs[r] = r;
+    }
+    MPI_Allgatherv(&rank, 1, MPI_INT, got, counts, displs, MPI_INT, MPI_COMM_WORLD);
+    for (int r = 0; r < size; r++)
+        if (got[r] != r) {
+            fprintf(stderr, "rank %d: MPI_Allgatherv gave %d from rank %d\n", rank, got[r], r);
+            MPI_Abort(MPI_COMM_WORLD, 1);
+        }
+    free(counts);
+}
+
 int main(int argc, char **argv)
 {
     MPI_Init(&argc, &argv);
@@ -71,6 +106,7 @@ int main(int argc, char **argv)
     MPI_Comm_size(MPI_COMM_WORLD, &size);
     int rounds = argc > 1 ? atoi(argv[1]) : 3;
     long max_kib = argc > 2 ? atol(argv[2]) : 0;
+    int gv = argc > 3 && !strcmp(argv[3], "allgatherv");
     int next = (rank + 1) % size, prev = (rank + size - 1) % size;
     uint64_t *out = malloc((size_t)NMSG * MSGW * sizeof *out);
     uint64_t *in = malloc((size_t)MSGW * sizeof *in);
@@ -103,7 +139,17 @@ int main(int argc, char **argv)
         for (int d = 0; d < size; d++)
             for (size_t k = 0; k < A2A / sizeof(uint64_t); k++)
                 sa[(size_t)d * (A2A / sizeof(uint64_t)) + k] = word(rank, r, d, (int)k);
-        MPI_Alltoall(sa, A2A, MPI_BYTE, ra, A2A, MPI_BYTE, MPI_COMM_WORLD);
+        if (gv) {
+            int *cnt = malloc(sizeof(int) * 2 * (size_t)size), *dsp = cnt + size;
+            for (int d = 0; d < size; d++) {
+                cnt[d] = A2A;
+                dsp[d] = d * A2A;
+            }
+            MPI_Alltoallv(sa, cnt, dsp, MPI_BYTE, ra, cnt, dsp, MPI_BYTE, MPI_COMM_WORLD);
+            free(cnt);
+        } else {
+            MPI_Alltoall(sa, A2A, MPI_BYTE, ra, A2A, MPI_BYTE, MPI_COMM_WORLD);
+        }
         for (int s = 0; s < size; s++)
             for (size_t k = 0; k < A2A / sizeof(uint64_t); k++)
                 if (ra[(size_t)s * (A2A / sizeof(uint64_t)) + k] != word(s, r, rank, (int)k) &&
@@ -121,13 +167,13 @@ int main(int argc, char **argv)
      * (mbox.c IDLE_GIVE_BACK_S), when a rank stops: with -nr 1 the ranks
      * run here one after another, 30 ms each, so at each one's stop in
      * the barrier below those stopped before it are old enough. */
-    MPI_Barrier(MPI_COMM_WORLD);
+    wait_all(gv);
     usleep(30000);
     if (rank == 0)
-        MPI_Barrier(MPI_COMM_WORLD); /* everybody else is in the barrier after this one */
+        wait_all(gv); /* everybody else is in the one after this one */
     else {
-        MPI_Barrier(MPI_COMM_WORLD);
-        MPI_Barrier(MPI_COMM_WORLD);
+        wait_all(gv);
+        wait_all(gv);
     }
     if (rank == 0) {
         long kib = shm_resident_kib();
@@ -137,7 +183,7 @@ int main(int argc, char **argv)
                     max_kib);
             fail = 1;
         }
-        MPI_Barrier(MPI_COMM_WORLD);
+        wait_all(gv);
     }
     int any = 0;
     MPI_Allreduce(&fail, &any, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD);

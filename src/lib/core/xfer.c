@@ -169,6 +169,9 @@ int bdl_xfer_small(bdl_comm_t *c, const bd_coll_desc_t *desc, const bdl_small_bl
         r->myrank = c->rank;
         r->arg[0] = (int64_t)out;
         r->arg[1] = ngseg ? (int64_t)loff : 0;
+        /* for the master: the window's bytes this request writes (is all
+         * of it in the first page?) */
+        r->arg[3] = (int64_t)(ngseg ? loff + 8 + (uint64_t)ngseg * sizeof(bd_seg_t) : loff);
         if (first) {
             memcpy(bdl_g.win, &d, sizeof d);
             char *pb = bdl_g.win + BD_COLL_SMALL_PUT;
