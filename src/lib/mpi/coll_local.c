@@ -684,6 +684,27 @@ static int reduce_large(lc_t *x, const void *in, void *out, uint64_t count, uint
     return lc_end(x);
 }
 
+/* Fold the contributions of ranks 0..last into acc (packed), in rank
+ * order: ours from mine, the others' received into tmp one by one (both
+ * messages: the data after LC_HDR).  A revoked call receives nothing, and
+ * nothing goes to a user function then. */
+static void lc_fold_upto(lc_t *x, const bdl_lc_op_t *o, const bdl_dt_t *t, uint64_t count, int last,
+                         char *mine, char *tmp, char *acc)
+{
+    lc_fold_t f;
+    bdl_lc_fold_init(&f, o, t, count, acc);
+    for (int r = 0; r <= last; r++) {
+        const char *v = mine + LC_HDR;
+        if (r != x->c->rank) {
+            lc_recv(x, r, tmp);
+            v = tmp + LC_HDR;
+        }
+        if (x->err != MPIX_ERR_REVOKED)
+            bdl_lc_fold_add(&f, v);
+    }
+    bdl_lc_fold_end(&f);
+}
+
 int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
                   uint64_t count, const bdl_dt_t *t, const bdl_lc_op_t *o, int root, int all)
 {
@@ -721,19 +742,7 @@ int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in
         bdl_lc_send(&x, x.h.root, mine, LC_HDR + n);
     }
     if (folds) {
-        lc_fold_t f;
-        bdl_lc_fold_init(&f, o, t, count, acc);
-        for (int r = 0; r < size; r++) {
-            const char *v = mine + LC_HDR;
-            if (r != me) {
-                lc_recv(&x, r, tmp);
-                v = tmp + LC_HDR;
-            }
-            /* a revoked call received nothing: nothing for a user function */
-            if (x.err != MPIX_ERR_REVOKED)
-                bdl_lc_fold_add(&f, v);
-        }
-        bdl_lc_fold_end(&f);
+        lc_fold_upto(&x, o, t, count, size - 1, mine, tmp, acc);
         if (all && !spread)
             for (int r = 0; r < size; r++)
                 if (r != me)
@@ -782,22 +791,13 @@ int bdl_lc_scan(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, 
     /* Read in first: in place, it is also out. */
     bdl_dt_pack(t, in, count, 0, mine + LC_HDR, n);
     int me = c->rank, size = c->size, last = exclusive ? me - 1 : me;
-    lc_fold_t f;
-    bdl_lc_fold_init(&f, o, t, count, acc);
     if (bdl_lc_all_run(c)) {
         for (int r = me + 1; r < size; r++)
             bdl_lc_send(&x, r, mine, LC_HDR + n);
-        for (int r = 0; r <= last; r++) {
-            const char *v = mine + LC_HDR;
-            if (r != me) {
-                lc_recv(&x, r, tmp);
-                v = tmp + LC_HDR;
-            }
-            if (x.err != MPIX_ERR_REVOKED)
-                bdl_lc_fold_add(&f, v);
-        }
-        bdl_lc_fold_end(&f);
+        lc_fold_upto(&x, o, t, count, last, mine, tmp, acc);
     } else {
+        lc_fold_t f;
+        bdl_lc_fold_init(&f, o, t, count, acc);
         if (me > 0)
             lc_recv(&x, me - 1, tmp); /* the prefix of 0..me-1 */
         int ok = x.err != MPIX_ERR_REVOKED;
