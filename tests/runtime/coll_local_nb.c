@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "complete4.h"
+
 #define MAXN 100
 #define MAXP 32
 
@@ -23,25 +25,6 @@ static void fail(const char *what, int round, int j)
 {
     fprintf(stderr, "rank %d: round %d: %s (element %d)\n", g_rank, round, what, j);
     MPI_Abort(MPI_COMM_WORLD, 1);
-}
-
-static void complete(MPI_Request *r, int n, int how)
-{
-    int flag = 0, idx;
-    switch (how % 4) {
-    case 0: MPI_Waitall(n, r, MPI_STATUSES_IGNORE); break;
-    case 1:
-        for (int k = n - 1; k >= 0; k--)
-            MPI_Wait(&r[k], MPI_STATUS_IGNORE);
-        break;
-    case 2:
-        while (!flag)
-            MPI_Testall(n, r, &flag, MPI_STATUSES_IGNORE);
-        break;
-    default:
-        for (int k = 0; k < n; k++)
-            MPI_Waitany(n, r, &idx, MPI_STATUS_IGNORE);
-    }
 }
 
 static void round_on(MPI_Comm comm, int i)
@@ -92,7 +75,7 @@ static void round_on(MPI_Comm comm, int i)
         MPI_Ialltoall(MPI_IN_PLACE, 1, MPI_INT, a2a, 1, MPI_INT, comm, &r[8]);
     else
         MPI_Ialltoall(a2a, 1, MPI_INT, a2b, 1, MPI_INT, comm, &r[8]);
-    complete(r, 9, i);
+    complete4(r, 9, i);
     for (int q = 0; q < size; q++) {
         if (ag[2 * q] != q * 10 + i || ag[2 * q + 1] != -q)
             fail("Iallgather", i, q);

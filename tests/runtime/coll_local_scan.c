@@ -17,6 +17,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "complete4.h"
+
 #define MAXN 40
 
 static int g_rank;
@@ -72,25 +74,6 @@ static affine_t aff_fold(int hi, int i, int j)
         acc = v;
     }
     return acc;
-}
-
-static void complete(MPI_Request *r, int n, int how)
-{
-    int flag = 0, idx;
-    switch (how % 4) {
-    case 0: MPI_Waitall(n, r, MPI_STATUSES_IGNORE); break;
-    case 1:
-        for (int k = n - 1; k >= 0; k--)
-            MPI_Wait(&r[k], MPI_STATUS_IGNORE);
-        break;
-    case 2:
-        while (!flag)
-            MPI_Testall(n, r, &flag, MPI_STATUSES_IGNORE);
-        break;
-    default:
-        for (int k = 0; k < n; k++)
-            MPI_Waitany(n, r, &idx, MPI_STATUS_IGNORE);
-    }
 }
 
 static void check_dbl(const double *got, int hi, int i, int n, const char *what)
@@ -178,7 +161,7 @@ static void round_on(MPI_Comm comm, MPI_Datatype aff_t, MPI_Op op, int i)
     MPI_Ireduce(ax, nar, na, aff_t, op, root, comm, &r[4]);
     MPI_Iallreduce(ax, naa, na, aff_t, op, comm, &r[5]);
     MPI_Iallreduce(MPI_IN_PLACE, v, 3, MPI_INT, MPI_MIN, comm, &r[6]);
-    complete(r, 7, i);
+    complete4(r, 7, i);
     check_dbl(ny, rank, i, n, "MPI_Iscan of doubles");
     if (rank > 0)
         check_dbl(nye, rank - 1, i, n, "MPI_Iexscan of doubles");
