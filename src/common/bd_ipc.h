@@ -131,8 +131,8 @@ enum bd_req_code {
                            matches, then sends the same request again, which only waits.
                            With arg[2] = BD_SMALL_FINISH (and BD_COLL_ADDR naming an
                            instance begun before, its pieces put; session 28): only WAIT,
-                           GET and END: a collective's completion in one request (arg[3]:
-                           the GET list's segments);
+                           GET and END: a collective's completion in one request (arg[3]
+                           as above);
                            BD_SMALL_LAUNCH: BEGIN, PUT and ARRIVE (answered at once, flag
                            as ARRIVE's), BD_SMALL_BEGIN: BEGIN and PUT (flag as PUT's) */
     BD_REQ__COUNT

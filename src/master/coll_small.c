@@ -76,22 +76,16 @@ static void finish(slave_t *s, const bd_req_t *r)
     bdr_sched_respond(s);
 }
 
-/* A completion (as a COLL_WAIT, which it replaces) whose GET list (arg[3]
- * segments at arg[1]) and result (arg[0] bytes) are in the window's first
+/* A whole small blocking collective, or a completion (as a COLL_WAIT,
+ * which it replaces), whose window data (description, PUT block, GET list:
+ * they end at arg[3]) and result (arg[0] bytes) are in the window's first
  * page: the rest of the window is given back while the rank waits (a
- * Reduce's non-root kept its 256 KiB of PUTs resident there). */
+ * Reduce's non-root kept its 256 KiB of PUTs resident there).  A whole
+ * collective's PUT is taken before it waits. */
 int bdr_coll_small_win_page(const bd_req_t *r)
 {
-    /* A whole small blocking collective whose description, PUT block and
-     * GET list end within the first page (arg[3]: where they end) and
-     * whose result fits there: its PUT is taken before it waits. */
-    if (r->arg[2] == 0)
-        return r->arg[0] >= 0 && r->arg[0] <= 4096 && r->arg[3] > 0 && r->arg[3] <= 4096;
-    return r->arg[2] == BD_SMALL_FINISH && r->arg[0] >= 0 && r->arg[0] <= 4096 && r->arg[3] >= 0 &&
-           r->arg[3] <= 128 &&
-           (!r->arg[1] ||
-            (r->arg[1] > 0 &&
-             (uint64_t)r->arg[1] + 8 + (uint64_t)r->arg[3] * sizeof(bd_seg_t) <= 4096));
+    return (r->arg[2] == 0 || r->arg[2] == BD_SMALL_FINISH) && r->arg[0] >= 0 &&
+           r->arg[0] <= 4096 && r->arg[3] > 0 && r->arg[3] <= 4096;
 }
 
 void bdr_coll_req_small(slave_t *s, const bd_req_t *r)

@@ -36,44 +36,26 @@ static void fold(bdl_nbc_t *nb)
     const bdl_dt_t *t = nb->t;
     if (!k || !t->psize || nb->first > nb->last)
         return;
+    uint64_t n = k * t->psize;
+    char *acc = malloc(n), *tmp = malloc(n);
+    if (!acc || !tmp)
+        bdl_fatal(MPI_ERR_NO_MEM, "out of memory folding a reduction of %llu bytes",
+                  (unsigned long long)n);
+    bdl_fold_op_t o = {nb->op, nb->user ? &nb->uop : NULL, nb->dt};
+    bdl_fold_t f;
+    bdl_fold_init(&f, &o, t, k, acc);
     bdl_get_t *g = bdl_get_new(&nb->xf);
-    if (!nb->user) {
-        uint64_t n = k * t->psize;
-        char *acc = malloc(n), *tmp = malloc(n);
-        if (!acc || !tmp)
-            bdl_fatal(MPI_ERR_NO_MEM, "out of memory folding a reduction of %llu bytes",
-                      (unsigned long long)n);
-        for (int r = nb->first; r <= nb->last; r++) {
-            bdl_get_typed(g, r, nb->off, r == nb->first ? acc : tmp, n, bdl_dt_byte());
-            bdl_get_flush(g);
-            if (r != nb->first)
-                bd_op_apply(nb->op, t->basic, tmp, acc, (size_t)(k * t->nelem));
-        }
-        bdl_dt_unpack(t, nb->buf, k, 0, acc, n);
-        free(acc);
-        free(tmp);
-        bdl_get_free(g);
-        return;
-    }
-    void *acc, *tmp;
-    void *acc_mem = bdl_dt_alloc(t, k, &acc), *tmp_mem = bdl_dt_alloc(t, k, &tmp);
     for (int r = nb->first; r <= nb->last; r++) {
-        bdl_get_typed(g, r, nb->off, r == nb->first ? acc : tmp, k, t);
+        char *v = r == nb->first ? acc : tmp; /* the first one in place */
+        bdl_get_typed(g, r, nb->off, v, n, bdl_dt_byte());
         bdl_get_flush(g);
-        if (r == nb->first)
-            continue;
-        bdl_op_apply(nb->op, &nb->uop, nb->dt, t, acc, tmp, k); /* tmp = acc op v_r */
-        void *x = acc;
-        acc = tmp;
-        tmp = x;
-        x = acc_mem;
-        acc_mem = tmp_mem;
-        tmp_mem = x;
+        bdl_fold_add(&f, v);
     }
     bdl_get_free(g);
-    bdl_dt_copy(t, acc, k, t, nb->buf, k, k * t->psize);
-    free(acc_mem);
-    free(tmp_mem);
+    bdl_fold_end(&f);
+    bdl_dt_unpack(t, nb->buf, k, 0, acc, n);
+    free(acc);
+    free(tmp);
 }
 
 static const bdl_dt_t *blk_type(const bdl_nbc_t *nb, int j) { return nb->tv ? nb->tv[j] : nb->t; }
@@ -629,8 +611,12 @@ static void name_wait(const bdl_nbc_t *nb, int on)
 static int reqs_progress(bdl_nbc_t *nb, int blocking)
 {
     int flag = 1, rc;
-    MPI_Status *st = MPI_STATUSES_IGNORE;
-    if (nb->reqs_fin && !(st = malloc((size_t)nb->nreq * sizeof *st)))
+    /* statuses for fin; an MPI_Test loop polls here, so no allocation for
+     * the collectives in the ranks (at most 23 receives) */
+    MPI_Status stbuf[32], *st = MPI_STATUSES_IGNORE;
+    if (nb->reqs_fin)
+        st = nb->nreq <= 32 ? stbuf : malloc((size_t)nb->nreq * sizeof *st);
+    if (!st)
         bdl_fatal(MPI_ERR_NO_MEM, "out of memory completing a collective");
     if (blocking) {
         name_wait(nb, 1);
@@ -645,14 +631,15 @@ static int reqs_progress(bdl_nbc_t *nb, int blocking)
     }
     if (rc && !nb->reqs_fin)
         nb->err = MPI_ERR_TRUNCATE;
+    int own = st != MPI_STATUSES_IGNORE && st != stbuf;
     if (!flag && rc == MPI_SUCCESS) {
-        if (st != MPI_STATUSES_IGNORE)
+        if (own)
             free(st);
         return 0;
     }
     nb->done = 1;
     run_fin(nb, st);
-    if (st != MPI_STATUSES_IGNORE)
+    if (own)
         free(st);
     nbc_release(nb);
     return 1;

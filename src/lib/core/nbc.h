@@ -22,6 +22,34 @@ int bdl_op_check(MPI_Comm comm, const char *call, MPI_Op op, MPI_Datatype dt, co
  * op's user op, or NULL). */
 void bdl_op_apply(MPI_Op op, bdl_user_op_t *u, MPI_Datatype dt, const bdl_dt_t *t, const void *in,
                   void *inout, uint64_t count);
+/* A reduction's op: predefined (u NULL), or a user op (MPI_Op_create)
+ * whose function sees dt, the program's type. */
+typedef struct bdl_fold_op {
+    MPI_Op op;
+    bdl_user_op_t *u;
+    MPI_Datatype dt;
+} bdl_fold_op_t;
+/* A fold in rank order, acc = v0, then acc = acc op v_r: a predefined op
+ * as the master folds (bd_op_apply(v_r, acc), its operands commute bit for
+ * bit), a user op with the function's inout being v_r (its operands in
+ * rank order), so a result is the same whichever path computed it (the
+ * collectives in the ranks, the master path's GET fold, the user-op
+ * chain).  Init with the op, count elements of t and where the packed
+ * result goes (acc, count * t->psize bytes), add the packed contributions
+ * in rank order (v may be acc for the first), end: the result is in acc
+ * (a user op's works in buffers laid out as t in between). */
+typedef struct bdl_fold {
+    const bdl_fold_op_t *o;
+    const bdl_dt_t *t;
+    uint64_t count;
+    char *acc;
+    int added;
+    void *a, *b, *amem, *bmem;
+} bdl_fold_t;
+void bdl_fold_init(bdl_fold_t *f, const bdl_fold_op_t *o, const bdl_dt_t *t, uint64_t count,
+                   char *acc);
+void bdl_fold_add(bdl_fold_t *f, const char *v);
+void bdl_fold_end(bdl_fold_t *f);
 
 /* nbc.c: what a rank still has to do once its part of a collective is
  * complete: its GET plan.  A blocking call does it at once; a nonblocking

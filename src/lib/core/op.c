@@ -87,3 +87,52 @@ void bdl_op_apply(MPI_Op op, bdl_user_op_t *u, MPI_Datatype dt, const bdl_dt_t *
             break;
     }
 }
+
+/* Folds in rank order (nbc.h). */
+
+void bdl_fold_init(bdl_fold_t *f, const bdl_fold_op_t *o, const bdl_dt_t *t, uint64_t count,
+                   char *acc)
+{
+    *f = (bdl_fold_t){.o = o, .t = t, .count = count, .acc = acc};
+    if (o->u) {
+        f->amem = bdl_dt_alloc(t, count, &f->a);
+        f->bmem = bdl_dt_alloc(t, count, &f->b);
+    }
+}
+
+void bdl_fold_add(bdl_fold_t *f, const char *v)
+{
+    const bdl_dt_t *t = f->t;
+    uint64_t n = f->count * t->psize;
+    if (!f->o->u) {
+        if (!f->added)
+            memmove(f->acc, v, n);
+        else if (n)
+            bd_op_apply(f->o->op, t->basic, v, f->acc, (size_t)(f->count * t->nelem));
+        f->added++;
+        return;
+    }
+    if (!f->added++) {
+        bdl_dt_unpack(t, f->a, f->count, 0, v, n);
+        return;
+    }
+    /* b = a op v: the function's inout is the later operand */
+    bdl_dt_unpack(t, f->b, f->count, 0, v, n);
+    bdl_op_apply(f->o->op, f->o->u, f->o->dt, t, f->a, f->b, f->count);
+    void *x = f->a;
+    f->a = f->b;
+    f->b = x;
+    x = f->amem;
+    f->amem = f->bmem;
+    f->bmem = x;
+}
+
+void bdl_fold_end(bdl_fold_t *f)
+{
+    if (f->o->u) {
+        if (f->added)
+            bdl_dt_pack(f->t, f->a, f->count, 0, f->acc, f->count * f->t->psize);
+        free(f->amem);
+        free(f->bmem);
+    }
+}

@@ -88,6 +88,14 @@ static uint64_t small_len(const bdl_small_blk_t *b, uint64_t sb, int *ok)
     return n;
 }
 
+/* Where a small request's GET list of ngseg segments at loff ends (the
+ * end of its PUT block, loff, when it has none): the master's test of
+ * whether all it wrote is in the window's first page (arg[3]). */
+static int64_t small_end(uint64_t loff, uint32_t ngseg)
+{
+    return (int64_t)(ngseg ? loff + 8 + (uint64_t)ngseg * sizeof(bd_seg_t) : loff);
+}
+
 /* A small request's GET list (ngseg blocks of data) at gl. */
 static void get_list_write(char *gl, const bdl_small_blk_t *get, int nget, uint32_t ngseg)
 {
@@ -169,9 +177,7 @@ int bdl_xfer_small(bdl_comm_t *c, const bd_coll_desc_t *desc, const bdl_small_bl
         r->myrank = c->rank;
         r->arg[0] = (int64_t)out;
         r->arg[1] = ngseg ? (int64_t)loff : 0;
-        /* for the master: the window's bytes this request writes (is all
-         * of it in the first page?) */
-        r->arg[3] = (int64_t)(ngseg ? loff + 8 + (uint64_t)ngseg * sizeof(bd_seg_t) : loff);
+        r->arg[3] = small_end(loff, ngseg);
         if (first) {
             memcpy(bdl_g.win, &d, sizeof d);
             char *pb = bdl_g.win + BD_COLL_SMALL_PUT;
@@ -225,7 +231,7 @@ int bdl_xfer_small_finish(const bdl_xfer_t *x, const bdl_small_blk_t *get, int n
         r->arg[0] = (int64_t)out;
         r->arg[1] = ngseg ? (int64_t)loff : 0;
         r->arg[2] = BD_SMALL_FINISH;
-        r->arg[3] = ngseg; /* for the master: is all of it in the window's first page? */
+        r->arg[3] = small_end(loff, ngseg);
         get_list_write(bdl_g.win + loff, get, nget, ngseg);
         if (!bdl_p2p_rpc_watched(r, watch, seen))
             break;

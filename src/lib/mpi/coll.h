@@ -127,17 +127,6 @@ int bdl_alltoall_typed(const char *call, int api, bdl_a2a_side_t *s, bdl_a2a_sid
 int bdl_lc_eligible(const bdl_comm_t *c, uint64_t bytes);
 /* Every member of c may hold a run slot at once (-nr >= size). */
 int bdl_lc_all_run(const bdl_comm_t *c);
-/* A reduction's op there: predefined (u NULL), or a user op (MPI_Op_create)
- * whose function sees dt, the program's type.  Folds run in rank order,
- * acc = v0, then acc = acc op v_r: a predefined op as the master folds
- * (bd_op_apply(v_r, acc), its operands commute bit for bit), a user op as
- * the user-op chain and the master path's GET fold do (the function's
- * inout is v_r), so a result is the same whichever path computed it. */
-typedef struct bdl_lc_op {
-    MPI_Op op;
-    bdl_user_op_t *u;
-    MPI_Datatype dt;
-} bdl_lc_op_t;
 int bdl_lc_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call);
 /* coll_local_nb.c: the nonblocking Ibarrier, Ibcast, Ireduce, Iallreduce,
  * Iscan, Iexscan and the regular gathers, scatters and all-to-alls there,
@@ -150,12 +139,12 @@ int bdl_lcn_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call, MPI_Request 
 int bdl_lcn_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, void *buf, uint64_t count,
                   bdl_dt_t *t, int root, MPI_Request *request);
 int bdl_lcn_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
-                   uint64_t count, bdl_dt_t *t, const bdl_lc_op_t *o, int root, int all,
+                   uint64_t count, bdl_dt_t *t, const bdl_fold_op_t *o, int root, int all,
                    MPI_Request *request);
 /* MPI_Iscan, MPI_Iexscan (exclusive): every rank's contribution goes to
  * the ranks above it at the call. */
 int bdl_lcn_scan(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
-                 uint64_t count, bdl_dt_t *t, const bdl_lc_op_t *o, int exclusive,
+                 uint64_t count, bdl_dt_t *t, const bdl_fold_op_t *o, int exclusive,
                  MPI_Request *request);
 /* MPI_Igather, MPI_Iscatter, MPI_Iallgather, MPI_Ialltoall (api; regular
  * forms only) after the caller has copied this rank's own block: s and rv
@@ -168,12 +157,12 @@ int bdl_lc_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, int api, void *
 /* In may be out (read before out is written).  A user op only up to
  * BDL_LC_MAX bytes. */
 int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
-                  uint64_t count, const bdl_dt_t *t, const bdl_lc_op_t *o, int root, int all);
+                  uint64_t count, const bdl_dt_t *t, const bdl_fold_op_t *o, int root, int all);
 /* MPI_Scan, MPI_Exscan (exclusive) where bdl_lc_scan_eligible; in may be
  * out.  Exscan leaves rank 0's out alone. */
 int bdl_lc_scan_eligible(const bdl_comm_t *c, uint64_t bytes);
 int bdl_lc_scan(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
-                uint64_t count, const bdl_dt_t *t, const bdl_lc_op_t *o, int exclusive);
+                uint64_t count, const bdl_dt_t *t, const bdl_fold_op_t *o, int exclusive);
 /* Gather, Allgather, Scatter, Alltoall and their v and w forms (api,
  * root 0 for those without one) after the caller has copied this rank's
  * own block.  s and rv describe the send and receive buffers; a side

@@ -261,55 +261,6 @@ static int lc_end(const lc_t *x)
     return MPI_SUCCESS;
 }
 
-/* ---------------------------------------------------------------- folds */
-
-void bdl_lc_fold_init(lc_fold_t *f, const bdl_lc_op_t *o, const bdl_dt_t *t, uint64_t count,
-                      char *acc)
-{
-    *f = (lc_fold_t){.o = o, .t = t, .count = count, .acc = acc};
-    if (o->u) {
-        f->amem = bdl_dt_alloc(t, count, &f->a);
-        f->bmem = bdl_dt_alloc(t, count, &f->b);
-    }
-}
-
-void bdl_lc_fold_add(lc_fold_t *f, const char *v)
-{
-    const bdl_dt_t *t = f->t;
-    uint64_t n = f->count * t->psize;
-    if (!f->o->u) {
-        if (!f->added)
-            memmove(f->acc, v, n);
-        else if (n)
-            bd_op_apply(f->o->op, t->basic, v, f->acc, (size_t)(f->count * t->nelem));
-        f->added++;
-        return;
-    }
-    if (!f->added++) {
-        bdl_dt_unpack(t, f->a, f->count, 0, v, n);
-        return;
-    }
-    /* b = a op v: the function's inout is the later operand */
-    bdl_dt_unpack(t, f->b, f->count, 0, v, n);
-    bdl_op_apply(f->o->op, f->o->u, f->o->dt, t, f->a, f->b, f->count);
-    void *x = f->a;
-    f->a = f->b;
-    f->b = x;
-    x = f->amem;
-    f->amem = f->bmem;
-    f->bmem = x;
-}
-
-void bdl_lc_fold_end(lc_fold_t *f)
-{
-    if (f->o->u) {
-        if (f->added)
-            bdl_dt_pack(f->t, f->a, f->count, 0, f->acc, f->count * f->t->psize);
-        free(f->amem);
-        free(f->bmem);
-    }
-}
-
 /* ---------------------------------------------------------------- data apart from headers */
 
 /* What this call's sends still need: single-copy sends others read from
@@ -688,11 +639,11 @@ static int reduce_large(lc_t *x, const void *in, void *out, uint64_t count, uint
  * order: ours from mine, the others' received into tmp one by one (both
  * messages: the data after LC_HDR).  A revoked call receives nothing, and
  * nothing goes to a user function then. */
-static void lc_fold_upto(lc_t *x, const bdl_lc_op_t *o, const bdl_dt_t *t, uint64_t count, int last,
-                         char *mine, char *tmp, char *acc)
+static void lc_fold_upto(lc_t *x, const bdl_fold_op_t *o, const bdl_dt_t *t, uint64_t count,
+                         int last, char *mine, char *tmp, char *acc)
 {
-    lc_fold_t f;
-    bdl_lc_fold_init(&f, o, t, count, acc);
+    bdl_fold_t f;
+    bdl_fold_init(&f, o, t, count, acc);
     for (int r = 0; r <= last; r++) {
         const char *v = mine + LC_HDR;
         if (r != x->c->rank) {
@@ -700,13 +651,13 @@ static void lc_fold_upto(lc_t *x, const bdl_lc_op_t *o, const bdl_dt_t *t, uint6
             v = tmp + LC_HDR;
         }
         if (x->err != MPIX_ERR_REVOKED)
-            bdl_lc_fold_add(&f, v);
+            bdl_fold_add(&f, v);
     }
-    bdl_lc_fold_end(&f);
+    bdl_fold_end(&f);
 }
 
 int bdl_lc_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
-                  uint64_t count, const bdl_dt_t *t, const bdl_lc_op_t *o, int root, int all)
+                  uint64_t count, const bdl_dt_t *t, const bdl_fold_op_t *o, int root, int all)
 {
     MPI_Op op = o->op;
     lc_t x;
@@ -777,7 +728,7 @@ int bdl_lc_scan_eligible(const bdl_comm_t *c, uint64_t bytes)
 }
 
 int bdl_lc_scan(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
-                uint64_t count, const bdl_dt_t *t, const bdl_lc_op_t *o, int exclusive)
+                uint64_t count, const bdl_dt_t *t, const bdl_fold_op_t *o, int exclusive)
 {
     lc_t x;
     bdl_lc_start(&x, c, comm, call, exclusive ? BD_API_EXSCAN : BD_API_SCAN, 0);
@@ -796,18 +747,18 @@ int bdl_lc_scan(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, 
             bdl_lc_send(&x, r, mine, LC_HDR + n);
         lc_fold_upto(&x, o, t, count, last, mine, tmp, acc);
     } else {
-        lc_fold_t f;
-        bdl_lc_fold_init(&f, o, t, count, acc);
+        bdl_fold_t f;
+        bdl_fold_init(&f, o, t, count, acc);
         if (me > 0)
             lc_recv(&x, me - 1, tmp); /* the prefix of 0..me-1 */
         int ok = x.err != MPIX_ERR_REVOKED;
         if (exclusive && me > 0 && ok)
             bdl_dt_unpack(t, out, count, 0, tmp + LC_HDR, n);
         if (me > 0 && ok)
-            bdl_lc_fold_add(&f, tmp + LC_HDR);
+            bdl_fold_add(&f, tmp + LC_HDR);
         if (ok)
-            bdl_lc_fold_add(&f, mine + LC_HDR);
-        bdl_lc_fold_end(&f);
+            bdl_fold_add(&f, mine + LC_HDR);
+        bdl_fold_end(&f);
         /* revoked: passed on flagged, so that nobody waits for it */
         if (me + 1 < size)
             bdl_lc_send(&x, me + 1, accm, LC_HDR + n);

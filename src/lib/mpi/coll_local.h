@@ -63,22 +63,6 @@ void bdl_lc_start(lc_t *x, bdl_comm_t *c, MPI_Comm comm, const char *call, int a
 void bdl_lc_send(const lc_t *x, int r, char *msg, uint64_t n);
 /* "MPI_Allreduce", "MPI_Iallreduce" (| BD_API_NB), ... */
 const char *bdl_lc_api_name(int api);
-/* A fold in rank order (coll.h, bdl_lc_op_t): init with the op, count
- * elements of t and where the packed result goes (acc, count * t->psize
- * bytes), add the packed contributions in rank order, end (the result is
- * in acc then; a user op's works in buffers laid out as t in between). */
-typedef struct lc_fold {
-    const bdl_lc_op_t *o;
-    const bdl_dt_t *t;
-    uint64_t count;
-    char *acc;
-    int added;
-    void *a, *b, *amem, *bmem;
-} lc_fold_t;
-void bdl_lc_fold_init(lc_fold_t *f, const bdl_lc_op_t *o, const bdl_dt_t *t, uint64_t count,
-                      char *acc);
-void bdl_lc_fold_add(lc_fold_t *f, const char *v);
-void bdl_lc_fold_end(lc_fold_t *f);
 /* A message h from rank r that is not of x's call: the job ends. */
 _Noreturn void bdl_lc_mismatch(const lc_t *x, const lc_hdr_t *h, int r);
 

@@ -24,7 +24,7 @@
  * most LNB_MAX_SIZE - 1 messages a rank), Iscan and Iexscan to every
  * member above the sender, Ibcast and Ireduce to or from the root, the
  * others each block straight to its receiver.  Folds run in rank order
- * (bdl_lc_fold_*), as the master's, so results are bit-identical whichever
+ * (bdl_fold_*), as the master's, so results are bit-identical whichever
  * path a call takes.  Through the master a scan is two requests (68-98
  * us at -ns 2 -nr 2), and a user-op reduction a gather of every
  * contribution to every rank that folds (108-190 us there, 2.5 ms at -ns
@@ -190,12 +190,12 @@ static void lnb_fin(bdl_nbc_t *nb, void *arg, const MPI_Status *st)
         if (!acc)
             bdl_fatal(MPI_ERR_NO_MEM, "out of memory completing a collective");
         v[l->me] = l->mine + LC_HDR;
-        bdl_lc_op_t o = {l->op, l->user ? &l->uop : NULL, l->dt};
-        lc_fold_t f;
-        bdl_lc_fold_init(&f, &o, l->t, l->count, acc);
+        bdl_fold_op_t o = {l->op, l->user ? &l->uop : NULL, l->dt};
+        bdl_fold_t f;
+        bdl_fold_init(&f, &o, l->t, l->count, acc);
         for (int r = 0; r <= l->last; r++)
-            bdl_lc_fold_add(&f, v[r]);
-        bdl_lc_fold_end(&f);
+            bdl_fold_add(&f, v[r]);
+        bdl_fold_end(&f);
         bdl_dt_unpack(l->t, l->out, l->count, 0, acc, l->n);
         free(acc);
     }
@@ -269,13 +269,14 @@ static int lnb_request(const lc_t *x, lnb_t *l, const bdl_comm_t *c, MPI_Request
 }
 
 /* Receives from every other member when recv_all, else from recv_from if
- * >= 0 (span), then msg (LC_HDR + n bytes; NULL: nothing) to the other
- * members of ranks [slo, shi), then the request. */
+ * >= 0, then msg (LC_HDR + n bytes; NULL: nothing) to every other member
+ * when send_all, else to send_to if >= 0, then the request. */
 static int lnb_launch(lc_t *x, lnb_t *l, bdl_comm_t *c, int recv_all, int recv_from, char *msg,
-                      int slo, int shi, MPI_Request *request)
+                      int send_all, int send_to, MPI_Request *request)
 {
-    int lo, hi;
+    int lo, hi, slo, shi;
     span(c, recv_all, recv_from, &lo, &hi);
+    span(c, send_all, send_to, &slo, &shi);
     MPI_Request *reqs = lnb_recvs(l, c, lo, hi);
     for (int d = 1; msg && d < c->size; d++) {
         int r = (c->rank + d) % c->size;
@@ -285,23 +286,13 @@ static int lnb_launch(lc_t *x, lnb_t *l, bdl_comm_t *c, int recv_all, int recv_f
     return lnb_request(x, l, c, reqs, request);
 }
 
-/* lnb_launch's send to every other member (1), to rank r (r >= 0) or to
- * none (r < 0). */
-static int lnb_launch_to(lc_t *x, lnb_t *l, bdl_comm_t *c, int recv_all, int recv_from, char *msg,
-                         int send_all, int send_to, MPI_Request *request)
-{
-    int lo, hi;
-    span(c, send_all, send_to, &lo, &hi);
-    return lnb_launch(x, l, c, recv_all, recv_from, msg, lo, hi, request);
-}
-
 int bdl_lcn_barrier(bdl_comm_t *c, MPI_Comm comm, const char *call, MPI_Request *request)
 {
     lc_t x;
     lnb_t *l = lnb_start(&x, c, comm, call, BD_API_BARRIER, 0, 0, c->size - 1);
     char msg[LC_HDR];
     l->h = x.h;
-    return lnb_launch_to(&x, l, c, 1, -1, msg, 1, -1, request);
+    return lnb_launch(&x, l, c, 1, -1, msg, 1, -1, request);
 }
 
 int bdl_lcn_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, void *buf, uint64_t count,
@@ -324,7 +315,7 @@ int bdl_lcn_bcast(bdl_comm_t *c, MPI_Comm comm, const char *call, void *buf, uin
         l->out = buf;
         l->count = count;
     }
-    int rc = lnb_launch_to(&x, l, c, 0, root, msg, 1, -1, request);
+    int rc = lnb_launch(&x, l, c, 0, root, msg, 1, -1, request);
     free(msg);
     return rc;
 }
@@ -340,15 +331,22 @@ static char *lnb_mine(bdl_dt_t *t, const void *in, uint64_t count, uint64_t n)
     return mine;
 }
 
-/* A fold's header (x->h, copied to l) and what its completion needs. */
-static void lnb_fold_setup(lc_t *x, lnb_t *l, bdl_dt_t *t, const bdl_lc_op_t *o, uint64_t count,
-                           void *out, char *mine, int last)
+/* A reduction's header (x->h, copied to l): what the folding ranks
+ * compare. */
+static void lnb_fold_hdr(lc_t *x, lnb_t *l, const bdl_dt_t *t, MPI_Op op, uint64_t count)
 {
     x->fold = 1;
     x->h.dtype = t->basic;
-    x->h.op = o->op;
+    x->h.op = op;
     x->h.count = count * t->nelem;
     l->h = x->h;
+}
+
+/* ... and, on a folding rank, what its completion needs. */
+static void lnb_fold_setup(lc_t *x, lnb_t *l, bdl_dt_t *t, const bdl_fold_op_t *o, uint64_t count,
+                           void *out, char *mine, int last)
+{
+    lnb_fold_hdr(x, l, t, o->op, count);
     l->fold = 1;
     bdl_dt_retain(t);
     l->t = t;
@@ -365,33 +363,27 @@ static void lnb_fold_setup(lc_t *x, lnb_t *l, bdl_dt_t *t, const bdl_lc_op_t *o,
 }
 
 int bdl_lcn_reduce(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
-                   uint64_t count, bdl_dt_t *t, const bdl_lc_op_t *o, int root, int all,
+                   uint64_t count, bdl_dt_t *t, const bdl_fold_op_t *o, int root, int all,
                    MPI_Request *request)
 {
-    MPI_Op op = o->op;
     lc_t x;
     uint64_t n = count * t->psize;
     int folds = all || c->rank == root;
     lnb_t *l = lnb_start(&x, c, comm, call, all ? BD_API_ALLREDUCE : BD_API_REDUCE, all ? 0 : root,
                          n, folds ? c->size - 1 : 0);
     char *mine = lnb_mine(t, in, count, n);
-    if (folds) {
+    if (folds)
         lnb_fold_setup(&x, l, t, o, count, out, mine, c->size - 1);
-    } else { /* the header says what the root compares */
-        x.fold = 1;
-        x.h.dtype = t->basic;
-        x.h.op = op;
-        x.h.count = count * t->nelem;
-        l->h = x.h;
-    }
-    int rc = lnb_launch_to(&x, l, c, folds, -1, mine, all, all ? -1 : folds ? -2 : root, request);
+    else
+        lnb_fold_hdr(&x, l, t, o->op, count);
+    int rc = lnb_launch(&x, l, c, folds, -1, mine, all, all ? -1 : folds ? -2 : root, request);
     if (!folds)
         free(mine);
     return rc;
 }
 
 int bdl_lcn_scan(bdl_comm_t *c, MPI_Comm comm, const char *call, const void *in, void *out,
-                 uint64_t count, bdl_dt_t *t, const bdl_lc_op_t *o, int exclusive,
+                 uint64_t count, bdl_dt_t *t, const bdl_fold_op_t *o, int exclusive,
                  MPI_Request *request)
 {
     lc_t x;

@@ -364,7 +364,7 @@ static int reduce_common(const char *call, const void *sendbuf, void *recvbuf, i
         return rc;
     if (receives && sendbuf != MPI_IN_PLACE)
         bdl_coll_discard(recvbuf, k, t);
-    bdl_lc_op_t o = {op, u, dt};
+    bdl_fold_op_t o = {op, u, dt};
     if (!request && (!u || k * t->psize <= BDL_LC_MAX) && bdl_lc_eligible(c, k * t->psize))
         return bdl_lc_reduce(c, comm, call, in, recvbuf, k, t, &o, root, all);
     if (request && bdl_lcn_eligible(c, k * t->psize, all && !u ? BD_API_ALLREDUCE : BD_API_REDUCE))
@@ -450,7 +450,7 @@ static int scan_common(const char *call, const void *sendbuf, void *recvbuf, int
         return rc;
     if (sendbuf != MPI_IN_PLACE && !(exclusive && c->rank == 0))
         bdl_coll_discard(recvbuf, k, t);
-    bdl_lc_op_t o = {op, u, dt};
+    bdl_fold_op_t o = {op, u, dt};
     if (!request && bdl_lc_scan_eligible(c, k * t->psize))
         return bdl_lc_scan(c, comm, call, in, recvbuf, k, t, &o, exclusive);
     if (request && bdl_lcn_eligible(c, k * t->psize, exclusive ? BD_API_EXSCAN : BD_API_SCAN))
